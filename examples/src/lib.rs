@@ -1,0 +1,1 @@
+//! Runnable examples; see the `[[example]]` targets.

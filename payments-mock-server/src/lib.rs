@@ -1,0 +1,1 @@
+//! The payment-transaction service in memory.
