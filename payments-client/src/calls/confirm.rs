@@ -1,0 +1,127 @@
+//! `POST /api/payments/confirm`.
+
+use serde::Serialize;
+
+use crate::calls::{check_extra_properties, check_len, check_reference_no};
+use crate::error::{Error, ValidationErrors};
+use crate::model::ids::TransactionId;
+use crate::transport::{Call, Method};
+
+/// A validated confirm request (interface document section 2.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfirmRequest {
+    transaction_id: TransactionId,
+    reference_no: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirmation_code: Option<String>,
+    /// Sent as a string holding compact JSON, as the document types it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra_properties: Option<String>,
+}
+
+impl ConfirmRequest {
+    /// Starts a request with both required fields.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::ConfirmRequest;
+    /// let req = ConfirmRequest::builder("0192f7c4-2d1e-7a10-9c55-5d3a8f7b1e01", "INV-1")
+    ///     .confirmation_code("123456")
+    ///     .build()?;
+    /// assert_eq!(req.reference_no(), "INV-1");
+    /// # Ok::<(), payments_client::Error>(())
+    /// ```
+    pub fn builder(
+        transaction_id: impl Into<TransactionId>,
+        reference_no: impl Into<String>,
+    ) -> ConfirmRequestBuilder {
+        ConfirmRequestBuilder {
+            transaction_id: transaction_id.into(),
+            reference_no: reference_no.into(),
+            confirmation_code: None,
+            extra_properties: None,
+        }
+    }
+
+    /// The transaction to confirm.
+    pub fn transaction_id(&self) -> &TransactionId {
+        &self.transaction_id
+    }
+
+    /// The merchant's reference of that transaction.
+    pub fn reference_no(&self) -> &str {
+        &self.reference_no
+    }
+
+    /// The OTP or other code, if any.
+    pub fn confirmation_code(&self) -> Option<&str> {
+        self.confirmation_code.as_deref()
+    }
+
+    /// The compact JSON string sent as `extraProperties`.
+    pub fn extra_properties(&self) -> Option<&str> {
+        self.extra_properties.as_deref()
+    }
+
+    pub(crate) fn call(&self) -> Result<Call, Error> {
+        let body = serde_json::to_vec(self)
+            .map_err(|e| Error::config(format!("cannot serialise the request: {e}")))?;
+        Ok(Call {
+            name: "confirm",
+            method: Method::Post,
+            path: "/api/payments/confirm".to_owned(),
+            query: Vec::new(),
+            body: Some(body),
+        })
+    }
+}
+
+/// Builder of a [`ConfirmRequest`]; see [`ConfirmRequest::builder`].
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until build() is called"]
+pub struct ConfirmRequestBuilder {
+    transaction_id: TransactionId,
+    reference_no: String,
+    confirmation_code: Option<String>,
+    extra_properties: Option<serde_json::Value>,
+}
+
+impl ConfirmRequestBuilder {
+    /// OTP or other verification code, 1–32 characters.
+    pub fn confirmation_code(mut self, v: impl Into<String>) -> Self {
+        self.confirmation_code = Some(v.into());
+        self
+    }
+
+    /// Additional confirmation data: a JSON object, sent as a JSON string.
+    pub fn extra_properties(mut self, v: serde_json::Value) -> Self {
+        self.extra_properties = Some(v);
+        self
+    }
+
+    /// Checks CONTRACT section 1 and reports every broken rule at once.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidInput`] listing each problem.
+    pub fn build(self) -> Result<ConfirmRequest, Error> {
+        let mut errors = ValidationErrors::default();
+        if self.transaction_id.as_str().trim().is_empty() {
+            errors.push("transactionId", "transactionId must not be empty");
+        }
+        check_reference_no(&mut errors, &self.reference_no);
+        if let Some(c) = &self.confirmation_code {
+            check_len(&mut errors, "confirmationCode", c, 1, 32);
+        }
+        let extra = check_extra_properties(&mut errors, self.extra_properties.as_ref());
+        errors.into_result()?;
+        Ok(ConfirmRequest {
+            transaction_id: self.transaction_id,
+            reference_no: self.reference_no,
+            confirmation_code: self.confirmation_code,
+            extra_properties: extra,
+        })
+    }
+}

@@ -1,0 +1,87 @@
+//! One file per call: its request type, local validation (CONTRACT section
+//! 1) and how it maps onto HTTP. Sending is `transport.rs`'s job.
+
+pub mod confirm;
+pub mod initiate;
+pub mod status;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+use crate::error::ValidationErrors;
+
+/// Everything but RFC 3986 unreserved characters is encoded, so a value is
+/// always exactly one path segment (`INV/2026/0001` → `INV%2F2026%2F0001`).
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Percent-encodes `value` as a single path segment.
+///
+/// # Examples
+///
+/// ```
+/// use payments_client::encode_path_segment;
+/// assert_eq!(encode_path_segment("INV/2026/0001"), "INV%2F2026%2F0001");
+/// assert_eq!(encode_path_segment("a b?#%ü"), "a%20b%3F%23%25%C3%BC");
+/// ```
+pub fn encode_path_segment(value: &str) -> String {
+    utf8_percent_encode(value, SEGMENT).to_string()
+}
+
+/// Maximum size of `extraProperties` as compact JSON (CONTRACT section 1).
+pub const MAX_EXTRA_PROPERTIES: usize = 16 * 1024;
+
+pub(crate) fn check_len(
+    errors: &mut ValidationErrors,
+    field: &'static str,
+    value: &str,
+    min: usize,
+    max: usize,
+) {
+    let n = value.chars().count();
+    if n < min {
+        if min == 1 {
+            errors.push(field, format!("{field} must not be empty"));
+        } else {
+            errors.push(field, format!("{field} must be at least {min} characters"));
+        }
+    } else if n > max {
+        errors.push(field, format!("{field} must be at most {max} characters"));
+    }
+}
+
+/// referenceNo: 1–64 characters, no leading or trailing whitespace, no
+/// control characters.
+pub(crate) fn check_reference_no(errors: &mut ValidationErrors, value: &str) {
+    let field = "referenceNo";
+    check_len(errors, field, value, 1, 64);
+    if value.trim() != value {
+        errors.push(field, "referenceNo must not start or end with whitespace");
+    }
+    if value.chars().any(char::is_control) {
+        errors.push(field, "referenceNo must not contain control characters");
+    }
+}
+
+/// `extraProperties` must be a JSON object of at most 16 KiB; it is sent as
+/// the compact JSON string the document describes.
+pub(crate) fn check_extra_properties(
+    errors: &mut ValidationErrors,
+    value: Option<&serde_json::Value>,
+) -> Option<String> {
+    let value = value?;
+    if !value.is_object() {
+        errors.push("extraProperties", "extraProperties must be a JSON object");
+        return None;
+    }
+    let text = value.to_string();
+    if text.len() > MAX_EXTRA_PROPERTIES {
+        errors.push(
+            "extraProperties",
+            format!("extraProperties must be at most {MAX_EXTRA_PROPERTIES} bytes"),
+        );
+    }
+    Some(text)
+}

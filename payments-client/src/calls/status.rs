@@ -1,0 +1,49 @@
+//! `GET /api/payments/{transactionId}/status` and
+//! `GET /api/payments/reference/{referenceNo}/status`.
+
+use uuid::Uuid;
+
+use crate::calls::encode_path_segment;
+use crate::error::{Error, ValidationErrors};
+use crate::transport::{Call, Method};
+
+/// Status by transaction id; the id is one percent-encoded path segment.
+pub(crate) fn by_id(transaction_id: &str) -> Result<Call, Error> {
+    let mut errors = ValidationErrors::default();
+    if transaction_id.trim().is_empty() {
+        errors.push("transactionId", "transactionId must not be empty");
+    }
+    errors.into_result()?;
+    Ok(Call {
+        name: "status",
+        method: Method::Get,
+        path: format!(
+            "/api/payments/{}/status",
+            encode_path_segment(transaction_id)
+        ),
+        query: Vec::new(),
+        body: None,
+    })
+}
+
+/// Status by reference, optionally scoped to a merchant (`merchantId`
+/// query parameter, CONTRACT section 5).
+pub(crate) fn by_reference(reference_no: &str, merchant_id: Option<Uuid>) -> Result<Call, Error> {
+    let mut errors = ValidationErrors::default();
+    if reference_no.trim().is_empty() {
+        errors.push("referenceNo", "referenceNo must not be empty");
+    }
+    errors.into_result()?;
+    Ok(Call {
+        name: "status_by_reference",
+        method: Method::Get,
+        path: format!(
+            "/api/payments/reference/{}/status",
+            encode_path_segment(reference_no)
+        ),
+        query: merchant_id
+            .map(|m| vec![("merchantId", m.to_string())])
+            .unwrap_or_default(),
+        body: None,
+    })
+}

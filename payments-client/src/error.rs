@@ -1,0 +1,354 @@
+//! The crate's one error type and its classes.
+//!
+//! A caller matches on the class ([`Error::Api`], [`Error::Transport`], ...)
+//! and asks [`Error::outcome`] whether the service may have carried the call
+//! out; nothing requires parsing strings. No variant ever holds the API key.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::model::envelope::Reply;
+use crate::model::money::MoneyError;
+use crate::model::status::ErrorCode;
+use crate::model::transaction::PaymentStatus;
+
+/// Whether the service may have carried out a call that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// Certainly not carried out: rejected locally, never sent (connection
+    /// refused), or answered with a 4xx.
+    NotCarriedOut,
+    /// Perhaps carried out: a 5xx, a timeout after sending, a connection
+    /// closed mid-response, or a success the client could not read. Check
+    /// with a status call (or let the client's retries reconcile it).
+    Unknown,
+}
+
+/// What went wrong below HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// No connection could be made; nothing was sent.
+    Connect,
+    /// No complete answer in time (per attempt or the call's deadline).
+    Timeout,
+    /// The connection closed or failed after the request may have been
+    /// sent: a reset, an incomplete message, a stale pooled connection.
+    Connection,
+}
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TransportKind::Connect => "could not connect to the service",
+            TransportKind::Timeout => "the request timed out",
+            TransportKind::Connection => "the connection failed before a complete response",
+        })
+    }
+}
+
+/// The service said no: an envelope with `isSuccess` false.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ApiError {
+    /// HTTP status (the envelope decides failure, so this may be 200).
+    pub status: u16,
+    /// `errorCode`; `Other("")` if the service sent none.
+    pub code: ErrorCode,
+    /// `message`, empty if the service sent none.
+    pub message: String,
+    /// The `X-Request-Id` of the call.
+    pub request_id: String,
+    /// The response body exactly as received.
+    pub raw_envelope: String,
+    /// `Retry-After`, when the response carried one.
+    pub retry_after: Option<Duration>,
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "service answered {} {}", self.status, self.code)?;
+        // The service's text, without a trailing period (STYLE: Display).
+        let message = self.message.trim_end().trim_end_matches('.');
+        if !message.is_empty() {
+            write!(f, ": {message}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+/// One broken rule found before sending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FieldError {
+    /// The JSON name of the field (`referenceNo`).
+    pub field: &'static str,
+    /// What is wrong, starting with the field name like the service's own
+    /// messages (`referenceNo must be at most 64 characters`).
+    pub message: String,
+}
+
+/// Every rule a request breaks (CONTRACT section 1), in the order of the
+/// document's request table.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ValidationErrors(Vec<FieldError>);
+
+impl ValidationErrors {
+    pub(crate) fn push(&mut self, field: &'static str, message: impl Into<String>) {
+        self.0.push(FieldError {
+            field,
+            message: message.into(),
+        });
+    }
+
+    /// Each broken rule.
+    pub fn errors(&self) -> &[FieldError] {
+        &self.0
+    }
+
+    /// Whether `field` (its JSON name) broke a rule.
+    pub fn has(&self, field: &str) -> bool {
+        self.0.iter().any(|e| e.field == field)
+    }
+
+    /// Whether nothing is wrong.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(crate) fn into_result(self) -> Result<(), Error> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::InvalidInput(self))
+        }
+    }
+}
+
+impl fmt::Display for ValidationErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            f.write_str(&e.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ValidationErrors {}
+
+/// Any failure of this crate.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The service answered with `isSuccess` false.
+    #[error(transparent)]
+    Api(ApiError),
+
+    /// The request broke CONTRACT section 1; nothing was sent.
+    #[error("invalid request: {0}")]
+    InvalidInput(ValidationErrors),
+
+    /// A money conversion or currency code was invalid; nothing was sent.
+    #[error(transparent)]
+    Money(#[from] MoneyError),
+
+    /// The client could not be built (bad base URL, bad header value).
+    #[error("invalid client configuration: {message}")]
+    Config {
+        /// What is wrong.
+        message: String,
+    },
+
+    /// Connecting, sending or receiving failed.
+    #[error("{kind}")]
+    Transport {
+        /// Which stage failed.
+        kind: TransportKind,
+        /// The `X-Request-Id` of the call.
+        request_id: String,
+        /// The HTTP library's error, when there is one.
+        #[source]
+        source: Option<reqwest::Error>,
+    },
+
+    /// The body is not the envelope (an HTML 502 from a proxy, an empty 504).
+    #[error("unexpected response (HTTP {status}): {reason}")]
+    UnexpectedResponse {
+        /// HTTP status.
+        status: u16,
+        /// The first 512 bytes of the body (lossy UTF-8).
+        body_prefix: String,
+        /// `Content-Type`, if sent.
+        content_type: Option<String>,
+        /// The `X-Request-Id` of the call.
+        request_id: String,
+        /// Why it is not an envelope.
+        reason: String,
+        /// `Retry-After`, when the response carried one.
+        retry_after: Option<Duration>,
+    },
+
+    /// `isSuccess` true but `data` null.
+    #[error("the service reported success without data (HTTP {status})")]
+    MissingData {
+        /// HTTP status.
+        status: u16,
+        /// The `X-Request-Id` of the call.
+        request_id: String,
+        /// The response body exactly as received.
+        raw_envelope: String,
+    },
+
+    /// A success envelope whose `data` does not match the model.
+    #[error("could not decode the response at {path}: {message}")]
+    Decode {
+        /// The JSON path of the problem (`data.createdAt`).
+        path: String,
+        /// What is wrong there.
+        message: String,
+        /// HTTP status.
+        status: u16,
+        /// The `X-Request-Id` of the call.
+        request_id: String,
+        /// The response body exactly as received.
+        raw_envelope: String,
+    },
+
+    /// A retried initiate or confirm was rejected as a repeat, and reading
+    /// the transaction back did not show the caller's call (CONTRACT 12).
+    #[error("could not reconcile a retried call: {reason}")]
+    Reconciliation {
+        /// Why.
+        reason: String,
+        /// The `X-Request-Id` of the call.
+        request_id: String,
+        /// The transaction found, when the lookup worked.
+        found: Option<Box<PaymentStatus>>,
+        /// The lookup's own error, when it failed.
+        #[source]
+        source: Option<Box<Error>>,
+    },
+
+    /// [`wait_for_final`](crate::Client::wait_for_final) ran out of time.
+    #[error("the transaction did not reach a final state within {waited:?}")]
+    WaitTimeout {
+        /// How long it waited.
+        waited: Duration,
+        /// The last status read, if any succeeded.
+        last: Option<Box<Reply<PaymentStatus>>>,
+    },
+}
+
+/// HTTP statuses that are retried (CONTRACT section 12).
+pub(crate) fn is_retryable_status(status: u16) -> bool {
+    matches!(status, 429 | 500 | 502 | 503 | 504)
+}
+
+impl Error {
+    /// Whether retrying the same call could succeed: connection failures,
+    /// timeouts, 429, 500, 502, 503 and 504.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Api(e) => is_retryable_status(e.status),
+            Error::Transport { .. } => true,
+            Error::UnexpectedResponse { status, .. } => is_retryable_status(*status),
+            _ => false,
+        }
+    }
+
+    /// Whether the service may have carried the call out.
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            Error::Api(e) if e.status >= 500 => Outcome::Unknown,
+            Error::Api(_) => Outcome::NotCarriedOut,
+            Error::InvalidInput(_) | Error::Money(_) | Error::Config { .. } => {
+                Outcome::NotCarriedOut
+            }
+            Error::Transport {
+                kind: TransportKind::Connect,
+                ..
+            } => Outcome::NotCarriedOut,
+            Error::Transport { .. } => Outcome::Unknown,
+            Error::UnexpectedResponse { status, .. } if (400..500).contains(status) => {
+                Outcome::NotCarriedOut
+            }
+            // The stored transaction differs from the caller's: the
+            // reference was already taken, so this call created nothing.
+            Error::Reconciliation { found: Some(_), .. } => Outcome::NotCarriedOut,
+            _ => Outcome::Unknown,
+        }
+    }
+
+    /// The service's error code, for [`Error::Api`].
+    pub fn error_code(&self) -> Option<&ErrorCode> {
+        match self {
+            Error::Api(e) => Some(&e.code),
+            _ => None,
+        }
+    }
+
+    /// The `X-Request-Id` of the call, for every error raised after the
+    /// request id was chosen.
+    pub fn request_id(&self) -> Option<&str> {
+        match self {
+            Error::Api(e) => Some(&e.request_id),
+            Error::Transport { request_id, .. }
+            | Error::UnexpectedResponse { request_id, .. }
+            | Error::MissingData { request_id, .. }
+            | Error::Decode { request_id, .. }
+            | Error::Reconciliation { request_id, .. } => Some(request_id),
+            Error::WaitTimeout { last, .. } => last.as_ref().map(|r| r.request_id()),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status, when a response arrived.
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            Error::Api(e) => Some(e.status),
+            Error::UnexpectedResponse { status, .. }
+            | Error::MissingData { status, .. }
+            | Error::Decode { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The response body exactly as received, when it was an envelope.
+    pub fn raw_envelope(&self) -> Option<&str> {
+        match self {
+            Error::Api(e) => Some(&e.raw_envelope),
+            Error::MissingData { raw_envelope, .. } | Error::Decode { raw_envelope, .. } => {
+                Some(raw_envelope)
+            }
+            _ => None,
+        }
+    }
+
+    /// `Retry-After` of the response, when it carried one.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Error::Api(e) => e.retry_after,
+            Error::UnexpectedResponse { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// The service's failure, for [`Error::Api`].
+    pub fn as_api(&self) -> Option<&ApiError> {
+        match self {
+            Error::Api(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn config(message: impl Into<String>) -> Self {
+        Error::Config {
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! The response envelope and what a successful call hands back.
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+
+use crate::error::Error;
+use crate::model::status::ErrorCode;
+
+/// A successful answer: the decoded `data` plus everything known about the
+/// exchange that produced it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply<T> {
+    pub(crate) data: T,
+    pub(crate) message: Option<String>,
+    pub(crate) request_id: String,
+    pub(crate) attempts: u32,
+    pub(crate) reconciled: bool,
+    pub(crate) http_status: u16,
+    pub(crate) raw_envelope: String,
+}
+
+impl<T> Reply<T> {
+    /// The decoded `data`.
+    pub fn data(&self) -> &T {
+        &self.data
+    }
+
+    /// The decoded `data`, owned.
+    pub fn into_data(self) -> T {
+        self.data
+    }
+
+    /// The envelope's informational `message`, if any.
+    pub fn message(&self) -> Option<&str> {
+        self.message.as_deref()
+    }
+
+    /// The `X-Request-Id` sent with every attempt of this call.
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+
+    /// How many HTTP attempts the call took (1 when no retry was needed).
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// Whether a retry met `DUPLICATE_REFERENCE_NO` or
+    /// `TRANSACTION_ALREADY_CONFIRMED` and the result was read back from the
+    /// status endpoint instead (CONTRACT section 12). The raw envelope and
+    /// HTTP status are then those of that status read.
+    pub fn is_reconciled(&self) -> bool {
+        self.reconciled
+    }
+
+    /// HTTP status of the response the data came from.
+    pub fn http_status(&self) -> u16 {
+        self.http_status
+    }
+
+    /// The response body exactly as received.
+    pub fn raw_envelope(&self) -> &str {
+        &self.raw_envelope
+    }
+
+    /// Replaces the data, keeping the metadata.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Reply<U> {
+        Reply {
+            data: f(self.data),
+            message: self.message,
+            request_id: self.request_id,
+            attempts: self.attempts,
+            reconciled: self.reconciled,
+            http_status: self.http_status,
+            raw_envelope: self.raw_envelope,
+        }
+    }
+}
+
+/// The envelope with `data` left raw, so that a payload problem is reported
+/// as a decode error at `data.<field>` rather than as a non-envelope body.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawEnvelope<'a> {
+    is_success: bool,
+    #[serde(default)]
+    error_code: Option<ErrorCode>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default, borrow)]
+    data: Option<&'a RawValue>,
+}
+
+/// What one HTTP exchange produced, before it becomes a [`Reply`].
+pub(crate) struct Exchange<'a> {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub body: &'a [u8],
+    pub request_id: &'a str,
+    pub retry_after: Option<std::time::Duration>,
+    pub attempt: u32,
+}
+
+/// How many body bytes an [`Error::UnexpectedResponse`] keeps.
+pub const BODY_PREFIX_LEN: usize = 512;
+
+fn body_prefix(body: &[u8]) -> String {
+    let end = body.len().min(BODY_PREFIX_LEN);
+    String::from_utf8_lossy(&body[..end]).into_owned()
+}
+
+/// Turns one response into a reply or the matching error class.
+///
+/// The envelope is the truth: `isSuccess` decides success whatever the HTTP
+/// status says (CONTRACT section 11).
+pub(crate) fn decode<T: DeserializeOwned>(ex: Exchange<'_>) -> Result<Reply<T>, Error> {
+    let unexpected = |reason: String| Error::UnexpectedResponse {
+        status: ex.status,
+        body_prefix: body_prefix(ex.body),
+        content_type: ex.content_type.clone(),
+        request_id: ex.request_id.to_owned(),
+        reason,
+        retry_after: ex.retry_after,
+    };
+    let Ok(text) = std::str::from_utf8(ex.body) else {
+        return Err(unexpected("body is not UTF-8".to_owned()));
+    };
+    let envelope: RawEnvelope<'_> = match serde_json::from_str(text) {
+        Ok(e) => e,
+        Err(e) if text.trim().is_empty() => {
+            drop(e);
+            return Err(unexpected("empty body".to_owned()));
+        }
+        Err(e) => return Err(unexpected(format!("not the response envelope: {e}"))),
+    };
+    if !envelope.is_success {
+        return Err(Error::Api(crate::error::ApiError {
+            status: ex.status,
+            code: envelope
+                .error_code
+                .unwrap_or_else(|| ErrorCode::Other(String::new())),
+            message: envelope.message.unwrap_or_default(),
+            request_id: ex.request_id.to_owned(),
+            raw_envelope: text.to_owned(),
+            retry_after: ex.retry_after,
+        }));
+    }
+    let data = match envelope.data {
+        Some(raw) if raw.get() != "null" => raw,
+        _ => {
+            return Err(Error::MissingData {
+                status: ex.status,
+                request_id: ex.request_id.to_owned(),
+                raw_envelope: text.to_owned(),
+            });
+        }
+    };
+    let mut de = serde_json::Deserializer::from_str(data.get());
+    let data: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let inner = e.path().to_string();
+        let mut path = if inner == "." {
+            "data".to_owned()
+        } else {
+            format!("data.{inner}")
+        };
+        let message = e.into_inner().to_string();
+        // serde reports a missing field at its parent; name the field itself.
+        if let Some(field) = message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next())
+        {
+            path = format!("{path}.{field}");
+        }
+        Error::Decode {
+            path,
+            message,
+            status: ex.status,
+            request_id: ex.request_id.to_owned(),
+            raw_envelope: text.to_owned(),
+        }
+    })?;
+    Ok(Reply {
+        data,
+        message: envelope.message,
+        request_id: ex.request_id.to_owned(),
+        attempts: ex.attempt,
+        reconciled: false,
+        http_status: ex.status,
+        raw_envelope: text.to_owned(),
+    })
+}
+
+/// Decodes a response body obtained some other way (a log, a proxy) exactly
+/// as a call would: the same error classes, with an empty request id.
+///
+/// # Errors
+///
+/// As for a call: [`Error::Api`], [`Error::UnexpectedResponse`],
+/// [`Error::MissingData`] or [`Error::Decode`].
+///
+/// # Examples
+///
+/// ```
+/// use payments_client::{decode_response, Error, PaymentStatus};
+/// let body = br#"{"isSuccess":false,"errorCode":"TRANSACTION_NOT_FOUND","message":"no such transaction","data":null}"#;
+/// let err = decode_response::<PaymentStatus>(404, Some("application/json"), body).unwrap_err();
+/// assert!(matches!(err, Error::Api(_)));
+/// ```
+pub fn decode_response<T: DeserializeOwned>(
+    http_status: u16,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> Result<Reply<T>, Error> {
+    decode(Exchange {
+        status: http_status,
+        content_type: content_type.map(str::to_owned),
+        body,
+        request_id: "",
+        retry_after: None,
+        attempt: 1,
+    })
+}

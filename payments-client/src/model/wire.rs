@@ -1,0 +1,118 @@
+//! Tolerant field decoders for CONTRACT section 11.
+//!
+//! Each goes through [`serde_json::Value`], which keeps a number's literal
+//! text (the workspace enables `arbitrary_precision`), so amounts are parsed
+//! from text and never through `f64`.
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use rust_decimal::Decimal;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use crate::model::money::parse_decimal;
+
+fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A decimal from a JSON number (its literal text) or a numeric string.
+pub(crate) fn decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
+    match Value::deserialize(d)? {
+        Value::Number(n) => parse_decimal(&n.to_string()).map_err(D::Error::custom),
+        Value::String(s) => parse_decimal(&s).map_err(D::Error::custom),
+        other => Err(D::Error::custom(format!(
+            "expected a decimal number or numeric string, found {}",
+            describe(&other)
+        ))),
+    }
+}
+
+/// Parses an RFC 3339-like timestamp: 0–9 fraction digits, `Z`, any offset
+/// (converted to UTC) or none at all (taken as UTC). A space instead of `T`
+/// and `+hhmm` offsets are accepted too.
+pub fn parse_timestamp(text: &str) -> Option<DateTime<Utc>> {
+    let t = text.trim();
+    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
+        return Some(dt.with_timezone(&Utc));
+    }
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
+        if let Ok(dt) = DateTime::parse_from_str(t, fmt) {
+            return Some(dt.with_timezone(&Utc));
+        }
+    }
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"] {
+        if let Ok(dt) = NaiveDateTime::parse_from_str(t, fmt) {
+            return Some(dt.and_utc());
+        }
+    }
+    None
+}
+
+fn timestamp_value<E: serde::de::Error>(v: Value) -> Result<Option<DateTime<Utc>>, E> {
+    match v {
+        Value::Null => Ok(None),
+        Value::String(s) => parse_timestamp(&s)
+            .map(Some)
+            .ok_or_else(|| E::custom(format!("invalid timestamp {s:?}"))),
+        other => Err(E::custom(format!(
+            "expected a timestamp string, found {}",
+            describe(&other)
+        ))),
+    }
+}
+
+/// A required timestamp.
+pub(crate) fn timestamp<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
+    timestamp_value(Value::deserialize(d)?)?.ok_or_else(|| D::Error::custom("timestamp is null"))
+}
+
+/// An optional timestamp (`null` or absent is `None`).
+pub(crate) fn opt_timestamp<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<DateTime<Utc>>, D::Error> {
+    timestamp_value(Value::deserialize(d)?)
+}
+
+/// `extraProperties`: a JSON string is kept as is, `null` is `None`, and any
+/// other JSON value (an object, as a request sample shows) is stored as its
+/// compact JSON text.
+pub(crate) fn extra_properties<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<String>, D::Error> {
+    match Value::deserialize(d)? {
+        Value::Null => Ok(None),
+        Value::String(s) => Ok(Some(s)),
+        other => serde_json::to_string(&other)
+            .map(Some)
+            .map_err(D::Error::custom),
+    }
+}
+
+/// A currency code; absent or `null` means `MYR`, the document's default.
+pub(crate) fn currency_or_default<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<crate::model::currency::Currency, D::Error> {
+    Ok(Option::<String>::deserialize(d)?
+        .map(|code| crate::model::currency::Currency::from_wire(&code))
+        .unwrap_or_default())
+}
+
+/// Writes a decimal as a JSON number with its exact text (`150.00`), not as
+/// a string and never through `f64`.
+pub(crate) fn decimal_as_number<S: serde::Serializer>(
+    d: &Decimal,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::Serialize as _;
+    use serde::ser::Error as _;
+    let n: serde_json::Number = d.to_string().parse().map_err(S::Error::custom)?;
+    n.serialize(s)
+}

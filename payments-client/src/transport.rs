@@ -1,0 +1,268 @@
+//! The one send path: URL, headers, auth, request id, timeouts, retries and
+//! envelope decoding for every call.
+//!
+//! `calls/` only describe a call ([`Call`]); this module performs it. It
+//! does not know about reconciliation (see `reconcile.rs`), which works on
+//! the [`Failed`] it returns.
+
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER, USER_AGENT};
+use serde::de::DeserializeOwned;
+use tokio::time::Instant;
+use tracing::{Instrument, field};
+use url::Url;
+
+use crate::error::{Error, TransportKind};
+use crate::model::envelope::{self, Exchange, Reply};
+use crate::retry::{Decision, Failure, RetryPolicy};
+use crate::secret::Credential;
+
+/// The header carrying the per-call request id (CONTRACT section 2).
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// HTTP method of a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Method {
+    Get,
+    Post,
+}
+
+/// A description of one call: everything but how to send it.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    /// Short name for logs (`initiate`).
+    pub name: &'static str,
+    pub method: Method,
+    /// Already percent-encoded path, starting with `/api/`.
+    pub path: String,
+    pub query: Vec<(&'static str, String)>,
+    /// JSON body.
+    pub body: Option<Vec<u8>>,
+}
+
+/// What one logical call shares across its attempts (and a reconciliation
+/// lookup): the request id and the deadline.
+#[derive(Debug, Clone)]
+pub(crate) struct CallContext {
+    pub request_id: String,
+    pub deadline: Option<Instant>,
+}
+
+/// A failed call with the number of the attempt that produced the error.
+#[derive(Debug)]
+pub(crate) struct Failed {
+    pub error: Error,
+    pub attempts: u32,
+}
+
+#[derive(Debug)]
+pub(crate) struct Transport {
+    pub http: reqwest::Client,
+    /// Base URL text without a trailing slash; paths are appended to it so a
+    /// path prefix (`https://host/payments`) is kept.
+    pub base: String,
+    pub credential: Option<Credential>,
+    pub user_agent: HeaderValue,
+    pub timeout: Option<Duration>,
+    pub deadline: Option<Duration>,
+    pub retry: RetryPolicy,
+}
+
+impl Transport {
+    pub(crate) fn context(&self) -> CallContext {
+        CallContext {
+            request_id: uuid::Uuid::new_v4().to_string(),
+            deadline: self.deadline.map(|d| Instant::now() + d),
+        }
+    }
+
+    fn url(&self, call: &Call) -> Result<Url, Error> {
+        let mut url = Url::parse(&format!("{}{}", self.base, call.path))
+            .map_err(|e| Error::config(format!("cannot build the request URL: {e}")))?;
+        if !call.query.is_empty() {
+            let mut pairs = url.query_pairs_mut();
+            for (k, v) in &call.query {
+                pairs.append_pair(k, v);
+            }
+        }
+        Ok(url)
+    }
+
+    fn headers(&self, ctx: &CallContext, has_body: bool) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        if has_body {
+            h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        h.insert(USER_AGENT, self.user_agent.clone());
+        if let Ok(v) = HeaderValue::from_str(&ctx.request_id) {
+            h.insert(REQUEST_ID_HEADER, v);
+        }
+        if let Some(c) = &self.credential {
+            h.insert(c.header().clone(), c.value().clone());
+        }
+        h
+    }
+
+    /// Runs a call with retries and decodes its envelope.
+    pub(crate) async fn execute<T: DeserializeOwned>(
+        &self,
+        call: &Call,
+        ctx: &CallContext,
+    ) -> Result<Reply<T>, Failed> {
+        let method = match call.method {
+            Method::Get => "GET",
+            Method::Post => "POST",
+        };
+        let span = tracing::info_span!(
+            "payments.call",
+            call = call.name,
+            method,
+            path = %call.path,
+            request_id = %ctx.request_id,
+            attempts = field::Empty,
+        );
+        async {
+            let url = self.url(call).map_err(|error| Failed { error, attempts: 0 })?;
+            let mut attempt = 0u32;
+            loop {
+                attempt += 1;
+                let result = self.attempt::<T>(call, &url, ctx, attempt).await;
+                let error = match result {
+                    Ok(reply) => {
+                        tracing::Span::current().record("attempts", attempt);
+                        return Ok(reply);
+                    }
+                    Err(e) => e,
+                };
+                let decision = self.retry.decide(attempt, Failure::of(&error), rand::random());
+                let wait = match decision {
+                    Decision::Stop => None,
+                    Decision::RetryAfter(wait) => match ctx.deadline {
+                        Some(deadline) if Instant::now() + wait >= deadline => None,
+                        _ => Some(wait),
+                    },
+                };
+                let Some(wait) = wait else {
+                    tracing::Span::current().record("attempts", attempt);
+                    return Err(Failed { error, attempts: attempt });
+                };
+                tracing::warn!(attempt, error = %error, wait_ms = wait.as_millis() as u64, "retrying");
+                tokio::time::sleep(wait).await;
+            }
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn attempt<T: DeserializeOwned>(
+        &self,
+        call: &Call,
+        url: &Url,
+        ctx: &CallContext,
+        attempt: u32,
+    ) -> Result<Reply<T>, Error> {
+        let span = tracing::debug_span!(
+            "attempt",
+            attempt,
+            status = field::Empty,
+            latency_ms = field::Empty,
+        );
+        self.attempt_inner(call, url, ctx, attempt)
+            .instrument(span)
+            .await
+    }
+
+    async fn attempt_inner<T: DeserializeOwned>(
+        &self,
+        call: &Call,
+        url: &Url,
+        ctx: &CallContext,
+        attempt: u32,
+    ) -> Result<Reply<T>, Error> {
+        let started = Instant::now();
+        let limit = match (self.timeout, ctx.deadline) {
+            (Some(t), Some(d)) => Some(t.min(d.saturating_duration_since(started))),
+            (Some(t), None) => Some(t),
+            (None, Some(d)) => Some(d.saturating_duration_since(started)),
+            (None, None) => None,
+        };
+        let method = match call.method {
+            Method::Get => reqwest::Method::GET,
+            Method::Post => reqwest::Method::POST,
+        };
+        let mut request = self
+            .http
+            .request(method, url.clone())
+            .headers(self.headers(ctx, call.body.is_some()));
+        if let Some(body) = &call.body {
+            request = request.body(body.clone());
+        }
+        let exchange = async {
+            let response = request.send().await?;
+            let status = response.status().as_u16();
+            let headers = response.headers().clone();
+            let body = response.bytes().await?;
+            Ok::<_, reqwest::Error>((status, headers, body))
+        };
+        let outcome = match limit {
+            Some(limit) => tokio::time::timeout(limit, exchange).await,
+            None => Ok(exchange.await),
+        };
+        let span = tracing::Span::current();
+        span.record("latency_ms", started.elapsed().as_millis() as u64);
+        let transport_error = |kind, source| Error::Transport {
+            kind,
+            request_id: ctx.request_id.clone(),
+            source,
+        };
+        let (status, headers, body) = match outcome {
+            Err(_elapsed) => {
+                tracing::debug!("attempt timed out");
+                return Err(transport_error(TransportKind::Timeout, None));
+            }
+            Ok(Err(e)) => {
+                let kind = classify(&e);
+                tracing::debug!(error = %e, "attempt failed");
+                return Err(transport_error(kind, Some(e.without_url())));
+            }
+            Ok(Ok(parts)) => parts,
+        };
+        span.record("status", status);
+        tracing::debug!(status, "response received");
+        let content_type = headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        envelope::decode(Exchange {
+            status,
+            content_type,
+            body: &body,
+            request_id: &ctx.request_id,
+            retry_after: headers.get(RETRY_AFTER).and_then(parse_retry_after),
+            attempt,
+        })
+    }
+}
+
+fn classify(e: &reqwest::Error) -> TransportKind {
+    if e.is_connect() {
+        TransportKind::Connect
+    } else if e.is_timeout() {
+        TransportKind::Timeout
+    } else {
+        TransportKind::Connection
+    }
+}
+
+/// `Retry-After` as delay-seconds or an HTTP date.
+pub(crate) fn parse_retry_after(v: &HeaderValue) -> Option<Duration> {
+    let text = v.to_str().ok()?.trim();
+    if let Ok(secs) = text.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(text).ok()?;
+    let delta = at.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    Some(delta.to_std().unwrap_or(Duration::ZERO))
+}

@@ -1,0 +1,145 @@
+//! The error type: display conventions, classes, and that the API key never
+//! shows up in Debug, Display or logs.
+
+mod common;
+
+use common::*;
+use payments_client::{Client, Error, InitiateRequest, MinorAmount};
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const KEY: &str = "sk_live_TOP_SECRET_42";
+
+fn assert_display_style(e: &Error) {
+    let s = e.to_string();
+    let first = s.chars().next().unwrap();
+    assert!(!first.is_uppercase(), "starts upper case: {s}");
+    assert!(!s.ends_with('.'), "ends with a period: {s}");
+    assert!(!s.contains(KEY), "leaks the key: {s}");
+    assert!(!format!("{e:?}").contains(KEY), "Debug leaks the key");
+}
+
+#[tokio::test]
+async fn every_error_class_displays_lower_case_without_a_period() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(wiremock::matchers::path("/api/payments/api/status"))
+        .respond_with(json(
+            400,
+            err_envelope("INVALID_TRANSACTION_ID", "transactionId is required"),
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(wiremock::matchers::path("/api/payments/html/status"))
+        .respond_with(ResponseTemplate::new(404).set_body_string("<html>Not here.</html>"))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(wiremock::matchers::path("/api/payments/null/status"))
+        .respond_with(json(200, r#"{"isSuccess":true,"data":null}"#))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(wiremock::matchers::path("/api/payments/decode/status"))
+        .respond_with(json(200, ok_envelope(r#"{"transactionId":true}"#)))
+        .mount(&server)
+        .await;
+    let c = Client::builder(server.uri())
+        .api_key(KEY)
+        .retry_policy(fast_retries())
+        .build()
+        .unwrap();
+    let mut errors = Vec::new();
+    for id in ["api", "html", "null", "decode", " "] {
+        errors.push(c.status(id).await.unwrap_err());
+    }
+    errors.push(
+        client_for(&refused_url().await)
+            .status("x")
+            .await
+            .unwrap_err(),
+    );
+    errors.push(Client::builder("nope").build().unwrap_err());
+    errors.push(
+        InitiateRequest::builder(merchant(), "", MinorAmount::new(1).unwrap(), "P", "S")
+            .build()
+            .unwrap_err(),
+    );
+    errors.push(Error::from(payments_client::money::MoneyError::NotPositive));
+    let expected = [
+        "service answered 400 INVALID_TRANSACTION_ID: transactionId is required",
+        "unexpected response (HTTP 404): not the response envelope",
+        "the service reported success without data (HTTP 200)",
+        "could not decode the response at data.transactionId",
+        "invalid request: transactionId must not be empty",
+        "could not connect to the service",
+        "invalid client configuration: invalid base URL",
+        "invalid request: referenceNo must not be empty",
+        "amount must be greater than 0",
+    ];
+    for (e, prefix) in errors.iter().zip(expected) {
+        assert_display_style(e);
+        assert!(
+            e.to_string().starts_with(prefix),
+            "{e} does not start with {prefix}"
+        );
+    }
+}
+
+#[test]
+fn debug_of_builder_and_client_redacts_the_key() {
+    let builder = Client::builder("http://127.0.0.1:1").api_key(KEY);
+    assert!(!format!("{builder:?}").contains(KEY));
+    let client = builder.build().unwrap();
+    let dbg = format!("{client:?}");
+    assert!(!dbg.contains(KEY), "{dbg}");
+    assert!(dbg.contains("REDACTED"), "{dbg}");
+}
+
+#[test]
+fn a_key_that_is_not_a_header_value_is_rejected_without_echoing_it() {
+    let err = Client::builder("http://127.0.0.1:1")
+        .api_key("bad\nkey")
+        .build()
+        .unwrap_err();
+    assert!(!err.to_string().contains("bad\nkey"));
+    assert!(matches!(err, Error::Config { .. }));
+}
+
+#[test]
+fn the_public_types_are_send_sync_and_clients_are_cheap_clones() {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<Client>();
+    assert_send_sync::<Error>();
+    assert_send_sync::<payments_client::Reply<payments_client::PaymentStatus>>();
+    assert_send_sync::<payments_client::InitiateRequest>();
+    let a = Client::builder("http://127.0.0.1:1").build().unwrap();
+    let b = a.clone();
+    assert_eq!(a.base_url(), b.base_url());
+}
+
+#[test]
+fn errors_stay_small_enough_to_return_by_value() {
+    assert!(
+        std::mem::size_of::<Error>() <= 128,
+        "{}",
+        std::mem::size_of::<Error>()
+    );
+}
+
+#[tokio::test]
+async fn a_redirect_is_not_followed() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(302).insert_header("location", "/elsewhere"))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let req = payments_client::ConfirmRequest::builder(TX_ID, "INV-1")
+        .build()
+        .unwrap();
+    let err = client(&server).confirm(req).await.unwrap_err();
+    assert_eq!(err.http_status(), Some(302));
+    assert!(matches!(err, Error::UnexpectedResponse { .. }));
+}

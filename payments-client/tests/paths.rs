@@ -1,0 +1,225 @@
+//! URLs and headers: path segments are percent-encoded, base URLs of every
+//! shape work, and auth, user agent and request id are sent.
+
+mod common;
+
+use common::*;
+use payments_client::{Client, encode_path_segment};
+use wiremock::matchers::{header, method};
+use wiremock::{Mock, MockServer};
+
+async fn raw_paths(server: &MockServer) -> Vec<String> {
+    server
+        .received_requests()
+        .await
+        .expect("recording on")
+        .iter()
+        .map(|r| match r.url.query() {
+            Some(q) => format!("{}?{q}", r.url.path()),
+            None => r.url.path().to_owned(),
+        })
+        .collect()
+}
+
+async fn ok_server() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(json(200, ok_envelope(&status_data())))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(json(200, ok_envelope(&initiate_data())))
+        .mount(&server)
+        .await;
+    server
+}
+
+#[tokio::test]
+async fn references_reach_the_server_as_one_encoded_segment() {
+    let server = ok_server().await;
+    let c = client(&server);
+    let cases = [
+        ("INV/2026/0001", "INV%2F2026%2F0001"),
+        ("a b", "a%20b"),
+        ("100%", "100%25"),
+        ("#1", "%231"),
+        ("?x", "%3Fx"),
+        ("ü", "%C3%BC"),
+        ("plain-ref_1.2~", "plain-ref_1.2~"),
+    ];
+    for (reference, _) in cases {
+        c.status_by_reference(reference, None).await.unwrap();
+    }
+    let expected: Vec<String> = cases
+        .iter()
+        .map(|(_, enc)| format!("/api/payments/reference/{enc}/status"))
+        .collect();
+    assert_eq!(raw_paths(&server).await, expected);
+}
+
+#[tokio::test]
+async fn a_transaction_id_with_a_slash_stays_one_segment() {
+    let server = ok_server().await;
+    client(&server).status("abc/def?g#h").await.unwrap();
+    assert_eq!(
+        raw_paths(&server).await,
+        ["/api/payments/abc%2Fdef%3Fg%23h/status"]
+    );
+}
+
+#[tokio::test]
+async fn merchant_id_is_sent_as_a_query_parameter() {
+    let server = ok_server().await;
+    client(&server)
+        .status_by_reference("INV-1", Some(merchant()))
+        .await
+        .unwrap();
+    assert_eq!(
+        raw_paths(&server).await,
+        [format!(
+            "/api/payments/reference/INV-1/status?merchantId={MERCHANT}"
+        )]
+    );
+}
+
+#[tokio::test]
+async fn an_empty_id_is_rejected_before_sending() {
+    let server = MockServer::start().await;
+    let err = client(&server).status("  ").await.unwrap_err();
+    assert!(matches!(err, payments_client::Error::InvalidInput(_)));
+    assert_eq!(err.outcome(), payments_client::Outcome::NotCarriedOut);
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn base_urls_with_or_without_slash_and_prefix_work() {
+    let server = ok_server().await;
+    let uri = server.uri();
+    for (base, expected) in [
+        (uri.clone(), "/api/payments/x/status"),
+        (format!("{uri}/"), "/api/payments/x/status"),
+        (format!("{uri}/prefix"), "/prefix/api/payments/x/status"),
+        (format!("{uri}/prefix/"), "/prefix/api/payments/x/status"),
+        (format!("{uri}/a/b//"), "/a/b/api/payments/x/status"),
+    ] {
+        let c = client_for(&base);
+        c.status("x").await.unwrap();
+        let paths = raw_paths(&server).await;
+        assert_eq!(
+            paths.last().map(String::as_str),
+            Some(expected),
+            "base {base}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn bad_base_urls_are_rejected() {
+    for bad in [
+        "",
+        "not a url",
+        "ftp://host",
+        "http://host/?q=1",
+        "http://host/#f",
+        "/relative",
+    ] {
+        let err = Client::builder(bad).build().unwrap_err();
+        assert!(
+            matches!(err, payments_client::Error::Config { .. }),
+            "{bad}: {err:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_api_key_is_sent_as_a_bearer_token() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(header("authorization", "Bearer sk_test_123"))
+        .respond_with(json(200, ok_envelope(&status_data())))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let c = Client::builder(server.uri())
+        .api_key("sk_test_123")
+        .build()
+        .unwrap();
+    c.status(TX_ID).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_custom_auth_header_carries_the_raw_key() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(header("x-api-key", "sk_test_123"))
+        .respond_with(json(200, ok_envelope(&status_data())))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let c = Client::builder(server.uri())
+        .api_key("sk_test_123")
+        .auth_header("X-Api-Key")
+        .build()
+        .unwrap();
+    c.status(TX_ID).await.unwrap();
+    let req = &server.received_requests().await.unwrap()[0];
+    assert!(req.headers.get("authorization").is_none());
+}
+
+#[tokio::test]
+async fn user_agent_accept_content_type_and_request_id_are_sent() {
+    let server = ok_server().await;
+    let c = Client::builder(server.uri())
+        .user_agent("shop/1.0")
+        .build()
+        .unwrap();
+    let req = payments_client::InitiateRequest::builder(
+        merchant(),
+        "INV-1",
+        payments_client::MinorAmount::new(1).unwrap(),
+        "TOPUP",
+        "S1",
+    )
+    .build()
+    .unwrap();
+    let reply = c.initiate(req).await.unwrap();
+    let received = &server.received_requests().await.unwrap()[0];
+    let h = |name: &str| {
+        received
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    assert_eq!(h("user-agent").as_deref(), Some("shop/1.0"));
+    assert_eq!(h("accept").as_deref(), Some("application/json"));
+    assert_eq!(h("content-type").as_deref(), Some("application/json"));
+    assert_eq!(h("x-request-id").as_deref(), Some(reply.request_id()));
+    assert!(uuid::Uuid::parse_str(reply.request_id()).is_ok());
+}
+
+#[tokio::test]
+async fn each_call_gets_its_own_request_id() {
+    let server = ok_server().await;
+    let c = client(&server);
+    let a = c.status(TX_ID).await.unwrap();
+    let b = c.status(TX_ID).await.unwrap();
+    assert_ne!(a.request_id(), b.request_id());
+}
+
+#[tokio::test]
+async fn a_callers_own_http_client_is_used() {
+    let server = ok_server().await;
+    let http = reqwest::Client::builder().build().unwrap();
+    let c = Client::builder(server.uri())
+        .http_client(http)
+        .build()
+        .unwrap();
+    c.status(TX_ID).await.unwrap();
+}
+
+#[test]
+fn encode_path_segment_leaves_only_unreserved_characters() {
+    assert_eq!(encode_path_segment("a/b c?d#e%f"), "a%2Fb%20c%3Fd%23e%25f");
+    assert_eq!(encode_path_segment("AZaz09-._~"), "AZaz09-._~");
+}

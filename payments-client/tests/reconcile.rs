@@ -1,0 +1,275 @@
+//! CONTRACT section 12: a retry rejected as a repeat is turned back into the
+//! original outcome, and never into a false success.
+
+mod common;
+
+use common::*;
+use payments_client::{
+    ConfirmRequest, Currency, Error, ErrorCode, InitiateRequest, MinorAmount, Outcome,
+    TransactionStatus,
+};
+use wiremock::matchers::{method, path, query_param};
+use wiremock::{Mock, MockServer};
+
+fn initiate_request(minor: u64) -> InitiateRequest {
+    InitiateRequest::builder(
+        merchant(),
+        "INV-1",
+        MinorAmount::new(minor).unwrap(),
+        "TOPUP",
+        "S1",
+    )
+    .currency(Currency::MYR)
+    .payer_id("60123456789")
+    .build()
+    .unwrap()
+}
+
+async fn initiate_500_then_duplicate(server: &MockServer) {
+    Mock::given(method("POST"))
+        .and(path("/api/payments/initiate"))
+        .respond_with(json(
+            500,
+            err_envelope("INTERNAL_ERROR", "committed, then failed"),
+        ))
+        .up_to_n_times(1)
+        .expect(1)
+        .mount(server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/api/payments/initiate"))
+        .respond_with(json(
+            400,
+            err_envelope("DUPLICATE_REFERENCE_NO", "referenceNo INV-1 is used"),
+        ))
+        .expect(1)
+        .mount(server)
+        .await;
+}
+
+#[tokio::test]
+async fn initiate_retry_meeting_duplicate_reference_is_reconciled() {
+    let server = MockServer::start().await;
+    initiate_500_then_duplicate(&server).await;
+    Mock::given(method("GET"))
+        .and(path("/api/payments/reference/INV-1/status"))
+        .and(query_param("merchantId", MERCHANT))
+        .respond_with(json(
+            200,
+            ok_envelope(&status_data_with("INITIATED", "150.00", "TOPUP")),
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let reply = client(&server)
+        .initiate(initiate_request(15000))
+        .await
+        .unwrap();
+    assert!(reply.is_reconciled());
+    assert_eq!(reply.attempts(), 2);
+    let d = reply.data();
+    assert_eq!(d.transaction_id, TX_ID);
+    assert_eq!(d.amount.get(), 15000);
+    assert_eq!(d.currency_code, Currency::MYR);
+    assert_eq!(d.status, TransactionStatus::Initiated);
+    let ids = request_ids(&server).await;
+    assert_eq!(ids.len(), 3);
+    assert!(ids.iter().all(|id| id == reply.request_id()));
+}
+
+#[tokio::test]
+async fn initiate_retry_finding_another_amount_is_an_error() {
+    let server = MockServer::start().await;
+    initiate_500_then_duplicate(&server).await;
+    Mock::given(method("GET"))
+        .and(path("/api/payments/reference/INV-1/status"))
+        .respond_with(json(
+            200,
+            ok_envelope(&status_data_with("INITIATED", "99.99", "TOPUP")),
+        ))
+        .mount(&server)
+        .await;
+    let err = client(&server)
+        .initiate(initiate_request(15000))
+        .await
+        .unwrap_err();
+    let Error::Reconciliation { found, .. } = &err else {
+        panic!("expected Reconciliation, got {err:?}")
+    };
+    assert_eq!(
+        found.as_ref().map(|f| f.amount.to_string()),
+        Some("99.99".into())
+    );
+    assert_eq!(err.outcome(), Outcome::NotCarriedOut);
+    assert!(err.request_id().is_some());
+}
+
+#[tokio::test]
+async fn initiate_retry_finding_another_product_is_an_error() {
+    let server = MockServer::start().await;
+    initiate_500_then_duplicate(&server).await;
+    Mock::given(method("GET"))
+        .respond_with(json(
+            200,
+            ok_envelope(&status_data_with("INITIATED", "150.00", "BILLPAY")),
+        ))
+        .mount(&server)
+        .await;
+    let err = client(&server)
+        .initiate(initiate_request(15000))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Reconciliation { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn initiate_reconciliation_compares_in_minor_units_of_the_request_currency() {
+    let server = MockServer::start().await;
+    initiate_500_then_duplicate(&server).await;
+    // 150 with no fraction digits is the same amount as 15000 MYR cents.
+    Mock::given(method("GET"))
+        .respond_with(json(
+            200,
+            ok_envelope(&status_data_with("INITIATED", "150", "TOPUP")),
+        ))
+        .mount(&server)
+        .await;
+    let reply = client(&server)
+        .initiate(initiate_request(15000))
+        .await
+        .unwrap();
+    assert!(reply.is_reconciled());
+}
+
+#[tokio::test]
+async fn a_failed_lookup_during_reconciliation_is_reported_with_its_cause() {
+    let server = MockServer::start().await;
+    initiate_500_then_duplicate(&server).await;
+    Mock::given(method("GET"))
+        .respond_with(json(404, err_envelope("TRANSACTION_NOT_FOUND", "gone")))
+        .mount(&server)
+        .await;
+    let err = client(&server)
+        .initiate(initiate_request(15000))
+        .await
+        .unwrap_err();
+    let Error::Reconciliation {
+        found: None,
+        source: Some(cause),
+        ..
+    } = &err
+    else {
+        panic!("expected Reconciliation with a cause, got {err:?}")
+    };
+    assert_eq!(cause.error_code(), Some(&ErrorCode::TransactionNotFound));
+    assert_eq!(err.outcome(), Outcome::Unknown);
+}
+
+#[tokio::test]
+async fn duplicate_reference_on_the_first_attempt_is_a_plain_api_error() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(json(400, err_envelope("DUPLICATE_REFERENCE_NO", "used")))
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(json(200, ok_envelope(&status_data())))
+        .expect(0)
+        .mount(&server)
+        .await;
+    let err = client(&server)
+        .initiate(initiate_request(15000))
+        .await
+        .unwrap_err();
+    assert_eq!(err.error_code(), Some(&ErrorCode::DuplicateReferenceNo));
+}
+
+#[tokio::test]
+async fn confirm_retry_meeting_already_confirmed_is_read_from_status() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/api/payments/confirm"))
+        .respond_with(json(502, "<html>bad gateway</html>"))
+        .up_to_n_times(1)
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/api/payments/confirm"))
+        .respond_with(json(
+            400,
+            err_envelope("TRANSACTION_ALREADY_CONFIRMED", "already confirmed"),
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let data = status_data_with("SUCCESSFUL", "150.00", "TOPUP").replace(
+        r#""providerReference":null"#,
+        r#""providerReference":"PRV-9""#,
+    );
+    Mock::given(method("GET"))
+        .and(path(format!("/api/payments/{TX_ID}/status")))
+        .respond_with(json(200, ok_envelope(&data)))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let req = ConfirmRequest::builder(TX_ID, "INV-1").build().unwrap();
+    let reply = client(&server).confirm(req).await.unwrap();
+    assert!(reply.is_reconciled());
+    let d = reply.data();
+    assert_eq!(d.status, TransactionStatus::Successful);
+    assert_eq!(d.amount.to_string(), "150.00");
+    assert_eq!(d.provider_reference.as_deref(), Some("PRV-9"));
+    assert_eq!(d.confirmed_at, None);
+}
+
+#[tokio::test]
+async fn confirm_reconciliation_of_a_failed_payment_carries_its_message() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(json(500, err_envelope("INTERNAL_ERROR", "boom")))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(json(
+            400,
+            err_envelope("TRANSACTION_ALREADY_CONFIRMED", "already"),
+        ))
+        .mount(&server)
+        .await;
+    let data = status_data_with("FAILED", "150.00", "DECLINED")
+        .replace(r#""message":null"#, r#""message":"declined by provider""#);
+    Mock::given(method("GET"))
+        .respond_with(json(200, ok_envelope(&data)))
+        .mount(&server)
+        .await;
+    let req = ConfirmRequest::builder(TX_ID, "INV-1").build().unwrap();
+    let reply = client(&server).confirm(req).await.unwrap();
+    assert_eq!(reply.data().status, TransactionStatus::Failed);
+    assert_eq!(
+        reply.data().error_message.as_deref(),
+        Some("declined by provider")
+    );
+}
+
+#[tokio::test]
+async fn already_confirmed_on_the_first_attempt_is_a_plain_api_error() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(json(
+            400,
+            err_envelope("TRANSACTION_ALREADY_CONFIRMED", "already"),
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let req = ConfirmRequest::builder(TX_ID, "INV-1").build().unwrap();
+    let err = client(&server).confirm(req).await.unwrap_err();
+    assert!(matches!(err, Error::Api(_)));
+    assert_eq!(
+        err.error_code(),
+        Some(&ErrorCode::TransactionAlreadyConfirmed)
+    );
+}

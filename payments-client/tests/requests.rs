@@ -1,0 +1,194 @@
+//! Request bodies (pinned with insta) and local validation of CONTRACT
+//! section 1.
+
+mod common;
+
+use common::*;
+use payments_client::{ConfirmRequest, Currency, Error, InitiateRequest, MinorAmount};
+use serde_json::json;
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer};
+
+fn amount(n: u64) -> MinorAmount {
+    MinorAmount::new(n).unwrap()
+}
+
+fn full_initiate() -> InitiateRequest {
+    InitiateRequest::builder(
+        merchant(),
+        "INV/2026/0001",
+        amount(15000),
+        "GIFTCARD",
+        "STORE-1",
+    )
+    .description("Gift card for Ana")
+    .currency(Currency::MYR)
+    .quantity(2)
+    .country_code("MY")
+    .device_id("POS-7")
+    .payer_id("60123456789")
+    .return_url("https://shop.example/return?order=1")
+    .extra_properties(
+        // Parsed from text: `json!` would turn 75.00 into an f64.
+        serde_json::from_str(r#"{"denomination": 75.00, "recipient": {"name": "Ana"}}"#).unwrap(),
+    )
+    .build()
+    .unwrap()
+}
+
+fn invalid(err: Error) -> payments_client::ValidationErrors {
+    match err {
+        Error::InvalidInput(v) => v,
+        other => panic!("expected InvalidInput, got {other:?}"),
+    }
+}
+
+#[test]
+fn initiate_body_with_every_field() {
+    insta::assert_json_snapshot!(full_initiate());
+}
+
+#[test]
+fn initiate_body_with_required_fields_only() {
+    let req = InitiateRequest::builder(merchant(), "INV-1", amount(1), "TOPUP", "S1")
+        .build()
+        .unwrap();
+    insta::assert_json_snapshot!(req);
+}
+
+#[test]
+fn confirm_body_with_every_field() {
+    let req = ConfirmRequest::builder(TX_ID, "INV-1")
+        .confirmation_code("123456")
+        .extra_properties(json!({"otpChannel": "sms"}))
+        .build()
+        .unwrap();
+    insta::assert_json_snapshot!(req);
+}
+
+#[test]
+fn confirm_body_with_required_fields_only() {
+    let req = ConfirmRequest::builder(TX_ID, "INV-1").build().unwrap();
+    insta::assert_json_snapshot!(req);
+}
+
+#[tokio::test]
+async fn the_wire_body_is_the_serialised_request() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(json_response())
+        .mount(&server)
+        .await;
+    let req = full_initiate();
+    let expected = serde_json::to_string(&req).unwrap();
+    client(&server).initiate(req).await.unwrap();
+    let received = &server.received_requests().await.unwrap()[0];
+    assert_eq!(String::from_utf8_lossy(&received.body), expected);
+    // The amount is a JSON integer and extraProperties a string of JSON.
+    assert!(expected.contains(r#""amount":15000"#), "{expected}");
+    assert!(
+        expected.contains(r#""extraProperties":"{\"denomination\":75.00,"#),
+        "{expected}"
+    );
+}
+
+fn json_response() -> wiremock::ResponseTemplate {
+    common::json(200, ok_envelope(&initiate_data()))
+}
+
+#[test]
+fn every_initiate_problem_is_reported_at_once_in_document_order() {
+    let err = InitiateRequest::builder(merchant(), "", amount(9_007_199_254_740_992), "top up", "")
+        .description("x".repeat(256))
+        .currency(Currency::from_wire("ZZZ"))
+        .quantity(0)
+        .country_code("XX")
+        .device_id("")
+        .payer_id("p".repeat(129))
+        .return_url("ftp://example.com")
+        .extra_properties(json!([1, 2]))
+        .build()
+        .unwrap_err();
+    let v = invalid(err);
+    let fields: Vec<&str> = v.errors().iter().map(|e| e.field).collect();
+    assert_eq!(
+        fields,
+        [
+            "referenceNo",
+            "description",
+            "amount",
+            "currencyCode",
+            "productCode",
+            "quantity",
+            "countryCode",
+            "storeId",
+            "deviceId",
+            "payerId",
+            "returnUrl",
+            "extraProperties"
+        ]
+    );
+    insta::assert_snapshot!(v.to_string());
+}
+
+#[test]
+fn reference_rules_are_checked() {
+    for bad in [" INV", "INV ", "IN\u{7}V", &"r".repeat(65)] {
+        let err = InitiateRequest::builder(merchant(), bad, amount(1), "TOPUP", "S1")
+            .build()
+            .unwrap_err();
+        assert!(invalid(err).has("referenceNo"), "{bad:?}");
+    }
+    for good in [
+        "INV/2026/0001",
+        "a b",
+        "100%",
+        "#1",
+        "?x",
+        "ü",
+        &"r".repeat(64),
+    ] {
+        InitiateRequest::builder(merchant(), good, amount(1), "TOPUP", "S1")
+            .build()
+            .unwrap();
+    }
+}
+
+#[test]
+fn extra_properties_must_be_a_small_object() {
+    let big = json!({ "blob": "x".repeat(16 * 1024) });
+    let err = InitiateRequest::builder(merchant(), "R", amount(1), "TOPUP", "S1")
+        .extra_properties(big)
+        .build()
+        .unwrap_err();
+    assert!(invalid(err).has("extraProperties"));
+    let err = ConfirmRequest::builder(TX_ID, "R")
+        .extra_properties(json!("text"))
+        .build()
+        .unwrap_err();
+    assert!(invalid(err).has("extraProperties"));
+}
+
+#[test]
+fn confirm_problems_are_reported_at_once() {
+    let err = ConfirmRequest::builder(" ", "")
+        .confirmation_code("c".repeat(33))
+        .build()
+        .unwrap_err();
+    let v = invalid(err);
+    let fields: Vec<&str> = v.errors().iter().map(|e| e.field).collect();
+    assert_eq!(fields, ["transactionId", "referenceNo", "confirmationCode"]);
+}
+
+#[test]
+fn the_largest_amount_is_accepted() {
+    InitiateRequest::builder(
+        merchant(),
+        "R",
+        amount(9_007_199_254_740_991),
+        "TOPUP",
+        "S1",
+    )
+    .build()
+    .unwrap();
+}
