@@ -1,1 +1,60 @@
-fn main() {}
+//! `payments`: initiate, confirm and look up payment transactions from a
+//! terminal or a script (COMMANDS.md is the specification).
+//!
+//! # Layout
+//!
+//! - `cli`: the clap types, i.e. the raw command line.
+//! - `config`: the config file, profiles, and the one conversion of raw
+//!   global options into validated `Settings`.
+//! - `amount`: major/minor amount parsing with the currency's exponent.
+//! - `commands`: one module per command; each builds the request, calls the
+//!   client and prints.
+//! - `output`: renders tables to strings.
+//! - `exit`: the documented exit codes; `error`: the CLI error and its one
+//!   mapping to them.
+
+mod amount;
+mod cli;
+mod commands;
+mod config;
+mod error;
+mod exit;
+mod output;
+
+use std::{io::Write as _, process::ExitCode};
+
+use clap::Parser as _;
+
+use crate::{cli::Cli, error::CliError, exit::Exit};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // Help and version go to stdout and exit 0; real errors exit 2.
+            let exit = if err.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Ok
+            };
+            // Nothing useful is left to do if the terminal is gone.
+            let _ = err.print();
+            return exit.into();
+        }
+    };
+    match commands::run(cli) {
+        Ok(exit) => exit.into(),
+        Err(err) if err.is_broken_pipe() => Exit::Ok.into(),
+        Err(err) => {
+            report(&err);
+            err.exit_code().into()
+        }
+    }
+}
+
+/// Prints the error once: the envelope on stdout for scripts reading json is
+/// the command's job; here it is one line on stderr.
+fn report(err: &CliError) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "error: {err}");
+}

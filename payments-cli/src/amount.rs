@@ -1,0 +1,301 @@
+//! Amounts typed by people: `--amount 10.50` (major units) and
+//! `--amount-minor 1050`, turned into minor units exactly, without floats.
+//!
+//! The currency's exponent comes from ISO 4217 (`iso_currency`): MYR has 2
+//! digits after the point, JPY none, KWD 3. More digits than that is refused,
+//! never rounded: a support engineer who typed `10.505` meant something else.
+
+use std::fmt;
+
+use iso_currency::Currency;
+
+/// The largest amount the service accepts (CONTRACT section 1: 2^53 − 1).
+pub const MAX_MINOR: u64 = 9_007_199_254_740_991;
+
+/// Why an amount was refused; the message completes "--amount ...".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AmountError {
+    /// Not a plain decimal number.
+    NotANumber(String),
+    /// Zero or negative.
+    NotPositive(String),
+    /// More fraction digits than the currency has.
+    TooManyDecimals {
+        text: String,
+        currency: &'static str,
+        exponent: u16,
+    },
+    /// Beyond what the service accepts.
+    TooLarge(String),
+    /// The currency code is not an ISO 4217 code.
+    UnknownCurrency(String),
+    /// The currency has no minor unit (gold, SDR...).
+    NoMinorUnit(&'static str),
+}
+
+impl fmt::Display for AmountError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotANumber(text) => write!(
+                f,
+                "'{text}' is not an amount: use digits with an optional decimal point, e.g. 10.50"
+            ),
+            Self::NotPositive(text) => write!(f, "'{text}' must be greater than zero"),
+            Self::TooManyDecimals {
+                text,
+                currency,
+                exponent: 0,
+            } => write!(f, "'{text}' has decimals but {currency} has no minor unit"),
+            Self::TooManyDecimals {
+                text,
+                currency,
+                exponent,
+            } => write!(
+                f,
+                "'{text}' has more than {exponent} decimal places, the most {currency} allows"
+            ),
+            Self::TooLarge(text) => write!(
+                f,
+                "'{text}' is too large: at most {MAX_MINOR} in minor units"
+            ),
+            Self::UnknownCurrency(code) => {
+                write!(f, "'{code}' is not an ISO 4217 currency code such as MYR")
+            }
+            Self::NoMinorUnit(code) => write!(f, "{code} has no minor unit and cannot be paid"),
+        }
+    }
+}
+
+impl std::error::Error for AmountError {}
+
+/// Looks a currency code up (upper case, as the service wants it).
+///
+/// # Errors
+///
+/// The code is not an active ISO 4217 code, or the currency has no exponent.
+pub fn currency(code: &str) -> Result<(Currency, u16), AmountError> {
+    let currency =
+        Currency::from_code(code).ok_or_else(|| AmountError::UnknownCurrency(code.to_owned()))?;
+    let exponent = currency
+        .exponent()
+        .ok_or(AmountError::NoMinorUnit(currency.code()))?;
+    Ok((currency, exponent))
+}
+
+/// Parses an amount in major units into minor units of `currency`.
+///
+/// # Errors
+///
+/// Anything but `DIGITS[.DIGITS]` (signs, exponents, spaces, thousands
+/// separators), zero, more fraction digits than the currency has, or more
+/// than [`MAX_MINOR`].
+pub fn parse_major(text: &str, currency: Currency) -> Result<u64, AmountError> {
+    let exponent = currency
+        .exponent()
+        .ok_or(AmountError::NoMinorUnit(currency.code()))?;
+    if is_negative_number(text) {
+        return Err(AmountError::NotPositive(text.to_owned()));
+    }
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let is_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && fraction.is_empty()) || !is_digits(whole) || !is_digits(fraction) {
+        return Err(AmountError::NotANumber(text.to_owned()));
+    }
+    let significant_fraction = fraction.trim_end_matches('0');
+    if significant_fraction.len() > usize::from(exponent) {
+        return Err(AmountError::TooManyDecimals {
+            text: text.to_owned(),
+            currency: currency.code(),
+            exponent,
+        });
+    }
+    let too_large = || AmountError::TooLarge(text.to_owned());
+    let mut minor: u64 = 0;
+    for digit in whole
+        .bytes()
+        .chain(significant_fraction.bytes())
+        .chain(std::iter::repeat_n(
+            b'0',
+            usize::from(exponent) - significant_fraction.len(),
+        ))
+    {
+        minor = minor
+            .checked_mul(10)
+            .and_then(|m| m.checked_add(u64::from(digit - b'0')))
+            .ok_or_else(too_large)?;
+    }
+    check_range(minor, text)
+}
+
+/// Parses an amount already in minor units.
+///
+/// # Errors
+///
+/// Anything but digits, zero, or more than [`MAX_MINOR`].
+pub fn parse_minor(text: &str) -> Result<u64, AmountError> {
+    if is_negative_number(text) {
+        return Err(AmountError::NotPositive(text.to_owned()));
+    }
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(AmountError::NotANumber(text.to_owned()));
+    }
+    let minor = text
+        .parse::<u64>()
+        .map_err(|_| AmountError::TooLarge(text.to_owned()))?;
+    check_range(minor, text)
+}
+
+/// Formats minor units with the currency's digits: 1050 MYR → `10.50`.
+#[must_use]
+pub fn format_minor(minor: u64, exponent: u16) -> String {
+    let digits = minor.to_string();
+    let exponent = usize::from(exponent);
+    if exponent == 0 {
+        return digits;
+    }
+    let padded = format!("{digits:0>width$}", width = exponent + 1);
+    let (whole, fraction) = padded.split_at(padded.len() - exponent);
+    format!("{whole}.{fraction}")
+}
+
+/// `-5`, `-0.5`: a number, but negative (as opposed to `-abc`, not a number).
+fn is_negative_number(text: &str) -> bool {
+    text.strip_prefix('-').is_some_and(|rest| {
+        rest.bytes().any(|b| b.is_ascii_digit())
+            && rest.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+    })
+}
+
+fn check_range(minor: u64, text: &str) -> Result<u64, AmountError> {
+    match minor {
+        0 => Err(AmountError::NotPositive(text.to_owned())),
+        m if m > MAX_MINOR => Err(AmountError::TooLarge(text.to_owned())),
+        m => Ok(m),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn myr() -> Currency {
+        currency("MYR").unwrap().0
+    }
+
+    #[test]
+    fn major_units_use_the_currency_exponent() {
+        assert_eq!(parse_major("10.50", myr()), Ok(1050));
+        assert_eq!(parse_major("10.5", myr()), Ok(1050));
+        assert_eq!(parse_major("10", myr()), Ok(1000));
+        assert_eq!(parse_major("10.", myr()), Ok(1000));
+        assert_eq!(parse_major(".01", myr()), Ok(1));
+        assert_eq!(parse_major("10.500", myr()), Ok(1050));
+        assert_eq!(parse_major("1500", currency("JPY").unwrap().0), Ok(1500));
+        assert_eq!(parse_major("1.5", currency("KWD").unwrap().0), Ok(1500));
+        assert_eq!(
+            parse_major("90071992547409.91", myr()),
+            Ok(9_007_199_254_740_991)
+        );
+    }
+
+    #[test]
+    fn too_many_decimals_is_refused_not_rounded() {
+        assert!(matches!(
+            parse_major("10.505", myr()),
+            Err(AmountError::TooManyDecimals { exponent: 2, .. })
+        ));
+        let jpy = parse_major("1.5", currency("JPY").unwrap().0).unwrap_err();
+        assert!(jpy.to_string().contains("JPY has no minor unit"), "{jpy}");
+    }
+
+    #[test]
+    fn zero_negative_and_junk_are_refused_with_a_reason() {
+        for (text, expected) in [
+            ("0", "greater than zero"),
+            ("0.00", "greater than zero"),
+            ("-5", "greater than zero"),
+            ("-0.5", "greater than zero"),
+            ("-abc", "not an amount"),
+            ("-", "not an amount"),
+            ("", "not an amount"),
+            (".", "not an amount"),
+            ("abc", "not an amount"),
+            ("1e3", "not an amount"),
+            ("+5", "not an amount"),
+            (" 5", "not an amount"),
+            ("1,000", "not an amount"),
+            ("1.2.3", "not an amount"),
+            ("NaN", "not an amount"),
+            ("١٢", "not an amount"),
+            ("90071992547409.92", "too large"),
+            ("99999999999999999999999999999", "too large"),
+        ] {
+            let err = parse_major(text, myr()).unwrap_err().to_string();
+            assert!(err.contains(expected), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn minor_units_are_plain_positive_integers() {
+        assert_eq!(parse_minor("1050"), Ok(1050));
+        assert_eq!(parse_minor("9007199254740991"), Ok(MAX_MINOR));
+        for text in [
+            "0",
+            "-1",
+            "10.5",
+            "",
+            "1e2",
+            "9007199254740992",
+            "18446744073709551616",
+        ] {
+            assert!(parse_minor(text).is_err(), "{text:?} accepted");
+        }
+    }
+
+    #[test]
+    fn minor_units_format_with_the_currency_digits() {
+        assert_eq!(format_minor(1050, 2), "10.50");
+        assert_eq!(format_minor(5, 2), "0.05");
+        assert_eq!(format_minor(1500, 0), "1500");
+        assert_eq!(format_minor(1500, 3), "1.500");
+        assert_eq!(format_minor(MAX_MINOR, 2), "90071992547409.91");
+    }
+
+    #[test]
+    fn unknown_currencies_are_named() {
+        let err = currency("XYZ").unwrap_err().to_string();
+        assert!(err.contains("'XYZ'"), "{err}");
+        assert!(currency("myr").is_err());
+        assert!(currency("XAU").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn minor_amounts_round_trip_through_their_display(minor in 1..=MAX_MINOR) {
+            let text = format!("{}.{:02}", minor / 100, minor % 100);
+            prop_assert_eq!(parse_major(&text, myr()), Ok(minor));
+            prop_assert_eq!(format_minor(minor, 2), text);
+            prop_assert_eq!(parse_minor(&minor.to_string()), Ok(minor));
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,40}") {
+            let _ = parse_major(&text, myr());
+            let _ = parse_minor(&text);
+        }
+
+        #[test]
+        fn more_than_two_significant_decimals_is_always_refused(
+            whole in 0u64..1_000_000, fraction in 1u32..1000
+        ) {
+            prop_assume!(fraction % 10 != 0);
+            let text = format!("{whole}.{fraction:03}");
+            let refused = matches!(
+                parse_major(&text, myr()),
+                Err(AmountError::TooManyDecimals { .. })
+            );
+            prop_assert!(refused);
+        }
+    }
+}

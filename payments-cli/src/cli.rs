@@ -1,0 +1,357 @@
+//! The raw command line: clap types only, no behaviour.
+//!
+//! Everything here is exactly what the user typed (or what the environment
+//! supplied through `env = ...`). `config::Settings` turns it, together with
+//! the config file, into validated settings once; commands never look at these
+//! types for anything but their own flags.
+
+use std::{fmt, path::PathBuf, time::Duration};
+
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use secrecy::SecretString;
+use uuid::Uuid;
+
+/// The exit codes, shown at the end of `--help`; `exit.rs` is the one place
+/// that produces them.
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes (the call, not the payment):
+  0  every call succeeded
+  1  the service rejected a call (4xx other than not found)
+  2  usage error (bad flags, bad amount, bad JSON in --extra, bad config)
+  3  transaction not found (TRANSACTION_NOT_FOUND, whatever the HTTP status)
+  4  service error or unreachable after retries (5xx, 429, connection,
+     timeout, an answer that is not the service's JSON)
+  5  --wait gave up before a final state
+With many look-ups the code is the highest of the single calls.";
+
+/// Initiate, confirm and look up payment transactions.
+///
+/// Options can also come from the environment and from a profile in the
+/// config file ($XDG_CONFIG_HOME/payments/config.toml, or --config PATH);
+/// a flag beats the environment, which beats the profile.
+#[derive(Debug, Parser)]
+#[command(name = "payments", version, after_help = EXIT_CODES_HELP)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command accepts, before or after the command name.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
+pub struct GlobalArgs {
+    /// Base URL of the payments service, e.g. `https://payments.example.com`
+    #[arg(long, env = "PAYMENTS_BASE_URL", global = true, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// API key, sent as `Authorization: Bearer KEY`; never printed or logged
+    #[arg(
+        long,
+        env = "PAYMENTS_API_KEY",
+        global = true,
+        value_name = "KEY",
+        hide_env_values = true,
+        value_parser = parse_api_key
+    )]
+    pub api_key: Option<ApiKey>,
+
+    /// Default merchant for initiate and reference look-ups
+    #[arg(long, env = "PAYMENTS_MERCHANT_ID", global = true, value_name = "UUID")]
+    pub merchant_id: Option<Uuid>,
+
+    /// Which profile of the config file to use
+    #[arg(long, env = "PAYMENTS_PROFILE", global = true, value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Config file [default: $XDG_CONFIG_HOME/payments/config.toml]
+    #[arg(long, env = "PAYMENTS_CONFIG", global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    /// Output format [default: table on a terminal, json otherwise]
+    #[arg(short, long, env = "PAYMENTS_OUTPUT", global = true, value_enum)]
+    pub output: Option<OutputFormat>,
+
+    /// Per-attempt timeout in seconds [default: 30]
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub timeout: Option<Duration>,
+
+    /// Retries after the first attempt [default: 2]
+    #[arg(long, global = true, value_name = "N")]
+    pub retries: Option<u32>,
+
+    /// Print request and response lines on stderr (keys redacted)
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+/// How results are printed on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputFormat {
+    /// Aligned columns for people, coloured on a terminal unless NO_COLOR is set
+    Table,
+    /// Each response envelope exactly as received, one per line
+    Json,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a payment transaction
+    Initiate(InitiateArgs),
+    /// Confirm an initiated transaction
+    Confirm(ConfirmArgs),
+    /// Look up the status of one or many transactions
+    Status(StatusArgs),
+    /// Print shell completions to stdout
+    Completions(CompletionsArgs),
+}
+
+/// Arguments of `payments initiate`.
+#[derive(Debug, Args)]
+#[command(
+    group(ArgGroup::new("amount_source").required(true).args(["amount", "amount_minor"])),
+    after_help = EXIT_CODES_HELP,
+)]
+pub struct InitiateArgs {
+    /// Your reference for this payment, unique per merchant
+    #[arg(long, value_name = "REF")]
+    pub reference_no: String,
+
+    /// Amount in major units, e.g. 10.50 (converted with the currency's exponent)
+    #[arg(long, value_name = "AMOUNT", allow_negative_numbers = true)]
+    pub amount: Option<String>,
+
+    /// Amount in minor units, e.g. 1050 for 10.50 MYR
+    #[arg(long, value_name = "MINOR", allow_negative_numbers = true)]
+    pub amount_minor: Option<String>,
+
+    /// Product code, e.g. TOPUP
+    #[arg(long, value_name = "CODE")]
+    pub product: String,
+
+    /// Store that originates the payment
+    #[arg(long, value_name = "ID")]
+    pub store_id: String,
+
+    /// ISO 4217 currency code
+    #[arg(long, value_name = "CODE", default_value = "MYR")]
+    pub currency: String,
+
+    /// Payer: mobile number, bill account, wallet id...
+    #[arg(long, value_name = "ID")]
+    pub payer_id: Option<String>,
+
+    /// Number of items (gift cards, PINs)
+    #[arg(long, value_name = "N")]
+    pub quantity: Option<u32>,
+
+    /// What the payment is for
+    #[arg(long, value_name = "TEXT")]
+    pub description: Option<String>,
+
+    /// ISO 3166-1 alpha-2 country code, e.g. MY
+    #[arg(long, value_name = "CODE")]
+    pub country: Option<String>,
+
+    /// Terminal or device identifier
+    #[arg(long, value_name = "ID")]
+    pub device_id: Option<String>,
+
+    /// Where the payer is sent after a redirect-based flow
+    #[arg(long, value_name = "URL")]
+    pub return_url: Option<String>,
+
+    /// Product-specific properties, a JSON object
+    #[arg(long, value_name = "JSON", value_parser = parse_extra)]
+    pub extra: Option<JsonObject>,
+}
+
+/// Arguments of `payments confirm`.
+#[derive(Debug, Args)]
+#[command(after_help = EXIT_CODES_HELP)]
+pub struct ConfirmArgs {
+    /// The id initiate returned
+    #[arg(value_name = "TRANSACTION_ID")]
+    pub transaction_id: String,
+
+    /// Your reference of the transaction
+    #[arg(long, value_name = "REF")]
+    pub reference_no: String,
+
+    /// Confirmation code (OTP) for products that need one
+    #[arg(long, value_name = "OTP")]
+    pub code: Option<String>,
+
+    /// Additional confirmation data, a JSON object
+    #[arg(long, value_name = "JSON", value_parser = parse_extra)]
+    pub extra: Option<JsonObject>,
+}
+
+/// Arguments of `payments status`.
+#[derive(Debug, Args)]
+#[command(
+    group(ArgGroup::new("source").required(true).multiple(true)
+        .args(["transaction_ids", "reference_no", "from_file"])),
+    after_help = EXIT_CODES_HELP,
+)]
+pub struct StatusArgs {
+    /// Transaction ids to look up
+    #[arg(value_name = "TRANSACTION_ID")]
+    pub transaction_ids: Vec<String>,
+
+    /// Look up by your reference instead (repeatable)
+    #[arg(long, value_name = "REF", num_args = 1..)]
+    pub reference_no: Vec<String>,
+
+    /// Read one id per line from a file, or `-` for stdin; blank lines and `#` comments are skipped
+    #[arg(long, value_name = "PATH")]
+    pub from_file: Option<PathBuf>,
+
+    /// With --from-file: each line is a reference, not a transaction id
+    #[arg(long, requires = "from_file")]
+    pub by_reference: bool,
+
+    /// How many look-ups run at once
+    #[arg(long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub concurrency: u16,
+
+    /// Poll until the transaction is SUCCESSFUL, FAILED or EXPIRED
+    #[arg(long)]
+    pub wait: bool,
+
+    /// With --wait: give up after this many seconds (exit code 5)
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds,
+          requires = "wait")]
+    pub wait_timeout: Duration,
+}
+
+/// Arguments of `payments completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to print completions for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// An API key; its `Debug` never shows the value.
+#[derive(Clone)]
+pub struct ApiKey(pub SecretString);
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey([REDACTED])")
+    }
+}
+
+/// A JSON object given on the command line (`--extra`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonObject(pub serde_json::Map<String, serde_json::Value>);
+
+fn parse_api_key(text: &str) -> Result<ApiKey, String> {
+    if text.trim().is_empty() {
+        return Err("the API key is empty".to_owned());
+    }
+    Ok(ApiKey(SecretString::from(text)))
+}
+
+/// Parses `--extra`: it must be a JSON object.
+pub fn parse_extra(text: &str) -> Result<JsonObject, String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(map)) => Ok(JsonObject(map)),
+        Ok(other) => Err(format!(
+            "must be a JSON object like '{{\"key\":\"value\"}}', not {}",
+            json_kind(&other)
+        )),
+        Err(err) => Err(format!("is not valid JSON: {err}")),
+    }
+}
+
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// Parses a positive number of seconds, with an optional fraction (`0.5`).
+pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits_only = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && fraction.is_empty() || !digits_only(whole) || !digits_only(fraction) {
+        return Err(format!("'{text}' is not a number of seconds"));
+    }
+    let secs: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole
+            .parse()
+            .map_err(|_| format!("'{text}' is too many seconds"))?
+    };
+    let nanos = fraction
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(9)
+        .fold(0u32, |acc, b| acc * 10 + u32::from(b - b'0'));
+    let duration = Duration::new(secs, nanos);
+    if duration.is_zero() {
+        return Err("must be more than 0 seconds".to_owned());
+    }
+    if secs > 24 * 60 * 60 * 365 {
+        return Err(format!("'{text}' is too many seconds"));
+    }
+    Ok(duration)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn extra_must_be_an_object() {
+        assert!(parse_extra(r#"{"a":1}"#).is_ok());
+        assert!(parse_extra("[1]").unwrap_err().contains("an array"));
+        assert!(parse_extra("\"x\"").unwrap_err().contains("a string"));
+        assert!(parse_extra("{").unwrap_err().contains("not valid JSON"));
+        assert!(parse_extra("").unwrap_err().contains("not valid JSON"));
+    }
+
+    #[test]
+    fn seconds_accept_fractions_and_reject_junk() {
+        assert_eq!(parse_seconds("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_seconds("0.25"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_seconds(".5"), Ok(Duration::from_millis(500)));
+        for bad in [
+            "",
+            ".",
+            "0",
+            "-1",
+            "1e3",
+            "abc",
+            "1.2.3",
+            "99999999999999999999",
+        ] {
+            assert!(parse_seconds(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn api_key_debug_is_redacted() {
+        let key = parse_api_key("sk_live_secret").unwrap();
+        assert!(!format!("{key:?}").contains("sk_live_secret"));
+    }
+}

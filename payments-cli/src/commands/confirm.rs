@@ -1,0 +1,66 @@
+//! `payments confirm`: confirm an initiated transaction.
+
+use payments_client::ConfirmRequest;
+
+use super::Context;
+use crate::{
+    cli::ConfirmArgs,
+    error::CliError,
+    exit::Exit,
+    output::{self, ConfirmedView},
+};
+
+/// Confirms and prints the outcome.
+///
+/// A confirmed payment that the provider declined (`FAILED`) still exits 0:
+/// the exit code describes the call, not the payment.
+///
+/// # Errors
+///
+/// Values the client refuses to send, and the call's failure.
+pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
+    let call = format!("confirm of {}", args.transaction_id);
+    let mut builder = ConfirmRequest::builder(args.transaction_id, args.reference_no);
+    if let Some(code) = args.code {
+        builder = builder.confirmation_code(code);
+    }
+    if let Some(extra) = args.extra {
+        builder = builder.extra_properties(serde_json::Value::Object(extra.0));
+    }
+    let request = builder
+        .build()
+        .map_err(|err| CliError::Usage(format!("invalid request: {err}")))?;
+
+    let started = ctx.log_request("POST", "/api/payments/confirm");
+    let result = ctx.client.confirm(request).await;
+    ctx.log_response(
+        started,
+        result
+            .as_ref()
+            .map(|reply| (reply.http_status(), reply.request_id(), reply.attempts())),
+    );
+    let reply = result.map_err(|source| ctx.call_failed(call, source))?;
+
+    if ctx.is_json() {
+        ctx.print_line(reply.raw_envelope())?;
+    } else {
+        let data = reply.data();
+        let view = ConfirmedView {
+            transaction_id: data.transaction_id.to_string(),
+            reference_no: data.reference_no.clone(),
+            status: data.status.to_string(),
+            amount: data.amount.to_string(),
+            provider_reference: data.provider_reference.clone(),
+            confirmed_at: data.confirmed_at,
+            error_message: data.error_message.clone(),
+            extra_properties: data.extra_properties.clone(),
+        };
+        ctx.print(&output::confirmed(&view, ctx.style()))?;
+        if reply.is_reconciled() {
+            eprintln!(
+                "note: a retry found this transaction already confirmed; it was confirmed once"
+            );
+        }
+    }
+    Ok(Exit::Ok)
+}

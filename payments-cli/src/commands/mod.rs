@@ -1,0 +1,196 @@
+//! The commands, and what they share: settings, the client, printing.
+//!
+//! Each command module turns its own flags into a request, calls the client
+//! and prints through [`Context`]; none of them decides exit codes except by
+//! returning an [`Exit`] or a [`CliError`].
+
+mod completions;
+mod confirm;
+mod initiate;
+mod status;
+
+use std::{
+    io::{IsTerminal as _, Write as _},
+    time::Instant,
+};
+
+use payments_client::{Client, RetryPolicy};
+use secrecy::ExposeSecret as _;
+
+use crate::{
+    cli::{Cli, Command, OutputFormat},
+    config::{Settings, Source},
+    error::CliError,
+    exit::Exit,
+    output::Style,
+};
+
+/// Runs the parsed command line to its exit code.
+///
+/// # Errors
+///
+/// Whatever stopped the command; `main` prints it once.
+pub fn run(cli: Cli) -> Result<Exit, CliError> {
+    if let Command::Completions(args) = cli.command {
+        return completions::run(&args);
+    }
+    let settings = Settings::resolve(cli.global)?;
+    if settings.verbose {
+        install_verbose_logging();
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    runtime.block_on(async move {
+        let ctx = Context::new(settings)?;
+        let result = match cli.command {
+            Command::Initiate(args) => initiate::run(&ctx, args).await,
+            Command::Confirm(args) => confirm::run(&ctx, args).await,
+            Command::Status(args) => status::run(&ctx, args).await,
+            Command::Completions(_) => Ok(Exit::Ok),
+        };
+        if let Err(err) = &result {
+            // A script reading json sees the failure's envelope too.
+            if let Some(envelope) = err.raw_envelope().filter(|_| ctx.is_json()) {
+                ctx.print_line(envelope)?;
+            }
+        }
+        result
+    })
+}
+
+/// `-v`: the client's own events (retries, attempts) on stderr.
+///
+/// The client never puts the key in an event; the filter keeps everything
+/// else (reqwest, hyper) out.
+fn install_verbose_logging() {
+    let filter = tracing_subscriber::EnvFilter::new("payments_client=debug");
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .with_ansi(false)
+        .try_init();
+}
+
+/// What every command needs.
+#[derive(Debug)]
+pub struct Context {
+    pub settings: Settings,
+    pub client: Client,
+    pub base_url: String,
+}
+
+impl Context {
+    fn new(settings: Settings) -> Result<Self, CliError> {
+        let base_url = settings.require_base_url()?.to_owned();
+        let mut builder = Client::builder(base_url.as_str())
+            .timeout(settings.timeout)
+            .retry_policy(RetryPolicy::default().max_retries(settings.retries))
+            .user_agent(concat!("payments-cli/", env!("CARGO_PKG_VERSION")));
+        if let Some(key) = &settings.api_key {
+            builder = builder.api_key(key.0.expose_secret());
+        }
+        let client = builder.build().map_err(|err| {
+            let from = match settings.base_url.as_ref().map(|(_, source)| *source) {
+                Some(Source::Profile) => "base_url in the profile",
+                _ => "--base-url or PAYMENTS_BASE_URL",
+            };
+            CliError::Usage(format!(
+                "invalid service URL {base_url} (from {from}): {err}"
+            ))
+        })?;
+        Ok(Self {
+            settings,
+            client,
+            base_url,
+        })
+    }
+
+    /// Whether results are printed as the service's envelopes.
+    pub fn is_json(&self) -> bool {
+        self.settings.output == OutputFormat::Json
+    }
+
+    /// How tables are drawn.
+    pub fn style(&self) -> Style {
+        Style {
+            colour: self.settings.colour,
+        }
+    }
+
+    /// Prints text as is (tables end with their own newline).
+    pub fn print(&self, text: &str) -> Result<(), CliError> {
+        let mut stdout = std::io::stdout().lock();
+        stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+            .map_err(CliError::Output)
+    }
+
+    /// Prints one line (an envelope).
+    pub fn print_line(&self, line: &str) -> Result<(), CliError> {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{line}")
+            .and_then(|()| stdout.flush())
+            .map_err(CliError::Output)
+    }
+
+    /// A failed call, with what was attempted and where.
+    pub fn call_failed(&self, call: impl Into<String>, source: payments_client::Error) -> CliError {
+        CliError::Call {
+            call: call.into(),
+            base_url: self.base_url.clone(),
+            source: Box::new(source),
+        }
+    }
+
+    /// `-v`: the request line, before the call.
+    pub fn log_request(&self, method: &str, path: &str) -> Instant {
+        if self.settings.verbose {
+            let auth = if self.settings.api_key.is_some() {
+                " (authorization: Bearer [REDACTED])"
+            } else {
+                " (no API key)"
+            };
+            eprintln!("> {method} {}{path}{auth}", self.base_url);
+        }
+        Instant::now()
+    }
+
+    /// `-v`: the response line, after the call.
+    pub fn log_response(
+        &self,
+        started: Instant,
+        outcome: Result<(u16, &str, u32), &payments_client::Error>,
+    ) {
+        if !self.settings.verbose {
+            return;
+        }
+        let elapsed = started.elapsed().as_millis();
+        match outcome {
+            Ok((status, request_id, attempts)) => eprintln!(
+                "< HTTP {status} in {elapsed} ms, {attempts} attempt(s), request id {request_id}"
+            ),
+            Err(err) => {
+                let request_id = err.request_id().unwrap_or("none");
+                let reason = crate::error::reason(err);
+                match err.http_status() {
+                    Some(status) => eprintln!(
+                        "< HTTP {status} in {elapsed} ms: {reason} (request id {request_id})"
+                    ),
+                    None => eprintln!(
+                        "< no answer after {elapsed} ms: {reason} (request id {request_id})"
+                    ),
+                }
+            }
+        }
+    }
+
+    /// Whether progress bars and spinners may be drawn.
+    pub fn stderr_is_terminal(&self) -> bool {
+        std::io::stderr().is_terminal()
+    }
+}

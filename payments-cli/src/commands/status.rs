@@ -1,0 +1,427 @@
+//! `payments status`: one or many look-ups by id or reference, optionally
+//! waiting for a final state.
+//!
+//! Look-ups run concurrently (`--concurrency`); results are printed in input
+//! order; a failed look-up is reported and remembered, never fatal to the
+//! others; the exit code is the highest of them (ripgrep's "messages" habit).
+
+use std::{
+    io::Read as _,
+    path::Path,
+    time::{Duration, Instant},
+};
+
+use futures::StreamExt as _;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use payments_client::{
+    Error as ClientError, PaymentStatus, Reply, WaitOptions, encode_path_segment,
+};
+use uuid::Uuid;
+
+use super::Context;
+use crate::{
+    cli::StatusArgs,
+    error::{self, CliError},
+    exit::Exit,
+    output::{self, LookupRow, StatusView},
+};
+
+/// The longest id or reference a line may hold before it is called malformed.
+const MAX_LINE_CHARS: usize = 128;
+
+/// What one input asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    Id(String),
+    Reference(String),
+}
+
+impl Lookup {
+    fn text(&self) -> &str {
+        match self {
+            Self::Id(text) | Self::Reference(text) => text,
+        }
+    }
+
+    fn is_reference(&self) -> bool {
+        matches!(self, Self::Reference(_))
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Self::Id(id) => format!("status of {id}"),
+            Self::Reference(reference) => format!("status of reference {reference}"),
+        }
+    }
+}
+
+/// One input: a look-up, or a line of `--from-file` that could not be one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Lookup(Lookup),
+    Malformed { line: usize, reason: String },
+}
+
+/// How one look-up ended.
+#[derive(Debug)]
+enum Outcome {
+    Found(Box<Reply<PaymentStatus>>),
+    Failed(CliError),
+    Malformed { line: usize, reason: String },
+}
+
+/// Runs the look-ups and prints them in input order.
+///
+/// # Errors
+///
+/// Only what stops everything: an unreadable `--from-file`, or stdout gone.
+pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
+    let inputs = collect_inputs(&args)?;
+    if inputs.is_empty() {
+        return Err(CliError::Usage(
+            "nothing to look up: the input has no ids or references".to_owned(),
+        ));
+    }
+    let merchant_id = ctx.settings.merchant_id;
+    let wait = args.wait.then_some(args.wait_timeout);
+
+    let progress = progress_bar(ctx, inputs.len(), wait.is_some());
+    let mut outcomes: Vec<Option<Outcome>> = (0..inputs.len()).map(|_| None).collect();
+    // json lines go out as soon as every earlier input is done, so a script
+    // reading a long file sees results while the rest are still running.
+    let mut printed = 0;
+    let mut stream = futures::stream::iter(inputs.iter().enumerate())
+        .map(|(index, input)| async move {
+            let outcome = match input {
+                Input::Malformed { line, reason } => Outcome::Malformed {
+                    line: *line,
+                    reason: reason.clone(),
+                },
+                Input::Lookup(lookup) => match look_up(ctx, lookup, merchant_id, wait).await {
+                    Ok(reply) => Outcome::Found(Box::new(reply)),
+                    Err(err) => Outcome::Failed(err),
+                },
+            };
+            (index, outcome)
+        })
+        .buffer_unordered(usize::from(args.concurrency));
+    while let Some((index, outcome)) = stream.next().await {
+        progress.inc(1);
+        outcomes[index] = Some(outcome);
+        while let Some(Some(ready)) = outcomes.get(printed) {
+            if ctx.is_json() {
+                progress.suspend(|| print_json(ctx, ready))?;
+            }
+            printed += 1;
+        }
+    }
+    progress.finish_and_clear();
+
+    let outcomes: Vec<Outcome> = outcomes.into_iter().flatten().collect();
+    report(ctx, &inputs, &outcomes)
+}
+
+/// `json`: the envelope of one outcome, exactly as received, if there is one.
+fn print_json(ctx: &Context, outcome: &Outcome) -> Result<(), CliError> {
+    let envelope = match outcome {
+        Outcome::Found(reply) => Some(reply.raw_envelope()),
+        Outcome::Failed(err) => last_envelope(err),
+        Outcome::Malformed { .. } => None,
+    };
+    match envelope {
+        Some(envelope) => ctx.print_line(envelope),
+        None => Ok(()),
+    }
+}
+
+fn progress_bar(ctx: &Context, len: usize, waiting: bool) -> ProgressBar {
+    if !ctx.stderr_is_terminal() || (len < 2 && !waiting) {
+        return ProgressBar::hidden();
+    }
+    let bar = if len < 2 {
+        let spinner = ProgressBar::new_spinner().with_message("waiting for a final state");
+        spinner.enable_steady_tick(Duration::from_millis(120));
+        spinner
+    } else {
+        let bar = ProgressBar::new(len as u64);
+        if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} look-ups {elapsed}") {
+            bar.set_style(style);
+        }
+        bar
+    };
+    bar.set_draw_target(ProgressDrawTarget::stderr());
+    bar
+}
+
+/// One look-up; with `wait`, polls until a final state or the timeout.
+async fn look_up(
+    ctx: &Context,
+    lookup: &Lookup,
+    merchant_id: Option<Uuid>,
+    wait: Option<Duration>,
+) -> Result<Reply<PaymentStatus>, CliError> {
+    let fail = |source| ctx.call_failed(lookup.describe(), source);
+    let reply = match lookup {
+        Lookup::Id(id) => {
+            let path = format!("/api/payments/{}/status", encode_path_segment(id));
+            let started = ctx.log_request("GET", &path);
+            let result = ctx.client.status(id).await;
+            log(ctx, started, &result);
+            result.map_err(fail)?
+        }
+        Lookup::Reference(reference) => {
+            let query = merchant_id
+                .map(|m| format!("?merchantId={m}"))
+                .unwrap_or_default();
+            let path = format!(
+                "/api/payments/reference/{}/status{query}",
+                encode_path_segment(reference)
+            );
+            let started = ctx.log_request("GET", &path);
+            let result = ctx.client.status_by_reference(reference, merchant_id).await;
+            log(ctx, started, &result);
+            result.map_err(fail)?
+        }
+    };
+    let Some(timeout) = wait else {
+        return Ok(reply);
+    };
+    if reply.data().status.is_final() {
+        return Ok(reply);
+    }
+    let id = reply.data().transaction_id.clone();
+    let started = ctx.log_request("GET", &format!("/api/payments/{id}/status (polling)"));
+    let options = WaitOptions::default().timeout(timeout);
+    let result = ctx.client.wait_for_final(&id, options).await;
+    log(ctx, started, &result);
+    result.map_err(fail)
+}
+
+fn log(ctx: &Context, started: Instant, result: &Result<Reply<PaymentStatus>, ClientError>) {
+    ctx.log_response(
+        started,
+        result
+            .as_ref()
+            .map(|reply| (reply.http_status(), reply.request_id(), reply.attempts())),
+    );
+}
+
+/// Prints the table (json is already out) and the problems, in input
+/// order; returns the highest exit code.
+fn report(ctx: &Context, inputs: &[Input], outcomes: &[Outcome]) -> Result<Exit, CliError> {
+    let mut exits = Vec::with_capacity(outcomes.len());
+    let mut rows = Vec::with_capacity(outcomes.len());
+    let mut problems = Vec::new();
+    for (input, outcome) in inputs.iter().zip(outcomes) {
+        match outcome {
+            Outcome::Found(reply) => {
+                exits.push(Exit::Ok);
+                rows.push(LookupRow::Found(view(reply.data())));
+            }
+            Outcome::Malformed { line, reason } => {
+                exits.push(Exit::Usage);
+                problems.push(format!("--from-file line {line}: {reason}"));
+                rows.push(LookupRow::Failed {
+                    input: format!("(line {line})"),
+                    by_reference: false,
+                    label: "INVALID".to_owned(),
+                    reason: reason.clone(),
+                });
+            }
+            Outcome::Failed(err) => {
+                exits.push(err.exit_code());
+                problems.push(err.to_string());
+                let Input::Lookup(lookup) = input else {
+                    continue;
+                };
+                rows.push(failed_row(lookup, err));
+            }
+        }
+    }
+    let single = outcomes.len() == 1;
+    let only_failures = rows
+        .iter()
+        .all(|row| matches!(row, LookupRow::Failed { .. }));
+    if !(ctx.is_json() || single && only_failures) {
+        ctx.print(&output::statuses(&rows, ctx.style()))?;
+    }
+    for problem in &problems {
+        eprintln!("error: {problem}");
+    }
+    if !single && !problems.is_empty() {
+        eprintln!("{} of {} look-ups failed", problems.len(), outcomes.len());
+    }
+    Ok(Exit::worst(exits))
+}
+
+/// The envelope to show a script for a failure: the service's error
+/// envelope, or for `--wait` the last status read.
+fn last_envelope(err: &CliError) -> Option<&str> {
+    last_status(err).map_or_else(|| err.raw_envelope(), |last| Some(last.raw_envelope()))
+}
+
+/// The last status `--wait` read before it gave up.
+fn last_status(err: &CliError) -> Option<&Reply<PaymentStatus>> {
+    match err {
+        CliError::Call { source, .. } => match source.as_ref() {
+            ClientError::WaitTimeout { last, .. } => last.as_deref(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn failed_row(lookup: &Lookup, err: &CliError) -> LookupRow {
+    if let Some(last) = last_status(err) {
+        let mut view = view(last.data());
+        view.message = Some(format!(
+            "gave up waiting{}",
+            view.message.map(|m| format!(": {m}")).unwrap_or_default()
+        ));
+        return LookupRow::Found(view);
+    }
+    let (label, reason) = match err {
+        CliError::Call { source, .. } => (error::label_for(source), error::reason(source)),
+        other => ("ERROR", other.to_string()),
+    };
+    LookupRow::Failed {
+        input: lookup.text().to_owned(),
+        by_reference: lookup.is_reference(),
+        label: label.to_owned(),
+        reason,
+    }
+}
+
+fn view(data: &PaymentStatus) -> StatusView {
+    StatusView {
+        transaction_id: data.transaction_id.to_string(),
+        reference_no: data.reference_no.clone(),
+        status: data.status.to_string(),
+        amount: data.amount.to_string(),
+        product_code: data.product_code.clone(),
+        created_at: data.created_at,
+        last_modified_at: data.last_modified_at,
+        provider_reference: data.provider_reference.clone(),
+        message: data.message.clone(),
+    }
+}
+
+/// The inputs from arguments or `--from-file`, in order.
+fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> {
+    let mut inputs: Vec<Input> = args
+        .transaction_ids
+        .iter()
+        .map(|id| Input::Lookup(Lookup::Id(id.clone())))
+        .chain(
+            args.reference_no
+                .iter()
+                .map(|reference| Input::Lookup(Lookup::Reference(reference.clone()))),
+        )
+        .collect();
+    if let Some(path) = &args.from_file {
+        let bytes = read_source(path)?;
+        inputs.extend(parse_lines(&bytes, args.by_reference));
+    }
+    Ok(inputs)
+}
+
+fn read_source(path: &Path) -> Result<Vec<u8>, CliError> {
+    let mut bytes = Vec::new();
+    let result = if path.as_os_str() == "-" {
+        std::io::stdin().lock().read_to_end(&mut bytes).map(|_| ())
+    } else {
+        std::fs::read(path).map(|read| bytes = read)
+    };
+    result.map_err(|source| CliError::Input {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(bytes)
+}
+
+/// One id (or reference) per line; blank lines and `#` comments skipped;
+/// anything that cannot be one is reported with its line number.
+pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
+    let mut inputs = Vec::new();
+    for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = index + 1;
+        let malformed = |reason: String| Input::Malformed { line, reason };
+        let Ok(text) = std::str::from_utf8(raw) else {
+            inputs.push(malformed("not valid UTF-8".to_owned()));
+            continue;
+        };
+        let text = text.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        let what = if by_reference {
+            "reference"
+        } else {
+            "transaction id"
+        };
+        if text.chars().any(char::is_control) {
+            inputs.push(malformed(format!(
+                "the {what} contains a control character"
+            )));
+        } else if text.chars().count() > MAX_LINE_CHARS {
+            inputs.push(malformed(format!(
+                "the {what} is longer than {MAX_LINE_CHARS} characters"
+            )));
+        } else if !by_reference && text.chars().any(char::is_whitespace) {
+            inputs.push(malformed(format!(
+                "'{text}' is not a transaction id (it has spaces; use --by-reference for references)"
+            )));
+        } else if by_reference {
+            inputs.push(Input::Lookup(Lookup::Reference(text.to_owned())));
+        } else {
+            inputs.push(Input::Lookup(Lookup::Id(text.to_owned())));
+        }
+    }
+    inputs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn lines_skip_blanks_and_comments_and_report_the_rest() {
+        let inputs = parse_lines(b"# ids\n\nabc\n  def  \r\nbad id\n\x01\n# end", false);
+        assert_eq!(
+            inputs,
+            vec![
+                Input::Lookup(Lookup::Id("abc".into())),
+                Input::Lookup(Lookup::Id("def".into())),
+                Input::Malformed {
+                    line: 5,
+                    reason: "'bad id' is not a transaction id (it has spaces; use --by-reference for references)".into()
+                },
+                Input::Malformed {
+                    line: 6,
+                    reason: "the transaction id contains a control character".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn references_may_hold_inner_spaces_and_slashes() {
+        let inputs = parse_lines("INV/2026 0001\nnon-utf8 \u{e9}\n".as_bytes(), true);
+        assert_eq!(
+            inputs[0],
+            Input::Lookup(Lookup::Reference("INV/2026 0001".into()))
+        );
+        let inputs = parse_lines(b"\xff\xfe\n", true);
+        assert!(matches!(inputs[0], Input::Malformed { line: 1, .. }));
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_give_one_input_per_meaningful_line(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+            let inputs = parse_lines(&bytes, false);
+            let lines = bytes.split(|&b| b == b'\n').count();
+            prop_assert!(inputs.len() <= lines);
+        }
+    }
+}

@@ -1,0 +1,437 @@
+//! The config file and the one conversion from raw arguments to settings.
+//!
+//! The file is TOML at `$XDG_CONFIG_HOME/payments/config.toml` (the platform
+//! config directory, via `etcetera`) or `--config PATH`:
+//!
+//! ```toml
+//! default_profile = "staging"
+//!
+//! [profiles.staging]
+//! base_url = "https://payments.staging.example.com"
+//! api_key = "sk_test_..."
+//! merchant_id = "4f1c6a2e-0b7d-4c1e-9a53-2f8e6d1b7c90"
+//! output = "table"
+//! timeout = 10
+//! retries = 3
+//! ```
+//!
+//! A flag beats the environment (clap applies `env = ...`), which beats the
+//! profile. A missing file at the default location is fine; a missing file
+//! named with `--config`, a malformed file or an unknown profile is an error
+//! that names the file.
+
+use std::{
+    collections::BTreeMap,
+    fmt,
+    io::IsTerminal,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use secrecy::SecretString;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use crate::{
+    cli::{ApiKey, GlobalArgs, OutputFormat},
+    error::CliError,
+};
+
+/// Per-attempt timeout when neither a flag nor the profile gives one.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Retries when neither a flag nor the profile gives a number.
+pub const DEFAULT_RETRIES: u32 = 2;
+/// The profile used when none is named and the file has no `default_profile`.
+pub const DEFAULT_PROFILE: &str = "default";
+
+/// The config file as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// The profile used when neither `--profile` nor `PAYMENTS_PROFILE` names one.
+    pub default_profile: Option<String>,
+    /// Profiles by name.
+    #[serde(default)]
+    pub profiles: BTreeMap<String, Profile>,
+}
+
+/// One profile: every field optional.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub base_url: Option<String>,
+    #[serde(default, deserialize_with = "secret")]
+    pub api_key: Option<SecretString>,
+    pub merchant_id: Option<Uuid>,
+    pub output: Option<OutputFormat>,
+    /// Seconds, per attempt.
+    pub timeout: Option<u32>,
+    pub retries: Option<u32>,
+}
+
+impl fmt::Debug for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Profile")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[REDACTED]"))
+            .field("merchant_id", &self.merchant_id)
+            .field("output", &self.output)
+            .field("timeout", &self.timeout)
+            .field("retries", &self.retries)
+            .finish()
+    }
+}
+
+/// What went wrong with the config file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path}, line {line}: {message}")]
+    Malformed {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{}", unknown_profile_message(.name, .path, .known))]
+    UnknownProfile {
+        name: String,
+        path: PathBuf,
+        known: Vec<String>,
+    },
+    #[error("cannot find the config directory: {0}; pass --config PATH")]
+    NoConfigDir(String),
+}
+
+fn secret<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<SecretString>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.map(SecretString::from))
+}
+
+fn unknown_profile_message(name: &str, path: &Path, known: &[String]) -> String {
+    if known.is_empty() {
+        format!(
+            "profile '{name}' not found: {} has no profiles",
+            path.display()
+        )
+    } else {
+        format!(
+            "profile '{name}' not found in {}; known profiles: {}",
+            path.display(),
+            known.join(", ")
+        )
+    }
+}
+
+impl ConfigFile {
+    /// Parses the text of a config file; `path` only names it in errors.
+    ///
+    /// # Errors
+    ///
+    /// Invalid TOML, unknown keys or wrongly typed values, with the line.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|err| ConfigError::Malformed {
+            path: path.to_owned(),
+            line: err.span().map_or(1, |span| line_of(text, span.start)),
+            message: err.message().trim_end_matches('\n').to_owned(),
+        })
+    }
+
+    /// Reads `explicit`, or the default file when it exists.
+    ///
+    /// Returns the path looked at, and the file (empty when the default file
+    /// does not exist).
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read (or an explicit one does not exist), or it is malformed.
+    pub fn load(explicit: Option<&Path>) -> Result<(PathBuf, Self), ConfigError> {
+        let (path, must_exist) = match explicit {
+            Some(path) => (path.to_owned(), true),
+            None => (default_path()?, false),
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let file = Self::parse(&text, &path)?;
+                Ok((path, file))
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && !must_exist => {
+                Ok((path, Self::default()))
+            }
+            Err(source) => Err(ConfigError::Read { path, source }),
+        }
+    }
+
+    /// Picks the profile: `requested` (flag or env), else `default_profile`,
+    /// else `default` when it exists, else none.
+    ///
+    /// # Errors
+    ///
+    /// A profile named by the user or by `default_profile` that the file lacks.
+    pub fn select(
+        mut self,
+        requested: Option<&str>,
+        path: &Path,
+    ) -> Result<Option<Profile>, ConfigError> {
+        let name = match requested.or(self.default_profile.as_deref()) {
+            Some(name) => name.to_owned(),
+            None => return Ok(self.profiles.remove(DEFAULT_PROFILE)),
+        };
+        match self.profiles.remove(&name) {
+            Some(profile) => Ok(Some(profile)),
+            None => Err(ConfigError::UnknownProfile {
+                name,
+                path: path.to_owned(),
+                known: self.profiles.into_keys().collect(),
+            }),
+        }
+    }
+}
+
+/// `$XDG_CONFIG_HOME/payments/config.toml` or the platform's equivalent.
+///
+/// # Errors
+///
+/// No home directory can be found.
+pub fn default_path() -> Result<PathBuf, ConfigError> {
+    use etcetera::BaseStrategy as _;
+    let strategy = etcetera::choose_base_strategy()
+        .map_err(|err| ConfigError::NoConfigDir(err.to_string()))?;
+    Ok(strategy.config_dir().join("payments").join("config.toml"))
+}
+
+fn line_of(text: &str, byte_offset: usize) -> usize {
+    let end = byte_offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Where a setting came from, so errors can say how to change it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A flag or its environment variable (clap does not tell them apart).
+    FlagOrEnv,
+    /// The config file's profile.
+    Profile,
+}
+
+/// Validated global settings: the one result of flags + env + profile.
+#[derive(Debug)]
+pub struct Settings {
+    pub base_url: Option<(String, Source)>,
+    pub api_key: Option<ApiKey>,
+    pub merchant_id: Option<Uuid>,
+    pub output: OutputFormat,
+    pub colour: bool,
+    pub timeout: Duration,
+    pub retries: u32,
+    pub verbose: bool,
+    pub config_path: PathBuf,
+}
+
+impl Settings {
+    /// Merges the raw global options with the config file.
+    ///
+    /// # Errors
+    ///
+    /// Config file problems (see [`ConfigFile::load`] and [`ConfigFile::select`]).
+    pub fn resolve(global: GlobalArgs) -> Result<Self, CliError> {
+        let (config_path, file) = ConfigFile::load(global.config.as_deref())?;
+        let profile = file
+            .select(global.profile.as_deref(), &config_path)?
+            .unwrap_or_default();
+        let stdout_is_terminal = std::io::stdout().is_terminal();
+        let output = global
+            .output
+            .or(profile.output)
+            .unwrap_or(if stdout_is_terminal {
+                OutputFormat::Table
+            } else {
+                OutputFormat::Json
+            });
+        let base_url = match (global.base_url, profile.base_url) {
+            (Some(url), _) => Some((url, Source::FlagOrEnv)),
+            (None, Some(url)) => Some((url, Source::Profile)),
+            (None, None) => None,
+        };
+        Ok(Self {
+            base_url,
+            api_key: global.api_key.or(profile.api_key.map(ApiKey)),
+            merchant_id: global.merchant_id.or(profile.merchant_id),
+            output,
+            colour: stdout_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            timeout: global
+                .timeout
+                .or(profile.timeout.map(|s| Duration::from_secs(u64::from(s))))
+                .unwrap_or(DEFAULT_TIMEOUT),
+            retries: global
+                .retries
+                .or(profile.retries)
+                .unwrap_or(DEFAULT_RETRIES),
+            verbose: global.verbose,
+            config_path,
+        })
+    }
+
+    /// The base URL, or a usage error that says how to give one.
+    ///
+    /// # Errors
+    ///
+    /// No base URL in flags, environment or profile.
+    pub fn require_base_url(&self) -> Result<&str, CliError> {
+        self.base_url
+            .as_ref()
+            .map(|(url, _)| url.as_str())
+            .ok_or_else(|| {
+                CliError::Usage(format!(
+                    "no service URL: pass --base-url URL, set PAYMENTS_BASE_URL, \
+                 or add base_url to a profile in {}",
+                    self.config_path.display()
+                ))
+            })
+    }
+
+    /// The merchant, or a usage error that says how to give one.
+    ///
+    /// # Errors
+    ///
+    /// No merchant id in flags, environment or profile.
+    pub fn require_merchant_id(&self) -> Result<Uuid, CliError> {
+        self.merchant_id.ok_or_else(|| {
+            CliError::Usage(
+                "no merchant: pass --merchant-id UUID, set PAYMENTS_MERCHANT_ID, \
+                 or add merchant_id to the profile"
+                    .to_owned(),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use secrecy::ExposeSecret as _;
+
+    fn parse(text: &str) -> Result<ConfigFile, ConfigError> {
+        ConfigFile::parse(text, Path::new("/tmp/config.toml"))
+    }
+
+    #[test]
+    fn a_full_profile_parses() {
+        let file = parse(
+            r#"
+default_profile = "staging"
+[profiles.staging]
+base_url = "http://localhost:8080"
+api_key = "sk_test"
+merchant_id = "4F1C6A2E-0B7D-4C1E-9A53-2F8E6D1B7C90"
+output = "json"
+timeout = 5
+retries = 0
+"#,
+        )
+        .unwrap();
+        let profile = file.select(None, Path::new("x")).unwrap().unwrap();
+        assert_eq!(profile.base_url.as_deref(), Some("http://localhost:8080"));
+        assert_eq!(profile.api_key.as_ref().unwrap().expose_secret(), "sk_test");
+        assert_eq!(profile.output, Some(OutputFormat::Json));
+        assert_eq!(profile.retries, Some(0));
+        assert!(!format!("{profile:?}").contains("sk_test"));
+    }
+
+    #[test]
+    fn an_empty_file_has_no_profile() {
+        assert!(
+            parse("")
+                .unwrap()
+                .select(None, Path::new("x"))
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn malformed_files_name_the_file_and_line() {
+        let err = parse("[profiles.a]\nbase_url = \"x\"\nretries = \"many\"\n").unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("config file /tmp/config.toml, line 3:"),
+            "{text}"
+        );
+
+        let err = parse("[profiles.a]\n\n\nbse_url = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 4") && err.contains("bse_url"), "{err}");
+
+        let err = parse("not toml at all").unwrap_err().to_string();
+        assert!(err.contains("line 1"), "{err}");
+
+        let err = parse("[profiles.a]\nmerchant_id = \"nope\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn unknown_profiles_list_the_known_ones() {
+        let file = parse("[profiles.prod]\n[profiles.staging]\n").unwrap();
+        let err = file.select(Some("dev"), Path::new("/c.toml")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "profile 'dev' not found in /c.toml; known profiles: prod, staging"
+        );
+        let err = parse("")
+            .unwrap()
+            .select(Some("dev"), Path::new("/c.toml"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "profile 'dev' not found: /c.toml has no profiles"
+        );
+    }
+
+    #[test]
+    fn a_dangling_default_profile_is_an_error() {
+        let file = parse("default_profile = \"gone\"\n[profiles.prod]\n").unwrap();
+        assert!(file.select(None, Path::new("x")).is_err());
+    }
+
+    #[test]
+    fn malformed_secrets_are_not_echoed() {
+        // A key given with a wrong type: the message may not repeat file contents.
+        let err = parse("[profiles.a]\napi_key = 12345678901\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn line_numbers_clamp_to_the_text() {
+        assert_eq!(line_of("a\nb\n", 999), 3);
+        assert_eq!(line_of("", 0), 1);
+    }
+
+    proptest! {
+        #[test]
+        fn hostile_text_never_panics(text in "\\PC{0,200}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn huge_values_are_errors_not_panics(n in any::<i64>(), s in "[a-z]{0,5000}") {
+            let text = format!("[profiles.p]\nretries = {n}\ntimeout = {n}\nbase_url = \"{s}\"\n");
+            match parse(&text) {
+                Ok(file) => prop_assert!(file.profiles.contains_key("p")),
+                Err(err) => prop_assert!(err.to_string().contains("line 2")),
+            }
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! The CLI's error: usage, config, I/O and failed service calls, with
+//! [`CliError::exit_code`] as the only mapping to the documented exit codes.
+//!
+//! `Display` is the one line `main` prints: what failed and what to do. The
+//! API key never appears in it (the client keeps it in a `SecretString`, and
+//! nothing here formats settings).
+
+use std::path::PathBuf;
+
+use payments_client::{Error as ClientError, ErrorCode};
+
+use crate::{config::ConfigError, exit::Exit};
+
+/// Everything that can stop a command.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// Bad flags or values that clap could not check alone.
+    #[error("{0}")]
+    Usage(String),
+
+    /// The config file.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+
+    /// Reading an input file or stdin.
+    #[error("cannot read {}: {source}", display_path(.path))]
+    Input {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    /// Writing the results.
+    #[error("cannot write the output: {0}")]
+    Output(#[source] std::io::Error),
+
+    /// The async runtime could not start (out of threads or file descriptors).
+    #[error("cannot start: {0}")]
+    Runtime(#[source] std::io::Error),
+
+    /// A call to the service failed.
+    #[error("{}", describe_call_failure(.call, .base_url, .source))]
+    Call {
+        /// What was attempted, e.g. `initiate` or `status of 0193...`.
+        call: String,
+        base_url: String,
+        source: Box<ClientError>,
+    },
+}
+
+fn display_path(path: &std::path::Path) -> String {
+    if path.as_os_str() == "-" {
+        "standard input".to_owned()
+    } else {
+        path.display().to_string()
+    }
+}
+
+impl CliError {
+    /// The documented exit code for this error.
+    #[must_use]
+    pub fn exit_code(&self) -> Exit {
+        match self {
+            Self::Usage(_) | Self::Config(_) | Self::Input { .. } => Exit::Usage,
+            Self::Output(_) | Self::Runtime(_) => Exit::Unavailable,
+            Self::Call { source, .. } => exit_for_client_error(source),
+        }
+    }
+
+    /// Whether this is the reader of our stdout going away (`payments status | head`).
+    #[must_use]
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Self::Output(err) if err.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
+    /// The envelope the service sent, when it sent one.
+    #[must_use]
+    pub fn raw_envelope(&self) -> Option<&str> {
+        match self {
+            Self::Call { source, .. } => source.raw_envelope(),
+            _ => None,
+        }
+    }
+}
+
+/// The exit code of one failed client call.
+#[must_use]
+pub fn exit_for_client_error(error: &ClientError) -> Exit {
+    let not_found = matches!(error.error_code(), Some(ErrorCode::TransactionNotFound));
+    match error {
+        ClientError::Api(api) => Exit::for_service_answer(api.status, not_found),
+        ClientError::InvalidInput(..) | ClientError::Money(..) | ClientError::Config { .. } => {
+            Exit::Usage
+        }
+        ClientError::WaitTimeout { .. } => Exit::WaitGaveUp,
+        _ if not_found => Exit::NotFound,
+        _ => Exit::Unavailable,
+    }
+}
+
+/// A short label for a failed look-up, for the STATUS column.
+#[must_use]
+pub fn label_for(error: &ClientError) -> &'static str {
+    match exit_for_client_error(error) {
+        Exit::NotFound => "NOT FOUND",
+        Exit::Rejected => "REJECTED",
+        Exit::Usage => "INVALID",
+        Exit::WaitGaveUp => "GAVE UP",
+        Exit::Ok | Exit::Unavailable => "ERROR",
+    }
+}
+
+/// One line: what failed, why, what to do, and the request id to quote.
+fn describe_call_failure(call: &str, base_url: &str, error: &ClientError) -> String {
+    let mut line = format!("{call} failed: {}", reason(error));
+    if let Some(hint) = hint(error, base_url) {
+        line.push_str("; ");
+        line.push_str(&hint);
+    }
+    if let Some(id) = error.request_id() {
+        line.push_str(&format!(" (request id {id})"));
+    }
+    line
+}
+
+/// The reason part of a failure, without the request id.
+#[must_use]
+pub fn reason(error: &ClientError) -> String {
+    match error {
+        ClientError::Api(api) if api.message.is_empty() => {
+            format!("{} (HTTP {})", api.code, api.status)
+        }
+        ClientError::Api(api) => format!("{} (HTTP {}): {}", api.code, api.status, api.message),
+        ClientError::UnexpectedResponse {
+            status,
+            content_type,
+            ..
+        } => format!(
+            "the service answered HTTP {status} with {} instead of its JSON envelope",
+            content_type.as_deref().unwrap_or("no content type")
+        ),
+        ClientError::WaitTimeout { waited, .. } => format!(
+            "no final state (SUCCESSFUL, FAILED, EXPIRED) within {:.1} s",
+            waited.as_secs_f64()
+        ),
+        other => other.to_string(),
+    }
+}
+
+fn hint(error: &ClientError, base_url: &str) -> Option<String> {
+    match error {
+        ClientError::Transport { .. } => Some(format!(
+            "is the service running at {base_url}? set the URL with --base-url or PAYMENTS_BASE_URL"
+        )),
+        ClientError::UnexpectedResponse { .. } => Some(format!(
+            "is {base_url} the payments service (not a proxy or web page)? set it with --base-url or PAYMENTS_BASE_URL"
+        )),
+        ClientError::WaitTimeout { last, .. } => Some(format!(
+            "{}run it again later or raise --wait-timeout",
+            last.as_ref()
+                .map(|reply| format!("last seen {}; ", reply.data().status))
+                .unwrap_or_default()
+        )),
+        ClientError::Api(api) if api.status == 401 => Some(
+            "check the API key (--api-key, PAYMENTS_API_KEY or api_key in the profile)".to_owned(),
+        ),
+        ClientError::Api(api) if api.status >= 500 || api.status == 429 => {
+            Some("the service may be having trouble; try again later".to_owned())
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use payments_client::TransportKind;
+
+    use super::*;
+
+    fn call(source: ClientError) -> CliError {
+        CliError::Call {
+            call: "status of abc".to_owned(),
+            base_url: "http://127.0.0.1:1".to_owned(),
+            source: Box::new(source),
+        }
+    }
+
+    #[test]
+    fn unreachable_names_the_url_the_flag_and_the_request_id() {
+        let err = call(ClientError::Transport {
+            kind: TransportKind::Connect,
+            request_id: "req-1".to_owned(),
+            source: None,
+        });
+        assert_eq!(err.exit_code(), Exit::Unavailable);
+        assert_eq!(
+            err.to_string(),
+            "status of abc failed: could not connect to the service; is the service running at \
+             http://127.0.0.1:1? set the URL with --base-url or PAYMENTS_BASE_URL (request id req-1)"
+        );
+    }
+
+    #[test]
+    fn a_body_that_is_not_the_envelope_is_a_service_error() {
+        let err = call(ClientError::UnexpectedResponse {
+            status: 502,
+            body_prefix: "<html>".to_owned(),
+            content_type: Some("text/html".to_owned()),
+            request_id: "req-2".to_owned(),
+            reason: "not JSON".to_owned(),
+            retry_after: None,
+        });
+        assert_eq!(err.exit_code(), Exit::Unavailable);
+        let text = err.to_string();
+        assert!(text.contains("HTTP 502 with text/html"), "{text}");
+        assert!(!text.contains("<html>"), "{text}");
+    }
+
+    #[test]
+    fn a_wait_that_gives_up_exits_5() {
+        let err = call(ClientError::WaitTimeout {
+            waited: Duration::from_millis(1500),
+            last: None,
+        });
+        assert_eq!(err.exit_code(), Exit::WaitGaveUp);
+        assert!(err.to_string().contains("within 1.5 s"), "{err}");
+        assert!(err.to_string().contains("--wait-timeout"), "{err}");
+    }
+
+    #[test]
+    fn local_problems_are_usage_errors() {
+        let config = call(ClientError::Config {
+            message: "bad url".to_owned(),
+        });
+        assert_eq!(config.exit_code(), Exit::Usage);
+        assert_eq!(CliError::Usage("x".to_owned()).exit_code(), Exit::Usage);
+    }
+
+    #[test]
+    fn a_closed_pipe_is_recognised() {
+        let err = CliError::Output(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert!(err.is_broken_pipe());
+        assert!(!CliError::Usage("x".to_owned()).is_broken_pipe());
+    }
+}

@@ -1,0 +1,307 @@
+//! Rendering results to strings; printing is the caller's job.
+//!
+//! `table` is for people: aligned columns (comfy-table), money with its
+//! currency's digits where the currency is known (status and confirm
+//! responses carry none, so their decimal is shown exactly as received), times
+//! in UTC, colour only when asked for (a terminal without `NO_COLOR`).
+//! `json` is not rendered here at all: commands print each envelope exactly as
+//! it was received.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
+
+/// A status read, as shown in a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusView {
+    pub transaction_id: String,
+    pub reference_no: String,
+    pub status: String,
+    /// The decimal exactly as the service wrote it.
+    pub amount: String,
+    pub product_code: String,
+    pub created_at: DateTime<Utc>,
+    pub last_modified_at: Option<DateTime<Utc>>,
+    pub provider_reference: Option<String>,
+    pub message: Option<String>,
+}
+
+/// One line of a many-look-up table, in input order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LookupRow {
+    Found(StatusView),
+    Failed {
+        /// What the user asked for: an id or a reference.
+        input: String,
+        by_reference: bool,
+        /// A short label for the STATUS column, e.g. `NOT FOUND`.
+        label: String,
+        /// The one-line reason.
+        reason: String,
+    },
+}
+
+/// How tables are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
+    pub colour: bool,
+}
+
+/// Time in UTC, to the second, e.g. `2026-11-22 08:15:30Z`.
+#[must_use]
+pub fn time(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Secs, true)
+        .replacen('T', " ", 1)
+}
+
+fn optional_time(at: Option<DateTime<Utc>>) -> String {
+    at.map_or_else(|| "-".to_owned(), time)
+}
+
+fn or_dash(value: Option<&str>) -> String {
+    match value {
+        Some(text) if !text.is_empty() => text.to_owned(),
+        _ => "-".to_owned(),
+    }
+}
+
+fn new_table(style: Style) -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    if style.colour {
+        table.enforce_styling();
+    } else {
+        table.force_no_tty();
+    }
+    table
+}
+
+/// The status cell, coloured by how the payment stands.
+fn status_cell(status: &str, style: Style) -> Cell {
+    let cell = Cell::new(status);
+    if !style.colour {
+        return cell;
+    }
+    match status {
+        "SUCCESSFUL" => cell.fg(Color::Green),
+        "FAILED" | "EXPIRED" | "NOT FOUND" | "ERROR" => cell.fg(Color::Red),
+        _ => cell.fg(Color::Yellow),
+    }
+}
+
+/// A two-column table of named fields (initiate and confirm results).
+#[must_use]
+pub fn fields(rows: &[(&str, String)], style: Style) -> String {
+    let mut table = new_table(style);
+    for (name, value) in rows {
+        let value_cell = if *name == "Status" {
+            status_cell(value, style)
+        } else {
+            Cell::new(value)
+        };
+        table.add_row(vec![Cell::new(name), value_cell]);
+    }
+    finish(table)
+}
+
+/// The result of `initiate`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InitiatedView {
+    pub transaction_id: String,
+    pub reference_no: String,
+    pub status: String,
+    /// Already formatted with the currency's digits, e.g. `10.50 MYR`.
+    pub amount: String,
+    pub product_code: String,
+    pub created_at: DateTime<Utc>,
+    pub extra_properties: Option<String>,
+}
+
+/// Renders an initiate result.
+#[must_use]
+pub fn initiated(view: &InitiatedView, style: Style) -> String {
+    fields(
+        &[
+            ("Transaction ID", view.transaction_id.clone()),
+            ("Reference", view.reference_no.clone()),
+            ("Status", view.status.clone()),
+            ("Amount", view.amount.clone()),
+            ("Product", view.product_code.clone()),
+            ("Created (UTC)", time(view.created_at)),
+            ("Extra", or_dash(view.extra_properties.as_deref())),
+        ],
+        style,
+    )
+}
+
+/// The result of `confirm`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfirmedView {
+    pub transaction_id: String,
+    pub reference_no: String,
+    pub status: String,
+    pub amount: String,
+    pub provider_reference: Option<String>,
+    pub confirmed_at: Option<DateTime<Utc>>,
+    pub error_message: Option<String>,
+    pub extra_properties: Option<String>,
+}
+
+/// Renders a confirm result.
+#[must_use]
+pub fn confirmed(view: &ConfirmedView, style: Style) -> String {
+    fields(
+        &[
+            ("Transaction ID", view.transaction_id.clone()),
+            ("Reference", view.reference_no.clone()),
+            ("Status", view.status.clone()),
+            ("Amount", view.amount.clone()),
+            ("Provider ref", or_dash(view.provider_reference.as_deref())),
+            ("Confirmed (UTC)", optional_time(view.confirmed_at)),
+            ("Error", or_dash(view.error_message.as_deref())),
+            ("Extra", or_dash(view.extra_properties.as_deref())),
+        ],
+        style,
+    )
+}
+
+/// Renders status look-ups, one row each, in the order given.
+#[must_use]
+pub fn statuses(rows: &[LookupRow], style: Style) -> String {
+    let mut table = new_table(style);
+    table.set_header(
+        [
+            "TRANSACTION ID",
+            "REFERENCE",
+            "STATUS",
+            "AMOUNT",
+            "PRODUCT",
+            "CREATED (UTC)",
+            "UPDATED (UTC)",
+            "PROVIDER REF",
+            "MESSAGE",
+        ]
+        .map(Cell::new),
+    );
+    for row in rows {
+        match row {
+            LookupRow::Found(view) => table.add_row(vec![
+                Cell::new(&view.transaction_id),
+                Cell::new(&view.reference_no),
+                status_cell(&view.status, style),
+                Cell::new(&view.amount),
+                Cell::new(&view.product_code),
+                Cell::new(time(view.created_at)),
+                Cell::new(optional_time(view.last_modified_at)),
+                Cell::new(or_dash(view.provider_reference.as_deref())),
+                Cell::new(or_dash(view.message.as_deref())),
+            ]),
+            LookupRow::Failed {
+                input,
+                by_reference,
+                label,
+                reason,
+            } => {
+                let (id, reference) = if *by_reference {
+                    ("-".to_owned(), input.clone())
+                } else {
+                    (input.clone(), "-".to_owned())
+                };
+                table.add_row(
+                    [id, reference]
+                        .map(Cell::new)
+                        .into_iter()
+                        .chain([status_cell(label, style)])
+                        .chain(["-", "-", "-", "-", "-"].map(Cell::new))
+                        .chain([Cell::new(reason)]),
+                )
+            }
+        };
+    }
+    finish(table)
+}
+
+/// Two spaces between columns, none before the first.
+fn finish(mut table: Table) -> String {
+    for column in table.column_iter_mut() {
+        column.set_padding((0, 2));
+    }
+    trim_lines(&table.to_string())
+}
+
+/// comfy-table pads the last column; trailing blanks only make diffs noisy.
+fn trim_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 1);
+    for line in text.lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAIN: Style = Style { colour: false };
+
+    fn at(text: &str) -> DateTime<Utc> {
+        text.parse().unwrap()
+    }
+
+    fn found() -> StatusView {
+        StatusView {
+            transaction_id: "0193-aaaa".into(),
+            reference_no: "INV/1".into(),
+            status: "SUCCESSFUL".into(),
+            amount: "150.00".into(),
+            product_code: "TOPUP".into(),
+            created_at: at("2026-11-22T08:15:30.123Z"),
+            last_modified_at: None,
+            provider_reference: Some("PRV-1".into()),
+            message: None,
+        }
+    }
+
+    #[test]
+    fn times_are_utc_to_the_second() {
+        assert_eq!(
+            time(at("2026-11-22T08:15:30.999+08:00")),
+            "2026-11-22 00:15:30Z"
+        );
+    }
+
+    #[test]
+    fn status_rows_keep_order_and_show_failures_in_line() {
+        let text = statuses(
+            &[
+                LookupRow::Found(found()),
+                LookupRow::Failed {
+                    input: "nope".into(),
+                    by_reference: false,
+                    label: "NOT FOUND".into(),
+                    reason: "transaction not found".into(),
+                },
+            ],
+            PLAIN,
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[0].starts_with("TRANSACTION ID"));
+        assert!(lines[1].contains("SUCCESSFUL") && lines[1].contains("150.00"));
+        assert!(lines[2].starts_with("nope") && lines[2].contains("NOT FOUND"));
+        assert!(!text.contains('\u{1b}'), "no colour when not asked");
+        assert_eq!(
+            lines[1].find("SUCCESSFUL"),
+            lines[2].find("NOT FOUND"),
+            "columns align"
+        );
+    }
+
+    #[test]
+    fn colour_is_only_used_when_asked() {
+        let text = statuses(&[LookupRow::Found(found())], Style { colour: true });
+        assert!(text.contains('\u{1b}'), "{text:?}");
+    }
+}

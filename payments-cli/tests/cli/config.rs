@@ -1,0 +1,276 @@
+//! The config file, profiles, and the precedence flag > environment > profile.
+
+use payments_mock_server::MockServer;
+use predicates::prelude::*;
+use predicates::str::contains;
+
+use crate::common::{MERCHANT, Sandbox, closed_port_url, run, stderr};
+
+/// The URL an unreachable call names tells which setting won.
+fn assert_tried(assert: &assert_cmd::assert::Assert, winner: &str, losers: &[&str]) {
+    let err = stderr(assert);
+    assert!(err.contains(winner), "{winner} not named in: {err}");
+    for loser in losers {
+        assert!(!err.contains(loser), "{loser} named in: {err}");
+    }
+}
+
+#[test]
+fn base_url_precedence_is_flag_then_env_then_profile() {
+    let sandbox = Sandbox::new();
+    let (from_profile, from_env, from_flag) =
+        (closed_port_url(), closed_port_url(), closed_port_url());
+    sandbox.write_config(&format!(
+        "[profiles.default]\nbase_url = \"{from_profile}\"\nretries = 0\n"
+    ));
+
+    let only_profile = sandbox.payments().args(["status", "abc"]).assert().code(4);
+    assert_tried(&only_profile, &from_profile, &[&from_env, &from_flag]);
+
+    let env_too = sandbox
+        .payments()
+        .env("PAYMENTS_BASE_URL", &from_env)
+        .args(["status", "abc"])
+        .assert()
+        .code(4);
+    assert_tried(&env_too, &from_env, &[&from_profile, &from_flag]);
+
+    let flag_too = sandbox
+        .payments()
+        .env("PAYMENTS_BASE_URL", &from_env)
+        .args(["--base-url", &from_flag, "status", "abc"])
+        .assert()
+        .code(4);
+    assert_tried(&flag_too, &from_flag, &[&from_profile, &from_env]);
+}
+
+#[test]
+fn a_profile_is_chosen_by_flag_env_or_default_profile() {
+    let sandbox = Sandbox::new();
+    let (a, b, c) = (closed_port_url(), closed_port_url(), closed_port_url());
+    sandbox.write_config(&format!(
+        "default_profile = \"a\"\n\
+         [profiles.a]\nbase_url = \"{a}\"\nretries = 0\n\
+         [profiles.b]\nbase_url = \"{b}\"\nretries = 0\n\
+         [profiles.c]\nbase_url = \"{c}\"\nretries = 0\n"
+    ));
+    let by_default = sandbox.payments().args(["status", "x"]).assert().code(4);
+    assert_tried(&by_default, &a, &[&b, &c]);
+    let by_env = sandbox
+        .payments()
+        .env("PAYMENTS_PROFILE", "b")
+        .args(["status", "x"])
+        .assert()
+        .code(4);
+    assert_tried(&by_env, &b, &[&a, &c]);
+    let by_flag = sandbox
+        .payments()
+        .env("PAYMENTS_PROFILE", "b")
+        .args(["--profile", "c", "status", "x"])
+        .assert()
+        .code(4);
+    assert_tried(&by_flag, &c, &[&a, &b]);
+}
+
+#[test]
+fn an_unknown_profile_lists_the_known_ones() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.write_config("[profiles.prod]\n[profiles.staging]\n");
+    sandbox
+        .payments()
+        .args(["--profile", "dev", "status", "x"])
+        .assert()
+        .code(2)
+        .stderr(contains("profile 'dev' not found"))
+        .stderr(contains("prod, staging"))
+        .stderr(contains(path.display().to_string()));
+}
+
+#[test]
+fn a_malformed_config_names_the_file_and_line() {
+    let sandbox = Sandbox::new();
+    let path =
+        sandbox.write_config("[profiles.default]\nbase_url = \"http://x\"\nretries = \"two\"\n");
+    sandbox
+        .payments()
+        .args(["status", "x"])
+        .assert()
+        .code(2)
+        .stderr(contains(format!("config file {}, line 3", path.display())));
+
+    sandbox.write_config("[profiles.default]\nbase_ur = \"http://x\"\n");
+    sandbox
+        .payments()
+        .args(["status", "x"])
+        .assert()
+        .code(2)
+        .stderr(contains("line 2").and(contains("base_ur")));
+}
+
+#[test]
+fn a_missing_default_config_is_fine_but_a_missing_explicit_one_is_not() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .payments()
+        .args([
+            "--base-url",
+            &closed_port_url(),
+            "--retries",
+            "0",
+            "status",
+            "x",
+        ])
+        .assert()
+        .code(4);
+    sandbox
+        .payments()
+        .args(["--config", "/nonexistent/payments.toml", "status", "x"])
+        .assert()
+        .code(2)
+        .stderr(contains("/nonexistent/payments.toml"));
+}
+
+#[test]
+fn config_can_be_given_with_a_path() {
+    let sandbox = Sandbox::new();
+    let url = closed_port_url();
+    let path = sandbox.write_file(
+        "elsewhere.toml",
+        &format!("[profiles.default]\nbase_url = \"{url}\"\nretries = 0\n"),
+    );
+    let assert = sandbox
+        .payments()
+        .arg("--config")
+        .arg(&path)
+        .args(["status", "x"])
+        .assert()
+        .code(4);
+    assert_tried(&assert, &url, &[]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn merchant_precedence_is_flag_then_env_then_profile() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let (profile, env) = (
+        "11111111-1111-4111-8111-111111111111",
+        "22222222-2222-4222-8222-222222222222",
+    );
+    sandbox.write_config(&format!(
+        "[profiles.default]\nbase_url = \"{}\"\nmerchant_id = \"{profile}\"\n",
+        server.base_url()
+    ));
+    let initiate = |reference: &str| {
+        let mut cmd = sandbox.payments();
+        cmd.args([
+            "initiate",
+            "--reference-no",
+            reference,
+            "--amount-minor",
+            "100",
+        ])
+        .args(["--product", "TOPUP", "--store-id", "S1", "--payer-id", "P1"]);
+        cmd
+    };
+    run(initiate("from-profile")).await.success();
+    let mut cmd = initiate("from-env");
+    cmd.env("PAYMENTS_MERCHANT_ID", env);
+    run(cmd).await.success();
+    let mut cmd = initiate("from-flag");
+    cmd.env("PAYMENTS_MERCHANT_ID", env)
+        .args(["--merchant-id", MERCHANT]);
+    run(cmd).await.success();
+
+    let merchants: Vec<(String, String)> = server
+        .transactions()
+        .into_iter()
+        .map(|t| (t.reference_no, t.merchant_id.to_string()))
+        .collect();
+    assert_eq!(
+        merchants,
+        [
+            ("from-profile".to_owned(), profile.to_owned()),
+            ("from-env".to_owned(), env.to_owned()),
+            ("from-flag".to_owned(), MERCHANT.to_owned()),
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn api_key_precedence_is_flag_then_env_then_profile() {
+    let server = MockServer::builder()
+        .api_key("sk_right", None)
+        .start()
+        .await
+        .expect("the mock starts");
+    let sandbox = Sandbox::new();
+    sandbox.write_config(&format!(
+        "[profiles.default]\nbase_url = \"{}\"\napi_key = \"sk_profile\"\n",
+        server.base_url()
+    ));
+    let status = || {
+        let mut cmd = sandbox.payments();
+        cmd.args(["status", "01937e1c-0000-7000-8000-000000000000"]);
+        cmd
+    };
+    // The profile's key is wrong: 401 is a rejection.
+    run(status()).await.code(1).stderr(contains("UNAUTHORIZED"));
+    // A right env key beats it: the id is simply unknown.
+    let mut cmd = status();
+    cmd.env("PAYMENTS_API_KEY", "sk_right");
+    run(cmd).await.code(3);
+    // A wrong flag beats a right env key.
+    let mut cmd = status();
+    cmd.env("PAYMENTS_API_KEY", "sk_right")
+        .args(["--api-key", "sk_flag"]);
+    run(cmd).await.code(1);
+    // And a right flag beats a wrong profile.
+    let mut cmd = status();
+    cmd.args(["--api-key", "sk_right"]);
+    run(cmd).await.code(3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn output_comes_from_the_profile_unless_a_flag_says_otherwise() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    sandbox.write_config(&format!(
+        "[profiles.default]\nbase_url = \"{}\"\noutput = \"table\"\n",
+        server.base_url()
+    ));
+    let mut cmd = sandbox.payments();
+    cmd.args(["status", "nope"]);
+    let table = run(cmd).await.code(3);
+    assert!(
+        crate::common::stdout(&table).is_empty(),
+        "one failed look-up prints no table"
+    );
+
+    let mut cmd = sandbox.payments();
+    cmd.env("PAYMENTS_OUTPUT", "json").args(["status", "nope"]);
+    run(cmd)
+        .await
+        .code(3)
+        .stdout(contains("\"errorCode\":\"TRANSACTION_NOT_FOUND\""));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retries_come_from_the_profile_unless_a_flag_says_otherwise() {
+    use payments_mock_server::Fault;
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    sandbox.write_config(&format!(
+        "[profiles.default]\nbase_url = \"{}\"\nretries = 0\n",
+        server.base_url()
+    ));
+    server.inject_faults(std::iter::repeat_n(Fault::InternalError, 4));
+    let mut cmd = sandbox.payments();
+    cmd.args(["status", "abc"]);
+    run(cmd).await.code(4);
+    assert_eq!(server.requests().len(), 1, "the profile said no retries");
+
+    let mut cmd = sandbox.payments();
+    cmd.args(["--retries", "2", "status", "abc"]);
+    run(cmd).await.code(4);
+    assert_eq!(server.requests().len(), 4, "the flag said two retries");
+}

@@ -1,0 +1,208 @@
+//! Unreachable services, service errors and answers that are not the
+//! envelope: exit 4 with a message that says what to do.
+
+use std::time::Duration;
+
+use payments_mock_server::{Fault, MockServer};
+use predicates::str::contains;
+use tokio::{
+    io::{AsyncReadExt as _, AsyncWriteExt as _},
+    net::TcpListener,
+};
+
+use crate::common::{Sandbox, closed_port_url, run, snapshot_settings, stderr, stdout};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_service_exits_4_naming_the_url_and_how_to_change_it() {
+    let sandbox = Sandbox::new();
+    let url = closed_port_url();
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &url, "--retries", "1", "status", "abc"]);
+    let assert = run(cmd).await.code(4);
+    let err = stderr(&assert);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&url), "{err}");
+    assert!(
+        err.contains("--base-url") && err.contains("PAYMENTS_BASE_URL"),
+        "{err}"
+    );
+    assert!(err.contains("request id"), "{err}");
+    assert_eq!(stdout(&assert), "");
+}
+
+/// A server that answers every request like a proxy in trouble.
+async fn html_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("loopback");
+    let addr = listener.local_addr().expect("bound");
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let mut seen = Vec::new();
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let body = "<html><body><h1>502 Bad Gateway</h1></body></html>";
+                let response = format!(
+                    "HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/html\r\n\
+                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(response.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_html_answer_exits_4_with_a_readable_message() {
+    let url = html_server().await;
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &url, "--retries", "0", "status", "abc"]);
+    let assert = run(cmd).await.code(4);
+    let err = stderr(&assert);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("HTTP 502") && err.contains("text/html"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("<html>"),
+        "no markup dumped on the user: {err}"
+    );
+    snapshot_settings().bind(|| insta::assert_snapshot!("html_answer_stderr", err));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_errors_exit_4_after_the_retries() {
+    let server = MockServer::start().await;
+    server.inject_faults([
+        Fault::InternalError,
+        Fault::InternalError,
+        Fault::InternalError,
+    ]);
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &server.base_url(),
+        "--retries",
+        "2",
+        "status",
+        "abc",
+    ]);
+    let assert = run(cmd).await.code(4);
+    assert!(
+        stdout(&assert).contains("INTERNAL_ERROR"),
+        "json shows the last envelope"
+    );
+    assert!(stderr(&assert).contains("INTERNAL_ERROR"));
+    assert_eq!(server.requests().len(), 3, "one attempt and two retries");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retry_gets_through_a_passing_fault() {
+    let server = MockServer::start().await;
+    server.inject_faults([Fault::Reset]);
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &server.base_url(), "status", "abc"]);
+    run(cmd).await.code(3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_service_times_out_with_exit_4() {
+    let server = MockServer::start().await;
+    server.inject_faults([Fault::Delay(Duration::from_secs(5))]);
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &server.base_url(),
+        "--timeout",
+        "0.2",
+        "--retries",
+        "0",
+    ])
+    .args(["status", "abc"]);
+    run(cmd).await.code(4).stderr(contains("timed out"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_invalid_base_url_is_a_usage_error() {
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", "not a url", "status", "abc"]);
+    run(cmd).await.code(2).stderr(contains("not a url"));
+}
+
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    // `payments completions bash | head -c0`: the reader goes away early.
+    let sandbox = Sandbox::new();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_payments"))
+        .env_clear()
+        .env("XDG_CONFIG_HOME", sandbox.path())
+        .args(["completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("the binary finishes");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(output.stderr.is_empty(), "{output:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rate_limiting_that_outlasts_the_retries_exits_4() {
+    let server = MockServer::start().await;
+    server.inject_faults([Fault::RateLimit, Fault::RateLimit]);
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &server.base_url(),
+        "--retries",
+        "1",
+        "status",
+        "abc",
+    ]);
+    run(cmd).await.code(4).stderr(contains("RATE_LIMITED"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_initiate_whose_answer_was_lost_is_reconciled_not_doubled() {
+    let server = MockServer::start().await;
+    server.inject_faults([Fault::CommitThenError]);
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &server.base_url(),
+        "--merchant-id",
+        crate::common::MERCHANT,
+    ])
+    .args([
+        "-o",
+        "table",
+        "initiate",
+        "--reference-no",
+        "LOST-1",
+        "--amount",
+        "5",
+    ])
+    .args(["--product", "TOPUP", "--store-id", "S1", "--payer-id", "P"]);
+    run(cmd)
+        .await
+        .success()
+        .stdout(contains("LOST-1"))
+        .stderr(contains("created once"));
+    assert_eq!(server.transactions().len(), 1);
+}

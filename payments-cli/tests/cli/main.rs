@@ -1,0 +1,21 @@
+//! End-to-end tests of the `payments` binary: each runs the real executable
+//! as a process, most against the mock server started in-process on port 0.
+//! One test binary (fast to link) with one module per topic; together they
+//! cover issue #5 (the support CLI) and COMMANDS.md.
+
+mod common;
+
+/// Config file, profiles, and flag > env > profile precedence.
+mod config;
+/// Unreachable services and answers that are not the envelope.
+mod failures;
+/// `initiate` and `confirm` against the mock, table and json.
+mod payments;
+/// The API key never shows up in any output.
+mod secrets;
+/// `status`: one, many, by reference, `--from-file`, stdin, exit codes.
+mod status;
+/// `--help` of every command, completions, and usage errors (exit 2).
+mod usage;
+/// `status --wait` on the mock's virtual clock.
+mod wait;

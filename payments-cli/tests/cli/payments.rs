@@ -1,0 +1,226 @@
+//! `initiate` and `confirm` against the mock server.
+
+use payments_mock_server::MockServer;
+use predicates::str::contains;
+
+use crate::common::{MERCHANT, Sandbox, run, snapshot_settings, stderr, stdout};
+
+fn initiate_cmd(
+    sandbox: &Sandbox,
+    base_url: &str,
+    reference: &str,
+    product: &str,
+) -> assert_cmd::Command {
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", base_url, "--merchant-id", MERCHANT])
+        .args(["initiate", "--reference-no", reference, "--amount", "10.50"])
+        .args([
+            "--product",
+            product,
+            "--store-id",
+            "S1",
+            "--payer-id",
+            "60123456789",
+        ]);
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn initiate_converts_major_units_and_prints_a_table() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let mut cmd = initiate_cmd(&sandbox, &server.base_url(), "INV-1", "TOPUP");
+    cmd.args(["-o", "table", "--description", "Airtime", "--country", "MY"])
+        .args([
+            "--device-id",
+            "POS-7",
+            "--return-url",
+            "https://shop.example/back",
+        ])
+        .args(["--extra", r#"{"channel":"pos"}"#]);
+    let assert = run(cmd).await.success();
+
+    let stored = server.transactions();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].amount_minor, 1050);
+    assert_eq!(stored[0].currency_code, "MYR");
+    assert_eq!(stored[0].merchant_id.to_string(), MERCHANT);
+
+    snapshot_settings().bind(|| insta::assert_snapshot!("initiate_table", stdout(&assert)));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn initiate_in_another_currency_uses_its_exponent() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &server.base_url(),
+        "--merchant-id",
+        MERCHANT,
+        "-o",
+        "table",
+    ])
+    .args([
+        "initiate",
+        "--reference-no",
+        "K-1",
+        "--amount",
+        "1.5",
+        "--currency",
+        "kwd",
+    ])
+    .args(["--product", "DECLINED", "--store-id", "S1"]);
+    let assert = run(cmd).await.success();
+    assert!(stdout(&assert).contains("1.500 KWD"), "{}", stdout(&assert));
+    assert_eq!(server.transactions()[0].amount_minor, 1500);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn initiate_json_prints_the_envelope_as_received() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let mut cmd = initiate_cmd(&sandbox, &server.base_url(), "INV-2", "TOPUP");
+    cmd.args(["-o", "json"])
+        .args(["--amount-minor", "1"])
+        .args(["--amount", "1"]);
+    // --amount and --amount-minor together is a usage error...
+    run(cmd).await.code(2);
+    // ...and json is one line: the envelope.
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &server.base_url(), "--merchant-id", MERCHANT])
+        .args([
+            "initiate",
+            "--reference-no",
+            "INV-2",
+            "--amount-minor",
+            "1050",
+        ])
+        .args(["--product", "TOPUP", "--store-id", "S1", "--payer-id", "P"]);
+    let assert = run(cmd).await.success();
+    let out = stdout(&assert);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let envelope: serde_json::Value = serde_json::from_str(&out).expect("stdout is JSON");
+    assert_eq!(envelope["isSuccess"], true);
+    assert_eq!(envelope["data"]["amount"], 1050);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_duplicate_reference_is_a_rejection() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    run(initiate_cmd(&sandbox, &server.base_url(), "DUP", "TOPUP"))
+        .await
+        .success();
+    let mut cmd = initiate_cmd(&sandbox, &server.base_url(), "DUP", "TOPUP");
+    cmd.args(["-o", "json"]);
+    let assert = run(cmd).await.code(1);
+    assert!(
+        stdout(&assert).contains("DUPLICATE_REFERENCE_NO"),
+        "json shows the envelope"
+    );
+    let err = stderr(&assert);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("DUPLICATE_REFERENCE_NO") && err.contains("request id"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rule_the_client_checks_is_a_usage_error_before_sending() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let mut cmd = initiate_cmd(&sandbox, &server.base_url(), "BAD", "not a product!");
+    cmd.args(["--country", "Malaysia"]);
+    run(cmd).await.code(2).stderr(contains("productCode"));
+    assert!(server.transactions().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn confirm_prints_the_outcome() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let id = crate::common::initiate(&sandbox, &server.base_url(), "INV-3", "TOPUP").await;
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &server.base_url(),
+        "-o",
+        "table",
+        "confirm",
+        &id,
+    ])
+    .args(["--reference-no", "INV-3", "--extra", r#"{"note":"ok"}"#]);
+    let assert = run(cmd).await.success();
+    assert!(stdout(&assert).contains("SUCCESSFUL"));
+    let settings = {
+        let mut settings = snapshot_settings();
+        settings.add_filter(r"Provider ref\s+\S+", "Provider ref     [PROVIDER-REF]");
+        settings
+    };
+    settings.bind(|| insta::assert_snapshot!("confirm_table", stdout(&assert)));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn confirm_with_an_otp_and_a_declined_payment_still_exit_0() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let wallet = crate::common::initiate(&sandbox, &base, "W-1", "EWALLET").await;
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &base, "-o", "json", "confirm", &wallet])
+        .args(["--reference-no", "W-1", "--code", "123456"]);
+    run(cmd).await.success().stdout(contains("\"SUCCESSFUL\""));
+
+    let declined = crate::common::initiate(&sandbox, &base, "D-1", "DECLINED").await;
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &base, "-o", "table", "confirm", &declined])
+        .args(["--reference-no", "D-1"]);
+    run(cmd)
+        .await
+        .success()
+        .stdout(contains("FAILED"))
+        .stdout(contains("declined by provider"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn confirming_an_unknown_transaction_exits_3_despite_http_400() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &server.base_url(),
+        "confirm",
+        "01937e1c-0000-7000-8000-000000000000",
+    ])
+    .args(["--reference-no", "NOPE"]);
+    run(cmd)
+        .await
+        .code(3)
+        .stderr(contains("TRANSACTION_NOT_FOUND"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn confirming_twice_is_a_rejection() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let id = crate::common::initiate(&sandbox, &base, "TWICE", "TOPUP").await;
+    crate::common::confirm(&sandbox, &base, &id, "TWICE").await;
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &base,
+        "confirm",
+        &id,
+        "--reference-no",
+        "TWICE",
+    ]);
+    run(cmd)
+        .await
+        .code(1)
+        .stderr(contains("TRANSACTION_ALREADY_CONFIRMED"));
+}

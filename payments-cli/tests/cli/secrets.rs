@@ -1,0 +1,147 @@
+//! The API key never appears in stdout or stderr, with `-v`, on success or
+//! failure, whether it came from a flag, the environment or a profile.
+
+use payments_mock_server::MockServer;
+
+use crate::common::{Sandbox, closed_port_url, run};
+
+const FLAG_KEY: &str = "sk_live_FLAGSECRET_1234567890";
+const ENV_KEY: &str = "sk_live_ENVSECRET_1234567890";
+const PROFILE_KEY: &str = "sk_live_PROFILESECRET_1234567890";
+
+fn assert_no_key(assert: &assert_cmd::assert::Assert, what: &str) {
+    let output = assert.get_output();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for key in [FLAG_KEY, ENV_KEY, PROFILE_KEY, "SECRET_1234"] {
+        assert!(!text.contains(key), "{what}: key {key} leaked in:\n{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_key_is_never_printed_from_any_source_with_verbose() {
+    // The mock accepts only the flag's key, so the other sources fail with
+    // 401 and their error paths are covered too.
+    let server = MockServer::builder()
+        .api_key(FLAG_KEY, None)
+        .start()
+        .await
+        .expect("the mock starts");
+    let sandbox = Sandbox::new();
+    sandbox.write_config(&format!(
+        "[profiles.default]\nbase_url = \"{}\"\napi_key = \"{PROFILE_KEY}\"\n\
+         merchant_id = \"{}\"\n",
+        server.base_url(),
+        crate::common::MERCHANT
+    ));
+    let commands: [&[&str]; 4] = [
+        &[
+            "initiate",
+            "--reference-no",
+            "K-1",
+            "--amount",
+            "1",
+            "--product",
+            "TOPUP",
+            "--store-id",
+            "S",
+            "--payer-id",
+            "P",
+        ],
+        &["status", "01937e1c-0000-7000-8000-000000000000"],
+        &[
+            "status",
+            "--reference-no",
+            "K-1",
+            "--wait",
+            "--wait-timeout",
+            "0.2",
+        ],
+        &[
+            "confirm",
+            "01937e1c-0000-7000-8000-000000000000",
+            "--reference-no",
+            "K-1",
+        ],
+    ];
+    for output in ["json", "table"] {
+        for args in commands {
+            let mut by_flag = sandbox.payments();
+            by_flag
+                .args(["-v", "-o", output, "--api-key", FLAG_KEY])
+                .args(args);
+            assert_no_key(&run(by_flag).await, "flag");
+
+            let mut by_env = sandbox.payments();
+            by_env
+                .env("PAYMENTS_API_KEY", ENV_KEY)
+                .args(["-v", "-o", output])
+                .args(args);
+            assert_no_key(&run(by_env).await, "env");
+
+            let mut by_profile = sandbox.payments();
+            by_profile.args(["-v", "-o", output]).args(args);
+            assert_no_key(&run(by_profile).await, "profile");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_key_is_not_printed_when_the_service_is_unreachable() {
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "-v",
+        "--retries",
+        "1",
+        "--base-url",
+        &closed_port_url(),
+        "--api-key",
+        FLAG_KEY,
+    ])
+    .args(["status", "x"]);
+    assert_no_key(&run(cmd).await.code(4), "unreachable");
+}
+
+#[test]
+fn the_key_is_not_in_help_or_usage_errors() {
+    let sandbox = Sandbox::new();
+    let help = sandbox
+        .payments()
+        .env("PAYMENTS_API_KEY", ENV_KEY)
+        .arg("--help")
+        .assert()
+        .success();
+    assert_no_key(&help, "help");
+    let usage = sandbox
+        .payments()
+        .args(["--api-key", FLAG_KEY, "status", "--bogus"])
+        .assert()
+        .code(2);
+    assert_no_key(&usage, "usage error");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn verbose_prints_request_and_response_lines_on_stderr() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "-v",
+        "--base-url",
+        &server.base_url(),
+        "--api-key",
+        FLAG_KEY,
+    ])
+    .args(["status", "01937e1c-0000-7000-8000-000000000000"]);
+    let assert = run(cmd).await.code(3);
+    let err = crate::common::stderr(&assert);
+    assert!(err.contains("> GET http://127.0.0.1"), "{err}");
+    assert!(err.contains("Bearer [REDACTED]"), "{err}");
+    assert!(err.contains("< HTTP 404"), "{err}");
+    assert!(err.contains("request id"), "{err}");
+    assert_no_key(&assert, "verbose");
+}

@@ -1,0 +1,192 @@
+//! `status`: by id, by reference, many at once, from a file or stdin.
+
+use payments_mock_server::MockServer;
+use predicates::str::contains;
+
+use crate::common::{Sandbox, initiate, run, snapshot_settings, stderr, stdout};
+
+const UNKNOWN: &str = "01937e1c-0000-7000-8000-000000000000";
+
+fn status_cmd(sandbox: &Sandbox, base_url: &str) -> assert_cmd::Command {
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", base_url, "status"]);
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_id_prints_one_row() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let id = initiate(&sandbox, &server.base_url(), "S-1", "TOPUP").await;
+    let mut cmd = status_cmd(&sandbox, &server.base_url());
+    cmd.args(["-o", "table", &id]);
+    let assert = run(cmd).await.success();
+    let out = stdout(&assert);
+    assert!(
+        out.contains(&id) && out.contains("INITIATED") && out.contains("10.50"),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_prints_each_envelope_in_input_order() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let first = initiate(&sandbox, &base, "J-1", "TOPUP").await;
+    let second = initiate(&sandbox, &base, "J-2", "TOPUP").await;
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.args([&second, UNKNOWN, &first]);
+    let assert = run(cmd).await.code(3);
+    let lines: Vec<serde_json::Value> = stdout(&assert)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is an envelope"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["data"]["transactionId"], second.as_str());
+    assert_eq!(lines[1]["errorCode"], "TRANSACTION_NOT_FOUND");
+    assert_eq!(lines[2]["data"]["transactionId"], first.as_str());
+    assert_eq!(
+        lines[0]["data"]["amount"].to_string(),
+        "10.50",
+        "amount as received"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn by_reference_finds_the_transaction() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let id = initiate(&sandbox, &base, "INV/2026 0001", "TOPUP").await;
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.args([
+        "--merchant-id",
+        crate::common::MERCHANT,
+        "--reference-no",
+        "INV/2026 0001",
+    ]);
+    run(cmd).await.success().stdout(contains(id));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_unknown_id_exits_3_with_one_line() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let mut cmd = status_cmd(&sandbox, &server.base_url());
+    cmd.args(["-o", "table", UNKNOWN]);
+    let assert = run(cmd).await.code(3);
+    assert_eq!(stdout(&assert), "");
+    let err = stderr(&assert);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("TRANSACTION_NOT_FOUND") && err.contains("request id"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn from_file_reports_found_unknown_and_malformed_lines_in_order() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let first = initiate(&sandbox, &base, "F-1", "TOPUP").await;
+    let second = initiate(&sandbox, &base, "F-2", "DECLINED").await;
+    crate::common::confirm(&sandbox, &base, &second, "F-2").await;
+    let file = sandbox.write_file(
+        "ids.txt",
+        &format!("# today's ids\n{first}\n\n{UNKNOWN}\nnot an id\n  {second}  \n"),
+    );
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.args(["-o", "table", "--concurrency", "2", "--from-file"])
+        .arg(&file);
+    let assert = run(cmd).await.code(3);
+    let err = stderr(&assert);
+    assert!(err.contains("--from-file line 5"), "{err}");
+    assert!(err.contains("2 of 4 look-ups failed"), "{err}");
+    snapshot_settings().bind(|| insta::assert_snapshot!("status_from_file_table", stdout(&assert)));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stdin_is_read_with_a_dash() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    initiate(&sandbox, &base, "IN-1", "TOPUP").await;
+    initiate(&sandbox, &base, "IN-2", "TOPUP").await;
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.args(["--merchant-id", crate::common::MERCHANT])
+        .args(["--from-file", "-", "--by-reference"])
+        .write_stdin("IN-2\n# skip\nIN-1\n");
+    let assert = run(cmd).await.success();
+    let refs: Vec<String> = stdout(&assert)
+        .lines()
+        .map(|line| {
+            let envelope: serde_json::Value = serde_json::from_str(line).expect("an envelope");
+            envelope["data"]["referenceNo"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(refs, ["IN-2", "IN-1"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_input_is_a_usage_error() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let mut cmd = status_cmd(&sandbox, &server.base_url());
+    cmd.args(["--from-file", "-"]).write_stdin("# nothing\n\n");
+    run(cmd)
+        .await
+        .code(2)
+        .stderr(contains("nothing to look up"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn many_look_ups_exit_with_the_highest_code() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let id = initiate(&sandbox, &base, "H-1", "TOPUP").await;
+    // found (0) + malformed (2) + unknown (3) = 3
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.args(["--from-file", "-"])
+        .write_stdin(format!("{id}\nbad line\n{UNKNOWN}\n"));
+    run(cmd).await.code(3);
+    // found (0) + malformed (2) = 2
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.args(["--from-file", "-"])
+        .write_stdin(format!("{id}\nbad line\n"));
+    run(cmd).await.code(2);
+    // a reference two merchants use, asked without a merchant, is a rejection (1)
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &base,
+        "--merchant-id",
+        "22222222-2222-4222-8222-222222222222",
+    ])
+    .args([
+        "initiate",
+        "--reference-no",
+        "H-1",
+        "--amount",
+        "1",
+        "--product",
+        "TOPUP",
+    ])
+    .args(["--store-id", "S1", "--payer-id", "P"]);
+    run(cmd).await.success();
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.args(["--reference-no", "H-1"]);
+    run(cmd)
+        .await
+        .code(1)
+        .stderr(contains("AMBIGUOUS_REFERENCE_NO"));
+    // ...and with an unknown id as well the highest code wins (3)
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.args([UNKNOWN, "--reference-no", "H-1"]);
+    run(cmd).await.code(3);
+}

@@ -1,0 +1,232 @@
+//! Help text, completions and usage errors: nothing here reaches a server.
+
+use predicates::prelude::PredicateBooleanExt as _;
+use predicates::str::contains;
+
+use crate::common::{Sandbox, snapshot_settings, stdout};
+
+fn help_of(args: &[&str]) -> String {
+    let sandbox = Sandbox::new();
+    let assert = sandbox
+        .payments()
+        .args(args)
+        .arg("--help")
+        .assert()
+        .success();
+    stdout(&assert)
+}
+
+#[test]
+fn help_of_every_command_is_pinned() {
+    let settings = snapshot_settings();
+    settings.bind(|| {
+        insta::assert_snapshot!("help_payments", help_of(&[]));
+        insta::assert_snapshot!("help_initiate", help_of(&["initiate"]));
+        insta::assert_snapshot!("help_confirm", help_of(&["confirm"]));
+        insta::assert_snapshot!("help_status", help_of(&["status"]));
+        insta::assert_snapshot!("help_completions", help_of(&["completions"]));
+    });
+}
+
+#[test]
+fn help_lists_the_exit_codes() {
+    let help = help_of(&[]);
+    for code in [
+        "0  every call",
+        "3  transaction not found",
+        "5  --wait gave up",
+    ] {
+        assert!(help.contains(code), "{code} missing from:\n{help}");
+    }
+}
+
+#[test]
+fn completions_are_printed_for_every_shell() {
+    let sandbox = Sandbox::new();
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef payments"),
+        ("fish", "complete -c payments"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        sandbox
+            .payments()
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .stdout(contains(marker))
+            .stdout(contains("initiate"));
+    }
+}
+
+#[test]
+fn an_unknown_flag_is_a_usage_error() {
+    Sandbox::new()
+        .payments()
+        .args(["status", "--nope"])
+        .assert()
+        .code(2)
+        .stderr(contains("--nope"));
+}
+
+#[test]
+fn status_needs_something_to_look_up() {
+    Sandbox::new()
+        .payments()
+        .args(["--base-url", "http://127.0.0.1:9", "status"])
+        .assert()
+        .code(2)
+        .stderr(contains("required"));
+}
+
+fn initiate_with(sandbox: &Sandbox, extra: &[&str]) -> assert_cmd::assert::Assert {
+    sandbox
+        .payments()
+        .args([
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--merchant-id",
+            crate::common::MERCHANT,
+        ])
+        .args([
+            "initiate",
+            "--reference-no",
+            "R1",
+            "--product",
+            "TOPUP",
+            "--store-id",
+            "S1",
+        ])
+        .args(extra)
+        .assert()
+}
+
+#[test]
+fn bad_amounts_are_usage_errors_with_a_reason() {
+    let sandbox = Sandbox::new();
+    for (args, reason) in [
+        (&["--amount", "10.505"][..], "more than 2 decimal places"),
+        (&["--amount", "0"][..], "greater than zero"),
+        (&["--amount", "-5"][..], "greater than zero"),
+        (&["--amount", "ten"][..], "not an amount"),
+        (&["--amount", "1e3"][..], "not an amount"),
+        (
+            &["--amount", "1.5", "--currency", "JPY"][..],
+            "JPY has no minor unit",
+        ),
+        (
+            &["--amount", "1", "--currency", "XYZ"][..],
+            "not an ISO 4217 currency",
+        ),
+        (&["--amount-minor", "10.5"][..], "not an amount"),
+        (&["--amount-minor", "0"][..], "greater than zero"),
+        (&["--amount-minor", "9007199254740992"][..], "too large"),
+    ] {
+        let assert = initiate_with(&sandbox, args).code(2);
+        let err = crate::common::stderr(&assert);
+        assert!(
+            err.contains(reason),
+            "{args:?}: expected {reason:?} in {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+    }
+}
+
+#[test]
+fn amount_and_amount_minor_exclude_each_other() {
+    initiate_with(&Sandbox::new(), &["--amount", "1", "--amount-minor", "100"])
+        .code(2)
+        .stderr(contains("cannot be used with"));
+    initiate_with(&Sandbox::new(), &[])
+        .code(2)
+        .stderr(contains("--amount"));
+}
+
+#[test]
+fn extra_must_be_a_json_object() {
+    let sandbox = Sandbox::new();
+    for bad in ["[1,2]", "\"text\"", "42", "{not json", ""] {
+        initiate_with(&sandbox, &["--amount", "1", "--extra", bad])
+            .code(2)
+            .stderr(contains("--extra"));
+    }
+    sandbox
+        .payments()
+        .args(["confirm", "T1", "--reference-no", "R1", "--extra", "[]"])
+        .assert()
+        .code(2)
+        .stderr(contains("must be a JSON object"));
+}
+
+#[test]
+fn initiate_without_a_merchant_says_how_to_give_one() {
+    Sandbox::new()
+        .payments()
+        .args(["--base-url", "http://127.0.0.1:9"])
+        .args(["initiate", "--reference-no", "R1", "--amount", "1"])
+        .args(["--product", "TOPUP", "--store-id", "S1"])
+        .assert()
+        .code(2)
+        .stderr(contains("--merchant-id").and(contains("PAYMENTS_MERCHANT_ID")));
+}
+
+#[test]
+fn a_missing_base_url_says_how_to_give_one() {
+    Sandbox::new()
+        .payments()
+        .args(["status", "abc"])
+        .assert()
+        .code(2)
+        .stderr(contains("--base-url").and(contains("PAYMENTS_BASE_URL")));
+}
+
+#[test]
+fn a_bad_merchant_id_is_a_usage_error() {
+    Sandbox::new()
+        .payments()
+        .args(["--merchant-id", "not-a-uuid", "status", "abc"])
+        .assert()
+        .code(2)
+        .stderr(contains("--merchant-id"));
+}
+
+#[test]
+fn an_unreadable_input_file_is_a_usage_error() {
+    let sandbox = Sandbox::new();
+    let missing = sandbox.path().join("missing.txt");
+    sandbox
+        .payments()
+        .args(["--base-url", "http://127.0.0.1:9", "status", "--from-file"])
+        .arg(&missing)
+        .assert()
+        .code(2)
+        .stderr(contains("missing.txt"));
+}
+
+#[test]
+fn concurrency_must_be_at_least_one() {
+    Sandbox::new()
+        .payments()
+        .args([
+            "--base-url",
+            "http://127.0.0.1:9",
+            "status",
+            "x",
+            "--concurrency",
+            "0",
+        ])
+        .assert()
+        .code(2)
+        .stderr(contains("--concurrency"));
+}
+
+#[test]
+fn an_unknown_output_format_is_a_usage_error() {
+    Sandbox::new()
+        .payments()
+        .env("PAYMENTS_OUTPUT", "yaml")
+        .args(["--base-url", "http://127.0.0.1:9", "status", "x"])
+        .assert()
+        .code(2)
+        .stderr(contains("yaml"));
+}
