@@ -1,1 +1,133 @@
-//! The payment-transaction service in memory.
+//! The merchant payment-transaction service in memory: every rule, state,
+//! error and fault of `CONTRACT.md`, for integration tests and local work.
+//!
+//! # Layout
+//!
+//! - `lib.rs` — this overview and the public re-exports.
+//! - `main.rs` — the `payments-mock-server` binary: flags, logging, signals.
+//! - `config.rs` — [`Config`] and [`ApiKey`], shared by flags and builder.
+//! - `mock_server.rs` — [`MockServer`], the embeddable server, and its builder.
+//! - `server.rs` — accept loop, per-connection tasks, injected resets, graceful shutdown.
+//! - `app.rs` — routes and layers only.
+//! - `state.rs` — [`AppState`]: what every handler shares.
+//! - `middleware.rs` — request id, request log, envelope for every response.
+//! - `guard.rs` — the `/api/` guard: auth, rate limit, faults, journal.
+//! - `handlers/` — `initiate`, `confirm`, `status`, `admin` (`/_mock/`, `/openapi.json`).
+//! - `validate.rs` — request body rules, every failure collected.
+//! - `extract.rs` — extractors whose rejections are the envelope; path decoding.
+//! - `store.rs` — transactions, their state and the atomic transitions.
+//! - `clock.rs` — the virtual clock; the only source of time.
+//! - `catalog.rs` — products and the TOML catalogue format.
+//! - `faults.rs` — fault sources: header, queue, fail rate, latency, rate limit.
+//! - `auth.rs` — API keys, constant-time comparison.
+//! - `journal.rs` — the request journal.
+//! - `money.rs` — minor units to exact major-unit JSON numbers.
+//! - `openapi.rs` — the OpenAPI document.
+//! - `error.rs` — [`ApiError`] (the envelope of a failure) and [`Error`].
+//!
+//! # Example
+//!
+//! Start a server on a free loopback port, drive it over HTTP, move its
+//! clock, and look at what it stored:
+//!
+//! ```
+//! use std::time::Duration;
+//! use payments_mock_server::MockServer;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let server = MockServer::start().await;
+//! let body = serde_json::json!({
+//!     "merchantId": "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60",
+//!     "referenceNo": "INV-1",
+//!     "amount": 1050,
+//!     "productCode": "TOPUP",
+//!     "storeId": "S1",
+//!     "payerId": "60123456789",
+//! });
+//! let reply: serde_json::Value = reqwest::Client::new()
+//!     .post(format!("{}/api/payments/initiate", server.base_url()))
+//!     .header("content-type", "application/json")
+//!     .body(body.to_string())
+//!     .send().await.unwrap()
+//!     .bytes().await.map(|b| serde_json::from_slice(&b).unwrap()).unwrap();
+//! assert_eq!(reply["data"]["status"], "INITIATED");
+//!
+//! server.advance_clock(Duration::from_secs(16 * 60));
+//! assert_eq!(server.transactions()[0].status, "EXPIRED");
+//! server.shutdown().await;
+//! # }
+//! ```
+//!
+//! # Behaviour
+//!
+//! Everything in `CONTRACT.md`:
+//!
+//! - validation (section 1–2): every failed rule in the order of the
+//!   interface document's request table, joined by `; `;
+//! - exactly-once initiate per `(merchantId, referenceNo)` and confirm per
+//!   transaction, by construction (see `store.rs`);
+//! - expiry (`--expiry`, default 15 minutes) and settlement derived from the
+//!   virtual clock at read time;
+//! - faults: `X-Mock-Fault: internal-error | commit-then-error | reset |
+//!   commit-then-reset | delay=<ms> | rate-limit`, [`MockServer::inject_faults`],
+//!   and the start-time fail rate, latency and rate limit;
+//! - the `/_mock/` controls and `/openapi.json`.
+//!
+//! # Catalogue
+//!
+//! The default catalogue is CONTRACT section 7. A TOML catalogue (`--catalog`,
+//! [`Catalog::from_toml_str`]) is a list of `[[product]]` tables; the keys are
+//! documented on [`Catalog`] and `catalog.example.toml` (next to the
+//! crate's `Cargo.toml`) reproduces the default:
+//!
+//! ```toml
+//! [[product]]
+//! code = "BILLPAY"
+//! initial = "INITIATED"        # or "PENDING"
+//! outcome = "async"            # "success", "async" or "decline"
+//! settle_after = "2s"
+//! payer_id_required = true
+//! # max_quantity = 10, pins = true, confirmation_code = "123456",
+//! # decline_message = "declined by provider"
+//! ```
+//!
+//! # Test isolation
+//!
+//! Each [`MockServer`] has its own port, store, clock and journal: start one
+//! per test rather than sharing, and there is nothing to clean up.
+
+mod app;
+mod auth;
+mod catalog;
+mod clock;
+mod config;
+mod error;
+mod extract;
+mod faults;
+mod guard;
+mod handlers;
+mod journal;
+mod middleware;
+mod mock_server;
+mod money;
+mod openapi;
+mod server;
+mod state;
+mod store;
+mod validate;
+
+pub use app::app;
+pub use catalog::{Catalog, InitialState, Outcome, Product};
+pub use clock::{Clock, format_time};
+pub use config::{ApiKey, Config, parse_latency};
+pub use error::{ApiError, Error, ErrorCode};
+pub use extract::{BODY_LIMIT, decode_segment, parse_object};
+pub use faults::Fault;
+pub use journal::JournalEntry;
+pub use mock_server::{MockServer, MockServerBuilder, StoredTransaction};
+pub use money::{major_number, major_text};
+pub use server::run;
+pub use state::{AppState, Shared};
+pub use store::Store;
+pub use validate::{confirm as validate_confirm, initiate as validate_initiate};

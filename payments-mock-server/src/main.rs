@@ -1,1 +1,161 @@
-fn main() {}
+//! The `payments-mock-server` binary (COMMANDS.md).
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use payments_mock_server::{ApiKey, Catalog, Config, app, parse_latency, run};
+
+/// The merchant payment-transaction service in memory, for integration tests.
+#[derive(Debug, Parser)]
+#[command(name = "payments-mock-server", version, about)]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// Port to listen on; 0 picks a free port.
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Product catalogue in TOML instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    catalog: Option<std::path::PathBuf>,
+    /// Expiry of unconfirmed transactions, e.g. `30s`, `15m`, `2h`.
+    #[arg(long, default_value = "15m", value_parser = humantime::parse_duration)]
+    expiry: Duration,
+    /// Turn authentication on with this key, optionally bound to a merchant.
+    #[arg(long = "api-key", value_name = "KEY[=MERCHANT_UUID]")]
+    api_keys: Vec<ApiKey>,
+    /// Probability (0 to 1) that an /api/ request gets a random fault.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_rate)]
+    fail_rate: f64,
+    /// Seed for the random fault choice, for repeatable runs.
+    #[arg(long, value_name = "N")]
+    fault_seed: Option<u64>,
+    /// Added delay per /api/ request: `MS` or `MS..MS`.
+    #[arg(long, value_name = "MS[..MS]", value_parser = parse_latency)]
+    latency: Option<std::ops::RangeInclusive<Duration>>,
+    /// /api/ requests per second before 429.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    rate_limit: Option<u32>,
+    /// Request log format on stderr.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|r| (0.0..=1.0).contains(r))
+        .ok_or_else(|| format!("{s:?} is not a number between 0 and 1"))
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    init_logging(args.log_format);
+    let catalog = match &args.catalog {
+        Some(path) => match Catalog::from_path(path) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {}", error_chain(&e));
+                return ExitCode::from(2);
+            }
+        },
+        None => Catalog::default(),
+    };
+    let mut config = Config::default();
+    config.expiry = args.expiry;
+    config.api_keys = args.api_keys;
+    config.catalog = catalog;
+    config.fail_rate = args.fail_rate;
+    config.fault_seed = args.fault_seed;
+    config.latency = args.latency;
+    config.rate_limit = args.rate_limit;
+    if let Err(e) = config.validate() {
+        eprintln!("error: {}", error_chain(&e));
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(serve(&args.host, args.port, config))
+}
+
+async fn serve(host: &str, port: u16, config: Config) -> ExitCode {
+    let listener = match tokio::net::TcpListener::bind((host, port)).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: cannot listen on {host}:{port}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let addr: SocketAddr = match listener.local_addr() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: cannot read the bound address: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let state = payments_mock_server::AppState::new(config);
+    // The banner is the one line on stdout; scripts wait for it.
+    println!("listening on http://{addr}");
+    run(listener, app(state), shutdown_signal()).await;
+    ExitCode::SUCCESS
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}

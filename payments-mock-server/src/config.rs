@@ -1,0 +1,188 @@
+//! Server options, shared by the binary's flags and the library builder
+//! (COMMANDS.md, `payments-mock-server`).
+
+use std::fmt;
+use std::ops::RangeInclusive;
+use std::str::FromStr;
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use crate::catalog::Catalog;
+use crate::error::Error;
+
+/// Everything that shapes a server's behaviour.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Config {
+    /// Unconfirmed transactions expire after this (default 15 minutes).
+    pub expiry: Duration,
+    /// Authentication is on when this is not empty.
+    pub api_keys: Vec<ApiKey>,
+    /// The products offered.
+    pub catalog: Catalog,
+    /// Probability 0..=1 that an `/api/` request gets a random fault.
+    pub fail_rate: f64,
+    /// Seed of the fault RNG; `None` seeds from the OS.
+    pub fault_seed: Option<u64>,
+    /// Added delay per `/api/` request, uniformly in the range.
+    pub latency: Option<RangeInclusive<Duration>>,
+    /// `/api/` requests per second before 429.
+    pub rate_limit: Option<u32>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            expiry: Duration::from_secs(15 * 60),
+            api_keys: Vec::new(),
+            catalog: Catalog::default(),
+            fail_rate: 0.0,
+            fault_seed: None,
+            latency: None,
+            rate_limit: None,
+        }
+    }
+}
+
+impl Config {
+    /// Checks ranges that the types do not.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] naming the option.
+    pub fn validate(&self) -> Result<(), Error> {
+        if !(0.0..=1.0).contains(&self.fail_rate) {
+            return Err(Error::Config(format!(
+                "fail rate {} is not between 0 and 1",
+                self.fail_rate
+            )));
+        }
+        if self.expiry.is_zero() {
+            return Err(Error::Config("expiry must be greater than 0".to_owned()));
+        }
+        if self
+            .latency
+            .as_ref()
+            .is_some_and(|range| range.start() > range.end())
+        {
+            return Err(Error::Config(
+                "latency range must not end before it starts".to_owned(),
+            ));
+        }
+        if self.rate_limit == Some(0) {
+            return Err(Error::Config("rate limit must be at least 1".to_owned()));
+        }
+        Ok(())
+    }
+}
+
+/// An API key, optionally bound to one merchant (CONTRACT section 9).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    key: String,
+    merchant: Option<Uuid>,
+}
+
+impl ApiKey {
+    /// A key; `merchant` binds it.
+    pub fn new(key: impl Into<String>, merchant: Option<Uuid>) -> Self {
+        Self {
+            key: key.into(),
+            merchant,
+        }
+    }
+
+    /// The secret itself.
+    pub(crate) fn secret(&self) -> &[u8] {
+        self.key.as_bytes()
+    }
+
+    /// The merchant it is bound to.
+    pub fn merchant(&self) -> Option<Uuid> {
+        self.merchant
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiKey")
+            .field("key", &"[redacted]")
+            .field("merchant", &self.merchant)
+            .finish()
+    }
+}
+
+impl FromStr for ApiKey {
+    type Err = String;
+
+    /// `KEY` or `KEY=MERCHANT_UUID`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (key, merchant) = match s.split_once('=') {
+            Some((key, m)) => (
+                key,
+                Some(
+                    Uuid::parse_str(m)
+                        .map_err(|_| format!("the merchant after '=' is not a UUID: {m:?}"))?,
+                ),
+            ),
+            None => (s, None),
+        };
+        if key.is_empty() || !key.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+            return Err("an API key must be non-empty visible ASCII without spaces".to_owned());
+        }
+        Ok(Self::new(key, merchant))
+    }
+}
+
+/// Parses `MS` or `MS..MS` into a latency range.
+///
+/// # Errors
+///
+/// A message naming the problem.
+pub fn parse_latency(s: &str) -> Result<RangeInclusive<Duration>, String> {
+    let ms = |t: &str| {
+        t.trim()
+            .parse::<u64>()
+            .map(Duration::from_millis)
+            .map_err(|_| format!("{t:?} is not a whole number of milliseconds"))
+    };
+    let (lo, hi) = match s.split_once("..") {
+        Some((a, b)) => (ms(a)?, ms(b)?),
+        None => {
+            let v = ms(s)?;
+            (v, v)
+        }
+    };
+    if lo > hi {
+        return Err(format!("{s:?}: the range ends before it starts"));
+    }
+    Ok(lo..=hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_parse_with_and_without_merchant() {
+        let k: ApiKey = "sk_test".parse().expect("plain key");
+        assert_eq!(k.merchant(), None);
+        let k: ApiKey = "sk=6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60"
+            .parse()
+            .expect("bound");
+        assert!(k.merchant().is_some());
+        assert!("sk=nope".parse::<ApiKey>().is_err());
+        assert!(!format!("{k:?}").contains("sk"));
+    }
+
+    #[test]
+    fn latency_parses() {
+        assert_eq!(
+            parse_latency("5"),
+            Ok(Duration::from_millis(5)..=Duration::from_millis(5))
+        );
+        assert!(parse_latency("9..1").is_err());
+        assert!(parse_latency("x").is_err());
+    }
+}

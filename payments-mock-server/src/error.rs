@@ -1,0 +1,270 @@
+//! Errors: [`ApiError`], the one place a failure becomes an HTTP status and
+//! the response envelope (CONTRACT sections 2 and 8), and [`Error`], what the
+//! library and the binary report before any request is served.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// Everything that can go wrong while configuring or starting the server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The listener could not be bound or prepared.
+    #[error("cannot listen on {addr}")]
+    Bind {
+        /// What was being bound.
+        addr: String,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The product catalogue is not valid; the message names the problem
+    /// (and, for TOML syntax, the line).
+    #[error("invalid catalogue: {0}")]
+    Catalog(String),
+    /// The catalogue file could not be read.
+    #[error("cannot read catalogue file {path}")]
+    CatalogFile {
+        /// The file given.
+        path: String,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An option value is out of range or malformed.
+    #[error("invalid option: {0}")]
+    Config(String),
+}
+
+/// The wire error codes of CONTRACT section 8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// Body, query or rule validation failed.
+    ValidationError,
+    /// Status by id: empty id.
+    InvalidTransactionId,
+    /// Status by reference: empty reference.
+    InvalidReferenceNo,
+    /// Unknown transaction (400 on confirm, 404 on status).
+    TransactionNotFound,
+    /// Initiate: the merchant already used this reference.
+    DuplicateReferenceNo,
+    /// Confirm: already processed.
+    TransactionAlreadyConfirmed,
+    /// Confirm: expired.
+    TransactionExpired,
+    /// Status by reference: several merchants hold it and no scope was given.
+    AmbiguousReferenceNo,
+    /// Authentication on, key missing or wrong.
+    Unauthorized,
+    /// Key bound to another merchant.
+    Forbidden,
+    /// No such route.
+    NotFound,
+    /// Route exists, method does not.
+    MethodNotAllowed,
+    /// Body over 64 KiB.
+    PayloadTooLarge,
+    /// Body not JSON by content type.
+    UnsupportedMediaType,
+    /// Rate limit exceeded (or injected).
+    RateLimited,
+    /// Unexpected error or injected fault.
+    InternalError,
+}
+
+impl ErrorCode {
+    /// The wire string, e.g. `VALIDATION_ERROR`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ValidationError => "VALIDATION_ERROR",
+            Self::InvalidTransactionId => "INVALID_TRANSACTION_ID",
+            Self::InvalidReferenceNo => "INVALID_REFERENCE_NO",
+            Self::TransactionNotFound => "TRANSACTION_NOT_FOUND",
+            Self::DuplicateReferenceNo => "DUPLICATE_REFERENCE_NO",
+            Self::TransactionAlreadyConfirmed => "TRANSACTION_ALREADY_CONFIRMED",
+            Self::TransactionExpired => "TRANSACTION_EXPIRED",
+            Self::AmbiguousReferenceNo => "AMBIGUOUS_REFERENCE_NO",
+            Self::Unauthorized => "UNAUTHORIZED",
+            Self::Forbidden => "FORBIDDEN",
+            Self::NotFound => "NOT_FOUND",
+            Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            Self::RateLimited => "RATE_LIMITED",
+            Self::InternalError => "INTERNAL_ERROR",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed request: the HTTP status, the wire code and the message.
+///
+/// Its [`IntoResponse`] is the only place a failure turns into a response,
+/// so every failure is the same envelope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// `errorCode` of the envelope.
+    pub code: ErrorCode,
+    /// `message` of the envelope.
+    pub message: String,
+}
+
+/// Marks a response with the error code it carries, so the request journal
+/// and the log can read it without parsing the body.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ErrorCodeTag(pub(crate) ErrorCode);
+
+impl ApiError {
+    /// A failure with any status and code.
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// 400 `VALIDATION_ERROR`.
+    pub fn validation(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::ValidationError, message)
+    }
+
+    /// 400 `VALIDATION_ERROR` for a body that cannot be parsed.
+    pub fn bad_json(detail: impl std::fmt::Display) -> Self {
+        Self::validation(format!("request body is not valid JSON: {detail}"))
+    }
+
+    /// 500 `INTERNAL_ERROR` with a message that reveals nothing.
+    pub fn internal() -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::InternalError,
+            "internal server error",
+        )
+    }
+
+    /// 404 `NOT_FOUND` for an unknown route.
+    pub fn not_found() -> Self {
+        Self::new(StatusCode::NOT_FOUND, ErrorCode::NotFound, "no such route")
+    }
+
+    /// 405 `METHOD_NOT_ALLOWED`.
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            ErrorCode::MethodNotAllowed,
+            "method not allowed for this route",
+        )
+    }
+
+    /// 413 `PAYLOAD_TOO_LARGE`.
+    pub fn payload_too_large() -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::PayloadTooLarge,
+            format!(
+                "request body is larger than {} bytes",
+                crate::extract::BODY_LIMIT
+            ),
+        )
+    }
+
+    /// 401 `UNAUTHORIZED`.
+    pub fn unauthorized() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::Unauthorized,
+            "missing or invalid API key: send Authorization: Bearer <key>",
+        )
+    }
+
+    /// 429 `RATE_LIMITED`.
+    pub fn rate_limited() -> Self {
+        Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::RateLimited,
+            "rate limit exceeded; retry after the time in Retry-After",
+        )
+    }
+
+    /// The status a generic (non-envelope) response of `status` maps to.
+    pub(crate) fn for_status(status: StatusCode) -> Self {
+        match status.as_u16() {
+            404 => Self::not_found(),
+            405 => Self::method_not_allowed(),
+            413 => Self::payload_too_large(),
+            415 => Self::new(
+                status,
+                ErrorCode::UnsupportedMediaType,
+                "Content-Type must be application/json",
+            ),
+            429 => Self::rate_limited(),
+            401 => Self::unauthorized(),
+            400..=499 => Self::validation(format!(
+                "request rejected: {}",
+                status.canonical_reason().unwrap_or("bad request")
+            )),
+            _ => Self::internal(),
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = Envelope {
+            is_success: false,
+            error_code: Some(self.code.as_str()),
+            message: Some(&self.message),
+            data: (),
+        };
+        let mut response = (self.status, Json(body)).into_response();
+        response.extensions_mut().insert(ErrorCodeTag(self.code));
+        response
+    }
+}
+
+/// The response envelope (interface section 2.1), fields in document order.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Envelope<'a, T> {
+    is_success: bool,
+    error_code: Option<&'a str>,
+    message: Option<&'a str>,
+    data: T,
+}
+
+/// A success envelope: `isSuccess` true, `errorCode` null, optional message.
+pub(crate) fn success(data: impl Serialize, message: Option<&str>) -> Response {
+    Json(Envelope {
+        is_success: true,
+        error_code: None,
+        message,
+        data,
+    })
+    .into_response()
+}

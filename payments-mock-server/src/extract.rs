@@ -1,0 +1,136 @@
+//! Extractors whose rejections are our envelope (CONTRACT section 2): the
+//! JSON object body, the caller's identity, and path segment decoding.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::error::{ApiError, ErrorCode};
+
+/// Largest accepted request body: 64 KiB.
+pub const BODY_LIMIT: usize = 64 * 1024;
+
+/// A request body that is a JSON object.
+///
+/// Rejections: 415 for a content type other than `application/json` (a
+/// missing one is accepted), 413 over [`BODY_LIMIT`], 400 when the body is
+/// empty, not JSON or not an object. Nesting deeper than `serde_json`'s
+/// recursion limit is a parse error, not a stack overflow.
+#[derive(Debug, Clone)]
+pub struct JsonObject(pub Map<String, Value>);
+
+/// Whether a `Content-Type` value means JSON (any parameters).
+pub fn is_json_content_type(value: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(value) else {
+        return false;
+    };
+    let essence = text.split(';').next().unwrap_or_default().trim();
+    essence.eq_ignore_ascii_case("application/json")
+}
+
+/// Parses bytes as a JSON object body.
+///
+/// # Errors
+///
+/// `VALIDATION_ERROR` `request body is not valid JSON: <detail>`.
+pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_json("the body is empty"));
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ApiError::bad_json("expected a JSON object")),
+        Err(e) => Err(ApiError::bad_json(e)),
+    }
+}
+
+impl<S: Send + Sync> FromRequest<S> for JsonObject {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let content_type = req.headers().get(header::CONTENT_TYPE);
+        if content_type.is_some_and(|ct| !is_json_content_type(ct.as_bytes())) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                ErrorCode::UnsupportedMediaType,
+                "Content-Type must be application/json",
+            ));
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::payload_too_large()
+            } else {
+                ApiError::validation("request body could not be read")
+            }
+        })?;
+        parse_object(&bytes).map(Self)
+    }
+}
+
+/// Who is calling: the merchant an API key is bound to, if any
+/// (CONTRACT section 9). Set by the API guard; absent means unbound.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Caller {
+    /// The bound merchant.
+    pub merchant: Option<Uuid>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts
+            .extensions
+            .get::<Caller>()
+            .copied()
+            .unwrap_or_default())
+    }
+}
+
+/// The request id of this request (CONTRACT section 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestId(pub String);
+
+/// The caller's `X-Request-Id` when it is 1–128 visible ASCII characters.
+pub fn acceptable_request_id(value: &[u8]) -> Option<String> {
+    let ok = (1..=128).contains(&value.len()) && value.iter().all(|b| (0x21..=0x7e).contains(b));
+    ok.then(|| String::from_utf8_lossy(value).into_owned())
+}
+
+/// A path segment percent-decoded; `None` when the result is not UTF-8.
+pub fn decode_segment(raw: &str) -> Option<String> {
+    percent_encoding::percent_decode_str(raw)
+        .decode_utf8()
+        .ok()
+        .map(std::borrow::Cow::into_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_types() {
+        assert!(is_json_content_type(b"application/json"));
+        assert!(is_json_content_type(b"Application/JSON; charset=utf-8"));
+        assert!(!is_json_content_type(b"text/plain"));
+        assert!(!is_json_content_type(b"\xff"));
+    }
+
+    #[test]
+    fn request_ids() {
+        assert_eq!(acceptable_request_id(b"abc").as_deref(), Some("abc"));
+        assert_eq!(acceptable_request_id(b"a b"), None);
+        assert_eq!(acceptable_request_id(b""), None);
+        assert_eq!(acceptable_request_id(&[b'x'; 129]), None);
+    }
+
+    #[test]
+    fn segments() {
+        assert_eq!(decode_segment("INV%2F1").as_deref(), Some("INV/1"));
+        assert_eq!(decode_segment("%FF"), None);
+    }
+}

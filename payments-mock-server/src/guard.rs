@@ -1,0 +1,200 @@
+//! The `/api/` guard: authentication (section 9), rate limit and faults
+//! (section 10) and the request journal, in that order. `/_mock/` and
+//! `/openapi.json` pass straight through: never faulted, limited or keyed.
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+
+use crate::error::{ApiError, ErrorCodeTag};
+use crate::extract::{BODY_LIMIT, RequestId};
+use crate::faults::{Fault, parse_header};
+use crate::journal::JournalEntry;
+use crate::server::ConnectionAbort;
+use crate::state::AppState;
+
+/// The header that injects faults per request.
+pub const FAULT_HEADER: &str = "x-mock-fault";
+
+/// What the guard ends with: a response, or closing the connection.
+enum Ending {
+    Respond(Response),
+    Reset,
+}
+
+/// Whether a body error comes from a length limit (ours or tower-http's).
+fn is_length_limit(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if e.is::<LengthLimitError>() || e.to_string().contains("length limit exceeded") {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+fn declared_length(req: &Request) -> Option<u64> {
+    req.headers()
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// Middleware guarding `/api/`.
+pub(crate) async fn api_guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if !req.uri().path().starts_with("/api/") {
+        return next.run(req).await;
+    }
+    let mut entry = JournalEntry {
+        method: req.method().to_string(),
+        path: req.uri().path().to_owned(),
+        query: req.uri().query().map(str::to_owned),
+        headers: req
+            .headers()
+            .iter()
+            .map(|(name, value)| {
+                let shown = if name == header::AUTHORIZATION {
+                    "[redacted]".to_owned()
+                } else {
+                    String::from_utf8_lossy(value.as_bytes()).into_owned()
+                };
+                (name.as_str().to_owned(), shown)
+            })
+            .collect(),
+        body: String::new(),
+        status: None,
+        error_code: None,
+        request_id: req
+            .extensions()
+            .get::<RequestId>()
+            .map(|r| r.0.clone())
+            .unwrap_or_default(),
+        fault: None,
+        at: state.clock.now(),
+    };
+    let abort = req.extensions().get::<ConnectionAbort>().cloned();
+    let ending = guarded(&state, req, next, &mut entry).await;
+    match ending {
+        Ending::Respond(response) => {
+            entry.status = Some(response.status().as_u16());
+            entry.error_code = response
+                .extensions()
+                .get::<ErrorCodeTag>()
+                .map(|t| t.0.as_str().to_owned());
+            state.journal.record(entry);
+            response
+        }
+        Ending::Reset => {
+            tracing::info!(
+                target: "payments_mock_server::request",
+                method = %entry.method,
+                path = %entry.path,
+                request_id = %entry.request_id,
+                "connection reset (injected fault)"
+            );
+            state.journal.record(entry);
+            match abort {
+                Some(abort) => {
+                    abort.trigger();
+                    // The connection task drops the connection (and this
+                    // future with it) without writing a byte.
+                    std::future::pending::<Response>().await
+                }
+                // In-process (`oneshot`) there is no connection to close.
+                None => ApiError::new(
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    crate::error::ErrorCode::InternalError,
+                    "injected reset: no connection to close in-process",
+                )
+                .into_response(),
+            }
+        }
+    }
+}
+
+async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut JournalEntry) -> Ending {
+    let (mut parts, body) = req.into_parts();
+    match state.auth.authenticate(&parts.headers) {
+        Ok(caller) => {
+            parts.extensions.insert(caller);
+        }
+        Err(e) => {
+            return Ending::Respond(
+                (
+                    [(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))],
+                    e,
+                )
+                    .into_response(),
+            );
+        }
+    }
+    if let Err(seconds) = state.faults.admit() {
+        return Ending::Respond(rate_limited(seconds));
+    }
+    let header_faults = match parts.headers.get(FAULT_HEADER) {
+        Some(v) => match parse_header(v.as_bytes()) {
+            Ok(f) => f,
+            Err(e) => return Ending::Respond(e.into_response()),
+        },
+        None => Vec::new(),
+    };
+    let plan = state.faults.plan(header_faults);
+    if !plan.applied.is_empty() {
+        let tokens: Vec<String> = plan.applied.iter().map(Fault::token).collect();
+        entry.fault = Some(tokens.join(","));
+    }
+
+    let req = Request::from_parts(parts, Body::empty());
+    if declared_length(&req).is_some_and(|n| n > BODY_LIMIT as u64) {
+        return Ending::Respond(ApiError::payload_too_large().into_response());
+    }
+    let bytes: Bytes = match Limited::new(body, BODY_LIMIT).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if is_length_limit(e.as_ref()) => {
+            return Ending::Respond(ApiError::payload_too_large().into_response());
+        }
+        Err(_) => {
+            return Ending::Respond(
+                ApiError::validation("request body could not be read").into_response(),
+            );
+        }
+    };
+    entry.body = String::from_utf8_lossy(&bytes).into_owned();
+    let (parts, _) = req.into_parts();
+    let req = Request::from_parts(parts, Body::from(bytes));
+
+    if !plan.delay.is_zero() {
+        tokio::time::sleep(plan.delay).await;
+    }
+    match plan.action {
+        Some(Fault::InternalError) => Ending::Respond(injected_error()),
+        Some(Fault::RateLimit) => Ending::Respond(rate_limited(1)),
+        Some(Fault::Reset) => Ending::Reset,
+        action => {
+            let response = next.run(req).await;
+            match action {
+                Some(Fault::CommitThenError) => Ending::Respond(injected_error()),
+                Some(Fault::CommitThenReset) => Ending::Reset,
+                _ => Ending::Respond(response),
+            }
+        }
+    }
+}
+
+fn injected_error() -> Response {
+    ApiError::internal().into_response()
+}
+
+fn rate_limited(seconds: u64) -> Response {
+    (
+        [(header::RETRY_AFTER, HeaderValue::from(seconds))],
+        ApiError::rate_limited(),
+    )
+        .into_response()
+}

@@ -1,0 +1,102 @@
+//! `POST /api/payments/confirm` (interface 4.2; CONTRACT section 6, rules
+//! in order: body, unknown, reference mismatch, expired, already
+//! confirmed, code required, transition).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::Number;
+
+use crate::clock::format_time;
+use crate::error::{ApiError, ErrorCode, success};
+use crate::extract::{Caller, JsonObject};
+use crate::money::major_number;
+use crate::state::AppState;
+use crate::store::{ConfirmAttempt, ConfirmRefusal, ConfirmResult};
+use crate::validate;
+
+/// Confirms a transaction; the checks and the transition are one atomic
+/// store operation.
+pub async fn handle(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonObject(body): JsonObject,
+) -> Result<Response, ApiError> {
+    let body = validate::confirm(&body)?;
+    let attempt = ConfirmAttempt {
+        transaction_id: &body.transaction_id,
+        reference_no: &body.reference_no,
+        confirmation_code: body.confirmation_code.as_deref(),
+        scope: caller.merchant,
+    };
+    let now = state.clock.now();
+    let record = state
+        .store
+        .confirm(&attempt, &state.catalog, now)
+        .map_err(|refusal| refusal_error(refusal, &body.transaction_id))?;
+    let Some(confirmation) = &record.confirmation else {
+        return Err(ApiError::internal());
+    };
+    let view = record.view(now);
+    let error_message = match &confirmation.result {
+        ConfirmResult::Failed { error_message } => Some(error_message.clone()),
+        _ => None,
+    };
+    let message = match view.status.as_str() {
+        "FAILED" => "payment failed",
+        "CONFIRMED" => "payment confirmed, settlement pending",
+        _ => "payment successful",
+    };
+    Ok(success(
+        ConfirmData {
+            transaction_id: record.id.to_string(),
+            reference_no: record.fields.reference_no.clone(),
+            status: view.status.as_str(),
+            amount: major_number(record.fields.amount_minor, record.fields.currency_exponent),
+            provider_reference: confirmation.provider_reference.clone(),
+            confirmed_at: format_time(confirmation.confirmed_at),
+            error_message,
+            extra_properties: confirmation.extra_properties.clone(),
+        },
+        Some(message),
+    ))
+}
+
+/// Confirm `data` (interface section 2.5).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfirmData {
+    transaction_id: String,
+    reference_no: String,
+    status: &'static str,
+    amount: Number,
+    provider_reference: Option<String>,
+    confirmed_at: String,
+    error_message: Option<String>,
+    extra_properties: Option<String>,
+}
+
+fn refusal_error(refusal: ConfirmRefusal, id: &str) -> ApiError {
+    let bad = |code, message: String| ApiError::new(StatusCode::BAD_REQUEST, code, message);
+    match refusal {
+        ConfirmRefusal::NotFound => bad(
+            ErrorCode::TransactionNotFound,
+            format!("no transaction with transactionId {id}"),
+        ),
+        ConfirmRefusal::ReferenceMismatch => {
+            ApiError::validation("referenceNo does not match the transaction")
+        }
+        ConfirmRefusal::Expired => bad(
+            ErrorCode::TransactionExpired,
+            format!("transaction {id} has expired and can no longer be confirmed"),
+        ),
+        ConfirmRefusal::AlreadyConfirmed => bad(
+            ErrorCode::TransactionAlreadyConfirmed,
+            format!("transaction {id} has already been confirmed"),
+        ),
+        ConfirmRefusal::CodeRequired(product) => ApiError::validation(format!(
+            "confirmationCode is required for product {product}"
+        )),
+    }
+}

@@ -1,0 +1,77 @@
+//! `POST /api/payments/initiate` (interface 4.1; CONTRACT sections 1, 4, 9).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::Serialize;
+
+use crate::clock::{add, format_time};
+use crate::error::{ApiError, ErrorCode, success};
+use crate::extract::{Caller, JsonObject};
+use crate::state::AppState;
+use crate::validate;
+
+/// Validates, checks the merchant binding, and creates the transaction
+/// unless the merchant already used the reference.
+pub async fn handle(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonObject(body): JsonObject,
+) -> Result<Response, ApiError> {
+    let fields = validate::initiate(&body, &state.catalog)?;
+    if let Some(bound) = caller.merchant.filter(|b| *b != fields.merchant_id) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            ErrorCode::Forbidden,
+            format!(
+                "this API key may only act for merchant {bound}, not {}",
+                fields.merchant_id
+            ),
+        ));
+    }
+    let initial = state
+        .catalog
+        .product(&fields.product_code)
+        .map(|p| p.initial)
+        .ok_or_else(ApiError::internal)?;
+    let now = state.clock.now();
+    let expires_at = add(now, state.expiry);
+    let record = state
+        .store
+        .initiate(fields, initial, now, expires_at)
+        .map_err(|existing| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::DuplicateReferenceNo,
+                format!("referenceNo is already used by this merchant for transaction {existing}"),
+            )
+        })?;
+    let f = record.fields;
+    Ok(success(
+        InitiateData {
+            transaction_id: record.id.to_string(),
+            reference_no: f.reference_no,
+            status: initial.as_str(),
+            amount: f.amount_minor,
+            currency_code: f.currency_code,
+            product_code: f.product_code,
+            created_at: format_time(record.created_at),
+            extra_properties: None,
+        },
+        Some("payment initiated"),
+    ))
+}
+
+/// Initiate `data` (interface section 2.3).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InitiateData {
+    transaction_id: String,
+    reference_no: String,
+    status: &'static str,
+    amount: u64,
+    currency_code: String,
+    product_code: String,
+    created_at: String,
+    extra_properties: Option<String>,
+}

@@ -1,0 +1,50 @@
+//! Request handlers, one file per endpoint group, and the response `data`
+//! shapes (interface document sections 2.3, 2.5, 2.6) as structs, so fields
+//! appear in the document's order.
+
+pub mod admin;
+pub mod confirm;
+pub mod initiate;
+pub mod status;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Number;
+
+use crate::clock::format_time;
+use crate::money::major_number;
+use crate::store::Record;
+
+/// Status `data` (section 2.6).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StatusData {
+    pub transaction_id: String,
+    pub reference_no: String,
+    pub status: &'static str,
+    pub amount: Number,
+    pub product_code: String,
+    pub created_at: String,
+    pub last_modified_at: Option<String>,
+    pub provider_reference: Option<String>,
+    pub message: Option<String>,
+    pub extra_properties: Option<String>,
+}
+
+/// Status `data` as seen at `now`.
+pub(crate) fn status_data(record: &Record, now: DateTime<Utc>) -> StatusData {
+    let view = record.view(now);
+    let confirmation = record.confirmation.as_ref();
+    StatusData {
+        transaction_id: record.id.to_string(),
+        reference_no: record.fields.reference_no.clone(),
+        status: view.status.as_str(),
+        amount: major_number(record.fields.amount_minor, record.fields.currency_exponent),
+        product_code: record.fields.product_code.clone(),
+        created_at: format_time(record.created_at),
+        last_modified_at: view.last_modified_at.map(format_time),
+        provider_reference: confirmation.and_then(|c| c.provider_reference.clone()),
+        message: view.message,
+        extra_properties: confirmation.and_then(|c| c.extra_properties.clone()),
+    }
+}

@@ -1,0 +1,142 @@
+//! `GET /api/payments/{transactionId}/status` and
+//! `GET /api/payments/reference/{referenceNo}/status` (interface 4.3, 4.4;
+//! CONTRACT sections 3 and 5).
+//!
+//! Both live behind one catch-all route so the raw segment can be decoded
+//! here: an empty segment (`/api/payments//status`) still reaches us, and a
+//! segment that is not UTF-8 after decoding gets our own message.
+
+use axum::extract::{RawQuery, State};
+use axum::http::{StatusCode, Uri};
+use axum::response::Response;
+use uuid::Uuid;
+
+use crate::error::{ApiError, ErrorCode, success};
+use crate::extract::{Caller, decode_segment};
+use crate::handlers::status_data;
+use crate::state::AppState;
+use crate::store::LookupError;
+
+/// Which status endpoint a path names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target<'a> {
+    /// By transactionId (raw segment).
+    Id(&'a str),
+    /// By referenceNo (raw segment).
+    Reference(&'a str),
+}
+
+/// Splits the part of the path after `/api/payments/`.
+pub fn target(rest: &str) -> Option<Target<'_>> {
+    let inner = rest.strip_suffix("/status")?;
+    match inner.strip_prefix("reference/") {
+        Some(reference) if !reference.contains('/') => Some(Target::Reference(reference)),
+        Some(_) => None,
+        None if !inner.contains('/') => Some(Target::Id(inner)),
+        None => None,
+    }
+}
+
+/// Dispatches both status look-ups.
+pub async fn handle(
+    State(state): State<AppState>,
+    caller: Caller,
+    uri: Uri,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let rest = uri
+        .path()
+        .strip_prefix("/api/payments/")
+        .ok_or_else(ApiError::not_found)?;
+    match target(rest).ok_or_else(ApiError::not_found)? {
+        Target::Id(raw) => by_id(&state, caller, raw),
+        Target::Reference(raw) => by_reference(&state, caller, raw, query.as_deref()),
+    }
+}
+
+fn by_id(state: &AppState, caller: Caller, raw: &str) -> Result<Response, ApiError> {
+    let invalid =
+        |m: &str| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidTransactionId, m);
+    let id = decode_segment(raw)
+        .ok_or_else(|| invalid("transactionId is not valid UTF-8 after percent-decoding"))?;
+    if id.trim().is_empty() {
+        return Err(invalid("transactionId must not be empty"));
+    }
+    let now = state.clock.now();
+    let record = state.store.get(&id, caller.merchant).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::TransactionNotFound,
+            format!("no transaction with transactionId {id}"),
+        )
+    })?;
+    Ok(success(status_data(&record, now), None))
+}
+
+/// The `merchantId` query parameter, if given.
+fn merchant_query(query: Option<&str>) -> Result<Option<Uuid>, ApiError> {
+    let Some(query) = query else {
+        return Ok(None);
+    };
+    let value = url::form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == "merchantId")
+        .map(|(_, v)| v.into_owned());
+    match value {
+        None => Ok(None),
+        Some(v) if v.is_empty() => Ok(None),
+        Some(v) => Uuid::parse_str(&v)
+            .map(Some)
+            .map_err(|_| ApiError::validation("merchantId must be a UUID")),
+    }
+}
+
+fn by_reference(
+    state: &AppState,
+    caller: Caller,
+    raw: &str,
+    query: Option<&str>,
+) -> Result<Response, ApiError> {
+    let invalid =
+        |m: &str| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidReferenceNo, m);
+    let reference = decode_segment(raw)
+        .ok_or_else(|| invalid("referenceNo is not valid UTF-8 after percent-decoding"))?;
+    if reference.trim().is_empty() {
+        return Err(invalid("referenceNo must not be empty"));
+    }
+    let query_scope = merchant_query(query)?;
+    let scope = caller.merchant.or(query_scope);
+    let now = state.clock.now();
+    match state.store.by_reference(&reference, scope) {
+        Ok(record) => Ok(success(status_data(&record, now), None)),
+        Err(LookupError::NotFound) => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::TransactionNotFound,
+            format!("no transaction with referenceNo {reference}"),
+        )),
+        Err(LookupError::Ambiguous) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::AmbiguousReferenceNo,
+            format!(
+                "referenceNo {reference} is used by several merchants; pass merchantId to choose one"
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets() {
+        assert_eq!(target("abc/status"), Some(Target::Id("abc")));
+        assert_eq!(target("/status"), Some(Target::Id("")));
+        assert_eq!(target("reference//status"), Some(Target::Reference("")));
+        assert_eq!(
+            target("reference/INV%2F1/status"),
+            Some(Target::Reference("INV%2F1"))
+        );
+        assert_eq!(target("a/b/status"), None);
+        assert_eq!(target("abc"), None);
+    }
+}

@@ -1,0 +1,156 @@
+//! Cross-cutting layers for every route: the request id, the request log,
+//! and the envelope guarantee (CONTRACT section 2).
+
+use std::time::Instant;
+
+use axum::extract::Request;
+use axum::http::{HeaderName, HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use uuid::Uuid;
+
+use crate::error::{ApiError, ErrorCodeTag};
+use crate::extract::{RequestId, acceptable_request_id, is_json_content_type};
+
+/// `X-Request-Id`.
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Longest path written to the log.
+const MAX_LOGGED_PATH: usize = 256;
+
+/// Sets the request id, makes sure the response is the envelope, echoes the
+/// id and writes one log line (never a header value, so never a key).
+pub(crate) async fn request_context(mut req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let id = req
+        .headers()
+        .get(&REQUEST_ID)
+        .and_then(|v| acceptable_request_id(v.as_bytes()))
+        .unwrap_or_else(|| Uuid::new_v4().to_string());
+    req.extensions_mut().insert(RequestId(id.clone()));
+    let method = req.method().clone();
+    let mut path = req.uri().path().to_owned();
+    if path.len() > MAX_LOGGED_PATH {
+        let mut cut = MAX_LOGGED_PATH;
+        while !path.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        path.truncate(cut);
+        path.push('…');
+    }
+
+    let mut response = ensure_envelope(next.run(req).await);
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(REQUEST_ID, value);
+    }
+    let code = response
+        .extensions()
+        .get::<ErrorCodeTag>()
+        .map_or("", |t| t.0.as_str());
+    tracing::info!(
+        target: "payments_mock_server::request",
+        method = %method,
+        path = %path,
+        status = response.status().as_u16(),
+        latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+        request_id = %id,
+        error_code = code,
+        "request"
+    );
+    response
+}
+
+/// Replaces a failure that is not our JSON (axum's or tower-http's own
+/// rejections) by the envelope for its status, keeping useful headers.
+fn ensure_envelope(response: Response) -> Response {
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| is_json_content_type(v.as_bytes()));
+    let status = response.status();
+    if is_json || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let mut replacement = ApiError::for_status(status).into_response();
+    *replacement.status_mut() = status;
+    for name in [header::ALLOW, header::RETRY_AFTER, header::WWW_AUTHENTICATE] {
+        if let Some(v) = response.headers().get(&name) {
+            replacement.headers_mut().insert(name, v.clone());
+        }
+    }
+    replacement
+}
+
+/// The response to a panic in a handler: 500, nothing revealed.
+pub(crate) fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!(target: "payments_mock_server::request", "handler panicked");
+    ApiError::internal().into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::Router;
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use axum::middleware::from_fn;
+    use axum::routing::get;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    use tower_http::catch_panic::CatchPanicLayer;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_handler_becomes_500_envelope_and_the_router_keeps_serving() {
+        async fn boom() -> &'static str {
+            panic!("handler bug")
+        }
+        let router: Router = Router::new()
+            .route("/boom", get(boom))
+            .route("/fine", get(|| async { "fine" }))
+            .layer(CatchPanicLayer::custom(panic_response))
+            .layer(from_fn(request_context));
+        let request = Request::get("/boom")
+            .header("x-request-id", "panic-1")
+            .body(Body::empty())
+            .expect("request");
+        let response = router.clone().oneshot(request).await.expect("infallible");
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(response.headers()[&REQUEST_ID], "panic-1");
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.contains("\"errorCode\":\"INTERNAL_ERROR\""), "{text}");
+        assert!(!text.contains("handler bug"));
+        let request = Request::get("/fine").body(Body::empty()).expect("request");
+        let response = router.oneshot(request).await.expect("infallible");
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn a_bare_rejection_is_rewritten_as_the_envelope() {
+        let router: Router = Router::new()
+            .route(
+                "/teapot",
+                get(|| async { (StatusCode::IM_A_TEAPOT, "short and stout") }),
+            )
+            .layer(from_fn(request_context));
+        let request = Request::get("/teapot")
+            .body(Body::empty())
+            .expect("request");
+        let response = router.oneshot(request).await.expect("infallible");
+        assert_eq!(response.status(), StatusCode::IM_A_TEAPOT);
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        assert!(String::from_utf8_lossy(&body).contains("VALIDATION_ERROR"));
+    }
+}

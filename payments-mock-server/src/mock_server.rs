@@ -1,0 +1,272 @@
+//! The embeddable server: [`MockServer`] and its builder.
+
+use std::net::SocketAddr;
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use uuid::Uuid;
+
+use crate::app::app;
+use crate::catalog::Catalog;
+use crate::config::{ApiKey, Config};
+use crate::error::Error;
+use crate::faults::Fault;
+use crate::journal::JournalEntry;
+use crate::state::AppState;
+use crate::store::ConfirmResult;
+
+/// A stored transaction as the API would show it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoredTransaction {
+    /// The `transactionId`.
+    pub transaction_id: String,
+    /// Owner.
+    pub merchant_id: Uuid,
+    /// Merchant reference.
+    pub reference_no: String,
+    /// Product.
+    pub product_code: String,
+    /// Amount in minor units.
+    pub amount_minor: u64,
+    /// ISO 4217 code.
+    pub currency_code: String,
+    /// State as a status read would show it now (virtual clock).
+    pub status: String,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Latest state change.
+    pub last_modified_at: Option<DateTime<Utc>>,
+    /// When the confirm was processed.
+    pub confirmed_at: Option<DateTime<Utc>>,
+    /// Provider id, after a successful confirm.
+    pub provider_reference: Option<String>,
+    /// `errorMessage` of a failed confirm.
+    pub error_message: Option<String>,
+}
+
+/// A running mock server on a loopback port.
+///
+/// Dropping it stops the server (in-flight requests finish in the
+/// background); [`MockServer::shutdown`] waits for them.
+#[derive(Debug)]
+pub struct MockServer {
+    addr: SocketAddr,
+    state: AppState,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl MockServer {
+    /// Starts a server on `127.0.0.1:0` with the default configuration.
+    ///
+    /// Call it inside a Tokio runtime (e.g. `#[tokio::test]`); the server
+    /// runs as a task of that runtime.
+    ///
+    /// # Panics
+    ///
+    /// Only if a loopback port cannot be bound.
+    pub async fn start() -> Self {
+        match Self::builder().start().await {
+            Ok(server) => server,
+            Err(e) => panic!("payments-mock-server could not start on loopback: {e}"),
+        }
+    }
+
+    /// A builder for every option of the binary.
+    pub fn builder() -> MockServerBuilder {
+        MockServerBuilder::default()
+    }
+
+    /// `http://127.0.0.1:PORT`, no trailing slash.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Moves the virtual clock forward (as `POST /_mock/clock/advance`).
+    pub fn advance_clock(&self, by: Duration) {
+        self.state.clock.advance(by);
+    }
+
+    /// Virtual now.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.state.clock.now()
+    }
+
+    /// Every transaction, oldest first, as the API would show it now.
+    pub fn transactions(&self) -> Vec<StoredTransaction> {
+        let now = self.state.clock.now();
+        self.state
+            .store
+            .all()
+            .into_iter()
+            .map(|r| {
+                let view = r.view(now);
+                let confirmation = r.confirmation.as_ref();
+                StoredTransaction {
+                    transaction_id: r.id.to_string(),
+                    merchant_id: r.fields.merchant_id,
+                    reference_no: r.fields.reference_no.clone(),
+                    product_code: r.fields.product_code.clone(),
+                    amount_minor: r.fields.amount_minor,
+                    currency_code: r.fields.currency_code.clone(),
+                    status: view.status.as_str().to_owned(),
+                    created_at: r.created_at,
+                    last_modified_at: view.last_modified_at,
+                    confirmed_at: confirmation.map(|c| c.confirmed_at),
+                    provider_reference: confirmation.and_then(|c| c.provider_reference.clone()),
+                    error_message: confirmation.and_then(|c| match &c.result {
+                        ConfirmResult::Failed { error_message } => Some(error_message.clone()),
+                        _ => None,
+                    }),
+                }
+            })
+            .collect()
+    }
+
+    /// Queues faults: each next `/api/` request takes one, in order.
+    pub fn inject_faults(&self, faults: impl IntoIterator<Item = Fault>) {
+        self.state.faults.inject(faults);
+    }
+
+    /// The request journal, oldest first (at most the last 1,000).
+    pub fn requests(&self) -> Vec<JournalEntry> {
+        self.state.journal.entries()
+    }
+
+    /// Forgets transactions, journal and queued faults; real time again.
+    pub fn reset(&self) {
+        self.state.reset();
+    }
+
+    /// The shared state (store, clock, catalogue…), for white-box tests.
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Stops accepting, lets in-flight requests finish, and returns.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Options of a [`MockServer`]; each method mirrors a flag of the binary.
+#[derive(Debug, Default)]
+#[must_use = "a builder does nothing until `start` is called"]
+pub struct MockServerBuilder {
+    config: Config,
+    listener: Option<std::net::TcpListener>,
+}
+
+impl MockServerBuilder {
+    /// Expiry of unconfirmed transactions (`--expiry`, default 15 minutes).
+    pub fn expiry(mut self, expiry: Duration) -> Self {
+        self.config.expiry = expiry;
+        self
+    }
+
+    /// Adds an API key, optionally bound to a merchant (`--api-key`).
+    pub fn api_key(mut self, key: impl Into<String>, merchant: Option<Uuid>) -> Self {
+        self.config.api_keys.push(ApiKey::new(key, merchant));
+        self
+    }
+
+    /// The product catalogue (`--catalog`).
+    pub fn catalog(mut self, catalog: Catalog) -> Self {
+        self.config.catalog = catalog;
+        self
+    }
+
+    /// Probability 0..=1 of a random fault per `/api/` request (`--fail-rate`).
+    pub fn fail_rate(mut self, rate: f64) -> Self {
+        self.config.fail_rate = rate;
+        self
+    }
+
+    /// Seed of the random fault choice (`--fault-seed`).
+    pub fn fault_seed(mut self, seed: u64) -> Self {
+        self.config.fault_seed = Some(seed);
+        self
+    }
+
+    /// Added delay per `/api/` request (`--latency`).
+    pub fn latency(mut self, range: RangeInclusive<Duration>) -> Self {
+        self.config.latency = Some(range);
+        self
+    }
+
+    /// `/api/` requests per second before 429 (`--rate-limit`).
+    pub fn rate_limit(mut self, per_second: u32) -> Self {
+        self.config.rate_limit = Some(per_second);
+        self
+    }
+
+    /// Serve on this listener instead of binding `127.0.0.1:0`.
+    pub fn listener(mut self, listener: std::net::TcpListener) -> Self {
+        self.listener = Some(listener);
+        self
+    }
+
+    /// The whole configuration at once.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Binds (unless given a listener) and starts serving in the background.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for an option out of range, [`Error::Bind`] when
+    /// the listener cannot be bound or used.
+    pub async fn start(self) -> Result<MockServer, Error> {
+        self.config.validate()?;
+        let std_listener = match self.listener {
+            Some(l) => l,
+            None => std::net::TcpListener::bind("127.0.0.1:0").map_err(|source| Error::Bind {
+                addr: "127.0.0.1:0".to_owned(),
+                source,
+            })?,
+        };
+        let bind_error = |source| Error::Bind {
+            addr: "the given listener".to_owned(),
+            source,
+        };
+        std_listener.set_nonblocking(true).map_err(bind_error)?;
+        let addr = std_listener.local_addr().map_err(bind_error)?;
+        let listener = tokio::net::TcpListener::from_std(std_listener).map_err(bind_error)?;
+        let state = AppState::new(self.config);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let router = app(state.clone());
+        let task = tokio::spawn(crate::server::run(listener, router, async move {
+            let _ = stopped.await;
+        }));
+        Ok(MockServer {
+            addr,
+            state,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+}

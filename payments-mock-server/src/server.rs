@@ -1,0 +1,79 @@
+//! Serving connections: the accept loop, per-connection tasks, injected
+//! connection resets, and graceful shutdown.
+//!
+//! Connections are served with hyper directly (not `axum::serve`) so a
+//! handler can make its connection close without a response: the
+//! connection task owns a [`ConnectionAbort`] that the `/api/` guard
+//! triggers, and dropping the connection future closes the socket before a
+//! byte of the response is written (CONTRACT section 10, `reset`).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::Request;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+use tower::ServiceExt;
+
+/// Closes the connection a request came on, without a response.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectionAbort(Arc<Notify>);
+
+impl ConnectionAbort {
+    /// Asks the connection task to drop the connection now.
+    pub fn trigger(&self) {
+        self.0.notify_one();
+    }
+}
+
+/// Serves `router` on `listener` until `shutdown` completes, then stops
+/// accepting, lets in-flight requests finish and returns.
+pub async fn run(listener: TcpListener, router: Router, shutdown: impl Future<Output = ()>) {
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Running out of descriptors is transient; keep serving.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let abort = ConnectionAbort::default();
+        let tagged = abort.clone();
+        let service = router
+            .clone()
+            .map_request(move |mut req: Request<Incoming>| {
+                req.extensions_mut().insert(tagged.clone());
+                req
+            });
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder.timer(TokioTimer::new());
+        let conn =
+            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            tokio::select! {
+                result = conn => {
+                    if let Err(e) = result {
+                        tracing::debug!(error = %e, "connection ended with an error");
+                    }
+                }
+                () = abort.0.notified() => {}
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}

@@ -1,0 +1,336 @@
+//! Request body validation (CONTRACT sections 1 and 2): every failed rule,
+//! in the order of the fields in the document's request tables, each
+//! starting with the field's JSON name, joined by `; `.
+
+use iso_currency::Currency;
+use isocountry::CountryCode;
+use serde_json::{Map, Number, Value};
+use uuid::Uuid;
+
+use crate::catalog::{Catalog, is_product_code};
+use crate::error::ApiError;
+use crate::store::NewTransaction;
+
+/// The largest amount: 2^53 − 1.
+pub const MAX_AMOUNT: u64 = 9_007_199_254_740_991;
+/// Largest `extraProperties`, as compact JSON text.
+pub const MAX_EXTRA_BYTES: usize = 16 * 1024;
+
+/// Collects failed rules.
+#[derive(Debug, Default)]
+struct Problems(Vec<String>);
+
+impl Problems {
+    fn push(&mut self, problem: String) {
+        self.0.push(problem);
+    }
+
+    fn into_result<T>(self, value: impl FnOnce() -> T) -> Result<T, ApiError> {
+        if self.0.is_empty() {
+            Ok(value())
+        } else {
+            Err(ApiError::validation(self.0.join("; ")))
+        }
+    }
+}
+
+/// A field that is absent or `null` (both mean "absent").
+fn field<'a>(body: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    body.get(name).filter(|v| !v.is_null())
+}
+
+/// A string field: `Ok(None)` when absent, `Err` (recorded) when not a string.
+fn string<'a>(
+    body: &'a Map<String, Value>,
+    name: &str,
+    required: bool,
+    problems: &mut Problems,
+) -> Option<&'a str> {
+    match field(body, name) {
+        None => {
+            if required {
+                problems.push(format!("{name} is required"));
+            }
+            None
+        }
+        Some(Value::String(s)) => Some(s),
+        Some(_) => {
+            problems.push(format!("{name} must be a string"));
+            None
+        }
+    }
+}
+
+/// Checks a length in characters; records and returns whether it fits.
+fn length(value: &str, name: &str, min: usize, max: usize, problems: &mut Problems) -> bool {
+    let n = value.chars().count();
+    let ok = (min..=max).contains(&n);
+    if !ok {
+        problems.push(format!("{name} must be between {min} and {max} characters"));
+    }
+    ok
+}
+
+/// The integer a JSON number holds, judged by its literal text (with
+/// `arbitrary_precision`, `1.0` and `1e2` keep their text and are not
+/// integers). Too large for i128 saturates, keeping the sign.
+fn integer(n: &Number) -> Option<i128> {
+    let text = n.to_string();
+    if text.contains(['.', 'e', 'E']) {
+        return None;
+    }
+    Some(text.parse::<i128>().unwrap_or(if text.starts_with('-') {
+        i128::MIN
+    } else {
+        i128::MAX
+    }))
+}
+
+/// An integer field: `None` when absent or mistyped (recorded).
+fn int_field(body: &Map<String, Value>, name: &str, problems: &mut Problems) -> Option<i128> {
+    match field(body, name)? {
+        Value::Number(n) => {
+            let v = integer(n);
+            if v.is_none() {
+                problems.push(format!("{name} must be an integer"));
+            }
+            v
+        }
+        _ => {
+            problems.push(format!("{name} must be an integer"));
+            None
+        }
+    }
+}
+
+/// `extraProperties`: a JSON object, or a string holding one; stored as the
+/// compact JSON text.
+fn extra_properties(body: &Map<String, Value>, problems: &mut Problems) -> Option<String> {
+    const NAME: &str = "extraProperties";
+    let object = match field(body, NAME)? {
+        Value::Object(o) => Some(o.clone()),
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(o)) => Some(o),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(object) = object else {
+        problems.push(format!(
+            "{NAME} must be a JSON object or a string holding one"
+        ));
+        return None;
+    };
+    let text = Value::Object(object).to_string();
+    if text.len() > MAX_EXTRA_BYTES {
+        problems.push(format!("{NAME} must be at most 16 KiB"));
+        return None;
+    }
+    Some(text)
+}
+
+fn check_reference(reference: &str, name: &str, problems: &mut Problems) {
+    if !length(reference, name, 1, 64, problems) {
+        return;
+    }
+    if reference.trim() != reference {
+        problems.push(format!(
+            "{name} must not have leading or trailing whitespace"
+        ));
+    }
+    if reference.chars().any(char::is_control) {
+        problems.push(format!("{name} must not contain control characters"));
+    }
+}
+
+/// Validates an initiate body against CONTRACT section 1 and the catalogue.
+///
+/// # Errors
+///
+/// `VALIDATION_ERROR` listing every failed rule.
+pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTransaction, ApiError> {
+    let mut p = Problems::default();
+
+    let merchant_id = string(body, "merchantId", true, &mut p).and_then(|s| {
+        let id = Uuid::parse_str(s).ok();
+        if id.is_none() {
+            p.push("merchantId must be a UUID".to_owned());
+        }
+        id
+    });
+
+    let reference_no = string(body, "referenceNo", true, &mut p);
+    if let Some(r) = reference_no {
+        check_reference(r, "referenceNo", &mut p);
+    }
+
+    let description = string(body, "description", false, &mut p);
+    if description.is_some_and(|d| d.chars().count() > 255) {
+        p.push("description must be at most 255 characters".to_owned());
+    }
+
+    let amount = match int_field(body, "amount", &mut p) {
+        None if field(body, "amount").is_none() => {
+            p.push("amount is required".to_owned());
+            None
+        }
+        None => None,
+        Some(a) if a < 1 => {
+            p.push("amount must be greater than 0".to_owned());
+            None
+        }
+        Some(a) if a > i128::from(MAX_AMOUNT) => {
+            p.push(format!("amount must be at most {MAX_AMOUNT}"));
+            None
+        }
+        Some(a) => u64::try_from(a).ok(),
+    };
+
+    let currency = match string(body, "currencyCode", false, &mut p) {
+        None => Currency::from_code("MYR"),
+        Some(code) => {
+            let c = Currency::from_code(code)
+                .filter(|c| c.is_superseded().is_none() && c.exponent().is_some());
+            if c.is_none() {
+                p.push(
+                    "currencyCode must be an active ISO 4217 alphabetic code in upper case"
+                        .to_owned(),
+                );
+            }
+            c
+        }
+    };
+
+    let product_code = string(body, "productCode", true, &mut p);
+    let product = product_code.and_then(|code| {
+        if !is_product_code(code) {
+            p.push("productCode must be 1-32 of A-Z 0-9 _ -".to_owned());
+            return None;
+        }
+        let product = catalog.product(code);
+        if product.is_none() {
+            p.push(format!("productCode {code} is not offered"));
+        }
+        product
+    });
+
+    let quantity = match int_field(body, "quantity", &mut p) {
+        Some(q) if !(1..=1000).contains(&q) => {
+            p.push("quantity must be between 1 and 1000".to_owned());
+            None
+        }
+        Some(q) => {
+            let q = u32::try_from(q).ok();
+            let limit = product.and_then(|p| p.max_quantity.map(|max| (max, &p.code)));
+            if let (Some(q), Some((max, code))) = (q, limit) {
+                if q > max {
+                    p.push(format!("quantity must be at most {max} for product {code}"));
+                }
+            }
+            q
+        }
+        None => None,
+    };
+
+    let country_code = string(body, "countryCode", false, &mut p);
+    if country_code.is_some_and(|c| CountryCode::for_alpha2(c).is_err()) {
+        p.push("countryCode must be an assigned ISO 3166-1 alpha-2 code in upper case".to_owned());
+    }
+
+    let store_id = string(body, "storeId", true, &mut p);
+    if let Some(s) = store_id {
+        length(s, "storeId", 1, 64, &mut p);
+    }
+    let device_id = string(body, "deviceId", false, &mut p);
+    if let Some(d) = device_id {
+        length(d, "deviceId", 1, 64, &mut p);
+    }
+
+    let payer_id = string(body, "payerId", false, &mut p);
+    match (payer_id, product) {
+        (Some(id), _) => {
+            length(id, "payerId", 1, 128, &mut p);
+        }
+        (None, Some(product)) if product.payer_id_required => {
+            if field(body, "payerId").is_none() {
+                p.push(format!("payerId is required for product {}", product.code));
+            }
+        }
+        (None, _) => {}
+    }
+
+    let return_url = string(body, "returnUrl", false, &mut p);
+    if let Some(u) = return_url {
+        let ok = u.len() <= 2048
+            && url::Url::parse(u)
+                .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.has_host());
+        if !ok {
+            p.push(
+                "returnUrl must be an absolute http or https URL of at most 2048 characters"
+                    .to_owned(),
+            );
+        }
+    }
+
+    let extra = extra_properties(body, &mut p);
+
+    p.into_result(|| NewTransaction {
+        // Every `unwrap_or_default` below is unreachable: an empty problem
+        // list means every required field was present and valid.
+        merchant_id: merchant_id.unwrap_or_default(),
+        reference_no: reference_no.unwrap_or_default().to_owned(),
+        description: description.map(str::to_owned),
+        amount_minor: amount.unwrap_or_default(),
+        currency_code: currency.map(|c| c.code().to_owned()).unwrap_or_default(),
+        currency_exponent: currency.and_then(|c| c.exponent()).unwrap_or(2),
+        product_code: product_code.unwrap_or_default().to_owned(),
+        quantity,
+        country_code: country_code.map(str::to_owned),
+        store_id: store_id.unwrap_or_default().to_owned(),
+        device_id: device_id.map(str::to_owned),
+        payer_id: payer_id.map(str::to_owned),
+        return_url: return_url.map(str::to_owned),
+        extra_properties: extra,
+    })
+}
+
+/// A validated confirm body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfirmBody {
+    /// As sent.
+    pub transaction_id: String,
+    /// As sent.
+    pub reference_no: String,
+    /// OTP.
+    pub confirmation_code: Option<String>,
+    /// Compact JSON object text.
+    pub extra_properties: Option<String>,
+}
+
+/// Validates a confirm body (CONTRACT sections 1 and 6, rule 1).
+///
+/// # Errors
+///
+/// `VALIDATION_ERROR` listing every failed rule.
+pub fn confirm(body: &Map<String, Value>) -> Result<ConfirmBody, ApiError> {
+    let mut p = Problems::default();
+    let transaction_id = string(body, "transactionId", true, &mut p);
+    if transaction_id.is_some_and(|t| t.trim().is_empty()) {
+        p.push("transactionId must not be empty".to_owned());
+    }
+    let reference_no = string(body, "referenceNo", true, &mut p);
+    if reference_no.is_some_and(str::is_empty) {
+        p.push("referenceNo must not be empty".to_owned());
+    }
+    let code = string(body, "confirmationCode", false, &mut p);
+    if let Some(c) = code {
+        length(c, "confirmationCode", 1, 32, &mut p);
+    }
+    let extra = extra_properties(body, &mut p);
+    p.into_result(|| ConfirmBody {
+        transaction_id: transaction_id.unwrap_or_default().to_owned(),
+        reference_no: reference_no.unwrap_or_default().to_owned(),
+        confirmation_code: code.map(str::to_owned),
+        extra_properties: extra,
+    })
+}

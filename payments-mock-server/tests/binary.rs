@@ -1,0 +1,153 @@
+//! The `payments-mock-server` binary as a process (COMMANDS.md).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
+
+#[tokio::test]
+async fn binary_prints_the_banner_serves_and_exits_zero_on_sigterm() {
+    let mut child = Command::new(BIN)
+        .args(["--port", "0", "--expiry", "30s", "--log-format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).expect("banner");
+    let base = line
+        .trim_end()
+        .strip_prefix("listening on ")
+        .expect("banner shape")
+        .to_owned();
+    assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+
+    let reply = reqwest::get(format!("{base}/_mock/health"))
+        .await
+        .expect("reply");
+    assert_eq!(reply.status(), 200);
+    let reply = reqwest::get(format!("{base}/api/payments/x/status"))
+        .await
+        .expect("reply");
+    assert_eq!(reply.status(), 404);
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let output = child.wait_with_output().expect("exit");
+    assert!(output.status.success(), "{:?}", output.status);
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(log.contains("\"request_id\""), "{log}");
+}
+
+#[test]
+fn sigterm_lets_an_in_flight_request_finish() {
+    use std::io::Read;
+    use std::net::TcpStream;
+
+    let mut child = Command::new(BIN)
+        .args(["--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("banner");
+    let addr = line
+        .trim_end()
+        .trim_start_matches("listening on http://")
+        .to_owned();
+
+    let mut stream = TcpStream::connect(&addr).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .expect("timeout");
+    // A first exchange proves the connection is being served...
+    stream
+        .write_all(b"GET /_mock/health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        .expect("write");
+    let mut buf = [0u8; 4096];
+    let n = stream.read(&mut buf).expect("first reply");
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+    // ...then a slow request is in flight when SIGTERM arrives.
+    stream
+        .write_all(
+            b"GET /api/payments/x/status HTTP/1.1\r\nHost: x\r\nX-Mock-Fault: delay=400\r\n\r\n",
+        )
+        .expect("write");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply);
+    let text = String::from_utf8_lossy(&reply);
+    assert!(text.starts_with("HTTP/1.1 404"), "{text:?}");
+    assert!(text.contains("TRANSACTION_NOT_FOUND"));
+    let status = child.wait().expect("exit");
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn a_bad_flag_exits_two_with_a_message() {
+    let output = Command::new(BIN)
+        .arg("--no-such-flag")
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--no-such-flag"));
+
+    let output = Command::new(BIN)
+        .args(["--fail-rate", "2"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("between 0 and 1"));
+
+    let output = Command::new(BIN)
+        .args(["--api-key", "k=not-a-uuid"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not a UUID"));
+
+    let output = Command::new(BIN)
+        .args(["--expiry", "soon"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn a_bad_catalogue_file_exits_two_naming_the_line() {
+    let mut file = tempfile::NamedTempFile::new().expect("temp file");
+    writeln!(file, "[[product]]\ncode = \"A\"\noutcome = success").expect("write");
+    let output = Command::new(BIN)
+        .args(["--port", "0", "--catalog"])
+        .arg(file.path())
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("line 3"), "{stderr}");
+
+    let output = Command::new(BIN)
+        .args(["--catalog", "/nonexistent/catalog.toml"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/catalog.toml"));
+}
+
+#[test]
+fn the_example_catalogue_is_the_default() {
+    let text = include_str!("../catalog.example.toml");
+    let parsed = payments_mock_server::Catalog::from_toml_str(text).expect("valid");
+    assert_eq!(parsed, payments_mock_server::Catalog::default());
+}

@@ -1,0 +1,236 @@
+//! Injected faults (CONTRACT section 10) against a running server; resets
+//! are checked over raw TCP: not one response byte may arrive.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use payments_mock_server::{Fault, MockServer};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::common::initiate_body;
+
+/// Sends raw bytes and reads until the server closes; a guard against a
+/// hang, not a sleep.
+async fn raw(addr: SocketAddr, request: &[u8]) -> Vec<u8> {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(request).await.expect("write");
+    let mut out = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the server neither answered nor closed");
+    out
+}
+
+fn initiate_request(reference: &str, fault: Option<&str>) -> Vec<u8> {
+    let body = initiate_body(reference, "TOPUP").to_string();
+    let fault = fault
+        .map(|f| format!("X-Mock-Fault: {f}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "POST /api/payments/initiate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Connection: close\r\n{fault}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+async fn initiate_http(server: &MockServer, reference: &str, fault: Option<&str>) -> (u16, Value) {
+    let mut req = reqwest::Client::new()
+        .post(format!("{}/api/payments/initiate", server.base_url()))
+        .header("content-type", "application/json")
+        .body((initiate_body(reference, "TOPUP")).to_string());
+    if let Some(fault) = fault {
+        req = req.header("x-mock-fault", fault);
+    }
+    let response = req.send().await.expect("a response");
+    let status = response.status().as_u16();
+    (
+        status,
+        serde_json::from_slice(&response.bytes().await.expect("body")).expect("envelope"),
+    )
+}
+
+#[tokio::test]
+async fn reset_closes_the_connection_with_no_bytes_and_changes_nothing() {
+    let server = MockServer::start().await;
+    let bytes = raw(server.addr(), &initiate_request("RST-1", Some("reset"))).await;
+    assert!(bytes.is_empty(), "{}", String::from_utf8_lossy(&bytes));
+    assert!(server.transactions().is_empty());
+    let journal = server.requests();
+    assert_eq!(journal[0].fault.as_deref(), Some("reset"));
+    assert_eq!(journal[0].status, None);
+}
+
+#[tokio::test]
+async fn commit_then_reset_commits_and_closes_with_no_bytes() {
+    let server = MockServer::start().await;
+    let bytes = raw(
+        server.addr(),
+        &initiate_request("RST-2", Some("commit-then-reset")),
+    )
+    .await;
+    assert!(bytes.is_empty(), "{}", String::from_utf8_lossy(&bytes));
+    let stored = server.transactions();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].reference_no, "RST-2");
+}
+
+#[tokio::test]
+async fn a_normal_raw_request_gets_bytes() {
+    let server = MockServer::start().await;
+    let bytes = raw(server.addr(), &initiate_request("RAW-1", None)).await;
+    assert!(bytes.starts_with(b"HTTP/1.1 200"));
+}
+
+#[tokio::test]
+async fn internal_error_changes_nothing() {
+    let server = MockServer::start().await;
+    let (status, body) = initiate_http(&server, "IE-1", Some("internal-error")).await;
+    assert_eq!(
+        (status, body["errorCode"].as_str()),
+        (500, Some("INTERNAL_ERROR"))
+    );
+    assert!(server.transactions().is_empty());
+}
+
+#[tokio::test]
+async fn commit_then_error_commits_and_answers_500() {
+    let server = MockServer::start().await;
+    let (status, body) = initiate_http(&server, "CE-1", Some("commit-then-error, delay=5")).await;
+    assert_eq!(
+        (status, body["errorCode"].as_str()),
+        (500, Some("INTERNAL_ERROR"))
+    );
+    assert_eq!(server.transactions().len(), 1);
+    let (status, body) = initiate_http(&server, "CE-1", None).await;
+    assert_eq!(
+        (status, body["errorCode"].as_str()),
+        (400, Some("DUPLICATE_REFERENCE_NO"))
+    );
+    assert_eq!(
+        server.requests()[0].fault.as_deref(),
+        Some("commit-then-error,delay=5")
+    );
+}
+
+#[tokio::test]
+async fn queued_faults_are_taken_one_per_request() {
+    let server = MockServer::start().await;
+    server.inject_faults([Fault::Reset, Fault::RateLimit, Fault::CommitThenError]);
+    let bytes = raw(server.addr(), &initiate_request("Q-1", None)).await;
+    assert!(bytes.is_empty());
+    let (status, _) = initiate_http(&server, "Q-1", None).await;
+    assert_eq!(status, 429);
+    let (status, _) = initiate_http(&server, "Q-1", None).await;
+    assert_eq!(status, 500);
+    let (status, body) = initiate_http(&server, "Q-1", None).await;
+    assert_eq!(
+        (status, body["errorCode"].as_str()),
+        (400, Some("DUPLICATE_REFERENCE_NO"))
+    );
+}
+
+#[tokio::test]
+async fn queued_commit_then_reset_commits() {
+    let server = MockServer::start().await;
+    server.inject_faults([Fault::CommitThenReset]);
+    let bytes = raw(server.addr(), &initiate_request("Q-2", None)).await;
+    assert!(bytes.is_empty());
+    assert_eq!(server.transactions().len(), 1);
+}
+
+#[tokio::test]
+async fn fail_rate_one_faults_every_api_request_but_never_mock_controls() {
+    let server = MockServer::builder()
+        .fail_rate(1.0)
+        .fault_seed(7)
+        .start()
+        .await
+        .expect("start");
+    for i in 0..8 {
+        let _ = raw(server.addr(), &initiate_request(&format!("FR-{i}"), None)).await;
+    }
+    let journal = server.requests();
+    assert_eq!(journal.len(), 8);
+    assert!(journal.iter().all(|e| e.fault.is_some()));
+    let health = reqwest::get(format!("{}/_mock/health", server.base_url()))
+        .await
+        .expect("health");
+    assert_eq!(health.status(), 200);
+}
+
+#[tokio::test]
+async fn the_same_seed_gives_the_same_faults() {
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let server = MockServer::builder()
+            .fail_rate(0.5)
+            .fault_seed(42)
+            .start()
+            .await
+            .expect("start");
+        for i in 0..12 {
+            let _ = raw(server.addr(), &initiate_request(&format!("S-{i}"), None)).await;
+        }
+        runs.push(
+            server
+                .requests()
+                .into_iter()
+                .map(|e| e.fault)
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(runs[0], runs[1]);
+}
+
+#[tokio::test]
+async fn rate_limit_answers_429_with_retry_after_beyond_the_limit() {
+    let server = MockServer::builder()
+        .rate_limit(2)
+        .start()
+        .await
+        .expect("start");
+    let client = reqwest::Client::new();
+    let url = format!("{}/api/payments/x/status", server.base_url());
+    let mut statuses = Vec::new();
+    let mut retry_after = None;
+    for _ in 0..3 {
+        let r = client.get(&url).send().await.expect("response");
+        statuses.push(r.status().as_u16());
+        if r.status() == 429 {
+            retry_after = r.headers().get("retry-after").cloned();
+        }
+    }
+    assert_eq!(statuses, [404, 404, 429]);
+    assert_eq!(retry_after.as_ref().map(|v| v.as_bytes()), Some(&b"1"[..]));
+    // Admin endpoints are never limited.
+    for _ in 0..3 {
+        let r = client
+            .get(format!("{}/_mock/health", server.base_url()))
+            .send()
+            .await
+            .expect("ok");
+        assert_eq!(r.status(), 200);
+    }
+}
+
+#[tokio::test]
+async fn latency_delays_but_answers() {
+    let server = MockServer::builder()
+        .latency(Duration::from_millis(1)..=Duration::from_millis(3))
+        .start()
+        .await
+        .expect("start");
+    let (status, _) = initiate_http(&server, "LAT-1", None).await;
+    assert_eq!(status, 200);
+}

@@ -1,0 +1,26 @@
+//! The integration tests of payments-mock-server, one module per topic.
+
+mod common;
+
+// Validation rules of CONTRACT sections 1-2, one snapshot per rule.
+mod validation;
+// Every error code of CONTRACT section 8, snapshotted.
+mod errors;
+// Product flows, expiry, duplicates, merchant scope (sections 4-7).
+mod flows;
+// Authentication on and off (section 9).
+mod auth;
+// Injected faults, over real TCP for the resets (section 10).
+mod faults;
+// Exactly-once under concurrency (sections 4 and 6).
+mod concurrency;
+// Hostile input: never a panic, never a hang.
+mod hostile;
+// Major-unit amount formatting (section 1).
+mod money;
+// The /_mock/ controls, /openapi.json and the library API.
+mod admin;
+// The binary as a process.
+mod binary;
+// Property tests: validation and path decoding never panic.
+mod props;
