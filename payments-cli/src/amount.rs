@@ -101,8 +101,9 @@ pub fn parse_major(text: &str, currency: Currency) -> Result<u64, AmountError> {
     if (whole.is_empty() && fraction.is_empty()) || !is_digits(whole) || !is_digits(fraction) {
         return Err(AmountError::NotANumber(text.to_owned()));
     }
-    let significant_fraction = fraction.trim_end_matches('0');
-    if significant_fraction.len() > usize::from(exponent) {
+    // Strict on purpose: `10.500` MYR is refused rather than read as 10.50, so a
+    // slip of the decimal point never changes an amount silently.
+    if fraction.len() > usize::from(exponent) {
         return Err(AmountError::TooManyDecimals {
             text: text.to_owned(),
             currency: currency.code(),
@@ -113,10 +114,10 @@ pub fn parse_major(text: &str, currency: Currency) -> Result<u64, AmountError> {
     let mut minor: u64 = 0;
     for digit in whole
         .bytes()
-        .chain(significant_fraction.bytes())
+        .chain(fraction.bytes())
         .chain(std::iter::repeat_n(
             b'0',
-            usize::from(exponent) - significant_fraction.len(),
+            usize::from(exponent) - fraction.len(),
         ))
     {
         minor = minor
@@ -190,7 +191,14 @@ mod tests {
         assert_eq!(parse_major("10", myr()), Ok(1000));
         assert_eq!(parse_major("10.", myr()), Ok(1000));
         assert_eq!(parse_major(".01", myr()), Ok(1));
-        assert_eq!(parse_major("10.500", myr()), Ok(1050));
+        assert!(matches!(
+            parse_major("10.500", myr()),
+            Err(AmountError::TooManyDecimals { .. })
+        ));
+        assert!(matches!(
+            parse_major("1500.0", currency("JPY").unwrap().0),
+            Err(AmountError::TooManyDecimals { .. })
+        ));
         assert_eq!(parse_major("1500", currency("JPY").unwrap().0), Ok(1500));
         assert_eq!(parse_major("1.5", currency("KWD").unwrap().0), Ok(1500));
         assert_eq!(

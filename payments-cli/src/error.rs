@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use payments_client::{Error as ClientError, ErrorCode};
+use payments_client::{Error as ClientError, ErrorCode, Outcome, TransportKind};
 
 use crate::{config::ConfigError, exit::Exit};
 
@@ -111,9 +111,15 @@ pub fn label_for(error: &ClientError) -> &'static str {
 }
 
 /// One line: what failed, why, what to do, and the request id to quote.
+///
+/// The service's own text is escaped for the terminal: a message must not be
+/// able to move the cursor or recolour the screen.
 fn describe_call_failure(call: &str, base_url: &str, error: &ClientError) -> String {
-    let mut line = format!("{call} failed: {}", reason(error));
-    if let Some(hint) = hint(error, base_url) {
+    let mut line = format!(
+        "{call} failed: {}",
+        crate::output::printable(&reason(error))
+    );
+    if let Some(hint) = hint(call, error, base_url) {
         line.push_str("; ");
         line.push_str(&hint);
     }
@@ -147,10 +153,27 @@ pub fn reason(error: &ClientError) -> String {
     }
 }
 
-fn hint(error: &ClientError, base_url: &str) -> Option<String> {
+fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<String> {
+    // A payment call whose outcome is unknown may have been carried out:
+    // running it again blindly is how a payment is made twice.
+    let changes_state = call.starts_with("initiate") || call.starts_with("confirm");
+    if changes_state && error.outcome() == Outcome::Unknown {
+        return Some(
+            "the service may have carried this out; check with `payments status` \
+             (by id, or --reference-no) before trying again"
+                .to_owned(),
+        );
+    }
     match error {
-        ClientError::Transport { .. } => Some(format!(
+        ClientError::Transport {
+            kind: TransportKind::Connect,
+            ..
+        } => Some(format!(
             "is the service running at {base_url}? set the URL with --base-url or PAYMENTS_BASE_URL"
+        )),
+        ClientError::Transport { .. } => Some(format!(
+            "the service at {base_url} did not answer in time or dropped the connection; \
+             try again, or raise --timeout"
         )),
         ClientError::UnexpectedResponse { .. } => Some(format!(
             "is {base_url} the payments service (not a proxy or web page)? set it with --base-url or PAYMENTS_BASE_URL"
@@ -216,6 +239,44 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains("HTTP 502 with text/html"), "{text}");
         assert!(!text.contains("<html>"), "{text}");
+    }
+
+    #[test]
+    fn an_initiate_with_an_unknown_outcome_says_to_check_before_retrying() {
+        let err = CliError::Call {
+            call: "initiate".to_owned(),
+            base_url: "http://127.0.0.1:1".to_owned(),
+            source: Box::new(ClientError::Transport {
+                kind: TransportKind::Timeout,
+                request_id: "req-3".to_owned(),
+                source: None,
+            }),
+        };
+        assert_eq!(err.exit_code(), Exit::Unavailable);
+        let text = err.to_string();
+        assert!(text.contains("may have carried this out"), "{text}");
+        assert!(text.contains("payments status"), "{text}");
+        assert!(!text.contains("is the service running"), "{text}");
+    }
+
+    #[test]
+    fn a_timed_out_look_up_suggests_a_longer_timeout() {
+        let err = call(ClientError::Transport {
+            kind: TransportKind::Timeout,
+            request_id: "req-4".to_owned(),
+            source: None,
+        });
+        let text = err.to_string();
+        assert!(text.contains("--timeout"), "{text}");
+        assert!(!text.contains("may have carried"), "{text}");
+    }
+
+    #[test]
+    fn service_text_cannot_drive_the_terminal() {
+        let err = call(ClientError::Config {
+            message: "bad \u{1b}[2J input".to_owned(),
+        });
+        assert!(!err.to_string().contains('\u{1b}'), "{err}");
     }
 
     #[test]

@@ -64,6 +64,66 @@ fn or_dash(value: Option<&str>) -> String {
     }
 }
 
+/// Text from the service or an input file, made safe for a terminal:
+/// control characters (including ESC, so no ANSI sequences) are shown
+/// escaped instead of being interpreted.
+#[must_use]
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The envelope `-o json` prints for a reconciled initiate or confirm.
+///
+/// A reconciled reply's data was read back from the status endpoint after a
+/// retry was rejected as a repeat, so no single response of the call holds
+/// it, and the status body has another shape (amounts in major units, no
+/// currency). Printing that body would hand scripts an initiate answer whose
+/// `amount` is off by the currency's exponent. Instead this writes the call's
+/// own envelope shape from the typed data, with `message` saying what
+/// happened. Decimal amounts are written as JSON numbers, as the service does.
+///
+/// # Errors
+///
+/// Only if `data` cannot be serialised, which the client's types never do.
+pub fn reconciled_envelope<T: serde::Serialize>(
+    data: &T,
+    request_id: &str,
+) -> Result<String, serde_json::Error> {
+    let mut data = serde_json::to_value(data)?;
+    if let Some(amount) = data.get_mut("amount")
+        && let Some(text) = amount.as_str()
+        && let Ok(number) = text.parse::<serde_json::Number>()
+    {
+        *amount = serde_json::Value::Number(number);
+    }
+    let envelope = serde_json::json!({
+        "isSuccess": true,
+        "errorCode": null,
+        "message": format!(
+            "reconciled: a retry found this call already carried out; data read back \
+             from the status endpoint (request id {request_id})"
+        ),
+        "data": data,
+    });
+    serde_json::to_string(&envelope)
+}
+
+/// A table cell holding outside text, with control characters escaped.
+fn cell(text: impl ToString) -> Cell {
+    Cell::new(printable(&text.to_string()))
+}
+
 fn new_table(style: Style) -> Table {
     let mut table = Table::new();
     table
@@ -79,7 +139,7 @@ fn new_table(style: Style) -> Table {
 
 /// The status cell, coloured by how the payment stands.
 fn status_cell(status: &str, style: Style) -> Cell {
-    let cell = Cell::new(status);
+    let cell = cell(status);
     if !style.colour {
         return cell;
     }
@@ -98,9 +158,9 @@ pub fn fields(rows: &[(&str, String)], style: Style) -> String {
         let value_cell = if *name == "Status" {
             status_cell(value, style)
         } else {
-            Cell::new(value)
+            cell(value)
         };
-        table.add_row(vec![Cell::new(name), value_cell]);
+        table.add_row(vec![cell(name), value_cell]);
     }
     finish(table)
 }
@@ -182,20 +242,20 @@ pub fn statuses(rows: &[LookupRow], style: Style) -> String {
             "PROVIDER REF",
             "MESSAGE",
         ]
-        .map(Cell::new),
+        .map(cell),
     );
     for row in rows {
         match row {
             LookupRow::Found(view) => table.add_row(vec![
-                Cell::new(&view.transaction_id),
-                Cell::new(&view.reference_no),
+                cell(&view.transaction_id),
+                cell(&view.reference_no),
                 status_cell(&view.status, style),
-                Cell::new(&view.amount),
-                Cell::new(&view.product_code),
-                Cell::new(time(view.created_at)),
-                Cell::new(optional_time(view.last_modified_at)),
-                Cell::new(or_dash(view.provider_reference.as_deref())),
-                Cell::new(or_dash(view.message.as_deref())),
+                cell(&view.amount),
+                cell(&view.product_code),
+                cell(time(view.created_at)),
+                cell(optional_time(view.last_modified_at)),
+                cell(or_dash(view.provider_reference.as_deref())),
+                cell(or_dash(view.message.as_deref())),
             ]),
             LookupRow::Failed {
                 input,
@@ -210,11 +270,11 @@ pub fn statuses(rows: &[LookupRow], style: Style) -> String {
                 };
                 table.add_row(
                     [id, reference]
-                        .map(Cell::new)
+                        .map(cell)
                         .into_iter()
                         .chain([status_cell(label, style)])
-                        .chain(["-", "-", "-", "-", "-"].map(Cell::new))
-                        .chain([Cell::new(reason)]),
+                        .chain(["-", "-", "-", "-", "-"].map(cell))
+                        .chain([cell(reason)]),
                 )
             }
         };
@@ -297,6 +357,50 @@ mod tests {
             lines[2].find("NOT FOUND"),
             "columns align"
         );
+    }
+
+    #[test]
+    fn a_reconciled_confirmation_keeps_the_confirm_shape_with_exact_amounts() {
+        let confirmation: payments_client::Confirmation = serde_json::from_str(
+            r#"{"transactionId":"t-1","referenceNo":"R/1","status":"SUCCESSFUL","amount":90071992547409.91,
+                "providerReference":"PRV-1","confirmedAt":null,"errorMessage":null,"extraProperties":null}"#,
+        )
+        .unwrap();
+        let line = reconciled_envelope(&confirmation, "req-9").unwrap();
+        assert!(!line.contains('\n'), "{line}");
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(value["isSuccess"], true);
+        assert!(value["message"].as_str().unwrap().contains("req-9"));
+        assert_eq!(value["data"]["amount"].to_string(), "90071992547409.91");
+        assert_eq!(value["data"]["referenceNo"], "R/1");
+    }
+
+    #[test]
+    fn a_reconciled_initiate_keeps_minor_units_and_currency() {
+        let initiated: payments_client::Initiated = serde_json::from_str(
+            r#"{"transactionId":"t-2","referenceNo":"R2","status":"INITIATED","amount":1050,
+                "currencyCode":"MYR","productCode":"TOPUP","createdAt":"2026-11-22T08:15:30.123Z"}"#,
+        )
+        .unwrap();
+        let value: serde_json::Value =
+            serde_json::from_str(&reconciled_envelope(&initiated, "req-10").unwrap()).unwrap();
+        assert_eq!(value["data"]["amount"].to_string(), "1050");
+        assert_eq!(value["data"]["currencyCode"], "MYR");
+        assert_eq!(value["data"]["createdAt"], "2026-11-22T08:15:30.123Z");
+    }
+
+    #[test]
+    fn control_characters_from_the_service_are_escaped() {
+        assert_eq!(printable("plain text"), "plain text");
+        assert_eq!(
+            printable("red\u{1b}[31mALERT\nnext"),
+            "red\\u{1b}[31mALERT\\nnext"
+        );
+        let mut row = found();
+        row.message = Some("\u{1b}]0;pwned\u{7}".to_owned());
+        let table = statuses(&[LookupRow::Found(row)], Style { colour: false });
+        assert!(!table.contains('\u{1b}'), "{table}");
+        assert!(table.contains("\\u{1b}]0;pwned\\u{7}"), "{table}");
     }
 
     #[test]

@@ -45,7 +45,11 @@ pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
     );
     let reply = result.map_err(|source| ctx.call_failed("initiate", source))?;
 
-    if ctx.is_json() {
+    if ctx.is_json() && reply.is_reconciled() {
+        let envelope = output::reconciled_envelope(reply.data(), reply.request_id())
+            .map_err(|err| CliError::Output(std::io::Error::other(err)))?;
+        ctx.print_line(&envelope)?;
+    } else if ctx.is_json() {
         ctx.print_line(reply.raw_envelope())?;
     } else {
         let data = reply.data();

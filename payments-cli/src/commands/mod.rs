@@ -94,6 +94,14 @@ impl Context {
             builder = builder.api_key(key.0.expose_secret());
         }
         let client = builder.build().map_err(|err| {
+            // The builder also checks the key (it must fit in a header); its
+            // message names the key without quoting it.
+            let text = err.to_string();
+            if text.contains("API key") {
+                return CliError::Usage(format!(
+                    "{text}; check --api-key, PAYMENTS_API_KEY or api_key in the profile"
+                ));
+            }
             let from = match settings.base_url.as_ref().map(|(_, source)| *source) {
                 Some(Source::Profile) => "base_url in the profile",
                 _ => "--base-url or PAYMENTS_BASE_URL",

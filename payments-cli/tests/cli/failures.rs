@@ -206,3 +206,42 @@ async fn an_initiate_whose_answer_was_lost_is_reconciled_not_doubled() {
         .stderr(contains("created once"));
     assert_eq!(server.transactions().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reconciled_initiate_prints_an_initiate_shaped_envelope_in_json() {
+    let server = MockServer::start().await;
+    server.inject_faults([Fault::CommitThenError]);
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &server.base_url(),
+        "--merchant-id",
+        crate::common::MERCHANT,
+    ])
+    .args([
+        "-o",
+        "json",
+        "initiate",
+        "--reference-no",
+        "LOST-2",
+        "--amount",
+        "150.00",
+    ])
+    .args(["--product", "TOPUP", "--store-id", "S1", "--payer-id", "P"]);
+    let assert = run(cmd).await.success();
+    let line = crate::common::stdout(&assert);
+    let envelope: serde_json::Value = serde_json::from_str(line.trim()).expect("one JSON line");
+    assert_eq!(envelope["isSuccess"], true, "{line}");
+    // Minor units and the currency, as an initiate answer has them; not the
+    // status read-back's major-unit amount.
+    assert_eq!(envelope["data"]["amount"].to_string(), "15000", "{line}");
+    assert_eq!(envelope["data"]["currencyCode"], "MYR", "{line}");
+    assert!(
+        envelope["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("reconciled")),
+        "{line}"
+    );
+    assert_eq!(server.transactions().len(), 1);
+}
