@@ -1,0 +1,20 @@
+//! End to end: `payments-client` against the real `payments-mock-server`,
+//! started in-process on port 0 per test. Time moves through the mock's
+//! virtual clock, never by sleeping.
+
+mod support;
+
+// Every product's flow (CONTRACT section 7).
+mod products;
+// Expiry and the confirm rules around it (CONTRACT section 6).
+mod expiry;
+// References: uniqueness, merchant scope, path encoding (sections 3–5).
+mod references;
+// API keys, open and bound (section 9).
+mod auth;
+// Injected faults, retries and reconciliation (sections 10 and 12).
+mod faults;
+// Exact amounts in every currency scale (section 1).
+mod amounts;
+// Reconciled results, field by field (section 12).
+mod reconciliation;
