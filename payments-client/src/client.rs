@@ -18,7 +18,7 @@ use crate::model::transaction::{Confirmation, Initiated, PaymentStatus};
 use crate::reconcile;
 use crate::retry::RetryPolicy;
 use crate::secret::Credential;
-use crate::transport::Transport;
+use crate::transport::{Failed, Transport, redact_url};
 
 /// The default `User-Agent`.
 pub const DEFAULT_USER_AGENT: &str = concat!("payments-client/", env!("CARGO_PKG_VERSION"));
@@ -51,7 +51,7 @@ pub struct Client {
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
-            .field("base_url", &self.inner.base)
+            .field("base_url", &redact_url(&self.inner.base))
             .field("credential", &self.inner.credential)
             .field("timeout", &self.inner.timeout)
             .field("deadline", &self.inner.deadline)
@@ -163,18 +163,18 @@ impl ClientBuilder {
     /// # Ok::<(), payments_client::Error>(())
     /// ```
     pub fn build(self) -> Result<Client, Error> {
+        // Messages show the URL without `user:pass@`.
+        let shown = redact_url(&self.base_url);
         let parsed = url::Url::parse(self.base_url.trim())
-            .map_err(|e| Error::config(format!("invalid base URL {:?}: {e}", self.base_url)))?;
+            .map_err(|e| Error::config(format!("invalid base URL {shown:?}: {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") || !parsed.has_host() {
             return Err(Error::config(format!(
-                "base URL {:?} must be an absolute http or https URL",
-                self.base_url
+                "base URL {shown:?} must be an absolute http or https URL"
             )));
         }
         if parsed.query().is_some() || parsed.fragment().is_some() {
             return Err(Error::config(format!(
-                "base URL {:?} must not have a query or fragment",
-                self.base_url
+                "base URL {shown:?} must not have a query or fragment"
             )));
         }
         let base = parsed.as_str().trim_end_matches('/').to_owned();
@@ -275,6 +275,10 @@ impl Client {
     }
 
     /// The base URL, without a trailing slash.
+    ///
+    /// Returned exactly as configured, including any `user:pass@`
+    /// userinfo; do not print it. `Debug`, error messages and logs of this
+    /// crate show it with the userinfo replaced by `***`.
     pub fn base_url(&self) -> &str {
         &self.inner.base
     }
@@ -362,7 +366,10 @@ impl Client {
     ) -> Result<Reply<PaymentStatus>, Error> {
         let call = status::by_id(transaction_id.as_ref())?;
         let ctx = self.inner.context();
-        self.inner.execute(&call, &ctx).await.map_err(|f| f.error)
+        self.inner
+            .execute(&call, &ctx)
+            .await
+            .map_err(Failed::into_error)
     }
 
     /// Reads a transaction by the merchant's reference, optionally scoped to
@@ -389,7 +396,10 @@ impl Client {
     ) -> Result<Reply<PaymentStatus>, Error> {
         let call = status::by_reference(reference_no.as_ref(), merchant_id)?;
         let ctx = self.inner.context();
-        self.inner.execute(&call, &ctx).await.map_err(|f| f.error)
+        self.inner
+            .execute(&call, &ctx)
+            .await
+            .map_err(Failed::into_error)
     }
 
     /// Polls the status until it is final (`SUCCESSFUL`, `FAILED`,
@@ -426,13 +436,17 @@ impl Client {
         let mut interval = options.poll_interval;
         let mut last = None;
         loop {
-            match self.status(id).await {
-                Ok(reply) if reply.data().status.is_final() => return Ok(reply),
-                Ok(reply) => last = Some(Box::new(reply)),
-                Err(e) if e.is_retryable() => {
+            // Each poll (its retries and backoff included) ends by the wait's
+            // deadline, so the wait keeps to its timeout.
+            let poll = tokio::time::timeout_at(deadline, self.status_until(id, deadline)).await;
+            match poll {
+                Ok(Ok(reply)) if reply.data().status.is_final() => return Ok(reply),
+                Ok(Ok(reply)) => last = Some(Box::new(reply)),
+                Ok(Err(e)) if e.is_retryable() => {
                     tracing::debug!(error = %e, "poll failed; waiting on")
                 }
-                Err(e) => return Err(e),
+                Ok(Err(e)) => return Err(e),
+                Err(_elapsed) => {}
             }
             let now = tokio::time::Instant::now();
             if now >= deadline {
@@ -446,6 +460,21 @@ impl Client {
                 .saturating_mul(2)
                 .min(options.max_poll_interval.max(options.poll_interval));
         }
+    }
+
+    /// [`status`](Self::status) with its deadline cut to `until`.
+    async fn status_until(
+        &self,
+        transaction_id: &str,
+        until: tokio::time::Instant,
+    ) -> Result<Reply<PaymentStatus>, Error> {
+        let call = status::by_id(transaction_id)?;
+        let mut ctx = self.inner.context();
+        ctx.deadline = Some(ctx.deadline.map_or(until, |d| d.min(until)));
+        self.inner
+            .execute(&call, &ctx)
+            .await
+            .map_err(Failed::into_error)
     }
 
     /// Reads many transactions at once, at most `concurrency` in flight,

@@ -16,11 +16,15 @@ use crate::model::transaction::PaymentStatus;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Outcome {
     /// Certainly not carried out: rejected locally, never sent (connection
-    /// refused), or answered with a 4xx.
+    /// refused), or answered with a 4xx, and no earlier attempt of the same
+    /// call was ambiguous.
     NotCarriedOut,
-    /// Perhaps carried out: a 5xx, a timeout after sending, a connection
-    /// closed mid-response, or a success the client could not read. Check
-    /// with a status call (or let the client's retries reconcile it).
+    /// Perhaps carried out: a 5xx or `INTERNAL_ERROR`, a timeout after
+    /// sending (including a non-envelope 408 or 499 from a proxy), a
+    /// connection closed mid-response, a success the client could not read,
+    /// or any failure after an earlier attempt of the same call was itself
+    /// ambiguous ([`Error::AfterAmbiguousAttempt`]). Check with a status
+    /// call (or let the client's retries reconcile it).
     Unknown,
 }
 
@@ -146,8 +150,11 @@ impl std::error::Error for ValidationErrors {}
 #[non_exhaustive]
 pub enum Error {
     /// The service answered with `isSuccess` false.
+    ///
+    /// Boxed so that `Error` stays small (clippy's `result_large_err`);
+    /// fields are reached through the box as before (`api.status`).
     #[error(transparent)]
-    Api(ApiError),
+    Api(Box<ApiError>),
 
     /// The request broke CONTRACT section 1; nothing was sent.
     #[error("invalid request: {0}")]
@@ -219,12 +226,19 @@ pub enum Error {
         raw_envelope: String,
     },
 
-    /// A retried initiate or confirm was rejected as a repeat, and reading
-    /// the transaction back did not show the caller's call (CONTRACT 12).
+    /// A retried initiate or confirm was rejected as a repeat (or a 2xx
+    /// answer could not be read), and reading the transaction back did not
+    /// show the caller's call (CONTRACT 12).
     #[error("could not reconcile a retried call: {reason}")]
     Reconciliation {
         /// Why.
         reason: String,
+        /// Whether the call may have been carried out. `NotCarriedOut` only
+        /// when a retried initiate met `DUPLICATE_REFERENCE_NO` and the
+        /// stored transaction was compared and differs in amount or
+        /// product (the reference belongs to another payment, so this call
+        /// created nothing); `Unknown` in every other case.
+        outcome: Outcome,
         /// The `X-Request-Id` of the call.
         request_id: String,
         /// The transaction found, when the lookup worked.
@@ -232,6 +246,28 @@ pub enum Error {
         /// The lookup's own error, when it failed.
         #[source]
         source: Option<Box<Error>>,
+    },
+
+    /// The last attempt of a call failed in a way that alone would mean
+    /// "not carried out" (a 4xx, 429, connection refused, a deadline that
+    /// stopped the retries), but an earlier attempt of the same call was
+    /// ambiguous (a 5xx, a timeout, a dropped connection), so the service
+    /// may have carried the call out: [`Error::outcome`] is
+    /// [`Outcome::Unknown`]. Look the transaction up before trying again.
+    ///
+    /// [`is_retryable`](Error::is_retryable),
+    /// [`error_code`](Error::error_code), [`http_status`](Error::http_status),
+    /// [`request_id`](Error::request_id), [`raw_envelope`](Error::raw_envelope),
+    /// [`retry_after`](Error::retry_after) and [`as_api`](Error::as_api)
+    /// answer for `last`.
+    #[error("{last} (after {attempts} attempts; an earlier attempt may have been carried out)")]
+    AfterAmbiguousAttempt {
+        /// How many attempts were made.
+        attempts: u32,
+        /// The `X-Request-Id` of the call.
+        request_id: String,
+        /// The last attempt's error.
+        last: Box<Error>,
     },
 
     /// [`wait_for_final`](crate::Client::wait_for_final) ran out of time.
@@ -257,6 +293,7 @@ impl Error {
             Error::Api(e) => is_retryable_status(e.status),
             Error::Transport { .. } => true,
             Error::UnexpectedResponse { status, .. } => is_retryable_status(*status),
+            Error::AfterAmbiguousAttempt { last, .. } => last.is_retryable(),
             _ => false,
         }
     }
@@ -264,7 +301,11 @@ impl Error {
     /// Whether the service may have carried the call out.
     pub fn outcome(&self) -> Outcome {
         match self {
-            Error::Api(e) if e.status >= 500 => Outcome::Unknown,
+            // A 5xx or INTERNAL_ERROR, whatever the other says: the
+            // service may have failed after committing.
+            Error::Api(e) if e.status >= 500 || e.code == ErrorCode::InternalError => {
+                Outcome::Unknown
+            }
             Error::Api(_) => Outcome::NotCarriedOut,
             Error::InvalidInput(_) | Error::Money(_) | Error::Config { .. } => {
                 Outcome::NotCarriedOut
@@ -274,12 +315,15 @@ impl Error {
                 ..
             } => Outcome::NotCarriedOut,
             Error::Transport { .. } => Outcome::Unknown,
-            Error::UnexpectedResponse { status, .. } if (400..500).contains(status) => {
+            // 408 and 499 from a proxy or load balancer mean it gave up
+            // waiting, not that the service refused.
+            Error::UnexpectedResponse { status, .. }
+                if (400..500).contains(status) && !matches!(status, 408 | 499) =>
+            {
                 Outcome::NotCarriedOut
             }
-            // The stored transaction differs from the caller's: the
-            // reference was already taken, so this call created nothing.
-            Error::Reconciliation { found: Some(_), .. } => Outcome::NotCarriedOut,
+            Error::Reconciliation { outcome, .. } => *outcome,
+            Error::AfterAmbiguousAttempt { .. } => Outcome::Unknown,
             _ => Outcome::Unknown,
         }
     }
@@ -288,6 +332,7 @@ impl Error {
     pub fn error_code(&self) -> Option<&ErrorCode> {
         match self {
             Error::Api(e) => Some(&e.code),
+            Error::AfterAmbiguousAttempt { last, .. } => last.error_code(),
             _ => None,
         }
     }
@@ -301,7 +346,8 @@ impl Error {
             | Error::UnexpectedResponse { request_id, .. }
             | Error::MissingData { request_id, .. }
             | Error::Decode { request_id, .. }
-            | Error::Reconciliation { request_id, .. } => Some(request_id),
+            | Error::Reconciliation { request_id, .. }
+            | Error::AfterAmbiguousAttempt { request_id, .. } => Some(request_id),
             Error::WaitTimeout { last, .. } => last.as_ref().map(|r| r.request_id()),
             _ => None,
         }
@@ -314,6 +360,7 @@ impl Error {
             Error::UnexpectedResponse { status, .. }
             | Error::MissingData { status, .. }
             | Error::Decode { status, .. } => Some(*status),
+            Error::AfterAmbiguousAttempt { last, .. } => last.http_status(),
             _ => None,
         }
     }
@@ -325,6 +372,7 @@ impl Error {
             Error::MissingData { raw_envelope, .. } | Error::Decode { raw_envelope, .. } => {
                 Some(raw_envelope)
             }
+            Error::AfterAmbiguousAttempt { last, .. } => last.raw_envelope(),
             _ => None,
         }
     }
@@ -334,15 +382,30 @@ impl Error {
         match self {
             Error::Api(e) => e.retry_after,
             Error::UnexpectedResponse { retry_after, .. } => *retry_after,
+            Error::AfterAmbiguousAttempt { last, .. } => last.retry_after(),
             _ => None,
         }
     }
 
-    /// The service's failure, for [`Error::Api`].
+    /// The service's failure, for [`Error::Api`] (also inside
+    /// [`Error::AfterAmbiguousAttempt`]).
     pub fn as_api(&self) -> Option<&ApiError> {
         match self {
-            Error::Api(e) => Some(e),
+            Error::Api(e) => Some(e.as_ref()),
+            Error::AfterAmbiguousAttempt { last, .. } => last.as_api(),
             _ => None,
+        }
+    }
+
+    /// Whether this is a 2xx answer the client could not read (not the
+    /// envelope, `data` null, or `data` not matching the model): the
+    /// service carried the call out.
+    pub(crate) fn is_unreadable_success(&self) -> bool {
+        match self {
+            Error::UnexpectedResponse { status, .. }
+            | Error::MissingData { status, .. }
+            | Error::Decode { status, .. } => (200..300).contains(status),
+            _ => false,
         }
     }
 
@@ -352,3 +415,7 @@ impl Error {
         }
     }
 }
+
+// Users' own `Result<_, Error>` functions must not trip clippy's
+// `result_large_err` (128 bytes by default).
+const _: () = assert!(std::mem::size_of::<Error>() < 128);

@@ -71,6 +71,13 @@
 //! retry is rejected as a repeat, the client reads the transaction back and
 //! returns it as the result, marked [`Reply::is_reconciled`], or fails with
 //! [`Error::Reconciliation`] if the stored transaction is not the caller's.
+//! A 2xx answer to initiate or confirm that cannot be read is read back the
+//! same way, because the service carried the call out.
+//!
+//! [`Error::outcome`] looks at every attempt: when the last attempt alone
+//! would say "not carried out" (a 4xx, 429, a refused connection) but an
+//! earlier one was ambiguous (a 5xx, a timeout, a dropped connection), the
+//! error is [`Error::AfterAmbiguousAttempt`] and the outcome `Unknown`.
 //!
 //! # TLS
 //!

@@ -7,47 +7,104 @@
 //! transaction is read back; if it is the caller's, that is the result
 //! (marked reconciled), otherwise a distinct error, never a false success.
 //! On a first attempt those codes are ordinary API errors.
+//!
+//! A 2xx answer to initiate or confirm that cannot be read (not the
+//! envelope, `data` null, `data` not matching the model) means the service
+//! carried the call out; it is read back the same way. There, any
+//! read-back failure or disagreement is an error whose outcome is
+//! `Unknown`.
+//!
+//! The read-back keeps the call's request id but gets a fresh deadline
+//! (the client's `deadline` from now), so that a deadline spent by the
+//! attempts does not turn a carried-out call into an error.
 
 use crate::calls::confirm::ConfirmRequest;
 use crate::calls::initiate::InitiateRequest;
 use crate::calls::status;
-use crate::error::Error;
+use crate::error::{Error, Outcome};
 use crate::model::envelope::Reply;
 use crate::model::money::to_minor;
 use crate::model::status::{ErrorCode, TransactionStatus};
 use crate::model::transaction::{Confirmation, Initiated, PaymentStatus};
 use crate::transport::{CallContext, Failed, Transport};
 
+/// A retry rejected as a repeat *after an ambiguous attempt*. When every
+/// earlier attempt was certainly not carried out (a 429, a refused
+/// connection), the rejection can only mean the reference or the confirm
+/// was someone else's, so it stays a plain error, as on a first attempt.
 fn is_repeat(failed: &Failed, code: &ErrorCode) -> bool {
-    failed.attempts > 1 && failed.error.error_code() == Some(code)
+    failed.attempts > 1 && failed.earlier_ambiguous && failed.error.error_code() == Some(code)
 }
 
-/// Reads the transaction back with the same request id and deadline.
+/// Why a failed call is read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadBack {
+    /// A retry was rejected as a repeat (CONTRACT section 12).
+    Repeat,
+    /// A 2xx answer could not be read: the service carried the call out,
+    /// so the read-back is the only way to learn its result.
+    UnreadableSuccess,
+}
+
+impl ReadBack {
+    fn of(failed: &Failed, repeat_code: &ErrorCode) -> Option<Self> {
+        if is_repeat(failed, repeat_code) {
+            Some(ReadBack::Repeat)
+        } else if failed.error.is_unreadable_success() {
+            Some(ReadBack::UnreadableSuccess)
+        } else {
+            None
+        }
+    }
+
+    fn describe(self, failed: &Failed) -> String {
+        match self {
+            ReadBack::Repeat => "the retry was rejected as a repeat".to_owned(),
+            ReadBack::UnreadableSuccess => {
+                format!(
+                    "the service's success answer could not be read ({})",
+                    failed.error
+                )
+            }
+        }
+    }
+}
+
+/// Reads the transaction back with the same request id but a deadline of
+/// its own: the call's deadline may already be spent by the attempts that
+/// led here, and timing out now would turn a call the service carried out
+/// into an error.
 async fn lookup(
     transport: &Transport,
     ctx: &CallContext,
     call: Result<crate::transport::Call, Error>,
+    why: &str,
 ) -> Result<Reply<PaymentStatus>, Error> {
-    let call = call.map_err(|e| failed_lookup(ctx, e))?;
+    let lookup_ctx = CallContext {
+        request_id: ctx.request_id.clone(),
+        deadline: transport.fresh_deadline(),
+    };
+    let call = call.map_err(|e| failed_lookup(ctx, why, e))?;
     transport
-        .execute::<PaymentStatus>(&call, ctx)
+        .execute::<PaymentStatus>(&call, &lookup_ctx)
         .await
-        .map_err(|f| failed_lookup(ctx, f.error))
+        .map_err(|f| failed_lookup(ctx, why, f.into_error()))
 }
 
-fn failed_lookup(ctx: &CallContext, e: Error) -> Error {
+fn failed_lookup(ctx: &CallContext, why: &str, e: Error) -> Error {
     Error::Reconciliation {
-        reason: "the retry was rejected as a repeat and reading the transaction back failed"
-            .to_owned(),
+        reason: format!("{why} and reading the transaction back failed"),
+        outcome: Outcome::Unknown,
         request_id: ctx.request_id.clone(),
         found: None,
         source: Some(Box::new(e)),
     }
 }
 
-fn mismatch(ctx: &CallContext, reason: String, found: PaymentStatus) -> Error {
+fn mismatch(ctx: &CallContext, reason: String, outcome: Outcome, found: PaymentStatus) -> Error {
     Error::Reconciliation {
         reason,
+        outcome,
         request_id: ctx.request_id.clone(),
         found: Some(Box::new(found)),
         source: None,
@@ -62,34 +119,55 @@ pub(crate) async fn initiate(
     req: &InitiateRequest,
     failed: Failed,
 ) -> Result<Reply<Initiated>, Error> {
-    if !is_repeat(&failed, &ErrorCode::DuplicateReferenceNo) {
-        return Err(failed.error);
-    }
-    tracing::info!(request_id = %ctx.request_id, "initiate retry met DUPLICATE_REFERENCE_NO; reading it back");
+    let Some(read_back) = ReadBack::of(&failed, &ErrorCode::DuplicateReferenceNo) else {
+        return Err(failed.into_error());
+    };
+    tracing::info!(request_id = %ctx.request_id, ?read_back, "initiate: reading the reference back");
+    let why = read_back.describe(&failed);
     let call = status::by_reference(req.reference_no(), Some(req.merchant_id()));
-    let found = lookup(transport, ctx, call).await?;
+    let found = lookup(transport, ctx, call, &why).await?;
     let currency = req.effective_currency();
     let st = found.data();
+    // A compared mismatch after DUPLICATE_REFERENCE_NO proves the reference
+    // belongs to another payment, so this call created nothing. After an
+    // unreadable success it proves nothing of the kind.
+    let compared_mismatch = match read_back {
+        ReadBack::Repeat => Outcome::NotCarriedOut,
+        ReadBack::UnreadableSuccess => Outcome::Unknown,
+    };
     // The status carries no currency: compare in the request's minor units.
-    let same_amount = to_minor(st.amount, &currency).is_ok_and(|m| m == req.amount());
-    if !same_amount {
-        let reason = format!(
-            "reference {} already holds a transaction of {} (major units), not {} {} minor units",
-            req.reference_no(),
-            st.amount,
-            req.amount(),
-            currency
-        );
-        return Err(mismatch(ctx, reason, found.into_data()));
+    match to_minor(st.amount, &currency) {
+        Err(e) => {
+            let reason = format!(
+                "{why}; reference {} holds a transaction of {} (major units), which cannot be \
+                 compared with {} {} minor units: {e}",
+                req.reference_no(),
+                st.amount,
+                req.amount(),
+                currency
+            );
+            return Err(mismatch(ctx, reason, Outcome::Unknown, found.into_data()));
+        }
+        Ok(m) if m != req.amount() => {
+            let reason = format!(
+                "{why}; reference {} holds a transaction of {} (major units), not {} {} minor units",
+                req.reference_no(),
+                st.amount,
+                req.amount(),
+                currency
+            );
+            return Err(mismatch(ctx, reason, compared_mismatch, found.into_data()));
+        }
+        Ok(_) => {}
     }
     if st.product_code != req.product_code() {
         let reason = format!(
-            "reference {} already holds a transaction for product {}, not {}",
+            "{why}; reference {} holds a transaction for product {}, not {}",
             req.reference_no(),
             st.product_code,
             req.product_code()
         );
-        return Err(mismatch(ctx, reason, found.into_data()));
+        return Err(mismatch(ctx, reason, compared_mismatch, found.into_data()));
     }
     let amount = req.amount();
     let mut reply = found.map(|st| Initiated {
@@ -115,31 +193,34 @@ pub(crate) async fn confirm(
     req: &ConfirmRequest,
     failed: Failed,
 ) -> Result<Reply<Confirmation>, Error> {
-    if !is_repeat(&failed, &ErrorCode::TransactionAlreadyConfirmed) {
-        return Err(failed.error);
-    }
-    tracing::info!(request_id = %ctx.request_id, "confirm retry met TRANSACTION_ALREADY_CONFIRMED; reading it back");
+    let Some(read_back) = ReadBack::of(&failed, &ErrorCode::TransactionAlreadyConfirmed) else {
+        return Err(failed.into_error());
+    };
+    tracing::info!(request_id = %ctx.request_id, ?read_back, "confirm: reading the status back");
+    let why = read_back.describe(&failed);
     let call = status::by_id(req.transaction_id().as_str());
-    let found = lookup(transport, ctx, call).await?;
+    let found = lookup(transport, ctx, call, &why).await?;
     let st = found.data();
+    // The service said the confirm happened (or answered 2xx); a read-back
+    // that disagrees leaves the outcome open, never "not carried out".
     if st.reference_no != req.reference_no() {
         let reason = format!(
-            "transaction {} has reference {}, not {}",
+            "{why}; transaction {} has reference {}, not {}",
             st.transaction_id,
             st.reference_no,
             req.reference_no()
         );
-        return Err(mismatch(ctx, reason, found.into_data()));
+        return Err(mismatch(ctx, reason, Outcome::Unknown, found.into_data()));
     }
     if matches!(
         st.status,
         TransactionStatus::Pending | TransactionStatus::Initiated | TransactionStatus::Expired
     ) {
         let reason = format!(
-            "transaction {} is {}, not confirmed",
+            "{why}; transaction {} is {}, not confirmed",
             st.transaction_id, st.status
         );
-        return Err(mismatch(ctx, reason, found.into_data()));
+        return Err(mismatch(ctx, reason, Outcome::Unknown, found.into_data()));
     }
     let mut reply = found.map(|st| {
         let error_message = if st.status == TransactionStatus::Failed {

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use tracing::{Instrument, field};
 use url::Url;
 
-use crate::error::{Error, TransportKind};
+use crate::error::{Error, Outcome, TransportKind};
 use crate::model::envelope::{self, Exchange, Reply};
 use crate::retry::{Decision, Failure, RetryPolicy};
 use crate::secret::Credential;
@@ -49,11 +49,36 @@ pub(crate) struct CallContext {
     pub deadline: Option<Instant>,
 }
 
-/// A failed call with the number of the attempt that produced the error.
+/// A failed call: the last attempt's error, how many attempts were made,
+/// and whether an *earlier* attempt was ambiguous (its outcome unknown).
+///
+/// The last error is kept unwrapped so reconciliation can look at its
+/// code; [`Failed::into_error`] is what a caller finally sees.
 #[derive(Debug)]
 pub(crate) struct Failed {
     pub error: Error,
     pub attempts: u32,
+    pub earlier_ambiguous: bool,
+    pub request_id: String,
+}
+
+impl Failed {
+    /// The error to report. When the last error alone would say "not
+    /// carried out" but an earlier attempt may have been carried out, it
+    /// is wrapped in [`Error::AfterAmbiguousAttempt`] so that
+    /// [`Error::outcome`] says `Unknown` (CONTRACT section 12: no carried
+    /// out call is reported as failed).
+    pub(crate) fn into_error(self) -> Error {
+        if self.earlier_ambiguous && self.error.outcome() == Outcome::NotCarriedOut {
+            Error::AfterAmbiguousAttempt {
+                attempts: self.attempts,
+                request_id: self.request_id,
+                last: Box::new(self.error),
+            }
+        } else {
+            self.error
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -73,8 +98,13 @@ impl Transport {
     pub(crate) fn context(&self) -> CallContext {
         CallContext {
             request_id: uuid::Uuid::new_v4().to_string(),
-            deadline: self.deadline.map(|d| Instant::now() + d),
+            deadline: self.fresh_deadline(),
         }
+    }
+
+    /// The client's per-call deadline, counted from now.
+    pub(crate) fn fresh_deadline(&self) -> Option<Instant> {
+        self.deadline.map(|d| Instant::now() + d)
     }
 
     fn url(&self, call: &Call) -> Result<Url, Error> {
@@ -124,8 +154,14 @@ impl Transport {
             attempts = field::Empty,
         );
         async {
-            let url = self.url(call).map_err(|error| Failed { error, attempts: 0 })?;
+            let url = self.url(call).map_err(|error| Failed {
+                error,
+                attempts: 0,
+                earlier_ambiguous: false,
+                request_id: ctx.request_id.clone(),
+            })?;
             let mut attempt = 0u32;
+            let mut earlier_ambiguous = false;
             loop {
                 attempt += 1;
                 let result = self.attempt::<T>(call, &url, ctx, attempt).await;
@@ -146,8 +182,14 @@ impl Transport {
                 };
                 let Some(wait) = wait else {
                     tracing::Span::current().record("attempts", attempt);
-                    return Err(Failed { error, attempts: attempt });
+                    return Err(Failed {
+                        error,
+                        attempts: attempt,
+                        earlier_ambiguous,
+                        request_id: ctx.request_id.clone(),
+                    });
                 };
+                earlier_ambiguous |= error.outcome() == Outcome::Unknown;
                 tracing::warn!(attempt, error = %error, wait_ms = wait.as_millis() as u64, "retrying");
                 tokio::time::sleep(wait).await;
             }
@@ -224,8 +266,10 @@ impl Transport {
             }
             Ok(Err(e)) => {
                 let kind = classify(&e);
+                // Without the URL: it may carry `user:pass@` of the base URL.
+                let e = e.without_url();
                 tracing::debug!(error = %e, "attempt failed");
-                return Err(transport_error(kind, Some(e.without_url())));
+                return Err(transport_error(kind, Some(e)));
             }
             Ok(Ok(parts)) => parts,
         };
@@ -265,4 +309,40 @@ pub(crate) fn parse_retry_after(v: &HeaderValue) -> Option<Duration> {
     let at = chrono::DateTime::parse_from_rfc2822(text).ok()?;
     let delta = at.with_timezone(&chrono::Utc) - chrono::Utc::now();
     Some(delta.to_std().unwrap_or(Duration::ZERO))
+}
+
+/// `url` with any `user:pass@` userinfo replaced by `***@`, for messages,
+/// `Debug` and logs. Works on text that does not parse as a URL too.
+pub(crate) fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_owned();
+    };
+    let authority_start = scheme_end + 3;
+    let rest = &url[authority_start..];
+    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_len].rfind('@') {
+        Some(at) => format!(
+            "{}***{}",
+            &url[..authority_start],
+            &url[authority_start + at..]
+        ),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn userinfo_is_redacted_and_everything_else_kept() {
+        assert_eq!(
+            redact_url("https://user:pa%40ss@host:8443/prefix?q=1"),
+            "https://***@host:8443/prefix?q=1"
+        );
+        assert_eq!(redact_url("http://token@host"), "http://***@host");
+        assert_eq!(redact_url("http://host/a@b"), "http://host/a@b");
+        assert_eq!(redact_url("not a url"), "not a url");
+        assert_eq!(redact_url("http://u:p@"), "http://***@");
+    }
 }

@@ -116,3 +116,54 @@ proptest! {
         prop_assert_eq!(decoded, reference);
     }
 }
+
+/// Not only the encoder: the URL the server actually receives holds the
+/// reference as one segment that decodes back to it.
+#[test]
+fn any_reference_reaches_the_server_as_one_segment_that_decodes_back() {
+    use proptest::test_runner::{Config, TestRunner};
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(async {
+        let server = MockServer::start().await;
+        let data = r#"{"transactionId":"t","referenceNo":"r","status":"PENDING","amount":1.00,"productCode":"P","createdAt":"2026-01-01T00:00:00Z"}"#;
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(
+                format!(r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{data}}}"#),
+                "application/json",
+            ))
+            .mount(&server)
+            .await;
+        server
+    });
+    let client = payments_client::Client::builder(server.uri())
+        .build()
+        .unwrap();
+    let mut runner = TestRunner::new(Config::with_cases(64));
+    runner
+        .run(&"\\PC{1,64}", |reference| {
+            let sent = rt.block_on(client.status_by_reference(&reference, None));
+            if reference.trim().is_empty() || reference == "." || reference == ".." {
+                prop_assert!(matches!(sent, Err(payments_client::Error::InvalidInput(_))));
+                return Ok(());
+            }
+            prop_assert!(sent.is_ok(), "{:?}", sent);
+            let requests = rt.block_on(server.received_requests()).unwrap();
+            let path = requests.last().unwrap().url.path().to_owned();
+            let segments: Vec<&str> = path.split('/').collect();
+            prop_assert_eq!(segments.len(), 6, "{}", path);
+            prop_assert_eq!(&segments[..4], &["", "api", "payments", "reference"]);
+            prop_assert_eq!(segments[5], "status");
+            let decoded = percent_encoding::percent_decode_str(segments[4])
+                .decode_utf8()
+                .unwrap();
+            prop_assert_eq!(decoded, reference);
+            Ok(())
+        })
+        .unwrap();
+}

@@ -209,13 +209,82 @@ async fn each_call_gets_its_own_request_id() {
 
 #[tokio::test]
 async fn a_callers_own_http_client_is_used() {
-    let server = ok_server().await;
-    let http = reqwest::Client::builder().build().unwrap();
+    // Only the caller's client sends this header, so the mock answering
+    // proves that client carried the request.
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(header("x-callers-client", "yes"))
+        .respond_with(json(200, ok_envelope(&status_data())))
+        .expect(1)
+        .named("request sent by the caller's client")
+        .mount(&server)
+        .await;
+    let mut defaults = reqwest::header::HeaderMap::new();
+    defaults.insert("x-callers-client", "yes".parse().unwrap());
+    let http = reqwest::Client::builder()
+        .default_headers(defaults)
+        .build()
+        .unwrap();
     let c = Client::builder(server.uri())
         .http_client(http)
         .build()
         .unwrap();
     c.status(TX_ID).await.unwrap();
+}
+
+#[tokio::test]
+async fn dot_segments_are_rejected_before_sending() {
+    let server = MockServer::start().await;
+    let c = client(&server);
+    for value in [".", ".."] {
+        let by_id = c.status(value).await.unwrap_err();
+        let by_ref = c.status_by_reference(value, None).await.unwrap_err();
+        for err in [by_id, by_ref] {
+            assert!(
+                matches!(err, payments_client::Error::InvalidInput(_)),
+                "{value}: {err:?}"
+            );
+            assert!(
+                err.to_string().contains("cannot be sent in a URL path"),
+                "{err}"
+            );
+        }
+        let initiate = payments_client::InitiateRequest::builder(
+            merchant(),
+            value,
+            payments_client::MinorAmount::new(1).unwrap(),
+            "TOPUP",
+            "S1",
+        )
+        .build()
+        .unwrap_err();
+        assert!(
+            initiate.to_string().contains("referenceNo must not be"),
+            "{initiate}"
+        );
+    }
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn references_with_dots_that_are_not_dot_segments_reach_the_server_intact() {
+    let server = ok_server().await;
+    let c = client(&server);
+    for reference in ["...", ".a", "a..", "%2E", "%2e%2E", "./x", "../.."] {
+        c.status_by_reference(reference, None).await.unwrap();
+    }
+    assert_eq!(
+        raw_paths(&server).await,
+        vec![
+            "/api/payments/reference/.../status",
+            "/api/payments/reference/.a/status",
+            "/api/payments/reference/a../status",
+            "/api/payments/reference/%252E/status",
+            "/api/payments/reference/%252e%252E/status",
+            "/api/payments/reference/.%2Fx/status",
+            "/api/payments/reference/..%2F../status",
+        ]
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::calls::{check_extra_properties, check_len, check_reference_no};
+use crate::calls::{check_extra_properties, check_len, check_not_dot_segment, check_reference_no};
 use crate::error::{Error, ValidationErrors};
 use crate::model::currency::Currency;
 use crate::model::money::{MAX_AMOUNT, MinorAmount};
@@ -239,6 +239,8 @@ impl InitiateRequestBuilder {
     pub fn build(self) -> Result<InitiateRequest, Error> {
         let mut errors = ValidationErrors::default();
         check_reference_no(&mut errors, &self.reference_no);
+        // Status by reference (and reconciliation) puts it in a URL path.
+        check_not_dot_segment(&mut errors, "referenceNo", &self.reference_no);
         if let Some(d) = &self.description {
             check_len(&mut errors, "description", d, 0, 255);
         }
@@ -249,6 +251,15 @@ impl InitiateRequestBuilder {
             && !c.is_known()
         {
             errors.push("currencyCode", "currencyCode must be an ISO 4217 code");
+        } else if let Some(c) = &self.currency
+            && c.exponent().is_none()
+        {
+            // Without a minor-unit exponent (XAU, XDR, ...) an amount in
+            // minor units has no meaning and cannot be reconciled.
+            errors.push(
+                "currencyCode",
+                format!("currencyCode {c} has no minor unit and cannot be used for payments"),
+            );
         }
         let pc = &self.product_code;
         if pc.is_empty()

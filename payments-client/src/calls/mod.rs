@@ -65,6 +65,22 @@ pub(crate) fn check_reference_no(errors: &mut ValidationErrors, value: &str) {
     }
 }
 
+/// `.` and `..` cannot be sent as a path segment: URL parsers (and
+/// proxies) remove them as dot segments, in their `%2E` forms too, so the
+/// request would reach another path. They are rejected before sending.
+pub(crate) fn check_not_dot_segment(
+    errors: &mut ValidationErrors,
+    field: &'static str,
+    value: &str,
+) {
+    if value == "." || value == ".." {
+        errors.push(
+            field,
+            format!("{field} must not be \".\" or \"..\" (it cannot be sent in a URL path)"),
+        );
+    }
+}
+
 /// `extraProperties` must be a JSON object of at most 16 KiB; it is sent as
 /// the compact JSON string the document describes.
 pub(crate) fn check_extra_properties(

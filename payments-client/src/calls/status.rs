@@ -3,7 +3,7 @@
 
 use uuid::Uuid;
 
-use crate::calls::encode_path_segment;
+use crate::calls::{check_not_dot_segment, encode_path_segment};
 use crate::error::{Error, ValidationErrors};
 use crate::transport::{Call, Method};
 
@@ -13,6 +13,7 @@ pub(crate) fn by_id(transaction_id: &str) -> Result<Call, Error> {
     if transaction_id.trim().is_empty() {
         errors.push("transactionId", "transactionId must not be empty");
     }
+    check_not_dot_segment(&mut errors, "transactionId", transaction_id);
     errors.into_result()?;
     Ok(Call {
         name: "status",
@@ -33,6 +34,7 @@ pub(crate) fn by_reference(reference_no: &str, merchant_id: Option<Uuid>) -> Res
     if reference_no.trim().is_empty() {
         errors.push("referenceNo", "referenceNo must not be empty");
     }
+    check_not_dot_segment(&mut errors, "referenceNo", reference_no);
     errors.into_result()?;
     Ok(Call {
         name: "status_by_reference",

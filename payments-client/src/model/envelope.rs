@@ -47,7 +47,8 @@ impl<T> Reply<T> {
     }
 
     /// Whether a retry met `DUPLICATE_REFERENCE_NO` or
-    /// `TRANSACTION_ALREADY_CONFIRMED` and the result was read back from the
+    /// `TRANSACTION_ALREADY_CONFIRMED`, or a 2xx answer to initiate or
+    /// confirm could not be read, and the result was read back from the
     /// status endpoint instead (CONTRACT section 12). The raw envelope and
     /// HTTP status are then those of that status read.
     pub fn is_reconciled(&self) -> bool {
@@ -84,12 +85,24 @@ impl<T> Reply<T> {
 #[serde(rename_all = "camelCase")]
 struct RawEnvelope<'a> {
     is_success: bool,
-    #[serde(default)]
-    error_code: Option<ErrorCode>,
-    #[serde(default)]
-    message: Option<String>,
+    /// Raw, so that an unexpected JSON type (a number, an object) is kept
+    /// as text instead of rejecting the whole envelope (CONTRACT 11).
+    #[serde(default, borrow)]
+    error_code: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    message: Option<&'a RawValue>,
     #[serde(default, borrow)]
     data: Option<&'a RawValue>,
+}
+
+/// A JSON string as its text; `null` as `None`; any other JSON value as its
+/// JSON text.
+fn lenient_text(raw: Option<&RawValue>) -> Option<String> {
+    let raw = raw?;
+    match raw.get().trim() {
+        "null" => None,
+        text => Some(serde_json::from_str::<String>(text).unwrap_or_else(|_| text.to_owned())),
+    }
 }
 
 /// What one HTTP exchange produced, before it becomes a [`Reply`].
@@ -135,16 +148,17 @@ pub(crate) fn decode<T: DeserializeOwned>(ex: Exchange<'_>) -> Result<Reply<T>, 
         Err(e) => return Err(unexpected(format!("not the response envelope: {e}"))),
     };
     if !envelope.is_success {
-        return Err(Error::Api(crate::error::ApiError {
+        return Err(Error::Api(Box::new(crate::error::ApiError {
             status: ex.status,
-            code: envelope
-                .error_code
-                .unwrap_or_else(|| ErrorCode::Other(String::new())),
-            message: envelope.message.unwrap_or_default(),
+            code: lenient_text(envelope.error_code).map_or_else(
+                || ErrorCode::Other(String::new()),
+                |c| ErrorCode::from_wire(&c),
+            ),
+            message: lenient_text(envelope.message).unwrap_or_default(),
             request_id: ex.request_id.to_owned(),
             raw_envelope: text.to_owned(),
             retry_after: ex.retry_after,
-        }));
+        })));
     }
     let data = match envelope.data {
         Some(raw) if raw.get() != "null" => raw,
@@ -182,7 +196,7 @@ pub(crate) fn decode<T: DeserializeOwned>(ex: Exchange<'_>) -> Result<Reply<T>, 
     })?;
     Ok(Reply {
         data,
-        message: envelope.message,
+        message: lenient_text(envelope.message),
         request_id: ex.request_id.to_owned(),
         attempts: ex.attempt,
         reconciled: false,

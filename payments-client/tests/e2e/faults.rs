@@ -248,7 +248,6 @@ async fn without_retries_a_reset_is_an_unknown_transport_error() {
 /// still reports the older transaction as this call's reconciled result,
 /// where a first attempt gets the plain error.
 #[tokio::test]
-#[ignore = "finding: a retry after only certain rejections is reconciled (notes/bugs.md)"]
 async fn a_duplicate_after_only_certain_rejections_is_a_plain_error() {
     let server = MockServer::start().await;
     let client = client_builder(&server)
@@ -271,7 +270,6 @@ async fn a_duplicate_after_only_certain_rejections_is_a_plain_error() {
 /// rate limited and the retries ran out. The error reports the outcome of
 /// the last attempt alone, `NotCarriedOut`, yet the mock holds the payment.
 #[tokio::test]
-#[ignore = "bug: the outcome ignores earlier attempts that may have committed (notes/bugs.md)"]
 async fn a_commit_followed_by_a_rate_limit_is_never_reported_as_not_carried_out() {
     let server = MockServer::start().await;
     let client = client_builder(&server)
@@ -293,7 +291,6 @@ async fn a_commit_followed_by_a_rate_limit_is_never_reported_as_not_carried_out(
 
 /// The same for confirm.
 #[tokio::test]
-#[ignore = "bug: the outcome ignores earlier attempts that may have committed (notes/bugs.md)"]
 async fn a_committed_confirm_followed_by_a_rate_limit_is_never_reported_as_not_carried_out() {
     let server = MockServer::start().await;
     let client = client_builder(&server)
