@@ -86,4 +86,77 @@ mod tests {
         assert!(auth.authenticate(&headers("Basic k1")).is_err());
         assert!(auth.authenticate(&HeaderMap::new()).is_err());
     }
+
+    /// The body of [`Auth::authenticate`], as written.
+    fn authenticate_source() -> &'static str {
+        let source = include_str!("auth.rs");
+        let start = source
+            .find("pub fn authenticate")
+            .expect("authenticate is defined here");
+        let end = start
+            + source[start..]
+                .find("\n    }\n")
+                .expect("authenticate ends");
+        &source[start..end]
+    }
+
+    #[test]
+    fn keys_are_compared_with_subtle_constant_time_eq_only() {
+        let body = authenticate_source();
+        let start = body.find("for key in &self.keys").expect("the key loop");
+        let end = body.find("found.ok_or_else").expect("after the loop");
+        let key_loop = &body[start..end];
+        assert!(key_loop.contains(".ct_eq(token)"), "{key_loop}");
+        // No short-circuiting comparison of secrets, and no early exit from
+        // the loop on a match: every key is compared every time.
+        for forbidden in [
+            "==",
+            "!=",
+            "eq(token",
+            "starts_with",
+            "break",
+            "return",
+            "?",
+        ] {
+            let allowed = usize::from(forbidden == "eq(token");
+            assert!(
+                key_loop.matches(forbidden).count() <= allowed,
+                "the key loop uses {forbidden:?}:\n{key_loop}"
+            );
+        }
+    }
+
+    #[test]
+    fn tokens_of_equal_and_different_length_are_refused_unless_exact() {
+        let key = "sk_live_0123456789";
+        let auth = Auth::new(vec![ApiKey::new(key, None), ApiKey::new("other", None)]);
+        let try_token = |t: &str| auth.authenticate(&headers(&format!("Bearer {t}"))).is_ok();
+        assert!(try_token(key));
+        assert!(try_token("other"));
+        // Same length, one byte off at the start, the middle, the end.
+        for i in [0, key.len() / 2, key.len() - 1] {
+            let mut bytes = key.as_bytes().to_vec();
+            bytes[i] ^= 0x01;
+            let near = String::from_utf8(bytes).expect("ascii");
+            assert_eq!(near.len(), key.len());
+            assert!(!try_token(&near), "{near}");
+        }
+        // Prefixes, extensions, and keys glued together.
+        assert!(!try_token(&key[..key.len() - 1]));
+        assert!(!try_token(&key[..1]));
+        assert!(!try_token(&format!("{key}0")));
+        assert!(!try_token(&format!("{key}other")));
+        assert!(!try_token(&key.to_uppercase()));
+        // subtle itself: unequal lengths compare unequal, never panic.
+        assert!(!bool::from(key.as_bytes().ct_eq(&key.as_bytes()[..3])));
+        assert!(bool::from(key.as_bytes().ct_eq(key.as_bytes())));
+    }
+
+    #[test]
+    fn the_last_matching_key_wins_without_stopping_early() {
+        let a = uuid::Uuid::from_u128(1);
+        let auth = Auth::new(vec![ApiKey::new("k", Some(a)), ApiKey::new("x", None)]);
+        let caller = auth.authenticate(&headers("Bearer k")).expect("known key");
+        assert_eq!(caller.merchant, Some(a));
+    }
 }

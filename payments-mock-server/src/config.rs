@@ -11,6 +11,9 @@ use uuid::Uuid;
 use crate::catalog::Catalog;
 use crate::error::Error;
 
+/// Default of [`Config::header_read_timeout`].
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Everything that shapes a server's behaviour.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -29,6 +32,11 @@ pub struct Config {
     pub latency: Option<RangeInclusive<Duration>>,
     /// `/api/` requests per second before 429.
     pub rate_limit: Option<u32>,
+    /// How long a connection may take to send a request's headers, from
+    /// the moment it is ready for one (connect, or the end of the previous
+    /// response): a slow or idle client is disconnected after it, so it
+    /// cannot hold a connection task forever (default 30 seconds).
+    pub header_read_timeout: Duration,
 }
 
 impl Default for Config {
@@ -41,6 +49,7 @@ impl Default for Config {
             fault_seed: None,
             latency: None,
             rate_limit: None,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
         }
     }
 }
@@ -68,6 +77,11 @@ impl Config {
         {
             return Err(Error::Config(
                 "latency range must not end before it starts".to_owned(),
+            ));
+        }
+        if self.header_read_timeout.is_zero() {
+            return Err(Error::Config(
+                "header read timeout must be greater than 0".to_owned(),
             ));
         }
         if self.rate_limit == Some(0) {
@@ -117,14 +131,17 @@ impl FromStr for ApiKey {
     type Err = String;
 
     /// `KEY` or `KEY=MERCHANT_UUID`.
+    ///
+    /// The error never repeats any part of `s`: what follows `=` may be the
+    /// rest of a key that itself contains `=`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let (key, merchant) = match s.split_once('=') {
             Some((key, m)) => (
                 key,
-                Some(
-                    Uuid::parse_str(m)
-                        .map_err(|_| format!("the merchant after '=' is not a UUID: {m:?}"))?,
-                ),
+                Some(Uuid::parse_str(m).map_err(|_| {
+                    "the merchant after '=' is not a UUID (value not shown: it may hold a secret)"
+                        .to_owned()
+                })?),
             ),
             None => (s, None),
         };

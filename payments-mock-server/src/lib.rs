@@ -92,6 +92,28 @@
 //! # decline_message = "declined by provider"
 //! ```
 //!
+//! # Limits, and where the envelope stops
+//!
+//! Every answer of the router is the envelope (CONTRACT section 2). A few
+//! come from hyper before a request reaches the router, and they are not:
+//!
+//! - a request head (request line and headers) over [`HEADER_LIMIT`]
+//!   (64 KiB) or with more than 100 headers: a bare `431 Request Header
+//!   Fields Too Large`, empty body, then the connection is closed;
+//! - a head that is not HTTP/1.x (garbage, a bad header line, two
+//!   `Content-Length`s, an unknown version): a bare `400 Bad Request`, or
+//!   just a closed connection, from hyper;
+//! - a client that has not sent a whole head within
+//!   [`Config::header_read_timeout`] (default 30 s, `--header-read-timeout`,
+//!   [`MockServerBuilder::header_read_timeout`]), counted from connect or
+//!   from the end of the previous response: the connection is closed with
+//!   no response. So slow (one byte at a time) and idle connections cannot
+//!   pin the server; each costs one task and one socket until then.
+//!
+//! Bodies are the router's: over [`BODY_LIMIT`] (64 KiB) is the 413
+//! envelope. `--rate-limit N` admits N `/api/` requests per one-second
+//! window and answers the rest 429 `RATE_LIMITED` with `Retry-After: 1`.
+//!
 //! # Test isolation
 //!
 //! Each [`MockServer`] has its own port, store, clock and journal: start one
@@ -120,14 +142,14 @@ mod validate;
 pub use app::app;
 pub use catalog::{Catalog, InitialState, Outcome, Product};
 pub use clock::{Clock, format_time};
-pub use config::{ApiKey, Config, parse_latency};
+pub use config::{ApiKey, Config, DEFAULT_HEADER_READ_TIMEOUT, parse_latency};
 pub use error::{ApiError, Error, ErrorCode};
 pub use extract::{BODY_LIMIT, decode_segment, parse_object};
 pub use faults::Fault;
 pub use journal::JournalEntry;
 pub use mock_server::{MockServer, MockServerBuilder, StoredTransaction};
 pub use money::{major_number, major_text};
-pub use server::run;
+pub use server::{HEADER_LIMIT, run, run_with};
 pub use state::{AppState, Shared};
 pub use store::Store;
 pub use validate::{confirm as validate_confirm, initiate as validate_initiate};

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
-use payments_mock_server::{ApiKey, Catalog, Config, app, parse_latency, run};
+use payments_mock_server::{ApiKey, Catalog, Config, app, parse_latency, run_with};
 
 /// The merchant payment-transaction service in memory, for integration tests.
 #[derive(Debug, Parser)]
@@ -24,7 +24,7 @@ struct Args {
     #[arg(long, default_value = "15m", value_parser = humantime::parse_duration)]
     expiry: Duration,
     /// Turn authentication on with this key, optionally bound to a merchant.
-    #[arg(long = "api-key", value_name = "KEY[=MERCHANT_UUID]")]
+    #[arg(long = "api-key", value_name = "KEY[=MERCHANT_UUID]", value_parser = ApiKeyParser)]
     api_keys: Vec<ApiKey>,
     /// Probability (0 to 1) that an /api/ request gets a random fault.
     #[arg(long, default_value_t = 0.0, value_parser = parse_rate)]
@@ -38,6 +38,10 @@ struct Args {
     /// /api/ requests per second before 429.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     rate_limit: Option<u32>,
+    /// Close a connection that takes longer than this to send a request's
+    /// headers, e.g. `200ms`, `30s`.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    header_read_timeout: Duration,
     /// Request log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -47,6 +51,37 @@ struct Args {
 enum LogFormat {
     Text,
     Json,
+}
+
+/// Parses `--api-key` like `ApiKey`'s `FromStr`, but unlike clap's own
+/// parsers its error never quotes the value: a malformed key is still a
+/// secret, and usage errors end up in CI logs.
+#[derive(Debug, Clone, Copy)]
+struct ApiKeyParser;
+
+impl clap::builder::TypedValueParser for ApiKeyParser {
+    type Value = ApiKey;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<ApiKey, clap::Error> {
+        let name = arg.map_or_else(|| "--api-key".to_owned(), ToString::to_string);
+        let reason = match value.to_str() {
+            Some(text) => match text.parse::<ApiKey>() {
+                Ok(key) => return Ok(key),
+                Err(reason) => reason,
+            },
+            None => "an API key must be valid UTF-8".to_owned(),
+        };
+        let mut cmd = cmd.clone();
+        Err(cmd.error(
+            clap::error::ErrorKind::ValueValidation,
+            format!("invalid value for '{name}': {reason}"),
+        ))
+    }
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {
@@ -77,6 +112,7 @@ fn main() -> ExitCode {
     config.fault_seed = args.fault_seed;
     config.latency = args.latency;
     config.rate_limit = args.rate_limit;
+    config.header_read_timeout = args.header_read_timeout;
     if let Err(e) = config.validate() {
         eprintln!("error: {}", error_chain(&e));
         return ExitCode::from(2);
@@ -106,10 +142,11 @@ async fn serve(host: &str, port: u16, config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let header_read_timeout = config.header_read_timeout;
     let state = payments_mock_server::AppState::new(config);
     // The banner is the one line on stdout; scripts wait for it.
     println!("listening on http://{addr}");
-    run(listener, app(state), shutdown_signal()).await;
+    run_with(listener, app(state), header_read_timeout, shutdown_signal()).await;
     ExitCode::SUCCESS
 }
 

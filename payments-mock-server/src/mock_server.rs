@@ -222,6 +222,13 @@ impl MockServerBuilder {
         self
     }
 
+    /// How long a connection may take to send a request's headers before it
+    /// is closed (default 30 seconds); tests of slow clients set it short.
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.config.header_read_timeout = timeout;
+        self
+    }
+
     /// Serve on this listener instead of binding `127.0.0.1:0`.
     pub fn listener(mut self, listener: std::net::TcpListener) -> Self {
         self.listener = Some(listener);
@@ -256,12 +263,18 @@ impl MockServerBuilder {
         std_listener.set_nonblocking(true).map_err(bind_error)?;
         let addr = std_listener.local_addr().map_err(bind_error)?;
         let listener = tokio::net::TcpListener::from_std(std_listener).map_err(bind_error)?;
+        let header_read_timeout = self.config.header_read_timeout;
         let state = AppState::new(self.config);
         let (stop, stopped) = oneshot::channel::<()>();
         let router = app(state.clone());
-        let task = tokio::spawn(crate::server::run(listener, router, async move {
-            let _ = stopped.await;
-        }));
+        let task = tokio::spawn(crate::server::run_with(
+            listener,
+            router,
+            header_read_timeout,
+            async move {
+                let _ = stopped.await;
+            },
+        ));
         Ok(MockServer {
             addr,
             state,

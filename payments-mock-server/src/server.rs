@@ -9,6 +9,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::Request;
@@ -31,9 +32,34 @@ impl ConnectionAbort {
     }
 }
 
+/// Largest request head (request line and headers) hyper accepts: 64 KiB,
+/// like the body. Over it, or over 100 headers, hyper itself answers a bare
+/// `431 Request Header Fields Too Large` (no envelope: see the crate docs).
+pub const HEADER_LIMIT: usize = 64 * 1024;
+
 /// Serves `router` on `listener` until `shutdown` completes, then stops
-/// accepting, lets in-flight requests finish and returns.
+/// accepting, lets in-flight requests finish and returns. Connections get
+/// the default header read timeout ([`crate::DEFAULT_HEADER_READ_TIMEOUT`]).
 pub async fn run(listener: TcpListener, router: Router, shutdown: impl Future<Output = ()>) {
+    run_with(
+        listener,
+        router,
+        crate::config::DEFAULT_HEADER_READ_TIMEOUT,
+        shutdown,
+    )
+    .await;
+}
+
+/// [`run`] with this header read timeout
+/// ([`crate::Config::header_read_timeout`]): a connection that has not sent
+/// a whole request head this long after it became ready for one is closed
+/// without a response, so slow or idle clients cannot pin connection tasks.
+pub async fn run_with(
+    listener: TcpListener,
+    router: Router,
+    header_read_timeout: Duration,
+    shutdown: impl Future<Output = ()>,
+) {
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -59,7 +85,10 @@ pub async fn run(listener: TcpListener, router: Router, shutdown: impl Future<Ou
                 req
             });
         let mut builder = hyper::server::conn::http1::Builder::new();
-        builder.timer(TokioTimer::new());
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_read_timeout)
+            .max_header_size(HEADER_LIMIT);
         let conn =
             builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
         let conn = graceful.watch(conn);

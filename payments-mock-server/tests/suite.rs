@@ -24,3 +24,11 @@ mod admin;
 mod binary;
 // Property tests: validation and path decoding never panic.
 mod props;
+// Near-valid bodies and bytes: a 400 naming the field, never a panic (issue #8).
+mod mutations;
+// Every route and status validated against /openapi.json (issue #8).
+mod schema;
+// Slow and idle clients, oversized heads, the rate limiter (issue #8).
+mod abuse;
+// Keys on every route, merchant isolation, no key in any output (issue #8).
+mod security;

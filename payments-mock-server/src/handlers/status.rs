@@ -7,8 +7,8 @@
 //! segment that is not UTF-8 after decoding gets our own message.
 
 use axum::extract::{RawQuery, State};
-use axum::http::{StatusCode, Uri};
-use axum::response::Response;
+use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
 use uuid::Uuid;
 
 use crate::error::{ApiError, ErrorCode, success};
@@ -48,6 +48,12 @@ pub async fn handle(
         .path()
         .strip_prefix("/api/payments/")
         .ok_or_else(ApiError::not_found)?;
+    // The catch-all also catches other methods' routes: GET on initiate or
+    // confirm is a wrong method there, not an unknown route (section 2).
+    if matches!(rest, "initiate" | "confirm") {
+        let allow = [(header::ALLOW, HeaderValue::from_static("POST"))];
+        return Ok((allow, ApiError::method_not_allowed()).into_response());
+    }
     match target(rest).ok_or_else(ApiError::not_found)? {
         Target::Id(raw) => by_id(&state, caller, raw),
         Target::Reference(raw) => by_reference(&state, caller, raw, query.as_deref()),

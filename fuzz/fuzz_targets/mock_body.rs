@@ -1,0 +1,43 @@
+//! The mock's request body handling: bytes → JSON object → initiate and
+//! confirm validation. Never a panic; a rejection is a 400 whose every
+//! rule starts with a field name.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use payments_mock_server::{Catalog, parse_object, validate_confirm, validate_initiate};
+
+const FIELDS: [&str; 15] = [
+    "merchantId",
+    "referenceNo",
+    "description",
+    "amount",
+    "currencyCode",
+    "productCode",
+    "quantity",
+    "countryCode",
+    "storeId",
+    "deviceId",
+    "payerId",
+    "returnUrl",
+    "extraProperties",
+    "transactionId",
+    "confirmationCode",
+];
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(body) = parse_object(data) else {
+        return;
+    };
+    let catalog = Catalog::default();
+    for result in [
+        validate_initiate(&body, &catalog).map(|_| ()),
+        validate_confirm(&body).map(|_| ()),
+    ] {
+        if let Err(e) = result {
+            assert_eq!(e.status.as_u16(), 400);
+            for rule in e.message.split("; ") {
+                assert!(FIELDS.iter().any(|f| rule.starts_with(f)), "{rule}");
+            }
+        }
+    }
+});
