@@ -1,0 +1,346 @@
+//! Client overhead (issue #7, item 4; figures in BENCHMARKS.md).
+//!
+//! Each of the four calls twice against one in-process mock server: through
+//! [`payments_client::Client`] (local validation, request id, retry loop,
+//! envelope decode into the typed model, raw envelope kept) and as the same
+//! HTTP request by bare `reqwest` plus `serde` into plain structs. The ratio
+//! client / bare is the client's overhead; the server's work is the same on
+//! both sides. A current-thread runtime drives client and server alike, so
+//! the figures do not depend on thread hand-offs.
+//!
+//! `decode` measures envelope decoding alone, on a status envelope the mock
+//! produced: [`payments_client::decode_response`] against `serde_json` into
+//! plain structs.
+//!
+//! Run: `cargo bench -p payments-client --bench client` (CI only compiles
+//! it: `cargo bench --no-run`).
+
+use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use divan::Bencher;
+use divan::counter::{BytesCount, ItemsCount};
+use payments_client::{Client, ConfirmRequest, InitiateRequest, MinorAmount, PaymentStatus};
+use payments_mock_server::{InitialState, MockServer, validate_initiate};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio::runtime::Runtime;
+use uuid::Uuid;
+
+fn main() {
+    divan::main();
+}
+
+const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
+
+struct Fixture {
+    rt: Runtime,
+    server: MockServer,
+    client: Client,
+    http: reqwest::Client,
+    base: String,
+    id: String,
+    reference: String,
+    status_body: Vec<u8>,
+}
+
+static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime");
+    let server = rt.block_on(MockServer::start());
+    let base = server.base_url();
+    let client = Client::builder(&base)
+        .build()
+        .expect("a client of the mock");
+    let http = reqwest::Client::new();
+    let reference = "BENCH-STATUS-1".to_owned();
+    let (id, _) = preinitiate(&server, &reference);
+    let status_body = rt.block_on(async {
+        http.get(format!("{base}/api/payments/{id}/status"))
+            .send()
+            .await
+            .expect("status")
+            .bytes()
+            .await
+            .expect("status body")
+            .to_vec()
+    });
+    Fixture {
+        rt,
+        server,
+        client,
+        http,
+        base,
+        id,
+        reference,
+        status_body,
+    }
+});
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn unique_reference(prefix: &str) -> String {
+    format!("{prefix}-{}", COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+fn initiate_body(reference: &str) -> Map<String, Value> {
+    match json!({
+        "merchantId": MERCHANT,
+        "referenceNo": reference,
+        "amount": 1050,
+        "productCode": "TOPUP",
+        "storeId": "S1",
+        "payerId": "60123456789",
+    }) {
+        Value::Object(map) => map,
+        _ => unreachable!("an object literal"),
+    }
+}
+
+/// Creates a transaction straight in the store (outside the timed part of
+/// the confirm benchmarks): `(transactionId, referenceNo)`.
+fn preinitiate(server: &MockServer, reference: &str) -> (String, String) {
+    let state = server.state();
+    let fields =
+        validate_initiate(&initiate_body(reference), &state.catalog).expect("a valid initiate");
+    let now = state.clock.now();
+    let record = state
+        .store
+        .initiate(fields, InitialState::Initiated, now, now + state.expiry)
+        .expect("a new reference");
+    (record.id.to_string(), reference.to_owned())
+}
+
+/// The envelope as a caller without the client would decode it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct Envelope<T> {
+    is_success: bool,
+    error_code: Option<String>,
+    message: Option<String>,
+    data: Option<T>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct BareStatus {
+    transaction_id: String,
+    reference_no: String,
+    status: String,
+    amount: serde_json::Number,
+    product_code: String,
+    created_at: String,
+    last_modified_at: Option<String>,
+    provider_reference: Option<String>,
+    message: Option<String>,
+    extra_properties: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct BareInitiated {
+    transaction_id: String,
+    reference_no: String,
+    status: String,
+    amount: u64,
+    currency_code: Option<String>,
+    product_code: String,
+    created_at: String,
+    extra_properties: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct BareConfirmation {
+    transaction_id: String,
+    reference_no: String,
+    status: String,
+    amount: serde_json::Number,
+    provider_reference: Option<String>,
+    confirmed_at: Option<String>,
+    error_message: Option<String>,
+    extra_properties: Option<String>,
+}
+
+async fn bare_get<T: serde::de::DeserializeOwned>(url: String) -> T {
+    let body = FIXTURE
+        .http
+        .get(url)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .expect("send")
+        .bytes()
+        .await
+        .expect("body");
+    let envelope: Envelope<T> = serde_json::from_slice(&body).expect("an envelope");
+    assert!(envelope.is_success);
+    envelope.data.expect("data")
+}
+
+async fn bare_post<T: serde::de::DeserializeOwned>(path: &str, body: Vec<u8>) -> T {
+    let body = FIXTURE
+        .http
+        .post(format!("{}{path}", FIXTURE.base))
+        .header("accept", "application/json")
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("send")
+        .bytes()
+        .await
+        .expect("body");
+    let envelope: Envelope<T> = serde_json::from_slice(&body).expect("an envelope");
+    assert!(envelope.is_success, "{}", String::from_utf8_lossy(&body));
+    envelope.data.expect("data")
+}
+
+mod status_by_id {
+    use super::*;
+
+    #[divan::bench]
+    fn client() -> PaymentStatus {
+        let f = &*FIXTURE;
+        f.rt.block_on(f.client.status(&f.id))
+            .expect("status")
+            .into_data()
+    }
+
+    #[divan::bench]
+    fn bare() -> BareStatus {
+        let f = &*FIXTURE;
+        f.rt.block_on(bare_get(format!("{}/api/payments/{}/status", f.base, f.id)))
+    }
+}
+
+mod status_by_reference {
+    use super::*;
+
+    #[divan::bench]
+    fn client() -> PaymentStatus {
+        let f = &*FIXTURE;
+        f.rt.block_on(f.client.status_by_reference(&f.reference, None))
+            .expect("status")
+            .into_data()
+    }
+
+    #[divan::bench]
+    fn bare() -> BareStatus {
+        let f = &*FIXTURE;
+        f.rt.block_on(bare_get(format!(
+            "{}/api/payments/reference/{}/status",
+            f.base, f.reference
+        )))
+    }
+}
+
+mod initiate {
+    use super::*;
+
+    #[divan::bench]
+    fn client(bencher: Bencher<'_, '_>) {
+        let f = &*FIXTURE;
+        let merchant = Uuid::parse_str(MERCHANT).expect("a literal UUID");
+        bencher
+            .with_inputs(|| unique_reference("BENCH-CLIENT"))
+            .bench_local_values(|reference| {
+                let req = InitiateRequest::builder(
+                    merchant,
+                    reference,
+                    MinorAmount::new(1050).expect("positive"),
+                    "TOPUP",
+                    "S1",
+                )
+                .payer_id("60123456789")
+                .build()
+                .expect("valid");
+                f.rt.block_on(f.client.initiate(req))
+                    .expect("initiate")
+                    .into_data()
+            });
+    }
+
+    #[divan::bench]
+    fn bare(bencher: Bencher<'_, '_>) {
+        let f = &*FIXTURE;
+        bencher
+            .with_inputs(|| unique_reference("BENCH-BARE"))
+            .bench_local_values(|reference| {
+                let body = Value::Object(initiate_body(&reference))
+                    .to_string()
+                    .into_bytes();
+                f.rt.block_on(bare_post::<BareInitiated>("/api/payments/initiate", body))
+            });
+    }
+}
+
+mod confirm {
+    use super::*;
+
+    #[divan::bench]
+    fn client(bencher: Bencher<'_, '_>) {
+        let f = &*FIXTURE;
+        bencher
+            .with_inputs(|| preinitiate(&f.server, &unique_reference("BENCH-CONFIRM-CLIENT")))
+            .bench_local_values(|(id, reference)| {
+                let req = ConfirmRequest::builder(id, reference)
+                    .build()
+                    .expect("valid");
+                f.rt.block_on(f.client.confirm(req))
+                    .expect("confirm")
+                    .into_data()
+            });
+    }
+
+    #[divan::bench]
+    fn bare(bencher: Bencher<'_, '_>) {
+        let f = &*FIXTURE;
+        bencher
+            .with_inputs(|| preinitiate(&f.server, &unique_reference("BENCH-CONFIRM-BARE")))
+            .bench_local_values(|(id, reference)| {
+                let body = json!({ "transactionId": id, "referenceNo": reference })
+                    .to_string()
+                    .into_bytes();
+                f.rt.block_on(bare_post::<BareConfirmation>("/api/payments/confirm", body))
+            });
+    }
+}
+
+mod decode {
+    use super::*;
+
+    #[divan::bench]
+    fn client(bencher: Bencher<'_, '_>) {
+        let body = FIXTURE.status_body.as_slice();
+        bencher
+            .counter(BytesCount::of_slice(body))
+            .counter(ItemsCount::new(1usize))
+            .bench(|| {
+                payments_client::decode_response::<PaymentStatus>(
+                    200,
+                    Some("application/json"),
+                    divan::black_box(body),
+                )
+                .expect("a status envelope")
+            });
+    }
+
+    #[divan::bench]
+    fn bare(bencher: Bencher<'_, '_>) {
+        let body = FIXTURE.status_body.as_slice();
+        bencher
+            .counter(BytesCount::of_slice(body))
+            .counter(ItemsCount::new(1usize))
+            .bench(|| {
+                serde_json::from_slice::<Envelope<BareStatus>>(divan::black_box(body))
+                    .expect("a status envelope")
+            });
+    }
+}
