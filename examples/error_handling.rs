@@ -78,15 +78,26 @@ async fn main() -> anyhow::Result<()> {
     println!("   and 10.505 MYR -> {too_precise}");
 
     println!("\n2. Send what the client accepts but the service rejects:");
-    println!("   product LOTTERY (not in the catalogue) in XAU (gold has no minor unit)");
+    println!("   a GIFTCARD of 50 cards (the product allows 10), and");
+    println!("   then a product LOTTERY the catalogue does not offer");
     let request = InitiateRequest::builder(
         merchant,
         format!("ORDER-{run}-2"),
         amount,
+        "GIFTCARD",
+        "STORE-1",
+    )
+    .quantity(50)
+    .build()?;
+    let err = client.initiate(request).await.expect_err("over the limit");
+    explain(&err);
+    let request = InitiateRequest::builder(
+        merchant,
+        format!("ORDER-{run}-3"),
+        amount,
         "LOTTERY",
         "STORE-1",
     )
-    .currency(Currency::from_code("XAU")?)
     .build()?;
     let err = client.initiate(request).await.expect_err("not offered");
     explain(&err);
