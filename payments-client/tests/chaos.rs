@@ -9,9 +9,12 @@
 //! (429s mixed with the other faults; `Retry-After` capped at 20 ms). Run
 //! with `--nocapture` to see the counts.
 //!
-//! The mock draws its faults from one seeded generator in arrival order, so
-//! with several tasks the interleaving decides which request gets which
-//! fault: the counts repeat exactly only with `CHAOS_TASKS=1`.
+//! The mock derives each request's fault and latency from the seed, the
+//! request itself (route, merchant and reference, or the transaction an id
+//! names) and how often that request was sent before, not from the order of
+//! arrival: the same `CHAOS_SEED` prints the same counts run after run,
+//! whatever `CHAOS_TASKS` is (only `elapsed_ms` varies). A rate limit
+//! (`CHAOS_RATE_LIMIT`) counts real time, so with it the counts vary.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -20,13 +20,17 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Config {
     /// Unconfirmed transactions expire after this (default 15 minutes).
     pub expiry: Duration,
-    /// Authentication is on when this is not empty.
+    /// Authentication is on when this is not empty. Each key at most once
+    /// (checked by [`Config::validate`]).
     pub api_keys: Vec<ApiKey>,
     /// The products offered.
     pub catalog: Catalog,
     /// Probability 0..=1 that an `/api/` request gets a random fault.
     pub fail_rate: f64,
-    /// Seed of the fault RNG; `None` seeds from the OS.
+    /// Seed of the fail-rate and latency draws; `None` picks a random one
+    /// at start (logged, and given by [`crate::MockServer::fault_seed`]).
+    /// Each request's draw derives from the seed and the request itself,
+    /// so the same requests get the same faults in any arrival order.
     pub fault_seed: Option<u64>,
     /// Added delay per `/api/` request, uniformly in the range.
     pub latency: Option<RangeInclusive<Duration>>,
@@ -87,7 +91,24 @@ impl Config {
         if self.rate_limit == Some(0) {
             return Err(Error::Config("rate limit must be at least 1".to_owned()));
         }
+        if let Some((first, second)) = self.duplicate_api_keys() {
+            // Positions only: neither key value may reach a log.
+            return Err(Error::Config(format!(
+                "the same API key is given twice (keys #{first} and #{second})"
+            )));
+        }
         Ok(())
+    }
+
+    /// The 1-based positions of the first key that repeats an earlier one
+    /// (bound or not: a key names one caller), and of that earlier key.
+    fn duplicate_api_keys(&self) -> Option<(usize, usize)> {
+        self.api_keys.iter().enumerate().find_map(|(j, later)| {
+            self.api_keys[..j]
+                .iter()
+                .position(|earlier| earlier.key == later.key)
+                .map(|i| (i + 1, j + 1))
+        })
     }
 }
 
@@ -191,6 +212,28 @@ mod tests {
         assert!(k.merchant().is_some());
         assert!("sk=nope".parse::<ApiKey>().is_err());
         assert!(!format!("{k:?}").contains("sk"));
+    }
+
+    #[test]
+    fn a_repeated_key_is_a_configuration_error_naming_positions_only() {
+        let m = Uuid::from_u128(9);
+        let mut config = Config {
+            api_keys: vec![
+                ApiKey::new("sk_alpha", Some(m)),
+                ApiKey::new("sk_beta", None),
+                ApiKey::new("sk_alpha", None),
+                ApiKey::new("sk_beta", None),
+            ],
+            ..Config::default()
+        };
+        let message = config.validate().expect_err("duplicate").to_string();
+        assert!(
+            message.contains("the same API key is given twice (keys #1 and #3)"),
+            "{message}"
+        );
+        assert!(!message.contains("sk_"), "{message}");
+        config.api_keys.truncate(2);
+        assert!(config.validate().is_ok());
     }
 
     #[test]

@@ -1,14 +1,33 @@
 //! Injected faults (CONTRACT section 10): the `X-Mock-Fault` header, faults
-//! queued through the library, the start-time fail rate with its seeded RNG,
-//! latency and the rate limit. This module decides; `guard.rs` applies.
+//! queued through the library, the start-time fail rate and latency, and the
+//! rate limit. This module decides; `guard.rs` applies.
+//!
+//! # Deterministic draws
+//!
+//! The fail-rate fault and the latency of an `/api/` request are not taken
+//! from a shared random stream (whose order would be the arrival order, so
+//! concurrent clients would never repeat a run). Each request's draw is a
+//! pure function of:
+//!
+//! - the fault seed (`--fault-seed`, or a random one picked at start and
+//!   logged, see [`Faults::seed`]);
+//! - the request's key: a stable hash of what identifies the logical
+//!   request independently of timing and of ids the mock made up (built by
+//!   `guard.rs` with [`KeyHasher`]);
+//! - how many requests with that key were drawn for before (a per-key
+//!   counter), so a retry of the same request gets a fresh draw, and the
+//!   n-th retry always the same one.
+//!
+//! The hash is FNV-1a (64 bit) and the generator SplitMix64, both fixed
+//! here, so a seed gives the same faults on every platform and with every
+//! version of `rand` or of the standard library.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::ops::RangeInclusive;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
 use crate::error::ApiError;
 
@@ -109,13 +128,79 @@ struct Window {
     count: u32,
 }
 
+/// Most keys whose counters are kept. Past it the counters start over (a
+/// server that has seen a million distinct requests is not repeating a
+/// test run); it bounds the memory a long-lived server spends on them.
+const MAX_COUNTED_KEYS: usize = 1 << 20;
+
+/// FNV-1a, 64 bit: a stable hash (never `RandomState`), so a key hashes
+/// the same in every process.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyHasher(u64);
+
+impl KeyHasher {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+
+    /// A hasher with nothing written yet.
+    pub(crate) fn new() -> Self {
+        Self(Self::OFFSET)
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(Self::PRIME);
+        }
+    }
+
+    /// Writes one part, length first, so `("ab", "c")` and `("a", "bc")`
+    /// differ.
+    pub(crate) fn part(&mut self, part: &[u8]) -> &mut Self {
+        self.bytes(&(part.len() as u64).to_le_bytes());
+        self.bytes(part);
+        self
+    }
+
+    /// The hash of everything written.
+    pub(crate) fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// SplitMix64: a small, fixed generator for one request's draw.
+#[derive(Debug)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`, 53 bits.
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in `0..n` (`n > 0`), by the multiply-high method.
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+    }
+}
+
 /// Fault sources of one server.
 #[derive(Debug)]
 pub struct Faults {
     queue: Mutex<VecDeque<Fault>>,
     fail_rate: f64,
     latency: Option<RangeInclusive<Duration>>,
-    rng: Mutex<StdRng>,
+    seed: u64,
+    /// Key hash → how many draws that key has had.
+    seen: Mutex<HashMap<u64, u32>>,
     rate_limit: Option<u32>,
     /// A fixed one-second window: simple and enough to make a client see
     /// 429 + `Retry-After` under load. Real (not virtual) time, because it
@@ -124,18 +209,22 @@ pub struct Faults {
 }
 
 impl Faults {
-    /// Fault sources from the start-time options.
+    /// Fault sources from the start-time options. Without a seed, a random
+    /// one is picked ([`Faults::seed`] tells it, and the binary and
+    /// [`crate::MockServerBuilder::start`] log it, so a run can be repeated).
     pub fn new(
         fail_rate: f64,
         seed: Option<u64>,
         latency: Option<RangeInclusive<Duration>>,
         rate_limit: Option<u32>,
     ) -> Self {
+        let seed = seed.unwrap_or_else(|| rand::rng().random::<u64>());
         Self {
             queue: Mutex::default(),
             fail_rate,
             latency,
-            rng: Mutex::new(seed.map_or_else(StdRng::from_os_rng, StdRng::seed_from_u64)),
+            seed,
+            seen: Mutex::default(),
             rate_limit,
             window: Mutex::new(Window {
                 started: Instant::now(),
@@ -152,12 +241,29 @@ impl Faults {
             .extend(faults);
     }
 
-    /// Forgets queued faults.
+    /// The seed of the fail-rate and latency draws: the configured one, or
+    /// the one picked at start.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Forgets queued faults and how often each request was seen, so the
+    /// same requests draw the same faults again.
     pub fn clear(&self) {
         self.queue
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// Whether [`Faults::draw`] can add anything: callers skip building the
+    /// request key otherwise.
+    pub fn draws(&self) -> bool {
+        self.fail_rate > 0.0 || self.latency.is_some()
     }
 
     /// Counts a request against the rate limit; `Err(retry_after_seconds)`
@@ -179,8 +285,9 @@ impl Faults {
         Ok(())
     }
 
-    /// The plan for one request: header faults, then one queued fault, then
-    /// the random fault and latency.
+    /// The plan for one request from the header faults, then one queued
+    /// fault. The random part is added by [`Faults::draw`] once the request
+    /// key is known.
     pub fn plan(&self, header: Vec<Fault>) -> Plan {
         let mut plan = Plan::default();
         for f in header {
@@ -194,9 +301,40 @@ impl Faults {
         {
             plan.add(f);
         }
-        let mut rng = self.rng.lock().unwrap_or_else(PoisonError::into_inner);
-        if self.fail_rate > 0.0 && rng.random_bool(self.fail_rate) {
-            plan.add(match rng.random_range(0..4u8) {
+        plan
+    }
+
+    /// Adds the fail-rate fault and the latency for the request whose key
+    /// hashes to `key`: a pure function of the seed, the key and how many
+    /// draws the key had before (see the module docs).
+    pub fn draw(&self, key: u64, plan: &mut Plan) {
+        if !self.draws() {
+            return;
+        }
+        let n = {
+            let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+            if seen.len() >= MAX_COUNTED_KEYS && !seen.contains_key(&key) {
+                seen.clear();
+            }
+            let count = seen.entry(key).or_insert(0);
+            let n = *count;
+            *count = count.saturating_add(1);
+            n
+        };
+        let mut rng = SplitMix64(
+            KeyHasher::new()
+                .part(&self.seed.to_le_bytes())
+                .part(&key.to_le_bytes())
+                .part(&n.to_le_bytes())
+                .finish(),
+        );
+        // Always draw in the same order (fail, kind, latency), whatever the
+        // options, so one option does not shift the others' draws.
+        let fails = rng.unit() < self.fail_rate;
+        let kind = rng.below(4);
+        let latency = rng.next();
+        if fails {
+            plan.add(match kind {
                 0 => Fault::InternalError,
                 1 => Fault::CommitThenError,
                 2 => Fault::Reset,
@@ -204,16 +342,18 @@ impl Faults {
             });
         }
         if let Some(range) = &self.latency {
-            let d = if range.start() == range.end() {
-                *range.start()
+            let (lo, hi) = (range.start().as_nanos(), range.end().as_nanos());
+            let span = u64::try_from(hi - lo).unwrap_or(u64::MAX);
+            let extra = if span == 0 {
+                0
             } else {
-                rng.random_range(range.clone())
+                SplitMix64(latency).below(span.saturating_add(1))
             };
+            let d = range.start().saturating_add(Duration::from_nanos(extra));
             if !d.is_zero() {
                 plan.delay = plan.delay.saturating_add(d);
             }
         }
-        plan
     }
 }
 
@@ -234,13 +374,94 @@ mod tests {
         assert!(parse_header(b"delay=99999999").is_err());
     }
 
+    fn drawn(faults: &Faults, key: u64) -> Plan {
+        let mut plan = faults.plan(Vec::new());
+        faults.draw(key, &mut plan);
+        plan
+    }
+
     #[test]
-    fn seeded_fail_rate_repeats() {
-        let a = Faults::new(0.5, Some(7), None, None);
-        let b = Faults::new(0.5, Some(7), None, None);
-        let pa: Vec<_> = (0..50).map(|_| a.plan(Vec::new()).action).collect();
-        let pb: Vec<_> = (0..50).map(|_| b.plan(Vec::new()).action).collect();
+    fn seeded_fail_rate_repeats_per_key_in_any_order() {
+        let latency = Some(Duration::from_millis(1)..=Duration::from_millis(9));
+        let a = Faults::new(0.5, Some(7), latency.clone(), None);
+        let b = Faults::new(0.5, Some(7), latency, None);
+        // Each key three times (a request and two retries): in order, and
+        // with the keys reversed and interleaved.
+        let mut pa: Vec<_> = (0..50u64)
+            .flat_map(|k| [k, k, k])
+            .map(|k| (k, drawn(&a, k)))
+            .collect();
+        let mut pb: Vec<_> = (0..3)
+            .flat_map(|_| (0..50u64).rev())
+            .map(|k| (k, drawn(&b, k)))
+            .collect();
+        // The n-th draw of a key is the same in both (stable sorts keep
+        // each key's attempts in their order).
+        pa.sort_by_key(|(k, _)| *k);
+        pb.sort_by_key(|(k, _)| *k);
         assert_eq!(pa, pb);
-        assert!(pa.iter().any(Option::is_some) && pa.iter().any(Option::is_none));
+        let actions: Vec<_> = pa.iter().map(|(_, p)| p.action.clone()).collect();
+        assert!(actions.iter().any(Option::is_some) && actions.iter().any(Option::is_none));
+        // Retries of one key do not all repeat the first draw.
+        assert!(pa.chunks(3).any(|c| c[0].1 != c[1].1 || c[1].1 != c[2].1));
+        assert!(
+            pa.iter()
+                .all(|(_, p)| (1..=9).contains(&p.delay.as_millis()))
+        );
+        // Another seed draws otherwise.
+        let c = Faults::new(0.5, Some(8), None, None);
+        let pc: Vec<_> = (0..50u64).map(|k| drawn(&c, k).action).collect();
+        let a2 = Faults::new(0.5, Some(7), None, None);
+        let pa2: Vec<_> = (0..50u64).map(|k| drawn(&a2, k).action).collect();
+        assert_ne!(pc, pa2);
+    }
+
+    #[test]
+    fn the_fault_mix_is_uniform_over_the_four_faults() {
+        let faults = Faults::new(1.0, Some(1), None, None);
+        let mut counts = HashMap::new();
+        for key in 0..40_000u64 {
+            let action = drawn(&faults, key).action.expect("fail rate 1");
+            *counts.entry(action.token()).or_insert(0u32) += 1;
+        }
+        assert_eq!(counts.len(), 4, "{counts:?}");
+        assert!(
+            counts.values().all(|&n| (9_500..=10_500).contains(&n)),
+            "{counts:?}"
+        );
+    }
+
+    #[test]
+    fn the_fail_rate_is_kept() {
+        let faults = Faults::new(0.3, Some(5), None, None);
+        let failed = (0..20_000u64)
+            .filter(|&k| drawn(&faults, k).action.is_some())
+            .count();
+        assert!((5_600..=6_400).contains(&failed), "{failed}");
+        let never = Faults::new(0.0, Some(5), None, None);
+        assert!((0..1000u64).all(|k| drawn(&never, k).action.is_none()));
+    }
+
+    #[test]
+    fn clearing_forgets_the_counters() {
+        let faults = Faults::new(
+            0.5,
+            None,
+            Some(Duration::ZERO..=Duration::from_secs(1)),
+            None,
+        );
+        let first: Vec<_> = (0..20u64).map(|k| drawn(&faults, k % 4)).collect();
+        faults.clear();
+        let again: Vec<_> = (0..20u64).map(|k| drawn(&faults, k % 4)).collect();
+        assert_eq!(first, again);
+    }
+
+    #[test]
+    fn key_parts_are_length_prefixed() {
+        let ab_c = KeyHasher::new().part(b"ab").part(b"c").finish();
+        let a_bc = KeyHasher::new().part(b"a").part(b"bc").finish();
+        assert_ne!(ab_c, a_bc);
+        // FNV-1a is fixed: this value never changes between runs or builds.
+        assert_eq!(KeyHasher::new().finish(), 0xcbf2_9ce4_8422_2325);
     }
 }

@@ -4,14 +4,18 @@
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde_json::{Map, Value};
+use uuid::Uuid;
 
 use crate::error::{ApiError, ErrorCodeTag};
-use crate::extract::{BODY_LIMIT, RequestId};
-use crate::faults::{Fault, parse_header};
+use crate::extract::{BODY_LIMIT, Caller, RequestId, decode_segment};
+use crate::faults::{Fault, KeyHasher, Plan, parse_header};
+use crate::handlers::status::{Target, target};
 use crate::journal::JournalEntry;
 use crate::server::ConnectionAbort;
 use crate::state::AppState;
@@ -120,9 +124,10 @@ pub(crate) async fn api_guard(State(state): State<AppState>, req: Request, next:
 
 async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut JournalEntry) -> Ending {
     let (mut parts, body) = req.into_parts();
-    match state.auth.authenticate(&parts.headers) {
+    let caller = match state.auth.authenticate(&parts.headers) {
         Ok(caller) => {
             parts.extensions.insert(caller);
+            caller
         }
         Err(e) => {
             return Ending::Respond(
@@ -133,7 +138,7 @@ async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Journal
                     .into_response(),
             );
         }
-    }
+    };
     if let Err(seconds) = state.faults.admit() {
         return Ending::Respond(rate_limited(seconds));
     }
@@ -144,11 +149,8 @@ async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Journal
         },
         None => Vec::new(),
     };
-    let plan = state.faults.plan(header_faults);
-    if !plan.applied.is_empty() {
-        let tokens: Vec<String> = plan.applied.iter().map(Fault::token).collect();
-        entry.fault = Some(tokens.join(","));
-    }
+    let mut plan = state.faults.plan(header_faults);
+    note_faults(&plan, entry);
 
     let req = Request::from_parts(parts, Body::empty());
     if declared_length(&req).is_some_and(|n| n > BODY_LIMIT as u64) {
@@ -167,6 +169,12 @@ async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Journal
     };
     entry.body = String::from_utf8_lossy(&bytes).into_owned();
     let (parts, _) = req.into_parts();
+    if state.faults.draws() {
+        state
+            .faults
+            .draw(fault_key(state, &parts, caller, &bytes), &mut plan);
+        note_faults(&plan, entry);
+    }
     let req = Request::from_parts(parts, Body::from(bytes));
 
     if !plan.delay.is_zero() {
@@ -184,6 +192,105 @@ async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Journal
                 _ => Ending::Respond(response),
             }
         }
+    }
+}
+
+fn note_faults(plan: &Plan, entry: &mut JournalEntry) {
+    if !plan.applied.is_empty() {
+        let tokens: Vec<String> = plan.applied.iter().map(Fault::token).collect();
+        entry.fault = Some(tokens.join(","));
+    }
+}
+
+/// The key of a request's fail-rate and latency draw (`faults.rs`): what
+/// identifies the logical request, independent of arrival order and of the
+/// ids the mock made up (random v7 UUIDs differ from run to run):
+///
+/// - initiate: merchantId (as a UUID when it is one) and referenceNo;
+/// - confirm: the transaction the transactionId names, as its merchant and
+///   referenceNo, plus the body's referenceNo; an unknown id as its text;
+/// - status by id: the transaction, as for confirm; an unknown id, and
+///   every other request (status by reference, unknown routes): the
+///   method, the path and the query, and the body.
+///
+/// Look-ups use the caller's merchant scope, like the handlers, so the draw
+/// reveals nothing about other merchants' transactions.
+fn fault_key(state: &AppState, parts: &Parts, caller: Caller, body: &[u8]) -> u64 {
+    let method = parts.method.as_str();
+    let path = parts.uri.path();
+    let mut key = KeyHasher::new();
+    key.part(method.as_bytes());
+    let object = || serde_json::from_slice::<Map<String, Value>>(body).ok();
+    let transaction = |id: &str| state.store.get(id, caller.merchant);
+    match (method, path) {
+        ("POST", "/api/payments/initiate") => {
+            key.part(path.as_bytes());
+            match object() {
+                Some(o) => {
+                    let merchant = match o.get("merchantId") {
+                        Some(Value::String(m)) => Uuid::parse_str(m)
+                            .map_or_else(|_| m.clone(), |m| m.hyphenated().to_string()),
+                        other => field_text(other),
+                    };
+                    key.part(merchant.as_bytes())
+                        .part(field_text(o.get("referenceNo")).as_bytes());
+                }
+                None => {
+                    key.part(body);
+                }
+            }
+        }
+        ("POST", "/api/payments/confirm") => {
+            let o = object();
+            let id = o.as_ref().and_then(|o| match o.get("transactionId") {
+                Some(Value::String(id)) => Some(id.as_str()),
+                _ => None,
+            });
+            match (id.and_then(transaction), &o) {
+                (Some(record), Some(o)) => {
+                    key.part(b"confirm a stored transaction")
+                        .part(record.fields.merchant_id.as_bytes())
+                        .part(record.fields.reference_no.as_bytes())
+                        .part(field_text(o.get("referenceNo")).as_bytes());
+                }
+                _ => {
+                    key.part(path.as_bytes()).part(body);
+                }
+            }
+        }
+        _ => {
+            let stored = path
+                .strip_prefix("/api/payments/")
+                .and_then(target)
+                .and_then(|t| match t {
+                    Target::Id(raw) => decode_segment(raw),
+                    Target::Reference(_) => None,
+                })
+                .and_then(|id| transaction(&id));
+            match stored {
+                Some(record) => {
+                    key.part(b"status of a stored transaction")
+                        .part(record.fields.merchant_id.as_bytes())
+                        .part(record.fields.reference_no.as_bytes());
+                }
+                None => {
+                    key.part(path.as_bytes())
+                        .part(parts.uri.query().unwrap_or("").as_bytes())
+                        .part(body);
+                }
+            }
+        }
+    }
+    key.finish()
+}
+
+/// A body field as key text: a string as itself, anything else (absent,
+/// a number) as its JSON text, tagged so the two never collide.
+fn field_text(value: Option<&Value>) -> String {
+    match value {
+        Some(Value::String(s)) => format!("s:{s}"),
+        Some(other) => format!("j:{other}"),
+        None => "absent".to_owned(),
     }
 }
 

@@ -71,7 +71,19 @@
 //!   virtual clock at read time;
 //! - faults: `X-Mock-Fault: internal-error | commit-then-error | reset |
 //!   commit-then-reset | delay=<ms> | rate-limit`, [`MockServer::inject_faults`],
-//!   and the start-time fail rate, latency and rate limit;
+//!   and the start-time fail rate, latency and rate limit. The fail-rate
+//!   fault and the latency of each `/api/` request derive from the fault
+//!   seed, the request's identity (route, merchantId and referenceNo, the
+//!   transaction a transactionId names, or the path) and how often that
+//!   request was seen, so a seed repeats a run's faults even when
+//!   concurrent clients send the requests in another order; without
+//!   `--fault-seed` a random seed is picked, logged, and given by
+//!   [`MockServer::fault_seed`];
+//! - a referenceNo of exactly `.` or `..` is a validation error: URL parsing
+//!   removes such dot segments, so it could never be read back by reference;
+//! - a transactionId matches only as issued (lower-case hyphenated): other
+//!   spellings of the same UUID are unknown ids;
+//! - the same `--api-key` twice is a configuration error;
 //! - the `/_mock/` controls and `/openapi.json`.
 //!
 //! # Catalogue

@@ -29,7 +29,10 @@ struct Args {
     /// Probability (0 to 1) that an /api/ request gets a random fault.
     #[arg(long, default_value_t = 0.0, value_parser = parse_rate)]
     fail_rate: f64,
-    /// Seed for the random fault choice, for repeatable runs.
+    /// Seed of the --fail-rate and --latency draws, for repeatable runs;
+    /// each request's draw derives from the seed and the request itself, so
+    /// the same requests get the same faults in any order. Without it a
+    /// random seed is picked and logged at start.
     #[arg(long, value_name = "N")]
     fault_seed: Option<u64>,
     /// Added delay per /api/ request: `MS` or `MS..MS`.
@@ -143,7 +146,17 @@ async fn serve(host: &str, port: u16, config: Config) -> ExitCode {
         }
     };
     let header_read_timeout = config.header_read_timeout;
+    let seed_given = config.fault_seed.is_some();
     let state = payments_mock_server::AppState::new(config);
+    let seed = state.faults.seed();
+    if seed_given {
+        tracing::info!(fault_seed = seed, "fault seed {seed}");
+    } else {
+        tracing::info!(
+            fault_seed = seed,
+            "fault seed {seed} (random; pass --fault-seed {seed} to repeat this run's faults)"
+        );
+    }
     // The banner is the one line on stdout; scripts wait for it.
     println!("listening on http://{addr}");
     run_with(listener, app(state), header_read_timeout, shutdown_signal()).await;

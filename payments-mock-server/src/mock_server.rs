@@ -132,6 +132,14 @@ impl MockServer {
             .collect()
     }
 
+    /// The seed of the fail-rate and latency draws: the one given to
+    /// [`MockServerBuilder::fault_seed`], or the random one picked at start.
+    /// Giving it to another server repeats this one's faults for the same
+    /// requests, in any order.
+    pub fn fault_seed(&self) -> u64 {
+        self.state.faults.seed()
+    }
+
     /// Queues faults: each next `/api/` request takes one, in order.
     pub fn inject_faults(&self, faults: impl IntoIterator<Item = Fault>) {
         self.state.faults.inject(faults);
@@ -186,7 +194,8 @@ impl MockServerBuilder {
         self
     }
 
-    /// Adds an API key, optionally bound to a merchant (`--api-key`).
+    /// Adds an API key, optionally bound to a merchant (`--api-key`). The
+    /// same key twice makes [`MockServerBuilder::start`] fail.
     pub fn api_key(mut self, key: impl Into<String>, merchant: Option<Uuid>) -> Self {
         self.config.api_keys.push(ApiKey::new(key, merchant));
         self
@@ -204,7 +213,8 @@ impl MockServerBuilder {
         self
     }
 
-    /// Seed of the random fault choice (`--fault-seed`).
+    /// Seed of the fail-rate and latency draws (`--fault-seed`): the same
+    /// requests then get the same faults, whatever order they arrive in.
     pub fn fault_seed(mut self, seed: u64) -> Self {
         self.config.fault_seed = Some(seed);
         self
@@ -264,7 +274,16 @@ impl MockServerBuilder {
         let addr = std_listener.local_addr().map_err(bind_error)?;
         let listener = tokio::net::TcpListener::from_std(std_listener).map_err(bind_error)?;
         let header_read_timeout = self.config.header_read_timeout;
+        let random_seed = self.config.fault_seed.is_none()
+            && (self.config.fail_rate > 0.0 || self.config.latency.is_some());
         let state = AppState::new(self.config);
+        if random_seed {
+            let seed = state.faults.seed();
+            tracing::info!(
+                fault_seed = seed,
+                "fault seed {seed} (random; call fault_seed({seed}) to repeat this run's faults)"
+            );
+        }
         let (stop, stopped) = oneshot::channel::<()>();
         let router = app(state.clone());
         let task = tokio::spawn(crate::server::run_with(

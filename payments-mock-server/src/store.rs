@@ -12,12 +12,14 @@
 
 use std::collections::HashMap;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use rand::Rng;
 use uuid::Uuid;
 
 use crate::catalog::{Catalog, InitialState, Outcome};
+use crate::clock::Clock;
 
 /// A transaction's state as the API shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,12 +262,44 @@ impl Store {
     /// Creates a transaction unless the merchant already used the
     /// reference; then returns the existing transaction's id. One write lock
     /// covers the check and the insert.
+    ///
+    /// The creation time is read from `clock` under that lock, like the v7
+    /// id is made there, so `createdAt` follows the order of creation (and
+    /// of the ids); the transaction expires `expiry` after it. This is what
+    /// the initiate handler does.
+    pub fn initiate_now(
+        &self,
+        fields: NewTransaction,
+        initial: InitialState,
+        clock: &Clock,
+        expiry: Duration,
+    ) -> Result<Record, Uuid> {
+        self.insert(fields, initial, || {
+            let now = clock.now();
+            (now, crate::clock::add(now, expiry))
+        })
+    }
+
+    /// [`Store::initiate_now`] with times the caller chose (preloading a
+    /// store, benchmarks). Times read before the call are not ordered like
+    /// the creations of concurrent callers: prefer `initiate_now`.
     pub fn initiate(
         &self,
         fields: NewTransaction,
         initial: InitialState,
         now: DateTime<Utc>,
         expires_at: DateTime<Utc>,
+    ) -> Result<Record, Uuid> {
+        self.insert(fields, initial, || (now, expires_at))
+    }
+
+    /// Check and insert under one write lock; `times` gives
+    /// `(created_at, expires_at)` and is called under it.
+    fn insert(
+        &self,
+        fields: NewTransaction,
+        initial: InitialState,
+        times: impl FnOnce() -> (DateTime<Utc>, DateTime<Utc>),
     ) -> Result<Record, Uuid> {
         let mut inner = self.write();
         let existing = inner
@@ -278,10 +312,11 @@ impl Store {
         // v7 ids sort by creation (CONTRACT section 1); generated under the
         // write lock, their order is also the insertion order.
         let id = Uuid::now_v7();
+        let (created_at, expires_at) = times();
         let record = Record {
             id,
             initial,
-            created_at: now,
+            created_at,
             expires_at,
             confirmation: None,
             fields,
@@ -306,7 +341,7 @@ impl Store {
         catalog: &Catalog,
         now: DateTime<Utc>,
     ) -> Result<Record, ConfirmRefusal> {
-        let id = Uuid::parse_str(attempt.transaction_id).map_err(|_| ConfirmRefusal::NotFound)?;
+        let id = issued_id(attempt.transaction_id).ok_or(ConfirmRefusal::NotFound)?;
         let mut inner = self.write();
         let index = *inner.by_id.get(&id).ok_or(ConfirmRefusal::NotFound)?;
         let record = &mut inner.records[index];
@@ -367,8 +402,10 @@ impl Store {
     }
 
     /// The transaction with this id, if it is in scope.
+    /// Only the id's canonical spelling, as issued, names it
+    /// ([`issued_id`]).
     pub fn get(&self, id: &str, scope: Option<Uuid>) -> Option<Record> {
-        let id = Uuid::parse_str(id).ok()?;
+        let id = issued_id(id)?;
         let inner = self.read();
         let record = inner.records.get(*inner.by_id.get(&id)?)?;
         scope
@@ -426,6 +463,20 @@ impl Store {
     }
 }
 
+/// The UUID `text` spells in exactly the form the mock issues ids in:
+/// lower-case hyphenated, 36 characters. Every other spelling `Uuid` would
+/// accept (upper case, braces, `urn:uuid:`, no hyphens) names no
+/// transaction, so each transaction answers to exactly one id (CONTRACT
+/// sections 1 and 3: the id is an opaque string).
+fn issued_id(text: &str) -> Option<Uuid> {
+    if text.len() != uuid::fmt::Hyphenated::LENGTH {
+        return None;
+    }
+    let id = Uuid::try_parse(text).ok()?;
+    let mut canonical = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    (id.hyphenated().encode_lower(&mut canonical).as_bytes() == text.as_bytes()).then_some(id)
+}
+
 fn new_pin() -> String {
     let mut rng = rand::rng();
     (0..16)
@@ -464,20 +515,22 @@ mod tests {
         }
     }
 
+    const MINUTE: Duration = Duration::from_secs(60);
+
     #[test]
     fn racing_threads_confirm_once_and_initiate_once() {
         let store = Arc::new(Store::new());
         let catalog = Arc::new(Catalog::default());
-        let now = Clock::new().now();
-        let later = crate::clock::add(now, std::time::Duration::from_secs(60));
+        let clock = Arc::new(Clock::new());
+        let now = clock.now();
         let barrier = Arc::new(Barrier::new(32));
         let initiates: Vec<_> = (0..32)
             .map(|_| {
-                let (store, barrier) = (store.clone(), barrier.clone());
+                let (store, barrier, clock) = (store.clone(), barrier.clone(), clock.clone());
                 std::thread::spawn(move || {
                     barrier.wait();
                     store
-                        .initiate(fields("R"), InitialState::Initiated, now, later)
+                        .initiate_now(fields("R"), InitialState::Initiated, &clock, MINUTE)
                         .is_ok()
                 })
             })
@@ -519,16 +572,82 @@ mod tests {
     #[test]
     fn views_follow_the_clock_without_writes() {
         let store = Store::new();
-        let now = Clock::new().now();
-        let expiry = crate::clock::add(now, std::time::Duration::from_secs(60));
+        let clock = Clock::new();
         let record = store
-            .initiate(fields("V"), InitialState::Pending, now, expiry)
+            .initiate_now(fields("V"), InitialState::Pending, &clock, MINUTE)
             .expect("created");
+        let now = record.created_at;
+        let expiry = crate::clock::add(now, MINUTE);
+        assert_eq!(record.expires_at, expiry);
         assert_eq!(record.view(now).status, Status::Pending);
-        let after = crate::clock::add(now, std::time::Duration::from_secs(60));
+        let after = crate::clock::add(now, MINUTE);
         let view = record.view(after);
         assert_eq!(view.status, Status::Expired);
         assert_eq!(view.last_modified_at, Some(expiry));
         assert_eq!(store.all(), vec![record]);
+    }
+
+    #[test]
+    fn only_the_issued_spelling_of_an_id_finds_the_transaction() {
+        let store = Store::new();
+        let clock = Clock::new();
+        let record = store
+            .initiate_now(fields("ID"), InitialState::Initiated, &clock, MINUTE)
+            .expect("created");
+        let id = record.id;
+        let issued = id.to_string();
+        assert_eq!(store.get(&issued, None).map(|r| r.id), Some(id));
+        for other in [
+            issued.to_uppercase(),
+            format!("{{{issued}}}"),
+            format!("urn:uuid:{issued}"),
+            id.simple().to_string(),
+            format!(" {issued}"),
+            format!("{issued} "),
+        ] {
+            assert_eq!(store.get(&other, None), None, "{other}");
+            let attempt = ConfirmAttempt {
+                transaction_id: &other,
+                reference_no: "ID",
+                confirmation_code: None,
+                scope: None,
+            };
+            let refused = store.confirm(&attempt, &Catalog::default(), clock.now());
+            assert_eq!(refused, Err(ConfirmRefusal::NotFound), "{other}");
+        }
+        assert!(issued_id(&issued).is_some());
+        assert_eq!(issued_id(""), None);
+        assert_eq!(issued_id("not-a-uuid-but-36-characters-long!!"), None);
+    }
+
+    #[test]
+    fn created_at_follows_creation_order_under_racing_threads() {
+        let store = Arc::new(Store::new());
+        let clock = Arc::new(Clock::new());
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let (store, clock) = (store.clone(), clock.clone());
+                std::thread::spawn(move || {
+                    for i in 0..500 {
+                        let reference = format!("T{t}-{i}");
+                        let _ = store.initiate_now(
+                            fields(&reference),
+                            InitialState::Initiated,
+                            &clock,
+                            MINUTE,
+                        );
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread");
+        }
+        let all = store.all();
+        assert_eq!(all.len(), 4000);
+        for pair in all.windows(2) {
+            assert!(pair[0].created_at <= pair[1].created_at, "{pair:?}");
+            assert!(pair[0].id < pair[1].id);
+        }
     }
 }

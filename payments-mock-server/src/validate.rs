@@ -141,6 +141,12 @@ fn check_reference(reference: &str, name: &str, problems: &mut Problems) {
     if reference.chars().any(char::is_control) {
         problems.push(format!("{name} must not contain control characters"));
     }
+    // URL parsing removes the dot segments `.` and `..` (and their
+    // percent-encoded forms): no client could ever read such a reference
+    // back with `GET /api/payments/reference/{referenceNo}/status`.
+    if matches!(reference, "." | "..") {
+        problems.push(format!("{name} must not be . or .."));
+    }
 }
 
 /// Validates an initiate body against CONTRACT section 1 and the catalogue.
@@ -261,7 +267,8 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
 
     let return_url = string(body, "returnUrl", false, &mut p);
     if let Some(u) = return_url {
-        let ok = u.len() <= 2048
+        // Characters, like every other length rule, not UTF-8 bytes.
+        let ok = u.chars().count() <= 2048
             && url::Url::parse(u)
                 .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.has_host());
         if !ok {

@@ -114,3 +114,40 @@ async fn ten_thousand_initiates_from_sixteen_tasks_get_distinct_readable_ids() {
         reader.await.expect("reader");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn created_at_follows_creation_order_under_concurrent_initiates() {
+    let (state, router) = service();
+    let barrier = Arc::new(Barrier::new(16));
+    let tasks: Vec<_> = (0..16)
+        .map(|t| {
+            let (router, barrier) = (router.clone(), barrier.clone());
+            tokio::spawn(async move {
+                barrier.wait().await;
+                for i in 0..100 {
+                    let reference = format!("ORDER-{t}-{i}");
+                    let reply = initiate(&router, &initiate_body(&reference, "TOPUP")).await;
+                    assert_eq!(reply.status, 200, "{}", reply.body);
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("task");
+    }
+    // Oldest first = the order of creation under the store's lock; ids (v7)
+    // and createdAt must both follow it.
+    let stored = state.store.all();
+    assert_eq!(stored.len(), 1600);
+    for pair in stored.windows(2) {
+        assert!(pair[0].id < pair[1].id);
+        assert!(
+            pair[0].created_at <= pair[1].created_at,
+            "{} created at {} before {} created at {}",
+            pair[0].id,
+            pair[0].created_at,
+            pair[1].id,
+            pair[1].created_at
+        );
+    }
+}

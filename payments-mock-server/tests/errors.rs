@@ -326,3 +326,32 @@ async fn merchant_scope_comes_from_the_query() {
     .await;
     assert_eq!(reply.status, 200);
 }
+
+#[tokio::test]
+async fn other_spellings_of_an_issued_transaction_id_are_unknown() {
+    let (_, router) = service();
+    let id = initiated(&router, "SPELL-1", "TOPUP").await;
+    let uuid = uuid::Uuid::parse_str(&id).expect("a UUID");
+    assert_eq!(
+        id,
+        uuid.hyphenated().to_string(),
+        "issued lower-case hyphenated"
+    );
+    for other in [
+        id.to_uppercase(),
+        format!("{{{id}}}"),
+        format!("urn:uuid:{id}"),
+        uuid.simple().to_string(),
+    ] {
+        let encoded = other.replace('{', "%7B").replace('}', "%7D");
+        let reply = status(&router, &encoded).await;
+        assert_envelope(&reply, 404, "TRANSACTION_NOT_FOUND");
+        let reply = confirm(&router, &other, "SPELL-1", None).await;
+        assert_envelope(&reply, 400, "TRANSACTION_NOT_FOUND");
+    }
+    // Still confirmable under its one id.
+    let reply = status(&router, &id).await;
+    assert_eq!(reply.data()["status"], "INITIATED");
+    let reply = confirm(&router, &id, "SPELL-1", None).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+}

@@ -1,6 +1,7 @@
 //! Injected faults (CONTRACT section 10) against a running server; resets
 //! are checked over raw TCP: not one response byte may arrive.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -191,6 +192,214 @@ async fn the_same_seed_gives_the_same_faults() {
         );
     }
     assert_eq!(runs[0], runs[1]);
+}
+
+/// A raw `Connection: close` request with an optional JSON body.
+fn raw_request(method: &str, path: &str, body: Option<&str>) -> Vec<u8> {
+    let body = body.unwrap_or("");
+    format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Runs `work` for every index of `order`: one after another, or all at
+/// once on spawned tasks.
+async fn each<F, Fut>(order: &[usize], concurrent: bool, work: F)
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    if concurrent {
+        let tasks: Vec<_> = order.iter().map(|&i| tokio::spawn(work(i))).collect();
+        for task in tasks {
+            task.await.expect("task");
+        }
+    } else {
+        for &i in order {
+            work(i).await;
+        }
+    }
+}
+
+const REFERENCES: usize = 24;
+
+/// Drives one server through the same logical requests in the given order:
+/// every initiate twice (a request and its retry), then for every stored
+/// transaction two confirms, a status by id and a status by reference.
+async fn drive(server: &MockServer, order: &[usize], concurrent: bool) {
+    let addr = server.addr();
+    each(order, concurrent, move |i| async move {
+        let body = initiate_body(&format!("DET-{i}"), "TOPUP").to_string();
+        for _ in 0..2 {
+            let _ = raw(
+                addr,
+                &raw_request("POST", "/api/payments/initiate", Some(&body)),
+            )
+            .await;
+        }
+    })
+    .await;
+    let ids: BTreeMap<String, String> = server
+        .transactions()
+        .into_iter()
+        .map(|t| (t.reference_no, t.transaction_id))
+        .collect();
+    let ids = std::sync::Arc::new(ids);
+    each(order, concurrent, move |i| {
+        let ids = ids.clone();
+        async move {
+            let reference = format!("DET-{i}");
+            let Some(id) = ids.get(&reference) else {
+                return;
+            };
+            let body = serde_json::json!({ "transactionId": id, "referenceNo": reference });
+            for _ in 0..2 {
+                let _ = raw(
+                    addr,
+                    &raw_request("POST", "/api/payments/confirm", Some(&body.to_string())),
+                )
+                .await;
+            }
+            let _ = raw(
+                addr,
+                &raw_request("GET", &format!("/api/payments/{id}/status"), None),
+            )
+            .await;
+            let _ = raw(
+                addr,
+                &raw_request(
+                    "GET",
+                    &format!("/api/payments/reference/{reference}/status"),
+                    None,
+                ),
+            )
+            .await;
+        }
+    })
+    .await;
+}
+
+/// What each logical request drew, from the journal: (call, referenceNo)
+/// → the faults of its attempts in the order they were sent. Ids are
+/// mapped back to references: they differ from server to server.
+fn decisions(server: &MockServer) -> BTreeMap<(String, String), Vec<Option<String>>> {
+    let references: BTreeMap<String, String> = server
+        .transactions()
+        .into_iter()
+        .map(|t| (t.transaction_id, t.reference_no))
+        .collect();
+    let mut out: BTreeMap<(String, String), Vec<Option<String>>> = BTreeMap::new();
+    for entry in server.requests() {
+        let body: Value = serde_json::from_str(&entry.body).unwrap_or(Value::Null);
+        let body_reference = body["referenceNo"].as_str().unwrap_or("").to_owned();
+        let key = match (entry.method.as_str(), entry.path.as_str()) {
+            ("POST", "/api/payments/initiate") => ("initiate".to_owned(), body_reference),
+            ("POST", "/api/payments/confirm") => ("confirm".to_owned(), body_reference),
+            (_, path) => match path.strip_prefix("/api/payments/reference/") {
+                Some(rest) => (
+                    "status by reference".to_owned(),
+                    rest.trim_end_matches("/status").to_owned(),
+                ),
+                None => {
+                    let id = path
+                        .trim_start_matches("/api/payments/")
+                        .trim_end_matches("/status");
+                    let reference = references.get(id).expect("a stored id").clone();
+                    ("status by id".to_owned(), reference)
+                }
+            },
+        };
+        out.entry(key).or_default().push(entry.fault);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_seed_gives_each_request_the_same_faults_in_any_order() {
+    let in_order: Vec<usize> = (0..REFERENCES).collect();
+    // Another order: reversed, interleaved, and sent all at once.
+    let mut shuffled: Vec<usize> = (0..REFERENCES).rev().collect();
+    shuffled.rotate_left(REFERENCES / 3);
+    let mut runs = Vec::new();
+    for (order, concurrent) in [(&in_order, false), (&shuffled, true)] {
+        let server = MockServer::builder()
+            .fail_rate(0.5)
+            .fault_seed(42)
+            .latency(Duration::ZERO..=Duration::from_millis(2))
+            .start()
+            .await
+            .expect("start");
+        drive(&server, order, concurrent).await;
+        let mut held: Vec<_> = server
+            .transactions()
+            .into_iter()
+            .map(|t| (t.reference_no, t.status))
+            .collect();
+        held.sort();
+        runs.push((decisions(&server), held));
+        server.shutdown().await;
+    }
+    let (first, held_first) = &runs[0];
+    let (second, held_second) = &runs[1];
+    assert_eq!(first, second);
+    assert_eq!(held_first, held_second);
+    // The draws are a real mix: faults and clean requests, all four
+    // failures, on every kind of call.
+    let faults: Vec<&str> = first
+        .values()
+        .flatten()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    for fault in [
+        "internal-error",
+        "commit-then-error",
+        "reset",
+        "commit-then-reset",
+    ] {
+        assert!(faults.contains(&fault), "{fault} never drawn: {first:?}");
+    }
+    assert!(first.values().flatten().any(Option::is_none));
+    for call in ["initiate", "confirm", "status by id", "status by reference"] {
+        assert!(first.keys().any(|(c, _)| c == call), "no {call}: {first:?}");
+    }
+    // A retry draws afresh: not every request repeats its first draw.
+    assert!(
+        first
+            .values()
+            .any(|attempts| attempts.windows(2).any(|w| w[0] != w[1])),
+        "{first:?}"
+    );
+}
+
+#[tokio::test]
+async fn without_a_seed_the_random_one_is_told_and_repeats_the_run() {
+    let server = MockServer::builder()
+        .fail_rate(0.5)
+        .start()
+        .await
+        .expect("start");
+    let seed = server.fault_seed();
+    let order: Vec<usize> = (0..REFERENCES).collect();
+    drive(&server, &order, false).await;
+    let first = decisions(&server);
+    let again = MockServer::builder()
+        .fail_rate(0.5)
+        .fault_seed(seed)
+        .start()
+        .await
+        .expect("start");
+    assert_eq!(again.fault_seed(), seed);
+    drive(&again, &order, true).await;
+    assert_eq!(decisions(&again), first);
+    // `/_mock/reset` forgets how often each request was seen: the same
+    // requests draw the same faults again.
+    again.reset();
+    drive(&again, &order, false).await;
+    assert_eq!(decisions(&again), first);
 }
 
 #[tokio::test]

@@ -237,11 +237,21 @@ async fn a_key_bound_to_merchant_a_cannot_create_read_or_confirm_for_merchant_b(
         answers.push(reply);
     }
     // A reference both hold: A's, never ambiguous, whatever the query says.
-    for query in ["", "?merchantId=", &format!("?merchantId={OTHER_MERCHANT}")] {
+    for query in ["", &format!("?merchantId={OTHER_MERCHANT}")] {
         let path = format!("/api/payments/reference/SHARED/status{query}");
         let reply = call(&router, Some(&a), "GET", &path, None).await;
         assert_eq!(reply.status, 200, "{path}");
         assert_eq!(reply.data()["transactionId"], my_shared.as_str(), "{path}");
+    }
+    // An empty merchantId is not a UUID, bound key or not (CONTRACT section 5).
+    for query in ["?merchantId=", "?merchantId=x"] {
+        let path = format!("/api/payments/reference/SHARED/status{query}");
+        let reply = call(&router, Some(&a), "GET", &path, None).await;
+        assert_eq!(
+            (reply.status.as_u16(), reply.code()),
+            (400, "VALIDATION_ERROR"),
+            "{path}"
+        );
     }
 
     // Confirm B's transaction: unknown to A, and it stays unconfirmed.
@@ -571,5 +581,61 @@ async fn the_binary_never_logs_a_key_in_text_or_json_at_trace_level() {
         let stderr = binary_stderr(format).await;
         assert!(stderr.contains("/api/payments/initiate"), "{stderr}");
         assert_no_key(&format!("the binary's {format} log"), &stderr);
+    }
+}
+
+#[tokio::test]
+async fn the_same_key_twice_is_a_configuration_error_naming_positions_not_keys() {
+    let mut config = Config::default();
+    config.api_keys = vec![
+        format!("{KEY_A}={MERCHANT}").parse().expect("key"),
+        KEY_OPEN.parse().expect("key"),
+        KEY_A.parse().expect("key"),
+    ];
+    let err = MockServer::builder()
+        .config(config)
+        .start()
+        .await
+        .expect_err("a repeated key");
+    let message = err.to_string();
+    assert!(
+        message.contains("the same API key is given twice (keys #1 and #3)"),
+        "{message}"
+    );
+    assert_no_key("the builder's error", &format!("{message} {err:?}"));
+
+    let err = MockServer::builder()
+        .api_key(KEY_B, None)
+        .api_key(KEY_B, None)
+        .start()
+        .await
+        .expect_err("a repeated key");
+    assert!(err.to_string().contains("(keys #1 and #2)"), "{err}");
+
+    for args in [
+        vec![
+            format!("--api-key={KEY_A}={MERCHANT}"),
+            format!("--api-key={KEY_OPEN}"),
+            format!("--api-key={KEY_A}={OTHER_MERCHANT}"),
+        ],
+        vec![
+            format!("--api-key={KEY_OPEN}"),
+            format!("--api-key={KEY_B}"),
+            format!("--api-key={KEY_OPEN}"),
+        ],
+    ] {
+        let output = Command::new(BIN)
+            .args(["--port", "0"])
+            .args(&args)
+            .output()
+            .expect("run");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("the same API key is given twice (keys #1 and #3)"),
+            "{stderr}"
+        );
+        assert_no_key("the binary's configuration error", &stderr);
+        assert!(output.stdout.is_empty(), "no banner: it must not start");
     }
 }

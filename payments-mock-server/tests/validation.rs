@@ -53,6 +53,13 @@ initiate_rule!(
     initiate_with_control_in_reference_says_control,
     |b| b["referenceNo"] = json!("R\u{7}1")
 );
+initiate_rule!(initiate_with_dot_reference_says_not_a_dot_segment, |b| b
+    ["referenceNo"] =
+    json!("."));
+initiate_rule!(
+    initiate_with_dot_dot_reference_says_not_a_dot_segment,
+    |b| b["referenceNo"] = json!("..")
+);
 initiate_rule!(
     initiate_with_long_description_says_255,
     |b| b["description"] = json!("d".repeat(256))
@@ -146,6 +153,10 @@ initiate_rule!(
 initiate_rule!(
     initiate_with_ftp_return_url_is_rejected,
     |b| b["returnUrl"] = json!("ftp://example.com/x")
+);
+initiate_rule!(
+    initiate_with_return_url_of_2049_characters_is_rejected,
+    |b| b["returnUrl"] = json!(format!("https://shop.example/{}", "é".repeat(2049 - 21)))
 );
 initiate_rule!(
     initiate_with_array_extra_properties_is_rejected,
@@ -254,4 +265,59 @@ async fn status_by_reference_with_bad_merchant_query_is_validation_error() {
     .await;
     assert_eq!(reply.status, 400);
     insta::assert_snapshot!(crate::common::pretty(&redact(&reply.body)));
+}
+
+#[tokio::test]
+async fn references_that_merely_contain_dots_are_accepted() {
+    let (_, router) = service();
+    for reference in ["...", ".a", "a.", "./x", "a..b", ". ."] {
+        let reply = initiate(&router, &initiate_body(reference, "TOPUP")).await;
+        assert_eq!(reply.status, 200, "{reference:?}: {}", reply.body);
+    }
+    let mut body = initiate_body("..", "TOPUP");
+    body["amount"] = json!(0);
+    let reply = initiate(&router, &body).await;
+    assert_eq!(
+        reply.message(),
+        "referenceNo must not be . or ..; amount must be greater than 0"
+    );
+}
+
+#[tokio::test]
+async fn return_url_length_counts_characters_not_bytes() {
+    let (_, router) = service();
+    // 2048 characters, 4,075 bytes: two-byte `é` after an ASCII prefix.
+    let prefix = "https://shop.example/";
+    let url = format!("{prefix}{}", "é".repeat(2048 - prefix.len()));
+    assert_eq!(url.chars().count(), 2048);
+    assert!(url.len() > 2048);
+    let mut body = initiate_body("URL-CHARS", "TOPUP");
+    body["returnUrl"] = json!(url);
+    let reply = initiate(&router, &body).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+}
+
+#[tokio::test]
+async fn status_by_reference_with_empty_merchant_query_is_validation_error() {
+    let (_, router) = service();
+    crate::common::initiated(&router, "R-EMPTY-Q", "TOPUP").await;
+    for query in ["merchantId=", "merchantId", "merchantId=&x=1"] {
+        let reply = crate::common::get(
+            &router,
+            &format!("/api/payments/reference/R-EMPTY-Q/status?{query}"),
+        )
+        .await;
+        assert_eq!(reply.status, 400, "{query}: {}", reply.body);
+        assert_eq!(reply.code(), "VALIDATION_ERROR");
+        assert_eq!(reply.message(), "merchantId must be a UUID");
+    }
+    let reply = crate::common::get(
+        &router,
+        "/api/payments/reference/R-EMPTY-Q/status?merchantId=",
+    )
+    .await;
+    insta::assert_snapshot!(crate::common::pretty(&redact(&reply.body)));
+    // Without the parameter the reference is found as before.
+    let reply = crate::common::get(&router, "/api/payments/reference/R-EMPTY-Q/status").await;
+    assert_eq!(reply.status, 200);
 }

@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
 
-use crate::clock::{add, format_time};
+use crate::clock::format_time;
 use crate::error::{ApiError, ErrorCode, success};
 use crate::extract::{Caller, JsonObject};
 use crate::state::AppState;
@@ -34,11 +34,9 @@ pub async fn handle(
         .product(&fields.product_code)
         .map(|p| p.initial)
         .ok_or_else(ApiError::internal)?;
-    let now = state.clock.now();
-    let expires_at = add(now, state.expiry);
     let record = state
         .store
-        .initiate(fields, initial, now, expires_at)
+        .initiate_now(fields, initial, &state.clock, state.expiry)
         .map_err(|existing| {
             ApiError::new(
                 StatusCode::BAD_REQUEST,

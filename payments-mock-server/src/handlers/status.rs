@@ -79,7 +79,9 @@ fn by_id(state: &AppState, caller: Caller, raw: &str) -> Result<Response, ApiErr
     Ok(success(status_data(&record, now), None))
 }
 
-/// The `merchantId` query parameter, if given.
+/// The `merchantId` query parameter, if given. Given empty
+/// (`?merchantId=`) is not absent: like any other non-UUID it is a
+/// `VALIDATION_ERROR` (CONTRACT section 5), never a silently wider scope.
 fn merchant_query(query: Option<&str>) -> Result<Option<Uuid>, ApiError> {
     let Some(query) = query else {
         return Ok(None);
@@ -89,7 +91,6 @@ fn merchant_query(query: Option<&str>) -> Result<Option<Uuid>, ApiError> {
         .map(|(_, v)| v.into_owned());
     match value {
         None => Ok(None),
-        Some(v) if v.is_empty() => Ok(None),
         Some(v) => Uuid::parse_str(&v)
             .map(Some)
             .map_err(|_| ApiError::validation("merchantId must be a UUID")),
