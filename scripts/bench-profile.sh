@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Issue #7, profile: where the mock spends instructions on its hot paths.
+# `perf stat -e instructions` is not supported on this VM, so this uses
+# valgrind's callgrind (exact instruction counts, independent of load).
+#
+# For each of: status GET by id, initiate, control GET, control POST, starts
+# the server under callgrind (pinned to SERVER_CPU), drives it with wrk
+# (pinned to CLIENT_CPU; 4 connections, PROFILE_SECONDS, 10), stops it, and
+# writes the callgrind file plus inclusive and exclusive top lists.
+# Prints instructions per request (total Ir / requests; the total includes
+# start-up and shutdown, a few million Ir).
+#
+#   scripts/bench-profile.sh
+set -euo pipefail
+source "$(dirname "$0")/bench-common.sh"
+SECONDS_PROFILE=${PROFILE_SECONDS:-10}
+OUT=${LOAD_OUT:-$TARGET/perf/profile}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+started=$(date +%s)
+machine_header
+need_wrk
+command -v valgrind >/dev/null || sudo_if_needed apt-get install -y valgrind >/dev/null
+(cd "$ROOT" && cargo build --release --quiet -p payments-mock-server -p payments-perf)
+MOCK=$BIN/payments-mock-server
+WRK=$ROOT/perf/wrk
+printf '{"isSuccess":true}' >"$OUT/small.json"
+
+# profile NAME URL_PATH SCRIPT CMD...: one callgrind session.
+profile() {
+  local name=$1 path=$2 script=$3
+  shift 3
+  start_server "$OUT/$name.out" valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.$name" "$@"
+  if [ "$name" = status ]; then
+    curl -sf -H 'content-type: application/json' "$BASE/api/payments/initiate" \
+      -d '{"merchantId":"6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60","referenceNo":"PROFILE-1","amount":1050,"productCode":"TOPUP","storeId":"S1","payerId":"60123456789"}' \
+      >"$OUT/initiate-body.json"
+    path="/api/payments/$(sed -n 's/.*"transactionId":"\([^"]*\)".*/\1/p' "$OUT/initiate-body.json")/status"
+  fi
+  (cd "$ROOT" && WRK_TAG="profile-$$" taskset -c "$CLIENT_CPU" wrk -t1 -c4 -d"${SECONDS_PROFILE}s" -s "$script" "$BASE$path") >"$OUT/$name.wrk"
+  stop_server
+  local requests ir
+  requests=$(sed -n 's/^RESULT requests=\([0-9]*\).*/\1/p' "$OUT/$name.wrk")
+  ir=$(sed -n 's/^summary: //p' "$OUT/callgrind.$name" | head -1)
+  callgrind_annotate --inclusive=yes "$OUT/callgrind.$name" >"$OUT/$name.inclusive.txt" 2>/dev/null
+  callgrind_annotate "$OUT/callgrind.$name" >"$OUT/$name.exclusive.txt" 2>/dev/null
+  echo "profile_$name requests=$requests ir=$ir ir_per_request=$(awk -v i="$ir" -v r="$requests" 'BEGIN { printf "%.0f", i / r }')" | tee -a "$OUT/summary.log"
+}
+
+profile status "" "$WRK/get.lua" "$MOCK" --port 0
+profile initiate "/api/payments/initiate" "$WRK/initiate.lua" "$MOCK" --port 0
+profile control_get "/" "$WRK/get.lua" "$BIN/perf-control" --get-body "$OUT/initiate-body.json" --post-body "$OUT/initiate-body.json"
+profile control_post "/api/payments/initiate" "$WRK/initiate.lua" "$BIN/perf-control" --get-body "$OUT/initiate-body.json" --post-body "$OUT/initiate-body.json"
+
+for name in status initiate; do
+  echo
+  echo "## $name: top functions by exclusive instructions"
+  grep -E '^ *[0-9,]+ \([ 0-9.]+%\) ' "$OUT/$name.exclusive.txt" | sed -n '2,26p' || true
+done
+echo
+echo "bench-profile.sh took $(( $(date +%s) - started )) s; callgrind files and annotations in $OUT"
