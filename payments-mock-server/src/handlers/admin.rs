@@ -86,31 +86,22 @@ pub async fn transactions(
         return Err(ApiError::validation(problems.join("; ")));
     }
     let now = state.clock.now();
-    let mut records = state.store.all();
-    if let Some(after) = after {
-        let position = records
-            .iter()
-            .position(|r| r.id.to_string() == after)
-            .ok_or_else(|| ApiError::validation("after must be a known transactionId"))?;
-        records.drain(..=position);
-    }
-    let mut items = Vec::new();
-    let mut next = Value::Null;
-    for record in &records {
-        if merchant.is_some_and(|m| m != record.fields.merchant_id) {
-            continue;
-        }
+    let unknown_after = || ApiError::validation("after must be a known transactionId");
+    // `after` keeps its strict form: the id exactly as the API writes it.
+    let after = match after {
+        None => None,
+        Some(text) => match Uuid::parse_str(text) {
+            Ok(id) if id.to_string() == text => Some(id),
+            _ => return Err(unknown_after()),
+        },
+    };
+    let keep = |record: &crate::store::Record| {
+        merchant.is_none_or(|m| m == record.fields.merchant_id)
+            && status.is_none_or(|s| record.view(now).status.as_str() == s)
+    };
+    let to_item = |record: &crate::store::Record| {
         let data = status_data(record, now);
-        if status.is_some_and(|s| data.status != s) {
-            continue;
-        }
-        if items.len() == limit {
-            next = items.last().map_or(Value::Null, |last: &AdminItem| {
-                Value::String(last.transaction_id.clone())
-            });
-            break;
-        }
-        items.push(AdminItem {
+        AdminItem {
             transaction_id: data.transaction_id,
             reference_no: data.reference_no,
             status: data.status,
@@ -124,8 +115,16 @@ pub async fn transactions(
             merchant_id: record.fields.merchant_id.to_string(),
             amount_minor: record.fields.amount_minor,
             currency_code: record.fields.currency_code.clone(),
-        });
-    }
+        }
+    };
+    let (items, more) = state
+        .store
+        .page(after, limit, keep, to_item)
+        .ok_or_else(unknown_after)?;
+    let next = match items.last() {
+        Some(last) if more => Value::String(last.transaction_id.clone()),
+        _ => Value::Null,
+    };
     Ok(success(json!({ "items": items, "next": next }), None))
 }
 
