@@ -403,7 +403,7 @@ impl Store {
 
     /// The transaction with this id, if it is in scope.
     /// Only the id's canonical spelling, as issued, names it
-    /// ([`issued_id`]).
+    /// (`issued_id`).
     pub fn get(&self, id: &str, scope: Option<Uuid>) -> Option<Record> {
         let id = issued_id(id)?;
         let inner = self.read();
