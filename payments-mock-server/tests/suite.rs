@@ -30,5 +30,7 @@ mod mutations;
 mod schema;
 // Slow and idle clients, oversized heads, the rate limiter (issue #8).
 mod abuse;
-// Keys on every route, merchant isolation, no key in any output (issue #8).
+// Keys on every route and merchant isolation (issue #8).
 mod security;
+// No key in any log, answer, journal, Debug output or error (issue #8).
+mod secrets;
