@@ -15,12 +15,15 @@
 //! - `handlers/` — `initiate`, `confirm`, `status`, `admin` (`/_mock/`, `/openapi.json`).
 //! - `validate.rs` — request body rules, every failure collected.
 //! - `extract.rs` — extractors whose rejections are the envelope; path decoding.
-//! - `store.rs` — transactions, their state and the atomic transitions.
+//! - `store.rs` — the store: look-ups and the atomic transitions.
+//! - `transaction.rs` — a transaction: request fields, stored form, state at an instant.
+//! - `records.rs`, `index.rs` — the store's containers: chunked records, shared codes,
+//!   sharded position indexes (small, and no long pauses as they grow).
 //! - `clock.rs` — the virtual clock; the only source of time.
 //! - `catalog.rs` — products and the TOML catalogue format.
 //! - `faults.rs` — fault sources: header, queue, fail rate, latency, rate limit.
 //! - `auth.rs` — API keys, constant-time comparison.
-//! - `journal.rs` — the request journal.
+//! - `journal.rs` — the request journal, captured cheaply and expanded when read.
 //! - `money.rs` — minor units to exact major-unit JSON numbers.
 //! - `openapi.rs` — the OpenAPI document.
 //! - `error.rs` — [`ApiError`] (the envelope of a failure) and [`Error`].
@@ -141,14 +144,17 @@ mod extract;
 mod faults;
 mod guard;
 mod handlers;
+mod index;
 mod journal;
 mod middleware;
 mod mock_server;
 mod money;
 mod openapi;
+mod records;
 mod server;
 mod state;
 mod store;
+mod transaction;
 mod validate;
 
 pub use app::app;

@@ -104,32 +104,37 @@ impl MockServer {
     /// Every transaction, oldest first, as the API would show it now.
     pub fn transactions(&self) -> Vec<StoredTransaction> {
         let now = self.state.clock.now();
-        self.state
+        let (all, _) = self
+            .state
             .store
-            .all()
-            .into_iter()
-            .map(|r| {
-                let view = r.view(now);
-                let confirmation = r.confirmation.as_ref();
-                StoredTransaction {
-                    transaction_id: r.id.to_string(),
-                    merchant_id: r.fields.merchant_id,
-                    reference_no: r.fields.reference_no.clone(),
-                    product_code: r.fields.product_code.clone(),
-                    amount_minor: r.fields.amount_minor,
-                    currency_code: r.fields.currency_code.clone(),
-                    status: view.status.as_str().to_owned(),
-                    created_at: r.created_at,
-                    last_modified_at: view.last_modified_at,
-                    confirmed_at: confirmation.map(|c| c.confirmed_at),
-                    provider_reference: confirmation.and_then(|c| c.provider_reference.clone()),
-                    error_message: confirmation.and_then(|c| match &c.result {
-                        ConfirmResult::Failed { error_message } => Some(error_message.clone()),
-                        _ => None,
-                    }),
-                }
-            })
-            .collect()
+            .page(
+                None,
+                usize::MAX,
+                |_| true,
+                |r| {
+                    let view = r.view(now);
+                    let confirmation = r.confirmation.as_deref();
+                    StoredTransaction {
+                        transaction_id: r.id.to_string(),
+                        merchant_id: r.fields.merchant_id,
+                        reference_no: r.fields.reference_no.to_string(),
+                        product_code: r.fields.product_code.to_string(),
+                        amount_minor: r.fields.amount_minor,
+                        currency_code: r.fields.currency_code.to_string(),
+                        status: view.status.as_str().to_owned(),
+                        created_at: r.created_at,
+                        last_modified_at: view.last_modified_at,
+                        confirmed_at: confirmation.map(|c| c.confirmed_at),
+                        provider_reference: confirmation.and_then(|c| c.provider_reference.clone()),
+                        error_message: confirmation.and_then(|c| match &c.result {
+                            ConfirmResult::Failed { error_message } => Some(error_message.clone()),
+                            _ => None,
+                        }),
+                    }
+                },
+            )
+            .unwrap_or_default();
+        all
     }
 
     /// The seed of the fail-rate and latency draws: the one given to

@@ -10,7 +10,6 @@
 //!   derived from the stored facts and the clock at read time
 //!   ([`Record::view`]), so no background task and no read mutates anything.
 
-use std::collections::HashMap;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
@@ -20,172 +19,11 @@ use uuid::Uuid;
 
 use crate::catalog::{Catalog, InitialState, Outcome};
 use crate::clock::Clock;
-
-/// A transaction's state as the API shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// Waits on the payer.
-    Pending,
-    /// Ready to confirm.
-    Initiated,
-    /// Confirmed, settlement pending.
-    Confirmed,
-    /// Done.
-    Successful,
-    /// Declined or wrong code.
-    Failed,
-    /// Not confirmed in time.
-    Expired,
-}
-
-impl Status {
-    /// The wire string.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "PENDING",
-            Self::Initiated => "INITIATED",
-            Self::Confirmed => "CONFIRMED",
-            Self::Successful => "SUCCESSFUL",
-            Self::Failed => "FAILED",
-            Self::Expired => "EXPIRED",
-        }
-    }
-}
-
-/// The validated fields of an initiate request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewTransaction {
-    /// Owner.
-    pub merchant_id: Uuid,
-    /// Unique within the merchant.
-    pub reference_no: String,
-    /// Free text.
-    pub description: Option<String>,
-    /// Minor units, 1..=2^53-1.
-    pub amount_minor: u64,
-    /// ISO 4217 code.
-    pub currency_code: String,
-    /// Its minor-unit exponent.
-    pub currency_exponent: u16,
-    /// Catalogue product.
-    pub product_code: String,
-    /// Units, when given.
-    pub quantity: Option<u32>,
-    /// ISO 3166-1 alpha-2.
-    pub country_code: Option<String>,
-    /// Originating store.
-    pub store_id: String,
-    /// Terminal.
-    pub device_id: Option<String>,
-    /// Payer account.
-    pub payer_id: Option<String>,
-    /// Redirect target.
-    pub return_url: Option<String>,
-    /// Compact JSON object text.
-    pub extra_properties: Option<String>,
-}
-
-/// What confirm recorded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ConfirmResult {
-    /// `SUCCESSFUL` from the confirm on.
-    Successful,
-    /// `CONFIRMED` until `settles_at`, `SUCCESSFUL` from then on.
-    Settling {
-        /// Settlement instant.
-        settles_at: DateTime<Utc>,
-    },
-    /// `FAILED`.
-    Failed {
-        /// The `errorMessage`.
-        error_message: String,
-    },
-}
-
-/// The one recorded confirmation of a transaction.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Confirmation {
-    /// When the confirm was processed.
-    pub confirmed_at: DateTime<Utc>,
-    /// Outcome.
-    pub result: ConfirmResult,
-    /// Provider id, on success.
-    pub provider_reference: Option<String>,
-    /// Provider data (gift card PINs) as JSON text.
-    pub extra_properties: Option<String>,
-}
-
-/// A stored transaction: immutable facts plus at most one confirmation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Record {
-    /// The transactionId (UUID v7).
-    pub id: Uuid,
-    /// Request fields.
-    pub fields: NewTransaction,
-    /// Initial state from the product.
-    pub initial: InitialState,
-    /// Creation time.
-    pub created_at: DateTime<Utc>,
-    /// From this instant on an unconfirmed transaction is `EXPIRED`.
-    pub expires_at: DateTime<Utc>,
-    /// Set once, by the one successful confirm.
-    pub confirmation: Option<Confirmation>,
-}
-
-/// A record as seen at one instant.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct View {
-    /// Current state.
-    pub status: Status,
-    /// Latest state change, if any.
-    pub last_modified_at: Option<DateTime<Utc>>,
-    /// Status detail.
-    pub message: Option<String>,
-}
-
-impl Record {
-    /// The state at `now`, derived, never stored: expiry and settlement
-    /// follow the clock without a writer.
-    pub fn view(&self, now: DateTime<Utc>) -> View {
-        match &self.confirmation {
-            None if now >= self.expires_at => View {
-                status: Status::Expired,
-                last_modified_at: Some(self.expires_at),
-                message: Some("transaction expired".to_owned()),
-            },
-            None => View {
-                status: match self.initial {
-                    InitialState::Pending => Status::Pending,
-                    InitialState::Initiated => Status::Initiated,
-                },
-                last_modified_at: None,
-                message: None,
-            },
-            Some(c) => match &c.result {
-                ConfirmResult::Successful => View {
-                    status: Status::Successful,
-                    last_modified_at: Some(c.confirmed_at),
-                    message: None,
-                },
-                ConfirmResult::Settling { settles_at } if now >= *settles_at => View {
-                    status: Status::Successful,
-                    last_modified_at: Some(*settles_at),
-                    message: None,
-                },
-                ConfirmResult::Settling { .. } => View {
-                    status: Status::Confirmed,
-                    last_modified_at: Some(c.confirmed_at),
-                    message: Some("awaiting settlement".to_owned()),
-                },
-                ConfirmResult::Failed { error_message } => View {
-                    status: Status::Failed,
-                    last_modified_at: Some(c.confirmed_at),
-                    message: Some(error_message.clone()),
-                },
-            },
-        }
-    }
-}
+use crate::index::Index;
+use crate::records::{Interner, Records};
+pub use crate::transaction::{
+    ConfirmResult, Confirmation, Fields, NewTransaction, RareFields, Record, Status,
+};
 
 /// Why a confirm was refused, in the order CONTRACT section 6 checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,12 +64,69 @@ pub struct ConfirmAttempt<'a> {
 
 #[derive(Debug, Default)]
 struct Inner {
-    /// Oldest first; index = position of creation.
-    records: Vec<Record>,
-    by_id: HashMap<Uuid, usize>,
-    /// Reference → (merchant, index) for every merchant holding it; usually
-    /// one entry, so a linear scan per merchant is cheap.
-    by_reference: HashMap<String, Vec<(Uuid, usize)>>,
+    records: Records,
+    /// transactionId → position.
+    by_id: Index,
+    /// referenceNo → position, one entry per merchant holding it.
+    by_reference: Index,
+    codes: Interner,
+}
+
+impl Inner {
+    fn position_of_id(&self, id: Uuid) -> Option<usize> {
+        let records = &self.records;
+        self.by_id.find(self.by_id.hash(&id), |p| {
+            records.get(p).is_some_and(|r| r.id == id)
+        })
+    }
+
+    /// The position of the record of `reference_no` that `owner` accepts.
+    fn position_of_reference(
+        &self,
+        reference_no: &str,
+        mut owner: impl FnMut(Uuid) -> bool,
+    ) -> Option<usize> {
+        let records = &self.records;
+        self.by_reference
+            .find(self.by_reference.hash(reference_no), |p| {
+                records.get(p).is_some_and(|r| {
+                    &*r.fields.reference_no == reference_no && owner(r.fields.merchant_id)
+                })
+            })
+    }
+
+    fn pack(&mut self, f: NewTransaction) -> Fields {
+        let boxed = |s: Option<String>| s.map(String::into_boxed_str);
+        let rare = RareFields {
+            description: boxed(f.description),
+            device_id: boxed(f.device_id),
+            return_url: boxed(f.return_url),
+            extra_properties: boxed(f.extra_properties),
+        };
+        Fields {
+            merchant_id: f.merchant_id,
+            reference_no: f.reference_no.into_boxed_str(),
+            amount_minor: f.amount_minor,
+            currency_code: self.codes.intern(f.currency_code),
+            currency_exponent: f.currency_exponent,
+            product_code: self.codes.intern(f.product_code),
+            quantity: f.quantity,
+            country_code: f.country_code.map(|c| self.codes.intern(c)),
+            store_id: self.codes.intern(f.store_id),
+            payer_id: boxed(f.payer_id),
+            rare: (rare != RareFields::default()).then(|| Box::new(rare)),
+        }
+    }
+}
+
+/// Why an initiate stored nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertRefusal {
+    /// The merchant already used the reference for this transaction.
+    Duplicate(Uuid),
+    /// The store holds as many transactions as it can index (2^32 − 1;
+    /// memory runs out long before).
+    Full,
 }
 
 /// All transactions of one server.
@@ -260,8 +155,8 @@ impl Store {
     }
 
     /// Creates a transaction unless the merchant already used the
-    /// reference; then returns the existing transaction's id. One write lock
-    /// covers the check and the insert.
+    /// reference; then refuses with the existing transaction's id. One
+    /// write lock covers the check and the insert.
     ///
     /// The creation time is read from `clock` under that lock, like the v7
     /// id is made there, so `createdAt` follows the order of creation (and
@@ -273,7 +168,7 @@ impl Store {
         initial: InitialState,
         clock: &Clock,
         expiry: Duration,
-    ) -> Result<Record, Uuid> {
+    ) -> Result<Record, InsertRefusal> {
         self.insert(fields, initial, || {
             let now = clock.now();
             (now, crate::clock::add(now, expiry))
@@ -289,7 +184,7 @@ impl Store {
         initial: InitialState,
         now: DateTime<Utc>,
         expires_at: DateTime<Utc>,
-    ) -> Result<Record, Uuid> {
+    ) -> Result<Record, InsertRefusal> {
         self.insert(fields, initial, || (now, expires_at))
     }
 
@@ -300,34 +195,34 @@ impl Store {
         fields: NewTransaction,
         initial: InitialState,
         times: impl FnOnce() -> (DateTime<Utc>, DateTime<Utc>),
-    ) -> Result<Record, Uuid> {
+    ) -> Result<Record, InsertRefusal> {
         let mut inner = self.write();
-        let existing = inner
-            .by_reference
-            .get(&fields.reference_no)
-            .and_then(|holders| holders.iter().find(|(m, _)| *m == fields.merchant_id));
-        if let Some(&(_, index)) = existing {
-            return Err(inner.records[index].id);
+        let merchant = fields.merchant_id;
+        if let Some(existing) = inner.position_of_reference(&fields.reference_no, |m| m == merchant)
+        {
+            let id = inner.records.get(existing).map(|r| r.id);
+            return Err(id.map_or(InsertRefusal::Full, InsertRefusal::Duplicate));
         }
+        let position = u32::try_from(inner.records.len)
+            .ok()
+            .filter(|p| *p < u32::MAX)
+            .ok_or(InsertRefusal::Full)?;
         // v7 ids sort by creation (CONTRACT section 1); generated under the
         // write lock, their order is also the insertion order.
         let id = Uuid::now_v7();
         let (created_at, expires_at) = times();
         let record = Record {
             id,
+            fields: inner.pack(fields),
             initial,
             created_at,
             expires_at,
             confirmation: None,
-            fields,
         };
-        let index = inner.records.len();
-        inner
-            .by_reference
-            .entry(record.fields.reference_no.clone())
-            .or_default()
-            .push((record.fields.merchant_id, index));
-        inner.by_id.insert(id, index);
+        let by_reference = inner.by_reference.hash(&*record.fields.reference_no);
+        inner.by_reference.insert(by_reference, position);
+        let by_id = inner.by_id.hash(&id);
+        inner.by_id.insert(by_id, position);
         inner.records.push(record.clone());
         Ok(record)
     }
@@ -343,15 +238,18 @@ impl Store {
     ) -> Result<Record, ConfirmRefusal> {
         let id = issued_id(attempt.transaction_id).ok_or(ConfirmRefusal::NotFound)?;
         let mut inner = self.write();
-        let index = *inner.by_id.get(&id).ok_or(ConfirmRefusal::NotFound)?;
-        let record = &mut inner.records[index];
+        let position = inner.position_of_id(id).ok_or(ConfirmRefusal::NotFound)?;
+        let record = inner
+            .records
+            .get_mut(position)
+            .ok_or(ConfirmRefusal::NotFound)?;
         if attempt
             .scope
             .is_some_and(|m| m != record.fields.merchant_id)
         {
             return Err(ConfirmRefusal::NotFound);
         }
-        if record.fields.reference_no != attempt.reference_no {
+        if *record.fields.reference_no != *attempt.reference_no {
             return Err(ConfirmRefusal::ReferenceMismatch);
         }
         match record.view(now).status {
@@ -366,7 +264,7 @@ impl Store {
         let code_ok = match (expected_code, attempt.confirmation_code) {
             (Some(_), None) => {
                 return Err(ConfirmRefusal::CodeRequired(
-                    record.fields.product_code.clone(),
+                    record.fields.product_code.to_string(),
                 ));
             }
             (Some(expected), Some(given)) => expected == given,
@@ -392,25 +290,37 @@ impl Store {
             let pins: Vec<String> = (0..units).map(|_| new_pin()).collect();
             serde_json::json!({ "pins": pins }).to_string()
         });
-        record.confirmation = Some(Confirmation {
+        record.confirmation = Some(Box::new(Confirmation {
             confirmed_at: now,
             result,
             provider_reference: succeeded.then(new_provider_reference),
             extra_properties,
-        });
+        }));
         Ok(record.clone())
     }
 
-    /// The transaction with this id, if it is in scope.
+    /// `f` of the transaction with this id, if it is in scope, under the
+    /// read lock (nothing is copied out but what `f` makes).
     /// Only the id's canonical spelling, as issued, names it
     /// (`issued_id`).
-    pub fn get(&self, id: &str, scope: Option<Uuid>) -> Option<Record> {
+    pub fn with_id<T>(
+        &self,
+        id: &str,
+        scope: Option<Uuid>,
+        f: impl FnOnce(&Record) -> T,
+    ) -> Option<T> {
         let id = issued_id(id)?;
         let inner = self.read();
-        let record = inner.records.get(*inner.by_id.get(&id)?)?;
+        let record = inner.records.get(inner.position_of_id(id)?)?;
         scope
             .is_none_or(|m| m == record.fields.merchant_id)
-            .then(|| record.clone())
+            .then(|| f(record))
+    }
+
+    /// The transaction with this id, if it is in scope: [`Store::with_id`]
+    /// copying the record out.
+    pub fn get(&self, id: &str, scope: Option<Uuid>) -> Option<Record> {
+        self.with_id(id, scope, Record::clone)
     }
 
     /// One page of `/_mock/transactions`: the records after `after` (an
@@ -431,11 +341,11 @@ impl Store {
         let inner = self.read();
         let start = match after {
             None => 0,
-            Some(id) => inner.by_id.get(&id)? + 1,
+            Some(id) => inner.position_of_id(id)? + 1,
         };
         let mut items = Vec::with_capacity(limit.min(1024));
         let mut more = false;
-        for record in &inner.records[start.min(inner.records.len())..] {
+        for record in inner.records.from(start) {
             if !keep(record) {
                 continue;
             }
@@ -448,48 +358,67 @@ impl Store {
         Some((items, more))
     }
 
-    /// The transaction with this reference: within the merchant `scope`, or
-    /// the only merchant holding it.
+    /// `f` of the transaction with this reference, under the read lock:
+    /// within the merchant `scope`, or of the only merchant holding it.
+    pub fn with_reference<T>(
+        &self,
+        reference_no: &str,
+        scope: Option<Uuid>,
+        f: impl FnOnce(&Record) -> T,
+    ) -> Result<T, LookupError> {
+        let inner = self.read();
+        let position = match scope {
+            Some(m) => inner.position_of_reference(reference_no, |owner| owner == m),
+            None => {
+                let first = inner.position_of_reference(reference_no, |_| true);
+                let owner = first
+                    .and_then(|p| inner.records.get(p))
+                    .map(|r| r.fields.merchant_id);
+                if let Some(owner) = owner
+                    && inner
+                        .position_of_reference(reference_no, |other| other != owner)
+                        .is_some()
+                {
+                    return Err(LookupError::Ambiguous);
+                }
+                first
+            }
+        };
+        position
+            .and_then(|p| inner.records.get(p))
+            .map(f)
+            .ok_or(LookupError::NotFound)
+    }
+
+    /// The transaction with this reference: [`Store::with_reference`]
+    /// copying the record out.
     pub fn by_reference(
         &self,
         reference_no: &str,
         scope: Option<Uuid>,
     ) -> Result<Record, LookupError> {
-        let inner = self.read();
-        let holders = inner
-            .by_reference
-            .get(reference_no)
-            .ok_or(LookupError::NotFound)?;
-        let index = match (scope, holders.as_slice()) {
-            (Some(m), _) => holders
-                .iter()
-                .find(|(owner, _)| *owner == m)
-                .map(|&(_, i)| i)
-                .ok_or(LookupError::NotFound)?,
-            (None, [(_, i)]) => *i,
-            (None, []) => return Err(LookupError::NotFound),
-            (None, _) => return Err(LookupError::Ambiguous),
-        };
-        inner
-            .records
-            .get(index)
-            .cloned()
-            .ok_or(LookupError::NotFound)
+        self.with_reference(reference_no, scope, Record::clone)
     }
 
     /// Every transaction, oldest first.
     pub fn all(&self) -> Vec<Record> {
-        self.read().records.clone()
+        self.read().records.from(0).cloned().collect()
     }
 
     /// How many transactions there are.
     pub fn len(&self) -> usize {
-        self.read().records.len()
+        self.read().records.len
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Bytes the two indexes hold (for BENCHMARKS.md's memory breakdown).
+    pub fn index_bytes(&self) -> usize {
+        let inner = self.read();
+        inner.by_id.allocation_size() + inner.by_reference.allocation_size()
     }
 
     /// Forgets everything.
@@ -526,4 +455,4 @@ fn new_provider_reference() -> String {
 
 #[cfg(test)]
 #[path = "store_tests.rs"]
-mod tests;
+pub(crate) mod tests;

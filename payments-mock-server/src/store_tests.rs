@@ -25,6 +25,14 @@ fn fields(reference: &str) -> NewTransaction {
 
 const MINUTE: Duration = Duration::from_secs(60);
 
+/// A stored record, for tests of the containers.
+pub(crate) fn sample() -> Record {
+    let now = Clock::new().now();
+    Store::new()
+        .initiate(fields("SAMPLE"), InitialState::Initiated, now, now)
+        .expect("stored")
+}
+
 #[test]
 fn racing_threads_confirm_once_and_initiate_once() {
     let store = Arc::new(Store::new());

@@ -102,19 +102,19 @@ pub async fn transactions(
     let to_item = |record: &crate::store::Record| {
         let data = status_data(record, now);
         AdminItem {
-            transaction_id: data.transaction_id,
-            reference_no: data.reference_no,
+            transaction_id: data.transaction_id.to_string(),
+            reference_no: data.reference_no.to_owned(),
             status: data.status,
             amount: data.amount,
-            product_code: data.product_code,
+            product_code: data.product_code.to_owned(),
             created_at: data.created_at,
             last_modified_at: data.last_modified_at,
-            provider_reference: data.provider_reference,
-            message: data.message,
-            extra_properties: data.extra_properties,
+            provider_reference: data.provider_reference.map(str::to_owned),
+            message: data.message.map(str::to_owned),
+            extra_properties: data.extra_properties.map(str::to_owned),
             merchant_id: record.fields.merchant_id.to_string(),
             amount_minor: record.fields.amount_minor,
-            currency_code: record.fields.currency_code.clone(),
+            currency_code: record.fields.currency_code.to_string(),
         }
     };
     let (items, more) = state

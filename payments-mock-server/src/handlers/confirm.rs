@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::Number;
+use uuid::Uuid;
 
 use crate::clock::format_time;
 use crate::error::{ApiError, ErrorCode, success};
@@ -35,12 +36,12 @@ pub async fn handle(
         .store
         .confirm(&attempt, &state.catalog, now)
         .map_err(|refusal| refusal_error(refusal, &body.transaction_id))?;
-    let Some(confirmation) = &record.confirmation else {
+    let Some(confirmation) = record.confirmation.as_deref() else {
         return Err(ApiError::internal());
     };
     let view = record.view(now);
     let error_message = match &confirmation.result {
-        ConfirmResult::Failed { error_message } => Some(error_message.clone()),
+        ConfirmResult::Failed { error_message } => Some(error_message.as_str()),
         _ => None,
     };
     let message = match view.status.as_str() {
@@ -50,14 +51,14 @@ pub async fn handle(
     };
     Ok(success(
         ConfirmData {
-            transaction_id: record.id.to_string(),
-            reference_no: record.fields.reference_no.clone(),
+            transaction_id: record.id,
+            reference_no: &record.fields.reference_no,
             status: view.status.as_str(),
             amount: major_number(record.fields.amount_minor, record.fields.currency_exponent),
-            provider_reference: confirmation.provider_reference.clone(),
+            provider_reference: confirmation.provider_reference.as_deref(),
             confirmed_at: format_time(confirmation.confirmed_at),
             error_message,
-            extra_properties: confirmation.extra_properties.clone(),
+            extra_properties: confirmation.extra_properties.as_deref(),
         },
         Some(message),
     ))
@@ -66,15 +67,15 @@ pub async fn handle(
 /// Confirm `data` (interface section 2.5).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ConfirmData {
-    transaction_id: String,
-    reference_no: String,
+struct ConfirmData<'a> {
+    transaction_id: Uuid,
+    reference_no: &'a str,
     status: &'static str,
     amount: Number,
-    provider_reference: Option<String>,
+    provider_reference: Option<&'a str>,
     confirmed_at: String,
-    error_message: Option<String>,
-    extra_properties: Option<String>,
+    error_message: Option<&'a str>,
+    extra_properties: Option<&'a str>,
 }
 
 fn refusal_error(refusal: ConfirmRefusal, id: &str) -> ApiError {

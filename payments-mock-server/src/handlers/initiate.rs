@@ -4,11 +4,13 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
+use uuid::Uuid;
 
 use crate::clock::format_time;
 use crate::error::{ApiError, ErrorCode, success};
 use crate::extract::{Caller, JsonObject};
 use crate::state::AppState;
+use crate::store::InsertRefusal;
 use crate::validate;
 
 /// Validates, checks the merchant binding, and creates the transaction
@@ -37,22 +39,27 @@ pub async fn handle(
     let record = state
         .store
         .initiate_now(fields, initial, &state.clock, state.expiry)
-        .map_err(|existing| {
-            ApiError::new(
+        .map_err(|refusal| match refusal {
+            InsertRefusal::Duplicate(existing) => ApiError::new(
                 StatusCode::BAD_REQUEST,
                 ErrorCode::DuplicateReferenceNo,
                 format!("referenceNo is already used by this merchant for transaction {existing}"),
-            )
+            ),
+            InsertRefusal::Full => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::InternalError,
+                "the mock holds as many transactions as it can; POST /_mock/reset to start over",
+            ),
         })?;
-    let f = record.fields;
+    let f = &record.fields;
     Ok(success(
         InitiateData {
-            transaction_id: record.id.to_string(),
-            reference_no: f.reference_no,
+            transaction_id: record.id,
+            reference_no: &f.reference_no,
             status: initial.as_str(),
             amount: f.amount_minor,
-            currency_code: f.currency_code,
-            product_code: f.product_code,
+            currency_code: &f.currency_code,
+            product_code: &f.product_code,
             created_at: format_time(record.created_at),
             extra_properties: None,
         },
@@ -63,13 +70,13 @@ pub async fn handle(
 /// Initiate `data` (interface section 2.3).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct InitiateData {
-    transaction_id: String,
-    reference_no: String,
+struct InitiateData<'a> {
+    transaction_id: Uuid,
+    reference_no: &'a str,
     status: &'static str,
     amount: u64,
-    currency_code: String,
-    product_code: String,
+    currency_code: &'a str,
+    product_code: &'a str,
     created_at: String,
-    extra_properties: Option<String>,
+    extra_properties: Option<&'a str>,
 }

@@ -69,14 +69,18 @@ fn by_id(state: &AppState, caller: Caller, raw: &str) -> Result<Response, ApiErr
         return Err(invalid("transactionId must not be empty"));
     }
     let now = state.clock.now();
-    let record = state.store.get(&id, caller.merchant).ok_or_else(|| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            ErrorCode::TransactionNotFound,
-            format!("no transaction with transactionId {id}"),
-        )
-    })?;
-    Ok(success(status_data(&record, now), None))
+    state
+        .store
+        .with_id(&id, caller.merchant, |record| {
+            success(status_data(record, now), None)
+        })
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::TransactionNotFound,
+                format!("no transaction with transactionId {id}"),
+            )
+        })
 }
 
 /// The `merchantId` query parameter, if given. Given empty
@@ -113,8 +117,11 @@ fn by_reference(
     let query_scope = merchant_query(query)?;
     let scope = caller.merchant.or(query_scope);
     let now = state.clock.now();
-    match state.store.by_reference(&reference, scope) {
-        Ok(record) => Ok(success(status_data(&record, now), None)),
+    let found = state.store.with_reference(&reference, scope, |record| {
+        success(status_data(record, now), None)
+    });
+    match found {
+        Ok(response) => Ok(response),
         Err(LookupError::NotFound) => Err(ApiError::new(
             StatusCode::NOT_FOUND,
             ErrorCode::TransactionNotFound,

@@ -80,7 +80,7 @@ fn run() -> Result<(), String> {
             let record = state
                 .store
                 .initiate(fields, initial, now, expires_at)
-                .map_err(|existing| format!("transaction {i} duplicate of {existing}"))?;
+                .map_err(|refused| format!("transaction {i} not stored: {refused:?}"))?;
             record_bytes = std::mem::size_of_val(&record);
             if i % every == 0 && (ids.len() as u64) < sample {
                 ids.push(format!("{} {}", record.id, record.fields.reference_no));
@@ -102,6 +102,7 @@ fn run() -> Result<(), String> {
         // The stored record's inline size, before its heap strings and the
         // two index maps.
         println!("record_inline_bytes={record_bytes}");
+        println!("index_bytes={}", state.store.index_bytes());
         if let Some(path) = flags.text("ids-out") {
             let mut file = std::io::BufWriter::new(
                 std::fs::File::create(path).map_err(|e| format!("{path}: {e}"))?,

@@ -1,0 +1,221 @@
+//! A transaction as the store keeps it: the validated request, its packed
+//! stored form, the one confirmation, and the state derived from them at
+//! any instant.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::catalog::InitialState;
+
+/// A transaction's state as the API shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Waits on the payer.
+    Pending,
+    /// Ready to confirm.
+    Initiated,
+    /// Confirmed, settlement pending.
+    Confirmed,
+    /// Done.
+    Successful,
+    /// Declined or wrong code.
+    Failed,
+    /// Not confirmed in time.
+    Expired,
+}
+
+impl Status {
+    /// The wire string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::Initiated => "INITIATED",
+            Self::Confirmed => "CONFIRMED",
+            Self::Successful => "SUCCESSFUL",
+            Self::Failed => "FAILED",
+            Self::Expired => "EXPIRED",
+        }
+    }
+}
+
+/// The validated fields of an initiate request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewTransaction {
+    /// Owner.
+    pub merchant_id: Uuid,
+    /// Unique within the merchant.
+    pub reference_no: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// Minor units, 1..=2^53-1.
+    pub amount_minor: u64,
+    /// ISO 4217 code.
+    pub currency_code: String,
+    /// Its minor-unit exponent.
+    pub currency_exponent: u16,
+    /// Catalogue product.
+    pub product_code: String,
+    /// Units, when given.
+    pub quantity: Option<u32>,
+    /// ISO 3166-1 alpha-2.
+    pub country_code: Option<String>,
+    /// Originating store.
+    pub store_id: String,
+    /// Terminal.
+    pub device_id: Option<String>,
+    /// Payer account.
+    pub payer_id: Option<String>,
+    /// Redirect target.
+    pub return_url: Option<String>,
+    /// Compact JSON object text.
+    pub extra_properties: Option<String>,
+}
+
+/// What confirm recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfirmResult {
+    /// `SUCCESSFUL` from the confirm on.
+    Successful,
+    /// `CONFIRMED` until `settles_at`, `SUCCESSFUL` from then on.
+    Settling {
+        /// Settlement instant.
+        settles_at: DateTime<Utc>,
+    },
+    /// `FAILED`.
+    Failed {
+        /// The `errorMessage`.
+        error_message: String,
+    },
+}
+
+/// The one recorded confirmation of a transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirmation {
+    /// When the confirm was processed.
+    pub confirmed_at: DateTime<Utc>,
+    /// Outcome.
+    pub result: ConfirmResult,
+    /// Provider id, on success.
+    pub provider_reference: Option<String>,
+    /// Provider data (gift card PINs) as JSON text.
+    pub extra_properties: Option<String>,
+}
+
+/// The stored form of an initiate's fields: what [`NewTransaction`] holds,
+/// packed. Codes that repeat across transactions (currency, product, store,
+/// country) are shared (`Arc<str>`, one copy per distinct value); unique
+/// text is a `Box<str>`; fields few requests send sit behind one box. This
+/// is what keeps a transaction at ~300 bytes (BENCHMARKS.md, item 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fields {
+    /// Owner.
+    pub merchant_id: Uuid,
+    /// Unique within the merchant.
+    pub reference_no: Box<str>,
+    /// Minor units, 1..=2^53-1.
+    pub amount_minor: u64,
+    /// ISO 4217 code.
+    pub currency_code: Arc<str>,
+    /// Its minor-unit exponent.
+    pub currency_exponent: u16,
+    /// Catalogue product.
+    pub product_code: Arc<str>,
+    /// Units, when given.
+    pub quantity: Option<u32>,
+    /// ISO 3166-1 alpha-2.
+    pub country_code: Option<Arc<str>>,
+    /// Originating store.
+    pub store_id: Arc<str>,
+    /// Payer account.
+    pub payer_id: Option<Box<str>>,
+    /// Description, device, return URL and extra properties, when any.
+    pub rare: Option<Box<RareFields>>,
+}
+
+/// The initiate fields most requests leave out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RareFields {
+    /// Free text.
+    pub description: Option<Box<str>>,
+    /// Terminal.
+    pub device_id: Option<Box<str>>,
+    /// Redirect target.
+    pub return_url: Option<Box<str>>,
+    /// Compact JSON object text.
+    pub extra_properties: Option<Box<str>>,
+}
+
+/// A stored transaction: immutable facts plus at most one confirmation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The transactionId (UUID v7).
+    pub id: Uuid,
+    /// Request fields.
+    pub fields: Fields,
+    /// Initial state from the product.
+    pub initial: InitialState,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// From this instant on an unconfirmed transaction is `EXPIRED`.
+    pub expires_at: DateTime<Utc>,
+    /// Set once, by the one successful confirm (boxed: most records in a
+    /// load test are never confirmed, and `None` costs 8 bytes).
+    pub confirmation: Option<Box<Confirmation>>,
+}
+
+/// A record as seen at one instant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View<'a> {
+    /// Current state.
+    pub status: Status,
+    /// Latest state change, if any.
+    pub last_modified_at: Option<DateTime<Utc>>,
+    /// Status detail.
+    pub message: Option<&'a str>,
+}
+
+impl Record {
+    /// The state at `now`, derived, never stored: expiry and settlement
+    /// follow the clock without a writer.
+    pub fn view(&self, now: DateTime<Utc>) -> View<'_> {
+        match self.confirmation.as_deref() {
+            None if now >= self.expires_at => View {
+                status: Status::Expired,
+                last_modified_at: Some(self.expires_at),
+                message: Some("transaction expired"),
+            },
+            None => View {
+                status: match self.initial {
+                    InitialState::Pending => Status::Pending,
+                    InitialState::Initiated => Status::Initiated,
+                },
+                last_modified_at: None,
+                message: None,
+            },
+            Some(c) => match &c.result {
+                ConfirmResult::Successful => View {
+                    status: Status::Successful,
+                    last_modified_at: Some(c.confirmed_at),
+                    message: None,
+                },
+                ConfirmResult::Settling { settles_at } if now >= *settles_at => View {
+                    status: Status::Successful,
+                    last_modified_at: Some(*settles_at),
+                    message: None,
+                },
+                ConfirmResult::Settling { .. } => View {
+                    status: Status::Confirmed,
+                    last_modified_at: Some(c.confirmed_at),
+                    message: Some("awaiting settlement"),
+                },
+                ConfirmResult::Failed { error_message } => View {
+                    status: Status::Failed,
+                    last_modified_at: Some(c.confirmed_at),
+                    message: Some(error_message),
+                },
+            },
+        }
+    }
+}
