@@ -4,7 +4,7 @@
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -90,14 +90,16 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
-/// The request id of this request (CONTRACT section 2).
+/// The request id of this request (CONTRACT section 2): 1–128 visible
+/// ASCII characters, kept as the header value it is echoed in (cloning it
+/// shares the bytes).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestId(pub String);
+pub struct RequestId(pub HeaderValue);
 
-/// The caller's `X-Request-Id` when it is 1–128 visible ASCII characters.
-pub fn acceptable_request_id(value: &[u8]) -> Option<String> {
-    let ok = (1..=128).contains(&value.len()) && value.iter().all(|b| (0x21..=0x7e).contains(b));
-    ok.then(|| String::from_utf8_lossy(value).into_owned())
+/// Whether the caller's `X-Request-Id` is usable as ours: 1–128 visible
+/// ASCII characters.
+pub fn acceptable_request_id(value: &[u8]) -> bool {
+    (1..=128).contains(&value.len()) && value.iter().all(|b| (0x21..=0x7e).contains(b))
 }
 
 /// A path segment percent-decoded; `None` when the result is not UTF-8.
@@ -122,10 +124,12 @@ mod tests {
 
     #[test]
     fn request_ids() {
-        assert_eq!(acceptable_request_id(b"abc").as_deref(), Some("abc"));
-        assert_eq!(acceptable_request_id(b"a b"), None);
-        assert_eq!(acceptable_request_id(b""), None);
-        assert_eq!(acceptable_request_id(&[b'x'; 129]), None);
+        assert!(acceptable_request_id(b"abc"));
+        assert!(acceptable_request_id(&[b'x'; 128]));
+        assert!(!acceptable_request_id(b"a b"));
+        assert!(!acceptable_request_id(b""));
+        assert!(!acceptable_request_id(&[b'x'; 129]));
+        assert!(!acceptable_request_id("é".as_bytes()));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::error::{ApiError, ErrorCodeTag};
 use crate::extract::{BODY_LIMIT, Caller, RequestId, decode_segment};
 use crate::faults::{Fault, KeyHasher, Plan, parse_header};
 use crate::handlers::status::{Target, target};
-use crate::journal::JournalEntry;
+use crate::journal::Capture;
 use crate::server::ConnectionAbort;
 use crate::state::AppState;
 
@@ -55,33 +55,17 @@ pub(crate) async fn api_guard(State(state): State<AppState>, req: Request, next:
     if !req.uri().path().starts_with("/api/") {
         return next.run(req).await;
     }
-    let mut entry = JournalEntry {
-        method: req.method().to_string(),
-        path: req.uri().path().to_owned(),
-        query: req.uri().query().map(str::to_owned),
-        headers: req
-            .headers()
-            .iter()
-            .map(|(name, value)| {
-                let shown = if name == header::AUTHORIZATION {
-                    "[redacted]".to_owned()
-                } else {
-                    String::from_utf8_lossy(value.as_bytes()).into_owned()
-                };
-                (name.as_str().to_owned(), shown)
-            })
-            .collect(),
-        body: String::new(),
-        status: None,
-        error_code: None,
-        request_id: req
-            .extensions()
-            .get::<RequestId>()
-            .map(|r| r.0.clone())
-            .unwrap_or_default(),
-        fault: None,
-        at: state.clock.now(),
-    };
+    let request_id = req
+        .extensions()
+        .get::<RequestId>()
+        .map_or_else(|| HeaderValue::from_static(""), |r| r.0.clone());
+    let mut entry = Capture::new(
+        req.method(),
+        req.uri(),
+        req.headers(),
+        request_id,
+        state.clock.now(),
+    );
     let abort = req.extensions().get::<ConnectionAbort>().cloned();
     let ending = guarded(&state, req, next, &mut entry).await;
     match ending {
@@ -90,16 +74,16 @@ pub(crate) async fn api_guard(State(state): State<AppState>, req: Request, next:
             entry.error_code = response
                 .extensions()
                 .get::<ErrorCodeTag>()
-                .map(|t| t.0.as_str().to_owned());
+                .map(|t| t.0.as_str());
             state.journal.record(entry);
             response
         }
         Ending::Reset => {
             tracing::info!(
                 target: "payments_mock_server::request",
-                method = %entry.method,
-                path = %entry.path,
-                request_id = %entry.request_id,
+                method = %entry.method(),
+                path = %entry.path(),
+                request_id = %entry.request_id(),
                 "connection reset (injected fault)"
             );
             state.journal.record(entry);
@@ -122,7 +106,7 @@ pub(crate) async fn api_guard(State(state): State<AppState>, req: Request, next:
     }
 }
 
-async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut JournalEntry) -> Ending {
+async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Capture) -> Ending {
     let (mut parts, body) = req.into_parts();
     let caller = match state.auth.authenticate(&parts.headers) {
         Ok(caller) => {
@@ -167,7 +151,7 @@ async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Journal
             );
         }
     };
-    entry.body = String::from_utf8_lossy(&bytes).into_owned();
+    entry.set_body(&bytes);
     let (parts, _) = req.into_parts();
     if state.faults.draws() {
         state
@@ -195,7 +179,7 @@ async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Journal
     }
 }
 
-fn note_faults(plan: &Plan, entry: &mut JournalEntry) {
+fn note_faults(plan: &Plan, entry: &mut Capture) {
     if !plan.applied.is_empty() {
         let tokens: Vec<String> = plan.applied.iter().map(Fault::token).collect();
         entry.fault = Some(tokens.join(","));

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 
+use axum::http::{HeaderMap, HeaderValue, Method, Uri, header};
 use chrono::{DateTime, Utc};
 
 /// How many entries are kept.
@@ -35,20 +36,126 @@ pub struct JournalEntry {
     pub at: DateTime<Utc>,
 }
 
+/// An `/api/` request as the guard captures it, cheaply: the path, query,
+/// header names and values and the body go into one text buffer, and
+/// become a [`JournalEntry`] only when `/_mock/requests` reads the journal
+/// (it used to be two `String`s per header on every request).
+#[derive(Debug)]
+pub(crate) struct Capture {
+    method: Method,
+    /// Path, query, each header's name and value, body, one after another.
+    text: String,
+    /// Where each part of `text` ends: path, query, the header names and
+    /// values in turn; the body is the rest.
+    ends: Vec<usize>,
+    has_query: bool,
+    request_id: HeaderValue,
+    at: DateTime<Utc>,
+    /// Response status; `None` when the connection was reset on purpose.
+    pub(crate) status: Option<u16>,
+    /// `errorCode` of the response.
+    pub(crate) error_code: Option<&'static str>,
+    /// Faults applied, as `X-Mock-Fault` tokens joined by `,`.
+    pub(crate) fault: Option<String>,
+}
+
+impl Capture {
+    /// The request line and headers of `parts`, `Authorization` redacted.
+    pub(crate) fn new(
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        request_id: HeaderValue,
+        at: DateTime<Utc>,
+    ) -> Self {
+        let mut text = String::with_capacity(256);
+        let mut ends = Vec::with_capacity(2 + 2 * headers.len());
+        text.push_str(uri.path());
+        ends.push(text.len());
+        text.push_str(uri.query().unwrap_or(""));
+        ends.push(text.len());
+        for (name, value) in headers {
+            text.push_str(name.as_str());
+            ends.push(text.len());
+            if name == header::AUTHORIZATION {
+                text.push_str("[redacted]");
+            } else {
+                text.push_str(&String::from_utf8_lossy(value.as_bytes()));
+            }
+            ends.push(text.len());
+        }
+        Self {
+            method: method.clone(),
+            text,
+            ends,
+            has_query: uri.query().is_some(),
+            request_id,
+            at,
+            status: None,
+            error_code: None,
+            fault: None,
+        }
+    }
+
+    /// The request body (lossy UTF-8).
+    pub(crate) fn set_body(&mut self, body: &[u8]) {
+        self.text.truncate(self.ends.last().copied().unwrap_or(0));
+        self.text.push_str(&String::from_utf8_lossy(body));
+    }
+
+    /// The request method.
+    pub(crate) fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// The path as sent.
+    pub(crate) fn path(&self) -> &str {
+        &self.text[..self.ends[0]]
+    }
+
+    /// The request id.
+    pub(crate) fn request_id(&self) -> &str {
+        self.request_id.to_str().unwrap_or("")
+    }
+
+    fn entry(&self) -> JournalEntry {
+        let part = |i: usize| {
+            let start = if i == 0 { 0 } else { self.ends[i - 1] };
+            self.text[start..self.ends[i]].to_owned()
+        };
+        let headers = (2..self.ends.len())
+            .step_by(2)
+            .map(|i| (part(i), part(i + 1)))
+            .collect();
+        JournalEntry {
+            method: self.method.to_string(),
+            path: part(0),
+            query: self.has_query.then(|| part(1)),
+            headers,
+            body: self.text[self.ends.last().copied().unwrap_or(0)..].to_owned(),
+            status: self.status,
+            error_code: self.error_code.map(str::to_owned),
+            request_id: self.request_id().to_owned(),
+            fault: self.fault.clone(),
+            at: self.at,
+        }
+    }
+}
+
 /// The bounded journal.
 #[derive(Debug, Default)]
 pub struct Journal {
-    entries: Mutex<VecDeque<JournalEntry>>,
+    entries: Mutex<VecDeque<Capture>>,
 }
 
 impl Journal {
     /// Appends, dropping the oldest beyond [`CAPACITY`].
-    pub fn record(&self, entry: JournalEntry) {
+    pub(crate) fn record(&self, capture: Capture) {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if entries.len() == CAPACITY {
             entries.pop_front();
         }
-        entries.push_back(entry);
+        entries.push_back(capture);
     }
 
     /// Every entry, oldest first.
@@ -57,7 +164,7 @@ impl Journal {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .cloned()
+            .map(Capture::entry)
             .collect()
     }
 
@@ -67,5 +174,72 @@ impl Journal {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_capture_reads_back_as_sent_with_the_key_redacted() {
+        let uri: Uri = "/api/payments/x/status?merchantId=m&a=%20"
+            .parse()
+            .expect("uri");
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer sk_secret"),
+        );
+        headers.insert("x-odd", HeaderValue::from_bytes(b"caf\xe9").expect("value"));
+        headers.append("x-twice", HeaderValue::from_static("1"));
+        headers.append("x-twice", HeaderValue::from_static("2"));
+        let at = DateTime::<Utc>::UNIX_EPOCH;
+        let mut capture = Capture::new(
+            &Method::POST,
+            &uri,
+            &headers,
+            HeaderValue::from_static("rid"),
+            at,
+        );
+        capture.set_body(b"{\"a\":1}");
+        capture.set_body(b"{\"b\":\xff}");
+        capture.status = Some(404);
+        capture.error_code = Some("TRANSACTION_NOT_FOUND");
+        let entry = capture.entry();
+        assert_eq!(entry.method, "POST");
+        assert_eq!(entry.path, "/api/payments/x/status");
+        assert_eq!(entry.query.as_deref(), Some("merchantId=m&a=%20"));
+        let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            entry.headers,
+            pairs(&[
+                ("authorization", "[redacted]"),
+                ("x-odd", "caf\u{fffd}"),
+                ("x-twice", "1"),
+                ("x-twice", "2"),
+            ])
+        );
+        assert_eq!(entry.body, "{\"b\":\u{fffd}}");
+        assert_eq!(entry.request_id, "rid");
+        assert_eq!(entry.status, Some(404));
+        assert!(!format!("{capture:?}").contains("sk_secret"));
+
+        let bare = Capture::new(
+            &Method::GET,
+            &"/api/payments/y/status".parse().expect("uri"),
+            &HeaderMap::new(),
+            HeaderValue::from_static("r2"),
+            at,
+        )
+        .entry();
+        assert_eq!(
+            (bare.query, bare.headers, bare.body),
+            (None, vec![], String::new())
+        );
     }
 }

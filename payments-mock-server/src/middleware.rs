@@ -22,11 +22,10 @@ const MAX_LOGGED_PATH: usize = 256;
 /// id and writes one log line (never a header value, so never a key).
 pub(crate) async fn request_context(mut req: Request, next: Next) -> Response {
     let started = Instant::now();
-    let id = req
-        .headers()
-        .get(&REQUEST_ID)
-        .and_then(|v| acceptable_request_id(v.as_bytes()))
-        .unwrap_or_else(|| Uuid::new_v4().to_string());
+    let id = match req.headers().get(&REQUEST_ID) {
+        Some(given) if acceptable_request_id(given.as_bytes()) => given.clone(),
+        _ => new_request_id(),
+    };
     req.extensions_mut().insert(RequestId(id.clone()));
     let method = req.method().clone();
     let mut path = req.uri().path().to_owned();
@@ -40,9 +39,7 @@ pub(crate) async fn request_context(mut req: Request, next: Next) -> Response {
     }
 
     let mut response = ensure_envelope(next.run(req).await);
-    if let Ok(value) = HeaderValue::from_str(&id) {
-        response.headers_mut().insert(REQUEST_ID, value);
-    }
+    response.headers_mut().insert(REQUEST_ID, id.clone());
     let code = response
         .extensions()
         .get::<ErrorCodeTag>()
@@ -53,11 +50,18 @@ pub(crate) async fn request_context(mut req: Request, next: Next) -> Response {
         path = %path,
         status = response.status().as_u16(),
         latency_ms = started.elapsed().as_secs_f64() * 1000.0,
-        request_id = %id,
+        request_id = %id.to_str().unwrap_or(""),
         error_code = code,
         "request"
     );
     response
+}
+
+/// A fresh request id: a v4 UUID, hyphenated.
+fn new_request_id() -> HeaderValue {
+    let mut text = Uuid::encode_buffer();
+    let text = Uuid::new_v4().hyphenated().encode_lower(&mut text);
+    HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static("unknown"))
 }
 
 /// Replaces a failure that is not our JSON (axum's or tower-http's own
