@@ -1,5 +1,7 @@
 //! The `payments-mock-server` binary (COMMANDS.md).
 
+mod plain_log;
+
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -213,7 +215,7 @@ fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuar
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(writer);
     match format {
-        LogFormat::Text => builder.init(),
+        LogFormat::Text => builder.event_format(plain_log::PlainText::default()).init(),
         LogFormat::Json => builder.json().init(),
     }
     guard

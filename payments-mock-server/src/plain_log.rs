@@ -1,0 +1,286 @@
+//! The binary's text log format: byte for byte tracing-subscriber's default
+//! (`Full`, no colours), with a cheaper path for the per-request line.
+//!
+//! The default formatter spent ~11.6k instructions on each request line
+//! (23 % of a status look-up, BENCHMARKS.md): three nested `fmt` calls per
+//! field to paint name and `=` (even with colours off), and a calendar
+//! computation for every timestamp. Request lines (target
+//! `payments_mock_server::request`, outside any span) are written here
+//! directly: the timestamp's date and time are formatted once per second,
+//! integers through `itoa`, each field with one write. Every other event,
+//! and every event when colours are on, goes to the default formatter.
+//! `tests` pin that both produce the same lines.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::fmt::format::{Format, Full, Writer};
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
+
+/// The target of the request log lines (`middleware.rs`, `guard.rs`).
+const REQUEST_TARGET: &str = "payments_mock_server::request";
+
+/// The text format: default output, fast request lines.
+#[derive(Debug, Default)]
+pub struct PlainText {
+    fallback: Format<Full>,
+}
+
+impl<S, N> FormatEvent<S, N> for PlainText
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let meta = event.metadata();
+        if meta.target() != REQUEST_TARGET
+            || writer.has_ansi_escapes()
+            || ctx.event_scope().is_some()
+        {
+            return self.fallback.format_event(ctx, writer, event);
+        }
+        #[cfg(test)]
+        tests::FAST_LINES.with(|n| n.set(n.get() + 1));
+        write_timestamp(&mut writer)?;
+        writer.write_str(match *meta.level() {
+            Level::TRACE => " TRACE ",
+            Level::DEBUG => " DEBUG ",
+            Level::INFO => "  INFO ",
+            Level::WARN => "  WARN ",
+            Level::ERROR => " ERROR ",
+        })?;
+        writer.write_str(meta.target())?;
+        writer.write_str(": ")?;
+        let mut fields = Fields {
+            writer: &mut writer,
+            first: true,
+            result: Ok(()),
+        };
+        event.record(&mut fields);
+        fields.result?;
+        writer.write_char('\n')
+    }
+}
+
+/// `2026-11-23T13:41:55.074002Z`, as tracing-subscriber's `SystemTime`
+/// writes it; the part up to the seconds is cached per second.
+fn write_timestamp(writer: &mut Writer<'_>) -> fmt::Result {
+    thread_local! {
+        static SECOND: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
+    }
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let seconds = since.as_secs();
+    SECOND.with(|cached| {
+        let mut cached = cached.borrow_mut();
+        if cached.0 != seconds {
+            let at = i64::try_from(seconds)
+                .ok()
+                .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
+                .unwrap_or_default();
+            cached.1 = at.format("%Y-%m-%dT%H:%M:%S").to_string();
+            cached.0 = seconds;
+        }
+        writer.write_str(&cached.1)
+    })?;
+    let micros = since.subsec_micros();
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(micros);
+    writer.write_char('.')?;
+    for _ in digits.len()..6 {
+        writer.write_char('0')?;
+    }
+    writer.write_str(digits)?;
+    writer.write_char('Z')
+}
+
+/// Writes fields as the default formatter's visitor does: `message` bare,
+/// the others as `name=value` with `Debug` values, one space apart.
+struct Fields<'a, 'w> {
+    writer: &'a mut Writer<'w>,
+    first: bool,
+    result: fmt::Result,
+}
+
+impl Fields<'_, '_> {
+    /// Starts a field; false when the field is not written.
+    fn begin(&mut self, field: &Field) -> bool {
+        if self.result.is_err() || field.name().starts_with("log.") {
+            return false;
+        }
+        if !self.first {
+            self.result = self.writer.write_char(' ');
+        }
+        self.first = false;
+        let name = field.name();
+        if name != "message" {
+            let name = name.strip_prefix("r#").unwrap_or(name);
+            self.result = self
+                .result
+                .and_then(|()| self.writer.write_str(name))
+                .and_then(|()| self.writer.write_char('='));
+        }
+        self.result.is_ok()
+    }
+}
+
+impl Visit for Fields<'_, '_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if !self.begin(field) {
+            return;
+        }
+        let plain = value
+            .bytes()
+            .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\');
+        self.result = match (field.name() == "message", plain) {
+            (true, _) => self.writer.write_str(value),
+            (false, true) => self
+                .writer
+                .write_char('"')
+                .and_then(|()| self.writer.write_str(value))
+                .and_then(|()| self.writer.write_char('"')),
+            (false, false) => write!(self.writer, "{value:?}"),
+        };
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        if self.begin(field) {
+            self.result = self.writer.write_str(itoa::Buffer::new().format(value));
+        }
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        if self.begin(field) {
+            self.result = self.writer.write_str(itoa::Buffer::new().format(value));
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        if self.begin(field) {
+            self.result = write!(self.writer, "{value:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+    use std::sync::{Arc, Mutex, PoisonError};
+
+    use tracing_subscriber::fmt::MakeWriter;
+
+    use super::*;
+
+    thread_local! {
+        /// Lines the fast path wrote on this thread.
+        pub(super) static FAST_LINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    #[derive(Clone, Default)]
+    struct Capture(Arc<Mutex<Vec<u8>>>);
+
+    impl io::Write for Capture {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> MakeWriter<'a> for Capture {
+        type Writer = Capture;
+        fn make_writer(&'a self) -> Self::Writer {
+            self.clone()
+        }
+    }
+
+    fn events() {
+        tracing::info!(
+            target: "payments_mock_server::request",
+            method = %"GET",
+            path = %"/api/payments/reference/R%20%22x/status",
+            status = 404u16,
+            latency_ms = 0.065_548_000_000_000_01_f64,
+            request_id = %"a\"b",
+            error_code = "TRANSACTION_NOT_FOUND",
+            "request"
+        );
+        tracing::info!(
+            target: "payments_mock_server::request",
+            request_id = %"r",
+            error_code = "",
+            quoted = "say \"hi\"\tand\u{7}é",
+            negative = -3i64,
+            flag = true,
+            "request"
+        );
+        tracing::error!(target: "payments_mock_server::request", "handler panicked");
+        tracing::warn!(target: "payments_mock_server::request", n = 1u64, r#type = "x", "with {} args", 2);
+        tracing::info!(fault_seed = 42u64, "fault seed 42");
+        let span = tracing::info_span!("outer", id = 7u64);
+        let _entered = span.enter();
+        tracing::info!(target: "payments_mock_server::request", status = 200u16, "request");
+    }
+
+    /// What a subscriber with this formatter writes for `events`, with the
+    /// timestamps cut off (checked separately for shape).
+    fn lines(plain: bool) -> Vec<String> {
+        let capture = Capture::default();
+        let builder = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_max_level(Level::TRACE)
+            .with_writer(capture.clone());
+        if plain {
+            tracing::subscriber::with_default(
+                builder.event_format(PlainText::default()).finish(),
+                events,
+            );
+        } else {
+            tracing::subscriber::with_default(builder.finish(), events);
+        }
+        let text = String::from_utf8(capture.0.lock().expect("lock").clone()).expect("utf-8");
+        text.lines()
+            .map(|line| {
+                let (stamp, rest) = line.split_at(27);
+                let b = stamp.as_bytes();
+                assert!(
+                    b[4] == b'-' && b[10] == b'T' && b[19] == b'.' && b[26] == b'Z',
+                    "{line}"
+                );
+                assert!(b[20..26].iter().all(u8::is_ascii_digit), "{line}");
+                rest.to_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lines_are_the_default_formatters_lines() {
+        let fast = lines(true);
+        assert_eq!(fast.len(), 6);
+        // Four request lines outside a span took the fast path; the fault
+        // seed line and the one inside a span went to the default.
+        assert_eq!(FAST_LINES.with(std::cell::Cell::get), 4);
+        assert_eq!(fast, lines(false));
+        assert_eq!(
+            fast[0],
+            "  INFO payments_mock_server::request: request method=GET \
+             path=/api/payments/reference/R%20%22x/status status=404 \
+             latency_ms=0.06554800000000001 request_id=a\"b error_code=\"TRANSACTION_NOT_FOUND\""
+        );
+    }
+}
