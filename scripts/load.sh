@@ -9,7 +9,7 @@
 # Environment: LOAD_DURATION (s, 10), LOAD_RUNS (3), LOAD_CONNECTIONS (50),
 # SERVER_CPU (0), CLIENT_CPU (1), MOCK_LOG (where the request log goes,
 # /dev/null), CONFIRM_POOL (transactions pre-initiated per confirm run;
-# default 1.25 x the initiate rate x LOAD_DURATION), LOAD_OUT (raw output).
+# default 2 x the initiate rate x LOAD_DURATION: confirms run faster than initiates), LOAD_OUT (raw output).
 #
 # Scenarios: GET status by id, GET status by reference, POST initiate
 # (unique references), POST confirm (a fresh pre-initiated pool per run, so
@@ -69,7 +69,7 @@ done
 stop_server
 
 # --- confirm: a fresh pool per run; then the same pools again ---------------
-POOL=${CONFIRM_POOL:-$(awk -v r="$(med "$LOG" initiate rps)" -v d="$DURATION" 'BEGIN { printf "%d", r * d * 1.25 + 1000 }')}
+POOL=${CONFIRM_POOL:-$(awk -v r="$(med "$LOG" initiate rps)" -v d="$DURATION" 'BEGIN { printf "%d", r * d * 2 + 1000 }')}
 start_server "$OUT/mock-confirm.out" "$MOCK" --port 0
 for run in $(seq 1 "$RUNS"); do
   taskset -c "$CLIENT_CPU" timeout 300 "$BIN/perf-preload" --base "$BASE" --count "$POOL" \
