@@ -24,6 +24,7 @@
 //! - `faults.rs` — fault sources: header, queue, fail rate, latency, rate limit.
 //! - `auth.rs` — API keys, constant-time comparison.
 //! - `journal.rs` — the request journal, captured cheaply and expanded when read.
+//! - `logging.rs` — the binary's log set-up and its fast text format.
 //! - `money.rs` — minor units to exact major-unit JSON numbers.
 //! - `openapi.rs` — the OpenAPI document.
 //! - `error.rs` — [`ApiError`] (the envelope of a failure) and [`Error`].
@@ -146,6 +147,7 @@ mod guard;
 mod handlers;
 mod index;
 mod journal;
+mod logging;
 mod middleware;
 mod mock_server;
 mod money;
@@ -165,6 +167,7 @@ pub use error::{ApiError, Error, ErrorCode};
 pub use extract::{BODY_LIMIT, decode_segment, parse_object};
 pub use faults::Fault;
 pub use journal::JournalEntry;
+pub use logging::{LogFormat, PlainText, init_logging};
 pub use mock_server::{MockServer, MockServerBuilder, StoredTransaction};
 pub use money::{major_number, major_text};
 pub use server::{HEADER_LIMIT, run, run_with};

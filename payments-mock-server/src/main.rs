@@ -1,13 +1,11 @@
 //! The `payments-mock-server` binary (COMMANDS.md).
 
-mod plain_log;
-
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
-use payments_mock_server::{ApiKey, Catalog, Config, app, parse_latency, run_with};
+use payments_mock_server::{ApiKey, Catalog, Config, app, init_logging, parse_latency, run_with};
 
 /// The merchant payment-transaction service in memory, for integration tests.
 #[derive(Debug, Parser)]
@@ -105,7 +103,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let args = Args::parse();
     // Flushes the last log lines when main returns.
-    let _log = init_logging(args.log_format);
+    let _log = init_logging(match args.log_format {
+        LogFormat::Text => payments_mock_server::LogFormat::Text,
+        LogFormat::Json => payments_mock_server::LogFormat::Json,
+    });
     let catalog = match &args.catalog {
         Some(path) => match Catalog::from_path(path) {
             Ok(c) => c,
@@ -193,32 +194,6 @@ async fn shutdown_signal() {
         () = terminate => {},
     }
     tracing::info!("shutting down: finishing in-flight requests");
-}
-
-/// The request log on stderr, written by a background thread through a
-/// buffer: lines queue while requests are served and go out many to a
-/// `write` once the queue is drained, instead of one `write` system call
-/// per request on the serving thread. Nothing is dropped (a full queue
-/// makes the logger wait); the guard flushes what is left at exit.
-fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        .thread_name("payments-mock-server-log")
-        .finish(std::io::BufWriter::with_capacity(
-            64 * 1024,
-            std::io::stderr(),
-        ));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(writer);
-    match format {
-        LogFormat::Text => builder.event_format(plain_log::PlainText::default()).init(),
-        LogFormat::Json => builder.json().init(),
-    }
-    guard
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

@@ -72,14 +72,8 @@ pub fn vm_rss_kib(pid: &str) -> Option<u64> {
 
 /// The request log exactly as the mock binary sets it up (text, `info`, on
 /// stderr), so in-process measurements pay the same logging cost.
-pub fn init_request_log() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(false)
-        .with_writer(std::io::stderr)
-        .init();
+pub fn init_request_log() -> tracing_appender::non_blocking::WorkerGuard {
+    payments_mock_server::init_logging(payments_mock_server::LogFormat::Text)
 }
 
 /// Completes on SIGINT or SIGTERM (how the scripts stop a server).

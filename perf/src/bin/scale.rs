@@ -18,6 +18,11 @@ use payments_mock_server::{InitialState, MockServer, validate_initiate};
 use payments_perf::{Flags, init_request_log, stop_signal, vm_rss_kib};
 use serde_json::{Map, Value, json};
 
+/// The binary's allocator (`payments-mock-server/src/main.rs`), so the
+/// memory figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
 
 fn main() -> ExitCode {
@@ -50,7 +55,7 @@ fn run() -> Result<(), String> {
     let count: u64 = flags.parsed("count", 1_000_000)?;
     let sample: u64 = flags.parsed("sample", 1000)?;
     let port: u16 = flags.parsed("port", 0)?;
-    init_request_log();
+    let _log = init_request_log();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async move {
         let listener =

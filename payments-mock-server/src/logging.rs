@@ -1,5 +1,6 @@
-//! The binary's text log format: byte for byte tracing-subscriber's default
-//! (`Full`, no colours), with a cheaper path for the per-request line.
+//! The binary's log: [`init_logging`] sets up stderr as the binary does,
+//! and [`PlainText`] is its text format, byte for byte tracing-subscriber's
+//! default (`Full`, no colours) with a cheaper path for the request line.
 //!
 //! The default formatter spent ~11.6k instructions on each request line
 //! (23 % of a status look-up, BENCHMARKS.md): three nested `fmt` calls per
@@ -20,6 +21,47 @@ use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::fmt::format::{Format, Full, Writer};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
+
+/// The format of the log lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// One line of text per event ([`PlainText`]).
+    Text,
+    /// One JSON object per event (tracing-subscriber's JSON format).
+    Json,
+}
+
+/// Installs the global tracing subscriber the binary uses: events at
+/// `RUST_LOG` (default `info`) on stderr, colours only on a terminal.
+///
+/// Lines are written by a background thread through a 64 KiB buffer: they
+/// queue while requests are served and go out many to a `write` once the
+/// queue is drained, instead of one `write` system call per request on
+/// the serving thread. Nothing is dropped (a full queue makes the logger
+/// wait). Keep the returned guard alive: dropping it flushes what is left.
+///
+/// Panics if a global subscriber is already installed (as
+/// `tracing_subscriber`'s `init` does).
+pub fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
+        .thread_name("payments-mock-server-log")
+        .finish(std::io::BufWriter::with_capacity(
+            64 * 1024,
+            std::io::stderr(),
+        ));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(writer);
+    match format {
+        LogFormat::Text => builder.event_format(PlainText::default()).init(),
+        LogFormat::Json => builder.json().init(),
+    }
+    guard
+}
 
 /// The target of the request log lines (`middleware.rs`, `guard.rs`).
 const REQUEST_TARGET: &str = "payments_mock_server::request";
