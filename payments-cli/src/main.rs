@@ -27,6 +27,12 @@ use clap::Parser as _;
 
 use crate::{cli::Cli, error::CliError, exit::Exit};
 
+/// mimalloc instead of the system allocator: a look-up allocates and frees
+/// dozens of small blocks, and glibc's malloc/free were a fifth of the
+/// instructions of `status --from-file` (BENCHMARKS.md, item 5).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
