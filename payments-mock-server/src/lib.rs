@@ -172,5 +172,5 @@ pub use mock_server::{MockServer, MockServerBuilder, StoredTransaction};
 pub use money::{major_number, major_text};
 pub use server::{HEADER_LIMIT, run, run_with};
 pub use state::{AppState, Shared};
-pub use store::Store;
+pub use store::{InsertRefusal, Store};
 pub use validate::{confirm as validate_confirm, initiate as validate_initiate};
