@@ -228,10 +228,10 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
         Some(q) => {
             let q = u32::try_from(q).ok();
             let limit = product.and_then(|p| p.max_quantity.map(|max| (max, &p.code)));
-            if let (Some(q), Some((max, code))) = (q, limit) {
-                if q > max {
-                    p.push(format!("quantity must be at most {max} for product {code}"));
-                }
+            if let (Some(q), Some((max, code))) = (q, limit)
+                && q > max
+            {
+                p.push(format!("quantity must be at most {max} for product {code}"));
             }
             q
         }

@@ -23,10 +23,10 @@ pub fn to_json_schema(value: &Value) -> Value {
             if map.get("nullable") != Some(&Value::Bool(true)) {
                 return Value::Object(out);
             }
-            if let Some(Value::Array(values)) = out.get_mut("enum") {
-                if !values.contains(&Value::Null) {
-                    values.push(Value::Null);
-                }
+            if let Some(Value::Array(values)) = out.get_mut("enum")
+                && !values.contains(&Value::Null)
+            {
+                values.push(Value::Null);
             }
             match out.remove("type") {
                 Some(Value::String(t)) => {
@@ -144,15 +144,15 @@ impl Checker {
         );
         let media = &response["content"]["application/json"];
         self.validate(&media["schema"], &reply.body, &what);
-        if let Some(examples) = media["examples"].as_object() {
-            if reply.body["isSuccess"] == false {
-                assert!(
-                    examples.contains_key(reply.code()),
-                    "{what}: errorCode {} is not among the documented ones {:?}",
-                    reply.code(),
-                    examples.keys().collect::<Vec<_>>()
-                );
-            }
+        if let Some(examples) = media["examples"].as_object()
+            && reply.body["isSuccess"] == false
+        {
+            assert!(
+                examples.contains_key(reply.code()),
+                "{what}: errorCode {} is not among the documented ones {:?}",
+                reply.code(),
+                examples.keys().collect::<Vec<_>>()
+            );
         }
         self.seen.insert((template, op_method, status));
         self.checked += 1;
