@@ -79,6 +79,9 @@ impl Capture {
             ends.push(text.len());
             if name == header::AUTHORIZATION {
                 text.push_str("[redacted]");
+            } else if let Ok(visible) = value.to_str() {
+                // The usual case; cheaper than the UTF-8 check below.
+                text.push_str(visible);
             } else {
                 text.push_str(&String::from_utf8_lossy(value.as_bytes()));
             }
@@ -100,7 +103,10 @@ impl Capture {
     /// The request body (lossy UTF-8).
     pub(crate) fn set_body(&mut self, body: &[u8]) {
         self.text.truncate(self.ends.last().copied().unwrap_or(0));
-        self.text.push_str(&String::from_utf8_lossy(body));
+        match std::str::from_utf8(body) {
+            Ok(text) => self.text.push_str(text),
+            Err(_) => self.text.push_str(&String::from_utf8_lossy(body)),
+        }
     }
 
     /// The request method.

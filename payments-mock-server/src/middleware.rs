@@ -23,7 +23,7 @@ const MAX_LOGGED_PATH: usize = 256;
 pub(crate) async fn request_context(mut req: Request, next: Next) -> Response {
     let started = Instant::now();
     let id = match req.headers().get(&REQUEST_ID) {
-        Some(given) if acceptable_request_id(given.as_bytes()) => given.clone(),
+        Some(given) if acceptable_request_id(given.as_bytes()) => detached(given),
         _ => new_request_id(),
     };
     req.extensions_mut().insert(RequestId(id.clone()));
@@ -55,6 +55,17 @@ pub(crate) async fn request_context(mut req: Request, next: Next) -> Response {
         "request"
     );
     response
+}
+
+/// A copy of a request header value that owns its bytes.
+///
+/// A value hyper parsed shares the connection's read buffer (8 KiB or
+/// more); the journal keeps the request id for its last 1,000 requests, and
+/// a shared value would pin one whole buffer per entry and make hyper
+/// allocate a fresh one for every request (measured: 4.9 MB after 600
+/// requests of the client, which sends `X-Request-Id`).
+fn detached(value: &HeaderValue) -> HeaderValue {
+    HeaderValue::from_bytes(value.as_bytes()).unwrap_or_else(|_| new_request_id())
 }
 
 /// A fresh request id: a v4 UUID, hyphenated.
@@ -103,6 +114,20 @@ mod tests {
     use tower_http::catch_panic::CatchPanicLayer;
 
     use super::*;
+
+    #[test]
+    fn a_callers_request_id_is_copied_out_of_the_read_buffer() {
+        // As hyper hands it over: a slice of the connection's buffer.
+        let buffer = bytes::Bytes::from(vec![b'a'; 8192]);
+        let given = HeaderValue::from_maybe_shared(buffer.slice(100..136)).expect("visible ASCII");
+        let kept = detached(&given);
+        assert_eq!(kept, given);
+        let inside = buffer.as_ptr_range();
+        assert!(
+            !inside.contains(&kept.as_bytes().as_ptr()),
+            "the kept id must not pin the read buffer"
+        );
+    }
 
     #[tokio::test]
     async fn a_panicking_handler_becomes_500_envelope_and_the_router_keeps_serving() {
