@@ -178,6 +178,7 @@ impl ClientBuilder {
             )));
         }
         let base = parsed.as_str().trim_end_matches('/').to_owned();
+        let base_path = parsed.path().trim_end_matches('/').to_owned();
         let credential = self
             .api_key
             .as_ref()
@@ -195,10 +196,21 @@ impl ClientBuilder {
                 .build()
                 .map_err(|e| Error::config(format!("cannot create the HTTP client: {e}")))?,
         };
+        // `user:pass@` in the base URL becomes `Authorization: Basic`, as
+        // reqwest does for a URL it is given; done once here, with reqwest's
+        // own code, so each call starts from a URL without it.
+        let probe = http.get(parsed).build().map_err(|e| {
+            Error::config(format!("invalid base URL {shown:?}: {}", e.without_url()))
+        })?;
+        let basic_auth = probe.headers().get(reqwest::header::AUTHORIZATION).cloned();
+        let base_url = probe.url().clone();
         Ok(Client {
             inner: Arc::new(Transport {
                 http,
                 base,
+                base_url,
+                base_path,
+                basic_auth,
                 credential,
                 user_agent,
                 timeout: self.timeout,

@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER, USER_AGENT};
+use reqwest::header::{
+    ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER, USER_AGENT,
+};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 use tracing::{Instrument, field};
@@ -37,8 +39,8 @@ pub(crate) struct Call {
     /// Already percent-encoded path, starting with `/api/`.
     pub path: String,
     pub query: Vec<(&'static str, String)>,
-    /// JSON body.
-    pub body: Option<Vec<u8>>,
+    /// JSON body; shared, so that a retry does not copy it.
+    pub body: Option<bytes::Bytes>,
 }
 
 /// What one logical call shares across its attempts (and a reconciliation
@@ -87,6 +89,12 @@ pub(crate) struct Transport {
     /// Base URL text without a trailing slash; paths are appended to it so a
     /// path prefix (`https://host/payments`) is kept.
     pub base: String,
+    /// `base` parsed once; each call only replaces its path.
+    pub base_url: Url,
+    /// The path prefix of `base` (`/payments`, or empty).
+    pub base_path: String,
+    /// `Authorization: Basic` from `user:pass@` in the base URL (sensitive).
+    pub basic_auth: Option<HeaderValue>,
     pub credential: Option<Credential>,
     pub user_agent: HeaderValue,
     pub timeout: Option<Duration>,
@@ -107,16 +115,21 @@ impl Transport {
         self.deadline.map(|d| Instant::now() + d)
     }
 
-    fn url(&self, call: &Call) -> Result<Url, Error> {
-        let mut url = Url::parse(&format!("{}{}", self.base, call.path))
-            .map_err(|e| Error::config(format!("cannot build the request URL: {e}")))?;
+    fn url(&self, call: &Call) -> Url {
+        // The scheme and host were parsed once when the client was built;
+        // the call's path is already percent-encoded.
+        let mut url = self.base_url.clone();
+        let mut path = String::with_capacity(self.base_path.len() + call.path.len());
+        path.push_str(&self.base_path);
+        path.push_str(&call.path);
+        url.set_path(&path);
         if !call.query.is_empty() {
             let mut pairs = url.query_pairs_mut();
             for (k, v) in &call.query {
                 pairs.append_pair(k, v);
             }
         }
-        Ok(url)
+        url
     }
 
     fn headers(&self, ctx: &CallContext, has_body: bool) -> HeaderMap {
@@ -126,6 +139,9 @@ impl Transport {
             h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         }
         h.insert(USER_AGENT, self.user_agent.clone());
+        if let Some(basic) = &self.basic_auth {
+            h.insert(AUTHORIZATION, basic.clone());
+        }
         if let Ok(v) = HeaderValue::from_str(&ctx.request_id) {
             h.insert(REQUEST_ID_HEADER, v);
         }
@@ -154,12 +170,7 @@ impl Transport {
             attempts = field::Empty,
         );
         async {
-            let url = self.url(call).map_err(|error| Failed {
-                error,
-                attempts: 0,
-                earlier_ambiguous: false,
-                request_id: ctx.request_id.clone(),
-            })?;
+            let url = self.url(call);
             let mut attempt = 0u32;
             let mut earlier_ambiguous = false;
             loop {
@@ -234,19 +245,24 @@ impl Transport {
             Method::Get => reqwest::Method::GET,
             Method::Post => reqwest::Method::POST,
         };
-        let mut request = self
-            .http
-            .request(method, url.clone())
-            .headers(self.headers(ctx, call.body.is_some()));
+        // The request is assembled in place: one header map, no merge, and
+        // the body shared with the other attempts.
+        let mut request = reqwest::Request::new(method, url.clone());
+        *request.headers_mut() = self.headers(ctx, call.body.is_some());
         if let Some(body) = &call.body {
-            request = request.body(body.clone());
+            *request.body_mut() = Some(body.clone().into());
         }
         let exchange = async {
-            let response = request.send().await?;
+            let response = self.http.execute(request).await?;
             let status = response.status().as_u16();
-            let headers = response.headers().clone();
+            let headers = response.headers();
+            let content_type = headers
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let retry_after = headers.get(RETRY_AFTER).and_then(parse_retry_after);
             let body = response.bytes().await?;
-            Ok::<_, reqwest::Error>((status, headers, body))
+            Ok::<_, reqwest::Error>((status, content_type, retry_after, body))
         };
         let outcome = match limit {
             Some(limit) => tokio::time::timeout(limit, exchange).await,
@@ -259,7 +275,7 @@ impl Transport {
             request_id: ctx.request_id.clone(),
             source,
         };
-        let (status, headers, body) = match outcome {
+        let (status, content_type, retry_after, body) = match outcome {
             Err(_elapsed) => {
                 tracing::debug!("attempt timed out");
                 return Err(transport_error(TransportKind::Timeout, None));
@@ -275,16 +291,12 @@ impl Transport {
         };
         span.record("status", status);
         tracing::debug!(status, "response received");
-        let content_type = headers
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
         envelope::decode(Exchange {
             status,
             content_type,
             body: &body,
             request_id: &ctx.request_id,
-            retry_after: headers.get(RETRY_AFTER).and_then(parse_retry_after),
+            retry_after,
             attempt,
         })
     }

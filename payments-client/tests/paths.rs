@@ -292,3 +292,34 @@ fn encode_path_segment_leaves_only_unreserved_characters() {
     assert_eq!(encode_path_segment("a/b c?d#e%f"), "a%2Fb%20c%3Fd%23e%25f");
     assert_eq!(encode_path_segment("AZaz09-._~"), "AZaz09-._~");
 }
+
+#[tokio::test]
+async fn userinfo_in_the_base_url_is_sent_as_basic_auth_and_a_key_overrides_it() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(json(200, ok_envelope(&status_data())))
+        .mount(&server)
+        .await;
+    let with_userinfo = server
+        .uri()
+        .replacen("http://", "http://us%40er:p%3Ass@", 1);
+    client_for(&with_userinfo).status(TX_ID).await.unwrap();
+    Client::builder(&with_userinfo)
+        .api_key("sk_test_123")
+        .build()
+        .unwrap()
+        .status(TX_ID)
+        .await
+        .unwrap();
+    let received = server.received_requests().await.unwrap();
+    let auth = |i: usize| {
+        received[i]
+            .headers
+            .get("authorization")
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    // base64("us@er:p:ss"), the userinfo percent-decoded.
+    assert_eq!(auth(0).as_deref(), Some("Basic dXNAZXI6cDpzcw=="));
+    assert_eq!(auth(1).as_deref(), Some("Bearer sk_test_123"));
+    assert!(received.iter().all(|r| r.url.username().is_empty()));
+}

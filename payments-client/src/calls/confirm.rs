@@ -73,7 +73,7 @@ impl ConfirmRequest {
             method: Method::Post,
             path: "/api/payments/confirm".to_owned(),
             query: Vec::new(),
-            body: Some(body),
+            body: Some(body.into()),
         })
     }
 }

@@ -157,7 +157,7 @@ impl InitiateRequest {
             method: Method::Post,
             path: "/api/payments/initiate".to_owned(),
             query: Vec::new(),
-            body: Some(body),
+            body: Some(body.into()),
         })
     }
 }

@@ -95,6 +95,18 @@ struct RawEnvelope<'a> {
     data: Option<&'a RawValue>,
 }
 
+/// The envelope of a successful answer, decoded in one pass: the common
+/// case. Anything else (a failure, `data` null, a `message` that is not a
+/// string, a body that is not the envelope) fails this decode and takes the
+/// careful path through [`RawEnvelope`], which reports it precisely.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SuccessEnvelope<T> {
+    is_success: bool,
+    message: Option<String>,
+    data: Option<T>,
+}
+
 /// A JSON string as its text; `null` as `None`; any other JSON value as its
 /// JSON text.
 fn lenient_text(raw: Option<&RawValue>) -> Option<String> {
@@ -139,6 +151,22 @@ pub(crate) fn decode<T: DeserializeOwned>(ex: Exchange<'_>) -> Result<Reply<T>, 
     let Ok(text) = std::str::from_utf8(ex.body) else {
         return Err(unexpected("body is not UTF-8".to_owned()));
     };
+    if let Ok(SuccessEnvelope {
+        is_success: true,
+        message,
+        data: Some(data),
+    }) = serde_json::from_str::<SuccessEnvelope<T>>(text)
+    {
+        return Ok(Reply {
+            data,
+            message,
+            request_id: ex.request_id.to_owned(),
+            attempts: ex.attempt,
+            reconciled: false,
+            http_status: ex.status,
+            raw_envelope: text.to_owned(),
+        });
+    }
     let envelope: RawEnvelope<'_> = match serde_json::from_str(text) {
         Ok(e) => e,
         Err(e) if text.trim().is_empty() => {
@@ -170,9 +198,8 @@ pub(crate) fn decode<T: DeserializeOwned>(ex: Exchange<'_>) -> Result<Reply<T>, 
             });
         }
     };
-    // One plain pass on the common path; only a body that does not decode
-    // is read again to name where it went wrong (serde_path_to_error
-    // doubled the cost of every successful decode).
+    // Only a body that does not decode is read again, to name where it
+    // went wrong (serde_path_to_error doubles the cost of a decode).
     let data: T = match serde_json::from_str(data.get()) {
         Ok(data) => data,
         Err(_) => decode_with_path(data.get(), &ex, text)?,
