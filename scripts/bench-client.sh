@@ -36,6 +36,8 @@ for call in ["status_by_id", "status_by_reference", "initiate", "confirm"]:
     c, b = med[(call, "client")], med[(call, "bare")]
     r = c / b
     print(f"| {call} | {c:.2f} | {b:.2f} | {r:.3f} | ≤ 1.1 | {'pass' if r <= 1.1 else 'FAIL'} |")
+c, b = med[("status_by_id", "client")], med[("status_by_id", "bare_minimal")]
+print(f"| status_by_id against a bare request without User-Agent and X-Request-Id | {c:.2f} | {b:.2f} | {c/b:.3f} | — | — |")
 c, b = med[("decode", "client")], med[("decode", "bare")]
 print(f"| decode of a status envelope | {c:.3f} ({1/c:.2f} M envelopes/s) | {b:.3f} ({1/b:.2f} M/s) | {c/b:.2f} | — | — |")
 PY

@@ -3,9 +3,13 @@
 //! Each of the four calls twice against one in-process mock server: through
 //! [`payments_client::Client`] (local validation, request id, retry loop,
 //! envelope decode into the typed model, raw envelope kept) and as the same
-//! HTTP request by bare `reqwest` plus `serde` into plain structs. The ratio
-//! client / bare is the client's overhead; the server's work is the same on
-//! both sides. A current-thread runtime drives client and server alike, so
+//! HTTP request by bare `reqwest` plus `serde` into plain structs: the same
+//! method, path, body and headers (`Accept`, `User-Agent`, a fresh
+//! `X-Request-Id`, `Content-Type` on a POST). The ratio client / bare is the
+//! client's overhead; the server's work is the same on both sides.
+//! `status_by_id::bare_minimal` sends only `Accept`, to show what the two
+//! extra headers cost (the mock copies and echoes the request id and
+//! journals every header). A current-thread runtime drives client and server alike, so
 //! the figures do not depend on thread hand-offs.
 //!
 //! `decode` measures envelope decoding alone, on a status envelope the mock
@@ -168,11 +172,18 @@ struct BareConfirmation {
     extra_properties: Option<String>,
 }
 
+/// A fresh request id, as the client sends with every call.
+fn request_id() -> String {
+    Uuid::new_v4().to_string()
+}
+
 async fn bare_get<T: serde::de::DeserializeOwned>(url: String) -> T {
     let body = FIXTURE
         .http
         .get(url)
         .header("accept", "application/json")
+        .header("user-agent", payments_client::DEFAULT_USER_AGENT)
+        .header("x-request-id", request_id())
         .send()
         .await
         .expect("send")
@@ -190,6 +201,8 @@ async fn bare_post<T: serde::de::DeserializeOwned>(path: &str, body: Vec<u8>) ->
         .post(format!("{}{path}", FIXTURE.base))
         .header("accept", "application/json")
         .header("content-type", "application/json")
+        .header("user-agent", payments_client::DEFAULT_USER_AGENT)
+        .header("x-request-id", request_id())
         .body(body)
         .send()
         .await
@@ -217,6 +230,27 @@ mod status_by_id {
     fn bare() -> BareStatus {
         let f = &*FIXTURE;
         f.rt.block_on(bare_get(format!("{}/api/payments/{}/status", f.base, f.id)))
+    }
+
+    /// `bare` without `User-Agent` and `X-Request-Id`.
+    #[divan::bench]
+    fn bare_minimal() -> BareStatus {
+        let f = &*FIXTURE;
+        f.rt.block_on(async {
+            let body = f
+                .http
+                .get(format!("{}/api/payments/{}/status", f.base, f.id))
+                .header("accept", "application/json")
+                .send()
+                .await
+                .expect("send")
+                .bytes()
+                .await
+                .expect("body");
+            let envelope: Envelope<BareStatus> =
+                serde_json::from_slice(&body).expect("an envelope");
+            envelope.data.expect("data")
+        })
     }
 }
 
