@@ -1,6 +1,8 @@
 //! Extractors whose rejections are our envelope (CONTRACT section 2): the
 //! JSON object body, the caller's identity, and path segment decoding.
 
+use std::borrow::Cow;
+
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
@@ -104,10 +106,16 @@ pub fn acceptable_request_id(value: &[u8]) -> bool {
 
 /// A path segment percent-decoded; `None` when the result is not UTF-8.
 pub fn decode_segment(raw: &str) -> Option<String> {
-    percent_encoding::percent_decode_str(raw)
-        .decode_utf8()
-        .ok()
-        .map(std::borrow::Cow::into_owned)
+    decoded_segment(raw).map(Cow::into_owned)
+}
+
+/// [`decode_segment`], borrowing `raw` when it has nothing to decode (every
+/// transaction id, most references).
+pub(crate) fn decoded_segment(raw: &str) -> Option<Cow<'_, str>> {
+    if !raw.contains('%') {
+        return Some(Cow::Borrowed(raw));
+    }
+    percent_encoding::percent_decode_str(raw).decode_utf8().ok()
 }
 
 #[cfg(test)]
@@ -136,5 +144,11 @@ mod tests {
     fn segments() {
         assert_eq!(decode_segment("INV%2F1").as_deref(), Some("INV/1"));
         assert_eq!(decode_segment("%FF"), None);
+        assert_eq!(decode_segment("plain"), Some("plain".to_owned()));
+        assert!(matches!(
+            decoded_segment("plain"),
+            Some(Cow::Borrowed("plain"))
+        ));
+        assert_eq!(decoded_segment("a%20b").as_deref(), Some("a b"));
     }
 }

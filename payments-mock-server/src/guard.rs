@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::error::{ApiError, ErrorCodeTag};
-use crate::extract::{BODY_LIMIT, Caller, RequestId, decode_segment};
+use crate::extract::{BODY_LIMIT, Caller, RequestId, decoded_segment};
 use crate::faults::{Fault, KeyHasher, Plan, parse_header};
 use crate::handlers::status::{Target, target};
 use crate::journal::Capture;
@@ -247,7 +247,7 @@ fn fault_key(state: &AppState, parts: &Parts, caller: Caller, body: &[u8]) -> u6
                 .strip_prefix("/api/payments/")
                 .and_then(target)
                 .and_then(|t| match t {
-                    Target::Id(raw) => decode_segment(raw),
+                    Target::Id(raw) => decoded_segment(raw),
                     Target::Reference(_) => None,
                 })
                 .and_then(|id| transaction(&id));

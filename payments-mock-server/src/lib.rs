@@ -147,6 +147,7 @@ mod guard;
 mod handlers;
 mod index;
 mod journal;
+mod json;
 mod logging;
 mod middleware;
 mod mock_server;

@@ -3,14 +3,14 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use serde::Serialize;
+#[cfg(test)]
 use uuid::Uuid;
 
-use crate::clock::format_time;
-use crate::error::{ApiError, ErrorCode, success};
+use crate::error::{ApiError, ErrorCode};
 use crate::extract::{Caller, JsonObject};
+use crate::json::JsonOut;
 use crate::state::AppState;
-use crate::store::InsertRefusal;
+use crate::store::{InsertRefusal, Record};
 use crate::validate;
 
 /// Validates, checks the merchant binding, and creates the transaction
@@ -51,32 +51,114 @@ pub async fn handle(
                 "the mock holds as many transactions as it can; POST /_mock/reset to start over",
             ),
         })?;
-    let f = &record.fields;
-    Ok(success(
-        InitiateData {
-            transaction_id: record.id,
-            reference_no: &f.reference_no,
-            status: initial.as_str(),
-            amount: f.amount_minor,
-            currency_code: &f.currency_code,
-            product_code: &f.product_code,
-            created_at: format_time(record.created_at),
-            extra_properties: None,
-        },
-        Some("payment initiated"),
-    ))
+    Ok(initiate_envelope(&record, initial.as_str()))
 }
 
-/// Initiate `data` (interface section 2.3).
-#[derive(Debug, Serialize)]
+/// The success envelope of an initiate, written by hand ([`JsonOut`]):
+/// the same bytes as serde writes for [`InitiateData`] (tested below).
+fn initiate_envelope(record: &Record, status: &str) -> Response {
+    let f = &record.fields;
+    let mut out = JsonOut::with_capacity(320 + f.reference_no.len());
+    out.raw(r#"{"isSuccess":true,"errorCode":null,"message":"payment initiated","data":{"transactionId":"#);
+    out.uuid(record.id);
+    out.raw(r#","referenceNo":"#);
+    out.string(&f.reference_no);
+    out.raw(r#","status":"#);
+    out.string(status);
+    out.raw(r#","amount":"#);
+    out.u64(f.amount_minor);
+    out.raw(r#","currencyCode":"#);
+    out.string(&f.currency_code);
+    out.raw(r#","productCode":"#);
+    out.string(&f.product_code);
+    out.raw(r#","createdAt":"#);
+    out.time(record.created_at);
+    out.raw(r#","extraProperties":null}}"#);
+    out.into_response()
+}
+
+/// Initiate `data` (interface section 2.3), as serde would write it: the
+/// reference [`initiate_envelope`] is tested against.
+#[cfg(test)]
+#[derive(Debug, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct InitiateData<'a> {
     transaction_id: Uuid,
     reference_no: &'a str,
-    status: &'static str,
+    status: &'a str,
     amount: u64,
     currency_code: &'a str,
     product_code: &'a str,
     created_at: String,
     extra_properties: Option<&'a str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::to_bytes;
+    use chrono::DateTime;
+
+    use super::*;
+    use crate::catalog::InitialState;
+    use crate::clock::format_time;
+    use crate::error::success;
+    use crate::store::{NewTransaction, Store};
+
+    #[tokio::test]
+    async fn the_initiate_envelope_is_byte_for_byte_what_serde_writes() {
+        let store = Store::new();
+        let created = DateTime::from_timestamp_millis(1_795_000_000_007).expect("a time");
+        for (n, reference) in ["INV-1", "a \"quoted\" \\ ref\t", "ünï ✓ 🚀 /?#%"]
+            .into_iter()
+            .enumerate()
+        {
+            for amount in [1, 1050, 9_007_199_254_740_991] {
+                let record = store
+                    .initiate(
+                        NewTransaction {
+                            merchant_id: Uuid::now_v7(),
+                            reference_no: format!("{reference}{amount}"),
+                            description: None,
+                            amount_minor: amount,
+                            currency_code: ["MYR", "JPY", "KWD"][n].to_owned(),
+                            currency_exponent: [2, 0, 3][n],
+                            product_code: "TOPUP".to_owned(),
+                            quantity: None,
+                            country_code: None,
+                            store_id: "S1".to_owned(),
+                            device_id: None,
+                            payer_id: Some("p".to_owned()),
+                            return_url: None,
+                            extra_properties: Some("{}".to_owned()),
+                        },
+                        InitialState::Pending,
+                        created,
+                        created,
+                    )
+                    .expect("stored");
+                let f = &record.fields;
+                let serde = success(
+                    InitiateData {
+                        transaction_id: record.id,
+                        reference_no: &f.reference_no,
+                        status: "PENDING",
+                        amount: f.amount_minor,
+                        currency_code: &f.currency_code,
+                        product_code: &f.product_code,
+                        created_at: format_time(record.created_at),
+                        extra_properties: None,
+                    },
+                    Some("payment initiated"),
+                );
+                let fast = initiate_envelope(&record, "PENDING");
+                assert_eq!(fast.headers(), serde.headers());
+                let fast = to_bytes(fast.into_body(), usize::MAX).await.expect("body");
+                let serde = to_bytes(serde.into_body(), usize::MAX).await.expect("body");
+                assert_eq!(
+                    String::from_utf8_lossy(&fast),
+                    String::from_utf8_lossy(&serde)
+                );
+            }
+        }
+    }
 }

@@ -11,9 +11,9 @@ use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use uuid::Uuid;
 
-use crate::error::{ApiError, ErrorCode, success};
-use crate::extract::{Caller, decode_segment};
-use crate::handlers::status_data;
+use crate::error::{ApiError, ErrorCode};
+use crate::extract::{Caller, decoded_segment};
+use crate::handlers::status_envelope;
 use crate::state::AppState;
 use crate::store::LookupError;
 
@@ -63,7 +63,7 @@ pub async fn handle(
 fn by_id(state: &AppState, caller: Caller, raw: &str) -> Result<Response, ApiError> {
     let invalid =
         |m: &str| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidTransactionId, m);
-    let id = decode_segment(raw)
+    let id = decoded_segment(raw)
         .ok_or_else(|| invalid("transactionId is not valid UTF-8 after percent-decoding"))?;
     if id.trim().is_empty() {
         return Err(invalid("transactionId must not be empty"));
@@ -71,9 +71,7 @@ fn by_id(state: &AppState, caller: Caller, raw: &str) -> Result<Response, ApiErr
     let now = state.clock.now();
     state
         .store
-        .with_id(&id, caller.merchant, |record| {
-            success(status_data(record, now), None)
-        })
+        .with_id(&id, caller.merchant, |record| status_envelope(record, now))
         .ok_or_else(|| {
             ApiError::new(
                 StatusCode::NOT_FOUND,
@@ -109,7 +107,7 @@ fn by_reference(
 ) -> Result<Response, ApiError> {
     let invalid =
         |m: &str| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidReferenceNo, m);
-    let reference = decode_segment(raw)
+    let reference = decoded_segment(raw)
         .ok_or_else(|| invalid("referenceNo is not valid UTF-8 after percent-decoding"))?;
     if reference.trim().is_empty() {
         return Err(invalid("referenceNo must not be empty"));
@@ -117,9 +115,9 @@ fn by_reference(
     let query_scope = merchant_query(query)?;
     let scope = caller.merchant.or(query_scope);
     let now = state.clock.now();
-    let found = state.store.with_reference(&reference, scope, |record| {
-        success(status_data(record, now), None)
-    });
+    let found = state
+        .store
+        .with_reference(&reference, scope, |record| status_envelope(record, now));
     match found {
         Ok(response) => Ok(response),
         Err(LookupError::NotFound) => Err(ApiError::new(
