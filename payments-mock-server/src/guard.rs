@@ -2,10 +2,11 @@
 //! (section 10) and the request journal, in that order. `/_mock/` and
 //! `/openapi.json` pass straight through: never faulted, limited or keyed.
 
+use axum::body::HttpBody as _;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -41,8 +42,8 @@ fn is_length_limit(err: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-fn declared_length(req: &Request) -> Option<u64> {
-    req.headers()
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
         .get(header::CONTENT_LENGTH)?
         .to_str()
         .ok()?
@@ -136,23 +137,26 @@ async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Capture
     let mut plan = state.faults.plan(header_faults);
     note_faults(&plan, entry);
 
-    let req = Request::from_parts(parts, Body::empty());
-    if declared_length(&req).is_some_and(|n| n > BODY_LIMIT as u64) {
+    if declared_length(&parts.headers).is_some_and(|n| n > BODY_LIMIT as u64) {
         return Ending::Respond(ApiError::payload_too_large().into_response());
     }
-    let bytes: Bytes = match Limited::new(body, BODY_LIMIT).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if is_length_limit(e.as_ref()) => {
-            return Ending::Respond(ApiError::payload_too_large().into_response());
-        }
-        Err(_) => {
-            return Ending::Respond(
-                ApiError::validation("request body could not be read").into_response(),
-            );
+    // A GET has no body: nothing to collect.
+    let bytes: Bytes = if body.is_end_stream() {
+        Bytes::new()
+    } else {
+        match Limited::new(body, BODY_LIMIT).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if is_length_limit(e.as_ref()) => {
+                return Ending::Respond(ApiError::payload_too_large().into_response());
+            }
+            Err(_) => {
+                return Ending::Respond(
+                    ApiError::validation("request body could not be read").into_response(),
+                );
+            }
         }
     };
     entry.set_body(&bytes);
-    let (parts, _) = req.into_parts();
     if state.faults.draws() {
         state
             .faults

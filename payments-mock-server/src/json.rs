@@ -10,8 +10,9 @@
 //! Unit tests compare every writer with serde over hostile strings, and
 //! `handlers::fast_json_tests` compares whole envelopes.
 
+use axum::body::Body;
 use axum::http::{HeaderValue, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use chrono::{DateTime, Datelike, Timelike, Utc};
 use uuid::Uuid;
 
@@ -132,14 +133,12 @@ impl JsonOut {
 
     /// A 200 response with this text as an `application/json` body.
     pub(crate) fn into_response(self) -> Response {
-        (
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            self.buf,
-        )
-            .into_response()
+        let mut response = Response::new(Body::from(self.buf));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
     }
 }
 

@@ -207,11 +207,61 @@ impl Visit for Fields<'_, '_> {
         }
     }
 
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        if self.begin(field) {
+            self.result = match thousandths(value) {
+                Some(n) => write_thousandths(self.writer, n),
+                None => write!(self.writer, "{value:?}"),
+            };
+        }
+    }
+
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         if self.begin(field) {
             self.result = write!(self.writer, "{value:?}");
         }
     }
+}
+
+/// `n` when `value` is the `f64` nearest to `n / 1000` and below 10^9: the
+/// request line's `latency_ms`, which is whole microseconds.
+fn thousandths(value: f64) -> Option<u64> {
+    if !(0.0..1e9).contains(&value) {
+        return None;
+    }
+    // In range, so the conversion is exact and cannot saturate.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let n = (value * 1000.0).round() as u64;
+    #[allow(clippy::cast_precision_loss)]
+    let exact = n as f64 / 1000.0 == value;
+    exact.then_some(n)
+}
+
+/// `n / 1000` as `f64`'s `Debug` writes it: for such a value below 10^9 the
+/// shortest round-tripping text is the decimal itself with trailing zeros
+/// dropped (any shorter decimal is at least 0.001 away, far more than the
+/// spacing of `f64` there), and a whole number keeps `.0`.
+fn write_thousandths(writer: &mut Writer<'_>, n: u64) -> fmt::Result {
+    let mut itoa = itoa::Buffer::new();
+    writer.write_str(itoa.format(n / 1000))?;
+    writer.write_char('.')?;
+    let fraction = n % 1000;
+    if fraction == 0 {
+        return writer.write_char('0');
+    }
+    let digits = [fraction / 100, fraction / 10 % 10, fraction % 10];
+    let used = if !fraction.is_multiple_of(10) {
+        3
+    } else if !fraction.is_multiple_of(100) {
+        2
+    } else {
+        1
+    };
+    for d in &digits[..used] {
+        // A single decimal digit.
+        writer.write_char(char::from(b'0' + *d as u8))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -269,6 +319,9 @@ mod tests {
             quoted = "say \"hi\"\tand\u{7}é",
             negative = -3i64,
             flag = true,
+            latency_ms = 12.5_f64,
+            whole = 3.0_f64,
+            tiny = 0.001_f64,
             "request"
         );
         tracing::error!(target: "payments_mock_server::request", "handler panicked");
@@ -308,6 +361,53 @@ mod tests {
                 rest.to_owned()
             })
             .collect()
+    }
+
+    fn thousandths_text(n: u64) -> String {
+        let mut text = String::new();
+        write_thousandths(&mut Writer::new(&mut text), n).expect("written");
+        text
+    }
+
+    #[test]
+    fn whole_microseconds_are_written_as_debug_writes_them() {
+        for n in [
+            0,
+            1,
+            10,
+            100,
+            1000,
+            1001,
+            1010,
+            1100,
+            65_548,
+            999_999_999_999,
+        ] {
+            #[allow(clippy::cast_precision_loss)]
+            let value = n as f64 / 1000.0;
+            assert_eq!(thousandths(value), Some(n));
+            assert_eq!(thousandths_text(n), format!("{value:?}"), "{n}");
+        }
+        for value in [
+            0.065_548_000_000_000_01,
+            -1.0,
+            1e9,
+            f64::NAN,
+            f64::INFINITY,
+            1e-4,
+        ] {
+            assert_eq!(thousandths(value), None, "{value}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_whole_microsecond_latency_is_written_as_debug_writes_it(n in 0u64..1_000_000_000_000) {
+            #[allow(clippy::cast_precision_loss)]
+            let value = n as f64 / 1000.0;
+            proptest::prop_assert_eq!(thousandths(value), Some(n));
+            proptest::prop_assert_eq!(thousandths_text(n), format!("{value:?}"));
+        }
     }
 
     #[test]
