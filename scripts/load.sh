@@ -7,6 +7,7 @@
 #   LOAD_DURATION=2 LOAD_RUNS=1 scripts/load.sh     # smoke test
 #
 # Environment: LOAD_DURATION (s, 10), LOAD_RUNS (3), LOAD_CONNECTIONS (50),
+# LOAD_ONLY (all; \`status\` runs only the status scenarios and the control),
 # SERVER_CPU (0), CLIENT_CPU (1), MOCK_LOG (where the request log goes,
 # /dev/null), CONFIRM_POOL (transactions pre-initiated per confirm run;
 # default 2 x the initiate rate x LOAD_DURATION: confirms run faster than initiates), LOAD_OUT (raw output).
@@ -61,6 +62,7 @@ for run in $(seq 1 "$RUNS"); do
 done
 stop_server
 
+if [ "${LOAD_ONLY:-all}" = all ]; then
 # --- initiate ----------------------------------------------------------------
 start_server "$OUT/mock-initiate.out" "$MOCK" --port 0
 for run in $(seq 1 "$RUNS"); do
@@ -84,6 +86,7 @@ for run in $(seq 1 "$RUNS"); do
   WRK_POOL="$OUT/pool-confirmed.txt" wrk_once confirm_again "$BASE" "$WRK/confirm.lua" "$LOG"
 done
 stop_server
+fi
 
 # --- summary -----------------------------------------------------------------
 ms() { awk -v u="$1" 'BEGIN { printf "%.2f", u / 1000 }'; }
@@ -108,12 +111,14 @@ ctl_post=$(med "$LOG" control_post rps)
   }
   row status_id "$ctl_get" 0.7
   row status_ref "$ctl_get" 0.7
-  row initiate "$ctl_post" 0.5
-  row confirm "$ctl_post" ""
-  row confirm_again "$ctl_post" ""
+  if [ "${LOAD_ONLY:-all}" = all ]; then
+    row initiate "$ctl_post" 0.5
+    row confirm "$ctl_post" ""
+    row confirm_again "$ctl_post" ""
+  fi
   row control_get "" ""
   row control_post "" ""
   echo
-  echo "confirm: a fresh pool of $POOL pre-initiated transactions per run (non-2xx 0 = every confirm was a first confirm). confirm_again: 10,000 transactions confirmed beforehand, confirmed again: every answer 400 TRANSACTION_ALREADY_CONFIRMED (all counted in non-2xx)."
+  [ "${LOAD_ONLY:-all}" != all ] || echo "confirm: a fresh pool of $POOL pre-initiated transactions per run (non-2xx 0 = every confirm was a first confirm). confirm_again: 10,000 transactions confirmed beforehand, confirmed again: every answer 400 TRANSACTION_ALREADY_CONFIRMED (all counted in non-2xx)."
   echo "load.sh took $(( $(date +%s) - started )) s; raw wrk output in $OUT"
 } | tee "$OUT/summary.md"

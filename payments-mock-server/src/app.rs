@@ -4,7 +4,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::DefaultBodyLimit;
 use axum::http::Request;
-use axum::middleware::{from_fn, from_fn_with_state};
+use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use tower::ServiceBuilder;
 use tower_http::body::Limited;
@@ -13,7 +13,6 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::error::ApiError;
 use crate::extract::BODY_LIMIT;
-use crate::guard::api_guard;
 use crate::handlers::{admin, confirm, initiate, status};
 use crate::middleware::{panic_response, request_context};
 use crate::state::AppState;
@@ -21,9 +20,12 @@ use crate::state::AppState;
 /// The whole service as a router: drive it with
 /// `tower::ServiceExt::oneshot` in tests, or serve it with [`crate::server::run`].
 ///
-/// Layers, outermost first: request id + log + envelope guarantee, body
-/// size limit, panic → 500, the `/api/` guard (auth, rate limit, faults,
-/// journal), then the routes.
+/// Layers, outermost first: request id + log + envelope guarantee with the
+/// `/api/` guard inside it (auth, rate limit, faults, journal; one
+/// middleware, since each `from_fn` layer boxes its future and the stack
+/// below it per request), body size limit, panic → 500, then the routes.
+/// The guard enforces the body limit itself, so an oversized `/api/`
+/// request is authenticated and journaled like any other.
 ///
 /// The layers wrap the routed service once (`ServiceBuilder`), not each
 /// route (`Router::layer`), which would clone every layer's boxed service
@@ -45,12 +47,11 @@ pub fn app(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .with_state(state.clone());
     let service = ServiceBuilder::new()
-        .layer(from_fn(request_context))
+        .layer(from_fn_with_state(state, request_context))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         // The limit wraps the body; the layers below take axum's `Body`.
         .map_request(|req: Request<Limited<Body>>| req.map(Body::new))
         .layer(CatchPanicLayer::custom(panic_response))
-        .layer(from_fn_with_state(state, api_guard))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .service(routes);
     Router::new().fallback_service(service)

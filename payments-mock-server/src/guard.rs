@@ -4,7 +4,7 @@
 
 use axum::body::HttpBody as _;
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
@@ -51,8 +51,8 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
         .ok()
 }
 
-/// Middleware guarding `/api/`.
-pub(crate) async fn api_guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
+/// Guards `/api/` requests; anything else goes straight to `next`.
+pub(crate) async fn api_guard(state: &AppState, req: Request, next: Next) -> Response {
     if !req.uri().path().starts_with("/api/") {
         return next.run(req).await;
     }
@@ -68,7 +68,7 @@ pub(crate) async fn api_guard(State(state): State<AppState>, req: Request, next:
         state.clock.now(),
     );
     let abort = req.extensions().get::<ConnectionAbort>().cloned();
-    let ending = guarded(&state, req, next, &mut entry).await;
+    let ending = guarded(state, req, next, &mut entry).await;
     match ending {
         Ending::Respond(response) => {
             entry.status = Some(response.status().as_u16());

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -11,6 +11,8 @@ use uuid::Uuid;
 
 use crate::error::{ApiError, ErrorCodeTag};
 use crate::extract::{RequestId, acceptable_request_id, is_json_content_type};
+use crate::guard::api_guard;
+use crate::state::AppState;
 
 /// `X-Request-Id`.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -18,9 +20,18 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// Longest path written to the log.
 const MAX_LOGGED_PATH: usize = 256;
 
-/// Sets the request id, makes sure the response is the envelope, echoes the
-/// id and writes one log line (never a header value, so never a key).
-pub(crate) async fn request_context(mut req: Request, next: Next) -> Response {
+/// Sets the request id, runs `/api/` requests through the guard
+/// ([`api_guard`]: auth, rate limit, faults, journal), makes sure the
+/// response is the envelope, echoes the id and writes one log line (never a
+/// header value, so never a key).
+///
+/// One middleware rather than two: each `from_fn` layer boxes its future
+/// and the rest of the stack per request.
+pub(crate) async fn request_context(
+    State(state): State<AppState>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let started = Instant::now();
     let id = match req.headers().get(&REQUEST_ID) {
         Some(given) if acceptable_request_id(given.as_bytes()) => detached(given),
@@ -38,7 +49,7 @@ pub(crate) async fn request_context(mut req: Request, next: Next) -> Response {
         path.push('…');
     }
 
-    let mut response = ensure_envelope(next.run(req).await);
+    let mut response = ensure_envelope(api_guard(&state, req, next).await);
     response.headers_mut().insert(REQUEST_ID, id.clone());
     let code = response
         .extensions()
@@ -116,7 +127,7 @@ mod tests {
     use axum::Router;
     use axum::body::Body;
     use axum::http::{Request, StatusCode};
-    use axum::middleware::from_fn;
+    use axum::middleware::from_fn_with_state;
     use axum::routing::get;
     use http_body_util::BodyExt;
     use tower::ServiceExt;
@@ -147,7 +158,10 @@ mod tests {
             .route("/boom", get(boom))
             .route("/fine", get(|| async { "fine" }))
             .layer(CatchPanicLayer::custom(panic_response))
-            .layer(from_fn(request_context));
+            .layer(from_fn_with_state(
+                AppState::new(crate::config::Config::default()),
+                request_context,
+            ));
         let request = Request::get("/boom")
             .header("x-request-id", "panic-1")
             .body(Body::empty())
@@ -176,7 +190,10 @@ mod tests {
                 "/teapot",
                 get(|| async { (StatusCode::IM_A_TEAPOT, "short and stout") }),
             )
-            .layer(from_fn(request_context));
+            .layer(from_fn_with_state(
+                AppState::new(crate::config::Config::default()),
+                request_context,
+            ));
         let request = Request::get("/teapot")
             .body(Body::empty())
             .expect("request");
