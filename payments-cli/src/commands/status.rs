@@ -11,7 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use futures::StreamExt as _;
+use futures::{FutureExt as _, StreamExt as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use payments_client::{
     Error as ClientError, PaymentStatus, Reply, WaitOptions, encode_path_segment,
@@ -105,7 +105,17 @@ pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
             (index, outcome)
         })
         .buffer_unordered(usize::from(args.concurrency));
-    while let Some((index, outcome)) = stream.next().await {
+    loop {
+        // Queued lines go out whenever nothing more is ready, so a reader
+        // still sees each result as soon as the service answers it.
+        let next = match stream.next().now_or_never() {
+            Some(next) => next,
+            None => {
+                progress.suspend(|| ctx.flush_queued())?;
+                stream.next().await
+            }
+        };
+        let Some((index, outcome)) = next else { break };
         progress.inc(1);
         outcomes[index] = Some(outcome);
         while let Some(Some(ready)) = outcomes.get(printed) {
@@ -115,6 +125,7 @@ pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
             printed += 1;
         }
     }
+    progress.suspend(|| ctx.flush_queued())?;
     progress.finish_and_clear();
 
     let outcomes: Vec<Outcome> = outcomes.into_iter().flatten().collect();
@@ -129,7 +140,7 @@ fn print_json(ctx: &Context, outcome: &Outcome) -> Result<(), CliError> {
         Outcome::Malformed { .. } => None,
     };
     match envelope {
-        Some(envelope) => ctx.print_line(envelope),
+        Some(envelope) => ctx.queue_line(envelope),
         None => Ok(()),
     }
 }

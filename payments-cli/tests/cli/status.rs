@@ -190,3 +190,63 @@ async fn many_look_ups_exit_with_the_highest_code() {
     cmd.args([UNKNOWN, "--reference-no", "H-1"]);
     run(cmd).await.code(3);
 }
+
+/// Lines are written in batches, but never held back while the CLI waits:
+/// the first envelope reaches a reader while a later look-up is still
+/// outstanding (its stub answers only after a minute; the test ends long
+/// before that, killing the process).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ready_line_is_written_while_a_later_look_up_is_outstanding() {
+    use std::io::{BufRead as _, BufReader};
+    use std::process::Stdio;
+    use std::time::Duration;
+
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer as Stub, ResponseTemplate};
+
+    const FAST: &str = "01937e1c-0000-7000-8000-00000000000a";
+    const SLOW: &str = "01937e1c-0000-7000-8000-00000000000b";
+    let stub = Stub::start().await;
+    let envelope = format!(
+        r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{{"transactionId":"{FAST}","referenceNo":"R","status":"INITIATED","amount":10.50,"productCode":"TOPUP","createdAt":"2026-11-23T08:00:00.000Z","lastModifiedAt":null,"providerReference":null,"message":null,"extraProperties":null}}}}"#
+    );
+    Mock::given(method("GET"))
+        .and(path(format!("/api/payments/{FAST}/status")))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(envelope.clone(), "application/json"))
+        .mount(&stub)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(format!("/api/payments/{SLOW}/status")))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(envelope.replace(FAST, SLOW), "application/json")
+                .set_delay(Duration::from_secs(60)),
+        )
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_payments"));
+    cmd.env_clear()
+        .env("XDG_CONFIG_HOME", sandbox.path())
+        .env("HOME", sandbox.path())
+        .args(["--base-url", &stub.uri(), "-o", "json", "--timeout", "120"])
+        .args(["status", FAST, SLOW])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().expect("payments starts");
+    let stdout = child.stdout.take().expect("piped");
+    let first = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).map(|_| line)
+    });
+    let first = tokio::time::timeout(Duration::from_secs(30), first).await;
+    let still_running = child.try_wait().expect("status").is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    let first = first
+        .expect("the first line arrives before the slow look-up ends")
+        .expect("reader")
+        .expect("read");
+    assert_eq!(first.trim_end(), envelope);
+    assert!(still_running, "the slow look-up was still outstanding");
+}
