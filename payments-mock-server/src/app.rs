@@ -24,8 +24,9 @@ use crate::state::AppState;
 /// `/api/` guard inside it (auth, rate limit, faults, journal; one
 /// middleware, since each `from_fn` layer boxes its future and the stack
 /// below it per request), body size limit, panic → 500, then the routes.
-/// The guard enforces the body limit itself, so an oversized `/api/`
-/// request is authenticated and journaled like any other.
+/// The guard enforces the body limit itself (a declared length over it
+/// first of all, before authentication), so an oversized `/api/` request is
+/// journaled like any other.
 ///
 /// The layers wrap the routed service once (`ServiceBuilder`), not each
 /// route (`Router::layer`), which would clone every layer's boxed service

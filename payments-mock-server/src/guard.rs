@@ -109,6 +109,11 @@ pub(crate) async fn api_guard(state: &AppState, req: Request, next: Next) -> Res
 
 async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Capture) -> Ending {
     let (mut parts, body) = req.into_parts();
+    // A declared body over the limit is refused before anything else,
+    // authentication included (docs/mock-server.md, "Limits").
+    if declared_length(&parts.headers).is_some_and(|n| n > BODY_LIMIT as u64) {
+        return Ending::Respond(ApiError::payload_too_large().into_response());
+    }
     let caller = match state.auth.authenticate(&parts.headers) {
         Ok(caller) => {
             parts.extensions.insert(caller);
@@ -137,9 +142,6 @@ async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Capture
     let mut plan = state.faults.plan(header_faults);
     note_faults(&plan, entry);
 
-    if declared_length(&parts.headers).is_some_and(|n| n > BODY_LIMIT as u64) {
-        return Ending::Respond(ApiError::payload_too_large().into_response());
-    }
     // A GET has no body: nothing to collect.
     let bytes: Bytes = if body.is_end_stream() {
         Bytes::new()

@@ -242,6 +242,31 @@ async fn body_over_64_kib_is_payload_too_large() {
 }
 
 #[tokio::test]
+async fn a_declared_body_over_64_kib_is_refused_before_authentication_and_journaled() {
+    let mut config = Config::default();
+    config.api_keys = vec!["sk_test".parse().expect("key")];
+    let (state, router) = service_with(config);
+    let big = "a".repeat(70 * 1024);
+    let req = Request::post("/api/payments/initiate")
+        .header("content-type", "application/json")
+        .header("content-length", big.len())
+        .body(Body::from(big))
+        .expect("request");
+    let reply = send(&router, req).await;
+    assert_envelope(&reply, 413, "PAYLOAD_TOO_LARGE");
+    let journal = state.journal.entries();
+    let last = journal.last().expect("journaled");
+    assert_eq!(last.status, Some(413));
+    assert_eq!(last.path, "/api/payments/initiate");
+    // Undeclared (streamed) and over the limit: authentication comes first.
+    let req = Request::post("/api/payments/initiate")
+        .header("content-type", "application/json")
+        .body(Body::from("b".repeat(70 * 1024)))
+        .expect("request");
+    assert_envelope(&send(&router, req).await, 401, "UNAUTHORIZED");
+}
+
+#[tokio::test]
 async fn non_json_content_type_is_unsupported_media_type() {
     let (_, router) = service();
     let req = Request::post("/api/payments/initiate")
