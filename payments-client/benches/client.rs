@@ -177,33 +177,9 @@ fn request_id() -> String {
     Uuid::new_v4().to_string()
 }
 
-async fn bare_get<T: serde::de::DeserializeOwned>(url: String) -> T {
-    let body = FIXTURE
-        .http
-        .get(url)
-        .header("accept", "application/json")
-        .header("user-agent", payments_client::DEFAULT_USER_AGENT)
-        .header("x-request-id", request_id())
-        .send()
-        .await
-        .expect("send")
-        .bytes()
-        .await
-        .expect("body");
-    let envelope: Envelope<T> = serde_json::from_slice(&body).expect("an envelope");
-    assert!(envelope.is_success);
-    envelope.data.expect("data")
-}
-
-async fn bare_post<T: serde::de::DeserializeOwned>(path: &str, body: Vec<u8>) -> T {
-    let body = FIXTURE
-        .http
-        .post(format!("{}{path}", FIXTURE.base))
-        .header("accept", "application/json")
-        .header("content-type", "application/json")
-        .header("user-agent", payments_client::DEFAULT_USER_AGENT)
-        .header("x-request-id", request_id())
-        .body(body)
+/// Sends a bare request and decodes its envelope into plain structs.
+async fn bare_send<T: serde::de::DeserializeOwned>(request: reqwest::RequestBuilder) -> T {
+    let body = request
         .send()
         .await
         .expect("send")
@@ -213,6 +189,32 @@ async fn bare_post<T: serde::de::DeserializeOwned>(path: &str, body: Vec<u8>) ->
     let envelope: Envelope<T> = serde_json::from_slice(&body).expect("an envelope");
     assert!(envelope.is_success, "{}", String::from_utf8_lossy(&body));
     envelope.data.expect("data")
+}
+
+async fn bare_get<T: serde::de::DeserializeOwned>(url: String) -> T {
+    bare_send(
+        FIXTURE
+            .http
+            .get(url)
+            .header("accept", "application/json")
+            .header("user-agent", payments_client::DEFAULT_USER_AGENT)
+            .header("x-request-id", request_id()),
+    )
+    .await
+}
+
+async fn bare_post<T: serde::de::DeserializeOwned>(path: &str, body: Vec<u8>) -> T {
+    bare_send(
+        FIXTURE
+            .http
+            .post(format!("{}{path}", FIXTURE.base))
+            .header("accept", "application/json")
+            .header("content-type", "application/json")
+            .header("user-agent", payments_client::DEFAULT_USER_AGENT)
+            .header("x-request-id", request_id())
+            .body(body),
+    )
+    .await
 }
 
 mod status_by_id {
@@ -236,21 +238,11 @@ mod status_by_id {
     #[divan::bench]
     fn bare_minimal() -> BareStatus {
         let f = &*FIXTURE;
-        f.rt.block_on(async {
-            let body = f
-                .http
+        f.rt.block_on(bare_send(
+            f.http
                 .get(format!("{}/api/payments/{}/status", f.base, f.id))
-                .header("accept", "application/json")
-                .send()
-                .await
-                .expect("send")
-                .bytes()
-                .await
-                .expect("body");
-            let envelope: Envelope<BareStatus> =
-                serde_json::from_slice(&body).expect("an envelope");
-            envelope.data.expect("data")
-        })
+                .header("accept", "application/json"),
+        ))
     }
 }
 

@@ -4,7 +4,8 @@ use std::sync::{Arc, Barrier};
 use super::*;
 use crate::clock::Clock;
 
-fn fields(reference: &str) -> NewTransaction {
+/// A valid MYR 1.00 TOPUP for this reference (tests elsewhere adjust it).
+pub(crate) fn fields(reference: &str) -> NewTransaction {
     NewTransaction {
         merchant_id: Uuid::nil(),
         reference_no: reference.to_owned(),

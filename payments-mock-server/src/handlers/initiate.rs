@@ -102,6 +102,7 @@ mod tests {
     use crate::catalog::InitialState;
     use crate::clock::format_time;
     use crate::error::success;
+    use crate::store::tests::fields;
     use crate::store::{NewTransaction, Store};
 
     #[tokio::test]
@@ -117,19 +118,11 @@ mod tests {
                     .initiate(
                         NewTransaction {
                             merchant_id: Uuid::now_v7(),
-                            reference_no: format!("{reference}{amount}"),
-                            description: None,
                             amount_minor: amount,
                             currency_code: ["MYR", "JPY", "KWD"][n].to_owned(),
                             currency_exponent: [2, 0, 3][n],
-                            product_code: "TOPUP".to_owned(),
-                            quantity: None,
-                            country_code: None,
-                            store_id: "S1".to_owned(),
-                            device_id: None,
-                            payer_id: Some("p".to_owned()),
-                            return_url: None,
                             extra_properties: Some("{}".to_owned()),
+                            ..fields(&format!("{reference}{amount}"))
                         },
                         InitialState::Pending,
                         created,

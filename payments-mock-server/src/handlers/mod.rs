@@ -100,24 +100,18 @@ mod fast_json_tests {
     use super::*;
     use crate::catalog::InitialState;
     use crate::error::success;
+    use crate::store::tests::fields;
     use crate::store::{ConfirmResult, Confirmation, NewTransaction, Store};
 
     fn new_transaction(reference: &str, currency: (&str, u16), amount: u64) -> NewTransaction {
         NewTransaction {
             merchant_id: Uuid::now_v7(),
-            reference_no: reference.to_owned(),
-            description: None,
             amount_minor: amount,
             currency_code: currency.0.to_owned(),
             currency_exponent: currency.1,
             product_code: "GIFT_CARD-2".to_owned(),
-            quantity: None,
-            country_code: None,
-            store_id: "S1".to_owned(),
-            device_id: None,
             payer_id: None,
-            return_url: None,
-            extra_properties: None,
+            ..fields(reference)
         }
     }
 
