@@ -226,7 +226,8 @@ impl Visit for Fields<'_, '_> {
 /// `n` when `value` is the `f64` nearest to `n / 1000` and below 10^9: the
 /// request line's `latency_ms`, which is whole microseconds.
 fn thousandths(value: f64) -> Option<u64> {
-    if !(0.0..1e9).contains(&value) {
+    // `-0.0` is in the range but `Debug` writes it with its sign.
+    if !(0.0..1e9).contains(&value) || value.is_sign_negative() {
         return None;
     }
     // In range, so the conversion is exact and cannot saturate.
@@ -391,6 +392,7 @@ mod tests {
         for value in [
             0.065_548_000_000_000_01,
             -1.0,
+            -0.0,
             1e9,
             f64::NAN,
             f64::INFINITY,

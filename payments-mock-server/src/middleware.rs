@@ -1,12 +1,14 @@
 //! Cross-cutting layers for every route: the request id, the request log,
 //! and the envelope guarantee (CONTRACT section 2).
 
+use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::FutureExt as _;
 use uuid::Uuid;
 
 use crate::error::{ApiError, ErrorCodeTag};
@@ -49,7 +51,10 @@ pub(crate) async fn request_context(
         path.push('…');
     }
 
-    let mut response = ensure_envelope(api_guard(&state, req, next).await);
+    // The panic layer sits below the guard; a panic in the guard itself
+    // is answered here, so the connection still gets its 500.
+    let guarded = AssertUnwindSafe(api_guard(&state, req, next)).catch_unwind();
+    let mut response = ensure_envelope(guarded.await.unwrap_or_else(panic_response));
     response.headers_mut().insert(REQUEST_ID, id.clone());
     let code = response
         .extensions()
@@ -181,6 +186,36 @@ mod tests {
         let request = Request::get("/fine").body(Body::empty()).expect("request");
         let response = router.oneshot(request).await.expect("infallible");
         assert_eq!(response.status(), StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn a_panic_below_the_context_without_a_panic_layer_still_gets_the_500_envelope() {
+        async fn boom() -> &'static str {
+            panic!("guard bug")
+        }
+        // No CatchPanicLayer: the context itself must answer.
+        let router: Router = Router::new()
+            .route("/boom", get(boom))
+            .layer(from_fn_with_state(
+                AppState::new(crate::config::Config::default()),
+                request_context,
+            ));
+        let request = Request::get("/boom")
+            .header("x-request-id", "panic-2")
+            .body(Body::empty())
+            .expect("request");
+        let response = router.oneshot(request).await.expect("infallible");
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(response.headers()[&REQUEST_ID], "panic-2");
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.contains("\"errorCode\":\"INTERNAL_ERROR\""), "{text}");
+        assert!(!text.contains("guard bug"));
     }
 
     #[tokio::test]

@@ -151,7 +151,8 @@ impl Context {
     /// Queues one line (an envelope) for stdout: many look-ups write their
     /// lines in batches, one `write` for all the results that are ready,
     /// instead of one per line (a write per line was a third of the
-    /// syscalls of `--from-file`). On a terminal the line goes out at once.
+    /// syscalls of `--from-file`). On a terminal, or with `-v`, the line
+    /// goes out at once.
     /// [`Context::flush_queued`] writes the rest; call it before waiting.
     pub fn queue_line(&self, line: &str) -> Result<(), CliError> {
         let full = {
@@ -160,7 +161,9 @@ impl Context {
             queued.push(b'\n');
             queued.len() >= QUEUE_LIMIT
         };
-        if full || self.stdout_is_terminal {
+        // With -v, request lines go to stderr as they happen; results keep
+        // their place between them.
+        if full || self.stdout_is_terminal || self.settings.verbose {
             self.flush_queued()?;
         }
         Ok(())
