@@ -46,6 +46,16 @@ taskset -c "$CLIENT_CPU" hyperfine -N --warmup 10 --runs "$SINGLE_RUNS" --export
 taskset -c "$CLIENT_CPU" hyperfine -N --warmup 1 --runs "$BULK_RUNS" --export-json "$OUT/bulk.json" \
   -n c32 "$PAYMENTS --base-url $BASE -o json status --from-file $OUT/ids.txt --concurrency 32" \
   -n c1 "$PAYMENTS --base-url $BASE -o json status --from-file $OUT/ids.txt --concurrency 1"
+# CPU the CLI spends per look-up at --concurrency 32 (user + system, bash's
+# `time`), median of 3: with the CLI's core saturated, c1's wall time per
+# look-up divided by this bounds the speed-up.
+cpu_runs=()
+for _ in 1 2 3; do
+  { TIMEFORMAT='%U %S'; time taskset -c "$CLIENT_CPU" "$PAYMENTS" --base-url "$BASE" -o json status \
+      --from-file "$OUT/ids.txt" --concurrency 32 >/dev/null 2>&1; } 2>"$OUT/cpu.txt"
+  cpu_runs+=("$(awk '{ printf "%.6f", $1 + $2 }' "$OUT/cpu.txt")")
+done
+cpu32=$(printf '%s\n' "${cpu_runs[@]}" | sort -n | sed -n 2p)
 stop_server
 
 single_cli=$(hyperfine_median "$OUT/single.json" 0)
@@ -67,5 +77,7 @@ echo "| payments / curl | $r1 | ≤ 1.5 | $(ok "$r1" "<=" 1.5) |"
 echo "| --from-file $BULK ids, --concurrency 32, median s | $(awk -v s="$c32" 'BEGIN { printf "%.3f", s }') ($rate32 look-ups/s) | ≥ 5000 look-ups/s | $(ok "$rate32" ">=" 5000) |"
 echo "| --from-file $BULK ids, --concurrency 1, median s | $(awk -v s="$c1" 'BEGIN { printf "%.3f", s }') ($rate1 look-ups/s) | — | — |"
 echo "| concurrency 32 speed-up over 1 | ${speedup}x | ≥ 10x | $(ok "$speedup" ">=" 10) |"
+echo "| CLI CPU per look-up at concurrency 32 (user + system), µs | $(awk -v c="$cpu32" -v n="$BULK" 'BEGIN { printf "%.1f", c / n * 1e6 }') | — | — |"
+echo "| bound on the speed-up: c1 wall per look-up ÷ that CPU | $(awk -v w="$c1" -v c="$cpu32" 'BEGIN { printf "%.1f", w / c }')x | — | — |"
 echo
 echo "bench-cli.sh took $(( $(date +%s) - started )) s; hyperfine JSON in $OUT"
