@@ -154,19 +154,17 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn a_panicking_handler_becomes_500_envelope_and_the_router_keeps_serving() {
-        async fn boom() -> &'static str {
-            panic!("handler bug")
-        }
-        let router: Router = Router::new()
-            .route("/boom", get(boom))
-            .route("/fine", get(|| async { "fine" }))
-            .layer(CatchPanicLayer::custom(panic_response))
-            .layer(from_fn_with_state(
-                AppState::new(crate::config::Config::default()),
-                request_context,
-            ));
+    /// `routes` behind the request context, as the app stacks it.
+    fn with_context(routes: Router) -> Router {
+        routes.layer(from_fn_with_state(
+            AppState::new(crate::config::Config::default()),
+            request_context,
+        ))
+    }
+
+    /// A GET of `/boom` (whose handler panics with `message`) is answered
+    /// 500 `INTERNAL_ERROR` with the request id and without the message.
+    async fn assert_boom_is_500(router: &Router, message: &str) {
         let request = Request::get("/boom")
             .header("x-request-id", "panic-1")
             .body(Body::empty())
@@ -182,7 +180,22 @@ mod tests {
             .to_bytes();
         let text = String::from_utf8_lossy(&body);
         assert!(text.contains("\"errorCode\":\"INTERNAL_ERROR\""), "{text}");
-        assert!(!text.contains("handler bug"));
+        assert!(!text.contains(message));
+    }
+
+    async fn boom() -> &'static str {
+        panic!("handler bug")
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_becomes_500_envelope_and_the_router_keeps_serving() {
+        let router = with_context(
+            Router::new()
+                .route("/boom", get(boom))
+                .route("/fine", get(|| async { "fine" }))
+                .layer(CatchPanicLayer::custom(panic_response)),
+        );
+        assert_boom_is_500(&router, "handler bug").await;
         let request = Request::get("/fine").body(Body::empty()).expect("request");
         let response = router.oneshot(request).await.expect("infallible");
         assert_eq!(response.status(), StatusCode::OK);
@@ -190,45 +203,19 @@ mod tests {
 
     #[tokio::test]
     async fn a_panic_below_the_context_without_a_panic_layer_still_gets_the_500_envelope() {
-        async fn boom() -> &'static str {
-            panic!("guard bug")
-        }
-        // No CatchPanicLayer: the context itself must answer.
-        let router: Router = Router::new()
-            .route("/boom", get(boom))
-            .layer(from_fn_with_state(
-                AppState::new(crate::config::Config::default()),
-                request_context,
-            ));
-        let request = Request::get("/boom")
-            .header("x-request-id", "panic-2")
-            .body(Body::empty())
-            .expect("request");
-        let response = router.oneshot(request).await.expect("infallible");
-        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
-        assert_eq!(response.headers()[&REQUEST_ID], "panic-2");
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .expect("body")
-            .to_bytes();
-        let text = String::from_utf8_lossy(&body);
-        assert!(text.contains("\"errorCode\":\"INTERNAL_ERROR\""), "{text}");
-        assert!(!text.contains("guard bug"));
+        // No CatchPanicLayer: the context itself must answer (as it does for
+        // a panic in the /api/ guard, which runs above that layer).
+        let router = with_context(Router::new().route("/boom", get(boom)));
+        assert_boom_is_500(&router, "handler bug").await;
     }
 
     #[tokio::test]
     async fn a_bare_rejection_is_rewritten_as_the_envelope() {
-        let router: Router = Router::new()
-            .route(
-                "/teapot",
-                get(|| async { (StatusCode::IM_A_TEAPOT, "short and stout") }),
-            )
-            .layer(from_fn_with_state(
-                AppState::new(crate::config::Config::default()),
-                request_context,
-            ));
+        let router: Router = Router::new().route(
+            "/teapot",
+            get(|| async { (StatusCode::IM_A_TEAPOT, "short and stout") }),
+        );
+        let router = with_context(router);
         let request = Request::get("/teapot")
             .body(Body::empty())
             .expect("request");
