@@ -282,22 +282,12 @@ async fn the_rate_limit_lifts_after_retry_after_over_tcp() {
 
 #[tokio::test]
 async fn the_binary_takes_header_read_timeout_as_a_flag() {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_payments-mock-server"))
-        .args(["--port", "0", "--header-read-timeout", "200ms"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("banner");
-    let addr: SocketAddr = line
-        .trim_end()
-        .trim_start_matches("listening on http://")
-        .parse()
-        .expect("address");
+    let (mut child, base) = crate::common::spawn_with_banner(
+        std::process::Command::new(env!("CARGO_BIN_EXE_payments-mock-server"))
+            .args(["--port", "0", "--header-read-timeout", "200ms"])
+            .stderr(std::process::Stdio::null()),
+    );
+    let addr: SocketAddr = crate::common::address_of(&base).parse().expect("address");
     let started = Instant::now();
     let mut idle = TcpStream::connect(addr).await.expect("connect");
     let closed = closed_within(&mut idle, Duration::from_secs(5)).await;

@@ -1,26 +1,19 @@
 //! The `payments-mock-server` binary as a process (COMMANDS.md).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
+
+use crate::common::{address_of, spawn_with_banner, terminate_expecting_success};
 
 const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
 
 #[tokio::test]
 async fn binary_prints_the_banner_serves_and_exits_zero_on_sigterm() {
-    let mut child = Command::new(BIN)
-        .args(["--port", "0", "--expiry", "30s", "--log-format", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).expect("banner");
-    let base = line
-        .trim_end()
-        .strip_prefix("listening on ")
-        .expect("banner shape")
-        .to_owned();
+    let (child, base) = spawn_with_banner(
+        Command::new(BIN)
+            .args(["--port", "0", "--expiry", "30s", "--log-format", "json"])
+            .stderr(Stdio::piped()),
+    );
     assert!(base.starts_with("http://127.0.0.1:"), "{base}");
 
     let reply = reqwest::get(format!("{base}/_mock/health"))
@@ -32,14 +25,7 @@ async fn binary_prints_the_banner_serves_and_exits_zero_on_sigterm() {
         .expect("reply");
     assert_eq!(reply.status(), 404);
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(killed.success());
-    let output = child.wait_with_output().expect("exit");
-    assert!(output.status.success(), "{:?}", output.status);
-    let log = String::from_utf8_lossy(&output.stderr);
+    let log = terminate_expecting_success(child);
     assert!(log.contains("\"request_id\""), "{log}");
 }
 
@@ -48,20 +34,12 @@ fn sigterm_lets_an_in_flight_request_finish() {
     use std::io::Read;
     use std::net::TcpStream;
 
-    let mut child = Command::new(BIN)
-        .args(["--port", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("banner");
-    let addr = line
-        .trim_end()
-        .trim_start_matches("listening on http://")
-        .to_owned();
+    let (mut child, base) = spawn_with_banner(
+        Command::new(BIN)
+            .args(["--port", "0"])
+            .stderr(Stdio::null()),
+    );
+    let addr = address_of(&base).to_owned();
 
     let mut stream = TcpStream::connect(&addr).expect("connect");
     stream

@@ -1,14 +1,16 @@
 //! No key in any log line (text or JSON, at trace level), answer, journal
 //! entry, `Debug` output, configuration or usage error (issue #8).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use payments_mock_server::{Config, MockServer};
 use serde_json::json;
 
-use crate::common::{MERCHANT, OTHER_MERCHANT, initiate_body};
+use crate::common::{
+    MERCHANT, OTHER_MERCHANT, initiate_body, spawn_with_banner, terminate_expecting_success,
+};
 use crate::security::{KEY_A, KEY_B, KEY_OPEN, bearer};
 
 const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
@@ -208,28 +210,18 @@ fn a_malformed_api_key_flag_is_a_usage_error_that_does_not_echo_the_value() {
 /// Runs the binary with a key and trace logging, drives it, stops it, and
 /// returns its stderr.
 async fn binary_stderr(log_format: &str) -> String {
-    let mut child = Command::new(BIN)
-        .args(["--port", "0", "--log-format", log_format])
-        .args([
-            "--api-key",
-            &format!("{KEY_A}={MERCHANT}"),
-            "--api-key",
-            KEY_OPEN,
-        ])
-        .env("RUST_LOG", "trace")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("banner");
-    let base = line
-        .trim_end()
-        .strip_prefix("listening on ")
-        .expect("banner")
-        .to_owned();
+    let (child, base) = spawn_with_banner(
+        Command::new(BIN)
+            .args(["--port", "0", "--log-format", log_format])
+            .args([
+                "--api-key",
+                &format!("{KEY_A}={MERCHANT}"),
+                "--api-key",
+                KEY_OPEN,
+            ])
+            .env("RUST_LOG", "trace")
+            .stderr(Stdio::piped()),
+    );
     let client = reqwest::Client::new();
     for auth in [
         bearer(KEY_A),
@@ -254,14 +246,7 @@ async fn binary_stderr(log_format: &str) -> String {
             .await;
     }
     let _ = client.get(format!("{base}/_mock/requests")).send().await;
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(killed.success());
-    let output = child.wait_with_output().expect("exit");
-    assert!(output.status.success(), "{:?}", output.status);
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    terminate_expecting_success(child)
 }
 
 #[tokio::test]

@@ -193,3 +193,42 @@ pub fn redact(value: &Value) -> Value {
 pub fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).expect("a Value always serializes")
 }
+
+/// Spawns `cmd` (the mock binary, its flags and stderr already set) with
+/// stdout piped, reads its `listening on http://HOST:PORT` banner, and
+/// returns the child and the base URL.
+pub fn spawn_with_banner(cmd: &mut std::process::Command) -> (std::process::Child, String) {
+    use std::io::BufRead as _;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("banner");
+    let base = line
+        .trim_end()
+        .strip_prefix("listening on ")
+        .expect("banner shape")
+        .to_owned();
+    (child, base)
+}
+
+/// The `HOST:PORT` of a base URL from [`spawn_with_banner`].
+pub fn address_of(base: &str) -> &str {
+    base.strip_prefix("http://").expect("an http base URL")
+}
+
+/// Sends SIGTERM to a child from [`spawn_with_banner`], asserts that it
+/// exits 0 (COMMANDS.md), and returns what it wrote to stderr (piped).
+pub fn terminate_expecting_success(child: std::process::Child) -> String {
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let output = child.wait_with_output().expect("exit");
+    assert!(output.status.success(), "{:?}", output.status);
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
