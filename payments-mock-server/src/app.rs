@@ -36,7 +36,10 @@ pub fn app(state: AppState) -> Router {
     let routes: Router = Router::new()
         .route("/api/payments/initiate", post(initiate::handle))
         .route("/api/payments/confirm", post(confirm::handle))
-        .route("/api/payments/{*rest}", get(status::handle))
+        .route(
+            "/api/payments/{*rest}",
+            get(status::handle).fallback(status::other_method),
+        )
         .route("/_mock/health", get(admin::health))
         .route("/_mock/transactions", get(admin::transactions))
         .route("/_mock/reset", post(admin::reset))

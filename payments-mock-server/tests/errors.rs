@@ -222,6 +222,81 @@ async fn wrong_method_is_method_not_allowed() {
     assert_envelope(&reply, 405, "METHOD_NOT_ALLOWED");
 }
 
+/// CONTRACT section 8: 405 only where the route exists and the method does
+/// not; a path that is no route is 404 `NOT_FOUND` for every method
+/// (issue 14: POST on these used to answer 405).
+#[tokio::test]
+async fn a_path_that_is_no_route_is_not_found_for_every_method() {
+    let (_, router) = service();
+    let methods = [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+        Method::OPTIONS,
+        Method::from_bytes(b"PURGE").expect("an extension method"),
+    ];
+    let no_routes = [
+        "/api/payments/initiate/extra",
+        "/api/payments/initiate/",
+        "/api/payments/confirm/",
+        "/api/payments/foo/bar",
+        "/api/payments/x",
+        "/api/payments/a/b/status",
+        "/api/payments/reference/a/b/status",
+        "/api/payments/x/status/",
+        "/api/payments/x/status/extra",
+        "/api/payments/",
+        "/api/payments",
+        "/api/",
+        "/_mock/health/extra",
+        "/_mock/clock/advance/",
+        "/nope",
+    ];
+    for uri in no_routes {
+        for method in &methods {
+            let reply = send(&router, request(method.clone(), uri, None)).await;
+            assert_eq!(reply.status.as_u16(), 404, "{method} {uri}");
+            if method != Method::HEAD {
+                assert_envelope(&reply, 404, "NOT_FOUND");
+            }
+        }
+    }
+}
+
+/// The other half of the rule: a route that exists answers 405 with
+/// `Allow` for each method it does not take.
+#[tokio::test]
+async fn a_route_that_exists_answers_405_with_allow_for_other_methods() {
+    let (_, router) = service();
+    let routes: [(&str, &[&str]); 6] = [
+        ("/api/payments/x/status", &["GET", "HEAD"]),
+        ("/api/payments/reference/INV-1/status", &["GET", "HEAD"]),
+        ("/api/payments//status", &["GET", "HEAD"]),
+        ("/api/payments/initiate", &["POST"]),
+        ("/api/payments/confirm", &["POST"]),
+        ("/_mock/reset", &["POST"]),
+    ];
+    let methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+    for (uri, allowed) in routes {
+        for method in methods.iter().filter(|m| !allowed.contains(m)) {
+            let method = Method::from_bytes(method.as_bytes()).expect("a method");
+            let reply = send(&router, request(method.clone(), uri, None)).await;
+            assert_envelope(&reply, 405, "METHOD_NOT_ALLOWED");
+            let allow = reply
+                .headers
+                .get("allow")
+                .map(|v| v.to_str().expect("visible").replace(' ', ""));
+            let allow = allow.unwrap_or_else(|| panic!("{method} {uri}: no Allow header"));
+            for a in allowed {
+                assert!(allow.split(',').any(|m| m == *a), "{method} {uri}: {allow}");
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn body_over_64_kib_is_payload_too_large() {
     let (_, router) = service();

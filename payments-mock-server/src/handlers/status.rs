@@ -60,6 +60,23 @@ pub async fn handle(
     }
 }
 
+/// Any method but GET (and HEAD) on the catch-all route: 405 where the path
+/// is a status route, 404 `NOT_FOUND` where it is no route at all
+/// (CONTRACT section 8: 405 only where the route exists and the method
+/// does not), e.g. `POST /api/payments/initiate/extra`.
+pub async fn other_method(uri: Uri) -> Response {
+    let rest = uri
+        .path()
+        .strip_prefix("/api/payments/")
+        .unwrap_or_default();
+    if target(rest).is_some() {
+        let allow = [(header::ALLOW, HeaderValue::from_static("GET,HEAD"))];
+        (allow, ApiError::method_not_allowed()).into_response()
+    } else {
+        ApiError::not_found().into_response()
+    }
+}
+
 fn by_id(state: &AppState, caller: Caller, raw: &str) -> Result<Response, ApiError> {
     let invalid =
         |m: &str| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidTransactionId, m);
