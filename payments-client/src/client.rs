@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::stream::{self, Stream, StreamExt};
+use futures_util::stream::{self, Stream, StreamExt};
 use reqwest::header::HeaderValue;
 use secrecy::SecretString;
 use uuid::Uuid;

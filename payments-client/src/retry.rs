@@ -124,7 +124,8 @@ impl RetryPolicy {
     /// Decides after attempt number `attempt` (1-based) failed.
     ///
     /// `random` picks the jittered delay uniformly in `[0, ceiling]` (full
-    /// jitter); pass [`rand::random`] in production and fixed values in tests.
+    /// jitter); the client passes a random `u64` from the operating system
+    /// (`getrandom`), tests pass fixed values.
     /// A `Retry-After` replaces the backoff, capped at
     /// [`max_retry_after`](Self::max_retry_after).
     ///

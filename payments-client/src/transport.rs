@@ -183,7 +183,7 @@ impl Transport {
                     }
                     Err(e) => e,
                 };
-                let decision = self.retry.decide(attempt, Failure::of(&error), rand::random());
+                let decision = self.retry.decide(attempt, Failure::of(&error), jitter_seed());
                 let wait = match decision {
                     Decision::Stop => None,
                     Decision::RetryAfter(wait) => match ctx.deadline {
@@ -340,6 +340,16 @@ pub(crate) fn redact_url(url: &str) -> String {
         ),
         None => url.to_owned(),
     }
+}
+
+/// A random `u64` for the backoff jitter, from the operating system. If
+/// that ever fails, the clock's nanoseconds still spread retries apart.
+fn jitter_seed() -> u64 {
+    getrandom::u64().unwrap_or_else(|_| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::from(d.subsec_nanos()))
+    })
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use std::ops::RangeInclusive;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use rand::Rng;
+use rand::RngExt as _;
 
 use crate::error::ApiError;
 

@@ -14,7 +14,7 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use rand::Rng;
+use rand::RngExt as _;
 use uuid::Uuid;
 
 use crate::catalog::{Catalog, InitialState, Outcome};

@@ -3,7 +3,6 @@
 //! starting with the field's JSON name, joined by `; `.
 
 use iso_currency::Currency;
-use isocountry::CountryCode;
 use serde_json::{Map, Number, Value};
 use uuid::Uuid;
 
@@ -239,7 +238,8 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
     };
 
     let country_code = string(body, "countryCode", false, &mut p);
-    if country_code.is_some_and(|c| CountryCode::for_alpha2(c).is_err()) {
+    // `iso_country` also maps "" to its `Unspecified`: hence the length.
+    if country_code.is_some_and(|c| c.len() != 2 || c.parse::<iso_country::Country>().is_err()) {
         p.push("countryCode must be an assigned ISO 3166-1 alpha-2 code in upper case".to_owned());
     }
 

@@ -279,7 +279,7 @@ impl InitiateRequestBuilder {
             errors.push("quantity", "quantity must be between 1 and 1000");
         }
         if let Some(cc) = &self.country_code
-            && isocountry::CountryCode::for_alpha2(cc).is_err()
+            && !is_country_code(cc)
         {
             errors.push(
                 "countryCode",
@@ -322,4 +322,10 @@ impl InitiateRequestBuilder {
             extra_properties: extra,
         })
     }
+}
+
+/// An assigned ISO 3166-1 alpha-2 code, upper case (the crate's table also
+/// maps `""` to its `Unspecified`, hence the length check).
+fn is_country_code(code: &str) -> bool {
+    code.len() == 2 && code.parse::<iso_country::Country>().is_ok()
 }
