@@ -13,7 +13,8 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::error::ApiError;
 use crate::extract::BODY_LIMIT;
-use crate::handlers::{admin, confirm, initiate, status};
+use crate::handlers::{admin, confirm, initiate, pay, status};
+use crate::html;
 use crate::middleware::{panic_response, request_context};
 use crate::state::AppState;
 
@@ -45,7 +46,10 @@ pub fn app(state: AppState) -> Router {
         .route("/_mock/reset", post(admin::reset))
         .route("/_mock/clock", get(admin::clock))
         .route("/_mock/clock/advance", post(admin::advance))
+        .route("/_mock/transactions/{id}/payer", post(admin::payer))
         .route("/_mock/requests", get(admin::requests))
+        .route("/pay/{token}", get(pay::show).post(pay::submit))
+        .route("/pay/static/mock.css", get(html::stylesheet))
         .route("/openapi.json", get(admin::openapi))
         .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })

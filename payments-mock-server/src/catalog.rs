@@ -51,6 +51,23 @@ pub enum Outcome {
     },
 }
 
+/// How a confirm of the product completes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Flow {
+    /// The confirm itself decides ([`Product::outcome`]).
+    Direct,
+    /// Redirect-based (CONTRACT section 13): the confirm answers
+    /// `CONFIRMED` with a payment page, where the payer decides within
+    /// `payer_timeout`; initiate requires `returnUrl`.
+    Redirect {
+        /// The payer window, from the confirm on (default 10 minutes).
+        payer_timeout: Duration,
+    },
+}
+
+/// Default payer window of a redirect product.
+pub const DEFAULT_PAYER_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
 /// One product of the catalogue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -61,8 +78,11 @@ pub struct Product {
     pub description: String,
     /// State after initiate.
     pub initial: InitialState,
-    /// What confirm does.
+    /// What confirm does (for a redirect product: nothing, the payer
+    /// decides; kept as `Success`).
     pub outcome: Outcome,
+    /// Direct, or redirect-based with a payment page.
+    pub flow: Flow,
     /// `payerId` is required at initiate.
     pub payer_id_required: bool,
     /// Upper bound of `quantity`.
@@ -71,6 +91,22 @@ pub struct Product {
     pub pins: bool,
     /// Confirm needs a code; this one succeeds.
     pub confirmation_code: Option<String>,
+}
+
+impl Product {
+    /// The payer window of a redirect-based product.
+    pub fn payer_timeout(&self) -> Option<Duration> {
+        match self.flow {
+            Flow::Redirect { payer_timeout } => Some(payer_timeout),
+            Flow::Direct => None,
+        }
+    }
+
+    /// Whether initiate needs `returnUrl`: the payer is sent back there
+    /// (CONTRACT section 13).
+    pub fn requires_return_url(&self) -> bool {
+        matches!(self.flow, Flow::Redirect { .. })
+    }
 }
 
 /// The products the server offers, by code.
@@ -91,6 +127,8 @@ pub struct Product {
 /// | `max_quantity` | integer 1–1000 | upper bound for `quantity` |
 /// | `pins` | bool | confirm `extraProperties` holds `{"pins":[...]}`, one per unit |
 /// | `confirmation_code` | string | confirm needs a code; this one succeeds, any other fails |
+/// | `flow` | `"direct"` (default) or `"redirect"` | `redirect`: the confirm answers `CONFIRMED` with a payment page where the payer decides; initiate requires `returnUrl`; `outcome`, `settle_after`, `decline_message`, `pins` and `confirmation_code` do not apply |
+/// | `payer_timeout` | duration (`"10m"`), only with `redirect` | how long the payer has from the confirm on (default 10 minutes); then the transaction is `FAILED` |
 ///
 /// `catalog.example.toml` next to `Cargo.toml` reproduces the default.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,6 +165,10 @@ struct RawProduct {
     pins: bool,
     #[serde(default)]
     confirmation_code: Option<String>,
+    #[serde(default)]
+    flow: Option<String>,
+    #[serde(default)]
+    payer_timeout: Option<String>,
 }
 
 pub(crate) fn is_product_code(code: &str) -> bool {
@@ -221,12 +263,46 @@ impl RawProduct {
         if !is_product_code(&code) {
             return Err(bad("code must be 1-32 of A-Z 0-9 _ -".to_owned()));
         }
-        let settle_after = match &self.settle_after {
-            Some(text) => Some(
-                humantime::parse_duration(text)
-                    .map_err(|e| bad(format!("settle_after {text:?}: {e}")))?,
-            ),
-            None => None,
+        let duration = |key: &str, text: &Option<String>| match text {
+            Some(text) => humantime::parse_duration(text)
+                .map(Some)
+                .map_err(|e| bad(format!("{key} {text:?}: {e}"))),
+            None => Ok(None),
+        };
+        let settle_after = duration("settle_after", &self.settle_after)?;
+        let payer_timeout = duration("payer_timeout", &self.payer_timeout)?;
+        let flow = match self.flow.as_deref().unwrap_or("direct") {
+            "direct" => {
+                if payer_timeout.is_some() {
+                    return Err(bad("payer_timeout needs flow = \"redirect\"".to_owned()));
+                }
+                Flow::Direct
+            }
+            "redirect" => {
+                // The payer decides: nothing else may decide the outcome.
+                let conflicting = [
+                    ("outcome", self.outcome.is_some()),
+                    ("settle_after", self.settle_after.is_some()),
+                    ("decline_message", self.decline_message.is_some()),
+                    ("pins", self.pins),
+                    ("confirmation_code", self.confirmation_code.is_some()),
+                ];
+                if let Some((key, _)) = conflicting.iter().find(|(_, set)| *set) {
+                    return Err(bad(format!(
+                        "{key} does not apply to flow = \"redirect\" (the payer decides on the payment page)"
+                    )));
+                }
+                let payer_timeout = payer_timeout.unwrap_or(DEFAULT_PAYER_TIMEOUT);
+                if payer_timeout.is_zero() {
+                    return Err(bad("payer_timeout must be greater than 0".to_owned()));
+                }
+                Flow::Redirect { payer_timeout }
+            }
+            other => {
+                return Err(bad(format!(
+                    "flow {other:?} is not one of \"direct\", \"redirect\""
+                )));
+            }
         };
         let outcome = match self.outcome.as_deref().unwrap_or("success") {
             "success" => Outcome::Success,
@@ -264,6 +340,7 @@ impl RawProduct {
             description: self.description,
             initial: self.initial.unwrap_or(InitialState::Initiated),
             outcome,
+            flow,
             payer_id_required: self.payer_id_required,
             max_quantity: self.max_quantity,
             pins: self.pins,
@@ -283,7 +360,14 @@ mod tests {
         let codes: Vec<_> = c.products().map(|p| p.code.as_str()).collect();
         assert_eq!(
             codes,
-            ["BILLPAY", "DECLINED", "EWALLET", "GIFTCARD", "TOPUP"]
+            [
+                "BILLPAY",
+                "DECLINED",
+                "EWALLET",
+                "GIFTCARD",
+                "ONLINEBANKING",
+                "TOPUP"
+            ]
         );
         assert_eq!(
             c.product("BILLPAY").map(|p| p.outcome.clone()),
@@ -291,6 +375,61 @@ mod tests {
                 settle_after: Duration::from_secs(2)
             })
         );
+    }
+
+    #[test]
+    fn onlinebanking_is_redirect_based_with_a_ten_minute_window() {
+        let c = Catalog::default();
+        let product = c
+            .product("ONLINEBANKING")
+            .expect("in the default catalogue");
+        assert_eq!(
+            product.flow,
+            Flow::Redirect {
+                payer_timeout: Duration::from_secs(600)
+            }
+        );
+        assert!(product.requires_return_url());
+        assert!(!c.product("TOPUP").expect("listed").requires_return_url());
+    }
+
+    #[test]
+    fn redirect_products_take_a_payer_timeout_and_nothing_that_decides() {
+        let product = |extra: &str| {
+            Catalog::from_toml_str(&format!("[[product]]\ncode = \"BANK\"\n{extra}\n"))
+                .map(|c| c.product("BANK").cloned())
+        };
+        let p = product("flow = \"redirect\"\npayer_timeout = \"90s\"").expect("valid");
+        assert_eq!(
+            p.map(|p| p.flow),
+            Some(Flow::Redirect {
+                payer_timeout: Duration::from_secs(90)
+            })
+        );
+        for (extra, says) in [
+            (
+                "flow = \"redirect\"\noutcome = \"decline\"",
+                "outcome does not apply",
+            ),
+            ("flow = \"redirect\"\npins = true", "pins does not apply"),
+            (
+                "flow = \"redirect\"\nconfirmation_code = \"1\"",
+                "confirmation_code does not apply",
+            ),
+            (
+                "flow = \"redirect\"\npayer_timeout = \"0s\"",
+                "greater than 0",
+            ),
+            (
+                "flow = \"redirect\"\npayer_timeout = \"soon\"",
+                "payer_timeout \"soon\"",
+            ),
+            ("payer_timeout = \"5m\"", "needs flow = \"redirect\""),
+            ("flow = \"popup\"", "flow \"popup\" is not one of"),
+        ] {
+            let e = product(extra).expect_err(extra).to_string();
+            assert!(e.contains(says), "{extra}: {e}");
+        }
     }
 
     #[test]

@@ -41,6 +41,13 @@ pub struct Config {
     /// response): a slow or idle client is disconnected after it, so it
     /// cannot hold a connection task forever (default 30 seconds).
     pub header_read_timeout: Duration,
+    /// The base URL payment pages are announced under (`--public-url`,
+    /// CONTRACT section 13), for a mock reached through another address
+    /// than it listens on. `None`: the listening address (the binary and
+    /// [`crate::MockServer`] fill it in once bound; a wildcard address
+    /// becomes loopback). An [`crate::AppState`] made without either uses
+    /// `http://localhost`.
+    pub public_url: Option<url::Url>,
 }
 
 impl Default for Config {
@@ -54,6 +61,7 @@ impl Default for Config {
             latency: None,
             rate_limit: None,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            public_url: None,
         }
     }
 }
@@ -90,6 +98,9 @@ impl Config {
         }
         if self.rate_limit == Some(0) {
             return Err(Error::Config("rate limit must be at least 1".to_owned()));
+        }
+        if let Some(url) = &self.public_url {
+            crate::redirect::check_public_url(url).map_err(Error::Config)?;
         }
         if let Some((first, second)) = self.duplicate_api_keys() {
             // Positions only: neither key value may reach a log.
@@ -173,6 +184,22 @@ impl FromStr for ApiKey {
     }
 }
 
+/// The public base URL for a server listening on `addr` (CONTRACT section
+/// 13: by default the listening address). A wildcard address (`0.0.0.0`,
+/// `::`) is not one a browser can open, so it becomes loopback.
+pub fn listening_url(addr: std::net::SocketAddr) -> url::Url {
+    let mut addr = addr;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    // `http://` and a socket address is always a valid URL.
+    url::Url::parse(&format!("http://{addr}"))
+        .unwrap_or_else(|_| url::Url::parse("http://localhost").expect("a constant URL"))
+}
+
 /// Parses `MS` or `MS..MS` into a latency range.
 ///
 /// # Errors
@@ -234,6 +261,29 @@ mod tests {
         assert!(!message.contains("sk_"), "{message}");
         config.api_keys.truncate(2);
         assert!(config.validate().is_ok());
+    }
+
+    #[test]
+    fn the_listening_url_is_one_a_browser_can_open() {
+        let url = |a: &str| listening_url(a.parse().expect("an address")).to_string();
+        assert_eq!(url("127.0.0.1:8080"), "http://127.0.0.1:8080/");
+        assert_eq!(url("0.0.0.0:8080"), "http://127.0.0.1:8080/");
+        assert_eq!(url("[::]:9"), "http://[::1]:9/");
+        assert_eq!(url("[::1]:9"), "http://[::1]:9/");
+    }
+
+    #[test]
+    fn a_public_url_must_be_http_without_query_or_credentials() {
+        let config = |u: &str| Config {
+            public_url: Some(url::Url::parse(u).expect("a URL")),
+            ..Config::default()
+        };
+        assert!(config("https://dev.example/mock").validate().is_ok());
+        let e = config("https://user:pw@dev.example")
+            .validate()
+            .expect_err("credentials");
+        assert!(!e.to_string().contains("pw"), "{e}");
+        assert!(config("ftp://dev.example").validate().is_err());
     }
 
     #[test]

@@ -45,6 +45,11 @@ struct Args {
     /// headers, e.g. `200ms`, `30s`.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     header_read_timeout: Duration,
+    /// Base URL payment pages are announced under, when the mock is
+    /// reached through another address than it listens on; default the
+    /// listening address (loopback for 0.0.0.0 or ::).
+    #[arg(long, value_name = "URL")]
+    public_url: Option<url::Url>,
     /// Request log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -126,6 +131,7 @@ fn main() -> ExitCode {
     config.latency = args.latency;
     config.rate_limit = args.rate_limit;
     config.header_read_timeout = args.header_read_timeout;
+    config.public_url = args.public_url;
     if let Err(e) = config.validate() {
         eprintln!("error: {}", error_chain(&e));
         return ExitCode::from(2);
@@ -156,6 +162,11 @@ async fn serve(host: &str, port: u16, config: Config) -> ExitCode {
         }
     };
     let header_read_timeout = config.header_read_timeout;
+    let mut config = config;
+    let public_url = config
+        .public_url
+        .get_or_insert_with(|| payments_mock_server::listening_url(addr));
+    tracing::info!(public_url = %public_url, "payment pages are announced under {public_url}");
     let seed_given = config.fault_seed.is_some();
     let state = payments_mock_server::AppState::new(config);
     let seed = state.faults.seed();

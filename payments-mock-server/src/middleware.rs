@@ -41,6 +41,9 @@ pub(crate) async fn request_context(
     };
     req.extensions_mut().insert(RequestId(id.clone()));
     let method = req.method().clone();
+    // Pages answer their errors as pages, linked relative to their path.
+    let page_path =
+        crate::html::is_page_path(req.uri().path()).then(|| req.uri().path().to_owned());
     let mut path = req.uri().path().to_owned();
     if path.len() > MAX_LOGGED_PATH {
         let mut cut = MAX_LOGGED_PATH;
@@ -54,7 +57,11 @@ pub(crate) async fn request_context(
     // The panic layer sits below the guard; a panic in the guard itself
     // is answered here, so the connection still gets its 500.
     let guarded = AssertUnwindSafe(api_guard(&state, req, next)).catch_unwind();
-    let mut response = ensure_envelope(guarded.await.unwrap_or_else(panic_response));
+    let response = guarded.await.unwrap_or_else(panic_response);
+    let mut response = match &page_path {
+        Some(page_path) => ensure_page(response, page_path),
+        None => ensure_envelope(response),
+    };
     response.headers_mut().insert(REQUEST_ID, id.clone());
     let code = response
         .extensions()
@@ -117,6 +124,24 @@ fn ensure_envelope(response: Response) -> Response {
         if let Some(v) = response.headers().get(&name) {
             replacement.headers_mut().insert(name, v.clone());
         }
+    }
+    replacement
+}
+
+/// On a page path (`/pay/`), replaces a failure that is not a page (an
+/// unknown route, a wrong method, a body over the limit, a panic) by an
+/// error page for its status, keeping `Allow`: a browser shows a page, never
+/// JSON.
+fn ensure_page(response: Response, path: &str) -> Response {
+    let status = response.status();
+    if crate::html::is_html(&response) || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let mut replacement = crate::html::error_page_for_status(status, path);
+    if let Some(allow) = response.headers().get(header::ALLOW) {
+        replacement
+            .headers_mut()
+            .insert(header::ALLOW, allow.clone());
     }
     replacement
 }

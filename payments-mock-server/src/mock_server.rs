@@ -14,9 +14,10 @@ use crate::catalog::Catalog;
 use crate::config::{ApiKey, Config};
 use crate::error::Error;
 use crate::faults::Fault;
+use crate::handlers::pay::{PayerError, PayerOutcome, play_payer};
 use crate::journal::JournalEntry;
 use crate::state::AppState;
-use crate::store::ConfirmResult;
+use crate::store::{PayerAction, PaymentPageKey, Status};
 
 /// A stored transaction as the API would show it now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,8 +45,11 @@ pub struct StoredTransaction {
     pub confirmed_at: Option<DateTime<Utc>>,
     /// Provider id, after a successful confirm.
     pub provider_reference: Option<String>,
-    /// `errorMessage` of a failed confirm.
+    /// Why it is `FAILED` (a decline, a wrong code, the payer's decline or
+    /// cancel, or the payer window passing), as a status read shows it.
     pub error_message: Option<String>,
+    /// The payment page of a confirmed redirect-based transaction.
+    pub payment_url: Option<String>,
 }
 
 /// A running mock server on a loopback port.
@@ -126,15 +130,78 @@ impl MockServer {
                         last_modified_at: view.last_modified_at,
                         confirmed_at: confirmation.map(|c| c.confirmed_at),
                         provider_reference: confirmation.and_then(|c| c.provider_reference.clone()),
-                        error_message: confirmation.and_then(|c| match &c.result {
-                            ConfirmResult::Failed { error_message } => Some(error_message.clone()),
-                            _ => None,
+                        error_message: (view.status == Status::Failed)
+                            .then(|| view.message.map(str::to_owned))
+                            .flatten(),
+                        payment_url: r.payment_page().map(|page| {
+                            crate::redirect::payment_url(&self.state.public_url, &page.token)
                         }),
                     }
                 },
             )
             .unwrap_or_default();
         all
+    }
+
+    /// Plays the payer of a confirmed redirect-based transaction (CONTRACT
+    /// section 13) without a browser: what the payment page's **Pay**,
+    /// **Decline** or **Cancel** button does, at the virtual clock's now.
+    /// Same as `POST /_mock/transactions/{id}/payer`.
+    ///
+    /// # Errors
+    ///
+    /// [`PayerError::NotFound`] for an unknown id;
+    /// [`PayerError::NotWaiting`] when the transaction has no payment page
+    /// (not a redirect product, not confirmed) or the payer has already
+    /// decided or the window has passed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_mock_server::{MockServer, PayerAction};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = MockServer::start().await;
+    /// let api = |path: &str| format!("{}/api/payments/{path}", server.base_url());
+    /// let http = reqwest::Client::new();
+    /// let initiated: serde_json::Value = http.post(api("initiate"))
+    ///     .json(&serde_json::json!({
+    ///         "merchantId": "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60",
+    ///         "referenceNo": "ORDER-17", "amount": 4990, "productCode": "ONLINEBANKING",
+    ///         "storeId": "S1", "returnUrl": "https://shop.example/back",
+    ///     }))
+    ///     .send().await?.json().await?;
+    /// let id = initiated["data"]["transactionId"].as_str().unwrap_or_default().to_owned();
+    /// http.post(api("confirm"))
+    ///     .json(&serde_json::json!({ "transactionId": id, "referenceNo": "ORDER-17" }))
+    ///     .send().await?;
+    /// assert!(server.payment_url(&id).is_some());
+    ///
+    /// let paid = server.payer(&id, PayerAction::Pay)?;
+    /// assert_eq!(paid.status, "SUCCESSFUL");
+    /// assert!(paid.redirect_to.starts_with("https://shop.example/back?transactionId="));
+    /// // Decided once: the page's buttons do nothing more.
+    /// assert!(server.payer(&id, PayerAction::Cancel).is_err());
+    /// # server.shutdown().await;
+    /// # Ok(()) }
+    /// ```
+    pub fn payer(
+        &self,
+        transaction_id: &str,
+        action: PayerAction,
+    ) -> Result<PayerOutcome, PayerError> {
+        play_payer(&self.state, transaction_id, action)
+    }
+
+    /// The payment page address of a confirmed redirect-based transaction
+    /// (as in its confirm's `extraProperties`), under the public URL.
+    pub fn payment_url(&self, transaction_id: &str) -> Option<String> {
+        self.state
+            .store
+            .with_payment_page(PaymentPageKey::Transaction(transaction_id), |_, page| {
+                crate::redirect::payment_url(&self.state.public_url, &page.token)
+            })
     }
 
     /// The seed of the fail-rate and latency draws: the one given to
@@ -244,6 +311,14 @@ impl MockServerBuilder {
         self
     }
 
+    /// The base URL payment pages are announced under (`--public-url`),
+    /// when the server is reached through another address than it listens
+    /// on (a proxy, a container); by default the listening address.
+    pub fn public_url(mut self, url: url::Url) -> Self {
+        self.config.public_url = Some(url);
+        self
+    }
+
     /// Serve on this listener instead of binding `127.0.0.1:0`.
     pub fn listener(mut self, listener: std::net::TcpListener) -> Self {
         self.listener = Some(listener);
@@ -281,7 +356,11 @@ impl MockServerBuilder {
         let header_read_timeout = self.config.header_read_timeout;
         let random_seed = self.config.fault_seed.is_none()
             && (self.config.fail_rate > 0.0 || self.config.latency.is_some());
-        let state = AppState::new(self.config);
+        let mut config = self.config;
+        config
+            .public_url
+            .get_or_insert_with(|| crate::config::listening_url(addr));
+        let state = AppState::new(config);
         if random_seed {
             let seed = state.faults.seed();
             tracing::info!(

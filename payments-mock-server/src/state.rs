@@ -36,6 +36,8 @@ pub struct Shared {
     pub faults: Faults,
     /// Request journal.
     pub journal: Journal,
+    /// Base URL of payment pages (CONTRACT section 13).
+    pub public_url: url::Url,
 }
 
 impl AppState {
@@ -55,6 +57,9 @@ impl AppState {
                 catalog: config.catalog,
                 expiry: config.expiry,
                 journal: Journal::default(),
+                public_url: config.public_url.unwrap_or_else(|| {
+                    url::Url::parse("http://localhost").expect("a constant URL")
+                }),
             }),
         }
     }

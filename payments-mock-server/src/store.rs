@@ -17,13 +17,18 @@ use chrono::{DateTime, Utc};
 use rand::RngExt as _;
 use uuid::Uuid;
 
-use crate::catalog::{Catalog, InitialState, Outcome};
+use crate::catalog::{Catalog, InitialState, Outcome, Product};
 use crate::clock::Clock;
 use crate::index::Index;
 use crate::records::{Interner, Records};
 pub use crate::transaction::{
-    ConfirmResult, Confirmation, Fields, NewTransaction, RareFields, Record, Status,
+    ConfirmResult, Confirmation, Fields, NewTransaction, PayerAction, PaymentPage, RareFields,
+    Record, Status,
 };
+pub use payer::{Decided, PayerRefusal, PaymentPageKey};
+
+#[path = "store_payer.rs"]
+mod payer;
 
 /// Why a confirm was refused, in the order CONTRACT section 6 checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +65,9 @@ pub struct ConfirmAttempt<'a> {
     pub confirmation_code: Option<&'a str>,
     /// The merchant a bound key limits the caller to.
     pub scope: Option<Uuid>,
+    /// The public base URL payment pages are announced under (redirect
+    /// products, CONTRACT section 13).
+    pub public_url: &'a url::Url,
 }
 
 #[derive(Debug, Default)]
@@ -69,6 +77,8 @@ struct Inner {
     by_id: Index,
     /// referenceNo → position, one entry per merchant holding it.
     by_reference: Index,
+    /// Payment page token → position (confirmed redirect transactions).
+    by_token: Index,
     codes: Interner,
 }
 
@@ -271,32 +281,59 @@ impl Store {
             (None, _) => true,
         };
         let outcome = product.map_or(Outcome::Success, |p| p.outcome.clone());
-        let result = match outcome {
+        let payer_timeout = product.and_then(Product::payer_timeout);
+        let result = match (outcome, payer_timeout) {
             _ if !code_ok => ConfirmResult::Failed {
                 error_message: "invalid confirmation code".to_owned(),
             },
-            Outcome::Success => ConfirmResult::Successful,
-            Outcome::Async { settle_after } => ConfirmResult::Settling {
+            // Redirect-based: the payer decides on the page (section 13).
+            (_, Some(window)) => ConfirmResult::AwaitingPayer(PaymentPage {
+                token: crate::redirect::new_token(),
+                deadline: crate::clock::add(now, window),
+                decision: None,
+            }),
+            (Outcome::Success, None) => ConfirmResult::Successful,
+            (Outcome::Async { settle_after }, None) => ConfirmResult::Settling {
                 settles_at: crate::clock::add(now, settle_after),
             },
-            Outcome::Decline { message } => ConfirmResult::Failed {
+            (Outcome::Decline { message }, None) => ConfirmResult::Failed {
                 error_message: message,
             },
         };
         let succeeded = !matches!(result, ConfirmResult::Failed { .. });
         let pins = product.is_some_and(|p| p.pins) && succeeded;
-        let extra_properties = pins.then(|| {
-            let units = record.fields.quantity.unwrap_or(1);
-            let pins: Vec<String> = (0..units).map(|_| new_pin()).collect();
-            serde_json::json!({ "pins": pins }).to_string()
-        });
+        let token = match &result {
+            ConfirmResult::AwaitingPayer(page) => Some(page.token.clone()),
+            _ => None,
+        };
+        let extra_properties = match &token {
+            Some(token) => Some(
+                serde_json::json!({
+                    "paymentUrl": crate::redirect::payment_url(attempt.public_url, token)
+                })
+                .to_string(),
+            ),
+            None => pins.then(|| {
+                let units = record.fields.quantity.unwrap_or(1);
+                let pins: Vec<String> = (0..units).map(|_| new_pin()).collect();
+                serde_json::json!({ "pins": pins }).to_string()
+            }),
+        };
         record.confirmation = Some(Box::new(Confirmation {
             confirmed_at: now,
             result,
             provider_reference: succeeded.then(new_provider_reference),
             extra_properties,
         }));
-        Ok(record.clone())
+        let confirmed = record.clone();
+        if let Some(token) = token {
+            let hash = inner.by_token.hash(&*token);
+            // `position` came from the index, so it fits in u32.
+            inner
+                .by_token
+                .insert(hash, u32::try_from(position).unwrap_or(u32::MAX));
+        }
+        Ok(confirmed)
     }
 
     /// `f` of the transaction with this id, if it is in scope, under the
@@ -418,7 +455,9 @@ impl Store {
     /// Bytes the two indexes hold (for BENCHMARKS.md's memory breakdown).
     pub fn index_bytes(&self) -> usize {
         let inner = self.read();
-        inner.by_id.allocation_size() + inner.by_reference.allocation_size()
+        inner.by_id.allocation_size()
+            + inner.by_reference.allocation_size()
+            + inner.by_token.allocation_size()
     }
 
     /// Forgets everything.

@@ -24,6 +24,11 @@ pub(crate) fn fields(reference: &str) -> NewTransaction {
     }
 }
 
+/// The base payment pages are announced under.
+fn public_url() -> url::Url {
+    url::Url::parse("http://127.0.0.1:8080").expect("a constant URL")
+}
+
 const MINUTE: Duration = Duration::from_secs(60);
 
 /// A stored record, for tests of the containers.
@@ -71,6 +76,7 @@ fn racing_threads_confirm_once_and_initiate_once() {
                     reference_no: "R",
                     confirmation_code: None,
                     scope: None,
+                    public_url: &public_url(),
                 };
                 store.confirm(&attempt, &catalog, now)
             })
@@ -128,6 +134,7 @@ fn only_the_issued_spelling_of_an_id_finds_the_transaction() {
             reference_no: "ID",
             confirmation_code: None,
             scope: None,
+            public_url: &public_url(),
         };
         let refused = store.confirm(&attempt, &Catalog::default(), clock.now());
         assert_eq!(refused, Err(ConfirmRefusal::NotFound), "{other}");

@@ -88,6 +88,78 @@ pub enum ConfirmResult {
         /// The `errorMessage`.
         error_message: String,
     },
+    /// `CONFIRMED` until the payer decides on the page or the window ends
+    /// (redirect-based products, CONTRACT section 13).
+    AwaitingPayer(PaymentPage),
+}
+
+/// What the payer does on the payment page (CONTRACT section 13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PayerAction {
+    /// **Pay**: `SUCCESSFUL`.
+    Pay,
+    /// **Decline**, the bank refuses: `FAILED`, `declined by bank`.
+    Decline,
+    /// **Cancel**, the payer gives up: `FAILED`, `cancelled by payer`.
+    Cancel,
+}
+
+impl PayerAction {
+    /// Every action, in the order the page shows them.
+    pub const ALL: [Self; 3] = [Self::Pay, Self::Decline, Self::Cancel];
+
+    /// The form value: `pay`, `decline` or `cancel`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pay => "pay",
+            Self::Decline => "decline",
+            Self::Cancel => "cancel",
+        }
+    }
+
+    /// The action a form or JSON value names, exactly as written.
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == value)
+    }
+
+    /// The `errorMessage` of the `FAILED` it leads to, if it fails.
+    pub fn error_message(self) -> Option<&'static str> {
+        match self {
+            Self::Pay => None,
+            Self::Decline => Some(DECLINED_BY_BANK),
+            Self::Cancel => Some(CANCELLED_BY_PAYER),
+        }
+    }
+}
+
+/// `errorMessage` after **Decline**.
+pub const DECLINED_BY_BANK: &str = "declined by bank";
+/// `errorMessage` after **Cancel**.
+pub const CANCELLED_BY_PAYER: &str = "cancelled by payer";
+/// `errorMessage` once the payer window has passed without a decision.
+pub const PAYER_TIMED_OUT: &str = "payer did not complete the payment";
+/// Status `message` while the payer has not decided.
+pub const AWAITING_PAYER: &str = "awaiting the payer";
+
+/// The payer's decision, made once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PayerDecision {
+    /// What the payer did.
+    pub action: PayerAction,
+    /// Virtual time of the first submit.
+    pub at: DateTime<Utc>,
+}
+
+/// The payment page of a confirmed redirect-based transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentPage {
+    /// The page's token: random, URL-safe, opens only this transaction's page.
+    pub token: Box<str>,
+    /// End of the payer window: undecided from here on, the payment failed.
+    pub deadline: DateTime<Utc>,
+    /// Set once, by the first submit inside the window.
+    pub decision: Option<PayerDecision>,
 }
 
 /// The one recorded confirmation of a transaction.
@@ -215,7 +287,40 @@ impl Record {
                     last_modified_at: Some(c.confirmed_at),
                     message: Some(error_message),
                 },
+                ConfirmResult::AwaitingPayer(page) => page.view(c.confirmed_at, now),
             },
         }
+    }
+}
+
+impl PaymentPage {
+    /// The state at `now`: the decision if there is one, else `FAILED`
+    /// from the deadline on, else `CONFIRMED` since the confirm.
+    fn view(&self, confirmed_at: DateTime<Utc>, now: DateTime<Utc>) -> View<'static> {
+        match self.decision {
+            Some(d) => View {
+                status: match d.action {
+                    PayerAction::Pay => Status::Successful,
+                    PayerAction::Decline | PayerAction::Cancel => Status::Failed,
+                },
+                last_modified_at: Some(d.at),
+                message: d.action.error_message(),
+            },
+            None if now >= self.deadline => View {
+                status: Status::Failed,
+                last_modified_at: Some(self.deadline),
+                message: Some(PAYER_TIMED_OUT),
+            },
+            None => View {
+                status: Status::Confirmed,
+                last_modified_at: Some(confirmed_at),
+                message: Some(AWAITING_PAYER),
+            },
+        }
+    }
+
+    /// Whether the payer may still decide at `now`.
+    pub fn is_open(&self, now: DateTime<Utc>) -> bool {
+        self.decision.is_none() && now < self.deadline
     }
 }

@@ -279,6 +279,16 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
         }
     }
 
+    if let Some(product) = product.filter(|p| p.requires_return_url())
+        && field(body, "returnUrl").is_none()
+    {
+        // The payer is sent back there (CONTRACT section 13).
+        p.push(format!(
+            "returnUrl is required for product {}",
+            product.code
+        ));
+    }
+
     let extra = extra_properties(body, &mut p);
 
     p.into_result(|| NewTransaction {

@@ -103,6 +103,74 @@ fn a_bad_flag_exits_two_with_a_message() {
 }
 
 #[test]
+fn a_public_url_that_no_page_can_live_under_exits_two() {
+    for (bad, says) in [
+        ("not a url", "--public-url"),
+        ("ftp://dev.example", "http or https"),
+        ("https://dev.example/?q=1", "no query"),
+        ("https://user:secret@dev.example", "credentials"),
+    ] {
+        let output = Command::new(BIN)
+            .args(["--port", "0", "--public-url", bad])
+            .output()
+            .expect("run");
+        assert_eq!(output.status.code(), Some(2), "{bad}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{bad}: {stderr}");
+        assert!(!stderr.contains("secret"), "{stderr}");
+    }
+}
+
+#[tokio::test]
+async fn payment_pages_are_announced_under_the_public_url() {
+    let (child, base) = spawn_with_banner(
+        Command::new(BIN)
+            .args(["--port", "0", "--public-url", "https://dev.example/mock"])
+            .stderr(Stdio::piped()),
+    );
+    let http = reqwest::Client::new();
+    let initiated: serde_json::Value = http
+        .post(format!("{base}/api/payments/initiate"))
+        .json(&serde_json::json!({
+            "merchantId": crate::common::MERCHANT,
+            "referenceNo": "OB-1", "amount": 100, "productCode": "ONLINEBANKING",
+            "storeId": "S1", "returnUrl": "https://shop.example/back",
+        }))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("JSON");
+    let id = initiated["data"]["transactionId"].as_str().expect("an id");
+    let confirmed: serde_json::Value = http
+        .post(format!("{base}/api/payments/confirm"))
+        .json(&serde_json::json!({ "transactionId": id, "referenceNo": "OB-1" }))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("JSON");
+    let extra = confirmed["data"]["extraProperties"]
+        .as_str()
+        .expect("a string");
+    let extra: serde_json::Value = serde_json::from_str(extra).expect("JSON");
+    let url = extra["paymentUrl"].as_str().expect("paymentUrl");
+    assert!(url.starts_with("https://dev.example/mock/pay/"), "{url}");
+    // The page itself is served at /pay/ on the listening address.
+    let token = url.rsplit('/').next().expect("a token");
+    let page = http
+        .get(format!("{base}/pay/{token}"))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(page.status(), 200);
+    let log = terminate_expecting_success(child);
+    assert!(log.contains("https://dev.example/mock"), "{log}");
+}
+
+#[test]
 fn a_bad_catalogue_file_exits_two_naming_the_line() {
     let mut file = tempfile::NamedTempFile::new().expect("temp file");
     writeln!(file, "[[product]]\ncode = \"A\"\noutcome = success").expect("write");

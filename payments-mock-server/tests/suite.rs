@@ -30,6 +30,8 @@ mod mutations;
 mod schema;
 // Slow and idle clients, oversized heads, the rate limiter (issue #8).
 mod abuse;
+// Redirect-based payments: the payment page, the payer, the admin control (section 13).
+mod redirect;
 // Keys on every route and merchant isolation (issue #8).
 mod security;
 // No key in any log, answer, journal, Debug output or error (issue #8).

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use axum::extract::{RawQuery, State};
-use axum::http::header;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -11,10 +11,12 @@ use serde_json::{Map, Number, Value, json};
 use uuid::Uuid;
 
 use crate::clock::format_time;
-use crate::error::{ApiError, success};
+use crate::error::{ApiError, ErrorCode, success};
 use crate::extract::JsonObject;
+use crate::handlers::pay::{PayerError, play_payer};
 use crate::handlers::status_data;
 use crate::state::AppState;
+use crate::store::PayerAction;
 
 /// Largest single advance: 100 years.
 const MAX_ADVANCE_SECONDS: u64 = 100 * 365 * 24 * 3600;
@@ -146,6 +148,40 @@ struct AdminItem {
     merchant_id: String,
     amount_minor: u64,
     currency_code: String,
+}
+
+/// `POST /_mock/transactions/{transactionId}/payer` with
+/// `{"action":"pay"|"decline"|"cancel"}`: what the payment page's button
+/// does (CONTRACT section 13), for tests without a browser. `data` is the
+/// status data plus `redirectTo`, the return address.
+pub async fn payer(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> Result<Response, ApiError> {
+    let action = match body.get("action") {
+        None | Some(Value::Null) => Err("action is required"),
+        Some(Value::String(a)) => {
+            PayerAction::parse(a).ok_or("action must be one of pay, decline, cancel")
+        }
+        Some(_) => Err("action must be a string: pay, decline or cancel"),
+    }
+    .map_err(ApiError::validation)?;
+    let outcome = play_payer(&state, &id, action).map_err(|e| match e {
+        PayerError::NotFound => ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::TransactionNotFound,
+            format!("no transaction with transactionId {id}"),
+        ),
+        PayerError::NotWaiting => ApiError::validation(e.to_string()),
+    })?;
+    let now = state.clock.now();
+    let mut data = serde_json::to_value(status_data(&outcome.record, now))
+        .map_err(|_| ApiError::internal())?;
+    if let Value::Object(map) = &mut data {
+        map.insert("redirectTo".to_owned(), Value::String(outcome.redirect_to));
+    }
+    Ok(success(data, Some("payer action applied")))
 }
 
 /// `POST /_mock/reset`.

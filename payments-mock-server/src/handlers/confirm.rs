@@ -30,6 +30,7 @@ pub async fn handle(
         reference_no: &body.reference_no,
         confirmation_code: body.confirmation_code.as_deref(),
         scope: caller.merchant,
+        public_url: &state.public_url,
     };
     let now = state.clock.now();
     let record = state
@@ -44,9 +45,12 @@ pub async fn handle(
         ConfirmResult::Failed { error_message } => Some(error_message.as_str()),
         _ => None,
     };
-    let message = match view.status.as_str() {
-        "FAILED" => "payment failed",
-        "CONFIRMED" => "payment confirmed, settlement pending",
+    let message = match (&confirmation.result, view.status.as_str()) {
+        (_, "FAILED") => "payment failed",
+        (ConfirmResult::AwaitingPayer(_), _) => {
+            "payment confirmed, awaiting the payer on the payment page"
+        }
+        (_, "CONFIRMED") => "payment confirmed, settlement pending",
         _ => "payment successful",
     };
     Ok(success(

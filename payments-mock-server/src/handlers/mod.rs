@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod confirm;
 pub mod initiate;
+pub mod pay;
 pub mod status;
 
 use axum::response::Response;

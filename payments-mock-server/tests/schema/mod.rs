@@ -392,8 +392,134 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
         let reply = d.call(Method::GET, path, &[], None).await;
         d.expect(reply, 404, "NOT_FOUND").await;
     }
+    drive_redirect_payments(&mut d).await;
+
     let reply = d.call(Method::POST, "/_mock/reset", &[], None).await;
     d.expect(reply, 200, "").await;
+}
+
+/// The payment page and the admin payer control (CONTRACT section 13).
+async fn drive_redirect_payments(d: &mut Driver<'_>) {
+    const INITIATE: &str = "/api/payments/initiate";
+    let mut body = initiate_body("S-BANK", "ONLINEBANKING");
+    body["returnUrl"] = json!("https://shop.example/back");
+    let reply = d.json(Method::POST, INITIATE, &body).await;
+    let reply = d.expect(reply, 200, "").await;
+    let id = reply.data()["transactionId"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let reply = d.confirm(&id, "S-BANK", json!({})).await;
+    let reply = d.expect(reply, 200, "").await;
+    let extra: Value =
+        serde_json::from_str(reply.data()["extraProperties"].as_str().expect("a string"))
+            .expect("JSON");
+    let page = extra["paymentUrl"]
+        .as_str()
+        .and_then(|u| u.strip_prefix("http://localhost"))
+        .expect("a page under the default base")
+        .to_owned();
+    let status_path = format!("/api/payments/{id}/status");
+    let reply = d.call(Method::GET, &status_path, &[], None).await;
+    assert_eq!(d.expect(reply, 200, "").await.data()["status"], "CONFIRMED");
+
+    let form = ("content-type", "application/x-www-form-urlencoded");
+    for (method, path, headers, body, status) in [
+        (Method::GET, page.as_str(), vec![], None, 200),
+        (Method::GET, "/pay/static/mock.css", vec![], None, 200),
+        (
+            Method::GET,
+            "/pay/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+            vec![],
+            None,
+            404,
+        ),
+        (Method::PUT, page.as_str(), vec![], None, 405),
+        (
+            Method::POST,
+            page.as_str(),
+            vec![form],
+            Some("action=x"),
+            400,
+        ),
+        (
+            Method::POST,
+            page.as_str(),
+            vec![("content-type", "text/plain")],
+            Some("a"),
+            415,
+        ),
+        (
+            Method::POST,
+            page.as_str(),
+            vec![form],
+            Some(&*"x".repeat(5000)),
+            413,
+        ),
+        (
+            Method::POST,
+            "/pay/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+            vec![form],
+            Some("action=pay"),
+            404,
+        ),
+        (
+            Method::POST,
+            page.as_str(),
+            vec![form],
+            Some("action=pay"),
+            303,
+        ),
+    ] {
+        let reply = d.call(method, path, &headers, body).await;
+        assert_eq!(reply.status.as_u16(), status, "{path}");
+    }
+
+    // The admin control, on a second transaction.
+    let mut body = initiate_body("S-BANK-2", "ONLINEBANKING");
+    body["returnUrl"] = json!("https://shop.example/back");
+    let reply = d.json(Method::POST, INITIATE, &body).await;
+    let reply = d.expect(reply, 200, "").await;
+    let id = reply.data()["transactionId"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let payer = format!("/_mock/transactions/{id}/payer");
+    let reply = d
+        .json(Method::POST, &payer, &json!({"action": "pay"}))
+        .await;
+    d.expect(reply, 400, "VALIDATION_ERROR").await;
+    let reply = d.confirm(&id, "S-BANK-2", json!({})).await;
+    d.expect(reply, 200, "").await;
+    let reply = d
+        .json(Method::POST, &payer, &json!({"action": "decline"}))
+        .await;
+    let reply = d.expect(reply, 200, "").await;
+    assert!(reply.data()["redirectTo"].is_string());
+    let unknown = "/_mock/transactions/01930000-0000-7000-8000-000000000000/payer";
+    let reply = d
+        .json(Method::POST, unknown, &json!({"action": "pay"}))
+        .await;
+    d.expect(reply, 404, "TRANSACTION_NOT_FOUND").await;
+    let big = format!("{{\"a\":\"{}\"}}", "x".repeat(70_000));
+    let json_type = ("content-type", "application/json");
+    let reply = d.call(Method::POST, &payer, &[json_type], Some(&big)).await;
+    d.expect(reply, 413, "PAYLOAD_TOO_LARGE").await;
+    let reply = d
+        .call(
+            Method::POST,
+            &payer,
+            &[("content-type", "text/plain")],
+            Some("{}"),
+        )
+        .await;
+    d.expect(reply, 415, "UNSUPPORTED_MEDIA_TYPE").await;
+    let reply = d.call(Method::GET, &payer, &[], None).await;
+    d.expect(reply, 405, "METHOD_NOT_ALLOWED").await;
+    let reply = d
+        .call(Method::GET, "/_mock/transactions/x/payer/extra", &[], None)
+        .await;
+    d.expect(reply, 404, "NOT_FOUND").await;
 }
 
 /// The errors that need API keys: 401 on every route, 403 on initiate.

@@ -1,0 +1,344 @@
+//! The payer's payment page (CONTRACT section 13): `GET /pay/{token}` shows
+//! it, `POST /pay/{token}` decides once and sends the browser (303) to the
+//! merchant's return address. Also the same decision for tests without a
+//! browser ([`play_payer`], behind `POST /_mock/transactions/{id}/payer`
+//! and [`crate::MockServer::payer`]).
+//!
+//! No API key (the payer has none), never faulted, delayed or limited: the
+//! `/api/` guard does not see these paths.
+
+use askama::Template;
+use axum::body::{Body, to_bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::Response;
+use chrono::{DateTime, Utc};
+
+use crate::clock::format_time;
+use crate::html::{error_page, render, root_of};
+use crate::money::major_text;
+use crate::redirect::return_address;
+use crate::state::AppState;
+use crate::store::{PayerAction, PayerRefusal, PaymentPage, PaymentPageKey, Record, Status};
+
+/// Largest accepted form body: the form has one short field.
+pub const FORM_LIMIT: usize = 4 * 1024;
+
+#[derive(Template)]
+#[template(path = "pay.html")]
+struct PayPage<'a> {
+    root: String,
+    open: bool,
+    product: &'a str,
+    headline: &'static str,
+    outcome_class: &'static str,
+    status: &'static str,
+    message: Option<&'a str>,
+    amount: String,
+    currency: &'a str,
+    reference: &'a str,
+    description: Option<&'a str>,
+    deadline_iso: String,
+    deadline_text: String,
+    return_address: Option<String>,
+}
+
+fn not_found(path: &str) -> Response {
+    error_page(
+        StatusCode::NOT_FOUND,
+        "No such payment page",
+        "There is no payment page at this address. Check the link the merchant gave you.",
+        path,
+    )
+}
+
+/// The token segment of `/pay/{token}`, as sent (a token is plain
+/// alphanumerics, so a percent-encoded segment is simply no token).
+fn token_of(uri: &Uri) -> &str {
+    uri.path().strip_prefix("/pay/").unwrap_or_default()
+}
+
+/// `GET /pay/{token}`: the page while the payer may decide, the outcome
+/// with a link back to the merchant afterwards.
+pub async fn show(State(state): State<AppState>, uri: Uri) -> Response {
+    let path = uri.path();
+    let now = state.clock.now();
+    let catalog = &state.catalog;
+    state
+        .store
+        .with_payment_page(PaymentPageKey::Token(token_of(&uri)), |record, page| {
+            let product = catalog
+                .product(&record.fields.product_code)
+                .map_or("", |p| p.description.as_str());
+            render(
+                StatusCode::OK,
+                &page_of(record, page, product, now, root_of(path)),
+            )
+        })
+        .unwrap_or_else(|| not_found(path))
+}
+
+fn page_of<'a>(
+    record: &'a Record,
+    page: &PaymentPage,
+    product: &'a str,
+    now: DateTime<Utc>,
+    root: String,
+) -> PayPage<'a> {
+    let view = record.view(now);
+    let (headline, outcome_class) = match (view.status, page.decision.map(|d| d.action)) {
+        (Status::Successful, _) => ("Payment successful", "successful"),
+        (_, Some(PayerAction::Decline)) => ("Payment declined by the bank", "failed"),
+        (_, Some(PayerAction::Cancel)) => ("Payment cancelled", "failed"),
+        (Status::Failed, _) => ("Payment not completed in time", "failed"),
+        _ => ("Awaiting your decision", "waiting"),
+    };
+    let fields = &record.fields;
+    PayPage {
+        root,
+        open: page.is_open(now),
+        product,
+        headline,
+        outcome_class,
+        status: view.status.as_str(),
+        message: view.message,
+        amount: major_text(fields.amount_minor, fields.currency_exponent),
+        currency: &fields.currency_code,
+        reference: &fields.reference_no,
+        description: fields.rare.as_ref().and_then(|r| r.description.as_deref()),
+        deadline_iso: format_time(page.deadline),
+        deadline_text: page.deadline.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        return_address: return_address(record, view.status.as_str()),
+    }
+}
+
+/// Why a submitted form names no action.
+fn action_of(form: &[u8]) -> Result<PayerAction, String> {
+    let mut actions = url::form_urlencoded::parse(form)
+        .filter(|(key, _)| key == "action")
+        .map(|(_, value)| value);
+    let (Some(value), None) = (actions.next(), actions.next()) else {
+        return Err("The form must carry exactly one action: pay, decline or cancel.".to_owned());
+    };
+    PayerAction::parse(&value).ok_or_else(|| {
+        let shown: String = value.chars().take(64).collect();
+        format!(
+            "\u{201c}{shown}\u{201d} is not an action of this page: use pay, decline or cancel."
+        )
+    })
+}
+
+fn is_form(headers: &HeaderMap) -> bool {
+    headers.get(header::CONTENT_TYPE).is_none_or(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.split(';').next().is_some_and(|e| {
+                e.trim()
+                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+            })
+        })
+    })
+}
+
+/// `POST /pay/{token}`: the first submit inside the window decides; every
+/// submit (the first, a double click, the back button, one after the
+/// window) is answered 303 to the return address with the status then.
+/// A bad form changes nothing and gets a 400 page; an unknown token 404.
+pub async fn submit(
+    State(state): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let path = uri.path();
+    let token = token_of(&uri);
+    let exists = state
+        .store
+        .with_payment_page(PaymentPageKey::Token(token), |_, _| ())
+        .is_some();
+    if !exists {
+        return not_found(path);
+    }
+    if !is_form(&headers) {
+        return error_page(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Form not accepted",
+            "Submit the page with its buttons (an application/x-www-form-urlencoded form).",
+            path,
+        );
+    }
+    let Ok(form) = to_bytes(body, FORM_LIMIT).await else {
+        return error_page(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "Request too large",
+            "The submitted form is larger than a payment page form can be.",
+            path,
+        );
+    };
+    let action = match action_of(&form) {
+        Ok(action) => action,
+        Err(detail) => {
+            return error_page(StatusCode::BAD_REQUEST, "Unknown action", &detail, path);
+        }
+    };
+    let now = state.clock.now();
+    match state
+        .store
+        .decide(PaymentPageKey::Token(token), None, action, now)
+    {
+        Ok(decided) => {
+            let status = decided.record.view(now).status;
+            match return_address(&decided.record, status.as_str()) {
+                Some(location) => see_other(&location, path),
+                None => error_page(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "No return address",
+                    "The transaction has no returnUrl to send you back to.",
+                    path,
+                ),
+            }
+        }
+        Err(_) => not_found(path),
+    }
+}
+
+/// 303 See Other to `location`, with a page linking there for clients that
+/// do not follow redirects.
+fn see_other(location: &str, path: &str) -> Response {
+    #[derive(Template)]
+    #[template(
+        source = r#"{% extends "base.html" %}{% block title %}Back to the merchant{% endblock %}{% block content %}<h1>Back to the merchant</h1><p><a class="button primary" href="{{ location }}">Continue</a></p>{% endblock %}"#,
+        ext = "html"
+    )]
+    struct SeeOther<'a> {
+        root: String,
+        location: &'a str,
+    }
+    let mut response = render(
+        StatusCode::SEE_OTHER,
+        &SeeOther {
+            root: root_of(path),
+            location,
+        },
+    );
+    match HeaderValue::from_str(location) {
+        Ok(value) => {
+            response.headers_mut().insert(header::LOCATION, value);
+            response
+        }
+        // A URL the `url` crate serialized is visible ASCII; this is a bug.
+        Err(_) => error_page(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "No return address",
+            "The return address could not be sent.",
+            path,
+        ),
+    }
+}
+
+/// What [`play_payer`] did: the status after it and where the browser
+/// would have been sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PayerOutcome {
+    /// The transaction after the decision (`SUCCESSFUL` or `FAILED`).
+    pub status: String,
+    /// The return address the payment page would send the browser to.
+    pub redirect_to: String,
+    /// The transaction, for the status `data` of the admin answer.
+    pub(crate) record: Record,
+}
+
+/// Why [`play_payer`] decided nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PayerError {
+    /// No transaction with that id.
+    #[error("no transaction with that transactionId")]
+    NotFound,
+    /// Not a confirmed redirect transaction whose payer may still decide.
+    #[error("transaction is not waiting for the payer")]
+    NotWaiting,
+}
+
+/// What the page's button does, by transaction id: decides if the payer
+/// still may, else [`PayerError::NotWaiting`] (unlike the page, which
+/// answers a late submit with the outcome).
+///
+/// # Errors
+///
+/// [`PayerError`].
+pub(crate) fn play_payer(
+    state: &AppState,
+    transaction_id: &str,
+    action: PayerAction,
+) -> Result<PayerOutcome, PayerError> {
+    let now = state.clock.now();
+    let decided = state
+        .store
+        .decide(
+            PaymentPageKey::Transaction(transaction_id),
+            None,
+            action,
+            now,
+        )
+        .map_err(|refusal| match refusal {
+            PayerRefusal::NotFound => PayerError::NotFound,
+            PayerRefusal::NoPaymentPage => PayerError::NotWaiting,
+        })?;
+    if !decided.decided_now {
+        return Err(PayerError::NotWaiting);
+    }
+    let status = decided.record.view(now).status.as_str();
+    let redirect_to = return_address(&decided.record, status).ok_or(PayerError::NotWaiting)?;
+    Ok(PayerOutcome {
+        status: status.to_owned(),
+        redirect_to,
+        record: decided.record,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_form_names_exactly_one_known_action() {
+        assert_eq!(action_of(b"action=pay"), Ok(PayerAction::Pay));
+        assert_eq!(
+            action_of(b"x=1&action=decline&y=2"),
+            Ok(PayerAction::Decline)
+        );
+        assert_eq!(action_of(b"action=cancel"), Ok(PayerAction::Cancel));
+        for bad in [
+            &b""[..],
+            b"action=",
+            b"action=PAY",
+            b"action=pay&action=pay",
+            b"action=pay&action=decline",
+            b"action=%FF%FE",
+            b"act%69on=refund",
+            b"\xff\xfe",
+        ] {
+            assert!(action_of(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+        let long = format!("action={}", "x".repeat(5000));
+        let message = action_of(long.as_bytes()).expect_err("unknown");
+        assert!(message.chars().count() < 200, "{message}");
+    }
+
+    #[test]
+    fn only_forms_are_accepted() {
+        let mut headers = HeaderMap::new();
+        assert!(is_form(&headers));
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/x-www-form-urlencoded; charset=UTF-8"),
+        );
+        assert!(is_form(&headers));
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        assert!(!is_form(&headers));
+    }
+}
