@@ -12,10 +12,16 @@
 //! - `state.rs` — [`AppState`]: what every handler shares.
 //! - `middleware.rs` — request id, request log, envelope for every response.
 //! - `guard.rs` — the `/api/` guard: auth, rate limit, faults, journal.
-//! - `handlers/` — `initiate`, `confirm`, `status`, `admin` (`/_mock/`, `/openapi.json`).
+//! - `handlers/` — `initiate`, `confirm`, `status`, `admin` (`/_mock/`, `/openapi.json`),
+//!   `pay` (the payer's payment page, `/pay/{token}`).
+//! - `html.rs` — pages: askama templates (`templates/`, auto-escaped), the
+//!   stylesheet, page headers, error pages.
+//! - `redirect.rs` — redirect-based payments: page tokens, payment page and
+//!   return addresses (built with the `url` crate).
 //! - `validate.rs` — request body rules, every failure collected.
 //! - `extract.rs` — extractors whose rejections are the envelope; path decoding.
-//! - `store.rs` — the store: look-ups and the atomic transitions.
+//! - `store.rs` — the store: look-ups and the atomic transitions;
+//!   `store_payer.rs` the payer's decision on a payment page.
 //! - `transaction.rs` — a transaction: request fields, stored form, state at an instant.
 //! - `records.rs`, `index.rs` — the store's containers: chunked records, shared codes,
 //!   sharded position indexes (small, and no long pauses as they grow).
@@ -88,6 +94,11 @@
 //! - a transactionId matches only as issued (lower-case hyphenated): other
 //!   spellings of the same UUID are unknown ids;
 //! - the same `--api-key` twice is a configuration error;
+//! - redirect-based products (`flow = "redirect"`, `ONLINEBANKING`): the
+//!   confirm hands out a payment page (`GET /pay/{token}`, HTML) where the
+//!   payer pays, declines or cancels once within the payer window, and is
+//!   sent back to `returnUrl`; [`MockServer::payer`] plays the payer in a
+//!   test;
 //! - the `/_mock/` controls and `/openapi.json`.
 //!
 //! # Catalogue

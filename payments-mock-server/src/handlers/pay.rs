@@ -235,7 +235,8 @@ fn see_other(location: &str, path: &str) -> Response {
     }
 }
 
-/// What [`play_payer`] did: the status after it and where the browser
+/// What playing the payer did ([`crate::MockServer::payer`], the admin
+/// control): the status after it and where the browser
 /// would have been sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -248,7 +249,7 @@ pub struct PayerOutcome {
     pub(crate) record: Record,
 }
 
-/// Why [`play_payer`] decided nothing.
+/// Why playing the payer ([`crate::MockServer::payer`]) decided nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PayerError {
