@@ -51,6 +51,7 @@ pub fn app(state: AppState) -> Router {
         .route("/pay/{token}", get(pay::show).post(pay::submit))
         .route("/pay/static/mock.css", get(html::stylesheet))
         .route("/openapi.json", get(admin::openapi))
+        .merge(crate::console::routes())
         .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .with_state(state.clone());

@@ -14,6 +14,10 @@ pub const CAPACITY: usize = 1000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct JournalEntry {
+    /// Its place in the journal: 1 for the first request the server
+    /// journaled, counting on across resets, so a reader that saw up to `n`
+    /// asks for what came after `n`.
+    pub seq: u64,
     /// HTTP method.
     pub method: String,
     /// Path as sent (still percent-encoded).
@@ -42,6 +46,8 @@ pub struct JournalEntry {
 /// (it used to be two `String`s per header on every request).
 #[derive(Debug)]
 pub(crate) struct Capture {
+    /// Set when recorded.
+    seq: u64,
     method: Method,
     /// Path, query, each header's name and value, body, one after another.
     text: String,
@@ -88,6 +94,7 @@ impl Capture {
             ends.push(text.len());
         }
         Self {
+            seq: 0,
             method: method.clone(),
             text,
             ends,
@@ -134,6 +141,7 @@ impl Capture {
             .map(|i| (part(i), part(i + 1)))
             .collect();
         JournalEntry {
+            seq: self.seq,
             method: self.method.to_string(),
             path: part(0),
             query: self.has_query.then(|| part(1)),
@@ -151,41 +159,118 @@ impl Capture {
 /// The bounded journal.
 #[derive(Debug, Default)]
 pub struct Journal {
-    entries: Mutex<VecDeque<Capture>>,
+    inner: Mutex<Entries>,
+}
+
+#[derive(Debug, Default)]
+struct Entries {
+    captures: VecDeque<Capture>,
+    /// The `seq` of the last capture recorded, ever.
+    last_seq: u64,
 }
 
 impl Journal {
-    /// Appends, dropping the oldest beyond [`CAPACITY`].
-    pub(crate) fn record(&self, capture: Capture) {
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        if entries.len() == CAPACITY {
-            entries.pop_front();
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Appends, numbering it, and drops the oldest beyond [`CAPACITY`].
+    pub(crate) fn record(&self, mut capture: Capture) {
+        let mut entries = self.lock();
+        entries.last_seq += 1;
+        capture.seq = entries.last_seq;
+        if entries.captures.len() == CAPACITY {
+            entries.captures.pop_front();
         }
-        entries.push_back(capture);
+        entries.captures.push_back(capture);
     }
 
     /// Every entry, oldest first.
     pub fn entries(&self) -> Vec<JournalEntry> {
-        self.entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .map(Capture::entry)
-            .collect()
+        self.lock().captures.iter().map(Capture::entry).collect()
     }
 
-    /// Forgets everything.
+    /// The newest `limit` entries with a `seq` above `after`, oldest first:
+    /// only those are expanded, so a reader polling for what is new costs
+    /// little however busy the server is.
+    pub fn since(&self, after: u64, limit: usize) -> Vec<JournalEntry> {
+        let entries = self.lock();
+        let newer = entries.captures.iter().rev().take_while(|c| c.seq > after);
+        let mut picked: Vec<JournalEntry> = newer.take(limit).map(Capture::entry).collect();
+        picked.reverse();
+        picked
+    }
+
+    /// The entry numbered `seq`, while it is kept.
+    pub fn get(&self, seq: u64) -> Option<JournalEntry> {
+        let entries = self.lock();
+        let oldest = entries.captures.front()?.seq;
+        let index = usize::try_from(seq.checked_sub(oldest)?).ok()?;
+        entries
+            .captures
+            .get(index)
+            .filter(|c| c.seq == seq)
+            .map(Capture::entry)
+    }
+
+    /// The `seq` of the newest entry ever recorded (0 before the first).
+    pub fn last_seq(&self) -> u64 {
+        self.lock().last_seq
+    }
+
+    /// How many entries are kept now.
+    pub fn len(&self) -> usize {
+        self.lock().captures.len()
+    }
+
+    /// Whether none is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Forgets every entry; the numbering goes on (a reader that polls
+    /// with the last `seq` it saw still gets what comes next).
     pub fn clear(&self) {
-        self.entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.lock().captures.clear();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn capture(path: &str) -> Capture {
+        Capture::new(
+            &Method::GET,
+            &path.parse().expect("uri"),
+            &HeaderMap::new(),
+            HeaderValue::from_static("r"),
+            DateTime::<Utc>::UNIX_EPOCH,
+        )
+    }
+
+    #[test]
+    fn entries_are_numbered_and_readers_get_what_is_new() {
+        let journal = Journal::default();
+        assert_eq!(journal.last_seq(), 0);
+        for n in 0..(CAPACITY + 5) {
+            journal.record(capture(&format!("/api/{n}")));
+        }
+        assert_eq!(journal.len(), CAPACITY);
+        assert_eq!(journal.last_seq(), (CAPACITY + 5) as u64);
+        let newest = journal.since(0, 3);
+        let seqs: Vec<u64> = newest.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, [1003, 1004, 1005]);
+        assert_eq!(journal.since(1004, 50).len(), 1);
+        assert!(journal.since(1005, 50).is_empty());
+        assert_eq!(journal.get(6).map(|e| e.path), Some("/api/5".to_owned()));
+        assert_eq!(journal.get(5), None, "dropped");
+        assert_eq!(journal.get(1006), None);
+        journal.clear();
+        assert!(journal.is_empty());
+        journal.record(capture("/api/after"));
+        assert_eq!(journal.since(1005, 10)[0].seq, 1006);
+    }
 
     #[test]
     fn a_capture_reads_back_as_sent_with_the_key_redacted() {

@@ -151,6 +151,7 @@ mod auth;
 mod catalog;
 mod clock;
 mod config;
+mod console;
 mod error;
 mod extract;
 mod faults;

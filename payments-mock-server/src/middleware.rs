@@ -59,7 +59,7 @@ pub(crate) async fn request_context(
     let guarded = AssertUnwindSafe(api_guard(&state, req, next)).catch_unwind();
     let response = guarded.await.unwrap_or_else(panic_response);
     let mut response = match &page_path {
-        Some(page_path) => ensure_page(response, page_path),
+        Some(page_path) => ensure_page(response, page_path, &state),
         None => ensure_envelope(response),
     };
     response.headers_mut().insert(REQUEST_ID, id.clone());
@@ -128,16 +128,20 @@ fn ensure_envelope(response: Response) -> Response {
     replacement
 }
 
-/// On a page path (`/pay/`), replaces a failure that is not a page (an
+/// On a page path (`/pay/`, `/_mock/ui/`), replaces a failure that is not a page (an
 /// unknown route, a wrong method, a body over the limit, a panic) by an
 /// error page for its status, keeping `Allow`: a browser shows a page, never
 /// JSON.
-fn ensure_page(response: Response, path: &str) -> Response {
+fn ensure_page(response: Response, path: &str, state: &AppState) -> Response {
     let status = response.status();
     if crate::html::is_html(&response) || !(status.is_client_error() || status.is_server_error()) {
         return response;
     }
-    let mut replacement = crate::html::error_page_for_status(status, path);
+    let mut replacement = if path.starts_with("/_mock/ui") {
+        crate::console::error_for_status(state, status, path)
+    } else {
+        crate::html::error_page_for_status(status, path)
+    };
     if let Some(allow) = response.headers().get(header::ALLOW) {
         replacement
             .headers_mut()

@@ -368,6 +368,7 @@ impl MockServerBuilder {
                 "fault seed {seed} (random; call fault_seed({seed}) to repeat this run's faults)"
             );
         }
+        tracing::debug!("web console at http://{addr}/_mock/ui/");
         let (stop, stopped) = oneshot::channel::<()>();
         let router = app(state.clone());
         let task = tokio::spawn(crate::server::run_with(

@@ -40,6 +40,11 @@ impl Records {
         self.len += 1;
     }
 
+    /// The records before position `end`, newest first.
+    pub(crate) fn before(&self, end: usize) -> impl Iterator<Item = &Record> {
+        (0..end.min(self.len)).rev().filter_map(|p| self.get(p))
+    }
+
     /// The records from `start` on, in order.
     pub(crate) fn from(&self, start: usize) -> impl Iterator<Item = &Record> {
         let first = start / CHUNK;
@@ -103,6 +108,9 @@ mod tests {
             let ids: Vec<u128> = records.from(start).map(|r| r.id.as_u128()).collect();
             let expected: Vec<u128> = (start.min(count)..count).map(|n| n as u128).collect();
             assert_eq!(ids, expected, "from {start}");
+            let ids: Vec<u128> = records.before(start).map(|r| r.id.as_u128()).collect();
+            let expected: Vec<u128> = (0..start.min(count)).rev().map(|n| n as u128).collect();
+            assert_eq!(ids, expected, "before {start}");
         }
     }
 

@@ -395,6 +395,39 @@ impl Store {
         Some((items, more))
     }
 
+    /// [`Store::page`] newest first, for the console: the records older
+    /// than `before` (an issued id; `None` starts at the newest) that pass
+    /// `keep`, at most `limit`, mapped by `f` under the read lock; plus
+    /// whether more matching records follow. `None` when `before` is not a
+    /// stored id. Like `page`, it starts through the id index, so a page
+    /// costs the same at any size (a filter that matches little scans on).
+    pub fn page_newest<T>(
+        &self,
+        before: Option<Uuid>,
+        limit: usize,
+        mut keep: impl FnMut(&Record) -> bool,
+        mut f: impl FnMut(&Record) -> T,
+    ) -> Option<(Vec<T>, bool)> {
+        let inner = self.read();
+        let end = match before {
+            None => inner.records.len,
+            Some(id) => inner.position_of_id(id)?,
+        };
+        let mut items = Vec::with_capacity(limit.min(1024));
+        let mut more = false;
+        for record in inner.records.before(end) {
+            if !keep(record) {
+                continue;
+            }
+            if items.len() == limit {
+                more = true;
+                break;
+            }
+            items.push(f(record));
+        }
+        Some((items, more))
+    }
+
     /// `f` of the transaction with this reference, under the read lock:
     /// within the merchant `scope`, or of the only merchant holding it.
     pub fn with_reference<T>(

@@ -29,6 +29,37 @@ async fn binary_prints_the_banner_serves_and_exits_zero_on_sigterm() {
     assert!(log.contains("\"request_id\""), "{log}");
 }
 
+#[tokio::test]
+async fn stdout_keeps_its_one_line_and_the_console_address_goes_to_the_log() {
+    use std::io::{BufRead as _, Read as _};
+    let mut child = Command::new(BIN)
+        .args(["--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut banner = String::new();
+    stdout.read_line(&mut banner).expect("banner");
+    let port = banner
+        .trim_end()
+        .strip_prefix("listening on http://127.0.0.1:")
+        .unwrap_or_else(|| panic!("banner {banner:?}"))
+        .to_owned();
+    let page = reqwest::get(format!("http://127.0.0.1:{port}/_mock/ui/"))
+        .await
+        .expect("reply");
+    assert_eq!(page.status(), 200);
+    let log = terminate_expecting_success(child);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).expect("stdout");
+    assert_eq!(rest, "", "one line on stdout, the banner");
+    assert!(
+        log.contains(&format!("web console at http://127.0.0.1:{port}/_mock/ui/")),
+        "{log}"
+    );
+}
+
 #[test]
 fn sigterm_lets_an_in_flight_request_finish() {
     use std::io::Read;

@@ -32,6 +32,8 @@ mod schema;
 mod abuse;
 // Redirect-based payments: the payment page, the payer, the admin control (section 13).
 mod redirect;
+// The web console: pages, filters, controls, hostile text (section 14).
+mod console;
 // Keys on every route and merchant isolation (issue #8).
 mod security;
 // No key in any log, answer, journal, Debug output or error (issue #8).

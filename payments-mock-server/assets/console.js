@@ -1,0 +1,52 @@
+// The console's one script: rows that refresh themselves. A <tbody> with
+// data-live-url polls that URL every data-poll milliseconds:
+//   data-live-mode="replace": the answer is the rows; they replace the old
+//     ones when they differ (the transactions list, first page).
+//   data-live-mode="prepend": the answer is the rows that came after
+//     data-after (the feed's X-Journal-Seq says the newest); they go on top
+//     and the oldest beyond data-max are dropped (the request journal).
+// Everything in the answers was rendered and escaped by the server.
+(function () {
+  "use strict";
+  function live(body) {
+    var every = Number(body.dataset.poll) || 1000;
+    var max = Number(body.dataset.max) || 200;
+    var busy = false;
+    function tick() {
+      if (busy || document.hidden) return;
+      busy = true;
+      var url = new URL(body.dataset.liveUrl, document.baseURI);
+      if (body.dataset.liveMode === "prepend") {
+        url.searchParams.set("after", body.dataset.after || "0");
+      }
+      fetch(url, { cache: "no-store", headers: { Accept: "text/html" } })
+        .then(function (response) {
+          if (!response.ok) throw new Error("HTTP " + response.status);
+          var seq = response.headers.get("X-Journal-Seq");
+          return response.text().then(function (html) { return [html, seq]; });
+        })
+        .then(function (answer) {
+          var html = answer[0];
+          if (body.dataset.liveMode === "prepend") {
+            if (html.trim() !== "") {
+              body.querySelectorAll("tr.empty").forEach(function (row) { row.remove(); });
+              body.insertAdjacentHTML("afterbegin", html);
+              while (body.rows.length > max) body.deleteRow(-1);
+            }
+            if (answer[1]) body.dataset.after = answer[1];
+          } else if (html !== body.dataset.shown) {
+            body.innerHTML = html;
+            body.dataset.shown = html;
+          }
+          body.removeAttribute("data-stale");
+        })
+        .catch(function () {
+          // The mock stopped or restarts: try again at the next tick.
+          body.setAttribute("data-stale", "");
+        })
+        .then(function () { busy = false; });
+    }
+    setInterval(tick, every);
+  }
+  document.querySelectorAll("[data-live-url]").forEach(live);
+})();

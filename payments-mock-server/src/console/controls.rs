@@ -1,0 +1,292 @@
+//! The console's controls: the virtual clock (see it, move it), the
+//! catalogue (which product does what), and reset (after a confirmation).
+//! The forms post back here and are answered 303 (post, redirect, get), so
+//! a reload never repeats them.
+
+use std::time::Duration;
+
+use askama::Template;
+use axum::body::{Body, to_bytes};
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Number, Value};
+
+use super::{Chrome, console_error, console_page, param, query_pairs, same_origin};
+use crate::catalog::{Flow, Outcome, Product};
+use crate::html::render;
+use crate::state::AppState;
+
+/// Largest accepted console form.
+const FORM_LIMIT: usize = 4 * 1024;
+
+/// Quick steps of the clock page.
+const STEPS: [(u64, &str); 5] = [
+    (60, "1 minute"),
+    (10 * 60, "10 minutes"),
+    (16 * 60, "16 minutes (past expiry)"),
+    (60 * 60, "1 hour"),
+    (24 * 60 * 60, "1 day"),
+];
+
+#[derive(Template)]
+#[template(path = "console/clock.html")]
+struct ClockPage<'a> {
+    chrome: Chrome,
+    offset: String,
+    steps: [(u64, &'static str); 5],
+    advanced: Option<String>,
+    problem: Option<String>,
+    typed: &'a str,
+}
+
+fn offset_text(state: &AppState) -> String {
+    let nanos = state.clock.offset_nanos();
+    let offset = Duration::from_nanos(u64::try_from(nanos).unwrap_or(0));
+    if offset.is_zero() {
+        "none: real time".to_owned()
+    } else {
+        format!(
+            "{} ({} s)",
+            humantime::format_duration(Duration::from_millis(
+                u64::try_from(offset.as_millis()).unwrap_or(u64::MAX)
+            )),
+            offset.as_secs()
+        )
+    }
+}
+
+fn clock_page(
+    state: &AppState,
+    path: &str,
+    query: Option<&str>,
+    problem: Option<String>,
+    typed: &str,
+) -> Response {
+    let pairs = query_pairs(query);
+    let status = if problem.is_some() {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    };
+    console_page(render(
+        status,
+        &ClockPage {
+            chrome: Chrome::new(state, path, "clock"),
+            offset: offset_text(state),
+            steps: STEPS,
+            advanced: param(&pairs, "advanced").map(str::to_owned),
+            problem,
+            typed,
+        },
+    ))
+}
+
+/// `GET /_mock/ui/clock`.
+pub(crate) async fn clock(
+    State(state): State<AppState>,
+    uri: Uri,
+    RawQuery(query): RawQuery,
+) -> Response {
+    clock_page(&state, uri.path(), query.as_deref(), None, "")
+}
+
+/// Reads a console form: same origin, a form, at most [`FORM_LIMIT`].
+async fn form(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+    path: &str,
+) -> Result<Vec<(String, String)>, Response> {
+    if !same_origin(headers) {
+        return Err(console_error(
+            state,
+            StatusCode::FORBIDDEN,
+            "Not from the console",
+            "This form was posted from another site's page; open the console and use it there.",
+            path,
+        ));
+    }
+    let is_form = headers.get(header::CONTENT_TYPE).is_none_or(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.split(';').next().is_some_and(|e| {
+                e.trim()
+                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+            })
+        })
+    });
+    if !is_form {
+        return Err(console_error(
+            state,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Form not accepted",
+            "Submit the console's form (application/x-www-form-urlencoded).",
+            path,
+        ));
+    }
+    let bytes = to_bytes(body, FORM_LIMIT).await.map_err(|_| {
+        console_error(
+            state,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "Request too large",
+            "The submitted form is larger than a console form can be.",
+            path,
+        )
+    })?;
+    Ok(url::form_urlencoded::parse(&bytes).into_owned().collect())
+}
+
+/// 303 to `location` (relative to the server's root via `root`).
+fn see_other(root: &str, location: &str) -> Response {
+    (
+        StatusCode::SEE_OTHER,
+        [(header::LOCATION, format!("{root}{location}"))],
+    )
+        .into_response()
+}
+
+/// `POST /_mock/ui/clock` with `seconds=N`: the rules of
+/// `POST /_mock/clock/advance`, read from a form.
+pub(crate) async fn advance(
+    State(state): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let path = uri.path();
+    let pairs = match form(&state, &headers, body, path).await {
+        Ok(pairs) => pairs,
+        Err(page) => return page,
+    };
+    let typed = param(&pairs, "seconds").unwrap_or_default();
+    let seconds = match serde_json::from_str::<Number>(typed) {
+        Ok(n) => Value::Number(n),
+        Err(_) if typed.is_empty() => Value::Null,
+        Err(_) => Value::String(typed.to_owned()),
+    };
+    let body: Map<String, Value> = [("seconds".to_owned(), seconds)].into_iter().collect();
+    match crate::handlers::admin::advance_seconds(&body) {
+        Ok(by) => {
+            state.clock.advance(by);
+            let mut q = url::form_urlencoded::Serializer::new(String::new());
+            q.append_pair("advanced", typed);
+            see_other(
+                &crate::html::root_of(path),
+                &format!("_mock/ui/clock?{}", q.finish()),
+            )
+        }
+        Err(e) => {
+            let typed: String = typed.chars().take(64).collect();
+            clock_page(&state, path, None, Some(e.message), &typed)
+        }
+    }
+}
+
+/// One product as the catalogue page shows it.
+#[derive(Debug)]
+struct ProductRow {
+    code: String,
+    description: String,
+    flow: String,
+    initial: &'static str,
+    outcome: String,
+    rules: Vec<String>,
+}
+
+fn product_row(p: &Product) -> ProductRow {
+    let outcome = match (&p.flow, &p.outcome, &p.confirmation_code) {
+        (Flow::Redirect { .. }, _, _) => "CONFIRMED with a payment page; the payer decides: Pay → SUCCESSFUL, Decline → FAILED (declined by bank), Cancel → FAILED (cancelled by payer), nothing → FAILED when the window ends".to_owned(),
+        (_, _, Some(code)) => format!("SUCCESSFUL with confirmationCode {code}; any other code → FAILED (invalid confirmation code)"),
+        (_, Outcome::Success, None) => "SUCCESSFUL".to_owned(),
+        (_, Outcome::Async { settle_after }, None) => format!(
+            "CONFIRMED, then SUCCESSFUL {} later (virtual clock)",
+            humantime::format_duration(*settle_after)
+        ),
+        (_, Outcome::Decline { message }, None) => format!("FAILED ({message})"),
+    };
+    let mut rules = Vec::new();
+    if p.payer_id_required {
+        rules.push("payerId required".to_owned());
+    }
+    if p.requires_return_url() {
+        rules.push("returnUrl required".to_owned());
+    }
+    if p.confirmation_code.is_some() {
+        rules.push("confirmationCode required at confirm".to_owned());
+    }
+    if let Some(max) = p.max_quantity {
+        rules.push(format!("quantity 1–{max}"));
+    }
+    if p.pins {
+        rules.push("confirm extraProperties holds one PIN per unit".to_owned());
+    }
+    ProductRow {
+        code: p.code.clone(),
+        description: p.description.clone(),
+        flow: match p.flow {
+            Flow::Direct => "direct".to_owned(),
+            Flow::Redirect { payer_timeout } => format!(
+                "redirect (payer window {})",
+                humantime::format_duration(payer_timeout)
+            ),
+        },
+        initial: p.initial.as_str(),
+        outcome,
+        rules,
+    }
+}
+
+#[derive(Template)]
+#[template(path = "console/catalog.html")]
+struct CatalogPage {
+    chrome: Chrome,
+    products: Vec<ProductRow>,
+    expiry: String,
+}
+
+/// `GET /_mock/ui/catalog`.
+pub(crate) async fn catalog(State(state): State<AppState>, uri: Uri) -> Response {
+    console_page(render(
+        StatusCode::OK,
+        &CatalogPage {
+            chrome: Chrome::new(&state, uri.path(), "catalog"),
+            products: state.catalog.products().map(product_row).collect(),
+            expiry: humantime::format_duration(state.expiry).to_string(),
+        },
+    ))
+}
+
+#[derive(Template)]
+#[template(path = "console/reset.html")]
+struct ResetPage {
+    chrome: Chrome,
+    transactions: usize,
+    requests: usize,
+}
+
+/// `GET /_mock/ui/reset`: what a reset forgets, and the button.
+pub(crate) async fn reset_page(State(state): State<AppState>, uri: Uri) -> Response {
+    console_page(render(
+        StatusCode::OK,
+        &ResetPage {
+            chrome: Chrome::new(&state, uri.path(), "reset"),
+            transactions: state.store.len(),
+            requests: state.journal.len(),
+        },
+    ))
+}
+
+/// `POST /_mock/ui/reset`: as `POST /_mock/reset`, then back to the list.
+pub(crate) async fn reset(
+    State(state): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let path = uri.path();
+    if let Err(page) = form(&state, &headers, body, path).await {
+        return page;
+    }
+    state.reset();
+    see_other(&crate::html::root_of(path), "_mock/ui/?reset=done")
+}

@@ -1,0 +1,207 @@
+//! The request journal in the console: the newest `/api/` requests,
+//! growing by itself (the script polls the feed for what came after the
+//! newest row it has and keeps a bounded number of rows), and one request
+//! in full.
+
+use askama::Template;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderValue, StatusCode, Uri};
+use axum::response::Response;
+
+use super::{Chrome, console_error, console_page, param, query_pairs, shown_time, visible};
+use crate::html::render;
+use crate::journal::JournalEntry;
+use crate::state::AppState;
+
+/// Rows the list starts with, and the most one poll adds: under load the
+/// page shows the newest, never everything.
+const PAGE_ROWS: usize = 50;
+/// Rows the page keeps at most (the script drops the oldest beyond it).
+pub(crate) const MAX_ROWS: usize = 200;
+/// The header the feed names its newest `seq` in.
+const SEQ_HEADER: &str = "x-journal-seq";
+
+/// One row of the list.
+#[derive(Debug)]
+struct Row {
+    seq: u64,
+    at: String,
+    method: String,
+    target: String,
+    status: String,
+    status_class: &'static str,
+    error_code: String,
+    fault: String,
+    request_id: String,
+}
+
+fn row(entry: JournalEntry) -> Row {
+    let target = match &entry.query {
+        Some(q) => format!("{}?{q}", entry.path),
+        None => entry.path.clone(),
+    };
+    Row {
+        seq: entry.seq,
+        at: shown_time(entry.at),
+        method: entry.method,
+        target: visible(&target).into_owned(),
+        status: entry
+            .status
+            .map_or_else(|| "reset".to_owned(), |s| s.to_string()),
+        status_class: match entry.status {
+            Some(200..=299) => "ok",
+            Some(400..=499) => "wait",
+            _ => "bad",
+        },
+        error_code: entry.error_code.unwrap_or_default(),
+        fault: entry.fault.unwrap_or_default(),
+        request_id: visible(&entry.request_id).into_owned(),
+    }
+}
+
+/// Rows alone (what the feed answers).
+#[derive(Template)]
+#[template(path = "console/request_rows.html")]
+struct Rows {
+    root: String,
+    rows: Vec<Row>,
+    /// Say "no request yet" when there are none (the page; not the feed).
+    placeholder: bool,
+}
+
+#[derive(Template)]
+#[template(path = "console/requests.html")]
+struct ListPage {
+    chrome: Chrome,
+    root: String,
+    rows: Vec<Row>,
+    placeholder: bool,
+    after: u64,
+    kept: usize,
+    poll_ms: u32,
+    max_rows: usize,
+}
+
+/// Newest first, at most `limit`, after `after`.
+fn newest(state: &AppState, after: u64, limit: usize) -> Vec<Row> {
+    state
+        .journal
+        .since(after, limit)
+        .into_iter()
+        .rev()
+        .map(row)
+        .collect()
+}
+
+/// `GET /_mock/ui/requests`.
+pub(crate) async fn list(State(state): State<AppState>, uri: Uri) -> Response {
+    let chrome = Chrome::new(&state, uri.path(), "requests");
+    let root = chrome.root.clone();
+    // The script asks for what came after the newest row shown; with no
+    // row, after the newest seq read before the rows were (so a request
+    // recorded in between is neither missed nor shown twice).
+    let last = state.journal.last_seq();
+    let rows = newest(&state, 0, PAGE_ROWS);
+    let after = rows.first().map_or(last, |r| r.seq);
+    console_page(render(
+        StatusCode::OK,
+        &ListPage {
+            chrome,
+            root,
+            rows,
+            placeholder: true,
+            after,
+            kept: state.journal.len(),
+            poll_ms: super::POLL_MS,
+            max_rows: MAX_ROWS,
+        },
+    ))
+}
+
+/// `GET /_mock/ui/requests/feed?after=N`: the rows recorded after `N`,
+/// newest first, at most a page of them; the newest `seq` in the
+/// `X-Journal-Seq` header.
+pub(crate) async fn feed(
+    State(state): State<AppState>,
+    uri: Uri,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let path = uri.path();
+    let pairs = query_pairs(query.as_deref());
+    let after = match param(&pairs, "after").map(str::parse::<u64>) {
+        None => 0,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => {
+            return console_error(
+                &state,
+                StatusCode::BAD_REQUEST,
+                "Bad feed position",
+                "after must be a whole number: the seq of the newest row shown",
+                path,
+            );
+        }
+    };
+    let last = state.journal.last_seq();
+    let rows = newest(&state, after, PAGE_ROWS);
+    let mut response = console_page(render(
+        StatusCode::OK,
+        &Rows {
+            root: crate::html::root_of(path),
+            rows,
+            placeholder: false,
+        },
+    ));
+    response
+        .headers_mut()
+        .insert(SEQ_HEADER, HeaderValue::from(last.max(after)));
+    response
+}
+
+#[derive(Template)]
+#[template(path = "console/request.html")]
+struct DetailPage {
+    chrome: Chrome,
+    row: Row,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+/// `GET /_mock/ui/requests/{seq}`.
+pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response {
+    let path = uri.path();
+    let seq = path
+        .strip_prefix("/_mock/ui/requests/")
+        .and_then(|s| s.parse::<u64>().ok());
+    let Some(entry) = seq.and_then(|seq| state.journal.get(seq)) else {
+        return console_error(
+            &state,
+            StatusCode::NOT_FOUND,
+            "No such request",
+            "The journal keeps the last 1,000 /api/ requests; this one is not among them.",
+            path,
+        );
+    };
+    let headers = entry
+        .headers
+        .iter()
+        .map(|(k, v)| (visible(k).into_owned(), visible(v).into_owned()))
+        .collect();
+    let body = pretty(&entry.body);
+    console_page(render(
+        StatusCode::OK,
+        &DetailPage {
+            chrome: Chrome::new(&state, path, "requests"),
+            headers,
+            body: visible(&body).into_owned(),
+            row: row(entry),
+        },
+    ))
+}
+
+/// A JSON body indented (numbers keep their text); anything else as sent.
+fn pretty(body: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| body.to_owned())
+}
