@@ -233,6 +233,13 @@ async fn pay_decides_once_and_sends_the_browser_to_the_return_address() {
     let decided_at = state.clock.now();
     let reply = submit(&router, &path, "action=pay").await;
     assert_eq!(reply.status, StatusCode::SEE_OTHER);
+    // A changed cookie makes browsers drop the page from their
+    // back/forward cache: the back button shows the outcome.
+    let cookie = reply.headers["set-cookie"].to_str().expect("visible");
+    assert!(
+        cookie.starts_with("payment-decided=") && !cookie.contains("Path="),
+        "{cookie}"
+    );
     assert_eq!(
         location(&reply),
         format!(

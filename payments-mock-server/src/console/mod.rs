@@ -95,11 +95,19 @@ impl Chrome {
 const CONSOLE_CSP: &str = "default-src 'none'; script-src 'self'; connect-src 'self'; \
      style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-/// `response` (a page) with the console's content security policy.
+/// `response` (a page) with the console's content security policy, and
+/// `Referer` kept within the mock: with `no-referrer` (the payment page's
+/// policy) a browser sends `Origin: null` on a form post, and the console
+/// could not tell its own forms from another site's.
 pub(crate) fn console_page(mut response: Response) -> Response {
-    response.headers_mut().insert(
+    let headers = response.headers_mut();
+    headers.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(CONSOLE_CSP),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
     );
     response
 }

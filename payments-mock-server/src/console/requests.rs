@@ -186,22 +186,14 @@ pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response 
         .iter()
         .map(|(k, v)| (visible(k).into_owned(), visible(v).into_owned()))
         .collect();
-    let body = pretty(&entry.body);
     console_page(render(
         StatusCode::OK,
         &DetailPage {
             chrome: Chrome::new(&state, path, "requests"),
             headers,
-            body: visible(&body).into_owned(),
+            // As sent: an indented copy would reorder the keys.
+            body: visible(&entry.body).into_owned(),
             row: row(entry),
         },
     ))
-}
-
-/// A JSON body indented (numbers keep their text); anything else as sent.
-fn pretty(body: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(body)
-        .ok()
-        .and_then(|v| serde_json::to_string_pretty(&v).ok())
-        .unwrap_or_else(|| body.to_owned())
 }

@@ -222,7 +222,19 @@ fn see_other(location: &str, path: &str) -> Response {
     );
     match HeaderValue::from_str(location) {
         Ok(value) => {
-            response.headers_mut().insert(header::LOCATION, value);
+            let headers = response.headers_mut();
+            headers.insert(header::LOCATION, value);
+            // The page as the browser keeps it in its back/forward cache
+            // still shows the buttons. A cookie that changes evicts it
+            // (Chromium drops no-store pages from that cache when the
+            // site's cookies change), so the back button fetches the page
+            // again and shows the outcome. The cookie says nothing and is
+            // read by nobody; with no Path it stays under this page's
+            // folder, behind a --public-url prefix too.
+            headers.insert(
+                header::SET_COOKIE,
+                HeaderValue::from_static("payment-decided=1; Max-Age=600; HttpOnly; SameSite=Lax"),
+            );
             response
         }
         // A URL the `url` crate serialized is visible ASCII; this is a bug.
