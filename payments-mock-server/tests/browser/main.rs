@@ -1,0 +1,11 @@
+//! Browser tests: the mock's pages driven in headless Chromium over
+//! WebDriver, checked with axe-core (issues 15 and 16). One harness for
+//! both; `scripts/install-browser.sh` installs the browser.
+
+mod harness;
+// Redirect-based payments: the payer's page, end to end (CONTRACT section 13).
+mod payment_page;
+// The web console (CONTRACT section 14).
+mod console;
+// A merchant's return handler and the API calls the tests make.
+mod shop;
