@@ -270,6 +270,23 @@ pub enum Error {
         last: Box<Error>,
     },
 
+    /// [`verify_return`](crate::Client::verify_return): the transaction the
+    /// return address names has another referenceNo at the service, so the
+    /// address is forged or belongs to another payment.
+    #[error(
+        "the return address names referenceNo {claimed:?}, but transaction {transaction_id} is {actual:?} at the service"
+    )]
+    ReturnMismatch {
+        /// The transaction the address names.
+        transaction_id: String,
+        /// The referenceNo in the address.
+        claimed: String,
+        /// The service's referenceNo of that transaction.
+        actual: String,
+        /// The `X-Request-Id` of the status read.
+        request_id: String,
+    },
+
     /// [`wait_for_final`](crate::Client::wait_for_final) ran out of time.
     #[error("the transaction did not reach a final state within {waited:?}")]
     WaitTimeout {
@@ -347,6 +364,7 @@ impl Error {
             | Error::MissingData { request_id, .. }
             | Error::Decode { request_id, .. }
             | Error::Reconciliation { request_id, .. }
+            | Error::ReturnMismatch { request_id, .. }
             | Error::AfterAmbiguousAttempt { request_id, .. } => Some(request_id),
             Error::WaitTimeout { last, .. } => last.as_ref().map(|r| r.request_id()),
             _ => None,

@@ -14,6 +14,8 @@
 //! - `retry.rs`: [`RetryPolicy`] and its pure [`RetryPolicy::decide`].
 //! - `reconcile.rs`: turning repeat rejections of retries back into the
 //!   original outcome (CONTRACT section 12).
+//! - `redirect.rs`: redirect-based payments: the payment page of a confirm,
+//!   [`ReturnAddress`] and [`Client::verify_return`] (CONTRACT section 13).
 //! - `secret.rs`: the API key and its header; never shown or logged.
 //!
 //! # Example
@@ -79,6 +81,16 @@
 //! earlier one was ambiguous (a 5xx, a timeout, a dropped connection), the
 //! error is [`Error::AfterAmbiguousAttempt`] and the outcome `Unknown`.
 //!
+//! # Redirect-based payments
+//!
+//! Some products (online banking, 3-D Secure) are paid on a page the
+//! service hands over: the confirm answers `CONFIRMED` with
+//! [`Confirmation::payment_url`], the payer decides there, and their
+//! browser comes back to the `returnUrl` given at initiate with
+//! `transactionId`, `referenceNo` and `status` appended. Read that address
+//! with [`ReturnAddress`] and check it with [`Client::verify_return`]: the
+//! answer is the service's status, because anyone can forge the address.
+//!
 //! # TLS
 //!
 //! rustls by default; the `native-tls` feature uses the platform's TLS.
@@ -88,6 +100,7 @@ mod client;
 mod error;
 mod model;
 mod reconcile;
+mod redirect;
 mod retry;
 mod secret;
 mod transport;
@@ -104,6 +117,7 @@ pub use model::money::{self, MinorAmount};
 pub use model::status::{ErrorCode, TransactionStatus};
 pub use model::transaction::{Confirmation, Initiated, PaymentStatus};
 pub use model::wire::parse_timestamp;
+pub use redirect::{ReturnAddress, VerifiedReturn};
 pub use retry::{Decision, Failure, RetryPolicy};
 pub use transport::REQUEST_ID_HEADER;
 

@@ -18,3 +18,5 @@ mod faults;
 mod amounts;
 // Reconciled results, field by field (section 12).
 mod reconciliation;
+// Redirect-based payments: payment page, payer, verified return (section 13).
+mod redirect;

@@ -1,0 +1,282 @@
+//! Redirect-based payments against wiremock stubs (CONTRACT section 13):
+//! the payment URL of a confirm or a status read in every shape, return
+//! addresses read from URLs and queries, and the verify call.
+
+mod common;
+
+use common::{TX_ID, client, err_envelope, json, ok_envelope};
+use payments_client::{ConfirmRequest, Error, ErrorCode, ReturnAddress, TransactionStatus};
+use proptest::prelude::*;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer};
+
+const PAGE: &str = "http://127.0.0.1:8080/pay/aZ09aZ09aZ09aZ09aZ09aZ09aZ09aZ09";
+
+fn confirm_data(extra: &str) -> String {
+    format!(
+        r#"{{"transactionId":"{TX_ID}","referenceNo":"INV/17","status":"CONFIRMED","amount":49.90,"providerReference":"PRV-1","confirmedAt":"2026-11-22T08:16:00.000Z","errorMessage":null,"extraProperties":{extra}}}"#
+    )
+}
+
+fn status_data(reference: &str, status: &str, message: &str) -> String {
+    format!(
+        r#"{{"transactionId":"{TX_ID}","referenceNo":"{reference}","status":"{status}","amount":49.90,"productCode":"ONLINEBANKING","createdAt":"2026-11-22T08:15:30.123Z","lastModifiedAt":"2026-11-22T08:16:00.000Z","providerReference":"PRV-1","message":{message},"extraProperties":"{{\"paymentUrl\":\"{PAGE}\"}}"}}"#
+    )
+}
+
+async fn confirmed_with(extra: &str) -> Option<url::Url> {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/api/payments/confirm"))
+        .respond_with(json(200, ok_envelope(&confirm_data(extra))))
+        .mount(&server)
+        .await;
+    let request = ConfirmRequest::builder(TX_ID, "INV/17")
+        .build()
+        .expect("valid");
+    let reply = client(&server).confirm(request).await.expect("confirmed");
+    reply.data().payment_url()
+}
+
+#[tokio::test]
+async fn a_confirm_hands_over_its_payment_page_as_a_string_or_an_object() {
+    let as_string = format!(r#""{{\"paymentUrl\":\"{PAGE}\"}}""#);
+    assert_eq!(
+        confirmed_with(&as_string)
+            .await
+            .map(String::from)
+            .as_deref(),
+        Some(PAGE)
+    );
+    let as_object = format!(r#"{{"paymentUrl":"{PAGE}","other":1}}"#);
+    assert_eq!(
+        confirmed_with(&as_object)
+            .await
+            .map(String::from)
+            .as_deref(),
+        Some(PAGE)
+    );
+}
+
+#[tokio::test]
+async fn no_or_a_malformed_payment_url_is_none_never_a_panic() {
+    for extra in [
+        "null",
+        r#""{\"pins\":[\"1234\"]}""#,
+        r#""not json""#,
+        r#"{"paymentUrl":null}"#,
+        r#"{"paymentUrl":42}"#,
+        r#"{"paymentUrl":"javascript:alert(1)"}"#,
+        r#"{"paymentUrl":"/pay/relative"}"#,
+        r#"{"paymentUrl":"http://"}"#,
+    ] {
+        assert_eq!(confirmed_with(extra).await, None, "{extra}");
+    }
+}
+
+#[test]
+fn a_return_address_names_the_transaction_and_what_it_claims() {
+    let address: ReturnAddress = format!(
+        "https://shop.example/back?order=17&transactionId={TX_ID}&referenceNo=INV%2F17+a&status=FAILED#top"
+    )
+    .parse()
+    .expect("valid");
+    assert_eq!(address.transaction_id().as_str(), TX_ID);
+    assert_eq!(address.reference_no(), "INV/17 a");
+    assert_eq!(address.claimed_status(), &TransactionStatus::Failed);
+    let same = ReturnAddress::from_query(&format!(
+        "?transactionId={TX_ID}&referenceNo=INV%2F17%20a&status=FAILED"
+    ))
+    .expect("valid");
+    assert_eq!(same, address);
+    let unknown = ReturnAddress::from_query(&format!(
+        "transactionId={TX_ID}&referenceNo=R&status=REFUNDED"
+    ))
+    .expect("an unknown status is kept");
+    assert_eq!(
+        unknown.claimed_status(),
+        &TransactionStatus::Other("REFUNDED".to_owned())
+    );
+}
+
+fn problems(err: &Error) -> Vec<String> {
+    match err {
+        Error::InvalidInput(v) => v.errors().iter().map(|e| e.message.clone()).collect(),
+        other => panic!("not a local problem: {other:?}"),
+    }
+}
+
+#[test]
+fn a_bad_return_address_names_every_problem() {
+    let err = ReturnAddress::from_query("order=17").expect_err("nothing there");
+    assert_eq!(
+        problems(&err),
+        [
+            "transactionId is missing from the return address",
+            "referenceNo is missing from the return address",
+            "status is missing from the return address",
+        ]
+    );
+    let err = ReturnAddress::from_query("transactionId=&referenceNo=a&referenceNo=b&status=%20")
+        .expect_err("bad");
+    assert_eq!(
+        problems(&err),
+        [
+            "transactionId is empty in the return address",
+            "referenceNo is given 2 times in the return address",
+            "status is empty in the return address",
+        ]
+    );
+    let err = ReturnAddress::parse("shop.example/back?transactionId=x").expect_err("relative");
+    assert!(problems(&err)[0].contains("not an absolute URL"), "{err}");
+    let huge = format!(
+        "https://shop.example/back?transactionId={TX_ID}&referenceNo=R&status=FAILED&pad={}",
+        "x".repeat(9000)
+    );
+    let err = ReturnAddress::parse(&huge).expect_err("too long");
+    assert!(problems(&err)[0].contains("more than the 8192"), "{err}");
+    assert!(ReturnAddress::parse("").is_err());
+    assert!(ReturnAddress::parse("https://shop.example/back?%ZZ=%FF").is_err());
+}
+
+proptest! {
+    #[test]
+    fn any_input_is_read_or_refused_never_a_panic(input in ".{0,300}") {
+        let _ = ReturnAddress::parse(&input);
+        let _ = ReturnAddress::from_query(&input);
+    }
+
+    #[test]
+    fn any_reference_survives_the_round_trip(reference in "[^\\x00-\\x1f]{1,64}") {
+        let mut url = url::Url::parse("https://shop.example/back?order=17#top").expect("a URL");
+        url.query_pairs_mut()
+            .append_pair("transactionId", TX_ID)
+            .append_pair("referenceNo", &reference)
+            .append_pair("status", "SUCCESSFUL");
+        let address = ReturnAddress::parse(url.as_str()).expect("valid");
+        prop_assert_eq!(address.reference_no(), reference.as_str());
+    }
+}
+
+async fn status_server(body: String) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(format!("/api/payments/{TX_ID}/status")))
+        .respond_with(json(200, body))
+        .mount(&server)
+        .await;
+    server
+}
+
+fn address(reference: &str, status: &str) -> ReturnAddress {
+    ReturnAddress::from_query(&format!(
+        "transactionId={TX_ID}&referenceNo={reference}&status={status}"
+    ))
+    .expect("valid")
+}
+
+#[tokio::test]
+async fn verify_returns_the_services_status() {
+    let server = status_server(ok_envelope(&status_data("INV/17", "SUCCESSFUL", "null"))).await;
+    let verified = client(&server)
+        .verify_return(&address("INV%2F17", "SUCCESSFUL"))
+        .await
+        .expect("verified");
+    assert_eq!(verified.status(), &TransactionStatus::Successful);
+    assert!(verified.status_matches());
+    assert_eq!(
+        verified
+            .reply()
+            .data()
+            .payment_url()
+            .map(String::from)
+            .as_deref(),
+        Some(PAGE)
+    );
+}
+
+#[tokio::test]
+async fn a_forged_status_is_answered_with_the_services() {
+    let body = ok_envelope(&status_data("INV/17", "FAILED", r#""declined by bank""#));
+    let server = status_server(body).await;
+    let verified = client(&server)
+        .verify_return(&address("INV%2F17", "SUCCESSFUL"))
+        .await
+        .expect("verified");
+    assert_eq!(verified.status(), &TransactionStatus::Failed);
+    assert_eq!(verified.claimed_status(), &TransactionStatus::Successful);
+    assert!(!verified.status_matches());
+    assert_eq!(
+        verified.reply().data().message.as_deref(),
+        Some("declined by bank")
+    );
+}
+
+#[tokio::test]
+async fn another_reference_is_a_return_mismatch() {
+    let server = status_server(ok_envelope(&status_data("INV/17", "SUCCESSFUL", "null"))).await;
+    let err = client(&server)
+        .verify_return(&address("INV-99", "SUCCESSFUL"))
+        .await
+        .expect_err("forged");
+    match &err {
+        Error::ReturnMismatch {
+            transaction_id,
+            claimed,
+            actual,
+            request_id,
+        } => {
+            assert_eq!(
+                (transaction_id.as_str(), claimed.as_str(), actual.as_str()),
+                (TX_ID, "INV-99", "INV/17")
+            );
+            assert_eq!(err.request_id(), Some(request_id.as_str()));
+        }
+        other => panic!("{other:?}"),
+    }
+    insta::assert_snapshot!(err.to_string(), @r#"the return address names referenceNo "INV-99", but transaction 0192f7c4-2d1e-7a10-9c55-5d3a8f7b1e01 is "INV/17" at the service"#);
+}
+
+#[tokio::test]
+async fn an_unknown_transaction_is_not_found() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(json(
+            404,
+            err_envelope("TRANSACTION_NOT_FOUND", "no transaction"),
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let err = client(&server)
+        .verify_return(&address("INV-1", "SUCCESSFUL"))
+        .await
+        .expect_err("unknown");
+    assert_eq!(err.error_code(), Some(&ErrorCode::TransactionNotFound));
+}
+
+#[tokio::test]
+async fn the_verify_read_is_retried_like_any_status_read() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(json(500, err_envelope("INTERNAL_ERROR", "boom")))
+        .up_to_n_times(1)
+        .expect(1)
+        .named("a 500 first")
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(json(
+            200,
+            ok_envelope(&status_data("INV-1", "SUCCESSFUL", "null")),
+        ))
+        .expect(1)
+        .named("then the status")
+        .mount(&server)
+        .await;
+    let verified = client(&server)
+        .verify_return(&address("INV-1", "SUCCESSFUL"))
+        .await
+        .expect("verified after a retry");
+    assert_eq!(verified.reply().attempts(), 2);
+}
