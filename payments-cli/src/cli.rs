@@ -106,6 +106,15 @@ pub enum Command {
     Confirm(ConfirmArgs),
     /// Look up the status of one or many transactions
     Status(StatusArgs),
+    /// Check the return address a payer's browser arrived at against the service
+    ///
+    /// After a redirect-based payment the payer's browser comes back to the
+    /// merchant's returnUrl with transactionId, referenceNo and status
+    /// appended. This reads the transaction's status from the service and
+    /// prints it; it exits 1 when the address's referenceNo or status
+    /// disagrees with the service. The address is a convenience anyone can
+    /// forge: the service is the truth.
+    VerifyReturn(VerifyReturnArgs),
     /// Print shell completions to stdout
     Completions(CompletionsArgs),
 }
@@ -228,6 +237,15 @@ pub struct StatusArgs {
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds,
           requires = "wait")]
     pub wait_timeout: Duration,
+}
+
+/// Arguments of `payments verify-return`.
+#[derive(Debug, Args)]
+#[command(after_help = EXIT_CODES_HELP)]
+pub struct VerifyReturnArgs {
+    /// The whole return address, e.g. 'https://shop.example/back?order=17&transactionId=...&referenceNo=...&status=SUCCESSFUL'
+    #[arg(value_name = "URL")]
+    pub url: String,
 }
 
 /// Arguments of `payments completions`.

@@ -93,6 +93,8 @@ pub fn exit_for_client_error(error: &ClientError) -> Exit {
             Exit::Usage
         }
         ClientError::WaitTimeout { .. } => Exit::WaitGaveUp,
+        // The address disagrees with the service: a rejection, like a 4xx.
+        ClientError::ReturnMismatch { .. } => Exit::Rejected,
         _ if not_found => Exit::NotFound,
         _ => Exit::Unavailable,
     }

@@ -206,24 +206,30 @@ pub struct ConfirmedView {
     pub confirmed_at: Option<DateTime<Utc>>,
     pub error_message: Option<String>,
     pub extra_properties: Option<String>,
+    /// The payment page of a redirect-based product, where the payer goes.
+    pub payment_url: Option<String>,
 }
 
-/// Renders a confirm result.
+/// Renders a confirm result; a redirect-based product's payment page gets
+/// its own line, whole, ready to copy.
 #[must_use]
 pub fn confirmed(view: &ConfirmedView, style: Style) -> String {
-    fields(
-        &[
-            ("Transaction ID", view.transaction_id.clone()),
-            ("Reference", view.reference_no.clone()),
-            ("Status", view.status.clone()),
-            ("Amount", view.amount.clone()),
-            ("Provider ref", or_dash(view.provider_reference.as_deref())),
-            ("Confirmed (UTC)", optional_time(view.confirmed_at)),
-            ("Error", or_dash(view.error_message.as_deref())),
-            ("Extra", or_dash(view.extra_properties.as_deref())),
-        ],
-        style,
-    )
+    let mut rows = vec![
+        ("Transaction ID", view.transaction_id.clone()),
+        ("Reference", view.reference_no.clone()),
+        ("Status", view.status.clone()),
+    ];
+    if let Some(url) = &view.payment_url {
+        rows.push(("Payment URL", url.clone()));
+    }
+    rows.extend([
+        ("Amount", view.amount.clone()),
+        ("Provider ref", or_dash(view.provider_reference.as_deref())),
+        ("Confirmed (UTC)", optional_time(view.confirmed_at)),
+        ("Error", or_dash(view.error_message.as_deref())),
+        ("Extra", or_dash(view.extra_properties.as_deref())),
+    ]);
+    fields(&rows, style)
 }
 
 /// Renders status look-ups, one row each, in the order given.

@@ -274,17 +274,15 @@ pub enum Error {
     /// return address names has another referenceNo at the service, so the
     /// address is forged or belongs to another payment.
     #[error(
-        "the return address names referenceNo {claimed:?}, but transaction {transaction_id} is {actual:?} at the service"
+        "the return address names referenceNo {claimed:?}, but transaction {} is {:?} at the service",
+        .found.data().transaction_id,
+        .found.data().reference_no
     )]
     ReturnMismatch {
-        /// The transaction the address names.
-        transaction_id: String,
         /// The referenceNo in the address.
         claimed: String,
-        /// The service's referenceNo of that transaction.
-        actual: String,
-        /// The `X-Request-Id` of the status read.
-        request_id: String,
+        /// What the service said of the transaction the address names.
+        found: Box<Reply<PaymentStatus>>,
     },
 
     /// [`wait_for_final`](crate::Client::wait_for_final) ran out of time.
@@ -364,9 +362,9 @@ impl Error {
             | Error::MissingData { request_id, .. }
             | Error::Decode { request_id, .. }
             | Error::Reconciliation { request_id, .. }
-            | Error::ReturnMismatch { request_id, .. }
             | Error::AfterAmbiguousAttempt { request_id, .. } => Some(request_id),
             Error::WaitTimeout { last, .. } => last.as_ref().map(|r| r.request_id()),
+            Error::ReturnMismatch { found, .. } => Some(found.request_id()),
             _ => None,
         }
     }
@@ -391,6 +389,7 @@ impl Error {
                 Some(raw_envelope)
             }
             Error::AfterAmbiguousAttempt { last, .. } => last.raw_envelope(),
+            Error::ReturnMismatch { found, .. } => Some(found.raw_envelope()),
             _ => None,
         }
     }

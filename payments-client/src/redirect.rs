@@ -230,10 +230,8 @@ impl Client {
         let reply = self.status(address.transaction_id()).await?;
         if reply.data().reference_no != address.reference_no {
             return Err(Error::ReturnMismatch {
-                transaction_id: address.transaction_id.to_string(),
                 claimed: address.reference_no.clone(),
-                actual: reply.data().reference_no.clone(),
-                request_id: reply.request_id().to_owned(),
+                found: Box::new(reply),
             });
         }
         Ok(VerifiedReturn {

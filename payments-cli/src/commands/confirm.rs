@@ -58,6 +58,7 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
             confirmed_at: data.confirmed_at,
             error_message: data.error_message.clone(),
             extra_properties: data.extra_properties.clone(),
+            payment_url: data.payment_url().map(String::from),
         };
         ctx.print(&output::confirmed(&view, ctx.style()))?;
         if reply.is_reconciled() {

@@ -8,6 +8,7 @@ mod completions;
 mod confirm;
 mod initiate;
 mod status;
+mod verify_return;
 
 use std::{
     cell::RefCell,
@@ -52,6 +53,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
             Command::Initiate(args) => initiate::run(&ctx, args).await,
             Command::Confirm(args) => confirm::run(&ctx, args).await,
             Command::Status(args) => status::run(&ctx, args).await,
+            Command::VerifyReturn(args) => verify_return::run(&ctx, args).await,
             Command::Completions(_) => Ok(Exit::Ok),
         };
         if let Err(err) = &result {

@@ -303,7 +303,7 @@ fn failed_row(lookup: &Lookup, err: &CliError) -> LookupRow {
     }
 }
 
-fn view(data: &PaymentStatus) -> StatusView {
+pub(crate) fn view(data: &PaymentStatus) -> StatusView {
     StatusView {
         transaction_id: data.transaction_id.to_string(),
         reference_no: data.reference_no.clone(),

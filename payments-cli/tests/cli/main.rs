@@ -11,6 +11,9 @@ mod config;
 mod failures;
 /// `initiate` and `confirm` against the mock, table and json.
 mod payments;
+/// Redirect-based payments: the payment URL line, `verify-return`, and
+/// `--wait` through CONFIRMED until the payer decides.
+mod redirect;
 /// The API key never shows up in any output.
 mod secrets;
 /// `status`: one, many, by reference, `--from-file`, stdin, exit codes.

@@ -25,6 +25,7 @@ fn help_of_every_command_is_pinned() {
         insta::assert_snapshot!("help_confirm", help_of(&["confirm"]));
         insta::assert_snapshot!("help_status", help_of(&["status"]));
         insta::assert_snapshot!("help_completions", help_of(&["completions"]));
+        insta::assert_snapshot!("help_verify_return", help_of(&["verify-return"]));
     });
 }
 

@@ -1,0 +1,248 @@
+//! Redirect-based payments from the command line (CONTRACT section 13): the
+//! payment page on its own line after `confirm`, `verify-return` with its
+//! exit codes, and `status --wait` waiting through `CONFIRMED`.
+
+use std::time::Duration;
+
+use payments_mock_server::{MockServer, PayerAction};
+use predicates::str::contains;
+
+use crate::common::{MERCHANT, Sandbox, run, snapshot_settings, stderr, stdout};
+
+/// Initiates ONLINEBANKING through the CLI; the transaction id.
+async fn initiate_online_banking(sandbox: &Sandbox, base: &str, reference: &str) -> String {
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", base, "--merchant-id", MERCHANT, "-o", "json"])
+        .args(["initiate", "--reference-no", reference, "--amount", "49.90"])
+        .args(["--product", "ONLINEBANKING", "--store-id", "S1"])
+        .args(["--return-url", "https://shop.example/back?order=17"]);
+    let assert = run(cmd).await.success();
+    let envelope: serde_json::Value =
+        serde_json::from_str(stdout(&assert).trim()).expect("one envelope");
+    envelope["data"]["transactionId"]
+        .as_str()
+        .expect("an id")
+        .to_owned()
+}
+
+fn confirm_cmd(sandbox: &Sandbox, base: &str, id: &str, reference: &str) -> assert_cmd::Command {
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        base,
+        "confirm",
+        id,
+        "--reference-no",
+        reference,
+    ]);
+    cmd
+}
+
+fn verify_cmd(sandbox: &Sandbox, base: &str, url: &str) -> assert_cmd::Command {
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", base, "verify-return", url]);
+    cmd
+}
+
+fn settings() -> insta::Settings {
+    let mut settings = snapshot_settings();
+    settings.add_filter(r"PRV-[0-9A-F]{32}", "PRV-[PROVIDER-REF]");
+    settings.add_filter(r"/pay/[A-Za-z0-9]{32}", "/pay/[TOKEN]");
+    settings
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn confirm_shows_the_payment_url_on_its_own_line() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let id = initiate_online_banking(&sandbox, &base, "ORDER-17").await;
+    let mut cmd = confirm_cmd(&sandbox, &base, &id, "ORDER-17");
+    cmd.args(["-o", "table"]);
+    let assert = run(cmd).await.success();
+    let out = stdout(&assert);
+    let page = server.payment_url(&id).expect("a payment page");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("Payment URL"))
+        .expect("a Payment URL line");
+    assert_eq!(line.split_whitespace().last(), Some(page.as_str()), "{out}");
+    settings().bind(|| insta::assert_snapshot!("confirm_redirect_table", out));
+    // Other products have no such line.
+    let topup = crate::common::initiate(&sandbox, &base, "T-1", "TOPUP").await;
+    let mut cmd = confirm_cmd(&sandbox, &base, &topup, "T-1");
+    cmd.args(["-o", "table"]);
+    let out = stdout(&run(cmd).await.success());
+    assert!(!out.contains("Payment URL"), "{out}");
+}
+
+/// A confirmed ONLINEBANKING transaction with the payer's decision made;
+/// the id and the return address.
+async fn decided(server: &MockServer, sandbox: &Sandbox, action: PayerAction) -> (String, String) {
+    let base = server.base_url();
+    let id = initiate_online_banking(sandbox, &base, "INV/2026/17").await;
+    run(confirm_cmd(sandbox, &base, &id, "INV/2026/17"))
+        .await
+        .success();
+    let outcome = server.payer(&id, action).expect("the payer decides");
+    (id, outcome.redirect_to)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn verify_return_prints_the_services_status_and_exits_0_when_it_agrees() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let (id, address) = decided(&server, &sandbox, PayerAction::Pay).await;
+    let mut cmd = verify_cmd(&sandbox, &server.base_url(), &address);
+    cmd.args(["-o", "table"]);
+    let assert = run(cmd).await.success();
+    let out = stdout(&assert);
+    assert!(out.contains(&id) && out.contains("SUCCESSFUL"), "{out}");
+    settings().bind(|| insta::assert_snapshot!("verify_return_table", out));
+    // json: the service's envelope as received.
+    let mut cmd = verify_cmd(&sandbox, &server.base_url(), &address);
+    cmd.args(["-o", "json"]);
+    let out = stdout(&run(cmd).await.success());
+    let envelope: serde_json::Value = serde_json::from_str(out.trim()).expect("one envelope");
+    assert_eq!(envelope["data"]["status"], "SUCCESSFUL");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forged_status_exits_1_and_prints_the_services() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let (_, address) = decided(&server, &sandbox, PayerAction::Decline).await;
+    let forged = address.replace("status=FAILED", "status=SUCCESSFUL");
+    let assert = run(verify_cmd(&sandbox, &server.base_url(), &forged))
+        .await
+        .code(1);
+    let envelope: serde_json::Value =
+        serde_json::from_str(stdout(&assert).trim()).expect("the service's envelope");
+    assert_eq!(envelope["data"]["status"], "FAILED");
+    assert_eq!(envelope["data"]["message"], "declined by bank");
+    let err = stderr(&assert);
+    assert!(
+        err.contains("says status SUCCESSFUL, but the service says FAILED"),
+        "{err}"
+    );
+    settings().bind(|| insta::assert_snapshot!("verify_return_forged_status_stderr", err));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn another_reference_exits_1() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let (id, address) = decided(&server, &sandbox, PayerAction::Pay).await;
+    let forged = address.replace("referenceNo=INV%2F2026%2F17", "referenceNo=INV-9");
+    let mut cmd = verify_cmd(&sandbox, &server.base_url(), &forged);
+    cmd.args(["-o", "table"]);
+    let assert = run(cmd).await.code(1);
+    assert!(stdout(&assert).contains(&id), "the service's row is shown");
+    let err = stderr(&assert);
+    assert!(
+        err.contains("names referenceNo \"INV-9\"") && err.contains("\"INV/2026/17\""),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_address_without_its_parameters_is_a_usage_error() {
+    let sandbox = Sandbox::new();
+    let base = crate::common::closed_port_url();
+    for (address, says) in [
+        (
+            "https://shop.example/back?order=17",
+            "transactionId is missing",
+        ),
+        (
+            "https://shop.example/back?transactionId=x&referenceNo=y",
+            "status is missing",
+        ),
+        ("shop.example/back", "not an absolute URL"),
+        ("", "not an absolute URL"),
+    ] {
+        run(verify_cmd(&sandbox, &base, address))
+            .await
+            .code(2)
+            .stderr(contains(says));
+    }
+    let huge = format!("https://shop.example/back?pad={}", "x".repeat(10_000));
+    run(verify_cmd(&sandbox, &base, &huge))
+        .await
+        .code(2)
+        .stderr(contains("more than the 8192"));
+    // Terminal control characters in the address are not replayed.
+    let hostile = "https://shop.example/back?transactionId=\u{1b}[2J&referenceNo=&status=x";
+    let assert = run(verify_cmd(&sandbox, &base, hostile)).await.code(2);
+    assert!(!stderr(&assert).contains('\u{1b}'));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_transaction_exits_3() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let address = "https://shop.example/back?transactionId=01930000-0000-7000-8000-000000000000&referenceNo=R&status=SUCCESSFUL";
+    run(verify_cmd(&sandbox, &server.base_url(), address))
+        .await
+        .code(3)
+        .stderr(contains("TRANSACTION_NOT_FOUND"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wait_waits_through_confirmed_until_the_payer_decides() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let id = initiate_online_banking(&sandbox, &base, "WAIT-1").await;
+    run(confirm_cmd(&sandbox, &base, &id, "WAIT-1"))
+        .await
+        .success();
+    let reads_before = server.requests().len();
+
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &base,
+        "status",
+        &id,
+        "--wait",
+        "--wait-timeout",
+        "60",
+    ]);
+    let waiting = tokio::spawn(run(cmd));
+    // Once the command has read CONFIRMED (twice: its first read and a
+    // poll), the payer pays. The command is another process, so there is
+    // no clock to move: the loop waits on the mock's journal.
+    while server.requests().len() < reads_before + 2 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!waiting.is_finished(), "CONFIRMED is not final");
+    server.payer(&id, PayerAction::Pay).expect("decided");
+    let assert = waiting.await.expect("the command ran").success();
+    let envelope: serde_json::Value =
+        serde_json::from_str(stdout(&assert).trim()).expect("one envelope");
+    assert_eq!(envelope["data"]["status"], "SUCCESSFUL");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wait_ends_failed_when_the_payer_window_passes() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let id = initiate_online_banking(&sandbox, &base, "WAIT-2").await;
+    run(confirm_cmd(&sandbox, &base, &id, "WAIT-2"))
+        .await
+        .success();
+    let waiting = {
+        let mut cmd = sandbox.payments();
+        cmd.args(["--base-url", &base, "-o", "table", "status", &id, "--wait"]);
+        tokio::spawn(run(cmd))
+    };
+    server.advance_clock(Duration::from_secs(600));
+    waiting
+        .await
+        .expect("the command ran")
+        .success()
+        .stdout(contains("FAILED"))
+        .stdout(contains("payer did not complete the payment"));
+}
