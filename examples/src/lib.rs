@@ -13,3 +13,7 @@ pub struct ReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/mock-server.md")]
 pub struct MockServerDocDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/redirect-payments.md")]
+pub struct RedirectPaymentsDocDoctests;
