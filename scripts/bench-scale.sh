@@ -48,6 +48,12 @@ for count in $COUNTS; do
   full=$(page_ms "$BASE/_mock/transactions?limit=1000&after=$middle")
   items=$(grep -o '"transactionId"' "$OUT/page.json" | wc -l)
   echo "paging_$count first_100_ms=$first after_middle_100_ms=$after after_middle_1000_ms=$full last_page_items=$items" | tee -a "$LOG"
+  # The web console's transactions page (issue 16): 100 rows, newest first,
+  # and 100 rows older than the middle id; HTML rendered from templates.
+  ui_first=$(page_ms "$BASE/_mock/ui/?limit=100")
+  ui_before=$(page_ms "$BASE/_mock/ui/?limit=100&before=$middle")
+  rows=$(grep -o 'data-label="Transaction"' "$OUT/page.json" | wc -l)
+  echo "console_$count first_100_ms=$ui_first before_middle_100_ms=$ui_before last_page_rows=$rows" | tee -a "$LOG"
   echo "rss_$count $(sed -n 's/^\(rss_empty_kib\|rss_loaded_kib\|bytes_per_transaction\|record_inline_bytes\|load_seconds\)=\(.*\)/\1=\2/p' "$OUT/scale-$count.out" | tr '\n' ' ')" | tee -a "$LOG"
   stop_server
 done
@@ -75,6 +81,11 @@ verdict() { awk -v v="$1" -v op="$2" -v t="$3" 'BEGIN { ok = (op == ">=") ? v >=
     v=$(field "$LOG" "paging_$big" "$k")
     case $k in *_100_ms) t="≤ 5 at $big"; res=$(verdict "$v" "<=" 5) ;; *) t="—"; res="—" ;; esac
     echo "| /_mock/transactions $k (median of $SAMPLES) | $(field "$LOG" "paging_$small" "$k") | $v | $t | $res |"
+  done
+  for k in first_100_ms before_middle_100_ms; do
+    v=$(field "$LOG" "console_$big" "$k")
+    json=$(field "$LOG" "paging_$big" "$([ "$k" = first_100_ms ] && echo first_100_ms || echo after_middle_100_ms)")
+    echo "| /_mock/ui/ (console) $k (median of $SAMPLES) | $(field "$LOG" "console_$small" "$k") | $v | ≤ the JSON page ($json) at $big | $(verdict "$v" "<=" "$json") |"
   done
   echo
   echo "bench-scale.sh took $(( $(date +%s) - started )) s; raw output in $OUT"

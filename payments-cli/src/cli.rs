@@ -243,7 +243,7 @@ pub struct StatusArgs {
 #[derive(Debug, Args)]
 #[command(after_help = EXIT_CODES_HELP)]
 pub struct VerifyReturnArgs {
-    /// The whole return address, e.g. 'https://shop.example/back?order=17&transactionId=...&referenceNo=...&status=SUCCESSFUL'
+    /// The whole return address, e.g. `https://shop.example/back?order=17&transactionId=...&referenceNo=...&status=SUCCESSFUL`
     #[arg(value_name = "URL")]
     pub url: String,
 }
