@@ -25,6 +25,11 @@ impl Auth {
         !self.keys.is_empty()
     }
 
+    /// Whether some key is bound to a merchant (then initiate can be 403).
+    pub fn has_bound_keys(&self) -> bool {
+        self.keys.iter().any(|k| k.merchant().is_some())
+    }
+
     /// Who the request comes from.
     ///
     /// # Errors

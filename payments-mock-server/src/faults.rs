@@ -64,7 +64,7 @@ impl Fault {
 }
 
 /// Longest accepted `delay=`: one minute.
-const MAX_DELAY: Duration = Duration::from_secs(60);
+const MAX_DELAY: Duration = Duration::from_millis(crate::rules::MAX_FAULT_DELAY_MS);
 
 /// Parses an `X-Mock-Fault` value (comma-separated tokens).
 ///
@@ -72,11 +72,23 @@ const MAX_DELAY: Duration = Duration::from_secs(60);
 ///
 /// `VALIDATION_ERROR` naming the unknown token.
 pub fn parse_header(value: &[u8]) -> Result<Vec<Fault>, ApiError> {
-    let text = std::str::from_utf8(value)
-        .map_err(|_| ApiError::validation("X-Mock-Fault must be ASCII"))?;
+    let text = std::str::from_utf8(value).unwrap_or_default();
+    // The grammar the OpenAPI document publishes (rules::FAULT_HEADER):
+    // lower-case tokens, commas, optional spaces, nothing empty.
+    if !crate::rules::is_fault_header(text) {
+        return Err(ApiError::validation(format!(
+            "X-Mock-Fault: {:?} is not a comma-separated list of internal-error, \
+             commit-then-error, reset, commit-then-reset, rate-limit or delay=<ms> \
+             (0 to 60000, no leading zeros)",
+            String::from_utf8_lossy(value)
+                .chars()
+                .take(64)
+                .collect::<String>()
+        )));
+    }
     let mut faults = Vec::new();
-    for token in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let fault = match token.to_ascii_lowercase().as_str() {
+    for token in text.split(',').map(|t| t.trim_matches(' ')) {
+        let fault = match token {
             "internal-error" => Fault::InternalError,
             "commit-then-error" => Fault::CommitThenError,
             "reset" => Fault::Reset,

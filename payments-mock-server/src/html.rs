@@ -130,7 +130,13 @@ pub(crate) fn error_page_for_status(status: StatusCode, path: &str) -> Response 
     error_page(status, title, detail, path)
 }
 
-/// `GET /pay/static/mock.css`.
+/// The pages' stylesheet, from the binary.
+#[utoipa::path(
+    get,
+    path = "/pay/static/mock.css",
+    operation_id = "pageStylesheet",
+    tag = "payment page"
+)]
 pub async fn stylesheet() -> Response {
     let mut response = STYLESHEET.into_response();
     let headers = response.headers_mut();

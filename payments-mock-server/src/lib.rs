@@ -16,6 +16,8 @@
 //!   `pay` (the payer's payment page, `/pay/{token}`).
 //! - `html.rs` — pages: askama templates (`templates/`, auto-escaped), the
 //!   stylesheet, page headers, error pages.
+//! - `rules.rs` — request rules: lengths, limits, code lists and patterns,
+//!   shared by the validator and the document.
 //! - `redirect.rs` — redirect-based payments: page tokens, payment page and
 //!   return addresses (built with the `url` crate).
 //! - `validate.rs` — request body rules, every failure collected.
@@ -32,7 +34,8 @@
 //! - `journal.rs` — the request journal, captured cheaply and expanded when read.
 //! - `logging.rs` — the binary's log set-up and its fast text format.
 //! - `money.rs` — minor units to exact major-unit JSON numbers.
-//! - `openapi.rs` — the OpenAPI document.
+//! - `openapi/` — the OpenAPI 3.1 document, generated from the routes, the
+//!   served types and `rules.rs` (the request rules the validator checks).
 //! - `error.rs` — [`ApiError`] (the envelope of a failure) and [`Error`].
 //!
 //! # Example
@@ -168,6 +171,7 @@ mod money;
 mod openapi;
 mod records;
 mod redirect;
+mod rules;
 mod server;
 mod state;
 mod store;

@@ -181,9 +181,12 @@ async fn serve(host: &str, port: u16, config: Config) -> ExitCode {
             "fault seed {seed} (random; pass --fault-seed {seed} to repeat this run's faults)"
         );
     }
+    // Routes and the OpenAPI document before the banner: once a script
+    // sees it, every request is answered without waiting.
+    let router = app(state);
     // The banner is the one line on stdout; scripts wait for it.
     println!("listening on http://{addr}");
-    run_with(listener, app(state), header_read_timeout, shutdown_signal()).await;
+    run_with(listener, router, header_read_timeout, shutdown_signal()).await;
     ExitCode::SUCCESS
 }
 

@@ -10,10 +10,8 @@ use crate::catalog::{Catalog, is_product_code};
 use crate::error::ApiError;
 use crate::store::NewTransaction;
 
-/// The largest amount: 2^53 − 1.
-pub const MAX_AMOUNT: u64 = 9_007_199_254_740_991;
-/// Largest `extraProperties`, as compact JSON text.
-pub const MAX_EXTRA_BYTES: usize = 16 * 1024;
+use crate::rules;
+pub use crate::rules::{MAX_AMOUNT, MAX_EXTRA_BYTES};
 
 /// Collects failed rules.
 #[derive(Debug, Default)]
@@ -129,7 +127,7 @@ fn extra_properties(body: &Map<String, Value>, problems: &mut Problems) -> Optio
 }
 
 fn check_reference(reference: &str, name: &str, problems: &mut Problems) {
-    if !length(reference, name, 1, 64, problems) {
+    if !length(reference, name, 1, rules::REFERENCE_MAX, problems) {
         return;
     }
     if reference.trim() != reference {
@@ -157,7 +155,8 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
     let mut p = Problems::default();
 
     let merchant_id = string(body, "merchantId", true, &mut p).and_then(|s| {
-        let id = Uuid::parse_str(s).ok();
+        // The hyphenated form only (rules::UUID): what the document says.
+        let id = rules::is_uuid(s).then(|| Uuid::parse_str(s).ok()).flatten();
         if id.is_none() {
             p.push("merchantId must be a UUID".to_owned());
         }
@@ -170,8 +169,11 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
     }
 
     let description = string(body, "description", false, &mut p);
-    if description.is_some_and(|d| d.chars().count() > 255) {
-        p.push("description must be at most 255 characters".to_owned());
+    if description.is_some_and(|d| d.chars().count() > rules::DESCRIPTION_MAX) {
+        p.push(format!(
+            "description must be at most {} characters",
+            rules::DESCRIPTION_MAX
+        ));
     }
 
     let amount = match int_field(body, "amount", &mut p) {
@@ -220,8 +222,11 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
     });
 
     let quantity = match int_field(body, "quantity", &mut p) {
-        Some(q) if !(1..=1000).contains(&q) => {
-            p.push("quantity must be between 1 and 1000".to_owned());
+        Some(q) if !(1..=i128::from(rules::QUANTITY_MAX)).contains(&q) => {
+            p.push(format!(
+                "quantity must be between 1 and {}",
+                rules::QUANTITY_MAX
+            ));
             None
         }
         Some(q) => {
@@ -238,24 +243,23 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
     };
 
     let country_code = string(body, "countryCode", false, &mut p);
-    // `iso_country` also maps "" to its `Unspecified`: hence the length.
-    if country_code.is_some_and(|c| c.len() != 2 || c.parse::<iso_country::Country>().is_err()) {
+    if country_code.is_some_and(|c| !rules::is_country_code(c)) {
         p.push("countryCode must be an assigned ISO 3166-1 alpha-2 code in upper case".to_owned());
     }
 
     let store_id = string(body, "storeId", true, &mut p);
     if let Some(s) = store_id {
-        length(s, "storeId", 1, 64, &mut p);
+        length(s, "storeId", 1, rules::STORE_ID_MAX, &mut p);
     }
     let device_id = string(body, "deviceId", false, &mut p);
     if let Some(d) = device_id {
-        length(d, "deviceId", 1, 64, &mut p);
+        length(d, "deviceId", 1, rules::STORE_ID_MAX, &mut p);
     }
 
     let payer_id = string(body, "payerId", false, &mut p);
     match (payer_id, product) {
         (Some(id), _) => {
-            length(id, "payerId", 1, 128, &mut p);
+            length(id, "payerId", 1, rules::PAYER_ID_MAX, &mut p);
         }
         (None, Some(product)) if product.payer_id_required => {
             if field(body, "payerId").is_none() {
@@ -267,8 +271,9 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
 
     let return_url = string(body, "returnUrl", false, &mut p);
     if let Some(u) = return_url {
-        // Characters, like every other length rule, not UTF-8 bytes.
-        let ok = u.chars().count() <= 2048
+        // The document's pattern (rules::RETURN_URL), and a URL the `url`
+        // crate reads, since the return address is built from it.
+        let ok = rules::is_return_url(u)
             && url::Url::parse(u)
                 .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.has_host());
         if !ok {
@@ -341,7 +346,13 @@ pub fn confirm(body: &Map<String, Value>) -> Result<ConfirmBody, ApiError> {
     }
     let code = string(body, "confirmationCode", false, &mut p);
     if let Some(c) = code {
-        length(c, "confirmationCode", 1, 32, &mut p);
+        length(
+            c,
+            "confirmationCode",
+            1,
+            rules::CONFIRMATION_CODE_MAX,
+            &mut p,
+        );
     }
     let extra = extra_properties(body, &mut p);
     p.into_result(|| ConfirmBody {

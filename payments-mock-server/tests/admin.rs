@@ -467,9 +467,28 @@ async fn openapi_documents_every_status_and_code_the_service_answers() {
     ] {
         let ops = doc["paths"][path].as_object().expect("path");
         for op in ops.values() {
-            for status in ["401", "429", "500"] {
+            for status in ["429", "500"] {
                 assert!(op["responses"][status].is_object(), "{path} {status}");
             }
+            // An open server takes no key: no 401, no security.
+            assert!(op["responses"]["401"].is_null(), "{path}");
         }
     }
+    // A keyed server's document says so on every /api/ operation.
+    let mut config = payments_mock_server::Config::default();
+    config.api_keys = vec!["sk_doc".parse().expect("a key")];
+    let keyed = payments_mock_server::AppState::new(config);
+    let _router = payments_mock_server::app(keyed.clone());
+    let doc: Value = serde_json::from_slice(&keyed.openapi_json()).expect("a document");
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for op in item.as_object().expect("operations").values() {
+            let api = path.starts_with("/api/");
+            assert_eq!(op["responses"]["401"].is_object(), api, "{path}");
+            assert_eq!(op["security"] == json!([{ "bearer": [] }]), api, "{path}");
+        }
+    }
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
 }

@@ -28,6 +28,8 @@ mod props;
 mod mutations;
 // Every route and status validated against /openapi.json (issue #8).
 mod schema;
+// The document's request rules are the validator's, body by body (issue 19).
+mod doc_rules;
 // Slow and idle clients, oversized heads, the rate limiter (issue #8).
 mod abuse;
 // Redirect-based payments: the payment page, the payer, the admin control (section 13).

@@ -12,6 +12,8 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Number, Value};
 
+use crate::error::ApiError;
+
 use super::{Chrome, console_error, console_page, param, query_pairs, same_origin};
 use crate::catalog::{Flow, Outcome, Product};
 use crate::html::render;
@@ -83,6 +85,12 @@ fn clock_page(
 }
 
 /// `GET /_mock/ui/clock`.
+#[utoipa::path(
+    get,
+    path = "/_mock/ui/clock",
+    operation_id = "consoleClock",
+    tag = "console"
+)]
 pub(crate) async fn clock(
     State(state): State<AppState>,
     uri: Uri,
@@ -147,6 +155,12 @@ fn see_other(root: &str, location: &str) -> Response {
 
 /// `POST /_mock/ui/clock` with `seconds=N`: the rules of
 /// `POST /_mock/clock/advance`, read from a form.
+#[utoipa::path(
+    post,
+    path = "/_mock/ui/clock",
+    operation_id = "consoleClockAdvance",
+    tag = "console"
+)]
 pub(crate) async fn advance(
     State(state): State<AppState>,
     uri: Uri,
@@ -159,13 +173,22 @@ pub(crate) async fn advance(
         Err(page) => return page,
     };
     let typed = param(&pairs, "seconds").unwrap_or_default();
+    // Whole seconds, digits only (the form's rule in the document); the
+    // range is the JSON control's.
+    let whole = !typed.is_empty() && typed.bytes().all(|b| b.is_ascii_digit());
     let seconds = match serde_json::from_str::<Number>(typed) {
-        Ok(n) => Value::Number(n),
-        Err(_) if typed.is_empty() => Value::Null,
-        Err(_) => Value::String(typed.to_owned()),
+        _ if typed.is_empty() => Value::Null,
+        Ok(n) if whole => Value::Number(n),
+        _ => Value::String(typed.to_owned()),
     };
     let body: Map<String, Value> = [("seconds".to_owned(), seconds)].into_iter().collect();
-    match crate::handlers::admin::advance_seconds(&body) {
+    let advanced = match crate::handlers::admin::advance_seconds(&body) {
+        Err(e) if e.message == "seconds must be a number" => Err(ApiError::validation(
+            "seconds must be a whole number of seconds, digits only",
+        )),
+        other => other,
+    };
+    match advanced {
         Ok(by) => {
             state.clock.advance(by);
             let mut q = url::form_urlencoded::Serializer::new(String::new());
@@ -245,6 +268,12 @@ struct CatalogPage {
 }
 
 /// `GET /_mock/ui/catalog`.
+#[utoipa::path(
+    get,
+    path = "/_mock/ui/catalog",
+    operation_id = "consoleCatalog",
+    tag = "console"
+)]
 pub(crate) async fn catalog(State(state): State<AppState>, uri: Uri) -> Response {
     console_page(render(
         StatusCode::OK,
@@ -265,6 +294,12 @@ struct ResetPage {
 }
 
 /// `GET /_mock/ui/reset`: what a reset forgets, and the button.
+#[utoipa::path(
+    get,
+    path = "/_mock/ui/reset",
+    operation_id = "consoleResetPage",
+    tag = "console"
+)]
 pub(crate) async fn reset_page(State(state): State<AppState>, uri: Uri) -> Response {
     console_page(render(
         StatusCode::OK,
@@ -277,6 +312,12 @@ pub(crate) async fn reset_page(State(state): State<AppState>, uri: Uri) -> Respo
 }
 
 /// `POST /_mock/ui/reset`: as `POST /_mock/reset`, then back to the list.
+#[utoipa::path(
+    post,
+    path = "/_mock/ui/reset",
+    operation_id = "consoleReset",
+    tag = "console"
+)]
 pub(crate) async fn reset(
     State(state): State<AppState>,
     uri: Uri,

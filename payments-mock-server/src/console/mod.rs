@@ -19,11 +19,11 @@ mod transactions;
 
 use std::borrow::Cow;
 
-use axum::Router;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::get;
 use chrono::{DateTime, Utc};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use askama::Template;
 
@@ -45,27 +45,28 @@ pub const POLL_MS: u32 = 1000;
 /// Where the console lives.
 pub const PATH: &str = "/_mock/ui/";
 
-/// The console's routes, all under `/_mock/ui`.
-pub(crate) fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/_mock/ui", get(|| async { Redirect::permanent(PATH) }))
-        .route("/_mock/ui/", get(transactions::list))
-        .route("/_mock/ui/transactions/rows", get(transactions::rows))
-        .route("/_mock/ui/transactions/{id}", get(transactions::detail))
-        .route("/_mock/ui/requests", get(requests::list))
-        .route("/_mock/ui/requests/feed", get(requests::feed))
-        .route("/_mock/ui/requests/{seq}", get(requests::detail))
-        .route(
-            "/_mock/ui/clock",
-            get(controls::clock).post(controls::advance),
-        )
-        .route("/_mock/ui/catalog", get(controls::catalog))
-        .route(
-            "/_mock/ui/reset",
-            get(controls::reset_page).post(controls::reset),
-        )
-        .route("/_mock/ui/static/console.css", get(stylesheet))
-        .route("/_mock/ui/static/console.js", get(script))
+/// The console's routes, all under `/_mock/ui`, each with its operation in
+/// the OpenAPI document.
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(root))
+        .routes(routes!(transactions::list))
+        .routes(routes!(transactions::rows))
+        .routes(routes!(transactions::detail))
+        .routes(routes!(requests::list))
+        .routes(routes!(requests::feed))
+        .routes(routes!(requests::detail))
+        .routes(routes!(controls::clock, controls::advance))
+        .routes(routes!(controls::catalog))
+        .routes(routes!(controls::reset_page, controls::reset))
+        .routes(routes!(stylesheet))
+        .routes(routes!(script))
+}
+
+/// The console's address without its slash: to `/_mock/ui/`.
+#[utoipa::path(get, path = "/_mock/ui", operation_id = "consoleRoot", tag = "console")]
+async fn root() -> Redirect {
+    Redirect::permanent(PATH)
 }
 
 /// What every console page shows around its content.
@@ -205,12 +206,13 @@ pub(crate) fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-/// The first non-empty value of `name`.
+/// The first value of `name`; a form's empty field is no value.
 pub(crate) fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
     pairs
         .iter()
-        .find(|(k, v)| k == name && !v.trim().is_empty())
-        .map(|(_, v)| v.trim())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+        .filter(|v| !v.is_empty())
 }
 
 /// Whether a form post comes from the console itself: a browser sends
@@ -233,10 +235,24 @@ pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
     matches!((host, origin_host), (Some(h), Some(o)) if h.eq_ignore_ascii_case(&o))
 }
 
+/// The console's stylesheet, from the binary.
+#[utoipa::path(
+    get,
+    path = "/_mock/ui/static/console.css",
+    operation_id = "consoleStylesheet",
+    tag = "console"
+)]
 async fn stylesheet() -> Response {
     static_asset(STYLESHEET, "text/css; charset=utf-8")
 }
 
+/// The console's one script (rows that refresh themselves), from the binary.
+#[utoipa::path(
+    get,
+    path = "/_mock/ui/static/console.js",
+    operation_id = "consoleScript",
+    tag = "console"
+)]
 async fn script() -> Response {
     static_asset(SCRIPT, "text/javascript; charset=utf-8")
 }

@@ -94,6 +94,12 @@ fn newest(state: &AppState, after: u64, limit: usize) -> Vec<Row> {
 }
 
 /// `GET /_mock/ui/requests`.
+#[utoipa::path(
+    get,
+    path = "/_mock/ui/requests",
+    operation_id = "consoleRequests",
+    tag = "console"
+)]
 pub(crate) async fn list(State(state): State<AppState>, uri: Uri) -> Response {
     let chrome = Chrome::new(&state, uri.path(), "requests");
     let root = chrome.root.clone();
@@ -121,6 +127,12 @@ pub(crate) async fn list(State(state): State<AppState>, uri: Uri) -> Response {
 /// `GET /_mock/ui/requests/feed?after=N`: the rows recorded after `N`,
 /// newest first, at most a page of them; the newest `seq` in the
 /// `X-Journal-Seq` header.
+#[utoipa::path(
+    get,
+    path = "/_mock/ui/requests/feed",
+    operation_id = "consoleRequestFeed",
+    tag = "console"
+)]
 pub(crate) async fn feed(
     State(state): State<AppState>,
     uri: Uri,
@@ -128,10 +140,15 @@ pub(crate) async fn feed(
 ) -> Response {
     let path = uri.path();
     let pairs = query_pairs(query.as_deref());
-    let after = match param(&pairs, "after").map(str::parse::<u64>) {
+    // Digits without a leading zero (the document's pattern), up to u64.
+    let strict = |t: &str| {
+        let plain = t.bytes().all(|b| b.is_ascii_digit()) && (t == "0" || !t.starts_with('0'));
+        plain.then(|| t.parse::<u64>().ok()).flatten()
+    };
+    let after = match param(&pairs, "after").map(strict) {
         None => 0,
-        Some(Ok(n)) => n,
-        Some(Err(_)) => {
+        Some(Some(n)) => n,
+        Some(None) => {
             return console_error(
                 &state,
                 StatusCode::BAD_REQUEST,
@@ -167,10 +184,17 @@ struct DetailPage {
 }
 
 /// `GET /_mock/ui/requests/{seq}`.
+#[utoipa::path(
+    get,
+    path = "/_mock/ui/requests/{seq}",
+    operation_id = "consoleRequest",
+    tag = "console"
+)]
 pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response {
     let path = uri.path();
     let seq = path
         .strip_prefix("/_mock/ui/requests/")
+        .filter(|s| s.bytes().all(|b| b.is_ascii_digit()) && !s.starts_with('0'))
         .and_then(|s| s.parse::<u64>().ok());
     let Some(entry) = seq.and_then(|seq| state.journal.get(seq)) else {
         return console_error(

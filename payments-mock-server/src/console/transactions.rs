@@ -90,8 +90,10 @@ impl Filters {
             }
         }
         if let Some(l) = param(&pairs, "limit") {
+            // Digits, no sign and no leading zero: the document's pattern.
+            let plain = l.bytes().all(|b| b.is_ascii_digit()) && !l.starts_with('0');
             match l.parse::<usize>() {
-                Ok(n) if (1..=MAX_LIMIT).contains(&n) => f.limit = n,
+                Ok(n) if plain && (1..=MAX_LIMIT).contains(&n) => f.limit = n,
                 _ => problems.push(format!("limit must be a number from 1 to {MAX_LIMIT}")),
             }
         }
@@ -211,6 +213,12 @@ fn page(state: &AppState, filters: &Filters) -> Option<(Vec<Row>, bool)> {
 }
 
 /// `GET /_mock/ui/`: transactions, newest first.
+#[utoipa::path(
+    get,
+    path = "/_mock/ui/",
+    operation_id = "consoleTransactions",
+    tag = "console"
+)]
 pub(crate) async fn list(
     State(state): State<AppState>,
     uri: Uri,
@@ -221,8 +229,15 @@ pub(crate) async fn list(
     let reset_done = query_pairs(query.as_deref())
         .iter()
         .any(|(k, v)| k == "reset" && v == "done");
+    let mut status = if problems.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::BAD_REQUEST
+    };
     let (rows, more) = if problems.is_empty() {
         page(&state, &filters).unwrap_or_else(|| {
+            // A well-formed id that is not stored: nothing to page from.
+            status = StatusCode::NOT_FOUND;
             problems.push(
                 "before names no stored transaction (was the mock reset?): start from the newest"
                     .to_owned(),
@@ -231,11 +246,6 @@ pub(crate) async fn list(
         })
     } else {
         (Vec::new(), false)
-    };
-    let status = if problems.is_empty() {
-        StatusCode::OK
-    } else {
-        StatusCode::BAD_REQUEST
     };
     let next = rows
         .last()
@@ -276,6 +286,12 @@ pub(crate) async fn list(
 
 /// `GET /_mock/ui/transactions/rows`: the first page's rows alone, for the
 /// list's script to refresh in place.
+#[utoipa::path(
+    get,
+    path = "/_mock/ui/transactions/rows",
+    operation_id = "consoleTransactionRows",
+    tag = "console"
+)]
 pub(crate) async fn rows(
     State(state): State<AppState>,
     uri: Uri,
@@ -335,6 +351,12 @@ struct DetailPage {
 }
 
 /// `GET /_mock/ui/transactions/{id}`.
+#[utoipa::path(
+    get,
+    path = "/_mock/ui/transactions/{transactionId}",
+    operation_id = "consoleTransaction",
+    tag = "console"
+)]
 pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response {
     let path = uri.path();
     let id = path

@@ -1,109 +1,198 @@
 //! The `/_mock/` test controls (CONTRACT section 10) and `/openapi.json`.
+//!
+//! Query parameters are strict, like bodies: a parameter given with a value
+//! that breaks its rule (an empty one included) is a `VALIDATION_ERROR`,
+//! exactly as the OpenAPI document describes it.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use rust_decimal::Decimal;
 use serde::Serialize;
-use serde_json::{Map, Number, Value, json};
+use serde_json::{Map, Number, Value};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::clock::format_time;
 use crate::error::{ApiError, ErrorCode, success};
 use crate::extract::JsonObject;
 use crate::handlers::pay::{PayerError, play_payer};
-use crate::handlers::status_data;
+use crate::handlers::{StatusData, status_data};
+use crate::rules;
 use crate::state::AppState;
-use crate::store::PayerAction;
+use crate::store::{PayerAction, Status};
 
-/// Largest single advance: 100 years.
-const MAX_ADVANCE_SECONDS: u64 = 100 * 365 * 24 * 3600;
+/// The journal's length, the most `GET /_mock/requests` returns.
+const JOURNAL: usize = crate::journal::CAPACITY;
+/// Default and largest page of `GET /_mock/transactions`.
+pub(crate) const PAGE_DEFAULT: usize = 100;
+pub(crate) const PAGE_MAX: usize = 1000;
+
+/// The statuses a filter can name.
+pub(crate) const STATUSES: [Status; 6] = [
+    Status::Pending,
+    Status::Initiated,
+    Status::Confirmed,
+    Status::Successful,
+    Status::Failed,
+    Status::Expired,
+];
 
 fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
     query
         .map(|q| {
             url::form_urlencoded::parse(q.as_bytes())
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .into_owned()
                 .collect()
         })
         .unwrap_or_default()
 }
 
+/// The first value of `name`, empty or not.
 fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
     pairs
         .iter()
-        .find(|(k, v)| k == name && !v.is_empty())
+        .find(|(k, _)| k == name)
         .map(|(_, v)| v.as_str())
 }
 
-fn limit(pairs: &[(String, String)], default: usize, max: usize) -> Result<usize, ApiError> {
+fn limit(
+    pairs: &[(String, String)],
+    default: usize,
+    max: usize,
+    problems: &mut Vec<String>,
+) -> usize {
     match param(pairs, "limit") {
-        None => Ok(default),
-        Some(text) => text
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=max).contains(n))
-            .ok_or_else(|| {
-                ApiError::validation(format!("limit must be an integer between 1 and {max}"))
-            }),
+        None => default,
+        Some(text) => match text.parse::<usize>() {
+            Ok(n) if (1..=max).contains(&n) && !text.starts_with('+') => n,
+            _ => {
+                problems.push(format!("limit must be an integer between 1 and {max}"));
+                default
+            }
+        },
     }
 }
 
-/// `GET /_mock/health`.
+/// `data` of `GET /_mock/health`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Health {
+    /// Always `ok`.
+    status: &'static str,
+    /// Virtual now (RFC 3339, UTC, milliseconds).
+    now: String,
+    /// How many transactions are stored.
+    transactions: usize,
+}
+
+/// The mock's state in brief.
+#[utoipa::path(get, path = "/_mock/health", operation_id = "mockHealth", tag = "mock")]
 pub async fn health(State(state): State<AppState>) -> Response {
     success(
-        json!({
-            "status": "ok",
-            "now": format_time(state.clock.now()),
-            "transactions": state.store.len(),
-        }),
+        Health {
+            status: "ok",
+            now: format_time(state.clock.now()),
+            transactions: state.store.len(),
+        },
         None,
     )
 }
 
-/// `GET /_mock/transactions?merchantId=&status=&limit=&after=`.
+/// One item of `GET /_mock/transactions`: status `data` plus the stored
+/// facts a test may want (spelled out, never `flatten`: numbers inside).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AdminTransaction {
+    #[schema(value_type = String, format = Uuid)]
+    transaction_id: String,
+    reference_no: String,
+    #[schema(schema_with = crate::openapi::transaction_status)]
+    status: &'static str,
+    /// Major units with exactly the currency's fraction digits.
+    #[schema(schema_with = crate::openapi::major_amount)]
+    amount: Number,
+    product_code: String,
+    #[schema(schema_with = crate::openapi::timestamp)]
+    created_at: String,
+    #[schema(schema_with = crate::openapi::optional_timestamp)]
+    last_modified_at: Option<String>,
+    provider_reference: Option<String>,
+    message: Option<String>,
+    /// Provider data as JSON text.
+    extra_properties: Option<String>,
+    #[schema(value_type = String, format = Uuid)]
+    merchant_id: String,
+    /// The initiate's amount in minor units.
+    amount_minor: u64,
+    /// ISO 4217.
+    currency_code: String,
+}
+
+/// `data` of `GET /_mock/transactions`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TransactionPage {
+    items: Vec<AdminTransaction>,
+    /// The `after` of the next page, or null on the last.
+    #[schema(value_type = Option<String>, format = Uuid)]
+    next: Option<String>,
+}
+
+/// Every stored transaction, oldest first, a page at a time.
+#[utoipa::path(
+    get,
+    path = "/_mock/transactions",
+    operation_id = "mockTransactions",
+    tag = "mock"
+)]
 pub async fn transactions(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let pairs = query_pairs(query.as_deref());
     let mut problems = Vec::new();
-    let merchant = match param(&pairs, "merchantId").map(Uuid::parse_str) {
-        None => None,
-        Some(Ok(m)) => Some(m),
-        Some(Err(_)) => {
+    let merchant = param(&pairs, "merchantId").and_then(|m| {
+        let id = rules::is_uuid(m).then(|| Uuid::parse_str(m).ok()).flatten();
+        if id.is_none() {
             problems.push("merchantId must be a UUID".to_owned());
-            None
         }
-    };
-    let status = param(&pairs, "status");
-    let limit = limit(&pairs, 100, 1000).unwrap_or_else(|e| {
-        problems.push(e.message);
-        100
+        id
     });
-    let after = param(&pairs, "after");
+    let status = param(&pairs, "status").and_then(|s| {
+        let found = STATUSES.into_iter().find(|st| st.as_str() == s);
+        if found.is_none() {
+            problems.push(format!(
+                "status must be one of {}",
+                STATUSES.map(Status::as_str).join(", ")
+            ));
+        }
+        found
+    });
+    let limit = limit(&pairs, PAGE_DEFAULT, PAGE_MAX, &mut problems);
+    // `after` is an id exactly as the API writes it (lower-case).
+    let after = param(&pairs, "after").and_then(|a| {
+        let id = rules::is_issued_id(a)
+            .then(|| Uuid::parse_str(a).ok())
+            .flatten();
+        if id.is_none() {
+            problems.push("after must be a transactionId as issued (lower-case UUID)".to_owned());
+        }
+        id
+    });
     if !problems.is_empty() {
         return Err(ApiError::validation(problems.join("; ")));
     }
     let now = state.clock.now();
-    let unknown_after = || ApiError::validation("after must be a known transactionId");
-    // `after` keeps its strict form: the id exactly as the API writes it.
-    let after = match after {
-        None => None,
-        Some(text) => match Uuid::parse_str(text) {
-            Ok(id) if id.to_string() == text => Some(id),
-            _ => return Err(unknown_after()),
-        },
-    };
     let keep = |record: &crate::store::Record| {
         merchant.is_none_or(|m| m == record.fields.merchant_id)
-            && status.is_none_or(|s| record.view(now).status.as_str() == s)
+            && status.is_none_or(|s| record.view(now).status == s)
     };
     let to_item = |record: &crate::store::Record| {
         let data = status_data(record, now);
-        AdminItem {
+        AdminTransaction {
             transaction_id: data.transaction_id.to_string(),
             reference_no: data.reference_no.to_owned(),
             status: data.status,
@@ -122,38 +211,76 @@ pub async fn transactions(
     let (items, more) = state
         .store
         .page(after, limit, keep, to_item)
-        .ok_or_else(unknown_after)?;
-    let next = match items.last() {
-        Some(last) if more => Value::String(last.transaction_id.clone()),
-        _ => Value::Null,
-    };
-    Ok(success(json!({ "items": items, "next": next }), None))
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::TransactionNotFound,
+                "after names no stored transaction (was the mock reset?)",
+            )
+        })?;
+    let next = items
+        .last()
+        .filter(|_| more)
+        .map(|last| last.transaction_id.clone());
+    Ok(success(TransactionPage { items, next }, None))
 }
 
-/// One item of `GET /_mock/transactions`: status `data` plus the stored
-/// facts a test may want (spelled out, never `flatten`: numbers inside).
-#[derive(Debug, Serialize)]
+/// `data` of `POST /_mock/transactions/{transactionId}/payer`: the status
+/// data after the decision, and where the browser would have gone. The
+/// status fields are spelled out (`serde(flatten)` would turn the exact
+/// amount into a map).
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct AdminItem {
-    transaction_id: String,
-    reference_no: String,
+pub(crate) struct PayerData<'a> {
+    #[schema(value_type = String, format = Uuid)]
+    transaction_id: Uuid,
+    reference_no: &'a str,
+    #[schema(schema_with = crate::openapi::transaction_status)]
     status: &'static str,
+    #[schema(schema_with = crate::openapi::major_amount)]
     amount: Number,
-    product_code: String,
+    product_code: &'a str,
+    #[schema(schema_with = crate::openapi::timestamp)]
     created_at: String,
+    #[schema(schema_with = crate::openapi::optional_timestamp)]
     last_modified_at: Option<String>,
-    provider_reference: Option<String>,
-    message: Option<String>,
-    extra_properties: Option<String>,
-    merchant_id: String,
-    amount_minor: u64,
-    currency_code: String,
+    provider_reference: Option<&'a str>,
+    message: Option<&'a str>,
+    extra_properties: Option<&'a str>,
+    /// The return address: `returnUrl` with `transactionId`, `referenceNo`
+    /// and `status` appended.
+    #[schema(format = "uri")]
+    redirect_to: String,
 }
 
-/// `POST /_mock/transactions/{transactionId}/payer` with
-/// `{"action":"pay"|"decline"|"cancel"}`: what the payment page's button
-/// does (CONTRACT section 13), for tests without a browser. `data` is the
-/// status data plus `redirectTo`, the return address.
+impl<'a> PayerData<'a> {
+    fn new(status: StatusData<'a>, redirect_to: String) -> Self {
+        Self {
+            transaction_id: status.transaction_id,
+            reference_no: status.reference_no,
+            status: status.status,
+            amount: status.amount,
+            product_code: status.product_code,
+            created_at: status.created_at,
+            last_modified_at: status.last_modified_at,
+            provider_reference: status.provider_reference,
+            message: status.message,
+            extra_properties: status.extra_properties,
+            redirect_to,
+        }
+    }
+}
+
+/// Plays the payer of a redirect-based transaction, without a browser.
+///
+/// What the payment page's Pay, Decline or Cancel button does (CONTRACT
+/// section 13), at the virtual clock's now.
+#[utoipa::path(
+    post,
+    path = "/_mock/transactions/{transactionId}/payer",
+    operation_id = "mockPayer",
+    tag = "mock"
+)]
 pub async fn payer(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -176,63 +303,127 @@ pub async fn payer(
         PayerError::NotWaiting => ApiError::validation(e.to_string()),
     })?;
     let now = state.clock.now();
-    let mut data = serde_json::to_value(status_data(&outcome.record, now))
-        .map_err(|_| ApiError::internal())?;
-    if let Value::Object(map) = &mut data {
-        map.insert("redirectTo".to_owned(), Value::String(outcome.redirect_to));
-    }
-    Ok(success(data, Some("payer action applied")))
+    Ok(success(
+        PayerData::new(
+            status_data(&outcome.record, now),
+            outcome.redirect_to.clone(),
+        ),
+        Some("payer action applied"),
+    ))
 }
 
-/// `POST /_mock/reset`.
+/// Forgets every transaction and the journal; real time again.
+#[utoipa::path(post, path = "/_mock/reset", operation_id = "mockReset", tag = "mock")]
 pub async fn reset(State(state): State<AppState>) -> Response {
     state.reset();
     success(Value::Null, Some("reset"))
 }
 
-fn clock_data(state: &AppState) -> Value {
-    let offset = Decimal::from_i128_with_scale(i128::from(state.clock.offset_nanos()), 9)
-        .normalize()
-        .to_string();
-    let offset = serde_json::from_str::<Number>(&offset).unwrap_or_else(|_| Number::from(0));
-    json!({ "now": format_time(state.clock.now()), "offsetSeconds": offset })
+/// `data` of the clock controls.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ClockData {
+    /// Virtual now.
+    #[schema(schema_with = crate::openapi::timestamp)]
+    now: String,
+    /// How far the virtual clock is ahead of real time, in seconds (up to
+    /// nine fraction digits).
+    #[schema(value_type = f64, minimum = 0)]
+    offset_seconds: Number,
 }
 
-/// `GET /_mock/clock`.
+fn clock_data(state: &AppState) -> ClockData {
+    let offset =
+        rust_decimal::Decimal::from_i128_with_scale(i128::from(state.clock.offset_nanos()), 9)
+            .normalize()
+            .to_string();
+    ClockData {
+        now: format_time(state.clock.now()),
+        offset_seconds: serde_json::from_str::<Number>(&offset).unwrap_or_else(|_| Number::from(0)),
+    }
+}
+
+/// The virtual clock.
+#[utoipa::path(get, path = "/_mock/clock", operation_id = "mockClock", tag = "mock")]
 pub async fn clock(State(state): State<AppState>) -> Response {
     success(clock_data(&state), None)
 }
 
-/// Seconds from the `{"seconds": N}` body: a non-negative JSON number, read
-/// from its text (never through `f64`).
+/// Whole nanoseconds of a non-negative JSON number's text (`1.5`, `2e3`,
+/// `0.000000001`), exact: digits past the nanosecond are cut, never
+/// rounded through `f64`. `None` for a negative non-zero number; values
+/// past `u128` saturate.
+fn nanos_of(text: &str) -> Option<u128> {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match rest.split_once(['e', 'E']) {
+        Some((m, e)) => {
+            let e = e.strip_prefix('+').unwrap_or(e);
+            let exponent = e.parse::<i64>().unwrap_or(if e.starts_with('-') {
+                i64::MIN / 2
+            } else {
+                i64::MAX / 2
+            });
+            (m, exponent)
+        }
+        None => (rest, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits: String = format!("{int}{frac}").trim_start_matches('0').to_owned();
+    if digits.is_empty() {
+        return Some(0);
+    }
+    if negative {
+        return None;
+    }
+    // value = digits × 10^(exponent − len(frac)); in nanoseconds, + 9.
+    let frac_len = i64::try_from(frac.len()).unwrap_or(i64::MAX);
+    let shift = exponent.saturating_sub(frac_len).saturating_add(9);
+    let kept = if shift < 0 {
+        let cut = usize::try_from(shift.unsigned_abs()).unwrap_or(usize::MAX);
+        if cut >= digits.len() {
+            return Some(0);
+        }
+        digits[..digits.len() - cut].to_owned()
+    } else {
+        let zeros = usize::try_from(shift).unwrap_or(usize::MAX);
+        if digits.len().saturating_add(zeros) > 38 {
+            return Some(u128::MAX);
+        }
+        format!("{digits}{}", "0".repeat(zeros))
+    };
+    Some(kept.parse::<u128>().unwrap_or(u128::MAX))
+}
+
+/// Seconds from the `{"seconds": N}` body: a JSON number from 0 to
+/// [`rules::MAX_ADVANCE_SECONDS`], any precision (cut at the nanosecond).
 pub(crate) fn advance_seconds(body: &Map<String, Value>) -> Result<Duration, ApiError> {
     let number = match body.get("seconds") {
         None | Some(Value::Null) => return Err(ApiError::validation("seconds is required")),
         Some(Value::Number(n)) => n,
         Some(_) => return Err(ApiError::validation("seconds must be a number")),
     };
-    let text = number.to_string();
-    let seconds = Decimal::from_str_exact(&text)
-        .or_else(|_| Decimal::from_scientific(&text))
-        .map_err(|_| {
-            ApiError::validation(format!("seconds must be at most {MAX_ADVANCE_SECONDS}"))
-        })?;
-    if seconds.is_sign_negative() && !seconds.is_zero() {
-        return Err(ApiError::validation(
-            "seconds must be greater than or equal to 0",
-        ));
-    }
-    if seconds > Decimal::from(MAX_ADVANCE_SECONDS) {
+    let max = rules::MAX_ADVANCE_SECONDS;
+    let nanos = nanos_of(&number.to_string())
+        .ok_or_else(|| ApiError::validation("seconds must be greater than or equal to 0"))?;
+    if nanos > u128::from(max) * 1_000_000_000 {
         return Err(ApiError::validation(format!(
-            "seconds must be at most {MAX_ADVANCE_SECONDS}"
+            "seconds must be at most {max}"
         )));
     }
-    let nanos = (seconds * Decimal::from(1_000_000_000u64)).trunc();
     let nanos = u64::try_from(nanos).map_err(|_| ApiError::internal())?;
     Ok(Duration::from_nanos(nanos))
 }
 
-/// `POST /_mock/clock/advance` with `{"seconds": N}`.
+/// Moves the virtual clock forward; expiry, settlement and payer windows follow.
+#[utoipa::path(
+    post,
+    path = "/_mock/clock/advance",
+    operation_id = "mockClockAdvance",
+    tag = "mock"
+)]
 pub async fn advance(
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
@@ -242,13 +433,52 @@ pub async fn advance(
     Ok(success(clock_data(&state), Some("clock advanced")))
 }
 
-/// `GET /_mock/requests?limit=&path=`.
+/// One request of the journal.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct JournalItem {
+    method: String,
+    /// As sent, still percent-encoded.
+    path: String,
+    query: Option<String>,
+    /// Header names and values; `Authorization` is `[redacted]`.
+    headers: BTreeMap<String, String>,
+    /// The body, lossy UTF-8.
+    body: String,
+    /// Null when the connection was reset on purpose.
+    status: Option<u16>,
+    #[schema(schema_with = crate::openapi::optional_error_code)]
+    error_code: Option<String>,
+    request_id: String,
+    /// Faults applied, as `X-Mock-Fault` tokens joined by `,`.
+    fault: Option<String>,
+    #[schema(schema_with = crate::openapi::timestamp)]
+    at: String,
+}
+
+/// `data` of `GET /_mock/requests`.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct JournalPage {
+    items: Vec<JournalItem>,
+}
+
+/// The journal of recent `/api/` requests, newest last.
+#[utoipa::path(
+    get,
+    path = "/_mock/requests",
+    operation_id = "mockRequests",
+    tag = "mock"
+)]
 pub async fn requests(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let pairs = query_pairs(query.as_deref());
-    let limit = limit(&pairs, crate::journal::CAPACITY, crate::journal::CAPACITY)?;
+    let mut problems = Vec::new();
+    let limit = limit(&pairs, JOURNAL, JOURNAL, &mut problems);
+    if !problems.is_empty() {
+        return Err(ApiError::validation(problems.join("; ")));
+    }
     let path = param(&pairs, "path");
     let entries: Vec<_> = state
         .journal
@@ -257,37 +487,54 @@ pub async fn requests(
         .filter(|e| path.is_none_or(|p| e.path == p))
         .collect();
     let skip = entries.len().saturating_sub(limit);
-    let items: Vec<Value> = entries
+    let items = entries
         .into_iter()
         .skip(skip)
-        .map(|e| {
-            let headers: Map<String, Value> = e
-                .headers
-                .into_iter()
-                .map(|(k, v)| (k, Value::String(v)))
-                .collect();
-            json!({
-                "method": e.method,
-                "path": e.path,
-                "query": e.query,
-                "headers": headers,
-                "body": e.body,
-                "status": e.status,
-                "errorCode": e.error_code,
-                "requestId": e.request_id,
-                "fault": e.fault,
-                "at": format_time(e.at),
-            })
+        .map(|e| JournalItem {
+            method: e.method,
+            path: e.path,
+            query: e.query,
+            headers: e.headers.into_iter().collect(),
+            body: e.body,
+            status: e.status,
+            error_code: e.error_code,
+            request_id: e.request_id,
+            fault: e.fault,
+            at: format_time(e.at),
         })
         .collect();
-    Ok(success(json!({ "items": items }), None))
+    Ok(success(JournalPage { items }, None))
 }
 
-/// `GET /openapi.json`.
-pub async fn openapi() -> Response {
+/// This document.
+#[utoipa::path(get, path = "/openapi.json", operation_id = "openapi", tag = "mock")]
+pub async fn openapi(State(state): State<AppState>) -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
-        crate::openapi::DOCUMENT,
+        state.openapi_json(),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_read_exactly_from_the_numbers_text() {
+        let nanos = |t: &str| nanos_of(t);
+        assert_eq!(nanos("1.5"), Some(1_500_000_000));
+        assert_eq!(nanos("0"), Some(0));
+        assert_eq!(nanos("-0"), Some(0));
+        assert_eq!(nanos("-0.0e5"), Some(0));
+        assert_eq!(nanos("-1"), None);
+        assert_eq!(nanos("1e-30"), Some(0));
+        assert_eq!(nanos("0.0000000019"), Some(1));
+        assert_eq!(nanos("2E3"), Some(2_000_000_000_000));
+        assert_eq!(nanos("1e+2"), Some(100_000_000_000));
+        assert_eq!(nanos("9.6e307"), Some(u128::MAX));
+        assert_eq!(nanos("1e99999999999999999999"), Some(u128::MAX));
+        assert_eq!(nanos("1e-99999999999999999999"), Some(0));
+        assert_eq!(nanos("0.12345678901234567890123456789"), Some(123_456_789));
+    }
 }

@@ -17,8 +17,19 @@ use crate::state::AppState;
 use crate::store::{ConfirmAttempt, ConfirmRefusal, ConfirmResult};
 use crate::validate;
 
-/// Confirms a transaction; the checks and the transition are one atomic
-/// store operation.
+/// Confirms a transaction (interface document 4.2).
+///
+/// Checks, in order: the body, the transaction exists (400
+/// TRANSACTION_NOT_FOUND otherwise, as the interface document says), the
+/// referenceNo is its own, not expired, not already confirmed, a code where
+/// the product needs one; then the product's outcome. Exactly one of many
+/// concurrent confirms succeeds.
+#[utoipa::path(
+    post,
+    path = "/api/payments/confirm",
+    operation_id = "confirm",
+    tag = "payments"
+)]
 pub async fn handle(
     State(state): State<AppState>,
     caller: Caller,
@@ -68,17 +79,31 @@ pub async fn handle(
     ))
 }
 
-/// Confirm `data` (interface section 2.5).
-#[derive(Debug, Serialize)]
+/// Confirm `data` (interface document section 2.5).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct ConfirmData<'a> {
+pub(crate) struct ConfirmData<'a> {
+    /// The transaction.
+    #[schema(value_type = String, format = Uuid)]
     transaction_id: Uuid,
+    /// The merchant's reference.
     reference_no: &'a str,
+    /// After the confirm: `SUCCESSFUL`, `FAILED`, or `CONFIRMED` (settling,
+    /// or a redirect product waiting on its payer).
+    #[schema(schema_with = crate::openapi::transaction_status)]
     status: &'static str,
+    /// Major units with exactly the currency's fraction digits.
+    #[schema(schema_with = crate::openapi::major_amount)]
     amount: Number,
+    /// The provider's reference; null when the confirm failed.
     provider_reference: Option<&'a str>,
+    /// When the confirm was processed.
+    #[schema(schema_with = crate::openapi::timestamp)]
     confirmed_at: String,
+    /// Why it failed; null otherwise.
     error_message: Option<&'a str>,
+    /// Provider data as JSON text: gift card PINs (`{"pins":[...]}`), or a
+    /// redirect product's payment page (`{"paymentUrl":"<public URL>/pay/<token>"}`).
     extra_properties: Option<&'a str>,
 }
 

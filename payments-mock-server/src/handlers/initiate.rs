@@ -3,7 +3,6 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-#[cfg(test)]
 use uuid::Uuid;
 
 use crate::error::{ApiError, ErrorCode};
@@ -13,8 +12,17 @@ use crate::state::AppState;
 use crate::store::{InsertRefusal, Record};
 use crate::validate;
 
-/// Validates, checks the merchant binding, and creates the transaction
-/// unless the merchant already used the reference.
+/// Creates a payment transaction (interface document 4.1).
+///
+/// Validates every rule of the body at once, checks an API key's merchant
+/// binding, and creates the transaction unless the merchant already used
+/// the referenceNo (400 DUPLICATE_REFERENCE_NO, naming the existing one).
+#[utoipa::path(
+    post,
+    path = "/api/payments/initiate",
+    operation_id = "initiate",
+    tag = "payments"
+)]
 pub async fn handle(
     State(state): State<AppState>,
     caller: Caller,
@@ -77,19 +85,31 @@ fn initiate_envelope(record: &Record, status: &str) -> Response {
     out.into_response()
 }
 
-/// Initiate `data` (interface section 2.3), as serde would write it: the
-/// reference [`initiate_envelope`] is tested against.
-#[cfg(test)]
-#[derive(Debug, serde::Serialize)]
+/// Initiate `data` (interface document section 2.3), as serde would write
+/// it: what [`initiate_envelope`] writes by hand (tested), and what the
+/// OpenAPI document describes.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct InitiateData<'a> {
+pub(crate) struct InitiateData<'a> {
+    /// The new transaction's id (UUID v7, lower case).
+    #[schema(value_type = String, format = Uuid)]
     transaction_id: Uuid,
+    /// Echo of the request.
     reference_no: &'a str,
+    /// The product's initial state: `PENDING` or `INITIATED`.
+    #[schema(schema_with = crate::openapi::transaction_status)]
     status: &'a str,
+    /// Echo of the request, in minor units.
+    #[schema(minimum = 1, maximum = 9_007_199_254_740_991_u64)]
     amount: u64,
+    /// Echo of the request; `MYR` when it had none.
     currency_code: &'a str,
+    /// Echo of the request.
     product_code: &'a str,
+    /// Creation time.
+    #[schema(schema_with = crate::openapi::timestamp)]
     created_at: String,
+    /// Always null on initiate.
     extra_properties: Option<&'a str>,
 }
 

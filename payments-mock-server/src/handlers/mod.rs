@@ -19,19 +19,36 @@ use crate::json::JsonOut;
 use crate::money::major_number;
 use crate::store::Record;
 
-/// Status `data` (section 2.6).
-#[derive(Debug, Clone, Serialize)]
+/// Status `data` (interface document section 2.6): both status reads.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct StatusData<'a> {
+    /// The transactionId (the mock issues UUID v7, lower case).
+    #[schema(value_type = String, format = Uuid)]
     pub transaction_id: Uuid,
+    /// The merchant's reference.
     pub reference_no: &'a str,
+    /// State now (virtual clock).
+    #[schema(schema_with = crate::openapi::transaction_status)]
     pub status: &'static str,
+    /// Major units with exactly the currency's fraction digits.
+    #[schema(schema_with = crate::openapi::major_amount)]
     pub amount: Number,
+    /// Product of the transaction.
     pub product_code: &'a str,
+    /// Creation time.
+    #[schema(schema_with = crate::openapi::timestamp)]
     pub created_at: String,
+    /// Latest state change; null until the first.
+    #[schema(schema_with = crate::openapi::optional_timestamp)]
     pub last_modified_at: Option<String>,
+    /// The provider's reference, once a confirm succeeded.
     pub provider_reference: Option<&'a str>,
+    /// Status detail: why it failed or expired, `awaiting settlement`,
+    /// `awaiting the payer`.
     pub message: Option<&'a str>,
+    /// Provider data as JSON text: gift card PINs (`{"pins":[...]}`), a
+    /// redirect product's payment page (`{"paymentUrl":"..."}`).
     pub extra_properties: Option<&'a str>,
 }
 

@@ -58,8 +58,17 @@ fn token_of(uri: &Uri) -> &str {
     uri.path().strip_prefix("/pay/").unwrap_or_default()
 }
 
-/// `GET /pay/{token}`: the page while the payer may decide, the outcome
-/// with a link back to the merchant afterwards.
+/// The payer's payment page (ext, CONTRACT section 13).
+///
+/// Reference, description, amount and the Pay, Decline and Cancel buttons
+/// while the payer may decide; afterwards the outcome with a link back to
+/// the merchant. No API key; never faulted.
+#[utoipa::path(
+    get,
+    path = "/pay/{token}",
+    operation_id = "paymentPage",
+    tag = "payment page"
+)]
 pub async fn show(State(state): State<AppState>, uri: Uri) -> Response {
     let path = uri.path();
     let now = state.clock.now();
@@ -139,10 +148,19 @@ fn is_form(headers: &HeaderMap) -> bool {
     })
 }
 
-/// `POST /pay/{token}`: the first submit inside the window decides; every
-/// submit (the first, a double click, the back button, one after the
-/// window) is answered 303 to the return address with the status then.
-/// A bad form changes nothing and gets a 400 page; an unknown token 404.
+/// The payer's decision: the payment page's form.
+///
+/// The first submit inside the payer window decides (pay: SUCCESSFUL;
+/// decline: FAILED, declined by bank; cancel: FAILED, cancelled by payer);
+/// every submit (a double click, the back button, one after the window) is
+/// answered 303 to the return address with the status then. A bad form
+/// changes nothing and gets a 400 page; an unknown token a 404 page.
+#[utoipa::path(
+    post,
+    path = "/pay/{token}",
+    operation_id = "paymentPageSubmit",
+    tag = "payment page"
+)]
 pub async fn submit(
     State(state): State<AppState>,
     uri: Uri,

@@ -77,7 +77,18 @@ pub async fn other_method(uri: Uri) -> Response {
     }
 }
 
-fn by_id(state: &AppState, caller: Caller, raw: &str) -> Result<Response, ApiError> {
+/// Reads a transaction by its id (interface document 4.3).
+///
+/// Served by the `/api/payments/{*rest}` route with the look-up by
+/// reference, so an empty segment (`/api/payments//status`) still reaches
+/// it and gets 400 INVALID_TRANSACTION_ID.
+#[utoipa::path(
+    get,
+    path = "/api/payments/{transactionId}/status",
+    operation_id = "statusById",
+    tag = "payments"
+)]
+pub(crate) fn by_id(state: &AppState, caller: Caller, raw: &str) -> Result<Response, ApiError> {
     let invalid =
         |m: &str| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidTransactionId, m);
     let id = decoded_segment(raw)
@@ -116,7 +127,18 @@ fn merchant_query(query: Option<&str>) -> Result<Option<Uuid>, ApiError> {
     }
 }
 
-fn by_reference(
+/// Reads a transaction by the merchant's reference (interface document 4.4).
+///
+/// The scope is the API key's merchant, else the `merchantId` query
+/// parameter, else none: a reference several merchants hold is then 400
+/// AMBIGUOUS_REFERENCE_NO.
+#[utoipa::path(
+    get,
+    path = "/api/payments/reference/{referenceNo}/status",
+    operation_id = "statusByReference",
+    tag = "payments"
+)]
+pub(crate) fn by_reference(
     state: &AppState,
     caller: Caller,
     raw: &str,

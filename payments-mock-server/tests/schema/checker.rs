@@ -119,8 +119,29 @@ impl Checker {
             .unwrap_or_default()
             .to_owned();
         let template = template_for(&self.doc, path);
-        // Pages (the payer's payment page): HTML, documented as such.
-        if content_type.starts_with("text/html") || content_type.starts_with("text/css") {
+        // A redirect without a body (the console's /_mock/ui): documented
+        // with its Location.
+        if content_type.is_empty() && (300..400).contains(&status) {
+            let template = template.unwrap_or_else(|| panic!("{what}: an undocumented redirect"));
+            let method_key = method.as_str().to_ascii_lowercase();
+            let documented =
+                &self.doc["paths"][&template][&method_key]["responses"][status.to_string()];
+            assert!(
+                documented["headers"]["Location"].is_object(),
+                "{what}: undocumented"
+            );
+            assert!(
+                reply.headers.contains_key("location"),
+                "{what}: no Location"
+            );
+            self.seen.insert((template, method_key, status));
+            self.checked += 1;
+            return;
+        }
+        // Pages (the payment page, the console) and their files: documented
+        // with their media type.
+        let media_type = content_type.split(';').next().unwrap_or_default();
+        if matches!(media_type, "text/html" | "text/css" | "text/javascript") {
             let media = content_type
                 .split(';')
                 .next()
@@ -184,6 +205,12 @@ impl Checker {
         self.checked += 1;
     }
 
+    /// Counts what `other` (a checker of another server) drove as driven here.
+    pub fn absorb(&mut self, other: Checker) {
+        self.seen.extend(other.seen);
+        self.checked += other.checked;
+    }
+
     /// Every documented (path, method, status) that was not driven.
     pub fn missing(&self, unreachable: &[(&str, &str, u16)]) -> Vec<String> {
         let mut missing = Vec::new();
@@ -198,7 +225,12 @@ impl Checker {
                     // "No such route" is documented on every operation, but a
                     // path without parameters always is a route.
                     let generic_404 = status == 404 && !template.contains('{');
+                    // 405 belongs to the path: a wrong method is one request,
+                    // recorded on one of the path's operations.
+                    let path_405 = status == 405
+                        && self.seen.iter().any(|(t, _, s)| t == template && *s == 405);
                     let excused = generic_404
+                        || path_405
                         || unreachable
                             .iter()
                             .any(|(t, m, s)| t == template && m == method && *s == status);

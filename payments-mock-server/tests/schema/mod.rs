@@ -393,6 +393,7 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
         d.expect(reply, 404, "NOT_FOUND").await;
     }
     drive_redirect_payments(&mut d).await;
+    drive_console(&mut d).await;
 
     let reply = d.call(Method::POST, "/_mock/reset", &[], None).await;
     d.expect(reply, 200, "").await;
@@ -557,10 +558,15 @@ async fn every_documented_route_and_status_answers_its_documented_schema() {
     let mut checker = Checker::new(document(&router).await);
     drive_open_server(&router, &state, &mut checker).await;
 
+    // A keyed server documents 401 and 403 too: its answers are checked
+    // against its own document, which then must have seen everything.
     let mut config = Config::default();
     config.api_keys = vec![format!("sk_bound={MERCHANT}").parse().expect("key")];
     let (_, keyed) = service_with(config);
-    drive_keyed_server(&keyed, &mut checker).await;
+    let mut keyed_checker = Checker::new(document(&keyed).await);
+    drive_keyed_server(&keyed, &mut keyed_checker).await;
+    keyed_checker.absorb(checker);
+    let checker = keyed_checker;
 
     // Only a handler bug can make a /_mock/ control or the document fail.
     let unreachable: Vec<(&str, &str, u16)> = [
@@ -589,4 +595,222 @@ async fn every_documented_route_and_status_answers_its_documented_schema() {
         missing.join("\n")
     );
     assert!(checker.checked > 100, "{}", checker.checked);
+}
+
+/// A request to make and the status it must get: method, path, headers,
+/// body.
+type Exchange<'a> = (Method, String, Vec<(&'a str, &'a str)>, Option<String>, u16);
+
+/// Every page of the console, every answer it documents.
+async fn drive_console(d: &mut Driver<'_>) {
+    let reply = d
+        .json(
+            Method::POST,
+            "/api/payments/initiate",
+            &initiate_body("UI-1", "TOPUP"),
+        )
+        .await;
+    let id = d.expect(reply, 200, "").await.data()["transactionId"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let unknown = "01930000-0000-7000-8000-000000000000";
+    let form = ("content-type", "application/x-www-form-urlencoded");
+    let same_origin = ("origin", "http://localhost");
+    let host = ("host", "localhost");
+    let evil = ("origin", "https://evil.example");
+    let pages: Vec<Exchange<'_>> = vec![
+        (Method::GET, "/_mock/ui".to_owned(), vec![], None, 308),
+        (Method::GET, "/_mock/ui/".to_owned(), vec![], None, 200),
+        (
+            Method::GET,
+            "/_mock/ui/?status=NOPE".to_owned(),
+            vec![],
+            None,
+            400,
+        ),
+        (
+            Method::GET,
+            format!("/_mock/ui/?before={unknown}"),
+            vec![],
+            None,
+            404,
+        ),
+        (
+            Method::GET,
+            "/_mock/ui/transactions/rows".to_owned(),
+            vec![],
+            None,
+            200,
+        ),
+        (
+            Method::GET,
+            "/_mock/ui/transactions/rows?limit=0".to_owned(),
+            vec![],
+            None,
+            400,
+        ),
+        (
+            Method::GET,
+            format!("/_mock/ui/transactions/{id}"),
+            vec![],
+            None,
+            200,
+        ),
+        (
+            Method::GET,
+            format!("/_mock/ui/transactions/{unknown}"),
+            vec![],
+            None,
+            404,
+        ),
+        (
+            Method::GET,
+            "/_mock/ui/requests".to_owned(),
+            vec![],
+            None,
+            200,
+        ),
+        (
+            Method::GET,
+            "/_mock/ui/requests/feed?after=0".to_owned(),
+            vec![],
+            None,
+            200,
+        ),
+        (
+            Method::GET,
+            "/_mock/ui/requests/feed?after=x".to_owned(),
+            vec![],
+            None,
+            400,
+        ),
+        (
+            Method::GET,
+            "/_mock/ui/requests/1".to_owned(),
+            vec![],
+            None,
+            200,
+        ),
+        (
+            Method::GET,
+            "/_mock/ui/requests/999999".to_owned(),
+            vec![],
+            None,
+            404,
+        ),
+        (Method::GET, "/_mock/ui/clock".to_owned(), vec![], None, 200),
+        (
+            Method::POST,
+            "/_mock/ui/clock".to_owned(),
+            vec![form, host, same_origin],
+            Some("seconds=1".to_owned()),
+            303,
+        ),
+        (
+            Method::POST,
+            "/_mock/ui/clock".to_owned(),
+            vec![form],
+            Some("seconds=-1".to_owned()),
+            400,
+        ),
+        (
+            Method::POST,
+            "/_mock/ui/clock".to_owned(),
+            vec![form, host, evil],
+            Some("seconds=1".to_owned()),
+            403,
+        ),
+        (
+            Method::POST,
+            "/_mock/ui/clock".to_owned(),
+            vec![form],
+            Some(format!("seconds=1&x={}", "x".repeat(5000))),
+            413,
+        ),
+        (
+            Method::POST,
+            "/_mock/ui/clock".to_owned(),
+            vec![("content-type", "application/json")],
+            Some("{}".to_owned()),
+            415,
+        ),
+        (
+            Method::GET,
+            "/_mock/ui/catalog".to_owned(),
+            vec![],
+            None,
+            200,
+        ),
+        (
+            Method::GET,
+            "/_mock/ui/static/console.css".to_owned(),
+            vec![],
+            None,
+            200,
+        ),
+        (
+            Method::GET,
+            "/_mock/ui/static/console.js".to_owned(),
+            vec![],
+            None,
+            200,
+        ),
+        (Method::GET, "/_mock/ui/reset".to_owned(), vec![], None, 200),
+        (
+            Method::POST,
+            "/_mock/ui/reset".to_owned(),
+            vec![form, host, evil],
+            Some(String::new()),
+            403,
+        ),
+        (
+            Method::POST,
+            "/_mock/ui/reset".to_owned(),
+            vec![form],
+            Some("x".repeat(5000)),
+            413,
+        ),
+        (
+            Method::POST,
+            "/_mock/ui/reset".to_owned(),
+            vec![("content-type", "text/plain")],
+            Some("x".to_owned()),
+            415,
+        ),
+        (
+            Method::POST,
+            "/_mock/ui/reset".to_owned(),
+            vec![form],
+            Some(String::new()),
+            303,
+        ),
+    ];
+    for (method, path, headers, body, status) in pages {
+        let reply = d
+            .call(method.clone(), &path, &headers, body.as_deref())
+            .await;
+        assert_eq!(reply.status.as_u16(), status, "{method} {path}");
+    }
+    // Every page route answers other methods 405, as a page.
+    for path in [
+        "/_mock/ui",
+        "/_mock/ui/",
+        "/_mock/ui/transactions/rows",
+        "/_mock/ui/transactions/x",
+        "/_mock/ui/requests",
+        "/_mock/ui/requests/feed",
+        "/_mock/ui/requests/1",
+        "/_mock/ui/clock",
+        "/_mock/ui/catalog",
+        "/_mock/ui/reset",
+        "/_mock/ui/static/console.css",
+        "/_mock/ui/static/console.js",
+        "/pay/static/mock.css",
+        "/pay/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+    ] {
+        let reply = d.call(Method::PUT, path, &[], None).await;
+        assert_eq!(reply.status.as_u16(), 405, "{path}");
+        assert!(reply.headers.contains_key("allow"), "{path}");
+    }
 }

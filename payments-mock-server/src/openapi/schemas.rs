@@ -1,0 +1,313 @@
+//! The component schemas that are rules rather than Rust types: request
+//! bodies and forms (from `rules.rs` and the catalogue), the envelopes, and
+//! the helpers the response types' `#[schema(schema_with = ...)]` name.
+//!
+//! Request bodies are read by the validator from JSON (`validate.rs`), not
+//! deserialized into types; their schemas are written here from the same
+//! constants and patterns the validator checks, and the schemathesis run
+//! and `tests/props.rs` hold the two together.
+
+use serde_json::{Value, json};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::Schema;
+
+use crate::catalog::Catalog;
+use crate::error::ErrorCode;
+use crate::handlers::admin::STATUSES;
+use crate::rules;
+use crate::store::PayerAction;
+
+/// A JSON value as a utoipa schema (for `schema_with`).
+fn schema(value: Value) -> RefOr<Schema> {
+    serde_json::from_value(value).unwrap_or_else(|_| RefOr::T(Schema::default()))
+}
+
+/// A transaction status (CONTRACT section 6).
+pub(crate) fn transaction_status() -> RefOr<Schema> {
+    schema(json!({ "$ref": "#/components/schemas/TransactionStatus" }))
+}
+
+/// An amount in major units: a JSON number with exactly the currency's
+/// fraction digits (`150.00`, `1500`, `1.500`), exact.
+pub(crate) fn major_amount() -> RefOr<Schema> {
+    schema(json!({
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "description": "Major units, exact, with exactly the currency's ISO 4217 fraction digits (150.00, 1500, 1.500)"
+    }))
+}
+
+/// RFC 3339 in UTC with `Z` and milliseconds.
+pub(crate) fn timestamp() -> RefOr<Schema> {
+    schema(json!({
+        "type": "string",
+        "format": "date-time",
+        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$",
+        "examples": ["2026-11-22T08:15:30.123Z"]
+    }))
+}
+
+/// [`timestamp`], or null.
+pub(crate) fn optional_timestamp() -> RefOr<Schema> {
+    schema(json!({ "anyOf": [{ "type": "null" }, timestamp_value()] }))
+}
+
+fn timestamp_value() -> Value {
+    serde_json::to_value(timestamp()).unwrap_or_default()
+}
+
+/// An `errorCode`, or null.
+pub(crate) fn optional_error_code() -> RefOr<Schema> {
+    schema(json!({ "anyOf": [{ "type": "null" }, { "$ref": "#/components/schemas/ErrorCode" }] }))
+}
+
+/// Every wire error code (CONTRACT section 8).
+pub(crate) const ERROR_CODES: [ErrorCode; 16] = [
+    ErrorCode::ValidationError,
+    ErrorCode::InvalidTransactionId,
+    ErrorCode::InvalidReferenceNo,
+    ErrorCode::TransactionNotFound,
+    ErrorCode::DuplicateReferenceNo,
+    ErrorCode::TransactionAlreadyConfirmed,
+    ErrorCode::TransactionExpired,
+    ErrorCode::AmbiguousReferenceNo,
+    ErrorCode::Unauthorized,
+    ErrorCode::Forbidden,
+    ErrorCode::NotFound,
+    ErrorCode::MethodNotAllowed,
+    ErrorCode::PayloadTooLarge,
+    ErrorCode::UnsupportedMediaType,
+    ErrorCode::RateLimited,
+    ErrorCode::InternalError,
+];
+
+/// Optional fields take `null` for "absent" (CONTRACT section 2).
+fn nullable(mut s: Value) -> Value {
+    if let Some(t) = s.get("type").cloned() {
+        s["type"] = json!([t, "null"]);
+    }
+    if let Some(Value::Array(values)) = s.get_mut("enum") {
+        values.push(Value::Null);
+    }
+    s
+}
+
+fn text(min: usize, max: usize) -> Value {
+    json!({ "type": "string", "minLength": min, "maxLength": max })
+}
+
+/// `extraProperties` of a request: a JSON object, or a string holding one
+/// (the interface document's form). "Holds a JSON object" is the format
+/// `json-object` (JSON Schema has no keyword for it; the schemathesis
+/// hooks and the tests register it).
+fn extra_properties() -> Value {
+    json!({
+        "description": format!(
+            "Product-specific properties: a JSON object, or a string holding a JSON object (the interface document's form); at most {} bytes as compact JSON. Stored as the compact JSON text.",
+            rules::MAX_EXTRA_BYTES
+        ),
+        "anyOf": [
+            { "type": "object" },
+            {
+                "type": "string",
+                "format": "json-object",
+                "contentMediaType": "application/json",
+                "contentSchema": { "type": "object" },
+            },
+            { "type": "null" },
+        ],
+    })
+}
+
+/// `POST /api/payments/initiate` (CONTRACT section 1), with the catalogue's
+/// product codes and each product's own rules.
+fn initiate_request(catalog: &Catalog) -> Value {
+    let products: Vec<&str> = catalog.products().map(|p| p.code.as_str()).collect();
+    let mut per_product = Vec::new();
+    for p in catalog.products() {
+        let when = json!({
+            "if": { "properties": { "productCode": { "const": p.code } }, "required": ["productCode"] },
+        });
+        let mut required = Vec::new();
+        let mut properties = serde_json::Map::new();
+        if p.payer_id_required {
+            required.push("payerId");
+            properties.insert("payerId".to_owned(), text(1, rules::PAYER_ID_MAX));
+        }
+        if p.requires_return_url() {
+            required.push("returnUrl");
+            properties.insert(
+                "returnUrl".to_owned(),
+                json!({
+                    "type": "string",
+                    "maxLength": rules::RETURN_URL_MAX,
+                    "pattern": *rules::RETURN_URL,
+                }),
+            );
+        }
+        let mut then = json!({ "required": required, "properties": properties });
+        if let Some(max) = p.max_quantity {
+            then["properties"]["quantity"] =
+                nullable(json!({ "type": "integer", "minimum": 1, "maximum": max }));
+        }
+        if then["required"].as_array().is_some_and(Vec::is_empty)
+            && then["properties"]
+                .as_object()
+                .is_some_and(serde_json::Map::is_empty)
+        {
+            continue;
+        }
+        let mut rule = when;
+        rule["then"] = then;
+        per_product.push(rule);
+    }
+    json!({
+        "type": "object",
+        "description": "Every failed rule is reported at once, in this order, joined by '; '. Unknown fields are ignored; null is absent.",
+        "required": ["merchantId", "referenceNo", "amount", "productCode", "storeId"],
+        "properties": {
+            "merchantId": { "type": "string", "pattern": rules::UUID, "description": "A UUID, hyphenated, any version and letter case" },
+            "referenceNo": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": rules::REFERENCE_MAX,
+                "pattern": *rules::REFERENCE_NO,
+                "not": { "enum": [".", ".."] },
+                "description": "Unique per merchant. No control characters, no white space at either end; any other Unicode, / ? # % included. Not . or .. (URL parsers drop those path segments)."
+            },
+            "description": nullable(json!({ "type": "string", "maxLength": rules::DESCRIPTION_MAX })),
+            "amount": { "type": "integer", "minimum": 1, "maximum": rules::MAX_AMOUNT, "description": "Minor units of the currency, written as an integer literal: 1.0 and 1e2 are type errors (JSON Schema's integer cannot say that)" },
+            "currencyCode": nullable(json!({ "type": "string", "enum": rules::currency_codes(), "description": "Active ISO 4217 code; absent or null is MYR" })),
+            "productCode": { "type": "string", "enum": products, "description": "A product of the catalogue this server was started with" },
+            "quantity": nullable(json!({ "type": "integer", "minimum": 1, "maximum": rules::QUANTITY_MAX, "description": "An integer literal (1.0 is a type error); a product may allow fewer" })),
+            "countryCode": nullable(json!({ "type": "string", "enum": rules::country_codes(), "description": "Assigned ISO 3166-1 alpha-2 code" })),
+            "storeId": text(1, rules::STORE_ID_MAX),
+            "deviceId": nullable(text(1, rules::STORE_ID_MAX)),
+            "payerId": nullable(text(1, rules::PAYER_ID_MAX)),
+            "returnUrl": nullable(json!({
+                "type": "string",
+                "maxLength": rules::RETURN_URL_MAX,
+                "pattern": *rules::RETURN_URL,
+                "description": "Absolute http(s) URL: a host name or IPv4 address, optional port, path, query and fragment"
+            })),
+            "extraProperties": extra_properties(),
+        },
+        "allOf": per_product,
+    })
+}
+
+fn confirm_request() -> Value {
+    json!({
+        "type": "object",
+        "required": ["transactionId", "referenceNo"],
+        "properties": {
+            "transactionId": { "type": "string", "pattern": *rules::NOT_BLANK, "description": "From the initiate response" },
+            "referenceNo": { "type": "string", "minLength": 1, "description": "Must be the transaction's" },
+            "confirmationCode": nullable(text(1, rules::CONFIRMATION_CODE_MAX)),
+            "extraProperties": extra_properties(),
+        },
+    })
+}
+
+fn actions() -> Value {
+    json!(PayerAction::ALL.map(PayerAction::as_str))
+}
+
+/// The component schemas of the document that no Rust type derives.
+pub(crate) fn components(catalog: &Catalog) -> Vec<(&'static str, Value)> {
+    let codes: Vec<&str> = ERROR_CODES.iter().map(|c| c.as_str()).collect();
+    vec![
+        (
+            "TransactionStatus",
+            json!({ "type": "string", "enum": STATUSES.map(|s| s.as_str()) }),
+        ),
+        ("ErrorCode", json!({ "type": "string", "enum": codes })),
+        (
+            "ErrorEnvelope",
+            json!({
+                "type": "object",
+                "required": ["isSuccess", "errorCode", "message", "data"],
+                "properties": {
+                    "isSuccess": { "const": false },
+                    "errorCode": { "$ref": "#/components/schemas/ErrorCode" },
+                    "message": { "type": "string" },
+                    "data": { "type": "null" },
+                },
+            }),
+        ),
+        ("InitiateRequest", initiate_request(catalog)),
+        ("ConfirmRequest", confirm_request()),
+        (
+            "ClockAdvance",
+            json!({
+                "type": "object",
+                "required": ["seconds"],
+                "properties": {
+                    "seconds": { "type": "number", "minimum": 0, "maximum": rules::MAX_ADVANCE_SECONDS, "description": "May be fractional; cut at the nanosecond" },
+                },
+            }),
+        ),
+        (
+            "PayerRequest",
+            json!({
+                "type": "object",
+                "required": ["action"],
+                "properties": { "action": { "type": "string", "enum": actions() } },
+            }),
+        ),
+        (
+            "PaymentPageForm",
+            json!({
+                "type": "object",
+                "required": ["action"],
+                "properties": { "action": { "type": "string", "enum": actions(), "description": "The button pressed" } },
+            }),
+        ),
+        (
+            "ConsoleClockForm",
+            json!({
+                "type": "object",
+                "required": ["seconds"],
+                "properties": { "seconds": { "type": "integer", "minimum": 0, "maximum": rules::MAX_ADVANCE_SECONDS, "description": "Whole seconds to move forward" } },
+            }),
+        ),
+        ("ConsoleResetForm", json!({ "type": "object" })),
+    ]
+}
+
+/// The success envelope around `data` (a `$ref`, or null).
+pub(crate) fn success_envelope(data: Value) -> Value {
+    json!({
+        "type": "object",
+        "required": ["isSuccess", "errorCode", "message", "data"],
+        "properties": {
+            "isSuccess": { "const": true },
+            "errorCode": { "type": "null" },
+            "message": { "type": ["string", "null"] },
+            "data": data,
+        },
+    })
+}
+
+/// The error envelope narrowed to `codes`, with one example per code (a
+/// generated client, and the schema tests, read which codes a status
+/// carries from them).
+pub(crate) fn error_envelope(codes: &[ErrorCode]) -> (Value, Value) {
+    let names: Vec<&str> = codes.iter().map(|c| c.as_str()).collect();
+    let schema = json!({
+        "allOf": [
+            { "$ref": "#/components/schemas/ErrorEnvelope" },
+            { "properties": { "errorCode": { "enum": names } } },
+        ],
+    });
+    let examples: serde_json::Map<String, Value> = names
+        .iter()
+        .map(|code| {
+            (
+                (*code).to_owned(),
+                json!({ "value": { "isSuccess": false, "errorCode": code, "message": "…", "data": null } }),
+            )
+        })
+        .collect();
+    (schema, Value::Object(examples))
+}
