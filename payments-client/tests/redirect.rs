@@ -74,6 +74,40 @@ async fn no_or_a_malformed_payment_url_is_none_never_a_panic() {
     }
 }
 
+#[tokio::test]
+async fn a_confirm_without_extra_properties_has_no_payment_page() {
+    let server = MockServer::start().await;
+    let data = format!(
+        r#"{{"transactionId":"{TX_ID}","referenceNo":"INV/17","status":"SUCCESSFUL","amount":49.90,"providerReference":"PRV-1","confirmedAt":"2026-11-22T08:16:00.000Z","errorMessage":null}}"#
+    );
+    Mock::given(method("POST"))
+        .and(path("/api/payments/confirm"))
+        .respond_with(json(200, ok_envelope(&data)))
+        .mount(&server)
+        .await;
+    let request = ConfirmRequest::builder(TX_ID, "INV/17")
+        .build()
+        .expect("valid");
+    let reply = client(&server).confirm(request).await.expect("confirmed");
+    assert_eq!(reply.data().payment_url(), None);
+}
+
+#[tokio::test]
+async fn a_status_read_while_the_payer_decides_is_confirmed_with_its_payment_page() {
+    let body = ok_envelope(&status_data(
+        "INV/17",
+        "CONFIRMED",
+        r#""awaiting the payer""#,
+    ));
+    let server = status_server(body).await;
+    let reply = client(&server).status(TX_ID).await.expect("read");
+    let data = reply.data();
+    assert_eq!(data.status, TransactionStatus::Confirmed);
+    assert!(!data.status.is_final(), "the payer has not decided yet");
+    assert_eq!(data.message.as_deref(), Some("awaiting the payer"));
+    assert_eq!(data.payment_url().map(String::from).as_deref(), Some(PAGE));
+}
+
 #[test]
 fn a_return_address_names_the_transaction_and_what_it_claims() {
     let address: ReturnAddress = format!(
@@ -139,6 +173,108 @@ fn a_bad_return_address_names_every_problem() {
     assert!(ReturnAddress::parse("https://shop.example/back?%ZZ=%FF").is_err());
 }
 
+#[test]
+fn encoded_values_are_decoded_once_as_a_form_would() {
+    let read = |query: &str| {
+        ReturnAddress::from_query(&format!("transactionId={TX_ID}&{query}&status=SUCCESSFUL"))
+            .expect("valid")
+            .reference_no()
+            .to_owned()
+    };
+    assert_eq!(read("referenceNo=INV%2F2026%2F17"), "INV/2026/17");
+    assert_eq!(read("referenceNo=INV/2026/17"), "INV/2026/17");
+    assert_eq!(read("referenceNo=ORDER+17"), "ORDER 17", "+ is a space");
+    assert_eq!(read("referenceNo=A%2BB"), "A+B", "an encoded + is a plus");
+    assert_eq!(read("referenceNo=100%25"), "100%");
+    assert_eq!(read("referenceNo=%2541"), "%41", "decoded once, not twice");
+    assert_eq!(read("referenceNo=a%26status%3DFAILED"), "a&status=FAILED");
+    assert_eq!(read("referenceNo=%E6%B3%A8%E6%96%87-17"), "注文-17");
+    assert_eq!(read("referenceNo=caf%C3%A9%20%F0%9F%9B%92"), "café 🛒");
+    // A browser's address bar may show the unicode itself.
+    let typed: ReturnAddress = format!(
+        "https://shop.example/戻る?transactionId={TX_ID}&referenceNo=注文/17&status=FAILED"
+    )
+    .parse()
+    .expect("valid");
+    assert_eq!(typed.reference_no(), "注文/17");
+}
+
+#[test]
+fn the_fragment_and_the_merchants_own_parameters_are_left_alone() {
+    let address: ReturnAddress = format!(
+        "https://shop.example/back?order=17&lang=en&transactionId={TX_ID}&referenceNo=INV-1&status=SUCCESSFUL#status=FAILED"
+    )
+    .parse()
+    .expect("valid");
+    assert_eq!(address.claimed_status(), &TransactionStatus::Successful);
+    assert_eq!(address.reference_no(), "INV-1");
+    // A returnUrl that already used one of the three names is ambiguous.
+    let err = ReturnAddress::parse(&format!(
+        "https://shop.example/back?status=new&transactionId={TX_ID}&referenceNo=INV-1&status=SUCCESSFUL"
+    ))
+    .expect_err("two statuses");
+    assert_eq!(
+        problems(&err),
+        ["status is given 2 times in the return address"]
+    );
+}
+
+#[test]
+fn hostile_return_addresses_are_read_literally_or_refused() {
+    // Broken escapes stay as written; bytes that are not UTF-8 become U+FFFD.
+    let address = ReturnAddress::from_query(&format!(
+        "transactionId={TX_ID}&referenceNo=%ZZ%%FF%00%1B[2J&status=SUCCESSFUL"
+    ))
+    .expect("read as data");
+    assert_eq!(address.reference_no(), "%ZZ%\u{fffd}\0\u{1b}[2J");
+    let odd_status = ReturnAddress::from_query(&format!(
+        "transactionId={TX_ID}&referenceNo=R&status=%3Cscript%3E"
+    ))
+    .expect("an unknown status is kept, not trusted");
+    assert_eq!(
+        odd_status.claimed_status(),
+        &TransactionStatus::Other("<script>".to_owned())
+    );
+    for refused in [
+        "&&&&==&=",
+        "transactionId&referenceNo&status",
+        "transactionId=%20%09&referenceNo=+&status=+",
+        "javascript:alert(1)",
+    ] {
+        assert!(ReturnAddress::from_query(refused).is_err(), "{refused}");
+        assert!(ReturnAddress::parse(refused).is_err(), "{refused}");
+    }
+    let many = format!(
+        "transactionId={TX_ID}&referenceNo=R&status=FAILED&{}",
+        "x=1&".repeat(2100)
+    );
+    let err = ReturnAddress::from_query(&many).expect_err("over 8 KiB");
+    assert!(problems(&err)[0].contains("more than the 8192"), "{err}");
+}
+
+#[test]
+fn an_address_of_exactly_the_limit_is_read() {
+    let head =
+        format!("https://shop.example/back?transactionId={TX_ID}&referenceNo=R&status=FAILED&pad=");
+    let at_limit = format!("{head}{}", "x".repeat(ReturnAddress::MAX_LEN - head.len()));
+    assert!(ReturnAddress::parse(&at_limit).is_ok());
+    let over = format!("{at_limit}x");
+    assert!(ReturnAddress::parse(&over).is_err());
+}
+
+#[test]
+fn a_bad_address_reads_as_one_sentence() {
+    let err = ReturnAddress::from_query("transactionId=&status=SUCCESSFUL&status=FAILED")
+        .expect_err("bad");
+    insta::assert_snapshot!(err.to_string(), @"invalid request: transactionId is empty in the return address; referenceNo is missing from the return address; status is given 2 times in the return address");
+    let err = ReturnAddress::parse("/back?transactionId=x").expect_err("relative");
+    insta::assert_snapshot!(err.to_string(), @"invalid request: the return address is not an absolute URL (relative URL without a base); pass the whole address the browser arrived at");
+}
+
+/// A value the mock could append: not blank (CONTRACT section 1 allows no
+/// leading or trailing whitespace in a referenceNo; a blank one is refused).
+const VALUE: &str = "[^\\x00-\\x1f\\s]([^\\x00-\\x1f]{0,62}[^\\x00-\\x1f\\s])?";
+
 proptest! {
     #[test]
     fn any_input_is_read_or_refused_never_a_panic(input in ".{0,300}") {
@@ -147,14 +283,36 @@ proptest! {
     }
 
     #[test]
-    fn any_reference_survives_the_round_trip(reference in "[^\\x00-\\x1f]{1,64}") {
-        let mut url = url::Url::parse("https://shop.example/back?order=17#top").expect("a URL");
+    fn any_bytes_are_read_or_refused_never_a_panic(
+        bytes in proptest::collection::vec(any::<u8>(), 0..300),
+    ) {
+        let input = String::from_utf8_lossy(&bytes);
+        let _ = ReturnAddress::parse(&input);
+        let _ = ReturnAddress::from_query(&input);
+    }
+
+    #[test]
+    fn any_address_the_mock_could_build_is_read_back(
+        id in VALUE,
+        reference in VALUE,
+        status in VALUE,
+        query in "([a-z]{1,8}=[a-z0-9]{0,8}&){0,3}",
+        fragment in proptest::option::of("[a-zA-Z0-9=&]{0,12}"),
+    ) {
+        let mut url = url::Url::parse(&format!("https://shop.example/back?{query}"))
+            .expect("a URL");
         url.query_pairs_mut()
-            .append_pair("transactionId", TX_ID)
+            .append_pair("transactionId", &id)
             .append_pair("referenceNo", &reference)
-            .append_pair("status", "SUCCESSFUL");
+            .append_pair("status", &status);
+        url.set_fragment(fragment.as_deref());
         let address = ReturnAddress::parse(url.as_str()).expect("valid");
+        prop_assert_eq!(address.transaction_id().as_str(), id.as_str());
         prop_assert_eq!(address.reference_no(), reference.as_str());
+        prop_assert_eq!(address.claimed_status().as_str(), status.as_str());
+        let query_only = ReturnAddress::from_query(url.query().unwrap_or_default())
+            .expect("valid");
+        prop_assert_eq!(query_only, address);
     }
 }
 
