@@ -60,6 +60,24 @@ impl ReturnAddress {
     ///
     /// [`Error::InvalidInput`] naming every problem: too long, not an
     /// absolute URL, or a parameter missing, empty or given twice.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::{ReturnAddress, TransactionStatus};
+    ///
+    /// let back = ReturnAddress::parse(
+    ///     "https://shop.example/back?order=17&transactionId=0192f7c4-2d1e-7a10-9c55-5d3a8f7b1e01\
+    ///      &referenceNo=ORDER+17&status=FAILED#top",
+    /// )?;
+    /// assert_eq!(back.transaction_id().as_str(), "0192f7c4-2d1e-7a10-9c55-5d3a8f7b1e01");
+    /// assert_eq!(back.reference_no(), "ORDER 17"); // form decoding: + is a space
+    /// assert_eq!(back.claimed_status(), &TransactionStatus::Failed);
+    ///
+    /// let err = ReturnAddress::parse("/back?transactionId=x").unwrap_err();
+    /// assert!(err.to_string().contains("not an absolute URL"));
+    /// # Ok::<(), payments_client::Error>(())
+    /// ```
     pub fn parse(address: &str) -> Result<Self, Error> {
         let address = address.trim();
         check_length(address)?;
@@ -77,6 +95,24 @@ impl ReturnAddress {
     /// # Errors
     ///
     /// As [`ReturnAddress::parse`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::ReturnAddress;
+    ///
+    /// let query = "transactionId=0192f7c4-2d1e-7a10-9c55-5d3a8f7b1e01&referenceNo=INV%2F17&status=SUCCESSFUL";
+    /// assert_eq!(ReturnAddress::from_query(query)?.reference_no(), "INV/17");
+    ///
+    /// let err = ReturnAddress::from_query("referenceNo=a&referenceNo=b").unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "invalid request: transactionId is missing from the return address; \
+    ///      referenceNo is given 2 times in the return address; \
+    ///      status is missing from the return address"
+    /// );
+    /// # Ok::<(), payments_client::Error>(())
+    /// ```
     pub fn from_query(query: &str) -> Result<Self, Error> {
         let query = query.trim();
         check_length(query)?;
@@ -162,6 +198,8 @@ impl FromStr for ReturnAddress {
 
 /// A return address checked against the service: the status is the
 /// service's; the address's claim is kept to compare.
+///
+/// Made by [`Client::verify_return`], which has an example.
 #[derive(Debug, Clone)]
 pub struct VerifiedReturn {
     reply: Reply<PaymentStatus>,
@@ -272,7 +310,22 @@ impl Confirmation {
 
 impl PaymentStatus {
     /// The payment page of a confirmed redirect-based transaction, as
-    /// [`Confirmation::payment_url`].
+    /// [`Confirmation::payment_url`]: status reads carry it while the payer
+    /// has not decided (`CONFIRMED`, message `awaiting the payer`).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # use payments_client::{Client, TransactionStatus};
+    /// # async fn run(client: Client, id: &str) -> Result<(), payments_client::Error> {
+    /// let status = client.status(id).await?;
+    /// if status.data().status == TransactionStatus::Confirmed {
+    ///     if let Some(page) = status.data().payment_url() {
+    ///         println!("the payer has not decided yet; their page is {page}");
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn payment_url(&self) -> Option<Url> {
         payment_url_in(self.extra_properties.as_deref())
     }
