@@ -212,8 +212,9 @@ async fn wait_waits_through_confirmed_until_the_payer_decides() {
     let waiting = tokio::spawn(run(cmd));
     // Once the command has read CONFIRMED (twice: its first read and a
     // poll), the payer pays. The command is another process, so there is
-    // no clock to move: the loop waits on the mock's journal.
-    while server.requests().len() < reads_before + 2 {
+    // no clock to move: the loop waits on the mock's journal, or on a
+    // command that stopped early (which the assertion then reports).
+    while server.requests().len() < reads_before + 2 && !waiting.is_finished() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(!waiting.is_finished(), "CONFIRMED is not final");
@@ -233,11 +234,17 @@ async fn wait_ends_failed_when_the_payer_window_passes() {
     run(confirm_cmd(&sandbox, &base, &id, "WAIT-2"))
         .await
         .success();
+    let reads_before = server.requests().len();
     let waiting = {
         let mut cmd = sandbox.payments();
         cmd.args(["--base-url", &base, "-o", "table", "status", &id, "--wait"]);
         tokio::spawn(run(cmd))
     };
+    // The window ends only after the command has read CONFIRMED, so the
+    // test shows it waiting rather than reading FAILED at once.
+    while server.requests().len() < reads_before + 1 && !waiting.is_finished() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     server.advance_clock(Duration::from_secs(600));
     waiting
         .await

@@ -2,7 +2,9 @@
 //! returnUrl, confirm, read the payment page, play the payer on the mock,
 //! and verify the return address the payer's browser would bring back.
 
-use payments_client::{ConfirmRequest, Error, ReturnAddress, TransactionStatus};
+use std::time::Duration;
+
+use payments_client::{ConfirmRequest, Error, ReturnAddress, TransactionStatus, WaitOptions};
 use payments_mock_server::{MockServer, PayerAction};
 
 use crate::support::{client, request};
@@ -114,11 +116,62 @@ async fn forged_returns_are_caught() {
 async fn a_payer_who_never_decides_is_failed_when_the_window_ends() {
     let server = MockServer::start().await;
     let (id, _) = confirmed(&server, "INV-1").await;
-    server.advance_clock(std::time::Duration::from_secs(600));
+    server.advance_clock(Duration::from_secs(600));
     let status = client(&server).status(&id).await.expect("read");
     assert_eq!(status.data().status, TransactionStatus::Failed);
     assert_eq!(
         status.data().message.as_deref(),
+        Some("payer did not complete the payment")
+    );
+}
+
+/// Polls every few milliseconds, for a minute at most.
+fn quick_waits() -> WaitOptions {
+    WaitOptions::default()
+        .timeout(Duration::from_secs(60))
+        .poll_interval(Duration::from_millis(5))
+        .max_poll_interval(Duration::from_millis(20))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wait_for_final_waits_through_confirmed_until_the_payer_decides() {
+    let server = MockServer::start().await;
+    let (id, _) = confirmed(&server, "INV-1").await;
+    let reads_before = server.requests().len();
+    let waiting = {
+        let (client, id) = (client(&server), id.clone());
+        tokio::spawn(async move { client.wait_for_final(&id, quick_waits()).await })
+    };
+    // Two reads of CONFIRMED (the first and a poll) and still waiting. The
+    // mock's journal says when the wait has read; a wait that stopped at
+    // CONFIRMED ends the loop too, and fails the assertion.
+    while server.requests().len() < reads_before + 2 && !waiting.is_finished() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(!waiting.is_finished(), "CONFIRMED is not final");
+    server.payer(&id, PayerAction::Cancel).expect("decided");
+    let reply = waiting.await.expect("no panic").expect("final");
+    assert_eq!(reply.data().status, TransactionStatus::Failed);
+    assert_eq!(reply.data().message.as_deref(), Some("cancelled by payer"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wait_for_final_ends_when_the_payer_window_does() {
+    let server = MockServer::start().await;
+    let (id, _) = confirmed(&server, "INV-1").await;
+    let reads_before = server.requests().len();
+    let waiting = {
+        let (client, id) = (client(&server), id.clone());
+        tokio::spawn(async move { client.wait_for_final(&id, quick_waits()).await })
+    };
+    while server.requests().len() < reads_before + 1 && !waiting.is_finished() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    server.advance_clock(Duration::from_secs(600));
+    let reply = waiting.await.expect("no panic").expect("final");
+    assert_eq!(reply.data().status, TransactionStatus::Failed);
+    assert_eq!(
+        reply.data().message.as_deref(),
         Some("payer did not complete the payment")
     );
 }
