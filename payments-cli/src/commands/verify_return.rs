@@ -24,10 +24,13 @@ use crate::{
 /// not the transaction's, and the status read's failures.
 pub async fn run(ctx: &Context, args: VerifyReturnArgs) -> Result<Exit, CliError> {
     let address = ReturnAddress::parse(&args.url).map_err(|err| {
-        CliError::Usage(format!(
-            "not a return address: {}",
-            printable(&err.to_string())
-        ))
+        // The problems alone: "invalid request" would be the client's word
+        // for a request it refused to send, and there is none yet.
+        let problems = match &err {
+            ClientError::InvalidInput(problems) => problems.to_string(),
+            other => other.to_string(),
+        };
+        CliError::Usage(format!("not a return address: {}", printable(&problems)))
     })?;
     let id = address.transaction_id();
     let call = format!("verify-return of {id}");
