@@ -253,3 +253,185 @@ async fn wait_ends_failed_when_the_payer_window_passes() {
         .stdout(contains("FAILED"))
         .stdout(contains("payer did not complete the payment"));
 }
+
+/// `verify-return` and `confirm` against wiremock stubs: answers fixed to
+/// the byte, so every exit code and message can be pinned.
+mod stubbed {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer as Stub, ResponseTemplate};
+
+    use crate::common::{Sandbox, run, stderr, stdout};
+
+    const PAID: &str = "01937e1c-0000-7000-8000-0000000000a1";
+    const DECLINED: &str = "01937e1c-0000-7000-8000-0000000000a2";
+    const UNKNOWN: &str = "01937e1c-0000-7000-8000-0000000000a3";
+    const BROKEN: &str = "01937e1c-0000-7000-8000-0000000000a4";
+    const PAGE: &str = "http://127.0.0.1:8080/pay/aZ09aZ09aZ09aZ09aZ09aZ09aZ09aZ09";
+
+    fn status_envelope(id: &str, reference: &str, status: &str, message: &str) -> String {
+        format!(
+            r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{{"transactionId":"{id}","referenceNo":"{reference}","status":"{status}","amount":49.90,"productCode":"ONLINEBANKING","createdAt":"2026-11-22T08:15:30.123Z","lastModifiedAt":"2026-11-22T08:16:00.000Z","providerReference":"PRV-1","message":{message},"extraProperties":"{{\"paymentUrl\":\"{PAGE}\"}}"}}}}"#
+        )
+    }
+
+    fn error_envelope(code: &str, message: &str) -> String {
+        format!(r#"{{"isSuccess":false,"errorCode":"{code}","message":"{message}","data":null}}"#)
+    }
+
+    async fn answer(stub: &Stub, id: &str, status: u16, body: String) {
+        Mock::given(method("GET"))
+            .and(path(format!("/api/payments/{id}/status")))
+            .respond_with(ResponseTemplate::new(status).set_body_raw(body, "application/json"))
+            .mount(stub)
+            .await;
+    }
+
+    /// One stub for every case: a paid and a declined payment, an id the
+    /// service does not know, and one whose reads fail.
+    async fn service() -> Stub {
+        let stub = Stub::start().await;
+        answer(
+            &stub,
+            PAID,
+            200,
+            status_envelope(PAID, "INV/17", "SUCCESSFUL", "null"),
+        )
+        .await;
+        let declined = status_envelope(DECLINED, "INV/18", "FAILED", r#""declined by bank""#);
+        answer(&stub, DECLINED, 200, declined).await;
+        let unknown = error_envelope("TRANSACTION_NOT_FOUND", "no transaction");
+        answer(&stub, UNKNOWN, 404, unknown).await;
+        answer(&stub, BROKEN, 500, error_envelope("INTERNAL_ERROR", "boom")).await;
+        stub
+    }
+
+    fn back(id: &str, reference: &str, status: &str) -> String {
+        format!(
+            "https://shop.example/back?order=17&transactionId={id}&referenceNo={reference}&status={status}#top"
+        )
+    }
+
+    async fn verify(stub: &Stub, output: &str, address: &str) -> assert_cmd::assert::Assert {
+        let mut cmd = Sandbox::new().payments();
+        cmd.args(["--base-url", &stub.uri(), "--retries", "0", "-o", output])
+            .args(["verify-return", address]);
+        run(cmd).await
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn every_exit_code_of_verify_return_is_pinned() {
+        let stub = service().await;
+        let cases = [
+            ("agrees", back(PAID, "INV%2F17", "SUCCESSFUL")),
+            ("forged status", back(DECLINED, "INV%2F18", "SUCCESSFUL")),
+            ("another reference", back(PAID, "INV-99", "SUCCESSFUL")),
+            (
+                "no parameters",
+                "https://shop.example/back?order=17".to_owned(),
+            ),
+            ("unknown transaction", back(UNKNOWN, "R", "SUCCESSFUL")),
+            ("service failing", back(BROKEN, "R", "SUCCESSFUL")),
+        ];
+        let mut transcript = String::new();
+        for (case, address) in &cases {
+            let assert = verify(&stub, "table", address).await;
+            let code = assert.get_output().status.code().expect("exited");
+            transcript.push_str(&format!(
+                "## {case}: exit {code}\n--- stdout\n{}--- stderr\n{}\n",
+                stdout(&assert),
+                stderr(&assert)
+            ));
+        }
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("../snapshots");
+        settings.set_prepend_module_to_snapshot(false);
+        settings.add_filter(
+            r"request id [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+            "request id [REQUEST-ID]",
+        );
+        settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT");
+        settings.bind(|| insta::assert_snapshot!("verify_return_exit_codes", transcript));
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn json_prints_the_services_envelope_as_received_whatever_the_verdict() {
+        let stub = service().await;
+        for (address, code) in [
+            (back(PAID, "INV%2F17", "SUCCESSFUL"), 0),
+            (back(DECLINED, "INV%2F18", "SUCCESSFUL"), 1),
+            (back(PAID, "INV-99", "SUCCESSFUL"), 1),
+        ] {
+            let assert = verify(&stub, "json", &address).await.code(code);
+            let id = if address.contains(PAID) {
+                PAID
+            } else {
+                DECLINED
+            };
+            let expected = if id == PAID {
+                status_envelope(PAID, "INV/17", "SUCCESSFUL", "null")
+            } else {
+                status_envelope(DECLINED, "INV/18", "FAILED", r#""declined by bank""#)
+            };
+            assert_eq!(stdout(&assert), format!("{expected}\n"), "{address}");
+        }
+        let assert = verify(&stub, "json", &back(UNKNOWN, "R", "FAILED"))
+            .await
+            .code(3);
+        assert_eq!(
+            stdout(&assert),
+            format!(
+                "{}\n",
+                error_envelope("TRANSACTION_NOT_FOUND", "no transaction")
+            )
+        );
+    }
+
+    async fn confirmed(extra: &str, output: &str) -> String {
+        let stub = Stub::start().await;
+        let body = format!(
+            r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{{"transactionId":"{PAID}","referenceNo":"INV/17","status":"CONFIRMED","amount":49.90,"providerReference":"PRV-1","confirmedAt":"2026-11-22T08:16:00.000Z","errorMessage":null,"extraProperties":{extra}}}}}"#
+        );
+        Mock::given(method("POST"))
+            .and(path("/api/payments/confirm"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(body.clone(), "application/json"))
+            .mount(&stub)
+            .await;
+        let mut cmd = Sandbox::new().payments();
+        cmd.args(["--base-url", &stub.uri(), "-o", output]).args([
+            "confirm",
+            PAID,
+            "--reference-no",
+            "INV/17",
+        ]);
+        let out = stdout(&run(cmd).await.success());
+        if output == "json" {
+            assert_eq!(out, format!("{body}\n"), "the envelope as received");
+        }
+        out
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn confirm_shows_a_payment_url_given_as_a_string_or_an_object_and_nothing_else() {
+        let as_string = format!(r#""{{\"paymentUrl\":\"{PAGE}\"}}""#);
+        let as_object = format!(r#"{{"paymentUrl":"{PAGE}"}}"#);
+        for extra in [&as_string, &as_object] {
+            let table = confirmed(extra, "table").await;
+            let line = table
+                .lines()
+                .find(|l| l.starts_with("Payment URL"))
+                .unwrap_or_else(|| panic!("a Payment URL line in:\n{table}"));
+            assert_eq!(line, format!("Payment URL      {PAGE}"));
+            confirmed(extra, "json").await;
+        }
+        for extra in [
+            "null",
+            r#""{\"paymentUrl\":\"javascript:alert(1)\"}""#,
+            r#"{"paymentUrl":42}"#,
+            r#""not json""#,
+        ] {
+            let table = confirmed(extra, "table").await;
+            assert!(!table.contains("Payment URL"), "{extra}:\n{table}");
+            confirmed(extra, "json").await;
+        }
+    }
+}

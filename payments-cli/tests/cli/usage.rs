@@ -56,7 +56,8 @@ fn completions_are_printed_for_every_shell() {
             .assert()
             .success()
             .stdout(contains(marker))
-            .stdout(contains("initiate"));
+            .stdout(contains("initiate"))
+            .stdout(contains("verify-return"));
     }
 }
 
