@@ -18,6 +18,11 @@ if ! command -v cargo-deny >/dev/null 2>&1; then
     hash -r
 fi
 
+# cargo deny reads `cargo metadata` for every target, so every crate in
+# Cargo.lock must be on disk, not only those this machine's builds used
+# (a fresh machine has none): fetch them from crates.io first.
+cargo fetch --locked --quiet
+
 # --offline: no advisory database is fetched (none is needed for these
 # three checks); --locked: Cargo.lock is what is checked, never updated.
 cargo deny --offline --locked check licenses bans sources
