@@ -384,8 +384,8 @@ fn spec(id: &str) -> Option<Spec> {
         "consoleRequestFeed" => page(
             vec![console_query(
                 "after",
-                json!({ "type": "string", "pattern": "^(?:0|[1-9][0-9]{0,18})$" }),
-                "The seq of the newest row shown; the answer's X-Journal-Seq says the newest now",
+                json!({ "type": "string", "pattern": "^(?:|0|[1-9][0-9]{0,18})$" }),
+                "The seq of the newest row shown (empty or absent: 0); the answer's X-Journal-Seq says the newest now",
             )],
             None,
             200,
@@ -657,8 +657,10 @@ fn fill(operation: &mut Value, spec: &Spec, keyed: bool, bound: bool) {
     }));
     operation["parameters"] = Value::Array(parameters);
     if let Some((content_type, name)) = spec.body {
+        // The reset form has no fields: a POST without a body resets too.
+        let required = name != "ConsoleResetForm";
         operation["requestBody"] = json!({
-            "required": true,
+            "required": required,
             "content": { content_type: { "schema": component(name) } },
         });
     }
