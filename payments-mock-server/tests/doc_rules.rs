@@ -300,3 +300,78 @@ fn integer_literals_are_the_one_rule_json_schema_cannot_say() {
         assert_eq!(refused.message, "amount must be an integer");
     }
 }
+
+/// The examples a generator shows and schemathesis's examples phase sends
+/// are valid by their own schemas, and each product's initiate example is
+/// one the mock accepts.
+#[test]
+fn every_example_in_the_document_is_valid_by_its_schema() {
+    let state = AppState::new(Config::default());
+    let _router = app(state.clone());
+    let doc: Value = serde_json::from_slice(&state.openapi_json()).expect("a document");
+    let validator = |schema: &Value| {
+        let root = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "components": doc["components"],
+            "allOf": [schema],
+        });
+        jsonschema::options()
+            .should_validate_formats(true)
+            .with_format("json-object", |s: &str| {
+                serde_json::from_str::<Map<String, Value>>(s).is_ok()
+            })
+            .build(&root)
+            .expect("the schema compiles")
+    };
+    let mut bodies = 0;
+    let mut params = 0;
+    let mut initiated = Vec::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for (method, operation) in item.as_object().expect("an item") {
+            let id = operation["operationId"].as_str().unwrap_or_default();
+            for (content_type, media) in operation["requestBody"]["content"]
+                .as_object()
+                .into_iter()
+                .flatten()
+            {
+                let schema = validator(&media["schema"]);
+                for (name, example) in media["examples"].as_object().into_iter().flatten() {
+                    let value = &example["value"];
+                    assert!(
+                        schema.is_valid(value),
+                        "{method} {path} ({content_type}) example {name} is not valid: {value}"
+                    );
+                    bodies += 1;
+                    if id == "initiate" {
+                        let body = value.as_object().expect("an object").clone();
+                        let accepted = validate_initiate(&body, &Catalog::default());
+                        assert!(accepted.is_ok(), "{name}: {:?}", accepted.err());
+                        initiated.push(body["productCode"].clone());
+                    }
+                }
+            }
+            for p in operation["parameters"].as_array().into_iter().flatten() {
+                assert!(
+                    p["in"] != "path" || p.get("example").is_some(),
+                    "{method} {path}: the path parameter {} has no example",
+                    p["name"]
+                );
+                if let Some(example) = p.get("example") {
+                    assert!(
+                        validator(&p["schema"]).is_valid(example),
+                        "{method} {path}: the example of {} is not valid: {example}",
+                        p["name"]
+                    );
+                    params += 1;
+                }
+            }
+        }
+    }
+    let products: Vec<Value> = Catalog::default()
+        .products()
+        .map(|p| json!(p.code))
+        .collect();
+    assert_eq!(initiated, products, "one initiate example per product");
+    assert!(bodies >= 15, "{bodies} body examples");
+    assert!(params >= 7, "{params} parameter examples");
+}

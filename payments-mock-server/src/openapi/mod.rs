@@ -28,6 +28,7 @@ pub(crate) use schemas::{
     major_amount, optional_error_code, optional_timestamp, timestamp, transaction_status,
 };
 
+use crate::catalog::Catalog;
 use crate::error::ErrorCode::{self, *};
 use crate::rules;
 use crate::state::AppState;
@@ -582,14 +583,18 @@ pub(crate) fn generate(routes: utoipa::openapi::OpenApi, state: &AppState) -> Va
                     "{method} {path} ({id:?}) has no entry in the OpenAPI table (openapi/mod.rs)"
                 )
             });
-            fill(operation, &spec, keyed, bound);
+            fill(operation, &spec, keyed, bound, &state.catalog);
         }
     }
     doc
 }
 
 /// Fills one operation from its spec.
-fn fill(operation: &mut Value, spec: &Spec, keyed: bool, bound: bool) {
+fn fill(operation: &mut Value, spec: &Spec, keyed: bool, bound: bool, catalog: &Catalog) {
+    let id = operation["operationId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let mut parameters: Vec<Value> = spec
         .params
         .iter()
@@ -603,6 +608,11 @@ fn fill(operation: &mut Value, spec: &Spec, keyed: bool, bound: bool) {
                 json!({ "name": name, "in": location, "required": required, "schema": schema });
             if !description.is_null() {
                 p["description"] = description;
+            }
+            if *location == "path"
+                && let Some(example) = schemas::path_example(name)
+            {
+                p["example"] = json!(example);
             }
             p
         })
@@ -659,9 +669,13 @@ fn fill(operation: &mut Value, spec: &Spec, keyed: bool, bound: bool) {
     if let Some((content_type, name)) = spec.body {
         // The reset form has no fields: a POST without a body resets too.
         let required = name != "ConsoleResetForm";
+        let mut media = json!({ "schema": component(name) });
+        if let Some(examples) = schemas::body_examples(&id, catalog) {
+            media["examples"] = examples;
+        }
         operation["requestBody"] = json!({
             "required": required,
-            "content": { content_type: { "schema": component(name) } },
+            "content": { content_type: media },
         });
     }
     let (ok, data) = &spec.ok;

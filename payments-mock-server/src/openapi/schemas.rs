@@ -311,3 +311,87 @@ pub(crate) fn error_envelope(codes: &[ErrorCode]) -> (Value, Value) {
         .collect();
     (schema, Value::Object(examples))
 }
+
+/// A merchant for the examples.
+const EXAMPLE_MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
+/// A transactionId as the mock issues them (UUID v7).
+const EXAMPLE_TRANSACTION: &str = "019aba4e-7c1d-7e3a-9f4e-2b6d8e1f0a47";
+/// A referenceNo with a `/`, which a client must percent-encode in a path.
+const EXAMPLE_REFERENCE: &str = "INV/2026/0001";
+
+/// One named example per request body, by operationId: a generated client
+/// or Postman shows them, and schemathesis's examples phase sends them.
+/// Initiate has one per product of the catalogue, each valid for that
+/// product (tests/doc_rules.rs checks every example against its schema and
+/// the validator).
+pub(crate) fn body_examples(operation: &str, catalog: &Catalog) -> Option<Value> {
+    let examples: Vec<(String, Value)> = match operation {
+        "initiate" => catalog
+            .products()
+            .map(|p| {
+                let mut body = json!({
+                    "merchantId": EXAMPLE_MERCHANT,
+                    "referenceNo": EXAMPLE_REFERENCE,
+                    "description": format!("{} example", p.code),
+                    "amount": 15000,
+                    "currencyCode": "MYR",
+                    "productCode": p.code,
+                    "countryCode": "MY",
+                    "storeId": "S1",
+                });
+                if p.payer_id_required {
+                    body["payerId"] = json!("60123456789");
+                }
+                if p.requires_return_url() {
+                    body["returnUrl"] = json!("https://shop.example/payments/return?order=17");
+                }
+                if p.max_quantity.is_some() {
+                    body["quantity"] = json!(1);
+                }
+                (p.code.clone(), body)
+            })
+            .collect(),
+        "confirm" => vec![
+            (
+                "direct".to_owned(),
+                json!({ "transactionId": EXAMPLE_TRANSACTION, "referenceNo": EXAMPLE_REFERENCE }),
+            ),
+            (
+                "withCode".to_owned(),
+                json!({
+                    "transactionId": EXAMPLE_TRANSACTION,
+                    "referenceNo": EXAMPLE_REFERENCE,
+                    "confirmationCode": "123456",
+                    "extraProperties": "{\"channel\":\"pos\"}",
+                }),
+            ),
+        ],
+        "mockClockAdvance" => vec![
+            ("pastExpiry".to_owned(), json!({ "seconds": 901 })),
+            ("fraction".to_owned(), json!({ "seconds": 0.25 })),
+        ],
+        "mockPayer" | "paymentPageSubmit" => PayerAction::ALL
+            .map(|a| (a.as_str().to_owned(), json!({ "action": a.as_str() })))
+            .into_iter()
+            .collect(),
+        "consoleClockAdvance" => vec![("pastExpiry".to_owned(), json!({ "seconds": 901 }))],
+        _ => return None,
+    };
+    Some(Value::Object(
+        examples
+            .into_iter()
+            .map(|(name, value)| (name, json!({ "value": value })))
+            .collect(),
+    ))
+}
+
+/// An example of a path parameter, by its name.
+pub(crate) fn path_example(name: &str) -> Option<&'static str> {
+    match name {
+        "transactionId" => Some(EXAMPLE_TRANSACTION),
+        "referenceNo" => Some(EXAMPLE_REFERENCE),
+        "token" => Some("Q3vX9kTq2LmN8pRw5ZyB7cDf4GhJ6sKa"),
+        "seq" => Some("1"),
+        _ => None,
+    }
+}
