@@ -41,7 +41,7 @@ if [ -z "$base" ]; then
 fi
 echo "schemathesis.sh: $(st --version) against $base/openapi.json"
 
-export MOCK_BASE_URL="$base"
+export MOCK_BASE_URL="$base" MOCK_API_KEY="$KEY"
 export SCHEMATHESIS_HOOKS=hooks
 export PYTHONPATH="$PWD/scripts/schemathesis${PYTHONPATH:+:$PYTHONPATH}"
 # shellcheck disable=SC2086 # ST_ARGS is a list of flags.
