@@ -43,6 +43,23 @@ fi
 if [ -f "$db/SNAPSHOT" ]; then
     echo "audit.sh: advisory database $(head -n 1 "$db/SNAPSHOT")"
 fi
+# The yanked check reads cargo's local copy of the crates.io index, which
+# a fresh machine fills only for crates it has fetched: fetch them all
+# first, or cargo-audit prints "couldn't check if the package is yanked"
+# for each and passes.
+cargo fetch --locked --quiet || {
+    echo "audit.sh: FAILED: cargo fetch (needed for the yanked check)" >&2
+    exit 1
+}
+
 # `--deny warnings`: unmaintained, unsound and yanked fail too, unless
 # .cargo/audit.toml ignores the advisory id (with its reason).
-cargo audit --db "$db" --no-fetch --deny warnings --file Cargo.lock "$@"
+out="$(mktemp)"
+trap 'rm -f "$out"' EXIT
+cargo audit --db "$db" --no-fetch --deny warnings --file Cargo.lock "$@" 2>&1 | tee "$out"
+status=${PIPESTATUS[0]}
+if grep -q "couldn't check if the package is yanked" "$out"; then
+    echo "audit.sh: FAILED: the yanked check could not read the crates.io index" >&2
+    exit 1
+fi
+exit "$status"
