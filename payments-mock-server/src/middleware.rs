@@ -5,7 +5,7 @@ use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderName, HeaderValue, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::FutureExt as _;
@@ -62,6 +62,12 @@ pub(crate) async fn request_context(
         Some(page_path) => ensure_page(response, page_path, &state),
         None => ensure_envelope(response),
     };
+    if response.status() == StatusCode::NOT_FOUND {
+        // A path that is no route allows no method. axum's method router
+        // adds `Allow` to whatever its fallback answers, 404 included
+        // (`POST /api/payments/foo/bar` came back 404 with `Allow: GET,HEAD`).
+        response.headers_mut().remove(header::ALLOW);
+    }
     response.headers_mut().insert(REQUEST_ID, id.clone());
     let code = response
         .extensions()

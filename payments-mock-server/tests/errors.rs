@@ -253,13 +253,26 @@ async fn a_path_that_is_no_route_is_not_found_for_every_method() {
         "/api/",
         "/_mock/health/extra",
         "/_mock/clock/advance/",
+        "/_mock/nope",
+        "/_mock/transactions/x/payer/extra",
         "/nope",
+        // Page paths answer a page instead of the envelope.
+        "/pay/",
+        "/pay/a/b",
+        "/_mock/ui/nope",
     ];
     for uri in no_routes {
         for method in &methods {
             let reply = send(&router, request(method.clone(), uri, None)).await;
             assert_eq!(reply.status.as_u16(), 404, "{method} {uri}");
-            if method != Method::HEAD {
+            // No route, so no method is allowed: never an `Allow` header.
+            assert!(
+                !reply.headers.contains_key("allow"),
+                "{method} {uri}: {:?}",
+                reply.headers.get("allow")
+            );
+            let page = uri.starts_with("/pay/") || uri.starts_with("/_mock/ui/");
+            if method != Method::HEAD && !page {
                 assert_envelope(&reply, 404, "NOT_FOUND");
             }
         }
@@ -271,20 +284,31 @@ async fn a_path_that_is_no_route_is_not_found_for_every_method() {
 #[tokio::test]
 async fn a_route_that_exists_answers_405_with_allow_for_other_methods() {
     let (_, router) = service();
-    let routes: [(&str, &[&str]); 6] = [
+    let routes: [(&str, &[&str]); 13] = [
         ("/api/payments/x/status", &["GET", "HEAD"]),
         ("/api/payments/reference/INV-1/status", &["GET", "HEAD"]),
         ("/api/payments//status", &["GET", "HEAD"]),
         ("/api/payments/initiate", &["POST"]),
         ("/api/payments/confirm", &["POST"]),
         ("/_mock/reset", &["POST"]),
+        ("/_mock/health", &["GET", "HEAD"]),
+        ("/_mock/clock", &["GET", "HEAD"]),
+        ("/_mock/clock/advance", &["POST"]),
+        ("/_mock/transactions", &["GET", "HEAD"]),
+        ("/_mock/transactions/x/payer", &["POST"]),
+        ("/_mock/requests", &["GET", "HEAD"]),
+        ("/openapi.json", &["GET", "HEAD"]),
     ];
-    let methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+    let methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
     for (uri, allowed) in routes {
         for method in methods.iter().filter(|m| !allowed.contains(m)) {
             let method = Method::from_bytes(method.as_bytes()).expect("a method");
             let reply = send(&router, request(method.clone(), uri, None)).await;
-            assert_envelope(&reply, 405, "METHOD_NOT_ALLOWED");
+            if method == Method::HEAD {
+                assert_eq!(reply.status.as_u16(), 405, "HEAD {uri}");
+            } else {
+                assert_envelope(&reply, 405, "METHOD_NOT_ALLOWED");
+            }
             let allow = reply
                 .headers
                 .get("allow")
