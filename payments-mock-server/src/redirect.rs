@@ -69,18 +69,40 @@ pub(crate) fn payment_url(public_base: &Url, token: &str) -> String {
 /// `referenceNo` and `status` appended as query parameters, after any
 /// query it already has; its fragment stays at the end. `None` when the
 /// transaction has no `returnUrl` (only redirect products require one).
+///
+/// The values are percent-encoded with a space as `%20`, not the form
+/// encoding's `+`: CONTRACT section 13 says percent-encoded, and a return
+/// handler that decodes with `decodeURIComponent` (or any plain
+/// percent-decoder) would read a `+` literally.
 pub fn return_address(record: &Record, status: &str) -> Option<String> {
     let return_url = record.fields.rare.as_ref()?.return_url.as_deref()?;
     let mut url = Url::parse(return_url).ok()?;
     let mut id = uuid::Uuid::encode_buffer();
-    url.query_pairs_mut()
-        .append_pair(
+    let ours = [
+        (
             "transactionId",
-            record.id.hyphenated().encode_lower(&mut id),
-        )
-        .append_pair("referenceNo", &record.fields.reference_no)
-        .append_pair("status", status);
+            &*record.id.hyphenated().encode_lower(&mut id),
+        ),
+        ("referenceNo", &*record.fields.reference_no),
+        ("status", status),
+    ]
+    .map(|(name, value)| format!("{name}={}", percent_encoded(value)))
+    .join("&");
+    let query = match url.query() {
+        Some(theirs) if !theirs.is_empty() => format!("{theirs}&{ours}"),
+        _ => ours,
+    };
+    url.set_query(Some(&query));
     Some(url.into())
+}
+
+/// `value` as a query value: the form encoding of `url::form_urlencoded`
+/// (every byte but `A-Z a-z 0-9 * - . _` escaped; a `+` in the value is
+/// `%2B`), with its `+` for a space written `%20`.
+fn percent_encoded(value: &str) -> String {
+    url::form_urlencoded::byte_serialize(value.as_bytes())
+        .collect::<String>()
+        .replace('+', "%20")
 }
 
 #[cfg(test)]
@@ -129,6 +151,20 @@ mod tests {
             ]
         );
         assert_eq!(url.fragment(), None);
+        // Percent-encoded, a space as %20 (a plain percent-decoder reads it
+        // right), a plus as %2B.
+        assert!(
+            address.ends_with("&referenceNo=a%26status%3DSUCCESSFUL%23x%20%C3%BC&status=FAILED"),
+            "{address}"
+        );
+        let record = record_returning_to("https://shop.example/back?", "1+1 = 2");
+        assert_eq!(
+            return_address(&record, "SUCCESSFUL").as_deref(),
+            Some(
+                "https://shop.example/back?transactionId=01930000-0000-7000-8000-000000000017\
+                 &referenceNo=1%2B1%20%3D%202&status=SUCCESSFUL"
+            )
+        );
     }
 
     #[test]

@@ -95,7 +95,8 @@ pub(crate) struct ConfirmData<'a> {
     /// Major units with exactly the currency's fraction digits.
     #[schema(schema_with = crate::openapi::major_amount)]
     amount: Number,
-    /// The provider's reference; null when the confirm failed.
+    /// The provider's reference; null when the product declined at the
+    /// confirm (a redirect product's keeps it whatever the payer decides).
     provider_reference: Option<&'a str>,
     /// When the confirm was processed.
     #[schema(schema_with = crate::openapi::timestamp)]
