@@ -45,7 +45,10 @@ pub(crate) fn is_html(response: &Response) -> bool {
 /// Whether a path is served as pages rather than JSON: its errors (an
 /// unknown route, a wrong method, a body over the limit) are pages too.
 pub(crate) fn is_page_path(path: &str) -> bool {
-    path.starts_with("/pay/") || path == "/_mock/ui" || path.starts_with("/_mock/ui/")
+    path == "/pay"
+        || path.starts_with("/pay/")
+        || path == "/_mock/ui"
+        || path.starts_with("/_mock/ui/")
 }
 
 /// The relative prefix from `path` back to the server's root (`../` per

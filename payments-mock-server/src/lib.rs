@@ -194,7 +194,8 @@ pub use redirect::{TOKEN_LEN, is_token, return_address};
 pub use server::{HEADER_LIMIT, run, run_with};
 pub use state::{AppState, Shared};
 pub use store::{
-    Decided, InsertRefusal, PayerAction, PayerRefusal, PaymentPage, PaymentPageKey, Store,
+    ConfirmAttempt, ConfirmRefusal, Decided, InsertRefusal, LookupError, PayerAction, PayerRefusal,
+    PaymentPage, PaymentPageKey, Store,
 };
 pub use transaction::PayerDecision;
 pub use validate::{confirm as validate_confirm, initiate as validate_initiate};

@@ -291,6 +291,7 @@ impl Store {
                 token: crate::redirect::new_token(),
                 deadline: crate::clock::add(now, window),
                 decision: None,
+                later_submits: 0,
             }),
             (Outcome::Success, None) => ConfirmResult::Successful,
             (Outcome::Async { settle_after }, None) => ConfirmResult::Settling {

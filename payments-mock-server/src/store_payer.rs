@@ -125,6 +125,8 @@ impl Store {
         let decided_now = page.is_open(now);
         if decided_now {
             page.decision = Some(PayerDecision { action, at: now });
+        } else {
+            page.later_submits = page.later_submits.saturating_add(1);
         }
         Ok(Decided {
             record: record.clone(),

@@ -160,6 +160,10 @@ pub struct PaymentPage {
     pub deadline: DateTime<Utc>,
     /// Set once, by the first submit inside the window.
     pub decision: Option<PayerDecision>,
+    /// Submits that came after the decision or the window and changed
+    /// nothing (a double click, the back button and a resubmit): the
+    /// console shows them, and a test can tell a second submit arrived.
+    pub later_submits: u32,
 }
 
 /// The one recorded confirmation of a transaction.

@@ -517,11 +517,12 @@ async fn the_admin_control_plays_the_payer_without_a_browser() {
 }
 
 #[tokio::test]
-async fn pages_need_no_key_and_are_never_faulted_or_journaled() {
+async fn pages_need_no_key_and_are_never_faulted_limited_or_journaled() {
     let mut config = Config::default();
     config.api_keys = vec!["sk_test".parse().expect("a key")];
     config.fail_rate = 1.0;
     config.fault_seed = Some(7);
+    config.rate_limit = Some(1);
     let state = AppState::new(config);
     let router = payments_mock_server::app(state.clone());
     // Set up through the library: every /api/ request would fail here.
@@ -547,6 +548,46 @@ async fn pages_need_no_key_and_are_never_faulted_or_journaled() {
     )
     .await;
     assert_eq!(reply.message(), "transaction is not waiting for the payer");
+    let public_url = url::Url::parse("http://localhost").expect("a URL");
+    let confirmed = state
+        .store
+        .confirm(
+            &payments_mock_server::ConfirmAttempt {
+                transaction_id: &id,
+                reference_no: "OB-1",
+                confirmation_code: None,
+                scope: None,
+                public_url: &public_url,
+            },
+            &state.catalog,
+            now,
+        )
+        .expect("confirmed");
+    let token = confirmed.payment_page().expect("a page").token.to_string();
+    let path = format!("/pay/{token}");
+
+    // No key, every fault asked for, far over the rate limit: the page
+    // opens, and the submit decides, each time at once.
+    for fault in ["", "internal-error", "reset", "rate-limit", "delay=60000"] {
+        let mut request = Request::get(&path);
+        if !fault.is_empty() {
+            request = request.header("x-mock-fault", fault);
+        }
+        let page = send(&router, request.body(Body::empty()).expect("request")).await;
+        assert_page(&page, 200);
+    }
+    let request = Request::post(&path)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("x-mock-fault", "commit-then-reset")
+        .body(Body::from("action=pay"))
+        .expect("request");
+    let decided = send(&router, request).await;
+    assert_eq!(decided.status.as_u16(), 303, "{}", text(&decided));
+    assert!(
+        location(&decided).ends_with("&status=SUCCESSFUL#top"),
+        "{}",
+        location(&decided)
+    );
     let page = get(&router, "/pay/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA").await;
     assert_page(&page, 404);
     assert!(state.journal.entries().is_empty());

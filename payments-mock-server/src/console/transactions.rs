@@ -485,6 +485,23 @@ fn fields(
                 shown_time(record.expires_at)
             },
         ),
+        (
+            "settles at (async products)",
+            time(confirmation.and_then(|c| match c.result {
+                ConfirmResult::Settling { settles_at } => Some(settles_at),
+                _ => None,
+            })),
+        ),
+        (
+            "payer window ends (redirect products)",
+            time(record.payment_page().map(|p| p.deadline)),
+        ),
+        (
+            "payer's later submits (changed nothing)",
+            record
+                .payment_page()
+                .map_or_else(|| "—".to_owned(), |p| p.later_submits.to_string()),
+        ),
     ]
 }
 

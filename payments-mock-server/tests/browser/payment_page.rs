@@ -1,7 +1,8 @@
 //! The payer's payment page in Chromium (CONTRACT section 13): open it,
 //! check what the payer sees, press Pay, Decline or Cancel, arrive at the
 //! merchant's return handler, and check the query and the status; a double
-//! click pays once; the back button shows the outcome.
+//! click pays once; a second tab's submit changes nothing; the back button
+//! shows the outcome.
 
 use fantoccini::actions::{InputSource as _, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
 use payments_mock_server::MockServer;
@@ -150,21 +151,80 @@ async fn a_double_click_on_pay_pays_once() {
     browser.wait_for_url(|u| u.starts_with(&shop.base)).await;
     let first = status(&server, &id).await;
     assert_eq!(first["status"], "SUCCESSFUL");
-    // However many submits reached the page, one decided: every arrival
-    // says SUCCESSFUL, and the decision time is the first one's.
+    // Chromium turns a double click into one submit (the second click's
+    // navigation replaces the first before it is sent), so whether one or
+    // two reached the page, one decided. That a second submit reaching the
+    // page changes nothing is the next test's, with two tabs.
     for arrival in shop.arrivals() {
         assert!(arrival.ends_with("status=SUCCESSFUL"), "{arrival}");
     }
-    let stored = server
+    let page = server
         .state()
         .store
         .get(&id, None)
-        .and_then(|r| r.payment_page().and_then(|p| p.decision));
+        .and_then(|r| r.payment_page().cloned())
+        .expect("a payment page");
     assert_eq!(
-        stored.map(|d| d.action),
+        page.decision.map(|d| d.action),
         Some(payments_mock_server::PayerAction::Pay)
     );
+    assert!(page.later_submits <= 1, "{}", page.later_submits);
     assert_eq!(status(&server, &id).await, first);
+    browser.close().await;
+    server.shutdown().await;
+}
+
+/// The payer has the page open in two tabs, pays in the first, then
+/// presses Decline in the second, still showing its buttons: that submit
+/// reaches the page, changes nothing, and lands at the shop with the real
+/// outcome.
+#[tokio::test]
+async fn a_second_tab_submitting_after_paying_changes_nothing() {
+    let Some(browser) = Browser::start("second tab").await else {
+        return;
+    };
+    let server = MockServer::start().await;
+    let shop = Shop::start().await;
+    let (id, page) = confirmed_redirect(&server, online_banking(&shop, "TAB-1")).await;
+    let client = browser.client();
+    let first = client.window().await.expect("the first tab");
+    browser.open(&page).await;
+    let second = client.new_window(true).await.expect("a second tab").handle;
+    client
+        .switch_to_window(second.clone())
+        .await
+        .expect("to the second tab");
+    browser.open(&page).await;
+    browser.wait_for("#decline").await;
+
+    client
+        .switch_to_window(first)
+        .await
+        .expect("to the first tab");
+    browser.click("#pay").await;
+    browser.wait_for_url(|u| u.starts_with(&shop.base)).await;
+    assert_eq!(status(&server, &id).await["status"], "SUCCESSFUL");
+
+    client
+        .switch_to_window(second)
+        .await
+        .expect("back to the second tab");
+    browser.click("#decline").await;
+    let arrived = browser.wait_for_url(|u| u.starts_with(&shop.base)).await;
+    assert!(arrived.ends_with("status=SUCCESSFUL"), "{arrived}");
+    assert_eq!(status(&server, &id).await["status"], "SUCCESSFUL");
+    let page = server
+        .state()
+        .store
+        .get(&id, None)
+        .and_then(|r| r.payment_page().cloned())
+        .expect("a payment page");
+    assert_eq!(
+        page.decision.map(|d| d.action),
+        Some(payments_mock_server::PayerAction::Pay)
+    );
+    assert_eq!(page.later_submits, 1, "the second tab's submit arrived");
+    assert_eq!(shop.arrivals().len(), 2);
     browser.close().await;
     server.shutdown().await;
 }
