@@ -53,13 +53,14 @@ impl ReturnAddress {
     /// browser sent, and browsers and servers stop well before this.
     pub const MAX_LEN: usize = 8 * 1024;
 
-    /// Reads a whole return address (an absolute URL; its own query
-    /// parameters and fragment are ignored).
+    /// Reads a whole return address (an absolute URL; the merchant's own
+    /// query parameters and the fragment are ignored), as
+    /// [`ReturnAddress::from_query`] reads its query.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidInput`] naming every problem: too long, not an
-    /// absolute URL, or a parameter missing, empty or given twice.
+    /// absolute URL, or a parameter missing or empty.
     ///
     /// # Examples
     ///
@@ -92,6 +93,11 @@ impl ReturnAddress {
     /// Reads the query part of a return address (with or without its
     /// leading `?`), as a web framework hands it to a return handler.
     ///
+    /// Each of `transactionId`, `referenceNo` and `status` is read from its
+    /// last occurrence, because the payment page appends the three after
+    /// any query the merchant's `returnUrl` already had (CONTRACT section
+    /// 13), so an earlier occurrence is the merchant's own and is ignored.
+    ///
     /// # Errors
     ///
     /// As [`ReturnAddress::parse`].
@@ -99,16 +105,23 @@ impl ReturnAddress {
     /// # Examples
     ///
     /// ```
-    /// use payments_client::ReturnAddress;
+    /// use payments_client::{ReturnAddress, TransactionStatus};
     ///
     /// let query = "transactionId=0192f7c4-2d1e-7a10-9c55-5d3a8f7b1e01&referenceNo=INV%2F17&status=SUCCESSFUL";
     /// assert_eq!(ReturnAddress::from_query(query)?.reference_no(), "INV/17");
+    ///
+    /// // A returnUrl with its own `status` and `referenceNo`: the appended ones count.
+    /// let back = ReturnAddress::from_query(
+    ///     "status=new&referenceNo=mine\
+    ///      &transactionId=0192f7c4-2d1e-7a10-9c55-5d3a8f7b1e01&referenceNo=INV%2F17&status=FAILED",
+    /// )?;
+    /// assert_eq!(back.reference_no(), "INV/17");
+    /// assert_eq!(back.claimed_status(), &TransactionStatus::Failed);
     ///
     /// let err = ReturnAddress::from_query("referenceNo=a&referenceNo=b").unwrap_err();
     /// assert_eq!(
     ///     err.to_string(),
     ///     "invalid request: transactionId is missing from the return address; \
-    ///      referenceNo is given 2 times in the return address; \
     ///      status is missing from the return address"
     /// );
     /// # Ok::<(), payments_client::Error>(())
@@ -117,28 +130,22 @@ impl ReturnAddress {
         let query = query.trim();
         check_length(query)?;
         let query = query.strip_prefix('?').unwrap_or(query);
-        let mut values: [Vec<String>; 3] = Default::default();
+        // The last occurrence of each name wins (see above): a later one
+        // overwrites what an earlier one, the merchant's own, left here.
+        let mut found: [Option<String>; 3] = Default::default();
         for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
             if let Some(i) = PARAMETERS.iter().position(|p| *p == name) {
-                values[i].push(value.into_owned());
+                found[i] = Some(value.into_owned());
             }
         }
         let mut problems = ValidationErrors::default();
-        let mut found: [Option<String>; 3] = Default::default();
-        for ((name, values), slot) in PARAMETERS.iter().zip(values).zip(&mut found) {
-            match values.as_slice() {
-                [] => problems.push(name, format!("{name} is missing from the return address")),
-                [one] if one.trim().is_empty() => {
+        for (name, value) in PARAMETERS.iter().zip(&found) {
+            match value {
+                None => problems.push(name, format!("{name} is missing from the return address")),
+                Some(value) if value.trim().is_empty() => {
                     problems.push(name, format!("{name} is empty in the return address"));
                 }
-                [one] => *slot = Some(one.clone()),
-                _ => problems.push(
-                    name,
-                    format!(
-                        "{name} is given {} times in the return address",
-                        values.len()
-                    ),
-                ),
+                Some(_) => {}
             }
         }
         match found {

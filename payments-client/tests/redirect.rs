@@ -151,16 +151,21 @@ fn a_bad_return_address_names_every_problem() {
             "status is missing from the return address",
         ]
     );
-    let err = ReturnAddress::from_query("transactionId=&referenceNo=a&referenceNo=b&status=%20")
-        .expect_err("bad");
+    let err =
+        ReturnAddress::from_query("transactionId=&referenceNo=a&status=%20").expect_err("bad");
     assert_eq!(
         problems(&err),
         [
             "transactionId is empty in the return address",
-            "referenceNo is given 2 times in the return address",
             "status is empty in the return address",
         ]
     );
+    // An empty appended value is empty, whatever the merchant's own said before it.
+    let err = ReturnAddress::from_query(&format!(
+        "status=SUCCESSFUL&referenceNo=mine&transactionId={TX_ID}&referenceNo=R&status="
+    ))
+    .expect_err("empty status");
+    assert_eq!(problems(&err), ["status is empty in the return address"]);
     let err = ReturnAddress::parse("shop.example/back?transactionId=x").expect_err("relative");
     assert!(problems(&err)[0].contains("not an absolute URL"), "{err}");
     let huge = format!(
@@ -208,15 +213,78 @@ fn the_fragment_and_the_merchants_own_parameters_are_left_alone() {
     .expect("valid");
     assert_eq!(address.claimed_status(), &TransactionStatus::Successful);
     assert_eq!(address.reference_no(), "INV-1");
-    // A returnUrl that already used one of the three names is ambiguous.
-    let err = ReturnAddress::parse(&format!(
-        "https://shop.example/back?status=new&transactionId={TX_ID}&referenceNo=INV-1&status=SUCCESSFUL"
-    ))
-    .expect_err("two statuses");
+}
+
+/// A returnUrl that already has the three names in its own query, as the
+/// page appends the real ones after it (CONTRACT section 13).
+fn with_the_merchants_own_parameters(fragment: &str) -> String {
+    format!(
+        "https://shop.example/back?transactionId=cart-5&status=new&referenceNo=mine\
+         &transactionId={TX_ID}&referenceNo=INV%2F17&status=SUCCESSFUL{fragment}"
+    )
+}
+
+#[test]
+fn the_appended_parameters_win_over_the_merchants_own() {
+    let address = ReturnAddress::parse(&with_the_merchants_own_parameters("")).expect("valid");
+    assert_eq!(address.transaction_id().as_str(), TX_ID);
+    assert_eq!(address.reference_no(), "INV/17");
+    assert_eq!(address.claimed_status(), &TransactionStatus::Successful);
+    let query = url::Url::parse(&with_the_merchants_own_parameters(""))
+        .expect("a URL")
+        .query()
+        .map(str::to_owned)
+        .expect("a query");
     assert_eq!(
-        problems(&err),
-        ["status is given 2 times in the return address"]
+        ReturnAddress::from_query(&query).expect("valid"),
+        address,
+        "the query alone reads the same"
     );
+    // Only the three names are overridden; other repeated names are the merchant's business.
+    let lone = ReturnAddress::from_query(&format!(
+        "order=1&order=2&status=new&transactionId={TX_ID}&referenceNo=R&status=FAILED"
+    ))
+    .expect("valid");
+    assert_eq!(lone.claimed_status(), &TransactionStatus::Failed);
+}
+
+#[test]
+fn a_fragment_after_the_query_is_ignored() {
+    let plain = ReturnAddress::parse(&with_the_merchants_own_parameters("")).expect("valid");
+    for fragment in [
+        "#top",
+        "#status=FAILED&referenceNo=frag&transactionId=frag",
+        "#",
+    ] {
+        let address =
+            ReturnAddress::parse(&with_the_merchants_own_parameters(fragment)).expect("valid");
+        assert_eq!(address, plain, "{fragment}");
+    }
+}
+
+#[tokio::test]
+async fn verify_uses_the_appended_transaction_id_over_the_merchants_own() {
+    let server = MockServer::start().await;
+    // Only the appended id is answered; a read of `cart-5` would be a 404.
+    Mock::given(method("GET"))
+        .and(path(format!("/api/payments/{TX_ID}/status")))
+        .respond_with(json(
+            200,
+            ok_envelope(&status_data("INV/17", "SUCCESSFUL", "null")),
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let address =
+        ReturnAddress::parse(&with_the_merchants_own_parameters("#status=FAILED")).expect("valid");
+    let verified = client(&server)
+        .verify_return(&address)
+        .await
+        .expect("verified by the appended parameters");
+    assert_eq!(verified.status(), &TransactionStatus::Successful);
+    assert_eq!(verified.claimed_status(), &TransactionStatus::Successful);
+    assert!(verified.status_matches());
+    assert_eq!(verified.reply().data().transaction_id.as_str(), TX_ID);
 }
 
 #[test]
@@ -266,7 +334,7 @@ fn an_address_of_exactly_the_limit_is_read() {
 fn a_bad_address_reads_as_one_sentence() {
     let err = ReturnAddress::from_query("transactionId=&status=SUCCESSFUL&status=FAILED")
         .expect_err("bad");
-    insta::assert_snapshot!(err.to_string(), @"invalid request: transactionId is empty in the return address; referenceNo is missing from the return address; status is given 2 times in the return address");
+    insta::assert_snapshot!(err.to_string(), @"invalid request: transactionId is empty in the return address; referenceNo is missing from the return address");
     let err = ReturnAddress::parse("/back?transactionId=x").expect_err("relative");
     insta::assert_snapshot!(err.to_string(), @"invalid request: the return address is not an absolute URL (relative URL without a base); pass the whole address the browser arrived at");
 }
@@ -296,7 +364,8 @@ proptest! {
         id in VALUE,
         reference in VALUE,
         status in VALUE,
-        query in "([a-z]{1,8}=[a-z0-9]{0,8}&){0,3}",
+        // The returnUrl's own query may use the three names too.
+        query in "((transactionId|referenceNo|status|[a-z]{1,8})=[a-z0-9]{0,8}&){0,3}",
         fragment in proptest::option::of("[a-zA-Z0-9=&]{0,12}"),
     ) {
         let mut url = url::Url::parse(&format!("https://shop.example/back?{query}"))

@@ -386,6 +386,27 @@ mod stubbed {
         );
     }
 
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_return_url_with_its_own_parameters_is_checked_by_the_appended_ones() {
+        let stub = service().await;
+        // The merchant's returnUrl had transactionId, status and referenceNo
+        // of its own; the page appended the real three after them.
+        let address = format!(
+            "https://shop.example/back?transactionId=cart-5&status=new&referenceNo=mine\
+             &transactionId={PAID}&referenceNo=INV%2F17&status=SUCCESSFUL#status=FAILED"
+        );
+        let assert = verify(&stub, "json", &address).await.code(0);
+        assert_eq!(
+            stdout(&assert),
+            format!(
+                "{}\n",
+                status_envelope(PAID, "INV/17", "SUCCESSFUL", "null")
+            )
+        );
+        let assert = verify(&stub, "table", &address).await.code(0);
+        assert!(stdout(&assert).contains(PAID), "{}", stdout(&assert));
+    }
+
     async fn confirmed(extra: &str, output: &str) -> String {
         let stub = Stub::start().await;
         let body = format!(
