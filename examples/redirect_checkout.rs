@@ -24,16 +24,18 @@
 //! listens on another one. (With `PAYMENTS_BASE_URL` it talks to that
 //! service instead, whose redirect product must be `ONLINEBANKING`.)
 
+use std::collections::HashSet;
 use std::env;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
 use axum::extract::{RawQuery, State};
 use axum::http::{StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use payments_client::{
-    Client, ConfirmRequest, InitiateRequest, MinorAmount, ReturnAddress, TransactionStatus, Uuid,
+    Client, ConfirmRequest, InitiateRequest, MinorAmount, ReturnAddress, TransactionId,
+    TransactionStatus, Uuid,
 };
 use payments_mock_server::MockServer;
 
@@ -46,7 +48,18 @@ const DEMO_MERCHANT: Uuid = Uuid::from_u128(0x4f9a1a8e_2c36_4d7e_9b1a_0c2a8f3d5e
 struct Shop {
     client: Client,
     base_url: String,
-    settled: Arc<Mutex<Vec<String>>>,
+    ledger: Arc<Mutex<Ledger>>,
+}
+
+/// Settlement, kept idempotent: a reload or the back button visits the
+/// return address again, and must not ship the order again. (A real shop
+/// keeps this in its database, e.g. a unique key on transactionId.)
+#[derive(Default)]
+struct Ledger {
+    /// The transactions already settled.
+    settled: HashSet<TransactionId>,
+    /// What was shipped: the side effect to do once per order.
+    shipped: Vec<String>,
 }
 
 /// `POST /checkout`: start paying order 17 and send the browser to the
@@ -90,6 +103,11 @@ async fn start_payment(shop: &Shop) -> anyhow::Result<String> {
 }
 
 /// `GET /return?...`: where the payment page sends the browser back.
+///
+/// It answers plain text (axum's `String` is `text/plain; charset=utf-8`):
+/// referenceNo comes from the address, which anyone can write, so a shop
+/// rendering HTML must escape it, or the text becomes markup (a script)
+/// on the shop's own page.
 async fn back(State(shop): State<Shop>, RawQuery(query): RawQuery) -> Response {
     let address = match ReturnAddress::from_query(query.as_deref().unwrap_or_default()) {
         Ok(address) => address,
@@ -97,17 +115,14 @@ async fn back(State(shop): State<Shop>, RawQuery(query): RawQuery) -> Response {
     };
     match shop.client.verify_return(&address).await {
         Ok(verified) if *verified.status() == TransactionStatus::Successful => {
-            shop.settled
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(address.reference_no().to_owned());
-            Html(format!(
-                "Thank you: order {} is paid.",
-                address.reference_no()
-            ))
-            .into_response()
+            let mut ledger = shop.ledger.lock().unwrap_or_else(PoisonError::into_inner);
+            // Only the first visit settles; later ones just show the outcome.
+            if ledger.settled.insert(address.transaction_id().clone()) {
+                ledger.shipped.push(address.reference_no().to_owned());
+            }
+            format!("Thank you: order {} is paid.", address.reference_no()).into_response()
         }
-        Ok(verified) => Html(format!(
+        Ok(verified) => format!(
             "Order {} is not paid: {} ({}).",
             address.reference_no(),
             verified.status(),
@@ -117,7 +132,7 @@ async fn back(State(shop): State<Shop>, RawQuery(query): RawQuery) -> Response {
                 .message
                 .as_deref()
                 .unwrap_or("no reason given")
-        ))
+        )
         .into_response(),
         Err(e) => (StatusCode::BAD_REQUEST, format!("could not verify: {e}")).into_response(),
     }
@@ -125,8 +140,8 @@ async fn back(State(shop): State<Shop>, RawQuery(query): RawQuery) -> Response {
 
 /// The payer's browser, played over HTTP: go to checkout, follow the 303 to
 /// the payment page, press the page's `action` button, follow the 303 back
-/// to the shop, and return what the shop says.
-async fn play_payer(shop_url: &str, button: &str) -> anyhow::Result<String> {
+/// to the shop, and return the return address and what the shop says.
+async fn play_payer(shop_url: &str, button: &str) -> anyhow::Result<(String, String)> {
     // Redirects by hand, like a browser would, to show each step.
     let browser = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -148,7 +163,8 @@ async fn play_payer(shop_url: &str, button: &str) -> anyhow::Result<String> {
         .await?;
     let return_url = location(&decided)?;
     println!("payer: pressed {button}; the page sends the browser to {return_url}");
-    Ok(browser.get(&return_url).send().await?.text().await?)
+    let says = browser.get(&return_url).send().await?.text().await?;
+    Ok((return_url, says))
 }
 
 fn location(response: &reqwest::Response) -> anyhow::Result<String> {
@@ -181,7 +197,7 @@ async fn main() -> anyhow::Result<()> {
     let shop = Shop {
         client: Client::builder(&service_url).build()?,
         base_url: shop_url.clone(),
-        settled: Arc::new(Mutex::new(Vec::new())),
+        ledger: Arc::default(),
     };
     let app = Router::new()
         .route("/checkout", post(checkout))
@@ -189,24 +205,35 @@ async fn main() -> anyhow::Result<()> {
         .with_state(shop.clone());
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let paid = play_payer(&shop_url, "pay").await?;
+    let (paid_return, paid) = play_payer(&shop_url, "pay").await?;
     println!("shop says: {paid}\n");
     anyhow::ensure!(
         paid.starts_with("Thank you"),
         "the paid order was not settled"
     );
 
-    let declined = play_payer(&shop_url, "decline").await?;
+    // The payer reloads the return page: same answer, no second settlement.
+    let reload = reqwest::get(&paid_return).await?;
+    anyhow::ensure!(
+        reload.headers()[header::CONTENT_TYPE] == "text/plain; charset=utf-8",
+        "the return page is not plain text"
+    );
+    let again = reload.text().await?;
+    println!("payer: reloads {paid_return}\nshop says: {again}\n");
+    anyhow::ensure!(again == paid, "the reload changed the answer");
+
+    let (_, declined) = play_payer(&shop_url, "decline").await?;
     println!("shop says: {declined}\n");
     anyhow::ensure!(declined.contains("FAILED (declined by bank)"));
 
-    let settled = shop
-        .settled
+    let shipped = shop
+        .ledger
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
+        .shipped
         .len();
-    println!("{settled} order settled, and only on the service's word.");
-    anyhow::ensure!(settled == 1);
+    println!("{shipped} order settled, once, and only on the service's word.");
+    anyhow::ensure!(shipped == 1, "{shipped} settlements, expected exactly 1");
     if let Some(mock) = mock {
         mock.shutdown().await;
     }
