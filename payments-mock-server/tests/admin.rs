@@ -142,6 +142,58 @@ async fn reset_forgets_everything_and_returns_to_real_time() {
     assert_eq!(state.clock.offset_nanos(), 0);
 }
 
+/// A page of another site must not change the mock through a visitor's
+/// browser: a plain form can post to `/_mock/reset` (no body, so no
+/// content type to refuse). Browsers send `Origin` with such a post; tools
+/// send none.
+#[tokio::test]
+async fn controls_refuse_another_sites_page_and_change_nothing() {
+    let (state, router) = service();
+    let id = initiated(&router, "R-1", "TOPUP").await;
+    let with_origin = |path: &str, origin: &str, content_type: &str, body: &str| {
+        axum::http::Request::post(path)
+            .header("host", "127.0.0.1:8080")
+            .header("origin", origin)
+            .header("content-type", content_type)
+            .body(axum::body::Body::from(body.to_owned()))
+            .expect("request")
+    };
+    for origin in ["https://evil.example", "http://127.0.0.1:9999", "null"] {
+        for (path, content_type, body) in [
+            ("/_mock/reset", "text/plain", ""),
+            ("/_mock/reset", "application/x-www-form-urlencoded", "a=b"),
+            (
+                "/_mock/clock/advance",
+                "application/json",
+                r#"{"seconds":60}"#,
+            ),
+            (
+                &*format!("/_mock/transactions/{id}/payer"),
+                "application/json",
+                r#"{"action":"pay"}"#,
+            ),
+        ] {
+            let reply = send(&router, with_origin(path, origin, content_type, body)).await;
+            assert_eq!(reply.status, 403, "{origin} {path}: {}", reply.body);
+            assert_eq!(reply.code(), "FORBIDDEN");
+        }
+    }
+    assert_eq!(state.store.len(), 1);
+    assert_eq!(state.clock.offset_nanos(), 0);
+
+    // The mock's own pages (same origin) and tools (no Origin) may.
+    let own = with_origin(
+        "/_mock/clock/advance",
+        "http://127.0.0.1:8080",
+        "application/json",
+        r#"{"seconds":60}"#,
+    );
+    assert_eq!(send(&router, own).await.status, 200);
+    let reply = send(&router, request(Method::POST, "/_mock/reset", None)).await;
+    assert_eq!(reply.status, 200);
+    assert!(state.store.is_empty());
+}
+
 #[tokio::test]
 async fn openapi_describes_every_route_and_error_code() {
     let (_, router) = service();

@@ -3,11 +3,17 @@
 //! Query parameters are strict, like bodies: a parameter given with a value
 //! that breaks its rule (an empty one included) is a `VALIDATION_ERROR`,
 //! exactly as the OpenAPI document describes it.
+//!
+//! The controls that change the mock (reset, the clock, the payer) refuse a
+//! browser's request made by another site's page ([`SameSite`]): a page
+//! elsewhere could otherwise reset an integrator's mock through their
+//! browser (a plain form can post to `/_mock/reset`, which takes no body).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, State};
+use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -23,6 +29,28 @@ use crate::handlers::{StatusData, status_data};
 use crate::rules;
 use crate::state::AppState;
 use crate::store::{PayerAction, Status};
+
+/// Proof that a request changing the mock was not made by another site's
+/// page: a browser sends `Origin` with every cross-site POST, and it must
+/// then name the request's own `Host`. Tools (curl, test code, the
+/// client) send no `Origin` and pass.
+pub struct SameSite;
+
+impl<S: Send + Sync> FromRequestParts<S> for SameSite {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        if crate::console::same_origin(&parts.headers) {
+            Ok(Self)
+        } else {
+            Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                ErrorCode::Forbidden,
+                "a page of another site may not change the mock (its Origin is not this server)",
+            ))
+        }
+    }
+}
 
 /// The journal's length, the most `GET /_mock/requests` returns.
 const JOURNAL: usize = crate::journal::CAPACITY;
@@ -282,6 +310,7 @@ impl<'a> PayerData<'a> {
     tag = "mock"
 )]
 pub async fn payer(
+    _: SameSite,
     State(state): State<AppState>,
     Path(id): Path<String>,
     JsonObject(body): JsonObject,
@@ -314,7 +343,7 @@ pub async fn payer(
 
 /// Forgets every transaction and the journal; real time again.
 #[utoipa::path(post, path = "/_mock/reset", operation_id = "mockReset", tag = "mock")]
-pub async fn reset(State(state): State<AppState>) -> Response {
+pub async fn reset(_: SameSite, State(state): State<AppState>) -> Response {
     state.reset();
     success(Value::Null, Some("reset"))
 }
@@ -425,6 +454,7 @@ pub(crate) fn advance_seconds(body: &Map<String, Value>) -> Result<Duration, Api
     tag = "mock"
 )]
 pub async fn advance(
+    _: SameSite,
     State(state): State<AppState>,
     JsonObject(body): JsonObject,
 ) -> Result<Response, ApiError> {

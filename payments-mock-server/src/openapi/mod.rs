@@ -299,12 +299,13 @@ fn spec(id: &str) -> Option<Spec> {
             data("PayerData"),
             vec![
                 (400, vec![ValidationError]),
+                (403, vec![Forbidden]),
                 (404, vec![TransactionNotFound, NotFound]),
                 (413, vec![PayloadTooLarge]),
                 (415, vec![UnsupportedMediaType]),
             ],
         ),
-        "mockReset" => admin(vec![], None, Value::Null, vec![]),
+        "mockReset" => admin(vec![], None, Value::Null, vec![(403, vec![Forbidden])]),
         "mockClock" => admin(vec![], None, data("ClockData"), vec![]),
         "mockClockAdvance" => admin(
             vec![],
@@ -312,6 +313,7 @@ fn spec(id: &str) -> Option<Spec> {
             data("ClockData"),
             vec![
                 (400, vec![ValidationError]),
+                (403, vec![Forbidden]),
                 (413, vec![PayloadTooLarge]),
                 (415, vec![UnsupportedMediaType]),
             ],
@@ -517,7 +519,9 @@ fn reason(status: u16) -> &'static str {
         308 => "To /_mock/ui/",
         400 => "Bad request",
         401 => "No or a wrong API key",
-        403 => "Forbidden",
+        403 => {
+            "Forbidden: a key bound to another merchant, or (controls and console forms) a browser request from another site's page"
+        }
         404 => "Not found",
         405 => "The route exists, the method does not",
         413 => "Body over the limit",

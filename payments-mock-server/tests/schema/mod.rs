@@ -395,6 +395,21 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
     drive_redirect_payments(&mut d).await;
     drive_console(&mut d).await;
 
+    // Another site's page may not change the mock.
+    let json = ("content-type", "application/json");
+    let evil = ("origin", "https://evil.example");
+    for (path, body) in [
+        ("/_mock/reset", None),
+        ("/_mock/clock/advance", Some(r#"{"seconds":1}"#)),
+        (
+            "/_mock/transactions/00000000-0000-7000-8000-000000000000/payer",
+            Some(r#"{"action":"pay"}"#),
+        ),
+    ] {
+        let reply = d.call(Method::POST, path, &[json, evil], body).await;
+        d.expect(reply, 403, "FORBIDDEN").await;
+    }
+
     let reply = d.call(Method::POST, "/_mock/reset", &[], None).await;
     d.expect(reply, 200, "").await;
 }
