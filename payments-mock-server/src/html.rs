@@ -59,6 +59,14 @@ pub(crate) fn root_of(path: &str) -> String {
     "../".repeat(depth)
 }
 
+/// [`root_of`] for a fragment of rows served at `path` and inserted into
+/// the page one level up (`/_mock/ui/transactions/rows` into `/_mock/ui/`,
+/// `/_mock/ui/requests/feed` into `/_mock/ui/requests`): its links are
+/// followed from that page, so they are relative to it.
+pub(crate) fn fragment_root_of(path: &str) -> String {
+    root_of(path.rsplit_once('/').map_or(path, |(page, _)| page))
+}
+
 /// `body` as a page with `status` and the page headers.
 pub(crate) fn page(status: StatusCode, body: String) -> Response {
     let mut response = (status, body).into_response();

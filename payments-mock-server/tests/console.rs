@@ -187,8 +187,18 @@ async fn the_live_rows_are_the_first_page_alone() {
     let id = initiated(&router, "LIVE-1", "TOPUP").await;
     let rows = text(&get(&router, "/_mock/ui/transactions/rows?status=INITIATED").await);
     assert!(rows.contains(&id) && rows.starts_with("<tr>"), "{rows}");
+    // The rows go into the list at /_mock/ui/: their links are relative to
+    // it, not to the fragment's own path (which would break behind a
+    // --public-url path prefix).
+    assert!(
+        rows.contains(&format!("href=\"../../_mock/ui/transactions/{id}\"")),
+        "{rows}"
+    );
     let reply = get(&router, "/_mock/ui/transactions/rows?status=NOPE").await;
     assert_page(&reply, 400);
+    let reply = get(&router, &format!("/_mock/ui/transactions/rows?before={id}")).await;
+    assert_page(&reply, 400);
+    assert!(text(&reply).contains("before is not taken here"));
 }
 
 #[tokio::test]
@@ -395,6 +405,11 @@ async fn the_request_journal_lists_feeds_and_opens_requests() {
     assert_eq!(feed.headers["x-journal-seq"], "2");
     let rows = text(&feed);
     assert!(rows.contains("/api/payments/initiate") && !rows.contains("x/status"));
+    // Relative to the requests page the rows go into.
+    assert!(
+        rows.contains("href=\"../../_mock/ui/requests/2\""),
+        "{rows}"
+    );
     let feed = get(&router, "/_mock/ui/requests/feed?after=2").await;
     assert_eq!(text(&feed).trim(), "");
     // An empty position is no position, as in every console form (the
@@ -461,6 +476,14 @@ async fn the_clock_page_shows_and_moves_the_clock() {
     let page = assert_page(&get(&router, "/_mock/ui/clock?advanced=960").await, 200);
     assert!(page.contains("moved forward by 960 s"), "{page}");
     assert!(page.contains("16m"), "{page}");
+    // A link cannot claim a move the clock never made.
+    for claim in ["961", "999999", "%3Cb%3E", "-1"] {
+        let page = assert_page(
+            &get(&router, &format!("/_mock/ui/clock?advanced={claim}")).await,
+            200,
+        );
+        assert!(!page.contains("moved forward"), "{claim}: {page}");
+    }
 
     for (body, says) in [
         ("seconds=-5", "seconds must be a whole number of seconds"),
@@ -611,4 +634,38 @@ async fn the_console_and_the_json_admin_endpoints_agree() {
         let row_end = page[at..].find("</tr>").expect("a row") + at;
         assert!(page[at..row_end].contains(status), "{id} {status}");
     }
+}
+
+/// A keyed mock's console needs no key (CONTRACT section 14), and its own
+/// forms still work, while the API stays behind the key.
+#[tokio::test]
+async fn a_keyed_mock_serves_its_console_without_a_key() {
+    let mut config = payments_mock_server::Config::default();
+    config.api_keys = vec!["sk_console".parse().expect("a key")];
+    config.fail_rate = 1.0;
+    let (state, router) = crate::common::service_with(config);
+    let refused = get(&router, "/api/payments/x/status").await;
+    assert_eq!(refused.status, 401);
+    for page in [
+        "/_mock/ui/",
+        "/_mock/ui/transactions/rows",
+        "/_mock/ui/requests",
+        "/_mock/ui/requests/feed",
+        "/_mock/ui/requests/1",
+        "/_mock/ui/clock",
+        "/_mock/ui/catalog",
+        "/_mock/ui/reset",
+    ] {
+        let reply = get(&router, page).await;
+        assert_eq!(reply.status, 200, "{page}: {}", text(&reply));
+    }
+    let reply = form(
+        &router,
+        "/_mock/ui/clock",
+        "seconds=60",
+        Some("http://127.0.0.1:8080"),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::SEE_OTHER);
+    assert_eq!(state.clock.offset_nanos(), 60_000_000_000);
 }

@@ -77,7 +77,16 @@ fn clock_page(
             chrome: Chrome::new(state, path, "clock"),
             offset: offset_text(state),
             steps: STEPS,
-            advanced: param(&pairs, "advanced").map(str::to_owned),
+            // Shown only when it can be true: a whole number of seconds no
+            // greater than the clock's offset (a link cannot claim a move
+            // the clock never made, nor show arbitrary text).
+            advanced: param(&pairs, "advanced")
+                .filter(|a| {
+                    a.parse::<u64>().is_ok_and(|n| {
+                        i128::from(n) * 1_000_000_000 <= i128::from(state.clock.offset_nanos())
+                    })
+                })
+                .map(str::to_owned),
             problem,
             typed,
         },

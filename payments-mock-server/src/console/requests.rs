@@ -163,7 +163,7 @@ pub(crate) async fn feed(
     let mut response = console_page(render(
         StatusCode::OK,
         &Rows {
-            root: crate::html::root_of(path),
+            root: crate::html::fragment_root_of(path),
             rows,
             placeholder: false,
         },

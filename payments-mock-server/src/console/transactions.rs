@@ -299,7 +299,12 @@ pub(crate) async fn rows(
 ) -> Response {
     let (filters, problems) = Filters::parse(query.as_deref());
     let path = uri.path();
-    if !problems.is_empty() || filters.before.is_some() {
+    let mut problems = problems;
+    if filters.before.is_some() {
+        problems
+            .push("before is not taken here: the live rows are always the first page".to_owned());
+    }
+    if !problems.is_empty() {
         return console_error(
             &state,
             StatusCode::BAD_REQUEST,
@@ -312,7 +317,7 @@ pub(crate) async fn rows(
     console_page(render(
         StatusCode::OK,
         &Rows {
-            root: crate::html::root_of(path),
+            root: crate::html::fragment_root_of(path),
             rows,
             filtered: filters.is_filtered(),
         },

@@ -293,3 +293,39 @@ async fn every_page_passes_axe_and_fits_a_phone() {
     browser.close().await;
     server.shutdown().await;
 }
+
+/// The longest values the API accepts, without a break opportunity (a
+/// 64-character reference, a 255-character description, a long status
+/// path and query), never make a list page scroll sideways.
+#[tokio::test]
+async fn the_longest_values_never_widen_a_page() {
+    let Some(browser) = Browser::start("long values").await else {
+        return;
+    };
+    let server = MockServer::start().await;
+    let reference = "R".repeat(64);
+    let mut body = topup(&reference);
+    body["description"] = json!("D".repeat(255));
+    body["storeId"] = json!("S".repeat(64));
+    let id = initiate(&server, body).await;
+    let long_query = format!("merchantId={}", "x".repeat(300));
+    call(
+        &server,
+        "GET",
+        &format!("/api/payments/reference/{reference}/status?{long_query}"),
+        None,
+    )
+    .await;
+    for page in [
+        "",
+        &format!("?reference={reference}") as &str,
+        "requests",
+        "requests/2",
+        &format!("transactions/{id}"),
+    ] {
+        browser.open(&console(&server, page)).await;
+        browser.check_page(&format!("console page {page:?}")).await;
+    }
+    browser.close().await;
+    server.shutdown().await;
+}
