@@ -182,6 +182,7 @@ pub use app::app;
 pub use catalog::{Catalog, DEFAULT_PAYER_TIMEOUT, Flow, InitialState, Outcome, Product};
 pub use clock::{Clock, format_time};
 pub use config::{ApiKey, Config, DEFAULT_HEADER_READ_TIMEOUT, listening_url, parse_latency};
+pub use console::PATH as CONSOLE_PATH;
 pub use error::{ApiError, Error, ErrorCode};
 pub use extract::{BODY_LIMIT, decode_segment, parse_object};
 pub use faults::Fault;

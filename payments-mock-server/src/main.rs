@@ -168,8 +168,12 @@ async fn serve(host: &str, port: u16, config: Config) -> ExitCode {
         .get_or_insert_with(|| payments_mock_server::listening_url(addr));
     tracing::info!(public_url = %public_url, "payment pages are announced under {public_url}");
     // The console's address goes to the log: stdout keeps its one line.
-    let console = payments_mock_server::listening_url(addr);
-    tracing::info!(console = %console, "web console at {console}_mock/ui/");
+    let console = format!(
+        "{}{}",
+        payments_mock_server::listening_url(addr),
+        payments_mock_server::CONSOLE_PATH.trim_start_matches('/')
+    );
+    tracing::info!(console = %console, "web console at {console}");
     let seed_given = config.fault_seed.is_some();
     let state = payments_mock_server::AppState::new(config);
     let seed = state.faults.seed();
