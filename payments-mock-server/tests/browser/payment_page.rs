@@ -20,6 +20,16 @@ fn query_of(url: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The stored payment page of transaction `id`.
+fn stored_page(server: &MockServer, id: &str) -> payments_mock_server::PaymentPage {
+    server
+        .state()
+        .store
+        .get(id, None)
+        .and_then(|r| r.payment_page().cloned())
+        .expect("a payment page")
+}
+
 /// Opens the page, presses `button`, and checks the arrival at the shop:
 /// the query names the transaction, the reference and `expected`, and so
 /// does the service.
@@ -158,12 +168,7 @@ async fn a_double_click_on_pay_pays_once() {
     for arrival in shop.arrivals() {
         assert!(arrival.ends_with("status=SUCCESSFUL"), "{arrival}");
     }
-    let page = server
-        .state()
-        .store
-        .get(&id, None)
-        .and_then(|r| r.payment_page().cloned())
-        .expect("a payment page");
+    let page = stored_page(&server, &id);
     assert_eq!(
         page.decision.map(|d| d.action),
         Some(payments_mock_server::PayerAction::Pay)
@@ -213,12 +218,7 @@ async fn a_second_tab_submitting_after_paying_changes_nothing() {
     let arrived = browser.wait_for_url(|u| u.starts_with(&shop.base)).await;
     assert!(arrived.ends_with("status=SUCCESSFUL"), "{arrived}");
     assert_eq!(status(&server, &id).await["status"], "SUCCESSFUL");
-    let page = server
-        .state()
-        .store
-        .get(&id, None)
-        .and_then(|r| r.payment_page().cloned())
-        .expect("a payment page");
+    let page = stored_page(&server, &id);
     assert_eq!(
         page.decision.map(|d| d.action),
         Some(payments_mock_server::PayerAction::Pay)
