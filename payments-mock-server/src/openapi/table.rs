@@ -1,0 +1,444 @@
+//! The table of operations: what each route of the document (by its
+//! operationId) takes and answers, the statuses and `errorCode`s of each,
+//! and the links between them. `mod.rs` fills the generated document from
+//! it; `tests/schema` holds it to what the handlers answer.
+
+use serde_json::{Value, json};
+
+use crate::error::ErrorCode::{self, *};
+use crate::rules;
+
+/// Which part of the service an operation belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// `/api/`: the service (API key, faults, rate limit, journal).
+    Api,
+    /// `/_mock/` JSON controls and `/openapi.json`.
+    Admin,
+    /// HTML pages: the payment page and the console.
+    Page,
+    /// A stylesheet or script.
+    Asset(&'static str),
+}
+
+/// A parameter: name, location, required, schema, description.
+pub(super) type Param = (&'static str, &'static str, bool, Value, &'static str);
+
+/// What one operation takes and answers.
+pub(super) struct Spec {
+    pub(super) kind: Kind,
+    pub(super) params: Vec<Param>,
+    /// (content type, component) of a required body.
+    pub(super) body: Option<(&'static str, &'static str)>,
+    /// Success: (status, the `data` schema for JSON operations).
+    pub(super) ok: (u16, Value),
+    /// Error statuses and the codes they carry (JSON), or page statuses.
+    pub(super) errors: Vec<(u16, Vec<ErrorCode>)>,
+    /// Links of the success answer (stateful testing).
+    pub(super) links: Value,
+}
+
+pub(super) fn component(name: &str) -> Value {
+    json!({ "$ref": format!("#/components/schemas/{name}") })
+}
+
+fn pattern(p: &str, description: &'static str) -> Value {
+    json!({ "type": "string", "pattern": p, "description": description })
+}
+
+fn console_query(name: &'static str, schema: Value, description: &'static str) -> Param {
+    (name, "query", false, schema, description)
+}
+
+/// The console's filters: a form's empty field is no filter.
+fn console_filters() -> Vec<Param> {
+    let statuses: Vec<&str> = std::iter::once("")
+        .chain(crate::handlers::admin::STATUSES.map(|s| s.as_str()))
+        .collect();
+    vec![
+        console_query(
+            "status",
+            json!({ "type": "string", "enum": statuses }),
+            "Only this status; empty for any",
+        ),
+        console_query(
+            "merchant",
+            json!({ "type": "string", "pattern": format!("^$|{}", rules::UUID) }),
+            "Only this merchant's; empty for any",
+        ),
+        console_query(
+            "reference",
+            json!({ "type": "string", "maxLength": rules::REFERENCE_MAX }),
+            "Only references containing this text; empty for any",
+        ),
+        console_query(
+            "limit",
+            json!({ "type": "string", "pattern": "^$|^(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$" }),
+            "Rows per page, 1-500 (default 100)",
+        ),
+    ]
+}
+
+/// The table: what each operation (by operationId) takes and answers.
+pub(super) fn spec(id: &str) -> Option<Spec> {
+    let data = |name: &str| component(name);
+    let no_links = Value::Null;
+    let transaction_id = (
+        "transactionId",
+        "path",
+        true,
+        pattern(
+            &rules::NOT_BLANK,
+            "As initiate returned it (an opaque string); an empty or blank id is 400 INVALID_TRANSACTION_ID",
+        ),
+        "",
+    );
+    let spec = match id {
+        "initiate" => Spec {
+            kind: Kind::Api,
+            params: vec![],
+            body: Some(("application/json", "InitiateRequest")),
+            ok: (200, data("InitiateData")),
+            errors: vec![
+                (400, vec![ValidationError, DuplicateReferenceNo]),
+                (403, vec![Forbidden]),
+                (415, vec![UnsupportedMediaType]),
+            ],
+            links: json!({
+                "confirm": {
+                    "operationId": "confirm",
+                    "requestBody": {
+                        "transactionId": "$response.body#/data/transactionId",
+                        "referenceNo": "$response.body#/data/referenceNo",
+                    },
+                    "description": "Confirm the new transaction",
+                },
+                "statusById": {
+                    "operationId": "statusById",
+                    "parameters": { "transactionId": "$response.body#/data/transactionId" },
+                },
+                "statusByReference": {
+                    "operationId": "statusByReference",
+                    "parameters": { "referenceNo": "$response.body#/data/referenceNo" },
+                },
+            }),
+        },
+        "confirm" => Spec {
+            kind: Kind::Api,
+            params: vec![],
+            body: Some(("application/json", "ConfirmRequest")),
+            ok: (200, data("ConfirmData")),
+            errors: vec![
+                (
+                    400,
+                    vec![
+                        ValidationError,
+                        TransactionNotFound,
+                        TransactionExpired,
+                        TransactionAlreadyConfirmed,
+                    ],
+                ),
+                (415, vec![UnsupportedMediaType]),
+            ],
+            links: json!({
+                "statusById": {
+                    "operationId": "statusById",
+                    "parameters": { "transactionId": "$response.body#/data/transactionId" },
+                },
+                "payer": {
+                    "operationId": "mockPayer",
+                    "parameters": { "transactionId": "$response.body#/data/transactionId" },
+                    "description": "A redirect product's payer decides",
+                },
+            }),
+        },
+        "statusById" => Spec {
+            kind: Kind::Api,
+            params: vec![transaction_id.clone()],
+            body: None,
+            ok: (200, data("StatusData")),
+            errors: vec![
+                (400, vec![InvalidTransactionId, ValidationError]),
+                (404, vec![TransactionNotFound, NotFound]),
+            ],
+            links: no_links.clone(),
+        },
+        "statusByReference" => Spec {
+            kind: Kind::Api,
+            params: vec![
+                (
+                    "referenceNo",
+                    "path",
+                    true,
+                    pattern(
+                        &rules::NOT_BLANK,
+                        "The merchant's reference, percent-encoded as a path segment; an empty or blank one is 400 INVALID_REFERENCE_NO",
+                    ),
+                    "",
+                ),
+                (
+                    "merchantId",
+                    "query",
+                    false,
+                    pattern(
+                        rules::UUID,
+                        "Whose reference (ext); an API key bound to a merchant scopes the look-up itself",
+                    ),
+                    "",
+                ),
+            ],
+            body: None,
+            ok: (200, data("StatusData")),
+            errors: vec![
+                (
+                    400,
+                    vec![InvalidReferenceNo, AmbiguousReferenceNo, ValidationError],
+                ),
+                (404, vec![TransactionNotFound, NotFound]),
+            ],
+            links: no_links.clone(),
+        },
+        "mockHealth" => admin(vec![], None, data("Health"), vec![]),
+        "mockTransactions" => admin(
+            vec![
+                (
+                    "merchantId",
+                    "query",
+                    false,
+                    pattern(rules::UUID, "Only this merchant's"),
+                    "",
+                ),
+                (
+                    "status",
+                    "query",
+                    false,
+                    json!({ "$ref": "#/components/schemas/TransactionStatus" }),
+                    "Only this status, as a read would show it now",
+                ),
+                (
+                    "limit",
+                    "query",
+                    false,
+                    json!({ "type": "integer", "minimum": 1, "maximum": crate::handlers::admin::PAGE_MAX, "default": crate::handlers::admin::PAGE_DEFAULT }),
+                    "",
+                ),
+                (
+                    "after",
+                    "query",
+                    false,
+                    pattern(
+                        rules::ISSUED_ID,
+                        "The `next` of the previous page (a stored transactionId)",
+                    ),
+                    "",
+                ),
+            ],
+            None,
+            data("TransactionPage"),
+            vec![
+                (400, vec![ValidationError]),
+                (404, vec![TransactionNotFound]),
+            ],
+        ),
+        "mockPayer" => admin(
+            vec![(
+                "transactionId",
+                "path",
+                true,
+                json!({ "type": "string" }),
+                "A confirmed redirect-based transaction",
+            )],
+            Some(("application/json", "PayerRequest")),
+            data("PayerData"),
+            vec![
+                (400, vec![ValidationError]),
+                (403, vec![Forbidden]),
+                (404, vec![TransactionNotFound, NotFound]),
+                (413, vec![PayloadTooLarge]),
+                (415, vec![UnsupportedMediaType]),
+            ],
+        ),
+        "mockReset" => admin(vec![], None, Value::Null, vec![(403, vec![Forbidden])]),
+        "mockClock" => admin(vec![], None, data("ClockData"), vec![]),
+        "mockClockAdvance" => admin(
+            vec![],
+            Some(("application/json", "ClockAdvance")),
+            data("ClockData"),
+            vec![
+                (400, vec![ValidationError]),
+                (403, vec![Forbidden]),
+                (413, vec![PayloadTooLarge]),
+                (415, vec![UnsupportedMediaType]),
+            ],
+        ),
+        "mockRequests" => admin(
+            vec![
+                (
+                    "limit",
+                    "query",
+                    false,
+                    json!({ "type": "integer", "minimum": 1, "maximum": crate::journal::CAPACITY, "default": crate::journal::CAPACITY }),
+                    "The newest this many",
+                ),
+                (
+                    "path",
+                    "query",
+                    false,
+                    json!({ "type": "string" }),
+                    "Only requests to exactly this path",
+                ),
+            ],
+            None,
+            data("JournalPage"),
+            vec![(400, vec![ValidationError])],
+        ),
+        "openapi" => Spec {
+            kind: Kind::Admin,
+            params: vec![],
+            body: None,
+            ok: (200, json!({ "type": "object" })),
+            errors: vec![],
+            links: no_links.clone(),
+        },
+        "paymentPage" => page(vec![token()], None, 200, vec![404]),
+        "paymentPageSubmit" => page(
+            vec![token()],
+            Some(("application/x-www-form-urlencoded", "PaymentPageForm")),
+            303,
+            vec![400, 404, 413, 415],
+        ),
+        "pageStylesheet" => asset("text/css"),
+        "consoleRoot" => page(vec![], None, 308, vec![]),
+        "consoleTransactions" => {
+            let mut params = console_filters();
+            params.push(console_query(
+                "before",
+                json!({ "type": "string", "pattern": format!("^$|{}", rules::ISSUED_ID) }),
+                "Rows older than this transactionId (the Older link)",
+            ));
+            params.push(console_query(
+                "reset",
+                json!({ "type": "string" }),
+                "`done` after a reset: says so",
+            ));
+            page(params, None, 200, vec![400, 404])
+        }
+        "consoleTransactionRows" => page(console_filters(), None, 200, vec![400]),
+        "consoleTransaction" => page(
+            vec![(
+                "transactionId",
+                "path",
+                true,
+                json!({ "type": "string" }),
+                "A stored transaction",
+            )],
+            None,
+            200,
+            vec![404],
+        ),
+        "consoleRequests" => page(vec![], None, 200, vec![]),
+        "consoleRequestFeed" => page(
+            vec![console_query(
+                "after",
+                json!({ "type": "string", "pattern": "^(?:|0|[1-9][0-9]{0,18})$" }),
+                "The seq of the newest row shown (empty or absent: 0); the answer's X-Journal-Seq says the newest now",
+            )],
+            None,
+            200,
+            vec![400],
+        ),
+        "consoleRequest" => page(
+            vec![(
+                "seq",
+                "path",
+                true,
+                json!({ "type": "string", "pattern": "^[1-9][0-9]{0,18}$" }),
+                "A journal entry's seq",
+            )],
+            None,
+            200,
+            vec![404],
+        ),
+        "consoleClock" => page(
+            vec![console_query(
+                "advanced",
+                json!({ "type": "string" }),
+                "After an advance: by how much",
+            )],
+            None,
+            200,
+            vec![],
+        ),
+        "consoleClockAdvance" => page(
+            vec![],
+            Some(("application/x-www-form-urlencoded", "ConsoleClockForm")),
+            303,
+            vec![400, 403, 413, 415],
+        ),
+        "consoleCatalog" => page(vec![], None, 200, vec![]),
+        "consoleResetPage" => page(vec![], None, 200, vec![]),
+        "consoleReset" => page(
+            vec![],
+            Some(("application/x-www-form-urlencoded", "ConsoleResetForm")),
+            303,
+            vec![403, 413, 415],
+        ),
+        "consoleStylesheet" => asset("text/css"),
+        "consoleScript" => asset("text/javascript"),
+        _ => return None,
+    };
+    Some(spec)
+}
+
+fn token() -> Param {
+    (
+        "token",
+        "path",
+        true,
+        pattern(rules::PAGE_TOKEN, "From the confirm's paymentUrl"),
+        "",
+    )
+}
+
+fn admin(
+    params: Vec<Param>,
+    body: Option<(&'static str, &'static str)>,
+    data: Value,
+    errors: Vec<(u16, Vec<ErrorCode>)>,
+) -> Spec {
+    Spec {
+        kind: Kind::Admin,
+        params,
+        body,
+        ok: (200, data),
+        errors,
+        links: Value::Null,
+    }
+}
+
+fn page(
+    params: Vec<Param>,
+    body: Option<(&'static str, &'static str)>,
+    ok: u16,
+    errors: Vec<u16>,
+) -> Spec {
+    Spec {
+        kind: Kind::Page,
+        params,
+        body,
+        ok: (ok, Value::Null),
+        errors: errors.into_iter().map(|s| (s, vec![])).collect(),
+        links: Value::Null,
+    }
+}
+
+fn asset(content_type: &'static str) -> Spec {
+    Spec {
+        kind: Kind::Asset(content_type),
+        params: vec![],
+        body: None,
+        ok: (200, Value::Null),
+        errors: vec![],
+        links: Value::Null,
+    }
+}
