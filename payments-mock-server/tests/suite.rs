@@ -34,8 +34,12 @@ mod doc_rules;
 mod abuse;
 // Redirect-based payments: the payment page, the payer, the admin control (section 13).
 mod redirect;
+// The payer without a browser: the admin control, the embedded server's API.
+mod payer_control;
 // The web console: pages, filters, controls, hostile text (section 14).
 mod console;
+// The console's clock, catalogue and reset pages, and a keyed mock's console.
+mod console_controls;
 // Keys on every route and merchant isolation (issue #8).
 mod security;
 // No key in any log, answer, journal, Debug output or error (issue #8).

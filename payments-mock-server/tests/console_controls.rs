@@ -1,0 +1,171 @@
+//! The console's controls (CONTRACT section 14): the clock, the
+//! catalogue, reset, and a keyed mock's console.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+
+use crate::common::{get, initiated, send, service};
+use crate::console::{assert_page, form, text};
+
+#[tokio::test]
+async fn the_clock_page_shows_and_moves_the_clock() {
+    let (state, router) = service();
+    let page = assert_page(&get(&router, "/_mock/ui/clock").await, 200);
+    assert!(page.contains("none: real time"));
+    let reply = form(
+        &router,
+        "/_mock/ui/clock",
+        "seconds=960",
+        Some("http://127.0.0.1:8080"),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        reply.headers["location"],
+        "../../_mock/ui/clock?advanced=960"
+    );
+    assert_eq!(state.clock.offset_nanos(), 960_000_000_000);
+    let page = assert_page(&get(&router, "/_mock/ui/clock?advanced=960").await, 200);
+    assert!(page.contains("moved forward by 960 s"), "{page}");
+    assert!(page.contains("16m"), "{page}");
+    // A link cannot claim a move the clock never made.
+    for claim in ["961", "999999", "%3Cb%3E", "-1"] {
+        let page = assert_page(
+            &get(&router, &format!("/_mock/ui/clock?advanced={claim}")).await,
+            200,
+        );
+        assert!(!page.contains("moved forward"), "{claim}: {page}");
+    }
+
+    for (body, says) in [
+        ("seconds=-5", "seconds must be a whole number of seconds"),
+        ("seconds=soon", "seconds must be a whole number of seconds"),
+        ("seconds=1.5", "seconds must be a whole number of seconds"),
+        ("seconds=+5", "seconds must be a whole number of seconds"),
+        ("seconds=", "seconds is required"),
+        ("", "seconds is required"),
+        ("seconds=1e400", "seconds must be a whole number of seconds"),
+        ("seconds=99999999999999", "seconds must be at most"),
+    ] {
+        let reply = form(&router, "/_mock/ui/clock", body, None).await;
+        let page = assert_page(&reply, 400);
+        assert!(page.contains(says), "{body}: {page}");
+    }
+    let before = state.clock.offset_nanos();
+    let reply = form(
+        &router,
+        "/_mock/ui/clock",
+        "seconds=60",
+        Some("https://evil.example"),
+    )
+    .await;
+    assert_page(&reply, 403);
+    let json_body = Request::post("/_mock/ui/clock")
+        .header("content-type", "application/json")
+        .body(Body::from(r#"{"seconds":60}"#))
+        .expect("request");
+    assert_page(&send(&router, json_body).await, 415);
+    let huge = format!("seconds=1&pad={}", "x".repeat(10_000));
+    assert_page(&form(&router, "/_mock/ui/clock", &huge, None).await, 413);
+    assert_eq!(state.clock.offset_nanos(), before, "nothing moved");
+}
+
+#[tokio::test]
+async fn the_catalogue_page_says_what_each_product_does() {
+    let (_, router) = service();
+    let page = assert_page(&get(&router, "/_mock/ui/catalog").await, 200);
+    for expected in [
+        "TOPUP",
+        "BILLPAY",
+        "CONFIRMED, then SUCCESSFUL 2s later",
+        "GIFTCARD",
+        "quantity 1–10",
+        "EWALLET",
+        "confirmationCode 123456",
+        "DECLINED",
+        "FAILED (declined by provider)",
+        "ONLINEBANKING",
+        "redirect (payer window 10m)",
+        "returnUrl required",
+        "payerId required",
+        "expire after 15m",
+    ] {
+        assert!(page.contains(expected), "{expected} missing: {page}");
+    }
+}
+
+#[tokio::test]
+async fn reset_asks_first_then_forgets_everything() {
+    let (state, router) = service();
+    initiated(&router, "R-1", "TOPUP").await;
+    state.clock.advance(Duration::from_secs(60));
+    let page = assert_page(&get(&router, "/_mock/ui/reset").await, 200);
+    assert!(
+        page.contains("forgets all 1 transactions and the 1 requests"),
+        "{page}"
+    );
+    let reply = form(&router, "/_mock/ui/reset", "", Some("https://evil.example")).await;
+    assert_page(&reply, 403);
+    assert_eq!(state.store.len(), 1);
+    let reply = form(
+        &router,
+        "/_mock/ui/reset",
+        "",
+        Some("http://127.0.0.1:8080"),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::SEE_OTHER);
+    assert_eq!(reply.headers["location"], "../../_mock/ui/?reset=done");
+    assert_eq!(state.store.len(), 0);
+    assert!(state.journal.is_empty());
+    assert_eq!(state.clock.offset_nanos(), 0);
+    let page = assert_page(&get(&router, "/_mock/ui/?reset=done").await, 200);
+    assert!(page.contains("The mock was reset"));
+
+    // The form has no fields, so a POST with no body (and no content type)
+    // resets as well: the document says the body is optional.
+    initiated(&router, "R-2", "TOPUP").await;
+    let bare = Request::post("/_mock/ui/reset")
+        .header("host", "127.0.0.1:8080")
+        .body(Body::empty())
+        .expect("request");
+    let reply = send(&router, bare).await;
+    assert_eq!(reply.status, StatusCode::SEE_OTHER);
+    assert_eq!(state.store.len(), 0);
+}
+
+/// A keyed mock's console needs no key (CONTRACT section 14), and its own
+/// forms still work, while the API stays behind the key.
+#[tokio::test]
+async fn a_keyed_mock_serves_its_console_without_a_key() {
+    let mut config = payments_mock_server::Config::default();
+    config.api_keys = vec!["sk_console".parse().expect("a key")];
+    config.fail_rate = 1.0;
+    let (state, router) = crate::common::service_with(config);
+    let refused = get(&router, "/api/payments/x/status").await;
+    assert_eq!(refused.status, 401);
+    for page in [
+        "/_mock/ui/",
+        "/_mock/ui/transactions/rows",
+        "/_mock/ui/requests",
+        "/_mock/ui/requests/feed",
+        "/_mock/ui/requests/1",
+        "/_mock/ui/clock",
+        "/_mock/ui/catalog",
+        "/_mock/ui/reset",
+    ] {
+        let reply = get(&router, page).await;
+        assert_eq!(reply.status, 200, "{page}: {}", text(&reply));
+    }
+    let reply = form(
+        &router,
+        "/_mock/ui/clock",
+        "seconds=60",
+        Some("http://127.0.0.1:8080"),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::SEE_OTHER);
+    assert_eq!(state.clock.offset_nanos(), 60_000_000_000);
+}

@@ -1,0 +1,257 @@
+//! The payer without a browser (CONTRACT sections 10 and 13): the admin
+//! payer control, the embedded server's payer API and public URL, and
+//! pages on a keyed, faulted, rate-limited server.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::Request;
+use payments_mock_server::{AppState, Config, MockServer, PayerAction, PayerError};
+use serde_json::{Value, json};
+
+use crate::common::{get, post, send, service, status};
+use crate::redirect::{assert_page, confirmed, location, online_banking, text};
+
+#[tokio::test]
+async fn the_admin_control_plays_the_payer_without_a_browser() {
+    let (_, router) = service();
+    let (id, _) = confirmed(&router, "OB-1").await;
+    let path = format!("/_mock/transactions/{id}/payer");
+    let reply = post(&router, &path, &json!({"action": "decline"})).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.data()["status"], "FAILED");
+    assert_eq!(reply.data()["message"], "declined by bank");
+    assert_eq!(reply.data()["transactionId"], id.as_str());
+    let redirect = reply.data()["redirectTo"].as_str().expect("redirectTo");
+    assert!(redirect.contains("&status=FAILED#top"), "{redirect}");
+
+    // Decided: no longer waiting.
+    let again = post(&router, &path, &json!({"action": "pay"})).await;
+    assert_eq!(
+        (again.status.as_u16(), again.code()),
+        (400, "VALIDATION_ERROR")
+    );
+    assert_eq!(again.message(), "transaction is not waiting for the payer");
+    assert_eq!(status(&router, &id).await.data()["status"], "FAILED");
+
+    let unknown = post(
+        &router,
+        "/_mock/transactions/01930000-0000-7000-8000-000000000000/payer",
+        &json!({"action": "pay"}),
+    )
+    .await;
+    assert_eq!(
+        (unknown.status.as_u16(), unknown.code()),
+        (404, "TRANSACTION_NOT_FOUND")
+    );
+    let (_, router) = service();
+    let topup = crate::common::initiated(&router, "T-1", "TOPUP").await;
+    let reply = post(
+        &router,
+        &format!("/_mock/transactions/{topup}/payer"),
+        &json!({"action": "pay"}),
+    )
+    .await;
+    assert_eq!(reply.message(), "transaction is not waiting for the payer");
+    let (id, _) = confirmed(&router, "OB-2").await;
+    let path = format!("/_mock/transactions/{id}/payer");
+    for (body, message) in [
+        (json!({}), "action is required"),
+        (
+            json!({"action": "refund"}),
+            "action must be one of pay, decline, cancel",
+        ),
+        (
+            json!({"action": 1}),
+            "action must be a string: pay, decline or cancel",
+        ),
+    ] {
+        let reply = post(&router, &path, &body).await;
+        assert_eq!(
+            (reply.code(), reply.message()),
+            ("VALIDATION_ERROR", message)
+        );
+    }
+    assert_eq!(status(&router, &id).await.data()["status"], "CONFIRMED");
+}
+
+#[tokio::test]
+async fn pages_need_no_key_and_are_never_faulted_limited_or_journaled() {
+    let mut config = Config::default();
+    config.api_keys = vec!["sk_test".parse().expect("a key")];
+    config.fail_rate = 1.0;
+    config.fault_seed = Some(7);
+    config.rate_limit = Some(1);
+    let state = AppState::new(config);
+    let router = payments_mock_server::app(state.clone());
+    // Set up through the library: every /api/ request would fail here.
+    let now = state.clock.now();
+    let record = state
+        .store
+        .initiate(
+            payments_mock_server::validate_initiate(
+                online_banking("OB-1").as_object().expect("object"),
+                &state.catalog,
+            )
+            .expect("valid"),
+            payments_mock_server::InitialState::Initiated,
+            now,
+            now + Duration::from_secs(900),
+        )
+        .expect("stored");
+    let id = record.id.to_string();
+    let reply = post(
+        &router,
+        &format!("/_mock/transactions/{id}/payer"),
+        &json!({"action": "pay"}),
+    )
+    .await;
+    assert_eq!(reply.message(), "transaction is not waiting for the payer");
+    let public_url = url::Url::parse("http://localhost").expect("a URL");
+    let confirmed = state
+        .store
+        .confirm(
+            &payments_mock_server::ConfirmAttempt {
+                transaction_id: &id,
+                reference_no: "OB-1",
+                confirmation_code: None,
+                scope: None,
+                public_url: &public_url,
+            },
+            &state.catalog,
+            now,
+        )
+        .expect("confirmed");
+    let token = confirmed.payment_page().expect("a page").token.to_string();
+    let path = format!("/pay/{token}");
+
+    // No key, every fault asked for, far over the rate limit: the page
+    // opens, and the submit decides, each time at once.
+    for fault in ["", "internal-error", "reset", "rate-limit", "delay=60000"] {
+        let mut request = Request::get(&path);
+        if !fault.is_empty() {
+            request = request.header("x-mock-fault", fault);
+        }
+        let page = send(&router, request.body(Body::empty()).expect("request")).await;
+        assert_page(&page, 200);
+    }
+    let request = Request::post(&path)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("x-mock-fault", "commit-then-reset")
+        .body(Body::from("action=pay"))
+        .expect("request");
+    let decided = send(&router, request).await;
+    assert_eq!(decided.status.as_u16(), 303, "{}", text(&decided));
+    assert!(
+        location(&decided).ends_with("&status=SUCCESSFUL#top"),
+        "{}",
+        location(&decided)
+    );
+    let page = get(&router, "/pay/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA").await;
+    assert_page(&page, 404);
+    assert!(state.journal.entries().is_empty());
+}
+
+#[tokio::test]
+async fn the_embedded_server_plays_the_payer_and_announces_its_public_url() {
+    let server = MockServer::builder()
+        .public_url("https://dev.example/mock/".parse().expect("a URL"))
+        .start()
+        .await
+        .expect("started");
+    let http = reqwest::Client::new();
+    let api = |p: &str| format!("{}/api/payments/{p}", server.base_url());
+    let initiated: Value = http
+        .post(api("initiate"))
+        .json(&online_banking("OB-1"))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("JSON");
+    let id = initiated["data"]["transactionId"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    assert_eq!(server.payment_url(&id), None);
+    assert_eq!(
+        server.payer(&id, PayerAction::Pay).map(|o| o.status),
+        Err(PayerError::NotWaiting)
+    );
+    let confirmed: Value = http
+        .post(api("confirm"))
+        .json(&json!({"transactionId": id, "referenceNo": "OB-1"}))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("JSON");
+    let extra = confirmed["data"]["extraProperties"]
+        .as_str()
+        .expect("a string");
+    let url = server.payment_url(&id).expect("a page");
+    assert!(url.starts_with("https://dev.example/mock/pay/"), "{url}");
+    assert!(extra.contains(&url), "{extra}");
+    let stored = &server.transactions()[0];
+    assert_eq!(stored.payment_url.as_deref(), Some(url.as_str()));
+
+    let outcome = server.payer(&id, PayerAction::Cancel).expect("decided");
+    assert_eq!(outcome.status, "FAILED");
+    assert!(outcome.redirect_to.contains(&format!("transactionId={id}")));
+    assert_eq!(
+        server.transactions()[0].error_message.as_deref(),
+        Some("cancelled by payer")
+    );
+    assert_eq!(
+        server.payer(&id, PayerAction::Pay).map(|o| o.status),
+        Err(PayerError::NotWaiting)
+    );
+    assert_eq!(
+        server.payer("nope", PayerAction::Pay).map(|o| o.status),
+        Err(PayerError::NotFound)
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn by_default_pages_are_announced_under_the_listening_address() {
+    let server = MockServer::start().await;
+    let router_url = server.base_url();
+    let http = reqwest::Client::new();
+    let api = |p: &str| format!("{router_url}/api/payments/{p}");
+    let initiated: Value = http
+        .post(api("initiate"))
+        .json(&online_banking("OB-1"))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("JSON");
+    let id = initiated["data"]["transactionId"].as_str().expect("id");
+    http.post(api("confirm"))
+        .json(&json!({"transactionId": id, "referenceNo": "OB-1"}))
+        .send()
+        .await
+        .expect("sent");
+    let url = server.payment_url(id).expect("a page");
+    assert!(url.starts_with(&format!("{router_url}/pay/")), "{url}");
+    // And the page is there, over real HTTP.
+    let page = http.get(&url).send().await.expect("sent");
+    assert_eq!(page.status(), 200);
+    let no_redirects = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client");
+    let paid = no_redirects
+        .post(&url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("action=pay")
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(paid.status(), 303);
+    server.shutdown().await;
+}
