@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use crate::common::{address_of, spawn_with_banner, terminate_expecting_success};
+use crate::common::{address_of, post_over_http, spawn_with_banner, terminate_expecting_success};
 
 const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
 
@@ -159,30 +159,21 @@ async fn payment_pages_are_announced_under_the_public_url() {
             .args(["--port", "0", "--public-url", "https://dev.example/mock"])
             .stderr(Stdio::piped()),
     );
-    let http = reqwest::Client::new();
-    let initiated: serde_json::Value = http
-        .post(format!("{base}/api/payments/initiate"))
-        .json(&serde_json::json!({
+    let initiated = post_over_http(
+        &format!("{base}/api/payments/initiate"),
+        &serde_json::json!({
             "merchantId": crate::common::MERCHANT,
             "referenceNo": "OB-1", "amount": 100, "productCode": "ONLINEBANKING",
             "storeId": "S1", "returnUrl": "https://shop.example/back",
-        }))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("JSON");
+        }),
+    )
+    .await;
     let id = initiated["data"]["transactionId"].as_str().expect("an id");
-    let confirmed: serde_json::Value = http
-        .post(format!("{base}/api/payments/confirm"))
-        .json(&serde_json::json!({ "transactionId": id, "referenceNo": "OB-1" }))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("JSON");
+    let confirmed = post_over_http(
+        &format!("{base}/api/payments/confirm"),
+        &serde_json::json!({ "transactionId": id, "referenceNo": "OB-1" }),
+    )
+    .await;
     let extra = confirmed["data"]["extraProperties"]
         .as_str()
         .expect("a string");
@@ -191,9 +182,7 @@ async fn payment_pages_are_announced_under_the_public_url() {
     assert!(url.starts_with("https://dev.example/mock/pay/"), "{url}");
     // The page itself is served at /pay/ on the listening address.
     let token = url.rsplit('/').next().expect("a token");
-    let page = http
-        .get(format!("{base}/pay/{token}"))
-        .send()
+    let page = reqwest::get(format!("{base}/pay/{token}"))
         .await
         .expect("sent");
     assert_eq!(page.status(), 200);

@@ -7,9 +7,9 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::Request;
 use payments_mock_server::{AppState, Config, MockServer, PayerAction, PayerError};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::common::{get, post, send, service, status};
+use crate::common::{get, post, post_over_http, send, service, status};
 use crate::redirect::{assert_page, confirmed, location, online_banking, text};
 
 #[tokio::test]
@@ -159,17 +159,8 @@ async fn the_embedded_server_plays_the_payer_and_announces_its_public_url() {
         .start()
         .await
         .expect("started");
-    let http = reqwest::Client::new();
     let api = |p: &str| format!("{}/api/payments/{p}", server.base_url());
-    let initiated: Value = http
-        .post(api("initiate"))
-        .json(&online_banking("OB-1"))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("JSON");
+    let initiated = post_over_http(&api("initiate"), &online_banking("OB-1")).await;
     let id = initiated["data"]["transactionId"]
         .as_str()
         .expect("id")
@@ -179,15 +170,11 @@ async fn the_embedded_server_plays_the_payer_and_announces_its_public_url() {
         server.payer(&id, PayerAction::Pay).map(|o| o.status),
         Err(PayerError::NotWaiting)
     );
-    let confirmed: Value = http
-        .post(api("confirm"))
-        .json(&json!({"transactionId": id, "referenceNo": "OB-1"}))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("JSON");
+    let confirmed = post_over_http(
+        &api("confirm"),
+        &json!({"transactionId": id, "referenceNo": "OB-1"}),
+    )
+    .await;
     let extra = confirmed["data"]["extraProperties"]
         .as_str()
         .expect("a string");
@@ -219,27 +206,18 @@ async fn the_embedded_server_plays_the_payer_and_announces_its_public_url() {
 async fn by_default_pages_are_announced_under_the_listening_address() {
     let server = MockServer::start().await;
     let router_url = server.base_url();
-    let http = reqwest::Client::new();
     let api = |p: &str| format!("{router_url}/api/payments/{p}");
-    let initiated: Value = http
-        .post(api("initiate"))
-        .json(&online_banking("OB-1"))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("JSON");
+    let initiated = post_over_http(&api("initiate"), &online_banking("OB-1")).await;
     let id = initiated["data"]["transactionId"].as_str().expect("id");
-    http.post(api("confirm"))
-        .json(&json!({"transactionId": id, "referenceNo": "OB-1"}))
-        .send()
-        .await
-        .expect("sent");
+    post_over_http(
+        &api("confirm"),
+        &json!({"transactionId": id, "referenceNo": "OB-1"}),
+    )
+    .await;
     let url = server.payment_url(id).expect("a page");
     assert!(url.starts_with(&format!("{router_url}/pay/")), "{url}");
     // And the page is there, over real HTTP.
-    let page = http.get(&url).send().await.expect("sent");
+    let page = reqwest::get(&url).await.expect("sent");
     assert_eq!(page.status(), 200);
     let no_redirects = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())

@@ -194,6 +194,20 @@ pub fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).expect("a Value always serializes")
 }
 
+/// POSTs `body` as JSON to `url` over real HTTP (a server on a port, not
+/// the router in-process) and returns the envelope it answers.
+pub async fn post_over_http(url: &str, body: &Value) -> Value {
+    reqwest::Client::new()
+        .post(url)
+        .json(body)
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("an envelope")
+}
+
 /// Spawns `cmd` (the mock binary, its flags and stderr already set) with
 /// stdout piped, reads its `listening on http://HOST:PORT` banner, and
 /// returns the child and the base URL.
