@@ -1,12 +1,13 @@
 //! Extractors whose rejections are our envelope (CONTRACT section 2): the
-//! JSON object body, the caller's identity, and path segment decoding.
+//! JSON object body, the caller's identity, a request from this server's
+//! own pages ([`SameSite`]), and path segment decoding.
 
 use std::borrow::Cow;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -118,6 +119,49 @@ pub(crate) fn decoded_segment(raw: &str) -> Option<Cow<'_, str>> {
     percent_encoding::percent_decode_str(raw).decode_utf8().ok()
 }
 
+/// Whether a POST comes from this server's own pages (or from a tool): a
+/// browser sends `Origin` with a POST; when it names another host than the
+/// request's `Host`, another site's page made the browser post here. The
+/// console's forms and [`SameSite`] both ask this.
+pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    let origin_host = origin
+        .to_str()
+        .ok()
+        .and_then(|o| url::Url::parse(o).ok())
+        .map(|u| match (u.host_str(), u.port()) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            (Some(h), None) => h.to_owned(),
+            _ => String::new(),
+        });
+    matches!((host, origin_host), (Some(h), Some(o)) if h.eq_ignore_ascii_case(&o))
+}
+
+/// Proof that a request changing the mock was not made by another site's
+/// page: a browser sends `Origin` with every cross-site POST, and it must
+/// then name the request's own `Host`. Tools (curl, test code, the
+/// client) send no `Origin` and pass.
+pub struct SameSite;
+
+impl<S: Send + Sync> FromRequestParts<S> for SameSite {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        if same_origin(&parts.headers) {
+            Ok(Self)
+        } else {
+            Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                ErrorCode::Forbidden,
+                "a page of another site may not change the mock (its Origin is not this server)",
+            ))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,5 +194,27 @@ mod tests {
             Some(Cow::Borrowed("plain"))
         ));
         assert_eq!(decoded_segment("a%20b").as_deref(), Some("a b"));
+    }
+
+    #[test]
+    fn a_post_from_another_origin_is_not_the_console() {
+        let headers = |origin: Option<&str>, host: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::HOST, HeaderValue::from_str(host).expect("ascii"));
+            if let Some(o) = origin {
+                h.insert(header::ORIGIN, HeaderValue::from_str(o).expect("ascii"));
+            }
+            h
+        };
+        assert!(same_origin(&headers(None, "127.0.0.1:8080")));
+        assert!(same_origin(&headers(
+            Some("http://127.0.0.1:8080"),
+            "127.0.0.1:8080"
+        )));
+        assert!(!same_origin(&headers(
+            Some("https://evil.example"),
+            "127.0.0.1:8080"
+        )));
+        assert!(!same_origin(&headers(Some("null"), "127.0.0.1:8080")));
     }
 }

@@ -14,8 +14,9 @@ use serde_json::{Map, Number, Value};
 
 use crate::error::ApiError;
 
-use super::{Chrome, console_error, console_page, param, query_pairs, same_origin};
+use super::{Chrome, console_error, console_page, param, query_pairs};
 use crate::catalog::{Flow, Outcome, Product};
+use crate::extract::same_origin;
 use crate::html::render;
 use crate::state::AppState;
 

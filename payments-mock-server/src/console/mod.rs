@@ -19,7 +19,7 @@ mod transactions;
 
 use std::borrow::Cow;
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Utc};
 use utoipa_axum::router::OpenApiRouter;
@@ -215,26 +215,6 @@ pub(crate) fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a
         .filter(|v| !v.is_empty())
 }
 
-/// Whether a form post comes from the console itself: a browser sends
-/// `Origin` with a POST; when it names another host than the request's
-/// `Host`, another site's page made the browser post here.
-pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN) else {
-        return true;
-    };
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin_host = origin
-        .to_str()
-        .ok()
-        .and_then(|o| url::Url::parse(o).ok())
-        .map(|u| match (u.host_str(), u.port()) {
-            (Some(h), Some(p)) => format!("{h}:{p}"),
-            (Some(h), None) => h.to_owned(),
-            _ => String::new(),
-        });
-    matches!((host, origin_host), (Some(h), Some(o)) if h.eq_ignore_ascii_case(&o))
-}
-
 /// The console's stylesheet, from the binary.
 #[utoipa::path(
     get,
@@ -280,27 +260,5 @@ mod tests {
         assert_eq!(visible("x\u{0}y\u{7f}"), "x\u{2400}y\u{2421}");
         assert_eq!(visible("\u{202e}evil"), "<U+202E>evil");
         assert_eq!(visible("line\nnext\tcol"), "line\nnext\tcol");
-    }
-
-    #[test]
-    fn a_post_from_another_origin_is_not_the_console() {
-        let headers = |origin: Option<&str>, host: &str| {
-            let mut h = HeaderMap::new();
-            h.insert(header::HOST, HeaderValue::from_str(host).expect("ascii"));
-            if let Some(o) = origin {
-                h.insert(header::ORIGIN, HeaderValue::from_str(o).expect("ascii"));
-            }
-            h
-        };
-        assert!(same_origin(&headers(None, "127.0.0.1:8080")));
-        assert!(same_origin(&headers(
-            Some("http://127.0.0.1:8080"),
-            "127.0.0.1:8080"
-        )));
-        assert!(!same_origin(&headers(
-            Some("https://evil.example"),
-            "127.0.0.1:8080"
-        )));
-        assert!(!same_origin(&headers(Some("null"), "127.0.0.1:8080")));
     }
 }

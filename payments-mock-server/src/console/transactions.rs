@@ -297,9 +297,8 @@ pub(crate) async fn rows(
     uri: Uri,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let (filters, problems) = Filters::parse(query.as_deref());
+    let (filters, mut problems) = Filters::parse(query.as_deref());
     let path = uri.path();
-    let mut problems = problems;
     if filters.before.is_some() {
         problems
             .push("before is not taken here: the live rows are always the first page".to_owned());

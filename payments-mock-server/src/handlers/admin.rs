@@ -12,8 +12,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use axum::extract::{FromRequestParts, Path, RawQuery, State};
-use axum::http::request::Parts;
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -23,34 +22,12 @@ use uuid::Uuid;
 
 use crate::clock::format_time;
 use crate::error::{ApiError, ErrorCode, success};
-use crate::extract::JsonObject;
+use crate::extract::{JsonObject, SameSite};
 use crate::handlers::pay::{PayerError, play_payer};
 use crate::handlers::{StatusData, status_data};
 use crate::rules;
 use crate::state::AppState;
 use crate::store::{PayerAction, Status};
-
-/// Proof that a request changing the mock was not made by another site's
-/// page: a browser sends `Origin` with every cross-site POST, and it must
-/// then name the request's own `Host`. Tools (curl, test code, the
-/// client) send no `Origin` and pass.
-pub struct SameSite;
-
-impl<S: Send + Sync> FromRequestParts<S> for SameSite {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        if crate::console::same_origin(&parts.headers) {
-            Ok(Self)
-        } else {
-            Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                ErrorCode::Forbidden,
-                "a page of another site may not change the mock (its Origin is not this server)",
-            ))
-        }
-    }
-}
 
 /// The journal's length, the most `GET /_mock/requests` returns.
 const JOURNAL: usize = crate::journal::CAPACITY;

@@ -154,18 +154,14 @@ pub(crate) fn generate(routes: utoipa::openapi::OpenApi, state: &AppState) -> Va
                     "{method} {path} ({id:?}) has no entry in the OpenAPI table (openapi/mod.rs)"
                 )
             });
-            fill(operation, &spec, keyed, bound, &state.catalog);
+            fill(operation, &id, &spec, keyed, bound, &state.catalog);
         }
     }
     doc
 }
 
-/// Fills one operation from its spec.
-fn fill(operation: &mut Value, spec: &Spec, keyed: bool, bound: bool, catalog: &Catalog) {
-    let id = operation["operationId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+/// Fills operation `id` from its spec.
+fn fill(operation: &mut Value, id: &str, spec: &Spec, keyed: bool, bound: bool, catalog: &Catalog) {
     let mut parameters: Vec<Value> = spec
         .params
         .iter()
@@ -241,7 +237,7 @@ fn fill(operation: &mut Value, spec: &Spec, keyed: bool, bound: bool, catalog: &
         // The reset form has no fields: a POST without a body resets too.
         let required = name != "ConsoleResetForm";
         let mut media = json!({ "schema": component(name) });
-        if let Some(examples) = schemas::body_examples(&id, catalog) {
+        if let Some(examples) = schemas::body_examples(id, catalog) {
             media["examples"] = examples;
         }
         operation["requestBody"] = json!({
@@ -251,7 +247,7 @@ fn fill(operation: &mut Value, spec: &Spec, keyed: bool, bound: bool, catalog: &
     }
     let (ok, data) = &spec.ok;
     let mut success = match spec.kind {
-        Kind::Api | Kind::Admin if operation["operationId"] == "openapi" => json!({
+        Kind::Api | Kind::Admin if id == "openapi" => json!({
             "description": "This document",
             "headers": request_id_header(),
             "content": { "application/json": { "schema": data } },
@@ -276,7 +272,7 @@ fn fill(operation: &mut Value, spec: &Spec, keyed: bool, bound: bool, catalog: &
                     "X-Request-Id": { "$ref": "#/components/headers/X-Request-Id" },
                 },
             });
-            if operation["operationId"] == "paymentPageSubmit" {
+            if id == "paymentPageSubmit" {
                 // A page with the same link, for clients that do not follow.
                 answer["content"] = json!({ "text/html": { "schema": { "type": "string" } } });
             }
