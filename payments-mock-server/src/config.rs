@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use crate::catalog::Catalog;
+use crate::domain::catalog::Catalog;
 use crate::error::Error;
 
 /// Default of [`Config::header_read_timeout`].
@@ -100,7 +100,7 @@ impl Config {
             return Err(Error::Config("rate limit must be at least 1".to_owned()));
         }
         if let Some(url) = &self.public_url {
-            crate::redirect::check_public_url(url).map_err(Error::Config)?;
+            crate::domain::redirect::check_public_url(url).map_err(Error::Config)?;
         }
         if let Some((first, second)) = self.duplicate_api_keys() {
             // Positions only: neither key value may reach a log.

@@ -175,7 +175,7 @@ impl ApiError {
             ErrorCode::PayloadTooLarge,
             format!(
                 "request body is larger than {} bytes",
-                crate::extract::BODY_LIMIT
+                crate::http::extract::BODY_LIMIT
             ),
         )
     }

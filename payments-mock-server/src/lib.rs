@@ -3,40 +3,35 @@
 //!
 //! # Layout
 //!
-//! - `lib.rs` — this overview and the public re-exports.
-//! - `main.rs` — the `payments-mock-server` binary: flags, logging, signals.
-//! - `config.rs` — [`Config`] and [`ApiKey`], shared by flags and builder.
-//! - `mock_server.rs` — [`MockServer`], the embeddable server, and its builder.
-//! - `server.rs` — accept loop, per-connection tasks, injected resets, graceful shutdown.
-//! - `app.rs` — routes and layers only.
-//! - `state.rs` — [`AppState`]: what every handler shares.
-//! - `middleware.rs` — request id, request log, envelope for every response.
-//! - `guard.rs` — the `/api/` guard: auth, rate limit, faults, journal.
-//! - `handlers/` — `initiate`, `confirm`, `status`, `admin` (`/_mock/`, `/openapi.json`),
-//!   `pay` (the payer's payment page, `/pay/{token}`).
-//! - `html.rs` — pages: askama templates (`templates/`, auto-escaped), the
-//!   stylesheet, page headers, error pages.
-//! - `rules.rs` — request rules: lengths, limits, code lists and patterns,
-//!   shared by the validator and the document.
-//! - `redirect.rs` — redirect-based payments: page tokens, payment page and
-//!   return addresses (built with the `url` crate).
-//! - `validate.rs` — request body rules, every failure collected.
-//! - `extract.rs` — extractors whose rejections are the envelope; path decoding.
-//! - `store.rs` — the store: look-ups and the atomic transitions;
-//!   `store_payer.rs` the payer's decision on a payment page.
-//! - `transaction.rs` — a transaction: request fields, stored form, state at an instant.
-//! - `records.rs`, `index.rs` — the store's containers: chunked records, shared codes,
-//!   sharded position indexes (small, and no long pauses as they grow).
-//! - `clock.rs` — the virtual clock; the only source of time.
-//! - `catalog.rs` — products and the TOML catalogue format.
-//! - `faults.rs` — fault sources: header, queue, fail rate, latency, rate limit.
-//! - `auth.rs` — API keys, constant-time comparison.
-//! - `journal.rs` — the request journal, captured cheaply and expanded when read.
-//! - `logging.rs` — the binary's log set-up and its fast text format.
-//! - `money.rs` — minor units to exact major-unit JSON numbers.
+//! - `lib.rs` — this overview and the public re-exports; `main.rs` — the
+//!   `payments-mock-server` binary: flags, logging, signals.
+//! - `config.rs` — [`Config`] and [`ApiKey`], shared by flags and builder;
+//!   `mock_server.rs` — [`MockServer`], the embeddable server, and its
+//!   builder; `error.rs` — [`ApiError`] (the envelope of a failure) and
+//!   [`Error`]; `logging.rs` — the binary's log set-up and its fast text format.
+//! - `domain/` — the rules, apart from HTTP and storage: `transaction.rs`
+//!   (request fields, stored form, state at an instant), `clock.rs` (the
+//!   virtual clock; the only source of time), `catalog.rs` (products and the
+//!   TOML format), `validate.rs` and `rules.rs` (request rules, every failure
+//!   collected; shared with the document), `money.rs` (minor units to exact
+//!   major-unit JSON numbers), `redirect.rs` (page tokens, payment URLs,
+//!   return addresses).
+//! - `store/` — the store: look-ups and the atomic transitions
+//!   (`payer.rs`: the payer's decision), its containers (`records.rs`,
+//!   `index.rs`: chunked records, shared codes, sharded position indexes)
+//!   and the request journal (`journal.rs`).
+//! - `http/` — the service over HTTP: `app.rs` (routes and layers only),
+//!   `server.rs` (accept loop, injected resets, graceful shutdown),
+//!   `state.rs` ([`AppState`]), `middleware.rs` (request id, request log,
+//!   envelope for every response), `guard.rs` (the `/api/` guard: auth,
+//!   rate limit, faults, journal), `extract.rs`, `json.rs`, `auth.rs`,
+//!   `faults.rs`, and `handlers/` (`initiate`, `confirm`, `status`, `admin`).
+//! - `web/` — what a person sees: `pay.rs` (the payer's payment page,
+//!   `/pay/{token}`), `console/` (the web console, `/_mock/ui/`), `html.rs`
+//!   (askama templates in `templates/`, auto-escaped; the stylesheet, page
+//!   headers, error pages).
 //! - `openapi/` — the OpenAPI 3.1 document, generated from the routes, the
-//!   served types and `rules.rs` (the request rules the validator checks).
-//! - `error.rs` — [`ApiError`] (the envelope of a failure) and [`Error`].
+//!   served types and `domain/rules.rs` (the request rules the validator checks).
 //!
 //! # Example
 //!
@@ -149,54 +144,35 @@
 //! Each [`MockServer`] has its own port, store, clock and journal: start one
 //! per test rather than sharing, and there is nothing to clean up.
 
-mod app;
-mod auth;
-mod catalog;
-mod clock;
 mod config;
-mod console;
+mod domain;
 mod error;
-mod extract;
-mod faults;
-mod guard;
-mod handlers;
-mod html;
-mod index;
-mod journal;
-mod json;
+mod http;
 mod logging;
-mod middleware;
 mod mock_server;
-mod money;
 mod openapi;
-mod records;
-mod redirect;
-mod rules;
-mod server;
-mod state;
 mod store;
-mod transaction;
-mod validate;
+mod web;
 
-pub use app::app;
-pub use catalog::{Catalog, DEFAULT_PAYER_TIMEOUT, Flow, InitialState, Outcome, Product};
-pub use clock::{Clock, format_time};
 pub use config::{ApiKey, Config, DEFAULT_HEADER_READ_TIMEOUT, listening_url, parse_latency};
-pub use console::PATH as CONSOLE_PATH;
+pub use domain::catalog::{Catalog, DEFAULT_PAYER_TIMEOUT, Flow, InitialState, Outcome, Product};
+pub use domain::clock::{Clock, format_time};
+pub use domain::money::{major_number, major_text};
+pub use domain::redirect::{TOKEN_LEN, is_token, return_address};
+pub use domain::transaction::PayerDecision;
+pub use domain::validate::{confirm as validate_confirm, initiate as validate_initiate};
 pub use error::{ApiError, Error, ErrorCode};
-pub use extract::{BODY_LIMIT, decode_segment, parse_object};
-pub use faults::Fault;
-pub use handlers::pay::{FORM_LIMIT, PayerError, PayerOutcome};
-pub use journal::JournalEntry;
+pub use http::app::app;
+pub use http::extract::{BODY_LIMIT, decode_segment, parse_object};
+pub use http::faults::Fault;
+pub use http::server::{HEADER_LIMIT, run, run_with};
+pub use http::state::{AppState, Shared};
 pub use logging::{LogFormat, PlainText, init_logging};
 pub use mock_server::{MockServer, MockServerBuilder, StoredTransaction};
-pub use money::{major_number, major_text};
-pub use redirect::{TOKEN_LEN, is_token, return_address};
-pub use server::{HEADER_LIMIT, run, run_with};
-pub use state::{AppState, Shared};
+pub use store::journal::JournalEntry;
 pub use store::{
     ConfirmAttempt, ConfirmRefusal, Decided, InsertRefusal, LookupError, PayerAction, PayerRefusal,
     PaymentPage, PaymentPageKey, Store,
 };
-pub use transaction::PayerDecision;
-pub use validate::{confirm as validate_confirm, initiate as validate_initiate};
+pub use web::console::PATH as CONSOLE_PATH;
+pub use web::pay::{FORM_LIMIT, PayerError, PayerOutcome};

@@ -9,15 +9,15 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use crate::app::app;
-use crate::catalog::Catalog;
 use crate::config::{ApiKey, Config};
+use crate::domain::catalog::Catalog;
 use crate::error::Error;
-use crate::faults::Fault;
-use crate::handlers::pay::{PayerError, PayerOutcome, play_payer};
-use crate::journal::JournalEntry;
-use crate::state::AppState;
+use crate::http::app::app;
+use crate::http::faults::Fault;
+use crate::http::state::AppState;
+use crate::store::journal::JournalEntry;
 use crate::store::{PayerAction, PaymentPageKey, Status};
+use crate::web::pay::{PayerError, PayerOutcome, play_payer};
 
 /// A stored transaction as the API would show it now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,7 +134,10 @@ impl MockServer {
                             .then(|| view.message.map(str::to_owned))
                             .flatten(),
                         payment_url: r.payment_page().map(|page| {
-                            crate::redirect::payment_url(&self.state.public_url, &page.token)
+                            crate::domain::redirect::payment_url(
+                                &self.state.public_url,
+                                &page.token,
+                            )
                         }),
                     }
                 },
@@ -200,7 +203,7 @@ impl MockServer {
         self.state
             .store
             .with_payment_page(PaymentPageKey::Transaction(transaction_id), |_, page| {
-                crate::redirect::payment_url(&self.state.public_url, &page.token)
+                crate::domain::redirect::payment_url(&self.state.public_url, &page.token)
             })
     }
 
@@ -371,7 +374,7 @@ impl MockServerBuilder {
         tracing::debug!("web console at http://{addr}/_mock/ui/");
         let (stop, stopped) = oneshot::channel::<()>();
         let router = app(state.clone());
-        let task = tokio::spawn(crate::server::run_with(
+        let task = tokio::spawn(crate::http::server::run_with(
             listener,
             router,
             header_read_timeout,

@@ -29,30 +29,30 @@ pub(crate) use schemas::{
     major_amount, optional_error_code, optional_timestamp, timestamp, transaction_status,
 };
 
-use crate::catalog::Catalog;
+use crate::domain::catalog::Catalog;
+use crate::domain::rules;
 use crate::error::ErrorCode::{self, *};
-use crate::rules;
-use crate::state::AppState;
+use crate::http::state::AppState;
 use table::{Kind, Spec, component, spec};
 
 /// The schemas of the types handlers serialize.
 #[derive(utoipa::OpenApi)]
 #[openapi(
     components(schemas(
-        crate::handlers::StatusData<'_>,
-        crate::handlers::confirm::ConfirmData<'_>,
-        crate::handlers::initiate::InitiateData<'_>,
-        crate::handlers::admin::Health,
-        crate::handlers::admin::AdminTransaction,
-        crate::handlers::admin::TransactionPage,
-        crate::handlers::admin::PayerData<'_>,
-        crate::handlers::admin::ClockData,
-        crate::handlers::admin::JournalItem,
-        crate::handlers::admin::JournalPage,
+        crate::http::handlers::StatusData<'_>,
+        crate::http::handlers::confirm::ConfirmData<'_>,
+        crate::http::handlers::initiate::InitiateData<'_>,
+        crate::http::handlers::admin::Health,
+        crate::http::handlers::admin::AdminTransaction,
+        crate::http::handlers::admin::TransactionPage,
+        crate::http::handlers::admin::PayerData<'_>,
+        crate::http::handlers::admin::ClockData,
+        crate::http::handlers::admin::JournalItem,
+        crate::http::handlers::admin::JournalPage,
     )),
     paths(
-        crate::handlers::status::by_id,
-        crate::handlers::status::by_reference,
+        crate::http::handlers::status::by_id,
+        crate::http::handlers::status::by_reference,
     )
 )]
 struct Served;

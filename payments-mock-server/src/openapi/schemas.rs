@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::Schema;
 
-use crate::catalog::Catalog;
+use crate::domain::catalog::Catalog;
+use crate::domain::rules;
 use crate::error::ErrorCode;
-use crate::handlers::admin::STATUSES;
-use crate::rules;
+use crate::http::handlers::admin::STATUSES;
 use crate::store::PayerAction;
 
 /// A JSON value as a utoipa schema (for `schema_with`).

@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
+use crate::domain::rules;
 use crate::error::ErrorCode::{self, *};
-use crate::rules;
 
 /// Which part of the service an operation belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +53,7 @@ fn console_query(name: &'static str, schema: Value, description: &'static str) -
 /// The console's filters: a form's empty field is no filter.
 fn console_filters() -> Vec<Param> {
     let statuses: Vec<&str> = std::iter::once("")
-        .chain(crate::handlers::admin::STATUSES.map(|s| s.as_str()))
+        .chain(crate::http::handlers::admin::STATUSES.map(|s| s.as_str()))
         .collect();
     vec![
         console_query(
@@ -219,7 +219,7 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
                     "limit",
                     "query",
                     false,
-                    json!({ "type": "integer", "minimum": 1, "maximum": crate::handlers::admin::PAGE_MAX, "default": crate::handlers::admin::PAGE_DEFAULT }),
+                    json!({ "type": "integer", "minimum": 1, "maximum": crate::http::handlers::admin::PAGE_MAX, "default": crate::http::handlers::admin::PAGE_DEFAULT }),
                     "",
                 ),
                 (
@@ -277,7 +277,7 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
                     "limit",
                     "query",
                     false,
-                    json!({ "type": "integer", "minimum": 1, "maximum": crate::journal::CAPACITY, "default": crate::journal::CAPACITY }),
+                    json!({ "type": "integer", "minimum": 1, "maximum": crate::store::journal::CAPACITY, "default": crate::store::journal::CAPACITY }),
                     "The newest this many",
                 ),
                 (

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{Inner, Store, issued_id};
-use crate::transaction::{ConfirmResult, PayerAction, PayerDecision, PaymentPage, Record};
+use crate::domain::transaction::{ConfirmResult, PayerAction, PayerDecision, PaymentPage, Record};
 
 /// How a payment page is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +45,7 @@ impl Inner {
     fn position_of_page(&self, key: PaymentPageKey<'_>) -> Option<usize> {
         match key {
             PaymentPageKey::Token(token) => {
-                if !crate::redirect::is_token(token) {
+                if !crate::domain::redirect::is_token(token) {
                     return None;
                 }
                 let records = &self.records;
@@ -141,8 +141,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::catalog::{Catalog, InitialState};
-    use crate::clock::Clock;
+    use crate::domain::catalog::{Catalog, InitialState};
+    use crate::domain::clock::Clock;
     use crate::store::tests::fields;
     use crate::store::{ConfirmAttempt, Status};
 

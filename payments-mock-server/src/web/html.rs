@@ -12,7 +12,7 @@ use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 /// The stylesheet of every page.
-pub const STYLESHEET: &str = include_str!("../assets/mock.css");
+pub const STYLESHEET: &str = include_str!("../../assets/mock.css");
 
 /// Headers of every page: no script, styles and images only from the mock
 /// itself, never framed, never cached, and no `Referer` (the page's address

@@ -9,9 +9,9 @@ use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::response::Response;
 
 use super::{Chrome, console_error, console_page, param, query_pairs, shown_time, visible};
-use crate::html::render;
-use crate::journal::JournalEntry;
-use crate::state::AppState;
+use crate::http::state::AppState;
+use crate::store::journal::JournalEntry;
+use crate::web::html::render;
 
 /// Rows the list starts with, and the most one poll adds: under load the
 /// page shows the newest, never everything.
@@ -163,7 +163,7 @@ pub(crate) async fn feed(
     let mut response = console_page(render(
         StatusCode::OK,
         &Rows {
-            root: crate::html::fragment_root_of(path),
+            root: crate::web::html::fragment_root_of(path),
             rows,
             placeholder: false,
         },

@@ -27,15 +27,15 @@ use utoipa_axum::routes;
 
 use askama::Template;
 
-use crate::html::{render, root_of};
-use crate::state::AppState;
+use crate::http::state::AppState;
+use crate::web::html::{render, root_of};
 
 /// The console's script: live rows for transactions and requests.
-pub const SCRIPT: &str = include_str!("../../assets/console.js");
+pub const SCRIPT: &str = include_str!("../../../assets/console.js");
 /// The console's stylesheet: the pages' one plus the console's parts.
 pub const STYLESHEET: &str = concat!(
-    include_str!("../../assets/mock.css"),
-    include_str!("../../assets/console.css")
+    include_str!("../../../assets/mock.css"),
+    include_str!("../../../assets/console.css")
 );
 
 /// How often the pages poll for what is new, in milliseconds (in each
@@ -85,7 +85,7 @@ impl Chrome {
         Self {
             root: root_of(path),
             nav,
-            now: crate::clock::format_time(state.clock.now()),
+            now: crate::domain::clock::format_time(state.clock.now()),
         }
     }
 }

@@ -14,12 +14,12 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::error::{ApiError, ErrorCodeTag};
-use crate::extract::{BODY_LIMIT, Caller, RequestId, decoded_segment};
-use crate::faults::{Fault, KeyHasher, Plan, parse_header};
-use crate::handlers::status::{Target, target};
-use crate::journal::Capture;
-use crate::server::ConnectionAbort;
-use crate::state::AppState;
+use crate::http::extract::{BODY_LIMIT, Caller, RequestId, decoded_segment};
+use crate::http::faults::{Fault, KeyHasher, Plan, parse_header};
+use crate::http::handlers::status::{Target, target};
+use crate::http::server::ConnectionAbort;
+use crate::http::state::AppState;
+use crate::store::journal::Capture;
 
 /// The header that injects faults per request.
 pub const FAULT_HEADER: &str = "x-mock-fault";

@@ -14,12 +14,12 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::Response;
 use chrono::{DateTime, Utc};
 
-use crate::clock::format_time;
-use crate::html::{error_page, render, root_of};
-use crate::money::major_text;
-use crate::redirect::return_address;
-use crate::state::AppState;
+use crate::domain::clock::format_time;
+use crate::domain::money::major_text;
+use crate::domain::redirect::return_address;
+use crate::http::state::AppState;
 use crate::store::{PayerAction, PayerRefusal, PaymentPage, PaymentPageKey, Record, Status};
+use crate::web::html::{error_page, render, root_of};
 
 /// Largest accepted form body: the form has one short field.
 pub const FORM_LIMIT: usize = 4 * 1024;

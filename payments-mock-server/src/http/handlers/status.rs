@@ -12,9 +12,9 @@ use axum::response::{IntoResponse, Response};
 use uuid::Uuid;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::extract::{Caller, decoded_segment};
-use crate::handlers::status_envelope;
-use crate::state::AppState;
+use crate::http::extract::{Caller, decoded_segment};
+use crate::http::handlers::status_envelope;
+use crate::http::state::AppState;
 use crate::store::LookupError;
 
 /// Which status endpoint a path names.

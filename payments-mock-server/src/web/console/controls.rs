@@ -15,10 +15,10 @@ use serde_json::{Map, Number, Value};
 use crate::error::ApiError;
 
 use super::{Chrome, console_error, console_page, param, query_pairs};
-use crate::catalog::{Flow, Outcome, Product};
-use crate::extract::same_origin;
-use crate::html::render;
-use crate::state::AppState;
+use crate::domain::catalog::{Flow, Outcome, Product};
+use crate::http::extract::same_origin;
+use crate::http::state::AppState;
+use crate::web::html::render;
 
 /// Largest accepted console form.
 const FORM_LIMIT: usize = 4 * 1024;
@@ -192,7 +192,7 @@ pub(crate) async fn advance(
         _ => Value::String(typed.to_owned()),
     };
     let body: Map<String, Value> = [("seconds".to_owned(), seconds)].into_iter().collect();
-    let advanced = match crate::handlers::admin::advance_seconds(&body) {
+    let advanced = match crate::http::handlers::admin::advance_seconds(&body) {
         Err(e) if e.message == "seconds must be a number" => Err(ApiError::validation(
             "seconds must be a whole number of seconds, digits only",
         )),
@@ -204,7 +204,7 @@ pub(crate) async fn advance(
             let mut q = url::form_urlencoded::Serializer::new(String::new());
             q.append_pair("advanced", typed);
             see_other(
-                &crate::html::root_of(path),
+                &crate::web::html::root_of(path),
                 &format!("_mock/ui/clock?{}", q.finish()),
             )
         }
@@ -339,5 +339,5 @@ pub(crate) async fn reset(
         return page;
     }
     state.reset();
-    see_other(&crate::html::root_of(path), "_mock/ui/?reset=done")
+    see_other(&crate::web::html::root_of(path), "_mock/ui/?reset=done")
 }

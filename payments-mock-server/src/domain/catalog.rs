@@ -12,7 +12,7 @@ use serde::Deserialize;
 use crate::error::Error;
 
 /// The default catalogue as TOML; [`Catalog::default`] parses it.
-pub const DEFAULT_TOML: &str = include_str!("../catalog.example.toml");
+pub const DEFAULT_TOML: &str = include_str!("../../catalog.example.toml");
 
 /// The state a product's transactions start in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -5,7 +5,6 @@
 pub mod admin;
 pub mod confirm;
 pub mod initiate;
-pub mod pay;
 pub mod status;
 
 use axum::response::Response;
@@ -14,9 +13,9 @@ use serde::Serialize;
 use serde_json::Number;
 use uuid::Uuid;
 
-use crate::clock::format_time;
-use crate::json::JsonOut;
-use crate::money::major_number;
+use crate::domain::clock::format_time;
+use crate::domain::money::major_number;
+use crate::http::json::JsonOut;
 use crate::store::Record;
 
 /// Status `data` (interface document section 2.6): both status reads.
@@ -116,7 +115,7 @@ mod fast_json_tests {
     use axum::http::header;
 
     use super::*;
-    use crate::catalog::InitialState;
+    use crate::domain::catalog::InitialState;
     use crate::error::success;
     use crate::store::tests::fields;
     use crate::store::{ConfirmResult, Confirmation, NewTransaction, Store};

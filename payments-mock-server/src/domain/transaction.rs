@@ -7,7 +7,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::catalog::InitialState;
+use crate::domain::catalog::InitialState;
 
 /// A transaction's state as the API shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -64,7 +64,7 @@ impl Fault {
 }
 
 /// Longest accepted `delay=`: one minute.
-const MAX_DELAY: Duration = Duration::from_millis(crate::rules::MAX_FAULT_DELAY_MS);
+const MAX_DELAY: Duration = Duration::from_millis(crate::domain::rules::MAX_FAULT_DELAY_MS);
 
 /// Parses an `X-Mock-Fault` value (comma-separated tokens).
 ///
@@ -75,7 +75,7 @@ pub fn parse_header(value: &[u8]) -> Result<Vec<Fault>, ApiError> {
     let text = std::str::from_utf8(value).unwrap_or_default();
     // The grammar the OpenAPI document publishes (rules::FAULT_HEADER):
     // lower-case tokens, commas, optional spaces, nothing empty.
-    if !crate::rules::is_fault_header(text) {
+    if !crate::domain::rules::is_fault_header(text) {
         return Err(ApiError::validation(format!(
             "X-Mock-Fault: {:?} is not a comma-separated list of internal-error, \
              commit-then-error, reset, commit-then-reset, rate-limit or delay=<ms> \

@@ -2,7 +2,7 @@
 use std::sync::{Arc, Barrier};
 
 use super::*;
-use crate::clock::Clock;
+use crate::domain::clock::Clock;
 
 /// A valid MYR 1.00 TOPUP for this reference (tests elsewhere adjust it).
 pub(crate) fn fields(reference: &str) -> NewTransaction {
@@ -100,10 +100,10 @@ fn views_follow_the_clock_without_writes() {
         .initiate_now(fields("V"), InitialState::Pending, &clock, MINUTE)
         .expect("created");
     let now = record.created_at;
-    let expiry = crate::clock::add(now, MINUTE);
+    let expiry = crate::domain::clock::add(now, MINUTE);
     assert_eq!(record.expires_at, expiry);
     assert_eq!(record.view(now).status, Status::Pending);
-    let after = crate::clock::add(now, MINUTE);
+    let after = crate::domain::clock::add(now, MINUTE);
     let view = record.view(after);
     assert_eq!(view.status, Status::Expired);
     assert_eq!(view.last_modified_at, Some(expiry));

@@ -9,13 +9,13 @@ use serde::Serialize;
 use serde_json::Number;
 use uuid::Uuid;
 
-use crate::clock::format_time;
+use crate::domain::clock::format_time;
+use crate::domain::money::major_number;
+use crate::domain::validate;
 use crate::error::{ApiError, ErrorCode, success};
-use crate::extract::{Caller, JsonObject};
-use crate::money::major_number;
-use crate::state::AppState;
+use crate::http::extract::{Caller, JsonObject};
+use crate::http::state::AppState;
 use crate::store::{ConfirmAttempt, ConfirmRefusal, ConfirmResult};
-use crate::validate;
 
 /// Confirms a transaction (interface document 4.2).
 ///

@@ -20,17 +20,17 @@ use serde_json::{Map, Number, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::clock::format_time;
+use crate::domain::clock::format_time;
+use crate::domain::rules;
 use crate::error::{ApiError, ErrorCode, success};
-use crate::extract::{JsonObject, SameSite};
-use crate::handlers::pay::{PayerError, play_payer};
-use crate::handlers::{StatusData, status_data};
-use crate::rules;
-use crate::state::AppState;
+use crate::http::extract::{JsonObject, SameSite};
+use crate::http::handlers::{StatusData, status_data};
+use crate::http::state::AppState;
 use crate::store::{PayerAction, Status};
+use crate::web::pay::{PayerError, play_payer};
 
 /// The journal's length, the most `GET /_mock/requests` returns.
-const JOURNAL: usize = crate::journal::CAPACITY;
+const JOURNAL: usize = crate::store::journal::CAPACITY;
 /// Default and largest page of `GET /_mock/transactions`.
 pub(crate) const PAGE_DEFAULT: usize = 100;
 pub(crate) const PAGE_MAX: usize = 1000;

@@ -12,9 +12,9 @@ use futures::FutureExt as _;
 use uuid::Uuid;
 
 use crate::error::{ApiError, ErrorCodeTag};
-use crate::extract::{RequestId, acceptable_request_id, is_json_content_type};
-use crate::guard::api_guard;
-use crate::state::AppState;
+use crate::http::extract::{RequestId, acceptable_request_id, is_json_content_type};
+use crate::http::guard::api_guard;
+use crate::http::state::AppState;
 
 /// `X-Request-Id`.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -43,7 +43,7 @@ pub(crate) async fn request_context(
     let method = req.method().clone();
     // Pages answer their errors as pages, linked relative to their path.
     let page_path =
-        crate::html::is_page_path(req.uri().path()).then(|| req.uri().path().to_owned());
+        crate::web::html::is_page_path(req.uri().path()).then(|| req.uri().path().to_owned());
     let mut path = req.uri().path().to_owned();
     if path.len() > MAX_LOGGED_PATH {
         let mut cut = MAX_LOGGED_PATH;
@@ -140,13 +140,15 @@ fn ensure_envelope(response: Response) -> Response {
 /// JSON.
 fn ensure_page(response: Response, path: &str, state: &AppState) -> Response {
     let status = response.status();
-    if crate::html::is_html(&response) || !(status.is_client_error() || status.is_server_error()) {
+    if crate::web::html::is_html(&response)
+        || !(status.is_client_error() || status.is_server_error())
+    {
         return response;
     }
     let mut replacement = if path.starts_with("/_mock/ui") {
-        crate::console::error_for_status(state, status, path)
+        crate::web::console::error_for_status(state, status, path)
     } else {
-        crate::html::error_page_for_status(status, path)
+        crate::web::html::error_page_for_status(status, path)
     };
     if let Some(allow) = response.headers().get(header::ALLOW) {
         replacement

@@ -14,14 +14,15 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
-use crate::extract::BODY_LIMIT;
-use crate::handlers::{admin, confirm, initiate, pay, status};
-use crate::html;
-use crate::middleware::{panic_response, request_context};
-use crate::state::AppState;
+use crate::http::extract::BODY_LIMIT;
+use crate::http::handlers::{admin, confirm, initiate, status};
+use crate::http::middleware::{panic_response, request_context};
+use crate::http::state::AppState;
+use crate::web::html;
+use crate::web::pay;
 
 /// The whole service as a router: drive it with
-/// `tower::ServiceExt::oneshot` in tests, or serve it with [`crate::server::run`].
+/// `tower::ServiceExt::oneshot` in tests, or serve it with [`crate::http::server::run`].
 ///
 /// Layers, outermost first: request id + log + envelope guarantee with the
 /// `/api/` guard inside it (auth, rate limit, faults, journal; one
@@ -51,7 +52,7 @@ pub fn app(state: AppState) -> Router {
         .routes(routes!(admin::openapi))
         .routes(routes!(pay::show, pay::submit))
         .routes(routes!(html::stylesheet))
-        .merge(crate::console::routes())
+        .merge(crate::web::console::routes())
         .split_for_parts();
     let document = crate::openapi::generate(document, &state);
     state.set_openapi(bytes::Bytes::from(

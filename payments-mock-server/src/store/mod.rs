@@ -17,18 +17,20 @@ use chrono::{DateTime, Utc};
 use rand::RngExt as _;
 use uuid::Uuid;
 
-use crate::catalog::{Catalog, InitialState, Outcome, Product};
-use crate::clock::Clock;
-use crate::index::Index;
-use crate::records::{Interner, Records};
-pub use crate::transaction::{
+use crate::domain::catalog::{Catalog, InitialState, Outcome, Product};
+use crate::domain::clock::Clock;
+pub use crate::domain::transaction::{
     ConfirmResult, Confirmation, Fields, NewTransaction, PayerAction, PaymentPage, RareFields,
     Record, Status,
 };
+use crate::store::index::Index;
+use crate::store::records::{Interner, Records};
 pub use payer::{Decided, PayerRefusal, PaymentPageKey};
 
-#[path = "store_payer.rs"]
+pub(crate) mod index;
+pub mod journal;
 mod payer;
+pub(crate) mod records;
 
 /// Why a confirm was refused, in the order CONTRACT section 6 checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,7 +183,7 @@ impl Store {
     ) -> Result<Record, InsertRefusal> {
         self.insert(fields, initial, || {
             let now = clock.now();
-            (now, crate::clock::add(now, expiry))
+            (now, crate::domain::clock::add(now, expiry))
         })
     }
 
@@ -288,14 +290,14 @@ impl Store {
             },
             // Redirect-based: the payer decides on the page (section 13).
             (_, Some(window)) => ConfirmResult::AwaitingPayer(PaymentPage {
-                token: crate::redirect::new_token(),
-                deadline: crate::clock::add(now, window),
+                token: crate::domain::redirect::new_token(),
+                deadline: crate::domain::clock::add(now, window),
                 decision: None,
                 later_submits: 0,
             }),
             (Outcome::Success, None) => ConfirmResult::Successful,
             (Outcome::Async { settle_after }, None) => ConfirmResult::Settling {
-                settles_at: crate::clock::add(now, settle_after),
+                settles_at: crate::domain::clock::add(now, settle_after),
             },
             (Outcome::Decline { message }, None) => ConfirmResult::Failed {
                 error_message: message,
@@ -310,7 +312,7 @@ impl Store {
         let extra_properties = match &token {
             Some(token) => Some(
                 serde_json::json!({
-                    "paymentUrl": crate::redirect::payment_url(attempt.public_url, token)
+                    "paymentUrl": crate::domain::redirect::payment_url(attempt.public_url, token)
                 })
                 .to_string(),
             ),
@@ -527,5 +529,4 @@ fn new_provider_reference() -> String {
 }
 
 #[cfg(test)]
-#[path = "store_tests.rs"]
 pub(crate) mod tests;

@@ -6,12 +6,12 @@ use iso_currency::Currency;
 use serde_json::{Map, Number, Value};
 use uuid::Uuid;
 
-use crate::catalog::{Catalog, is_product_code};
+use crate::domain::catalog::{Catalog, is_product_code};
 use crate::error::ApiError;
 use crate::store::NewTransaction;
 
-use crate::rules;
-pub use crate::rules::{MAX_AMOUNT, MAX_EXTRA_BYTES};
+use crate::domain::rules;
+pub use crate::domain::rules::{MAX_AMOUNT, MAX_EXTRA_BYTES};
 
 /// Collects failed rules.
 #[derive(Debug, Default)]

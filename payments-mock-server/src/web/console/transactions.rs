@@ -10,12 +10,12 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{Chrome, console_error, console_page, param, query_pairs, shown_time, visible};
-use crate::html::render;
-use crate::journal::JournalEntry;
-use crate::money::major_text;
-use crate::redirect::payment_url;
-use crate::state::AppState;
+use crate::domain::money::major_text;
+use crate::domain::redirect::payment_url;
+use crate::http::state::AppState;
+use crate::store::journal::JournalEntry;
 use crate::store::{ConfirmResult, Record, Status};
+use crate::web::html::render;
 
 /// Rows per page unless `limit` says otherwise; at most [`MAX_LIMIT`].
 const DEFAULT_LIMIT: usize = 100;
@@ -316,7 +316,7 @@ pub(crate) async fn rows(
     console_page(render(
         StatusCode::OK,
         &Rows {
-            root: crate::html::fragment_root_of(path),
+            root: crate::web::html::fragment_root_of(path),
             rows,
             filtered: filters.is_filtered(),
         },
@@ -421,7 +421,7 @@ pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response 
 /// Every stored field, and what the status read shows now.
 fn fields(
     record: &Record,
-    view: &crate::transaction::View<'_>,
+    view: &crate::domain::transaction::View<'_>,
     state: &AppState,
 ) -> Vec<(&'static str, String)> {
     let f = &record.fields;
@@ -568,6 +568,6 @@ fn concerns(entry: &JournalEntry, record: &Record) -> bool {
         .path
         .strip_prefix("/api/payments/reference/")
         .and_then(|rest| rest.strip_suffix("/status"))
-        .and_then(crate::extract::decode_segment)
+        .and_then(crate::http::extract::decode_segment)
         .is_some_and(|r| r == reference)
 }

@@ -16,7 +16,7 @@ use axum::response::Response;
 use chrono::{DateTime, Datelike, Timelike, Utc};
 use uuid::Uuid;
 
-use crate::clock::format_time;
+use crate::domain::clock::format_time;
 
 /// A JSON text being written.
 pub(crate) struct JsonOut {
@@ -104,7 +104,7 @@ impl JsonOut {
     }
 
     /// `minor / 10^exponent` as a JSON number with exactly `exponent`
-    /// fraction digits, as [`crate::money::major_text`] writes it.
+    /// fraction digits, as [`crate::domain::money::major_text`] writes it.
     pub(crate) fn major(&mut self, minor: u64, exponent: u16) {
         let mut itoa = itoa::Buffer::new();
         let digits = itoa.format(minor).as_bytes();
@@ -157,7 +157,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::money::major_text;
+    use crate::domain::money::major_text;
 
     fn written(f: impl FnOnce(&mut JsonOut)) -> String {
         let mut out = JsonOut::with_capacity(0);

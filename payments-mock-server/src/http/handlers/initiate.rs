@@ -5,12 +5,12 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use uuid::Uuid;
 
+use crate::domain::validate;
 use crate::error::{ApiError, ErrorCode};
-use crate::extract::{Caller, JsonObject};
-use crate::json::JsonOut;
-use crate::state::AppState;
+use crate::http::extract::{Caller, JsonObject};
+use crate::http::json::JsonOut;
+use crate::http::state::AppState;
 use crate::store::{InsertRefusal, Record};
-use crate::validate;
 
 /// Creates a payment transaction (interface document 4.1).
 ///
@@ -119,8 +119,8 @@ mod tests {
     use chrono::DateTime;
 
     use super::*;
-    use crate::catalog::InitialState;
-    use crate::clock::format_time;
+    use crate::domain::catalog::InitialState;
+    use crate::domain::clock::format_time;
     use crate::error::success;
     use crate::store::tests::fields;
     use crate::store::{NewTransaction, Store};

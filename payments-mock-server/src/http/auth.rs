@@ -6,7 +6,7 @@ use subtle::ConstantTimeEq;
 
 use crate::config::ApiKey;
 use crate::error::ApiError;
-use crate::extract::Caller;
+use crate::http::extract::Caller;
 
 /// The configured keys; empty means authentication is off.
 #[derive(Debug, Clone, Default)]

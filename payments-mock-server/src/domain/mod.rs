@@ -1,0 +1,11 @@
+//! The service's rules, apart from HTTP and from where state is kept: a
+//! transaction and its states, the virtual clock, the catalogue, request
+//! validation, money and redirect-based payments.
+
+pub mod catalog;
+pub mod clock;
+pub mod money;
+pub mod redirect;
+pub mod rules;
+pub mod transaction;
+pub mod validate;
