@@ -62,7 +62,7 @@ async fn main() -> anyhow::Result<()> {
         initiated.attempts(),
         initiated.is_reconciled()
     );
-    print_wire(&server, initiated.request_id());
+    print_wire(&server, initiated.request_id()).await;
     ensure!(initiated.attempts() == 2, "initiate should take 2 attempts");
     ensure!(initiated.is_reconciled(), "initiate should be reconciled");
 
@@ -77,7 +77,7 @@ async fn main() -> anyhow::Result<()> {
         confirmed.attempts(),
         confirmed.is_reconciled()
     );
-    print_wire(&server, confirmed.request_id());
+    print_wire(&server, confirmed.request_id()).await;
     ensure!(confirmed.attempts() == 2, "confirm should take 2 attempts");
     ensure!(confirmed.is_reconciled(), "confirm should be reconciled");
     ensure!(confirmed.data().status == TransactionStatus::Successful);
@@ -85,6 +85,7 @@ async fn main() -> anyhow::Result<()> {
     println!("3. Ask the mock's store what exists for {REFERENCE}");
     let stored: Vec<_> = server
         .transactions()
+        .await
         .into_iter()
         .filter(|t| t.reference_no == REFERENCE)
         .collect();
@@ -104,10 +105,11 @@ async fn main() -> anyhow::Result<()> {
 
 /// Prints the mock's journal of one logical call: every attempt and the
 /// read-back share its request id.
-fn print_wire(server: &MockServer, request_id: &str) {
+async fn print_wire(server: &MockServer, request_id: &str) {
     println!("   on the wire (request id {request_id}):");
     for entry in server
         .requests()
+        .await
         .iter()
         .filter(|e| e.request_id == request_id)
     {

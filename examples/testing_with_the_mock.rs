@@ -6,8 +6,8 @@
 //! point a `Client` at it, run `checkout`, and assert on three things:
 //!
 //! - what `checkout` returned;
-//! - what the mock stored (`server.transactions()`);
-//! - what the application sent (`server.requests()`, the request journal).
+//! - what the mock stored (`server.transactions().await`);
+//! - what the application sent (`server.requests().await`, the request journal).
 //!
 //! The mock's default catalogue gives every outcome without set-up:
 //! `TOPUP` succeeds, `DECLINED` is declined by the provider, `EWALLET` needs
@@ -156,13 +156,13 @@ async fn main() -> anyhow::Result<()> {
     match &server {
         Some(server) => {
             println!("\nWhat a test can check afterwards, from the mock itself:");
-            for t in server.transactions() {
+            for t in server.transactions().await {
                 println!(
                     "   stored  {} {} {} {} sen",
                     t.reference_no, t.product_code, t.status, t.amount_minor
                 );
             }
-            for r in server.requests() {
+            for r in server.requests().await {
                 let status = r.status.map_or("reset".into(), |s| s.to_string());
                 println!("   request {} {} -> {status}", r.method, r.path);
             }
@@ -191,8 +191,8 @@ mod tests {
     }
 
     /// The JSON body the application sent in request `index` of the journal.
-    fn sent_body(server: &MockServer, index: usize) -> serde_json::Value {
-        let requests = server.requests();
+    async fn sent_body(server: &MockServer, index: usize) -> serde_json::Value {
+        let requests = server.requests().await;
         serde_json::from_str(&requests[index].body).expect("the client sends JSON")
     }
 
@@ -205,7 +205,7 @@ mod tests {
 
         assert_eq!(receipt.status, TransactionStatus::Successful);
         assert_eq!(receipt.amount, Decimal::new(1050, 2));
-        let stored = server.transactions();
+        let stored = server.transactions().await;
         assert_eq!(stored.len(), 1);
         assert_eq!(stored[0].transaction_id, receipt.transaction_id.as_str());
         assert_eq!(stored[0].reference_no, "ORDER-1");
@@ -215,6 +215,7 @@ mod tests {
 
         let calls: Vec<_> = server
             .requests()
+            .await
             .into_iter()
             .map(|r| (r.method, r.path, r.status))
             .collect();
@@ -225,7 +226,7 @@ mod tests {
                 ("POST".into(), "/api/payments/confirm".into(), Some(200)),
             ]
         );
-        let initiate = sent_body(&server, 0);
+        let initiate = sent_body(&server, 0).await;
         assert_eq!(initiate["payerId"], "60123456789");
         assert_eq!(initiate["storeId"], "WEBSHOP");
         assert_eq!(initiate["amount"].to_string(), "1050");
@@ -242,7 +243,7 @@ mod tests {
 
         assert_eq!(receipt.status, TransactionStatus::Failed);
         assert_eq!(receipt.reason.as_deref(), Some("declined by provider"));
-        let stored = server.transactions();
+        let stored = server.transactions().await;
         assert_eq!(stored.len(), 1);
         assert_eq!(stored[0].status, "FAILED");
         assert_eq!(stored[0].provider_reference, None);
@@ -258,9 +259,9 @@ mod tests {
             .expect("a wrong OTP is an answer");
 
         assert_eq!(receipt.status, TransactionStatus::Failed);
-        assert_eq!(server.transactions()[0].status, "FAILED");
-        assert_eq!(server.requests().len(), 2);
-        assert_eq!(sent_body(&server, 1)["confirmationCode"], "000000");
+        assert_eq!(server.transactions().await[0].status, "FAILED");
+        assert_eq!(server.requests().await.len(), 2);
+        assert_eq!(sent_body(&server, 1).await["confirmationCode"], "000000");
     }
 
     #[tokio::test]
@@ -271,7 +272,7 @@ mod tests {
         let receipt = checkout(&client, &order).await.expect("checkout succeeds");
 
         assert_eq!(receipt.status, TransactionStatus::Successful);
-        assert_eq!(server.transactions()[0].status, "SUCCESSFUL");
+        assert_eq!(server.transactions().await[0].status, "SUCCESSFUL");
     }
 
     #[tokio::test]
@@ -286,8 +287,8 @@ mod tests {
             .expect("the client recovers");
 
         assert_eq!(receipt.status, TransactionStatus::Successful);
-        assert_eq!(server.transactions().len(), 1);
-        let statuses: Vec<_> = server.requests().iter().map(|r| r.status).collect();
+        assert_eq!(server.transactions().await.len(), 1);
+        let statuses: Vec<_> = server.requests().await.iter().map(|r| r.status).collect();
         assert_eq!(statuses[0], Some(500));
     }
 }

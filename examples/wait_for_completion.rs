@@ -70,7 +70,7 @@ async fn main() -> anyhow::Result<()> {
             // settle delay.
             let fast_forward = async {
                 tokio::time::sleep(Duration::from_millis(250)).await;
-                server.advance_clock(Duration::from_secs(2));
+                server.advance_clock(Duration::from_secs(2)).await;
                 println!("   (meanwhile: the mock's clock moved forward 2 s)");
             };
             tokio::join!(wait, fast_forward).0?

@@ -104,14 +104,15 @@ fn initiate_body(reference: &str) -> Map<String, Value> {
 }
 
 /// Creates a transaction straight in the store (outside the timed part of
-/// the confirm benchmarks): `(transactionId, referenceNo)`.
+/// the confirm benchmarks, which set up in sync closures: the memory
+/// store's sync calls): `(transactionId, referenceNo)`.
 fn preinitiate(server: &MockServer, reference: &str) -> (String, String) {
     let state = server.state();
+    let store = state.store.as_memory().expect("a memory store");
     let fields =
         validate_initiate(&initiate_body(reference), &state.catalog).expect("a valid initiate");
-    let now = state.clock.now();
-    let record = state
-        .store
+    let now = store.virtual_clock().now();
+    let record = store
         .initiate(fields, InitialState::Initiated, now, now + state.expiry)
         .expect("a new reference");
     (record.id.to_string(), reference.to_owned())

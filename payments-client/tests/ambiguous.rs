@@ -80,7 +80,7 @@ async fn an_initiate_committed_then_rate_limited_is_not_reported_as_not_carried_
         .initiate(topup("C1-INIT"))
         .await
         .unwrap_err();
-    let stored = server.transactions();
+    let stored = server.transactions().await;
     assert_eq!(stored.len(), 1, "the first attempt committed: {stored:?}");
     assert_eq!(err.outcome(), Outcome::Unknown, "{err:?}");
     assert_wraps_429(&err, 3);
@@ -97,7 +97,7 @@ async fn a_confirm_committed_then_rate_limited_is_not_reported_as_not_carried_ou
         .build()
         .unwrap();
     let err = client.confirm(req).await.unwrap_err();
-    assert_eq!(server.transactions()[0].status, "SUCCESSFUL");
+    assert_eq!(server.transactions().await[0].status, "SUCCESSFUL");
     assert_eq!(err.outcome(), Outcome::Unknown, "{err:?}");
     assert_wraps_429(&err, 3);
 }
@@ -110,7 +110,7 @@ async fn an_initiate_whose_only_failures_were_rate_limits_is_still_not_carried_o
         .initiate(topup("C1-429"))
         .await
         .unwrap_err();
-    assert!(server.transactions().is_empty());
+    assert!(server.transactions().await.is_empty());
     assert!(
         matches!(err, Error::Api(ref api) if api.status == 429),
         "{err:?}"

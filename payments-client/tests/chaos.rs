@@ -210,7 +210,7 @@ async fn chaos_payments_are_never_duplicated_lost_or_misreported() {
     assert_eq!(results.len(), payments);
 
     // The mock's view, keyed like the client's.
-    let stored = server.transactions();
+    let stored = server.transactions().await;
     let mut held: HashMap<(Uuid, String), Vec<_>> = HashMap::new();
     for t in &stored {
         held.entry((t.merchant_id, t.reference_no.clone()))

@@ -10,6 +10,8 @@ use uuid::Uuid;
 
 use crate::domain::catalog::Catalog;
 use crate::error::Error;
+use crate::store::settings::Given;
+use crate::store::{Durability, StoreSpec};
 
 /// Default of [`Config::header_read_timeout`].
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -48,6 +50,21 @@ pub struct Config {
     /// becomes loopback). An [`crate::AppState`] made without either uses
     /// `http://localhost`.
     pub public_url: Option<url::Url>,
+    /// Where state is kept (`--store`, CONTRACT section 15); memory by
+    /// default.
+    pub store: StoreSpec,
+    /// SQLite only: what a commit survives (`--durability`).
+    pub durability: Durability,
+    /// Empty the store before serving (`--fresh`).
+    pub fresh: bool,
+    /// This process's name in the journal (`--replica-name`); `None`: the
+    /// listening `HOST:PORT` (the binary and [`crate::MockServer`] fill it
+    /// in once bound).
+    pub replica_name: Option<String>,
+    /// Which of `catalog` and `expiry` this start chose itself: a store
+    /// that already holds settings serves its own for the others, and
+    /// refuses chosen ones that differ (CONTRACT section 15).
+    pub given: Given,
 }
 
 impl Default for Config {
@@ -62,6 +79,11 @@ impl Default for Config {
             rate_limit: None,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             public_url: None,
+            store: StoreSpec::Memory,
+            durability: Durability::Process,
+            fresh: false,
+            replica_name: None,
+            given: Given::default(),
         }
     }
 }
@@ -102,6 +124,14 @@ impl Config {
         if let Some(url) = &self.public_url {
             crate::domain::redirect::check_public_url(url).map_err(Error::Config)?;
         }
+        if self.durability != Durability::Process && !matches!(self.store, StoreSpec::Sqlite(_)) {
+            return Err(Error::Config(
+                "--durability applies to a sqlite: store only".to_owned(),
+            ));
+        }
+        if let Some(name) = &self.replica_name {
+            check_replica_name(name).map_err(Error::Config)?;
+        }
         if let Some((first, second)) = self.duplicate_api_keys() {
             // Positions only: neither key value may reach a log.
             return Err(Error::Config(format!(
@@ -121,6 +151,25 @@ impl Config {
                 .map(|i| (i + 1, j + 1))
         })
     }
+}
+
+/// Checks a replica name: 1 to 64 characters, no control characters (it is
+/// shown in the journal, the console and logs).
+///
+/// # Errors
+///
+/// A message naming the problem.
+pub fn check_replica_name(name: &str) -> Result<(), String> {
+    let length = name.chars().count();
+    if !(1..=64).contains(&length) || name.trim() != name {
+        return Err(
+            "a replica name is 1 to 64 characters without leading or trailing spaces".to_owned(),
+        );
+    }
+    if name.chars().any(char::is_control) {
+        return Err("a replica name must not contain control characters".to_owned());
+    }
+    Ok(())
 }
 
 /// An API key, optionally bound to one merchant (CONTRACT section 9).

@@ -36,6 +36,58 @@ pub enum Error {
     /// An option value is out of range or malformed.
     #[error("invalid option: {0}")]
     Config(String),
+    /// `--store` names no store this mock knows (an unknown scheme, an
+    /// empty path): a usage error.
+    #[error("invalid --store: {0}")]
+    StoreSpec(String),
+    /// The store cannot be opened: not a SQLite database, a damaged file, a
+    /// file another process holds, a database that cannot be reached,
+    /// wrong credentials. `store` names it, without a password.
+    #[error("cannot open store {store}: {reason}")]
+    StoreOpen {
+        /// The store, as the console shows it (password as `***`).
+        store: String,
+        /// Why, without secrets.
+        reason: String,
+    },
+    /// The store was written by a newer version of the mock.
+    #[error(
+        "store {store} has schema version {found}, newer than this mock's {supported}: use a newer payments-mock-server"
+    )]
+    StoreSchemaNewer {
+        /// The store.
+        store: String,
+        /// The version the store records.
+        found: i64,
+        /// The newest this build knows.
+        supported: i64,
+    },
+    /// `--catalog` or `--expiry` differ from what the store holds
+    /// (replicas never disagree on behaviour): a usage error.
+    #[error(
+        "store {store} holds other settings than this start gives: {difference}; start without --catalog/--expiry to use the store's, or with --fresh to replace them"
+    )]
+    SettingsDiffer {
+        /// The store.
+        store: String,
+        /// What differs, item by item.
+        difference: String,
+    },
+}
+
+impl Error {
+    /// The binary's exit code for this error (COMMANDS.md, CONTRACT
+    /// section 15): 2 for what the command line got wrong, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Catalog(_)
+            | Self::CatalogFile { .. }
+            | Self::Config(_)
+            | Self::StoreSpec(_)
+            | Self::SettingsDiffer { .. } => 2,
+            Self::Bind { .. } | Self::StoreOpen { .. } | Self::StoreSchemaNewer { .. } => 1,
+        }
+    }
 }
 
 /// The wire error codes of CONTRACT section 8.
@@ -74,6 +126,8 @@ pub enum ErrorCode {
     RateLimited,
     /// Unexpected error or injected fault.
     InternalError,
+    /// The database behind `--store` cannot be reached (CONTRACT section 15).
+    StoreUnavailable,
 }
 
 impl ErrorCode {
@@ -96,7 +150,15 @@ impl ErrorCode {
             Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             Self::RateLimited => "RATE_LIMITED",
             Self::InternalError => "INTERNAL_ERROR",
+            Self::StoreUnavailable => "STORE_UNAVAILABLE",
         }
+    }
+
+    /// The code a wire string names, if it is one of ours.
+    pub fn parse(text: &str) -> Option<Self> {
+        crate::openapi::ERROR_CODES
+            .into_iter()
+            .find(|c| c.as_str() == text)
     }
 }
 
@@ -189,6 +251,16 @@ impl ApiError {
         )
     }
 
+    /// 503 `STORE_UNAVAILABLE`: the database behind the store failed. The
+    /// message says what failed, never with a password.
+    pub fn store_unavailable(error: &crate::store::StoreError) -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::StoreUnavailable,
+            format!("{error}; retry later"),
+        )
+    }
+
     /// 429 `RATE_LIMITED`.
     pub fn rate_limited() -> Self {
         Self::new(
@@ -267,4 +339,10 @@ pub(crate) fn success(data: impl Serialize, message: Option<&str>) -> Response {
         data,
     })
     .into_response()
+}
+
+impl From<crate::store::StoreError> for ApiError {
+    fn from(error: crate::store::StoreError) -> Self {
+        Self::store_unavailable(&error)
+    }
 }

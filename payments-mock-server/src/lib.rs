@@ -61,8 +61,8 @@
 //!     .bytes().await.map(|b| serde_json::from_slice(&b).unwrap()).unwrap();
 //! assert_eq!(reply["data"]["status"], "INITIATED");
 //!
-//! server.advance_clock(Duration::from_secs(16 * 60));
-//! assert_eq!(server.transactions()[0].status, "EXPIRED");
+//! server.advance_clock(Duration::from_secs(16 * 60)).await;
+//! assert_eq!(server.transactions().await[0].status, "EXPIRED");
 //! server.shutdown().await;
 //! # }
 //! ```
@@ -154,12 +154,18 @@ mod openapi;
 mod store;
 mod web;
 
-pub use config::{ApiKey, Config, DEFAULT_HEADER_READ_TIMEOUT, listening_url, parse_latency};
+pub use config::{
+    ApiKey, Config, DEFAULT_HEADER_READ_TIMEOUT, check_replica_name, listening_url, parse_latency,
+};
 pub use domain::catalog::{Catalog, DEFAULT_PAYER_TIMEOUT, Flow, InitialState, Outcome, Product};
 pub use domain::clock::{Clock, format_time};
+pub use domain::lifecycle::{self, ConfirmAttempt, ConfirmRefusal};
 pub use domain::money::{major_number, major_text};
 pub use domain::redirect::{TOKEN_LEN, is_token, return_address};
-pub use domain::transaction::PayerDecision;
+pub use domain::transaction::{
+    ConfirmResult, Confirmation, Fields, NewTransaction, PayerDecision, RareFields, Record, Status,
+    View, id_at, issued_id,
+};
 pub use domain::validate::{confirm as validate_confirm, initiate as validate_initiate};
 pub use error::{ApiError, Error, ErrorCode};
 pub use http::app::app;
@@ -169,10 +175,13 @@ pub use http::server::{HEADER_LIMIT, run, run_with};
 pub use http::state::{AppState, Shared};
 pub use logging::{LogFormat, PlainText, init_logging};
 pub use mock_server::{MockServer, MockServerBuilder, StoredTransaction};
-pub use store::journal::JournalEntry;
+pub use store::journal::{Capture, JournalEntry};
+pub use store::settings::Given;
 pub use store::{
-    ConfirmAttempt, ConfirmRefusal, Decided, InsertRefusal, LookupError, PayerAction, PayerRefusal,
-    PaymentPage, PaymentPageKey, Store,
+    AnyStore, ClockReading, Decided, Durability, InsertRefusal, JournalStats, LookupError,
+    MemoryStore, Order, Page, PageQuery, PayerAction, PayerRefusal, PaymentPage, PaymentPageKey,
+    PostgresStore, PostgresUrl, STORE_TIMEOUT, Settings, SqliteStore, Store, StoreError, StoreSpec,
+    Transition,
 };
 pub use web::console::PATH as CONSOLE_PATH;
 pub use web::pay::{FORM_LIMIT, PayerError, PayerOutcome};

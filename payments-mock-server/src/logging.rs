@@ -32,7 +32,8 @@ pub enum LogFormat {
 }
 
 /// Installs the global tracing subscriber the binary uses: events at
-/// `RUST_LOG` (default `info`) on stderr, colours only on a terminal.
+/// `RUST_LOG` (default `info`, the migration crate's progress lines at
+/// `warn`) on stderr, colours only on a terminal.
 ///
 /// Lines are written by a background thread through a 64 KiB buffer: they
 /// queue while requests are served and go out many to a `write` once the
@@ -44,7 +45,7 @@ pub enum LogFormat {
 /// `tracing_subscriber`'s `init` does).
 pub fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,refinery_core=warn"));
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(false)
         .thread_name("payments-mock-server-log")

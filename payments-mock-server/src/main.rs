@@ -5,7 +5,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
-use payments_mock_server::{ApiKey, Catalog, Config, app, init_logging, parse_latency, run_with};
+use payments_mock_server::{
+    ApiKey, AppState, Catalog, Config, Durability, StoreSpec, app, init_logging, parse_latency,
+    run_with,
+};
 
 /// The merchant payment-transaction service in memory, for integration tests.
 #[derive(Debug, Parser)]
@@ -20,12 +23,39 @@ struct Args {
     /// Product catalogue in TOML instead of the built-in one.
     #[arg(long, value_name = "FILE")]
     catalog: Option<std::path::PathBuf>,
-    /// Expiry of unconfirmed transactions, e.g. `30s`, `15m`, `2h`.
-    #[arg(long, default_value = "15m", value_parser = humantime::parse_duration)]
-    expiry: Duration,
+    /// Expiry of unconfirmed transactions, e.g. `30s`, `15m`, `2h` [default:
+    /// 15m, or what the store holds].
+    #[arg(long, value_parser = humantime::parse_duration)]
+    expiry: Option<Duration>,
     /// Turn authentication on with this key, optionally bound to a merchant.
-    #[arg(long = "api-key", value_name = "KEY[=MERCHANT_UUID]", value_parser = ApiKeyParser)]
+    #[arg(long = "api-key", value_name = "KEY[=MERCHANT_UUID]", value_parser = QuietParser::<ApiKey>::new("an API key"))]
     api_keys: Vec<ApiKey>,
+    /// Where state is kept: `memory` (gone with the process), `sqlite:PATH`
+    /// (a file that survives restarts; one process owns it) or
+    /// `postgres://USER:PASSWORD@HOST:PORT/DB` (shared by any number of
+    /// replicas). A password is never printed.
+    #[arg(
+        long,
+        env = "PAYMENTS_MOCK_STORE",
+        hide_env_values = true,
+        default_value = "memory",
+        value_name = "memory|sqlite:PATH|postgres://…",
+        value_parser = QuietParser::<StoreSpec>::new("a store")
+    )]
+    store: StoreSpec,
+    /// SQLite only: what an answered change survives: the process dying
+    /// (`process`: WAL, synchronous=NORMAL) or also a power loss (`power`:
+    /// synchronous=FULL).
+    #[arg(long, value_enum, default_value_t = DurabilityArg::Process)]
+    durability: DurabilityArg,
+    /// Empty the store (transactions, journal, clock, settings) before
+    /// serving, then write this start's settings.
+    #[arg(long)]
+    fresh: bool,
+    /// This process's name in the request journal [default: HOST:PORT as it
+    /// listens].
+    #[arg(long, value_name = "NAME")]
+    replica_name: Option<String>,
     /// Probability (0 to 1) that an /api/ request gets a random fault.
     #[arg(long, default_value_t = 0.0, value_parser = parse_rate)]
     fail_rate: f64,
@@ -56,33 +86,61 @@ struct Args {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
+enum DurabilityArg {
+    Process,
+    Power,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
 enum LogFormat {
     Text,
     Json,
 }
 
-/// Parses `--api-key` like `ApiKey`'s `FromStr`, but unlike clap's own
-/// parsers its error never quotes the value: a malformed key is still a
-/// secret, and usage errors end up in CI logs.
-#[derive(Debug, Clone, Copy)]
-struct ApiKeyParser;
+/// Parses a value with its `FromStr` (whose error never repeats the
+/// value), but unlike clap's own parsers the error never quotes the value
+/// either: an API key, or a store URL with a password, is still a secret
+/// when it is malformed, and usage errors end up in CI logs.
+#[derive(Debug)]
+struct QuietParser<T> {
+    what: &'static str,
+    kind: std::marker::PhantomData<fn() -> T>,
+}
 
-impl clap::builder::TypedValueParser for ApiKeyParser {
-    type Value = ApiKey;
+impl<T> QuietParser<T> {
+    fn new(what: &'static str) -> Self {
+        Self {
+            what,
+            kind: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<T> Clone for QuietParser<T> {
+    fn clone(&self) -> Self {
+        Self::new(self.what)
+    }
+}
+
+impl<T> clap::builder::TypedValueParser for QuietParser<T>
+where
+    T: std::str::FromStr<Err = String> + Clone + Send + Sync + 'static,
+{
+    type Value = T;
 
     fn parse_ref(
         &self,
         cmd: &clap::Command,
         arg: Option<&clap::Arg>,
         value: &std::ffi::OsStr,
-    ) -> Result<ApiKey, clap::Error> {
-        let name = arg.map_or_else(|| "--api-key".to_owned(), ToString::to_string);
+    ) -> Result<T, clap::Error> {
+        let name = arg.map_or_else(|| "the value".to_owned(), ToString::to_string);
         let reason = match value.to_str() {
-            Some(text) => match text.parse::<ApiKey>() {
-                Ok(key) => return Ok(key),
+            Some(text) => match text.parse::<T>() {
+                Ok(parsed) => return Ok(parsed),
                 Err(reason) => reason,
             },
-            None => "an API key must be valid UTF-8".to_owned(),
+            None => format!("{} must be valid UTF-8", self.what),
         };
         let mut cmd = cmd.clone();
         Err(cmd.error(
@@ -123,7 +181,18 @@ fn main() -> ExitCode {
         None => Catalog::default(),
     };
     let mut config = Config::default();
-    config.expiry = args.expiry;
+    config.given.catalog = args.catalog.is_some();
+    config.given.expiry = args.expiry.is_some();
+    if let Some(expiry) = args.expiry {
+        config.expiry = expiry;
+    }
+    config.store = args.store;
+    config.durability = match args.durability {
+        DurabilityArg::Process => Durability::Process,
+        DurabilityArg::Power => Durability::Power,
+    };
+    config.fresh = args.fresh;
+    config.replica_name = args.replica_name;
     config.api_keys = args.api_keys;
     config.catalog = catalog;
     config.fail_rate = args.fail_rate;
@@ -162,10 +231,22 @@ async fn serve(host: &str, port: u16, config: Config) -> ExitCode {
         }
     };
     let header_read_timeout = config.header_read_timeout;
+    let seed_given = config.fault_seed.is_some();
     let mut config = config;
     let public_url = config
         .public_url
-        .get_or_insert_with(|| payments_mock_server::listening_url(addr));
+        .get_or_insert_with(|| payments_mock_server::listening_url(addr))
+        .clone();
+    config.replica_name.get_or_insert_with(|| addr.to_string());
+    let state = match AppState::open(config).await {
+        Ok(state) => state,
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            return ExitCode::from(e.exit_code());
+        }
+    };
+    let store = state.store.shown();
+    tracing::info!(store = %store, replica = %state.replica, "state is kept in {store}");
     tracing::info!(public_url = %public_url, "payment pages are announced under {public_url}");
     // The console's address goes to the log: stdout keeps its one line.
     let console = format!(
@@ -174,8 +255,6 @@ async fn serve(host: &str, port: u16, config: Config) -> ExitCode {
         payments_mock_server::CONSOLE_PATH.trim_start_matches('/')
     );
     tracing::info!(console = %console, "web console at {console}");
-    let seed_given = config.fault_seed.is_some();
-    let state = payments_mock_server::AppState::new(config);
     let seed = state.faults.seed();
     if seed_given {
         tracing::info!(fault_seed = seed, "fault seed {seed}");

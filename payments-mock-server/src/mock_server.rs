@@ -15,8 +15,10 @@ use crate::error::Error;
 use crate::http::app::app;
 use crate::http::faults::Fault;
 use crate::http::state::AppState;
-use crate::store::journal::JournalEntry;
-use crate::store::{PayerAction, PaymentPageKey, Status};
+use crate::store::journal::{CAPACITY, JournalEntry};
+use crate::store::{
+    Durability, PageQuery, PayerAction, PaymentPageKey, Status, Store as _, StoreError, StoreSpec,
+};
 use crate::web::pay::{PayerError, PayerOutcome, play_payer};
 
 /// A stored transaction as the API would show it now.
@@ -95,25 +97,38 @@ impl MockServer {
         self.addr
     }
 
-    /// Moves the virtual clock forward (as `POST /_mock/clock/advance`).
-    pub fn advance_clock(&self, by: Duration) {
-        self.state.clock.advance(by);
+    /// Moves the virtual clock forward (as `POST /_mock/clock/advance`),
+    /// for every replica of the store.
+    ///
+    /// # Panics
+    ///
+    /// When the store fails (its database is gone): the HTTP control
+    /// answers 503 instead.
+    pub async fn advance_clock(&self, by: Duration) {
+        expect_store(self.state.store.advance_clock(by).await);
     }
 
     /// Virtual now.
-    pub fn now(&self) -> DateTime<Utc> {
-        self.state.clock.now()
+    ///
+    /// # Panics
+    ///
+    /// When the store fails (its database is gone).
+    pub async fn now(&self) -> DateTime<Utc> {
+        expect_store(self.state.store.now().await)
     }
 
     /// Every transaction, oldest first, as the API would show it now.
-    pub fn transactions(&self) -> Vec<StoredTransaction> {
-        let now = self.state.clock.now();
-        let (all, _) = self
+    ///
+    /// # Panics
+    ///
+    /// When the store fails (its database is gone).
+    pub async fn transactions(&self) -> Vec<StoredTransaction> {
+        let now = self.now().await;
+        let page = self
             .state
             .store
             .page(
-                None,
-                usize::MAX,
+                &PageQuery::oldest_first(None, usize::MAX),
                 |_| true,
                 |r| {
                     let view = r.view(now);
@@ -142,8 +157,10 @@ impl MockServer {
                     }
                 },
             )
-            .unwrap_or_default();
-        all
+            .await;
+        expect_store(page)
+            .map(|page| page.items)
+            .unwrap_or_default()
     }
 
     /// Plays the payer of a confirmed redirect-based transaction (CONTRACT
@@ -157,6 +174,10 @@ impl MockServer {
     /// [`PayerError::NotWaiting`] when the transaction has no payment page
     /// (not a redirect product, not confirmed) or the payer has already
     /// decided or the window has passed.
+    ///
+    /// # Panics
+    ///
+    /// When the store fails (its database is gone).
     ///
     /// # Examples
     ///
@@ -179,32 +200,41 @@ impl MockServer {
     /// http.post(api("confirm"))
     ///     .json(&serde_json::json!({ "transactionId": id, "referenceNo": "ORDER-17" }))
     ///     .send().await?;
-    /// assert!(server.payment_url(&id).is_some());
+    /// assert!(server.payment_url(&id).await.is_some());
     ///
-    /// let paid = server.payer(&id, PayerAction::Pay)?;
+    /// let paid = server.payer(&id, PayerAction::Pay).await?;
     /// assert_eq!(paid.status, "SUCCESSFUL");
     /// assert!(paid.redirect_to.starts_with("https://shop.example/back?transactionId="));
     /// // Decided once: the page's buttons do nothing more.
-    /// assert!(server.payer(&id, PayerAction::Cancel).is_err());
+    /// assert!(server.payer(&id, PayerAction::Cancel).await.is_err());
     /// # server.shutdown().await;
     /// # Ok(()) }
     /// ```
-    pub fn payer(
+    pub async fn payer(
         &self,
         transaction_id: &str,
         action: PayerAction,
     ) -> Result<PayerOutcome, PayerError> {
-        play_payer(&self.state, transaction_id, action)
+        expect_store(play_payer(&self.state, transaction_id, action).await)
+            .map(|(outcome, _)| outcome)
     }
 
     /// The payment page address of a confirmed redirect-based transaction
     /// (as in its confirm's `extraProperties`), under the public URL.
-    pub fn payment_url(&self, transaction_id: &str) -> Option<String> {
-        self.state
-            .store
-            .with_payment_page(PaymentPageKey::Transaction(transaction_id), |_, page| {
-                crate::domain::redirect::payment_url(&self.state.public_url, &page.token)
-            })
+    ///
+    /// # Panics
+    ///
+    /// When the store fails (its database is gone).
+    pub async fn payment_url(&self, transaction_id: &str) -> Option<String> {
+        let public_url = &self.state.public_url;
+        expect_store(
+            self.state
+                .store
+                .with_payment_page(PaymentPageKey::Transaction(transaction_id), |_, page| {
+                    crate::domain::redirect::payment_url(public_url, &page.token)
+                })
+                .await,
+        )
     }
 
     /// The seed of the fail-rate and latency draws: the one given to
@@ -220,14 +250,24 @@ impl MockServer {
         self.state.faults.inject(faults);
     }
 
-    /// The request journal, oldest first (at most the last 1,000).
-    pub fn requests(&self) -> Vec<JournalEntry> {
-        self.state.journal.entries()
+    /// The request journal, oldest first (at most the last 1,000; of
+    /// every replica of the store).
+    ///
+    /// # Panics
+    ///
+    /// When the store fails (its database is gone).
+    pub async fn requests(&self) -> Vec<JournalEntry> {
+        expect_store(self.state.store.requests_since(0, CAPACITY).await)
     }
 
-    /// Forgets transactions, journal and queued faults; real time again.
-    pub fn reset(&self) {
-        self.state.reset();
+    /// Forgets transactions, journal and queued faults; real time again
+    /// (for every replica of the store).
+    ///
+    /// # Panics
+    ///
+    /// When the store fails (its database is gone).
+    pub async fn reset(&self) {
+        expect_store(self.state.reset().await);
     }
 
     /// The shared state (store, clock, catalogue…), for white-box tests.
@@ -243,6 +283,15 @@ impl MockServer {
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
+    }
+}
+
+/// A store's answer in the embedded server's test helpers, which panic on
+/// a store failure (the HTTP controls answer 503 instead).
+fn expect_store<T>(result: Result<T, StoreError>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(e) => panic!("payments-mock-server: {e}"),
     }
 }
 
@@ -266,6 +315,7 @@ impl MockServerBuilder {
     /// Expiry of unconfirmed transactions (`--expiry`, default 15 minutes).
     pub fn expiry(mut self, expiry: Duration) -> Self {
         self.config.expiry = expiry;
+        self.config.given.expiry = true;
         self
     }
 
@@ -279,6 +329,7 @@ impl MockServerBuilder {
     /// The product catalogue (`--catalog`).
     pub fn catalog(mut self, catalog: Catalog) -> Self {
         self.config.catalog = catalog;
+        self.config.given.catalog = true;
         self
     }
 
@@ -322,6 +373,33 @@ impl MockServerBuilder {
         self
     }
 
+    /// Where state is kept (`--store`): [`StoreSpec::Memory`] (the
+    /// default), a SQLite file or a PostgreSQL URL, so a test can start a
+    /// mock on a database. Parse one from text with `"sqlite:mock.db".parse()`.
+    pub fn store(mut self, store: StoreSpec) -> Self {
+        self.config.store = store;
+        self
+    }
+
+    /// What a SQLite store's commits survive (`--durability`).
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.config.durability = durability;
+        self
+    }
+
+    /// Empty the store before serving (`--fresh`).
+    pub fn fresh(mut self, fresh: bool) -> Self {
+        self.config.fresh = fresh;
+        self
+    }
+
+    /// This server's name in the journal (`--replica-name`); by default
+    /// `HOST:PORT` as it listens.
+    pub fn replica_name(mut self, name: impl Into<String>) -> Self {
+        self.config.replica_name = Some(name.into());
+        self
+    }
+
     /// Serve on this listener instead of binding `127.0.0.1:0`.
     pub fn listener(mut self, listener: std::net::TcpListener) -> Self {
         self.listener = Some(listener);
@@ -339,7 +417,8 @@ impl MockServerBuilder {
     /// # Errors
     ///
     /// [`Error::Config`] for an option out of range, [`Error::Bind`] when
-    /// the listener cannot be bound or used.
+    /// the listener cannot be bound or used; for a store, the errors of
+    /// [`AppState::open`](crate::AppState::open).
     pub async fn start(self) -> Result<MockServer, Error> {
         self.config.validate()?;
         let std_listener = match self.listener {
@@ -363,7 +442,8 @@ impl MockServerBuilder {
         config
             .public_url
             .get_or_insert_with(|| crate::config::listening_url(addr));
-        let state = AppState::new(config);
+        config.replica_name.get_or_insert_with(|| addr.to_string());
+        let state = AppState::open(config).await?;
         if random_seed {
             let seed = state.faults.seed();
             tracing::info!(

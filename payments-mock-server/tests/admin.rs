@@ -8,8 +8,8 @@ use payments_mock_server::MockServer;
 use serde_json::{Value, json};
 
 use crate::common::{
-    MERCHANT, OTHER_MERCHANT, confirm, get, initiate, initiate_body, initiated, post, redact,
-    request, send, service,
+    MERCHANT, OTHER_MERCHANT, advance, clock_offset, confirm, count, get, initiate, initiate_body,
+    initiated, journal, post, redact, request, send, service,
 };
 
 #[tokio::test]
@@ -134,12 +134,12 @@ async fn requests_journal_keeps_api_calls_newest_last() {
 async fn reset_forgets_everything_and_returns_to_real_time() {
     let (state, router) = service();
     initiated(&router, "R-1", "TOPUP").await;
-    state.clock.advance(Duration::from_secs(3600));
+    advance(&state, Duration::from_secs(3600)).await;
     let reply = send(&router, request(Method::POST, "/_mock/reset", None)).await;
     assert_eq!(reply.status, 200);
-    assert!(state.store.is_empty());
-    assert!(state.journal.entries().is_empty());
-    assert_eq!(state.clock.offset_nanos(), 0);
+    assert_eq!(count(&state).await, 0);
+    assert!(journal(&state).await.is_empty());
+    assert_eq!(clock_offset(&state).await, 0);
 }
 
 /// A page of another site must not change the mock through a visitor's
@@ -178,8 +178,8 @@ async fn controls_refuse_another_sites_page_and_change_nothing() {
             assert_eq!(reply.code(), "FORBIDDEN");
         }
     }
-    assert_eq!(state.store.len(), 1);
-    assert_eq!(state.clock.offset_nanos(), 0);
+    assert_eq!(count(&state).await, 1);
+    assert_eq!(clock_offset(&state).await, 0);
 
     // The mock's own pages (same origin) and tools (no Origin) may.
     let own = with_origin(
@@ -191,7 +191,7 @@ async fn controls_refuse_another_sites_page_and_change_nothing() {
     assert_eq!(send(&router, own).await.status, 200);
     let reply = send(&router, request(Method::POST, "/_mock/reset", None)).await;
     assert_eq!(reply.status, 200);
-    assert!(state.store.is_empty());
+    assert_eq!(count(&state).await, 0);
 }
 
 #[tokio::test]
@@ -284,10 +284,10 @@ async fn library_api_drives_the_running_server() {
         .expect("body");
     assert_eq!(confirm["data"]["status"], "CONFIRMED");
 
-    let before = server.now();
-    server.advance_clock(Duration::from_secs(2));
-    assert!(server.now() - before >= chrono::TimeDelta::seconds(2));
-    let stored = server.transactions();
+    let before = server.now().await;
+    server.advance_clock(Duration::from_secs(2)).await;
+    assert!(server.now().await - before >= chrono::TimeDelta::seconds(2));
+    let stored = server.transactions().await;
     assert_eq!(stored.len(), 1);
     let t = &stored[0];
     assert_eq!(
@@ -298,10 +298,10 @@ async fn library_api_drives_the_running_server() {
     assert_eq!(t.merchant_id.to_string(), MERCHANT);
     assert!(t.confirmed_at.is_some() && t.provider_reference.is_some());
     assert!(t.last_modified_at > t.confirmed_at);
-    assert_eq!(server.requests().len(), 2);
+    assert_eq!(server.requests().await.len(), 2);
 
-    server.reset();
-    assert!(server.transactions().is_empty() && server.requests().is_empty());
+    server.reset().await;
+    assert!(server.transactions().await.is_empty() && server.requests().await.is_empty());
     server.shutdown().await;
     assert!(
         client

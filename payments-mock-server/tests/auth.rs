@@ -181,7 +181,7 @@ async fn the_journal_never_shows_the_key() {
         None,
     )
     .await;
-    let entries = state.journal.entries();
+    let entries = crate::common::journal(&state).await;
     let auth = entries[0]
         .headers
         .iter()

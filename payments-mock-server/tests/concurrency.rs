@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use tokio::sync::Barrier;
 
-use crate::common::{confirm, get, initiate, initiate_body, initiated, service, status};
+use crate::common::{
+    confirm, count, get, initiate, initiate_body, initiated, records, service, status,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_hundred_simultaneous_confirms_have_exactly_one_success() {
@@ -58,7 +60,7 @@ async fn two_hundred_simultaneous_initiates_of_one_reference_create_one() {
         }
     }
     assert_eq!(ok, 1);
-    assert_eq!(state.store.len(), 1);
+    assert_eq!(count(&state).await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -89,7 +91,7 @@ async fn ten_thousand_initiates_from_sixteen_tasks_get_distinct_readable_ids() {
     }
     let distinct: HashSet<_> = all.iter().map(|(id, _)| id.clone()).collect();
     assert_eq!(distinct.len(), 10_000);
-    assert_eq!(state.store.len(), 10_000);
+    assert_eq!(count(&state).await, 10_000);
 
     let chunks: Vec<Vec<(String, String)>> = all.chunks(625).map(<[_]>::to_vec).collect();
     let readers: Vec<_> = chunks
@@ -137,7 +139,7 @@ async fn created_at_follows_creation_order_under_concurrent_initiates() {
     }
     // Oldest first = the order of creation under the store's lock; ids (v7)
     // and createdAt must both follow it.
-    let stored = state.store.all();
+    let stored = records(&state).await;
     assert_eq!(stored.len(), 1600);
     for pair in stored.windows(2) {
         assert!(pair[0].id < pair[1].id);

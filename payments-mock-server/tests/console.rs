@@ -10,8 +10,8 @@ use axum::http::{Method, Request, StatusCode};
 use serde_json::json;
 
 use crate::common::{
-    MERCHANT, OTHER_MERCHANT, Reply, confirm, get, initiate, initiate_body, initiated, send,
-    service,
+    MERCHANT, OTHER_MERCHANT, Reply, advance, confirm, get, initiate, initiate_body, initiated,
+    send, service,
 };
 
 pub(crate) fn text(reply: &Reply) -> String {
@@ -100,7 +100,7 @@ async fn filters_narrow_the_list_and_bad_filters_get_a_clear_page() {
     assert_eq!(rows(&page), 2);
     let page = assert_page(&get(&router, "/_mock/ui/?reference=nomatch").await, 200);
     assert!(page.contains("No transaction matches these filters"));
-    state.clock.advance(Duration::from_secs(16 * 60));
+    advance(&state, Duration::from_secs(16 * 60)).await;
     let page = assert_page(&get(&router, "/_mock/ui/?status=EXPIRED").await, 200);
     assert_eq!(rows(&page), 2, "{page}");
 
@@ -216,7 +216,7 @@ async fn the_detail_page_has_every_field_the_timeline_and_the_journal() {
     get(&router, "/api/payments/reference/BILL-1/status").await;
     initiate(&router, &body).await; // a duplicate: about this transaction too
     initiated(&router, "UNRELATED", "TOPUP").await;
-    state.clock.advance(Duration::from_secs(3));
+    advance(&state, Duration::from_secs(3)).await;
 
     let page = assert_page(
         &get(&router, &format!("/_mock/ui/transactions/{id}")).await,
@@ -497,7 +497,7 @@ async fn the_console_and_the_json_admin_endpoints_agree() {
             confirm(&router, &id, &format!("A-{n}"), None).await;
         }
     }
-    state.clock.advance(Duration::from_secs(1));
+    advance(&state, Duration::from_secs(1)).await;
     let json = get(&router, "/_mock/transactions").await;
     let page = assert_page(&get(&router, "/_mock/ui/").await, 200);
     for item in json.data()["items"].as_array().expect("items") {

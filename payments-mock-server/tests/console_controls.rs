@@ -6,7 +6,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 
-use crate::common::{get, initiated, send, service};
+use crate::common::{advance, clock_offset, count, get, initiated, journal, send, service};
 use crate::console::{assert_page, form, text};
 
 #[tokio::test]
@@ -26,7 +26,7 @@ async fn the_clock_page_shows_and_moves_the_clock() {
         reply.headers["location"],
         "../../_mock/ui/clock?advanced=960"
     );
-    assert_eq!(state.clock.offset_nanos(), 960_000_000_000);
+    assert_eq!(clock_offset(&state).await, 960_000_000_000);
     let page = assert_page(&get(&router, "/_mock/ui/clock?advanced=960").await, 200);
     assert!(page.contains("moved forward by 960 s"), "{page}");
     assert!(page.contains("16m"), "{page}");
@@ -53,7 +53,7 @@ async fn the_clock_page_shows_and_moves_the_clock() {
         let page = assert_page(&reply, 400);
         assert!(page.contains(says), "{body}: {page}");
     }
-    let before = state.clock.offset_nanos();
+    let before = clock_offset(&state).await;
     let reply = form(
         &router,
         "/_mock/ui/clock",
@@ -69,7 +69,7 @@ async fn the_clock_page_shows_and_moves_the_clock() {
     assert_page(&send(&router, json_body).await, 415);
     let huge = format!("seconds=1&pad={}", "x".repeat(10_000));
     assert_page(&form(&router, "/_mock/ui/clock", &huge, None).await, 413);
-    assert_eq!(state.clock.offset_nanos(), before, "nothing moved");
+    assert_eq!(clock_offset(&state).await, before, "nothing moved");
 }
 
 #[tokio::test]
@@ -100,7 +100,7 @@ async fn the_catalogue_page_says_what_each_product_does() {
 async fn reset_asks_first_then_forgets_everything() {
     let (state, router) = service();
     initiated(&router, "R-1", "TOPUP").await;
-    state.clock.advance(Duration::from_secs(60));
+    advance(&state, Duration::from_secs(60)).await;
     let page = assert_page(&get(&router, "/_mock/ui/reset").await, 200);
     assert!(
         page.contains("forgets all 1 transactions and the 1 requests"),
@@ -108,7 +108,7 @@ async fn reset_asks_first_then_forgets_everything() {
     );
     let reply = form(&router, "/_mock/ui/reset", "", Some("https://evil.example")).await;
     assert_page(&reply, 403);
-    assert_eq!(state.store.len(), 1);
+    assert_eq!(count(&state).await, 1);
     let reply = form(
         &router,
         "/_mock/ui/reset",
@@ -118,9 +118,9 @@ async fn reset_asks_first_then_forgets_everything() {
     .await;
     assert_eq!(reply.status, StatusCode::SEE_OTHER);
     assert_eq!(reply.headers["location"], "../../_mock/ui/?reset=done");
-    assert_eq!(state.store.len(), 0);
-    assert!(state.journal.is_empty());
-    assert_eq!(state.clock.offset_nanos(), 0);
+    assert_eq!(count(&state).await, 0);
+    assert!(journal(&state).await.is_empty());
+    assert_eq!(clock_offset(&state).await, 0);
     let page = assert_page(&get(&router, "/_mock/ui/?reset=done").await, 200);
     assert!(page.contains("The mock was reset"));
 
@@ -133,7 +133,7 @@ async fn reset_asks_first_then_forgets_everything() {
         .expect("request");
     let reply = send(&router, bare).await;
     assert_eq!(reply.status, StatusCode::SEE_OTHER);
-    assert_eq!(state.store.len(), 0);
+    assert_eq!(count(&state).await, 0);
 }
 
 /// A keyed mock's console needs no key (CONTRACT section 14), and its own
@@ -167,5 +167,5 @@ async fn a_keyed_mock_serves_its_console_without_a_key() {
     )
     .await;
     assert_eq!(reply.status, StatusCode::SEE_OTHER);
-    assert_eq!(state.clock.offset_nanos(), 60_000_000_000);
+    assert_eq!(clock_offset(&state).await, 60_000_000_000);
 }

@@ -9,8 +9,8 @@ use payments_mock_server::Config;
 use serde_json::json;
 
 use crate::common::{
-    MERCHANT, OTHER_MERCHANT, confirm, get, initiate, initiate_body, initiated, redact, request,
-    send, service, service_with, status,
+    MERCHANT, OTHER_MERCHANT, advance, confirm, count, get, initiate, initiate_body, initiated,
+    journal, redact, request, send, service, service_with, status,
 };
 
 fn assert_envelope(reply: &crate::common::Reply, status: u16, code: &str) {
@@ -116,7 +116,7 @@ async fn second_initiate_of_a_reference_is_duplicate_reference_no_naming_the_fir
     let reply = initiate(&router, &initiate_body("DUP-1", "TOPUP")).await;
     assert_envelope(&reply, 400, "DUPLICATE_REFERENCE_NO");
     assert!(reply.message().contains(&id));
-    assert_eq!(state.store.len(), 1);
+    assert_eq!(count(&state).await, 1);
     insta::assert_snapshot!(crate::common::pretty(&redact(&reply.body)));
 }
 
@@ -134,7 +134,7 @@ async fn confirm_twice_answers_already_confirmed() {
 async fn confirm_after_expiry_answers_transaction_expired() {
     let (state, router) = service();
     let id = initiated(&router, "LATE", "TOPUP").await;
-    state.clock.advance(Duration::from_secs(15 * 60));
+    advance(&state, Duration::from_secs(15 * 60)).await;
     let reply = confirm(&router, &id, "LATE", None).await;
     assert_envelope(&reply, 400, "TRANSACTION_EXPIRED");
     insta::assert_snapshot!(crate::common::pretty(&redact(&reply.body)));
@@ -353,8 +353,8 @@ async fn a_declared_body_over_64_kib_is_refused_before_authentication_and_journa
         .expect("request");
     let reply = send(&router, req).await;
     assert_envelope(&reply, 413, "PAYLOAD_TOO_LARGE");
-    let journal = state.journal.entries();
-    let last = journal.last().expect("journaled");
+    let entries = journal(&state).await;
+    let last = entries.last().expect("journaled");
     assert_eq!(last.status, Some(413));
     assert_eq!(last.path, "/api/payments/initiate");
     // Undeclared (streamed) and over the limit: authentication comes first.

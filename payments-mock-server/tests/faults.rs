@@ -66,8 +66,8 @@ async fn reset_closes_the_connection_with_no_bytes_and_changes_nothing() {
     let server = MockServer::start().await;
     let bytes = raw(server.addr(), &initiate_request("RST-1", Some("reset"))).await;
     assert!(bytes.is_empty(), "{}", String::from_utf8_lossy(&bytes));
-    assert!(server.transactions().is_empty());
-    let journal = server.requests();
+    assert!(server.transactions().await.is_empty());
+    let journal = server.requests().await;
     assert_eq!(journal[0].fault.as_deref(), Some("reset"));
     assert_eq!(journal[0].status, None);
 }
@@ -81,7 +81,7 @@ async fn commit_then_reset_commits_and_closes_with_no_bytes() {
     )
     .await;
     assert!(bytes.is_empty(), "{}", String::from_utf8_lossy(&bytes));
-    let stored = server.transactions();
+    let stored = server.transactions().await;
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].reference_no, "RST-2");
 }
@@ -101,7 +101,7 @@ async fn internal_error_changes_nothing() {
         (status, body["errorCode"].as_str()),
         (500, Some("INTERNAL_ERROR"))
     );
-    assert!(server.transactions().is_empty());
+    assert!(server.transactions().await.is_empty());
 }
 
 #[tokio::test]
@@ -112,14 +112,14 @@ async fn commit_then_error_commits_and_answers_500() {
         (status, body["errorCode"].as_str()),
         (500, Some("INTERNAL_ERROR"))
     );
-    assert_eq!(server.transactions().len(), 1);
+    assert_eq!(server.transactions().await.len(), 1);
     let (status, body) = initiate_http(&server, "CE-1", None).await;
     assert_eq!(
         (status, body["errorCode"].as_str()),
         (400, Some("DUPLICATE_REFERENCE_NO"))
     );
     assert_eq!(
-        server.requests()[0].fault.as_deref(),
+        server.requests().await[0].fault.as_deref(),
         Some("commit-then-error,delay=5")
     );
 }
@@ -147,7 +147,7 @@ async fn queued_commit_then_reset_commits() {
     server.inject_faults([Fault::CommitThenReset]);
     let bytes = raw(server.addr(), &initiate_request("Q-2", None)).await;
     assert!(bytes.is_empty());
-    assert_eq!(server.transactions().len(), 1);
+    assert_eq!(server.transactions().await.len(), 1);
 }
 
 #[tokio::test]
@@ -161,7 +161,7 @@ async fn fail_rate_one_faults_every_api_request_but_never_mock_controls() {
     for i in 0..8 {
         let _ = raw(server.addr(), &initiate_request(&format!("FR-{i}"), None)).await;
     }
-    let journal = server.requests();
+    let journal = server.requests().await;
     assert_eq!(journal.len(), 8);
     assert!(journal.iter().all(|e| e.fault.is_some()));
     let health = reqwest::get(format!("{}/_mock/health", server.base_url()))
@@ -186,6 +186,7 @@ async fn the_same_seed_gives_the_same_faults() {
         runs.push(
             server
                 .requests()
+                .await
                 .into_iter()
                 .map(|e| e.fault)
                 .collect::<Vec<_>>(),
@@ -244,6 +245,7 @@ async fn drive(server: &MockServer, order: &[usize], concurrent: bool) {
     .await;
     let ids: BTreeMap<String, String> = server
         .transactions()
+        .await
         .into_iter()
         .map(|t| (t.reference_no, t.transaction_id))
         .collect();
@@ -285,14 +287,15 @@ async fn drive(server: &MockServer, order: &[usize], concurrent: bool) {
 /// What each logical request drew, from the journal: (call, referenceNo)
 /// → the faults of its attempts in the order they were sent. Ids are
 /// mapped back to references: they differ from server to server.
-fn decisions(server: &MockServer) -> BTreeMap<(String, String), Vec<Option<String>>> {
+async fn decisions(server: &MockServer) -> BTreeMap<(String, String), Vec<Option<String>>> {
     let references: BTreeMap<String, String> = server
         .transactions()
+        .await
         .into_iter()
         .map(|t| (t.transaction_id, t.reference_no))
         .collect();
     let mut out: BTreeMap<(String, String), Vec<Option<String>>> = BTreeMap::new();
-    for entry in server.requests() {
+    for entry in server.requests().await {
         let body: Value = serde_json::from_str(&entry.body).unwrap_or(Value::Null);
         let body_reference = body["referenceNo"].as_str().unwrap_or("").to_owned();
         let key = match (entry.method.as_str(), entry.path.as_str()) {
@@ -335,11 +338,12 @@ async fn the_same_seed_gives_each_request_the_same_faults_in_any_order() {
         drive(&server, order, concurrent).await;
         let mut held: Vec<_> = server
             .transactions()
+            .await
             .into_iter()
             .map(|t| (t.reference_no, t.status))
             .collect();
         held.sort();
-        runs.push((decisions(&server), held));
+        runs.push((decisions(&server).await, held));
         server.shutdown().await;
     }
     let (first, held_first) = &runs[0];
@@ -385,7 +389,7 @@ async fn without_a_seed_the_random_one_is_told_and_repeats_the_run() {
     let seed = server.fault_seed();
     let order: Vec<usize> = (0..REFERENCES).collect();
     drive(&server, &order, false).await;
-    let first = decisions(&server);
+    let first = decisions(&server).await;
     let again = MockServer::builder()
         .fail_rate(0.5)
         .fault_seed(seed)
@@ -394,12 +398,12 @@ async fn without_a_seed_the_random_one_is_told_and_repeats_the_run() {
         .expect("start");
     assert_eq!(again.fault_seed(), seed);
     drive(&again, &order, true).await;
-    assert_eq!(decisions(&again), first);
+    assert_eq!(decisions(&again).await, first);
     // `/_mock/reset` forgets how often each request was seen: the same
     // requests draw the same faults again.
-    again.reset();
+    again.reset().await;
     drive(&again, &order, false).await;
-    assert_eq!(decisions(&again), first);
+    assert_eq!(decisions(&again).await, first);
 }
 
 #[tokio::test]

@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::common::{
-    MERCHANT, OTHER_MERCHANT, confirm, get, initiate, initiate_body, initiated, redact, service,
-    status,
+    MERCHANT, OTHER_MERCHANT, advance, confirm, count, get, initiate, initiate_body, initiated,
+    records, redact, service, status,
 };
 
 #[tokio::test]
@@ -50,7 +50,7 @@ async fn billpay_is_confirmed_then_successful_after_the_settle_delay() {
     assert_eq!(before.data()["status"], "CONFIRMED");
     assert_eq!(before.data()["lastModifiedAt"], confirmed_at);
 
-    state.clock.advance(Duration::from_millis(2000));
+    advance(&state, Duration::from_millis(2000)).await;
     let after = status(&router, &id).await;
     assert_eq!(after.data()["status"], "SUCCESSFUL");
     assert_ne!(after.data()["lastModifiedAt"], confirmed_at);
@@ -154,10 +154,10 @@ async fn unconfirmed_transaction_expires_when_the_clock_passes_expiry() {
         .and_then(|t| t.parse().ok())
         .expect("time");
 
-    state.clock.advance(Duration::from_secs(15 * 60 - 1));
+    advance(&state, Duration::from_secs(15 * 60 - 1)).await;
     assert_eq!(status(&router, &id).await.data()["status"], "INITIATED");
 
-    state.clock.advance(Duration::from_secs(1));
+    advance(&state, Duration::from_secs(1)).await;
     let reply = status(&router, &id).await;
     assert_eq!(reply.data()["status"], "EXPIRED");
     assert_eq!(reply.data()["message"], "transaction expired");
@@ -173,10 +173,10 @@ async fn unconfirmed_transaction_expires_when_the_clock_passes_expiry() {
 async fn status_reads_never_change_the_store() {
     let (state, router) = service();
     let id = initiated(&router, "RO-1", "TOPUP").await;
-    let before = state.store.all();
-    state.clock.advance(Duration::from_secs(3600));
+    let before = records(&state).await;
+    advance(&state, Duration::from_secs(3600)).await;
     assert_eq!(status(&router, &id).await.data()["status"], "EXPIRED");
-    assert_eq!(state.store.all(), before);
+    assert_eq!(records(&state).await, before);
 }
 
 #[tokio::test]
@@ -194,7 +194,7 @@ async fn duplicate_reference_changes_nothing_and_another_merchant_may_reuse_it()
 
     body["merchantId"] = json!(OTHER_MERCHANT);
     assert_eq!(initiate(&router, &body).await.status, 200);
-    assert_eq!(state.store.len(), 2);
+    assert_eq!(count(&state).await, 2);
 }
 
 #[tokio::test]
@@ -243,7 +243,7 @@ async fn a_custom_expiry_applies() {
     config.expiry = Duration::from_secs(30);
     let (state, router) = crate::common::service_with(config);
     let id = initiated(&router, "SHORT", "TOPUP").await;
-    state.clock.advance(Duration::from_secs(30));
+    advance(&state, Duration::from_secs(30)).await;
     assert_eq!(status(&router, &id).await.data()["status"], "EXPIRED");
 }
 

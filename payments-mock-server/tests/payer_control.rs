@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::Request;
-use payments_mock_server::{AppState, Config, MockServer, PayerAction, PayerError};
+use payments_mock_server::{AppState, Config, MockServer, PayerAction, PayerError, Store};
 use serde_json::json;
 
-use crate::common::{get, post, post_over_http, send, service, status};
+use crate::common::{get, journal, post, post_over_http, send, service, status};
 use crate::redirect::{assert_page, confirmed, location, online_banking, text};
 
 #[tokio::test]
@@ -85,19 +85,19 @@ async fn pages_need_no_key_and_are_never_faulted_limited_or_journaled() {
     let state = AppState::new(config);
     let router = payments_mock_server::app(state.clone());
     // Set up through the library: every /api/ request would fail here.
-    let now = state.clock.now();
     let record = state
         .store
-        .initiate(
+        .create(
             payments_mock_server::validate_initiate(
                 online_banking("OB-1").as_object().expect("object"),
                 &state.catalog,
             )
             .expect("valid"),
             payments_mock_server::InitialState::Initiated,
-            now,
-            now + Duration::from_secs(900),
+            Duration::from_secs(900),
         )
+        .await
+        .expect("the store answers")
         .expect("stored");
     let id = record.id.to_string();
     let reply = post(
@@ -107,21 +107,21 @@ async fn pages_need_no_key_and_are_never_faulted_limited_or_journaled() {
     )
     .await;
     assert_eq!(reply.message(), "transaction is not waiting for the payer");
+    // The confirm's rules through the library (the HTTP confirm would be
+    // faulted here).
     let public_url = url::Url::parse("http://localhost").expect("a URL");
-    let confirmed = state
-        .store
-        .confirm(
-            &payments_mock_server::ConfirmAttempt {
-                transaction_id: &id,
-                reference_no: "OB-1",
-                confirmation_code: None,
-                scope: None,
-                public_url: &public_url,
-            },
-            &state.catalog,
-            now,
-        )
-        .expect("confirmed");
+    let attempt = payments_mock_server::ConfirmAttempt {
+        transaction_id: &id,
+        reference_no: "OB-1",
+        confirmation_code: None,
+        scope: None,
+        public_url: &public_url,
+    };
+    let (confirmed, _) =
+        payments_mock_server::lifecycle::confirm(&state.store, &attempt, &state.catalog)
+            .await
+            .expect("the store answers")
+            .expect("confirmed");
     let token = confirmed.payment_page().expect("a page").token.to_string();
     let path = format!("/pay/{token}");
 
@@ -149,7 +149,7 @@ async fn pages_need_no_key_and_are_never_faulted_limited_or_journaled() {
     );
     let page = get(&router, "/pay/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA").await;
     assert_page(&page, 404);
-    assert!(state.journal.entries().is_empty());
+    assert!(journal(&state).await.is_empty());
 }
 
 #[tokio::test]
@@ -165,9 +165,9 @@ async fn the_embedded_server_plays_the_payer_and_announces_its_public_url() {
         .as_str()
         .expect("id")
         .to_owned();
-    assert_eq!(server.payment_url(&id), None);
+    assert_eq!(server.payment_url(&id).await, None);
     assert_eq!(
-        server.payer(&id, PayerAction::Pay).map(|o| o.status),
+        server.payer(&id, PayerAction::Pay).await.map(|o| o.status),
         Err(PayerError::NotWaiting)
     );
     let confirmed = post_over_http(
@@ -178,25 +178,31 @@ async fn the_embedded_server_plays_the_payer_and_announces_its_public_url() {
     let extra = confirmed["data"]["extraProperties"]
         .as_str()
         .expect("a string");
-    let url = server.payment_url(&id).expect("a page");
+    let url = server.payment_url(&id).await.expect("a page");
     assert!(url.starts_with("https://dev.example/mock/pay/"), "{url}");
     assert!(extra.contains(&url), "{extra}");
-    let stored = &server.transactions()[0];
+    let stored = &server.transactions().await[0];
     assert_eq!(stored.payment_url.as_deref(), Some(url.as_str()));
 
-    let outcome = server.payer(&id, PayerAction::Cancel).expect("decided");
+    let outcome = server
+        .payer(&id, PayerAction::Cancel)
+        .await
+        .expect("decided");
     assert_eq!(outcome.status, "FAILED");
     assert!(outcome.redirect_to.contains(&format!("transactionId={id}")));
     assert_eq!(
-        server.transactions()[0].error_message.as_deref(),
+        server.transactions().await[0].error_message.as_deref(),
         Some("cancelled by payer")
     );
     assert_eq!(
-        server.payer(&id, PayerAction::Pay).map(|o| o.status),
+        server.payer(&id, PayerAction::Pay).await.map(|o| o.status),
         Err(PayerError::NotWaiting)
     );
     assert_eq!(
-        server.payer("nope", PayerAction::Pay).map(|o| o.status),
+        server
+            .payer("nope", PayerAction::Pay)
+            .await
+            .map(|o| o.status),
         Err(PayerError::NotFound)
     );
     server.shutdown().await;
@@ -214,7 +220,7 @@ async fn by_default_pages_are_announced_under_the_listening_address() {
         &json!({"transactionId": id, "referenceNo": "OB-1"}),
     )
     .await;
-    let url = server.payment_url(id).expect("a page");
+    let url = server.payment_url(id).await.expect("a page");
     assert!(url.starts_with(&format!("{router_url}/pay/")), "{url}");
     // And the page is there, over real HTTP.
     let page = reqwest::get(&url).await.expect("sent");

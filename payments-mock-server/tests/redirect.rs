@@ -11,7 +11,10 @@ use axum::http::{Method, Request, StatusCode};
 use payments_mock_server::Config;
 use serde_json::{Value, json};
 
-use crate::common::{MERCHANT, Reply, confirm, get, initiate, send, service, service_with, status};
+use crate::common::{
+    MERCHANT, Reply, advance, confirm, get, initiate, now, record, send, service, service_with,
+    status,
+};
 
 const RETURN_URL: &str = "https://shop.example/back?order=17#top";
 
@@ -228,8 +231,8 @@ async fn hostile_text_on_the_page_is_escaped() {
 async fn pay_decides_once_and_sends_the_browser_to_the_return_address() {
     let (state, router) = service();
     let (id, path) = confirmed(&router, "INV/17").await;
-    state.clock.advance(Duration::from_secs(30));
-    let decided_at = state.clock.now();
+    advance(&state, Duration::from_secs(30)).await;
+    let decided_at = now(&state).await;
     let reply = submit(&router, &path, "action=pay").await;
     assert_eq!(reply.status, StatusCode::SEE_OTHER);
     // A changed cookie makes browsers drop the page from their
@@ -257,7 +260,7 @@ async fn pay_decides_once_and_sends_the_browser_to_the_return_address() {
 
     // A double click, the back button and a late Decline change nothing.
     for form in ["action=pay", "action=decline", "action=cancel"] {
-        state.clock.advance(Duration::from_secs(5));
+        advance(&state, Duration::from_secs(5)).await;
         let again = submit(&router, &path, form).await;
         assert_eq!(again.status, StatusCode::SEE_OTHER);
         assert!(location(&again).contains("status=SUCCESSFUL"), "{form}");
@@ -300,9 +303,9 @@ async fn a_payer_who_does_nothing_fails_at_the_end_of_the_window() {
     let (state, router) = service();
     let (id, path) = confirmed(&router, "OB-1").await;
     let confirmed_at = status(&router, &id).await.data()["lastModifiedAt"].clone();
-    state.clock.advance(Duration::from_secs(599));
+    advance(&state, Duration::from_secs(599)).await;
     assert_eq!(status(&router, &id).await.data()["status"], "CONFIRMED");
-    state.clock.advance(Duration::from_secs(1));
+    advance(&state, Duration::from_secs(1)).await;
     let read = status(&router, &id).await;
     assert_eq!(read.data()["status"], "FAILED");
     assert_eq!(read.data()["message"], "payer did not complete the payment");
@@ -336,7 +339,7 @@ async fn the_payer_window_comes_from_the_catalogue() {
     let mut body = online_banking("B-1");
     body["productCode"] = json!("BANK");
     let (id, _) = confirmed_with(&router, body).await;
-    state.clock.advance(Duration::from_secs(30));
+    advance(&state, Duration::from_secs(30)).await;
     assert_eq!(status(&router, &id).await.data()["status"], "FAILED");
 }
 
@@ -348,7 +351,7 @@ async fn an_unconfirmed_redirect_transaction_expires_like_any_other() {
         .as_str()
         .expect("id")
         .to_owned();
-    state.clock.advance(Duration::from_secs(15 * 60));
+    advance(&state, Duration::from_secs(15 * 60)).await;
     assert_eq!(status(&router, &id).await.data()["status"], "EXPIRED");
     assert_eq!(
         confirm(&router, &id, "OB-1", None).await.code(),
@@ -447,7 +450,7 @@ async fn concurrent_submits_decide_exactly_once() {
             location(&reply)
         );
     }
-    let stored = state.store.get(&id, None).expect("stored");
+    let stored = record(&state, &id).await.expect("stored");
     let decision = stored.payment_page().and_then(|p| p.decision);
     assert!(decision.is_some());
 }

@@ -109,7 +109,7 @@ async fn exercise(server: &MockServer) -> Vec<String> {
             .expect("reply");
         seen.push(reply.text().await.expect("body"));
     }
-    seen.push(format!("{:?}", server.requests()));
+    seen.push(format!("{:?}", server.requests().await));
     seen.push(format!("{:?}", server.state()));
     seen.push(format!("{server:?}"));
     seen

@@ -8,7 +8,9 @@ use axum::http::Request;
 use payments_mock_server::{AppState, Config};
 use serde_json::{Value, json};
 
-use crate::common::{MERCHANT, OTHER_MERCHANT, Reply, initiate_body, send, service_with};
+use crate::common::{
+    MERCHANT, OTHER_MERCHANT, Reply, count, initiate_body, records, send, service_with,
+};
 
 /// Distinctive, so a leak anywhere is found by a plain substring search.
 pub(crate) const KEY_A: &str = "sk_live_SECRET_A_7f3c9e";
@@ -139,7 +141,7 @@ async fn no_api_route_answers_without_a_valid_key() {
     }
     // Nothing was created by any refused request.
     assert_eq!(
-        state.store.all().len(),
+        count(&state).await,
         1,
         "only the one keyed initiate may have created a transaction"
     );
@@ -179,7 +181,7 @@ async fn a_key_bound_to_merchant_a_cannot_create_read_or_confirm_for_merchant_b(
         .as_str()
         .expect("id")
         .to_owned();
-    let before = state.store.all().len();
+    let before = count(&state).await;
 
     let mut answers = Vec::new();
     // Create for B: refused, nothing stored, even with a fresh reference.
@@ -202,7 +204,7 @@ async fn a_key_bound_to_merchant_a_cannot_create_read_or_confirm_for_merchant_b(
     .await;
     assert_eq!(reply.status, 200);
     assert_ne!(reply.data()["transactionId"], their_id.as_str());
-    let after_own = state.store.all().len();
+    let after_own = count(&state).await;
     assert_eq!(after_own, before + 1);
 
     // Read B's transaction by id and by reference, with and without scope.
@@ -266,7 +268,7 @@ async fn a_key_bound_to_merchant_a_cannot_create_read_or_confirm_for_merchant_b(
         );
         answers.push(reply);
     }
-    let stored = state.store.all();
+    let stored = records(&state).await;
     let theirs_now = stored
         .iter()
         .find(|r| r.id.to_string() == their_id)

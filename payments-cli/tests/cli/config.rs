@@ -183,6 +183,7 @@ async fn merchant_precedence_is_flag_then_env_then_profile() {
 
     let merchants: Vec<(String, String)> = server
         .transactions()
+        .await
         .into_iter()
         .map(|t| (t.reference_no, t.merchant_id.to_string()))
         .collect();
@@ -267,10 +268,18 @@ async fn retries_come_from_the_profile_unless_a_flag_says_otherwise() {
     let mut cmd = sandbox.payments();
     cmd.args(["status", "abc"]);
     run(cmd).await.code(4);
-    assert_eq!(server.requests().len(), 1, "the profile said no retries");
+    assert_eq!(
+        server.requests().await.len(),
+        1,
+        "the profile said no retries"
+    );
 
     let mut cmd = sandbox.payments();
     cmd.args(["--retries", "2", "status", "abc"]);
     run(cmd).await.code(4);
-    assert_eq!(server.requests().len(), 4, "the flag said two retries");
+    assert_eq!(
+        server.requests().await.len(),
+        4,
+        "the flag said two retries"
+    );
 }

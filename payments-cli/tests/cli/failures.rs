@@ -103,7 +103,11 @@ async fn server_errors_exit_4_after_the_retries() {
         "json shows the last envelope"
     );
     assert!(stderr(&assert).contains("INTERNAL_ERROR"));
-    assert_eq!(server.requests().len(), 3, "one attempt and two retries");
+    assert_eq!(
+        server.requests().await.len(),
+        3,
+        "one attempt and two retries"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -204,7 +208,7 @@ async fn an_initiate_whose_answer_was_lost_is_reconciled_not_doubled() {
         .success()
         .stdout(contains("LOST-1"))
         .stderr(contains("created once"));
-    assert_eq!(server.transactions().len(), 1);
+    assert_eq!(server.transactions().await.len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -243,5 +247,5 @@ async fn a_reconciled_initiate_prints_an_initiate_shaped_envelope_in_json() {
             .is_some_and(|m| m.starts_with("reconciled")),
         "{line}"
     );
-    assert_eq!(server.transactions().len(), 1);
+    assert_eq!(server.transactions().await.len(), 1);
 }

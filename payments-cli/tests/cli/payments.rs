@@ -40,7 +40,7 @@ async fn initiate_converts_major_units_and_prints_a_table() {
         .args(["--extra", r#"{"channel":"pos"}"#]);
     let assert = run(cmd).await.success();
 
-    let stored = server.transactions();
+    let stored = server.transactions().await;
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].amount_minor, 1050);
     assert_eq!(stored[0].currency_code, "MYR");
@@ -74,7 +74,7 @@ async fn initiate_in_another_currency_uses_its_exponent() {
     .args(["--product", "DECLINED", "--store-id", "S1"]);
     let assert = run(cmd).await.success();
     assert!(stdout(&assert).contains("1.500 KWD"), "{}", stdout(&assert));
-    assert_eq!(server.transactions()[0].amount_minor, 1500);
+    assert_eq!(server.transactions().await[0].amount_minor, 1500);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -135,7 +135,7 @@ async fn a_rule_the_client_checks_is_a_usage_error_before_sending() {
     let mut cmd = initiate_cmd(&sandbox, &server.base_url(), "BAD", "not a product!");
     cmd.args(["--country", "Malaysia"]);
     run(cmd).await.code(2).stderr(contains("productCode"));
-    assert!(server.transactions().is_empty());
+    assert!(server.transactions().await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]

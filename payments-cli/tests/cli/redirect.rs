@@ -61,7 +61,7 @@ async fn confirm_shows_the_payment_url_on_its_own_line() {
     cmd.args(["-o", "table"]);
     let assert = run(cmd).await.success();
     let out = stdout(&assert);
-    let page = server.payment_url(&id).expect("a payment page");
+    let page = server.payment_url(&id).await.expect("a payment page");
     let line = out
         .lines()
         .find(|l| l.starts_with("Payment URL"))
@@ -84,7 +84,7 @@ async fn decided(server: &MockServer, sandbox: &Sandbox, action: PayerAction) ->
     run(confirm_cmd(sandbox, &base, &id, "INV/2026/17"))
         .await
         .success();
-    let outcome = server.payer(&id, action).expect("the payer decides");
+    let outcome = server.payer(&id, action).await.expect("the payer decides");
     (id, outcome.redirect_to)
 }
 
@@ -197,7 +197,7 @@ async fn wait_waits_through_confirmed_until_the_payer_decides() {
     run(confirm_cmd(&sandbox, &base, &id, "WAIT-1"))
         .await
         .success();
-    let reads_before = server.requests().len();
+    let reads_before = server.requests().await.len();
 
     let mut cmd = sandbox.payments();
     cmd.args([
@@ -214,11 +214,11 @@ async fn wait_waits_through_confirmed_until_the_payer_decides() {
     // poll), the payer pays. The command is another process, so there is
     // no clock to move: the loop waits on the mock's journal, or on a
     // command that stopped early (which the assertion then reports).
-    while server.requests().len() < reads_before + 2 && !waiting.is_finished() {
+    while server.requests().await.len() < reads_before + 2 && !waiting.is_finished() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(!waiting.is_finished(), "CONFIRMED is not final");
-    server.payer(&id, PayerAction::Pay).expect("decided");
+    server.payer(&id, PayerAction::Pay).await.expect("decided");
     let assert = waiting.await.expect("the command ran").success();
     let envelope: serde_json::Value =
         serde_json::from_str(stdout(&assert).trim()).expect("one envelope");
@@ -234,7 +234,7 @@ async fn wait_ends_failed_when_the_payer_window_passes() {
     run(confirm_cmd(&sandbox, &base, &id, "WAIT-2"))
         .await
         .success();
-    let reads_before = server.requests().len();
+    let reads_before = server.requests().await.len();
     let waiting = {
         let mut cmd = sandbox.payments();
         cmd.args(["--base-url", &base, "-o", "table", "status", &id, "--wait"]);
@@ -242,10 +242,10 @@ async fn wait_ends_failed_when_the_payer_window_passes() {
     };
     // The window ends only after the command has read CONFIRMED, so the
     // test shows it waiting rather than reading FAILED at once.
-    while server.requests().len() < reads_before + 1 && !waiting.is_finished() {
+    while server.requests().await.len() < reads_before + 1 && !waiting.is_finished() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    server.advance_clock(Duration::from_secs(600));
+    server.advance_clock(Duration::from_secs(600)).await;
     waiting
         .await
         .expect("the command ran")

@@ -32,7 +32,7 @@ async fn wait_returns_once_a_bill_payment_settles() {
     let waiting = tokio::spawn(run(wait_cmd(&sandbox, &base, &id, "30")));
     // The mock settles BILLPAY 2 s (virtual) after confirm: move its clock on
     // while the command polls.
-    server.advance_clock(Duration::from_secs(3));
+    server.advance_clock(Duration::from_secs(3)).await;
     let assert = waiting.await.expect("the command ran").success();
     let envelope: serde_json::Value =
         serde_json::from_str(stdout(&assert).trim()).expect("one envelope");
@@ -46,7 +46,7 @@ async fn wait_on_a_final_state_returns_at_once() {
     let base = server.base_url();
     let id = initiate(&sandbox, &base, "EXP-1", "TOPUP").await;
     // Unconfirmed transactions expire after 15 minutes.
-    server.advance_clock(Duration::from_secs(16 * 60));
+    server.advance_clock(Duration::from_secs(16 * 60)).await;
     let mut cmd = wait_cmd(&sandbox, &base, &id, "30");
     cmd.args(["-o", "table"]);
     run(cmd).await.success().stdout(contains("EXPIRED"));
@@ -85,7 +85,7 @@ async fn wait_by_reference_follows_the_transaction() {
     let base = server.base_url();
     let id = initiate(&sandbox, &base, "BILL-2", "BILLPAY").await;
     confirm(&sandbox, &base, &id, "BILL-2").await;
-    server.advance_clock(Duration::from_secs(3));
+    server.advance_clock(Duration::from_secs(3)).await;
     let mut cmd = sandbox.payments();
     cmd.args([
         "--base-url",

@@ -136,5 +136,8 @@ wire_enum! {
         RateLimited => "RATE_LIMITED",
         /// Unexpected server error; may be retried.
         InternalError => "INTERNAL_ERROR",
+        /// The mock's database cannot be reached (503) *(ext)*; retried
+        /// like any 503, the outcome of the call unknown.
+        StoreUnavailable => "STORE_UNAVAILABLE",
     }
 }

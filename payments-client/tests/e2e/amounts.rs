@@ -82,6 +82,7 @@ async fn each_currency_keeps_its_own_scale() {
         );
         let stored = server
             .transactions()
+            .await
             .into_iter()
             .find(|t| t.reference_no == reference)
             .unwrap();

@@ -44,7 +44,7 @@ async fn with_a_key_configured_the_key_is_required_and_works() {
         .await
         .unwrap_err();
     assert_eq!(err.error_code(), Some(&ErrorCode::Unauthorized));
-    assert!(server.transactions().is_empty());
+    assert!(server.transactions().await.is_empty());
 
     let client = keyed(&server, "sk_test_e2e");
     let tx = client.initiate(topup("AUTH-1")).await.unwrap().into_data();
@@ -76,7 +76,7 @@ async fn a_bound_key_only_reaches_its_own_merchant() {
     assert_eq!(err.error_code(), Some(&ErrorCode::Forbidden));
     assert_eq!(err.http_status(), Some(403));
     assert_eq!(err.outcome(), Outcome::NotCarriedOut);
-    assert!(server.transactions().is_empty());
+    assert!(server.transactions().await.is_empty());
 
     let req = request_for(other_merchant(), "BOUND-1", 1000, "TOPUP")
         .payer_id("P")
@@ -105,7 +105,7 @@ async fn a_bound_key_only_reaches_its_own_merchant() {
     assert_eq!(err.error_code(), Some(&ErrorCode::TransactionNotFound));
     assert_eq!(err.http_status(), Some(400));
     assert_eq!(
-        server.transactions()[0].status,
+        server.transactions().await[0].status,
         "INITIATED",
         "nothing leaked or changed"
     );

@@ -13,11 +13,11 @@ async fn a_transaction_expires_after_fifteen_minutes_and_cannot_be_confirmed() {
     let client = client(&server);
     let tx = client.initiate(topup("EXP-1")).await.unwrap().into_data();
 
-    server.advance_clock(Duration::from_secs(15 * 60 - 1));
+    server.advance_clock(Duration::from_secs(15 * 60 - 1)).await;
     let fresh = client.status(&tx.transaction_id).await.unwrap().into_data();
     assert_eq!(fresh.status, TransactionStatus::Initiated);
 
-    server.advance_clock(Duration::from_secs(2));
+    server.advance_clock(Duration::from_secs(2)).await;
     let expired = client.status(&tx.transaction_id).await.unwrap().into_data();
     assert_eq!(expired.status, TransactionStatus::Expired);
     assert_eq!(expired.message.as_deref(), Some("transaction expired"));
@@ -34,7 +34,7 @@ async fn a_transaction_expires_after_fifteen_minutes_and_cannot_be_confirmed() {
     assert_eq!(err.error_code(), Some(&ErrorCode::TransactionExpired));
     assert_eq!(err.http_status(), Some(400));
     assert_eq!(err.outcome(), Outcome::NotCarriedOut);
-    assert_eq!(server.transactions()[0].status, "EXPIRED");
+    assert_eq!(server.transactions().await[0].status, "EXPIRED");
 }
 
 #[tokio::test]
@@ -47,7 +47,7 @@ async fn a_confirmed_transaction_never_expires() {
         .unwrap();
     client.confirm(confirm).await.unwrap();
 
-    server.advance_clock(Duration::from_secs(3600));
+    server.advance_clock(Duration::from_secs(3600)).await;
     let status = client.status(&tx.transaction_id).await.unwrap().into_data();
     assert_eq!(status.status, TransactionStatus::Successful);
 }
@@ -57,7 +57,7 @@ async fn wait_for_final_ends_with_expired_when_the_clock_passes_expiry() {
     let server = MockServer::start().await;
     let client = client(&server);
     let tx = client.initiate(topup("EXP-3")).await.unwrap().into_data();
-    server.advance_clock(Duration::from_secs(15 * 60));
+    server.advance_clock(Duration::from_secs(15 * 60)).await;
     let options = payments_client::WaitOptions::default().timeout(Duration::from_secs(5));
     let reply = client
         .wait_for_final(&tx.transaction_id, options)

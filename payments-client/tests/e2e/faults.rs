@@ -45,8 +45,8 @@ async fn confirm_through(
     (server, reply)
 }
 
-fn assert_one_transaction(server: &MockServer, reference: &str, status: &str) {
-    let all = server.transactions();
+async fn assert_one_transaction(server: &MockServer, reference: &str, status: &str) {
+    let all = server.transactions().await;
     assert_eq!(all.len(), 1, "exactly one transaction: {all:?}");
     assert_eq!(all[0].reference_no, reference);
     assert_eq!(all[0].status, status);
@@ -56,7 +56,7 @@ fn assert_one_transaction(server: &MockServer, reference: &str, status: &str) {
 async fn initiate_after_an_internal_error_is_retried() {
     let (server, reply) = initiate_through(Fault::InternalError, "F-IE").await;
     assert_eq!((reply.attempts(), reply.is_reconciled()), (2, false));
-    assert_one_transaction(&server, "F-IE", "INITIATED");
+    assert_one_transaction(&server, "F-IE", "INITIATED").await;
 }
 
 #[tokio::test]
@@ -64,7 +64,7 @@ async fn confirm_after_an_internal_error_is_retried() {
     let (server, reply) = confirm_through(Fault::InternalError, "F-IE-C").await;
     assert_eq!((reply.attempts(), reply.is_reconciled()), (2, false));
     assert_eq!(reply.data().status, TransactionStatus::Successful);
-    assert_one_transaction(&server, "F-IE-C", "SUCCESSFUL");
+    assert_one_transaction(&server, "F-IE-C", "SUCCESSFUL").await;
 }
 
 #[tokio::test]
@@ -75,9 +75,9 @@ async fn initiate_committed_then_answered_500_is_reconciled_once() {
     let tx = reply.data();
     assert_eq!(tx.status, TransactionStatus::Initiated);
     assert_eq!(tx.amount.get(), 15000);
-    assert_one_transaction(&server, "F-CTE", "INITIATED");
+    assert_one_transaction(&server, "F-CTE", "INITIATED").await;
     assert_eq!(
-        server.transactions()[0].transaction_id,
+        server.transactions().await[0].transaction_id,
         tx.transaction_id.as_str()
     );
 }
@@ -89,23 +89,23 @@ async fn confirm_committed_then_answered_500_is_reconciled() {
     assert_eq!(reply.attempts(), 2);
     assert_eq!(reply.data().status, TransactionStatus::Successful);
     assert_eq!(reply.data().amount.to_string(), "150.00");
-    let stored = &server.transactions()[0];
+    let stored = &server.transactions().await[0];
     assert_eq!(reply.data().provider_reference, stored.provider_reference);
-    assert_one_transaction(&server, "F-CTE-C", "SUCCESSFUL");
+    assert_one_transaction(&server, "F-CTE-C", "SUCCESSFUL").await;
 }
 
 #[tokio::test]
 async fn initiate_after_a_reset_is_retried() {
     let (server, reply) = initiate_through(Fault::Reset, "F-R").await;
     assert_eq!((reply.attempts(), reply.is_reconciled()), (2, false));
-    assert_one_transaction(&server, "F-R", "INITIATED");
+    assert_one_transaction(&server, "F-R", "INITIATED").await;
 }
 
 #[tokio::test]
 async fn confirm_after_a_reset_is_retried() {
     let (server, reply) = confirm_through(Fault::Reset, "F-R-C").await;
     assert_eq!((reply.attempts(), reply.is_reconciled()), (2, false));
-    assert_one_transaction(&server, "F-R-C", "SUCCESSFUL");
+    assert_one_transaction(&server, "F-R-C", "SUCCESSFUL").await;
 }
 
 #[tokio::test]
@@ -113,7 +113,7 @@ async fn initiate_committed_then_reset_is_reconciled_once() {
     let (server, reply) = initiate_through(Fault::CommitThenReset, "F-CTR").await;
     assert!(reply.is_reconciled());
     assert_eq!(reply.attempts(), 2);
-    assert_one_transaction(&server, "F-CTR", "INITIATED");
+    assert_one_transaction(&server, "F-CTR", "INITIATED").await;
 }
 
 #[tokio::test]
@@ -121,7 +121,7 @@ async fn confirm_committed_then_reset_is_reconciled() {
     let (server, reply) = confirm_through(Fault::CommitThenReset, "F-CTR-C").await;
     assert!(reply.is_reconciled());
     assert_eq!(reply.data().status, TransactionStatus::Successful);
-    assert_one_transaction(&server, "F-CTR-C", "SUCCESSFUL");
+    assert_one_transaction(&server, "F-CTR-C", "SUCCESSFUL").await;
 }
 
 #[tokio::test]
@@ -136,10 +136,10 @@ async fn a_rate_limit_is_honoured_then_the_call_succeeds() {
         waited >= Duration::from_millis(950),
         "Retry-After: 1 was honoured, waited {waited:?}"
     );
-    let journal = server.requests();
+    let journal = server.requests().await;
     assert_eq!(journal[0].status, Some(429));
     assert_eq!(journal[0].error_code.as_deref(), Some("RATE_LIMITED"));
-    assert_one_transaction(&server, "F-429", "INITIATED");
+    assert_one_transaction(&server, "F-429", "INITIATED").await;
 }
 
 #[tokio::test]
@@ -165,9 +165,9 @@ async fn a_slow_answer_times_out_and_the_retry_succeeds() {
     assert_eq!((reply.attempts(), reply.is_reconciled()), (2, false));
     // The journal records a request when it is answered: only the retries
     // are in it, the delayed attempts are still sleeping.
-    let answered: Vec<_> = server.requests().iter().map(|r| r.status).collect();
+    let answered: Vec<_> = server.requests().await.iter().map(|r| r.status).collect();
     assert_eq!(answered, [Some(404), Some(200)]);
-    assert_eq!(server.transactions().len(), 1);
+    assert_eq!(server.transactions().await.len(), 1);
 }
 
 #[tokio::test]
@@ -205,7 +205,7 @@ async fn without_retries_a_lost_commit_is_an_unknown_outcome_the_mock_holds() {
     assert_eq!(err.error_code(), Some(&ErrorCode::InternalError));
     assert_eq!(err.http_status(), Some(500));
     assert_eq!(err.outcome(), Outcome::Unknown);
-    assert_one_transaction(&server, "F-NONE", "INITIATED");
+    assert_one_transaction(&server, "F-NONE", "INITIATED").await;
 
     // The caller checks, as the Unknown outcome tells it to.
     let found = client
@@ -214,7 +214,7 @@ async fn without_retries_a_lost_commit_is_an_unknown_outcome_the_mock_holds() {
         .unwrap();
     assert_eq!(
         found.data().transaction_id,
-        server.transactions()[0].transaction_id.as_str()
+        server.transactions().await[0].transaction_id.as_str()
     );
 }
 
@@ -238,7 +238,7 @@ async fn without_retries_a_reset_is_an_unknown_transport_error() {
         "{err:?}"
     );
     assert_eq!(err.outcome(), Outcome::Unknown);
-    assert_one_transaction(&server, "F-NONE-R", "INITIATED");
+    assert_one_transaction(&server, "F-NONE-R", "INITIATED").await;
 }
 
 /// Finding (notes/bugs.md, "reconciling after certain rejections"): the
@@ -282,7 +282,7 @@ async fn a_commit_followed_by_a_rate_limit_is_never_reported_as_not_carried_out(
         .unwrap();
     server.inject_faults([Fault::CommitThenError, Fault::RateLimit]);
     let result = client.initiate(topup("F-CTE-429")).await;
-    assert_one_transaction(&server, "F-CTE-429", "INITIATED");
+    assert_one_transaction(&server, "F-CTE-429", "INITIATED").await;
     match result {
         Ok(reply) => assert!(reply.is_reconciled()),
         Err(err) => assert_eq!(err.outcome(), Outcome::Unknown, "{err:?}"),
@@ -311,7 +311,7 @@ async fn a_committed_confirm_followed_by_a_rate_limit_is_never_reported_as_not_c
         .build()
         .unwrap();
     let result = client.confirm(confirm).await;
-    assert_one_transaction(&server, "F-CTE-429-C", "SUCCESSFUL");
+    assert_one_transaction(&server, "F-CTE-429-C", "SUCCESSFUL").await;
     match result {
         Ok(reply) => assert!(reply.is_reconciled()),
         Err(err) => assert_eq!(err.outcome(), Outcome::Unknown, "{err:?}"),

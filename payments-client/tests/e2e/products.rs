@@ -59,7 +59,7 @@ async fn billpay_is_confirmed_then_successful_after_the_settle_delay() {
     let before = client.status(&tx.transaction_id).await.unwrap().into_data();
     assert_eq!(before.status, TransactionStatus::Confirmed);
 
-    server.advance_clock(Duration::from_secs(2));
+    server.advance_clock(Duration::from_secs(2)).await;
     let after = client.status(&tx.transaction_id).await.unwrap().into_data();
     assert_eq!(after.status, TransactionStatus::Successful);
     assert_eq!(
@@ -83,9 +83,10 @@ async fn wait_for_final_sees_billpay_settle_while_the_clock_moves() {
         .unwrap();
     client.confirm(confirm).await.unwrap();
 
-    let polls = || {
+    let polls = async || {
         server
             .requests()
+            .await
             .iter()
             .filter(|r| r.method == "GET" && r.path.ends_with("/status"))
             .count()
@@ -95,15 +96,15 @@ async fn wait_for_final_sees_billpay_settle_while_the_clock_moves() {
         .poll_interval(Duration::from_millis(20));
     let (waited, ()) = tokio::join!(client.wait_for_final(&tx.transaction_id, options), async {
         // Move the clock once the first poll has seen CONFIRMED.
-        while polls() == 0 {
+        while polls().await == 0 {
             tokio::task::yield_now().await;
         }
-        server.advance_clock(Duration::from_secs(2));
+        server.advance_clock(Duration::from_secs(2)).await;
     });
     let reply = waited.unwrap();
     assert_eq!(reply.data().status, TransactionStatus::Successful);
     assert!(
-        polls() >= 2,
+        polls().await >= 2,
         "the first poll saw CONFIRMED, a later one SUCCESSFUL"
     );
 }

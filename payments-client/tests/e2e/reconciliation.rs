@@ -81,6 +81,7 @@ async fn a_reconciled_confirm_keeps_each_products_outcome() {
         assert_eq!(found_pins, pins, "{reference}: {:?}", c.extra_properties);
         let stored = server
             .transactions()
+            .await
             .into_iter()
             .find(|t| t.reference_no == reference)
             .unwrap();
@@ -112,7 +113,7 @@ async fn a_reconciled_initiate_is_exact_in_every_currency_scale() {
         assert_eq!(reply.data().amount.get(), minor, "{reference}");
         assert_eq!(reply.data().currency_code, currency, "{reference}");
     }
-    assert_eq!(server.transactions().len(), 4);
+    assert_eq!(server.transactions().await.len(), 4);
 }
 
 #[tokio::test]
@@ -131,6 +132,7 @@ async fn a_reconciled_initiate_finds_its_own_merchants_transaction() {
     assert_ne!(mine.data().transaction_id, theirs.transaction_id);
     let stored = server
         .transactions()
+        .await
         .into_iter()
         .find(|t| t.merchant_id == merchant())
         .unwrap();
@@ -145,7 +147,7 @@ async fn every_attempt_and_the_read_back_share_one_request_id() {
     let reply = client.initiate(topup("REC-RID")).await.unwrap();
     assert!(reply.is_reconciled());
     assert_eq!(reply.attempts(), 3);
-    let journal = server.requests();
+    let journal = server.requests().await;
     let seen: Vec<(&str, &str)> = journal
         .iter()
         .map(|r| (r.method.as_str(), r.request_id.as_str()))

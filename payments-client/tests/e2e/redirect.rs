@@ -35,7 +35,7 @@ async fn confirmed(server: &MockServer, reference: &str) -> (String, url::Url) {
     assert_eq!(confirmed.data().status, TransactionStatus::Confirmed);
     let page = confirmed.data().payment_url().expect("a payment page");
     assert_eq!(
-        server.payment_url(id.as_str()).as_deref(),
+        server.payment_url(id.as_str()).await.as_deref(),
         Some(page.as_str())
     );
     (id.into_string(), page)
@@ -54,7 +54,7 @@ async fn a_paid_return_is_verified_successful() {
     assert_eq!(status.data().message.as_deref(), Some("awaiting the payer"));
     assert_eq!(status.data().payment_url(), Some(page));
 
-    let paid = server.payer(&id, PayerAction::Pay).expect("decided");
+    let paid = server.payer(&id, PayerAction::Pay).await.expect("decided");
     let address: ReturnAddress = paid.redirect_to.parse().expect("a return address");
     assert_eq!(address.reference_no(), "INV/2026/17");
     let verified = client(&server)
@@ -73,7 +73,7 @@ async fn declined_and_cancelled_returns_are_verified_failed_with_the_reason() {
     ] {
         let server = MockServer::start().await;
         let (id, _) = confirmed(&server, "INV-1").await;
-        let decided = server.payer(&id, action).expect("decided");
+        let decided = server.payer(&id, action).await.expect("decided");
         let address: ReturnAddress = decided.redirect_to.parse().expect("an address");
         assert_eq!(address.claimed_status(), &TransactionStatus::Failed);
         let verified = client(&server)
@@ -89,7 +89,10 @@ async fn declined_and_cancelled_returns_are_verified_failed_with_the_reason() {
 async fn forged_returns_are_caught() {
     let server = MockServer::start().await;
     let (id, _) = confirmed(&server, "INV-1").await;
-    let declined = server.payer(&id, PayerAction::Decline).expect("decided");
+    let declined = server
+        .payer(&id, PayerAction::Decline)
+        .await
+        .expect("decided");
     // The payer edits the address: the status says SUCCESSFUL.
     let forged = declined
         .redirect_to
@@ -116,7 +119,7 @@ async fn forged_returns_are_caught() {
 async fn a_payer_who_never_decides_is_failed_when_the_window_ends() {
     let server = MockServer::start().await;
     let (id, _) = confirmed(&server, "INV-1").await;
-    server.advance_clock(Duration::from_secs(600));
+    server.advance_clock(Duration::from_secs(600)).await;
     let status = client(&server).status(&id).await.expect("read");
     assert_eq!(status.data().status, TransactionStatus::Failed);
     assert_eq!(
@@ -137,7 +140,7 @@ fn quick_waits() -> WaitOptions {
 async fn wait_for_final_waits_through_confirmed_until_the_payer_decides() {
     let server = MockServer::start().await;
     let (id, _) = confirmed(&server, "INV-1").await;
-    let reads_before = server.requests().len();
+    let reads_before = server.requests().await.len();
     let waiting = {
         let (client, id) = (client(&server), id.clone());
         tokio::spawn(async move { client.wait_for_final(&id, quick_waits()).await })
@@ -145,11 +148,14 @@ async fn wait_for_final_waits_through_confirmed_until_the_payer_decides() {
     // Two reads of CONFIRMED (the first and a poll) and still waiting. The
     // mock's journal says when the wait has read; a wait that stopped at
     // CONFIRMED ends the loop too, and fails the assertion.
-    while server.requests().len() < reads_before + 2 && !waiting.is_finished() {
+    while server.requests().await.len() < reads_before + 2 && !waiting.is_finished() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(!waiting.is_finished(), "CONFIRMED is not final");
-    server.payer(&id, PayerAction::Cancel).expect("decided");
+    server
+        .payer(&id, PayerAction::Cancel)
+        .await
+        .expect("decided");
     let reply = waiting.await.expect("no panic").expect("final");
     assert_eq!(reply.data().status, TransactionStatus::Failed);
     assert_eq!(reply.data().message.as_deref(), Some("cancelled by payer"));
@@ -159,15 +165,15 @@ async fn wait_for_final_waits_through_confirmed_until_the_payer_decides() {
 async fn wait_for_final_ends_when_the_payer_window_does() {
     let server = MockServer::start().await;
     let (id, _) = confirmed(&server, "INV-1").await;
-    let reads_before = server.requests().len();
+    let reads_before = server.requests().await.len();
     let waiting = {
         let (client, id) = (client(&server), id.clone());
         tokio::spawn(async move { client.wait_for_final(&id, quick_waits()).await })
     };
-    while server.requests().len() < reads_before + 1 && !waiting.is_finished() {
+    while server.requests().await.len() < reads_before + 1 && !waiting.is_finished() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    server.advance_clock(Duration::from_secs(600));
+    server.advance_clock(Duration::from_secs(600)).await;
     let reply = waiting.await.expect("no panic").expect("final");
     assert_eq!(reply.data().status, TransactionStatus::Failed);
     assert_eq!(

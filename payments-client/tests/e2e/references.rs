@@ -21,7 +21,7 @@ async fn a_duplicate_reference_on_a_first_attempt_is_a_plain_api_error() {
         api.message
     );
     assert_eq!(err.outcome(), Outcome::NotCarriedOut);
-    assert_eq!(server.transactions().len(), 1);
+    assert_eq!(server.transactions().await.len(), 1);
 }
 
 #[tokio::test]
@@ -91,6 +91,7 @@ async fn references_with_reserved_and_unicode_characters_round_trip() {
     }
     let stored: Vec<String> = server
         .transactions()
+        .await
         .into_iter()
         .map(|t| t.reference_no)
         .collect();
@@ -136,6 +137,6 @@ async fn dot_segment_references_are_refused_before_sending() {
             "{reference:?}: {err:?}"
         );
     }
-    assert!(server.requests().is_empty(), "nothing may be sent");
-    assert!(server.transactions().is_empty());
+    assert!(server.requests().await.is_empty(), "nothing may be sent");
+    assert!(server.transactions().await.is_empty());
 }

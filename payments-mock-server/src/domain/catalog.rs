@@ -247,6 +247,101 @@ impl Catalog {
     pub fn products(&self) -> impl Iterator<Item = &Product> {
         self.products.values()
     }
+
+    /// The catalogue as TOML in the format [`Catalog::from_toml_str`]
+    /// reads, every key written out: what a store keeps (CONTRACT section
+    /// 15), and reads back as an equal catalogue.
+    pub fn to_toml(&self) -> String {
+        let mut text = String::new();
+        for product in self.products.values() {
+            text.push_str("[[product]]\n");
+            for (key, value) in product.settings() {
+                text.push_str(&format!("{key} = {value}\n"));
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    /// What differs between two catalogues, one line per product or key,
+    /// naming both values: `BILLPAY settle_after: "2s" in the store, "5s" given`.
+    pub fn differences(&self, stored: &Self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let codes: std::collections::BTreeSet<&String> =
+            self.products.keys().chain(stored.products.keys()).collect();
+        for code in codes {
+            match (stored.products.get(code), self.products.get(code)) {
+                (Some(_), None) => lines.push(format!("product {code} only in the store")),
+                (None, Some(_)) => {
+                    lines.push(format!("product {code} only in the given catalogue"))
+                }
+                (Some(old), Some(new)) if old != new => {
+                    let (old, new) = (old.settings(), new.settings());
+                    let keys: std::collections::BTreeSet<&str> =
+                        old.keys().chain(new.keys()).copied().collect();
+                    for key in keys {
+                        let (a, b) = (old.get(key), new.get(key));
+                        if a != b {
+                            let shown = |v: Option<&String>| {
+                                v.map_or_else(|| "absent".to_owned(), Clone::clone)
+                            };
+                            lines.push(format!(
+                                "{code} {key}: {} in the store, {} given",
+                                shown(a),
+                                shown(b)
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        lines
+    }
+}
+
+impl Product {
+    /// The product's keys in the TOML format, each value as TOML text
+    /// (strings quoted and escaped), in the order the format documents them.
+    fn settings(&self) -> BTreeMap<&'static str, String> {
+        let text = |s: &str| toml::Value::String(s.to_owned()).to_string();
+        let duration = |d: Duration| text(&humantime::format_duration(d).to_string());
+        let mut keys = BTreeMap::new();
+        keys.insert("code", text(&self.code));
+        keys.insert("description", text(&self.description));
+        keys.insert("initial", text(self.initial.as_str()));
+        match &self.flow {
+            Flow::Direct => {
+                keys.insert("flow", text("direct"));
+                match &self.outcome {
+                    Outcome::Success => {
+                        keys.insert("outcome", text("success"));
+                    }
+                    Outcome::Async { settle_after } => {
+                        keys.insert("outcome", text("async"));
+                        keys.insert("settle_after", duration(*settle_after));
+                    }
+                    Outcome::Decline { message } => {
+                        keys.insert("outcome", text("decline"));
+                        keys.insert("decline_message", text(message));
+                    }
+                }
+                keys.insert("pins", self.pins.to_string());
+                if let Some(code) = &self.confirmation_code {
+                    keys.insert("confirmation_code", text(code));
+                }
+            }
+            Flow::Redirect { payer_timeout } => {
+                keys.insert("flow", text("redirect"));
+                keys.insert("payer_timeout", duration(*payer_timeout));
+            }
+        }
+        keys.insert("payer_id_required", self.payer_id_required.to_string());
+        if let Some(max) = self.max_quantity {
+            keys.insert("max_quantity", max.to_string());
+        }
+        keys
+    }
 }
 
 impl Default for Catalog {
@@ -353,6 +448,50 @@ impl RawProduct {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_catalogue_written_as_toml_reads_back_equal() {
+        let custom = Catalog::from_toml_str(
+            r#"
+[[product]]
+code = "Q-1"
+description = "quote \" and \\ and ünï"
+outcome = "decline"
+decline_message = "no\nway"
+max_quantity = 3
+
+[[product]]
+code = "R"
+flow = "redirect"
+payer_timeout = "90s"
+"#,
+        )
+        .expect("valid");
+        for catalog in [Catalog::default(), custom] {
+            let text = catalog.to_toml();
+            assert_eq!(Catalog::from_toml_str(&text).expect(&text), catalog);
+            assert!(catalog.differences(&catalog).is_empty());
+        }
+    }
+
+    #[test]
+    fn differences_name_the_product_the_key_and_both_values() {
+        let stored = Catalog::default();
+        let given = Catalog::from_toml_str(
+            &DEFAULT_TOML
+                .replace("settle_after = \"2s\"", "settle_after = \"5s\"")
+                .replace("code = \"DECLINED\"", "code = \"REFUSED\""),
+        )
+        .expect("valid");
+        assert_eq!(
+            given.differences(&stored),
+            [
+                "BILLPAY settle_after: \"2s\" in the store, \"5s\" given",
+                "product DECLINED only in the store",
+                "product REFUSED only in the given catalogue",
+            ]
+        );
+    }
 
     #[test]
     fn default_catalogue_is_section_7() {

@@ -53,6 +53,20 @@ impl Clock {
     pub fn offset_nanos(&self) -> i64 {
         self.offset_nanos.load(Ordering::SeqCst)
     }
+
+    /// Sets the offset (a store read it back, or another replica moved it).
+    pub fn set_offset_nanos(&self, offset: i64) {
+        self.offset_nanos.store(offset, Ordering::SeqCst);
+    }
+
+    /// Virtual now for an offset kept elsewhere (a database): real time
+    /// plus `offset_nanos`, truncated to milliseconds like [`Clock::now`].
+    pub fn at_offset(offset_nanos: i64) -> DateTime<Utc> {
+        match SystemTime::now().duration_since(UNIX_EPOCH) {
+            Ok(real) => shifted(real, offset_nanos),
+            Err(_) => chrono_shifted(Utc::now(), offset_nanos),
+        }
+    }
 }
 
 /// RFC 3339, UTC, `Z`, milliseconds: `2026-11-22T08:15:30.123Z`.

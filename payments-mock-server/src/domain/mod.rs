@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod clock;
+pub mod lifecycle;
 pub mod money;
 pub mod redirect;
 pub mod rules;

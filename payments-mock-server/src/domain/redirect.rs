@@ -108,10 +108,10 @@ fn percent_encoded(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::RareFields;
+    use crate::domain::transaction::RareFields;
 
     fn record_returning_to(return_url: &str, reference: &str) -> Record {
-        let mut record = crate::store::tests::sample();
+        let mut record = crate::store::test_support::sample();
         record.id = uuid::Uuid::from_u128(0x0193_0000_0000_7000_8000_0000_0000_0017);
         record.fields.reference_no = reference.into();
         record.fields.rare = Some(Box::new(RareFields {
@@ -169,7 +169,7 @@ mod tests {
 
     #[test]
     fn no_return_url_no_address() {
-        let mut record = crate::store::tests::sample();
+        let mut record = crate::store::test_support::sample();
         record.fields.rare = None;
         assert_eq!(return_address(&record, "FAILED"), None);
     }

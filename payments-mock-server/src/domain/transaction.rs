@@ -9,6 +9,37 @@ use uuid::Uuid;
 
 use crate::domain::catalog::InitialState;
 
+/// A fresh transactionId for a transaction created at `now` (virtual time):
+/// a UUID v7 whose timestamp is `now`, so ids sort like creation times in
+/// every store and across replicas (CONTRACT section 1). Within one process
+/// ids of the same millisecond still sort in the order they were made (a
+/// counter, uuid's `ContextV7`); the rest of the id is random.
+pub fn id_at(now: DateTime<Utc>) -> Uuid {
+    static CONTEXT: std::sync::Mutex<uuid::ContextV7> =
+        std::sync::Mutex::new(uuid::ContextV7::new());
+    let millis = u64::try_from(now.timestamp_millis()).unwrap_or(0);
+    let timestamp = uuid::Timestamp::from_unix(
+        &CONTEXT,
+        millis / 1000,
+        u32::try_from(millis % 1000).unwrap_or(0) * 1_000_000,
+    );
+    Uuid::new_v7(timestamp)
+}
+
+/// The UUID `text` spells in exactly the form the mock issues ids in:
+/// lower-case hyphenated, 36 characters. Every other spelling `Uuid` would
+/// accept (upper case, braces, `urn:uuid:`, no hyphens) names no
+/// transaction, so each transaction answers to exactly one id (CONTRACT
+/// sections 1 and 3: the id is an opaque string).
+pub fn issued_id(text: &str) -> Option<Uuid> {
+    if text.len() != uuid::fmt::Hyphenated::LENGTH {
+        return None;
+    }
+    let id = Uuid::try_parse(text).ok()?;
+    let mut canonical = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    (id.hyphenated().encode_lower(&mut canonical).as_bytes() == text.as_bytes()).then_some(id)
+}
+
 /// A transaction's state as the API shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {

@@ -13,12 +13,14 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+use crate::domain::transaction::issued_id;
 use crate::error::{ApiError, ErrorCodeTag};
 use crate::http::extract::{BODY_LIMIT, Caller, RequestId, decoded_segment};
 use crate::http::faults::{Fault, KeyHasher, Plan, parse_header};
 use crate::http::handlers::status::{Target, target};
 use crate::http::server::ConnectionAbort;
 use crate::http::state::AppState;
+use crate::store::Store as _;
 use crate::store::journal::Capture;
 
 /// The header that injects faults per request.
@@ -65,7 +67,7 @@ pub(crate) async fn api_guard(state: &AppState, req: Request, next: Next) -> Res
         req.uri(),
         req.headers(),
         request_id,
-        state.clock.now(),
+        state.store.now_hint(),
     );
     let abort = req.extensions().get::<ConnectionAbort>().cloned();
     let ending = guarded(state, req, next, &mut entry).await;
@@ -76,7 +78,7 @@ pub(crate) async fn api_guard(state: &AppState, req: Request, next: Next) -> Res
                 .extensions()
                 .get::<ErrorCodeTag>()
                 .map(|t| t.0.as_str());
-            state.journal.record(entry);
+            state.store.record_request(entry);
             response
         }
         Ending::Reset => {
@@ -87,7 +89,7 @@ pub(crate) async fn api_guard(state: &AppState, req: Request, next: Next) -> Res
                 request_id = %entry.request_id(),
                 "connection reset (injected fault)"
             );
-            state.journal.record(entry);
+            state.store.record_request(entry);
             match abort {
                 Some(abort) => {
                     abort.trigger();
@@ -162,7 +164,7 @@ async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Capture
     if state.faults.draws() {
         state
             .faults
-            .draw(fault_key(state, &parts, caller, &bytes), &mut plan);
+            .draw(fault_key(state, &parts, caller, &bytes).await, &mut plan);
         note_faults(&plan, entry);
     }
     let req = Request::from_parts(parts, Body::from(bytes));
@@ -205,13 +207,24 @@ fn note_faults(plan: &Plan, entry: &mut Capture) {
 ///
 /// Look-ups use the caller's merchant scope, like the handlers, so the draw
 /// reveals nothing about other merchants' transactions.
-fn fault_key(state: &AppState, parts: &Parts, caller: Caller, body: &[u8]) -> u64 {
+async fn fault_key(state: &AppState, parts: &Parts, caller: Caller, body: &[u8]) -> u64 {
     let method = parts.method.as_str();
     let path = parts.uri.path();
     let mut key = KeyHasher::new();
     key.part(method.as_bytes());
     let object = || serde_json::from_slice::<Map<String, Value>>(body).ok();
-    let transaction = |id: &str| state.store.get(id, caller.merchant);
+    // A store that cannot be read keys the draw by the request's text.
+    let transaction = async |id: &str| match issued_id(id) {
+        Some(id) => state
+            .store
+            .with_id(id, caller.merchant, |r| {
+                (r.fields.merchant_id, r.fields.reference_no.to_string())
+            })
+            .await
+            .ok()
+            .flatten(),
+        None => None,
+    };
     match (method, path) {
         ("POST", "/api/payments/initiate") => {
             key.part(path.as_bytes());
@@ -236,11 +249,15 @@ fn fault_key(state: &AppState, parts: &Parts, caller: Caller, body: &[u8]) -> u6
                 Some(Value::String(id)) => Some(id.as_str()),
                 _ => None,
             });
-            match (id.and_then(transaction), &o) {
-                (Some(record), Some(o)) => {
+            let stored = match id {
+                Some(id) => transaction(id).await,
+                None => None,
+            };
+            match (stored, &o) {
+                (Some((merchant, reference)), Some(o)) => {
                     key.part(b"confirm a stored transaction")
-                        .part(record.fields.merchant_id.as_bytes())
-                        .part(record.fields.reference_no.as_bytes())
+                        .part(merchant.as_bytes())
+                        .part(reference.as_bytes())
                         .part(field_text(o.get("referenceNo")).as_bytes());
                 }
                 _ => {
@@ -249,19 +266,22 @@ fn fault_key(state: &AppState, parts: &Parts, caller: Caller, body: &[u8]) -> u6
             }
         }
         _ => {
-            let stored = path
+            let id = path
                 .strip_prefix("/api/payments/")
                 .and_then(target)
                 .and_then(|t| match t {
                     Target::Id(raw) => decoded_segment(raw),
                     Target::Reference(_) => None,
-                })
-                .and_then(|id| transaction(&id));
+                });
+            let stored = match id {
+                Some(id) => transaction(&id).await,
+                None => None,
+            };
             match stored {
-                Some(record) => {
+                Some((merchant, reference)) => {
                     key.part(b"status of a stored transaction")
-                        .part(record.fields.merchant_id.as_bytes())
-                        .part(record.fields.reference_no.as_bytes());
+                        .part(merchant.as_bytes())
+                        .part(reference.as_bytes());
                 }
                 None => {
                     key.part(path.as_bytes())

@@ -26,7 +26,8 @@ use serde_json::{Map, Value, json};
 use utoipa::OpenApi as _;
 
 pub(crate) use schemas::{
-    major_amount, optional_error_code, optional_timestamp, timestamp, transaction_status,
+    ERROR_CODES, major_amount, optional_error_code, optional_timestamp, timestamp,
+    transaction_status,
 };
 
 use crate::domain::catalog::Catalog;
@@ -95,6 +96,9 @@ fn reason(status: u16) -> &'static str {
         415 => "Body not of the content type the operation takes",
         429 => "Rate limited (--rate-limit or the rate-limit fault); Retry-After says when",
         500 => "Unexpected error, or an injected fault",
+        503 => {
+            "The database behind --store cannot be reached (sqlite: or postgres:// stores); retry later"
+        }
         _ => "",
     }
 }
@@ -225,6 +229,13 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keyed: bool, bound: bool, 
     // Every route answers 405 (with Allow) to other methods: the envelope,
     // or a page on page paths.
     add_code(&mut errors, 405, MethodNotAllowed);
+    // Every route that reads or changes state answers 503 while the
+    // database behind `--store` is gone (CONTRACT section 15): the
+    // envelope, or a page saying so.
+    let stateless = matches!(spec.kind, Kind::Asset(_)) || matches!(id, "openapi" | "consoleRoot");
+    if !stateless {
+        add_code(&mut errors, 503, StoreUnavailable);
+    }
     parameters.push(json!({
         "name": "X-Request-Id",
         "in": "header",

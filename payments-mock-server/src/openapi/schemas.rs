@@ -62,7 +62,7 @@ pub(crate) fn optional_error_code() -> RefOr<Schema> {
 }
 
 /// Every wire error code (CONTRACT section 8).
-pub(crate) const ERROR_CODES: [ErrorCode; 16] = [
+pub(crate) const ERROR_CODES: [ErrorCode; 17] = [
     ErrorCode::ValidationError,
     ErrorCode::InvalidTransactionId,
     ErrorCode::InvalidReferenceNo,
@@ -79,6 +79,7 @@ pub(crate) const ERROR_CODES: [ErrorCode; 16] = [
     ErrorCode::UnsupportedMediaType,
     ErrorCode::RateLimited,
     ErrorCode::InternalError,
+    ErrorCode::StoreUnavailable,
 ];
 
 /// Optional fields take `null` for "absent" (CONTRACT section 2).

@@ -2,7 +2,7 @@
 //! last 1,000 `/api/` requests, newest last, with `Authorization` redacted.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::http::{HeaderMap, HeaderValue, Method, Uri, header};
 use chrono::{DateTime, Utc};
@@ -38,6 +38,9 @@ pub struct JournalEntry {
     pub fault: Option<String>,
     /// Virtual time at arrival.
     pub at: DateTime<Utc>,
+    /// The replica that served it (`--replica-name`, by default
+    /// `HOST:PORT`): replicas on one database share one journal.
+    pub replica: String,
 }
 
 /// An `/api/` request as the guard captures it, cheaply: the path, query,
@@ -45,7 +48,7 @@ pub struct JournalEntry {
 /// become a [`JournalEntry`] only when `/_mock/requests` reads the journal
 /// (it used to be two `String`s per header on every request).
 #[derive(Debug)]
-pub(crate) struct Capture {
+pub struct Capture {
     /// Set when recorded.
     seq: u64,
     method: Method,
@@ -63,11 +66,13 @@ pub(crate) struct Capture {
     pub(crate) error_code: Option<&'static str>,
     /// Faults applied, as `X-Mock-Fault` tokens joined by `,`.
     pub(crate) fault: Option<String>,
+    /// The replica that served it; set when recorded (or kept from a store).
+    replica: Option<Arc<str>>,
 }
 
 impl Capture {
     /// The request line and headers of `parts`, `Authorization` redacted.
-    pub(crate) fn new(
+    pub fn new(
         method: &Method,
         uri: &Uri,
         headers: &HeaderMap,
@@ -104,11 +109,49 @@ impl Capture {
             status: None,
             error_code: None,
             fault: None,
+            replica: None,
+        }
+    }
+
+    /// A capture of an entry read back from a store (SQLite keeps the
+    /// journal of the last run), numbered and attributed as it was.
+    pub(crate) fn from_entry(entry: &JournalEntry) -> Self {
+        let method = Method::from_bytes(entry.method.as_bytes()).unwrap_or(Method::GET);
+        let mut text = String::with_capacity(entry.path.len() + entry.body.len() + 128);
+        let mut ends = Vec::with_capacity(2 + 2 * entry.headers.len());
+        text.push_str(&entry.path);
+        ends.push(text.len());
+        text.push_str(entry.query.as_deref().unwrap_or(""));
+        ends.push(text.len());
+        for (name, value) in &entry.headers {
+            text.push_str(name);
+            ends.push(text.len());
+            text.push_str(value);
+            ends.push(text.len());
+        }
+        text.push_str(&entry.body);
+        Self {
+            seq: entry.seq,
+            method,
+            text,
+            ends,
+            has_query: entry.query.is_some(),
+            request_id: HeaderValue::from_str(&entry.request_id)
+                .unwrap_or_else(|_| HeaderValue::from_static("")),
+            at: entry.at,
+            status: entry.status,
+            error_code: entry
+                .error_code
+                .as_deref()
+                .and_then(crate::error::ErrorCode::parse)
+                .map(crate::error::ErrorCode::as_str),
+            fault: entry.fault.clone(),
+            replica: Some(Arc::from(entry.replica.as_str())),
         }
     }
 
     /// The request body (lossy UTF-8).
-    pub(crate) fn set_body(&mut self, body: &[u8]) {
+    pub fn set_body(&mut self, body: &[u8]) {
         self.text.truncate(self.ends.last().copied().unwrap_or(0));
         match std::str::from_utf8(body) {
             Ok(text) => self.text.push_str(text),
@@ -131,7 +174,8 @@ impl Capture {
         self.request_id.to_str().unwrap_or("")
     }
 
-    fn entry(&self) -> JournalEntry {
+    /// The entry, expanded.
+    pub(crate) fn entry(&self) -> JournalEntry {
         let part = |i: usize| {
             let start = if i == 0 { 0 } else { self.ends[i - 1] };
             self.text[start..self.ends[i]].to_owned()
@@ -152,14 +196,18 @@ impl Capture {
             request_id: self.request_id().to_owned(),
             fault: self.fault.clone(),
             at: self.at,
+            replica: self.replica.as_deref().unwrap_or("").to_owned(),
         }
     }
 }
 
-/// The bounded journal.
+/// The bounded journal of one process: the memory store's journal, and the
+/// SQLite store's (which also writes it to its file, behind the answers).
 #[derive(Debug, Default)]
 pub struct Journal {
     inner: Mutex<Entries>,
+    /// This process's replica name, on every entry it records.
+    replica: Arc<str>,
 }
 
 #[derive(Debug, Default)]
@@ -174,20 +222,42 @@ impl Journal {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Appends, numbering it, and drops the oldest beyond [`CAPACITY`].
-    pub(crate) fn record(&self, mut capture: Capture) {
+    /// An empty journal whose entries name `replica`.
+    pub(crate) fn new(replica: &str) -> Self {
+        Self {
+            inner: Mutex::default(),
+            replica: Arc::from(replica),
+        }
+    }
+
+    /// Appends, numbering it, and drops the oldest beyond [`CAPACITY`];
+    /// returns its number.
+    pub(crate) fn record(&self, mut capture: Capture) -> u64 {
         let mut entries = self.lock();
         entries.last_seq += 1;
         capture.seq = entries.last_seq;
+        if capture.replica.is_none() {
+            capture.replica = Some(self.replica.clone());
+        }
         if entries.captures.len() == CAPACITY {
             entries.captures.pop_front();
         }
         entries.captures.push_back(capture);
+        entries.last_seq
     }
 
-    /// Every entry, oldest first.
-    pub fn entries(&self) -> Vec<JournalEntry> {
-        self.lock().captures.iter().map(Capture::entry).collect()
+    /// Puts back entries a store kept (oldest first), and the numbering
+    /// where it was (`last_seq`, which a reset does not set back).
+    pub(crate) fn restore(&self, kept: &[JournalEntry], last_seq: u64) {
+        let mut entries = self.lock();
+        entries.captures = kept
+            .iter()
+            .rev()
+            .take(CAPACITY)
+            .rev()
+            .map(Capture::from_entry)
+            .collect();
+        entries.last_seq = last_seq.max(kept.last().map_or(0, |e| e.seq));
     }
 
     /// The newest `limit` entries with a `seq` above `after`, oldest first:
@@ -223,15 +293,15 @@ impl Journal {
         self.lock().captures.len()
     }
 
-    /// Whether none is kept.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Forgets every entry; the numbering goes on (a reader that polls
     /// with the last `seq` it saw still gets what comes next).
     pub fn clear(&self) {
         self.lock().captures.clear();
+    }
+
+    /// Forgets every entry and the numbering (`--fresh`).
+    pub(crate) fn erase(&self) {
+        *self.lock() = Entries::default();
     }
 }
 
@@ -251,7 +321,7 @@ mod tests {
 
     #[test]
     fn entries_are_numbered_and_readers_get_what_is_new() {
-        let journal = Journal::default();
+        let journal = Journal::new("test");
         assert_eq!(journal.last_seq(), 0);
         for n in 0..(CAPACITY + 5) {
             journal.record(capture(&format!("/api/{n}")));
@@ -267,7 +337,7 @@ mod tests {
         assert_eq!(journal.get(5), None, "dropped");
         assert_eq!(journal.get(1006), None);
         journal.clear();
-        assert!(journal.is_empty());
+        assert_eq!(journal.len(), 0);
         journal.record(capture("/api/after"));
         assert_eq!(journal.since(1005, 10)[0].seq, 1006);
     }

@@ -1,50 +1,117 @@
-//! The transaction store: state and transitions (CONTRACT sections 4 and 6).
+//! Where the mock keeps its state (CONTRACT section 15): one boundary,
+//! [`Store`], with the domain's verbs, and three stores behind it.
 //!
-//! Exactly-once holds by construction, not by retry loops:
+//! The rules (validation, the state machine, which refusal comes first)
+//! live above this boundary, in `domain/lifecycle.rs`; a store only keeps,
+//! and promises that each verb is atomic. Exactly-once comes from that
+//! promise: two initiates of one reference cannot both create
+//! ([`Store::create`]), two confirms of one transaction cannot both move it
+//! ([`Store::confirm`]), two payer submits cannot both decide
+//! ([`Store::decide`]). Each store keeps it its own way: the memory store
+//! under one lock, SQLite by one writer thread, PostgreSQL by conditional
+//! statements (`INSERT … ON CONFLICT`, `UPDATE … WHERE … RETURNING`), so
+//! that any number of replicas on one database keep it too.
 //!
-//! * initiate checks `(merchantId, referenceNo)` and inserts under one write
-//!   lock, so two initiates of the same pair cannot both see "absent";
-//! * confirm checks confirmability and records the outcome under one write
-//!   lock, so two confirms cannot both see "not yet confirmed";
-//! * reads take the read lock and never write: expiry and settlement are
-//!   derived from the stored facts and the clock at read time
-//!   ([`Record::view`]), so no background task and no read mutates anything.
+//! - `memory.rs` — [`MemoryStore`]: today's store, in the process (the
+//!   default), with `memory_payer.rs` and its containers (`records.rs`,
+//!   `index.rs`).
+//! - `sqlite.rs` — [`SqliteStore`]: one file, one owning process, a writer
+//!   thread that groups commits.
+//! - `postgres.rs` — [`PostgresStore`]: one database shared by replicas.
+//! - `sql.rs` — the row form of a transaction, shared by the two databases.
+//! - `spec.rs` — [`StoreSpec`], what `--store` names.
+//! - `settings.rs` — the settings a store keeps (catalogue, expiry).
+//! - `journal.rs` — the request journal's entries and the in-process ring.
+//! - `any.rs` — [`AnyStore`], the store a server runs on, whichever it is.
+//!
+//! # Implementing a store
+//!
+//! A store over a `HashMap` shows what each verb owes (the real memory
+//! store adds indexes and the journal, nothing else):
+//!
+//! ```text
+//! create(new, initial, expiry):
+//!     lock; if map has (new.merchant, new.reference) → Err(Duplicate(id));
+//!     now = clock.now(); id = id_at(now);       // stamped under the lock:
+//!     insert Record { id, created_at: now, expires_at: now + expiry, .. }
+//! confirm(id, now, confirmation):
+//!     lock; record unconfirmed and now < expires_at → set it, Moved;
+//!     else Unmoved(record) (the caller says why), or Missing
+//! ```
+//!
+//! Every failure of the database behind a store (unreachable, a broken
+//! connection, a statement that timed out) is a [`StoreError`]: the HTTP
+//! layer answers it 503 `STORE_UNAVAILABLE`, and the next request tries
+//! again, so serving resumes by itself when the database is back.
 
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+mod any;
+pub(crate) mod index;
+pub mod journal;
+mod memory;
+mod memory_payer;
+mod postgres;
+pub(crate) mod records;
+pub(crate) mod settings;
+mod spec;
+mod sql;
+mod sqlite;
+#[cfg(test)]
+pub(crate) mod test_support;
+
+use std::future::Future;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use rand::RngExt as _;
 use uuid::Uuid;
 
-use crate::domain::catalog::{Catalog, InitialState, Outcome, Product};
-use crate::domain::clock::Clock;
 pub use crate::domain::transaction::{
-    ConfirmResult, Confirmation, Fields, NewTransaction, PayerAction, PaymentPage, RareFields,
-    Record, Status,
+    ConfirmResult, Confirmation, NewTransaction, PayerAction, PaymentPage, Record, Status,
 };
-use crate::store::index::Index;
-use crate::store::records::{Interner, Records};
-pub use payer::{Decided, PayerRefusal, PaymentPageKey};
+pub use any::AnyStore;
+use journal::{Capture, JournalEntry};
+pub use memory::MemoryStore;
+pub use memory_payer::{Decided, PayerRefusal, PaymentPageKey};
+pub use postgres::PostgresStore;
+pub use settings::Settings;
+pub use spec::{Durability, PostgresUrl, StoreSpec};
+pub use sqlite::SqliteStore;
 
-pub(crate) mod index;
-pub mod journal;
-mod payer;
-pub(crate) mod records;
+use crate::domain::catalog::InitialState;
 
-/// Why a confirm was refused, in the order CONTRACT section 6 checks.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ConfirmRefusal {
-    /// Unknown id, or another merchant's under a bound key.
-    NotFound,
-    /// `referenceNo` is not the transaction's.
-    ReferenceMismatch,
-    /// Expired.
-    Expired,
-    /// Already has a confirmation.
-    AlreadyConfirmed,
-    /// The product needs a code and none came.
-    CodeRequired(String),
+/// How long a store may take over one verb before the request is answered
+/// 503 `STORE_UNAVAILABLE` (CONTRACT section 15: within 5 s, no hang).
+pub const STORE_TIMEOUT: Duration = Duration::from_secs(4);
+
+/// The database behind a store failed: unreachable, a broken connection, a
+/// timeout, an error it answered. Never carries a password.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the store is unavailable: {reason}")]
+pub struct StoreError {
+    reason: String,
+}
+
+impl StoreError {
+    /// A failure, described without secrets.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+        }
+    }
+
+    /// What failed.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+/// Why an initiate stored nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertRefusal {
+    /// The merchant already used the reference for this transaction.
+    Duplicate(Uuid),
+    /// The store holds as many transactions as it can index (the memory
+    /// store: 2^32 − 1; memory runs out long before).
+    Full,
 }
 
 /// Why a reference look-up found nothing single.
@@ -56,477 +123,246 @@ pub enum LookupError {
     Ambiguous,
 }
 
-/// A confirm request after body validation.
-#[derive(Debug, Clone)]
-pub struct ConfirmAttempt<'a> {
-    /// The transactionId text (unknown if not a UUID).
-    pub transaction_id: &'a str,
-    /// Must equal the stored reference.
-    pub reference_no: &'a str,
-    /// OTP.
-    pub confirmation_code: Option<&'a str>,
-    /// The merchant a bound key limits the caller to.
-    pub scope: Option<Uuid>,
-    /// The public base URL payment pages are announced under (redirect
-    /// products, CONTRACT section 13).
-    pub public_url: &'a url::Url,
+/// What [`Store::confirm`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transition {
+    /// The confirmation is recorded: the transaction after it.
+    Moved(Record),
+    /// Not recorded: the transaction had a confirmation already, or had
+    /// expired at the given instant. It is given as it is, so the caller can
+    /// say which.
+    Unmoved(Record),
+    /// No such transaction (a reset came in between).
+    Missing,
 }
 
-#[derive(Debug, Default)]
-struct Inner {
-    records: Records,
-    /// transactionId → position.
-    by_id: Index,
-    /// referenceNo → position, one entry per merchant holding it.
-    by_reference: Index,
-    /// Payment page token → position (confirmed redirect transactions).
-    by_token: Index,
-    codes: Interner,
-}
-
-impl Inner {
-    fn position_of_id(&self, id: Uuid) -> Option<usize> {
-        let records = &self.records;
-        self.by_id.find(self.by_id.hash(&id), |p| {
-            records.get(p).is_some_and(|r| r.id == id)
-        })
-    }
-
-    /// The position of the record of `reference_no` that `owner` accepts.
-    fn position_of_reference(
-        &self,
-        reference_no: &str,
-        mut owner: impl FnMut(Uuid) -> bool,
-    ) -> Option<usize> {
-        let records = &self.records;
-        self.by_reference
-            .find(self.by_reference.hash(reference_no), |p| {
-                records.get(p).is_some_and(|r| {
-                    &*r.fields.reference_no == reference_no && owner(r.fields.merchant_id)
-                })
-            })
-    }
-
-    fn pack(&mut self, f: NewTransaction) -> Fields {
-        let boxed = |s: Option<String>| s.map(String::into_boxed_str);
-        let rare = RareFields {
-            description: boxed(f.description),
-            device_id: boxed(f.device_id),
-            return_url: boxed(f.return_url),
-            extra_properties: boxed(f.extra_properties),
-        };
-        Fields {
-            merchant_id: f.merchant_id,
-            reference_no: f.reference_no.into_boxed_str(),
-            amount_minor: f.amount_minor,
-            currency_code: self.codes.intern(f.currency_code),
-            currency_exponent: f.currency_exponent,
-            product_code: self.codes.intern(f.product_code),
-            quantity: f.quantity,
-            country_code: f.country_code.map(|c| self.codes.intern(c)),
-            store_id: self.codes.intern(f.store_id),
-            payer_id: boxed(f.payer_id),
-            rare: (rare != RareFields::default()).then(|| Box::new(rare)),
-        }
-    }
-}
-
-/// Why an initiate stored nothing.
+/// The virtual clock as a store keeps it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InsertRefusal {
-    /// The merchant already used the reference for this transaction.
-    Duplicate(Uuid),
-    /// The store holds as many transactions as it can index (2^32 − 1;
-    /// memory runs out long before).
-    Full,
+pub struct ClockReading {
+    /// Virtual now: real time plus the offset, milliseconds.
+    pub now: DateTime<Utc>,
+    /// The offset from real time, nanoseconds (never negative: the clock
+    /// only moves forward, and a reset brings it back to 0).
+    pub offset_nanos: i64,
 }
 
-/// All transactions of one server.
-#[derive(Debug, Default)]
-pub struct Store {
-    /// A std `RwLock`, not a Tokio one: critical sections are short, never
-    /// await, and a single lock makes check-and-insert and
-    /// check-and-transition atomic (the exactly-once guarantees above).
-    /// Poisoning is ignored: no critical section can leave the maps half
-    /// updated (each writes after all checks, with infallible inserts).
-    inner: RwLock<Inner>,
+/// The order of a [`PageQuery`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Oldest first (`GET /_mock/transactions`); `from` is the last id of
+    /// the previous page.
+    OldestFirst,
+    /// Newest first (the console); `from` is the last id of the previous
+    /// page.
+    NewestFirst,
 }
 
-impl Store {
-    /// An empty store.
-    pub fn new() -> Self {
-        Self::default()
+/// One page of transactions: where it starts, which way, and the filters a
+/// store can apply itself. What it cannot (the status, derived from the
+/// clock) is the `keep` closure of [`Store::page`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageQuery {
+    /// Oldest or newest first.
+    pub order: Order,
+    /// Start after this id (in `order`); `None` starts at the first.
+    pub from: Option<Uuid>,
+    /// At most this many items.
+    pub limit: usize,
+    /// Only this merchant's.
+    pub merchant: Option<Uuid>,
+    /// Only references containing this text.
+    pub reference_contains: Option<String>,
+}
+
+impl PageQuery {
+    /// Everything, oldest first, `limit` at a time.
+    pub fn oldest_first(from: Option<Uuid>, limit: usize) -> Self {
+        Self {
+            order: Order::OldestFirst,
+            from,
+            limit,
+            merchant: None,
+            reference_contains: None,
+        }
     }
 
-    fn read(&self) -> RwLockReadGuard<'_, Inner> {
-        self.inner.read().unwrap_or_else(PoisonError::into_inner)
+    /// Whether a record passes the filters a store applies itself (the
+    /// memory store applies them here).
+    pub fn matches(&self, record: &Record) -> bool {
+        self.merchant.is_none_or(|m| m == record.fields.merchant_id)
+            && self
+                .reference_contains
+                .as_deref()
+                .is_none_or(|r| record.fields.reference_no.contains(r))
     }
+}
 
-    fn write(&self) -> RwLockWriteGuard<'_, Inner> {
-        self.inner.write().unwrap_or_else(PoisonError::into_inner)
-    }
+/// A page of [`Store::page`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page<T> {
+    /// The items, in the query's order.
+    pub items: Vec<T>,
+    /// Whether more matching transactions follow.
+    pub more: bool,
+}
 
-    /// Creates a transaction unless the merchant already used the
-    /// reference; then refuses with the existing transaction's id. One
-    /// write lock covers the check and the insert.
-    ///
-    /// The creation time is read from `clock` under that lock, like the v7
-    /// id is made there, so `createdAt` follows the order of creation (and
-    /// of the ids); the transaction expires `expiry` after it. This is what
-    /// the initiate handler does.
-    pub fn initiate_now(
+/// The journal in brief.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct JournalStats {
+    /// The `seq` of the newest entry ever recorded (0 before the first).
+    pub last_seq: u64,
+    /// How many entries are kept (at most [`journal::CAPACITY`]).
+    pub len: usize,
+}
+
+/// The boundary between the rules and where state is kept.
+///
+/// Each verb is one atomic step of the domain; what a store must guarantee
+/// is on each. A store maps every failure of its database to
+/// [`StoreError`], and never answers before a change it reports is
+/// committed (CONTRACT section 15, durability).
+pub trait Store: Send + Sync + std::fmt::Debug + 'static {
+    /// Virtual now: real time plus the kept clock offset, in milliseconds.
+    /// Replicas of one database share the offset: an advance answered by
+    /// one holds for the next request to any.
+    fn now(&self) -> impl Future<Output = Result<DateTime<Utc>, StoreError>> + Send;
+
+    /// The clock: now and the offset.
+    fn clock(&self) -> impl Future<Output = Result<ClockReading, StoreError>> + Send;
+
+    /// Moves the clock forward by `by` (the offset saturates), committed
+    /// before it returns.
+    fn advance_clock(
         &self,
-        fields: NewTransaction,
+        by: Duration,
+    ) -> impl Future<Output = Result<ClockReading, StoreError>> + Send;
+
+    /// Creates a transaction unless `new.merchant_id` already holds
+    /// `new.reference_no`; then nothing changes and the refusal names the
+    /// holder. The check and the insert are one atomic step.
+    ///
+    /// The store stamps it: a fresh transactionId from
+    /// [`crate::domain::transaction::id_at`] and `createdAt` from the same
+    /// reading of its clock, so ids sort like creation times; it expires
+    /// `expiry` after that.
+    fn create(
+        &self,
+        new: NewTransaction,
         initial: InitialState,
-        clock: &Clock,
         expiry: Duration,
-    ) -> Result<Record, InsertRefusal> {
-        self.insert(fields, initial, || {
-            let now = clock.now();
-            (now, crate::domain::clock::add(now, expiry))
-        })
-    }
+    ) -> impl Future<Output = Result<Result<Record, InsertRefusal>, StoreError>> + Send;
 
-    /// [`Store::initiate_now`] with times the caller chose (preloading a
-    /// store, benchmarks). Times read before the call are not ordered like
-    /// the creations of concurrent callers: prefer `initiate_now`.
-    pub fn initiate(
+    /// Records the confirmation of transaction `id` if, and only if, it has
+    /// none and has not expired at `now` (its status is `PENDING` or
+    /// `INITIATED` then). Check and change are one atomic step: of many
+    /// concurrent confirms, exactly one is [`Transition::Moved`]. A payment
+    /// page in the confirmation is then found by its token.
+    fn confirm(
         &self,
-        fields: NewTransaction,
-        initial: InitialState,
+        id: Uuid,
         now: DateTime<Utc>,
-        expires_at: DateTime<Utc>,
-    ) -> Result<Record, InsertRefusal> {
-        self.insert(fields, initial, || (now, expires_at))
-    }
+        confirmation: Confirmation,
+    ) -> impl Future<Output = Result<Transition, StoreError>> + Send;
 
-    /// Check and insert under one write lock; `times` gives
-    /// `(created_at, expires_at)` and is called under it.
-    fn insert(
+    /// The payer's submit on a payment page at `now`: if the page is open
+    /// (no decision, `now` before its deadline) it records `action` as the
+    /// decision; otherwise it counts a later submit. One atomic step: of
+    /// concurrent submits exactly one decides. `scope` limits a look-up by
+    /// transaction to one merchant.
+    fn decide(
         &self,
-        fields: NewTransaction,
-        initial: InitialState,
-        times: impl FnOnce() -> (DateTime<Utc>, DateTime<Utc>),
-    ) -> Result<Record, InsertRefusal> {
-        let mut inner = self.write();
-        let merchant = fields.merchant_id;
-        if let Some(existing) = inner.position_of_reference(&fields.reference_no, |m| m == merchant)
-        {
-            let id = inner.records.get(existing).map(|r| r.id);
-            return Err(id.map_or(InsertRefusal::Full, InsertRefusal::Duplicate));
-        }
-        let position = u32::try_from(inner.records.len)
-            .ok()
-            .filter(|p| *p < u32::MAX)
-            .ok_or(InsertRefusal::Full)?;
-        // v7 ids sort by creation (CONTRACT section 1); generated under the
-        // write lock, their order is also the insertion order.
-        let id = Uuid::now_v7();
-        let (created_at, expires_at) = times();
-        let record = Record {
-            id,
-            fields: inner.pack(fields),
-            initial,
-            created_at,
-            expires_at,
-            confirmation: None,
-        };
-        let by_reference = inner.by_reference.hash(&*record.fields.reference_no);
-        inner.by_reference.insert(by_reference, position);
-        let by_id = inner.by_id.hash(&id);
-        inner.by_id.insert(by_id, position);
-        inner.records.push(record.clone());
-        Ok(record)
-    }
-
-    /// Confirms a transaction: every check of CONTRACT section 6 (rules 2–6)
-    /// and the transition happen under one write lock, so exactly one of
-    /// many concurrent confirms succeeds.
-    pub fn confirm(
-        &self,
-        attempt: &ConfirmAttempt<'_>,
-        catalog: &Catalog,
-        now: DateTime<Utc>,
-    ) -> Result<Record, ConfirmRefusal> {
-        let id = issued_id(attempt.transaction_id).ok_or(ConfirmRefusal::NotFound)?;
-        let mut inner = self.write();
-        let position = inner.position_of_id(id).ok_or(ConfirmRefusal::NotFound)?;
-        let record = inner
-            .records
-            .get_mut(position)
-            .ok_or(ConfirmRefusal::NotFound)?;
-        if attempt
-            .scope
-            .is_some_and(|m| m != record.fields.merchant_id)
-        {
-            return Err(ConfirmRefusal::NotFound);
-        }
-        if *record.fields.reference_no != *attempt.reference_no {
-            return Err(ConfirmRefusal::ReferenceMismatch);
-        }
-        match record.view(now).status {
-            Status::Expired => return Err(ConfirmRefusal::Expired),
-            Status::Confirmed | Status::Successful | Status::Failed => {
-                return Err(ConfirmRefusal::AlreadyConfirmed);
-            }
-            Status::Pending | Status::Initiated => {}
-        }
-        let product = catalog.product(&record.fields.product_code);
-        let expected_code = product.and_then(|p| p.confirmation_code.as_deref());
-        let code_ok = match (expected_code, attempt.confirmation_code) {
-            (Some(_), None) => {
-                return Err(ConfirmRefusal::CodeRequired(
-                    record.fields.product_code.to_string(),
-                ));
-            }
-            (Some(expected), Some(given)) => expected == given,
-            (None, _) => true,
-        };
-        let outcome = product.map_or(Outcome::Success, |p| p.outcome.clone());
-        let payer_timeout = product.and_then(Product::payer_timeout);
-        let result = match (outcome, payer_timeout) {
-            _ if !code_ok => ConfirmResult::Failed {
-                error_message: "invalid confirmation code".to_owned(),
-            },
-            // Redirect-based: the payer decides on the page (section 13).
-            (_, Some(window)) => ConfirmResult::AwaitingPayer(PaymentPage {
-                token: crate::domain::redirect::new_token(),
-                deadline: crate::domain::clock::add(now, window),
-                decision: None,
-                later_submits: 0,
-            }),
-            (Outcome::Success, None) => ConfirmResult::Successful,
-            (Outcome::Async { settle_after }, None) => ConfirmResult::Settling {
-                settles_at: crate::domain::clock::add(now, settle_after),
-            },
-            (Outcome::Decline { message }, None) => ConfirmResult::Failed {
-                error_message: message,
-            },
-        };
-        let succeeded = !matches!(result, ConfirmResult::Failed { .. });
-        let pins = product.is_some_and(|p| p.pins) && succeeded;
-        let token = match &result {
-            ConfirmResult::AwaitingPayer(page) => Some(page.token.clone()),
-            _ => None,
-        };
-        let extra_properties = match &token {
-            Some(token) => Some(
-                serde_json::json!({
-                    "paymentUrl": crate::domain::redirect::payment_url(attempt.public_url, token)
-                })
-                .to_string(),
-            ),
-            None => pins.then(|| {
-                let units = record.fields.quantity.unwrap_or(1);
-                let pins: Vec<String> = (0..units).map(|_| new_pin()).collect();
-                serde_json::json!({ "pins": pins }).to_string()
-            }),
-        };
-        record.confirmation = Some(Box::new(Confirmation {
-            confirmed_at: now,
-            result,
-            provider_reference: succeeded.then(new_provider_reference),
-            extra_properties,
-        }));
-        let confirmed = record.clone();
-        if let Some(token) = token {
-            let hash = inner.by_token.hash(&*token);
-            // `position` came from the index, so it fits in u32.
-            inner
-                .by_token
-                .insert(hash, u32::try_from(position).unwrap_or(u32::MAX));
-        }
-        Ok(confirmed)
-    }
-
-    /// `f` of the transaction with this id, if it is in scope, under the
-    /// read lock (nothing is copied out but what `f` makes).
-    /// Only the id's canonical spelling, as issued, names it
-    /// (`issued_id`).
-    pub fn with_id<T>(
-        &self,
-        id: &str,
+        key: PaymentPageKey<'_>,
         scope: Option<Uuid>,
-        f: impl FnOnce(&Record) -> T,
-    ) -> Option<T> {
-        let id = issued_id(id)?;
-        let inner = self.read();
-        let record = inner.records.get(inner.position_of_id(id)?)?;
-        scope
-            .is_none_or(|m| m == record.fields.merchant_id)
-            .then(|| f(record))
-    }
+        action: PayerAction,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Result<Decided, PayerRefusal>, StoreError>> + Send;
 
-    /// The transaction with this id, if it is in scope: [`Store::with_id`]
-    /// copying the record out.
-    pub fn get(&self, id: &str, scope: Option<Uuid>) -> Option<Record> {
-        self.with_id(id, scope, Record::clone)
-    }
-
-    /// One page of `/_mock/transactions`: the records after `after` (an
-    /// issued id), oldest first, that pass `keep`, at most `limit`, mapped by
-    /// `f` under the read lock; plus whether more matching records follow.
-    /// `None` when `after` is not a stored id.
-    ///
-    /// The page starts at `after` through the id index and maps only what
-    /// it returns, so a page costs the same at 1M transactions as at 1k
-    /// (it used to clone every record).
-    pub fn page<T>(
+    /// `f` of the transaction `id`, if it is in `scope`.
+    fn with_id<T: Send>(
         &self,
-        after: Option<Uuid>,
-        limit: usize,
-        mut keep: impl FnMut(&Record) -> bool,
-        mut f: impl FnMut(&Record) -> T,
-    ) -> Option<(Vec<T>, bool)> {
-        let inner = self.read();
-        let start = match after {
-            None => 0,
-            Some(id) => inner.position_of_id(id)? + 1,
-        };
-        let mut items = Vec::with_capacity(limit.min(1024));
-        let mut more = false;
-        for record in inner.records.from(start) {
-            if !keep(record) {
-                continue;
-            }
-            if items.len() == limit {
-                more = true;
-                break;
-            }
-            items.push(f(record));
-        }
-        Some((items, more))
-    }
+        id: Uuid,
+        scope: Option<Uuid>,
+        f: impl FnOnce(&Record) -> T + Send,
+    ) -> impl Future<Output = Result<Option<T>, StoreError>> + Send;
 
-    /// [`Store::page`] newest first, for the console: the records older
-    /// than `before` (an issued id; `None` starts at the newest) that pass
-    /// `keep`, at most `limit`, mapped by `f` under the read lock; plus
-    /// whether more matching records follow. `None` when `before` is not a
-    /// stored id. Like `page`, it starts through the id index, so a page
-    /// costs the same at any size (a filter that matches little scans on).
-    pub fn page_newest<T>(
-        &self,
-        before: Option<Uuid>,
-        limit: usize,
-        mut keep: impl FnMut(&Record) -> bool,
-        mut f: impl FnMut(&Record) -> T,
-    ) -> Option<(Vec<T>, bool)> {
-        let inner = self.read();
-        let end = match before {
-            None => inner.records.len,
-            Some(id) => inner.position_of_id(id)?,
-        };
-        let mut items = Vec::with_capacity(limit.min(1024));
-        let mut more = false;
-        for record in inner.records.before(end) {
-            if !keep(record) {
-                continue;
-            }
-            if items.len() == limit {
-                more = true;
-                break;
-            }
-            items.push(f(record));
-        }
-        Some((items, more))
-    }
-
-    /// `f` of the transaction with this reference, under the read lock:
-    /// within the merchant `scope`, or of the only merchant holding it.
-    pub fn with_reference<T>(
+    /// `f` of the transaction holding `reference_no`: within the merchant
+    /// `scope`, or of the only merchant holding it
+    /// ([`LookupError::Ambiguous`] when several do).
+    fn with_reference<T: Send>(
         &self,
         reference_no: &str,
         scope: Option<Uuid>,
-        f: impl FnOnce(&Record) -> T,
-    ) -> Result<T, LookupError> {
-        let inner = self.read();
-        let position = match scope {
-            Some(m) => inner.position_of_reference(reference_no, |owner| owner == m),
-            None => {
-                let first = inner.position_of_reference(reference_no, |_| true);
-                let owner = first
-                    .and_then(|p| inner.records.get(p))
-                    .map(|r| r.fields.merchant_id);
-                if let Some(owner) = owner
-                    && inner
-                        .position_of_reference(reference_no, |other| other != owner)
-                        .is_some()
-                {
-                    return Err(LookupError::Ambiguous);
-                }
-                first
-            }
-        };
-        position
-            .and_then(|p| inner.records.get(p))
-            .map(f)
-            .ok_or(LookupError::NotFound)
-    }
+        f: impl FnOnce(&Record) -> T + Send,
+    ) -> impl Future<Output = Result<Result<T, LookupError>, StoreError>> + Send;
 
-    /// The transaction with this reference: [`Store::with_reference`]
-    /// copying the record out.
-    pub fn by_reference(
+    /// `f` of the transaction behind a payment page and of its page; `None`
+    /// for an unknown key and for a transaction without a page.
+    fn with_payment_page<T: Send>(
         &self,
-        reference_no: &str,
-        scope: Option<Uuid>,
-    ) -> Result<Record, LookupError> {
-        self.with_reference(reference_no, scope, Record::clone)
-    }
+        key: PaymentPageKey<'_>,
+        f: impl FnOnce(&Record, &PaymentPage) -> T + Send,
+    ) -> impl Future<Output = Result<Option<T>, StoreError>> + Send;
 
-    /// Every transaction, oldest first.
-    pub fn all(&self) -> Vec<Record> {
-        self.read().records.from(0).cloned().collect()
-    }
+    /// One page of transactions in `query.order`, filtered by the query and
+    /// by `keep`, mapped by `f`; `None` when `query.from` is not stored.
+    fn page<T: Send>(
+        &self,
+        query: &PageQuery,
+        keep: impl FnMut(&Record) -> bool + Send,
+        f: impl FnMut(&Record) -> T + Send,
+    ) -> impl Future<Output = Result<Option<Page<T>>, StoreError>> + Send;
 
-    /// How many transactions there are.
-    pub fn len(&self) -> usize {
-        self.read().records.len
-    }
+    /// How many transactions are stored.
+    fn count(&self) -> impl Future<Output = Result<usize, StoreError>> + Send;
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+    /// Virtual now without asking the database: exact for the stores that
+    /// keep the clock in the process; a PostgreSQL replica uses the offset
+    /// it read last (the journal's arrival times, which need no round trip).
+    fn now_hint(&self) -> DateTime<Utc>;
 
-    /// Bytes the two indexes hold (for BENCHMARKS.md's memory breakdown).
-    pub fn index_bytes(&self) -> usize {
-        let inner = self.read();
-        inner.by_id.allocation_size()
-            + inner.by_reference.allocation_size()
-            + inner.by_token.allocation_size()
-    }
+    /// Journals one `/api/` request (CONTRACT section 10). Never blocks and
+    /// never fails the request: a database store writes the journal behind
+    /// the answers, in batches (it reports no change of the service).
+    fn record_request(&self, capture: Capture);
 
-    /// Forgets everything.
-    pub fn clear(&self) {
-        *self.write() = Inner::default();
-    }
+    /// The newest `limit` journal entries with a `seq` above `after`,
+    /// oldest first, of every replica.
+    fn requests_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<JournalEntry>, StoreError>> + Send;
+
+    /// The journal entry numbered `seq`, while it is kept.
+    fn request(
+        &self,
+        seq: u64,
+    ) -> impl Future<Output = Result<Option<JournalEntry>, StoreError>> + Send;
+
+    /// The journal in brief.
+    fn journal_stats(&self) -> impl Future<Output = Result<JournalStats, StoreError>> + Send;
+
+    /// `POST /_mock/reset`: forgets every transaction and the journal (its
+    /// numbering goes on), and the clock goes back to real time, for every
+    /// replica; the settings stay. Committed before it returns.
+    fn reset(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The settings the store holds, if any were written.
+    fn settings(&self) -> impl Future<Output = Result<Option<Settings>, StoreError>> + Send;
+
+    /// Writes the settings unless some are stored: of replicas starting
+    /// together on an empty database, the first one's stay, and every other
+    /// reads them back and compares (the first start on an empty store,
+    /// `--fresh` after [`Store::erase`]).
+    fn save_settings(
+        &self,
+        settings: &Settings,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// `--fresh`: a reset that also forgets the settings and the journal's
+    /// numbering.
+    fn erase(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Whether the database answers (`/_mock/health`).
+    fn check(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
-
-/// The UUID `text` spells in exactly the form the mock issues ids in:
-/// lower-case hyphenated, 36 characters. Every other spelling `Uuid` would
-/// accept (upper case, braces, `urn:uuid:`, no hyphens) names no
-/// transaction, so each transaction answers to exactly one id (CONTRACT
-/// sections 1 and 3: the id is an opaque string).
-fn issued_id(text: &str) -> Option<Uuid> {
-    if text.len() != uuid::fmt::Hyphenated::LENGTH {
-        return None;
-    }
-    let id = Uuid::try_parse(text).ok()?;
-    let mut canonical = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    (id.hyphenated().encode_lower(&mut canonical).as_bytes() == text.as_bytes()).then_some(id)
-}
-
-fn new_pin() -> String {
-    let mut rng = rand::rng();
-    (0..16)
-        .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
-        .collect()
-}
-
-/// A provider-style id; 128 random bits make a clash practically impossible.
-fn new_provider_reference() -> String {
-    format!("PRV-{}", Uuid::new_v4().simple().to_string().to_uppercase())
-}
-
-#[cfg(test)]
-pub(crate) mod tests;

@@ -79,7 +79,7 @@ mod tests {
     #[test]
     fn chunks_keep_positions_and_order_across_boundaries() {
         let record = |n: u128| -> Record {
-            let mut r = crate::store::tests::sample();
+            let mut r = crate::store::test_support::sample();
             r.id = uuid::Uuid::from_u128(n);
             r
         };

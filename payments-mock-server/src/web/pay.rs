@@ -15,10 +15,13 @@ use axum::response::Response;
 use chrono::{DateTime, Utc};
 
 use crate::domain::clock::format_time;
+use crate::domain::lifecycle;
 use crate::domain::money::major_text;
 use crate::domain::redirect::return_address;
 use crate::http::state::AppState;
-use crate::store::{PayerAction, PayerRefusal, PaymentPage, PaymentPageKey, Record, Status};
+use crate::store::{
+    PayerAction, PayerRefusal, PaymentPage, PaymentPageKey, Record, Status, Store as _, StoreError,
+};
 use crate::web::html::{error_page, render, root_of};
 
 /// Largest accepted form body: the form has one short field.
@@ -41,6 +44,18 @@ struct PayPage<'a> {
     deadline_iso: String,
     deadline_text: String,
     return_address: Option<String>,
+}
+
+/// The page while the store's database cannot be reached (CONTRACT
+/// section 15): a 503 page, nothing decided.
+pub(crate) fn store_down(error: &StoreError, path: &str) -> Response {
+    tracing::warn!(error = %error, "payment page: the store is unavailable");
+    error_page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Payment service unavailable",
+        "The payment service cannot reach its database right now. Nothing was decided: try again in a moment.",
+        path,
+    )
 }
 
 fn not_found(path: &str) -> Response {
@@ -71,9 +86,12 @@ fn token_of(uri: &Uri) -> &str {
 )]
 pub async fn show(State(state): State<AppState>, uri: Uri) -> Response {
     let path = uri.path();
-    let now = state.clock.now();
+    let now = match state.store.now().await {
+        Ok(now) => now,
+        Err(e) => return store_down(&e, path),
+    };
     let catalog = &state.catalog;
-    state
+    let shown = state
         .store
         .with_payment_page(PaymentPageKey::Token(token_of(&uri)), |record, page| {
             let product = catalog
@@ -84,7 +102,12 @@ pub async fn show(State(state): State<AppState>, uri: Uri) -> Response {
                 &page_of(record, page, product, now, root_of(path)),
             )
         })
-        .unwrap_or_else(|| not_found(path))
+        .await;
+    match shown {
+        Ok(Some(page)) => page,
+        Ok(None) => not_found(path),
+        Err(e) => store_down(&e, path),
+    }
 }
 
 fn page_of<'a>(
@@ -169,12 +192,14 @@ pub async fn submit(
 ) -> Response {
     let path = uri.path();
     let token = token_of(&uri);
-    let exists = state
+    match state
         .store
         .with_payment_page(PaymentPageKey::Token(token), |_, _| ())
-        .is_some();
-    if !exists {
-        return not_found(path);
+        .await
+    {
+        Ok(Some(())) => {}
+        Ok(None) => return not_found(path),
+        Err(e) => return store_down(&e, path),
     }
     if !is_form(&headers) {
         return error_page(
@@ -198,12 +223,9 @@ pub async fn submit(
             return error_page(StatusCode::BAD_REQUEST, "Unknown action", &detail, path);
         }
     };
-    let now = state.clock.now();
-    match state
-        .store
-        .decide(PaymentPageKey::Token(token), None, action, now)
-    {
-        Ok(decided) => {
+    match lifecycle::decide(&state.store, PaymentPageKey::Token(token), None, action).await {
+        Err(e) => store_down(&e, path),
+        Ok(Ok((decided, now))) => {
             let status = decided.record.view(now).status;
             match return_address(&decided.record, status.as_str()) {
                 Some(location) => see_other(&location, path),
@@ -215,7 +237,7 @@ pub async fn submit(
                 ),
             }
         }
-        Err(_) => not_found(path),
+        Ok(Err(_)) => not_found(path),
     }
 }
 
@@ -297,35 +319,33 @@ pub enum PayerError {
 ///
 /// # Errors
 ///
-/// [`PayerError`].
-pub(crate) fn play_payer(
+/// [`PayerError`]; the outer [`StoreError`] when the store failed.
+pub(crate) async fn play_payer(
     state: &AppState,
     transaction_id: &str,
     action: PayerAction,
-) -> Result<PayerOutcome, PayerError> {
-    let now = state.clock.now();
-    let decided = state
-        .store
-        .decide(
-            PaymentPageKey::Transaction(transaction_id),
-            None,
-            action,
-            now,
-        )
-        .map_err(|refusal| match refusal {
-            PayerRefusal::NotFound => PayerError::NotFound,
-            PayerRefusal::NoPaymentPage => PayerError::NotWaiting,
-        })?;
+) -> Result<Result<(PayerOutcome, DateTime<Utc>), PayerError>, StoreError> {
+    let key = PaymentPageKey::Transaction(transaction_id);
+    let (decided, now) = match lifecycle::decide(&state.store, key, None, action).await? {
+        Ok(decided) => decided,
+        Err(PayerRefusal::NotFound) => return Ok(Err(PayerError::NotFound)),
+        Err(PayerRefusal::NoPaymentPage) => return Ok(Err(PayerError::NotWaiting)),
+    };
     if !decided.decided_now {
-        return Err(PayerError::NotWaiting);
+        return Ok(Err(PayerError::NotWaiting));
     }
     let status = decided.record.view(now).status.as_str();
-    let redirect_to = return_address(&decided.record, status).ok_or(PayerError::NotWaiting)?;
-    Ok(PayerOutcome {
-        status: status.to_owned(),
-        redirect_to,
-        record: decided.record,
-    })
+    let Some(redirect_to) = return_address(&decided.record, status) else {
+        return Ok(Err(PayerError::NotWaiting));
+    };
+    Ok(Ok((
+        PayerOutcome {
+            status: status.to_owned(),
+            redirect_to,
+            record: decided.record,
+        },
+        now,
+    )))
 }
 
 #[cfg(test)]

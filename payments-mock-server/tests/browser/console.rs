@@ -176,7 +176,7 @@ async fn reset_after_confirming_forgets_everything() {
     browser.check_page("the reset page").await;
     browser.screenshot("console-reset").await;
     assert_eq!(
-        server.transactions().len(),
+        server.transactions().await.len(),
         1,
         "opening the page resets nothing"
     );
@@ -184,7 +184,7 @@ async fn reset_after_confirming_forgets_everything() {
     browser
         .wait_for_text(".notice", |t| t.contains("The mock was reset"))
         .await;
-    assert!(server.transactions().is_empty());
+    assert!(server.transactions().await.is_empty());
     assert!(browser.text("#rows").await.contains("No transactions yet"));
     browser.close().await;
     server.shutdown().await;

@@ -5,7 +5,7 @@
 //! shows the outcome.
 
 use fantoccini::actions::{InputSource as _, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
-use payments_mock_server::MockServer;
+use payments_mock_server::{MockServer, PaymentPageKey, Store};
 use serde_json::json;
 
 use crate::harness::Browser;
@@ -21,12 +21,13 @@ fn query_of(url: &str) -> Vec<(String, String)> {
 }
 
 /// The stored payment page of transaction `id`.
-fn stored_page(server: &MockServer, id: &str) -> payments_mock_server::PaymentPage {
+async fn stored_page(server: &MockServer, id: &str) -> payments_mock_server::PaymentPage {
     server
         .state()
         .store
-        .get(id, None)
-        .and_then(|r| r.payment_page().cloned())
+        .with_payment_page(PaymentPageKey::Transaction(id), |_, page| page.clone())
+        .await
+        .expect("the store answers")
         .expect("a payment page")
 }
 
@@ -168,7 +169,7 @@ async fn a_double_click_on_pay_pays_once() {
     for arrival in shop.arrivals() {
         assert!(arrival.ends_with("status=SUCCESSFUL"), "{arrival}");
     }
-    let page = stored_page(&server, &id);
+    let page = stored_page(&server, &id).await;
     assert_eq!(
         page.decision.map(|d| d.action),
         Some(payments_mock_server::PayerAction::Pay)
@@ -218,7 +219,7 @@ async fn a_second_tab_submitting_after_paying_changes_nothing() {
     let arrived = browser.wait_for_url(|u| u.starts_with(&shop.base)).await;
     assert!(arrived.ends_with("status=SUCCESSFUL"), "{arrived}");
     assert_eq!(status(&server, &id).await["status"], "SUCCESSFUL");
-    let page = stored_page(&server, &id);
+    let page = stored_page(&server, &id).await;
     assert_eq!(
         page.decision.map(|d| d.action),
         Some(payments_mock_server::PayerAction::Pay)

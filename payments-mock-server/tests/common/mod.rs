@@ -3,11 +3,16 @@
 
 #![allow(dead_code)]
 
+use std::time::Duration;
+
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
+use chrono::{DateTime, Utc};
 use http_body_util::BodyExt;
-use payments_mock_server::{AppState, Config, app};
+use payments_mock_server::{
+    AppState, Config, JournalEntry, PageQuery, Record, Store, app, issued_id,
+};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -45,6 +50,69 @@ pub fn service() -> (AppState, Router) {
 pub fn service_with(config: Config) -> (AppState, Router) {
     let state = AppState::new(config);
     (state.clone(), app(state))
+}
+
+/// Moves the virtual clock of `state`'s store forward by `by`.
+pub async fn advance(state: &AppState, by: Duration) {
+    state
+        .store
+        .advance_clock(by)
+        .await
+        .expect("the store advances its clock");
+}
+
+/// Virtual now of `state`'s store.
+pub async fn now(state: &AppState) -> DateTime<Utc> {
+    state.store.now().await.expect("the store reads its clock")
+}
+
+/// The offset of `state`'s clock from real time, in nanoseconds.
+pub async fn clock_offset(state: &AppState) -> i64 {
+    state
+        .store
+        .clock()
+        .await
+        .expect("the store reads its clock")
+        .offset_nanos
+}
+
+/// How many transactions `state`'s store holds.
+pub async fn count(state: &AppState) -> usize {
+    state.store.count().await.expect("the store counts")
+}
+
+/// Every stored transaction, oldest first.
+pub async fn records(state: &AppState) -> Vec<Record> {
+    state
+        .store
+        .page(
+            &PageQuery::oldest_first(None, usize::MAX),
+            |_| true,
+            Record::clone,
+        )
+        .await
+        .expect("the store pages")
+        .expect("a page from the start")
+        .items
+}
+
+/// The stored transaction `id` (as issued), if there is one.
+pub async fn record(state: &AppState, id: &str) -> Option<Record> {
+    let id = issued_id(id)?;
+    state
+        .store
+        .with_id(id, None, Record::clone)
+        .await
+        .expect("the store looks up")
+}
+
+/// The request journal, oldest first (every entry kept).
+pub async fn journal(state: &AppState) -> Vec<JournalEntry> {
+    state
+        .store
+        .requests_since(0, 1000)
+        .await
+        .expect("the store reads its journal")
 }
 
 /// Sends one request through the router (`oneshot`).

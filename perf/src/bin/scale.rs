@@ -1,6 +1,7 @@
 //! `perf-scale`: the mock in-process with N transactions pre-loaded through
-//! the library API (`validate_initiate` + `Store::initiate`, the same two
-//! steps the initiate handler takes), then served like the binary.
+//! the library API (`validate_initiate`, the initiate handler's validation,
+//! then `MemoryStore::initiate`, the memory store's insert without a
+//! future), then served like the binary.
 //!
 //! `perf-scale --count N [--ids-out FILE] [--sample M] [--port 0]`
 //!
@@ -71,6 +72,8 @@ fn run() -> Result<(), String> {
         let rss_empty = vm_rss_kib("self").ok_or("cannot read VmRSS")?;
 
         let state = server.state();
+        // The memory store's sync calls: no future per transaction.
+        let store = state.store.as_memory().ok_or("not a memory store")?;
         let product = state.catalog.product("TOPUP").ok_or("no TOPUP product")?;
         let initial: InitialState = product.initial;
         let every = (count / sample.max(1)).max(1);
@@ -80,10 +83,9 @@ fn run() -> Result<(), String> {
         for i in 0..count {
             let fields = validate_initiate(&body(i), &state.catalog)
                 .map_err(|e| format!("transaction {i} invalid: {}", e.message))?;
-            let now = state.clock.now();
+            let now = store.virtual_clock().now();
             let expires_at = now + state.expiry;
-            let record = state
-                .store
+            let record = store
                 .initiate(fields, initial, now, expires_at)
                 .map_err(|refused| format!("transaction {i} not stored: {refused:?}"))?;
             record_bytes = std::mem::size_of_val(&record);
@@ -107,7 +109,7 @@ fn run() -> Result<(), String> {
         // The stored record's inline size, before its heap strings and the
         // two index maps.
         println!("record_inline_bytes={record_bytes}");
-        println!("index_bytes={}", state.store.index_bytes());
+        println!("index_bytes={}", store.index_bytes());
         if let Some(path) = flags.text("ids-out") {
             let mut file = std::io::BufWriter::new(
                 std::fs::File::create(path).map_err(|e| format!("{path}: {e}"))?,

@@ -26,7 +26,7 @@ use crate::error::{ApiError, ErrorCode, success};
 use crate::http::extract::{JsonObject, SameSite};
 use crate::http::handlers::{StatusData, status_data};
 use crate::http::state::AppState;
-use crate::store::{PayerAction, Status};
+use crate::store::{Order, PageQuery, PayerAction, Status, Store as _};
 use crate::web::pay::{PayerError, play_payer};
 
 /// The journal's length, the most `GET /_mock/requests` returns.
@@ -91,19 +91,29 @@ pub(crate) struct Health {
     now: String,
     /// How many transactions are stored.
     transactions: usize,
+    /// Where state is kept: `memory`, `sqlite:PATH`, or the PostgreSQL URL
+    /// with its password as `***` (CONTRACT section 15).
+    store: String,
+    /// The replica that answered (`--replica-name`).
+    replica: String,
 }
 
-/// The mock's state in brief.
+/// The mock's state in brief; 503 `STORE_UNAVAILABLE` while the database
+/// behind `--store` cannot be reached.
 #[utoipa::path(get, path = "/_mock/health", operation_id = "mockHealth", tag = "mock")]
-pub async fn health(State(state): State<AppState>) -> Response {
-    success(
+pub async fn health(State(state): State<AppState>) -> Result<Response, ApiError> {
+    state.store.check().await?;
+    let now = state.store.now().await?;
+    Ok(success(
         Health {
             status: "ok",
-            now: format_time(state.clock.now()),
-            transactions: state.store.len(),
+            now: format_time(now),
+            transactions: state.store.count().await?,
+            store: state.store.shown(),
+            replica: state.replica.clone(),
         },
         None,
-    )
+    ))
 }
 
 /// One item of `GET /_mock/transactions`: status `data` plus the stored
@@ -190,11 +200,8 @@ pub async fn transactions(
     if !problems.is_empty() {
         return Err(ApiError::validation(problems.join("; ")));
     }
-    let now = state.clock.now();
-    let keep = |record: &crate::store::Record| {
-        merchant.is_none_or(|m| m == record.fields.merchant_id)
-            && status.is_none_or(|s| record.view(now).status == s)
-    };
+    let now = state.store.now().await?;
+    let keep = |record: &crate::store::Record| status.is_none_or(|s| record.view(now).status == s);
     let to_item = |record: &crate::store::Record| {
         let data = status_data(record, now);
         AdminTransaction {
@@ -213,9 +220,17 @@ pub async fn transactions(
             currency_code: record.fields.currency_code.to_string(),
         }
     };
-    let (items, more) = state
+    let query = PageQuery {
+        order: Order::OldestFirst,
+        from: after,
+        limit,
+        merchant,
+        reference_contains: None,
+    };
+    let page = state
         .store
-        .page(after, limit, keep, to_item)
+        .page(&query, keep, to_item)
+        .await?
         .ok_or_else(|| {
             ApiError::new(
                 StatusCode::NOT_FOUND,
@@ -223,11 +238,18 @@ pub async fn transactions(
                 "after names no stored transaction (was the mock reset?)",
             )
         })?;
-    let next = items
+    let next = page
+        .items
         .last()
-        .filter(|_| more)
+        .filter(|_| page.more)
         .map(|last| last.transaction_id.clone());
-    Ok(success(TransactionPage { items, next }, None))
+    Ok(success(
+        TransactionPage {
+            items: page.items,
+            next,
+        },
+        None,
+    ))
 }
 
 /// `data` of `POST /_mock/transactions/{transactionId}/payer`: the status
@@ -300,15 +322,16 @@ pub async fn payer(
         Some(_) => Err("action must be a string: pay, decline or cancel"),
     }
     .map_err(ApiError::validation)?;
-    let outcome = play_payer(&state, &id, action).map_err(|e| match e {
-        PayerError::NotFound => ApiError::new(
-            StatusCode::NOT_FOUND,
-            ErrorCode::TransactionNotFound,
-            format!("no transaction with transactionId {id}"),
-        ),
-        PayerError::NotWaiting => ApiError::validation(e.to_string()),
-    })?;
-    let now = state.clock.now();
+    let (outcome, now) = play_payer(&state, &id, action)
+        .await?
+        .map_err(|e| match e {
+            PayerError::NotFound => ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::TransactionNotFound,
+                format!("no transaction with transactionId {id}"),
+            ),
+            PayerError::NotWaiting => ApiError::validation(e.to_string()),
+        })?;
     Ok(success(
         PayerData::new(
             status_data(&outcome.record, now),
@@ -320,9 +343,9 @@ pub async fn payer(
 
 /// Forgets every transaction and the journal; real time again.
 #[utoipa::path(post, path = "/_mock/reset", operation_id = "mockReset", tag = "mock")]
-pub async fn reset(_: SameSite, State(state): State<AppState>) -> Response {
-    state.reset();
-    success(Value::Null, Some("reset"))
+pub async fn reset(_: SameSite, State(state): State<AppState>) -> Result<Response, ApiError> {
+    state.reset().await?;
+    Ok(success(Value::Null, Some("reset")))
 }
 
 /// `data` of the clock controls.
@@ -338,21 +361,20 @@ pub(crate) struct ClockData {
     offset_seconds: Number,
 }
 
-fn clock_data(state: &AppState) -> ClockData {
-    let offset =
-        rust_decimal::Decimal::from_i128_with_scale(i128::from(state.clock.offset_nanos()), 9)
-            .normalize()
-            .to_string();
+fn clock_data(reading: crate::store::ClockReading) -> ClockData {
+    let offset = rust_decimal::Decimal::from_i128_with_scale(i128::from(reading.offset_nanos), 9)
+        .normalize()
+        .to_string();
     ClockData {
-        now: format_time(state.clock.now()),
+        now: format_time(reading.now),
         offset_seconds: serde_json::from_str::<Number>(&offset).unwrap_or_else(|_| Number::from(0)),
     }
 }
 
 /// The virtual clock.
 #[utoipa::path(get, path = "/_mock/clock", operation_id = "mockClock", tag = "mock")]
-pub async fn clock(State(state): State<AppState>) -> Response {
-    success(clock_data(&state), None)
+pub async fn clock(State(state): State<AppState>) -> Result<Response, ApiError> {
+    Ok(success(clock_data(state.store.clock().await?), None))
 }
 
 /// Whole nanoseconds of a non-negative JSON number's text (`1.5`, `2e3`,
@@ -436,8 +458,8 @@ pub async fn advance(
     JsonObject(body): JsonObject,
 ) -> Result<Response, ApiError> {
     let by = advance_seconds(&body)?;
-    state.clock.advance(by);
-    Ok(success(clock_data(&state), Some("clock advanced")))
+    let reading = state.store.advance_clock(by).await?;
+    Ok(success(clock_data(reading), Some("clock advanced")))
 }
 
 /// One request of the journal.
@@ -461,6 +483,8 @@ pub(crate) struct JournalItem {
     fault: Option<String>,
     #[schema(schema_with = crate::openapi::timestamp)]
     at: String,
+    /// The replica that served it (`--replica-name`).
+    replica: String,
 }
 
 /// `data` of `GET /_mock/requests`.
@@ -488,8 +512,9 @@ pub async fn requests(
     }
     let path = param(&pairs, "path");
     let entries: Vec<_> = state
-        .journal
-        .entries()
+        .store
+        .requests_since(0, JOURNAL)
+        .await?
         .into_iter()
         .filter(|e| path.is_none_or(|p| e.path == p))
         .collect();
@@ -508,6 +533,7 @@ pub async fn requests(
             request_id: e.request_id,
             fault: e.fault,
             at: format_time(e.at),
+            replica: e.replica,
         })
         .collect();
     Ok(success(JournalPage { items }, None))

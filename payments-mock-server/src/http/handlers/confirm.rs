@@ -10,12 +10,13 @@ use serde_json::Number;
 use uuid::Uuid;
 
 use crate::domain::clock::format_time;
+use crate::domain::lifecycle::{self, ConfirmAttempt, ConfirmRefusal};
 use crate::domain::money::major_number;
 use crate::domain::validate;
 use crate::error::{ApiError, ErrorCode, success};
 use crate::http::extract::{Caller, JsonObject};
 use crate::http::state::AppState;
-use crate::store::{ConfirmAttempt, ConfirmRefusal, ConfirmResult};
+use crate::store::ConfirmResult;
 
 /// Confirms a transaction (interface document 4.2).
 ///
@@ -43,10 +44,8 @@ pub async fn handle(
         scope: caller.merchant,
         public_url: &state.public_url,
     };
-    let now = state.clock.now();
-    let record = state
-        .store
-        .confirm(&attempt, &state.catalog, now)
+    let (record, now) = lifecycle::confirm(&state.store, &attempt, &state.catalog)
+        .await?
         .map_err(|refusal| refusal_error(refusal, &body.transaction_id))?;
     let Some(confirmation) = record.confirmation.as_deref() else {
         return Err(ApiError::internal());

@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use uuid::Uuid;
 
+use crate::domain::lifecycle;
 use crate::domain::validate;
 use crate::error::{ApiError, ErrorCode};
 use crate::http::extract::{Caller, JsonObject};
@@ -44,9 +45,8 @@ pub async fn handle(
         .product(&fields.product_code)
         .map(|p| p.initial)
         .ok_or_else(ApiError::internal)?;
-    let record = state
-        .store
-        .initiate_now(fields, initial, &state.clock, state.expiry)
+    let record = lifecycle::initiate(&state.store, fields, initial, state.expiry)
+        .await?
         .map_err(|refusal| match refusal {
             InsertRefusal::Duplicate(existing) => ApiError::new(
                 StatusCode::BAD_REQUEST,
@@ -122,12 +122,12 @@ mod tests {
     use crate::domain::catalog::InitialState;
     use crate::domain::clock::format_time;
     use crate::error::success;
-    use crate::store::tests::fields;
-    use crate::store::{NewTransaction, Store};
+    use crate::store::NewTransaction;
+    use crate::store::test_support::fields;
 
     #[tokio::test]
     async fn the_initiate_envelope_is_byte_for_byte_what_serde_writes() {
-        let store = Store::new();
+        let store = crate::store::MemoryStore::new("test");
         let created = DateTime::from_timestamp_millis(1_795_000_000_007).expect("a time");
         for (n, reference) in ["INV-1", "a \"quoted\" \\ ref\t", "ünï ✓ 🚀 /?#%"]
             .into_iter()

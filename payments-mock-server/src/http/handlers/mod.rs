@@ -117,8 +117,8 @@ mod fast_json_tests {
     use super::*;
     use crate::domain::catalog::InitialState;
     use crate::error::success;
-    use crate::store::tests::fields;
-    use crate::store::{ConfirmResult, Confirmation, NewTransaction, Store};
+    use crate::store::test_support::fields;
+    use crate::store::{ConfirmResult, Confirmation, NewTransaction};
 
     fn new_transaction(reference: &str, currency: (&str, u16), amount: u64) -> NewTransaction {
         NewTransaction {
@@ -145,7 +145,7 @@ mod fast_json_tests {
 
     #[tokio::test]
     async fn the_status_envelope_is_byte_for_byte_what_serde_writes() {
-        let store = Store::new();
+        let store = crate::store::MemoryStore::new("test");
         let created = DateTime::from_timestamp_millis(1_795_000_000_123).expect("a time");
         let expires = created + Duration::from_secs(900);
         let confirmations = [

@@ -11,11 +11,12 @@ use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use uuid::Uuid;
 
+use crate::domain::transaction::issued_id;
 use crate::error::{ApiError, ErrorCode};
 use crate::http::extract::{Caller, decoded_segment};
 use crate::http::handlers::status_envelope;
 use crate::http::state::AppState;
-use crate::store::LookupError;
+use crate::store::{LookupError, Store as _};
 
 /// Which status endpoint a path names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,8 +56,8 @@ pub async fn handle(
         return Ok((allow, ApiError::method_not_allowed()).into_response());
     }
     match target(rest).ok_or_else(ApiError::not_found)? {
-        Target::Id(raw) => by_id(&state, caller, raw),
-        Target::Reference(raw) => by_reference(&state, caller, raw, query.as_deref()),
+        Target::Id(raw) => by_id(&state, caller, raw).await,
+        Target::Reference(raw) => by_reference(&state, caller, raw, query.as_deref()).await,
     }
 }
 
@@ -88,7 +89,11 @@ pub async fn other_method(uri: Uri) -> Response {
     operation_id = "statusById",
     tag = "payments"
 )]
-pub(crate) fn by_id(state: &AppState, caller: Caller, raw: &str) -> Result<Response, ApiError> {
+pub(crate) async fn by_id(
+    state: &AppState,
+    caller: Caller,
+    raw: &str,
+) -> Result<Response, ApiError> {
     let invalid =
         |m: &str| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidTransactionId, m);
     let id = decoded_segment(raw)
@@ -96,17 +101,25 @@ pub(crate) fn by_id(state: &AppState, caller: Caller, raw: &str) -> Result<Respo
     if id.trim().is_empty() {
         return Err(invalid("transactionId must not be empty"));
     }
-    let now = state.clock.now();
-    state
-        .store
-        .with_id(&id, caller.merchant, |record| status_envelope(record, now))
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                ErrorCode::TransactionNotFound,
-                format!("no transaction with transactionId {id}"),
-            )
-        })
+    let found = match issued_id(&id) {
+        Some(issued) => {
+            let now = state.store.now().await?;
+            state
+                .store
+                .with_id(issued, caller.merchant, |record| {
+                    status_envelope(record, now)
+                })
+                .await?
+        }
+        None => None,
+    };
+    found.ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::TransactionNotFound,
+            format!("no transaction with transactionId {id}"),
+        )
+    })
 }
 
 /// The `merchantId` query parameter, if given. Given empty
@@ -138,7 +151,7 @@ fn merchant_query(query: Option<&str>) -> Result<Option<Uuid>, ApiError> {
     operation_id = "statusByReference",
     tag = "payments"
 )]
-pub(crate) fn by_reference(
+pub(crate) async fn by_reference(
     state: &AppState,
     caller: Caller,
     raw: &str,
@@ -153,10 +166,11 @@ pub(crate) fn by_reference(
     }
     let query_scope = merchant_query(query)?;
     let scope = caller.merchant.or(query_scope);
-    let now = state.clock.now();
+    let now = state.store.now().await?;
     let found = state
         .store
-        .with_reference(&reference, scope, |record| status_envelope(record, now));
+        .with_reference(&reference, scope, |record| status_envelope(record, now))
+        .await?;
     match found {
         Ok(response) => Ok(response),
         Err(LookupError::NotFound) => Err(ApiError::new(

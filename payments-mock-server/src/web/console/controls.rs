@@ -14,10 +14,11 @@ use serde_json::{Map, Number, Value};
 
 use crate::error::ApiError;
 
-use super::{Chrome, console_error, console_page, param, query_pairs};
+use super::{Chrome, console_error, console_page, param, query_pairs, store_down};
 use crate::domain::catalog::{Flow, Outcome, Product};
 use crate::http::extract::same_origin;
 use crate::http::state::AppState;
+use crate::store::Store as _;
 use crate::web::html::render;
 
 /// Largest accepted console form.
@@ -43,8 +44,7 @@ struct ClockPage<'a> {
     typed: &'a str,
 }
 
-fn offset_text(state: &AppState) -> String {
-    let nanos = state.clock.offset_nanos();
+fn offset_text(nanos: i64) -> String {
     let offset = Duration::from_nanos(u64::try_from(nanos).unwrap_or(0));
     if offset.is_zero() {
         "none: real time".to_owned()
@@ -59,13 +59,17 @@ fn offset_text(state: &AppState) -> String {
     }
 }
 
-fn clock_page(
+async fn clock_page(
     state: &AppState,
     path: &str,
     query: Option<&str>,
     problem: Option<String>,
     typed: &str,
 ) -> Response {
+    let offset_nanos = match state.store.clock().await {
+        Ok(reading) => reading.offset_nanos,
+        Err(e) => return store_down(state, &e, path),
+    };
     let pairs = query_pairs(query);
     let status = if problem.is_some() {
         StatusCode::BAD_REQUEST
@@ -76,16 +80,15 @@ fn clock_page(
         status,
         &ClockPage {
             chrome: Chrome::new(state, path, "clock"),
-            offset: offset_text(state),
+            offset: offset_text(offset_nanos),
             steps: STEPS,
             // Shown only when it can be true: a whole number of seconds no
             // greater than the clock's offset (a link cannot claim a move
             // the clock never made, nor show arbitrary text).
             advanced: param(&pairs, "advanced")
                 .filter(|a| {
-                    a.parse::<u64>().is_ok_and(|n| {
-                        i128::from(n) * 1_000_000_000 <= i128::from(state.clock.offset_nanos())
-                    })
+                    a.parse::<u64>()
+                        .is_ok_and(|n| i128::from(n) * 1_000_000_000 <= i128::from(offset_nanos))
                 })
                 .map(str::to_owned),
             problem,
@@ -106,7 +109,7 @@ pub(crate) async fn clock(
     uri: Uri,
     RawQuery(query): RawQuery,
 ) -> Response {
-    clock_page(&state, uri.path(), query.as_deref(), None, "")
+    clock_page(&state, uri.path(), query.as_deref(), None, "").await
 }
 
 /// Reads a console form: same origin, a form, at most [`FORM_LIMIT`].
@@ -200,7 +203,9 @@ pub(crate) async fn advance(
     };
     match advanced {
         Ok(by) => {
-            state.clock.advance(by);
+            if let Err(e) = state.store.advance_clock(by).await {
+                return store_down(&state, &e, path);
+            }
             let mut q = url::form_urlencoded::Serializer::new(String::new());
             q.append_pair("advanced", typed);
             see_other(
@@ -210,7 +215,7 @@ pub(crate) async fn advance(
         }
         Err(e) => {
             let typed: String = typed.chars().take(64).collect();
-            clock_page(&state, path, None, Some(e.message), &typed)
+            clock_page(&state, path, None, Some(e.message), &typed).await
         }
     }
 }
@@ -311,12 +316,16 @@ struct ResetPage {
     tag = "console"
 )]
 pub(crate) async fn reset_page(State(state): State<AppState>, uri: Uri) -> Response {
+    let counts = match (state.store.count().await, state.store.journal_stats().await) {
+        (Ok(transactions), Ok(journal)) => (transactions, journal.len),
+        (Err(e), _) | (_, Err(e)) => return store_down(&state, &e, uri.path()),
+    };
     console_page(render(
         StatusCode::OK,
         &ResetPage {
             chrome: Chrome::new(&state, uri.path(), "reset"),
-            transactions: state.store.len(),
-            requests: state.journal.len(),
+            transactions: counts.0,
+            requests: counts.1,
         },
     ))
 }
@@ -338,6 +347,8 @@ pub(crate) async fn reset(
     if let Err(page) = form(&state, &headers, body, path).await {
         return page;
     }
-    state.reset();
+    if let Err(e) = state.reset().await {
+        return store_down(&state, &e, path);
+    }
     see_other(&crate::web::html::root_of(path), "_mock/ui/?reset=done")
 }

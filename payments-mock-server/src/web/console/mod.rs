@@ -28,6 +28,7 @@ use utoipa_axum::routes;
 use askama::Template;
 
 use crate::http::state::AppState;
+use crate::store::{Store as _, StoreError};
 use crate::web::html::{render, root_of};
 
 /// The console's script: live rows for transactions and requests.
@@ -78,16 +79,40 @@ pub(crate) struct Chrome {
     pub nav: &'static str,
     /// Virtual now, RFC 3339.
     pub now: String,
+    /// Where state is kept (a PostgreSQL password as `***`).
+    pub store: String,
+    /// This replica's name.
+    pub replica: String,
 }
 
 impl Chrome {
+    /// The chrome at the store's now as this process last read it: a page
+    /// reads the store's clock before it is drawn, so the two agree.
     pub(crate) fn new(state: &AppState, path: &str, nav: &'static str) -> Self {
         Self {
             root: root_of(path),
             nav,
-            now: crate::domain::clock::format_time(state.clock.now()),
+            now: crate::domain::clock::format_time(state.store.now_hint()),
+            store: visible(&state.store.shown()).into_owned(),
+            replica: visible(&state.replica).into_owned(),
         }
     }
+}
+
+/// The page while the store's database cannot be reached (CONTRACT
+/// section 15): 503, saying so.
+pub(crate) fn store_down(state: &AppState, error: &StoreError, path: &str) -> Response {
+    tracing::warn!(error = %error, "console: the store is unavailable");
+    console_error(
+        state,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Store unavailable",
+        &format!(
+            "The mock cannot reach the database it keeps its state in ({}). The page will work again once it is back; nothing needs a restart.",
+            state.store.shown()
+        ),
+        path,
+    )
 }
 
 /// The headers of console pages: the page headers, plus the console's own

@@ -8,9 +8,12 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::response::Response;
 
-use super::{Chrome, console_error, console_page, param, query_pairs, shown_time, visible};
+use super::{
+    Chrome, console_error, console_page, param, query_pairs, shown_time, store_down, visible,
+};
 use crate::http::state::AppState;
 use crate::store::journal::JournalEntry;
+use crate::store::{Store as _, StoreError};
 use crate::web::html::render;
 
 /// Rows the list starts with, and the most one poll adds: under load the
@@ -33,6 +36,7 @@ struct Row {
     error_code: String,
     fault: String,
     request_id: String,
+    replica: String,
 }
 
 fn row(entry: JournalEntry) -> Row {
@@ -56,6 +60,7 @@ fn row(entry: JournalEntry) -> Row {
         error_code: entry.error_code.unwrap_or_default(),
         fault: entry.fault.unwrap_or_default(),
         request_id: visible(&entry.request_id).into_owned(),
+        replica: visible(&entry.replica).into_owned(),
     }
 }
 
@@ -83,14 +88,15 @@ struct ListPage {
 }
 
 /// Newest first, at most `limit`, after `after`.
-fn newest(state: &AppState, after: u64, limit: usize) -> Vec<Row> {
-    state
-        .journal
-        .since(after, limit)
+async fn newest(state: &AppState, after: u64, limit: usize) -> Result<Vec<Row>, StoreError> {
+    Ok(state
+        .store
+        .requests_since(after, limit)
+        .await?
         .into_iter()
         .rev()
         .map(row)
-        .collect()
+        .collect())
 }
 
 /// `GET /_mock/ui/requests`.
@@ -101,13 +107,20 @@ fn newest(state: &AppState, after: u64, limit: usize) -> Vec<Row> {
     tag = "console"
 )]
 pub(crate) async fn list(State(state): State<AppState>, uri: Uri) -> Response {
-    let chrome = Chrome::new(&state, uri.path(), "requests");
-    let root = chrome.root.clone();
     // The script asks for what came after the newest row shown; with no
     // row, after the newest seq read before the rows were (so a request
     // recorded in between is neither missed nor shown twice).
-    let last = state.journal.last_seq();
-    let rows = newest(&state, 0, PAGE_ROWS);
+    let stats = match state.store.journal_stats().await {
+        Ok(stats) => stats,
+        Err(e) => return store_down(&state, &e, uri.path()),
+    };
+    let last = stats.last_seq;
+    let rows = match newest(&state, 0, PAGE_ROWS).await {
+        Ok(rows) => rows,
+        Err(e) => return store_down(&state, &e, uri.path()),
+    };
+    let chrome = Chrome::new(&state, uri.path(), "requests");
+    let root = chrome.root.clone();
     let after = rows.first().map_or(last, |r| r.seq);
     console_page(render(
         StatusCode::OK,
@@ -117,7 +130,7 @@ pub(crate) async fn list(State(state): State<AppState>, uri: Uri) -> Response {
             rows,
             placeholder: true,
             after,
-            kept: state.journal.len(),
+            kept: stats.len,
             poll_ms: super::POLL_MS,
             max_rows: MAX_ROWS,
         },
@@ -158,8 +171,14 @@ pub(crate) async fn feed(
             );
         }
     };
-    let last = state.journal.last_seq();
-    let rows = newest(&state, after, PAGE_ROWS);
+    let last = match state.store.journal_stats().await {
+        Ok(stats) => stats.last_seq,
+        Err(e) => return store_down(&state, &e, path),
+    };
+    let rows = match newest(&state, after, PAGE_ROWS).await {
+        Ok(rows) => rows,
+        Err(e) => return store_down(&state, &e, path),
+    };
     let mut response = console_page(render(
         StatusCode::OK,
         &Rows {
@@ -196,7 +215,15 @@ pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response 
         .strip_prefix("/_mock/ui/requests/")
         .filter(|s| s.bytes().all(|b| b.is_ascii_digit()) && !s.starts_with('0'))
         .and_then(|s| s.parse::<u64>().ok());
-    let Some(entry) = seq.and_then(|seq| state.journal.get(seq)) else {
+    let found = match seq {
+        Some(seq) => state.store.request(seq).await,
+        None => Ok(None),
+    };
+    let found = match found {
+        Ok(found) => found,
+        Err(e) => return store_down(&state, &e, path),
+    };
+    let Some(entry) = found else {
         return console_error(
             &state,
             StatusCode::NOT_FOUND,

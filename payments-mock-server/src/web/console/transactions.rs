@@ -9,12 +9,15 @@ use axum::response::Response;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{Chrome, console_error, console_page, param, query_pairs, shown_time, visible};
+use super::{
+    Chrome, console_error, console_page, param, query_pairs, shown_time, store_down, visible,
+};
 use crate::domain::money::major_text;
 use crate::domain::redirect::payment_url;
+use crate::domain::transaction::issued_id;
 use crate::http::state::AppState;
 use crate::store::journal::JournalEntry;
-use crate::store::{ConfirmResult, Record, Status};
+use crate::store::{ConfirmResult, Order, PageQuery, Record, Status, Store as _, StoreError};
 use crate::web::html::render;
 
 /// Rows per page unless `limit` says otherwise; at most [`MAX_LIMIT`].
@@ -202,14 +205,22 @@ struct ListPage<'a> {
 }
 
 /// The page of rows the filters ask for; `None` when `before` is unknown.
-fn page(state: &AppState, filters: &Filters) -> Option<(Vec<Row>, bool)> {
-    let now = state.clock.now();
-    state.store.page_newest(
-        filters.before,
-        filters.limit,
-        |r| filters.keeps(r, now),
-        |r| row(r, now),
-    )
+/// The merchant and the reference filter go to the store; the status (of
+/// the clock's now) is checked here.
+async fn page(state: &AppState, filters: &Filters) -> Result<Option<(Vec<Row>, bool)>, StoreError> {
+    let now = state.store.now().await?;
+    let query = PageQuery {
+        order: Order::NewestFirst,
+        from: filters.before,
+        limit: filters.limit,
+        merchant: filters.merchant,
+        reference_contains: filters.reference.clone(),
+    };
+    Ok(state
+        .store
+        .page(&query, |r| filters.keeps(r, now), |r| row(r, now))
+        .await?
+        .map(|page| (page.items, page.more)))
 }
 
 /// `GET /_mock/ui/`: transactions, newest first.
@@ -224,8 +235,20 @@ pub(crate) async fn list(
     uri: Uri,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let chrome = Chrome::new(&state, uri.path(), "transactions");
     let (filters, mut problems) = Filters::parse(query.as_deref());
+    let paged_rows = if problems.is_empty() {
+        match page(&state, &filters).await {
+            Ok(rows) => Some(rows),
+            Err(e) => return store_down(&state, &e, uri.path()),
+        }
+    } else {
+        None
+    };
+    let total = match state.store.count().await {
+        Ok(total) => total,
+        Err(e) => return store_down(&state, &e, uri.path()),
+    };
+    let chrome = Chrome::new(&state, uri.path(), "transactions");
     let reset_done = query_pairs(query.as_deref())
         .iter()
         .any(|(k, v)| k == "reset" && v == "done");
@@ -234,8 +257,9 @@ pub(crate) async fn list(
     } else {
         StatusCode::BAD_REQUEST
     };
-    let (rows, more) = if problems.is_empty() {
-        page(&state, &filters).unwrap_or_else(|| {
+    let (rows, more) = match paged_rows {
+        Some(Some(rows)) => rows,
+        Some(None) => {
             // A well-formed id that is not stored: nothing to page from.
             status = StatusCode::NOT_FOUND;
             problems.push(
@@ -243,9 +267,8 @@ pub(crate) async fn list(
                     .to_owned(),
             );
             (Vec::new(), false)
-        })
-    } else {
-        (Vec::new(), false)
+        }
+        None => (Vec::new(), false),
     };
     let next = rows
         .last()
@@ -274,7 +297,7 @@ pub(crate) async fn list(
             rows,
             filtered: filters.is_filtered(),
             problems,
-            total: state.store.len(),
+            total,
             paged,
             next,
             live_url,
@@ -312,7 +335,10 @@ pub(crate) async fn rows(
             path,
         );
     }
-    let (rows, _) = page(&state, &filters).unwrap_or_default();
+    let rows = match page(&state, &filters).await {
+        Ok(rows) => rows.map(|(rows, _)| rows).unwrap_or_default(),
+        Err(e) => return store_down(&state, &e, path),
+    };
     console_page(render(
         StatusCode::OK,
         &Rows {
@@ -366,8 +392,20 @@ pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response 
     let id = path
         .strip_prefix("/_mock/ui/transactions/")
         .unwrap_or_default();
-    let now = state.clock.now();
-    let Some(record) = state.store.get(id, None) else {
+    let found = match issued_id(id) {
+        Some(issued) => state.store.with_id(issued, None, Record::clone).await,
+        None => Ok(None),
+    };
+    let now = state.store.now().await;
+    let entries = state
+        .store
+        .requests_since(0, crate::store::journal::CAPACITY)
+        .await;
+    let (found, now, entries) = match (found, now, entries) {
+        (Ok(found), Ok(now), Ok(entries)) => (found, now, entries),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return store_down(&state, &e, path),
+    };
+    let Some(record) = found else {
         return console_error(
             &state,
             StatusCode::NOT_FOUND,
@@ -381,9 +419,7 @@ pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response 
     let open_page = page
         .filter(|p| p.is_open(now))
         .map(|p| payment_url(&state.public_url, &p.token));
-    let requests = state
-        .journal
-        .entries()
+    let requests = entries
         .into_iter()
         .rev()
         .filter(|e| concerns(e, &record))

@@ -1,0 +1,217 @@
+//! [`AnyStore`]: the store a server runs on, whichever `--store` chose. An
+//! enum rather than a boxed trait object, so the memory store's calls stay
+//! direct (its futures are ready at once and inline into the handler).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::journal::{Capture, JournalEntry};
+use super::{
+    ClockReading, Confirmation, Decided, Durability, InsertRefusal, JournalStats, LookupError,
+    MemoryStore, NewTransaction, Page, PageQuery, PayerAction, PayerRefusal, PaymentPage,
+    PaymentPageKey, PostgresStore, Settings, SqliteStore, Store, StoreError, StoreSpec, Transition,
+};
+use crate::domain::catalog::InitialState;
+use crate::domain::transaction::Record;
+use crate::error::Error;
+
+/// One of the three stores.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AnyStore {
+    /// In the process.
+    Memory(MemoryStore),
+    /// A SQLite file.
+    Sqlite(SqliteStore),
+    /// A PostgreSQL database shared by replicas.
+    Postgres(PostgresStore),
+}
+
+macro_rules! each {
+    ($self:ident, $store:ident => $body:expr) => {
+        match $self {
+            AnyStore::Memory($store) => $body,
+            AnyStore::Sqlite($store) => $body,
+            AnyStore::Postgres($store) => $body,
+        }
+    };
+}
+
+impl AnyStore {
+    /// Opens the store `spec` names; `replica` names this process in the
+    /// journal.
+    ///
+    /// # Errors
+    ///
+    /// As [`SqliteStore::open`] and [`PostgresStore::open`].
+    pub async fn open(
+        spec: &StoreSpec,
+        durability: Durability,
+        replica: &str,
+    ) -> Result<Self, Error> {
+        Ok(match spec {
+            StoreSpec::Memory => Self::Memory(MemoryStore::new(replica)),
+            StoreSpec::Sqlite(path) => {
+                let (path, replica) = (path.clone(), replica.to_owned());
+                // Opening reads the file (with a million transactions: the
+                // count and the journal) off the runtime's threads.
+                let opened = tokio::task::spawn_blocking(move || {
+                    SqliteStore::open(&path, durability, &replica)
+                })
+                .await
+                .map_err(|e| Error::StoreOpen {
+                    store: spec.to_string(),
+                    reason: format!("opening stopped: {e}"),
+                })?;
+                Self::Sqlite(opened?)
+            }
+            StoreSpec::Postgres(url) => Self::Postgres(PostgresStore::open(url, replica).await?),
+        })
+    }
+
+    /// The store as the console and the log name it: `memory`,
+    /// `sqlite:PATH`, or the PostgreSQL URL with its password as `***`.
+    pub fn shown(&self) -> String {
+        match self {
+            Self::Memory(_) => "memory".to_owned(),
+            Self::Sqlite(s) => s.shown().to_owned(),
+            Self::Postgres(s) => s.shown().to_owned(),
+        }
+    }
+
+    /// The memory store, when it is one (white-box tests and benchmarks
+    /// preload it directly).
+    pub fn as_memory(&self) -> Option<&MemoryStore> {
+        match self {
+            Self::Memory(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl Store for AnyStore {
+    async fn now(&self) -> Result<DateTime<Utc>, StoreError> {
+        each!(self, s => s.now().await)
+    }
+
+    async fn clock(&self) -> Result<ClockReading, StoreError> {
+        each!(self, s => s.clock().await)
+    }
+
+    async fn advance_clock(&self, by: Duration) -> Result<ClockReading, StoreError> {
+        each!(self, s => s.advance_clock(by).await)
+    }
+
+    async fn create(
+        &self,
+        new: NewTransaction,
+        initial: InitialState,
+        expiry: Duration,
+    ) -> Result<Result<Record, InsertRefusal>, StoreError> {
+        each!(self, s => s.create(new, initial, expiry).await)
+    }
+
+    async fn confirm(
+        &self,
+        id: Uuid,
+        now: DateTime<Utc>,
+        confirmation: Confirmation,
+    ) -> Result<Transition, StoreError> {
+        each!(self, s => s.confirm(id, now, confirmation).await)
+    }
+
+    async fn decide(
+        &self,
+        key: PaymentPageKey<'_>,
+        scope: Option<Uuid>,
+        action: PayerAction,
+        now: DateTime<Utc>,
+    ) -> Result<Result<Decided, PayerRefusal>, StoreError> {
+        each!(self, s => s.decide(key, scope, action, now).await)
+    }
+
+    async fn with_id<T: Send>(
+        &self,
+        id: Uuid,
+        scope: Option<Uuid>,
+        f: impl FnOnce(&Record) -> T + Send,
+    ) -> Result<Option<T>, StoreError> {
+        each!(self, s => s.with_id(id, scope, f).await)
+    }
+
+    async fn with_reference<T: Send>(
+        &self,
+        reference_no: &str,
+        scope: Option<Uuid>,
+        f: impl FnOnce(&Record) -> T + Send,
+    ) -> Result<Result<T, LookupError>, StoreError> {
+        each!(self, s => s.with_reference(reference_no, scope, f).await)
+    }
+
+    async fn with_payment_page<T: Send>(
+        &self,
+        key: PaymentPageKey<'_>,
+        f: impl FnOnce(&Record, &PaymentPage) -> T + Send,
+    ) -> Result<Option<T>, StoreError> {
+        each!(self, s => s.with_payment_page(key, f).await)
+    }
+
+    async fn page<T: Send>(
+        &self,
+        query: &PageQuery,
+        keep: impl FnMut(&Record) -> bool + Send,
+        f: impl FnMut(&Record) -> T + Send,
+    ) -> Result<Option<Page<T>>, StoreError> {
+        each!(self, s => s.page(query, keep, f).await)
+    }
+
+    async fn count(&self) -> Result<usize, StoreError> {
+        each!(self, s => s.count().await)
+    }
+
+    fn now_hint(&self) -> DateTime<Utc> {
+        each!(self, s => s.now_hint())
+    }
+
+    fn record_request(&self, capture: Capture) {
+        each!(self, s => s.record_request(capture));
+    }
+
+    async fn requests_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<JournalEntry>, StoreError> {
+        each!(self, s => s.requests_since(after, limit).await)
+    }
+
+    async fn request(&self, seq: u64) -> Result<Option<JournalEntry>, StoreError> {
+        each!(self, s => s.request(seq).await)
+    }
+
+    async fn journal_stats(&self) -> Result<JournalStats, StoreError> {
+        each!(self, s => s.journal_stats().await)
+    }
+
+    async fn reset(&self) -> Result<(), StoreError> {
+        each!(self, s => s.reset().await)
+    }
+
+    async fn settings(&self) -> Result<Option<Settings>, StoreError> {
+        each!(self, s => s.settings().await)
+    }
+
+    async fn save_settings(&self, settings: &Settings) -> Result<(), StoreError> {
+        each!(self, s => s.save_settings(settings).await)
+    }
+
+    async fn erase(&self) -> Result<(), StoreError> {
+        each!(self, s => s.erase().await)
+    }
+
+    async fn check(&self) -> Result<(), StoreError> {
+        each!(self, s => s.check().await)
+    }
+}

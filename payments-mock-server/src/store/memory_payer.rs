@@ -1,0 +1,139 @@
+//! The payer's side of a redirect-based transaction (CONTRACT section 13)
+//! in the memory store: reading a payment page and deciding it, exactly
+//! once; and the types every store uses for it.
+//!
+//! The decision is checked and recorded under the store's one write lock,
+//! like a confirm, so of many concurrent submits exactly one decides; the
+//! rest see the decision already made.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::memory::{Inner, MemoryStore};
+use crate::domain::transaction::{
+    ConfirmResult, PayerAction, PayerDecision, PaymentPage, Record, issued_id,
+};
+
+/// How a payment page is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaymentPageKey<'a> {
+    /// By its token, as the payer's browser does (`/pay/<token>`).
+    Token(&'a str),
+    /// By the transaction's id, as the admin control does
+    /// (`POST /_mock/transactions/{id}/payer`).
+    Transaction(&'a str),
+}
+
+/// Why no decision could even be looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayerRefusal {
+    /// No such token or transaction.
+    NotFound,
+    /// The transaction exists but has no payment page: not a redirect
+    /// product, or not confirmed yet.
+    NoPaymentPage,
+}
+
+/// The result of a submit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decided {
+    /// The transaction after the submit.
+    pub record: Record,
+    /// `true` when this submit decided; `false` when the payer had already
+    /// decided or the window had passed (nothing changed).
+    pub decided_now: bool,
+}
+
+impl Inner {
+    pub(super) fn position_of_page(&self, key: PaymentPageKey<'_>) -> Option<usize> {
+        match key {
+            PaymentPageKey::Token(token) => {
+                if !crate::domain::redirect::is_token(token) {
+                    return None;
+                }
+                let records = &self.records;
+                self.by_token.find(self.by_token.hash(token), |p| {
+                    records
+                        .get(p)
+                        .and_then(Record::payment_page)
+                        .is_some_and(|page| &*page.token == token)
+                })
+            }
+            PaymentPageKey::Transaction(id) => self.position_of_id(issued_id(id)?),
+        }
+    }
+}
+
+impl Record {
+    /// The payment page, once a redirect-based transaction is confirmed.
+    pub fn payment_page(&self) -> Option<&PaymentPage> {
+        match &self.confirmation.as_deref()?.result {
+            ConfirmResult::AwaitingPayer(page) => Some(page),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn payment_page_mut(&mut self) -> Option<&mut PaymentPage> {
+        match &mut self.confirmation.as_deref_mut()?.result {
+            ConfirmResult::AwaitingPayer(page) => Some(page),
+            _ => None,
+        }
+    }
+}
+
+impl MemoryStore {
+    /// `f` of the transaction behind a payment page and its page, under the
+    /// read lock. `None` for an unknown key, and for a transaction without
+    /// a page.
+    pub(super) fn payment_page_now<T>(
+        &self,
+        key: PaymentPageKey<'_>,
+        f: impl FnOnce(&Record, &PaymentPage) -> T,
+    ) -> Option<T> {
+        let inner = self.read();
+        let record = inner.records.get(inner.position_of_page(key)?)?;
+        record.payment_page().map(|page| f(record, page))
+    }
+
+    /// The payer's submit at `now`: the first one inside the window decides
+    /// (`SUCCESSFUL`, or `FAILED` for decline and cancel); any later one,
+    /// or one after the window, changes nothing. Check and change happen
+    /// under one write lock.
+    ///
+    /// `scope` limits a transaction look-up to one merchant (a bound key);
+    /// tokens need none, they are the capability.
+    ///
+    /// # Errors
+    ///
+    /// [`PayerRefusal`]: nothing to decide.
+    pub(super) fn decide_now(
+        &self,
+        key: PaymentPageKey<'_>,
+        scope: Option<Uuid>,
+        action: PayerAction,
+        now: DateTime<Utc>,
+    ) -> Result<Decided, PayerRefusal> {
+        let mut inner = self.write();
+        let position = inner.position_of_page(key).ok_or(PayerRefusal::NotFound)?;
+        let record = inner
+            .records
+            .get_mut(position)
+            .ok_or(PayerRefusal::NotFound)?;
+        if scope.is_some_and(|m| m != record.fields.merchant_id) {
+            return Err(PayerRefusal::NotFound);
+        }
+        let page = record
+            .payment_page_mut()
+            .ok_or(PayerRefusal::NoPaymentPage)?;
+        let decided_now = page.is_open(now);
+        if decided_now {
+            page.decision = Some(PayerDecision { action, at: now });
+        } else {
+            page.later_submits = page.later_submits.saturating_add(1);
+        }
+        Ok(Decided {
+            record: record.clone(),
+            decided_now,
+        })
+    }
+}
