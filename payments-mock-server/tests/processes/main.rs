@@ -1,0 +1,19 @@
+//! The mock as processes on a store (issue 23): its store flags and bad
+//! stores by exit code, `kill -9` under load, three replicas on one
+//! PostgreSQL, and PostgreSQL going away and coming back. PostgreSQL comes
+//! from `PAYMENTS_TEST_POSTGRES_URL` (and, for the outage, a cluster the
+//! test starts itself with `scripts/postgres.sh`); without one those tests
+//! say loudly that they were skipped, and under `CI=true` they fail.
+
+#[path = "../stores/backends.rs"]
+mod backends;
+mod mock;
+
+// --store and friends, every bad store, settings kept by the store.
+mod flags;
+// kill -9 at random moments under load, then a restart: nothing answered lost.
+mod crash;
+// Three replica processes on one database behave as one service.
+mod replicas;
+// The database gone while serving: 503 within 5 s, back without a restart.
+mod outage;

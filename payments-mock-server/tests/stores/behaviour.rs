@@ -1,0 +1,664 @@
+//! What every store promises (`Store`'s docs), one function per promise,
+//! generic over the store: `main.rs` runs each against memory, SQLite and
+//! PostgreSQL.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{HeaderMap, HeaderValue, Method};
+use chrono::{DateTime, Utc};
+use payments_mock_server::{
+    Capture, ConfirmResult, Confirmation, InitialState, InsertRefusal, LookupError, NewTransaction,
+    Order, PageQuery, PayerAction, PayerRefusal, PaymentPage, PaymentPageKey, Record, Settings,
+    Status, Store, Transition,
+};
+use uuid::Uuid;
+
+pub const MINUTE: Duration = Duration::from_secs(60);
+pub const MERCHANT: Uuid = Uuid::from_u128(0x6f1c_0d3e_1b7a_4c1e_9a55_1c2b_3d4e_5f60);
+pub const OTHER: Uuid = Uuid::from_u128(0x0b0c_8a9e_52a4_4c2e_8f6f_2f8f_3c4d_5e6a);
+
+/// A valid MYR 1.00 TOPUP of `merchant` for this reference.
+pub fn new(merchant: Uuid, reference: &str) -> NewTransaction {
+    NewTransaction {
+        merchant_id: merchant,
+        reference_no: reference.to_owned(),
+        description: Some("a \"quoted\" ünïcødé description".to_owned()),
+        amount_minor: 9_007_199_254_740_991,
+        currency_code: "KWD".to_owned(),
+        currency_exponent: 3,
+        product_code: "TOPUP".to_owned(),
+        quantity: Some(2),
+        country_code: Some("MY".to_owned()),
+        store_id: "S1".to_owned(),
+        device_id: None,
+        payer_id: Some("60123456789".to_owned()),
+        return_url: Some("https://shop.example/back?order=17#top".to_owned()),
+        extra_properties: Some("{\"k\":[1,2]}".to_owned()),
+    }
+}
+
+async fn create<S: Store>(store: &S, merchant: Uuid, reference: &str) -> Record {
+    store
+        .create(new(merchant, reference), InitialState::Initiated, MINUTE)
+        .await
+        .expect("the store answers")
+        .expect("a new reference")
+}
+
+fn success(now: DateTime<Utc>) -> Confirmation {
+    Confirmation {
+        confirmed_at: now,
+        result: ConfirmResult::Successful,
+        provider_reference: Some("PRV-1".to_owned()),
+        extra_properties: Some("{\"pins\":[\"1\"]}".to_owned()),
+    }
+}
+
+fn page_confirmation(now: DateTime<Utc>, token: &str, window: Duration) -> Confirmation {
+    Confirmation {
+        confirmed_at: now,
+        result: ConfirmResult::AwaitingPayer(PaymentPage {
+            token: token.into(),
+            deadline: now + window,
+            decision: None,
+            later_submits: 0,
+        }),
+        provider_reference: Some("PRV-2".to_owned()),
+        extra_properties: Some("{\"paymentUrl\":\"http://x/pay/t\"}".to_owned()),
+    }
+}
+
+fn token(n: u32) -> String {
+    format!("{n:0>32}").replace('0', "T")
+}
+
+async fn all<S: Store>(store: &S) -> Vec<Record> {
+    store
+        .page(
+            &PageQuery::oldest_first(None, usize::MAX),
+            |_| true,
+            Record::clone,
+        )
+        .await
+        .expect("the store answers")
+        .expect("from the start")
+        .items
+}
+
+/// Create stamps an id and `createdAt` from its clock, keeps every field,
+/// and refuses a reference the merchant holds, naming the holder; another
+/// merchant may use it.
+pub async fn create_keeps_every_field_and_refuses_a_taken_reference<S: Store>(store: &S) {
+    let before = store.now().await.expect("now");
+    let record = create(store, MERCHANT, "INV/1 ✓ ?#%").await;
+    assert!(record.created_at >= before);
+    assert_eq!(record.expires_at, record.created_at + MINUTE);
+    assert_eq!(record.view(record.created_at).status, Status::Initiated);
+    let read = store
+        .with_id(record.id, None, Record::clone)
+        .await
+        .expect("answers")
+        .expect("stored");
+    assert_eq!(read, record, "every field as created");
+    let again = store
+        .create(new(MERCHANT, "INV/1 ✓ ?#%"), InitialState::Pending, MINUTE)
+        .await
+        .expect("answers");
+    assert_eq!(again, Err(InsertRefusal::Duplicate(record.id)));
+    let other = create(store, OTHER, "INV/1 ✓ ?#%").await;
+    assert_ne!(other.id, record.id);
+    assert_eq!(store.count().await.expect("count"), 2);
+}
+
+/// Of many concurrent creates of one reference exactly one creates; the
+/// rest name it.
+pub async fn racing_creates_of_one_reference_create_one<S: Store>(store: Arc<S>) {
+    let tasks: Vec<_> = (0..24)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .create(new(MERCHANT, "RACE"), InitialState::Initiated, MINUTE)
+                    .await
+                    .expect("answers")
+            })
+        })
+        .collect();
+    let mut created = Vec::new();
+    let mut refused = Vec::new();
+    for task in tasks {
+        match task.await.expect("no panic") {
+            Ok(record) => created.push(record.id),
+            Err(InsertRefusal::Duplicate(id)) => refused.push(id),
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(created.len(), 1, "{created:?}");
+    assert!(refused.iter().all(|id| *id == created[0]));
+    assert_eq!(store.count().await.expect("count"), 1);
+}
+
+/// Ids sort like creation times: oldest first by id is oldest first by
+/// `createdAt`, under concurrent creates too.
+pub async fn ids_follow_creation_times<S: Store>(store: Arc<S>) {
+    let tasks: Vec<_> = (0..8)
+        .map(|t| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for i in 0..25 {
+                    create(&*store, MERCHANT, &format!("T{t}-{i}")).await;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("no panic");
+    }
+    let all = all(&*store).await;
+    assert_eq!(all.len(), 200);
+    for pair in all.windows(2) {
+        assert!(pair[0].id < pair[1].id);
+        assert!(pair[0].created_at <= pair[1].created_at, "{pair:?}");
+    }
+}
+
+/// Of many concurrent confirms exactly one moves the transaction; every
+/// other sees it moved.
+pub async fn racing_confirms_move_once<S: Store>(store: Arc<S>) {
+    let record = create(&*store, MERCHANT, "C-RACE").await;
+    let now = store.now().await.expect("now");
+    let tasks: Vec<_> = (0..24)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .confirm(record.id, now, success(now))
+                    .await
+                    .expect("answers")
+            })
+        })
+        .collect();
+    let mut moved = 0;
+    for task in tasks {
+        match task.await.expect("no panic") {
+            Transition::Moved(r) => {
+                moved += 1;
+                assert_eq!(r.view(now).status, Status::Successful);
+            }
+            Transition::Unmoved(r) => assert!(r.confirmation.is_some()),
+            Transition::Missing => panic!("the transaction vanished"),
+        }
+    }
+    assert_eq!(moved, 1);
+}
+
+/// A confirm at or after the expiry moves nothing; an unknown id is
+/// missing; a confirmation reads back whole.
+pub async fn confirm_checks_expiry_and_keeps_the_confirmation<S: Store>(store: &S) {
+    let record = create(store, MERCHANT, "C-EXP").await;
+    let late = record.expires_at;
+    match store
+        .confirm(record.id, late, success(late))
+        .await
+        .expect("answers")
+    {
+        Transition::Unmoved(r) => assert_eq!(r.view(late).status, Status::Expired),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        store
+            .confirm(Uuid::now_v7(), late, success(late))
+            .await
+            .expect("answers"),
+        Transition::Missing
+    );
+    let settling = Confirmation {
+        confirmed_at: record.created_at,
+        result: ConfirmResult::Settling {
+            settles_at: record.created_at + Duration::from_secs(2),
+        },
+        provider_reference: Some("PRV-S".to_owned()),
+        extra_properties: None,
+    };
+    let Transition::Moved(moved) = store
+        .confirm(record.id, record.created_at, settling.clone())
+        .await
+        .expect("answers")
+    else {
+        panic!("confirmable before its expiry");
+    };
+    assert_eq!(moved.confirmation.as_deref(), Some(&settling));
+    let read = store
+        .with_id(record.id, None, Record::clone)
+        .await
+        .expect("answers");
+    assert_eq!(read, Some(moved));
+}
+
+/// Reads by id respect the scope; by reference: scoped, the only holder,
+/// or ambiguous between merchants.
+pub async fn reads_by_id_and_reference_respect_the_scope<S: Store>(store: &S) {
+    let mine = create(store, MERCHANT, "SHARED").await;
+    let id_of = |r: &Record| r.id;
+    assert_eq!(
+        store
+            .with_id(mine.id, Some(OTHER), id_of)
+            .await
+            .expect("answers"),
+        None
+    );
+    assert_eq!(
+        store
+            .with_id(mine.id, Some(MERCHANT), id_of)
+            .await
+            .expect("answers"),
+        Some(mine.id)
+    );
+    assert_eq!(
+        store
+            .with_reference("SHARED", None, id_of)
+            .await
+            .expect("answers"),
+        Ok(mine.id)
+    );
+    let theirs = create(store, OTHER, "SHARED").await;
+    assert_eq!(
+        store
+            .with_reference("SHARED", None, id_of)
+            .await
+            .expect("answers"),
+        Err(LookupError::Ambiguous)
+    );
+    assert_eq!(
+        store
+            .with_reference("SHARED", Some(OTHER), id_of)
+            .await
+            .expect("answers"),
+        Ok(theirs.id)
+    );
+    assert_eq!(
+        store
+            .with_reference("shared", None, id_of)
+            .await
+            .expect("answers"),
+        Err(LookupError::NotFound)
+    );
+    assert_eq!(
+        store
+            .with_reference("SHARED", Some(Uuid::nil()), id_of)
+            .await
+            .expect("answers"),
+        Err(LookupError::NotFound)
+    );
+}
+
+/// Of concurrent submits on one page exactly one decides; later ones are
+/// counted and change nothing; a closed window decides nothing.
+pub async fn the_payer_decides_once<S: Store>(store: Arc<S>) {
+    let record = create(&*store, MERCHANT, "PAGE").await;
+    let now = store.now().await.expect("now");
+    let page = token(1);
+    assert!(matches!(
+        store
+            .confirm(record.id, now, page_confirmation(now, &page, MINUTE))
+            .await
+            .expect("answers"),
+        Transition::Moved(_)
+    ));
+    let tasks: Vec<_> = (0..12)
+        .map(|n| {
+            let (store, page) = (store.clone(), page.clone());
+            tokio::spawn(async move {
+                let action = PayerAction::ALL[n % 3];
+                let decided = store
+                    .decide(PaymentPageKey::Token(&page), None, action, now)
+                    .await
+                    .expect("answers")
+                    .expect("a page");
+                (decided.decided_now, action)
+            })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    for task in tasks {
+        let (now, action) = task.await.expect("no panic");
+        if now {
+            winners.push(action);
+        }
+    }
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    let stored = store
+        .with_payment_page(PaymentPageKey::Token(&page), |_, p| p.clone())
+        .await
+        .expect("answers")
+        .expect("a page");
+    assert_eq!(stored.decision.map(|d| d.action), Some(winners[0]));
+    assert_eq!(stored.later_submits, 11);
+    let id = record.id.to_string();
+    let by_id = store
+        .with_payment_page(PaymentPageKey::Transaction(&id), |r, _| r.id)
+        .await
+        .expect("answers");
+    assert_eq!(by_id, Some(record.id));
+
+    // A second page whose window has passed: nothing is decided.
+    let late = create(&*store, MERCHANT, "PAGE-LATE").await;
+    let second = token(2);
+    store
+        .confirm(late.id, now, page_confirmation(now, &second, MINUTE))
+        .await
+        .expect("answers");
+    let after = now + MINUTE;
+    let decided = store
+        .decide(
+            PaymentPageKey::Token(&second),
+            None,
+            PayerAction::Pay,
+            after,
+        )
+        .await
+        .expect("answers")
+        .expect("a page");
+    assert!(!decided.decided_now);
+    assert_eq!(decided.record.view(after).status, Status::Failed);
+
+    // No page: unknown tokens, other merchants, transactions without one.
+    let plain = create(&*store, MERCHANT, "NO-PAGE").await;
+    let plain_id = plain.id.to_string();
+    for (key, scope, refusal) in [
+        (
+            PaymentPageKey::Token(&token(3)),
+            None,
+            PayerRefusal::NotFound,
+        ),
+        (PaymentPageKey::Token("short"), None, PayerRefusal::NotFound),
+        (
+            PaymentPageKey::Transaction(&id),
+            Some(OTHER),
+            PayerRefusal::NotFound,
+        ),
+        (
+            PaymentPageKey::Transaction("nope"),
+            None,
+            PayerRefusal::NotFound,
+        ),
+        (
+            PaymentPageKey::Transaction(&plain_id),
+            None,
+            PayerRefusal::NoPaymentPage,
+        ),
+    ] {
+        let refused = store
+            .decide(key, scope, PayerAction::Pay, now)
+            .await
+            .expect("answers");
+        assert_eq!(refused.map(|d| d.decided_now), Err(refusal), "{key:?}");
+    }
+}
+
+/// Pages run oldest or newest first from a cursor, filter by merchant,
+/// reference and `keep`, and say whether more follow.
+pub async fn pages_run_both_ways_with_filters<S: Store>(store: &S) {
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        let merchant = if i % 2 == 0 { MERCHANT } else { OTHER };
+        ids.push(
+            create(
+                store,
+                merchant,
+                &format!("P-{i}-{}", if i < 4 { "low" } else { "high" }),
+            )
+            .await
+            .id,
+        );
+    }
+    let ids_of = |page: payments_mock_server::Page<Uuid>| (page.items, page.more);
+    let query = |order, from, limit| PageQuery {
+        order,
+        from,
+        limit,
+        merchant: None,
+        reference_contains: None,
+    };
+    let first = store
+        .page(&query(Order::OldestFirst, None, 3), |_| true, |r| r.id)
+        .await
+        .expect("answers")
+        .expect("a page");
+    assert_eq!(ids_of(first), (ids[..3].to_vec(), true));
+    let last = store
+        .page(
+            &query(Order::OldestFirst, Some(ids[3]), 3),
+            |_| true,
+            |r| r.id,
+        )
+        .await
+        .expect("answers")
+        .expect("a page");
+    assert_eq!(ids_of(last), (ids[4..].to_vec(), false));
+    let newest = store
+        .page(
+            &query(Order::NewestFirst, Some(ids[5]), 10),
+            |_| true,
+            |r| r.id,
+        )
+        .await
+        .expect("answers")
+        .expect("a page");
+    let mut older: Vec<Uuid> = ids[..5].to_vec();
+    older.reverse();
+    assert_eq!(ids_of(newest), (older, false));
+    let filtered = PageQuery {
+        merchant: Some(MERCHANT),
+        reference_contains: Some("-high".to_owned()),
+        ..query(Order::OldestFirst, None, 10)
+    };
+    let page = store
+        .page(&filtered, |_| true, |r| r.id)
+        .await
+        .expect("answers")
+        .expect("a page");
+    assert_eq!(ids_of(page), (vec![ids[4], ids[6]], false));
+    let kept = store
+        .page(
+            &query(Order::NewestFirst, None, 2),
+            |r| r.fields.merchant_id == OTHER,
+            |r| r.id,
+        )
+        .await
+        .expect("answers")
+        .expect("a page");
+    assert_eq!(ids_of(kept), (vec![ids[5], ids[3]], true));
+    let unknown = store
+        .page(
+            &query(Order::OldestFirst, Some(Uuid::now_v7()), 3),
+            |_| true,
+            |r| r.id,
+        )
+        .await
+        .expect("answers");
+    assert!(unknown.is_none());
+}
+
+/// The clock starts at real time, moves forward, saturates, and a reset
+/// brings it back; ids made at a later virtual time sort later.
+pub async fn the_clock_moves_forward_and_resets<S: Store>(store: &S) {
+    let real = Utc::now();
+    let start = store.clock().await.expect("answers");
+    assert_eq!(start.offset_nanos, 0);
+    assert!((start.now - real).num_seconds().abs() < 5);
+    let moved = store
+        .advance_clock(Duration::from_millis(90_500))
+        .await
+        .expect("answers");
+    assert_eq!(moved.offset_nanos, 90_500_000_000);
+    assert!(moved.now - start.now >= chrono::TimeDelta::seconds(90));
+    assert_eq!(
+        store.clock().await.expect("answers").offset_nanos,
+        90_500_000_000
+    );
+    let later = create(store, MERCHANT, "LATER").await;
+    assert!(later.created_at >= moved.now);
+    let (seconds, _) = later.id.get_timestamp().expect("a v7 id").to_unix();
+    assert!(seconds >= u64::try_from(moved.now.timestamp()).expect("after 1970"));
+    let far = store
+        .advance_clock(Duration::from_secs(u64::MAX / 2))
+        .await
+        .expect("answers");
+    assert_eq!(far.offset_nanos, i64::MAX, "saturates");
+    store.reset().await.expect("answers");
+    assert_eq!(store.clock().await.expect("answers").offset_nanos, 0);
+}
+
+/// A request journaled for tests of the journal.
+pub fn capture(path: &str) -> Capture {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        "authorization",
+        HeaderValue::from_static("Bearer sk_canary"),
+    );
+    headers.insert("x-odd", HeaderValue::from_static("a \"b\""));
+    let mut capture = Capture::new(
+        &Method::POST,
+        &path.parse().expect("a URI"),
+        &headers,
+        HeaderValue::from_static("rid-1"),
+        DateTime::from_timestamp_millis(1_795_000_000_123).expect("a time"),
+    );
+    capture.set_body(b"{\"a\":\"\\u00e9\"}");
+    capture
+}
+
+/// The journal keeps the last 1,000 entries, numbered on across a reset,
+/// `Authorization` redacted, each naming its replica.
+pub async fn the_journal_keeps_the_last_thousand<S: Store>(store: &S) {
+    for n in 0..1005 {
+        store.record_request(capture(&format!("/api/{n}?q=%20")));
+    }
+    let stats = store.journal_stats().await.expect("answers");
+    assert_eq!(stats.len, 1000);
+    assert_eq!(stats.last_seq, 1005);
+    let newest = store.requests_since(0, 3).await.expect("answers");
+    let seqs: Vec<u64> = newest.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1003, 1004, 1005]);
+    let entry = &newest[2];
+    assert_eq!(entry.path, "/api/1004");
+    assert_eq!(entry.query.as_deref(), Some("q=%20"));
+    assert_eq!(entry.body, "{\"a\":\"\\u00e9\"}");
+    assert_eq!(entry.replica, super::backends::REPLICA);
+    assert!(
+        entry
+            .headers
+            .contains(&("authorization".to_owned(), "[redacted]".to_owned()))
+    );
+    assert!(!format!("{newest:?}").contains("sk_canary"));
+    assert_eq!(
+        store.request(1004).await.expect("answers").map(|e| e.path),
+        Some("/api/1003".to_owned())
+    );
+    assert_eq!(store.request(5).await.expect("answers"), None, "dropped");
+    store.reset().await.expect("answers");
+    assert_eq!(store.journal_stats().await.expect("answers").len, 0);
+    store.record_request(capture("/api/after"));
+    let after = store.requests_since(1005, 10).await.expect("answers");
+    assert_eq!(after.len(), 1);
+    assert_eq!(after[0].seq, 1006, "numbering goes on across a reset");
+}
+
+/// A reset forgets transactions and journal, keeps settings; erase forgets
+/// those too. Settings are written once: the first writer's stay.
+pub async fn reset_keeps_settings_and_erase_forgets_them<S: Store>(store: &S) {
+    assert_eq!(store.settings().await.expect("answers"), None);
+    let first = Settings {
+        catalog: payments_mock_server::Catalog::default(),
+        expiry: Duration::from_secs(42),
+    };
+    store.save_settings(&first).await.expect("answers");
+    let second = Settings {
+        expiry: Duration::from_secs(7),
+        ..first.clone()
+    };
+    store.save_settings(&second).await.expect("answers");
+    assert_eq!(
+        store.settings().await.expect("answers"),
+        Some(first.clone())
+    );
+    create(store, MERCHANT, "R-1").await;
+    store.reset().await.expect("answers");
+    assert_eq!(store.count().await.expect("answers"), 0);
+    assert!(all(store).await.is_empty());
+    assert_eq!(store.settings().await.expect("answers"), Some(first));
+    store.erase().await.expect("answers");
+    assert_eq!(store.settings().await.expect("answers"), None);
+    assert!(store.check().await.is_ok());
+}
+
+/// Everything a database store keeps, for the reopen test: what to write
+/// before and check after.
+pub async fn fill<S: Store>(store: &S) -> Vec<Record> {
+    store
+        .advance_clock(Duration::from_secs(30))
+        .await
+        .expect("answers");
+    let plain = create(store, MERCHANT, "KEEP-1").await;
+    let paid = create(store, OTHER, "KEEP-2").await;
+    let now = store.now().await.expect("now");
+    store
+        .confirm(paid.id, now, page_confirmation(now, &token(9), MINUTE))
+        .await
+        .expect("answers");
+    store
+        .decide(
+            PaymentPageKey::Token(&token(9)),
+            None,
+            PayerAction::Decline,
+            now,
+        )
+        .await
+        .expect("answers")
+        .expect("a page");
+    store
+        .decide(
+            PaymentPageKey::Token(&token(9)),
+            None,
+            PayerAction::Pay,
+            now,
+        )
+        .await
+        .expect("answers")
+        .expect("a page");
+    store.record_request(capture("/api/kept"));
+    store
+        .save_settings(&Settings {
+            catalog: payments_mock_server::Catalog::default(),
+            expiry: Duration::from_secs(123),
+        })
+        .await
+        .expect("answers");
+    let _ = plain;
+    let stored = all(store).await;
+    // Written behind the answers: read once so it is written now.
+    let _ = store.requests_since(0, 10).await.expect("answers");
+    stored
+}
+
+/// After a reopen: the same transactions, clock, journal and settings.
+pub async fn kept<S: Store>(store: &S, before: &[Record]) {
+    assert_eq!(all(store).await, before);
+    let clock = store.clock().await.expect("answers");
+    assert_eq!(clock.offset_nanos, 30_000_000_000);
+    let journal = store.requests_since(0, 10).await.expect("answers");
+    assert_eq!(journal.len(), 1);
+    assert_eq!(journal[0].path, "/api/kept");
+    assert_eq!(
+        store.settings().await.expect("answers").map(|s| s.expiry),
+        Some(Duration::from_secs(123))
+    );
+    let page = before[1].payment_page().expect("a page");
+    assert_eq!(page.decision.map(|d| d.action), Some(PayerAction::Decline));
+    assert_eq!(page.later_submits, 1);
+    let distinct: HashSet<_> = before.iter().map(|r| r.id).collect();
+    assert_eq!(distinct.len(), 2);
+}

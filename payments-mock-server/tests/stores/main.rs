@@ -1,0 +1,57 @@
+//! One behavioural suite for every store (issue 23; the way tower-sessions
+//! tests all its stores with one suite): each promise of the `Store` trait
+//! is one function in `behaviour.rs`, run here against the memory store,
+//! a SQLite file and a PostgreSQL database. PostgreSQL needs
+//! `PAYMENTS_TEST_POSTGRES_URL` (`.ci/run` sets it); without it those tests
+//! say loudly that they were skipped, and under `CI=true` they fail.
+
+mod backends;
+mod behaviour;
+// Opening stores: what a database store keeps across a reopen, and every
+// bad store of CONTRACT section 15 (files, schema, URLs, credentials).
+mod opening;
+
+macro_rules! every_store {
+    ($backend:ident) => {
+        mod $backend {
+            use super::{backends, behaviour};
+
+            macro_rules! promise {
+                ($name:ident, shared) => {
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                    async fn $name() {
+                        let Some(made) = backends::$backend().await else {
+                            return;
+                        };
+                        behaviour::$name(made.store.clone()).await;
+                    }
+                };
+                ($name:ident) => {
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                    async fn $name() {
+                        let Some(made) = backends::$backend().await else {
+                            return;
+                        };
+                        behaviour::$name(&*made.store).await;
+                    }
+                };
+            }
+
+            promise!(create_keeps_every_field_and_refuses_a_taken_reference);
+            promise!(racing_creates_of_one_reference_create_one, shared);
+            promise!(ids_follow_creation_times, shared);
+            promise!(racing_confirms_move_once, shared);
+            promise!(confirm_checks_expiry_and_keeps_the_confirmation);
+            promise!(reads_by_id_and_reference_respect_the_scope);
+            promise!(the_payer_decides_once, shared);
+            promise!(pages_run_both_ways_with_filters);
+            promise!(the_clock_moves_forward_and_resets);
+            promise!(the_journal_keeps_the_last_thousand);
+            promise!(reset_keeps_settings_and_erase_forgets_them);
+        }
+    };
+}
+
+every_store!(memory);
+every_store!(sqlite);
+every_store!(postgres);
