@@ -8,6 +8,7 @@
 //! - `bin/scale.rs` — `perf-scale`: the mock pre-loaded with N transactions.
 //! - `bin/startup.rs` — `perf-startup`: process start to first health answer.
 //! - `bin/preload.rs` — `perf-preload`: initiates a confirm pool over HTTP.
+//! - `bin/fill_store.rs` — `perf-fill-store`: N transactions into a store.
 //!
 //! The tools print machine-readable `key=value` lines that the scripts parse;
 //! they are measurement harnesses, not products, so flags are minimal.
