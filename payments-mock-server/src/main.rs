@@ -267,33 +267,47 @@ async fn serve(host: &str, port: u16, config: Config) -> ExitCode {
     // Routes and the OpenAPI document before the banner: once a script
     // sees it, every request is answered without waiting.
     let router = app(state);
+    let stop = shutdown_signal();
     // The banner is the one line on stdout; scripts wait for it.
     println!("listening on http://{addr}");
-    run_with(listener, router, header_read_timeout, shutdown_signal()).await;
+    run_with(listener, router, header_read_timeout, stop).await;
     ExitCode::SUCCESS
 }
 
-/// Completes on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// A future that completes on SIGINT or SIGTERM. The handlers are
+/// installed here, before it is first polled, so a signal that comes right
+/// after the banner (a script stopping what it just started) already stops
+/// the server gracefully instead of killing it.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
+    let handlers = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (
+            signal(SignalKind::interrupt()).ok(),
+            signal(SignalKind::terminate()).ok(),
+        )
     };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
+    async move {
+        #[cfg(unix)]
+        {
+            let (mut interrupt, mut terminate) = handlers;
+            let recv = async |s: &mut Option<tokio::signal::unix::Signal>| match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            };
+            tokio::select! {
+                () = recv(&mut interrupt) => {},
+                () = recv(&mut terminate) => {},
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        tracing::info!("shutting down: finishing in-flight requests");
     }
-    tracing::info!("shutting down: finishing in-flight requests");
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

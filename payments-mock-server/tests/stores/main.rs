@@ -7,6 +7,7 @@
 
 mod backends;
 mod behaviour;
+mod kept;
 // Opening stores: what a database store keeps across a reopen, and every
 // bad store of CONTRACT section 15 (files, schema, URLs, credentials).
 mod opening;
@@ -14,7 +15,7 @@ mod opening;
 macro_rules! every_store {
     ($backend:ident) => {
         mod $backend {
-            use super::{backends, behaviour};
+            use super::{backends, behaviour, kept};
 
             macro_rules! promise {
                 ($name:ident, shared) => {
@@ -24,6 +25,15 @@ macro_rules! every_store {
                             return;
                         };
                         behaviour::$name(made.store.clone()).await;
+                    }
+                };
+                ($name:ident, kept) => {
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                    async fn $name() {
+                        let Some(made) = backends::$backend().await else {
+                            return;
+                        };
+                        kept::$name(&*made.store).await;
                     }
                 };
                 ($name:ident) => {
@@ -45,9 +55,9 @@ macro_rules! every_store {
             promise!(reads_by_id_and_reference_respect_the_scope);
             promise!(the_payer_decides_once, shared);
             promise!(pages_run_both_ways_with_filters);
-            promise!(the_clock_moves_forward_and_resets);
-            promise!(the_journal_keeps_the_last_thousand);
-            promise!(reset_keeps_settings_and_erase_forgets_them);
+            promise!(the_clock_moves_forward_and_resets, kept);
+            promise!(the_journal_keeps_the_last_thousand, kept);
+            promise!(reset_keeps_settings_and_erase_forgets_them, kept);
         }
     };
 }

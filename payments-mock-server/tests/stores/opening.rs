@@ -10,7 +10,7 @@ use payments_mock_server::{
 };
 
 use crate::backends::{self, REPLICA};
-use crate::behaviour;
+use crate::{behaviour, kept};
 
 fn open_sqlite(path: &Path) -> Result<SqliteStore, Error> {
     SqliteStore::open(path, Durability::Process, REPLICA)
@@ -30,10 +30,10 @@ fn refused(result: Result<SqliteStore, Error>) -> String {
 async fn sqlite_keeps_everything_across_a_reopen() {
     let (_dir, path) = backends::sqlite_path();
     let store = open_sqlite(&path).expect("a new store");
-    let before = behaviour::fill(&store).await;
+    let before = kept::fill(&store).await;
     drop(store);
     let again = open_sqlite(&path).expect("reopens");
-    behaviour::kept(&again, &before).await;
+    kept::kept(&again, &before).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,10 +46,10 @@ async fn postgres_keeps_everything_across_a_reopen() {
         unreachable!()
     };
     let store = PostgresStore::open(&url, REPLICA).await.expect("opens");
-    let before = behaviour::fill(&store).await;
+    let before = kept::fill(&store).await;
     drop(store);
     let again = PostgresStore::open(&url, REPLICA).await.expect("reopens");
-    behaviour::kept(&again, &before).await;
+    kept::kept(&again, &before).await;
 }
 
 /// Two stores on one database are one service: a change answered by one
@@ -97,8 +97,8 @@ async fn two_postgres_stores_on_one_database_are_one() {
         .filter(|t| matches!(t, Transition::Moved(_)))
         .count();
     assert_eq!(moved, 1);
-    a.record_request(behaviour::capture("/api/from-a"));
-    b.record_request(behaviour::capture("/api/from-b"));
+    a.record_request(kept::capture("/api/from-a"));
+    b.record_request(kept::capture("/api/from-b"));
     let journal = a.requests_since(0, 10).await.expect("answers");
     let _ = b.requests_since(0, 10).await.expect("answers");
     let journal = if journal.len() < 2 {
@@ -210,7 +210,7 @@ async fn write_the_v1_fixture() {
         })
         .await
         .expect("answers");
-    store.record_request(behaviour::capture("/api/payments/initiate"));
+    store.record_request(kept::capture("/api/payments/initiate"));
     drop(store);
     eprintln!("written: {}", path.display());
 }

@@ -1,0 +1,111 @@
+//! Connecting to the database, refusing a newer schema, migrating an older
+//! one (one replica at a time), starting the journal writer.
+
+use super::*;
+use journal::write_journal;
+use rows::*;
+
+impl PostgresStore {
+    pub async fn open(url: &PostgresUrl, replica: &str) -> Result<Self, Error> {
+        let shown = url.to_string();
+        let fail = |reason: String| Error::StoreOpen {
+            store: shown.clone(),
+            reason,
+        };
+        let mut config: tokio_postgres::Config = url
+            .secret()
+            .parse()
+            .map_err(|_| fail("the URL is not one PostgreSQL accepts".to_owned()))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(STORE_TIMEOUT);
+        }
+        config.application_name("payments-mock-server");
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .wait_timeout(Some(STORE_TIMEOUT))
+            .create_timeout(Some(STORE_TIMEOUT))
+            .recycle_timeout(Some(STORE_TIMEOUT))
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(|e| fail(format!("cannot set up its connection pool: {e}")))?;
+        let mut client = pool
+            .get()
+            .await
+            .map_err(|e| fail(format!("cannot connect: {}", pool_error(&e).reason())))?;
+        let client: &mut tokio_postgres::Client = &mut client;
+        let sql_error = |e: tokio_postgres::Error| fail(store_error(&e).reason().to_owned());
+        client
+            .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+            .await
+            .map_err(sql_error)?;
+        let migrated = Self::migrate(client, &shown).await;
+        let _ = client
+            .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+            .await;
+        migrated?;
+        let offset: i64 = client
+            .query_one("SELECT offset_nanos FROM mock_clock WHERE id = 1", &[])
+            .await
+            .map_err(sql_error)?
+            .get(0);
+        let store = Self {
+            inner: Arc::new(Inner {
+                shown,
+                pool,
+                replica: replica.to_owned(),
+                pending: Mutex::new(Vec::new()),
+                flushing: tokio::sync::Mutex::new(()),
+                offset_hint: AtomicI64::new(offset),
+            }),
+        };
+        tokio::spawn(write_journal(Arc::downgrade(&store.inner)));
+        Ok(store)
+    }
+
+    async fn migrate(client: &mut tokio_postgres::Client, shown: &str) -> Result<(), Error> {
+        let fail = |reason: String| Error::StoreOpen {
+            store: shown.to_owned(),
+            reason,
+        };
+        let supported = migrations::migrations::runner()
+            .get_migrations()
+            .iter()
+            .map(|m| i64::from(m.version()))
+            .max()
+            .unwrap_or(0);
+        let exists: bool = client
+            .query_one("SELECT to_regclass($1) IS NOT NULL", &[&SCHEMA_TABLE])
+            .await
+            .map_err(|e| fail(store_error(&e).reason().to_owned()))?
+            .get(0);
+        if exists {
+            let found: Option<i32> = client
+                .query_one(&format!("SELECT MAX(version) FROM {SCHEMA_TABLE}"), &[])
+                .await
+                .map_err(|e| fail(store_error(&e).reason().to_owned()))?
+                .get(0);
+            if let Some(found) = found.map(i64::from)
+                && found > supported
+            {
+                return Err(Error::StoreSchemaNewer {
+                    store: shown.to_owned(),
+                    found,
+                    supported,
+                });
+            }
+        }
+        migrations::migrations::runner()
+            .set_migration_table_name(SCHEMA_TABLE)
+            .run_async(client)
+            .await
+            .map_err(|e| fail(format!("cannot bring its schema up to date: {e}")))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,168 @@
+//! The PostgreSQL store's reads: a pooled client, the clock offset,
+//! transactions by a filter, pages in batches.
+
+use super::*;
+use rows::*;
+
+impl PostgresStore {
+    /// How the console names it: the URL, password as `***`.
+    pub fn shown(&self) -> &str {
+        &self.inner.shown
+    }
+
+    pub(super) async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.inner.pool.get().await.map_err(|e| pool_error(&e))
+    }
+
+    pub(super) async fn offset(
+        &self,
+        client: &deadpool_postgres::Object,
+    ) -> Result<i64, StoreError> {
+        let statement = client
+            .prepare_cached("SELECT offset_nanos FROM mock_clock WHERE id = 1")
+            .await
+            .map_err(|e| store_error(&e))?;
+        let offset: i64 = client
+            .query_one(&statement, &[])
+            .await
+            .map_err(|e| store_error(&e))?
+            .get(0);
+        self.inner.offset_hint.store(offset, Ordering::Relaxed);
+        Ok(offset)
+    }
+
+    pub(super) async fn select(
+        client: &deadpool_postgres::Object,
+        filter: &str,
+        values: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Record>, StoreError> {
+        let statement = client
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM mock_transactions WHERE {filter}"
+            ))
+            .await
+            .map_err(|e| store_error(&e))?;
+        client
+            .query(&statement, values)
+            .await
+            .map_err(|e| store_error(&e))?
+            .iter()
+            .map(record_of)
+            .collect()
+    }
+
+    pub(super) async fn select_one(
+        client: &deadpool_postgres::Object,
+        filter: &str,
+        values: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Record>, StoreError> {
+        Ok(Self::select(client, filter, values)
+            .await?
+            .into_iter()
+            .next())
+    }
+
+    /// The page key as a filter over one parameter.
+    pub(super) fn page_filter(key: PaymentPageKey<'_>) -> Option<(&'static str, PageParam)> {
+        match key {
+            PaymentPageKey::Token(token) if crate::domain::redirect::is_token(token) => {
+                Some(("page_token = $1", PageParam::Token(token.to_owned())))
+            }
+            PaymentPageKey::Transaction(id) => {
+                issued_id(id).map(|id| ("id = $1", PageParam::Id(id)))
+            }
+            PaymentPageKey::Token(_) => None,
+        }
+    }
+
+    pub(super) async fn page_now<T>(
+        &self,
+        query: &PageQuery,
+        mut keep: impl FnMut(&Record) -> bool,
+        mut f: impl FnMut(&Record) -> T,
+    ) -> Result<Option<Page<T>>, StoreError> {
+        let client = self.client().await?;
+        if let Some(from) = query.from
+            && Self::select_one(&client, "id = $1", &[&from])
+                .await?
+                .is_none()
+        {
+            return Ok(None);
+        }
+        let (cmp, order) = match query.order {
+            Order::OldestFirst => (">", "ASC"),
+            Order::NewestFirst => ("<", "DESC"),
+        };
+        let mut filter = String::from("TRUE");
+        let mut values: Vec<Box<dyn ToSql + Sync + Send>> = Vec::new();
+        if let Some(from) = query.from {
+            values.push(Box::new(from));
+            filter.push_str(&format!(" AND id {cmp} ${}", values.len()));
+        }
+        if let Some(merchant) = query.merchant {
+            values.push(Box::new(merchant));
+            filter.push_str(&format!(" AND merchant_id = ${}", values.len()));
+        }
+        if let Some(part) = &query.reference_contains {
+            values.push(Box::new(part.clone()));
+            filter.push_str(&format!(" AND strpos(reference_no, ${}) > 0", values.len()));
+        }
+        // Batches in order until the page is full: `keep` (the status at
+        // now) cannot run in the database.
+        let batch = query.limit.saturating_add(1).clamp(64, 1001);
+        let mut items = Vec::with_capacity(query.limit.min(1024));
+        let mut last: Option<Uuid> = None;
+        loop {
+            let mut sql = filter.clone();
+            let mut params: Vec<&(dyn ToSql + Sync)> =
+                values.iter().map(|v| &**v as &(dyn ToSql + Sync)).collect();
+            if let Some(last) = &last {
+                params.push(last);
+                sql.push_str(&format!(" AND id {cmp} ${}", params.len()));
+            }
+            sql.push_str(&format!(" ORDER BY id {order} LIMIT {batch}"));
+            let rows = Self::select(&client, &sql, &params).await?;
+            let fetched = rows.len();
+            for record in rows {
+                last = Some(record.id);
+                if !keep(&record) {
+                    continue;
+                }
+                if items.len() == query.limit {
+                    return Ok(Some(Page { items, more: true }));
+                }
+                items.push(f(&record));
+            }
+            if fetched < batch {
+                return Ok(Some(Page { items, more: false }));
+            }
+        }
+    }
+
+    /// Writes this replica's pending journal entries: one statement under
+    /// the journal lock, then the table trimmed to the last [`CAPACITY`].
+    pub(super) async fn flush(&self) -> Result<(), StoreError> {
+        flush(&self.inner).await
+    }
+
+    /// The clock offset this replica last read.
+    pub(super) fn offset_hint(&self) -> i64 {
+        self.inner.offset_hint.load(Ordering::Relaxed)
+    }
+}
+
+/// A page key's one parameter.
+#[derive(Debug)]
+pub(super) enum PageParam {
+    Token(String),
+    Id(Uuid),
+}
+
+impl PageParam {
+    pub(super) fn value(&self) -> &(dyn ToSql + Sync) {
+        match self {
+            Self::Token(token) => token,
+            Self::Id(id) => id,
+        }
+    }
+}

@@ -1,0 +1,504 @@
+//! The SQLite store (`--store sqlite:PATH`, CONTRACT section 15): one file,
+//! owned by one process, that keeps everything across restarts.
+//!
+//! - **Writes** go to one writer thread that owns the only writing
+//!   connection. It takes every job waiting, runs them in one transaction
+//!   (each in a savepoint, so one failing job does not undo the others),
+//!   commits once, and only then answers each: many requests share one
+//!   commit, none is answered before it. One writer also makes each verb
+//!   atomic: create, confirm and decide check and change with nobody in
+//!   between.
+//! - **Reads** run on the caller's thread on a small pool of read
+//!   connections; in WAL mode they never wait for the writer and always see
+//!   the last commit.
+//! - **The clock, the transaction count and the journal** are also kept in
+//!   the process (one owner: nobody else changes them) and written through:
+//!   the clock and count after each commit that changes them, the journal
+//!   behind the answers, at most every 250 ms and at most its last 1,000
+//!   entries (it reports no change, so no request waits for it).
+//! - **Ownership**: a second process on the same file refuses to start,
+//!   naming the holder (an OS lock on `PATH.lock`, which holds its pid).
+//! - **Opening never changes a file it refuses**: the header is checked
+//!   (magic, truncation) and the schema version read before anything is
+//!   written.
+//!
+//! `open.rs` opens and owns the file; `writer.rs` is the writer thread and
+//! the journal's write-behind; `rows.rs` the statements and row decoding.
+
+use std::fs::File;
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, OpenFlags, OptionalExtension as _, params};
+use tokio::sync::{mpsc, oneshot};
+use uuid::Uuid;
+
+use super::journal::{CAPACITY, Capture, Journal, JournalEntry};
+use super::sql::{COLUMNS, ConfirmColumns, JOURNAL_COLUMNS, JournalRow, Row, millis, new_row};
+use super::{
+    ClockReading, Confirmation, Decided, Durability, InsertRefusal, JournalStats, LookupError,
+    NewTransaction, Order, Page, PageQuery, PayerAction, PayerRefusal, PaymentPage, PaymentPageKey,
+    STORE_TIMEOUT, Settings, Store, StoreError, Transition,
+};
+use crate::domain::catalog::InitialState;
+use crate::domain::clock::Clock;
+use crate::domain::transaction::{ConfirmResult, Record, id_at, issued_id};
+use crate::error::Error;
+
+mod open;
+mod rows;
+mod writer;
+
+pub(super) mod migrations {
+    refinery::embed_migrations!("migrations/sqlite");
+}
+
+/// The table refinery records applied migrations in.
+const SCHEMA_TABLE: &str = "mock_schema_history";
+/// Jobs taken into one commit at most.
+const BATCH: usize = 512;
+/// How often the journal is written behind the answers.
+const JOURNAL_EVERY: Duration = Duration::from_millis(250);
+/// Read connections kept open between reads.
+const IDLE_READERS: usize = 8;
+
+type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
+
+/// A page named by its token or its transaction, owned (jobs cross threads).
+#[derive(Debug, Clone)]
+enum PageKey {
+    Token(String),
+    Transaction(Uuid),
+}
+
+/// What the writer thread does for the store.
+#[derive(Debug)]
+enum Job {
+    Create {
+        new: Box<NewTransaction>,
+        initial: InitialState,
+        expiry: Duration,
+        reply: Reply<Result<Record, InsertRefusal>>,
+    },
+    Confirm {
+        id: Uuid,
+        now: DateTime<Utc>,
+        confirmation: Box<Confirmation>,
+        reply: Reply<Transition>,
+    },
+    Decide {
+        key: PageKey,
+        scope: Option<Uuid>,
+        action: PayerAction,
+        now: DateTime<Utc>,
+        reply: Reply<Result<Decided, PayerRefusal>>,
+    },
+    Advance {
+        by: Duration,
+        reply: Reply<ClockReading>,
+    },
+    Reset {
+        erase: bool,
+        reply: Reply<()>,
+    },
+    SaveSettings {
+        settings: Settings,
+        reply: Reply<()>,
+    },
+    Journal {
+        entries: Vec<JournalEntry>,
+        last_seq: u64,
+    },
+}
+
+/// What a committed job changes in the process's copies.
+#[derive(Debug, Clone, Copy)]
+enum Effect {
+    None,
+    Created,
+    Clock(i64),
+    Reset { erase: bool },
+}
+
+/// What the store and its two threads share.
+#[derive(Debug)]
+struct Shared {
+    clock: Clock,
+    count: AtomicUsize,
+    journal: Journal,
+    /// The `seq` of the last journal entry handed to the writer.
+    journal_written: AtomicU64,
+    stop: AtomicBool,
+}
+
+/// A SQLite file behind the mock.
+#[derive(Debug)]
+pub struct SqliteStore {
+    shown: String,
+    path: PathBuf,
+    shared: Arc<Shared>,
+    jobs: mpsc::Sender<Job>,
+    readers: Mutex<Vec<Connection>>,
+    writer: Option<JoinHandle<()>>,
+    flusher: Option<JoinHandle<()>>,
+    /// The OS lock that makes this process the file's only owner; released
+    /// when the store is dropped.
+    _owner: File,
+}
+
+use open::open_reader;
+use rows::*;
+
+impl SqliteStore {
+    /// How the console names it: `sqlite:PATH`.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Runs `f` on a read connection of the pool.
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let pooled = self
+            .readers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let conn = match pooled {
+            Some(conn) => conn,
+            None => open_reader(&self.path).map_err(|e| store_error(&e))?,
+        };
+        let result = f(&conn);
+        let mut readers = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
+        if readers.len() < IDLE_READERS {
+            readers.push(conn);
+        }
+        result
+    }
+
+    /// Hands a job to the writer and waits for its answer, at most
+    /// [`STORE_TIMEOUT`].
+    async fn send<T>(&self, job: impl FnOnce(Reply<T>) -> Job) -> Result<T, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        let gone = || StoreError::new("the SQLite writer has stopped");
+        let work = async {
+            self.jobs.send(job(reply)).await.map_err(|_| gone())?;
+            answer.await.map_err(|_| gone())?
+        };
+        tokio::time::timeout(STORE_TIMEOUT, work)
+            .await
+            .map_err(|_| StoreError::new("SQLite did not commit within 4 s"))?
+    }
+
+    fn page_now<T>(
+        &self,
+        query: &PageQuery,
+        mut keep: impl FnMut(&Record) -> bool,
+        mut f: impl FnMut(&Record) -> T,
+    ) -> Result<Option<Page<T>>, StoreError> {
+        self.read(|conn| {
+            if let Some(from) = query.from
+                && select_id(conn, from)?.is_none()
+            {
+                return Ok(None);
+            }
+            let (cmp, order) = match query.order {
+                Order::OldestFirst => (">", "ASC"),
+                Order::NewestFirst => ("<", "DESC"),
+            };
+            let mut sql = format!("SELECT {COLUMNS} FROM mock_transactions WHERE 1 = 1");
+            let mut values: Vec<rusqlite::types::Value> = Vec::new();
+            if let Some(from) = query.from {
+                values.push(from.as_bytes().to_vec().into());
+                sql.push_str(&format!(" AND id {cmp} ?{}", values.len()));
+            }
+            if let Some(merchant) = query.merchant {
+                values.push(merchant.as_bytes().to_vec().into());
+                sql.push_str(&format!(" AND merchant_id = ?{}", values.len()));
+            }
+            if let Some(part) = &query.reference_contains {
+                values.push(part.clone().into());
+                sql.push_str(&format!(" AND instr(reference_no, ?{}) > 0", values.len()));
+            }
+            sql.push_str(&format!(" ORDER BY id {order}"));
+            let mut statement = conn.prepare_cached(&sql).map_err(|e| store_error(&e))?;
+            let mut rows = statement
+                .query(rusqlite::params_from_iter(values))
+                .map_err(|e| store_error(&e))?;
+            let mut items = Vec::with_capacity(query.limit.min(1024));
+            let mut more = false;
+            while let Some(row) = rows.next().map_err(|e| store_error(&e))? {
+                let record = record_of(row).map_err(|e| store_error(&e))??;
+                if !keep(&record) {
+                    continue;
+                }
+                if items.len() == query.limit {
+                    more = true;
+                    break;
+                }
+                items.push(f(&record));
+            }
+            Ok(Some(Page { items, more }))
+        })
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        if let Some(flusher) = self.flusher.take() {
+            flusher.thread().unpark();
+            let _ = flusher.join();
+        }
+        // The writer ends when the last sender is gone: ours, now (the
+        // flusher's went with it).
+        let (closed, _) = mpsc::channel(1);
+        drop(std::mem::replace(&mut self.jobs, closed));
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+impl Store for SqliteStore {
+    async fn now(&self) -> Result<DateTime<Utc>, StoreError> {
+        Ok(self.shared.clock.now())
+    }
+
+    async fn clock(&self) -> Result<ClockReading, StoreError> {
+        Ok(ClockReading {
+            now: self.shared.clock.now(),
+            offset_nanos: self.shared.clock.offset_nanos(),
+        })
+    }
+
+    async fn advance_clock(&self, by: Duration) -> Result<ClockReading, StoreError> {
+        self.send(|reply| Job::Advance { by, reply }).await
+    }
+
+    async fn create(
+        &self,
+        new: NewTransaction,
+        initial: InitialState,
+        expiry: Duration,
+    ) -> Result<Result<Record, InsertRefusal>, StoreError> {
+        self.send(|reply| Job::Create {
+            new: Box::new(new),
+            initial,
+            expiry,
+            reply,
+        })
+        .await
+    }
+
+    async fn confirm(
+        &self,
+        id: Uuid,
+        now: DateTime<Utc>,
+        confirmation: Confirmation,
+    ) -> Result<Transition, StoreError> {
+        self.send(|reply| Job::Confirm {
+            id,
+            now,
+            confirmation: Box::new(confirmation),
+            reply,
+        })
+        .await
+    }
+
+    async fn decide(
+        &self,
+        key: PaymentPageKey<'_>,
+        scope: Option<Uuid>,
+        action: PayerAction,
+        now: DateTime<Utc>,
+    ) -> Result<Result<Decided, PayerRefusal>, StoreError> {
+        let key = match key {
+            PaymentPageKey::Token(token) if crate::domain::redirect::is_token(token) => {
+                PageKey::Token(token.to_owned())
+            }
+            PaymentPageKey::Transaction(id) => match issued_id(id) {
+                Some(id) => PageKey::Transaction(id),
+                None => return Ok(Err(PayerRefusal::NotFound)),
+            },
+            PaymentPageKey::Token(_) => return Ok(Err(PayerRefusal::NotFound)),
+        };
+        self.send(|reply| Job::Decide {
+            key,
+            scope,
+            action,
+            now,
+            reply,
+        })
+        .await
+    }
+
+    async fn with_id<T: Send>(
+        &self,
+        id: Uuid,
+        scope: Option<Uuid>,
+        f: impl FnOnce(&Record) -> T + Send,
+    ) -> Result<Option<T>, StoreError> {
+        let record = self.read(|conn| select_id(conn, id))?;
+        Ok(record
+            .filter(|r| scope.is_none_or(|m| m == r.fields.merchant_id))
+            .as_ref()
+            .map(f))
+    }
+
+    async fn with_reference<T: Send>(
+        &self,
+        reference_no: &str,
+        scope: Option<Uuid>,
+        f: impl FnOnce(&Record) -> T + Send,
+    ) -> Result<Result<T, LookupError>, StoreError> {
+        let found = self.read(|conn| {
+            let mut records = Vec::with_capacity(1);
+            let map = |e: rusqlite::Error| store_error(&e);
+            match scope {
+                Some(merchant) => {
+                    let mut s = conn
+                        .prepare_cached(&format!(
+                            "SELECT {COLUMNS} FROM mock_transactions WHERE merchant_id = ?1 AND reference_no = ?2"
+                        ))
+                        .map_err(map)?;
+                    for r in s
+                        .query_map(params![merchant.as_bytes().as_slice(), reference_no], record_of)
+                        .map_err(map)?
+                    {
+                        records.push(r.map_err(map)??);
+                    }
+                }
+                None => {
+                    let mut s = conn
+                        .prepare_cached(&format!(
+                            "SELECT {COLUMNS} FROM mock_transactions WHERE reference_no = ?1 LIMIT 2"
+                        ))
+                        .map_err(map)?;
+                    for r in s.query_map([reference_no], record_of).map_err(map)? {
+                        records.push(r.map_err(map)??);
+                    }
+                }
+            }
+            Ok(records)
+        })?;
+        Ok(match found.as_slice() {
+            [] => Err(LookupError::NotFound),
+            [one] => Ok(f(one)),
+            _ => Err(LookupError::Ambiguous),
+        })
+    }
+
+    async fn with_payment_page<T: Send>(
+        &self,
+        key: PaymentPageKey<'_>,
+        f: impl FnOnce(&Record, &PaymentPage) -> T + Send,
+    ) -> Result<Option<T>, StoreError> {
+        let key = match key {
+            PaymentPageKey::Token(token) if crate::domain::redirect::is_token(token) => {
+                PageKey::Token(token.to_owned())
+            }
+            PaymentPageKey::Transaction(id) => match issued_id(id) {
+                Some(id) => PageKey::Transaction(id),
+                None => return Ok(None),
+            },
+            PaymentPageKey::Token(_) => return Ok(None),
+        };
+        let record = self.read(|conn| select_page(conn, &key))?;
+        Ok(
+            record.and_then(|r| match &r.confirmation.as_deref()?.result {
+                ConfirmResult::AwaitingPayer(page) => Some(f(&r, page)),
+                _ => None,
+            }),
+        )
+    }
+
+    async fn page<T: Send>(
+        &self,
+        query: &PageQuery,
+        keep: impl FnMut(&Record) -> bool + Send,
+        f: impl FnMut(&Record) -> T + Send,
+    ) -> Result<Option<Page<T>>, StoreError> {
+        self.page_now(query, keep, f)
+    }
+
+    async fn count(&self) -> Result<usize, StoreError> {
+        Ok(self.shared.count.load(Ordering::SeqCst))
+    }
+
+    fn now_hint(&self) -> DateTime<Utc> {
+        self.shared.clock.now()
+    }
+
+    fn record_request(&self, capture: Capture) {
+        self.shared.journal.record(capture);
+    }
+
+    async fn requests_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<JournalEntry>, StoreError> {
+        Ok(self.shared.journal.since(after, limit.min(CAPACITY)))
+    }
+
+    async fn request(&self, seq: u64) -> Result<Option<JournalEntry>, StoreError> {
+        Ok(self.shared.journal.get(seq))
+    }
+
+    async fn journal_stats(&self) -> Result<JournalStats, StoreError> {
+        Ok(JournalStats {
+            last_seq: self.shared.journal.last_seq(),
+            len: self.shared.journal.len(),
+        })
+    }
+
+    async fn reset(&self) -> Result<(), StoreError> {
+        self.send(|reply| Job::Reset {
+            erase: false,
+            reply,
+        })
+        .await
+    }
+
+    async fn settings(&self) -> Result<Option<Settings>, StoreError> {
+        self.read(|conn| {
+            let catalog = setting(conn, "catalog").map_err(|e| store_error(&e))?;
+            let expiry = setting(conn, "expiry_ms").map_err(|e| store_error(&e))?;
+            match (catalog, expiry) {
+                (Some(catalog), Some(expiry)) => {
+                    let expiry = expiry
+                        .parse::<i64>()
+                        .map_err(|_| StoreError::new("the stored expiry is not a number"))?;
+                    Settings::from_stored(&catalog, expiry)
+                        .map(Some)
+                        .map_err(StoreError::new)
+                }
+                _ => Ok(None),
+            }
+        })
+    }
+
+    async fn save_settings(&self, settings: &Settings) -> Result<(), StoreError> {
+        let settings = settings.clone();
+        self.send(|reply| Job::SaveSettings { settings, reply })
+            .await
+    }
+
+    async fn erase(&self) -> Result<(), StoreError> {
+        self.send(|reply| Job::Reset { erase: true, reply }).await
+    }
+
+    async fn check(&self) -> Result<(), StoreError> {
+        self.read(|conn| {
+            conn.query_row("SELECT 1", [], |_| Ok(()))
+                .map_err(|e| store_error(&e))
+        })
+    }
+}

@@ -1,0 +1,310 @@
+//! Opening a SQLite store: owning the file, checking it before anything is
+//! written, migrating it, and starting the writer.
+
+use super::*;
+use rows::*;
+use writer::*;
+
+pub(super) fn open_error(shown: &str, reason: impl Into<String>) -> Error {
+    Error::StoreOpen {
+        store: shown.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// The lock file beside a store: `PATH.lock`.
+pub(super) fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Takes the store's OS lock, writing this process's id into the lock
+/// file, or says who holds it. Also whether the lock file is new (a store
+/// refused then takes it away again).
+pub(super) fn take_ownership(path: &Path, shown: &str) -> Result<(File, bool), Error> {
+    let lock = lock_path(path);
+    let created = !lock.exists();
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock)
+        .map_err(|e| {
+            open_error(
+                shown,
+                format!("cannot create its lock file {}: {e}", lock.display()),
+            )
+        })?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = holder.trim();
+            let holder = if holder.is_empty() {
+                "another process".to_owned()
+            } else {
+                format!("another process ({holder})")
+            };
+            return Err(open_error(
+                shown,
+                format!(
+                    "the file is held by {holder}; one server process owns a SQLite store (use PostgreSQL for several)"
+                ),
+            ));
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(open_error(
+                shown,
+                format!("cannot lock {}: {e}", lock.display()),
+            ));
+        }
+    }
+    let me = format!("pid {}, payments-mock-server", std::process::id());
+    let _ = file.set_len(0).and_then(|()| file.write_all(me.as_bytes()));
+    Ok((file, created))
+}
+
+/// Checks a file that exists before SQLite opens it: the header's magic,
+/// and that it is as long as the header says (a truncated copy fails
+/// here, before anything could write to it).
+pub(super) fn check_header(path: &Path, shown: &str) -> Result<(), Error> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(open_error(shown, format!("cannot read it: {e}"))),
+    };
+    if meta.is_dir() {
+        return Err(open_error(shown, "it is a directory, not a SQLite file"));
+    }
+    if meta.len() == 0 {
+        // SQLite's own reading of an empty file: an empty database.
+        return Ok(());
+    }
+    let mut header = [0u8; 100];
+    let mut file =
+        File::open(path).map_err(|e| open_error(shown, format!("cannot read it: {e}")))?;
+    let read = file
+        .read(&mut header)
+        .map_err(|e| open_error(shown, format!("cannot read it: {e}")))?;
+    if read < header.len() || &header[..16] != b"SQLite format 3\0" {
+        return Err(open_error(
+            shown,
+            "it is not a SQLite database (no SQLite header); the file was left as it is",
+        ));
+    }
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        n => u64::from(n),
+    };
+    let pages = u64::from(u32::from_be_bytes([
+        header[28], header[29], header[30], header[31],
+    ]));
+    let valid_for = &header[92..96];
+    let change_counter = &header[24..28];
+    let expected = page_size * pages;
+    if valid_for == change_counter && pages > 0 && meta.len() < expected {
+        return Err(open_error(
+            shown,
+            format!(
+                "the database is damaged: the file has {} bytes, its header says {expected} (truncated?); the file was left as it is",
+                meta.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The newest schema version this build knows.
+pub(super) fn supported_version() -> i64 {
+    migrations::migrations::runner()
+        .get_migrations()
+        .iter()
+        .map(|m| i64::from(m.version()))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The schema version the file records, read without writing anything.
+pub(super) fn recorded_version(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    let exists: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+        [SCHEMA_TABLE],
+        |r| r.get(0),
+    )?;
+    if !exists {
+        return Ok(None);
+    }
+    conn.query_row(
+        &format!("SELECT MAX(version) FROM {SCHEMA_TABLE}"),
+        [],
+        |r| r.get(0),
+    )
+}
+
+pub(super) fn configure(conn: &Connection, durability: Durability) -> rusqlite::Result<()> {
+    conn.busy_timeout(STORE_TIMEOUT)?;
+    let synchronous = match durability {
+        Durability::Process => "NORMAL",
+        Durability::Power => "FULL",
+    };
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; PRAGMA foreign_keys = OFF;"
+    ))
+}
+
+pub(super) fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(STORE_TIMEOUT)?;
+    conn.execute_batch("PRAGMA query_only = ON;")?;
+    Ok(conn)
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the store at `path`, owning it: checks the file,
+    /// refuses a newer schema, migrates an older one, and starts the
+    /// writer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StoreOpen`] when the file is not a SQLite database, is
+    /// damaged, is a directory, cannot be created, or another process holds
+    /// it; [`Error::StoreSchemaNewer`] when a newer mock wrote it. A file
+    /// refused is left exactly as it was.
+    pub fn open(path: &Path, durability: Durability, replica: &str) -> Result<Self, Error> {
+        let shown = format!("sqlite:{}", path.display());
+        if path.is_dir() {
+            return Err(open_error(&shown, "it is a directory, not a SQLite file"));
+        }
+        let (owner, created) = take_ownership(path, &shown)?;
+        let opened = Self::open_owned(path, durability, replica, &shown, owner);
+        if opened.is_err() && created {
+            // Still ours (the failed open dropped our handle, not the file).
+            let _ = std::fs::remove_file(lock_path(path));
+        }
+        opened
+    }
+
+    fn open_owned(
+        path: &Path,
+        durability: Durability,
+        replica: &str,
+        shown: &str,
+        owner: File,
+    ) -> Result<Self, Error> {
+        check_header(path, shown)?;
+        let why = |e: rusqlite::Error| {
+            let text = e.to_string();
+            let reason = if text.contains("not a database") {
+                "it is not a SQLite database; the file was left as it is".to_owned()
+            } else if text.contains("malformed") || text.contains("corrupt") {
+                "the database is damaged (SQLite: malformed); the file was left as it is".to_owned()
+            } else {
+                format!("SQLite: {text}")
+            };
+            open_error(shown, reason)
+        };
+        let mut conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(why)?;
+        // Reads only, before anything is written: a file SQLite cannot
+        // read, or one of a newer schema, is refused unchanged.
+        conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map_err(why)?;
+        let supported = supported_version();
+        if let Some(found) = recorded_version(&conn).map_err(why)?
+            && found > supported
+        {
+            return Err(Error::StoreSchemaNewer {
+                store: shown.to_owned(),
+                found,
+                supported,
+            });
+        }
+        configure(&conn, durability).map_err(why)?;
+        migrations::migrations::runner()
+            .set_migration_table_name(SCHEMA_TABLE)
+            .run(&mut conn)
+            .map_err(|e| open_error(shown, format!("cannot bring its schema up to date: {e}")))?;
+        let offset: i64 = conn
+            .query_row(
+                "SELECT offset_nanos FROM mock_clock WHERE id = 1",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(why)?;
+        let count: i64 = conn
+            .query_row("SELECT count(*) FROM mock_transactions", [], |r| r.get(0))
+            .map_err(why)?;
+        let journal = Journal::new(replica);
+        let kept = {
+            let mut statement = conn
+                .prepare(&format!(
+                    "SELECT {JOURNAL_COLUMNS} FROM mock_journal ORDER BY seq DESC LIMIT {CAPACITY}"
+                ))
+                .map_err(why)?;
+            let rows = statement.query_map([], journal_row_of).map_err(why)?;
+            let mut kept: Vec<JournalEntry> = rows
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(why)?
+                .into_iter()
+                .map(JournalRow::into_entry)
+                .collect();
+            kept.reverse();
+            kept
+        };
+        let last_seq = setting(&conn, "journal_last_seq")
+            .map_err(why)?
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        journal.restore(&kept, last_seq);
+        let clock = Clock::new();
+        clock.set_offset_nanos(offset);
+        let shared = Arc::new(Shared {
+            clock,
+            count: AtomicUsize::new(usize::try_from(count).unwrap_or(0)),
+            journal_written: AtomicU64::new(journal.last_seq()),
+            journal,
+            stop: AtomicBool::new(false),
+        });
+        let (jobs, receiver) = mpsc::channel(4 * BATCH);
+        let writer = Writer {
+            conn,
+            shared: shared.clone(),
+            offset_nanos: offset,
+        };
+        let writer = std::thread::Builder::new()
+            .name("sqlite-writer".to_owned())
+            .spawn(move || writer.run(receiver))
+            .map_err(|e| open_error(shown, format!("cannot start its writer: {e}")))?;
+        let flusher = {
+            let (shared, jobs) = (shared.clone(), jobs.clone());
+            std::thread::Builder::new()
+                .name("sqlite-journal".to_owned())
+                .spawn(move || flush_journal(&shared, &jobs))
+                .map_err(|e| open_error(shown, format!("cannot start its journal writer: {e}")))?
+        };
+        let reader = open_reader(path).map_err(why)?;
+        Ok(Self {
+            shown: shown.to_owned(),
+            path: path.to_owned(),
+            shared,
+            jobs,
+            readers: Mutex::new(vec![reader]),
+            writer: Some(writer),
+            flusher: Some(flusher),
+            _owner: owner,
+        })
+    }
+}

@@ -1,0 +1,175 @@
+//! The SQLite store's statements: rows read into records and journal
+//! entries, look-ups, settings, the insert.
+
+use super::*;
+
+pub(super) fn store_error(e: &rusqlite::Error) -> StoreError {
+    StoreError::new(format!("SQLite: {e}"))
+}
+
+pub(super) fn uuid_of(bytes: &[u8]) -> rusqlite::Result<Uuid> {
+    Uuid::from_slice(bytes).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, Box::new(e))
+    })
+}
+
+/// A transaction row, in [`COLUMNS`] order.
+pub(super) fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    let confirmed_at: Option<i64> = r.get(18)?;
+    let result: Option<String> = r.get(19)?;
+    let confirm = match (
+        confirmed_at,
+        result.as_deref().and_then(ConfirmColumns::result_of),
+    ) {
+        (Some(confirmed_at), Some(result)) => Some(ConfirmColumns {
+            confirmed_at,
+            result,
+            settles_at: r.get(20)?,
+            error_message: r.get(21)?,
+            provider_reference: r.get(22)?,
+            confirm_extra: r.get(23)?,
+            page_token: r.get(24)?,
+            page_deadline: r.get(25)?,
+        }),
+        _ => None,
+    };
+    Ok(Row {
+        id: uuid_of(&r.get::<_, Vec<u8>>(0)?)?,
+        merchant_id: uuid_of(&r.get::<_, Vec<u8>>(1)?)?,
+        reference_no: r.get(2)?,
+        description: r.get(3)?,
+        amount_minor: r.get(4)?,
+        currency_code: r.get(5)?,
+        currency_exponent: r.get(6)?,
+        product_code: r.get(7)?,
+        quantity: r.get(8)?,
+        country_code: r.get(9)?,
+        store_id: r.get(10)?,
+        device_id: r.get(11)?,
+        payer_id: r.get(12)?,
+        return_url: r.get(13)?,
+        extra_properties: r.get(14)?,
+        initial: r.get(15)?,
+        created_at: r.get(16)?,
+        expires_at: r.get(17)?,
+        confirm,
+        decision: r.get(26)?,
+        decided_at: r.get(27)?,
+        later_submits: r.get(28)?,
+    })
+}
+
+pub(super) fn record_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Record, StoreError>> {
+    Ok(row_of(r)?.into_record())
+}
+
+pub(super) fn journal_row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<JournalRow> {
+    Ok(JournalRow {
+        seq: r.get(0)?,
+        at: r.get(1)?,
+        method: r.get(2)?,
+        path: r.get(3)?,
+        query: r.get(4)?,
+        headers: r.get(5)?,
+        body: r.get(6)?,
+        status: r.get(7)?,
+        error_code: r.get(8)?,
+        request_id: r.get(9)?,
+        fault: r.get(10)?,
+        replica: r.get(11)?,
+    })
+}
+
+/// One transaction by id.
+pub(super) fn select_id(conn: &Connection, id: Uuid) -> Result<Option<Record>, StoreError> {
+    let mut statement = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM mock_transactions WHERE id = ?1"
+        ))
+        .map_err(|e| store_error(&e))?;
+    statement
+        .query_row([id.as_bytes().as_slice()], record_of)
+        .optional()
+        .map_err(|e| store_error(&e))?
+        .transpose()
+}
+
+pub(super) fn select_page(conn: &Connection, key: &PageKey) -> Result<Option<Record>, StoreError> {
+    match key {
+        PageKey::Transaction(id) => select_id(conn, *id),
+        PageKey::Token(token) => {
+            let mut statement = conn
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM mock_transactions WHERE page_token = ?1"
+                ))
+                .map_err(|e| store_error(&e))?;
+            statement
+                .query_row([token], record_of)
+                .optional()
+                .map_err(|e| store_error(&e))?
+                .transpose()
+        }
+    }
+}
+
+pub(super) fn setting(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT value FROM mock_settings WHERE key = ?1",
+        [key],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+pub(super) fn put_setting(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO mock_settings (key, value) VALUES (?1, ?2) \
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        params![key, value],
+    )
+    .map(|_| ())
+}
+
+/// Inserts a new transaction unless its merchant holds its reference;
+/// whether it did.
+pub(super) fn insert(conn: &Connection, row: &Row) -> rusqlite::Result<bool> {
+    let mut statement = conn.prepare_cached(&format!(
+        "INSERT INTO mock_transactions ({COLUMNS}) VALUES \
+         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
+         ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29) \
+         ON CONFLICT (merchant_id, reference_no) DO NOTHING"
+    ))?;
+    let c = row.confirm.as_ref();
+    let changed = statement.execute(params![
+        row.id.as_bytes().as_slice(),
+        row.merchant_id.as_bytes().as_slice(),
+        row.reference_no,
+        row.description,
+        row.amount_minor,
+        row.currency_code,
+        row.currency_exponent,
+        row.product_code,
+        row.quantity,
+        row.country_code,
+        row.store_id,
+        row.device_id,
+        row.payer_id,
+        row.return_url,
+        row.extra_properties,
+        row.initial,
+        row.created_at,
+        row.expires_at,
+        c.map(|c| c.confirmed_at),
+        c.map(|c| c.result),
+        c.and_then(|c| c.settles_at),
+        c.and_then(|c| c.error_message.clone()),
+        c.and_then(|c| c.provider_reference.clone()),
+        c.and_then(|c| c.confirm_extra.clone()),
+        c.and_then(|c| c.page_token.clone()),
+        c.and_then(|c| c.page_deadline),
+        row.decision,
+        row.decided_at,
+        row.later_submits,
+    ])?;
+    Ok(changed == 1)
+}

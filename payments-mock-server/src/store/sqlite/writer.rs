@@ -1,0 +1,375 @@
+//! The SQLite writer thread: jobs taken in batches, one transaction, one
+//! commit, then the answers; and the journal's write-behind.
+
+use super::*;
+use rows::*;
+
+/// The writer thread's state: the connection and the clock offset as of
+/// the jobs it has run (committed or about to be).
+pub(super) struct Writer {
+    pub(super) conn: Connection,
+    pub(super) shared: Arc<Shared>,
+    pub(super) offset_nanos: i64,
+}
+
+impl Writer {
+    fn now(&self) -> DateTime<Utc> {
+        Clock::at_offset(self.offset_nanos)
+    }
+
+    pub(super) fn run(mut self, mut jobs: mpsc::Receiver<Job>) {
+        let mut batch = Vec::with_capacity(BATCH);
+        while let Some(first) = jobs.blocking_recv() {
+            batch.push(first);
+            while batch.len() < BATCH {
+                match jobs.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
+            }
+            self.commit(&mut batch);
+        }
+    }
+
+    /// Runs `batch` in one transaction and answers each job after the
+    /// commit (or with the failure, when it fails).
+    fn commit(&mut self, batch: &mut Vec<Job>) {
+        let start_offset = self.offset_nanos;
+        let mut done: Vec<(Job, Result<Effect, StoreError>, Outcome)> =
+            Vec::with_capacity(batch.len());
+        if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
+            let error = store_error(&e);
+            for job in batch.drain(..) {
+                fail(job, &error);
+            }
+            return;
+        }
+        for job in batch.drain(..) {
+            let _ = self.conn.execute_batch("SAVEPOINT job");
+            let (effect, outcome) = match self.apply(&job) {
+                Ok(done) => {
+                    let _ = self.conn.execute_batch("RELEASE job");
+                    (Ok(done.0), done.1)
+                }
+                Err(e) => {
+                    let _ = self.conn.execute_batch("ROLLBACK TO job; RELEASE job");
+                    (Err(e), Outcome::None)
+                }
+            };
+            done.push((job, effect, outcome));
+        }
+        if let Err(e) = self.conn.execute_batch("COMMIT") {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            self.offset_nanos = start_offset;
+            let error = store_error(&e);
+            for (job, _, _) in done {
+                fail(job, &error);
+            }
+            return;
+        }
+        for (job, effect, outcome) in done {
+            if let Ok(effect) = &effect {
+                self.shared.apply(*effect);
+            }
+            answer(job, effect, outcome);
+        }
+    }
+
+    /// One job inside the transaction: what it changes in the process and
+    /// what it answers.
+    fn apply(&mut self, job: &Job) -> Result<(Effect, Outcome), StoreError> {
+        let conn = &self.conn;
+        match job {
+            Job::Create {
+                new,
+                initial,
+                expiry,
+                ..
+            } => {
+                let now = self.now();
+                let id = id_at(now);
+                let row = new_row(
+                    id,
+                    (**new).clone(),
+                    *initial,
+                    now,
+                    crate::domain::clock::add(now, *expiry),
+                );
+                let inserted = insert(conn, &row).map_err(|e| store_error(&e))?;
+                if inserted {
+                    let record = row.into_record()?;
+                    Ok((Effect::Created, Outcome::Created(Ok(record))))
+                } else {
+                    let existing: Vec<u8> = conn
+                        .query_row(
+                            "SELECT id FROM mock_transactions WHERE merchant_id = ?1 AND reference_no = ?2",
+                            params![new.merchant_id.as_bytes().as_slice(), new.reference_no],
+                            |r| r.get(0),
+                        )
+                        .map_err(|e| store_error(&e))?;
+                    let existing = uuid_of(&existing).map_err(|e| store_error(&e))?;
+                    Ok((
+                        Effect::None,
+                        Outcome::Created(Err(InsertRefusal::Duplicate(existing))),
+                    ))
+                }
+            }
+            Job::Confirm {
+                id,
+                now,
+                confirmation,
+                ..
+            } => {
+                let c = ConfirmColumns::of(confirmation);
+                let changed = conn
+                    .prepare_cached(
+                        "UPDATE mock_transactions SET confirmed_at = ?2, result = ?3, settles_at = ?4, \
+                         error_message = ?5, provider_reference = ?6, confirm_extra = ?7, \
+                         page_token = ?8, page_deadline = ?9 \
+                         WHERE id = ?1 AND confirmed_at IS NULL AND expires_at > ?10",
+                    )
+                    .and_then(|mut s| {
+                        s.execute(params![
+                            id.as_bytes().as_slice(),
+                            c.confirmed_at,
+                            c.result,
+                            c.settles_at,
+                            c.error_message,
+                            c.provider_reference,
+                            c.confirm_extra,
+                            c.page_token,
+                            c.page_deadline,
+                            millis(*now),
+                        ])
+                    })
+                    .map_err(|e| store_error(&e))?;
+                let transition = match select_id(conn, *id)? {
+                    None => Transition::Missing,
+                    Some(record) if changed == 1 => Transition::Moved(record),
+                    Some(record) => Transition::Unmoved(record),
+                };
+                Ok((Effect::None, Outcome::Confirmed(transition)))
+            }
+            Job::Decide {
+                key,
+                scope,
+                action,
+                now,
+                ..
+            } => {
+                let Some(record) = select_page(conn, key)?
+                    .filter(|r| scope.is_none_or(|m| m == r.fields.merchant_id))
+                else {
+                    return Ok((Effect::None, Outcome::Decided(Err(PayerRefusal::NotFound))));
+                };
+                let Some(page) = record.payment_page() else {
+                    let refusal = match key {
+                        PageKey::Token(_) => PayerRefusal::NotFound,
+                        PageKey::Transaction(_) => PayerRefusal::NoPaymentPage,
+                    };
+                    return Ok((Effect::None, Outcome::Decided(Err(refusal))));
+                };
+                let decided_now = page.is_open(*now);
+                let id = record.id.as_bytes().to_vec();
+                if decided_now {
+                    conn.execute(
+                        "UPDATE mock_transactions SET decision = ?2, decided_at = ?3 WHERE id = ?1",
+                        params![id, action.as_str(), millis(*now)],
+                    )
+                } else {
+                    conn.execute(
+                        "UPDATE mock_transactions SET later_submits = MIN(later_submits + 1, 4294967295) WHERE id = ?1",
+                        params![id],
+                    )
+                }
+                .map_err(|e| store_error(&e))?;
+                let record = select_id(conn, record.id)?
+                    .ok_or_else(|| StoreError::new("a decided transaction vanished"))?;
+                Ok((
+                    Effect::None,
+                    Outcome::Decided(Ok(Decided {
+                        record,
+                        decided_now,
+                    })),
+                ))
+            }
+            Job::Advance { by, .. } => {
+                let add = i64::try_from(by.as_nanos()).unwrap_or(i64::MAX);
+                let offset = self.offset_nanos.saturating_add(add);
+                conn.execute(
+                    "UPDATE mock_clock SET offset_nanos = ?1 WHERE id = 1",
+                    [offset],
+                )
+                .map_err(|e| store_error(&e))?;
+                self.offset_nanos = offset;
+                Ok((
+                    Effect::Clock(offset),
+                    Outcome::Clock(ClockReading {
+                        now: self.now(),
+                        offset_nanos: offset,
+                    }),
+                ))
+            }
+            Job::Reset { erase, .. } => {
+                let mut sql = String::from(
+                    "DELETE FROM mock_transactions; DELETE FROM mock_journal; \
+                     UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;",
+                );
+                if *erase {
+                    sql.push_str("DELETE FROM mock_settings;");
+                } else {
+                    let last = self.shared.journal.last_seq();
+                    sql.push_str(&format!(
+                        "INSERT INTO mock_settings (key, value) VALUES ('journal_last_seq', '{last}') \
+                         ON CONFLICT (key) DO UPDATE SET value = excluded.value;"
+                    ));
+                }
+                conn.execute_batch(&sql).map_err(|e| store_error(&e))?;
+                self.offset_nanos = 0;
+                Ok((Effect::Reset { erase: *erase }, Outcome::Done))
+            }
+            Job::SaveSettings { settings, .. } => {
+                let expiry = settings.expiry_millis().to_string();
+                for (key, value) in [
+                    ("catalog", settings.catalog.to_toml()),
+                    ("expiry_ms", expiry),
+                ] {
+                    conn.execute(
+                        "INSERT INTO mock_settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING",
+                        params![key, value],
+                    )
+                    .map_err(|e| store_error(&e))?;
+                }
+                Ok((Effect::None, Outcome::Done))
+            }
+            Job::Journal { entries, last_seq } => {
+                let mut insert = conn
+                    .prepare_cached(&format!(
+                        "INSERT OR REPLACE INTO mock_journal ({JOURNAL_COLUMNS}) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                    ))
+                    .map_err(|e| store_error(&e))?;
+                for entry in entries {
+                    let r = JournalRow::of(entry);
+                    insert
+                        .execute(params![
+                            r.seq,
+                            r.at,
+                            r.method,
+                            r.path,
+                            r.query,
+                            r.headers,
+                            r.body,
+                            r.status,
+                            r.error_code,
+                            r.request_id,
+                            r.fault,
+                            r.replica
+                        ])
+                        .map_err(|e| store_error(&e))?;
+                }
+                let keep_from =
+                    i64::try_from(last_seq.saturating_sub(CAPACITY as u64)).unwrap_or(0);
+                conn.execute("DELETE FROM mock_journal WHERE seq <= ?1", [keep_from])
+                    .and_then(|_| put_setting(conn, "journal_last_seq", &last_seq.to_string()))
+                    .map_err(|e| store_error(&e))?;
+                Ok((Effect::None, Outcome::Done))
+            }
+        }
+    }
+}
+
+/// A job's answer, made inside the transaction and sent after the commit.
+pub(super) enum Outcome {
+    None,
+    Done,
+    Created(Result<Record, InsertRefusal>),
+    Confirmed(Transition),
+    Decided(Result<Decided, PayerRefusal>),
+    Clock(ClockReading),
+}
+
+pub(super) fn fail(job: Job, error: &StoreError) {
+    answer(job, Err(error.clone()), Outcome::None);
+}
+
+pub(super) fn answer(job: Job, effect: Result<Effect, StoreError>, outcome: Outcome) {
+    fn send<T>(reply: Reply<T>, value: Result<T, StoreError>) {
+        let _ = reply.send(value);
+    }
+    let missing = || StoreError::new("the writer gave no answer");
+    match (job, effect, outcome) {
+        (Job::Create { reply, .. }, Ok(_), Outcome::Created(r)) => send(reply, Ok(r)),
+        (Job::Confirm { reply, .. }, Ok(_), Outcome::Confirmed(r)) => send(reply, Ok(r)),
+        (Job::Decide { reply, .. }, Ok(_), Outcome::Decided(r)) => send(reply, Ok(r)),
+        (Job::Advance { reply, .. }, Ok(_), Outcome::Clock(r)) => send(reply, Ok(r)),
+        (Job::Reset { reply, .. } | Job::SaveSettings { reply, .. }, Ok(_), Outcome::Done) => {
+            send(reply, Ok(()));
+        }
+        (job, effect, _) => {
+            let error = effect.err().unwrap_or_else(missing);
+            match job {
+                Job::Create { reply, .. } => send(reply, Err(error)),
+                Job::Confirm { reply, .. } => send(reply, Err(error)),
+                Job::Decide { reply, .. } => send(reply, Err(error)),
+                Job::Advance { reply, .. } => send(reply, Err(error)),
+                Job::Reset { reply, .. } | Job::SaveSettings { reply, .. } => {
+                    send(reply, Err(error));
+                }
+                Job::Journal { .. } => {
+                    tracing::warn!(error = %error, "the request journal could not be written to the SQLite store");
+                }
+            }
+        }
+    }
+}
+
+impl Shared {
+    pub(super) fn apply(&self, effect: Effect) {
+        match effect {
+            Effect::None => {}
+            Effect::Created => {
+                self.count.fetch_add(1, Ordering::SeqCst);
+            }
+            Effect::Clock(offset) => self.clock.set_offset_nanos(offset),
+            Effect::Reset { erase } => {
+                self.count.store(0, Ordering::SeqCst);
+                self.clock.reset();
+                if erase {
+                    self.journal.erase();
+                } else {
+                    self.journal.clear();
+                }
+                self.journal_written
+                    .store(self.journal.last_seq(), Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// The journal entries not yet handed to the writer (at most the last
+    /// [`CAPACITY`]), and the newest number.
+    pub(super) fn unwritten(&self) -> Option<(Vec<JournalEntry>, u64)> {
+        let written = self.journal_written.load(Ordering::SeqCst);
+        let last = self.journal.last_seq();
+        if last <= written {
+            return None;
+        }
+        let entries = self.journal.since(written, CAPACITY);
+        self.journal_written.store(last, Ordering::SeqCst);
+        Some((entries, last))
+    }
+}
+
+/// The journal's write-behind: every [`JOURNAL_EVERY`], what is new.
+pub(super) fn flush_journal(shared: &Shared, jobs: &mpsc::Sender<Job>) {
+    loop {
+        let stopping = shared.stop.load(Ordering::SeqCst);
+        if let Some((entries, last_seq)) = shared.unwritten() {
+            let _ = jobs.blocking_send(Job::Journal { entries, last_seq });
+        }
+        if stopping {
+            return;
+        }
+        std::thread::park_timeout(JOURNAL_EVERY);
+    }
+}

@@ -1,0 +1,192 @@
+//! What every store keeps besides transactions: the clock, the journal,
+//! the settings; and what a database store keeps across a reopen.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use axum::http::{HeaderMap, HeaderValue, Method};
+use chrono::{DateTime, Utc};
+use payments_mock_server::{Capture, PayerAction, PaymentPageKey, Record, Settings, Store};
+
+use crate::behaviour::{MERCHANT, MINUTE, OTHER, all, create, page_confirmation, token};
+
+/// The clock starts at real time, moves forward, saturates, and a reset
+/// brings it back; ids made at a later virtual time sort later.
+pub async fn the_clock_moves_forward_and_resets<S: Store>(store: &S) {
+    let real = Utc::now();
+    let start = store.clock().await.expect("answers");
+    assert_eq!(start.offset_nanos, 0);
+    assert!((start.now - real).num_seconds().abs() < 5);
+    let moved = store
+        .advance_clock(Duration::from_millis(90_500))
+        .await
+        .expect("answers");
+    assert_eq!(moved.offset_nanos, 90_500_000_000);
+    assert!(moved.now - start.now >= chrono::TimeDelta::seconds(90));
+    assert_eq!(
+        store.clock().await.expect("answers").offset_nanos,
+        90_500_000_000
+    );
+    let later = create(store, MERCHANT, "LATER").await;
+    assert!(later.created_at >= moved.now);
+    let (seconds, _) = later.id.get_timestamp().expect("a v7 id").to_unix();
+    assert!(seconds >= u64::try_from(moved.now.timestamp()).expect("after 1970"));
+    let far = store
+        .advance_clock(Duration::from_secs(u64::MAX / 2))
+        .await
+        .expect("answers");
+    assert_eq!(far.offset_nanos, i64::MAX, "saturates");
+    store.reset().await.expect("answers");
+    assert_eq!(store.clock().await.expect("answers").offset_nanos, 0);
+}
+
+/// A request journaled for tests of the journal.
+pub fn capture(path: &str) -> Capture {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        "authorization",
+        HeaderValue::from_static("Bearer sk_canary"),
+    );
+    headers.insert("x-odd", HeaderValue::from_static("a \"b\""));
+    let mut capture = Capture::new(
+        &Method::POST,
+        &path.parse().expect("a URI"),
+        &headers,
+        HeaderValue::from_static("rid-1"),
+        DateTime::from_timestamp_millis(1_795_000_000_123).expect("a time"),
+    );
+    capture.set_body(b"{\"a\":\"\\u00e9\"}");
+    capture
+}
+
+/// The journal keeps the last 1,000 entries, numbered on across a reset,
+/// `Authorization` redacted, each naming its replica.
+pub async fn the_journal_keeps_the_last_thousand<S: Store>(store: &S) {
+    for n in 0..1005 {
+        store.record_request(capture(&format!("/api/{n}?q=%20")));
+    }
+    let stats = store.journal_stats().await.expect("answers");
+    assert_eq!(stats.len, 1000);
+    assert_eq!(stats.last_seq, 1005);
+    let newest = store.requests_since(0, 3).await.expect("answers");
+    let seqs: Vec<u64> = newest.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1003, 1004, 1005]);
+    let entry = &newest[2];
+    assert_eq!(entry.path, "/api/1004");
+    assert_eq!(entry.query.as_deref(), Some("q=%20"));
+    assert_eq!(entry.body, "{\"a\":\"\\u00e9\"}");
+    assert_eq!(entry.replica, super::backends::REPLICA);
+    assert!(
+        entry
+            .headers
+            .contains(&("authorization".to_owned(), "[redacted]".to_owned()))
+    );
+    assert!(!format!("{newest:?}").contains("sk_canary"));
+    assert_eq!(
+        store.request(1004).await.expect("answers").map(|e| e.path),
+        Some("/api/1003".to_owned())
+    );
+    assert_eq!(store.request(5).await.expect("answers"), None, "dropped");
+    store.reset().await.expect("answers");
+    assert_eq!(store.journal_stats().await.expect("answers").len, 0);
+    store.record_request(capture("/api/after"));
+    let after = store.requests_since(1005, 10).await.expect("answers");
+    assert_eq!(after.len(), 1);
+    assert_eq!(after[0].seq, 1006, "numbering goes on across a reset");
+}
+
+/// A reset forgets transactions and journal, keeps settings; erase forgets
+/// those too. Settings are written once: the first writer's stay.
+pub async fn reset_keeps_settings_and_erase_forgets_them<S: Store>(store: &S) {
+    assert_eq!(store.settings().await.expect("answers"), None);
+    let first = Settings {
+        catalog: payments_mock_server::Catalog::default(),
+        expiry: Duration::from_secs(42),
+    };
+    store.save_settings(&first).await.expect("answers");
+    let second = Settings {
+        expiry: Duration::from_secs(7),
+        ..first.clone()
+    };
+    store.save_settings(&second).await.expect("answers");
+    assert_eq!(
+        store.settings().await.expect("answers"),
+        Some(first.clone())
+    );
+    create(store, MERCHANT, "R-1").await;
+    store.reset().await.expect("answers");
+    assert_eq!(store.count().await.expect("answers"), 0);
+    assert!(all(store).await.is_empty());
+    assert_eq!(store.settings().await.expect("answers"), Some(first));
+    store.erase().await.expect("answers");
+    assert_eq!(store.settings().await.expect("answers"), None);
+    assert!(store.check().await.is_ok());
+}
+
+/// Everything a database store keeps, for the reopen test: what to write
+/// before and check after.
+pub async fn fill<S: Store>(store: &S) -> Vec<Record> {
+    store
+        .advance_clock(Duration::from_secs(30))
+        .await
+        .expect("answers");
+    let plain = create(store, MERCHANT, "KEEP-1").await;
+    let paid = create(store, OTHER, "KEEP-2").await;
+    let now = store.now().await.expect("now");
+    store
+        .confirm(paid.id, now, page_confirmation(now, &token(9), MINUTE))
+        .await
+        .expect("answers");
+    store
+        .decide(
+            PaymentPageKey::Token(&token(9)),
+            None,
+            PayerAction::Decline,
+            now,
+        )
+        .await
+        .expect("answers")
+        .expect("a page");
+    store
+        .decide(
+            PaymentPageKey::Token(&token(9)),
+            None,
+            PayerAction::Pay,
+            now,
+        )
+        .await
+        .expect("answers")
+        .expect("a page");
+    store.record_request(capture("/api/kept"));
+    store
+        .save_settings(&Settings {
+            catalog: payments_mock_server::Catalog::default(),
+            expiry: Duration::from_secs(123),
+        })
+        .await
+        .expect("answers");
+    let _ = plain;
+    let stored = all(store).await;
+    // Written behind the answers: read once so it is written now.
+    let _ = store.requests_since(0, 10).await.expect("answers");
+    stored
+}
+
+/// After a reopen: the same transactions, clock, journal and settings.
+pub async fn kept<S: Store>(store: &S, before: &[Record]) {
+    assert_eq!(all(store).await, before);
+    let clock = store.clock().await.expect("answers");
+    assert_eq!(clock.offset_nanos, 30_000_000_000);
+    let journal = store.requests_since(0, 10).await.expect("answers");
+    assert_eq!(journal.len(), 1);
+    assert_eq!(journal[0].path, "/api/kept");
+    assert_eq!(
+        store.settings().await.expect("answers").map(|s| s.expiry),
+        Some(Duration::from_secs(123))
+    );
+    let page = before[1].payment_page().expect("a page");
+    assert_eq!(page.decision.map(|d| d.action), Some(PayerAction::Decline));
+    assert_eq!(page.later_submits, 1);
+    let distinct: HashSet<_> = before.iter().map(|r| r.id).collect();
+    assert_eq!(distinct.len(), 2);
+}
