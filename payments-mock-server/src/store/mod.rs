@@ -211,7 +211,7 @@ pub struct Page<T> {
 pub struct JournalStats {
     /// The `seq` of the newest entry ever recorded (0 before the first).
     pub last_seq: u64,
-    /// How many entries are kept (at most [`journal::CAPACITY`]).
+    /// How many entries are kept (at most 1,000).
     pub len: usize,
 }
 
