@@ -9,3 +9,5 @@ mod payment_page;
 mod console;
 // A merchant's return handler and the API calls the tests make.
 mod shop;
+// The pages while the store's database is gone (issue 23).
+mod store_down;
