@@ -11,7 +11,6 @@ use crate::harness::Browser;
 use crate::shop::{MERCHANT, call};
 
 #[path = "../stores/backends.rs"]
-#[allow(dead_code)]
 mod backends;
 
 #[tokio::test]
