@@ -128,6 +128,12 @@ pub enum ErrorCode {
     InternalError,
     /// The database behind `--store` cannot be reached (CONTRACT section 15).
     StoreUnavailable,
+    /// The contract proxy's upstream could not be reached or did not
+    /// answer in time (CONTRACT section 16).
+    UpstreamUnavailable,
+    /// The contract proxy with `--enforce`: the upstream's answer broke the
+    /// interface document.
+    ContractViolation,
 }
 
 impl ErrorCode {
@@ -151,6 +157,8 @@ impl ErrorCode {
             Self::RateLimited => "RATE_LIMITED",
             Self::InternalError => "INTERNAL_ERROR",
             Self::StoreUnavailable => "STORE_UNAVAILABLE",
+            Self::UpstreamUnavailable => "UPSTREAM_UNAVAILABLE",
+            Self::ContractViolation => "CONTRACT_VIOLATION",
         }
     }
 

@@ -151,6 +151,7 @@ mod http;
 mod logging;
 mod mock_server;
 mod openapi;
+mod proxy;
 mod store;
 mod web;
 
@@ -175,6 +176,11 @@ pub use http::server::{HEADER_LIMIT, run, run_with};
 pub use http::state::{AppState, Shared};
 pub use logging::{LogFormat, PlainText, init_logging};
 pub use mock_server::{MockServer, MockServerBuilder, StoredTransaction};
+pub use proxy::{
+    BadLine, CheckOutcome, DEFAULT_UPSTREAM_TIMEOUT, Endpoint, Exchange, Finding, JUDGE_LIMIT,
+    Level, MEMORY_CAPACITY, Message, Proxy, ProxyConfig, REDACTED, Redactor, Seeded, Summary,
+    VERDICT_HEADER, Verdict, check_recording, rules, seed_from,
+};
 pub use store::journal::{Capture, JournalEntry};
 pub use store::settings::Given;
 pub use store::{

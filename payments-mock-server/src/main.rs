@@ -4,16 +4,113 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 use payments_mock_server::{
-    ApiKey, AppState, Catalog, Config, Durability, StoreSpec, app, init_logging, parse_latency,
-    run_with,
+    ApiKey, AppState, Catalog, Config, Durability, Proxy, ProxyConfig, StoreSpec, app,
+    check_recording, init_logging, parse_latency, run_with, seed_from,
 };
 
-/// The merchant payment-transaction service in memory, for integration tests.
+/// The merchant payment-transaction service for integration tests: in
+/// memory, or kept in SQLite or PostgreSQL; and a contract proxy in front
+/// of a real service.
 #[derive(Debug, Parser)]
 #[command(name = "payments-mock-server", version, about)]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+/// Without a subcommand the binary serves the mock.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Forward /api/ to a real service and check every exchange against
+    /// the interface document (CONTRACT section 16). Exits 1 at SIGINT or
+    /// SIGTERM when a violation was found (with --strict, also an
+    /// undocumented finding), else 0.
+    Proxy(ProxyArgs),
+    /// Run the proxy's checks offline on a recording (--record); the same
+    /// summary and exit code.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ProxyArgs {
+    /// The service to check: http or https, maybe with a path prefix.
+    #[arg(long, value_name = "URL", value_parser = QuietParser::<UpstreamUrl>::new("an upstream URL"))]
+    upstream: UpstreamUrl,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// Port to listen on; 0 picks a free port.
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Append one JSON line per exchange to FILE.
+    #[arg(long, value_name = "FILE")]
+    report: Option<std::path::PathBuf>,
+    /// Append each exchange whole, secrets replaced, to FILE.
+    #[arg(long, value_name = "FILE")]
+    record: Option<std::path::PathBuf>,
+    /// Answer an exchange with a violation 502 CONTRACT_VIOLATION instead.
+    #[arg(long)]
+    enforce: bool,
+    /// An undocumented finding fails the run too.
+    #[arg(long)]
+    strict: bool,
+    /// How long the upstream may take to answer, e.g. `5s`.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    upstream_timeout: Duration,
+    /// A product catalogue (accepted for symmetry with the mock; the rules
+    /// judge by the interface document and do not use it).
+    #[arg(long, value_name = "FILE")]
+    catalog: Option<std::path::PathBuf>,
+    /// Log format on stderr.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// A recording made by `proxy --record`.
+    file: std::path::PathBuf,
+    /// An undocumented finding fails the check too.
+    #[arg(long)]
+    strict: bool,
+    /// `table` (default) or `json` (the summary as JSON on stdout).
+    #[arg(long, value_enum, default_value_t = CheckOutput::Table)]
+    output: CheckOutput,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum CheckOutput {
+    Table,
+    Json,
+}
+
+/// An upstream URL whose parse error never repeats it (it may hold
+/// credentials).
+#[derive(Debug, Clone)]
+struct UpstreamUrl(url::Url);
+
+impl std::str::FromStr for UpstreamUrl {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let url = url::Url::parse(text).map_err(|e| {
+            format!(
+                "not a URL ({e}); an absolute http or https URL, e.g. https://staging.example.com"
+            )
+        })?;
+        let config = ProxyConfig::new(url.clone());
+        config.validate().map_err(|e| e.to_string())?;
+        Ok(Self(url))
+    }
+}
+
+/// The mock's own flags.
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     host: String,
@@ -83,6 +180,10 @@ struct Args {
     /// Request log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+    /// Start with the transactions a proxy recording (--record) shows, each
+    /// in the last state it saw.
+    #[arg(long, value_name = "FILE")]
+    seed_from: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -163,13 +264,113 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> ExitCode {
-    let args = Args::parse();
-    // Flushes the last log lines when main returns.
-    let _log = init_logging(match args.log_format {
+fn log_format(format: LogFormat) -> payments_mock_server::LogFormat {
+    match format {
         LogFormat::Text => payments_mock_server::LogFormat::Text,
         LogFormat::Json => payments_mock_server::LogFormat::Json,
-    });
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Runtime::new().map_err(|e| {
+        eprintln!("error: cannot start the runtime: {e}");
+        ExitCode::FAILURE
+    })
+}
+
+fn main() -> ExitCode {
+    let Args { command, serve } = Args::parse();
+    match command {
+        None => serve_mock(serve),
+        Some(Command::Proxy(args)) => proxy(args),
+        Some(Command::Check(args)) => check(&args),
+    }
+}
+
+/// `check FILE`: the proxy's rules on a recording.
+fn check(args: &CheckArgs) -> ExitCode {
+    let text = match std::fs::read(&args.file) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", args.file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = match check_recording(&text) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.file.display());
+            return ExitCode::from(2);
+        }
+    };
+    for bad in &outcome.bad_lines {
+        eprintln!("{}:{}: {}", args.file.display(), bad.line, bad.reason);
+    }
+    match args.output {
+        CheckOutput::Table => print!("{}", outcome.summary.table()),
+        CheckOutput::Json => match serde_json::to_string_pretty(&outcome.summary) {
+            Ok(json) => println!("{json}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    }
+    ExitCode::from(outcome.summary.exit_code(args.strict))
+}
+
+/// `proxy --upstream URL`: serves until SIGINT or SIGTERM, then prints the
+/// summary and exits by it.
+fn proxy(args: ProxyArgs) -> ExitCode {
+    let _log = init_logging(log_format(args.log_format));
+    if let Some(path) = &args.catalog
+        && let Err(e) = Catalog::from_path(path)
+    {
+        eprintln!("error: {}", error_chain(&e));
+        return ExitCode::from(2);
+    }
+    let mut config = ProxyConfig::new(args.upstream.0);
+    config.report = args.report;
+    config.record = args.record;
+    config.enforce = args.enforce;
+    config.strict = args.strict;
+    config.upstream_timeout = args.upstream_timeout;
+    if let Err(e) = config.validate() {
+        eprintln!("error: {}", error_chain(&e));
+        return ExitCode::from(2);
+    }
+    let strict = config.strict;
+    let runtime = match runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    runtime.block_on(async move {
+        let listener = match std::net::TcpListener::bind((args.host.as_str(), args.port)) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("error: cannot listen on {}:{}: {e}", args.host, args.port);
+                return ExitCode::FAILURE;
+            }
+        };
+        let stop = shutdown_signal();
+        let proxy = match Proxy::start_on(listener, config).await {
+            Ok(proxy) => proxy,
+            Err(e) => {
+                eprintln!("error: {}", error_chain(&e));
+                return ExitCode::from(e.exit_code());
+            }
+        };
+        println!("listening on http://{}", proxy.addr());
+        stop.await;
+        let summary = proxy.shutdown().await;
+        eprint!("{}", summary.table());
+        ExitCode::from(summary.exit_code(strict))
+    })
+}
+
+fn serve_mock(args: ServeArgs) -> ExitCode {
+    // Flushes the last log lines when main returns.
+    let _log = init_logging(log_format(args.log_format));
     let catalog = match &args.catalog {
         Some(path) => match Catalog::from_path(path) {
             Ok(c) => c,
@@ -205,17 +406,45 @@ fn main() -> ExitCode {
         eprintln!("error: {}", error_chain(&e));
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
-    runtime.block_on(serve(&args.host, args.port, config))
+    runtime.block_on(serve(&args.host, args.port, config, args.seed_from))
 }
 
-async fn serve(host: &str, port: u16, config: Config) -> ExitCode {
+/// Seeds the store from a recording; the exit code when it cannot.
+async fn seed(state: &AppState, path: &std::path::Path) -> Result<(), ExitCode> {
+    let text = std::fs::read(path).map_err(|e| {
+        eprintln!("error: cannot read {}: {e}", path.display());
+        ExitCode::from(2)
+    })?;
+    let seeded = seed_from(&state.store, &String::from_utf8_lossy(&text), state.expiry)
+        .await
+        .map_err(|e| {
+            eprintln!("error: seeding from {}: {e}", path.display());
+            ExitCode::FAILURE
+        })?;
+    eprintln!(
+        "seeded {} transactions from {}; {} the recording shows could not be placed (no initiate seen, an id that is not a UUID, or a reference already held){}",
+        seeded.placed,
+        path.display(),
+        seeded.unplaced,
+        if seeded.bad_lines > 0 {
+            format!("; {} lines are no recorded exchange", seeded.bad_lines)
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
+}
+
+async fn serve(
+    host: &str,
+    port: u16,
+    config: Config,
+    seed_from: Option<std::path::PathBuf>,
+) -> ExitCode {
     let listener = match tokio::net::TcpListener::bind((host, port)).await {
         Ok(l) => l,
         Err(e) => {
@@ -245,6 +474,11 @@ async fn serve(host: &str, port: u16, config: Config) -> ExitCode {
             return ExitCode::from(e.exit_code());
         }
     };
+    if let Some(path) = &seed_from
+        && let Err(code) = seed(&state, path).await
+    {
+        return code;
+    }
     let store = state.store.shown();
     tracing::info!(store = %store, replica = %state.replica, "state is kept in {store}");
     tracing::info!(public_url = %public_url, "payment pages are announced under {public_url}");

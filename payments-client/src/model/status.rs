@@ -139,5 +139,10 @@ wire_enum! {
         /// The mock's database cannot be reached (503) *(ext)*; retried
         /// like any 503, the outcome of the call unknown.
         StoreUnavailable => "STORE_UNAVAILABLE",
+        /// The contract proxy could not reach the service (502) *(ext)*.
+        UpstreamUnavailable => "UPSTREAM_UNAVAILABLE",
+        /// The contract proxy with `--enforce` refused the service's answer
+        /// as breaking the interface document (502) *(ext)*.
+        ContractViolation => "CONTRACT_VIOLATION",
     }
 }

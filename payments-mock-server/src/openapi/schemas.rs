@@ -62,7 +62,7 @@ pub(crate) fn optional_error_code() -> RefOr<Schema> {
 }
 
 /// Every wire error code (CONTRACT section 8).
-pub(crate) const ERROR_CODES: [ErrorCode; 17] = [
+pub(crate) const ERROR_CODES: [ErrorCode; 19] = [
     ErrorCode::ValidationError,
     ErrorCode::InvalidTransactionId,
     ErrorCode::InvalidReferenceNo,
@@ -80,6 +80,8 @@ pub(crate) const ERROR_CODES: [ErrorCode; 17] = [
     ErrorCode::RateLimited,
     ErrorCode::InternalError,
     ErrorCode::StoreUnavailable,
+    ErrorCode::UpstreamUnavailable,
+    ErrorCode::ContractViolation,
 ];
 
 /// Optional fields take `null` for "absent" (CONTRACT section 2).

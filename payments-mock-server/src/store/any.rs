@@ -122,6 +122,10 @@ impl Store for AnyStore {
         each!(self, s => s.confirm(id, now, confirmation).await)
     }
 
+    async fn seed(&self, record: Record) -> Result<Result<(), InsertRefusal>, StoreError> {
+        each!(self, s => s.seed(record).await)
+    }
+
     async fn decide(
         &self,
         key: PaymentPageKey<'_>,

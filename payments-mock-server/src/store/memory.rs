@@ -362,6 +362,47 @@ impl Store for MemoryStore {
         Ok(self.confirm_now(id, now, confirmation))
     }
 
+    async fn seed(&self, record: Record) -> Result<Result<(), InsertRefusal>, StoreError> {
+        let mut inner = self.write();
+        if inner.position_of_id(record.id).is_some() {
+            return Ok(Err(InsertRefusal::Duplicate(record.id)));
+        }
+        let Record {
+            id,
+            fields,
+            initial,
+            created_at,
+            expires_at,
+            confirmation,
+        } = record;
+        let rare = fields.rare.as_deref().cloned().unwrap_or_default();
+        let new = NewTransaction {
+            merchant_id: fields.merchant_id,
+            reference_no: fields.reference_no.into(),
+            description: rare.description.map(String::from),
+            amount_minor: fields.amount_minor,
+            currency_code: fields.currency_code.to_string(),
+            currency_exponent: fields.currency_exponent,
+            product_code: fields.product_code.to_string(),
+            quantity: fields.quantity,
+            country_code: fields.country_code.as_deref().map(str::to_owned),
+            store_id: fields.store_id.to_string(),
+            device_id: rare.device_id.map(String::from),
+            payer_id: fields.payer_id.map(String::from),
+            return_url: rare.return_url.map(String::from),
+            extra_properties: rare.extra_properties.map(String::from),
+        };
+        let stored = inner.insert(new, initial, || (id, created_at, expires_at));
+        let Ok(stored) = stored else {
+            return Ok(stored.map(|_| ()));
+        };
+        if let Some(confirmation) = confirmation {
+            drop(inner);
+            let _ = self.confirm_now(stored.id, DateTime::<Utc>::MIN_UTC, *confirmation);
+        }
+        Ok(Ok(()))
+    }
+
     async fn decide(
         &self,
         key: PaymentPageKey<'_>,

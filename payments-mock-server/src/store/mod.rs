@@ -264,6 +264,14 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
         confirmation: Confirmation,
     ) -> impl Future<Output = Result<Transition, StoreError>> + Send;
 
+    /// Stores a whole record as it is given (its id, times, confirmation
+    /// and payment page): seeding a mock from a proxy recording. Refused,
+    /// changing nothing, when its id or its merchant's reference is taken.
+    fn seed(
+        &self,
+        record: Record,
+    ) -> impl Future<Output = Result<Result<(), InsertRefusal>, StoreError>> + Send;
+
     /// The payer's submit on a payment page at `now`: if the page is open
     /// (no decision, `now` before its deadline) it records `action` as the
     /// decision; otherwise it counts a later submit. One atomic step: of

@@ -169,6 +169,40 @@ pub(super) fn new_row(
 }
 
 impl Row {
+    /// The row of a stored record, whole (every field, the confirmation,
+    /// the payer's decision): what seeding writes.
+    pub(super) fn of(record: &Record) -> Self {
+        let f = &record.fields;
+        let rare = f.rare.as_deref().cloned().unwrap_or_default();
+        let page = record.payment_page();
+        Row {
+            id: record.id,
+            merchant_id: f.merchant_id,
+            reference_no: f.reference_no.to_string(),
+            description: rare.description.map(String::from),
+            amount_minor: i64::try_from(f.amount_minor).unwrap_or(i64::MAX),
+            currency_code: f.currency_code.to_string(),
+            currency_exponent: i32::from(f.currency_exponent),
+            product_code: f.product_code.to_string(),
+            quantity: f.quantity.map(i64::from),
+            country_code: f.country_code.as_deref().map(str::to_owned),
+            store_id: f.store_id.to_string(),
+            device_id: rare.device_id.map(String::from),
+            payer_id: f.payer_id.as_deref().map(str::to_owned),
+            return_url: rare.return_url.map(String::from),
+            extra_properties: rare.extra_properties.map(String::from),
+            initial: initial_name(record.initial).to_owned(),
+            created_at: millis(record.created_at),
+            expires_at: millis(record.expires_at),
+            confirm: record.confirmation.as_deref().map(ConfirmColumns::of),
+            decision: page
+                .and_then(|p| p.decision)
+                .map(|d| d.action.as_str().to_owned()),
+            decided_at: page.and_then(|p| p.decision).map(|d| millis(d.at)),
+            later_submits: page.map_or(0, |p| i64::from(p.later_submits)),
+        }
+    }
+
     /// The record this row holds.
     pub(super) fn into_record(self) -> Result<Record, StoreError> {
         let initial = match self.initial.as_str() {
@@ -368,40 +402,8 @@ mod tests {
 
     /// The row of a stored record, whole (every field, the confirmation,
     /// the payer's decision).
-    fn row_of(record: &Record) -> Row {
-        let f = &record.fields;
-        let rare = f.rare.as_deref().cloned().unwrap_or_default();
-        let page = record.payment_page();
-        Row {
-            id: record.id,
-            merchant_id: f.merchant_id,
-            reference_no: f.reference_no.to_string(),
-            description: rare.description.map(String::from),
-            amount_minor: i64::try_from(f.amount_minor).unwrap_or(i64::MAX),
-            currency_code: f.currency_code.to_string(),
-            currency_exponent: i32::from(f.currency_exponent),
-            product_code: f.product_code.to_string(),
-            quantity: f.quantity.map(i64::from),
-            country_code: f.country_code.as_deref().map(str::to_owned),
-            store_id: f.store_id.to_string(),
-            device_id: rare.device_id.map(String::from),
-            payer_id: f.payer_id.as_deref().map(str::to_owned),
-            return_url: rare.return_url.map(String::from),
-            extra_properties: rare.extra_properties.map(String::from),
-            initial: initial_name(record.initial).to_owned(),
-            created_at: millis(record.created_at),
-            expires_at: millis(record.expires_at),
-            confirm: record.confirmation.as_deref().map(ConfirmColumns::of),
-            decision: page
-                .and_then(|p| p.decision)
-                .map(|d| d.action.as_str().to_owned()),
-            decided_at: page.and_then(|p| p.decision).map(|d| millis(d.at)),
-            later_submits: page.map_or(0, |p| i64::from(p.later_submits)),
-        }
-    }
-
     fn round_trip(record: &Record) -> Record {
-        row_of(record).into_record().expect("reads back")
+        Row::of(record).into_record().expect("reads back")
     }
 
     #[test]

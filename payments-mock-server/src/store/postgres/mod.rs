@@ -203,6 +203,66 @@ impl Store for PostgresStore {
         .await
     }
 
+    async fn seed(&self, record: Record) -> Result<Result<(), InsertRefusal>, StoreError> {
+        let row = Row::of(&record);
+        let c = row.confirm.clone();
+        bounded(async {
+            let client = self.client().await?;
+            let statement = client
+                .prepare_cached(&format!(
+                    "INSERT INTO mock_transactions ({COLUMNS}) VALUES \
+                     ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
+                     $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29) \
+                     ON CONFLICT DO NOTHING RETURNING id"
+                ))
+                .await
+                .map_err(|e| store_error(&e))?;
+            let c = c.as_ref();
+            let inserted = client
+                .query_opt(
+                    &statement,
+                    &[
+                        &row.id,
+                        &row.merchant_id,
+                        &row.reference_no,
+                        &row.description,
+                        &row.amount_minor,
+                        &row.currency_code,
+                        &row.currency_exponent,
+                        &row.product_code,
+                        &row.quantity,
+                        &row.country_code,
+                        &row.store_id,
+                        &row.device_id,
+                        &row.payer_id,
+                        &row.return_url,
+                        &row.extra_properties,
+                        &row.initial,
+                        &row.created_at,
+                        &row.expires_at,
+                        &c.map(|c| c.confirmed_at),
+                        &c.map(|c| c.result),
+                        &c.and_then(|c| c.settles_at),
+                        &c.and_then(|c| c.error_message.clone()),
+                        &c.and_then(|c| c.provider_reference.clone()),
+                        &c.and_then(|c| c.confirm_extra.clone()),
+                        &c.and_then(|c| c.page_token.clone()),
+                        &c.and_then(|c| c.page_deadline),
+                        &row.decision,
+                        &row.decided_at,
+                        &row.later_submits,
+                    ],
+                )
+                .await
+                .map_err(|e| store_error(&e))?;
+            Ok(match inserted {
+                Some(_) => Ok(()),
+                None => Err(InsertRefusal::Duplicate(row.id)),
+            })
+        })
+        .await
+    }
+
     async fn confirm(
         &self,
         id: Uuid,

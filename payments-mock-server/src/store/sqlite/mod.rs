@@ -79,6 +79,10 @@ enum PageKey {
 /// What the writer thread does for the store.
 #[derive(Debug)]
 enum Job {
+    Seed {
+        record: Box<Record>,
+        reply: Reply<Result<(), InsertRefusal>>,
+    },
     Create {
         new: Box<NewTransaction>,
         initial: InitialState,
@@ -292,6 +296,14 @@ impl Store for SqliteStore {
             new: Box::new(new),
             initial,
             expiry,
+            reply,
+        })
+        .await
+    }
+
+    async fn seed(&self, record: Record) -> Result<Result<(), InsertRefusal>, StoreError> {
+        self.send(|reply| Job::Seed {
+            record: Box::new(record),
             reply,
         })
         .await

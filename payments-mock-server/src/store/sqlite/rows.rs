@@ -137,7 +137,7 @@ pub(super) fn insert(conn: &Connection, row: &Row) -> rusqlite::Result<bool> {
         "INSERT INTO mock_transactions ({COLUMNS}) VALUES \
          (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
          ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29) \
-         ON CONFLICT (merchant_id, reference_no) DO NOTHING"
+         ON CONFLICT DO NOTHING"
     ))?;
     let c = row.confirm.as_ref();
     let changed = statement.execute(params![

@@ -80,6 +80,17 @@ impl Writer {
     fn apply(&mut self, job: &Job) -> Result<(Effect, Outcome), StoreError> {
         let conn = &self.conn;
         match job {
+            Job::Seed { record, .. } => {
+                let inserted = insert(conn, &Row::of(record)).map_err(|e| store_error(&e))?;
+                Ok(if inserted {
+                    (Effect::Created, Outcome::Seeded(Ok(())))
+                } else {
+                    (
+                        Effect::None,
+                        Outcome::Seeded(Err(InsertRefusal::Duplicate(record.id))),
+                    )
+                })
+            }
             Job::Create {
                 new,
                 initial,
@@ -287,6 +298,7 @@ pub(super) enum Outcome {
     Confirmed(Transition),
     Decided(Result<Decided, PayerRefusal>),
     Clock(ClockReading),
+    Seeded(Result<(), InsertRefusal>),
 }
 
 pub(super) fn fail(job: Job, error: &StoreError) {
@@ -300,6 +312,7 @@ pub(super) fn answer(job: Job, effect: Result<Effect, StoreError>, outcome: Outc
     let missing = || StoreError::new("the writer gave no answer");
     match (job, effect, outcome) {
         (Job::Create { reply, .. }, Ok(_), Outcome::Created(r)) => send(reply, Ok(r)),
+        (Job::Seed { reply, .. }, Ok(_), Outcome::Seeded(r)) => send(reply, Ok(r)),
         (Job::Confirm { reply, .. }, Ok(_), Outcome::Confirmed(r)) => send(reply, Ok(r)),
         (Job::Decide { reply, .. }, Ok(_), Outcome::Decided(r)) => send(reply, Ok(r)),
         (Job::Advance { reply, .. }, Ok(_), Outcome::Clock(r)) => send(reply, Ok(r)),
@@ -310,6 +323,7 @@ pub(super) fn answer(job: Job, effect: Result<Effect, StoreError>, outcome: Outc
             let error = effect.err().unwrap_or_else(missing);
             match job {
                 Job::Create { reply, .. } => send(reply, Err(error)),
+                Job::Seed { reply, .. } => send(reply, Err(error)),
                 Job::Confirm { reply, .. } => send(reply, Err(error)),
                 Job::Decide { reply, .. } => send(reply, Err(error)),
                 Job::Advance { reply, .. } => send(reply, Err(error)),

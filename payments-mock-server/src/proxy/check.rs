@@ -1,0 +1,89 @@
+//! `payments-mock-server check FILE`: the proxy's checks offline, on a
+//! recording, in the order it was recorded; the same summary and exit code.
+//! A broken line is reported with its number and the rest still checked.
+
+use super::exchange::Parsed;
+use super::memory::Memory;
+use super::record::{self, BadLine};
+use super::report::Summary;
+use super::rules::{self, Verdict};
+
+/// What checking a recording found.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CheckOutcome {
+    /// The summary, as the proxy would have made it.
+    pub summary: Summary,
+    /// Lines that are no recorded exchange, by number.
+    pub bad_lines: Vec<BadLine>,
+}
+
+/// Checks the recording `text`.
+///
+/// # Errors
+///
+/// A message when not one line is a recorded exchange (the file is not a
+/// recording at all), naming the first line's problem.
+pub fn check_recording(text: &str) -> Result<CheckOutcome, String> {
+    let (exchanges, bad_lines) = record::read(text);
+    if exchanges.is_empty() {
+        return Err(match bad_lines.first() {
+            Some(first) => format!(
+                "not a recording (JSON Lines of exchanges): no line is a recorded exchange; line {}: {}",
+                first.line, first.reason
+            ),
+            None => "the recording is empty".to_owned(),
+        });
+    }
+    let mut memory = Memory::default();
+    let mut summary = Summary::default();
+    for exchange in &exchanges {
+        let parsed = Parsed::of(exchange);
+        let whole = exchange.request.is_whole() && exchange.response.is_whole();
+        let (verdict, findings) = if whole && !exchange.proxy_answer {
+            let findings = rules::judge(&parsed, &memory);
+            rules::remember(&parsed, &mut memory);
+            (Verdict::of(&findings), findings)
+        } else {
+            (Verdict::Unchecked, Vec::new())
+        };
+        summary.add(exchange, &parsed.endpoint, verdict, &findings);
+    }
+    Ok(CheckOutcome { summary, bad_lines })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::proxy::rules::test_support::{exchange, failure};
+
+    #[test]
+    fn broken_lines_are_numbered_and_the_rest_checked() {
+        let bad = serde_json::to_string(&exchange(
+            "GET",
+            "/api/payments/x/status",
+            json!(null),
+            502,
+            json!("<html>"),
+        ))
+        .expect("serializes");
+        let good = serde_json::to_string(&exchange(
+            "GET",
+            "/api/payments/x/status",
+            json!(null),
+            404,
+            failure("TRANSACTION_NOT_FOUND"),
+        ))
+        .expect("serializes");
+        let outcome = check_recording(&format!("{good}\n{{oops\n{bad}\n")).expect("a recording");
+        assert_eq!(outcome.bad_lines.len(), 1);
+        assert_eq!(outcome.bad_lines[0].line, 2);
+        assert_eq!(outcome.summary.exchanges, 2);
+        assert_eq!(outcome.summary.exit_code(false), 1);
+        let err = check_recording("hello\nworld\n").expect_err("not a recording");
+        assert!(err.contains("line 1"), "{err}");
+        assert!(check_recording("").is_err());
+    }
+}

@@ -1,0 +1,306 @@
+//! The proxy's web console (CONTRACT section 16): the exchanges that
+//! passed through, newest first, each with its verdict and its findings (a
+//! badge per level), growing by itself; one exchange in full, its secrets
+//! replaced as in a recording. The mock console's stylesheet and script,
+//! served from the binary.
+
+use askama::Template;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+
+use super::rules::{Level, Verdict};
+use super::{Judged, ProxyState};
+use crate::web::console::{POLL_MS, SCRIPT, STYLESHEET, visible};
+use crate::web::html::{fragment_root_of, render, root_of};
+
+/// Rows the page keeps at most.
+const MAX_ROWS: usize = 200;
+/// Rows the page starts with, and the most one poll adds.
+const PAGE_ROWS: usize = 50;
+
+#[derive(Debug)]
+struct FindingRow {
+    rule: &'static str,
+    level: &'static str,
+    class: &'static str,
+    message: String,
+}
+
+#[derive(Debug)]
+struct Row {
+    seq: u64,
+    time: String,
+    method: String,
+    path: String,
+    status: u16,
+    verdict: &'static str,
+    verdict_class: &'static str,
+    findings: Vec<FindingRow>,
+}
+
+fn verdict_class(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "ok",
+        Verdict::Violation => "bad",
+        Verdict::Undocumented | Verdict::Unchecked => "wait",
+    }
+}
+
+fn level_class(level: Level) -> &'static str {
+    match level {
+        Level::Violation => "bad",
+        Level::Undocumented => "wait",
+        Level::Client => "ok",
+    }
+}
+
+fn row(judged: &Judged) -> Row {
+    let e = &judged.exchange;
+    let target = match &e.request.query {
+        Some(q) => format!("{}?{q}", e.request.path),
+        None => e.request.path.clone(),
+    };
+    Row {
+        seq: e.seq,
+        time: crate::web::console::shown_time(e.time),
+        method: visible(&e.request.method).into_owned(),
+        path: visible(&target).into_owned(),
+        status: e.response.status,
+        verdict: judged.verdict.as_str(),
+        verdict_class: verdict_class(judged.verdict),
+        findings: judged
+            .findings
+            .iter()
+            .map(|f| FindingRow {
+                rule: f.rule,
+                level: f.level.as_str(),
+                class: level_class(f.level),
+                message: visible(&f.message).into_owned(),
+            })
+            .collect(),
+    }
+}
+
+/// The newest judged exchanges after `after`, newest first.
+fn newest(proxy: &ProxyState, after: u64, limit: usize) -> (Vec<Row>, u64) {
+    let judge = proxy.lock();
+    let last = judge.recent.back().map_or(0, |j| j.exchange.seq);
+    let rows = judge
+        .recent
+        .iter()
+        .rev()
+        .filter(|j| j.exchange.seq > after)
+        .take(limit)
+        .map(row)
+        .collect();
+    (rows, last)
+}
+
+#[derive(Template)]
+#[template(path = "proxy/exchange_rows.html")]
+struct Rows {
+    root: String,
+    rows: Vec<Row>,
+    placeholder: bool,
+}
+
+#[derive(Template)]
+#[template(path = "proxy/exchanges.html")]
+struct ListPage {
+    root: String,
+    upstream: String,
+    enforce: bool,
+    rows: Vec<Row>,
+    placeholder: bool,
+    after: u64,
+    total: u64,
+    violations: u64,
+    undocumented: u64,
+    client: u64,
+    poll_ms: u32,
+    max_rows: usize,
+}
+
+/// `GET /_mock/ui/`: the exchanges.
+async fn list(State(proxy): State<ProxyState>, uri: Uri) -> Response {
+    let summary = proxy.summary();
+    let (rows, last) = newest(&proxy, 0, PAGE_ROWS);
+    let after = rows.first().map_or(last, |r| r.seq);
+    page(render(
+        StatusCode::OK,
+        &ListPage {
+            root: root_of(uri.path()),
+            upstream: proxy.config.shown_upstream(),
+            enforce: proxy.config.enforce,
+            rows,
+            placeholder: true,
+            after,
+            total: summary.exchanges,
+            violations: summary.count(Level::Violation),
+            undocumented: summary.count(Level::Undocumented),
+            client: summary.count(Level::Client),
+            poll_ms: POLL_MS,
+            max_rows: MAX_ROWS,
+        },
+    ))
+}
+
+/// `GET /_mock/ui/exchanges/feed?after=N`: the rows after `N`.
+async fn feed(State(proxy): State<ProxyState>, uri: Uri, RawQuery(query): RawQuery) -> Response {
+    let after = query
+        .as_deref()
+        .map(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .find(|(k, _)| k == "after")
+                .map(|(_, v)| v.into_owned())
+        })
+        .unwrap_or_default();
+    let after = match after.as_deref().map(str::parse::<u64>) {
+        None => 0,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => {
+            return crate::error::ApiError::validation("after must be a whole number")
+                .into_response();
+        }
+    };
+    let (rows, last) = newest(&proxy, after, PAGE_ROWS);
+    let mut response = page(render(
+        StatusCode::OK,
+        &Rows {
+            root: fragment_root_of(uri.path()),
+            rows,
+            placeholder: false,
+        },
+    ));
+    response
+        .headers_mut()
+        .insert("x-journal-seq", HeaderValue::from(last.max(after)));
+    response
+}
+
+#[derive(Debug)]
+struct Side {
+    title: &'static str,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+#[derive(Template)]
+#[template(path = "proxy/exchange.html")]
+struct DetailPage {
+    root: String,
+    upstream: String,
+    enforce: bool,
+    row: Row,
+    duration: String,
+    sides: Vec<Side>,
+}
+
+#[derive(Template)]
+#[template(
+    source = r#"{% extends "proxy/base.html" %}{% block title %}Not found{% endblock %}{% block content %}<h1>No such exchange</h1><p>The console keeps the last 500 exchanges; this one is not among them.</p><p><a href="{{ root }}_mock/ui/">Back to the exchanges</a></p>{% endblock %}"#,
+    ext = "html"
+)]
+struct NotFound {
+    root: String,
+    upstream: String,
+    enforce: bool,
+}
+
+/// `GET /_mock/ui/exchanges/{seq}`: one exchange in full.
+async fn detail(State(proxy): State<ProxyState>, uri: Uri) -> Response {
+    let path = uri.path();
+    let root = root_of(path);
+    let seq = path
+        .strip_prefix("/_mock/ui/exchanges/")
+        .and_then(|s| s.parse::<u64>().ok());
+    let found = seq.and_then(|seq| {
+        proxy
+            .lock()
+            .recent
+            .iter()
+            .find(|j| j.exchange.seq == seq)
+            .cloned()
+    });
+    let Some(judged) = found else {
+        return page(render(
+            StatusCode::NOT_FOUND,
+            &NotFound {
+                root,
+                upstream: proxy.config.shown_upstream(),
+                enforce: proxy.config.enforce,
+            },
+        ));
+    };
+    let side = |title, m: &super::Message| Side {
+        title,
+        headers: m
+            .headers
+            .iter()
+            .map(|(k, v)| (visible(k).into_owned(), visible(v).into_owned()))
+            .collect(),
+        body: m.body.as_deref().map_or_else(
+            || format!("({} bytes, streamed through unjudged)", m.body_bytes),
+            |b| visible(b).into_owned(),
+        ),
+    };
+    let sides = vec![
+        side("Request", &judged.exchange.request),
+        side("Answer", &judged.exchange.response),
+    ];
+    page(render(
+        StatusCode::OK,
+        &DetailPage {
+            root,
+            upstream: proxy.config.shown_upstream(),
+            enforce: proxy.config.enforce,
+            duration: format!("{:.1} ms", judged.exchange.duration_ms),
+            row: row(&judged),
+            sides,
+        },
+    ))
+}
+
+/// The console's content security policy (its own script, its polls).
+fn page(mut response: Response) -> Response {
+    response.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+        ),
+    );
+    response
+}
+
+fn asset(body: &'static str, content_type: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// The console's routes under `/_mock/ui`.
+pub(super) fn routes() -> axum::Router<ProxyState> {
+    axum::Router::new()
+        .route(
+            "/_mock/ui",
+            get(|| async { Redirect::permanent("/_mock/ui/") }),
+        )
+        .route("/_mock/ui/", get(list))
+        .route("/_mock/ui/exchanges/feed", get(feed))
+        .route("/_mock/ui/exchanges/{seq}", get(detail))
+        .route(
+            "/_mock/ui/static/console.css",
+            get(|| async { asset(STYLESHEET, "text/css; charset=utf-8") }),
+        )
+        .route(
+            "/_mock/ui/static/console.js",
+            get(|| async { asset(SCRIPT, "text/javascript; charset=utf-8") }),
+        )
+}

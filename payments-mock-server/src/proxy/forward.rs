@@ -1,0 +1,327 @@
+//! The pass-through: every `/api/` request forwarded with its method, path
+//! (after the upstream's own prefix), query, end-to-end headers and body
+//! bytes; the upstream's status, end-to-end headers and body bytes answered
+//! unchanged, plus `X-Contract-Verdict`. Nothing retried, rewritten or
+//! substituted (but with `--enforce`, where the answer is a violation).
+//!
+//! Hop-by-hop headers (RFC 9110 section 7.6.1: `Connection`, the headers
+//! it names, `Keep-Alive`, `Proxy-Connection`, `TE`, `Trailer`,
+//! `Transfer-Encoding`, `Upgrade`) are dropped both ways, and `Host` is
+//! the upstream's. A body up to [`JUDGE_LIMIT`] is read whole and judged;
+//! a larger one is streamed through as it comes, the exchange `unchecked`.
+//! So is a compressed answer (`Content-Encoding`): the proxy never decodes.
+
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt as _;
+
+use super::ProxyState;
+use super::exchange::{Exchange, Message};
+use super::rules::Verdict;
+use crate::error::{ApiError, ErrorCode};
+
+/// Bodies up to this are read whole and judged (the document's are under
+/// 1 KiB); larger ones stream through unjudged.
+pub const JUDGE_LIMIT: usize = 16 * 1024 * 1024;
+
+/// The header every answer gets.
+pub const VERDICT_HEADER: &str = "x-contract-verdict";
+
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "proxy-connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+];
+
+/// The end-to-end headers of `headers`: without the hop-by-hop ones and
+/// those `Connection` names.
+fn end_to_end(headers: &HeaderMap) -> HeaderMap {
+    let named: Vec<String> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|n| n.trim().to_ascii_lowercase())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let mut out = HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        let lower = name.as_str();
+        if HOP_BY_HOP.contains(&lower) || named.iter().any(|n| n == lower) {
+            continue;
+        }
+        out.append(name.clone(), value.clone());
+    }
+    out
+}
+
+fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A body read up to [`JUDGE_LIMIT`]: whole, or its start and the rest
+/// still to come.
+enum Read<S> {
+    Whole(Bytes),
+    Streaming { head: Bytes, rest: S },
+}
+
+/// Reads `stream` until it ends or passes the limit.
+async fn read_up_to<S, E>(mut stream: S) -> Result<Read<S>, E>
+where
+    S: futures::Stream<Item = Result<Bytes, E>> + Unpin,
+{
+    let mut head = BytesMut::new();
+    while let Some(chunk) = stream.next().await {
+        head.extend_from_slice(&chunk?);
+        if head.len() > JUDGE_LIMIT {
+            return Ok(Read::Streaming {
+                head: head.freeze(),
+                rest: stream,
+            });
+        }
+    }
+    Ok(Read::Whole(head.freeze()))
+}
+
+/// Why the upstream gave no answer, without its URL (which may carry
+/// credentials).
+fn failure_reason(e: &reqwest::Error) -> &'static str {
+    if e.is_timeout() {
+        "did not answer in time"
+    } else if e.is_connect() {
+        "could not be connected to"
+    } else if e.is_body() || e.is_decode() {
+        "broke off its answer"
+    } else {
+        "could not be reached"
+    }
+}
+
+/// Forwards one `/api/` request and judges the exchange.
+pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -> Response {
+    let started = Instant::now();
+    let time = chrono::Utc::now();
+    let seq = proxy.next_seq();
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path().to_owned();
+    let query = parts.uri.query().map(str::to_owned);
+    let mut request_message = Message {
+        method: parts.method.as_str().to_owned(),
+        path: path.clone(),
+        query: query.clone(),
+        headers: header_pairs(&parts.headers),
+        ..Message::default()
+    };
+    let body = match read_up_to(body.into_data_stream()).await {
+        Ok(body) => body,
+        Err(_) => {
+            // The application broke off its own request: nothing to forward.
+            return ApiError::validation("the request body could not be read").into_response();
+        }
+    };
+    let mut judged = true;
+    let upstream_body = match body {
+        Read::Whole(bytes) => {
+            request_message.body_bytes = bytes.len() as u64;
+            request_message.body = Some(String::from_utf8_lossy(&bytes).into_owned());
+            reqwest::Body::from(bytes)
+        }
+        Read::Streaming { head, rest } => {
+            judged = false;
+            request_message.body_bytes = head.len() as u64;
+            let chained =
+                futures::stream::once(async move { Ok::<_, axum::Error>(head) }).chain(rest);
+            reqwest::Body::wrap_stream(chained)
+        }
+    };
+    let url = proxy.upstream_url(&path, query.as_deref());
+    let mut forwarded = reqwest::Request::new(parts.method.clone(), url);
+    *forwarded.headers_mut() = end_to_end(&parts.headers);
+    *forwarded.body_mut() = Some(upstream_body);
+    let timeout = proxy.config.upstream_timeout;
+    let sent = tokio::time::timeout(timeout, proxy.client.execute(forwarded)).await;
+    let upstream = match sent {
+        Ok(Ok(response)) => response,
+        Ok(Err(e)) => {
+            return proxy.own_answer(seq, time, started, request_message, failure_reason(&e));
+        }
+        Err(_) => {
+            return proxy.own_answer(
+                seq,
+                time,
+                started,
+                request_message,
+                "did not answer in time",
+            );
+        }
+    };
+    let status = upstream.status();
+    let headers = end_to_end(upstream.headers());
+    let compressed = headers
+        .get(header::CONTENT_ENCODING)
+        .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"));
+    let mut response_message = Message {
+        status: status.as_u16(),
+        headers: header_pairs(&headers),
+        ..Message::default()
+    };
+    let read = tokio::time::timeout(timeout, read_up_to(upstream.bytes_stream())).await;
+    let response_body = match read {
+        Ok(Ok(Read::Whole(bytes))) => {
+            response_message.body_bytes = bytes.len() as u64;
+            response_message.body = Some(String::from_utf8_lossy(&bytes).into_owned());
+            Body::from(bytes)
+        }
+        Ok(Ok(Read::Streaming { head, rest })) => {
+            judged = false;
+            response_message.body_bytes = head.len() as u64;
+            let chained =
+                futures::stream::once(async move { Ok::<_, reqwest::Error>(head) }).chain(rest);
+            Body::from_stream(chained)
+        }
+        Ok(Err(e)) => {
+            return proxy.own_answer(seq, time, started, request_message, failure_reason(&e));
+        }
+        Err(_) => {
+            return proxy.own_answer(
+                seq,
+                time,
+                started,
+                request_message,
+                "did not answer in time",
+            );
+        }
+    };
+    let exchange = Exchange {
+        seq,
+        time,
+        request: request_message,
+        response: response_message,
+        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        proxy_answer: false,
+    };
+    let (verdict, findings) = proxy.judge(exchange, judged && !compressed);
+    let mut response = if verdict == Verdict::Violation && proxy.config.enforce {
+        let listed: Vec<String> = findings
+            .iter()
+            .filter(|f| f.level == super::rules::Level::Violation)
+            .map(|f| format!("{}: {}", f.rule, f.message))
+            .collect();
+        ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            ErrorCode::ContractViolation,
+            format!(
+                "the upstream's answer breaks the interface document: {}",
+                listed.join("; ")
+            ),
+        )
+        .into_response()
+    } else {
+        let mut response = Response::new(response_body);
+        *response.status_mut() = status;
+        *response.headers_mut() = headers;
+        response
+    };
+    response.headers_mut().insert(
+        HeaderName::from_static(VERDICT_HEADER),
+        HeaderValue::from_static(verdict.as_str()),
+    );
+    response
+}
+
+impl ProxyState {
+    /// The proxy's own answer when the upstream gave none: 502
+    /// `UPSTREAM_UNAVAILABLE`, recorded and counted as `unchecked`.
+    fn own_answer(
+        &self,
+        seq: u64,
+        time: chrono::DateTime<chrono::Utc>,
+        started: Instant,
+        request: Message,
+        reason: &str,
+    ) -> Response {
+        let message = format!(
+            "the upstream service {reason} (upstream timeout {})",
+            humantime::format_duration(self.config.upstream_timeout)
+        );
+        let body = serde_json::json!({
+            "isSuccess": false,
+            "errorCode": ErrorCode::UpstreamUnavailable.as_str(),
+            "message": message,
+            "data": null,
+        })
+        .to_string();
+        let mut response = Response::new(Body::from(body.clone()));
+        *response.status_mut() = StatusCode::BAD_GATEWAY;
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        let exchange = Exchange {
+            seq,
+            time,
+            request,
+            response: Message {
+                status: 502,
+                headers: header_pairs(response.headers()),
+                body_bytes: body.len() as u64,
+                body: Some(body),
+                ..Message::default()
+            },
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            proxy_answer: true,
+        };
+        let (verdict, _) = self.judge(exchange, false);
+        response.headers_mut().insert(
+            HeaderName::from_static(VERDICT_HEADER),
+            HeaderValue::from_static(verdict.as_str()),
+        );
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hop_by_hop_headers_are_dropped_and_the_rest_kept_in_order() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::CONNECTION,
+            HeaderValue::from_static("keep-alive, X-Private"),
+        );
+        headers.insert("x-private", HeaderValue::from_static("hop"));
+        headers.insert(
+            header::TRANSFER_ENCODING,
+            HeaderValue::from_static("chunked"),
+        );
+        headers.insert(header::HOST, HeaderValue::from_static("proxy:1"));
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer k"));
+        headers.append("x-twice", HeaderValue::from_static("1"));
+        headers.append("x-twice", HeaderValue::from_static("2"));
+        let kept = end_to_end(&headers);
+        let names: Vec<&str> = kept.keys().map(HeaderName::as_str).collect();
+        assert_eq!(names, ["authorization", "x-twice"]);
+        assert_eq!(kept.get_all("x-twice").iter().count(), 2);
+    }
+}

@@ -1,0 +1,143 @@
+//! What the proxy remembers of the exchanges that passed through, for the
+//! rules that span requests (the amount's units across initiate and
+//! status, a second confirm, a status that goes backwards, a reference
+//! answered twice).
+//!
+//! Bounded: at most [`CAPACITY`] transactions and [`CAPACITY`] references,
+//! the least recently seen forgotten first, so a day-long run stays within
+//! a few tens of megabytes. A rule about a forgotten transaction simply
+//! finds nothing to compare with: it never reports what it cannot know.
+
+use std::num::NonZeroUsize;
+
+use lru::LruCache;
+use serde_json::{Map, Value};
+
+/// Transactions (and references) remembered at most.
+pub const CAPACITY: usize = 100_000;
+
+/// A status read's fields that both status endpoints must agree on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// `transactionId`, `referenceNo`, `amount`, `productCode`,
+    /// `createdAt`, as the answer gave them.
+    pub fields: [(&'static str, Value); 5],
+}
+
+impl Snapshot {
+    /// The five fields of a status `data`.
+    pub fn of(data: &Map<String, Value>) -> Self {
+        let field = |name: &'static str| (name, data.get(name).cloned().unwrap_or(Value::Null));
+        Self {
+            fields: [
+                field("transactionId"),
+                field("referenceNo"),
+                field("amount"),
+                field("productCode"),
+                field("createdAt"),
+            ],
+        }
+    }
+}
+
+/// What passed through about one transaction.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Seen {
+    /// The initiate's amount in minor units, when its initiate passed.
+    pub amount_minor: Option<u64>,
+    /// The initiate's currency (`MYR` when it named none).
+    pub currency: Option<String>,
+    /// The merchant and reference of its initiate.
+    pub merchant: Option<String>,
+    /// Its referenceNo.
+    pub reference_no: Option<String>,
+    /// A confirm of it was answered 200.
+    pub confirmed: bool,
+    /// The latest status an answer showed.
+    pub last_status: Option<String>,
+    /// The latest status read by id.
+    pub by_id: Option<Snapshot>,
+    /// The latest status read by reference.
+    pub by_reference: Option<Snapshot>,
+}
+
+/// The proxy's memory.
+#[derive(Debug)]
+pub struct Memory {
+    transactions: LruCache<String, Seen>,
+    /// `(merchantId, referenceNo)` → the transactionId an initiate of it
+    /// was answered 200 with.
+    references: LruCache<(String, String), String>,
+}
+
+impl Default for Memory {
+    fn default() -> Self {
+        Self::with_capacity(CAPACITY)
+    }
+}
+
+impl Memory {
+    /// A memory of at most `capacity` transactions and references.
+    pub fn with_capacity(capacity: usize) -> Self {
+        let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
+        Self {
+            transactions: LruCache::new(capacity),
+            references: LruCache::new(capacity),
+        }
+    }
+
+    /// What passed through about `transaction_id`, without marking it used.
+    pub fn transaction(&self, transaction_id: &str) -> Option<&Seen> {
+        self.transactions.peek(transaction_id)
+    }
+
+    /// The transaction an initiate of `(merchant, reference)` was answered
+    /// 200 with.
+    pub fn initiated(&self, merchant: &str, reference: &str) -> Option<&str> {
+        self.references
+            .peek(&(merchant.to_owned(), reference.to_owned()))
+            .map(String::as_str)
+    }
+
+    /// The entry of `transaction_id`, made if new (and the most recent).
+    pub fn seen(&mut self, transaction_id: &str) -> &mut Seen {
+        if !self.transactions.contains(transaction_id) {
+            self.transactions
+                .push(transaction_id.to_owned(), Seen::default());
+        }
+        self.transactions
+            .get_mut(transaction_id)
+            .expect("just made sure it is there")
+    }
+
+    /// Remembers a 200 initiate of `(merchant, reference)`.
+    pub fn remember_reference(&mut self, merchant: &str, reference: &str, transaction_id: &str) {
+        self.references.put(
+            (merchant.to_owned(), reference.to_owned()),
+            transaction_id.to_owned(),
+        );
+    }
+
+    /// How many transactions and references are remembered.
+    pub fn len(&self) -> (usize, usize) {
+        (self.transactions.len(), self.references.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_least_recently_seen_are_forgotten_first() {
+        let mut memory = Memory::with_capacity(3);
+        for id in ["a", "b", "c"] {
+            memory.seen(id).confirmed = true;
+        }
+        memory.seen("a");
+        memory.seen("d");
+        assert!(memory.transaction("b").is_none(), "b was the least recent");
+        assert!(memory.transaction("a").is_some_and(|s| s.confirmed));
+        assert_eq!(memory.len().0, 3);
+    }
+}

@@ -1,0 +1,458 @@
+//! The contract proxy (CONTRACT section 16): `payments-mock-server proxy
+//! --upstream URL` stands between an application and the provider's real
+//! service, passes every `/api/` exchange through untouched, and checks
+//! each against the interface document, including the rules that span
+//! requests.
+//!
+//! - `forward.rs` — the pass-through: headers, bodies of any size,
+//!   timeouts, `--enforce`.
+//! - `exchange.rs` — an exchange and its endpoint, parsed once.
+//! - `rules/` — the rule registry: id → level, text, function.
+//! - `memory.rs` — what passed through, bounded, for the rules that span
+//!   requests.
+//! - `report.rs` — report lines, the summary, the exit code.
+//! - `record.rs` — recordings with secrets replaced, and reading them.
+//! - `check.rs` — the same checks offline, on a recording.
+//! - `seed.rs` — a mock's transactions from a recording (`--seed-from`).
+//! - `console.rs` — the exchanges in a browser, live.
+//!
+//! # Example
+//!
+//! A proxy in front of the embedded mock (a verified fake: no violation):
+//!
+//! ```
+//! use payments_mock_server::{MockServer, Proxy, ProxyConfig};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mock = MockServer::start().await;
+//! let proxy = Proxy::start(ProxyConfig::new(mock.base_url().parse()?)).await?;
+//! let reply = reqwest::get(format!("{}/api/payments/nope/status", proxy.base_url())).await?;
+//! assert_eq!(reply.status(), 404);
+//! assert_eq!(reply.headers()["x-contract-verdict"], "pass");
+//! let summary = proxy.shutdown().await;
+//! assert_eq!(summary.exit_code(false), 0);
+//! # Ok(()) }
+//! ```
+
+mod check;
+mod console;
+mod exchange;
+mod forward;
+mod memory;
+mod record;
+mod report;
+pub mod rules;
+mod seed;
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::{any, get};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use check::{CheckOutcome, check_recording};
+pub use exchange::{Endpoint, Exchange, Message};
+pub use forward::{JUDGE_LIMIT, VERDICT_HEADER};
+pub use memory::CAPACITY as MEMORY_CAPACITY;
+pub use record::{BadLine, REDACTED, Redactor};
+
+pub use report::{ReportLine, Summary};
+pub use rules::{Finding, Level, Verdict};
+pub use seed::{Seeded, seed_from};
+
+use crate::error::{ApiError, Error};
+use exchange::Parsed;
+use memory::Memory;
+
+/// Default of [`ProxyConfig::upstream_timeout`].
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Exchanges the console keeps to show.
+const CONSOLE_KEEPS: usize = 500;
+
+/// Everything that shapes a proxy (COMMANDS.md, `proxy`).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ProxyConfig {
+    /// The service to check: `http` or `https`, maybe with a path prefix.
+    pub upstream: url::Url,
+    /// `--report FILE`: one JSON line per exchange, appended.
+    pub report: Option<PathBuf>,
+    /// `--record FILE`: each exchange whole, secrets replaced, appended.
+    pub record: Option<PathBuf>,
+    /// `--enforce`: an exchange with a violation is answered 502
+    /// `CONTRACT_VIOLATION`.
+    pub enforce: bool,
+    /// `--strict`: an undocumented finding fails the run too.
+    pub strict: bool,
+    /// How long the upstream may take to answer (default 30 s).
+    pub upstream_timeout: Duration,
+}
+
+impl ProxyConfig {
+    /// A proxy in front of `upstream`, with the defaults.
+    pub fn new(upstream: url::Url) -> Self {
+        Self {
+            upstream,
+            report: None,
+            record: None,
+            enforce: false,
+            strict: false,
+            upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
+        }
+    }
+
+    /// Checks the upstream URL and the timeout.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] naming the problem (never the URL's password).
+    pub fn validate(&self) -> Result<(), Error> {
+        let url = &self.upstream;
+        if !matches!(url.scheme(), "http" | "https") || !url.has_host() {
+            return Err(Error::Config(
+                "--upstream must be an absolute http or https URL with a host".to_owned(),
+            ));
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(Error::Config(
+                "--upstream must have no query or fragment".to_owned(),
+            ));
+        }
+        if self.upstream_timeout.is_zero() {
+            return Err(Error::Config(
+                "--upstream-timeout must be greater than 0".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The upstream as logs and the console show it: without credentials.
+    pub fn shown_upstream(&self) -> String {
+        let mut shown = self.upstream.clone();
+        if shown.password().is_some() {
+            let _ = shown.set_password(Some("***"));
+        }
+        shown.to_string().replace("%2A%2A%2A", "***")
+    }
+}
+
+/// One judged exchange, as the console shows it (secrets replaced).
+#[derive(Debug, Clone)]
+pub(crate) struct Judged {
+    pub exchange: Exchange,
+    pub verdict: Verdict,
+    pub findings: Vec<Finding>,
+}
+
+/// What the judging of exchanges shares, one at a time.
+#[derive(Debug)]
+pub(crate) struct Judge {
+    memory: Memory,
+    summary: Summary,
+    report: Option<BufWriter<File>>,
+    record: Option<BufWriter<File>>,
+    recent: VecDeque<Judged>,
+}
+
+/// The proxy's state: cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct ProxyState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    config: ProxyConfig,
+    client: reqwest::Client,
+    seq: AtomicU64,
+    redactor: Redactor,
+    judge: Mutex<Judge>,
+}
+
+impl std::ops::Deref for ProxyState {
+    type Target = Inner;
+
+    fn deref(&self) -> &Inner {
+        &self.inner
+    }
+}
+
+fn open_append(path: &PathBuf, what: &str) -> Result<BufWriter<File>, Error> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(BufWriter::new)
+        .map_err(|e| {
+            Error::Config(format!(
+                "cannot open the {what} file {}: {e}",
+                path.display()
+            ))
+        })
+}
+
+impl ProxyState {
+    fn new(config: ProxyConfig) -> Result<Self, Error> {
+        config.validate()?;
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(config.upstream_timeout)
+            .pool_max_idle_per_host(256)
+            .build()
+            .map_err(|e| Error::Config(format!("cannot set up the upstream client: {e}")))?;
+        let report = config
+            .report
+            .as_ref()
+            .map(|p| open_append(p, "report"))
+            .transpose()?;
+        let record = config
+            .record
+            .as_ref()
+            .map(|p| open_append(p, "record"))
+            .transpose()?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config,
+                client,
+                seq: AtomicU64::new(0),
+                redactor: Redactor::new(),
+                judge: Mutex::new(Judge {
+                    memory: Memory::default(),
+                    summary: Summary::default(),
+                    report,
+                    record,
+                    recent: VecDeque::with_capacity(CONSOLE_KEEPS),
+                }),
+            }),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Judge> {
+        self.judge.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The upstream URL of a request path and query: the upstream's own
+    /// path prefix kept.
+    fn upstream_url(&self, path: &str, query: Option<&str>) -> url::Url {
+        let mut url = self.config.upstream.clone();
+        let prefix = url.path().trim_end_matches('/').to_owned();
+        url.set_path(&format!("{prefix}{path}"));
+        url.set_query(query);
+        url
+    }
+
+    /// Judges an exchange (`judged`: its bodies were read whole), counts
+    /// it, and writes the report and the recording.
+    fn judge(&self, exchange: Exchange, judged: bool) -> (Verdict, Vec<Finding>) {
+        let parsed = Parsed::of(&exchange);
+        let mut judge = self.lock();
+        let (verdict, findings) = if judged && !exchange.proxy_answer {
+            let findings = rules::judge(&parsed, &judge.memory);
+            rules::remember(&parsed, &mut judge.memory);
+            (Verdict::of(&findings), findings)
+        } else {
+            (Verdict::Unchecked, Vec::new())
+        };
+        judge
+            .summary
+            .add(&exchange, &parsed.endpoint, verdict, &findings);
+        let redacted = self.redactor.exchange(&exchange);
+        if let Some(report) = judge.report.as_mut() {
+            let line = ReportLine::of(&redacted, verdict, &findings);
+            write_line(report, &line, "report");
+        }
+        if let Some(record) = judge.record.as_mut() {
+            write_line(record, &redacted, "recording");
+        }
+        tracing::info!(
+            target: "payments_mock_server::proxy",
+            seq = exchange.seq,
+            method = %exchange.request.method,
+            path = %exchange.request.path,
+            status = exchange.response.status,
+            verdict = verdict.as_str(),
+            findings = findings.len(),
+            "{} {} → {} {}",
+            exchange.request.method,
+            exchange.request.path,
+            exchange.response.status,
+            verdict.as_str()
+        );
+        if judge.recent.len() == CONSOLE_KEEPS {
+            judge.recent.pop_front();
+        }
+        judge.recent.push_back(Judged {
+            exchange: redacted,
+            verdict,
+            findings: findings.clone(),
+        });
+        (verdict, findings)
+    }
+
+    /// The running summary.
+    fn summary(&self) -> Summary {
+        self.lock().summary.clone()
+    }
+
+    /// Flushes the report and the recording.
+    fn flush(&self) {
+        let mut judge = self.lock();
+        if let Some(w) = judge.report.as_mut() {
+            let _ = w.flush();
+        }
+        if let Some(w) = judge.record.as_mut() {
+            let _ = w.flush();
+        }
+    }
+}
+
+fn write_line(writer: &mut BufWriter<File>, value: &impl serde::Serialize, what: &str) {
+    let written = serde_json::to_writer(&mut *writer, value)
+        .map_err(std::io::Error::other)
+        .and_then(|()| writer.write_all(b"\n"))
+        .and_then(|()| writer.flush());
+    if let Err(e) = written {
+        tracing::warn!(error = %e, "the {what} could not be written");
+    }
+}
+
+/// `GET /_proxy/report`: the running summary as an envelope.
+async fn report(
+    axum::extract::State(proxy): axum::extract::State<ProxyState>,
+) -> axum::response::Response {
+    crate::error::success(proxy.summary(), None)
+}
+
+/// The proxy's routes: `/api/` forwarded; `/_proxy/report`, the console
+/// under `/_mock/ui/` and nothing else its own.
+fn router(state: ProxyState) -> Router {
+    Router::new()
+        .route("/api/{*rest}", any(forward::forward))
+        .route("/api", any(forward::forward))
+        .route("/_proxy/report", get(report))
+        .merge(console::routes())
+        .fallback(|| async { ApiError::not_found() })
+        .with_state(state)
+}
+
+/// A running proxy on a loopback port (or a listener given to it).
+#[derive(Debug)]
+pub struct Proxy {
+    addr: SocketAddr,
+    state: ProxyState,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Proxy {
+    /// Starts a proxy on `127.0.0.1:0`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for a bad upstream or a report or recording file
+    /// that cannot be opened; [`Error::Bind`] when no port can be bound.
+    pub async fn start(config: ProxyConfig) -> Result<Self, Error> {
+        let listener =
+            std::net::TcpListener::bind("127.0.0.1:0").map_err(|source| Error::Bind {
+                addr: "127.0.0.1:0".to_owned(),
+                source,
+            })?;
+        Self::start_on(listener, config).await
+    }
+
+    /// Starts a proxy on `listener`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Proxy::start`].
+    pub async fn start_on(
+        listener: std::net::TcpListener,
+        config: ProxyConfig,
+    ) -> Result<Self, Error> {
+        let state = ProxyState::new(config)?;
+        let bind = |source| Error::Bind {
+            addr: "the given listener".to_owned(),
+            source,
+        };
+        listener.set_nonblocking(true).map_err(bind)?;
+        let addr = listener.local_addr().map_err(bind)?;
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(bind)?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(crate::http::server::run(
+            listener,
+            router(state.clone()),
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        tracing::info!(upstream = %state.config.shown_upstream(), "contract proxy in front of {}", state.config.shown_upstream());
+        Ok(Self {
+            addr,
+            state,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The running summary.
+    pub fn summary(&self) -> Summary {
+        self.state.summary()
+    }
+
+    /// The exchanges the console shows now, oldest first (secrets
+    /// replaced): at most the last 500.
+    pub fn exchanges(&self) -> Vec<(Exchange, Verdict, Vec<Finding>)> {
+        self.state
+            .lock()
+            .recent
+            .iter()
+            .map(|j| (j.exchange.clone(), j.verdict, j.findings.clone()))
+            .collect()
+    }
+
+    /// Stops accepting, lets exchanges in flight finish, flushes the report
+    /// and the recording, and returns the summary.
+    pub async fn shutdown(mut self) -> Summary {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+        self.state.flush();
+        self.state.summary()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.state.flush();
+    }
+}

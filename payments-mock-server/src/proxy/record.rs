@@ -1,0 +1,283 @@
+//! Recording (`--record`, CONTRACT section 16): each exchange whole, one
+//! JSON line, with secrets replaced before anything is written, and read
+//! back by `check` and `--seed-from`.
+//!
+//! Replaced: the values of `Authorization`, `Proxy-Authorization`,
+//! `Cookie` and `Set-Cookie`; `confirmationCode` anywhere in a JSON body
+//! (nested objects and JSON held in strings, such as `extraProperties`,
+//! included) or the query. `payerId` becomes a keyed token
+//! (`payer-` and 16 hex digits of HMAC-SHA-256): the same value always gives
+//! the same token within one recording, so exchanges still join, and the
+//! key is random per recording and never written. A body that is not JSON
+//! but mentions either field is replaced whole. The console shows
+//! exchanges through the same redactor.
+
+use hmac::{Hmac, KeyInit as _, Mac as _};
+use serde_json::Value;
+use sha2::Sha256;
+
+use super::exchange::{Exchange, Message};
+
+/// What a replaced secret reads as.
+pub const REDACTED: &str = "[redacted]";
+
+/// Headers whose values are secrets.
+const SECRET_HEADERS: [&str; 4] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+];
+
+/// Replaces the secrets of exchanges (one key per recording).
+pub struct Redactor {
+    key: [u8; 32],
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Redactor { key: [redacted] }")
+    }
+}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Redactor {
+    /// A redactor with a fresh random key.
+    pub fn new() -> Self {
+        let mut key = [0u8; 32];
+        rand::fill(&mut key);
+        Self { key }
+    }
+
+    /// The token of a payerId: keyed, so a list of likely payer ids cannot
+    /// be hashed to find which one it was.
+    pub fn token(&self, payer: &str) -> String {
+        let mut mac =
+            <Hmac<Sha256>>::new_from_slice(&self.key).expect("HMAC takes a key of any length");
+        mac.update(payer.as_bytes());
+        let digest = mac.finalize().into_bytes();
+        let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        format!("payer-{hex}")
+    }
+
+    /// `exchange` with every secret replaced.
+    pub fn exchange(&self, exchange: &Exchange) -> Exchange {
+        let mut out = exchange.clone();
+        self.message(&mut out.request);
+        self.message(&mut out.response);
+        out
+    }
+
+    fn message(&self, message: &mut Message) {
+        for (name, value) in &mut message.headers {
+            if SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s)) {
+                *value = REDACTED.to_owned();
+            }
+        }
+        if let Some(query) = &message.query {
+            message.query = Some(self.query(query));
+        }
+        if let Some(body) = &message.body {
+            message.body = Some(self.body(body));
+        }
+    }
+
+    fn query(&self, query: &str) -> String {
+        let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+            .map(|(k, v)| {
+                let v = match &*k {
+                    "confirmationCode" => REDACTED.to_owned(),
+                    "payerId" => self.token(&v),
+                    _ => v.into_owned(),
+                };
+                (k.into_owned(), v)
+            })
+            .collect();
+        if !pairs
+            .iter()
+            .any(|(k, _)| k == "confirmationCode" || k == "payerId")
+        {
+            return query.to_owned();
+        }
+        url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish()
+    }
+
+    /// A body with its secrets replaced: walked as JSON, or replaced whole
+    /// when it is not JSON and mentions a secret field.
+    pub fn body(&self, body: &str) -> String {
+        match serde_json::from_str::<Value>(body) {
+            Ok(mut value) => {
+                if self.walk(&mut value) {
+                    value.to_string()
+                } else {
+                    body.to_owned()
+                }
+            }
+            Err(_) if body.contains("confirmationCode") || body.contains("payerId") => {
+                "[redacted: a body that is not JSON names a secret field]".to_owned()
+            }
+            Err(_) => body.to_owned(),
+        }
+    }
+
+    /// Replaces secrets in `value`; whether anything changed.
+    fn walk(&self, value: &mut Value) -> bool {
+        match value {
+            Value::Object(map) => {
+                let mut changed = false;
+                for (key, inner) in map.iter_mut() {
+                    match (key.as_str(), &*inner) {
+                        ("confirmationCode", Value::Null) => {}
+                        ("confirmationCode", _) => {
+                            *inner = Value::String(REDACTED.to_owned());
+                            changed = true;
+                        }
+                        ("payerId", Value::String(payer)) => {
+                            *inner = Value::String(self.token(payer));
+                            changed = true;
+                        }
+                        ("payerId", Value::Null) => {}
+                        ("payerId", other) => {
+                            *inner = Value::String(self.token(&other.to_string()));
+                            changed = true;
+                        }
+                        _ => changed |= self.walk(inner),
+                    }
+                }
+                changed
+            }
+            Value::Array(items) => items.iter_mut().fold(false, |c, v| self.walk(v) | c),
+            // JSON held in a string (extraProperties): walked too.
+            Value::String(text)
+                if text.contains("confirmationCode") || text.contains("payerId") =>
+            {
+                match serde_json::from_str::<Value>(text) {
+                    Ok(mut inner) if inner.is_object() || inner.is_array() => {
+                        self.walk(&mut inner);
+                        *text = inner.to_string();
+                        true
+                    }
+                    _ => {
+                        *text = "[redacted: text that names a secret field]".to_owned();
+                        true
+                    }
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// One line of a recording that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    /// 1-based.
+    pub line: usize,
+    /// Why.
+    pub reason: String,
+}
+
+/// The exchanges of a recording, and its lines that are none.
+pub fn read(text: &str) -> (Vec<Exchange>, Vec<BadLine>) {
+    let mut exchanges = Vec::new();
+    let mut bad = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Exchange>(line) {
+            Ok(exchange) => exchanges.push(exchange),
+            Err(e) => {
+                let reason = e.to_string();
+                // A JSON error names a column, never repeats the line (which
+                // may hold what a hand edit put there).
+                bad.push(BadLine {
+                    line: n + 1,
+                    reason: format!("not a recorded exchange ({reason})"),
+                });
+            }
+        }
+    }
+    (exchanges, bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::proxy::rules::test_support::exchange;
+
+    #[test]
+    fn every_secret_is_replaced_and_payers_still_join() {
+        let redactor = Redactor::new();
+        let mut e = exchange(
+            "POST",
+            "/api/payments/confirm",
+            json!({
+                "transactionId": "t", "referenceNo": "R", "confirmationCode": "OTP-CANARY-1",
+                "nested": { "payerId": "PAYER-CANARY-2", "list": [{ "confirmationCode": 9 }] },
+                "extraProperties": "{\"confirmationCode\":\"OTP-CANARY-3\",\"payerId\":\"PAYER-CANARY-2\"}",
+            }),
+            200,
+            json!({ "data": { "payerId": "PAYER-CANARY-2" } }),
+        );
+        e.request.headers = vec![
+            ("Authorization".to_owned(), "Bearer KEY-CANARY-4".to_owned()),
+            ("cookie".to_owned(), "s=COOKIE-CANARY-5".to_owned()),
+        ];
+        e.request.query =
+            Some("payerId=PAYER-CANARY-2&confirmationCode=OTP-CANARY-6&x=1".to_owned());
+        e.response
+            .headers
+            .push(("Set-Cookie".to_owned(), "s=COOKIE-CANARY-7".to_owned()));
+        let redacted = redactor.exchange(&e);
+        let text = serde_json::to_string(&redacted).expect("serializes");
+        assert!(!text.contains("CANARY"), "{text}");
+        let token = redactor.token("PAYER-CANARY-2");
+        assert_eq!(
+            text.matches(&token).count(),
+            4,
+            "the same token everywhere: {text}"
+        );
+        assert_ne!(
+            Redactor::new().token("PAYER-CANARY-2"),
+            token,
+            "a key per recording"
+        );
+        assert!(!format!("{redactor:?}").contains(&format!("{:?}", redactor.key)));
+        assert!(
+            redacted
+                .request
+                .query
+                .as_deref()
+                .is_some_and(|q| q.contains("x=1"))
+        );
+        assert_eq!(
+            redactor.body("confirmationCode=OTP-CANARY"),
+            "[redacted: a body that is not JSON names a secret field]"
+        );
+        assert_eq!(
+            redactor.body("{\"a\":1}"),
+            "{\"a\":1}",
+            "untouched when nothing is secret"
+        );
+    }
+
+    #[test]
+    fn a_recording_reads_back_with_its_broken_lines_numbered() {
+        let e = exchange("GET", "/api/payments/x/status", json!(null), 404, json!({}));
+        let line = serde_json::to_string(&e).expect("serializes");
+        let text = format!("{line}\n{{broken\n\n{line}\nnot json at all\n");
+        let (exchanges, bad) = read(&text);
+        assert_eq!(exchanges.len(), 2);
+        assert_eq!(bad.iter().map(|b| b.line).collect::<Vec<_>>(), [2, 5]);
+    }
+}

@@ -1,0 +1,457 @@
+//! The rules that span requests, over what passed through before
+//! ([`Memory`]): the amount's units, the two status reads agreeing, a
+//! status going backwards, a second confirm, a reference answered twice.
+
+use rust_decimal::Decimal;
+use serde_json::{Map, Value};
+
+use super::data::status_of;
+use super::{Hits, Level, Rule};
+use crate::proxy::exchange::{Endpoint, Parsed};
+use crate::proxy::memory::{Memory, Snapshot};
+
+/// The transaction a success `data` is about.
+fn transaction_of(data: &Map<String, Value>) -> Option<&str> {
+    data.get("transactionId")?.as_str()
+}
+
+/// A merchantId as a key: a UUID in its canonical spelling, else as sent.
+fn merchant_key(text: &str) -> String {
+    uuid::Uuid::parse_str(text).map_or_else(|_| text.to_owned(), |u| u.hyphenated().to_string())
+}
+
+/// The minor-unit exponent of an ISO 4217 code.
+fn exponent(currency: &str) -> Option<u32> {
+    iso_currency::Currency::from_code(currency)
+        .and_then(|c| c.exponent())
+        .map(u32::from)
+}
+
+pub(super) const AMOUNT_UNITS: Rule = Rule {
+    id: "amount.units",
+    level: Level::Violation,
+    text: "A confirm or status `amount` (decimal, major units) is not the initiated integer amount divided by 10^e of its currency (ISO 4217's minor-unit exponent), for a transaction initiated through this proxy.",
+    check: amount_units,
+};
+
+/// `amount.units`: major units are the initiated minor units over 10^e.
+fn amount_units(p: &Parsed<'_>, memory: &Memory) -> Hits {
+    if !(p.endpoint == Endpoint::Confirm || p.endpoint.is_status()) {
+        return Vec::new();
+    }
+    let Some(data) = p.success_data() else {
+        return Vec::new();
+    };
+    let Some(seen) = transaction_of(data).and_then(|id| memory.transaction(id)) else {
+        return Vec::new();
+    };
+    let (Some(minor), Some(currency)) = (seen.amount_minor, seen.currency.as_deref()) else {
+        return Vec::new();
+    };
+    let (Some(e), Some(Value::Number(answered))) = (exponent(currency), data.get("amount")) else {
+        return Vec::new();
+    };
+    let expected = Decimal::from_i128_with_scale(i128::from(minor), e);
+    let text = answered.to_string();
+    let answered_value = Decimal::from_str_exact(&text)
+        .or_else(|_| Decimal::from_scientific(&text))
+        .ok();
+    if answered_value == Some(expected) {
+        return Vec::new();
+    }
+    vec![(
+        Level::Violation,
+        format!(
+            "{} amount {text}: initiated as {minor} minor units of {currency}, which is {expected} in major units",
+            p.endpoint.name()
+        ),
+    )]
+}
+
+pub(super) const STATUS_AGREE: Rule = Rule {
+    id: "status.agree",
+    level: Level::Violation,
+    text: "Status by id and status by reference of one transaction disagree on `transactionId`, `referenceNo`, `amount`, `productCode` or `createdAt`.",
+    check: status_agree,
+};
+
+/// `status.agree`: both status reads describe one transaction alike.
+fn status_agree(p: &Parsed<'_>, memory: &Memory) -> Hits {
+    if !p.endpoint.is_status() {
+        return Vec::new();
+    }
+    let Some(data) = p.success_data() else {
+        return Vec::new();
+    };
+    let Some(seen) = transaction_of(data).and_then(|id| memory.transaction(id)) else {
+        return Vec::new();
+    };
+    let other = match p.endpoint {
+        Endpoint::StatusById(_) => seen.by_reference.as_ref(),
+        _ => seen.by_id.as_ref(),
+    };
+    let Some(other) = other else {
+        return Vec::new();
+    };
+    let now = Snapshot::of(data);
+    now.fields
+        .iter()
+        .zip(&other.fields)
+        .filter(|((_, a), (_, b))| a != b)
+        .map(|((name, a), (_, b))| {
+            (
+                Level::Violation,
+                format!("{name}: {a} on this status read, {b} on the other status endpoint"),
+            )
+        })
+        .collect()
+}
+
+/// How far along a status is, for `status.regressed`: a final status is
+/// never left; `CONFIRMED` never goes back to before it.
+fn regressed(before: &str, now: &str) -> bool {
+    match before {
+        "SUCCESSFUL" | "FAILED" => now != before,
+        "CONFIRMED" => matches!(now, "PENDING" | "INITIATED"),
+        _ => false,
+    }
+}
+
+pub(super) const STATUS_REGRESSED: Rule = Rule {
+    id: "status.regressed",
+    level: Level::Violation,
+    text: "A transaction seen `SUCCESSFUL` or `FAILED` is later seen in any other status, or one seen `CONFIRMED` later seen `PENDING` or `INITIATED`.",
+    check: status_regressed,
+};
+
+/// `status.regressed`: statuses only move forward.
+fn status_regressed(p: &Parsed<'_>, memory: &Memory) -> Hits {
+    let Some(data) = p.success_data() else {
+        return Vec::new();
+    };
+    let (Some(id), Some(now)) = (transaction_of(data), status_of(Some(data))) else {
+        return Vec::new();
+    };
+    let Some(before) = memory
+        .transaction(id)
+        .and_then(|s| s.last_status.as_deref())
+    else {
+        return Vec::new();
+    };
+    if regressed(before, now) {
+        vec![(
+            Level::Violation,
+            format!("transaction {id} was {before}, now {now}"),
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+pub(super) const CONFIRM_TWICE: Rule = Rule {
+    id: "confirm.twice",
+    level: Level::Violation,
+    text: "A confirm of a transaction already confirmed through this proxy is answered 200 (the document's section 3, rule 1: confirming a confirmed transaction is rejected with HTTP 400).",
+    check: confirm_twice,
+};
+
+/// `confirm.twice`: a second confirm is refused.
+fn confirm_twice(p: &Parsed<'_>, memory: &Memory) -> Hits {
+    if p.endpoint != Endpoint::Confirm || p.success_data().is_none() {
+        return Vec::new();
+    }
+    let Some(id) = p.request_text("transactionId") else {
+        return Vec::new();
+    };
+    if memory.transaction(id).is_some_and(|s| s.confirmed) {
+        vec![(
+            Level::Violation,
+            format!(
+                "transaction {id} was confirmed before through this proxy, and confirmed again with 200"
+            ),
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+pub(super) const INITIATE_DUPLICATE: Rule = Rule {
+    id: "initiate.duplicate",
+    level: Level::Violation,
+    text: "An initiate of a `merchantId` + `referenceNo` already answered 200 through this proxy is answered 200 again with another `transactionId` (the document's section 8: referenceNo is unique within a merchant). Answered 200 with the same `transactionId` it is `undocumented`: an idempotent replay the document does not show.",
+    check: initiate_duplicate,
+};
+
+/// `initiate.duplicate`: a reference makes one transaction.
+fn initiate_duplicate(p: &Parsed<'_>, memory: &Memory) -> Hits {
+    if p.endpoint != Endpoint::Initiate {
+        return Vec::new();
+    }
+    let Some(id) = p.success_data().and_then(transaction_of) else {
+        return Vec::new();
+    };
+    let (Some(merchant), Some(reference)) =
+        (p.request_text("merchantId"), p.request_text("referenceNo"))
+    else {
+        return Vec::new();
+    };
+    match memory.initiated(&merchant_key(merchant), reference) {
+        Some(earlier) if earlier != id => vec![(
+            Level::Violation,
+            format!(
+                "referenceNo {reference} was answered with transaction {earlier} before; now with {id}"
+            ),
+        )],
+        Some(_) => vec![(
+            Level::Undocumented,
+            format!(
+                "referenceNo {reference} initiated again: answered 200 with the same transaction {id}"
+            ),
+        )],
+        None => Vec::new(),
+    }
+}
+
+/// Remembers what an exchange's answer showed.
+pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
+    let Some(data) = p.success_data() else {
+        return;
+    };
+    let Some(id) = transaction_of(data).map(str::to_owned).or_else(|| {
+        (p.endpoint == Endpoint::Confirm)
+            .then(|| p.request_text("transactionId").map(str::to_owned))
+            .flatten()
+    }) else {
+        return;
+    };
+    let status = status_of(Some(data)).map(str::to_owned);
+    match &p.endpoint {
+        Endpoint::Initiate => {
+            let merchant = p.request_text("merchantId").map(merchant_key);
+            let reference = p.request_text("referenceNo").map(str::to_owned);
+            let amount = p
+                .request
+                .as_ref()
+                .and_then(|r| r.get("amount"))
+                .and_then(Value::as_u64);
+            let currency = match p.request.as_ref().and_then(|r| r.get("currencyCode")) {
+                Some(Value::String(c)) => Some(c.clone()),
+                None | Some(Value::Null) => Some("MYR".to_owned()),
+                Some(_) => None,
+            };
+            if let (Some(m), Some(r)) = (&merchant, &reference)
+                && memory.initiated(m, r).is_none()
+            {
+                memory.remember_reference(m, r, &id);
+            }
+            let seen = memory.seen(&id);
+            if seen.amount_minor.is_none() {
+                seen.amount_minor = amount;
+                seen.currency = currency;
+                seen.merchant = merchant;
+                seen.reference_no = reference;
+            }
+            seen.last_status = status;
+        }
+        Endpoint::Confirm => {
+            let seen = memory.seen(&id);
+            seen.confirmed = true;
+            seen.last_status = status;
+        }
+        Endpoint::StatusById(_) => {
+            let seen = memory.seen(&id);
+            seen.by_id = Some(Snapshot::of(data));
+            seen.last_status = status;
+        }
+        Endpoint::StatusByReference(_) => {
+            let seen = memory.seen(&id);
+            seen.by_reference = Some(Snapshot::of(data));
+            seen.last_status = status;
+        }
+        Endpoint::Other => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::proxy::rules::test_support::{
+        confirm_data, exchange, found, initiate_body, initiate_data, ok, status_data,
+    };
+
+    const INITIATE: &str = "/api/payments/initiate";
+    const CONFIRM: &str = "/api/payments/confirm";
+    const BY_ID: &str = "/api/payments/t1/status";
+    const BY_REF: &str = "/api/payments/reference/R/status";
+
+    fn initiated(amount: u64) -> crate::proxy::exchange::Exchange {
+        exchange(
+            "POST",
+            INITIATE,
+            initiate_body("R", amount),
+            200,
+            ok(initiate_data("t1", "R", amount)),
+        )
+    }
+
+    fn status(path: &str, status: &str, amount: &str) -> crate::proxy::exchange::Exchange {
+        exchange(
+            "GET",
+            path,
+            json!(null),
+            200,
+            ok(status_data("t1", "R", status, amount)),
+        )
+    }
+
+    #[test]
+    fn amount_units() {
+        assert!(
+            found(
+                "amount.units",
+                &[initiated(1050), status(BY_ID, "INITIATED", "10.50")]
+            )
+            .is_empty()
+        );
+        assert!(
+            found(
+                "amount.units",
+                &[initiated(1050), status(BY_ID, "INITIATED", "10.5")]
+            )
+            .is_empty(),
+            "numerically equal"
+        );
+        let minor = found(
+            "amount.units",
+            &[initiated(1050), status(BY_ID, "INITIATED", "1050")],
+        );
+        assert_eq!(minor.len(), 1);
+        assert!(minor[0].message.contains("10.50"), "{minor:?}");
+        let confirm = exchange(
+            "POST",
+            CONFIRM,
+            json!({"transactionId": "t1", "referenceNo": "R"}),
+            200,
+            ok(confirm_data("t1", "R", "SUCCESSFUL", "105.0")),
+        );
+        assert_eq!(found("amount.units", &[initiated(1050), confirm]).len(), 1);
+        assert!(
+            found("amount.units", &[status(BY_ID, "INITIATED", "1050")]).is_empty(),
+            "never initiated here: nothing to compare"
+        );
+    }
+
+    #[test]
+    fn status_agree() {
+        assert!(
+            found(
+                "status.agree",
+                &[
+                    status(BY_ID, "INITIATED", "10.50"),
+                    status(BY_REF, "INITIATED", "10.50")
+                ]
+            )
+            .is_empty()
+        );
+        let hits = found(
+            "status.agree",
+            &[
+                status(BY_ID, "INITIATED", "10.50"),
+                status(BY_REF, "INITIATED", "11.50"),
+            ],
+        );
+        assert_eq!(hits.len(), 1);
+        assert!(hits[0].message.starts_with("amount"), "{hits:?}");
+    }
+
+    #[test]
+    fn status_regressed() {
+        assert_eq!(
+            found(
+                "status.regressed",
+                &[
+                    status(BY_ID, "SUCCESSFUL", "1"),
+                    status(BY_ID, "CONFIRMED", "1")
+                ]
+            )
+            .len(),
+            1
+        );
+        assert_eq!(
+            found(
+                "status.regressed",
+                &[
+                    status(BY_ID, "CONFIRMED", "1"),
+                    status(BY_REF, "INITIATED", "1")
+                ]
+            )
+            .len(),
+            1
+        );
+        assert!(
+            found(
+                "status.regressed",
+                &[
+                    status(BY_ID, "CONFIRMED", "1"),
+                    status(BY_ID, "SUCCESSFUL", "1")
+                ]
+            )
+            .is_empty()
+        );
+        assert!(
+            found(
+                "status.regressed",
+                &[
+                    status(BY_ID, "PENDING", "1"),
+                    status(BY_ID, "INITIATED", "1")
+                ]
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn confirm_twice() {
+        let confirm = || {
+            exchange(
+                "POST",
+                CONFIRM,
+                json!({"transactionId": "t1", "referenceNo": "R"}),
+                200,
+                ok(confirm_data("t1", "R", "SUCCESSFUL", "10.50")),
+            )
+        };
+        assert!(found("confirm.twice", &[initiated(1050), confirm()]).is_empty());
+        assert_eq!(
+            found("confirm.twice", &[initiated(1050), confirm(), confirm()]).len(),
+            1
+        );
+        let refused = exchange(
+            "POST",
+            CONFIRM,
+            json!({"transactionId": "t1", "referenceNo": "R"}),
+            400,
+            json!({"isSuccess": false, "errorCode": "X", "message": "m", "data": null}),
+        );
+        assert!(found("confirm.twice", &[initiated(1050), confirm(), refused]).is_empty());
+    }
+
+    #[test]
+    fn initiate_duplicate() {
+        let other = exchange(
+            "POST",
+            INITIATE,
+            initiate_body("R", 1050),
+            200,
+            ok(initiate_data("t2", "R", 1050)),
+        );
+        let hits = found("initiate.duplicate", &[initiated(1050), other]);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].level, crate::proxy::rules::Level::Violation);
+        let replay = found("initiate.duplicate", &[initiated(1050), initiated(1050)]);
+        assert_eq!(replay.len(), 1);
+        assert_eq!(replay[0].level, crate::proxy::rules::Level::Undocumented);
+        assert!(found("initiate.duplicate", &[initiated(1050)]).is_empty());
+    }
+}

@@ -1,0 +1,429 @@
+//! The `data` of each endpoint's success (interface sections 2.3, 2.5,
+//! 2.6): every field there and of its type, nothing unlisted, the
+//! initiate's echo of the request, and the statuses the document shows.
+
+use serde_json::{Map, Value};
+
+use super::{Hits, Level, Rule};
+use crate::proxy::exchange::{Endpoint, Parsed};
+use crate::proxy::memory::Memory;
+
+/// What a `data` field holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    /// A string, null, or left out (the client reads a missing optional
+    /// field as null; the document does not say which it sends).
+    OptionalText,
+    Integer,
+    /// A JSON number (major units).
+    Decimal,
+    /// An ISO 8601 timestamp.
+    Time,
+    OptionalTime,
+}
+
+const INITIATE: [(&str, Kind); 8] = [
+    ("transactionId", Kind::Text),
+    ("referenceNo", Kind::Text),
+    ("status", Kind::Text),
+    ("amount", Kind::Integer),
+    ("currencyCode", Kind::Text),
+    ("productCode", Kind::Text),
+    ("createdAt", Kind::Time),
+    ("extraProperties", Kind::OptionalText),
+];
+
+const CONFIRM: [(&str, Kind); 8] = [
+    ("transactionId", Kind::Text),
+    ("referenceNo", Kind::Text),
+    ("status", Kind::Text),
+    ("amount", Kind::Decimal),
+    ("providerReference", Kind::OptionalText),
+    ("confirmedAt", Kind::Time),
+    ("errorMessage", Kind::OptionalText),
+    ("extraProperties", Kind::OptionalText),
+];
+
+const STATUS: [(&str, Kind); 10] = [
+    ("transactionId", Kind::Text),
+    ("referenceNo", Kind::Text),
+    ("status", Kind::Text),
+    ("amount", Kind::Decimal),
+    ("productCode", Kind::Text),
+    ("createdAt", Kind::Time),
+    ("lastModifiedAt", Kind::OptionalTime),
+    ("providerReference", Kind::OptionalText),
+    ("message", Kind::OptionalText),
+    ("extraProperties", Kind::OptionalText),
+];
+
+/// The statuses the document shows (section 3).
+pub(crate) const DOCUMENTED_STATUSES: [&str; 5] =
+    ["PENDING", "INITIATED", "CONFIRMED", "SUCCESSFUL", "FAILED"];
+
+fn fields_of(endpoint: &Endpoint) -> &'static [(&'static str, Kind)] {
+    match endpoint {
+        Endpoint::Initiate => &INITIATE,
+        Endpoint::Confirm => &CONFIRM,
+        Endpoint::StatusById(_) | Endpoint::StatusByReference(_) => &STATUS,
+        Endpoint::Other => &[],
+    }
+}
+
+/// Whether `text` is an ISO 8601 date and time: RFC 3339 (any offset, any
+/// fraction digits) or a local date-time without an offset.
+pub(crate) fn is_iso8601(text: &str) -> bool {
+    chrono::DateTime::parse_from_rfc3339(text).is_ok()
+        || chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f").is_ok()
+}
+
+fn problem(name: &str, kind: Kind, value: Option<&Value>) -> Option<String> {
+    let text = value.and_then(Value::as_str);
+    match (kind, value) {
+        (Kind::OptionalText | Kind::OptionalTime, None | Some(Value::Null)) => None,
+        (_, None) => Some(format!("{name} is missing")),
+        (Kind::Text | Kind::OptionalText, Some(Value::String(_))) => None,
+        (Kind::Text, _) => Some(format!("{name} is not a string")),
+        (Kind::OptionalText, _) => Some(format!("{name} is neither a string nor null")),
+        (Kind::Integer, Some(Value::Number(n))) if n.as_u64().is_some() || n.as_i64().is_some() => {
+            None
+        }
+        (Kind::Integer, _) => Some(format!("{name} is not an integer")),
+        (Kind::Decimal, Some(Value::Number(_))) => None,
+        (Kind::Decimal, _) => Some(format!("{name} is not a number (a decimal in major units)")),
+        (Kind::Time | Kind::OptionalTime, Some(Value::String(_)))
+            if text.is_some_and(is_iso8601) =>
+        {
+            None
+        }
+        (Kind::Time | Kind::OptionalTime, Some(Value::String(t))) => {
+            Some(format!("{name} {t:?} is not an ISO 8601 timestamp"))
+        }
+        (Kind::Time | Kind::OptionalTime, _) => Some(format!("{name} is not a timestamp string")),
+    }
+}
+
+pub(super) const FIELDS: Rule = Rule {
+    id: "data.fields",
+    level: Level::Violation,
+    text: "A field of the endpoint's `data` (sections 2.3, 2.5, 2.6) missing or of the wrong type, or a timestamp not ISO 8601. `currencyCode` in a status `data` is not a violation but `data.extra`.",
+    check: data_fields,
+};
+
+/// `data.fields`: the success `data` has the document's fields and types.
+fn data_fields(p: &Parsed<'_>, _: &Memory) -> Hits {
+    let Some(data) = p.success_data() else {
+        return Vec::new();
+    };
+    fields_of(&p.endpoint)
+        .iter()
+        .filter_map(|(name, kind)| problem(name, *kind, data.get(*name)))
+        .map(|m| (Level::Violation, format!("{}: {m}", p.endpoint.name())))
+        .collect()
+}
+
+pub(super) const EXTRA: Rule = Rule {
+    id: "data.extra",
+    level: Level::Undocumented,
+    text: "A `data` field the document does not show for that endpoint.",
+    check: data_extra,
+};
+
+/// `data.extra`: fields beyond the document's table.
+fn data_extra(p: &Parsed<'_>, _: &Memory) -> Hits {
+    let Some(data) = p.success_data() else {
+        return Vec::new();
+    };
+    let known = fields_of(&p.endpoint);
+    data.keys()
+        .filter(|k| !known.iter().any(|(name, _)| name == k))
+        .map(|k| {
+            (
+                Level::Undocumented,
+                format!(
+                    "{} data has {k}, which the document does not show",
+                    p.endpoint.name()
+                ),
+            )
+        })
+        .collect()
+}
+
+pub(super) const ECHO: Rule = Rule {
+    id: "data.echo",
+    level: Level::Violation,
+    text: "Initiate's `data` does not echo the request's `referenceNo`, `amount`, `productCode`, or `currencyCode` (`MYR` when the request left it out).",
+    check: data_echo,
+};
+
+/// `data.echo`: the initiate answer repeats what was asked.
+fn data_echo(p: &Parsed<'_>, _: &Memory) -> Hits {
+    if p.endpoint != Endpoint::Initiate {
+        return Vec::new();
+    }
+    let (Some(data), Some(request)) = (p.success_data(), p.request.as_ref()) else {
+        return Vec::new();
+    };
+    let mut hits = Vec::new();
+    for name in ["referenceNo", "amount", "productCode"] {
+        if let (Some(asked), Some(answered)) = (request.get(name), data.get(name))
+            && !same(asked, answered)
+        {
+            hits.push((
+                Level::Violation,
+                format!("initiate asked {name} {asked}, data answers {answered}"),
+            ));
+        }
+    }
+    let asked = match request.get("currencyCode") {
+        None | Some(Value::Null) => Value::String("MYR".to_owned()),
+        Some(v) => v.clone(),
+    };
+    if let Some(answered) = data.get("currencyCode")
+        && !same(&asked, answered)
+    {
+        hits.push((
+            Level::Violation,
+            format!("initiate asked currencyCode {asked}, data answers {answered}"),
+        ));
+    }
+    hits
+}
+
+/// Equal JSON values, numbers by their exact value (`150` and `150.0`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let parse = |n: &serde_json::Number| {
+                rust_decimal::Decimal::from_str_exact(&n.to_string())
+                    .or_else(|_| rust_decimal::Decimal::from_scientific(&n.to_string()))
+                    .ok()
+            };
+            match (parse(x), parse(y)) {
+                (Some(x), Some(y)) => x == y,
+                _ => x == y,
+            }
+        }
+        _ => a == b,
+    }
+}
+
+pub(super) const STATUS_UNDOCUMENTED: Rule = Rule {
+    id: "status.undocumented",
+    level: Level::Undocumented,
+    text: "A `status` value other than the five the document shows (`PENDING`, `INITIATED`, `CONFIRMED`, `SUCCESSFUL`, `FAILED`).",
+    check: status_undocumented,
+};
+
+/// `status.undocumented`: a state beyond section 3's five.
+fn status_undocumented(p: &Parsed<'_>, _: &Memory) -> Hits {
+    match status_of(p.success_data()) {
+        Some(status) if !DOCUMENTED_STATUSES.contains(&status) => vec![(
+            Level::Undocumented,
+            format!("status {status} is not one of the five the document shows"),
+        )],
+        _ => Vec::new(),
+    }
+}
+
+/// The `status` of a `data`.
+pub(crate) fn status_of(data: Option<&Map<String, Value>>) -> Option<&str> {
+    data?.get("status")?.as_str()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::proxy::rules::test_support::{
+        confirm_data, exchange, found, initiate_body, initiate_data, ok, status_data,
+    };
+
+    const STATUS: &str = "/api/payments/t1/status";
+
+    #[test]
+    fn data_fields() {
+        let good = status_data("t1", "R", "SUCCESSFUL", "10.50");
+        assert!(
+            found(
+                "data.fields",
+                &[exchange("GET", STATUS, json!(null), 200, ok(good.clone()))]
+            )
+            .is_empty()
+        );
+        let mut bad = good.clone();
+        bad["amount"] = json!("10.50");
+        bad["createdAt"] = json!("yesterday");
+        bad.as_object_mut().expect("object").remove("productCode");
+        let hits = found(
+            "data.fields",
+            &[exchange("GET", STATUS, json!(null), 200, ok(bad))],
+        );
+        assert_eq!(hits.len(), 3, "{hits:?}");
+        let mut nullable = good;
+        nullable.as_object_mut().expect("object").remove("message");
+        assert!(
+            found(
+                "data.fields",
+                &[exchange("GET", STATUS, json!(null), 200, ok(nullable))]
+            )
+            .is_empty()
+        );
+        let mut minor = initiate_data("t1", "R", 1050);
+        minor["amount"] = json!(10.5);
+        assert_eq!(
+            found(
+                "data.fields",
+                &[exchange(
+                    "POST",
+                    "/api/payments/initiate",
+                    initiate_body("R", 1050),
+                    200,
+                    ok(minor)
+                )]
+            )
+            .len(),
+            1
+        );
+        let mut confirmed = confirm_data("t1", "R", "SUCCESSFUL", "10.50");
+        confirmed["confirmedAt"] = json!("2026-11-22 08:15");
+        assert_eq!(
+            found(
+                "data.fields",
+                &[exchange(
+                    "POST",
+                    "/api/payments/confirm",
+                    json!(null),
+                    200,
+                    ok(confirmed)
+                )]
+            )
+            .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn data_extra() {
+        let mut with_currency = status_data("t1", "R", "SUCCESSFUL", "10.50");
+        with_currency["currencyCode"] = json!("MYR");
+        let hits = found(
+            "data.extra",
+            &[exchange("GET", STATUS, json!(null), 200, ok(with_currency))],
+        );
+        assert_eq!(hits.len(), 1);
+        assert!(hits[0].message.contains("currencyCode"));
+        assert!(found("data.fields", &[]).is_empty());
+        assert!(
+            found(
+                "data.extra",
+                &[exchange(
+                    "GET",
+                    STATUS,
+                    json!(null),
+                    200,
+                    ok(status_data("t1", "R", "FAILED", "1"))
+                )]
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn data_echo() {
+        let path = "/api/payments/initiate";
+        assert!(
+            found(
+                "data.echo",
+                &[exchange(
+                    "POST",
+                    path,
+                    initiate_body("R", 1050),
+                    200,
+                    ok(initiate_data("t", "R", 1050))
+                )]
+            )
+            .is_empty()
+        );
+        let mut major = initiate_data("t", "R", 1050);
+        major["amount"] = json!(10.5);
+        major["referenceNo"] = json!("r");
+        assert_eq!(
+            found(
+                "data.echo",
+                &[exchange(
+                    "POST",
+                    path,
+                    initiate_body("R", 1050),
+                    200,
+                    ok(major)
+                )]
+            )
+            .len(),
+            2
+        );
+        let mut usd = initiate_data("t", "R", 1050);
+        usd["currencyCode"] = json!("USD");
+        assert_eq!(
+            found(
+                "data.echo",
+                &[exchange(
+                    "POST",
+                    path,
+                    initiate_body("R", 1050),
+                    200,
+                    ok(usd)
+                )]
+            )
+            .len(),
+            1,
+            "MYR when the request names none"
+        );
+    }
+
+    #[test]
+    fn status_undocumented() {
+        assert_eq!(
+            found(
+                "status.undocumented",
+                &[exchange(
+                    "GET",
+                    STATUS,
+                    json!(null),
+                    200,
+                    ok(status_data("t1", "R", "EXPIRED", "1"))
+                )]
+            )
+            .len(),
+            1
+        );
+        assert!(
+            found(
+                "status.undocumented",
+                &[exchange(
+                    "GET",
+                    STATUS,
+                    json!(null),
+                    200,
+                    ok(status_data("t1", "R", "PENDING", "1"))
+                )]
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn timestamps_are_iso_8601() {
+        for good in [
+            "2026-11-22T08:15:30Z",
+            "2026-11-22T08:15:30.123456789+08:00",
+            "2026-11-22T08:15:30",
+        ] {
+            assert!(super::is_iso8601(good), "{good}");
+        }
+        for bad in ["2026-11-22", "22/11/2026 08:15", "", "1795000000"] {
+            assert!(!super::is_iso8601(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! The envelope (interface section 2.1), the HTTP status each answer may
+//! have (sections 4 and 7), and the codes and statuses the document does
+//! not list.
+
+use serde_json::Value;
+
+use super::{Hits, Level, Rule};
+use crate::proxy::exchange::{Endpoint, Parsed};
+use crate::proxy::memory::Memory;
+
+/// The error codes of the document's section 7.
+pub(crate) const DOCUMENTED_CODES: [&str; 5] = [
+    "VALIDATION_ERROR",
+    "INVALID_TRANSACTION_ID",
+    "INVALID_REFERENCE_NO",
+    "TRANSACTION_NOT_FOUND",
+    "INTERNAL_ERROR",
+];
+
+/// The HTTP statuses the document lists for an endpoint (section 4).
+fn documented_statuses(endpoint: &Endpoint) -> &'static [u16] {
+    match endpoint {
+        Endpoint::Initiate | Endpoint::Confirm => &[200, 400, 500],
+        Endpoint::StatusById(_) | Endpoint::StatusByReference(_) => &[200, 400, 404, 500],
+        Endpoint::Other => &[],
+    }
+}
+
+pub(super) const SHAPE: Rule = Rule {
+    id: "envelope.shape",
+    level: Level::Violation,
+    text: "The body is not the envelope of section 2.1: not JSON, not an object, or a field missing or of the wrong type (`isSuccess` a boolean; `errorCode` and `message` a string or null; `data` an object or null).",
+    check: envelope_shape,
+};
+
+/// `envelope.shape`: the body is the document's envelope.
+fn envelope_shape(p: &Parsed<'_>, _: &Memory) -> Hits {
+    let Some(envelope) = p.envelope() else {
+        let what = if p.response.is_some() {
+            "the body is JSON but not an object"
+        } else if p
+            .exchange
+            .response
+            .body
+            .as_deref()
+            .is_none_or(str::is_empty)
+        {
+            "the body is empty"
+        } else {
+            "the body is not JSON"
+        };
+        return vec![(
+            Level::Violation,
+            format!("{what} (HTTP {}), not the envelope", p.status()),
+        )];
+    };
+    let mut problems = Vec::new();
+    match envelope.is_success {
+        None => problems.push("isSuccess is missing".to_owned()),
+        Some(Value::Bool(_)) => {}
+        Some(_) => problems.push("isSuccess is not a boolean".to_owned()),
+    }
+    for (name, value) in [
+        ("errorCode", envelope.error_code),
+        ("message", envelope.message),
+    ] {
+        match value {
+            None => problems.push(format!("{name} is missing")),
+            Some(Value::String(_) | Value::Null) => {}
+            Some(_) => problems.push(format!("{name} is neither a string nor null")),
+        }
+    }
+    match envelope.data {
+        None => problems.push("data is missing".to_owned()),
+        Some(Value::Object(_) | Value::Null) => {}
+        Some(_) => problems.push("data is neither an object nor null".to_owned()),
+    }
+    problems
+        .into_iter()
+        .map(|m| (Level::Violation, m))
+        .collect()
+}
+
+pub(super) const CONSISTENCY: Rule = Rule {
+    id: "envelope.consistency",
+    level: Level::Violation,
+    text: "`isSuccess` true with an `errorCode` or with `data` null; `isSuccess` false with `data` not null, or without `errorCode` or `message`.",
+    check: envelope_consistency,
+};
+
+/// `envelope.consistency`: success and failure envelopes as section 2.1
+/// and section 7 describe them.
+fn envelope_consistency(p: &Parsed<'_>, _: &Memory) -> Hits {
+    let Some(envelope) = p.envelope() else {
+        return Vec::new();
+    };
+    let is_null = |v: Option<&Value>| v.is_none_or(Value::is_null);
+    let mut problems = Vec::new();
+    match envelope.success() {
+        Some(true) => {
+            if !is_null(envelope.error_code) {
+                problems.push("isSuccess is true but errorCode is set");
+            }
+            if is_null(envelope.data) {
+                problems.push("isSuccess is true but data is null");
+            }
+        }
+        Some(false) => {
+            if !is_null(envelope.data) {
+                problems.push("isSuccess is false but data is not null");
+            }
+            if is_null(envelope.error_code) {
+                problems.push("isSuccess is false without an errorCode");
+            }
+            if is_null(envelope.message) {
+                problems.push("isSuccess is false without a message");
+            }
+        }
+        None => {}
+    }
+    problems
+        .into_iter()
+        .map(|m| (Level::Violation, m.to_owned()))
+        .collect()
+}
+
+pub(super) const HTTP_STATUS: Rule = Rule {
+    id: "http.status",
+    level: Level::Violation,
+    text: "The HTTP status disagrees with the document for that endpoint and `errorCode`: a success not 200; the status endpoints' `TRANSACTION_NOT_FOUND` not 404; confirm's `TRANSACTION_NOT_FOUND` not 400; `VALIDATION_ERROR`, `INVALID_TRANSACTION_ID`, `INVALID_REFERENCE_NO` not 400; `INTERNAL_ERROR` not 500.",
+    check: http_status,
+};
+
+/// `http.status`: the status the document gives each answer.
+fn http_status(p: &Parsed<'_>, _: &Memory) -> Hits {
+    let Some(envelope) = p.envelope() else {
+        return Vec::new();
+    };
+    let status = p.status();
+    let expected = match (envelope.success(), envelope.code()) {
+        (Some(true), _) => Some((200, "a success".to_owned())),
+        (_, Some("TRANSACTION_NOT_FOUND")) if p.endpoint.is_status() => {
+            Some((404, "TRANSACTION_NOT_FOUND on a status read".to_owned()))
+        }
+        (_, Some("TRANSACTION_NOT_FOUND")) if p.endpoint == Endpoint::Confirm => {
+            Some((400, "TRANSACTION_NOT_FOUND on confirm".to_owned()))
+        }
+        (
+            _,
+            Some(code @ ("VALIDATION_ERROR" | "INVALID_TRANSACTION_ID" | "INVALID_REFERENCE_NO")),
+        ) => Some((400, code.to_owned())),
+        (_, Some("INTERNAL_ERROR")) => Some((500, "INTERNAL_ERROR".to_owned())),
+        _ => None,
+    };
+    match expected {
+        Some((want, what)) if want != status => vec![(
+            Level::Violation,
+            format!("{what} answered HTTP {status}; the document says {want}"),
+        )],
+        _ => Vec::new(),
+    }
+}
+
+pub(super) const CODE_UNDOCUMENTED: Rule = Rule {
+    id: "code.undocumented",
+    level: Level::Undocumented,
+    text: "An `errorCode` that the document's section 7 does not list.",
+    check: code_undocumented,
+};
+
+/// `code.undocumented`: an error code beyond section 7.
+fn code_undocumented(p: &Parsed<'_>, _: &Memory) -> Hits {
+    match p.envelope().and_then(|e| e.code()) {
+        Some(code) if !DOCUMENTED_CODES.contains(&code) => vec![(
+            Level::Undocumented,
+            format!("errorCode {code} is not in the document's section 7"),
+        )],
+        _ => Vec::new(),
+    }
+}
+
+pub(super) const HTTP_UNDOCUMENTED: Rule = Rule {
+    id: "http.undocumented",
+    level: Level::Undocumented,
+    text: "An HTTP status the document does not list for that endpoint (401, 403, 409, 429, …).",
+    check: http_undocumented,
+};
+
+/// `http.undocumented`: a status section 4 does not list for the endpoint.
+fn http_undocumented(p: &Parsed<'_>, _: &Memory) -> Hits {
+    let status = p.status();
+    if documented_statuses(&p.endpoint).contains(&status) {
+        Vec::new()
+    } else {
+        vec![(
+            Level::Undocumented,
+            format!(
+                "HTTP {status} is not among the statuses the document lists for {} ({:?})",
+                p.endpoint.name(),
+                documented_statuses(&p.endpoint)
+            ),
+        )]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::proxy::rules::test_support::{exchange, failure, found, ok};
+
+    const STATUS: &str = "/api/payments/abc/status";
+
+    #[test]
+    fn envelope_shape() {
+        let trips = |body: serde_json::Value| {
+            found(
+                "envelope.shape",
+                &[exchange("GET", STATUS, json!(null), 502, body)],
+            )
+        };
+        assert_eq!(trips(json!("<html>Bad gateway</html>")).len(), 1);
+        assert_eq!(trips(json!(null)).len(), 1, "empty");
+        assert!(
+            trips(json!([1]))
+                .first()
+                .is_some_and(|f| f.message.contains("not an object"))
+        );
+        let missing = trips(json!({ "isSuccess": "yes", "data": 5 }));
+        assert_eq!(missing.len(), 4, "{missing:?}");
+        assert!(trips(failure("INTERNAL_ERROR")).is_empty());
+    }
+
+    #[test]
+    fn envelope_consistency() {
+        let trips = |body| {
+            found(
+                "envelope.consistency",
+                &[exchange("GET", STATUS, json!(null), 200, body)],
+            )
+        };
+        assert_eq!(
+            trips(json!({ "isSuccess": true, "errorCode": "X", "message": null, "data": null }))
+                .len(),
+            2
+        );
+        assert_eq!(
+            trips(json!({ "isSuccess": false, "errorCode": null, "message": null, "data": {} }))
+                .len(),
+            3
+        );
+        assert!(trips(ok(json!({}))).is_empty());
+        assert!(trips(failure("TRANSACTION_NOT_FOUND")).is_empty());
+    }
+
+    #[test]
+    fn http_status() {
+        let trips = |method, path, status, body| {
+            found(
+                "http.status",
+                &[exchange(method, path, json!(null), status, body)],
+            )
+        };
+        assert_eq!(
+            trips("GET", STATUS, 400, failure("TRANSACTION_NOT_FOUND")).len(),
+            1
+        );
+        assert!(trips("GET", STATUS, 404, failure("TRANSACTION_NOT_FOUND")).is_empty());
+        assert_eq!(
+            trips(
+                "POST",
+                "/api/payments/confirm",
+                404,
+                failure("TRANSACTION_NOT_FOUND")
+            )
+            .len(),
+            1
+        );
+        assert!(
+            trips(
+                "POST",
+                "/api/payments/confirm",
+                400,
+                failure("TRANSACTION_NOT_FOUND")
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            trips(
+                "POST",
+                "/api/payments/initiate",
+                422,
+                failure("VALIDATION_ERROR")
+            )
+            .len(),
+            1
+        );
+        assert_eq!(trips("GET", STATUS, 201, ok(json!({}))).len(), 1);
+        assert_eq!(
+            trips("GET", STATUS, 503, failure("INTERNAL_ERROR")).len(),
+            1
+        );
+        assert!(
+            trips("GET", STATUS, 409, failure("SOMETHING_ELSE")).is_empty(),
+            "not this rule's"
+        );
+    }
+
+    #[test]
+    fn code_and_http_undocumented() {
+        let code = found(
+            "code.undocumented",
+            &[exchange(
+                "POST",
+                "/api/payments/initiate",
+                json!(null),
+                400,
+                failure("DUPLICATE_REFERENCE_NO"),
+            )],
+        );
+        assert_eq!(code.len(), 1);
+        assert!(code[0].message.contains("DUPLICATE_REFERENCE_NO"));
+        assert!(
+            found(
+                "code.undocumented",
+                &[exchange(
+                    "GET",
+                    STATUS,
+                    json!(null),
+                    404,
+                    failure("TRANSACTION_NOT_FOUND")
+                )]
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            found(
+                "http.undocumented",
+                &[exchange(
+                    "GET",
+                    STATUS,
+                    json!(null),
+                    429,
+                    failure("RATE_LIMITED")
+                )]
+            )
+            .len(),
+            1
+        );
+        assert!(
+            found(
+                "http.undocumented",
+                &[exchange(
+                    "GET",
+                    STATUS,
+                    json!(null),
+                    404,
+                    failure("TRANSACTION_NOT_FOUND")
+                )]
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            found(
+                "http.undocumented",
+                &[exchange(
+                    "POST",
+                    "/api/payments/confirm",
+                    json!(null),
+                    404,
+                    failure("X")
+                )]
+            )
+            .len(),
+            1
+        );
+    }
+}

@@ -1,0 +1,232 @@
+//! What the application sent: a request the document rules out is the
+//! caller's finding (`client`), and a service that accepts it anyway
+//! breaks the document (`initiate.accepted-invalid`).
+
+use serde_json::{Map, Value};
+
+use super::{Hits, Level, Rule};
+use crate::proxy::exchange::{Endpoint, Parsed};
+use crate::proxy::memory::Memory;
+
+/// The fields the document's request tables mark required (2.2, 2.4).
+const INITIATE_REQUIRED: [&str; 5] = [
+    "merchantId",
+    "referenceNo",
+    "amount",
+    "productCode",
+    "storeId",
+];
+const CONFIRM_REQUIRED: [&str; 2] = ["transactionId", "referenceNo"];
+
+/// Why the document rules out an initiate body: a required field missing
+/// (absent or null), `amount` not an integer greater than 0. Field names
+/// only, never values.
+fn initiate_ruled_out(body: &Map<String, Value>) -> Vec<String> {
+    let mut problems: Vec<String> = INITIATE_REQUIRED
+        .iter()
+        .filter(|f| body.get(**f).is_none_or(Value::is_null))
+        .map(|f| format!("{f} is missing"))
+        .collect();
+    if let Some(amount) = body.get("amount").filter(|a| !a.is_null()) {
+        let positive = amount.as_u64().is_some_and(|a| a > 0);
+        if !positive {
+            problems.push("amount is not an integer greater than 0".to_owned());
+        }
+    }
+    problems
+}
+
+pub(super) const ACCEPTED_INVALID: Rule = Rule {
+    id: "initiate.accepted-invalid",
+    level: Level::Violation,
+    text: "An initiate the document rules out (a required field missing, `amount` not an integer greater than 0) is answered 200.",
+    check: accepted_invalid,
+};
+
+/// `initiate.accepted-invalid`: a request the document rules out is not
+/// accepted.
+fn accepted_invalid(p: &Parsed<'_>, _: &Memory) -> Hits {
+    if p.endpoint != Endpoint::Initiate || p.status() != 200 {
+        return Vec::new();
+    }
+    let problems = match &p.request {
+        Some(body) => initiate_ruled_out(body),
+        None => vec!["the body is not a JSON object".to_owned()],
+    };
+    problems
+        .into_iter()
+        .map(|m| {
+            (
+                Level::Violation,
+                format!("initiate answered 200 although {m}"),
+            )
+        })
+        .collect()
+}
+
+pub(super) const INVALID: Rule = Rule {
+    id: "request.invalid",
+    level: Level::Client,
+    text: "The application's request breaks the document: a required field missing, `amount` not an integer greater than 0, `merchantId` not a UUID, a body that is not JSON.",
+    check: request_invalid,
+};
+
+/// `request.invalid`: the application's own mistakes.
+fn request_invalid(p: &Parsed<'_>, _: &Memory) -> Hits {
+    let problems = match (&p.endpoint, &p.request) {
+        (Endpoint::Initiate | Endpoint::Confirm, None) => {
+            vec!["the request body is not a JSON object".to_owned()]
+        }
+        (Endpoint::Initiate, Some(body)) => {
+            let mut problems = initiate_ruled_out(body);
+            if let Some(Value::String(m)) = body.get("merchantId")
+                && uuid::Uuid::parse_str(m).is_err()
+            {
+                problems.push("merchantId is not a UUID".to_owned());
+            } else if body
+                .get("merchantId")
+                .is_some_and(|m| !m.is_string() && !m.is_null())
+            {
+                problems.push("merchantId is not a UUID".to_owned());
+            }
+            problems
+        }
+        (Endpoint::Confirm, Some(body)) => CONFIRM_REQUIRED
+            .iter()
+            .filter(|f| body.get(**f).is_none_or(Value::is_null))
+            .map(|f| format!("{f} is missing"))
+            .collect(),
+        _ => Vec::new(),
+    };
+    problems
+        .into_iter()
+        .map(|m| (Level::Client, format!("{}: {m}", p.endpoint.name())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::proxy::rules::test_support::{
+        exchange, failure, found, initiate_body, initiate_data, ok,
+    };
+
+    const INITIATE: &str = "/api/payments/initiate";
+
+    #[test]
+    fn accepted_invalid() {
+        let zero = json!({"merchantId": "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60", "referenceNo": "R", "amount": 0, "productCode": "P"});
+        let hits = found(
+            "initiate.accepted-invalid",
+            &[exchange(
+                "POST",
+                INITIATE,
+                zero.clone(),
+                200,
+                ok(initiate_data("t", "R", 0)),
+            )],
+        );
+        assert_eq!(hits.len(), 2, "storeId missing, amount 0: {hits:?}");
+        assert!(
+            found(
+                "initiate.accepted-invalid",
+                &[exchange(
+                    "POST",
+                    INITIATE,
+                    zero,
+                    400,
+                    failure("VALIDATION_ERROR")
+                )]
+            )
+            .is_empty()
+        );
+        assert!(
+            found(
+                "initiate.accepted-invalid",
+                &[exchange(
+                    "POST",
+                    INITIATE,
+                    initiate_body("R", 5),
+                    200,
+                    ok(initiate_data("t", "R", 5))
+                )]
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn request_invalid() {
+        let hits = found(
+            "request.invalid",
+            &[exchange(
+                "POST",
+                INITIATE,
+                json!({"merchantId": "nope", "amount": 1.5}),
+                400,
+                failure("VALIDATION_ERROR"),
+            )],
+        );
+        let messages: Vec<&str> = hits.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(messages.len(), 5, "{messages:?}");
+        assert!(
+            messages.iter().all(|m| !m.contains("nope")),
+            "never the values"
+        );
+        assert_eq!(
+            found(
+                "request.invalid",
+                &[exchange(
+                    "POST",
+                    INITIATE,
+                    json!("{not json"),
+                    400,
+                    failure("VALIDATION_ERROR")
+                )]
+            )
+            .len(),
+            1
+        );
+        assert_eq!(
+            found(
+                "request.invalid",
+                &[exchange(
+                    "POST",
+                    "/api/payments/confirm",
+                    json!({"referenceNo": null}),
+                    400,
+                    failure("VALIDATION_ERROR")
+                )]
+            )
+            .len(),
+            2
+        );
+        assert!(
+            found(
+                "request.invalid",
+                &[exchange(
+                    "POST",
+                    INITIATE,
+                    initiate_body("R", 5),
+                    200,
+                    ok(initiate_data("t", "R", 5))
+                )]
+            )
+            .is_empty()
+        );
+        assert!(
+            found(
+                "request.invalid",
+                &[exchange(
+                    "GET",
+                    "/api/payments/x/status",
+                    json!(null),
+                    404,
+                    failure("TRANSACTION_NOT_FOUND")
+                )]
+            )
+            .is_empty()
+        );
+    }
+}

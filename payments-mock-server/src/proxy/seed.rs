@@ -1,0 +1,283 @@
+//! `payments-mock-server --seed-from FILE`: a mock that starts with the
+//! transactions a proxy recording shows, each in the last state the
+//! recording saw, found by id and by reference, so a situation met on
+//! staging can be replayed locally.
+//!
+//! A transaction is placed only when the recording shows its initiate
+//! answered 200 (the fields come from that request, the id and creation
+//! time from that answer); one seen only through confirms or status reads
+//! is counted, never guessed. Its last state is the latest answer about it:
+//! `SUCCESSFUL` and `FAILED` as they were (with `providerReference`,
+//! `errorMessage` and `extraProperties`), `CONFIRMED` kept confirmed (it
+//! never settles by itself), `EXPIRED` expired, and `PENDING` / `INITIATED`
+//! confirmable, expiring `expiry` after the mock starts.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::exchange::{Endpoint, Exchange, Parsed};
+use super::record;
+use crate::domain::catalog::InitialState;
+use crate::domain::transaction::{ConfirmResult, Confirmation, Fields, RareFields, Record};
+use crate::store::{InsertRefusal, Store, StoreError};
+
+/// What seeding placed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Seeded {
+    /// Transactions stored.
+    pub placed: usize,
+    /// Transactions the recording shows but cannot place: no initiate
+    /// seen, an id that is not a UUID, a reference already held.
+    pub unplaced: usize,
+    /// Lines of the recording that are no exchange.
+    pub bad_lines: usize,
+}
+
+/// An initiate answered 200: its request body, its `data`, when.
+type Initiated = (Map<String, Value>, Map<String, Value>, DateTime<Utc>);
+
+/// What the recording shows of one transaction.
+#[derive(Debug, Default)]
+struct Story {
+    initiate: Option<Initiated>,
+    /// The latest success `data` about it, and when.
+    last: Option<(Map<String, Value>, DateTime<Utc>)>,
+}
+
+fn time(value: Option<&Value>) -> Option<DateTime<Utc>> {
+    let text = value?.as_str()?;
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .ok()
+        .or_else(|| {
+            chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
+                .ok()
+                .map(|t| t.and_utc())
+        })
+}
+
+fn text(map: &Map<String, Value>, field: &str) -> Option<String> {
+    match map.get(field)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+fn stories(exchanges: &[Exchange]) -> BTreeMap<String, Story> {
+    let mut stories: BTreeMap<String, Story> = BTreeMap::new();
+    for exchange in exchanges {
+        let parsed = Parsed::of(exchange);
+        let Some(data) = parsed.success_data() else {
+            continue;
+        };
+        let Some(id) = data.get("transactionId").and_then(Value::as_str) else {
+            continue;
+        };
+        let story = stories.entry(id.to_owned()).or_default();
+        if parsed.endpoint == Endpoint::Initiate
+            && story.initiate.is_none()
+            && let Some(request) = &parsed.request
+        {
+            story.initiate = Some((request.clone(), data.clone(), exchange.time));
+        }
+        if parsed.endpoint != Endpoint::Other {
+            story.last = Some((data.clone(), exchange.time));
+        }
+    }
+    stories
+}
+
+/// The record of a story, or `None` when it cannot be placed.
+fn record_of(id: &str, story: &Story, now: DateTime<Utc>, expiry: Duration) -> Option<Record> {
+    let (request, answer, at) = story.initiate.as_ref()?;
+    let id = Uuid::parse_str(id).ok()?;
+    let merchant_id = Uuid::parse_str(request.get("merchantId")?.as_str()?).ok()?;
+    let currency = text(request, "currencyCode").unwrap_or_else(|| "MYR".to_owned());
+    let exponent = iso_currency::Currency::from_code(&currency)
+        .and_then(|c| c.exponent())
+        .unwrap_or(2);
+    let extra = match request.get("extraProperties") {
+        Some(Value::Object(o)) => Some(Value::Object(o.clone()).to_string()),
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let boxed = |s: Option<String>| s.map(String::into_boxed_str);
+    let rare = RareFields {
+        description: boxed(text(request, "description")),
+        device_id: boxed(text(request, "deviceId")),
+        return_url: boxed(text(request, "returnUrl")),
+        extra_properties: boxed(extra),
+    };
+    let fields = Fields {
+        merchant_id,
+        reference_no: text(request, "referenceNo")?.into_boxed_str(),
+        amount_minor: request.get("amount")?.as_u64()?,
+        currency_code: currency.into(),
+        currency_exponent: exponent,
+        product_code: text(request, "productCode")?.into(),
+        quantity: request
+            .get("quantity")
+            .and_then(Value::as_u64)
+            .and_then(|q| u32::try_from(q).ok()),
+        country_code: text(request, "countryCode").map(Into::into),
+        store_id: text(request, "storeId").unwrap_or_default().into(),
+        payer_id: boxed(text(request, "payerId")),
+        rare: (rare != RareFields::default()).then(|| Box::new(rare)),
+    };
+    let created_at = time(answer.get("createdAt")).unwrap_or(*at);
+    let initial = match answer.get("status").and_then(Value::as_str) {
+        Some("PENDING") => InitialState::Pending,
+        _ => InitialState::Initiated,
+    };
+    let (last, last_at) = story.last.as_ref()?;
+    let status = last
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("INITIATED");
+    let changed_at = time(last.get("lastModifiedAt"))
+        .or_else(|| time(last.get("confirmedAt")))
+        .unwrap_or(*last_at);
+    let confirmation = |result| {
+        Some(Box::new(Confirmation {
+            confirmed_at: time(last.get("confirmedAt")).unwrap_or(changed_at),
+            result,
+            provider_reference: text(last, "providerReference"),
+            extra_properties: text(last, "extraProperties"),
+        }))
+    };
+    let (expires_at, confirmation) = match status {
+        "SUCCESSFUL" => (changed_at, confirmation(ConfirmResult::Successful)),
+        "FAILED" => (
+            changed_at,
+            confirmation(ConfirmResult::Failed {
+                error_message: text(last, "errorMessage")
+                    .or_else(|| text(last, "message"))
+                    .unwrap_or_else(|| "failed upstream".to_owned()),
+            }),
+        ),
+        "CONFIRMED" => (
+            changed_at,
+            confirmation(ConfirmResult::Settling {
+                settles_at: DateTime::<Utc>::MAX_UTC,
+            }),
+        ),
+        "EXPIRED" => (changed_at, None),
+        _ => (crate::domain::clock::add(now, expiry), None),
+    };
+    Some(Record {
+        id,
+        fields,
+        initial,
+        created_at,
+        expires_at,
+        confirmation,
+    })
+}
+
+/// Seeds `store` from the recording `text`.
+///
+/// # Errors
+///
+/// [`StoreError`] when the store fails.
+pub async fn seed_from(
+    store: &impl Store,
+    text: &str,
+    expiry: Duration,
+) -> Result<Seeded, StoreError> {
+    let (exchanges, bad) = record::read(text);
+    let now = store.now().await?;
+    let mut seeded = Seeded {
+        bad_lines: bad.len(),
+        ..Seeded::default()
+    };
+    for (id, story) in stories(&exchanges) {
+        match record_of(&id, &story, now, expiry) {
+            Some(record) => match store.seed(record).await? {
+                Ok(()) => seeded.placed += 1,
+                Err(InsertRefusal::Duplicate(_) | InsertRefusal::Full) => seeded.unplaced += 1,
+            },
+            None => seeded.unplaced += 1,
+        }
+    }
+    Ok(seeded)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::proxy::rules::test_support::{
+        confirm_data, exchange, initiate_body, initiate_data, ok, status_data,
+    };
+    use crate::store::{MemoryStore, Status};
+
+    const ID: &str = "01a2f000-0000-7000-8000-000000000001";
+
+    fn recording(lines: &[Exchange]) -> String {
+        lines
+            .iter()
+            .map(|e| serde_json::to_string(e).expect("serializes"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[tokio::test]
+    async fn each_transaction_in_its_last_state_and_the_unplaceable_counted() {
+        let store = MemoryStore::new("seed");
+        let text = recording(&[
+            exchange(
+                "POST",
+                "/api/payments/initiate",
+                initiate_body("R1", 1050),
+                200,
+                ok(initiate_data(ID, "R1", 1050)),
+            ),
+            exchange(
+                "POST",
+                "/api/payments/confirm",
+                json!({"transactionId": ID, "referenceNo": "R1"}),
+                200,
+                ok(confirm_data(ID, "R1", "SUCCESSFUL", "10.50")),
+            ),
+            exchange(
+                "GET",
+                "/api/payments/other/status",
+                json!(null),
+                200,
+                ok(status_data(
+                    "01a2f000-0000-7000-8000-000000000002",
+                    "R2",
+                    "PENDING",
+                    "1",
+                )),
+            ),
+        ]);
+        let seeded = seed_from(&store, &format!("{text}\nbroken"), Duration::from_secs(900))
+            .await
+            .expect("seeds");
+        assert_eq!(
+            seeded,
+            Seeded {
+                placed: 1,
+                unplaced: 1,
+                bad_lines: 1
+            }
+        );
+        let now = store.now().await.expect("now");
+        let stored = store
+            .with_reference("R1", None, |r| {
+                (r.id.to_string(), r.view(now).status, r.fields.amount_minor)
+            })
+            .await
+            .expect("answers")
+            .expect("found by reference");
+        assert_eq!(stored, (ID.to_owned(), Status::Successful, 1050));
+    }
+}
