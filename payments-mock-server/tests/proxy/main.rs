@@ -1,0 +1,17 @@
+//! The contract proxy (issue 24, CONTRACT section 16): a deliberately
+//! deviant upstream scripted by each test, pass-through fidelity, the
+//! verified fake (this project's mock behind the proxy while the client's
+//! and the CLI's scenarios run), the binary's subcommands, and secrets.
+
+// A scripted upstream: an axum app whose answers each test sets.
+mod upstream;
+// At least one scripted deviation for every rule id, each reported.
+mod deviant;
+// Bytes, headers, sizes, failures and timeouts passed through unchanged.
+mod passthrough;
+// The mock behind the proxy: hundreds of correct exchanges, no violation.
+mod verified_fake;
+// `proxy` and `check` as processes, `--seed-from`, bad input.
+mod binary;
+// Canary secrets never reach the recording, report, console, log or errors.
+mod secrets;
