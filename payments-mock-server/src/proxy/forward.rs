@@ -154,9 +154,22 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         }
     };
     let url = proxy.upstream_url(&path, query.as_deref());
-    let mut forwarded = reqwest::Request::new(parts.method.clone(), url);
-    *forwarded.headers_mut() = end_to_end(&parts.headers);
-    *forwarded.body_mut() = Some(upstream_body);
+    let headers = end_to_end(&parts.headers);
+    let has_authorization = headers.contains_key(header::AUTHORIZATION);
+    let mut builder = proxy
+        .client
+        .request(parts.method.clone(), url)
+        .headers(headers)
+        .body(upstream_body);
+    if let (Some(c), false) = (&proxy.credentials, has_authorization) {
+        builder = builder.basic_auth(&c.user, c.password.as_deref());
+    }
+    let forwarded = match builder.build() {
+        Ok(request) => request,
+        Err(e) => {
+            return proxy.own_answer(seq, time, started, request_message, failure_reason(&e));
+        }
+    };
     let timeout = proxy.config.upstream_timeout;
     let sent = tokio::time::timeout(timeout, proxy.client.execute(forwarded)).await;
     let upstream = match sent {

@@ -146,6 +146,18 @@ impl ProxyConfig {
     }
 }
 
+/// The user and password of `--upstream`.
+pub(crate) struct Credentials {
+    pub user: String,
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credentials { [redacted] }")
+    }
+}
+
 /// One judged exchange, as the console shows it (secrets replaced).
 #[derive(Debug, Clone)]
 pub(crate) struct Judged {
@@ -173,6 +185,12 @@ pub(crate) struct ProxyState {
 #[derive(Debug)]
 pub(crate) struct Inner {
     config: ProxyConfig,
+    /// The upstream without the user and password of `--upstream` (never
+    /// handed to the HTTP client, whose debug log prints URLs).
+    upstream: url::Url,
+    /// Basic credentials from `--upstream`, sent when a request has no
+    /// `Authorization` of its own.
+    credentials: Option<Credentials>,
     client: reqwest::Client,
     seq: AtomicU64,
     redactor: Redactor,
@@ -210,6 +228,21 @@ impl ProxyState {
             .pool_max_idle_per_host(256)
             .build()
             .map_err(|e| Error::Config(format!("cannot set up the upstream client: {e}")))?;
+        let mut upstream = config.upstream.clone();
+        let credentials =
+            (!upstream.username().is_empty() || upstream.password().is_some()).then(|| {
+                let decode = |s: &str| {
+                    percent_encoding::percent_decode_str(s)
+                        .decode_utf8_lossy()
+                        .into_owned()
+                };
+                Credentials {
+                    user: decode(upstream.username()),
+                    password: upstream.password().map(decode),
+                }
+            });
+        let _ = upstream.set_username("");
+        let _ = upstream.set_password(None);
         let report = config
             .report
             .as_ref()
@@ -223,6 +256,8 @@ impl ProxyState {
         Ok(Self {
             inner: Arc::new(Inner {
                 config,
+                upstream,
+                credentials,
                 client,
                 seq: AtomicU64::new(0),
                 redactor: Redactor::new(),
@@ -248,7 +283,7 @@ impl ProxyState {
     /// The upstream URL of a request path and query: the upstream's own
     /// path prefix kept.
     fn upstream_url(&self, path: &str, query: Option<&str>) -> url::Url {
-        let mut url = self.config.upstream.clone();
+        let mut url = self.upstream.clone();
         let prefix = url.path().trim_end_matches('/').to_owned();
         url.set_path(&format!("{prefix}{path}"));
         url.set_query(query);

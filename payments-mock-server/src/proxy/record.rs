@@ -65,12 +65,107 @@ impl Redactor {
         format!("payer-{hex}")
     }
 
-    /// `exchange` with every secret replaced.
+    /// `exchange` with every secret replaced: by where it stands (the
+    /// headers, fields and parameters above), then wherever else the same
+    /// value appears in the exchange (an answer that echoes the key or the
+    /// code in a message, a path that holds a payer id).
     pub fn exchange(&self, exchange: &Exchange) -> Exchange {
+        let secrets = self.secrets_of(&exchange.request);
         let mut out = exchange.clone();
         self.message(&mut out.request);
         self.message(&mut out.response);
+        if !secrets.is_empty() {
+            for message in [&mut out.request, &mut out.response] {
+                let scrub = |text: &mut String| {
+                    for (secret, shown) in &secrets {
+                        if text.contains(secret.as_str()) {
+                            *text = text.replace(secret.as_str(), shown);
+                        }
+                    }
+                };
+                scrub(&mut message.path);
+                if let Some(q) = message.query.as_mut() {
+                    scrub(q);
+                }
+                for (_, value) in &mut message.headers {
+                    scrub(value);
+                }
+                if let Some(body) = message.body.as_mut() {
+                    scrub(body);
+                }
+            }
+        }
         out
+    }
+
+    /// The secret values a request carries, each with what replaces it,
+    /// longest first (so a value inside another is not half replaced).
+    /// Values under 4 characters are left to the structural replacement:
+    /// replacing them everywhere would hit unrelated text.
+    fn secrets_of(&self, request: &Message) -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = Vec::new();
+        let mut add = |value: &str, shown: String| {
+            let value = value.trim();
+            if value.chars().count() >= 4 && !found.iter().any(|(v, _)| v == value) {
+                found.push((value.to_owned(), shown));
+            }
+        };
+        for (name, value) in &request.headers {
+            if SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s)) {
+                add(value, REDACTED.to_owned());
+                if let Some((_, credential)) = value.split_once(' ') {
+                    add(credential, REDACTED.to_owned());
+                }
+                for cookie in value.split(';') {
+                    if let Some((_, v)) = cookie.split_once('=') {
+                        add(v, REDACTED.to_owned());
+                    }
+                }
+            }
+        }
+        let from_json = |text: &str, add: &mut dyn FnMut(&str, String)| {
+            fn walk(value: &Value, redactor: &Redactor, add: &mut dyn FnMut(&str, String)) {
+                match value {
+                    Value::Object(map) => {
+                        for (k, v) in map {
+                            match (k.as_str(), v) {
+                                ("confirmationCode", Value::String(s)) => {
+                                    add(s, REDACTED.to_owned())
+                                }
+                                ("payerId", Value::String(s)) => add(s, redactor.token(s)),
+                                (_, Value::String(s))
+                                    if s.contains("confirmationCode") || s.contains("payerId") =>
+                                {
+                                    if let Ok(inner) = serde_json::from_str::<Value>(s) {
+                                        walk(&inner, redactor, add);
+                                    }
+                                }
+                                _ => walk(v, redactor, add),
+                            }
+                        }
+                    }
+                    Value::Array(items) => items.iter().for_each(|v| walk(v, redactor, add)),
+                    _ => {}
+                }
+            }
+            if let Ok(value) = serde_json::from_str::<Value>(text) {
+                walk(&value, self, add);
+            }
+        };
+        if let Some(body) = &request.body {
+            from_json(body, &mut add);
+        }
+        if let Some(query) = &request.query {
+            for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
+                match &*k {
+                    "confirmationCode" => add(&v, REDACTED.to_owned()),
+                    "payerId" => add(&v, self.token(&v)),
+                    _ => {}
+                }
+            }
+        }
+        found.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        found
     }
 
     fn message(&self, message: &mut Message) {

@@ -1,0 +1,326 @@
+//! `payments-mock-server proxy` and `check` as processes (COMMANDS.md):
+//! the banner, the summary on stderr at SIGTERM and the exit code; `check`
+//! on a recording made by `proxy`, broken lines, files that are no
+//! recording; `--seed-from`; a malformed `--upstream`.
+
+use std::io::BufRead as _;
+use std::process::{Child, Command, Stdio};
+
+use payments_mock_server::MockServer;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
+const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
+
+/// A process started with `args`, its banner read: the child and base URL.
+fn spawn(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env_remove("PAYMENTS_MOCK_STORE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("a banner");
+    let base = line
+        .trim_end()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("banner {line:?}"))
+        .to_owned();
+    (child, base)
+}
+
+/// SIGTERM, then the exit code and stderr.
+fn stop(child: Child) -> (Option<i32>, String) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let output = child.wait_with_output().expect("exits");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Runs to its end: exit code, stdout, stderr.
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let output = Command::new(BIN)
+        .args(args)
+        .env_remove("PAYMENTS_MOCK_STORE")
+        .output()
+        .expect("runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+async fn post(base: &str, path: &str, body: &Value) -> Value {
+    reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .json(body)
+        .send()
+        .await
+        .expect("answered")
+        .json()
+        .await
+        .unwrap_or(Value::Null)
+}
+
+fn topup(reference: &str) -> Value {
+    json!({
+        "merchantId": MERCHANT, "referenceNo": reference, "amount": 1050,
+        "productCode": "TOPUP", "storeId": "S1", "payerId": "60123456789",
+    })
+}
+
+/// An upstream that answers every request with an HTML 502.
+async fn broken_upstream() -> String {
+    let app = axum::Router::new().fallback(|| async {
+        (
+            axum::http::StatusCode::BAD_GATEWAY,
+            [("content-type", "text/html")],
+            "<html><body>Bad gateway</body></html>",
+        )
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_run_exits_0_and_a_violation_exits_1_with_the_summary_on_stderr() {
+    let mock = MockServer::start().await;
+    let (proxy, base) = spawn(&["proxy", "--upstream", &mock.base_url(), "--port", "0"]);
+    let answer = post(&base, "/api/payments/initiate", &topup("BIN-1")).await;
+    assert_eq!(answer["isSuccess"], true);
+    let (code, stderr) = stop(proxy);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("contract check: 1 exchanges (initiate 1)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no finding"), "{stderr}");
+
+    let upstream = broken_upstream().await;
+    let (proxy, base) = spawn(&["proxy", "--upstream", &upstream, "--port", "0"]);
+    let reply = reqwest::get(format!("{base}/api/payments/x/status"))
+        .await
+        .expect("answered");
+    assert_eq!(reply.status(), 502);
+    assert_eq!(reply.headers()["x-contract-verdict"], "violation");
+    assert_eq!(
+        reply.text().await.expect("a body"),
+        "<html><body>Bad gateway</body></html>"
+    );
+    let (code, stderr) = stop(proxy);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("envelope.shape"), "{stderr}");
+    assert!(stderr.contains("violations 1"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strict_fails_on_undocumented_and_check_repeats_the_recorded_run() {
+    let mock = MockServer::start().await;
+    let dir = tempfile::tempdir().expect("a directory");
+    let record = dir.path().join("run.jsonl");
+    let report = dir.path().join("report.jsonl");
+    let (proxy, base) = spawn(&[
+        "proxy",
+        "--upstream",
+        &mock.base_url(),
+        "--port",
+        "0",
+        "--strict",
+        "--record",
+        &record.display().to_string(),
+        "--report",
+        &report.display().to_string(),
+    ]);
+    post(&base, "/api/payments/initiate", &topup("BIN-2")).await;
+    let duplicate = post(&base, "/api/payments/initiate", &topup("BIN-2")).await;
+    assert_eq!(duplicate["errorCode"], "DUPLICATE_REFERENCE_NO");
+    let (code, stderr) = stop(proxy);
+    assert_eq!(code, Some(1), "--strict: {stderr}");
+    assert!(stderr.contains("code.undocumented"), "{stderr}");
+    let report_lines: Vec<Value> = std::fs::read_to_string(&report)
+        .expect("a report")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON lines"))
+        .collect();
+    assert_eq!(report_lines.len(), 2);
+    assert_eq!(report_lines[1]["verdict"], "undocumented");
+    assert_eq!(report_lines[1]["findings"][0]["rule"], "code.undocumented");
+
+    let file = record.display().to_string();
+    let (code, stdout, _) = run(&["check", &file]);
+    assert_eq!(code, Some(0), "without --strict: {stdout}");
+    assert!(
+        stdout.contains("contract check: 2 exchanges (initiate 2)"),
+        "{stdout}"
+    );
+    let (code, _, _) = run(&["check", &file, "--strict"]);
+    assert_eq!(code, Some(1));
+    let (code, stdout, _) = run(&["check", &file, "--output", "json"]);
+    assert_eq!(code, Some(0));
+    let summary: Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(summary["exchanges"], 2);
+    assert_eq!(
+        summary["rules"]["code.undocumented"]["levels"]["undocumented"],
+        1
+    );
+
+    // A broken line is named and the rest still checked.
+    let mut text = std::fs::read_to_string(&record).expect("read");
+    text.insert_str(0, "{this is not an exchange\n");
+    let broken = dir.path().join("broken.jsonl");
+    std::fs::write(&broken, text).expect("written");
+    let (code, stdout, stderr) = run(&["check", &broken.display().to_string()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("broken.jsonl:1: not a recorded exchange"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("2 exchanges"), "{stdout}");
+}
+
+#[test]
+fn files_that_are_no_recording_and_bad_upstreams_are_refused() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "hello\nworld\n").expect("written");
+    let (code, _, stderr) = run(&["check", &text.display().to_string()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("not a recording"), "{stderr}");
+    let array = dir.path().join("array.json");
+    std::fs::write(&array, "[{\"seq\":1},\n{\"seq\":2}]").expect("written");
+    let (code, _, stderr) = run(&["check", &array.display().to_string()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, _, stderr) = run(&["check", &dir.path().join("missing").display().to_string()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("cannot read"), "{stderr}");
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").expect("written");
+    assert_eq!(run(&["check", &empty.display().to_string()]).0, Some(2));
+
+    for (upstream, says) in [
+        ("ftp://user:hunter2@host/x", "http or https"),
+        ("not a url hunter2", "not a URL"),
+        ("https://user:hunter2@staging.example/?q=1", "no query"),
+        ("", "not a URL"),
+    ] {
+        let (code, _, stderr) = run(&["proxy", "--upstream", upstream, "--port", "0"]);
+        assert_eq!(code, Some(2), "{upstream}: {stderr}");
+        assert!(stderr.contains(says), "{upstream}: {stderr}");
+        assert!(!stderr.contains("hunter2"), "{stderr}");
+    }
+    let (code, _, stderr) = run(&[
+        "proxy",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--upstream-timeout",
+        "0s",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, _, _) = run(&["proxy"]);
+    assert_eq!(code, Some(2), "--upstream is required");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_seeds_a_mock_in_the_last_state_it_saw() {
+    let upstream = MockServer::start().await;
+    let dir = tempfile::tempdir().expect("a directory");
+    let record = dir.path().join("staging.jsonl");
+    let (proxy, base) = spawn(&[
+        "proxy",
+        "--upstream",
+        &upstream.base_url(),
+        "--port",
+        "0",
+        "--record",
+        &record.display().to_string(),
+    ]);
+    let paid = post(&base, "/api/payments/initiate", &topup("SEED-PAID")).await;
+    let paid_id = paid["data"]["transactionId"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    post(
+        &base,
+        "/api/payments/confirm",
+        &json!({ "transactionId": paid_id, "referenceNo": "SEED-PAID" }),
+    )
+    .await;
+    let open = post(&base, "/api/payments/initiate", &topup("SEED-OPEN")).await;
+    let open_id = open["data"]["transactionId"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    // Seen only by status: counted, never guessed.
+    let stranger = upstream.base_url();
+    let unseen = post(&stranger, "/api/payments/initiate", &topup("SEED-UNSEEN")).await;
+    let unseen_id = unseen["data"]["transactionId"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    reqwest::get(format!("{base}/api/payments/{unseen_id}/status"))
+        .await
+        .expect("answered");
+    assert_eq!(stop(proxy).0, Some(0));
+
+    let (mock, local) = spawn(&["--port", "0", "--seed-from", &record.display().to_string()]);
+    let by_id: Value = reqwest::get(format!("{local}/api/payments/{paid_id}/status"))
+        .await
+        .expect("answered")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(by_id["data"]["status"], "SUCCESSFUL");
+    assert_eq!(by_id["data"]["amount"].to_string(), "10.50");
+    let by_reference: Value =
+        reqwest::get(format!("{local}/api/payments/reference/SEED-OPEN/status"))
+            .await
+            .expect("answered")
+            .json()
+            .await
+            .expect("JSON");
+    assert_eq!(by_reference["data"]["transactionId"], open_id.as_str());
+    let confirmed = post(
+        &local,
+        "/api/payments/confirm",
+        &json!({ "transactionId": open_id, "referenceNo": "SEED-OPEN" }),
+    )
+    .await;
+    assert_eq!(
+        confirmed["data"]["status"], "SUCCESSFUL",
+        "replayed locally: {confirmed}"
+    );
+    let missing = reqwest::get(format!("{local}/api/payments/{unseen_id}/status"))
+        .await
+        .expect("answered");
+    assert_eq!(missing.status(), 404);
+    let (code, stderr) = stop(mock);
+    assert_eq!(code, Some(0));
+    assert!(
+        stderr.contains("seeded 2 transactions")
+            && stderr.contains("1 the recording shows could not be placed"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&[
+        "--port",
+        "0",
+        "--seed-from",
+        &dir.path().join("nope").display().to_string(),
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+}

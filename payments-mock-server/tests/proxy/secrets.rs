@@ -1,0 +1,194 @@
+//! Canary secrets in every place an exchange can carry one (the
+//! `Authorization`, `Cookie` and `Set-Cookie` headers, `confirmationCode`
+//! and `payerId` in bodies and the query, a password in the upstream URL):
+//! none reaches the recording, the report, the console, `/_proxy/report`,
+//! the log, the stderr summary or an error answer.
+
+use std::io::BufRead as _;
+use std::process::{Command, Stdio};
+
+use axum::http::HeaderMap;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
+const CANARIES: [&str; 6] = [
+    "KEY-CANARY",
+    "COOKIE-CANARY",
+    "SETCOOKIE-CANARY",
+    "OTP-CANARY",
+    "PAYER-CANARY",
+    "PASSWORD-CANARY",
+];
+
+/// An upstream that echoes the request body inside a confirm-shaped answer
+/// and sets a cookie: every secret the application sent comes back.
+async fn echoing_upstream() -> String {
+    let app = axum::Router::new().fallback(|headers: HeaderMap, body: String| async move {
+        let sent: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+        let echoed = json!({
+            "isSuccess": false, "errorCode": "VALIDATION_ERROR",
+            "message": format!("you sent {body} with {:?}", headers.get("authorization")),
+            "data": null, "echo": sent,
+        });
+        (
+            axum::http::StatusCode::BAD_REQUEST,
+            [
+                ("content-type", "application/json"),
+                ("set-cookie", "session=SETCOOKIE-CANARY; HttpOnly"),
+            ],
+            echoed.to_string(),
+        )
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://user:PASSWORD-CANARY@{addr}")
+}
+
+fn assert_clean(what: &str, text: &str) {
+    for canary in CANARIES {
+        assert!(!text.contains(canary), "{what} holds {canary}:\n{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_secret_reaches_the_recording_report_console_log_or_errors() {
+    let upstream = echoing_upstream().await;
+    let dir = tempfile::tempdir().expect("a directory");
+    let record = dir.path().join("record.jsonl");
+    let report = dir.path().join("report.jsonl");
+    let mut child = Command::new(BIN)
+        .args([
+            "proxy",
+            "--upstream",
+            &upstream,
+            "--port",
+            "0",
+            "--record",
+            &record.display().to_string(),
+            "--report",
+            &report.display().to_string(),
+        ])
+        .env("RUST_LOG", "debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("a banner");
+    let base = line
+        .trim_end()
+        .strip_prefix("listening on ")
+        .expect("a banner")
+        .to_owned();
+    let http = reqwest::Client::new();
+    let body = json!({
+        "transactionId": "t-1", "referenceNo": "R-1", "confirmationCode": "OTP-CANARY",
+        "payerId": "PAYER-CANARY",
+        "extraProperties": "{\"confirmationCode\":\"OTP-CANARY\",\"payerId\":\"PAYER-CANARY\"}",
+    });
+    let answer = http
+        .post(format!(
+            "{base}/api/payments/confirm?payerId=PAYER-CANARY&confirmationCode=OTP-CANARY"
+        ))
+        .header("authorization", "Bearer KEY-CANARY")
+        .header("cookie", "session=COOKIE-CANARY")
+        .json(&body)
+        .send()
+        .await
+        .expect("answered");
+    // The application gets the upstream's answer unchanged, secrets and all:
+    // the proxy never rewrites; it keeps them out of what it writes.
+    assert_eq!(answer.status(), 400);
+    assert!(answer.text().await.expect("a body").contains("OTP-CANARY"));
+    let console = http
+        .get(format!("{base}/_mock/ui/"))
+        .send()
+        .await
+        .expect("a page")
+        .text()
+        .await
+        .expect("text");
+    let detail = http
+        .get(format!("{base}/_mock/ui/exchanges/1"))
+        .send()
+        .await
+        .expect("a page")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        detail.contains("[redacted]") && detail.contains("payer-"),
+        "{detail}"
+    );
+    let summary = http
+        .get(format!("{base}/_proxy/report"))
+        .send()
+        .await
+        .expect("an answer")
+        .text()
+        .await
+        .expect("text");
+    // The upstream gone: the proxy's own error answer.
+    let gone = http
+        .get(format!("{base}/api/payments/x/status"))
+        .header("authorization", "Bearer KEY-CANARY")
+        .send();
+    let _ = gone.await;
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let output = child.wait_with_output().expect("exits");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let recording = std::fs::read_to_string(&record).expect("a recording");
+    assert!(
+        recording.contains("payer-"),
+        "payers become tokens: {recording}"
+    );
+    assert_clean("the recording", &recording);
+    assert_clean(
+        "the report",
+        &std::fs::read_to_string(&report).expect("a report"),
+    );
+    assert_clean("the console", &console);
+    assert_clean("an exchange's page", &detail);
+    assert_clean("/_proxy/report", &summary);
+    assert_clean("the log and the summary", &stderr);
+    assert!(
+        stderr.contains("user:***@"),
+        "the upstream shown without its password: {stderr}"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_upstream_with_credentials_is_answered_without_them() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port")
+        .port();
+    let config = payments_mock_server::ProxyConfig::new(
+        format!("http://user:PASSWORD-CANARY@127.0.0.1:{port}/prefix")
+            .parse()
+            .expect("a URL"),
+    );
+    let proxy = payments_mock_server::Proxy::start(config)
+        .await
+        .expect("a proxy");
+    let reply = reqwest::get(format!("{}/api/payments/x/status", proxy.base_url()))
+        .await
+        .expect("answered");
+    assert_eq!(reply.status(), 502);
+    assert_eq!(reply.headers()["x-contract-verdict"], "unchecked");
+    let text = reply.text().await.expect("a body");
+    assert!(text.contains("UPSTREAM_UNAVAILABLE"), "{text}");
+    assert_clean("the error answer", &text);
+    let exchanges = proxy.exchanges();
+    assert_clean("the kept exchange", &format!("{exchanges:?}"));
+    proxy.shutdown().await;
+}
