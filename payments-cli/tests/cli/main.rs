@@ -18,6 +18,8 @@ mod redirect;
 mod secrets;
 /// `status`: one, many, by reference, `--from-file`, stdin, exit codes.
 mod status;
+/// The commands above through the contract proxy: the mock is a verified fake.
+mod through_proxy;
 /// `--help` of every command, completions, and usage errors (exit 2).
 mod usage;
 /// `status --wait` on the mock's virtual clock.

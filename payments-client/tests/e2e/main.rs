@@ -20,3 +20,5 @@ mod amounts;
 mod reconciliation;
 // Redirect-based payments: payment page, payer, verified return (section 13).
 mod redirect;
+// The scenarios above through the contract proxy: the mock is a verified fake.
+mod through_proxy;
