@@ -11,3 +11,5 @@ mod console;
 mod shop;
 // The pages while the store's database is gone (issue 23).
 mod store_down;
+// The contract proxy's console (issue 24).
+mod proxy_console;

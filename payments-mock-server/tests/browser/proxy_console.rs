@@ -1,0 +1,94 @@
+//! The contract proxy's console in Chromium (issue 24): exchanges appear
+//! without a reload, each with its verdict and a badge per finding level;
+//! an exchange opens in full with its secrets replaced; hostile text shows
+//! as text; every page passes axe and fits a phone.
+
+use payments_mock_server::{MockServer, Proxy, ProxyConfig};
+use serde_json::json;
+
+use crate::harness::Browser;
+use crate::shop::MERCHANT;
+
+async fn post(base: &str, path: &str, body: serde_json::Value) -> serde_json::Value {
+    reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .json(&body)
+        .send()
+        .await
+        .expect("answered")
+        .json()
+        .await
+        .expect("JSON")
+}
+
+#[tokio::test]
+async fn exchanges_appear_live_with_their_verdicts_and_pass_axe() {
+    let Some(browser) = Browser::start("proxy console").await else {
+        return;
+    };
+    let mock = MockServer::start().await;
+    let proxy = Proxy::start(ProxyConfig::new(mock.base_url().parse().expect("a URL")))
+        .await
+        .expect("a proxy");
+    let base = proxy.base_url();
+    browser.open(&format!("{base}/_mock/ui/")).await;
+    browser
+        .wait_for_text("#exchanges", |t| t.contains("No exchange yet"))
+        .await;
+    browser.check_page("the proxy console, empty").await;
+    browser.script("window.mark = 'kept'").await;
+    let topup = json!({
+        "merchantId": MERCHANT, "referenceNo": "<script>alert(1)</script>", "amount": 4990,
+        "productCode": "TOPUP", "storeId": "KL-01", "payerId": "60123456789",
+    });
+    post(&base, "/api/payments/initiate", topup.clone()).await;
+    post(&base, "/api/payments/initiate", topup).await;
+    post(&base, "/api/payments/initiate", json!({ "amount": "100" })).await;
+    let rows = browser
+        .wait_for_text("#exchanges", |t| {
+            t.matches("/api/payments/initiate").count() == 3
+        })
+        .await;
+    assert!(
+        rows.contains("undocumented") && rows.contains("client"),
+        "{rows}"
+    );
+    assert!(
+        rows.contains("code.undocumented") && rows.contains("request.invalid"),
+        "{rows}"
+    );
+    assert_eq!(
+        browser.script("return window.mark").await,
+        "kept",
+        "no reload"
+    );
+    assert_eq!(
+        browser
+            .script("return document.querySelectorAll('script').length")
+            .await,
+        1,
+        "the hostile reference is text, not a script"
+    );
+    browser.check_page("the proxy console").await;
+    browser.screenshot("proxy-console").await;
+
+    browser.click("#exchanges tr:last-child a").await;
+    let heading = browser
+        .wait_for_text("h1", |t| t.contains("/api/payments/initiate"))
+        .await;
+    assert!(heading.starts_with("POST"), "{heading}");
+    let page = browser.text("main").await;
+    assert!(
+        page.contains("payer-") && !page.contains("60123456789"),
+        "{page}"
+    );
+    browser.check_page("an exchange").await;
+    browser.screenshot("proxy-exchange").await;
+    browser
+        .open(&format!("{base}/_mock/ui/exchanges/999"))
+        .await;
+    assert!(browser.text("h1").await.contains("No such exchange"));
+    browser.check_page("an unknown exchange").await;
+    browser.close().await;
+    proxy.shutdown().await;
+}
