@@ -9,6 +9,7 @@
 //! - `bin/startup.rs` — `perf-startup`: process start to first health answer.
 //! - `bin/preload.rs` — `perf-preload`: initiates a confirm pool over HTTP.
 //! - `bin/fill_store.rs` — `perf-fill-store`: N transactions into a store.
+//! - `bin/latency.rs` — `perf-latency`: latency percentiles at a fixed rate.
 //!
 //! The tools print machine-readable `key=value` lines that the scripts parse;
 //! they are measurement harnesses, not products, so flags are minimal.

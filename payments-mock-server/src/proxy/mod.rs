@@ -294,6 +294,8 @@ impl ProxyState {
     /// it, and writes the report and the recording.
     fn judge(&self, exchange: Exchange, judged: bool) -> (Verdict, Vec<Finding>) {
         let parsed = Parsed::of(&exchange);
+        // Outside the lock: what is written and shown, secrets replaced.
+        let redacted = self.redactor.exchange(&exchange);
         let mut judge = self.lock();
         let (verdict, findings) = if judged && !exchange.proxy_answer {
             let findings = rules::judge(&parsed, &judge.memory);
@@ -304,8 +306,7 @@ impl ProxyState {
         };
         judge
             .summary
-            .add(&exchange, &parsed.endpoint, verdict, &findings);
-        let redacted = self.redactor.exchange(&exchange);
+            .add(&redacted, &parsed.endpoint, verdict, &findings);
         if let Some(report) = judge.report.as_mut() {
             let line = ReportLine::of(&redacted, verdict, &findings);
             write_line(report, &line, "report");
@@ -315,16 +316,16 @@ impl ProxyState {
         }
         tracing::info!(
             target: "payments_mock_server::proxy",
-            seq = exchange.seq,
-            method = %exchange.request.method,
-            path = %exchange.request.path,
-            status = exchange.response.status,
+            seq = redacted.seq,
+            method = %redacted.request.method,
+            path = %redacted.request.path,
+            status = redacted.response.status,
             verdict = verdict.as_str(),
             findings = findings.len(),
             "{} {} → {} {}",
-            exchange.request.method,
-            exchange.request.path,
-            exchange.response.status,
+            redacted.request.method,
+            redacted.request.path,
+            redacted.response.status,
             verdict.as_str()
         );
         if judge.recent.len() == CONSOLE_KEEPS {
