@@ -7,7 +7,10 @@
 //! Hop-by-hop headers (RFC 9110 section 7.6.1: `Connection`, the headers
 //! it names, `Keep-Alive`, `Proxy-Connection`, `TE`, `Trailer`,
 //! `Transfer-Encoding`, `Upgrade`) are dropped both ways, and `Host` is
-//! the upstream's. A body up to [`JUDGE_LIMIT`] is read whole and judged;
+//! the upstream's. The request target goes out byte for byte (hyper's own
+//! client: nothing normalizes it, nothing adds a header); a path with a
+//! dot segment (`..`, `%2e%2e`), which an upstream would resolve to
+//! outside `/api/` or outside its prefix, is refused with 404. A body up to [`JUDGE_LIMIT`] is read whole and judged;
 //! a larger one is streamed through as it comes, the exchange `unchecked`.
 //! So is a compressed answer (`Content-Encoding`): the proxy never decodes.
 
@@ -19,6 +22,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt as _;
+use http_body_util::BodyExt as _;
 
 use super::ProxyState;
 use super::exchange::{Exchange, Message};
@@ -104,16 +108,20 @@ where
 
 /// Why the upstream gave no answer, without its URL (which may carry
 /// credentials).
-fn failure_reason(e: &reqwest::Error) -> &'static str {
-    if e.is_timeout() {
-        "did not answer in time"
-    } else if e.is_connect() {
+fn failure_reason(e: &hyper_util::client::legacy::Error) -> &'static str {
+    if e.is_connect() {
         "could not be connected to"
-    } else if e.is_body() || e.is_decode() {
-        "broke off its answer"
     } else {
         "could not be reached"
     }
+}
+
+/// Whether a path has a `.` or `..` segment, plainly or percent-encoded.
+fn has_dot_segment(path: &str) -> bool {
+    path.split('/').any(|segment| {
+        let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+        decoded == "." || decoded == ".."
+    })
 }
 
 /// Forwards one `/api/` request and judges the exchange.
@@ -123,6 +131,9 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     let seq = proxy.next_seq();
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_owned();
+    if has_dot_segment(&path) {
+        return ApiError::not_found().into_response();
+    }
     let query = parts.uri.query().map(str::to_owned);
     let mut request_message = Message {
         method: parts.method.as_str().to_owned(),
@@ -143,35 +154,31 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         Read::Whole(bytes) => {
             request_message.body_bytes = bytes.len() as u64;
             request_message.body = Some(String::from_utf8_lossy(&bytes).into_owned());
-            reqwest::Body::from(bytes)
+            Body::from(bytes)
         }
         Read::Streaming { head, rest } => {
             judged = false;
             request_message.body_bytes = head.len() as u64;
             let chained =
                 futures::stream::once(async move { Ok::<_, axum::Error>(head) }).chain(rest);
-            reqwest::Body::wrap_stream(chained)
+            Body::from_stream(chained)
         }
     };
-    let url = proxy.upstream_url(&path, query.as_deref());
-    let headers = end_to_end(&parts.headers);
-    let has_authorization = headers.contains_key(header::AUTHORIZATION);
-    let mut builder = proxy
-        .client
-        .request(parts.method.clone(), url)
-        .headers(headers)
-        .body(upstream_body);
-    if let (Some(c), false) = (&proxy.credentials, has_authorization) {
-        builder = builder.basic_auth(&c.user, c.password.as_deref());
+    let Some(uri) = proxy.upstream_uri(&path, query.as_deref()) else {
+        return ApiError::not_found().into_response();
+    };
+    let mut headers = end_to_end(&parts.headers);
+    if let Some(basic) = &proxy.basic_auth
+        && !headers.contains_key(header::AUTHORIZATION)
+    {
+        headers.insert(header::AUTHORIZATION, basic.clone());
     }
-    let forwarded = match builder.build() {
-        Ok(request) => request,
-        Err(e) => {
-            return proxy.own_answer(seq, time, started, request_message, failure_reason(&e));
-        }
-    };
+    let mut forwarded = axum::http::Request::new(upstream_body);
+    *forwarded.method_mut() = parts.method.clone();
+    *forwarded.uri_mut() = uri;
+    *forwarded.headers_mut() = headers;
     let timeout = proxy.config.upstream_timeout;
-    let sent = tokio::time::timeout(timeout, proxy.client.execute(forwarded)).await;
+    let sent = tokio::time::timeout(timeout, proxy.client.request(forwarded)).await;
     let upstream = match sent {
         Ok(Ok(response)) => response,
         Ok(Err(e)) => {
@@ -187,8 +194,9 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
             );
         }
     };
-    let status = upstream.status();
-    let headers = end_to_end(upstream.headers());
+    let (upstream_parts, upstream_body) = upstream.into_parts();
+    let status = upstream_parts.status;
+    let headers = end_to_end(&upstream_parts.headers);
     let compressed = headers
         .get(header::CONTENT_ENCODING)
         .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"));
@@ -197,7 +205,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         headers: header_pairs(&headers),
         ..Message::default()
     };
-    let read = tokio::time::timeout(timeout, read_up_to(upstream.bytes_stream())).await;
+    let read = tokio::time::timeout(timeout, read_up_to(upstream_body.into_data_stream())).await;
     let response_body = match read {
         Ok(Ok(Read::Whole(bytes))) => {
             response_message.body_bytes = bytes.len() as u64;
@@ -208,11 +216,11 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
             judged = false;
             response_message.body_bytes = head.len() as u64;
             let chained =
-                futures::stream::once(async move { Ok::<_, reqwest::Error>(head) }).chain(rest);
+                futures::stream::once(async move { Ok::<_, hyper::Error>(head) }).chain(rest);
             Body::from_stream(chained)
         }
-        Ok(Err(e)) => {
-            return proxy.own_answer(seq, time, started, request_message, failure_reason(&e));
+        Ok(Err(_)) => {
+            return proxy.own_answer(seq, time, started, request_message, "broke off its answer");
         }
         Err(_) => {
             return proxy.own_answer(

@@ -146,16 +146,27 @@ impl ProxyConfig {
     }
 }
 
-/// The user and password of `--upstream`.
-pub(crate) struct Credentials {
-    pub user: String,
-    pub password: Option<String>,
-}
+/// The client the proxy forwards with: hyper's own (the request target
+/// goes out as it came; no header is added; nothing is decompressed),
+/// http or https (rustls, Mozilla's roots).
+type Upstream = hyper_util::client::legacy::Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    axum::body::Body,
+>;
 
-impl std::fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Credentials { [redacted] }")
-    }
+fn upstream_client(connect_timeout: Duration) -> Upstream {
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(Some(connect_timeout));
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_webpki_roots()
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .pool_max_idle_per_host(256)
+        .build(https)
 }
 
 /// One judged exchange, as the console shows it (secrets replaced).
@@ -185,13 +196,13 @@ pub(crate) struct ProxyState {
 #[derive(Debug)]
 pub(crate) struct Inner {
     config: ProxyConfig,
-    /// The upstream without the user and password of `--upstream` (never
-    /// handed to the HTTP client, whose debug log prints URLs).
-    upstream: url::Url,
-    /// Basic credentials from `--upstream`, sent when a request has no
-    /// `Authorization` of its own.
-    credentials: Option<Credentials>,
-    client: reqwest::Client,
+    /// `scheme://host:port/prefix` of `--upstream`, without its user and
+    /// password: what a request target is appended to.
+    upstream: String,
+    /// `Authorization: Basic …` from the user and password of `--upstream`,
+    /// sent when a request has none of its own.
+    basic_auth: Option<axum::http::HeaderValue>,
+    client: Upstream,
     seq: AtomicU64,
     redactor: Redactor,
     judge: Mutex<Judge>,
@@ -222,27 +233,36 @@ fn open_append(path: &PathBuf, what: &str) -> Result<BufWriter<File>, Error> {
 impl ProxyState {
     fn new(config: ProxyConfig) -> Result<Self, Error> {
         config.validate()?;
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(config.upstream_timeout)
-            .pool_max_idle_per_host(256)
-            .build()
-            .map_err(|e| Error::Config(format!("cannot set up the upstream client: {e}")))?;
-        let mut upstream = config.upstream.clone();
-        let credentials =
-            (!upstream.username().is_empty() || upstream.password().is_some()).then(|| {
-                let decode = |s: &str| {
-                    percent_encoding::percent_decode_str(s)
-                        .decode_utf8_lossy()
-                        .into_owned()
-                };
-                Credentials {
-                    user: decode(upstream.username()),
-                    password: upstream.password().map(decode),
-                }
-            });
-        let _ = upstream.set_username("");
-        let _ = upstream.set_password(None);
+        let client = upstream_client(config.upstream_timeout);
+        let url = &config.upstream;
+        let basic_auth = (!url.username().is_empty() || url.password().is_some()).then(|| {
+            use base64::Engine as _;
+            let decode = |s: &str| {
+                percent_encoding::percent_decode_str(s)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            };
+            let pair = format!(
+                "{}:{}",
+                decode(url.username()),
+                url.password().map(decode).unwrap_or_default()
+            );
+            let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+            let mut value = axum::http::HeaderValue::from_str(&format!("Basic {encoded}"))
+                .unwrap_or_else(|_| axum::http::HeaderValue::from_static(""));
+            value.set_sensitive(true);
+            value
+        });
+        let upstream = format!(
+            "{}://{}{}",
+            url.scheme(),
+            url.host_str()
+                .map_or_else(String::new, |h| match url.port() {
+                    Some(port) => format!("{h}:{port}"),
+                    None => h.to_owned(),
+                }),
+            url.path().trim_end_matches('/')
+        );
         let report = config
             .report
             .as_ref()
@@ -257,7 +277,7 @@ impl ProxyState {
             inner: Arc::new(Inner {
                 config,
                 upstream,
-                credentials,
+                basic_auth,
                 client,
                 seq: AtomicU64::new(0),
                 redactor: Redactor::new(),
@@ -280,14 +300,14 @@ impl ProxyState {
         self.seq.fetch_add(1, Ordering::SeqCst) + 1
     }
 
-    /// The upstream URL of a request path and query: the upstream's own
-    /// path prefix kept.
-    fn upstream_url(&self, path: &str, query: Option<&str>) -> url::Url {
-        let mut url = self.upstream.clone();
-        let prefix = url.path().trim_end_matches('/').to_owned();
-        url.set_path(&format!("{prefix}{path}"));
-        url.set_query(query);
-        url
+    /// The upstream URI of a request target: the upstream's own path
+    /// prefix, then the path and query exactly as the application sent them.
+    fn upstream_uri(&self, path: &str, query: Option<&str>) -> Option<axum::http::Uri> {
+        let target = match query {
+            Some(q) => format!("{}{path}?{q}", self.upstream),
+            None => format!("{}{path}", self.upstream),
+        };
+        target.parse().ok()
     }
 
     /// Judges an exchange (`judged`: its bodies were read whole), counts
@@ -379,6 +399,7 @@ fn router(state: ProxyState) -> Router {
     Router::new()
         .route("/api/{*rest}", any(forward::forward))
         .route("/api", any(forward::forward))
+        .route("/api/", any(forward::forward))
         .route("/_proxy/report", get(report))
         .merge(console::routes())
         .fallback(|| async { ApiError::not_found() })
