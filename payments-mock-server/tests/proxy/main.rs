@@ -7,8 +7,12 @@
 mod upstream;
 // At least one scripted deviation for every rule id, each reported.
 mod deviant;
-// Bytes, headers, sizes, failures and timeouts passed through unchanged.
+// The script of those deviations, rule by rule.
+mod deviations;
+// Bytes and headers passed through unchanged, both ways.
 mod passthrough;
+// The upstream's failures and timeouts, large bodies, --enforce, retries.
+mod failures;
 // The mock behind the proxy: hundreds of correct exchanges, no violation.
 mod verified_fake;
 // `proxy` and `check` as processes, `--seed-from`, bad input.
