@@ -30,6 +30,8 @@ struct FindingRow {
 
 #[derive(Debug)]
 struct Row {
+    /// The feed's position (see `Judged::row`), not shown.
+    row: u64,
     seq: u64,
     time: String,
     method: String,
@@ -63,6 +65,7 @@ fn row(judged: &Judged) -> Row {
         None => e.request.path.clone(),
     };
     Row {
+        row: judged.row,
         seq: e.seq,
         time: crate::web::console::shown_time(e.time),
         method: visible(&e.request.method).into_owned(),
@@ -83,15 +86,18 @@ fn row(judged: &Judged) -> Row {
     }
 }
 
-/// The newest judged exchanges after `after`, newest first.
+/// The newest judged exchanges after feed position `after`, newest first.
+/// Exchanges end out of `seq` order (a slow one is judged after a quick
+/// later one), so the feed pages by the order they were judged in: a
+/// slow exchange is never skipped by a browser that has seen a later one.
 fn newest(proxy: &ProxyState, after: u64, limit: usize) -> (Vec<Row>, u64) {
     let judge = proxy.lock();
-    let last = judge.recent.back().map_or(0, |j| j.exchange.seq);
+    let last = judge.recent.back().map_or(0, |j| j.row);
     let rows = judge
         .recent
         .iter()
         .rev()
-        .filter(|j| j.exchange.seq > after)
+        .filter(|j| j.row > after)
         .take(limit)
         .map(row)
         .collect();
@@ -127,7 +133,7 @@ struct ListPage {
 async fn list(State(proxy): State<ProxyState>, uri: Uri) -> Response {
     let summary = proxy.summary();
     let (rows, last) = newest(&proxy, 0, PAGE_ROWS);
-    let after = rows.first().map_or(last, |r| r.seq);
+    let after = rows.first().map_or(last, |r| r.row);
     page(render(
         StatusCode::OK,
         &ListPage {

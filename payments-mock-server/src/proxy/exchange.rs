@@ -26,6 +26,15 @@ pub struct Exchange {
     /// Whether the answer is the proxy's own (the upstream failed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub proxy_answer: bool,
+    /// Whether the rules judged it: not when a body was too large to read
+    /// whole or compressed, nor the proxy's own answer. `check` and
+    /// `--seed-from` honour it, so offline they see what the live proxy saw.
+    #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
+    pub judged: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// One side of an exchange.
@@ -52,7 +61,9 @@ pub struct Message {
     /// keep (streamed through unjudged).
     #[serde(default)]
     pub body: Option<String>,
-    /// The body's length in bytes.
+    /// The body's length in bytes; for a body streamed through, the bytes
+    /// read before it was (its whole length is not known when the exchange
+    /// is judged).
     #[serde(default)]
     pub body_bytes: u64,
 }

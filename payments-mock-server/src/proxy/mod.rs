@@ -67,7 +67,7 @@ pub use record::{BadLine, REDACTED, Redactor};
 
 pub use report::{ReportLine, Summary};
 pub use rules::{Finding, Level, Verdict};
-pub use seed::{Seeded, seed_from};
+pub use seed::{SeedError, Seeded, seed_from};
 
 use crate::error::{ApiError, Error};
 use exchange::Parsed;
@@ -78,9 +78,12 @@ pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Exchanges the console keeps to show.
 const CONSOLE_KEEPS: usize = 500;
+/// The most of each body the console keeps (so 500 exchanges stay small
+/// whatever their bodies).
+const CONSOLE_BODY: usize = 64 * 1024;
 
 /// Everything that shapes a proxy (COMMANDS.md, `proxy`).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct ProxyConfig {
     /// The service to check: `http` or `https`, maybe with a path prefix.
@@ -96,6 +99,19 @@ pub struct ProxyConfig {
     pub strict: bool,
     /// How long the upstream may take to answer (default 30 s).
     pub upstream_timeout: Duration,
+}
+
+impl std::fmt::Debug for ProxyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxyConfig")
+            .field("upstream", &self.shown_upstream())
+            .field("report", &self.report)
+            .field("record", &self.record)
+            .field("enforce", &self.enforce)
+            .field("strict", &self.strict)
+            .field("upstream_timeout", &self.upstream_timeout)
+            .finish()
+    }
 }
 
 impl ProxyConfig {
@@ -172,6 +188,9 @@ fn upstream_client(connect_timeout: Duration) -> Upstream {
 /// One judged exchange, as the console shows it (secrets replaced).
 #[derive(Debug, Clone)]
 pub(crate) struct Judged {
+    /// The console's own count (exchanges are judged in the order they
+    /// end, not the order of their `seq`): what the live feed pages by.
+    pub row: u64,
     pub exchange: Exchange,
     pub verdict: Verdict,
     pub findings: Vec<Finding>,
@@ -185,6 +204,8 @@ pub(crate) struct Judge {
     report: Option<BufWriter<File>>,
     record: Option<BufWriter<File>>,
     recent: VecDeque<Judged>,
+    /// The `row` of the last exchange the console kept.
+    rows: u64,
 }
 
 /// The proxy's state: cheap to clone.
@@ -253,6 +274,17 @@ impl ProxyState {
             value.set_sensitive(true);
             value
         });
+        let mut redactor = Redactor::new();
+        if let Some(basic) = basic_auth.as_ref().and_then(|v| v.to_str().ok()) {
+            redactor = redactor
+                .also(basic)
+                .also(basic.trim_start_matches("Basic "));
+        }
+        if let Some(password) = url.password() {
+            redactor = redactor
+                .also(password)
+                .also(&percent_encoding::percent_decode_str(password).decode_utf8_lossy());
+        }
         let upstream = format!(
             "{}://{}{}",
             url.scheme(),
@@ -280,13 +312,14 @@ impl ProxyState {
                 basic_auth,
                 client,
                 seq: AtomicU64::new(0),
-                redactor: Redactor::new(),
+                redactor,
                 judge: Mutex::new(Judge {
                     memory: Memory::default(),
                     summary: Summary::default(),
                     report,
                     record,
                     recent: VecDeque::with_capacity(CONSOLE_KEEPS),
+                    rows: 0,
                 }),
             }),
         })
@@ -312,18 +345,23 @@ impl ProxyState {
 
     /// Judges an exchange (`judged`: its bodies were read whole), counts
     /// it, and writes the report and the recording.
-    fn judge(&self, exchange: Exchange, judged: bool) -> (Verdict, Vec<Finding>) {
+    fn judge(&self, mut exchange: Exchange, judged: bool) -> (Verdict, Vec<Finding>) {
+        exchange.judged = judged && !exchange.proxy_answer;
         let parsed = Parsed::of(&exchange);
         // Outside the lock: what is written and shown, secrets replaced.
-        let redacted = self.redactor.exchange(&exchange);
+        let (redacted, secrets) = self.redactor.redact(&exchange);
         let mut judge = self.lock();
-        let (verdict, findings) = if judged && !exchange.proxy_answer {
+        let (verdict, mut findings) = if exchange.judged {
             let findings = rules::judge(&parsed, &judge.memory);
             rules::remember(&parsed, &mut judge.memory);
             (Verdict::of(&findings), findings)
         } else {
             (Verdict::Unchecked, Vec::new())
         };
+        // A message quotes values of the exchange: never a secret one.
+        for finding in &mut findings {
+            finding.message = self.redactor.scrub(&finding.message, &secrets);
+        }
         judge
             .summary
             .add(&redacted, &parsed.endpoint, verdict, &findings);
@@ -351,8 +389,24 @@ impl ProxyState {
         if judge.recent.len() == CONSOLE_KEEPS {
             judge.recent.pop_front();
         }
+        judge.rows += 1;
+        let row = judge.rows;
+        let mut kept = redacted;
+        for message in [&mut kept.request, &mut kept.response] {
+            if let Some(body) = message.body.as_mut()
+                && body.len() > CONSOLE_BODY
+            {
+                let mut end = CONSOLE_BODY;
+                while !body.is_char_boundary(end) {
+                    end -= 1;
+                }
+                body.truncate(end);
+                body.push_str("… (the console keeps the first 64 KiB)");
+            }
+        }
         judge.recent.push_back(Judged {
-            exchange: redacted,
+            row,
+            exchange: kept,
             verdict,
             findings: findings.clone(),
         });
@@ -493,12 +547,25 @@ impl Proxy {
 
     /// Stops accepting, lets exchanges in flight finish, flushes the report
     /// and the recording, and returns the summary.
+    ///
+    /// Bounded: exchanges still open after the upstream timeout (plus a
+    /// second) are cut off, so a stalled upstream or a client that never
+    /// reads cannot keep the proxy from exiting. What was judged until then
+    /// is in the summary, the report and the recording.
     pub async fn shutdown(mut self) -> Summary {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
+        if let Some(mut task) = self.task.take() {
+            let grace = self.state.config.upstream_timeout + Duration::from_secs(1);
+            if tokio::time::timeout(grace, &mut task).await.is_err() {
+                tracing::warn!(
+                    "exchanges still open {} after the stop: cut off",
+                    humantime::format_duration(grace)
+                );
+                task.abort();
+                let _ = task.await;
+            }
         }
         self.state.flush();
         self.state.summary()

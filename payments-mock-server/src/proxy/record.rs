@@ -29,9 +29,20 @@ const SECRET_HEADERS: [&str; 4] = [
     "set-cookie",
 ];
 
+/// Secret values found in an exchange, each with what replaces it,
+/// longest first.
+pub type Secrets = Vec<(String, String)>;
+
+/// The shortest secret value replaced wherever it appears (shorter ones are
+/// replaced only where they stand: anywhere, `2026` would hit a date).
+pub const ECHO_MINIMUM: usize = 8;
+
 /// Replaces the secrets of exchanges (one key per recording).
 pub struct Redactor {
     key: [u8; 32],
+    /// Secrets of the proxy itself (the credentials of `--upstream`),
+    /// replaced wherever they appear.
+    own: Secrets,
 }
 
 impl std::fmt::Debug for Redactor {
@@ -51,7 +62,21 @@ impl Redactor {
     pub fn new() -> Self {
         let mut key = [0u8; 32];
         rand::fill(&mut key);
-        Self { key }
+        Self {
+            key,
+            own: Vec::new(),
+        }
+    }
+
+    /// Also replaces `secret` (the proxy's own, such as the credentials of
+    /// `--upstream`) wherever it appears, when it is long enough to tell
+    /// from other text.
+    pub fn also(mut self, secret: &str) -> Self {
+        if secret.chars().count() >= ECHO_MINIMUM {
+            self.own.push((secret.to_owned(), REDACTED.to_owned()));
+            self.own.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        }
+        self
     }
 
     /// The token of a payerId: keyed, so a list of likely payer ids cannot
@@ -66,10 +91,20 @@ impl Redactor {
     }
 
     /// `exchange` with every secret replaced: by where it stands (the
-    /// headers, fields and parameters above), then wherever else the same
-    /// value appears in the exchange (an answer that echoes the key or the
-    /// code in a message, a path that holds a payer id).
+    /// headers, fields and parameters above), then, for values of
+    /// eight characters or more, wherever else the same value
+    /// appears (an answer that echoes the key or the code in a message, a
+    /// path that holds a payer id): in the path, the query, header values,
+    /// and the string values of a JSON body (never its numbers or
+    /// structure); a body that is not JSON as text.
     pub fn exchange(&self, exchange: &Exchange) -> Exchange {
+        self.redact(exchange).0
+    }
+
+    /// [`Redactor::exchange`], and the secret values it replaced
+    /// everywhere, for [`Redactor::scrub`] to use on text made from the
+    /// exchange (the findings' messages).
+    pub fn redact(&self, exchange: &Exchange) -> (Exchange, Secrets) {
         let secrets = self.secrets_of(&exchange.request);
         let mut out = exchange.clone();
         self.message(&mut out.request);
@@ -77,10 +112,8 @@ impl Redactor {
         if !secrets.is_empty() {
             for message in [&mut out.request, &mut out.response] {
                 let scrub = |text: &mut String| {
-                    for (secret, shown) in &secrets {
-                        if text.contains(secret.as_str()) {
-                            *text = text.replace(secret.as_str(), shown);
-                        }
+                    if let Some(clean) = scrub_text(text, &secrets) {
+                        *text = clean;
                     }
                 };
                 scrub(&mut message.path);
@@ -91,22 +124,34 @@ impl Redactor {
                     scrub(value);
                 }
                 if let Some(body) = message.body.as_mut() {
-                    scrub(body);
+                    match serde_json::from_str::<Value>(body) {
+                        Ok(mut value) => {
+                            if scrub_strings(&mut value, &secrets) {
+                                *body = value.to_string();
+                            }
+                        }
+                        Err(_) => scrub(body),
+                    }
                 }
             }
         }
-        out
+        (out, secrets)
     }
 
-    /// The secret values a request carries, each with what replaces it,
-    /// longest first (so a value inside another is not half replaced).
-    /// Values under 4 characters are left to the structural replacement:
-    /// replacing them everywhere would hit unrelated text.
-    fn secrets_of(&self, request: &Message) -> Vec<(String, String)> {
-        let mut found: Vec<(String, String)> = Vec::new();
+    /// `text` with every value of `secrets` replaced.
+    pub fn scrub(&self, text: &str, secrets: &Secrets) -> String {
+        scrub_text(text, secrets).unwrap_or_else(|| text.to_owned())
+    }
+
+    /// The secret values a request carries (and the proxy's own), each
+    /// with what replaces it, longest first (so a value inside another is
+    /// not half replaced). Values under [`ECHO_MINIMUM`] characters are
+    /// left to the structural replacement.
+    fn secrets_of(&self, request: &Message) -> Secrets {
+        let mut found: Secrets = self.own.clone();
         let mut add = |value: &str, shown: String| {
             let value = value.trim();
-            if value.chars().count() >= 4 && !found.iter().any(|(v, _)| v == value) {
+            if value.chars().count() >= ECHO_MINIMUM && !found.iter().any(|(v, _)| v == value) {
                 found.push((value.to_owned(), shown));
             }
         };
@@ -270,6 +315,41 @@ impl Redactor {
     }
 }
 
+/// `text` with the values of `secrets` replaced, or `None` when none occurs.
+fn scrub_text(text: &str, secrets: &Secrets) -> Option<String> {
+    if !secrets.iter().any(|(v, _)| text.contains(v.as_str())) {
+        return None;
+    }
+    let mut out = text.to_owned();
+    for (secret, shown) in secrets {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), shown);
+        }
+    }
+    Some(out)
+}
+
+/// Replaces `secrets` inside the string values of `value` (never its keys,
+/// numbers or structure); whether anything changed.
+fn scrub_strings(value: &mut Value, secrets: &Secrets) -> bool {
+    match value {
+        Value::String(text) => match scrub_text(text, secrets) {
+            Some(clean) => {
+                *text = clean;
+                true
+            }
+            None => false,
+        },
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |c, v| scrub_strings(v, secrets) | c),
+        Value::Object(map) => map
+            .values_mut()
+            .fold(false, |c, v| scrub_strings(v, secrets) | c),
+        _ => false,
+    }
+}
+
 /// One line of a recording that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadLine {
@@ -279,28 +359,48 @@ pub struct BadLine {
     pub reason: String,
 }
 
-/// The exchanges of a recording, and its lines that are none.
-pub fn read(text: &str) -> (Vec<Exchange>, Vec<BadLine>) {
-    let mut exchanges = Vec::new();
+/// Reads a recording line by line (never whole: a day's recording can be
+/// larger than memory), handing each exchange to `on` in order, and returns
+/// the lines that are none.
+///
+/// # Errors
+///
+/// The reader's error when it fails (a line that is not UTF-8 or not an
+/// exchange is a [`BadLine`], not an error).
+pub fn each(
+    mut reader: impl std::io::BufRead,
+    mut on: impl FnMut(Exchange),
+) -> std::io::Result<Vec<BadLine>> {
     let mut bad = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+    let mut line = Vec::new();
+    let mut n = 0;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            return Ok(bad);
+        }
+        n += 1;
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Exchange>(line) {
-            Ok(exchange) => exchanges.push(exchange),
+        match serde_json::from_slice::<Exchange>(&line) {
+            Ok(exchange) => on(exchange),
             Err(e) => {
-                let reason = e.to_string();
-                // A JSON error names a column, never repeats the line (which
-                // may hold what a hand edit put there).
+                // Only the kind of error and the column: serde's message can
+                // quote a value of the line.
+                let kind = match e.classify() {
+                    serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                        "not JSON"
+                    }
+                    _ => "JSON, but not the shape of an exchange",
+                };
                 bad.push(BadLine {
-                    line: n + 1,
-                    reason: format!("not a recorded exchange ({reason})"),
+                    line: n,
+                    reason: format!("not a recorded exchange ({kind}, at column {})", e.column()),
                 });
             }
         }
     }
-    (exchanges, bad)
 }
 
 #[cfg(test)]
@@ -367,12 +467,66 @@ mod tests {
     }
 
     #[test]
+    fn short_secrets_never_damage_the_rest_and_echoed_long_ones_are_replaced() {
+        let redactor = Redactor::new();
+        let mut e = exchange(
+            "POST",
+            "/api/payments/confirm",
+            json!({"transactionId": "t", "referenceNo": "R", "confirmationCode": "2026"}),
+            400,
+            json!({
+                "isSuccess": false, "errorCode": "VALIDATION_ERROR",
+                "message": "key Bearer-LONG-KEY-CANARY is not allowed for merchant true",
+                "data": null, "createdAt": "2026-11-22T08:15:30Z", "flag": true,
+            }),
+        );
+        e.request.headers = vec![
+            ("cookie".to_owned(), "consent=true".to_owned()),
+            (
+                "authorization".to_owned(),
+                "Bearer Bearer-LONG-KEY-CANARY".to_owned(),
+            ),
+        ];
+        let (redacted, secrets) = redactor.redact(&e);
+        let answer: Value =
+            serde_json::from_str(redacted.response.body.as_deref().expect("a body"))
+                .expect("still JSON");
+        assert_eq!(
+            answer["createdAt"], "2026-11-22T08:15:30Z",
+            "a 4-digit code is not scrubbed out of dates"
+        );
+        assert_eq!(
+            answer["flag"],
+            json!(true),
+            "a cookie value `true` leaves JSON alone"
+        );
+        assert_eq!(answer["isSuccess"], json!(false));
+        let message = answer["message"].as_str().expect("a message");
+        assert!(!message.contains("CANARY"), "{message}");
+        assert!(message.ends_with("merchant true"), "{message}");
+        let request: Value =
+            serde_json::from_str(redacted.request.body.as_deref().expect("a body"))
+                .expect("still JSON");
+        assert_eq!(
+            request["confirmationCode"], REDACTED,
+            "replaced by its field"
+        );
+        assert_eq!(
+            redactor.scrub("found Bearer-LONG-KEY-CANARY in 2026", &secrets),
+            format!("found {REDACTED} in 2026")
+        );
+    }
+
+    #[test]
     fn a_recording_reads_back_with_its_broken_lines_numbered() {
         let e = exchange("GET", "/api/payments/x/status", json!(null), 404, json!({}));
         let line = serde_json::to_string(&e).expect("serializes");
-        let text = format!("{line}\n{{broken\n\n{line}\nnot json at all\n");
-        let (exchanges, bad) = read(&text);
-        assert_eq!(exchanges.len(), 2);
-        assert_eq!(bad.iter().map(|b| b.line).collect::<Vec<_>>(), [2, 5]);
+        let mut text = format!("{line}\n{{broken\n\n{line}\nnot json at all\n").into_bytes();
+        text.extend_from_slice(b"\xff\xfe\n");
+        text.extend_from_slice(line.as_bytes());
+        let mut exchanges = Vec::new();
+        let bad = each(text.as_slice(), |e| exchanges.push(e)).expect("reads");
+        assert_eq!(exchanges.len(), 3, "the last line needs no newline");
+        assert_eq!(bad.iter().map(|b| b.line).collect::<Vec<_>>(), [2, 5, 6]);
     }
 }
