@@ -10,6 +10,7 @@
 
 use std::num::NonZeroUsize;
 
+use chrono::{DateTime, Utc};
 use lru::LruCache;
 use serde_json::{Map, Value};
 
@@ -53,11 +54,15 @@ pub struct Seen {
     pub reference_no: Option<String>,
     /// A confirm of it was answered 200.
     pub confirmed: bool,
-    /// The latest status an answer showed.
-    pub last_status: Option<String>,
-    /// The latest status read by id.
+    /// The first final status (`SUCCESSFUL`, `FAILED`) an answer showed,
+    /// and when that answer was complete.
+    pub final_status: Option<(String, DateTime<Utc>)>,
+    /// When the first answer showing it `CONFIRMED` (or final) was
+    /// complete.
+    pub confirmed_seen: Option<DateTime<Utc>>,
+    /// The latest status read by id (the path's id).
     pub by_id: Option<Snapshot>,
-    /// The latest status read by reference.
+    /// The latest status read by reference (the reference's transaction).
     pub by_reference: Option<Snapshot>,
 }
 
@@ -68,6 +73,9 @@ pub struct Memory {
     /// `(merchantId, referenceNo)` → the transactionId an initiate of it
     /// was answered 200 with.
     references: LruCache<(String, String), String>,
+    /// `referenceNo` → the transactionId an initiate of it was answered
+    /// 200 with (the status by reference names no merchant).
+    reference_nos: LruCache<String, String>,
 }
 
 impl Default for Memory {
@@ -83,6 +91,7 @@ impl Memory {
         Self {
             transactions: LruCache::new(capacity),
             references: LruCache::new(capacity),
+            reference_nos: LruCache::new(capacity),
         }
     }
 
@@ -116,6 +125,14 @@ impl Memory {
             (merchant.to_owned(), reference.to_owned()),
             transaction_id.to_owned(),
         );
+        self.reference_nos
+            .put(reference.to_owned(), transaction_id.to_owned());
+    }
+
+    /// The transaction the latest 200 initiate of `reference` (any
+    /// merchant) was answered with.
+    pub fn transaction_of_reference(&self, reference: &str) -> Option<&str> {
+        self.reference_nos.peek(reference).map(String::as_str)
     }
 
     /// How many transactions and references are remembered.

@@ -1,11 +1,11 @@
 //! The rules that span requests, over what passed through before
-//! ([`Memory`]): the amount's units, the two status reads agreeing, a
+//! (`memory.rs`): the amount's units, the two status reads agreeing, a
 //! status going backwards, a second confirm, a reference answered twice.
 
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
-use super::data::status_of;
+use super::data::{same, status_of};
 use super::{Hits, Level, Rule};
 use crate::proxy::exchange::{Endpoint, Parsed};
 use crate::proxy::memory::{Memory, Snapshot};
@@ -71,19 +71,32 @@ fn amount_units(p: &Parsed<'_>, memory: &Memory) -> Hits {
 pub(super) const STATUS_AGREE: Rule = Rule {
     id: "status.agree",
     level: Level::Violation,
-    text: "Status by id and status by reference of one transaction disagree on `transactionId`, `referenceNo`, `amount`, `productCode` or `createdAt`.",
+    text: "Status by id and status by reference of one transaction disagree on `transactionId`, `referenceNo`, `amount` (compared as numbers), `productCode` or `createdAt`. The transaction of a status read is the one its path names: the id, or the transaction the reference was initiated with through this proxy (else the one the answer names).",
     check: status_agree,
 };
 
+/// The transaction a status read is about: the id in its path, or the
+/// transaction its reference was initiated with (else the answer's).
+fn read_of<'a>(
+    p: &'a Parsed<'_>,
+    data: &'a Map<String, Value>,
+    memory: &'a Memory,
+) -> Option<&'a str> {
+    match &p.endpoint {
+        Endpoint::StatusById(id) => Some(id.as_str()),
+        Endpoint::StatusByReference(reference) => memory
+            .transaction_of_reference(reference)
+            .or_else(|| transaction_of(data)),
+        _ => None,
+    }
+}
+
 /// `status.agree`: both status reads describe one transaction alike.
 fn status_agree(p: &Parsed<'_>, memory: &Memory) -> Hits {
-    if !p.endpoint.is_status() {
-        return Vec::new();
-    }
     let Some(data) = p.success_data() else {
         return Vec::new();
     };
-    let Some(seen) = transaction_of(data).and_then(|id| memory.transaction(id)) else {
+    let Some(seen) = read_of(p, data, memory).and_then(|id| memory.transaction(id)) else {
         return Vec::new();
     };
     let other = match p.endpoint {
@@ -97,7 +110,7 @@ fn status_agree(p: &Parsed<'_>, memory: &Memory) -> Hits {
     now.fields
         .iter()
         .zip(&other.fields)
-        .filter(|((_, a), (_, b))| a != b)
+        .filter(|((_, a), (_, b))| !same(a, b))
         .map(|((name, a), (_, b))| {
             (
                 Level::Violation,
@@ -107,24 +120,23 @@ fn status_agree(p: &Parsed<'_>, memory: &Memory) -> Hits {
         .collect()
 }
 
-/// How far along a status is, for `status.regressed`: a final status is
-/// never left; `CONFIRMED` never goes back to before it.
-fn regressed(before: &str, now: &str) -> bool {
-    match before {
-        "SUCCESSFUL" | "FAILED" => now != before,
-        "CONFIRMED" => matches!(now, "PENDING" | "INITIATED"),
-        _ => false,
-    }
-}
-
 pub(super) const STATUS_REGRESSED: Rule = Rule {
     id: "status.regressed",
     level: Level::Violation,
-    text: "A transaction seen `SUCCESSFUL` or `FAILED` is later seen in any other status, or one seen `CONFIRMED` later seen `PENDING` or `INITIATED`.",
+    text: "A transaction seen `SUCCESSFUL` or `FAILED` is later seen in any other status, or one seen `CONFIRMED` later seen `PENDING` or `INITIATED`. Later means asked after the earlier answer was complete: two exchanges that overlap may see the transaction in either order.",
     check: status_regressed,
 };
 
-/// `status.regressed`: statuses only move forward.
+/// When an exchange's answer was complete.
+fn completed(p: &Parsed<'_>) -> chrono::DateTime<chrono::Utc> {
+    let micros = (p.exchange.duration_ms.max(0.0) * 1000.0).min(1e15) as i64;
+    p.exchange.time + chrono::Duration::microseconds(micros)
+}
+
+/// `status.regressed`: statuses only move forward. Judged against the
+/// furthest status seen before this request was sent, so one exchange
+/// overtaking another is never taken for a regression, and a regression
+/// seen once does not become the new baseline.
 fn status_regressed(p: &Parsed<'_>, memory: &Memory) -> Hits {
     let Some(data) = p.success_data() else {
         return Vec::new();
@@ -132,19 +144,21 @@ fn status_regressed(p: &Parsed<'_>, memory: &Memory) -> Hits {
     let (Some(id), Some(now)) = (transaction_of(data), status_of(Some(data))) else {
         return Vec::new();
     };
-    let Some(before) = memory
-        .transaction(id)
-        .and_then(|s| s.last_status.as_deref())
-    else {
+    let Some(seen) = memory.transaction(id) else {
         return Vec::new();
     };
-    if regressed(before, now) {
-        vec![(
+    let asked = p.exchange.time;
+    let before = match (&seen.final_status, seen.confirmed_seen) {
+        (Some((status, at)), _) if *at <= asked && now != status => Some(status.as_str()),
+        (_, Some(at)) if at <= asked && matches!(now, "PENDING" | "INITIATED") => Some("CONFIRMED"),
+        _ => None,
+    };
+    match before {
+        Some(before) => vec![(
             Level::Violation,
             format!("transaction {id} was {before}, now {now}"),
-        )]
-    } else {
-        Vec::new()
+        )],
+        None => Vec::new(),
     }
 }
 
@@ -224,7 +238,22 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
     }) else {
         return;
     };
-    let status = status_of(Some(data)).map(str::to_owned);
+    let status = status_of(Some(data));
+    let done = completed(p);
+    let seen_status = |seen: &mut crate::proxy::memory::Seen| match status {
+        Some(s @ ("SUCCESSFUL" | "FAILED")) => {
+            if seen.final_status.is_none() {
+                seen.final_status = Some((s.to_owned(), done));
+            }
+            if seen.confirmed_seen.is_none_or(|at| done < at) {
+                seen.confirmed_seen = Some(done);
+            }
+        }
+        Some("CONFIRMED") if seen.confirmed_seen.is_none_or(|at| done < at) => {
+            seen.confirmed_seen = Some(done);
+        }
+        _ => {}
+    };
     match &p.endpoint {
         Endpoint::Initiate => {
             let merchant = p.request_text("merchantId").map(merchant_key);
@@ -251,22 +280,26 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
                 seen.merchant = merchant;
                 seen.reference_no = reference;
             }
-            seen.last_status = status;
+            seen_status(seen);
         }
         Endpoint::Confirm => {
             let seen = memory.seen(&id);
             seen.confirmed = true;
-            seen.last_status = status;
+            seen_status(seen);
         }
-        Endpoint::StatusById(_) => {
-            let seen = memory.seen(&id);
-            seen.by_id = Some(Snapshot::of(data));
-            seen.last_status = status;
+        Endpoint::StatusById(path_id) => {
+            let snapshot = Snapshot::of(data);
+            seen_status(memory.seen(&id));
+            memory.seen(path_id).by_id = Some(snapshot);
         }
-        Endpoint::StatusByReference(_) => {
-            let seen = memory.seen(&id);
-            seen.by_reference = Some(Snapshot::of(data));
-            seen.last_status = status;
+        Endpoint::StatusByReference(reference) => {
+            let snapshot = Snapshot::of(data);
+            seen_status(memory.seen(&id));
+            let of = memory
+                .transaction_of_reference(reference)
+                .unwrap_or(&id)
+                .to_owned();
+            memory.seen(&of).by_reference = Some(snapshot);
         }
         Endpoint::Other => {}
     }
@@ -363,6 +396,42 @@ mod tests {
         );
         assert_eq!(hits.len(), 1);
         assert!(hits[0].message.starts_with("amount"), "{hits:?}");
+        assert!(
+            found(
+                "status.agree",
+                &[
+                    status(BY_ID, "INITIATED", "10.50"),
+                    status(BY_REF, "INITIATED", "10.5")
+                ]
+            )
+            .is_empty(),
+            "amounts are compared as numbers"
+        );
+        // The reference's read answers another transaction: compared with
+        // the read of the transaction the reference was initiated with.
+        let wrong = exchange(
+            "GET",
+            BY_REF,
+            json!(null),
+            200,
+            ok(status_data("t9", "R", "INITIATED", "10.50")),
+        );
+        let hits = found(
+            "status.agree",
+            &[
+                initiated(1050),
+                status(BY_ID, "INITIATED", "10.50"),
+                wrong.clone(),
+            ],
+        );
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert!(hits[0].message.starts_with("transactionId"), "{hits:?}");
+        // And the other way round: the by-id read after the wrong one.
+        let hits = found(
+            "status.agree",
+            &[initiated(1050), wrong, status(BY_ID, "INITIATED", "10.50")],
+        );
+        assert_eq!(hits.len(), 1, "{hits:?}");
     }
 
     #[test]
@@ -409,6 +478,53 @@ mod tests {
             )
             .is_empty()
         );
+        // Every read after the final one that shows another status trips
+        // it: a regression does not become the new baseline.
+        assert_eq!(
+            found(
+                "status.regressed",
+                &[
+                    status(BY_ID, "SUCCESSFUL", "1"),
+                    status(BY_ID, "CONFIRMED", "1"),
+                    status(BY_ID, "CONFIRMED", "1")
+                ]
+            )
+            .len(),
+            1
+        );
+        assert_eq!(
+            found(
+                "status.regressed",
+                &[
+                    status(BY_ID, "SUCCESSFUL", "1"),
+                    status(BY_ID, "FAILED", "1"),
+                    status(BY_ID, "SUCCESSFUL", "1")
+                ]
+            )
+            .len(),
+            0,
+            "the first final status stands"
+        );
+        // A read sent before the final answer was complete overtook it:
+        // not a regression.
+        let mut slow_confirm = exchange(
+            "POST",
+            CONFIRM,
+            json!({"transactionId": "t1", "referenceNo": "R"}),
+            200,
+            ok(confirm_data("t1", "R", "SUCCESSFUL", "1")),
+        );
+        slow_confirm.time = chrono::DateTime::UNIX_EPOCH + chrono::Duration::seconds(10);
+        slow_confirm.duration_ms = 5_000.0;
+        let mut overtaken = status(BY_ID, "PENDING", "1");
+        overtaken.time = chrono::DateTime::UNIX_EPOCH + chrono::Duration::seconds(12);
+        assert!(
+            found("status.regressed", &[slow_confirm.clone(), overtaken]).is_empty(),
+            "overlapping exchanges"
+        );
+        let mut after = status(BY_ID, "PENDING", "1");
+        after.time = chrono::DateTime::UNIX_EPOCH + chrono::Duration::seconds(16);
+        assert_eq!(found("status.regressed", &[slow_confirm, after]).len(), 1);
     }
 
     #[test]

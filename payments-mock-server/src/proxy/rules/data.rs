@@ -71,11 +71,61 @@ fn fields_of(endpoint: &Endpoint) -> &'static [(&'static str, Kind)] {
     }
 }
 
-/// Whether `text` is an ISO 8601 date and time: RFC 3339 (any offset, any
-/// fraction digits) or a local date-time without an offset.
+/// ISO 8601 date and time, extended format (`2026-11-22T08:15:30.5+08:00`):
+/// a calendar, ordinal or week date, `T`, hours with optional minutes and
+/// seconds (a fraction with `.` or `,` on the last), an optional `Z` or
+/// offset (`±hh`, `±hh:mm`, and the `±hhmm` services often send).
+static EXTENDED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"^(?:(?P<y>[0-9]{4})-(?:(?P<m>[0-9]{2})-(?P<d>[0-9]{2})|(?P<o>[0-9]{3})|W(?P<w>[0-9]{2})-(?P<wd>[0-9]))T(?P<h>[0-9]{2})(?::(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2}))?)?(?:[.,][0-9]+)?(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)?)$",
+    )
+    .expect("a valid pattern")
+});
+
+/// The same in basic format (`20261122T081530Z`, offsets `±hh` or `±hhmm`).
+static BASIC: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"^(?:(?P<y>[0-9]{4})(?:(?P<m>[0-9]{2})(?P<d>[0-9]{2})|(?P<o>[0-9]{3})|W(?P<w>[0-9]{2})(?P<wd>[0-9]))T(?P<h>[0-9]{2})(?:(?P<mi>[0-9]{2})(?:(?P<s>[0-9]{2}))?)?(?:[.,][0-9]+)?(?:Z|[+-][0-9]{2}(?:[0-9]{2})?)?)$",
+    )
+    .expect("a valid pattern")
+});
+
+/// Whether `text` is an ISO 8601 date and time (a timestamp: a date alone
+/// is not one): extended or basic format, with or without an offset, the
+/// date and the time in range. Not RFC 3339's space for `T`, which ISO
+/// 8601 does not allow.
 pub(crate) fn is_iso8601(text: &str) -> bool {
-    chrono::DateTime::parse_from_rfc3339(text).is_ok()
-        || chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f").is_ok()
+    let Some(c) = EXTENDED.captures(text).or_else(|| BASIC.captures(text)) else {
+        return false;
+    };
+    let number = |name: &str| c.name(name).and_then(|m| m.as_str().parse::<u32>().ok());
+    let Some(year) = number("y").and_then(|y| i32::try_from(y).ok()) else {
+        return false;
+    };
+    let date = match (
+        number("m"),
+        number("d"),
+        number("o"),
+        number("w"),
+        number("wd"),
+    ) {
+        (Some(m), Some(d), ..) => chrono::NaiveDate::from_ymd_opt(year, m, d),
+        (_, _, Some(o), ..) => chrono::NaiveDate::from_yo_opt(year, o),
+        (_, _, _, Some(w), Some(wd)) => {
+            chrono::Weekday::try_from(u8::try_from(wd).unwrap_or(0).wrapping_sub(1))
+                .ok()
+                .filter(|_| wd >= 1)
+                .and_then(|day| chrono::NaiveDate::from_isoywd_opt(year, w, day))
+        }
+        _ => None,
+    };
+    let hour = number("h").unwrap_or(99);
+    let minute = number("mi").unwrap_or(0);
+    let second = number("s").unwrap_or(0);
+    // 24:00 is the end of a day; 60 is a leap second.
+    let time =
+        (hour < 24 && minute < 60 && second <= 60) || (hour == 24 && minute == 0 && second == 0);
+    date.is_some() && time
 }
 
 fn problem(name: &str, kind: Kind, value: Option<&Value>) -> Option<String> {
@@ -107,7 +157,7 @@ fn problem(name: &str, kind: Kind, value: Option<&Value>) -> Option<String> {
 pub(super) const FIELDS: Rule = Rule {
     id: "data.fields",
     level: Level::Violation,
-    text: "A field of the endpoint's `data` (sections 2.3, 2.5, 2.6) missing or of the wrong type, or a timestamp not ISO 8601. `currencyCode` in a status `data` is not a violation but `data.extra`.",
+    text: "A field of the endpoint's `data` (sections 2.3, 2.5, 2.6) missing or of the wrong type, or a timestamp not ISO 8601 (a date and a time, extended or basic format, `T` between them, an optional `Z` or offset). `currencyCode` in a status `data` is not a violation but `data.extra`.",
     check: data_fields,
 };
 
@@ -192,7 +242,7 @@ fn data_echo(p: &Parsed<'_>, _: &Memory) -> Hits {
 }
 
 /// Equal JSON values, numbers by their exact value (`150` and `150.0`).
-fn same(a: &Value, b: &Value) -> bool {
+pub(super) fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => {
             let parse = |n: &serde_json::Number| {
@@ -419,10 +469,35 @@ mod tests {
             "2026-11-22T08:15:30Z",
             "2026-11-22T08:15:30.123456789+08:00",
             "2026-11-22T08:15:30",
+            "2026-11-22T08:15Z",
+            "2026-11-22T08:15:30,5Z",
+            "2026-11-22T08:15:30+0800",
+            "2026-11-22T08:15:30-05",
+            "20261122T081530Z",
+            "20261122T081530.25+0800",
+            "2026-326T08:15:30Z",
+            "2026-W48-7T08:15:30Z",
+            "2026-11-22T24:00:00Z",
+            "2016-12-31T23:59:60Z",
         ] {
             assert!(super::is_iso8601(good), "{good}");
         }
-        for bad in ["2026-11-22", "22/11/2026 08:15", "", "1795000000"] {
+        for bad in [
+            "2026-11-22",
+            "22/11/2026 08:15",
+            "",
+            "1795000000",
+            "2026-11-22 08:15:30Z",
+            "2026-02-30T08:15:30Z",
+            "2026-13-01T08:15:30Z",
+            "2026-11-22T25:00:00Z",
+            "2026-11-22T08:61:00Z",
+            "2026-11-22T08:15:30+8",
+            "2026-11-22T08:15:30ZZ",
+            "2026-W48-8T08:15:30Z",
+            "2026-11-22T08:15:30 ",
+            "\u{0662}\u{0660}\u{0662}\u{0666}-11-22T08:15:30Z",
+        ] {
             assert!(!super::is_iso8601(bad), "{bad}");
         }
     }

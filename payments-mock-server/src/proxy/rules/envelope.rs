@@ -29,7 +29,7 @@ fn documented_statuses(endpoint: &Endpoint) -> &'static [u16] {
 pub(super) const SHAPE: Rule = Rule {
     id: "envelope.shape",
     level: Level::Violation,
-    text: "The body is not the envelope of section 2.1: not JSON, not an object, or a field missing or of the wrong type (`isSuccess` a boolean; `errorCode` and `message` a string or null; `data` an object or null).",
+    text: "The body is not the envelope of section 2.1: not JSON, not an object, or a field missing or of the wrong type (`isSuccess` a boolean; `errorCode` and `message` a string or null; `data` an object or null). `message` may be left out of a success (the document calls it optional there).",
     check: envelope_shape,
 };
 
@@ -65,6 +65,8 @@ fn envelope_shape(p: &Parsed<'_>, _: &Memory) -> Hits {
         ("message", envelope.message),
     ] {
         match value {
+            // Sections 4.1 and 4.2: "optional `message`" on a success.
+            None if name == "message" && envelope.success() == Some(true) => {}
             None => problems.push(format!("{name} is missing")),
             Some(Value::String(_) | Value::Null) => {}
             Some(_) => problems.push(format!("{name} is neither a string nor null")),
@@ -127,7 +129,7 @@ fn envelope_consistency(p: &Parsed<'_>, _: &Memory) -> Hits {
 pub(super) const HTTP_STATUS: Rule = Rule {
     id: "http.status",
     level: Level::Violation,
-    text: "The HTTP status disagrees with the document for that endpoint and `errorCode`: a success not 200; the status endpoints' `TRANSACTION_NOT_FOUND` not 404; confirm's `TRANSACTION_NOT_FOUND` not 400; `VALIDATION_ERROR`, `INVALID_TRANSACTION_ID`, `INVALID_REFERENCE_NO` not 400; `INTERNAL_ERROR` not 500.",
+    text: "The HTTP status disagrees with the document for that endpoint and `errorCode`: a success not 200; a failure (`isSuccess` false) answered 200; the status endpoints' `TRANSACTION_NOT_FOUND` not 404; confirm's `TRANSACTION_NOT_FOUND` not 400; `VALIDATION_ERROR`, `INVALID_TRANSACTION_ID`, `INVALID_REFERENCE_NO` not 400; `INTERNAL_ERROR` not 500.",
     check: http_status,
 };
 
@@ -157,6 +159,11 @@ fn http_status(p: &Parsed<'_>, _: &Memory) -> Hits {
             Level::Violation,
             format!("{what} answered HTTP {status}; the document says {want}"),
         )],
+        // Section 7: failures are 400, 404 or 500, never 200.
+        None if envelope.success() == Some(false) && status == 200 => vec![(
+            Level::Violation,
+            "a failure (isSuccess false) answered HTTP 200; the document answers failures 400, 404 or 500".to_owned(),
+        )],
         _ => Vec::new(),
     }
 }
@@ -164,16 +171,49 @@ fn http_status(p: &Parsed<'_>, _: &Memory) -> Hits {
 pub(super) const CODE_UNDOCUMENTED: Rule = Rule {
     id: "code.undocumented",
     level: Level::Undocumented,
-    text: "An `errorCode` that the document's section 7 does not list.",
+    text: "An `errorCode` that the document's section 7 does not list, or does not list for that endpoint (initiate: `VALIDATION_ERROR`, `INTERNAL_ERROR`; confirm: those and `TRANSACTION_NOT_FOUND`; status by id: `INVALID_TRANSACTION_ID`, `TRANSACTION_NOT_FOUND`, `INTERNAL_ERROR`; status by reference: `INVALID_REFERENCE_NO`, `TRANSACTION_NOT_FOUND`, `INTERNAL_ERROR`).",
     check: code_undocumented,
 };
 
-/// `code.undocumented`: an error code beyond section 7.
+/// The codes sections 4 and 7 give an endpoint. Confirm's "validation
+/// failed" (section 4.2) names no code; `VALIDATION_ERROR`, the document's
+/// code for validation, is taken as its.
+fn documented_codes(endpoint: &Endpoint) -> &'static [&'static str] {
+    match endpoint {
+        Endpoint::Initiate => &["VALIDATION_ERROR", "INTERNAL_ERROR"],
+        Endpoint::Confirm => &[
+            "VALIDATION_ERROR",
+            "TRANSACTION_NOT_FOUND",
+            "INTERNAL_ERROR",
+        ],
+        Endpoint::StatusById(_) => &[
+            "INVALID_TRANSACTION_ID",
+            "TRANSACTION_NOT_FOUND",
+            "INTERNAL_ERROR",
+        ],
+        Endpoint::StatusByReference(_) => &[
+            "INVALID_REFERENCE_NO",
+            "TRANSACTION_NOT_FOUND",
+            "INTERNAL_ERROR",
+        ],
+        Endpoint::Other => &DOCUMENTED_CODES,
+    }
+}
+
+/// `code.undocumented`: an error code beyond section 7, or one section 7
+/// gives another endpoint.
 fn code_undocumented(p: &Parsed<'_>, _: &Memory) -> Hits {
     match p.envelope().and_then(|e| e.code()) {
         Some(code) if !DOCUMENTED_CODES.contains(&code) => vec![(
             Level::Undocumented,
             format!("errorCode {code} is not in the document's section 7"),
+        )],
+        Some(code) if !documented_codes(&p.endpoint).contains(&code) => vec![(
+            Level::Undocumented,
+            format!(
+                "errorCode {code} is in the document's section 7, but not for {}",
+                p.endpoint.name()
+            ),
         )],
         _ => Vec::new(),
     }
@@ -229,6 +269,12 @@ mod tests {
         let missing = trips(json!({ "isSuccess": "yes", "data": 5 }));
         assert_eq!(missing.len(), 4, "{missing:?}");
         assert!(trips(failure("INTERNAL_ERROR")).is_empty());
+        // "optional `message`" on a success; never on a failure.
+        assert!(trips(json!({ "isSuccess": true, "errorCode": null, "data": {} })).is_empty());
+        assert_eq!(
+            trips(json!({ "isSuccess": false, "errorCode": "INTERNAL_ERROR", "data": null })).len(),
+            1
+        );
     }
 
     #[test]
@@ -304,6 +350,16 @@ mod tests {
             trips("GET", STATUS, 409, failure("SOMETHING_ELSE")).is_empty(),
             "not this rule's"
         );
+        // A failure is never answered 200, whatever its code.
+        assert_eq!(
+            trips("GET", STATUS, 200, failure("SOMETHING_ELSE")).len(),
+            1
+        );
+        assert_eq!(
+            trips("GET", STATUS, 200, failure("TRANSACTION_NOT_FOUND")).len(),
+            1,
+            "once, not twice"
+        );
     }
 
     #[test]
@@ -320,6 +376,32 @@ mod tests {
         );
         assert_eq!(code.len(), 1);
         assert!(code[0].message.contains("DUPLICATE_REFERENCE_NO"));
+        // A section 7 code on an endpoint section 7 does not give it.
+        let elsewhere = found(
+            "code.undocumented",
+            &[exchange(
+                "POST",
+                "/api/payments/initiate",
+                json!(null),
+                404,
+                failure("TRANSACTION_NOT_FOUND"),
+            )],
+        );
+        assert_eq!(elsewhere.len(), 1);
+        assert!(elsewhere[0].message.contains("not for"), "{elsewhere:?}");
+        assert!(
+            found(
+                "code.undocumented",
+                &[exchange(
+                    "POST",
+                    "/api/payments/confirm",
+                    json!(null),
+                    400,
+                    failure("TRANSACTION_NOT_FOUND")
+                )]
+            )
+            .is_empty()
+        );
         assert!(
             found(
                 "code.undocumented",

@@ -12,7 +12,7 @@
 //!   statuses;
 //! - `data.rs` — the fields of each endpoint's `data` and the initiate's
 //!   echo;
-//! - `across.rs` — the rules that span requests, over [`Memory`];
+//! - `across.rs` — the rules that span requests, over the proxy's memory;
 //! - `request.rs` — what the application sent.
 
 mod across;

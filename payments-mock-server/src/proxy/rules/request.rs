@@ -67,7 +67,7 @@ fn accepted_invalid(p: &Parsed<'_>, _: &Memory) -> Hits {
 pub(super) const INVALID: Rule = Rule {
     id: "request.invalid",
     level: Level::Client,
-    text: "The application's request breaks the document: a required field missing, `amount` not an integer greater than 0, `merchantId` not a UUID, a body that is not JSON.",
+    text: "The application's request breaks the document: a required field missing, `amount` not an integer greater than 0, `merchantId` not a UUID, a body that is not JSON, an empty `transactionId` or `referenceNo` in a status path.",
     check: request_invalid,
 };
 
@@ -96,6 +96,13 @@ fn request_invalid(p: &Parsed<'_>, _: &Memory) -> Hits {
             .filter(|f| body.get(**f).is_none_or(Value::is_null))
             .map(|f| format!("{f} is missing"))
             .collect(),
+        // Sections 4.3 and 4.4: the path parameter is required.
+        (Endpoint::StatusById(id), _) if id.trim().is_empty() => {
+            vec!["the transactionId in the path is empty".to_owned()]
+        }
+        (Endpoint::StatusByReference(reference), _) if reference.trim().is_empty() => {
+            vec!["the referenceNo in the path is empty".to_owned()]
+        }
         _ => Vec::new(),
     };
     problems
@@ -228,5 +235,26 @@ mod tests {
             )
             .is_empty()
         );
+        for empty in [
+            "/api/payments//status",
+            "/api/payments/%20/status",
+            "/api/payments/reference//status",
+        ] {
+            assert_eq!(
+                found(
+                    "request.invalid",
+                    &[exchange(
+                        "GET",
+                        empty,
+                        json!(null),
+                        400,
+                        failure("INVALID_TRANSACTION_ID")
+                    )]
+                )
+                .len(),
+                1,
+                "{empty}"
+            );
+        }
     }
 }

@@ -41,16 +41,23 @@ pub(crate) fn exchange(
         },
         duration_ms: 1.0,
         proxy_answer: false,
+        judged: true,
     }
 }
 
 /// The findings of rule `id` in the last exchange, after the earlier ones
-/// passed through.
+/// passed through one after the other (a second apart, unless an exchange
+/// has a time of its own).
 pub(crate) fn found(id: &str, exchanges: &[Exchange]) -> Vec<Finding> {
     let mut memory = Memory::default();
     let mut last = Vec::new();
-    for exchange in exchanges {
-        let parsed = Parsed::of(exchange);
+    for (n, exchange) in exchanges.iter().enumerate() {
+        let mut exchange = exchange.clone();
+        exchange.seq = n as u64 + 1;
+        if exchange.time == chrono::DateTime::UNIX_EPOCH {
+            exchange.time += chrono::Duration::seconds(n as i64);
+        }
+        let parsed = Parsed::of(&exchange);
         last = judge(&parsed, &memory);
         remember(&parsed, &mut memory);
     }
