@@ -314,6 +314,19 @@ impl std::fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
+impl ApiError {
+    /// The body [`IntoResponse`] answers with, as bytes.
+    pub(crate) fn body_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(&Envelope {
+            is_success: false,
+            error_code: Some(self.code.as_str()),
+            message: Some(&self.message),
+            data: (),
+        })
+        .unwrap_or_default()
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = Envelope {

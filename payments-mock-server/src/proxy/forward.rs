@@ -106,6 +106,42 @@ where
     Ok(Read::Whole(head.freeze()))
 }
 
+/// `stream`, each chunk of which must come within `idle`: a peer that
+/// stops sending mid-body ends the body with an error instead of holding
+/// the exchange open for ever. The whole body has no deadline (a large
+/// one may take long); only silence does.
+fn idle_bounded<S, E>(
+    stream: S,
+    idle: std::time::Duration,
+) -> impl futures::Stream<Item = Result<Bytes, axum::BoxError>> + Send + 'static
+where
+    S: futures::Stream<Item = Result<Bytes, E>> + Unpin + Send + 'static,
+    E: Into<axum::BoxError>,
+{
+    futures::stream::unfold(Some(stream), move |state| async move {
+        let mut stream = state?;
+        match tokio::time::timeout(idle, stream.next()).await {
+            Ok(Some(Ok(chunk))) => Some((Ok(chunk), Some(stream))),
+            Ok(Some(Err(e))) => Some((Err(e.into()), None)),
+            Ok(None) => None,
+            Err(_) => Some((
+                Err(axum::BoxError::from(format!(
+                    "no data for {}",
+                    humantime::format_duration(idle)
+                ))),
+                None,
+            )),
+        }
+    })
+}
+
+/// Whether `headers` say the body is compressed (the proxy never decodes).
+fn is_compressed(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_ENCODING)
+        .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
+}
+
 /// Why the upstream gave no answer, without its URL (which may carry
 /// credentials).
 fn failure_reason(e: &hyper_util::client::legacy::Error) -> &'static str {
@@ -131,9 +167,6 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     let seq = proxy.next_seq();
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_owned();
-    if has_dot_segment(&path) {
-        return ApiError::not_found().into_response();
-    }
     let query = parts.uri.query().map(str::to_owned);
     let mut request_message = Message {
         method: parts.method.as_str().to_owned(),
@@ -142,14 +175,31 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         headers: header_pairs(&parts.headers),
         ..Message::default()
     };
-    let body = match read_up_to(body.into_data_stream()).await {
-        Ok(body) => body,
-        Err(_) => {
-            // The application broke off its own request: nothing to forward.
-            return ApiError::validation("the request body could not be read").into_response();
+    let refuse = |request_message: Message, error: ApiError| {
+        proxy.own_answer(seq, time, started, request_message, error)
+    };
+    if has_dot_segment(&path) {
+        return refuse(request_message, ApiError::not_found());
+    }
+    let timeout = proxy.config.upstream_timeout;
+    // The application's body, read within the upstream timeout: a client
+    // that stops sending does not hold the exchange open.
+    let read = tokio::time::timeout(timeout, read_up_to(body.into_data_stream())).await;
+    let body = match read {
+        Ok(Ok(body)) => body,
+        Ok(Err(_)) | Err(_) => {
+            // The application broke off (or stalled) its own request:
+            // nothing to forward.
+            return refuse(
+                request_message,
+                ApiError::validation(format!(
+                    "the request body could not be read within {}",
+                    humantime::format_duration(timeout)
+                )),
+            );
         }
     };
-    let mut judged = true;
+    let mut judged = !is_compressed(&parts.headers);
     let upstream_body = match body {
         Read::Whole(bytes) => {
             request_message.body_bytes = bytes.len() as u64;
@@ -159,13 +209,13 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         Read::Streaming { head, rest } => {
             judged = false;
             request_message.body_bytes = head.len() as u64;
-            let chained =
-                futures::stream::once(async move { Ok::<_, axum::Error>(head) }).chain(rest);
+            let chained = futures::stream::once(async move { Ok::<_, axum::BoxError>(head) })
+                .chain(idle_bounded(rest, timeout));
             Body::from_stream(chained)
         }
     };
     let Some(uri) = proxy.upstream_uri(&path, query.as_deref()) else {
-        return ApiError::not_found().into_response();
+        return refuse(request_message, ApiError::not_found());
     };
     let mut headers = end_to_end(&parts.headers);
     if let Some(basic) = &proxy.basic_auth
@@ -177,29 +227,20 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     *forwarded.method_mut() = parts.method.clone();
     *forwarded.uri_mut() = uri;
     *forwarded.headers_mut() = headers;
-    let timeout = proxy.config.upstream_timeout;
     let sent = tokio::time::timeout(timeout, proxy.client.request(forwarded)).await;
     let upstream = match sent {
         Ok(Ok(response)) => response,
         Ok(Err(e)) => {
-            return proxy.own_answer(seq, time, started, request_message, failure_reason(&e));
+            return refuse(request_message, proxy.unavailable(failure_reason(&e)));
         }
         Err(_) => {
-            return proxy.own_answer(
-                seq,
-                time,
-                started,
-                request_message,
-                "did not answer in time",
-            );
+            return refuse(request_message, proxy.unavailable("did not answer in time"));
         }
     };
     let (upstream_parts, upstream_body) = upstream.into_parts();
     let status = upstream_parts.status;
     let headers = end_to_end(&upstream_parts.headers);
-    let compressed = headers
-        .get(header::CONTENT_ENCODING)
-        .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"));
+    let compressed = is_compressed(&headers);
     let mut response_message = Message {
         status: status.as_u16(),
         headers: header_pairs(&headers),
@@ -215,21 +256,15 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         Ok(Ok(Read::Streaming { head, rest })) => {
             judged = false;
             response_message.body_bytes = head.len() as u64;
-            let chained =
-                futures::stream::once(async move { Ok::<_, hyper::Error>(head) }).chain(rest);
+            let chained = futures::stream::once(async move { Ok::<_, axum::BoxError>(head) })
+                .chain(idle_bounded(rest, timeout));
             Body::from_stream(chained)
         }
         Ok(Err(_)) => {
-            return proxy.own_answer(seq, time, started, request_message, "broke off its answer");
+            return refuse(request_message, proxy.unavailable("broke off its answer"));
         }
         Err(_) => {
-            return proxy.own_answer(
-                seq,
-                time,
-                started,
-                request_message,
-                "did not answer in time",
-            );
+            return refuse(request_message, proxy.unavailable("did not answer in time"));
         }
     };
     let exchange = Exchange {
@@ -239,6 +274,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         response: response_message,
         duration_ms: started.elapsed().as_secs_f64() * 1000.0,
         proxy_answer: false,
+        judged: true,
     };
     let (verdict, findings) = proxy.judge(exchange, judged && !compressed);
     let mut response = if verdict == Verdict::Violation && proxy.config.enforce {
@@ -270,48 +306,49 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
 }
 
 impl ProxyState {
-    /// The proxy's own answer when the upstream gave none: 502
-    /// `UPSTREAM_UNAVAILABLE`, recorded and counted as `unchecked`.
+    /// 502 `UPSTREAM_UNAVAILABLE`: the upstream gave no answer.
+    fn unavailable(&self, reason: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            ErrorCode::UpstreamUnavailable,
+            format!(
+                "the upstream service {reason} (upstream timeout {})",
+                humantime::format_duration(self.config.upstream_timeout)
+            ),
+        )
+    }
+
+    /// The proxy's own answer (the upstream gave none, or the request was
+    /// refused before it was forwarded), recorded and counted as
+    /// `unchecked`, with its verdict header like every answer.
     fn own_answer(
         &self,
         seq: u64,
         time: chrono::DateTime<chrono::Utc>,
         started: Instant,
         request: Message,
-        reason: &str,
+        error: ApiError,
     ) -> Response {
-        let message = format!(
-            "the upstream service {reason} (upstream timeout {})",
-            humantime::format_duration(self.config.upstream_timeout)
-        );
-        let body = serde_json::json!({
-            "isSuccess": false,
-            "errorCode": ErrorCode::UpstreamUnavailable.as_str(),
-            "message": message,
-            "data": null,
-        })
-        .to_string();
-        let mut response = Response::new(Body::from(body.clone()));
-        *response.status_mut() = StatusCode::BAD_GATEWAY;
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
+        // The body the error answers with, as bytes to record and send.
+        let body = Bytes::from(error.body_bytes());
+        let (parts, _) = error.into_response().into_parts();
         let exchange = Exchange {
             seq,
             time,
             request,
             response: Message {
-                status: 502,
-                headers: header_pairs(response.headers()),
+                status: parts.status.as_u16(),
+                headers: header_pairs(&parts.headers),
                 body_bytes: body.len() as u64,
-                body: Some(body),
+                body: Some(String::from_utf8_lossy(&body).into_owned()),
                 ..Message::default()
             },
             duration_ms: started.elapsed().as_secs_f64() * 1000.0,
             proxy_answer: true,
+            judged: false,
         };
         let (verdict, _) = self.judge(exchange, false);
+        let mut response = Response::from_parts(parts, Body::from(body));
         response.headers_mut().insert(
             HeaderName::from_static(VERDICT_HEADER),
             HeaderValue::from_static(verdict.as_str()),

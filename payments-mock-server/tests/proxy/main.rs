@@ -13,6 +13,8 @@ mod deviations;
 mod passthrough;
 // The upstream's failures and timeouts, large bodies, --enforce, retries.
 mod failures;
+// Stalled bodies, clients that never read, refused requests.
+mod limits;
 // The mock behind the proxy: hundreds of correct exchanges, no violation.
 mod verified_fake;
 // `proxy` and `check` as processes, `--seed-from`, bad input.
