@@ -178,8 +178,8 @@ pub use logging::{LogFormat, PlainText, init_logging};
 pub use mock_server::{MockServer, MockServerBuilder, StoredTransaction};
 pub use proxy::{
     BadLine, CheckOutcome, DEFAULT_UPSTREAM_TIMEOUT, Endpoint, Exchange, Finding, JUDGE_LIMIT,
-    Level, MEMORY_CAPACITY, Message, Proxy, ProxyConfig, REDACTED, Redactor, Seeded, Summary,
-    VERDICT_HEADER, Verdict, check_recording, rules, seed_from,
+    Level, MEMORY_CAPACITY, Message, Proxy, ProxyConfig, REDACTED, Redactor, SeedError, Seeded,
+    Summary, VERDICT_HEADER, Verdict, check_recording, rules, seed_from,
 };
 pub use store::journal::{Capture, JournalEntry};
 pub use store::settings::Given;

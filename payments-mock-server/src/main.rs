@@ -289,14 +289,14 @@ fn main() -> ExitCode {
 
 /// `check FILE`: the proxy's rules on a recording.
 fn check(args: &CheckArgs) -> ExitCode {
-    let text = match std::fs::read(&args.file) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+    let file = match std::fs::File::open(&args.file) {
+        Ok(file) => file,
         Err(e) => {
             eprintln!("error: cannot read {}: {e}", args.file.display());
             return ExitCode::from(2);
         }
     };
-    let outcome = match check_recording(&text) {
+    let outcome = match check_recording(std::io::BufReader::new(file)) {
         Ok(outcome) => outcome,
         Err(e) => {
             eprintln!("error: {}: {e}", args.file.display());
@@ -348,16 +348,18 @@ fn proxy(args: ProxyArgs) -> ExitCode {
         let listener = match std::net::TcpListener::bind((args.host.as_str(), args.port)) {
             Ok(l) => l,
             Err(e) => {
+                // Not 1: that is the proxy's "a violation was seen".
                 eprintln!("error: cannot listen on {}:{}: {e}", args.host, args.port);
-                return ExitCode::FAILURE;
+                return ExitCode::from(2);
             }
         };
         let stop = shutdown_signal();
         let proxy = match Proxy::start_on(listener, config).await {
             Ok(proxy) => proxy,
             Err(e) => {
+                // Whatever kept it from starting: 2, as 1 is the verdict.
                 eprintln!("error: {}", error_chain(&e));
-                return ExitCode::from(e.exit_code());
+                return ExitCode::from(2);
             }
         };
         println!("listening on http://{}", proxy.addr());
@@ -415,18 +417,21 @@ fn serve_mock(args: ServeArgs) -> ExitCode {
 
 /// Seeds the store from a recording; the exit code when it cannot.
 async fn seed(state: &AppState, path: &std::path::Path) -> Result<(), ExitCode> {
-    let text = std::fs::read(path).map_err(|e| {
+    let file = std::fs::File::open(path).map_err(|e| {
         eprintln!("error: cannot read {}: {e}", path.display());
         ExitCode::from(2)
     })?;
-    let seeded = seed_from(&state.store, &String::from_utf8_lossy(&text), state.expiry)
+    let seeded = seed_from(&state.store, std::io::BufReader::new(file), state.expiry)
         .await
         .map_err(|e| {
             eprintln!("error: seeding from {}: {e}", path.display());
-            ExitCode::FAILURE
+            match e {
+                payments_mock_server::SeedError::Read(_) => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
+            }
         })?;
     eprintln!(
-        "seeded {} transactions from {}; {} the recording shows could not be placed (no initiate seen, an id that is not a UUID, or a reference already held){}",
+        "seeded {} transactions from {}; {} the recording shows could not be placed (no initiate seen, an id that is not a UUID, a status the document does not name, or a reference already held){}",
         seeded.placed,
         path.display(),
         seeded.unplaced,

@@ -18,15 +18,39 @@ pub struct CheckOutcome {
     pub bad_lines: Vec<BadLine>,
 }
 
-/// Checks the recording `text`.
+/// Checks a recording, read line by line from `reader`.
+///
+/// ```
+/// let recording = r#"{"seq":1,"time":"2026-11-25T10:00:00Z","request":{"method":"GET","path":"/api/payments/x/status"},"response":{"status":404,"body":"{\"isSuccess\":false,\"errorCode\":\"TRANSACTION_NOT_FOUND\",\"message\":\"no such transaction\",\"data\":null}"},"durationMs":1.5}"#;
+/// let outcome = payments_mock_server::check_recording(recording.as_bytes()).expect("a recording");
+/// assert_eq!(outcome.summary.exchanges, 1);
+/// assert_eq!(outcome.summary.exit_code(false), 0);
+/// ```
 ///
 /// # Errors
 ///
-/// A message when not one line is a recorded exchange (the file is not a
-/// recording at all), naming the first line's problem.
-pub fn check_recording(text: &str) -> Result<CheckOutcome, String> {
-    let (exchanges, bad_lines) = record::read(text);
-    if exchanges.is_empty() {
+/// A message when the reader fails, or when not one line is a recorded
+/// exchange (the file is not a recording at all), naming the first line's
+/// problem.
+pub fn check_recording(reader: impl std::io::BufRead) -> Result<CheckOutcome, String> {
+    let mut memory = Memory::default();
+    let mut summary = Summary::default();
+    let mut any = false;
+    let bad_lines = record::each(reader, |exchange| {
+        any = true;
+        let parsed = Parsed::of(&exchange);
+        let whole = exchange.request.is_whole() && exchange.response.is_whole();
+        let (verdict, findings) = if whole && exchange.judged && !exchange.proxy_answer {
+            let findings = rules::judge(&parsed, &memory);
+            rules::remember(&parsed, &mut memory);
+            (Verdict::of(&findings), findings)
+        } else {
+            (Verdict::Unchecked, Vec::new())
+        };
+        summary.add(&exchange, &parsed.endpoint, verdict, &findings);
+    })
+    .map_err(|e| format!("cannot read the recording: {e}"))?;
+    if !any {
         return Err(match bad_lines.first() {
             Some(first) => format!(
                 "not a recording (JSON Lines of exchanges): no line is a recorded exchange; line {}: {}",
@@ -35,26 +59,12 @@ pub fn check_recording(text: &str) -> Result<CheckOutcome, String> {
             None => "the recording is empty".to_owned(),
         });
     }
-    let mut memory = Memory::default();
-    let mut summary = Summary::default();
-    for exchange in &exchanges {
-        let parsed = Parsed::of(exchange);
-        let whole = exchange.request.is_whole() && exchange.response.is_whole();
-        let (verdict, findings) = if whole && !exchange.proxy_answer {
-            let findings = rules::judge(&parsed, &memory);
-            rules::remember(&parsed, &mut memory);
-            (Verdict::of(&findings), findings)
-        } else {
-            (Verdict::Unchecked, Vec::new())
-        };
-        summary.add(exchange, &parsed.endpoint, verdict, &findings);
-    }
     Ok(CheckOutcome { summary, bad_lines })
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::proxy::rules::test_support::{exchange, failure};
@@ -77,13 +87,20 @@ mod tests {
             failure("TRANSACTION_NOT_FOUND"),
         ))
         .expect("serializes");
-        let outcome = check_recording(&format!("{good}\n{{oops\n{bad}\n")).expect("a recording");
+        let outcome =
+            check_recording(format!("{good}\n{{oops\n{bad}\n").as_bytes()).expect("a recording");
         assert_eq!(outcome.bad_lines.len(), 1);
         assert_eq!(outcome.bad_lines[0].line, 2);
         assert_eq!(outcome.summary.exchanges, 2);
         assert_eq!(outcome.summary.exit_code(false), 1);
-        let err = check_recording("hello\nworld\n").expect_err("not a recording");
+        // Recorded unjudged (a compressed body): never judged offline either.
+        let mut unjudged: Value = serde_json::from_str(&bad).expect("JSON");
+        unjudged["judged"] = json!(false);
+        let outcome = check_recording(format!("{unjudged}\n").as_bytes()).expect("a recording");
+        assert_eq!(outcome.summary.verdicts.get("unchecked"), Some(&1));
+        assert_eq!(outcome.summary.exit_code(false), 0);
+        let err = check_recording("hello\nworld\n".as_bytes()).expect_err("not a recording");
         assert!(err.contains("line 1"), "{err}");
-        assert!(check_recording("").is_err());
+        assert!(check_recording("".as_bytes()).is_err());
     }
 }

@@ -12,7 +12,8 @@
 //! never settles by itself), `EXPIRED` expired, and `PENDING` / `INITIATED`
 //! confirmable, expiring `expiry` after the mock starts.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -32,7 +33,8 @@ pub struct Seeded {
     /// Transactions stored.
     pub placed: usize,
     /// Transactions the recording shows but cannot place: no initiate
-    /// seen, an id that is not a UUID, a reference already held.
+    /// seen, an id that is not a UUID, a last status the document does not
+    /// name, a reference already held.
     pub unplaced: usize,
     /// Lines of the recording that are no exchange.
     pub bad_lines: usize,
@@ -69,17 +71,32 @@ fn text(map: &Map<String, Value>, field: &str) -> Option<String> {
     }
 }
 
-fn stories(exchanges: &[Exchange]) -> BTreeMap<String, Story> {
-    let mut stories: BTreeMap<String, Story> = BTreeMap::new();
-    for exchange in exchanges {
+/// The transactions a recording shows, in the order it first shows them.
+#[derive(Debug, Default)]
+struct Stories {
+    order: Vec<String>,
+    by_id: HashMap<String, Story>,
+}
+
+impl Stories {
+    fn add(&mut self, exchange: &Exchange) {
+        if !exchange.judged || exchange.proxy_answer {
+            return;
+        }
         let parsed = Parsed::of(exchange);
         let Some(data) = parsed.success_data() else {
-            continue;
+            return;
         };
         let Some(id) = data.get("transactionId").and_then(Value::as_str) else {
-            continue;
+            return;
         };
-        let story = stories.entry(id.to_owned()).or_default();
+        let story = match self.by_id.entry(id.to_owned()) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => {
+                self.order.push(id.to_owned());
+                v.insert(Story::default())
+            }
+        };
         if parsed.endpoint == Endpoint::Initiate
             && story.initiate.is_none()
             && let Some(request) = &parsed.request
@@ -90,7 +107,6 @@ fn stories(exchanges: &[Exchange]) -> BTreeMap<String, Story> {
             story.last = Some((data.clone(), exchange.time));
         }
     }
-    stories
 }
 
 /// The record of a story, or `None` when it cannot be placed.
@@ -136,10 +152,8 @@ fn record_of(id: &str, story: &Story, now: DateTime<Utc>, expiry: Duration) -> O
         _ => InitialState::Initiated,
     };
     let (last, last_at) = story.last.as_ref()?;
-    let status = last
-        .get("status")
-        .and_then(Value::as_str)
-        .unwrap_or("INITIATED");
+    // A status the document does not name (or none) is not guessed at.
+    let status = last.get("status").and_then(Value::as_str)?;
     let changed_at = time(last.get("lastModifiedAt"))
         .or_else(|| time(last.get("confirmedAt")))
         .unwrap_or(*last_at);
@@ -168,7 +182,8 @@ fn record_of(id: &str, story: &Story, now: DateTime<Utc>, expiry: Duration) -> O
             }),
         ),
         "EXPIRED" => (changed_at, None),
-        _ => (crate::domain::clock::add(now, expiry), None),
+        "PENDING" | "INITIATED" => (crate::domain::clock::add(now, expiry), None),
+        _ => return None,
     };
     Some(Record {
         id,
@@ -180,24 +195,39 @@ fn record_of(id: &str, story: &Story, now: DateTime<Utc>, expiry: Duration) -> O
     })
 }
 
-/// Seeds `store` from the recording `text`.
+/// Why seeding failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SeedError {
+    /// The recording could not be read.
+    #[error("cannot read the recording: {0}")]
+    Read(#[from] std::io::Error),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Seeds `store` from a recording, read line by line from `reader`; the
+/// transactions are placed in the order the recording first shows them.
 ///
 /// # Errors
 ///
-/// [`StoreError`] when the store fails.
+/// [`SeedError`] when the recording cannot be read or the store fails.
 pub async fn seed_from(
     store: &impl Store,
-    text: &str,
+    reader: impl std::io::BufRead,
     expiry: Duration,
-) -> Result<Seeded, StoreError> {
-    let (exchanges, bad) = record::read(text);
+) -> Result<Seeded, SeedError> {
+    let mut stories = Stories::default();
+    let bad = record::each(reader, |exchange| stories.add(&exchange))?;
     let now = store.now().await?;
     let mut seeded = Seeded {
         bad_lines: bad.len(),
         ..Seeded::default()
     };
-    for (id, story) in stories(&exchanges) {
-        match record_of(&id, &story, now, expiry) {
+    for id in &stories.order {
+        let story = &stories.by_id[id];
+        match record_of(id, story, now, expiry) {
             Some(record) => match store.seed(record).await? {
                 Ok(()) => seeded.placed += 1,
                 Err(InsertRefusal::Duplicate(_) | InsertRefusal::Full) => seeded.unplaced += 1,
@@ -259,9 +289,13 @@ mod tests {
                 )),
             ),
         ]);
-        let seeded = seed_from(&store, &format!("{text}\nbroken"), Duration::from_secs(900))
-            .await
-            .expect("seeds");
+        let seeded = seed_from(
+            &store,
+            format!("{text}\nbroken").as_bytes(),
+            Duration::from_secs(900),
+        )
+        .await
+        .expect("seeds");
         assert_eq!(
             seeded,
             Seeded {
@@ -279,5 +313,70 @@ mod tests {
             .expect("answers")
             .expect("found by reference");
         assert_eq!(stored, (ID.to_owned(), Status::Successful, 1050));
+    }
+
+    #[tokio::test]
+    async fn a_status_the_document_does_not_name_is_not_guessed_and_the_first_seen_wins() {
+        let store = MemoryStore::new("seed");
+        let other = "01a2f000-0000-7000-8000-000000000002";
+        let mut cancelled = status_data(ID, "R1", "CANCELLED", "10.50");
+        cancelled["lastModifiedAt"] = json!("2026-11-22T08:20:00Z");
+        let text = recording(&[
+            exchange(
+                "POST",
+                "/api/payments/initiate",
+                initiate_body("R1", 1050),
+                200,
+                ok(initiate_data(ID, "R1", 1050)),
+            ),
+            exchange(
+                "GET",
+                "/api/payments/x/status",
+                json!(null),
+                200,
+                ok(cancelled),
+            ),
+            exchange(
+                "POST",
+                "/api/payments/initiate",
+                initiate_body("R2", 700),
+                200,
+                ok(initiate_data(other, "R2", 700)),
+            ),
+            // A second transaction under the same reference, seen later.
+            exchange(
+                "POST",
+                "/api/payments/initiate",
+                initiate_body("R2", 900),
+                200,
+                ok(initiate_data(
+                    "01a2f000-0000-7000-8000-000000000003",
+                    "R2",
+                    900,
+                )),
+            ),
+        ]);
+        let seeded = seed_from(&store, text.as_bytes(), Duration::from_secs(900))
+            .await
+            .expect("seeds");
+        assert_eq!((seeded.placed, seeded.unplaced), (1, 2), "{seeded:?}");
+        assert!(
+            store
+                .with_reference("R1", None, |r| r.id)
+                .await
+                .expect("answers")
+                .is_err(),
+            "CANCELLED is not guessed into a state"
+        );
+        let kept = store
+            .with_reference("R2", None, |r| (r.id.to_string(), r.fields.amount_minor))
+            .await
+            .expect("answers")
+            .expect("found");
+        assert_eq!(
+            kept,
+            (other.to_owned(), 700),
+            "the first the recording shows"
+        );
     }
 }

@@ -234,6 +234,12 @@ fn files_that_are_no_recording_and_bad_upstreams_are_refused() {
     assert_eq!(code, Some(2), "{stderr}");
     let (code, _, _) = run(&["proxy"]);
     assert_eq!(code, Some(2), "--upstream is required");
+    // A port already taken: 2, never 1 (which says "a violation was seen").
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("its address").port().to_string();
+    let (code, _, stderr) = run(&["proxy", "--upstream", "http://127.0.0.1:9", "--port", &port]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("cannot listen"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
