@@ -293,6 +293,56 @@ pub async fn reads_by_id_and_reference_respect_the_scope<S: Store>(store: &S) {
     );
 }
 
+/// A read by id that starts after a change was answered sees the change,
+/// however often the row was read before (a store may keep copies of rows
+/// it read: the SQLite store does), while other tasks keep reading it.
+pub async fn reads_after_an_answer_see_it<S: Store + 'static>(store: Arc<S>) {
+    let record = create(&*store, MERCHANT, "READ-AFTER").await;
+    let now = store.now().await.expect("now");
+    let status = |store: Arc<S>| async move {
+        store
+            .with_id(record.id, None, |r| r.view(now).status)
+            .await
+            .expect("answers")
+    };
+    assert_eq!(status(store.clone()).await, Some(Status::Initiated));
+    // Readers hammer the row while it changes.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let (store, stop) = (store.clone(), stop.clone());
+            tokio::spawn(async move {
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let _ = store.with_id(record.id, None, |r| r.view(now).status).await;
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    let page = token(7);
+    assert!(matches!(
+        store
+            .confirm(record.id, now, page_confirmation(now, &page, MINUTE))
+            .await
+            .expect("answers"),
+        Transition::Moved(_)
+    ));
+    assert_eq!(status(store.clone()).await, Some(Status::Confirmed));
+    let decided = store
+        .decide(PaymentPageKey::Token(&page), None, PayerAction::Pay, now)
+        .await
+        .expect("answers")
+        .expect("a page");
+    assert!(decided.decided_now);
+    assert_eq!(status(store.clone()).await, Some(Status::Successful));
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for reader in readers {
+        reader.await.expect("no panic");
+    }
+    store.reset().await.expect("resets");
+    assert_eq!(status(store.clone()).await, None, "gone after a reset");
+}
+
 /// Of concurrent submits on one page exactly one decides; later ones are
 /// counted and change nothing; a closed window decides nothing.
 pub async fn the_payer_decides_once<S: Store>(store: Arc<S>) {

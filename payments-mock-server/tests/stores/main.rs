@@ -54,6 +54,7 @@ macro_rules! every_store {
             promise!(confirm_checks_expiry_and_keeps_the_confirmation);
             promise!(reads_by_id_and_reference_respect_the_scope);
             promise!(the_payer_decides_once, shared);
+            promise!(reads_after_an_answer_see_it, shared);
             promise!(pages_run_both_ways_with_filters);
             promise!(the_clock_moves_forward_and_resets, kept);
             promise!(the_journal_keeps_the_last_thousand, kept);

@@ -10,7 +10,10 @@
 //!   between.
 //! - **Reads** run on the caller's thread on a small pool of read
 //!   connections; in WAL mode they never wait for the writer and always see
-//!   the last commit.
+//!   the last commit. A look-up by id is answered from a copy of the
+//!   transactions read lately when there is one (`cache.rs`): the writer
+//!   drops a copy after the commit that changes its row and before it
+//!   answers, so no read after an answer sees the row from before it.
 //! - **The clock, the transaction count and the journal** are also kept in
 //!   the process (one owner: nobody else changes them) and written through:
 //!   the clock and count after each commit that changes them, the journal
@@ -50,6 +53,7 @@ use crate::domain::clock::Clock;
 use crate::domain::transaction::{ConfirmResult, Record, id_at, issued_id};
 use crate::error::Error;
 
+mod cache;
 mod open;
 mod rows;
 mod writer;
@@ -132,6 +136,8 @@ enum Effect {
 /// What the store and its two threads share.
 #[derive(Debug)]
 struct Shared {
+    /// Transactions read lately (`cache.rs`).
+    cache: cache::ReadCache,
     clock: Clock,
     count: AtomicUsize,
     journal: Journal,
@@ -357,10 +363,19 @@ impl Store for SqliteStore {
         scope: Option<Uuid>,
         f: impl FnOnce(&Record) -> T + Send,
     ) -> Result<Option<T>, StoreError> {
-        let record = self.read(|conn| select_id(conn, id))?;
+        let record = match self.shared.cache.get(id) {
+            Ok(record) => Some(record),
+            Err(generation) => {
+                let read = self.read(|conn| select_id(conn, id))?.map(Arc::new);
+                if let Some(record) = &read {
+                    self.shared.cache.keep(Arc::clone(record), generation);
+                }
+                read
+            }
+        };
         Ok(record
             .filter(|r| scope.is_none_or(|m| m == r.fields.merchant_id))
-            .as_ref()
+            .as_deref()
             .map(f))
     }
 

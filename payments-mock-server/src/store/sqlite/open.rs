@@ -272,6 +272,7 @@ impl SqliteStore {
         let clock = Clock::new();
         clock.set_offset_nanos(offset);
         let shared = Arc::new(Shared {
+            cache: super::cache::ReadCache::default(),
             clock,
             count: AtomicUsize::new(usize::try_from(count).unwrap_or(0)),
             journal_written: AtomicU64::new(journal.last_seq()),

@@ -67,6 +67,20 @@ impl Writer {
             }
             return;
         }
+        // The copies of changed rows go before any answer does.
+        for (job, effect, _) in &done {
+            if effect.is_ok() {
+                match job {
+                    Job::Confirm { id, .. } => self.shared.cache.changed(*id),
+                    Job::Decide { .. } | Job::Reset { .. } => self.shared.cache.changed_all(),
+                    Job::Seed { .. }
+                    | Job::Create { .. }
+                    | Job::Advance { .. }
+                    | Job::SaveSettings { .. }
+                    | Job::Journal { .. } => {}
+                }
+            }
+        }
         for (job, effect, outcome) in done {
             if let Ok(effect) = &effect {
                 self.shared.apply(*effect);
