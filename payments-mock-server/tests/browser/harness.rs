@@ -176,12 +176,31 @@ impl Browser {
 
     /// The visible text of `css`.
     pub async fn text(&self, css: &str) -> String {
-        self.wait_for(css).await.text().await.expect("text")
+        self.fresh(css, |e| async move { e.text().await }).await
     }
 
     /// Clicks `css`.
     pub async fn click(&self, css: &str) {
-        self.wait_for(css).await.click().await.expect("clicks");
+        self.fresh(css, |e| async move { e.click().await }).await;
+    }
+
+    /// `act` on the element `css`, found again when the page replaced it
+    /// between finding and acting (a live table re-renders its rows as
+    /// data arrives: the element found is then stale, not missing).
+    async fn fresh<T, F>(&self, css: &str, act: impl Fn(Element) -> F) -> T
+    where
+        F: std::future::Future<Output = Result<T, fantoccini::error::CmdError>>,
+    {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            match act(self.wait_for(css).await).await {
+                Ok(value) => return value,
+                Err(fantoccini::error::CmdError::Standard(e))
+                    if e.error == fantoccini::error::ErrorStatus::StaleElementReference
+                        && Instant::now() < deadline => {}
+                Err(e) => panic!("{css}: {e}"),
+            }
+        }
     }
 
     /// The current address.
