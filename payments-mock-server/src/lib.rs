@@ -172,9 +172,9 @@ pub use error::{ApiError, Error, ErrorCode};
 pub use http::app::app;
 pub use http::extract::{BODY_LIMIT, decode_segment, parse_object};
 pub use http::faults::Fault;
-pub use http::server::{HEADER_LIMIT, run, run_with};
+pub use http::server::{HEADER_LIMIT, run, run_with, serve_app};
 pub use http::state::{AppState, Shared};
-pub use logging::{LogFormat, PlainText, init_logging};
+pub use logging::{JsonLines, LogFormat, PlainText, init_logging};
 pub use mock_server::{MockServer, MockServerBuilder, StoredTransaction};
 pub use proxy::{
     BadLine, CheckOutcome, DEFAULT_UPSTREAM_TIMEOUT, Endpoint, Exchange, Finding, JUDGE_LIMIT,

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use payments_mock_server::{
-    ApiKey, AppState, Catalog, Config, Durability, Proxy, ProxyConfig, StoreSpec, app,
-    check_recording, init_logging, parse_latency, run_with, seed_from,
+    ApiKey, AppState, Catalog, Config, Durability, Proxy, ProxyConfig, StoreSpec, check_recording,
+    init_logging, parse_latency, seed_from, serve_app,
 };
 
 /// The merchant payment-transaction service for integration tests: in
@@ -503,13 +503,18 @@ async fn serve(
             "fault seed {seed} (random; pass --fault-seed {seed} to repeat this run's faults)"
         );
     }
-    // Routes and the OpenAPI document before the banner: once a script
-    // sees it, every request is answered without waiting.
-    let router = app(state);
     let stop = shutdown_signal();
-    // The banner is the one line on stdout; scripts wait for it.
-    println!("listening on http://{addr}");
-    run_with(listener, router, header_read_timeout, stop).await;
+    // The banner is the one line on stdout; scripts wait for it. It is
+    // printed once the routes and the OpenAPI document are built: once a
+    // script sees it, every request is answered without waiting.
+    serve_app(
+        listener,
+        state,
+        header_read_timeout,
+        || println!("listening on http://{addr}"),
+        stop,
+    )
+    .await;
     ExitCode::SUCCESS
 }
 

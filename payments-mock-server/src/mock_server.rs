@@ -12,7 +12,6 @@ use uuid::Uuid;
 use crate::config::{ApiKey, Config};
 use crate::domain::catalog::Catalog;
 use crate::error::Error;
-use crate::http::app::app;
 use crate::http::faults::Fault;
 use crate::http::state::AppState;
 use crate::store::journal::{CAPACITY, JournalEntry};
@@ -453,11 +452,11 @@ impl MockServerBuilder {
         }
         tracing::debug!("web console at http://{addr}/_mock/ui/");
         let (stop, stopped) = oneshot::channel::<()>();
-        let router = app(state.clone());
-        let task = tokio::spawn(crate::http::server::run_with(
+        let task = tokio::spawn(crate::http::server::serve_app(
             listener,
-            router,
+            state.clone(),
             header_read_timeout,
+            || {},
             async move {
                 let _ = stopped.await;
             },

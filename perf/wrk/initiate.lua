@@ -19,10 +19,13 @@ end
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 
+-- The body, with "%s-%d-%d" where the referenceNo goes; a script that
+-- sets BODY_FORMAT before loading this one sends its own.
+BODY_FORMAT = BODY_FORMAT or
+  '{"merchantId":"6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60","referenceNo":"%s-%d-%d","amount":1050,"productCode":"TOPUP","storeId":"S1","payerId":"60123456789"}'
+
 function request()
   counter = counter + 1
-  local body = string.format(
-    '{"merchantId":"6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60","referenceNo":"%s-%d-%d","amount":1050,"productCode":"TOPUP","storeId":"S1","payerId":"60123456789"}',
-    tag, tid, counter)
+  local body = string.format(BODY_FORMAT, tag, tid, counter)
   return wrk.format(nil, "/api/payments/initiate", nil, body)
 end

@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod clock;
+pub(crate) mod fields;
 pub mod lifecycle;
 pub mod money;
 pub mod redirect;

@@ -3,10 +3,11 @@
 //! starting with the field's JSON name, joined by `; `.
 
 use iso_currency::Currency;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::domain::catalog::{Catalog, is_product_code};
+use crate::domain::fields::{Field, Fields, Name};
 use crate::error::ApiError;
 use crate::store::NewTransaction;
 
@@ -31,28 +32,23 @@ impl Problems {
     }
 }
 
-/// A field that is absent or `null` (both mean "absent").
-fn field<'a>(body: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
-    body.get(name).filter(|v| !v.is_null())
-}
-
-/// A string field: `Ok(None)` when absent, `Err` (recorded) when not a string.
+/// A string field: `None` when absent, or when not a string (recorded).
 fn string<'a>(
-    body: &'a Map<String, Value>,
-    name: &str,
+    body: &'a impl Fields,
+    name: Name,
     required: bool,
     problems: &mut Problems,
 ) -> Option<&'a str> {
-    match field(body, name) {
+    match body.field(name) {
         None => {
             if required {
-                problems.push(format!("{name} is required"));
+                problems.push(format!("{} is required", name.as_str()));
             }
             None
         }
-        Some(Value::String(s)) => Some(s),
-        Some(_) => {
-            problems.push(format!("{name} must be a string"));
+        Some(Field::Str(s)) => Some(s),
+        Some(Field::Number(_) | Field::Value(_)) => {
+            problems.push(format!("{} must be a string", name.as_str()));
             None
         }
     }
@@ -71,8 +67,7 @@ fn length(value: &str, name: &str, min: usize, max: usize, problems: &mut Proble
 /// The integer a JSON number holds, judged by its literal text (with
 /// `arbitrary_precision`, `1.0` and `1e2` keep their text and are not
 /// integers). Too large for i128 saturates, keeping the sign.
-fn integer(n: &Number) -> Option<i128> {
-    let text = n.to_string();
+fn integer(text: &str) -> Option<i128> {
     if text.contains(['.', 'e', 'E']) {
         return None;
     }
@@ -84,17 +79,17 @@ fn integer(n: &Number) -> Option<i128> {
 }
 
 /// An integer field: `None` when absent or mistyped (recorded).
-fn int_field(body: &Map<String, Value>, name: &str, problems: &mut Problems) -> Option<i128> {
-    match field(body, name)? {
-        Value::Number(n) => {
+fn int_field(body: &impl Fields, name: Name, problems: &mut Problems) -> Option<i128> {
+    match body.field(name)? {
+        Field::Number(n) => {
             let v = integer(n);
             if v.is_none() {
-                problems.push(format!("{name} must be an integer"));
+                problems.push(format!("{} must be an integer", name.as_str()));
             }
             v
         }
         _ => {
-            problems.push(format!("{name} must be an integer"));
+            problems.push(format!("{} must be an integer", name.as_str()));
             None
         }
     }
@@ -102,15 +97,15 @@ fn int_field(body: &Map<String, Value>, name: &str, problems: &mut Problems) -> 
 
 /// `extraProperties`: a JSON object, or a string holding one; stored as the
 /// compact JSON text.
-fn extra_properties(body: &Map<String, Value>, problems: &mut Problems) -> Option<String> {
+fn extra_properties(body: &impl Fields, problems: &mut Problems) -> Option<String> {
     const NAME: &str = "extraProperties";
-    let object = match field(body, NAME)? {
-        Value::Object(o) => Some(o.clone()),
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
+    let object = match body.field(Name::ExtraProperties)? {
+        Field::Value(Value::Object(o)) => Some(o.clone()),
+        Field::Str(s) => match serde_json::from_str::<Value>(s) {
             Ok(Value::Object(o)) => Some(o),
             _ => None,
         },
-        _ => None,
+        Field::Number(_) | Field::Value(_) => None,
     };
     let Some(object) = object else {
         problems.push(format!(
@@ -152,9 +147,17 @@ fn check_reference(reference: &str, name: &str, problems: &mut Problems) {
 ///
 /// `VALIDATION_ERROR` listing every failed rule.
 pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTransaction, ApiError> {
+    initiate_fields(body, catalog)
+}
+
+/// [`initiate`] of any [`Fields`] (the handler's borrowing body).
+pub(crate) fn initiate_fields(
+    body: &impl Fields,
+    catalog: &Catalog,
+) -> Result<NewTransaction, ApiError> {
     let mut p = Problems::default();
 
-    let merchant_id = string(body, "merchantId", true, &mut p).and_then(|s| {
+    let merchant_id = string(body, Name::MerchantId, true, &mut p).and_then(|s| {
         // The hyphenated form only (rules::UUID): what the document says.
         let id = rules::is_uuid(s).then(|| Uuid::parse_str(s).ok()).flatten();
         if id.is_none() {
@@ -163,12 +166,12 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
         id
     });
 
-    let reference_no = string(body, "referenceNo", true, &mut p);
+    let reference_no = string(body, Name::ReferenceNo, true, &mut p);
     if let Some(r) = reference_no {
         check_reference(r, "referenceNo", &mut p);
     }
 
-    let description = string(body, "description", false, &mut p);
+    let description = string(body, Name::Description, false, &mut p);
     if description.is_some_and(|d| d.chars().count() > rules::DESCRIPTION_MAX) {
         p.push(format!(
             "description must be at most {} characters",
@@ -176,8 +179,8 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
         ));
     }
 
-    let amount = match int_field(body, "amount", &mut p) {
-        None if field(body, "amount").is_none() => {
+    let amount = match int_field(body, Name::Amount, &mut p) {
+        None if body.field(Name::Amount).is_none() => {
             p.push("amount is required".to_owned());
             None
         }
@@ -193,7 +196,7 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
         Some(a) => u64::try_from(a).ok(),
     };
 
-    let currency = match string(body, "currencyCode", false, &mut p) {
+    let currency = match string(body, Name::CurrencyCode, false, &mut p) {
         None => Currency::from_code("MYR"),
         Some(code) => {
             let c = Currency::from_code(code)
@@ -208,7 +211,7 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
         }
     };
 
-    let product_code = string(body, "productCode", true, &mut p);
+    let product_code = string(body, Name::ProductCode, true, &mut p);
     let product = product_code.and_then(|code| {
         if !is_product_code(code) {
             p.push("productCode must be 1-32 of A-Z 0-9 _ -".to_owned());
@@ -221,7 +224,7 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
         product
     });
 
-    let quantity = match int_field(body, "quantity", &mut p) {
+    let quantity = match int_field(body, Name::Quantity, &mut p) {
         Some(q) if !(1..=i128::from(rules::QUANTITY_MAX)).contains(&q) => {
             p.push(format!(
                 "quantity must be between 1 and {}",
@@ -242,34 +245,34 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
         None => None,
     };
 
-    let country_code = string(body, "countryCode", false, &mut p);
+    let country_code = string(body, Name::CountryCode, false, &mut p);
     if country_code.is_some_and(|c| !rules::is_country_code(c)) {
         p.push("countryCode must be an assigned ISO 3166-1 alpha-2 code in upper case".to_owned());
     }
 
-    let store_id = string(body, "storeId", true, &mut p);
+    let store_id = string(body, Name::StoreId, true, &mut p);
     if let Some(s) = store_id {
         length(s, "storeId", 1, rules::STORE_ID_MAX, &mut p);
     }
-    let device_id = string(body, "deviceId", false, &mut p);
+    let device_id = string(body, Name::DeviceId, false, &mut p);
     if let Some(d) = device_id {
         length(d, "deviceId", 1, rules::STORE_ID_MAX, &mut p);
     }
 
-    let payer_id = string(body, "payerId", false, &mut p);
+    let payer_id = string(body, Name::PayerId, false, &mut p);
     match (payer_id, product) {
         (Some(id), _) => {
             length(id, "payerId", 1, rules::PAYER_ID_MAX, &mut p);
         }
         (None, Some(product)) if product.payer_id_required => {
-            if field(body, "payerId").is_none() {
+            if body.field(Name::PayerId).is_none() {
                 p.push(format!("payerId is required for product {}", product.code));
             }
         }
         (None, _) => {}
     }
 
-    let return_url = string(body, "returnUrl", false, &mut p);
+    let return_url = string(body, Name::ReturnUrl, false, &mut p);
     if let Some(u) = return_url {
         // The document's pattern (rules::RETURN_URL), and a URL the `url`
         // crate reads, since the return address is built from it.
@@ -285,7 +288,7 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
     }
 
     if let Some(product) = product.filter(|p| p.requires_return_url())
-        && field(body, "returnUrl").is_none()
+        && body.field(Name::ReturnUrl).is_none()
     {
         // The payer is sent back there (CONTRACT section 13).
         p.push(format!(
@@ -335,16 +338,21 @@ pub struct ConfirmBody {
 ///
 /// `VALIDATION_ERROR` listing every failed rule.
 pub fn confirm(body: &Map<String, Value>) -> Result<ConfirmBody, ApiError> {
+    confirm_fields(body)
+}
+
+/// [`confirm`] of any [`Fields`] (the handler's borrowing body).
+pub(crate) fn confirm_fields(body: &impl Fields) -> Result<ConfirmBody, ApiError> {
     let mut p = Problems::default();
-    let transaction_id = string(body, "transactionId", true, &mut p);
+    let transaction_id = string(body, Name::TransactionId, true, &mut p);
     if transaction_id.is_some_and(|t| t.trim().is_empty()) {
         p.push("transactionId must not be empty".to_owned());
     }
-    let reference_no = string(body, "referenceNo", true, &mut p);
+    let reference_no = string(body, Name::ReferenceNo, true, &mut p);
     if reference_no.is_some_and(str::is_empty) {
         p.push("referenceNo must not be empty".to_owned());
     }
-    let code = string(body, "confirmationCode", false, &mut p);
+    let code = string(body, Name::ConfirmationCode, false, &mut p);
     if let Some(c) = code {
         length(
             c,

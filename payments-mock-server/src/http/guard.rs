@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use crate::domain::transaction::issued_id;
 use crate::error::{ApiError, ErrorCodeTag};
-use crate::http::extract::{BODY_LIMIT, Caller, RequestId, decoded_segment};
+use crate::http::extract::{BODY_LIMIT, Caller, Collected, decoded_segment};
 use crate::http::faults::{Fault, KeyHasher, Plan, parse_header};
 use crate::http::handlers::status::{Target, target};
 use crate::http::server::ConnectionAbort;
@@ -53,20 +53,22 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
         .ok()
 }
 
-/// Guards `/api/` requests; anything else goes straight to `next`.
-pub(crate) async fn api_guard(state: &AppState, req: Request, next: Next) -> Response {
+/// Guards `/api/` requests (`request_id`: the id this request is answered
+/// with); anything else goes straight to `next`.
+pub(crate) async fn api_guard(
+    state: &AppState,
+    req: Request,
+    next: Next,
+    request_id: &HeaderValue,
+) -> Response {
     if !req.uri().path().starts_with("/api/") {
         return next.run(req).await;
     }
-    let request_id = req
-        .extensions()
-        .get::<RequestId>()
-        .map_or_else(|| HeaderValue::from_static(""), |r| r.0.clone());
     let mut entry = Capture::new(
         req.method(),
         req.uri(),
         req.headers(),
-        request_id,
+        request_id.clone(),
         state.store.now_hint(),
     );
     let abort = req.extensions().get::<ConnectionAbort>().cloned();
@@ -164,10 +166,20 @@ async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Capture
     if state.faults.draws() {
         state
             .faults
-            .draw(fault_key(state, &parts, caller, &bytes).await, &mut plan);
+            // Boxed: only drawn faults need it, and its future would
+            // otherwise make every request's future larger to move.
+            .draw(
+                Box::pin(fault_key(state, &parts, caller, &bytes)).await,
+                &mut plan,
+            );
         note_faults(&plan, entry);
     }
-    let req = Request::from_parts(parts, Body::from(bytes));
+    // The handler takes the bytes from here instead of reading a body
+    // again (a GET has none: nothing to hand over).
+    if !bytes.is_empty() {
+        parts.extensions.insert(Collected(bytes));
+    }
+    let req = Request::from_parts(parts, Body::empty());
 
     if !plan.delay.is_zero() {
         tokio::time::sleep(plan.delay).await;

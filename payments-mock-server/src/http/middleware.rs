@@ -12,7 +12,7 @@ use futures::FutureExt as _;
 use uuid::Uuid;
 
 use crate::error::{ApiError, ErrorCodeTag};
-use crate::http::extract::{RequestId, acceptable_request_id, is_json_content_type};
+use crate::http::extract::{acceptable_request_id, is_json_content_type};
 use crate::http::guard::api_guard;
 use crate::http::state::AppState;
 
@@ -31,7 +31,7 @@ const MAX_LOGGED_PATH: usize = 256;
 /// and the rest of the stack per request.
 pub(crate) async fn request_context(
     State(state): State<AppState>,
-    mut req: Request,
+    req: Request,
     next: Next,
 ) -> Response {
     let started = Instant::now();
@@ -39,24 +39,15 @@ pub(crate) async fn request_context(
         Some(given) if acceptable_request_id(given.as_bytes()) => detached(given),
         _ => new_request_id(),
     };
-    req.extensions_mut().insert(RequestId(id.clone()));
     let method = req.method().clone();
+    // Shares the request's bytes: the path is logged from it afterwards.
+    let uri = req.uri().clone();
     // Pages answer their errors as pages, linked relative to their path.
-    let page_path =
-        crate::web::html::is_page_path(req.uri().path()).then(|| req.uri().path().to_owned());
-    let mut path = req.uri().path().to_owned();
-    if path.len() > MAX_LOGGED_PATH {
-        let mut cut = MAX_LOGGED_PATH;
-        while !path.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        path.truncate(cut);
-        path.push('…');
-    }
+    let page_path = crate::web::html::is_page_path(uri.path()).then(|| uri.path().to_owned());
 
     // The panic layer sits below the guard; a panic in the guard itself
     // is answered here, so the connection still gets its 500.
-    let guarded = AssertUnwindSafe(api_guard(&state, req, next)).catch_unwind();
+    let guarded = AssertUnwindSafe(api_guard(&state, req, next, &id)).catch_unwind();
     let response = guarded.await.unwrap_or_else(panic_response);
     let mut response = match &page_path {
         Some(page_path) => ensure_page(response, page_path, &state),
@@ -73,10 +64,20 @@ pub(crate) async fn request_context(
         .extensions()
         .get::<ErrorCodeTag>()
         .map_or("", |t| t.0.as_str());
+    let path = uri.path();
+    let (path, cut) = if path.len() > MAX_LOGGED_PATH {
+        let mut end = MAX_LOGGED_PATH;
+        while !path.is_char_boundary(end) {
+            end -= 1;
+        }
+        (&path[..end], "…")
+    } else {
+        (path, "")
+    };
     tracing::info!(
         target: "payments_mock_server::request",
         method = %method,
-        path = %path,
+        path = %format_args!("{path}{cut}"),
         status = response.status().as_u16(),
         // Whole microseconds: a short number, and cheap to write (logging.rs).
         latency_ms = micros_as_millis(started.elapsed()),

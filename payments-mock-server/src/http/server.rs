@@ -60,6 +60,62 @@ pub async fn run_with(
     header_read_timeout: Duration,
     shutdown: impl Future<Output = ()>,
 ) {
+    serve(listener, router, header_read_timeout, shutdown).await;
+}
+
+/// Serves the mock for `state` as [`run_with`] serves [`crate::app`], but
+/// without the router `app` puts around the service (it has no route of
+/// its own): what the binary and [`crate::MockServer`] run. `ready` runs
+/// once the routes and the OpenAPI document are built, before the first
+/// connection is taken (the binary prints its banner there).
+///
+/// ```no_run
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// use payments_mock_server::{AppState, Config, serve_app};
+///
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let addr = listener.local_addr()?;
+/// let state = AppState::new(Config::default());
+/// serve_app(
+///     listener,
+///     state,
+///     payments_mock_server::DEFAULT_HEADER_READ_TIMEOUT,
+///     || println!("listening on http://{addr}"),
+///     tokio::signal::ctrl_c().map(|_| ()),
+/// )
+/// .await;
+/// # Ok(())
+/// # }
+/// # use futures::FutureExt as _;
+/// ```
+pub async fn serve_app(
+    listener: TcpListener,
+    state: crate::AppState,
+    header_read_timeout: Duration,
+    ready: impl FnOnce(),
+    shutdown: impl Future<Output = ()>,
+) {
+    let service = crate::http::app::service(state);
+    ready();
+    serve(listener, service, header_read_timeout, shutdown).await;
+}
+
+/// The accept loop, for any service of axum requests.
+async fn serve<S>(
+    listener: TcpListener,
+    service: S,
+    header_read_timeout: Duration,
+    shutdown: impl Future<Output = ()>,
+) where
+    S: tower::Service<
+            axum::http::Request<axum::body::Body>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -78,12 +134,11 @@ pub async fn run_with(
         let _ = stream.set_nodelay(true);
         let abort = ConnectionAbort::default();
         let tagged = abort.clone();
-        let service = router
-            .clone()
-            .map_request(move |mut req: Request<Incoming>| {
-                req.extensions_mut().insert(tagged.clone());
-                req
-            });
+        let service = service.clone().map_request(move |req: Request<Incoming>| {
+            let mut req = req.map(axum::body::Body::new);
+            req.extensions_mut().insert(tagged.clone());
+            req
+        });
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
             .timer(TokioTimer::new())

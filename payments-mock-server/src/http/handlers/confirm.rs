@@ -10,11 +10,12 @@ use serde_json::Number;
 use uuid::Uuid;
 
 use crate::domain::clock::format_time;
+use crate::domain::fields::KnownFields;
 use crate::domain::lifecycle::{self, ConfirmAttempt, ConfirmRefusal};
 use crate::domain::money::major_number;
 use crate::domain::validate;
 use crate::error::{ApiError, ErrorCode, success};
-use crate::http::extract::{Caller, JsonObject};
+use crate::http::extract::{Caller, JsonBytes};
 use crate::http::state::AppState;
 use crate::store::ConfirmResult;
 
@@ -34,9 +35,9 @@ use crate::store::ConfirmResult;
 pub async fn handle(
     State(state): State<AppState>,
     caller: Caller,
-    JsonObject(body): JsonObject,
+    JsonBytes(bytes): JsonBytes,
 ) -> Result<Response, ApiError> {
-    let body = validate::confirm(&body)?;
+    let body = validate::confirm_fields(&KnownFields::parse(&bytes)?)?;
     let attempt = ConfirmAttempt {
         transaction_id: &body.transaction_id,
         reference_no: &body.reference_no,

@@ -5,10 +5,11 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use uuid::Uuid;
 
+use crate::domain::fields::KnownFields;
 use crate::domain::lifecycle;
 use crate::domain::validate;
 use crate::error::{ApiError, ErrorCode};
-use crate::http::extract::{Caller, JsonObject};
+use crate::http::extract::{Caller, JsonBytes};
 use crate::http::json::JsonOut;
 use crate::http::state::AppState;
 use crate::store::{InsertRefusal, Record};
@@ -27,9 +28,10 @@ use crate::store::{InsertRefusal, Record};
 pub async fn handle(
     State(state): State<AppState>,
     caller: Caller,
-    JsonObject(body): JsonObject,
+    JsonBytes(bytes): JsonBytes,
 ) -> Result<Response, ApiError> {
-    let fields = validate::initiate(&body, &state.catalog)?;
+    let body = KnownFields::parse(&bytes)?;
+    let fields = validate::initiate_fields(&body, &state.catalog)?;
     if let Some(bound) = caller.merchant.filter(|b| *b != fields.merchant_id) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
