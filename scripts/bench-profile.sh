@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# Issue #7, profile: where the mock spends instructions on its hot paths.
-# `perf stat -e instructions` is not supported on this VM, so this uses
-# valgrind's callgrind (exact instruction counts, independent of load).
+# Issues #7 and #25, profile: where the mock spends instructions on its hot
+# paths. `perf stat -e instructions` is not supported on this VM, so this
+# uses valgrind's callgrind (exact instruction counts, user space, every
+# thread: the log writer's included, independent of load).
 #
-# For each of: status GET by id, initiate, control GET, control POST, starts
-# the server under callgrind (pinned to SERVER_CPU), drives it with wrk
-# (pinned to CLIENT_CPU; 4 connections, PROFILE_SECONDS, 10), stops it, and
-# writes the callgrind file plus inclusive and exclusive top lists.
-# Prints instructions per request (total Ir / requests; the total includes
-# start-up and shutdown, a few million Ir).
+# For each of: status GET by id, initiate (the six fields of
+# perf/wrk/initiate.lua, and every field of the document's section 2.2,
+# perf/wrk/initiate_full.lua), each with the text log and with
+# --log-format json, and the bare-axum control GET and POST: starts the
+# server under callgrind (pinned to SERVER_CPU), warms it up with wrk for
+# PROFILE_WARMUP seconds (2), zeroes the counters (callgrind_control -z),
+# drives it with wrk (pinned to CLIENT_CPU; 4 connections,
+# PROFILE_SECONDS, 10), stops it, and writes the callgrind file plus
+# inclusive and exclusive top lists. Prints instructions per request of
+# the measured window (its Ir / its requests; shutdown adds well under 1 %).
 #
 #   scripts/bench-profile.sh
+#   PROFILE_ONLY="status status_json" scripts/bench-profile.sh
 set -euo pipefail
 source "$(dirname "$0")/bench-common.sh"
 SECONDS_PROFILE=${PROFILE_SECONDS:-10}
+WARMUP=${PROFILE_WARMUP:-2}
+ONLY=${PROFILE_ONLY:-}
 OUT=${LOAD_OUT:-$TARGET/perf/profile}
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -24,19 +32,23 @@ command -v valgrind >/dev/null || sudo_if_needed apt-get install -y valgrind >/d
 (cd "$ROOT" && cargo build --release --quiet -p payments-mock-server -p payments-perf)
 MOCK=$BIN/payments-mock-server
 WRK=$ROOT/perf/wrk
-printf '{"isSuccess":true}' >"$OUT/small.json"
 
 # profile NAME URL_PATH SCRIPT CMD...: one callgrind session.
 profile() {
   local name=$1 path=$2 script=$3
   shift 3
+  if [ -n "$ONLY" ] && [[ " $ONLY " != *" $name "* ]]; then
+    return 0
+  fi
   start_server "$OUT/$name.out" valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.$name" "$@"
-  if [ "$name" = status ]; then
+  if [[ $name == status* ]]; then
     curl -sf -H 'content-type: application/json' "$BASE/api/payments/initiate" \
       -d '{"merchantId":"6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60","referenceNo":"PROFILE-1","amount":1050,"productCode":"TOPUP","storeId":"S1","payerId":"60123456789"}' \
       >"$OUT/initiate-body.json"
     path="/api/payments/$(sed -n 's/.*"transactionId":"\([^"]*\)".*/\1/p' "$OUT/initiate-body.json")/status"
   fi
+  (cd "$ROOT" && WRK_TAG="warm-$$" taskset -c "$CLIENT_CPU" wrk -t1 -c4 -d"${WARMUP}s" -s "$script" "$BASE$path") >"$OUT/$name.warmup.wrk"
+  callgrind_control -z "$SERVER_PID" >/dev/null
   (cd "$ROOT" && WRK_TAG="profile-$$" taskset -c "$CLIENT_CPU" wrk -t1 -c4 -d"${SECONDS_PROFILE}s" -s "$script" "$BASE$path") >"$OUT/$name.wrk"
   stop_server
   local requests ir
@@ -48,13 +60,18 @@ profile() {
 }
 
 profile status "" "$WRK/get.lua" "$MOCK" --port 0
+profile status_json "" "$WRK/get.lua" "$MOCK" --port 0 --log-format json
 profile initiate "/api/payments/initiate" "$WRK/initiate.lua" "$MOCK" --port 0
+profile initiate_json "/api/payments/initiate" "$WRK/initiate.lua" "$MOCK" --port 0 --log-format json
+profile initiate_full "/api/payments/initiate" "$WRK/initiate_full.lua" "$MOCK" --port 0
+[ -f "$OUT/initiate-body.json" ] || printf '{"isSuccess":true}' >"$OUT/initiate-body.json"
 profile control_get "/" "$WRK/get.lua" "$BIN/perf-control" --get-body "$OUT/initiate-body.json" --post-body "$OUT/initiate-body.json"
 profile control_post "/api/payments/initiate" "$WRK/initiate.lua" "$BIN/perf-control" --get-body "$OUT/initiate-body.json" --post-body "$OUT/initiate-body.json"
 
-for name in status initiate; do
+for name in status status_json initiate initiate_json initiate_full; do
   echo
   echo "## $name: top functions by exclusive instructions"
+  [ -f "$OUT/$name.exclusive.txt" ] || continue
   grep -E '^ *[0-9,]+ \([ 0-9.]+%\) ' "$OUT/$name.exclusive.txt" | sed -n '2,26p' || true
 done
 echo
