@@ -64,8 +64,18 @@ pub fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::Worker
     guard
 }
 
-/// The target of the request log lines (`middleware.rs`, `guard.rs`).
-const REQUEST_TARGET: &str = "payments_mock_server::request";
+/// The targets of the per-request log lines, written by the fast paths: the
+/// mock's request lines (`middleware.rs`, `guard.rs`) and the contract
+/// proxy's exchange lines (`proxy/mod.rs`).
+const FAST_TARGETS: [&str; 2] = [
+    "payments_mock_server::request",
+    "payments_mock_server::proxy",
+];
+
+/// Whether `target`'s lines take the fast path.
+fn fast(target: &str) -> bool {
+    FAST_TARGETS.contains(&target)
+}
 
 /// The text format: default output, fast request lines.
 #[derive(Debug, Default)]
@@ -85,10 +95,7 @@ where
         event: &Event<'_>,
     ) -> fmt::Result {
         let meta = event.metadata();
-        if meta.target() != REQUEST_TARGET
-            || writer.has_ansi_escapes()
-            || ctx.event_scope().is_some()
-        {
+        if !fast(meta.target()) || writer.has_ansi_escapes() || ctx.event_scope().is_some() {
             return self.fallback.format_event(ctx, writer, event);
         }
         #[cfg(test)]
@@ -177,7 +184,7 @@ where
         event: &Event<'_>,
     ) -> fmt::Result {
         let meta = event.metadata();
-        if meta.target() != REQUEST_TARGET || ctx.event_scope().is_some() {
+        if !fast(meta.target()) || ctx.event_scope().is_some() {
             return self.fallback.format_event(ctx, writer, event);
         }
         #[cfg(test)]
@@ -516,6 +523,20 @@ mod tests {
         tracing::error!(target: "payments_mock_server::request", "handler panicked");
         tracing::warn!(target: "payments_mock_server::request", n = 1u64, r#type = "x", "with {} args", 2);
         tracing::info!(fault_seed = 42u64, "fault seed 42");
+        tracing::info!(
+            target: "payments_mock_server::proxy",
+            seq = 7u64,
+            method = %"POST",
+            path = %"/api/payments/initiate",
+            status = 200u16,
+            verdict = "pass",
+            findings = 0usize,
+            "{} {} → {} {}",
+            "POST",
+            "/api/payments/initiate",
+            200,
+            "pass"
+        );
         let span = tracing::info_span!("outer", id = 7u64);
         let _entered = span.enter();
         tracing::info!(target: "payments_mock_server::request", status = 200u16, "request");
@@ -602,7 +623,7 @@ mod tests {
     fn json_lines_are_the_json_formatters_lines() {
         let before = FAST_LINES.with(std::cell::Cell::get);
         let fast = json_lines(true);
-        assert_eq!(FAST_LINES.with(std::cell::Cell::get) - before, 5);
+        assert_eq!(FAST_LINES.with(std::cell::Cell::get) - before, 6);
         assert_eq!(fast, json_lines(false));
         assert_eq!(
             fast[0],
@@ -661,10 +682,11 @@ mod tests {
     #[test]
     fn lines_are_the_default_formatters_lines() {
         let fast = lines(true);
-        assert_eq!(fast.len(), 6);
-        // Four request lines outside a span took the fast path; the fault
-        // seed line and the one inside a span went to the default.
-        assert_eq!(FAST_LINES.with(std::cell::Cell::get), 4);
+        assert_eq!(fast.len(), 7);
+        // Four request lines and the proxy's line outside a span took the
+        // fast path; the fault seed line and the one inside a span went to
+        // the default.
+        assert_eq!(FAST_LINES.with(std::cell::Cell::get), 5);
         assert_eq!(fast, lines(false));
         assert_eq!(
             fast[0],

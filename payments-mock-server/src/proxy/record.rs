@@ -252,6 +252,11 @@ impl Redactor {
     /// A body with its secrets replaced: walked as JSON, or replaced whole
     /// when it is not JSON and mentions a secret field.
     pub fn body(&self, body: &str) -> String {
+        // Without an escape, a secret field's name appears as itself: a
+        // body that names none has nothing to replace (most answers).
+        if !body.contains('\\') && !body.contains("confirmationCode") && !body.contains("payerId") {
+            return body.to_owned();
+        }
         match serde_json::from_str::<Value>(body) {
             Ok(mut value) => {
                 if self.walk(&mut value) {
@@ -464,6 +469,11 @@ mod tests {
             "{\"a\":1}",
             "untouched when nothing is secret"
         );
+        // A key spelled with an escape is still the key.
+        let hidden = redactor.body(
+            "{\"payer\\u0049d\":\"PAYER-CANARY-8\",\"confirmation\\u0043ode\":\"OTP-CANARY-9\"}",
+        );
+        assert!(!hidden.contains("CANARY"), "{hidden}");
     }
 
     #[test]

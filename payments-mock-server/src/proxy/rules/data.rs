@@ -95,6 +95,22 @@ static BASIC: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
 /// date and the time in range. Not RFC 3339's space for `T`, which ISO
 /// 8601 does not allow.
 pub(crate) fn is_iso8601(text: &str) -> bool {
+    // The usual shape first, without the patterns: RFC 3339 with an
+    // upper-case `T` and `Z` is a profile of ISO 8601 (chrono also takes a
+    // space or lower case, which ISO 8601 does not: those go on below).
+    let b = text.as_bytes();
+    if b.len() >= 20
+        && b[10] == b'T'
+        && !b.ends_with(b"z")
+        && chrono::DateTime::parse_from_rfc3339(text).is_ok()
+    {
+        return true;
+    }
+    by_pattern(text)
+}
+
+/// [`is_iso8601`] by the patterns alone.
+fn by_pattern(text: &str) -> bool {
     let Some(c) = EXTENDED.captures(text).or_else(|| BASIC.captures(text)) else {
         return false;
     };
@@ -463,6 +479,15 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn the_quick_path_never_accepts_what_the_patterns_refuse(
+            text in "[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:?[0-9]{2})?"
+        ) {
+            proptest::prop_assert_eq!(super::is_iso8601(&text), super::by_pattern(&text), "{}", text);
+        }
+    }
+
     #[test]
     fn timestamps_are_iso_8601() {
         for good in [
@@ -496,6 +521,9 @@ mod tests {
             "2026-11-22T08:15:30ZZ",
             "2026-W48-8T08:15:30Z",
             "2026-11-22T08:15:30 ",
+            "2026-11-22t08:15:30Z",
+            "2026-11-22T08:15:30z",
+            "2026-11-22T08:15:30.5z",
             "\u{0662}\u{0660}\u{0662}\u{0666}-11-22T08:15:30Z",
         ] {
             assert!(!super::is_iso8601(bad), "{bad}");
