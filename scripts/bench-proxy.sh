@@ -9,7 +9,9 @@
 #
 # The mock and the proxy share SERVER_CPU (the proxy's own work counts
 # against the same core the mock has alone when measured straight); wrk is
-# pinned to CLIENT_CPU. Latency: perf-latency at LATENCY_RATE requests per
+# pinned to CLIENT_CPU. The same rounds also give each one's requests per
+# second of its own CPU (what it would serve with a core to itself).
+# Latency: perf-latency at LATENCY_RATE requests per
 # second (open loop), straight and through the proxy, medians of LOAD_RUNS.
 # Memory: the proxy's VmRSS while PROXY_MILLION initiates (each a new
 # transaction for its bounded memory) pass through.
@@ -131,6 +133,15 @@ ms() { awk -v u="$1" 'BEGIN { printf "%.3f", u / 1000 }'; }
     for s in get initiate; do
       d=$(med "$LOG" "direct_$s" rps); p=$(med "$LOG" "proxy_$s" rps)
       echo "| through the proxy / straight, $s (req/s, median of $RUNS) | $(printf %.0f "$p") / $(printf %.0f "$d") = $(ratio "$p" "$d") | ≥ 0.5 |"
+    done
+    # The proxy shares the mock's core above. What each would serve with a
+    # core of its own: its requests per second of its own CPU.
+    for s in get initiate; do
+      d=$(med "$LOG" "direct_$s" rps); p=$(med "$LOG" "proxy_$s" rps)
+      dc=$(med "$LOG" "direct_$s" server_cpu); pc=$(med "$LOG" "proxy_$s" server_cpu)
+      dk=$(awk -v r="$d" -v c="$dc" 'BEGIN { printf "%.0f", r * 100 / c }')
+      pk=$(awk -v r="$p" -v c="$pc" 'BEGIN { printf "%.0f", r * 100 / c }')
+      echo "| requests per CPU-second, the proxy / the mock straight, $s (req/s ÷ CPU share, medians) | $pk / $dk = $(ratio "$pk" "$dk") | (a core each) |"
     done
   fi
   if [ "$ONLY" = all ] || [ "$ONLY" = latency ]; then

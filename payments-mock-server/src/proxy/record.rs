@@ -39,7 +39,9 @@ pub const ECHO_MINIMUM: usize = 8;
 
 /// Replaces the secrets of exchanges (one key per recording).
 pub struct Redactor {
-    key: [u8; 32],
+    /// HMAC-SHA-256 with the recording's key already absorbed: each token
+    /// clones it rather than keying again.
+    mac: Hmac<Sha256>,
     /// Secrets of the proxy itself (the credentials of `--upstream`),
     /// replaced wherever they appear.
     own: Secrets,
@@ -57,13 +59,17 @@ impl Default for Redactor {
     }
 }
 
+/// Secret values met while a request body is replaced, for the echo pass.
+type Found<'a> = Option<&'a mut Secrets>;
+
 impl Redactor {
     /// A redactor with a fresh random key.
     pub fn new() -> Self {
         let mut key = [0u8; 32];
         rand::fill(&mut key);
+        let mac = <Hmac<Sha256>>::new_from_slice(&key).expect("HMAC takes a key of any length");
         Self {
-            key,
+            mac,
             own: Vec::new(),
         }
     }
@@ -82,12 +88,12 @@ impl Redactor {
     /// The token of a payerId: keyed, so a list of likely payer ids cannot
     /// be hashed to find which one it was.
     pub fn token(&self, payer: &str) -> String {
-        let mut mac =
-            <Hmac<Sha256>>::new_from_slice(&self.key).expect("HMAC takes a key of any length");
+        let mut mac = self.mac.clone();
         mac.update(payer.as_bytes());
         let digest = mac.finalize().into_bytes();
-        let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        format!("payer-{hex}")
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&digest[..8]);
+        format!("payer-{:016x}", u64::from_be_bytes(first))
     }
 
     /// `exchange` with every secret replaced: by where it stands (the
@@ -104,11 +110,16 @@ impl Redactor {
     /// [`Redactor::exchange`], and the secret values it replaced
     /// everywhere, for [`Redactor::scrub`] to use on text made from the
     /// exchange (the findings' messages).
+    ///
+    /// Each body is parsed at most twice (once for its fields, once for
+    /// echoes), and only when its text can hold what is looked for.
     pub fn redact(&self, exchange: &Exchange) -> (Exchange, Secrets) {
-        let secrets = self.secrets_of(&exchange.request);
         let mut out = exchange.clone();
-        self.message(&mut out.request);
-        self.message(&mut out.response);
+        // The request's secret values, each with what replaces it.
+        let mut met: Secrets = Vec::new();
+        self.message(&mut out.request, Some(&mut met));
+        self.message(&mut out.response, None);
+        let secrets = self.secrets(&exchange.request, met);
         if !secrets.is_empty() {
             for message in [&mut out.request, &mut out.response] {
                 let scrub = |text: &mut String| {
@@ -124,13 +135,19 @@ impl Redactor {
                     scrub(value);
                 }
                 if let Some(body) = message.body.as_mut() {
-                    match serde_json::from_str::<Value>(body) {
-                        Ok(mut value) => {
-                            if scrub_strings(&mut value, &secrets) {
-                                *body = value.to_string();
+                    // Without an escape, a value inside a JSON string
+                    // appears in the text as itself.
+                    let may_hold = body.contains('\\')
+                        || secrets.iter().any(|(v, _)| body.contains(v.as_str()));
+                    if may_hold {
+                        match serde_json::from_str::<Value>(body) {
+                            Ok(mut value) => {
+                                if scrub_strings(&mut value, &secrets) {
+                                    *body = value.to_string();
+                                }
                             }
+                            Err(_) => scrub(body),
                         }
-                        Err(_) => scrub(body),
                     }
                 }
             }
@@ -145,9 +162,10 @@ impl Redactor {
 
     /// The secret values a request carries (and the proxy's own), each
     /// with what replaces it, longest first (so a value inside another is
-    /// not half replaced). Values under [`ECHO_MINIMUM`] characters are
-    /// left to the structural replacement.
-    fn secrets_of(&self, request: &Message) -> Secrets {
+    /// not half replaced): `met` in its body, its secret headers and its
+    /// query. Values under [`ECHO_MINIMUM`] characters are left to the
+    /// structural replacement.
+    fn secrets(&self, request: &Message, met: Secrets) -> Secrets {
         let mut found: Secrets = self.own.clone();
         let mut add = |value: &str, shown: String| {
             let value = value.trim();
@@ -168,37 +186,8 @@ impl Redactor {
                 }
             }
         }
-        let from_json = |text: &str, add: &mut dyn FnMut(&str, String)| {
-            fn walk(value: &Value, redactor: &Redactor, add: &mut dyn FnMut(&str, String)) {
-                match value {
-                    Value::Object(map) => {
-                        for (k, v) in map {
-                            match (k.as_str(), v) {
-                                ("confirmationCode", Value::String(s)) => {
-                                    add(s, REDACTED.to_owned())
-                                }
-                                ("payerId", Value::String(s)) => add(s, redactor.token(s)),
-                                (_, Value::String(s))
-                                    if s.contains("confirmationCode") || s.contains("payerId") =>
-                                {
-                                    if let Ok(inner) = serde_json::from_str::<Value>(s) {
-                                        walk(&inner, redactor, add);
-                                    }
-                                }
-                                _ => walk(v, redactor, add),
-                            }
-                        }
-                    }
-                    Value::Array(items) => items.iter().for_each(|v| walk(v, redactor, add)),
-                    _ => {}
-                }
-            }
-            if let Ok(value) = serde_json::from_str::<Value>(text) {
-                walk(&value, self, add);
-            }
-        };
-        if let Some(body) = &request.body {
-            from_json(body, &mut add);
+        for (value, shown) in met {
+            add(&value, shown);
         }
         if let Some(query) = &request.query {
             for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
@@ -213,7 +202,9 @@ impl Redactor {
         found
     }
 
-    fn message(&self, message: &mut Message) {
+    /// Replaces a message's secrets where they stand; the string values
+    /// replaced in its body go to `met`.
+    fn message(&self, message: &mut Message, met: Found<'_>) {
         for (name, value) in &mut message.headers {
             if SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s)) {
                 *value = REDACTED.to_owned();
@@ -222,8 +213,10 @@ impl Redactor {
         if let Some(query) = &message.query {
             message.query = Some(self.query(query));
         }
-        if let Some(body) = &message.body {
-            message.body = Some(self.body(body));
+        if let Some(body) = &message.body
+            && let Some(replaced) = self.replaced_body(body, met)
+        {
+            message.body = Some(replaced);
         }
     }
 
@@ -252,28 +245,32 @@ impl Redactor {
     /// A body with its secrets replaced: walked as JSON, or replaced whole
     /// when it is not JSON and mentions a secret field.
     pub fn body(&self, body: &str) -> String {
+        self.replaced_body(body, None)
+            .unwrap_or_else(|| body.to_owned())
+    }
+
+    /// [`Redactor::body`], `None` when nothing changed.
+    fn replaced_body(&self, body: &str, met: Found<'_>) -> Option<String> {
         // Without an escape, a secret field's name appears as itself: a
         // body that names none has nothing to replace (most answers).
         if !body.contains('\\') && !body.contains("confirmationCode") && !body.contains("payerId") {
-            return body.to_owned();
+            return None;
         }
         match serde_json::from_str::<Value>(body) {
             Ok(mut value) => {
-                if self.walk(&mut value) {
-                    value.to_string()
-                } else {
-                    body.to_owned()
-                }
+                let mut met = met;
+                self.walk(&mut value, &mut met).then(|| value.to_string())
             }
             Err(_) if body.contains("confirmationCode") || body.contains("payerId") => {
-                "[redacted: a body that is not JSON names a secret field]".to_owned()
+                Some("[redacted: a body that is not JSON names a secret field]".to_owned())
             }
-            Err(_) => body.to_owned(),
+            Err(_) => None,
         }
     }
 
-    /// Replaces secrets in `value`; whether anything changed.
-    fn walk(&self, value: &mut Value) -> bool {
+    /// Replaces secrets in `value`, noting the string values replaced in
+    /// `met`; whether anything changed.
+    fn walk(&self, value: &mut Value, met: &mut Found<'_>) -> bool {
         match value {
             Value::Object(map) => {
                 let mut changed = false;
@@ -281,11 +278,19 @@ impl Redactor {
                     match (key.as_str(), &*inner) {
                         ("confirmationCode", Value::Null) => {}
                         ("confirmationCode", _) => {
+                            if let (Some(met), Value::String(code)) = (met.as_deref_mut(), &*inner)
+                            {
+                                met.push((code.clone(), REDACTED.to_owned()));
+                            }
                             *inner = Value::String(REDACTED.to_owned());
                             changed = true;
                         }
                         ("payerId", Value::String(payer)) => {
-                            *inner = Value::String(self.token(payer));
+                            let token = self.token(payer);
+                            if let Some(met) = met.as_deref_mut() {
+                                met.push((payer.clone(), token.clone()));
+                            }
+                            *inner = Value::String(token);
                             changed = true;
                         }
                         ("payerId", Value::Null) => {}
@@ -293,19 +298,19 @@ impl Redactor {
                             *inner = Value::String(self.token(&other.to_string()));
                             changed = true;
                         }
-                        _ => changed |= self.walk(inner),
+                        _ => changed |= self.walk(inner, met),
                     }
                 }
                 changed
             }
-            Value::Array(items) => items.iter_mut().fold(false, |c, v| self.walk(v) | c),
+            Value::Array(items) => items.iter_mut().fold(false, |c, v| self.walk(v, met) | c),
             // JSON held in a string (extraProperties): walked too.
             Value::String(text)
                 if text.contains("confirmationCode") || text.contains("payerId") =>
             {
                 match serde_json::from_str::<Value>(text) {
                     Ok(mut inner) if inner.is_object() || inner.is_array() => {
-                        self.walk(&mut inner);
+                        self.walk(&mut inner, met);
                         *text = inner.to_string();
                         true
                     }
@@ -452,7 +457,7 @@ mod tests {
             token,
             "a key per recording"
         );
-        assert!(!format!("{redactor:?}").contains(&format!("{:?}", redactor.key)));
+        assert_eq!(format!("{redactor:?}"), "Redactor { key: [redacted] }");
         assert!(
             redacted
                 .request
@@ -474,6 +479,15 @@ mod tests {
             "{\"payer\\u0049d\":\"PAYER-CANARY-8\",\"confirmation\\u0043ode\":\"OTP-CANARY-9\"}",
         );
         assert!(!hidden.contains("CANARY"), "{hidden}");
+        // An answer that echoes a payer id or a code, plainly or escaped,
+        // gets the same replacement.
+        let mut echo = e.clone();
+        echo.response.body =
+            Some("{\"message\":\"payer PAYER-CANARY-2 and code \\u004fTP-CANARY-1\"}".to_owned());
+        let (echoed, _) = redactor.redact(&echo);
+        let answer = echoed.response.body.expect("a body");
+        assert!(!answer.contains("CANARY"), "{answer}");
+        assert!(answer.contains(&token), "{answer}");
     }
 
     #[test]
