@@ -1,6 +1,7 @@
 //! The upstream's failures and the proxy's limits: a dropped connection,
-//! an upstream not listening or hanging (502 `UPSTREAM_UNAVAILABLE` within
-//! the timeout, `unchecked`), bodies over the judging limit streamed whole
+//! an upstream not listening, answering bytes that are not HTTP, or
+//! hanging (502 `UPSTREAM_UNAVAILABLE` within the timeout, `unchecked`),
+//! bodies over the judging limit streamed whole
 //! and never a 413, a compressed answer untouched, `--enforce` replacing
 //! only a violation, the proxy's own paths, and nothing retried.
 
@@ -90,6 +91,53 @@ async fn an_upstream_that_is_not_listening_is_502_upstream_unavailable_unchecked
     .await;
     assert_upstream_unavailable(&reply, "nothing listening");
     assert_eq!(proxy.summary().verdicts.get("unchecked"), Some(&1));
+}
+
+#[tokio::test]
+async fn an_upstream_that_answers_bytes_that_are_not_http_is_502_upstream_unavailable_unchecked() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    // Each connection gets the next of these instead of an HTTP answer.
+    let garbage: Vec<Vec<u8>> = vec![
+        b"SSH-2.0-OpenSSH_9.6\r\n".to_vec(),
+        b"HTTP/1.1 abc Nope\r\n\r\n".to_vec(),
+        [b"HTTP/1.1 200 OK\r\nX: ".as_slice(), &vec![b'a'; 1 << 20]].concat(),
+        vec![0xff, 0x00, 0xfe, b'\n', b'\r', 0x80],
+    ];
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let addr = listener.local_addr().expect("its address");
+    let answers = garbage.clone();
+    let server = tokio::spawn(async move {
+        for answer in answers {
+            let (mut socket, _) = listener.accept().await.expect("a connection");
+            let mut request = vec![0u8; 16 * 1024];
+            let _ = socket.read(&mut request).await;
+            let _ = socket.write_all(&answer).await;
+            let _ = socket.shutdown().await;
+        }
+    });
+    let proxy = proxy_in_front_of(&format!("http://{addr}"), &Setup::default()).await;
+    for (n, answer) in garbage.iter().enumerate() {
+        let reply = Reply::of(
+            client()
+                .get(format!(
+                    "{}/api/payments/t-garbage-{n}/status",
+                    proxy.base_url()
+                ))
+                .send()
+                .await
+                .expect("the proxy answers"),
+        )
+        .await;
+        let shown = String::from_utf8_lossy(&answer[..answer.len().min(24)]).into_owned();
+        assert_upstream_unavailable(&reply, &format!("an upstream answering {shown:?}"));
+    }
+    server.await.expect("the fake upstream ends");
+    assert_eq!(
+        proxy.summary().verdicts.get("unchecked"),
+        Some(&(garbage.len() as u64))
+    );
 }
 
 #[tokio::test]
