@@ -1,22 +1,80 @@
-//! The journal of one replica, written behind the answers: every 100 ms,
-//! and before this replica reads it.
+//! The journal of one replica: written behind the answers (every 100 ms,
+//! and before this replica reads it), and read by the console and the
+//! requests API.
+
+use std::collections::VecDeque;
 
 use super::*;
 use rows::*;
 
+/// This replica's journal entries not yet written, and how many were
+/// dropped unwritten (the oldest, past [`CAPACITY`] while the database was
+/// slow or gone, or at a reset): their numbers are still taken, so entries
+/// are numbered as every store numbers them, one per request.
+#[derive(Debug, Default)]
+pub(super) struct Pending {
+    /// Oldest first, at most [`CAPACITY`].
+    entries: VecDeque<JournalEntry>,
+    skipped: u64,
+}
+
+impl Pending {
+    pub(super) fn push(&mut self, entry: JournalEntry) {
+        if self.entries.len() == CAPACITY {
+            self.entries.pop_front();
+            self.skipped += 1;
+        }
+        self.entries.push_back(entry);
+    }
+
+    /// Drops every entry; their numbers stay taken.
+    pub(super) fn drop_all(&mut self) {
+        self.skipped += self.entries.len() as u64;
+        self.entries.clear();
+    }
+
+    /// Puts back what a failed write took, before what came since.
+    fn put_back(&mut self, mut taken: Pending) {
+        taken.skipped += self.skipped;
+        for entry in self.entries.drain(..) {
+            taken.push(entry);
+        }
+        *self = taken;
+    }
+}
+
 pub(super) async fn flush(inner: &Inner) -> Result<(), StoreError> {
     let _one = inner.flushing.lock().await;
-    let entries =
+    let mut taken =
         std::mem::take(&mut *inner.pending.lock().unwrap_or_else(PoisonError::into_inner));
-    if entries.is_empty() {
+    if taken.entries.is_empty() && taken.skipped == 0 {
         return Ok(());
     }
+    // Whether the numbers of dropped entries were taken: `setval` is not
+    // undone by a rollback, so a failed write keeps them taken.
+    let mut numbers_taken = false;
+    let entries = &taken.entries;
+    let skipped = taken.skipped;
     let written = bounded(async {
         let mut client = inner.pool.get().await.map_err(|e| pool_error(&e))?;
         let tx = client.transaction().await.map_err(|e| store_error(&e))?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&JOURNAL_LOCK])
             .await
             .map_err(|e| store_error(&e))?;
+        if skipped > 0 {
+            let skipped = i64::try_from(skipped).unwrap_or(i64::MAX);
+            tx.execute(
+                "SELECT setval('mock_journal_seq_seq', \
+                 (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mock_journal_seq_seq) + $1, true)",
+                &[&skipped],
+            )
+            .await
+            .map_err(|e| store_error(&e))?;
+            numbers_taken = true;
+        }
+        if entries.is_empty() {
+            return tx.commit().await.map_err(|e| store_error(&e));
+        }
         let rows: Vec<JournalRow> = entries.iter().map(JournalRow::of).collect();
         let column = |f: fn(&JournalRow) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
         let at: Vec<i64> = rows.iter().map(|r| r.at).collect();
@@ -49,12 +107,14 @@ pub(super) async fn flush(inner: &Inner) -> Result<(), StoreError> {
     .await;
     if written.is_err() {
         // Kept for the next try, newest last, at most the journal's length.
-        let mut pending = inner.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut again = entries;
-        again.append(&mut pending);
-        let excess = again.len().saturating_sub(CAPACITY);
-        again.drain(..excess);
-        *pending = again;
+        if numbers_taken {
+            taken.skipped = 0;
+        }
+        inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .put_back(taken);
     }
     written
 }
@@ -72,5 +132,78 @@ pub(super) async fn write_journal(inner: Weak<Inner>) {
         if let Err(e) = flush(&inner).await {
             tracing::debug!(error = %e, "the request journal could not be written to PostgreSQL yet");
         }
+    }
+}
+
+/// The journal's reads, each after this replica's pending entries are
+/// written.
+impl PostgresStore {
+    pub(super) async fn read_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<JournalEntry>, StoreError> {
+        self.flush().await?;
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit.min(CAPACITY)).unwrap_or(0);
+        bounded(async {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT {JOURNAL_COLUMNS} FROM (SELECT {JOURNAL_COLUMNS} FROM mock_journal \
+                         WHERE seq > $1 ORDER BY seq DESC LIMIT $2) newest ORDER BY seq"
+                    ),
+                    &[&after, &limit],
+                )
+                .await
+                .map_err(|e| store_error(&e))?;
+            rows.iter()
+                .map(|r| journal_row_of(r).map(JournalRow::into_entry))
+                .collect()
+        })
+        .await
+    }
+
+    pub(super) async fn read_one(&self, seq: u64) -> Result<Option<JournalEntry>, StoreError> {
+        self.flush().await?;
+        let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+        bounded(async {
+            let client = self.client().await?;
+            let row = client
+                .query_opt(
+                    &format!("SELECT {JOURNAL_COLUMNS} FROM mock_journal WHERE seq = $1"),
+                    &[&seq],
+                )
+                .await
+                .map_err(|e| store_error(&e))?;
+            row.as_ref()
+                .map(|r| journal_row_of(r).map(JournalRow::into_entry))
+                .transpose()
+        })
+        .await
+    }
+
+    pub(super) async fn read_stats(&self) -> Result<JournalStats, StoreError> {
+        self.flush().await?;
+        bounded(async {
+            let client = self.client().await?;
+            // The sequence's last value numbers entries across resets.
+            let row = client
+                .query_one(
+                    "SELECT (SELECT count(*) FROM mock_journal), \
+                     (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mock_journal_seq_seq)",
+                    &[],
+                )
+                .await
+                .map_err(|e| store_error(&e))?;
+            let len: i64 = row.get(0);
+            let last: i64 = row.get(1);
+            Ok(JournalStats {
+                last_seq: u64::try_from(last).unwrap_or(0),
+                len: usize::try_from(len).unwrap_or(0),
+            })
+        })
+        .await
     }
 }

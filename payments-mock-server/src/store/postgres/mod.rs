@@ -20,8 +20,9 @@
 //! one statement under an advisory lock, so entry numbers follow commit
 //! order and a reader polling "after n" never skips one.
 //!
-//! `open.rs` connects and migrates; `journal.rs` writes the journal;
-//! `rows.rs` decodes rows and maps errors.
+//! `open.rs` connects and migrates; `journal.rs` writes and reads the
+//! journal; `settings.rs` keeps the catalogue and expiry; `rows.rs` decodes
+//! rows and maps errors.
 //!
 //! Every call is bounded by [`STORE_TIMEOUT`]: a database that is gone
 //! makes requests answer 503 within seconds, and the pool reconnects by
@@ -54,10 +55,11 @@ mod journal;
 mod open;
 mod queries;
 mod rows;
+mod settings;
 
 use queries::PageParam;
 
-use journal::flush;
+use journal::{Pending, flush};
 use rows::*;
 
 pub(super) mod migrations {
@@ -85,8 +87,8 @@ struct Inner {
     shown: String,
     pool: Pool,
     replica: String,
-    /// Journal entries not yet written, oldest first (at most [`CAPACITY`]).
-    pending: Mutex<Vec<JournalEntry>>,
+    /// Journal entries not yet written.
+    pending: Mutex<Pending>,
     /// Serializes this replica's journal writes (a read flushes first).
     flushing: tokio::sync::Mutex<()>,
     /// The last clock offset read: the journal's arrival times use it, so
@@ -472,15 +474,11 @@ impl Store for PostgresStore {
     fn record_request(&self, capture: Capture) {
         let mut entry = capture.entry();
         entry.replica.clone_from(&self.inner.replica);
-        let mut pending = self
-            .inner
+        self.inner
             .pending
             .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if pending.len() == CAPACITY {
-            pending.remove(0);
-        }
-        pending.push(entry);
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(entry);
     }
 
     async fn requests_since(
@@ -488,76 +486,25 @@ impl Store for PostgresStore {
         after: u64,
         limit: usize,
     ) -> Result<Vec<JournalEntry>, StoreError> {
-        self.flush().await?;
-        let after = i64::try_from(after).unwrap_or(i64::MAX);
-        let limit = i64::try_from(limit.min(CAPACITY)).unwrap_or(0);
-        bounded(async {
-            let client = self.client().await?;
-            let rows = client
-                .query(
-                    &format!(
-                        "SELECT {JOURNAL_COLUMNS} FROM (SELECT {JOURNAL_COLUMNS} FROM mock_journal \
-                         WHERE seq > $1 ORDER BY seq DESC LIMIT $2) newest ORDER BY seq"
-                    ),
-                    &[&after, &limit],
-                )
-                .await
-                .map_err(|e| store_error(&e))?;
-            rows.iter()
-                .map(|r| journal_row_of(r).map(JournalRow::into_entry))
-                .collect()
-        })
-        .await
+        self.read_since(after, limit).await
     }
 
     async fn request(&self, seq: u64) -> Result<Option<JournalEntry>, StoreError> {
-        self.flush().await?;
-        let seq = i64::try_from(seq).unwrap_or(i64::MAX);
-        bounded(async {
-            let client = self.client().await?;
-            let row = client
-                .query_opt(
-                    &format!("SELECT {JOURNAL_COLUMNS} FROM mock_journal WHERE seq = $1"),
-                    &[&seq],
-                )
-                .await
-                .map_err(|e| store_error(&e))?;
-            row.as_ref()
-                .map(|r| journal_row_of(r).map(JournalRow::into_entry))
-                .transpose()
-        })
-        .await
+        self.read_one(seq).await
     }
 
     async fn journal_stats(&self) -> Result<JournalStats, StoreError> {
-        self.flush().await?;
-        bounded(async {
-            let client = self.client().await?;
-            // The sequence's last value numbers entries across resets.
-            let row = client
-                .query_one(
-                    "SELECT (SELECT count(*) FROM mock_journal), \
-                     (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mock_journal_seq_seq)",
-                    &[],
-                )
-                .await
-                .map_err(|e| store_error(&e))?;
-            let len: i64 = row.get(0);
-            let last: i64 = row.get(1);
-            Ok(JournalStats {
-                last_seq: u64::try_from(last).unwrap_or(0),
-                len: usize::try_from(len).unwrap_or(0),
-            })
-        })
-        .await
+        self.read_stats().await
     }
 
     async fn reset(&self) -> Result<(), StoreError> {
+        // Numbered on across a reset: what is dropped unwritten still
+        // takes its numbers.
         self.inner
             .pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+            .drop_all();
         bounded(async {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| store_error(&e))?;
@@ -574,63 +521,20 @@ impl Store for PostgresStore {
     }
 
     async fn settings(&self) -> Result<Option<Settings>, StoreError> {
-        bounded(async {
-            let client = self.client().await?;
-            let rows = client
-                .query(
-                    "SELECT key, value FROM mock_settings WHERE key IN ('catalog', 'expiry_ms')",
-                    &[],
-                )
-                .await
-                .map_err(|e| store_error(&e))?;
-            let value = |key: &str| {
-                rows.iter()
-                    .find(|r| r.get::<_, &str>(0) == key)
-                    .map(|r| r.get::<_, String>(1))
-            };
-            match (value("catalog"), value("expiry_ms")) {
-                (Some(catalog), Some(expiry)) => {
-                    let expiry = expiry
-                        .parse::<i64>()
-                        .map_err(|_| StoreError::new("the stored expiry is not a number"))?;
-                    Settings::from_stored(&catalog, expiry)
-                        .map(Some)
-                        .map_err(StoreError::new)
-                }
-                _ => Ok(None),
-            }
-        })
-        .await
+        self.read_settings().await
     }
 
     async fn save_settings(&self, settings: &Settings) -> Result<(), StoreError> {
-        let catalog = settings.catalog.to_toml();
-        let expiry = settings.expiry_millis().to_string();
-        bounded(async {
-            let mut client = self.client().await?;
-            let tx = client.transaction().await.map_err(|e| store_error(&e))?;
-            // Only where none are stored: of replicas starting together on
-            // an empty database, the first one's settings stay, and every
-            // other reads them back and compares.
-            for (key, value) in [("catalog", &catalog), ("expiry_ms", &expiry)] {
-                tx.execute(
-                    "INSERT INTO mock_settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
-                    &[&key, value],
-                )
-                .await
-                .map_err(|e| store_error(&e))?;
-            }
-            tx.commit().await.map_err(|e| store_error(&e))
-        })
-        .await
+        self.write_settings(settings).await
     }
 
     async fn erase(&self) -> Result<(), StoreError> {
-        self.inner
+        // Numbered from 1 again: nothing pending counts.
+        *self
+            .inner
             .pending
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+            .unwrap_or_else(PoisonError::into_inner) = Pending::default();
         bounded(async {
             let client = self.client().await?;
             client

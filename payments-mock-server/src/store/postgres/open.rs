@@ -60,7 +60,7 @@ impl PostgresStore {
                 shown,
                 pool,
                 replica: replica.to_owned(),
-                pending: Mutex::new(Vec::new()),
+                pending: Mutex::new(Pending::default()),
                 flushing: tokio::sync::Mutex::new(()),
                 offset_hint: AtomicI64::new(offset),
             }),
