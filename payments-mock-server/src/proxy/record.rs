@@ -9,8 +9,10 @@
 //! (`payer-` and 16 hex digits of HMAC-SHA-256): the same value always gives
 //! the same token within one recording, so exchanges still join, and the
 //! key is random per recording and never written. A body that is not JSON
-//! but mentions either field is replaced whole. The console shows
-//! exchanges through the same redactor.
+//! but mentions either field is replaced whole. Then every secret value of
+//! either side (of [`ECHO_MINIMUM`] characters or more) is replaced
+//! wherever else it is echoed. The console shows exchanges through the
+//! same redactor.
 
 use hmac::{Hmac, KeyInit as _, Mac as _};
 use serde_json::Value;
@@ -115,11 +117,11 @@ impl Redactor {
     /// echoes), and only when its text can hold what is looked for.
     pub fn redact(&self, exchange: &Exchange) -> (Exchange, Secrets) {
         let mut out = exchange.clone();
-        // The request's secret values, each with what replaces it.
+        // The secret values of both bodies, each with what replaces it.
         let mut met: Secrets = Vec::new();
         self.message(&mut out.request, Some(&mut met));
-        self.message(&mut out.response, None);
-        let secrets = self.secrets(&exchange.request, met);
+        self.message(&mut out.response, Some(&mut met));
+        let secrets = self.secrets(exchange, met);
         if !secrets.is_empty() {
             for message in [&mut out.request, &mut out.response] {
                 let scrub = |text: &mut String| {
@@ -160,23 +162,26 @@ impl Redactor {
         scrub_text(text, secrets).unwrap_or_else(|| text.to_owned())
     }
 
-    /// The secret values a request carries (and the proxy's own), each
+    /// The secret values an exchange carries (and the proxy's own), each
     /// with what replaces it, longest first (so a value inside another is
-    /// not half replaced): `met` in its body, its secret headers and its
+    /// not half replaced): `met` in its bodies, its secret headers (both
+    /// ways: a `Set-Cookie` echoed later is replaced too) and the request's
     /// query. Values under [`ECHO_MINIMUM`] characters are left to the
     /// structural replacement.
-    fn secrets(&self, request: &Message, met: Secrets) -> Secrets {
+    fn secrets(&self, exchange: &Exchange, met: Secrets) -> Secrets {
+        let request = &exchange.request;
         let mut found: Secrets = self.own.clone();
         let mut add = |value: &str, shown: String| {
-            let value = value.trim();
+            let value = value.trim().trim_matches('"');
             if value.chars().count() >= ECHO_MINIMUM && !found.iter().any(|(v, _)| v == value) {
                 found.push((value.to_owned(), shown));
             }
         };
-        for (name, value) in &request.headers {
+        let headers = request.headers.iter().chain(&exchange.response.headers);
+        for (name, value) in headers {
             if SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s)) {
                 add(value, REDACTED.to_owned());
-                if let Some((_, credential)) = value.split_once(' ') {
+                if let Some((_, credential)) = value.split_once([' ', '\t']) {
                     add(credential, REDACTED.to_owned());
                 }
                 for cookie in value.split(';') {
@@ -278,9 +283,12 @@ impl Redactor {
                     match (key.as_str(), &*inner) {
                         ("confirmationCode", Value::Null) => {}
                         ("confirmationCode", _) => {
-                            if let (Some(met), Value::String(code)) = (met.as_deref_mut(), &*inner)
-                            {
-                                met.push((code.clone(), REDACTED.to_owned()));
+                            if let Some(met) = met.as_deref_mut() {
+                                // A code sent as a number or inside a
+                                // structure is a secret all the same.
+                                leaves(inner, &mut |leaf| {
+                                    met.push((leaf, REDACTED.to_owned()));
+                                });
                             }
                             *inner = Value::String(REDACTED.to_owned());
                             changed = true;
@@ -295,7 +303,12 @@ impl Redactor {
                         }
                         ("payerId", Value::Null) => {}
                         ("payerId", other) => {
-                            *inner = Value::String(self.token(&other.to_string()));
+                            let text = other.to_string();
+                            let token = self.token(&text);
+                            if let Some(met) = met.as_deref_mut() {
+                                leaves(other, &mut |leaf| met.push((leaf, token.clone())));
+                            }
+                            *inner = Value::String(token);
                             changed = true;
                         }
                         _ => changed |= self.walk(inner, met),
@@ -304,24 +317,54 @@ impl Redactor {
                 changed
             }
             Value::Array(items) => items.iter_mut().fold(false, |c, v| self.walk(v, met) | c),
-            // JSON held in a string (extraProperties): walked too.
-            Value::String(text)
-                if text.contains("confirmationCode") || text.contains("payerId") =>
-            {
+            // JSON held in a string (extraProperties): walked too, also
+            // when its keys are spelled with escapes.
+            Value::String(text) => {
+                let names = text.contains("confirmationCode") || text.contains("payerId");
+                let escaped_json = text.contains('\\') && text.trim_start().starts_with(['{', '[']);
+                if !names && !escaped_json {
+                    return false;
+                }
                 match serde_json::from_str::<Value>(text) {
                     Ok(mut inner) if inner.is_object() || inner.is_array() => {
-                        self.walk(&mut inner, met);
-                        *text = inner.to_string();
-                        true
+                        let changed = self.walk(&mut inner, met);
+                        if changed {
+                            *text = inner.to_string();
+                        }
+                        changed
                     }
-                    _ => {
+                    _ if names => {
+                        // Text such as `confirmationCode=…`: its values
+                        // are still looked for elsewhere.
+                        if let Some(met) = met.as_deref_mut() {
+                            for (k, v) in url::form_urlencoded::parse(text.as_bytes()) {
+                                if k.ends_with("confirmationCode") {
+                                    met.push((v.into_owned(), REDACTED.to_owned()));
+                                } else if k.ends_with("payerId") {
+                                    met.push((v.to_string(), self.token(&v)));
+                                }
+                            }
+                        }
                         *text = "[redacted: text that names a secret field]".to_owned();
                         true
                     }
+                    _ => false,
                 }
             }
             _ => false,
         }
+    }
+}
+
+/// Hands every string and number inside `value` (itself included) to `on`,
+/// as text.
+fn leaves(value: &Value, on: &mut dyn FnMut(String)) {
+    match value {
+        Value::String(s) => on(s.clone()),
+        Value::Number(n) => on(n.to_string()),
+        Value::Array(items) => items.iter().for_each(|v| leaves(v, on)),
+        Value::Object(map) => map.values().for_each(|v| leaves(v, on)),
+        Value::Bool(_) | Value::Null => {}
     }
 }
 
@@ -539,6 +582,112 @@ mod tests {
             redactor.scrub("found Bearer-LONG-KEY-CANARY in 2026", &secrets),
             format!("found {REDACTED} in 2026")
         );
+    }
+
+    /// Each case: a request body, an answer body, and the answer's
+    /// headers; no `CANARY` may be left anywhere in the redacted exchange.
+    #[test]
+    fn secrets_in_every_shape_are_replaced_wherever_they_are_echoed() {
+        let redactor = Redactor::new();
+        type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+        let cases: [Case<'_>; 9] = [
+            // A key spelled with escapes inside JSON held in a string.
+            (
+                r#"{"extraProperties":"{\"confirmation\\u0043ode\":\"OTP-CANARY-A1\",\"payer\\u0049d\":\"PAYER-CANARY-A2\"}"}"#,
+                r#"{"message":"ok"}"#,
+                &[],
+            ),
+            // Secrets sent as numbers, echoed in a message.
+            (
+                r#"{"payerId":12345678901,"confirmationCode":87654321}"#,
+                r#"{"message":"unknown payer 12345678901, code 87654321 expired"}"#,
+                &[],
+            ),
+            // A code inside a structure, echoed.
+            (
+                r#"{"confirmationCode":{"otp":"OTP-CANARY-D"}}"#,
+                r#"{"message":"code OTP-CANARY-D expired"}"#,
+                &[],
+            ),
+            // A payer only the answer names, echoed in its message.
+            (
+                r#"{"transactionId":"t"}"#,
+                r#"{"data":{"payerId":"PAYER-CANARY-H"},"message":"for PAYER-CANARY-H"}"#,
+                &[],
+            ),
+            // A cookie the answer sets, echoed in its body.
+            (
+                "",
+                r#"{"message":"session COOKIE-CANARY-I started"}"#,
+                &[("set-cookie", "s=COOKIE-CANARY-I; Path=/")],
+            ),
+            // A quoted cookie value, echoed.
+            (
+                "",
+                r#"{"message":"COOKIE-CANARY-Q"}"#,
+                &[("set-cookie", "s=\"COOKIE-CANARY-Q\"")],
+            ),
+            // Form text naming a field inside a string, its value echoed.
+            (
+                r#"{"x":"confirmationCode=OTP-CANARY-U"}"#,
+                r#"{"message":"OTP-CANARY-U is wrong"}"#,
+                &[],
+            ),
+            // The echo written with an escape.
+            (
+                r#"{"confirmationCode":"OTP-CANARY-E"}"#,
+                r#"{"message":"\u004fTP-CANARY-E"}"#,
+                &[],
+            ),
+            // Nothing secret: nothing changes.
+            (r#"{"a":"{\"b\\u0031\":1}"}"#, r#"{"message":"ok"}"#, &[]),
+        ];
+        for (request, answer, headers) in cases {
+            let mut e = exchange(
+                "POST",
+                "/api/payments/confirm",
+                json!(null),
+                200,
+                json!(null),
+            );
+            e.request.body = (!request.is_empty()).then(|| request.to_owned());
+            e.response.body = Some(answer.to_owned());
+            e.response.headers = headers
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            let text = serde_json::to_string(&redactor.exchange(&e)).expect("serializes");
+            assert!(!text.contains("CANARY"), "{request} / {answer}: {text}");
+            assert!(
+                !text.contains("12345678901") && !text.contains("87654321"),
+                "{text}"
+            );
+        }
+        // A request's `Authorization` with a tab: the credential still goes.
+        let mut e = exchange(
+            "GET",
+            "/api/payments/t/status",
+            json!(null),
+            404,
+            json!(null),
+        );
+        e.request.headers = vec![(
+            "authorization".to_owned(),
+            "Bearer\tKEY-CANARY-T".to_owned(),
+        )];
+        e.response.body = Some(r#"{"message":"key KEY-CANARY-T unknown"}"#.to_owned());
+        let text = serde_json::to_string(&redactor.exchange(&e)).expect("serializes");
+        assert!(!text.contains("CANARY"), "{text}");
+        // Unchanged when nothing is secret, escapes and all.
+        let mut e = exchange(
+            "GET",
+            "/api/payments/t/status",
+            json!(null),
+            200,
+            json!(null),
+        );
+        e.response.body = Some(r#"{"a":"{\"b\\u0031\":1}"}"#.to_owned());
+        assert_eq!(redactor.exchange(&e).response.body, e.response.body);
     }
 
     #[test]

@@ -98,8 +98,10 @@ pub(crate) fn is_iso8601(text: &str) -> bool {
     // The usual shape first, without the patterns: RFC 3339 with an
     // upper-case `T` and `Z` is a profile of ISO 8601 (chrono also takes a
     // space or lower case, which ISO 8601 does not: those go on below).
+    // chrono also takes U+2212 for the offset's minus: ASCII only here.
     let b = text.as_bytes();
     if b.len() >= 20
+        && text.is_ascii()
         && b[10] == b'T'
         && !b.ends_with(b"z")
         && chrono::DateTime::parse_from_rfc3339(text).is_ok()
@@ -482,7 +484,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn the_quick_path_never_accepts_what_the_patterns_refuse(
-            text in "[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:?[0-9]{2})?"
+            text in "[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}([.,][0-9]{1,12})?([Zz]|[+\u{2212}\u{2012}\u{2013}-][0-9]{2}:?[0-9]{2})?"
         ) {
             proptest::prop_assert_eq!(super::is_iso8601(&text), super::by_pattern(&text), "{}", text);
         }
@@ -524,6 +526,8 @@ mod tests {
             "2026-11-22t08:15:30Z",
             "2026-11-22T08:15:30z",
             "2026-11-22T08:15:30.5z",
+            "2026-11-22T08:15:30\u{2212}08:00",
+            "2026-11-22T08:15:30.5\u{2212}08:00",
             "\u{0662}\u{0660}\u{0662}\u{0666}-11-22T08:15:30Z",
         ] {
             assert!(!super::is_iso8601(bad), "{bad}");
