@@ -342,22 +342,16 @@ impl<'de> Visitor<'de> for SlotSeed<'_> {
         })
     }
 
-    // A number arrives as a map of one entry under serde_json's number key
-    // (`arbitrary_precision`: its literal text); an object as a map, read
-    // as `Value` reads one (first key, then every entry; the last of a
-    // repeated key wins). A first key that makes `Value` read a raw value
-    // leaves the whole body to the map.
+    // An object arrives as a map, read as `Value` reads one (first key,
+    // then every entry; the last of a repeated key wins). A first key that
+    // makes `Value` read a number or a raw value instead (serde_json's
+    // private keys, which only a hostile body sends) leaves the whole body
+    // to the map, so its refusal and message are the map's own.
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Slot<'de>, A::Error> {
         let Some(first) = map.next_key::<String>()? else {
             return Ok(Slot::Value(Value::Object(Map::new())));
         };
-        if first == VALUE_MAGIC_KEYS[0] {
-            let text: String = map.next_value()?;
-            // What `Value` would make of it: a number, or its error.
-            let number: serde_json::Number = text.parse().map_err(de::Error::custom)?;
-            return Ok(Slot::Number(number.as_str().to_owned()));
-        }
-        if first == VALUE_MAGIC_KEYS[1] {
+        if VALUE_MAGIC_KEYS.contains(&first.as_str()) {
             self.left_to_the_map.set(true);
             return Err(de::Error::custom("left to the map"));
         }
@@ -453,6 +447,11 @@ mod tests {
             b"{\"$serde_json::private::Number\":\"x\"}",
             b"{\"a\":1,\"$serde_json::private::Number\":\"12\"}",
             b"{\"$serde_json::private::RawValue\":\"{}\"}",
+            b"{\"amount\":{\"$serde_json::private::Number\":12}}",
+            b"{\"amount\":{\"$serde_json::private::Number\":null}}",
+            b"{\"amount\":{\"$serde_json::private::Number\":[\"1\"]}}",
+            b"{\"amount\":{\"$serde_json::private::Number\":\"1\",\"x\":2}}",
+            b"{\"referenceNo\":{\"$serde_json::private::RawValue\":true}}",
             b"{\"extraProperties\":{\"b\":1,\"a\":[true,null]},\"amount\":1.50}",
             b"{\"extraProperties\":{\"b\":1,\"b\":2,\"a\":{\"$serde_json::private::Number\":\"7\"}},\"quantity\":-3e2}",
             b"{\"extraProperties\":{\"$serde_json::private::Number\":\"7\"}}",
