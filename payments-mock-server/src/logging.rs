@@ -98,8 +98,8 @@ where
         if !fast(meta.target()) || writer.has_ansi_escapes() || ctx.event_scope().is_some() {
             return self.fallback.format_event(ctx, writer, event);
         }
-        #[cfg(test)]
-        tests::FAST_LINES.with(|n| n.set(n.get() + 1));
+        let sanitize = writer.sanitizes_ansi_escapes();
+        let mut unusual = false;
         with_line(&mut writer, |line| {
             write_timestamp(line)?;
             line.push_str(match *meta.level() {
@@ -115,22 +115,33 @@ where
                 writer: line,
                 first: true,
                 result: Ok(()),
+                sanitize,
+                unusual: false,
             };
             event.record(&mut fields);
             fields.result?;
+            unusual = fields.unusual;
             line.push('\n');
-            Ok(())
-        })
+            Ok(!unusual)
+        })?;
+        if unusual {
+            // A message the default escapes, or an error value: written by
+            // the default formatter itself.
+            return self.fallback.format_event(ctx, writer, event);
+        }
+        #[cfg(test)]
+        tests::FAST_LINES.with(|n| n.set(n.get() + 1));
+        Ok(())
     }
 }
 
 /// Builds a line in this thread's buffer with `build` (plain `String`
-/// writes, no dynamic call per piece), then hands it to `writer` whole.
-/// A `Debug` value that logs while its line is built gets a buffer of its
-/// own.
+/// writes, no dynamic call per piece), then hands it to `writer` whole
+/// when `build` says so. A `Debug` value that logs while its line is built
+/// gets a buffer of its own.
 fn with_line(
     writer: &mut Writer<'_>,
-    build: impl FnOnce(&mut String) -> fmt::Result,
+    build: impl FnOnce(&mut String) -> Result<bool, fmt::Error>,
 ) -> fmt::Result {
     thread_local! {
         static LINE: RefCell<String> = const { RefCell::new(String::new()) };
@@ -138,13 +149,17 @@ fn with_line(
     LINE.with(|line| match line.try_borrow_mut() {
         Ok(mut line) => {
             line.clear();
-            build(&mut line)?;
-            writer.write_str(&line)
+            if build(&mut line)? {
+                writer.write_str(&line)?;
+            }
+            Ok(())
         }
         Err(_) => {
             let mut line = String::new();
-            build(&mut line)?;
-            writer.write_str(&line)
+            if build(&mut line)? {
+                writer.write_str(&line)?;
+            }
+            Ok(())
         }
     })
 }
@@ -209,7 +224,7 @@ where
             line.push_str("},\"target\":");
             json_string(line, meta.target())?;
             line.push_str("}\n");
-            Ok(())
+            Ok(true)
         })
     }
 }
@@ -349,6 +364,24 @@ struct Fields<'a> {
     writer: &'a mut String,
     first: bool,
     result: fmt::Result,
+    /// Whether the default escapes terminal controls in messages.
+    sanitize: bool,
+    /// Met what the default writes differently: a message with a terminal
+    /// control it escapes, or an error value (written with its sources).
+    unusual: bool,
+}
+
+/// Whether the default formatter escapes something in a message: ESC,
+/// BEL, BS, FF, DEL or a C1 control (tracing-subscriber's `EscapeGuard`).
+fn escaped_in_messages(text: &str) -> bool {
+    text.bytes()
+        .any(|b| matches!(b, 0x1b | 0x07 | 0x08 | 0x0c | 0x7f | 0xc2))
+        && text.chars().any(|c| {
+            matches!(
+                c,
+                '\x1b' | '\x07' | '\x08' | '\x0c' | '\x7f' | '\u{80}'..='\u{9f}'
+            )
+        })
 }
 
 impl Fields<'_> {
@@ -380,7 +413,10 @@ impl Visit for Fields<'_> {
             .bytes()
             .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\');
         self.result = match (field.name() == "message", plain) {
-            (true, _) => self.writer.write_str(value),
+            (true, _) => {
+                self.unusual |= self.sanitize && escaped_in_messages(value);
+                self.writer.write_str(value)
+            }
             (false, true) => self
                 .writer
                 .write_char('"')
@@ -413,8 +449,16 @@ impl Visit for Fields<'_> {
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         if self.begin(field) {
+            let start = self.writer.len();
             self.result = write!(self.writer, "{value:?}");
+            if field.name() == "message" && self.sanitize {
+                self.unusual |= escaped_in_messages(&self.writer[start..]);
+            }
         }
+    }
+
+    fn record_error(&mut self, _field: &Field, _value: &(dyn std::error::Error + 'static)) {
+        self.unusual = true;
     }
 }
 
@@ -537,9 +581,40 @@ mod tests {
             200,
             "pass"
         );
+        // What the default escapes in a message (terminal controls), as
+        // format arguments and as a plain string; an error with a source.
+        tracing::info!(
+            target: "payments_mock_server::proxy",
+            "{} {}",
+            "GET",
+            "/p\u{1b}[2J\u{9b}\u{7f}"
+        );
+        tracing::info!(target: "payments_mock_server::request", message = "bell\u{7}\u{8}\u{c}");
+        let error = std::io::Error::other(Outer(std::io::Error::other("inner \u{1b}[31m")));
+        tracing::warn!(
+            target: "payments_mock_server::request",
+            error = &error as &(dyn std::error::Error + 'static),
+            "request"
+        );
         let span = tracing::info_span!("outer", id = 7u64);
         let _entered = span.enter();
         tracing::info!(target: "payments_mock_server::request", status = 200u16, "request");
+    }
+
+    /// An error with a source.
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("outer")
+        }
+    }
+
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
     }
 
     /// What a subscriber with this formatter writes for `events`, with the
@@ -623,7 +698,9 @@ mod tests {
     fn json_lines_are_the_json_formatters_lines() {
         let before = FAST_LINES.with(std::cell::Cell::get);
         let fast = json_lines(true);
-        assert_eq!(FAST_LINES.with(std::cell::Cell::get) - before, 6);
+        // JSON escapes what a terminal would act on itself: all nine
+        // lines outside a span are fast.
+        assert_eq!(FAST_LINES.with(std::cell::Cell::get) - before, 9);
         assert_eq!(fast, json_lines(false));
         assert_eq!(
             fast[0],
@@ -682,12 +759,20 @@ mod tests {
     #[test]
     fn lines_are_the_default_formatters_lines() {
         let fast = lines(true);
-        assert_eq!(fast.len(), 7);
+        assert_eq!(fast.len(), 10);
         // Four request lines and the proxy's line outside a span took the
-        // fast path; the fault seed line and the one inside a span went to
-        // the default.
+        // fast path; the fault seed line, the one inside a span, the two
+        // messages with terminal controls and the error went to the default.
         assert_eq!(FAST_LINES.with(std::cell::Cell::get), 5);
         assert_eq!(fast, lines(false));
+        assert!(
+            fast.iter().any(|l| l.ends_with(r"GET /p\x1b[2J\u{9b}\x7f")),
+            "{fast:#?}"
+        );
+        assert!(
+            fast.iter().any(|l| l.contains("error.sources=[")),
+            "{fast:#?}"
+        );
         assert_eq!(
             fast[0],
             "  INFO payments_mock_server::request: request method=GET \
