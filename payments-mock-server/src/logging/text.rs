@@ -1,0 +1,174 @@
+//! The text format: tracing-subscriber's default (`Full`, no colours),
+//! with request and exchange lines written directly.
+
+use std::fmt::{self, Write as _};
+
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::fmt::format::{Format, Full, Writer};
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
+
+use super::{fast, thousandths, with_line, write_thousandths, write_timestamp};
+
+/// The text format: default output, fast request lines.
+#[derive(Debug, Default)]
+pub struct PlainText {
+    fallback: Format<Full>,
+}
+
+impl<S, N> FormatEvent<S, N> for PlainText
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let meta = event.metadata();
+        if !fast(meta.target()) || writer.has_ansi_escapes() || ctx.event_scope().is_some() {
+            return self.fallback.format_event(ctx, writer, event);
+        }
+        let sanitize = writer.sanitizes_ansi_escapes();
+        let mut unusual = false;
+        with_line(&mut writer, |line| {
+            write_timestamp(line)?;
+            line.push_str(match *meta.level() {
+                Level::TRACE => " TRACE ",
+                Level::DEBUG => " DEBUG ",
+                Level::INFO => "  INFO ",
+                Level::WARN => "  WARN ",
+                Level::ERROR => " ERROR ",
+            });
+            line.push_str(meta.target());
+            line.push_str(": ");
+            let mut fields = Fields {
+                writer: line,
+                first: true,
+                result: Ok(()),
+                sanitize,
+                unusual: false,
+            };
+            event.record(&mut fields);
+            fields.result?;
+            unusual = fields.unusual;
+            line.push('\n');
+            Ok(!unusual)
+        })?;
+        if unusual {
+            // A message the default escapes, or an error value: written by
+            // the default formatter itself.
+            return self.fallback.format_event(ctx, writer, event);
+        }
+        #[cfg(test)]
+        super::tests::FAST_LINES.with(|n| n.set(n.get() + 1));
+        Ok(())
+    }
+}
+
+/// Writes fields as the default formatter's visitor does: `message` bare,
+/// the others as `name=value` with `Debug` values, one space apart.
+struct Fields<'a> {
+    writer: &'a mut String,
+    first: bool,
+    result: fmt::Result,
+    /// Whether the default escapes terminal controls in messages.
+    sanitize: bool,
+    /// Met what the default writes differently: a message with a terminal
+    /// control it escapes, or an error value (written with its sources).
+    unusual: bool,
+}
+
+/// Whether the default formatter escapes something in a message: ESC,
+/// BEL, BS, FF, DEL or a C1 control (tracing-subscriber's `EscapeGuard`).
+fn escaped_in_messages(text: &str) -> bool {
+    text.bytes()
+        .any(|b| matches!(b, 0x1b | 0x07 | 0x08 | 0x0c | 0x7f | 0xc2))
+        && text.chars().any(|c| {
+            matches!(
+                c,
+                '\x1b' | '\x07' | '\x08' | '\x0c' | '\x7f' | '\u{80}'..='\u{9f}'
+            )
+        })
+}
+
+impl Fields<'_> {
+    /// Starts a field; false when the field is not written.
+    fn begin(&mut self, field: &Field) -> bool {
+        let name = field.name();
+        if self.result.is_err() || name.starts_with("log.") {
+            return false;
+        }
+        if !self.first {
+            self.writer.push(' ');
+        }
+        self.first = false;
+        if name != "message" {
+            self.writer
+                .push_str(name.strip_prefix("r#").unwrap_or(name));
+            self.writer.push('=');
+        }
+        true
+    }
+}
+
+impl Visit for Fields<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if !self.begin(field) {
+            return;
+        }
+        let plain = value
+            .bytes()
+            .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\');
+        self.result = match (field.name() == "message", plain) {
+            (true, _) => {
+                self.unusual |= self.sanitize && escaped_in_messages(value);
+                self.writer.write_str(value)
+            }
+            (false, true) => self
+                .writer
+                .write_char('"')
+                .and_then(|()| self.writer.write_str(value))
+                .and_then(|()| self.writer.write_char('"')),
+            (false, false) => write!(self.writer, "{value:?}"),
+        };
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        if self.begin(field) {
+            self.result = self.writer.write_str(itoa::Buffer::new().format(value));
+        }
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        if self.begin(field) {
+            self.result = self.writer.write_str(itoa::Buffer::new().format(value));
+        }
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        if self.begin(field) {
+            self.result = match thousandths(value) {
+                Some(n) => write_thousandths(self.writer, n),
+                None => write!(self.writer, "{value:?}"),
+            };
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        if self.begin(field) {
+            let start = self.writer.len();
+            self.result = write!(self.writer, "{value:?}");
+            if field.name() == "message" && self.sanitize {
+                self.unusual |= escaped_in_messages(&self.writer[start..]);
+            }
+        }
+    }
+
+    fn record_error(&mut self, _field: &Field, _value: &(dyn std::error::Error + 'static)) {
+        self.unusual = true;
+    }
+}
