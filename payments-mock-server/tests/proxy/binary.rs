@@ -7,10 +7,11 @@ use std::io::BufRead as _;
 use std::process::{Child, Command, Stdio};
 
 use payments_mock_server::MockServer;
+
+use crate::rig::MERCHANT;
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
-const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
 
 /// A process started with `args`, its banner read: the child and base URL.
 fn spawn(args: &[&str]) -> (Child, String) {

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use payments_mock_server::{Finding, Level, rules};
 
 use crate::deviations::{C, Deviation, Step, U, V, deviations};
-use crate::upstream::{Reply, Rig};
+use crate::rig::{Reply, Rig};
 
 /// What one deviation gave.
 #[derive(Debug)]

@@ -6,9 +6,8 @@ use axum::http::Method;
 use payments_mock_server::Level;
 use serde_json::{Value, json};
 
-use crate::upstream::{
-    Canned, confirm_body, confirm_data, initiate_body, initiate_data, status_data,
-};
+use crate::rig::{confirm_body, confirm_data, initiate_body, initiate_data, status_data};
+use crate::upstream::Canned;
 
 /// One request the application sends and the answer the upstream gives.
 #[derive(Debug, Clone)]

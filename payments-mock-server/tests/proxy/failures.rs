@@ -12,10 +12,11 @@ use payments_mock_server::JUDGE_LIMIT;
 use serde_json::{Value, json};
 
 use crate::passthrough::{assert_same_bytes, bytes_of, pattern, values};
-use crate::upstream::{
-    Canned, Reply, Rig, Setup, client, failure, initiate_body, initiate_data, proxy_in_front_of,
+use crate::rig::{
+    Reply, Rig, Setup, client, failure, initiate_body, initiate_data, proxy_in_front_of,
     status_data,
 };
+use crate::upstream::Canned;
 
 /// Asserts `reply` is the proxy's own 502 `UPSTREAM_UNAVAILABLE`.
 fn assert_upstream_unavailable(reply: &Reply, what: &str) {

@@ -9,7 +9,8 @@ use axum::http::Method;
 use payments_mock_server::JUDGE_LIMIT;
 
 use crate::passthrough::{pattern, raw_get};
-use crate::upstream::{Canned, Reply, Rig, Setup, initiate_body, initiate_data};
+use crate::rig::{Reply, Rig, Setup, initiate_body, initiate_data};
+use crate::upstream::Canned;
 
 /// A short upstream timeout: these tests wait for it.
 fn short() -> Setup {

@@ -5,6 +5,8 @@
 
 // A scripted upstream: an axum app whose answers each test sets.
 mod upstream;
+// The proxy in front of it, the client, the bodies.
+mod rig;
 // At least one scripted deviation for every rule id, each reported.
 mod deviant;
 // The script of those deviations, rule by rule.

@@ -11,7 +11,8 @@ use axum::http::{HeaderMap, HeaderValue, Method};
 use bytes::Bytes;
 use payments_mock_server::{Level, VERDICT_HEADER};
 
-use crate::upstream::{Canned, Reply, Rig, Setup, client, initiate_body, initiate_data};
+use crate::rig::{Reply, Rig, Setup, client, initiate_body, initiate_data};
+use crate::upstream::Canned;
 
 /// `len` bytes that show a shift, a truncation or a repetition.
 pub(crate) fn pattern(len: usize) -> Bytes {

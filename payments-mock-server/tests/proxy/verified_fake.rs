@@ -4,9 +4,9 @@
 //! `undocumented`, never as a violation.
 
 use payments_mock_server::{Level, MockServer, Proxy, ProxyConfig, VERDICT_HEADER};
-use serde_json::{Value, json};
 
-const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
+use crate::rig::MERCHANT;
+use serde_json::{Value, json};
 
 /// A product, its initiate extras and its confirm body extras.
 fn products() -> Vec<(&'static str, Value, Value)> {
