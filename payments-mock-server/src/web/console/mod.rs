@@ -15,6 +15,7 @@
 
 mod controls;
 mod requests;
+mod transaction;
 mod transactions;
 
 use std::borrow::Cow;
@@ -53,7 +54,7 @@ pub(crate) fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(root))
         .routes(routes!(transactions::list))
         .routes(routes!(transactions::rows))
-        .routes(routes!(transactions::detail))
+        .routes(routes!(transaction::detail))
         .routes(routes!(requests::list))
         .routes(routes!(requests::feed))
         .routes(routes!(requests::detail))
