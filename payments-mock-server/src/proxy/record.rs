@@ -20,6 +20,13 @@ use sha2::Sha256;
 
 use super::exchange::{Exchange, Message};
 
+/// What a URL component encodes (RFC 3986's unreserved characters stay).
+const COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// What a replaced secret reads as.
 pub const REDACTED: &str = "[redacted]";
 
@@ -201,6 +208,24 @@ impl Redactor {
                     "payerId" => add(&v, self.token(&v)),
                     _ => {}
                 }
+            }
+        }
+        // Echoed in a path, a query or a `Location`, a value may come
+        // percent-encoded: its encoded forms are replaced too.
+        let encoded: Secrets = found
+            .iter()
+            .flat_map(|(value, shown)| {
+                let form: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
+                let component = percent_encoding::utf8_percent_encode(value, COMPONENT).to_string();
+                [form, component]
+                    .into_iter()
+                    .filter(move |e| e != value)
+                    .map(move |e| (e, shown.clone()))
+            })
+            .collect();
+        for (value, shown) in encoded {
+            if !found.iter().any(|(v, _)| *v == value) {
+                found.push((value, shown));
             }
         }
         found.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
@@ -663,6 +688,25 @@ mod tests {
                 "{text}"
             );
         }
+        // A secret echoed percent-encoded in a header or the path.
+        let mut e = exchange(
+            "GET",
+            "/api/payments/t/status",
+            json!(null),
+            302,
+            json!(null),
+        );
+        e.request.headers = vec![(
+            "authorization".to_owned(),
+            "Bearer KEY+CANARY/Z=".to_owned(),
+        )];
+        e.response.headers = vec![(
+            "location".to_owned(),
+            "/login?key=KEY%2BCANARY%2FZ%3D".to_owned(),
+        )];
+        e.request.path = "/api/payments/KEY%2BCANARY%2FZ%3D/status".to_owned();
+        let text = serde_json::to_string(&redactor.exchange(&e)).expect("serializes");
+        assert!(!text.contains("CANARY"), "{text}");
         // A request's `Authorization` with a tab: the credential still goes.
         let mut e = exchange(
             "GET",
