@@ -8,6 +8,9 @@
 mod backends;
 mod behaviour;
 mod kept;
+// The PostgreSQL journal's numbers: failed writes, uncommitted writes,
+// resets, and a first-version database.
+mod journal;
 // Opening stores: what a database store keeps across a reopen, and every
 // bad store of CONTRACT section 15 (files, schema, URLs, credentials).
 mod opening;

@@ -27,14 +27,13 @@ impl Pending {
         self.entries.push_back(entry);
     }
 
-    /// Drops every entry; their numbers stay taken.
-    pub(super) fn drop_all(&mut self) {
-        self.skipped += self.entries.len() as u64;
-        self.entries.clear();
+    /// Counts what a reset took as dropped: their numbers stay taken.
+    pub(super) fn dropped(&mut self, taken: Pending) {
+        self.skipped += taken.skipped + taken.entries.len() as u64;
     }
 
     /// Puts back what a failed write took, before what came since.
-    fn put_back(&mut self, mut taken: Pending) {
+    pub(super) fn put_back(&mut self, mut taken: Pending) {
         taken.skipped += self.skipped;
         for entry in self.entries.drain(..) {
             taken.push(entry);
@@ -43,38 +42,51 @@ impl Pending {
     }
 }
 
+/// Writes `inner`'s pending entries in one transaction: the counter row
+/// moved on by every entry taken and every one dropped since the last
+/// write, the entries inserted under the numbers that gives them, the
+/// table trimmed to the last [`CAPACITY`]. On failure nothing of it
+/// happened (the counter included), and the entries go back to pending.
+///
+/// Run on a task of its own by every caller but the writer task, so a
+/// request that goes away mid-write cannot drop what was taken.
 pub(super) async fn flush(inner: &Inner) -> Result<(), StoreError> {
     let _one = inner.flushing.lock().await;
-    let mut taken =
-        std::mem::take(&mut *inner.pending.lock().unwrap_or_else(PoisonError::into_inner));
+    let taken = std::mem::take(&mut *inner.pending.lock().unwrap_or_else(PoisonError::into_inner));
     if taken.entries.is_empty() && taken.skipped == 0 {
         return Ok(());
     }
-    // Whether the numbers of dropped entries were taken: `setval` is not
-    // undone by a rollback, so a failed write keeps them taken.
-    let mut numbers_taken = false;
+    let written = bounded(write(inner, &taken)).await;
+    if written.is_err() {
+        // Kept for the next try, newest last, at most the journal's length.
+        inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .put_back(taken);
+    }
+    written
+}
+
+async fn write(inner: &Inner, taken: &Pending) -> Result<(), StoreError> {
     let entries = &taken.entries;
-    let skipped = taken.skipped;
-    let written = bounded(async {
-        let mut client = inner.pool.get().await.map_err(|e| pool_error(&e))?;
-        let tx = client.transaction().await.map_err(|e| store_error(&e))?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&JOURNAL_LOCK])
-            .await
-            .map_err(|e| store_error(&e))?;
-        if skipped > 0 {
-            let skipped = i64::try_from(skipped).unwrap_or(i64::MAX);
-            tx.execute(
-                "SELECT setval('mock_journal_seq_seq', \
-                 (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mock_journal_seq_seq) + $1, true)",
-                &[&skipped],
-            )
-            .await
-            .map_err(|e| store_error(&e))?;
-            numbers_taken = true;
-        }
-        if entries.is_empty() {
-            return tx.commit().await.map_err(|e| store_error(&e));
-        }
+    let count = i64::try_from(entries.len()).unwrap_or(i64::MAX);
+    let moved = i64::try_from(taken.skipped)
+        .unwrap_or(i64::MAX)
+        .saturating_add(count);
+    let mut client = inner.pool.get().await.map_err(|e| pool_error(&e))?;
+    let tx = client.transaction().await.map_err(|e| store_error(&e))?;
+    // The row lock orders writers of every replica: numbers follow commits.
+    let last: i64 = tx
+        .query_one(
+            "UPDATE mock_journal_counter SET last = last + $1 WHERE id = 1 RETURNING last",
+            &[&moved],
+        )
+        .await
+        .map_err(|e| store_error(&e))?
+        .get(0);
+    if !entries.is_empty() {
+        let seq: Vec<i64> = (last - count + 1..=last).collect();
         let rows: Vec<JournalRow> = entries.iter().map(JournalRow::of).collect();
         let column = |f: fn(&JournalRow) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
         let at: Vec<i64> = rows.iter().map(|r| r.at).collect();
@@ -89,34 +101,98 @@ pub(super) async fn flush(inner: &Inner) -> Result<(), StoreError> {
         let fault = column(|r| r.fault.clone());
         let replica = column(|r| Some(r.replica.clone()));
         tx.execute(
-            "INSERT INTO mock_journal (at, method, path, query, headers, body, status, error_code, request_id, fault, replica) \
-             SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
-             $7::integer[], $8::text[], $9::text[], $10::text[], $11::text[])",
-            &[&at, &method, &path, &query, &headers, &body, &status, &error_code, &request_id, &fault, &replica],
+            "INSERT INTO mock_journal (seq, at, method, path, query, headers, body, status, error_code, request_id, fault, replica) \
+             SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
+             $8::integer[], $9::text[], $10::text[], $11::text[], $12::text[])",
+            &[&seq, &at, &method, &path, &query, &headers, &body, &status, &error_code, &request_id, &fault, &replica],
         )
         .await
         .map_err(|e| store_error(&e))?;
         tx.execute(
-            "DELETE FROM mock_journal WHERE seq <= (SELECT MAX(seq) FROM mock_journal) - $1",
-            &[&(CAPACITY as i64)],
+            "DELETE FROM mock_journal WHERE seq <= $1",
+            &[&(last - CAPACITY as i64)],
         )
         .await
         .map_err(|e| store_error(&e))?;
-        tx.commit().await.map_err(|e| store_error(&e))
-    })
-    .await;
-    if written.is_err() {
-        // Kept for the next try, newest last, at most the journal's length.
-        if numbers_taken {
-            taken.skipped = 0;
-        }
-        inner
+    }
+    tx.commit().await.map_err(|e| store_error(&e))
+}
+
+/// What a clear of the whole state does to the journal's numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Clear {
+    /// `POST /_mock/reset`: numbers go on.
+    Reset,
+    /// `--fresh`: numbers start from 1 again.
+    Erase,
+}
+
+/// Runs `work` on a task of its own and waits for it: a caller that goes
+/// away (a client that disconnects) cannot stop it half done.
+pub(super) async fn detached<T: Send + 'static>(
+    work: impl std::future::Future<Output = Result<T, StoreError>> + Send + 'static,
+) -> Result<T, StoreError> {
+    tokio::spawn(work)
+        .await
+        .map_err(|_| StoreError::new("the store's task stopped"))?
+}
+
+impl PostgresStore {
+    /// Empties the transactions and the journal and zeroes the clock, for
+    /// every replica. This replica's journal writes wait meanwhile, and the
+    /// counter row's lock makes another replica's write in flight finish
+    /// first (it is emptied with the rest; one that starts after shows up
+    /// after, as entries written behind the answers do).
+    pub(super) async fn clear_journal(&self, how: Clear) -> Result<(), StoreError> {
+        let _one = self.inner.flushing.lock().await;
+        let taken = std::mem::take(
+            &mut *self
+                .inner
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        let cleared = bounded(async {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(|e| store_error(&e))?;
+            let counter = match how {
+                Clear::Reset => "SELECT last FROM mock_journal_counter WHERE id = 1 FOR UPDATE",
+                Clear::Erase => "UPDATE mock_journal_counter SET last = 0 WHERE id = 1",
+            };
+            tx.batch_execute(counter)
+                .await
+                .map_err(|e| store_error(&e))?;
+            let clear = match how {
+                Clear::Reset => {
+                    "TRUNCATE mock_transactions, mock_journal; \
+                     UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;"
+                }
+                Clear::Erase => {
+                    "TRUNCATE mock_transactions, mock_journal RESTART IDENTITY; \
+                     DELETE FROM mock_settings; UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;"
+                }
+            };
+            tx.batch_execute(clear)
+                .await
+                .map_err(|e| store_error(&e))?;
+            tx.commit().await.map_err(|e| store_error(&e))
+        })
+        .await;
+        let mut pending = self
+            .inner
             .pending
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .put_back(taken);
+            .unwrap_or_else(PoisonError::into_inner);
+        match (&cleared, how) {
+            (Ok(()), Clear::Reset) => pending.dropped(taken),
+            (Ok(()), Clear::Erase) => {}
+            (Err(_), _) => pending.put_back(taken),
+        }
+        if cleared.is_ok() {
+            self.inner.offset_hint.store(0, Ordering::Relaxed);
+        }
+        cleared
     }
-    written
 }
 
 /// This replica's journal writer: every [`JOURNAL_EVERY`], until the store
@@ -188,11 +264,12 @@ impl PostgresStore {
         self.flush().await?;
         bounded(async {
             let client = self.client().await?;
-            // The sequence's last value numbers entries across resets.
+            // The counter numbers entries across resets; one statement, one
+            // snapshot: every entry up to `last` is committed and seen.
             let row = client
                 .query_one(
                     "SELECT (SELECT count(*) FROM mock_journal), \
-                     (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mock_journal_seq_seq)",
+                     (SELECT last FROM mock_journal_counter WHERE id = 1)",
                     &[],
                 )
                 .await

@@ -17,8 +17,10 @@
 //!
 //! The journal is the one thing written behind the answers: each replica
 //! sends its new entries every 100 ms (and before reading the journal), in
-//! one statement under an advisory lock, so entry numbers follow commit
-//! order and a reader polling "after n" never skips one.
+//! one transaction that takes their numbers from a counter row: the row's
+//! lock orders the writers, so numbers follow commit order, a write that
+//! fails gives its numbers back, and a reader that sees the counter sees
+//! every entry up to it (polling "after n" never skips one).
 //!
 //! `open.rs` connects and migrates; `journal.rs` writes and reads the
 //! journal; `settings.rs` keeps the catalogue and expiry; `rows.rs` decodes
@@ -59,7 +61,7 @@ mod settings;
 
 use queries::PageParam;
 
-use journal::{Pending, flush};
+use journal::{Clear, Pending, detached, flush};
 use rows::*;
 
 pub(super) mod migrations {
@@ -68,9 +70,8 @@ pub(super) mod migrations {
 
 /// The table refinery records applied migrations in.
 const SCHEMA_TABLE: &str = "mock_schema_history";
-/// Advisory lock keys: migrations (one replica at a time), journal writes.
+/// Advisory lock key: migrations (one replica at a time).
 const MIGRATION_LOCK: i64 = 0x6d6f_636b_0001;
-const JOURNAL_LOCK: i64 = 0x6d6f_636b_0002;
 /// How often a replica writes its journal entries.
 const JOURNAL_EVERY: Duration = Duration::from_millis(100);
 /// Connections per replica.
@@ -498,26 +499,10 @@ impl Store for PostgresStore {
     }
 
     async fn reset(&self) -> Result<(), StoreError> {
-        // Numbered on across a reset: what is dropped unwritten still
-        // takes its numbers.
-        self.inner
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drop_all();
-        bounded(async {
-            let mut client = self.client().await?;
-            let tx = client.transaction().await.map_err(|e| store_error(&e))?;
-            tx.batch_execute(
-                "TRUNCATE mock_transactions, mock_journal; UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;",
-            )
-            .await
-            .map_err(|e| store_error(&e))?;
-            tx.commit().await.map_err(|e| store_error(&e))?;
-            self.inner.offset_hint.store(0, Ordering::Relaxed);
-            Ok(())
-        })
-        .await
+        // Numbered on across a reset: entries dropped unwritten keep their
+        // numbers taken.
+        let store = self.clone();
+        detached(async move { store.clear_journal(Clear::Reset).await }).await
     }
 
     async fn settings(&self) -> Result<Option<Settings>, StoreError> {
@@ -530,24 +515,8 @@ impl Store for PostgresStore {
 
     async fn erase(&self) -> Result<(), StoreError> {
         // Numbered from 1 again: nothing pending counts.
-        *self
-            .inner
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Pending::default();
-        bounded(async {
-            let client = self.client().await?;
-            client
-                .batch_execute(
-                    "BEGIN; TRUNCATE mock_transactions, mock_journal RESTART IDENTITY; \
-                     DELETE FROM mock_settings; UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1; COMMIT;",
-                )
-                .await
-                .map_err(|e| store_error(&e))?;
-            self.inner.offset_hint.store(0, Ordering::Relaxed);
-            Ok(())
-        })
-        .await
+        let store = self.clone();
+        detached(async move { store.clear_journal(Clear::Erase).await }).await
     }
 
     async fn check(&self) -> Result<(), StoreError> {

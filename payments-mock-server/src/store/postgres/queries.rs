@@ -139,10 +139,11 @@ impl PostgresStore {
         }
     }
 
-    /// Writes this replica's pending journal entries: one statement under
-    /// the journal lock, then the table trimmed to the last [`CAPACITY`].
+    /// Writes this replica's pending journal entries (see
+    /// [`flush`](super::journal::flush)), on a task of its own.
     pub(super) async fn flush(&self) -> Result<(), StoreError> {
-        flush(&self.inner).await
+        let inner = self.inner.clone();
+        detached(async move { flush(&inner).await }).await
     }
 
     /// The clock offset this replica last read.

@@ -1,0 +1,149 @@
+//! The PostgreSQL journal's numbers: taken by the writing transaction, so
+//! a write that fails gives them back, a reader never counts a write that
+//! has not committed, and a database made by the first schema version
+//! numbers on from where it was.
+
+use payments_mock_server::{PostgresStore, Store as _, StoreSpec};
+
+use crate::backends::{self, REPLICA};
+use crate::kept::capture;
+
+async fn open(url: &str) -> PostgresStore {
+    let spec: StoreSpec = url.parse().expect("a URL");
+    let StoreSpec::Postgres(pg) = spec else {
+        unreachable!("a postgres:// URL")
+    };
+    PostgresStore::open(&pg, REPLICA).await.expect("opens")
+}
+
+async fn sql(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connects");
+    tokio::spawn(connection);
+    client
+}
+
+async fn seqs(store: &PostgresStore) -> Vec<u64> {
+    let entries = store.requests_since(0, 100).await.expect("answers");
+    entries.iter().map(|e| e.seq).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_journal_write_gives_its_numbers_back() {
+    let Some(url) =
+        backends::postgres_database("a_failed_journal_write_gives_its_numbers_back").await
+    else {
+        return;
+    };
+    let store = open(&url).await;
+    let db = sql(&url).await;
+    // Every insert into the journal fails, after the numbers were taken.
+    db.batch_execute(
+        "CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$ LANGUAGE plpgsql; \
+         CREATE TRIGGER refuse BEFORE INSERT ON mock_journal FOR EACH ROW EXECUTE FUNCTION refuse();",
+    )
+    .await
+    .expect("a refusing trigger");
+    for n in 0..3 {
+        store.record_request(capture(&format!("/api/{n}")));
+    }
+    assert!(store.journal_stats().await.is_err(), "the write failed");
+    assert!(store.journal_stats().await.is_err(), "and again");
+    db.batch_execute("DROP TRIGGER refuse ON mock_journal")
+        .await
+        .expect("dropped");
+    store.record_request(capture("/api/3"));
+    let stats = store.journal_stats().await.expect("answers");
+    assert_eq!((stats.last_seq, stats.len), (4, 4), "numbered once each");
+    assert_eq!(seqs(&store).await, [1, 2, 3, 4]);
+    let paths: Vec<String> = store
+        .requests_since(0, 10)
+        .await
+        .expect("answers")
+        .into_iter()
+        .map(|e| e.path)
+        .collect();
+    assert_eq!(paths, ["/api/0", "/api/1", "/api/2", "/api/3"], "in order");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_not_yet_committed_is_not_counted() {
+    let Some(url) = backends::postgres_database("a_write_not_yet_committed_is_not_counted").await
+    else {
+        return;
+    };
+    let store = open(&url).await;
+    store.record_request(capture("/api/mine"));
+    assert_eq!(store.journal_stats().await.expect("answers").last_seq, 1);
+    // Another replica's write, numbers taken, not committed.
+    let mut db = sql(&url).await;
+    let tx = db.transaction().await.expect("begins");
+    tx.batch_execute(
+        "UPDATE mock_journal_counter SET last = last + 2 WHERE id = 1; \
+         INSERT INTO mock_journal (seq, at, method, path, headers, body, request_id, replica) \
+         VALUES (2, 0, 'GET', '/api/other-1', '[]', '', 'r', 'b'), (3, 0, 'GET', '/api/other-2', '[]', '', 'r', 'b');",
+    )
+    .await
+    .expect("written, not committed");
+    let stats = store.journal_stats().await.expect("answers");
+    assert_eq!(
+        (stats.last_seq, stats.len),
+        (1, 1),
+        "a reader polling after the last number never skips the other's entries"
+    );
+    tx.commit().await.expect("commits");
+    let stats = store.journal_stats().await.expect("answers");
+    assert_eq!((stats.last_seq, stats.len), (3, 3));
+    assert_eq!(seqs(&store).await, [1, 2, 3]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unwritten_entries_keep_their_numbers_across_a_reset_and_an_erase_starts_at_one() {
+    let Some(url) = backends::postgres_database(
+        "unwritten_entries_keep_their_numbers_across_a_reset_and_an_erase_starts_at_one",
+    )
+    .await
+    else {
+        return;
+    };
+    let store = open(&url).await;
+    for n in 0..3 {
+        store.record_request(capture(&format!("/api/before-{n}")));
+    }
+    store.reset().await.expect("resets");
+    store.record_request(capture("/api/after"));
+    let stats = store.journal_stats().await.expect("answers");
+    assert_eq!((stats.last_seq, stats.len), (4, 1));
+    assert_eq!(seqs(&store).await, [4]);
+    store.record_request(capture("/api/pending"));
+    store.erase().await.expect("erases");
+    store.record_request(capture("/api/fresh"));
+    let stats = store.journal_stats().await.expect("answers");
+    assert_eq!((stats.last_seq, stats.len), (1, 1));
+    assert_eq!(seqs(&store).await, [1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_version_database_numbers_on_from_its_sequence() {
+    let Some(url) =
+        backends::postgres_database("a_first_version_database_numbers_on_from_its_sequence").await
+    else {
+        return;
+    };
+    drop(open(&url).await);
+    // The database as the first schema version left it: no counter, the
+    // journal numbered by its sequence (at 41 here).
+    let db = sql(&url).await;
+    db.batch_execute(
+        "DROP TABLE mock_journal_counter; \
+         DELETE FROM mock_schema_history WHERE version > 1; \
+         SELECT setval('mock_journal_seq_seq', 41, true);",
+    )
+    .await
+    .expect("back to version 1");
+    let store = open(&url).await;
+    assert_eq!(store.journal_stats().await.expect("answers").last_seq, 41);
+    store.record_request(capture("/api/next"));
+    assert_eq!(seqs(&store).await, [42]);
+}
