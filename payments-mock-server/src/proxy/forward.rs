@@ -14,6 +14,7 @@
 //! a larger one is streamed through as it comes, the exchange `unchecked`.
 //! So is a compressed answer (`Content-Encoding`): the proxy never decodes.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Body;
@@ -58,10 +59,16 @@ fn end_to_end(headers: &HeaderMap) -> HeaderMap {
         .map(|n| n.trim().to_ascii_lowercase())
         .filter(|n| !n.is_empty())
         .collect();
+    // A Content-Length beside a Transfer-Encoding is not the body's length
+    // (RFC 9112 section 6.3): dropped, the body's own length goes out.
+    let chunked = headers.contains_key(header::TRANSFER_ENCODING);
     let mut out = HeaderMap::with_capacity(headers.len());
     for (name, value) in headers {
         let lower = name.as_str();
-        if HOP_BY_HOP.contains(&lower) || named.iter().any(|n| n == lower) {
+        if HOP_BY_HOP.contains(&lower)
+            || named.iter().any(|n| n == lower)
+            || (chunked && name == header::CONTENT_LENGTH)
+        {
             continue;
         }
         out.append(name.clone(), value.clone());
@@ -106,6 +113,85 @@ where
     Ok(Read::Whole(head.freeze()))
 }
 
+/// A body that paused longer than the upstream timeout.
+#[derive(Debug)]
+struct Paused(std::time::Duration);
+
+impl std::fmt::Display for Paused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no data for {}", humantime::format_duration(self.0))
+    }
+}
+
+impl std::error::Error for Paused {}
+
+/// When the request body last moved towards the upstream (or when it was
+/// handed over): the upstream timeout for its answer counts from there, so
+/// a large body that keeps going out is never cut off, and an upstream
+/// that stops reading it is.
+#[derive(Debug)]
+struct Progress(std::sync::Mutex<Instant>);
+
+impl Progress {
+    fn new() -> Arc<Self> {
+        Arc::new(Self(std::sync::Mutex::new(Instant::now())))
+    }
+
+    fn touch(&self) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
+    }
+
+    /// Completes once `timeout` passed without the body moving.
+    async fn overdue(&self, timeout: std::time::Duration) {
+        loop {
+            let last = *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let deadline = last + timeout;
+            if Instant::now() >= deadline {
+                return;
+            }
+            tokio::time::sleep_until(deadline.into()).await;
+        }
+    }
+}
+
+/// The request body as it goes to the upstream, each frame noted in
+/// [`Progress`]; its size (and so the request's framing) unchanged.
+struct Tracked {
+    inner: Body,
+    progress: Arc<Progress>,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, axum::Error>>> {
+        let this = &mut *self;
+        let polled = std::pin::Pin::new(&mut this.inner).poll_frame(cx);
+        if polled.is_ready() {
+            this.progress.touch();
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 /// `stream`, each chunk of which must come within `idle`: a peer that
 /// stops sending mid-body ends the body with an error instead of holding
 /// the exchange open for ever. The whole body has no deadline (a large
@@ -124,13 +210,7 @@ where
             Ok(Some(Ok(chunk))) => Some((Ok(chunk), Some(stream))),
             Ok(Some(Err(e))) => Some((Err(e.into()), None)),
             Ok(None) => None,
-            Err(_) => Some((
-                Err(axum::BoxError::from(format!(
-                    "no data for {}",
-                    humantime::format_duration(idle)
-                ))),
-                None,
-            )),
+            Err(_) => Some((Err(axum::BoxError::from(Paused(idle))), None)),
         }
     })
 }
@@ -182,18 +262,19 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         return refuse(request_message, ApiError::not_found());
     }
     let timeout = proxy.config.upstream_timeout;
-    // The application's body, read within the upstream timeout: a client
-    // that stops sending does not hold the exchange open.
-    let read = tokio::time::timeout(timeout, read_up_to(body.into_data_stream())).await;
+    // The application's body, each part within the upstream timeout: a
+    // client that stops sending does not hold the exchange open, one that
+    // keeps sending a large body is not cut off.
+    let read = read_up_to(Box::pin(idle_bounded(body.into_data_stream(), timeout))).await;
     let body = match read {
-        Ok(Ok(body)) => body,
-        Ok(Err(_)) | Err(_) => {
-            // The application broke off (or stalled) its own request:
+        Ok(body) => body,
+        Err(_) => {
+            // The application broke off (or paused) its own request:
             // nothing to forward.
             return refuse(
                 request_message,
                 ApiError::validation(format!(
-                    "the request body could not be read within {}",
+                    "the request body broke off or paused for longer than {}",
                     humantime::format_duration(timeout)
                 )),
             );
@@ -209,11 +290,16 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         Read::Streaming { head, rest } => {
             judged = false;
             request_message.body_bytes = head.len() as u64;
-            let chained = futures::stream::once(async move { Ok::<_, axum::BoxError>(head) })
-                .chain(idle_bounded(rest, timeout));
+            let chained =
+                futures::stream::once(async move { Ok::<_, axum::BoxError>(head) }).chain(rest);
             Body::from_stream(chained)
         }
     };
+    let progress = Progress::new();
+    let upstream_body = Body::new(Tracked {
+        inner: upstream_body,
+        progress: Arc::clone(&progress),
+    });
     let Some(uri) = proxy.upstream_uri(&path, query.as_deref()) else {
         return refuse(request_message, ApiError::not_found());
     };
@@ -227,13 +313,18 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     *forwarded.method_mut() = parts.method.clone();
     *forwarded.uri_mut() = uri;
     *forwarded.headers_mut() = headers;
-    let sent = tokio::time::timeout(timeout, proxy.client.request(forwarded)).await;
+    // The answer's head: within the timeout after the request body last
+    // moved (a body that keeps going out takes as long as it needs).
+    let sent = tokio::select! {
+        sent = proxy.client.request(forwarded) => Some(sent),
+        () = progress.overdue(timeout) => None,
+    };
     let upstream = match sent {
-        Ok(Ok(response)) => response,
-        Ok(Err(e)) => {
+        Some(Ok(response)) => response,
+        Some(Err(e)) => {
             return refuse(request_message, proxy.unavailable(failure_reason(&e)));
         }
-        Err(_) => {
+        None => {
             return refuse(request_message, proxy.unavailable("did not answer in time"));
         }
     };
@@ -246,25 +337,38 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         headers: header_pairs(&headers),
         ..Message::default()
     };
-    let read = tokio::time::timeout(timeout, read_up_to(upstream_body.into_data_stream())).await;
+    // Without a length from the upstream, none is made up (a HEAD's
+    // answer keeps saying nothing of the GET's length).
+    let sized = headers.contains_key(header::CONTENT_LENGTH);
+    let read = read_up_to(Box::pin(idle_bounded(
+        upstream_body.into_data_stream(),
+        timeout,
+    )))
+    .await;
     let response_body = match read {
-        Ok(Ok(Read::Whole(bytes))) => {
+        Ok(Read::Whole(bytes)) => {
             response_message.body_bytes = bytes.len() as u64;
             response_message.body = Some(String::from_utf8_lossy(&bytes).into_owned());
-            Body::from(bytes)
+            if sized {
+                Body::from(bytes)
+            } else {
+                Body::from_stream(futures::stream::once(async move {
+                    Ok::<_, std::convert::Infallible>(bytes)
+                }))
+            }
         }
-        Ok(Ok(Read::Streaming { head, rest })) => {
+        Ok(Read::Streaming { head, rest }) => {
             judged = false;
             response_message.body_bytes = head.len() as u64;
-            let chained = futures::stream::once(async move { Ok::<_, axum::BoxError>(head) })
-                .chain(idle_bounded(rest, timeout));
+            let chained =
+                futures::stream::once(async move { Ok::<_, axum::BoxError>(head) }).chain(rest);
             Body::from_stream(chained)
         }
-        Ok(Err(_)) => {
-            return refuse(request_message, proxy.unavailable("broke off its answer"));
+        Err(e) if e.is::<Paused>() => {
+            return refuse(request_message, proxy.unavailable("did not answer in time"));
         }
         Err(_) => {
-            return refuse(request_message, proxy.unavailable("did not answer in time"));
+            return refuse(request_message, proxy.unavailable("broke off its answer"));
         }
     };
     let exchange = Exchange {

@@ -152,9 +152,13 @@ impl ProxyConfig {
         Ok(())
     }
 
-    /// The upstream as logs and the console show it: without credentials.
+    /// The upstream as logs and the console show it: without credentials
+    /// (the user name too: an API key is often sent as one).
     pub fn shown_upstream(&self) -> String {
         let mut shown = self.upstream.clone();
+        if !shown.username().is_empty() {
+            let _ = shown.set_username("***");
+        }
         if shown.password().is_some() {
             let _ = shown.set_password(Some("***"));
         }
@@ -170,6 +174,9 @@ type Upstream = hyper_util::client::legacy::Client<
     axum::body::Body,
 >;
 
+/// The most header lines an upstream answer may have.
+const UPSTREAM_MAX_HEADERS: usize = 1024;
+
 fn upstream_client(connect_timeout: Duration) -> Upstream {
     let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
     http.enforce_http(false);
@@ -182,6 +189,8 @@ fn upstream_client(connect_timeout: Duration) -> Upstream {
         .wrap_connector(http);
     hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .pool_max_idle_per_host(256)
+        // hyper's default is 100; an answer with more passes through.
+        .http1_max_headers(UPSTREAM_MAX_HEADERS)
         .build(https)
 }
 
@@ -280,10 +289,10 @@ impl ProxyState {
                 .also(basic)
                 .also(basic.trim_start_matches("Basic "));
         }
-        if let Some(password) = url.password() {
+        for credential in [url.username(), url.password().unwrap_or_default()] {
             redactor = redactor
-                .also(password)
-                .also(&percent_encoding::percent_decode_str(password).decode_utf8_lossy());
+                .also(credential)
+                .also(&percent_encoding::percent_decode_str(credential).decode_utf8_lossy());
         }
         let upstream = format!(
             "{}://{}{}",

@@ -17,6 +17,9 @@ mod passthrough;
 mod failures;
 // Stalled bodies, clients that never read, refused requests.
 mod limits;
+// Framing: lengths beside transfer codings, HEAD, many headers, large
+// bodies that keep coming.
+mod framing;
 // The mock behind the proxy: hundreds of correct exchanges, no violation.
 mod verified_fake;
 // `proxy` and `check` as processes, `--seed-from`, bad input.

@@ -161,8 +161,8 @@ async fn no_secret_reaches_the_recording_report_console_log_or_errors() {
     assert_clean("/_proxy/report", &summary);
     assert_clean("the log and the summary", &stderr);
     assert!(
-        stderr.contains("user:***@"),
-        "the upstream shown without its password: {stderr}"
+        stderr.contains("//***:***@"),
+        "the upstream shown without its user name and password: {stderr}"
     );
 }
 
