@@ -29,12 +29,23 @@ fn documented_statuses(endpoint: &Endpoint) -> &'static [u16] {
 pub(super) const SHAPE: Rule = Rule {
     id: "envelope.shape",
     level: Level::Violation,
-    text: "The body is not the envelope of section 2.1: not JSON, not an object, or a field missing or of the wrong type (`isSuccess` a boolean; `errorCode` and `message` a string or null; `data` an object or null). `message` may be left out of a success (the document calls it optional there).",
+    text: "The body is not the envelope of section 2.1: not JSON, not an object, or a field missing or of the wrong type (`isSuccess` a boolean; `errorCode` and `message` a string or null; `data` an object or null). `message` may be left out of a success (the document calls it optional there). An answer HTTP gives no body (204, 304) is left to `http.undocumented`.",
     check: envelope_shape,
 };
 
 /// `envelope.shape`: the body is the document's envelope.
 fn envelope_shape(p: &Parsed<'_>, _: &Memory) -> Hits {
+    // HTTP gives these no body: not the envelope's to judge (the status
+    // itself is `http.undocumented`'s).
+    let bodiless = matches!(p.status(), 204 | 304)
+        && p.exchange
+            .response
+            .body
+            .as_deref()
+            .is_none_or(str::is_empty);
+    if bodiless {
+        return Vec::new();
+    }
     let Some(envelope) = p.envelope() else {
         let what = if p.response.is_some() {
             "the body is JSON but not an object"
@@ -260,6 +271,17 @@ mod tests {
             )
         };
         assert_eq!(trips(json!("<html>Bad gateway</html>")).len(), 1);
+        // A 304 or 204 has no body by HTTP: the status is undocumented,
+        // the missing envelope no violation.
+        for status in [204, 304] {
+            let mut e = exchange("GET", STATUS, json!(null), status, json!(null));
+            e.response.body = Some(String::new());
+            assert!(
+                found("envelope.shape", std::slice::from_ref(&e)).is_empty(),
+                "{status}"
+            );
+            assert_eq!(found("http.undocumented", &[e]).len(), 1, "{status}");
+        }
         assert_eq!(trips(json!(null)).len(), 1, "empty");
         assert!(
             trips(json!([1]))
