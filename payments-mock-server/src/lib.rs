@@ -8,7 +8,7 @@
 //! - `config.rs` — [`Config`] and [`ApiKey`], shared by flags and builder;
 //!   `mock_server.rs` — [`MockServer`], the embeddable server, and its
 //!   builder; `error.rs` — [`ApiError`] (the envelope of a failure) and
-//!   [`Error`]; `logging.rs` — the binary's log set-up and its fast text format.
+//!   [`Error`]; `logging/` — the binary's log set-up and its fast text and JSON formats.
 //! - `domain/` — the rules, apart from HTTP and storage: `transaction.rs`
 //!   (request fields, stored form, state at an instant), `clock.rs` (the
 //!   virtual clock; the only source of time), `catalog.rs` (products and the

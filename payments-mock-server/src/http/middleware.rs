@@ -79,7 +79,7 @@ pub(crate) async fn request_context(
         method = %method,
         path = %format_args!("{path}{cut}"),
         status = response.status().as_u16(),
-        // Whole microseconds: a short number, and cheap to write (logging.rs).
+        // Whole microseconds: a short number, and cheap to write (`logging/`).
         latency_ms = micros_as_millis(started.elapsed()),
         request_id = %id.to_str().unwrap_or(""),
         error_code = code,
