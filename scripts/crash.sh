@@ -22,4 +22,4 @@ if [ -z "${PAYMENTS_TEST_POSTGRES_URL:-}" ]; then
 fi
 echo "# crash.sh $(date -u +%Y-%m-%dT%H:%M:%SZ), $ROUNDS rounds per store, commit $(git rev-parse --short HEAD)"
 PAYMENTS_CRASH_ROUNDS=$ROUNDS CI=true cargo test --quiet -p payments-mock-server --test processes crash:: \
-  -- --test-threads 1 --nocapture 2>&1 | grep -E '^crash |test result|panicked|lost'
+  -- --test-threads 1 --nocapture 2>&1 | grep -E -A12 '^crash |test result|panicked|lost'
