@@ -11,7 +11,8 @@
 //! - `memory.rs` — what passed through, bounded, for the rules that span
 //!   requests.
 //! - `report.rs` — report lines, the summary, the exit code.
-//! - `record.rs` — recordings with secrets replaced, and reading them.
+//! - `redact/` — secrets replaced before anything is recorded, reported
+//!   or shown; `record.rs` — reading recordings back.
 //! - `check.rs` — the same checks offline, on a recording.
 //! - `seed.rs` — a mock's transactions from a recording (`--seed-from`).
 //! - `console.rs` — the exchanges in a browser, live.
@@ -41,6 +42,7 @@ mod exchange;
 mod forward;
 mod memory;
 mod record;
+mod redact;
 mod report;
 pub mod rules;
 mod seed;
@@ -63,7 +65,8 @@ pub use check::{CheckOutcome, check_recording};
 pub use exchange::{Endpoint, Exchange, Message};
 pub use forward::{JUDGE_LIMIT, VERDICT_HEADER};
 pub use memory::CAPACITY as MEMORY_CAPACITY;
-pub use record::{BadLine, REDACTED, Redactor};
+pub use record::BadLine;
+pub use redact::{REDACTED, Redactor};
 
 pub use report::{ReportLine, Summary};
 pub use rules::{Finding, Level, Verdict};

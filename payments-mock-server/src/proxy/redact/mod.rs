@@ -1,0 +1,431 @@
+//! Secrets replaced before an exchange is recorded (`--record`, CONTRACT
+//! section 16), reported or shown in the console.
+//!
+//! Replaced: the values of `Authorization`, `Proxy-Authorization`,
+//! `Cookie` and `Set-Cookie`; `confirmationCode` anywhere in a JSON body
+//! (nested objects and JSON held in strings, such as `extraProperties`,
+//! included) or the query. `payerId` becomes a keyed token
+//! (`payer-` and 16 hex digits of HMAC-SHA-256): the same value always gives
+//! the same token within one recording, so exchanges still join, and the
+//! key is random per recording and never written. A body that is not JSON
+//! but mentions either field is replaced whole. Then every secret value of
+//! either side (of [`ECHO_MINIMUM`] characters or more) is replaced
+//! wherever else it is echoed. The console shows exchanges through the
+//! same redactor.
+
+use hmac::{Hmac, KeyInit as _, Mac as _};
+use serde_json::Value;
+use sha2::Sha256;
+
+use super::exchange::{Exchange, Message};
+
+/// What a URL component encodes (RFC 3986's unreserved characters stay).
+const COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// What a replaced secret reads as.
+pub const REDACTED: &str = "[redacted]";
+
+/// Headers whose values are secrets.
+const SECRET_HEADERS: [&str; 4] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+];
+
+/// Secret values found in an exchange, each with what replaces it,
+/// longest first.
+pub type Secrets = Vec<(String, String)>;
+
+/// The shortest secret value replaced wherever it appears (shorter ones are
+/// replaced only where they stand: anywhere, `2026` would hit a date).
+pub const ECHO_MINIMUM: usize = 8;
+
+/// Replaces the secrets of exchanges (one key per recording).
+pub struct Redactor {
+    /// HMAC-SHA-256 with the recording's key already absorbed: each token
+    /// clones it rather than keying again.
+    mac: Hmac<Sha256>,
+    /// Secrets of the proxy itself (the credentials of `--upstream`),
+    /// replaced wherever they appear.
+    own: Secrets,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Redactor { key: [redacted] }")
+    }
+}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Secret values met while a request body is replaced, for the echo pass.
+type Found<'a> = Option<&'a mut Secrets>;
+
+impl Redactor {
+    /// A redactor with a fresh random key.
+    pub fn new() -> Self {
+        let mut key = [0u8; 32];
+        rand::fill(&mut key);
+        let mac = <Hmac<Sha256>>::new_from_slice(&key).expect("HMAC takes a key of any length");
+        Self {
+            mac,
+            own: Vec::new(),
+        }
+    }
+
+    /// Also replaces `secret` (the proxy's own, such as the credentials of
+    /// `--upstream`) wherever it appears, when it is long enough to tell
+    /// from other text.
+    pub fn also(mut self, secret: &str) -> Self {
+        if secret.chars().count() >= ECHO_MINIMUM {
+            self.own.push((secret.to_owned(), REDACTED.to_owned()));
+            self.own.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        }
+        self
+    }
+
+    /// The token of a payerId: keyed, so a list of likely payer ids cannot
+    /// be hashed to find which one it was.
+    pub fn token(&self, payer: &str) -> String {
+        let mut mac = self.mac.clone();
+        mac.update(payer.as_bytes());
+        let digest = mac.finalize().into_bytes();
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&digest[..8]);
+        format!("payer-{:016x}", u64::from_be_bytes(first))
+    }
+
+    /// `exchange` with every secret replaced: by where it stands (the
+    /// headers, fields and parameters above), then, for values of
+    /// eight characters or more, wherever else the same value
+    /// appears (an answer that echoes the key or the code in a message, a
+    /// path that holds a payer id): in the path, the query, header values,
+    /// and the string values of a JSON body (never its numbers or
+    /// structure); a body that is not JSON as text.
+    pub fn exchange(&self, exchange: &Exchange) -> Exchange {
+        self.redact(exchange).0
+    }
+
+    /// [`Redactor::exchange`], and the secret values it replaced
+    /// everywhere, for [`Redactor::scrub`] to use on text made from the
+    /// exchange (the findings' messages).
+    ///
+    /// Each body is parsed at most twice (once for its fields, once for
+    /// echoes), and only when its text can hold what is looked for.
+    pub fn redact(&self, exchange: &Exchange) -> (Exchange, Secrets) {
+        let mut out = exchange.clone();
+        // The secret values of both bodies, each with what replaces it.
+        let mut met: Secrets = Vec::new();
+        self.message(&mut out.request, Some(&mut met));
+        self.message(&mut out.response, Some(&mut met));
+        let secrets = self.secrets(exchange, met);
+        if !secrets.is_empty() {
+            for message in [&mut out.request, &mut out.response] {
+                let scrub = |text: &mut String| {
+                    if let Some(clean) = scrub_text(text, &secrets) {
+                        *text = clean;
+                    }
+                };
+                scrub(&mut message.path);
+                if let Some(q) = message.query.as_mut() {
+                    scrub(q);
+                }
+                for (_, value) in &mut message.headers {
+                    scrub(value);
+                }
+                if let Some(body) = message.body.as_mut() {
+                    // Without an escape, a value inside a JSON string
+                    // appears in the text as itself.
+                    let may_hold = body.contains('\\')
+                        || secrets.iter().any(|(v, _)| body.contains(v.as_str()));
+                    if may_hold {
+                        match serde_json::from_str::<Value>(body) {
+                            Ok(mut value) => {
+                                if scrub_strings(&mut value, &secrets) {
+                                    *body = value.to_string();
+                                }
+                            }
+                            Err(_) => scrub(body),
+                        }
+                    }
+                }
+            }
+        }
+        (out, secrets)
+    }
+
+    /// `text` with every value of `secrets` replaced.
+    pub fn scrub(&self, text: &str, secrets: &Secrets) -> String {
+        scrub_text(text, secrets).unwrap_or_else(|| text.to_owned())
+    }
+
+    /// The secret values an exchange carries (and the proxy's own), each
+    /// with what replaces it, longest first (so a value inside another is
+    /// not half replaced): `met` in its bodies, its secret headers (both
+    /// ways: a `Set-Cookie` echoed later is replaced too) and the request's
+    /// query. Values under [`ECHO_MINIMUM`] characters are left to the
+    /// structural replacement.
+    fn secrets(&self, exchange: &Exchange, met: Secrets) -> Secrets {
+        let request = &exchange.request;
+        let mut found: Secrets = self.own.clone();
+        let mut add = |value: &str, shown: String| {
+            let value = value.trim().trim_matches('"');
+            if value.chars().count() >= ECHO_MINIMUM && !found.iter().any(|(v, _)| v == value) {
+                found.push((value.to_owned(), shown));
+            }
+        };
+        let headers = request.headers.iter().chain(&exchange.response.headers);
+        for (name, value) in headers {
+            if SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s)) {
+                add(value, REDACTED.to_owned());
+                if let Some((_, credential)) = value.split_once([' ', '\t']) {
+                    add(credential, REDACTED.to_owned());
+                }
+                for cookie in value.split(';') {
+                    if let Some((_, v)) = cookie.split_once('=') {
+                        add(v, REDACTED.to_owned());
+                    }
+                }
+            }
+        }
+        for (value, shown) in met {
+            add(&value, shown);
+        }
+        if let Some(query) = &request.query {
+            for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
+                match &*k {
+                    "confirmationCode" => add(&v, REDACTED.to_owned()),
+                    "payerId" => add(&v, self.token(&v)),
+                    _ => {}
+                }
+            }
+        }
+        // Echoed in a path, a query or a `Location`, a value may come
+        // percent-encoded: its encoded forms are replaced too.
+        let encoded: Secrets = found
+            .iter()
+            .flat_map(|(value, shown)| {
+                let form: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
+                let component = percent_encoding::utf8_percent_encode(value, COMPONENT).to_string();
+                [form, component]
+                    .into_iter()
+                    .filter(move |e| e != value)
+                    .map(move |e| (e, shown.clone()))
+            })
+            .collect();
+        for (value, shown) in encoded {
+            if !found.iter().any(|(v, _)| *v == value) {
+                found.push((value, shown));
+            }
+        }
+        found.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        found
+    }
+
+    /// Replaces a message's secrets where they stand; the string values
+    /// replaced in its body go to `met`.
+    fn message(&self, message: &mut Message, met: Found<'_>) {
+        for (name, value) in &mut message.headers {
+            if SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s)) {
+                *value = REDACTED.to_owned();
+            }
+        }
+        if let Some(query) = &message.query {
+            message.query = Some(self.query(query));
+        }
+        if let Some(body) = &message.body
+            && let Some(replaced) = self.replaced_body(body, met)
+        {
+            message.body = Some(replaced);
+        }
+    }
+
+    fn query(&self, query: &str) -> String {
+        let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+            .map(|(k, v)| {
+                let v = match &*k {
+                    "confirmationCode" => REDACTED.to_owned(),
+                    "payerId" => self.token(&v),
+                    _ => v.into_owned(),
+                };
+                (k.into_owned(), v)
+            })
+            .collect();
+        if !pairs
+            .iter()
+            .any(|(k, _)| k == "confirmationCode" || k == "payerId")
+        {
+            return query.to_owned();
+        }
+        url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish()
+    }
+
+    /// A body with its secrets replaced: walked as JSON, or replaced whole
+    /// when it is not JSON and mentions a secret field.
+    pub fn body(&self, body: &str) -> String {
+        self.replaced_body(body, None)
+            .unwrap_or_else(|| body.to_owned())
+    }
+
+    /// [`Redactor::body`], `None` when nothing changed.
+    fn replaced_body(&self, body: &str, met: Found<'_>) -> Option<String> {
+        // Without an escape, a secret field's name appears as itself: a
+        // body that names none has nothing to replace (most answers).
+        if !body.contains('\\') && !body.contains("confirmationCode") && !body.contains("payerId") {
+            return None;
+        }
+        match serde_json::from_str::<Value>(body) {
+            Ok(mut value) => {
+                let mut met = met;
+                self.walk(&mut value, &mut met).then(|| value.to_string())
+            }
+            Err(_) if body.contains("confirmationCode") || body.contains("payerId") => {
+                Some("[redacted: a body that is not JSON names a secret field]".to_owned())
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// Replaces secrets in `value`, noting the string values replaced in
+    /// `met`; whether anything changed.
+    fn walk(&self, value: &mut Value, met: &mut Found<'_>) -> bool {
+        match value {
+            Value::Object(map) => {
+                let mut changed = false;
+                for (key, inner) in map.iter_mut() {
+                    match (key.as_str(), &*inner) {
+                        ("confirmationCode", Value::Null) => {}
+                        ("confirmationCode", _) => {
+                            if let Some(met) = met.as_deref_mut() {
+                                // A code sent as a number or inside a
+                                // structure is a secret all the same.
+                                leaves(inner, &mut |leaf| {
+                                    met.push((leaf, REDACTED.to_owned()));
+                                });
+                            }
+                            *inner = Value::String(REDACTED.to_owned());
+                            changed = true;
+                        }
+                        ("payerId", Value::String(payer)) => {
+                            let token = self.token(payer);
+                            if let Some(met) = met.as_deref_mut() {
+                                met.push((payer.clone(), token.clone()));
+                            }
+                            *inner = Value::String(token);
+                            changed = true;
+                        }
+                        ("payerId", Value::Null) => {}
+                        ("payerId", other) => {
+                            let text = other.to_string();
+                            let token = self.token(&text);
+                            if let Some(met) = met.as_deref_mut() {
+                                leaves(other, &mut |leaf| met.push((leaf, token.clone())));
+                            }
+                            *inner = Value::String(token);
+                            changed = true;
+                        }
+                        _ => changed |= self.walk(inner, met),
+                    }
+                }
+                changed
+            }
+            Value::Array(items) => items.iter_mut().fold(false, |c, v| self.walk(v, met) | c),
+            // JSON held in a string (extraProperties): walked too, also
+            // when its keys are spelled with escapes.
+            Value::String(text) => {
+                let names = text.contains("confirmationCode") || text.contains("payerId");
+                let escaped_json = text.contains('\\') && text.trim_start().starts_with(['{', '[']);
+                if !names && !escaped_json {
+                    return false;
+                }
+                match serde_json::from_str::<Value>(text) {
+                    Ok(mut inner) if inner.is_object() || inner.is_array() => {
+                        let changed = self.walk(&mut inner, met);
+                        if changed {
+                            *text = inner.to_string();
+                        }
+                        changed
+                    }
+                    _ if names => {
+                        // Text such as `confirmationCode=…`: its values
+                        // are still looked for elsewhere.
+                        if let Some(met) = met.as_deref_mut() {
+                            for (k, v) in url::form_urlencoded::parse(text.as_bytes()) {
+                                if k.ends_with("confirmationCode") {
+                                    met.push((v.into_owned(), REDACTED.to_owned()));
+                                } else if k.ends_with("payerId") {
+                                    met.push((v.to_string(), self.token(&v)));
+                                }
+                            }
+                        }
+                        *text = "[redacted: text that names a secret field]".to_owned();
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Hands every string and number inside `value` (itself included) to `on`,
+/// as text.
+fn leaves(value: &Value, on: &mut dyn FnMut(String)) {
+    match value {
+        Value::String(s) => on(s.clone()),
+        Value::Number(n) => on(n.to_string()),
+        Value::Array(items) => items.iter().for_each(|v| leaves(v, on)),
+        Value::Object(map) => map.values().for_each(|v| leaves(v, on)),
+        Value::Bool(_) | Value::Null => {}
+    }
+}
+
+/// `text` with the values of `secrets` replaced, or `None` when none occurs.
+fn scrub_text(text: &str, secrets: &Secrets) -> Option<String> {
+    if !secrets.iter().any(|(v, _)| text.contains(v.as_str())) {
+        return None;
+    }
+    let mut out = text.to_owned();
+    for (secret, shown) in secrets {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), shown);
+        }
+    }
+    Some(out)
+}
+
+/// Replaces `secrets` inside the string values of `value` (never its keys,
+/// numbers or structure); whether anything changed.
+fn scrub_strings(value: &mut Value, secrets: &Secrets) -> bool {
+    match value {
+        Value::String(text) => match scrub_text(text, secrets) {
+            Some(clean) => {
+                *text = clean;
+                true
+            }
+            None => false,
+        },
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |c, v| scrub_strings(v, secrets) | c),
+        Value::Object(map) => map
+            .values_mut()
+            .fold(false, |c, v| scrub_strings(v, secrets) | c),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,248 @@
+//! Canary secrets in every shape and place, and what must stay untouched.
+
+use serde_json::json;
+
+use super::*;
+use crate::proxy::rules::test_support::exchange;
+
+#[test]
+fn every_secret_is_replaced_and_payers_still_join() {
+    let redactor = Redactor::new();
+    let mut e = exchange(
+        "POST",
+        "/api/payments/confirm",
+        json!({
+            "transactionId": "t", "referenceNo": "R", "confirmationCode": "OTP-CANARY-1",
+            "nested": { "payerId": "PAYER-CANARY-2", "list": [{ "confirmationCode": 9 }] },
+            "extraProperties": "{\"confirmationCode\":\"OTP-CANARY-3\",\"payerId\":\"PAYER-CANARY-2\"}",
+        }),
+        200,
+        json!({ "data": { "payerId": "PAYER-CANARY-2" } }),
+    );
+    e.request.headers = vec![
+        ("Authorization".to_owned(), "Bearer KEY-CANARY-4".to_owned()),
+        ("cookie".to_owned(), "s=COOKIE-CANARY-5".to_owned()),
+    ];
+    e.request.query = Some("payerId=PAYER-CANARY-2&confirmationCode=OTP-CANARY-6&x=1".to_owned());
+    e.response
+        .headers
+        .push(("Set-Cookie".to_owned(), "s=COOKIE-CANARY-7".to_owned()));
+    let redacted = redactor.exchange(&e);
+    let text = serde_json::to_string(&redacted).expect("serializes");
+    assert!(!text.contains("CANARY"), "{text}");
+    let token = redactor.token("PAYER-CANARY-2");
+    assert_eq!(
+        text.matches(&token).count(),
+        4,
+        "the same token everywhere: {text}"
+    );
+    assert_ne!(
+        Redactor::new().token("PAYER-CANARY-2"),
+        token,
+        "a key per recording"
+    );
+    assert_eq!(format!("{redactor:?}"), "Redactor { key: [redacted] }");
+    assert!(
+        redacted
+            .request
+            .query
+            .as_deref()
+            .is_some_and(|q| q.contains("x=1"))
+    );
+    assert_eq!(
+        redactor.body("confirmationCode=OTP-CANARY"),
+        "[redacted: a body that is not JSON names a secret field]"
+    );
+    assert_eq!(
+        redactor.body("{\"a\":1}"),
+        "{\"a\":1}",
+        "untouched when nothing is secret"
+    );
+    // A key spelled with an escape is still the key.
+    let hidden = redactor
+        .body("{\"payer\\u0049d\":\"PAYER-CANARY-8\",\"confirmation\\u0043ode\":\"OTP-CANARY-9\"}");
+    assert!(!hidden.contains("CANARY"), "{hidden}");
+    // An answer that echoes a payer id or a code, plainly or escaped,
+    // gets the same replacement.
+    let mut echo = e.clone();
+    echo.response.body =
+        Some("{\"message\":\"payer PAYER-CANARY-2 and code \\u004fTP-CANARY-1\"}".to_owned());
+    let (echoed, _) = redactor.redact(&echo);
+    let answer = echoed.response.body.expect("a body");
+    assert!(!answer.contains("CANARY"), "{answer}");
+    assert!(answer.contains(&token), "{answer}");
+}
+
+#[test]
+fn short_secrets_never_damage_the_rest_and_echoed_long_ones_are_replaced() {
+    let redactor = Redactor::new();
+    let mut e = exchange(
+        "POST",
+        "/api/payments/confirm",
+        json!({"transactionId": "t", "referenceNo": "R", "confirmationCode": "2026"}),
+        400,
+        json!({
+            "isSuccess": false, "errorCode": "VALIDATION_ERROR",
+            "message": "key Bearer-LONG-KEY-CANARY is not allowed for merchant true",
+            "data": null, "createdAt": "2026-11-22T08:15:30Z", "flag": true,
+        }),
+    );
+    e.request.headers = vec![
+        ("cookie".to_owned(), "consent=true".to_owned()),
+        (
+            "authorization".to_owned(),
+            "Bearer Bearer-LONG-KEY-CANARY".to_owned(),
+        ),
+    ];
+    let (redacted, secrets) = redactor.redact(&e);
+    let answer: Value = serde_json::from_str(redacted.response.body.as_deref().expect("a body"))
+        .expect("still JSON");
+    assert_eq!(
+        answer["createdAt"], "2026-11-22T08:15:30Z",
+        "a 4-digit code is not scrubbed out of dates"
+    );
+    assert_eq!(
+        answer["flag"],
+        json!(true),
+        "a cookie value `true` leaves JSON alone"
+    );
+    assert_eq!(answer["isSuccess"], json!(false));
+    let message = answer["message"].as_str().expect("a message");
+    assert!(!message.contains("CANARY"), "{message}");
+    assert!(message.ends_with("merchant true"), "{message}");
+    let request: Value = serde_json::from_str(redacted.request.body.as_deref().expect("a body"))
+        .expect("still JSON");
+    assert_eq!(
+        request["confirmationCode"], REDACTED,
+        "replaced by its field"
+    );
+    assert_eq!(
+        redactor.scrub("found Bearer-LONG-KEY-CANARY in 2026", &secrets),
+        format!("found {REDACTED} in 2026")
+    );
+}
+
+/// Each case: a request body, an answer body, and the answer's
+/// headers; no `CANARY` may be left anywhere in the redacted exchange.
+#[test]
+fn secrets_in_every_shape_are_replaced_wherever_they_are_echoed() {
+    let redactor = Redactor::new();
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+    let cases: [Case<'_>; 9] = [
+        // A key spelled with escapes inside JSON held in a string.
+        (
+            r#"{"extraProperties":"{\"confirmation\\u0043ode\":\"OTP-CANARY-A1\",\"payer\\u0049d\":\"PAYER-CANARY-A2\"}"}"#,
+            r#"{"message":"ok"}"#,
+            &[],
+        ),
+        // Secrets sent as numbers, echoed in a message.
+        (
+            r#"{"payerId":12345678901,"confirmationCode":87654321}"#,
+            r#"{"message":"unknown payer 12345678901, code 87654321 expired"}"#,
+            &[],
+        ),
+        // A code inside a structure, echoed.
+        (
+            r#"{"confirmationCode":{"otp":"OTP-CANARY-D"}}"#,
+            r#"{"message":"code OTP-CANARY-D expired"}"#,
+            &[],
+        ),
+        // A payer only the answer names, echoed in its message.
+        (
+            r#"{"transactionId":"t"}"#,
+            r#"{"data":{"payerId":"PAYER-CANARY-H"},"message":"for PAYER-CANARY-H"}"#,
+            &[],
+        ),
+        // A cookie the answer sets, echoed in its body.
+        (
+            "",
+            r#"{"message":"session COOKIE-CANARY-I started"}"#,
+            &[("set-cookie", "s=COOKIE-CANARY-I; Path=/")],
+        ),
+        // A quoted cookie value, echoed.
+        (
+            "",
+            r#"{"message":"COOKIE-CANARY-Q"}"#,
+            &[("set-cookie", "s=\"COOKIE-CANARY-Q\"")],
+        ),
+        // Form text naming a field inside a string, its value echoed.
+        (
+            r#"{"x":"confirmationCode=OTP-CANARY-U"}"#,
+            r#"{"message":"OTP-CANARY-U is wrong"}"#,
+            &[],
+        ),
+        // The echo written with an escape.
+        (
+            r#"{"confirmationCode":"OTP-CANARY-E"}"#,
+            r#"{"message":"\u004fTP-CANARY-E"}"#,
+            &[],
+        ),
+        // Nothing secret: nothing changes.
+        (r#"{"a":"{\"b\\u0031\":1}"}"#, r#"{"message":"ok"}"#, &[]),
+    ];
+    for (request, answer, headers) in cases {
+        let mut e = exchange(
+            "POST",
+            "/api/payments/confirm",
+            json!(null),
+            200,
+            json!(null),
+        );
+        e.request.body = (!request.is_empty()).then(|| request.to_owned());
+        e.response.body = Some(answer.to_owned());
+        e.response.headers = headers
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let text = serde_json::to_string(&redactor.exchange(&e)).expect("serializes");
+        assert!(!text.contains("CANARY"), "{request} / {answer}: {text}");
+        assert!(
+            !text.contains("12345678901") && !text.contains("87654321"),
+            "{text}"
+        );
+    }
+    // A secret echoed percent-encoded in a header or the path.
+    let mut e = exchange(
+        "GET",
+        "/api/payments/t/status",
+        json!(null),
+        302,
+        json!(null),
+    );
+    e.request.headers = vec![(
+        "authorization".to_owned(),
+        "Bearer KEY+CANARY/Z=".to_owned(),
+    )];
+    e.response.headers = vec![(
+        "location".to_owned(),
+        "/login?key=KEY%2BCANARY%2FZ%3D".to_owned(),
+    )];
+    e.request.path = "/api/payments/KEY%2BCANARY%2FZ%3D/status".to_owned();
+    let text = serde_json::to_string(&redactor.exchange(&e)).expect("serializes");
+    assert!(!text.contains("CANARY"), "{text}");
+    // A request's `Authorization` with a tab: the credential still goes.
+    let mut e = exchange(
+        "GET",
+        "/api/payments/t/status",
+        json!(null),
+        404,
+        json!(null),
+    );
+    e.request.headers = vec![(
+        "authorization".to_owned(),
+        "Bearer\tKEY-CANARY-T".to_owned(),
+    )];
+    e.response.body = Some(r#"{"message":"key KEY-CANARY-T unknown"}"#.to_owned());
+    let text = serde_json::to_string(&redactor.exchange(&e)).expect("serializes");
+    assert!(!text.contains("CANARY"), "{text}");
+    // Unchanged when nothing is secret, escapes and all.
+    let mut e = exchange(
+        "GET",
+        "/api/payments/t/status",
+        json!(null),
+        200,
+        json!(null),
+    );
+    e.response.body = Some(r#"{"a":"{\"b\\u0031\":1}"}"#.to_owned());
+    assert_eq!(redactor.exchange(&e).response.body, e.response.body);
+}
