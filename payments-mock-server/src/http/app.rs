@@ -1,12 +1,18 @@
-//! Routes and layers, nothing else.
+//! The service: which requests go where, and the layers around them.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::DefaultBodyLimit;
 use axum::http::Request;
-use axum::middleware::from_fn_with_state;
-use axum::routing::get;
+use axum::response::Response;
+use futures::future::BoxFuture;
+use hyper::body::Incoming;
 use tower::ServiceBuilder;
+use tower::util::BoxCloneSyncService;
 use tower_http::body::Limited;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -15,8 +21,9 @@ use utoipa_axum::routes;
 
 use crate::error::ApiError;
 use crate::http::extract::BODY_LIMIT;
-use crate::http::handlers::{admin, confirm, initiate, status};
-use crate::http::middleware::{panic_response, request_context};
+use crate::http::handlers::admin;
+use crate::http::middleware::{panic_response, respond};
+use crate::http::server::ConnectionAbort;
 use crate::http::state::AppState;
 use crate::web::html;
 use crate::web::pay;
@@ -24,41 +31,111 @@ use crate::web::pay;
 /// The whole service as a router: drive it with
 /// `tower::ServiceExt::oneshot` in tests, or serve it with [`crate::http::server::run`].
 ///
-/// Layers, outermost first: request id + log + envelope guarantee with the
-/// `/api/` guard inside it (auth, rate limit, faults, journal; one
-/// middleware, since each `from_fn` layer boxes its future and the stack
-/// below it per request), body size limit, panic → 500, then the routes.
-/// The guard enforces the body limit itself (a declared length over it
+/// Every request, routed or not (404, 405), gets a request id, the
+/// envelope guarantee and a log line; `/api/` requests go through the guard
+/// (auth, rate limit, faults, journal) to routes matched by hand
+/// ([`crate::http::route`]); everything else through the router of the
+/// admin routes, pages and console, behind a body size limit and panic →
+/// 500. The guard enforces the body limit itself (a declared length over it
 /// first of all, before authentication), so an oversized `/api/` request is
 /// journaled like any other.
-///
-/// The layers wrap the routed service once (`ServiceBuilder`), not each
-/// route (`Router::layer`), which would clone every layer's boxed service
-/// per request: 11 % of a status look-up's instructions (BENCHMARKS.md).
-/// Every request, routed or not (404, 405), passes all of them either way.
 pub fn app(state: AppState) -> Router {
-    Router::new().fallback_service(service(state))
+    Router::new().fallback_service(MockService::new(state))
 }
 
-/// [`app`] without a router around it: what the server drives, once per
-/// connection ([`crate::http::server::serve_app`]). A router whose only
-/// route is a fallback service cost ~1.6k instructions a request, for
-/// nothing.
-pub(crate) fn service(
-    state: AppState,
-) -> impl tower::Service<
-    Request<Body>,
-    Response = axum::response::Response,
-    Error = std::convert::Infallible,
-    Future: Send + 'static,
-> + Clone
-+ Send
-+ 'static {
+/// The routes outside `/api/`, behind their layers.
+pub(crate) type Others = BoxCloneSyncService<Request<Body>, Response, Infallible>;
+
+/// The service [`app`] wraps, and what the server drives itself
+/// ([`crate::http::server::serve_app`]): one per connection, knowing how to
+/// close it ([`ConnectionAbort`]). Without a router around it: a router
+/// whose only route is a fallback service cost ~1.6k instructions a
+/// request, and a stack of tower layers (each boxing or moving the future
+/// of the layer below) several thousand more (BENCHMARKS.md, "Hot paths").
+#[derive(Clone)]
+pub(crate) struct MockService {
+    shared: Arc<(AppState, Others)>,
+    abort: Option<ConnectionAbort>,
+}
+
+impl MockService {
+    /// The service for `state`; builds its routes and its OpenAPI document.
+    pub(crate) fn new(state: AppState) -> Self {
+        let others = others(&state);
+        Self {
+            shared: Arc::new((state, others)),
+            abort: None,
+        }
+    }
+
+    /// The service with `routes` outside `/api/` (no layers: tests).
+    #[cfg(test)]
+    pub(crate) fn around(state: AppState, routes: Router) -> Self {
+        Self {
+            shared: Arc::new((state, BoxCloneSyncService::new(routes))),
+            abort: None,
+        }
+    }
+
+    /// The future of one answer (its size is tested).
+    #[cfg(test)]
+    pub(crate) fn respond_for_test(&self, req: Request<Body>) -> impl Future<Output = Response> + '_ {
+        respond(&self.shared.0, &self.shared.1, None, req)
+    }
+
+    /// This service for one connection, which `abort` closes.
+    pub(crate) fn on_connection(&self, abort: ConnectionAbort) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            abort: Some(abort),
+        }
+    }
+
+    fn answer<B>(&self, req: Request<B>) -> BoxFuture<'static, Result<Response, Infallible>>
+    where
+        B: HttpBody<Data = Bytes> + Send + 'static,
+        B::Error: Into<axum::BoxError>,
+    {
+        let this = self.clone();
+        Box::pin(async move {
+            let (state, others) = &*this.shared;
+            Ok(respond(state, others, this.abort.as_ref(), req).await)
+        })
+    }
+}
+
+impl tower::Service<Request<Body>> for MockService {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        self.answer(req)
+    }
+}
+
+impl hyper::service::Service<Request<Incoming>> for MockService {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn call(&self, req: Request<Incoming>) -> Self::Future {
+        self.answer(req)
+    }
+}
+
+/// The routes outside `/api/` (admin, pages, console, `/openapi.json`)
+/// behind a body size limit and panic → 500; builds the OpenAPI document
+/// into `state`.
+fn others(state: &AppState) -> Others {
     // Each route registered with its operation (utoipa-axum): the document
-    // cannot list a route the router lacks, nor miss one it serves.
+    // cannot list a route the router lacks, nor miss one it serves. The
+    // `/api/` operations are `openapi::Served`'s.
     let (routes, document) = OpenApiRouter::new()
-        .routes(routes!(initiate::handle))
-        .routes(routes!(confirm::handle))
         .routes(routes!(admin::health))
         .routes(routes!(admin::transactions))
         .routes(routes!(admin::payer))
@@ -71,30 +148,25 @@ pub(crate) fn service(
         .routes(routes!(html::stylesheet))
         .merge(crate::web::console::routes())
         .split_for_parts();
-    let document = crate::openapi::generate(document, &state);
+    let document = crate::openapi::generate(document, state);
     state.set_openapi(bytes::Bytes::from(
         serde_json::to_vec(&document).expect("a JSON value serializes"),
     ));
     let routes: Router = routes
-        // Both status reads (documented by `status::by_id` and
-        // `status::by_reference`) answer every path no route takes, so an
-        // empty segment still reaches them; the handler reads the raw path
-        // itself (a `{*rest}` route had the router percent-decode the
-        // segment into a parameter no one read, ~1.8k instructions). Any
-        // other path is 404 there.
-        .fallback_service(
-            get(status::handle)
-                .fallback(status::other_method)
-                .with_state(state.clone()),
-        )
+        .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .with_state(state.clone());
-    ServiceBuilder::new()
-        .layer(from_fn_with_state(state, request_context))
+    // The layers wrap the routed service once (`ServiceBuilder`), not each
+    // route (`Router::layer`), which would clone every layer's boxed
+    // service per request.
+    let stack = ServiceBuilder::new()
+        // The limit's own answer has a body type of its own.
+        .map_response(|res: axum::http::Response<_>| res.map(Body::new))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         // The limit wraps the body; the layers below take axum's `Body`.
         .map_request(|req: Request<Limited<Body>>| req.map(Body::new))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .service(routes)
+        .service(routes);
+    BoxCloneSyncService::new(stack)
 }

@@ -63,21 +63,17 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
     }
 }
 
-/// A request body's bytes as the `/api/` guard read them (for the
-/// journal), left for the handler so the body is read once.
-#[derive(Debug, Clone)]
-pub(crate) struct Collected(pub(crate) Bytes);
-
-/// The bytes of a body declared JSON (or undeclared): read once, by the
-/// `/api/` guard ([`Collected`]) or here. Rejections as [`JsonObject`]'s,
-/// before any parsing: 415, 413, 400 when it cannot be read.
+/// The bytes of a body declared JSON (or undeclared). Rejections as
+/// [`JsonObject`]'s, before any parsing: 415, 413, 400 when it cannot be
+/// read. (The `/api/` routes read their body in the guard, once, and check
+/// its type in `route.rs`.)
 #[derive(Debug, Clone)]
 pub(crate) struct JsonBytes(pub(crate) Bytes);
 
 impl<S: Send + Sync> FromRequest<S> for JsonBytes {
     type Rejection = ApiError;
 
-    async fn from_request(mut req: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let content_type = req.headers().get(header::CONTENT_TYPE);
         if content_type.is_some_and(|ct| !is_json_content_type(ct.as_bytes())) {
             return Err(ApiError::new(
@@ -85,9 +81,6 @@ impl<S: Send + Sync> FromRequest<S> for JsonBytes {
                 ErrorCode::UnsupportedMediaType,
                 "Content-Type must be application/json",
             ));
-        }
-        if let Some(Collected(bytes)) = req.extensions_mut().remove::<Collected>() {
-            return Ok(Self(bytes));
         }
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {

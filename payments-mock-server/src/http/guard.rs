@@ -1,23 +1,26 @@
 //! The `/api/` guard: authentication (section 9), rate limit and faults
-//! (section 10) and the request journal, in that order. `/_mock/` and
-//! `/openapi.json` pass straight through: never faulted, limited or keyed.
+//! (section 10) and the request journal, in that order, around the routes
+//! ([`route`]). `/_mock/`, the pages and `/openapi.json` never come here:
+//! never faulted, limited or keyed.
 
-use axum::body::HttpBody as _;
-use axum::body::{Body, Bytes};
-use axum::extract::Request;
+use std::panic::AssertUnwindSafe;
+
+use axum::body::{Bytes, HttpBody};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, header};
-use axum::middleware::Next;
+use axum::http::{HeaderMap, HeaderValue, Request, header};
 use axum::response::{IntoResponse, Response};
+use futures::FutureExt as _;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::domain::transaction::issued_id;
 use crate::error::{ApiError, ErrorCodeTag};
-use crate::http::extract::{BODY_LIMIT, Caller, Collected, decoded_segment};
+use crate::http::extract::{BODY_LIMIT, Caller, decoded_segment};
 use crate::http::faults::{Fault, KeyHasher, Plan, parse_header};
 use crate::http::handlers::status::{Target, target};
+use crate::http::middleware::panic_response;
+use crate::http::route::route;
 use crate::http::server::ConnectionAbort;
 use crate::http::state::AppState;
 use crate::store::Store as _;
@@ -53,17 +56,20 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
         .ok()
 }
 
-/// Guards `/api/` requests (`request_id`: the id this request is answered
-/// with); anything else goes straight to `next`.
-pub(crate) async fn api_guard(
+/// Answers an `/api/` request (`request_id`: the id it is answered with):
+/// the guard, then the route ([`route`]). `abort` closes the request's
+/// connection; without it, the one in the request's extensions (a router
+/// around the service), else none (in-process).
+pub(crate) async fn api_guard<B>(
     state: &AppState,
-    req: Request,
-    next: Next,
+    req: Request<B>,
     request_id: &HeaderValue,
-) -> Response {
-    if !req.uri().path().starts_with("/api/") {
-        return next.run(req).await;
-    }
+    abort: Option<&ConnectionAbort>,
+) -> Response
+where
+    B: HttpBody<Data = Bytes>,
+    B::Error: Into<axum::BoxError>,
+{
     let mut entry = Capture::new(
         req.method(),
         req.uri(),
@@ -71,8 +77,8 @@ pub(crate) async fn api_guard(
         request_id.clone(),
         state.store.now_hint(),
     );
-    let abort = req.extensions().get::<ConnectionAbort>().cloned();
-    let ending = guarded(state, req, next, &mut entry).await;
+    let abort = abort.or_else(|| req.extensions().get::<ConnectionAbort>()).cloned();
+    let ending = guarded(state, req, &mut entry).await;
     match ending {
         Ending::Respond(response) => {
             entry.status = Some(response.status().as_u16());
@@ -111,18 +117,19 @@ pub(crate) async fn api_guard(
     }
 }
 
-async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Capture) -> Ending {
-    let (mut parts, body) = req.into_parts();
+async fn guarded<B>(state: &AppState, req: Request<B>, entry: &mut Capture) -> Ending
+where
+    B: HttpBody<Data = Bytes>,
+    B::Error: Into<axum::BoxError>,
+{
+    let (parts, body) = req.into_parts();
     // A declared body over the limit is refused before anything else,
     // authentication included (docs/mock-server.md, "Limits").
     if declared_length(&parts.headers).is_some_and(|n| n > BODY_LIMIT as u64) {
         return Ending::Respond(ApiError::payload_too_large().into_response());
     }
     let caller = match state.auth.authenticate(&parts.headers) {
-        Ok(caller) => {
-            parts.extensions.insert(caller);
-            caller
-        }
+        Ok(caller) => caller,
         Err(e) => {
             return Ending::Respond(
                 (
@@ -174,13 +181,6 @@ async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Capture
             );
         note_faults(&plan, entry);
     }
-    // The handler takes the bytes from here instead of reading a body
-    // again (a GET has none: nothing to hand over).
-    if !bytes.is_empty() {
-        parts.extensions.insert(Collected(bytes));
-    }
-    let req = Request::from_parts(parts, Body::empty());
-
     if !plan.delay.is_zero() {
         tokio::time::sleep(plan.delay).await;
     }
@@ -189,7 +189,10 @@ async fn guarded(state: &AppState, req: Request, next: Next, entry: &mut Capture
         Some(Fault::RateLimit) => Ending::Respond(rate_limited(1)),
         Some(Fault::Reset) => Ending::Reset,
         action => {
-            let response = next.run(req).await;
+            // A panic in a handler is answered 500 and journaled like any
+            // other answer.
+            let routed = AssertUnwindSafe(route(state, caller, &parts, &bytes)).catch_unwind();
+            let response = routed.await.unwrap_or_else(panic_response);
             match action {
                 Some(Fault::CommitThenError) => Ending::Respond(injected_error()),
                 Some(Fault::CommitThenReset) => Ending::Reset,

@@ -4,16 +4,18 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-use axum::extract::{Request, State};
-use axum::http::{HeaderName, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
+use axum::body::{Body, Bytes, HttpBody};
+use axum::http::{HeaderName, HeaderValue, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::FutureExt as _;
+use tower::ServiceExt as _;
 use uuid::Uuid;
 
 use crate::error::{ApiError, ErrorCodeTag};
 use crate::http::extract::{acceptable_request_id, is_json_content_type};
+use crate::http::app::Others;
 use crate::http::guard::api_guard;
+use crate::http::server::ConnectionAbort;
 use crate::http::state::AppState;
 
 /// `X-Request-Id`.
@@ -22,18 +24,24 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// Longest path written to the log.
 const MAX_LOGGED_PATH: usize = 256;
 
-/// Sets the request id, runs `/api/` requests through the guard
-/// ([`api_guard`]: auth, rate limit, faults, journal), makes sure the
-/// response is the envelope, echoes the id and writes one log line (never a
+/// Answers a request: sets the request id, runs `/api/` requests through
+/// the guard and their routes ([`api_guard`]: auth, rate limit, faults,
+/// journal) and everything else through `others` (the router of the
+/// admin routes, pages and console), makes sure the response is the
+/// envelope (or a page), echoes the id and writes one log line (never a
 /// header value, so never a key).
 ///
-/// One middleware rather than two: each `from_fn` layer boxes its future
-/// and the rest of the stack per request.
-pub(crate) async fn request_context(
-    State(state): State<AppState>,
-    req: Request,
-    next: Next,
-) -> Response {
+/// `abort` closes the request's connection ([`api_guard`]).
+pub(crate) async fn respond<B>(
+    state: &AppState,
+    others: &Others,
+    abort: Option<&ConnectionAbort>,
+    req: Request<B>,
+) -> Response
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
     let started = Instant::now();
     let id = match req.headers().get(&REQUEST_ID) {
         Some(given) if acceptable_request_id(given.as_bytes()) => detached(given),
@@ -45,12 +53,22 @@ pub(crate) async fn request_context(
     // Pages answer their errors as pages, linked relative to their path.
     let page_path = crate::web::html::is_page_path(uri.path()).then(|| uri.path().to_owned());
 
-    // The panic layer sits below the guard; a panic in the guard itself
-    // is answered here, so the connection still gets its 500.
-    let guarded = AssertUnwindSafe(api_guard(&state, req, next, &id)).catch_unwind();
-    let response = guarded.await.unwrap_or_else(panic_response);
+    // The guard answers a handler's panic itself (and journals it); a
+    // panic in the guard, or below a router without a panic layer, is
+    // answered here, so the connection still gets its 500.
+    let response = if uri.path().starts_with("/api/") {
+        let guarded = AssertUnwindSafe(api_guard(state, req, &id, abort)).catch_unwind();
+        guarded.await.unwrap_or_else(panic_response)
+    } else {
+        let routed = AssertUnwindSafe(others.clone().oneshot(req.map(Body::new))).catch_unwind();
+        match routed.await {
+            Ok(Ok(response)) => response,
+            Ok(Err(never)) => match never {},
+            Err(panic) => panic_response(panic),
+        }
+    };
     let mut response = match &page_path {
-        Some(page_path) => ensure_page(response, page_path, &state),
+        Some(page_path) => ensure_page(response, page_path, state),
         None => ensure_envelope(response),
     };
     if response.status() == StatusCode::NOT_FOUND {
@@ -170,11 +188,12 @@ mod tests {
     use axum::Router;
     use axum::body::Body;
     use axum::http::{Request, StatusCode};
-    use axum::middleware::from_fn_with_state;
     use axum::routing::get;
     use http_body_util::BodyExt;
     use tower::ServiceExt;
     use tower_http::catch_panic::CatchPanicLayer;
+
+    use crate::http::app::MockService;
 
     use super::*;
 
@@ -192,17 +211,14 @@ mod tests {
         );
     }
 
-    /// `routes` behind the request context, as the app stacks it.
-    fn with_context(routes: Router) -> Router {
-        routes.layer(from_fn_with_state(
-            AppState::new(crate::config::Config::default()),
-            request_context,
-        ))
+    /// `routes` as the service's routes outside `/api/`.
+    fn with_context(routes: Router) -> MockService {
+        MockService::around(AppState::new(crate::config::Config::default()), routes)
     }
 
     /// A GET of `/boom` (whose handler panics with `message`) is answered
     /// 500 `INTERNAL_ERROR` with the request id and without the message.
-    async fn assert_boom_is_500(router: &Router, message: &str) {
+    async fn assert_boom_is_500(router: &MockService, message: &str) {
         let request = Request::get("/boom")
             .header("x-request-id", "panic-1")
             .body(Body::empty())
@@ -241,8 +257,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_panic_below_the_context_without_a_panic_layer_still_gets_the_500_envelope() {
-        // No CatchPanicLayer: the context itself must answer (as it does for
-        // a panic in the /api/ guard, which runs above that layer).
+        // No CatchPanicLayer: the service itself must answer (as it does
+        // for a panic in the /api/ guard).
         let router = with_context(Router::new().route("/boom", get(boom)));
         assert_boom_is_500(&router, "handler bug").await;
     }

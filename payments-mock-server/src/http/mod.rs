@@ -9,5 +9,6 @@ pub mod guard;
 pub mod handlers;
 pub mod json;
 pub mod middleware;
+pub mod route;
 pub mod server;
 pub mod state;

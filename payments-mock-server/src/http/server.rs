@@ -21,6 +21,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tower::ServiceExt;
 
+use crate::http::app::MockService;
+
 /// Closes the connection a request came on, without a response.
 #[derive(Debug, Clone, Default)]
 pub struct ConnectionAbort(Arc<Notify>);
@@ -60,12 +62,21 @@ pub async fn run_with(
     header_read_timeout: Duration,
     shutdown: impl Future<Output = ()>,
 ) {
-    serve(listener, router, header_read_timeout, shutdown).await;
+    let per_connection = move |abort: ConnectionAbort| {
+        let service = router.clone().map_request(move |req: Request<Incoming>| {
+            let mut req = req.map(axum::body::Body::new);
+            req.extensions_mut().insert(abort.clone());
+            req
+        });
+        TowerToHyperService::new(service)
+    };
+    serve(listener, per_connection, header_read_timeout, shutdown).await;
 }
 
 /// Serves the mock for `state` as [`run_with`] serves [`crate::app`], but
 /// without the router `app` puts around the service (it has no route of
-/// its own): what the binary and [`crate::MockServer`] run. `ready` runs
+/// its own), and without inserting the connection's [`ConnectionAbort`]
+/// into each request: what the binary and [`crate::MockServer`] run. `ready` runs
 /// once the routes and the OpenAPI document are built, before the first
 /// connection is taken (the binary prints its banner there).
 ///
@@ -95,24 +106,25 @@ pub async fn serve_app(
     ready: impl FnOnce(),
     shutdown: impl Future<Output = ()>,
 ) {
-    let service = crate::http::app::service(state);
+    let service = MockService::new(state);
     ready();
-    serve(listener, service, header_read_timeout, shutdown).await;
+    let per_connection = move |abort| service.on_connection(abort);
+    serve(listener, per_connection, header_read_timeout, shutdown).await;
 }
 
-/// The accept loop, for any service of axum requests.
+/// The accept loop: `per_connection` makes the service of one connection,
+/// given what closes it.
 async fn serve<S>(
     listener: TcpListener,
-    service: S,
+    per_connection: impl Fn(ConnectionAbort) -> S,
     header_read_timeout: Duration,
     shutdown: impl Future<Output = ()>,
 ) where
-    S: tower::Service<
-            axum::http::Request<axum::body::Body>,
+    S: hyper::service::Service<
+            Request<Incoming>,
             Response = axum::response::Response,
             Error = std::convert::Infallible,
-        > + Clone
-        + Send
+        > + Send
         + 'static,
     S::Future: Send + 'static,
 {
@@ -133,19 +145,13 @@ async fn serve<S>(
         };
         let _ = stream.set_nodelay(true);
         let abort = ConnectionAbort::default();
-        let tagged = abort.clone();
-        let service = service.clone().map_request(move |req: Request<Incoming>| {
-            let mut req = req.map(axum::body::Body::new);
-            req.extensions_mut().insert(tagged.clone());
-            req
-        });
+        let service = per_connection(abort.clone());
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
             .timer(TokioTimer::new())
             .header_read_timeout(header_read_timeout)
             .max_header_size(HEADER_LIMIT);
-        let conn =
-            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+        let conn = builder.serve_connection(TokioIo::new(stream), service);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             tokio::select! {

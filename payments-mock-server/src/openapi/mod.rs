@@ -5,7 +5,9 @@
 //!   with `#[utoipa::path]` and registered through utoipa-axum's
 //!   `OpenApiRouter` (`app.rs`), so a route exists in the document exactly
 //!   when the router serves it, with the handler's doc comment as its
-//!   summary and description.
+//!   summary and description. The four `/api/` operations are matched by
+//!   hand (`http/route.rs`, the hot path) and listed by `Served` below; a
+//!   test there holds the two to each other.
 //! - **Response data** schemas derive from the types the handlers serialize
 //!   (`StatusData`, `ConfirmData`, `InitiateData`, the admin types).
 //! - **Request rules** come from `rules.rs` and the catalogue the server was
@@ -52,11 +54,29 @@ use table::{Kind, Spec, component, spec};
         crate::http::handlers::admin::JournalPage,
     )),
     paths(
+        crate::http::handlers::initiate::handle,
+        crate::http::handlers::confirm::handle,
         crate::http::handlers::status::by_id,
         crate::http::handlers::status::by_reference,
     )
 )]
-struct Served;
+pub(crate) struct Served;
+
+#[cfg(test)]
+impl Served {
+    /// The operations this document lists beside the router's, as
+    /// (method, path template): those `http::route` matches by hand.
+    pub(crate) fn operations() -> Vec<(String, String)> {
+        let doc = serde_json::to_value(<Self as utoipa::OpenApi>::openapi()).expect("serializes");
+        let mut operations = Vec::new();
+        for (path, item) in doc["paths"].as_object().into_iter().flatten() {
+            for method in item.as_object().into_iter().flat_map(|ops| ops.keys()) {
+                operations.push((method.clone(), path.clone()));
+            }
+        }
+        operations
+    }
+}
 
 fn request_id_header() -> Value {
     json!({ "X-Request-Id": { "$ref": "#/components/headers/X-Request-Id" } })

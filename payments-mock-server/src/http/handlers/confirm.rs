@@ -2,7 +2,6 @@
 //! in order: body, unknown, reference mismatch, expired, already
 //! confirmed, code required, transition).
 
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
@@ -15,7 +14,7 @@ use crate::domain::lifecycle::{self, ConfirmAttempt, ConfirmRefusal};
 use crate::domain::money::major_number;
 use crate::domain::validate;
 use crate::error::{ApiError, ErrorCode, success};
-use crate::http::extract::{Caller, JsonBytes};
+use crate::http::extract::Caller;
 use crate::http::state::AppState;
 use crate::store::ConfirmResult;
 
@@ -32,12 +31,12 @@ use crate::store::ConfirmResult;
     operation_id = "confirm",
     tag = "payments"
 )]
-pub async fn handle(
-    State(state): State<AppState>,
+pub(crate) async fn handle(
+    state: &AppState,
     caller: Caller,
-    JsonBytes(bytes): JsonBytes,
+    bytes: &[u8],
 ) -> Result<Response, ApiError> {
-    let body = validate::confirm_fields(&KnownFields::parse(&bytes)?)?;
+    let body = validate::confirm_fields(&KnownFields::parse(bytes)?)?;
     let attempt = ConfirmAttempt {
         transaction_id: &body.transaction_id,
         reference_no: &body.reference_no,

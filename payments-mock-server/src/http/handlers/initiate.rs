@@ -1,6 +1,5 @@
 //! `POST /api/payments/initiate` (interface 4.1; CONTRACT sections 1, 4, 9).
 
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use uuid::Uuid;
@@ -9,7 +8,7 @@ use crate::domain::fields::KnownFields;
 use crate::domain::lifecycle;
 use crate::domain::validate;
 use crate::error::{ApiError, ErrorCode};
-use crate::http::extract::{Caller, JsonBytes};
+use crate::http::extract::Caller;
 use crate::http::json::JsonOut;
 use crate::http::state::AppState;
 use crate::store::{InsertRefusal, Record};
@@ -25,12 +24,12 @@ use crate::store::{InsertRefusal, Record};
     operation_id = "initiate",
     tag = "payments"
 )]
-pub async fn handle(
-    State(state): State<AppState>,
+pub(crate) async fn handle(
+    state: &AppState,
     caller: Caller,
-    JsonBytes(bytes): JsonBytes,
+    bytes: &[u8],
 ) -> Result<Response, ApiError> {
-    let body = KnownFields::parse(&bytes)?;
+    let body = KnownFields::parse(bytes)?;
     let fields = validate::initiate_fields(&body, &state.catalog)?;
     if let Some(bound) = caller.merchant.filter(|b| *b != fields.merchant_id) {
         return Err(ApiError::new(

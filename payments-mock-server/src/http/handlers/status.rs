@@ -2,13 +2,13 @@
 //! `GET /api/payments/reference/{referenceNo}/status` (interface 4.3, 4.4;
 //! CONTRACT sections 3 and 5).
 //!
-//! Both live behind one catch-all route so the raw segment can be decoded
-//! here: an empty segment (`/api/payments//status`) still reaches us, and a
-//! segment that is not UTF-8 after decoding gets our own message.
+//! Both are matched by hand ([`crate::http::route`]) and take the raw
+//! segment, decoded here: an empty segment (`/api/payments//status`) still
+//! reaches us, and a segment that is not UTF-8 after decoding gets our own
+//! message.
 
-use axum::extract::{RawQuery, State};
-use axum::http::{HeaderValue, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use uuid::Uuid;
 
 use crate::domain::transaction::issued_id;
@@ -38,51 +38,10 @@ pub fn target(rest: &str) -> Option<Target<'_>> {
     }
 }
 
-/// Dispatches both status look-ups.
-pub async fn handle(
-    State(state): State<AppState>,
-    caller: Caller,
-    uri: Uri,
-    RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
-    let rest = uri
-        .path()
-        .strip_prefix("/api/payments/")
-        .ok_or_else(ApiError::not_found)?;
-    // The catch-all also catches other methods' routes: GET on initiate or
-    // confirm is a wrong method there, not an unknown route (section 2).
-    if matches!(rest, "initiate" | "confirm") {
-        let allow = [(header::ALLOW, HeaderValue::from_static("POST"))];
-        return Ok((allow, ApiError::method_not_allowed()).into_response());
-    }
-    match target(rest).ok_or_else(ApiError::not_found)? {
-        Target::Id(raw) => by_id(&state, caller, raw).await,
-        Target::Reference(raw) => by_reference(&state, caller, raw, query.as_deref()).await,
-    }
-}
-
-/// Any method but GET (and HEAD) on the catch-all route: 405 where the path
-/// is a status route, 404 `NOT_FOUND` where it is no route at all
-/// (CONTRACT section 8: 405 only where the route exists and the method
-/// does not), e.g. `POST /api/payments/initiate/extra`.
-pub async fn other_method(uri: Uri) -> Response {
-    let rest = uri
-        .path()
-        .strip_prefix("/api/payments/")
-        .unwrap_or_default();
-    if target(rest).is_some() {
-        let allow = [(header::ALLOW, HeaderValue::from_static("GET,HEAD"))];
-        (allow, ApiError::method_not_allowed()).into_response()
-    } else {
-        ApiError::not_found().into_response()
-    }
-}
-
 /// Reads a transaction by its id (interface document 4.3).
 ///
-/// Served by the `/api/payments/{*rest}` route with the look-up by
-/// reference, so an empty segment (`/api/payments//status`) still reaches
-/// it and gets 400 INVALID_TRANSACTION_ID.
+/// An empty segment (`/api/payments//status`) reaches it too and gets 400
+/// INVALID_TRANSACTION_ID.
 #[utoipa::path(
     get,
     path = "/api/payments/{transactionId}/status",

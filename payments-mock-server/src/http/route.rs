@@ -1,0 +1,203 @@
+//! The `/api/` routes, matched by hand: the four operations of the
+//! interface document, and the 404 and 405 answers around them (CONTRACT
+//! section 8: 405 only where the route exists and the method does not, with
+//! `Allow`).
+//!
+//! A router here cost a status read about 6k of its 31k instructions
+//! (BENCHMARKS.md, "Hot paths"): the catch-all parameter percent-decoded
+//! into the request's extensions, the `Caller` and the collected body
+//! inserted there and taken out again, and each layer's future boxed and
+//! moved. The OpenAPI document still comes from the handlers' annotations
+//! (`openapi::Served`), and `tests` below hold this table to it.
+
+use axum::body::Body;
+use axum::body::HttpBody as _;
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::error::{ApiError, ErrorCode};
+use crate::http::extract::{Caller, is_json_content_type};
+use crate::http::handlers::status::{self, Target, target};
+use crate::http::handlers::{confirm, initiate};
+use crate::http::state::AppState;
+
+/// Answers an `/api/` request whose body the guard has read (`body`).
+pub(crate) async fn route(state: &AppState, caller: Caller, parts: &Parts, body: &[u8]) -> Response {
+    let method = &parts.method;
+    let Some(rest) = parts.uri.path().strip_prefix("/api/payments/") else {
+        return ApiError::not_found().into_response();
+    };
+    let answer = match rest {
+        "initiate" | "confirm" if method != Method::POST => return not_allowed("POST"),
+        "initiate" => match declared_json(parts) {
+            Ok(()) => initiate::handle(state, caller, body).await,
+            Err(e) => Err(e),
+        },
+        "confirm" => match declared_json(parts) {
+            Ok(()) => confirm::handle(state, caller, body).await,
+            Err(e) => Err(e),
+        },
+        _ => match target(rest) {
+            None => Err(ApiError::not_found()),
+            Some(_) if method != Method::GET && method != Method::HEAD => {
+                return not_allowed("GET,HEAD");
+            }
+            Some(Target::Id(raw)) => status::by_id(state, caller, raw).await,
+            Some(Target::Reference(raw)) => {
+                status::by_reference(state, caller, raw, parts.uri.query()).await
+            }
+        },
+    };
+    let response = answer.into_response();
+    if method == Method::HEAD {
+        without_body(response)
+    } else {
+        response
+    }
+}
+
+/// 415 unless the body is declared JSON or not declared at all (what a
+/// JSON body extractor would refuse, before any parsing).
+fn declared_json(parts: &Parts) -> Result<(), ApiError> {
+    match parts.headers.get(header::CONTENT_TYPE) {
+        Some(ct) if !is_json_content_type(ct.as_bytes()) => Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ErrorCode::UnsupportedMediaType,
+            "Content-Type must be application/json",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// 405 `METHOD_NOT_ALLOWED` naming the methods the route takes.
+fn not_allowed(allow: &'static str) -> Response {
+    let allow = [(header::ALLOW, HeaderValue::from_static(allow))];
+    (allow, ApiError::method_not_allowed()).into_response()
+}
+
+/// A HEAD answer: the GET answer's head, its length included, no body.
+fn without_body(mut response: Response) -> Response {
+    if let Some(length) = response.body().size_hint().exact() {
+        response
+            .headers_mut()
+            .entry(header::CONTENT_LENGTH)
+            .or_insert_with(|| HeaderValue::from(length));
+    }
+    *response.body_mut() = Body::empty();
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::Request;
+    use http_body_util::BodyExt as _;
+
+    use super::*;
+    use crate::config::Config;
+
+    async fn answer(method: Method, path: &str) -> (StatusCode, Option<String>, String) {
+        let state = AppState::new(Config::default());
+        let (parts, ()) = Request::builder()
+            .method(method)
+            .uri(path)
+            .body(())
+            .expect("a request")
+            .into_parts();
+        let response = route(&state, Caller::default(), &parts, b"{}").await;
+        let allow = response
+            .headers()
+            .get(header::ALLOW)
+            .map(|v| v.to_str().expect("ASCII").to_owned());
+        let status = response.status();
+        let body = response.into_body().collect().await.expect("body").to_bytes();
+        (status, allow, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// Every operation the document lists is routed here: none of them is
+    /// answered 404 or 405 with its own method.
+    #[tokio::test]
+    async fn every_documented_operation_is_routed() {
+        let document = crate::openapi::Served::operations();
+        assert_eq!(document.len(), 4, "{document:?}");
+        for (method, template) in document {
+            let path = template
+                .replace("{transactionId}", "01970000-0000-7000-8000-000000000000")
+                .replace("{referenceNo}", "INV-1");
+            let method = Method::from_bytes(method.to_uppercase().as_bytes()).expect("a method");
+            let (status, _, body) = answer(method.clone(), &path).await;
+            assert!(
+                !body.contains("\"NOT_FOUND\"") && status != StatusCode::METHOD_NOT_ALLOWED,
+                "{method} {path}: {status} {body}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn wrong_methods_and_unknown_paths() {
+        for (method, path, status, allow) in [
+            (Method::GET, "/api/payments/initiate", 405, Some("POST")),
+            (Method::PUT, "/api/payments/confirm", 405, Some("POST")),
+            (Method::HEAD, "/api/payments/initiate", 405, Some("POST")),
+            (Method::POST, "/api/payments/x/status", 405, Some("GET,HEAD")),
+            (Method::DELETE, "/api/payments/reference/R/status", 405, Some("GET,HEAD")),
+            (Method::POST, "/api/payments/initiate/extra", 404, None),
+            (Method::GET, "/api/payments/a/b/status", 404, None),
+            (Method::GET, "/api/payments/", 404, None),
+            (Method::GET, "/api/other", 404, None),
+        ] {
+            let (got, got_allow, body) = answer(method.clone(), path).await;
+            assert_eq!(got.as_u16(), status, "{method} {path}: {body}");
+            assert_eq!(got_allow.as_deref(), allow, "{method} {path}");
+        }
+    }
+
+    #[tokio::test]
+    async fn head_keeps_the_length_and_drops_the_body() {
+        let (status, _, body) = answer(Method::HEAD, "/api/payments/nope/status").await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(body, "");
+        let state = AppState::new(Config::default());
+        let (parts, ()) = Request::head("/api/payments/nope/status")
+            .body(())
+            .expect("a request")
+            .into_parts();
+        let response = route(&state, Caller::default(), &parts, b"").await;
+        let length: usize = response.headers()[header::CONTENT_LENGTH]
+            .to_str()
+            .expect("ASCII")
+            .parse()
+            .expect("a number");
+        assert!(length > 0);
+    }
+}
+
+#[cfg(test)]
+mod sizes {
+    use super::*;
+
+    /// Each level of a request's future holds the level below it, and is
+    /// moved as a whole when it starts; a large store future (SQLite's and
+    /// PostgreSQL's are several KiB) made every request pay ~8k
+    /// instructions of copying (BENCHMARKS.md, "Hot paths"). Pinned here
+    /// with room: at this commit the whole answer's future is ~4 KiB.
+    #[test]
+    fn a_requests_future_stays_small() {
+        let state = AppState::new(crate::config::Config::default());
+        let (parts, ()) = axum::http::Request::get("/api/payments/x/status")
+            .body(())
+            .expect("a request")
+            .into_parts();
+        let caller = Caller::default();
+        let routed = std::mem::size_of_val(&route(&state, caller, &parts, b""));
+        let status = std::mem::size_of_val(&status::by_id(&state, caller, "x"));
+        let service = crate::http::app::MockService::new(state.clone());
+        let request = axum::http::Request::get("/api/payments/x/status")
+            .body(axum::body::Body::empty())
+            .expect("a request");
+        let whole = std::mem::size_of_val(&service.respond_for_test(request));
+        assert!(status <= 512, "a status read's future is {status} bytes");
+        assert!(routed <= 3 * 1024, "the routes' future is {routed} bytes");
+        assert!(whole <= 6 * 1024, "a request's future is {whole} bytes");
+    }
+}
