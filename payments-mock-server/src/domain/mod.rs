@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod clock;
+pub(crate) mod extra;
 pub(crate) mod fields;
 pub mod lifecycle;
 pub mod money;

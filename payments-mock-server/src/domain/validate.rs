@@ -99,21 +99,17 @@ fn int_field(body: &impl Fields, name: Name, problems: &mut Problems) -> Option<
 /// compact JSON text.
 fn extra_properties(body: &impl Fields, problems: &mut Problems) -> Option<String> {
     const NAME: &str = "extraProperties";
-    let object = match body.field(Name::ExtraProperties)? {
-        Field::Value(Value::Object(o)) => Some(o.clone()),
-        Field::Str(s) => match serde_json::from_str::<Value>(s) {
-            Ok(Value::Object(o)) => Some(o),
-            _ => None,
-        },
+    let text = match body.field(Name::ExtraProperties)? {
+        Field::Value(object @ Value::Object(_)) => Some(object.to_string()),
+        Field::Str(s) => crate::domain::extra::object_text(s),
         Field::Number(_) | Field::Value(_) => None,
     };
-    let Some(object) = object else {
+    let Some(text) = text else {
         problems.push(format!(
             "{NAME} must be a JSON object or a string holding one"
         ));
         return None;
     };
-    let text = Value::Object(object).to_string();
     if text.len() > MAX_EXTRA_BYTES {
         problems.push(format!("{NAME} must be at most 16 KiB"));
         return None;
