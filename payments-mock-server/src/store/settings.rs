@@ -74,9 +74,32 @@ impl Settings {
         i64::try_from(self.expiry.as_millis()).unwrap_or(i64::MAX)
     }
 
+    /// The settings a store holds as its two text values (`catalog` and
+    /// `expiry_ms`, read the same way from SQLite and PostgreSQL): none
+    /// unless it holds both.
+    ///
+    /// # Errors
+    ///
+    /// When a value does not read back.
+    pub(crate) fn from_texts(
+        catalog: Option<String>,
+        expiry_millis: Option<String>,
+    ) -> Result<Option<Self>, crate::store::StoreError> {
+        use crate::store::StoreError;
+        let (Some(catalog), Some(expiry)) = (catalog, expiry_millis) else {
+            return Ok(None);
+        };
+        let expiry = expiry
+            .parse::<i64>()
+            .map_err(|_| StoreError::new("the stored expiry is not a number"))?;
+        Self::from_stored(&catalog, expiry)
+            .map(Some)
+            .map_err(StoreError::new)
+    }
+
     /// Settings from their stored form: the catalogue as TOML and the
     /// expiry in milliseconds.
-    pub(crate) fn from_stored(catalog: &str, expiry_millis: i64) -> Result<Self, String> {
+    fn from_stored(catalog: &str, expiry_millis: i64) -> Result<Self, String> {
         let catalog = Catalog::from_toml_str(catalog)
             .map_err(|e| format!("the stored catalogue does not read back: {e}"))?;
         let expiry = u64::try_from(expiry_millis)

@@ -21,17 +21,7 @@ impl PostgresStore {
                     .find(|r| r.get::<_, &str>(0) == key)
                     .map(|r| r.get::<_, String>(1))
             };
-            match (value("catalog"), value("expiry_ms")) {
-                (Some(catalog), Some(expiry)) => {
-                    let expiry = expiry
-                        .parse::<i64>()
-                        .map_err(|_| StoreError::new("the stored expiry is not a number"))?;
-                    Settings::from_stored(&catalog, expiry)
-                        .map(Some)
-                        .map_err(StoreError::new)
-                }
-                _ => Ok(None),
-            }
+            Settings::from_texts(value("catalog"), value("expiry_ms"))
         })
         .await
     }

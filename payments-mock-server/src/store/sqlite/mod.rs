@@ -498,17 +498,7 @@ impl Store for SqliteStore {
         self.read(|conn| {
             let catalog = setting(conn, "catalog").map_err(|e| store_error(&e))?;
             let expiry = setting(conn, "expiry_ms").map_err(|e| store_error(&e))?;
-            match (catalog, expiry) {
-                (Some(catalog), Some(expiry)) => {
-                    let expiry = expiry
-                        .parse::<i64>()
-                        .map_err(|_| StoreError::new("the stored expiry is not a number"))?;
-                    Settings::from_stored(&catalog, expiry)
-                        .map(Some)
-                        .map_err(StoreError::new)
-                }
-                _ => Ok(None),
-            }
+            Settings::from_texts(catalog, expiry)
         })
     }
 
