@@ -193,7 +193,8 @@ pub(crate) fn initiate_fields(
     };
 
     let currency = match string(body, Name::CurrencyCode, false, &mut p) {
-        None => Currency::from_code("MYR"),
+        // `from_code` walks the whole table; the default needs no look-up.
+        None => Some(Currency::MYR),
         Some(code) => {
             let c = Currency::from_code(code)
                 .filter(|c| c.is_superseded().is_none() && c.exponent().is_some());

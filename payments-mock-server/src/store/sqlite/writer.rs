@@ -12,6 +12,14 @@ pub(super) struct Writer {
     pub(super) offset_nanos: i64,
 }
 
+/// Runs one statement without parameters, prepared once per connection:
+/// `execute_batch` parsed `SAVEPOINT job` and `RELEASE job` again for every
+/// job, and `BEGIN` and `COMMIT` for every batch (BENCHMARKS.md, "Keeping
+/// state").
+fn step(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
 impl Writer {
     fn now(&self) -> DateTime<Utc> {
         Clock::at_offset(self.offset_nanos)
@@ -37,7 +45,7 @@ impl Writer {
         let start_offset = self.offset_nanos;
         let mut done: Vec<(Job, Result<Effect, StoreError>, Outcome)> =
             Vec::with_capacity(batch.len());
-        if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
+        if let Err(e) = step(&self.conn, "BEGIN IMMEDIATE") {
             let error = store_error(&e);
             for job in batch.drain(..) {
                 fail(job, &error);
@@ -45,10 +53,10 @@ impl Writer {
             return;
         }
         for job in batch.drain(..) {
-            let _ = self.conn.execute_batch("SAVEPOINT job");
+            let _ = step(&self.conn, "SAVEPOINT job");
             let (effect, outcome) = match self.apply(&job) {
                 Ok(done) => {
-                    let _ = self.conn.execute_batch("RELEASE job");
+                    let _ = step(&self.conn, "RELEASE job");
                     (Ok(done.0), done.1)
                 }
                 Err(e) => {
@@ -58,7 +66,7 @@ impl Writer {
             };
             done.push((job, effect, outcome));
         }
-        if let Err(e) = self.conn.execute_batch("COMMIT") {
+        if let Err(e) = step(&self.conn, "COMMIT") {
             let _ = self.conn.execute_batch("ROLLBACK");
             self.offset_nanos = start_offset;
             let error = store_error(&e);
