@@ -26,8 +26,9 @@ pub(crate) fn object_text(text: &str) -> Option<String> {
 /// number's digits are kept as read: `serde_json`'s
 /// `arbitrary_precision`), in key order; parsing it into a `Value` and
 /// writing that out again cost about a tenth of an initiate
-/// (BENCHMARKS.md, "Hot paths"). `None` for anything else, which the full
-/// way decides. A test holds both ways to the same text.
+/// (BENCHMARKS.md, "The hot paths at the framework's limit"). `None` for
+/// anything else, which the full way decides. A test holds both ways to
+/// the same text.
 fn flat_object_text(text: &str) -> Option<String> {
     // Keys with escapes cannot be borrowed: refused here, so taken the
     // full way. A repeated key keeps its last value, as in a `Value`.
@@ -78,10 +79,16 @@ mod tests {
     #[test]
     fn what_merchants_send_is_taken_the_quick_way() {
         for (given, kept) in [
-            (r#"{"channel":"app","promo":"NOV26"}"#, r#"{"channel":"app","promo":"NOV26"}"#),
+            (
+                r#"{"channel":"app","promo":"NOV26"}"#,
+                r#"{"channel":"app","promo":"NOV26"}"#,
+            ),
             (r#" { "b" : 1 , "a" : "x" } "#, r#"{"a":"x","b":1}"#),
             (r#"{"a":1,"a":2}"#, r#"{"a":2}"#),
-            (r#"{"n":1.50,"m":-0,"f":false,"t":true,"z":null}"#, r#"{"f":false,"m":-0,"n":1.50,"t":true,"z":null}"#),
+            (
+                r#"{"n":1.50,"m":-0,"f":false,"t":true,"z":null}"#,
+                r#"{"f":false,"m":-0,"n":1.50,"t":true,"z":null}"#,
+            ),
             (r#"{"ü":"✓ 🚀"}"#, r#"{"ü":"✓ 🚀"}"#),
             ("{}", "{}"),
         ] {

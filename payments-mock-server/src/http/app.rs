@@ -51,7 +51,8 @@ pub(crate) type Others = BoxCloneSyncService<Request<Body>, Response, Infallible
 /// close it ([`ConnectionAbort`]). Without a router around it: a router
 /// whose only route is a fallback service cost ~1.6k instructions a
 /// request, and a stack of tower layers (each boxing or moving the future
-/// of the layer below) several thousand more (BENCHMARKS.md, "Hot paths").
+/// of the layer below) several thousand more (BENCHMARKS.md, "The hot
+/// paths at the framework's limit").
 #[derive(Clone)]
 pub(crate) struct MockService {
     shared: Arc<(AppState, Others)>,
@@ -79,7 +80,10 @@ impl MockService {
 
     /// The future of one answer (its size is tested).
     #[cfg(test)]
-    pub(crate) fn respond_for_test(&self, req: Request<Body>) -> impl Future<Output = Response> + '_ {
+    pub(crate) fn respond_for_test(
+        &self,
+        req: Request<Body>,
+    ) -> impl Future<Output = Response> + '_ {
         respond(&self.shared.0, &self.shared.1, None, req)
     }
 

@@ -77,7 +77,9 @@ where
         request_id.clone(),
         state.store.now_hint(),
     );
-    let abort = abort.or_else(|| req.extensions().get::<ConnectionAbort>()).cloned();
+    let abort = abort
+        .or_else(|| req.extensions().get::<ConnectionAbort>())
+        .cloned();
     let ending = guarded(state, req, &mut entry).await;
     match ending {
         Ending::Respond(response) => {

@@ -12,8 +12,8 @@ use tower::ServiceExt as _;
 use uuid::Uuid;
 
 use crate::error::{ApiError, ErrorCodeTag};
-use crate::http::extract::{acceptable_request_id, is_json_content_type};
 use crate::http::app::Others;
+use crate::http::extract::{acceptable_request_id, is_json_content_type};
 use crate::http::guard::api_guard;
 use crate::http::server::ConnectionAbort;
 use crate::http::state::AppState;

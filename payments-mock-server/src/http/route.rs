@@ -3,12 +3,13 @@
 //! section 8: 405 only where the route exists and the method does not, with
 //! `Allow`).
 //!
-//! A router here cost a status read about 6k of its 31k instructions
-//! (BENCHMARKS.md, "Hot paths"): the catch-all parameter percent-decoded
-//! into the request's extensions, the `Caller` and the collected body
-//! inserted there and taken out again, and each layer's future boxed and
-//! moved. The OpenAPI document still comes from the handlers' annotations
-//! (`openapi::Served`), and `tests` below hold this table to it.
+//! The router and the tower layers that were here cost a status read
+//! several thousand of its 31k instructions (BENCHMARKS.md, "The hot
+//! paths at the framework's limit"): the `Caller` and the collected body
+//! inserted into the request's extensions and taken out again, and each
+//! layer's future boxed or moved. The OpenAPI document still comes from
+//! the handlers' annotations (`openapi::Served`), and `tests` below hold
+//! this table to it.
 
 use axum::body::Body;
 use axum::body::HttpBody as _;
@@ -23,7 +24,12 @@ use crate::http::handlers::{confirm, initiate};
 use crate::http::state::AppState;
 
 /// Answers an `/api/` request whose body the guard has read (`body`).
-pub(crate) async fn route(state: &AppState, caller: Caller, parts: &Parts, body: &[u8]) -> Response {
+pub(crate) async fn route(
+    state: &AppState,
+    caller: Caller,
+    parts: &Parts,
+    body: &[u8],
+) -> Response {
     let method = &parts.method;
     let Some(rest) = parts.uri.path().strip_prefix("/api/payments/") else {
         return ApiError::not_found().into_response();
@@ -110,7 +116,12 @@ mod tests {
             .get(header::ALLOW)
             .map(|v| v.to_str().expect("ASCII").to_owned());
         let status = response.status();
-        let body = response.into_body().collect().await.expect("body").to_bytes();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
         (status, allow, String::from_utf8_lossy(&body).into_owned())
     }
 
@@ -139,8 +150,18 @@ mod tests {
             (Method::GET, "/api/payments/initiate", 405, Some("POST")),
             (Method::PUT, "/api/payments/confirm", 405, Some("POST")),
             (Method::HEAD, "/api/payments/initiate", 405, Some("POST")),
-            (Method::POST, "/api/payments/x/status", 405, Some("GET,HEAD")),
-            (Method::DELETE, "/api/payments/reference/R/status", 405, Some("GET,HEAD")),
+            (
+                Method::POST,
+                "/api/payments/x/status",
+                405,
+                Some("GET,HEAD"),
+            ),
+            (
+                Method::DELETE,
+                "/api/payments/reference/R/status",
+                405,
+                Some("GET,HEAD"),
+            ),
             (Method::POST, "/api/payments/initiate/extra", 404, None),
             (Method::GET, "/api/payments/a/b/status", 404, None),
             (Method::GET, "/api/payments/", 404, None),
@@ -179,8 +200,9 @@ mod sizes {
     /// Each level of a request's future holds the level below it, and is
     /// moved as a whole when it starts; a large store future (SQLite's and
     /// PostgreSQL's are several KiB) made every request pay ~8k
-    /// instructions of copying (BENCHMARKS.md, "Hot paths"). Pinned here
-    /// with room: at this commit the whole answer's future is ~4 KiB.
+    /// instructions of copying (BENCHMARKS.md, "The hot paths at the
+    /// framework's limit"). Pinned here with room: at this commit the whole
+    /// answer's future is ~4 KiB.
     #[test]
     fn a_requests_future_stays_small() {
         let state = AppState::new(crate::config::Config::default());

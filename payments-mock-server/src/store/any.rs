@@ -33,7 +33,8 @@ pub enum AnyStore {
 /// futures are boxed: they wait on a thread or a database, and their state
 /// (several KiB) would otherwise make every request's future that large,
 /// to be moved at each level above (measured: 8k instructions of `memcpy`
-/// per status read, BENCHMARKS.md "Hot paths").
+/// per status read, BENCHMARKS.md, "The hot paths at the framework's
+/// limit").
 macro_rules! awaited {
     ($self:ident, $store:ident => $call:expr) => {
         match $self {
