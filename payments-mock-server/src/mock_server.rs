@@ -259,6 +259,35 @@ impl MockServer {
         expect_store(self.state.store.requests_since(0, CAPACITY).await)
     }
 
+    /// How many `/api/` requests this server has answered since it
+    /// started: every one its journal records, faults included (the
+    /// journal itself keeps the last 1,000, and [`MockServer::reset`]
+    /// empties it; this count goes on).
+    pub fn answered(&self) -> u64 {
+        self.state.answered()
+    }
+
+    /// Waits until [`MockServer::answered`] reaches `count`: for a test
+    /// that acts once another task or process has made its requests,
+    /// without polling the journal.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use payments_mock_server::MockServer;
+    ///
+    /// let server = MockServer::start().await;
+    /// let before = server.answered();
+    /// let url = format!("{}/api/payments/reference/INV-1/status", server.base_url());
+    /// let request = tokio::spawn(async move { reqwest::get(url).await.map(|r| r.status()) });
+    /// server.answered_reach(before + 1).await;
+    /// assert_eq!(request.await.unwrap().unwrap(), 404);
+    /// # }
+    /// ```
+    pub async fn answered_reach(&self, count: u64) {
+        self.state.answered_reach(count).await;
+    }
+
     /// Forgets transactions, journal and queued faults; real time again
     /// (for every replica of the store).
     ///

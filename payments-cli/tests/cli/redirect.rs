@@ -197,7 +197,7 @@ async fn wait_waits_through_confirmed_until_the_payer_decides() {
     run(confirm_cmd(&sandbox, &base, &id, "WAIT-1"))
         .await
         .success();
-    let reads_before = server.requests().await.len();
+    let reads_before = server.answered();
 
     let mut cmd = sandbox.payments();
     cmd.args([
@@ -209,13 +209,15 @@ async fn wait_waits_through_confirmed_until_the_payer_decides() {
         "--wait-timeout",
         "60",
     ]);
-    let waiting = tokio::spawn(run(cmd));
+    let mut waiting = tokio::spawn(run(cmd));
     // Once the command has read CONFIRMED (twice: its first read and a
     // poll), the payer pays. The command is another process, so there is
-    // no clock to move: the loop waits on the mock's journal, or on a
-    // command that stopped early (which the assertion then reports).
-    while server.requests().await.len() < reads_before + 2 && !waiting.is_finished() {
-        tokio::time::sleep(Duration::from_millis(10)).await;
+    // no clock to move: the test waits for the mock to have answered both
+    // reads, or for a command that stopped early (which the assertion then
+    // reports).
+    tokio::select! {
+        () = server.answered_reach(reads_before + 2) => {}
+        _ = &mut waiting => {}
     }
     assert!(!waiting.is_finished(), "CONFIRMED is not final");
     server.payer(&id, PayerAction::Pay).await.expect("decided");
@@ -234,17 +236,19 @@ async fn wait_ends_failed_when_the_payer_window_passes() {
     run(confirm_cmd(&sandbox, &base, &id, "WAIT-2"))
         .await
         .success();
-    let reads_before = server.requests().await.len();
-    let waiting = {
+    let reads_before = server.answered();
+    let mut waiting = {
         let mut cmd = sandbox.payments();
         cmd.args(["--base-url", &base, "-o", "table", "status", &id, "--wait"]);
         tokio::spawn(run(cmd))
     };
     // The window ends only after the command has read CONFIRMED, so the
     // test shows it waiting rather than reading FAILED at once.
-    while server.requests().await.len() < reads_before + 1 && !waiting.is_finished() {
-        tokio::time::sleep(Duration::from_millis(10)).await;
+    tokio::select! {
+        () = server.answered_reach(reads_before + 1) => {}
+        _ = &mut waiting => {}
     }
+    assert!(!waiting.is_finished(), "CONFIRMED is not final");
     server.advance_clock(Duration::from_secs(600)).await;
     waiting
         .await

@@ -140,16 +140,17 @@ fn quick_waits() -> WaitOptions {
 async fn wait_for_final_waits_through_confirmed_until_the_payer_decides() {
     let server = MockServer::start().await;
     let (id, _) = confirmed(&server, "INV-1").await;
-    let reads_before = server.requests().await.len();
-    let waiting = {
+    let reads_before = server.answered();
+    let mut waiting = {
         let (client, id) = (client(&server), id.clone());
         tokio::spawn(async move { client.wait_for_final(&id, quick_waits()).await })
     };
     // Two reads of CONFIRMED (the first and a poll) and still waiting. The
-    // mock's journal says when the wait has read; a wait that stopped at
-    // CONFIRMED ends the loop too, and fails the assertion.
-    while server.requests().await.len() < reads_before + 2 && !waiting.is_finished() {
-        tokio::time::sleep(Duration::from_millis(5)).await;
+    // mock's count of answers says when the wait has read; a wait that
+    // stopped at CONFIRMED ends the wait too, and fails the assertion.
+    tokio::select! {
+        () = server.answered_reach(reads_before + 2) => {}
+        _ = &mut waiting => {}
     }
     assert!(!waiting.is_finished(), "CONFIRMED is not final");
     server
@@ -165,14 +166,16 @@ async fn wait_for_final_waits_through_confirmed_until_the_payer_decides() {
 async fn wait_for_final_ends_when_the_payer_window_does() {
     let server = MockServer::start().await;
     let (id, _) = confirmed(&server, "INV-1").await;
-    let reads_before = server.requests().await.len();
-    let waiting = {
+    let reads_before = server.answered();
+    let mut waiting = {
         let (client, id) = (client(&server), id.clone());
         tokio::spawn(async move { client.wait_for_final(&id, quick_waits()).await })
     };
-    while server.requests().await.len() < reads_before + 1 && !waiting.is_finished() {
-        tokio::time::sleep(Duration::from_millis(5)).await;
+    tokio::select! {
+        () = server.answered_reach(reads_before + 1) => {}
+        _ = &mut waiting => {}
     }
+    assert!(!waiting.is_finished(), "CONFIRMED is not final");
     server.advance_clock(Duration::from_secs(600)).await;
     let reply = waiting.await.expect("no panic").expect("final");
     assert_eq!(reply.data().status, TransactionStatus::Failed);

@@ -89,6 +89,7 @@ where
                 .get::<ErrorCodeTag>()
                 .map(|t| t.0.as_str());
             state.store.record_request(entry);
+            state.count_answered();
             response
         }
         Ending::Reset => {
@@ -100,6 +101,7 @@ where
                 "connection reset (injected fault)"
             );
             state.store.record_request(entry);
+            state.count_answered();
             match abort {
                 Some(abort) => {
                     abort.trigger();
