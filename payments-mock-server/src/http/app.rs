@@ -34,7 +34,7 @@ use crate::web::pay;
 /// Every request, routed or not (404, 405), gets a request id, the
 /// envelope guarantee and a log line; `/api/` requests go through the guard
 /// (auth, rate limit, faults, journal) to routes matched by hand
-/// ([`crate::http::route`]); everything else through the router of the
+/// (`http/route.rs`); everything else through the router of the
 /// admin routes, pages and console, behind a body size limit and panic →
 /// 500. The guard enforces the body limit itself (a declared length over it
 /// first of all, before authentication), so an oversized `/api/` request is

@@ -75,7 +75,7 @@ pub async fn run_with(
 
 /// Serves the mock for `state` as [`run_with`] serves [`crate::app`], but
 /// without the router `app` puts around the service (it has no route of
-/// its own), and without inserting the connection's [`ConnectionAbort`]
+/// its own), and without inserting the connection's `ConnectionAbort`
 /// into each request: what the binary and [`crate::MockServer`] run. `ready` runs
 /// once the routes and the OpenAPI document are built, before the first
 /// connection is taken (the binary prints its banner there).

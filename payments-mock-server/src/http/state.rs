@@ -136,8 +136,6 @@ impl AppState {
         self.openapi.get().cloned().unwrap_or_default()
     }
 
-    /// Keeps the document [`crate::http::app`] generated (the first one: a state
-    /// serves one catalogue and one set of keys).
     /// How many `/api/` requests this process has answered since it
     /// started (each one the journal records; the journal keeps the last
     /// 1,000).
@@ -168,6 +166,8 @@ impl AppState {
         }
     }
 
+    /// Keeps the document [`crate::http::app`] generated (the first one: a state
+    /// serves one catalogue and one set of keys).
     pub(crate) fn set_openapi(&self, document: bytes::Bytes) {
         let _ = self.openapi.set(document);
     }
