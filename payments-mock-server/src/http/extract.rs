@@ -63,6 +63,20 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
     }
 }
 
+/// 415 `UNSUPPORTED_MEDIA_TYPE` unless the body is declared JSON or not
+/// declared at all: checked before any reading or parsing, by
+/// [`JsonBytes`] and by the `/api/` routes (`route.rs`).
+pub(crate) fn declared_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    match headers.get(header::CONTENT_TYPE) {
+        Some(ct) if !is_json_content_type(ct.as_bytes()) => Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ErrorCode::UnsupportedMediaType,
+            "Content-Type must be application/json",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The bytes of a body declared JSON (or undeclared). Rejections as
 /// [`JsonObject`]'s, before any parsing: 415, 413, 400 when it cannot be
 /// read. (The `/api/` routes read their body in the guard, once, and check
@@ -74,14 +88,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonBytes {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let content_type = req.headers().get(header::CONTENT_TYPE);
-        if content_type.is_some_and(|ct| !is_json_content_type(ct.as_bytes())) {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                ErrorCode::UnsupportedMediaType,
-                "Content-Type must be application/json",
-            ));
-        }
+        declared_json(req.headers())?;
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::payload_too_large()

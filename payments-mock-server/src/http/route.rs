@@ -14,11 +14,11 @@
 use axum::body::Body;
 use axum::body::HttpBody as _;
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::error::{ApiError, ErrorCode};
-use crate::http::extract::{Caller, is_json_content_type};
+use crate::error::ApiError;
+use crate::http::extract::{Caller, declared_json};
 use crate::http::handlers::status::{self, Target, target};
 use crate::http::handlers::{confirm, initiate};
 use crate::http::state::AppState;
@@ -36,11 +36,11 @@ pub(crate) async fn route(
     };
     let answer = match rest {
         "initiate" | "confirm" if method != Method::POST => return not_allowed("POST"),
-        "initiate" => match declared_json(parts) {
+        "initiate" => match declared_json(&parts.headers) {
             Ok(()) => initiate::handle(state, caller, body).await,
             Err(e) => Err(e),
         },
-        "confirm" => match declared_json(parts) {
+        "confirm" => match declared_json(&parts.headers) {
             Ok(()) => confirm::handle(state, caller, body).await,
             Err(e) => Err(e),
         },
@@ -60,19 +60,6 @@ pub(crate) async fn route(
         without_body(response)
     } else {
         response
-    }
-}
-
-/// 415 unless the body is declared JSON or not declared at all (what a
-/// JSON body extractor would refuse, before any parsing).
-fn declared_json(parts: &Parts) -> Result<(), ApiError> {
-    match parts.headers.get(header::CONTENT_TYPE) {
-        Some(ct) if !is_json_content_type(ct.as_bytes()) => Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ErrorCode::UnsupportedMediaType,
-            "Content-Type must be application/json",
-        )),
-        _ => Ok(()),
     }
 }
 
@@ -96,7 +83,7 @@ fn without_body(mut response: Response) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use axum::http::Request;
+    use axum::http::{Request, StatusCode};
     use http_body_util::BodyExt as _;
 
     use super::*;
