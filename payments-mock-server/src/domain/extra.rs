@@ -3,10 +3,9 @@
 //! order, the last of a repeated key, no spaces), whichever way the
 //! merchant spelled it.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
-use serde_json::value::RawValue;
+
+use crate::domain::scan::{number, skip_whitespace, string_end};
 
 /// The kept text of the object `text` holds; `None` when it holds no JSON
 /// object.
@@ -25,35 +24,79 @@ pub(crate) fn object_text(text: &str) -> Option<String> {
 /// numbers have no exponent. Each value is then written as read (a
 /// number's digits are kept as read: `serde_json`'s
 /// `arbitrary_precision`), in key order; parsing it into a `Value` and
-/// writing that out again cost about a tenth of an initiate
-/// (BENCHMARKS.md, "The hot paths at the framework's limit"). `None` for
-/// anything else, which the full way decides. A test holds both ways to
-/// the same text.
+/// writing that out again cost about a tenth of an initiate, and reading
+/// it through `serde_json` at all still 1.5k instructions (BENCHMARKS.md,
+/// "The hot paths at the framework's limit"). `None` for anything else,
+/// which the full way decides. A test holds both ways to the same text.
 fn flat_object_text(text: &str) -> Option<String> {
-    // Keys with escapes cannot be borrowed: refused here, so taken the
-    // full way. A repeated key keeps its last value, as in a `Value`.
-    let entries: BTreeMap<&str, &RawValue> = serde_json::from_str(text).ok()?;
+    let b = text.as_bytes();
+    let mut entries: Vec<(&str, &str)> = Vec::new();
+    let mut i = skip_whitespace(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_whitespace(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            let (end, escaped) = string_end(b, i + 1)?;
+            let key = &text[i + 1..end];
+            // `serde_json` reads an object whose first key is one of its
+            // private ones as something else.
+            if escaped || key.starts_with("$serde_json::private::") {
+                return None;
+            }
+            i = skip_whitespace(b, end + 1);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            let start = skip_whitespace(b, i + 1);
+            let word = |w: &[u8]| b[start..].starts_with(w).then_some(start + w.len());
+            i = match *b.get(start)? {
+                b'"' => match string_end(b, start + 1)? {
+                    (end, false) => end + 1,
+                    (_, true) => return None,
+                },
+                b't' => word(b"true")?,
+                b'f' => word(b"false")?,
+                b'n' => word(b"null")?,
+                // Without an exponent (`serde_json` writes `1E5` as `1e+5`).
+                b'-' | b'0'..=b'9' => match number(b, start)? {
+                    n if n.exponent => return None,
+                    n => n.end,
+                },
+                // Nesting is the full way's.
+                _ => return None,
+            };
+            entries.push((key, &text[start..i]));
+            i = skip_whitespace(b, i);
+            match b.get(i) {
+                Some(b',') => i = skip_whitespace(b, i + 1),
+                Some(b'}') => {
+                    i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    if skip_whitespace(b, i) != b.len() {
+        return None;
+    }
+    // Key order; of a repeated key the last (a stable sort keeps their
+    // order), as in a `Value`.
+    entries.sort_by(|x, y| x.0.cmp(y.0));
     let mut out = String::with_capacity(text.len());
     out.push('{');
-    for (n, (key, value)) in entries.iter().enumerate() {
-        // `serde_json` reads an object whose first key is one of its
-        // private ones as something else.
-        if key.starts_with("$serde_json::private::") {
-            return None;
+    for (n, (key, raw)) in entries.iter().enumerate() {
+        if entries.get(n + 1).is_some_and(|next| next.0 == *key) {
+            continue;
         }
-        let raw = value.get();
-        let as_read = match raw.as_bytes().first() {
-            Some(b'"') => !raw.contains('\\'),
-            Some(b'{' | b'[') | None => false,
-            Some(b't' | b'f' | b'n') => true,
-            // A number without an exponent (`serde_json` writes `1E5` as
-            // `1e+5`).
-            Some(_) => !raw.contains(['e', 'E']),
-        };
-        if !as_read {
-            return None;
-        }
-        if n > 0 {
+        if out.len() > 1 {
             out.push(',');
         }
         out.push('"');

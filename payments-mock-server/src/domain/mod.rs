@@ -10,5 +10,6 @@ pub mod lifecycle;
 pub mod money;
 pub mod redirect;
 pub mod rules;
+mod scan;
 pub mod transaction;
 pub mod validate;
