@@ -193,11 +193,9 @@ pub(crate) fn initiate_fields(
     };
 
     let currency = match string(body, Name::CurrencyCode, false, &mut p) {
-        // `from_code` walks the whole table; the default needs no look-up.
         None => Some(Currency::MYR),
         Some(code) => {
-            let c = Currency::from_code(code)
-                .filter(|c| c.is_superseded().is_none() && c.exponent().is_some());
+            let c = rules::active_currency(code);
             if c.is_none() {
                 p.push(
                     "currencyCode must be an active ISO 4217 alphabetic code in upper case"
