@@ -4,13 +4,21 @@
 # latency it adds at a moderate fixed load, and its memory after a million
 # exchanges.
 #
+# The control: perf-forwarder, a bare HTTP/1.1 forwarder on the same stack
+# (hyper's server, the proxy's upstream client) that does nothing but
+# forward, measured the same way in the same rounds. Any HTTP/1 proxy does
+# both ends of each exchange on the shared core, so "through the proxy /
+# through the bare forwarder" is the proxy's own cost, and "through the
+# bare forwarder / straight" is the most any proxy here could reach.
+#
 #   scripts/bench-proxy.sh                                   # 3 rounds x 10 s
 #   LOAD_DURATION=3 LOAD_RUNS=1 PROXY_MILLION=50000 scripts/bench-proxy.sh   # smoke
 #
-# The mock and the proxy share SERVER_CPU (the proxy's own work counts
-# against the same core the mock has alone when measured straight); wrk is
-# pinned to CLIENT_CPU. The same rounds also give each one's requests per
-# second of its own CPU (what it would serve with a core to itself).
+# The mock and the proxy (or the forwarder) share SERVER_CPU (the proxy's
+# own work counts against the same core the mock has alone when measured
+# straight); wrk is pinned to CLIENT_CPU. The same rounds also give each
+# one's requests per second of its own CPU (what it would serve with a core
+# to itself).
 # Latency: perf-latency at LATENCY_RATE requests per
 # second (open loop), straight and through the proxy, medians of LOAD_RUNS.
 # Memory: the proxy's VmRSS while PROXY_MILLION initiates (each a new
@@ -34,23 +42,31 @@ started=$(date +%s)
 machine_header
 echo "# $RUNS round(s) x ${DURATION}s, $CONNS connections; mock and proxy on cpu $SERVER_CPU, wrk -t1 on cpu $CLIENT_CPU"
 need_wrk
+# payments-perf: perf-latency and perf-forwarder.
 (cd "$ROOT" && cargo build --release --quiet -p payments-mock-server -p payments-perf)
 MOCK=$BIN/payments-mock-server
 WRK=$ROOT/perf/wrk
 json_field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
 
 PROXY_PID=""
-start_proxy() { # upstream
-  : >"$OUT/proxy.out"
-  taskset -c "$SERVER_CPU" "$MOCK" proxy --upstream "$1" --port 0 >"$OUT/proxy.out" 2>>"$MOCK_LOG" &
+# start_in_front NAME CMD...: runs CMD (a proxy of the mock) on SERVER_CPU,
+# waits for its banner; sets PROXY_PID and PROXY (its base URL).
+start_in_front() {
+  local name=$1
+  shift
+  : >"$OUT/$name.out"
+  taskset -c "$SERVER_CPU" "$@" >"$OUT/$name.out" 2>>"$MOCK_LOG" &
   PROXY_PID=$!
   for _ in $(seq 1 600); do
-    PROXY=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$OUT/proxy.out")
+    PROXY=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$OUT/$name.out")
     [ -n "$PROXY" ] && return 0
+    kill -0 "$PROXY_PID" 2>/dev/null || die "the $name exited"
     sleep 0.05
   done
-  die "the proxy did not start"
+  die "the $name did not start"
 }
+start_proxy() { start_in_front proxy "$MOCK" proxy --upstream "$1" --port 0; } # upstream
+start_forwarder() { start_in_front forwarder "$BIN/perf-forwarder" --upstream "$1" --port 0; } # upstream
 stop_proxy() {
   if [ -n "$PROXY_PID" ]; then
     kill -TERM "$PROXY_PID" 2>/dev/null || true
@@ -79,6 +95,12 @@ if [ "$ONLY" = all ] || [ "$ONLY" = throughput ]; then
     SERVER_PID=$PROXY_PID
     wrk_once proxy_get "$PROXY/api/payments/$ID/status" "$WRK/get.lua" "$LOG"
     WRK_TAG="proxy-$run-$$" wrk_once proxy_initiate "$PROXY" "$WRK/initiate.lua" "$LOG"
+    stop_proxy
+    # The control: the same two runs through the bare forwarder.
+    start_forwarder "$BASE"
+    SERVER_PID=$PROXY_PID
+    wrk_once forwarder_get "$PROXY/api/payments/$ID/status" "$WRK/get.lua" "$LOG"
+    WRK_TAG="forwarder-$run-$$" wrk_once forwarder_initiate "$PROXY" "$WRK/initiate.lua" "$LOG"
     SERVER_PID=$MOCK_PID
     stop_proxy
     stop_server
@@ -134,6 +156,15 @@ ms() { awk -v u="$1" 'BEGIN { printf "%.3f", u / 1000 }'; }
       d=$(med "$LOG" "direct_$s" rps); p=$(med "$LOG" "proxy_$s" rps)
       echo "| through the proxy / straight, $s (req/s, median of $RUNS) | $(printf %.0f "$p") / $(printf %.0f "$d") = $(ratio "$p" "$d") | ≥ 0.5 |"
     done
+    # The control: what a proxy that only forwards reaches on this stack.
+    for s in get initiate; do
+      d=$(med "$LOG" "direct_$s" rps); f=$(med "$LOG" "forwarder_$s" rps)
+      echo "| through the bare forwarder / straight, $s (req/s, median of $RUNS) | $(printf %.0f "$f") / $(printf %.0f "$d") = $(ratio "$f" "$d") | (control) |"
+    done
+    for s in get initiate; do
+      p=$(med "$LOG" "proxy_$s" rps); f=$(med "$LOG" "forwarder_$s" rps)
+      echo "| through the proxy / through the bare forwarder, $s (req/s, medians) | $(printf %.0f "$p") / $(printf %.0f "$f") = $(ratio "$p" "$f") | (the proxy's own cost) |"
+    done
     # The proxy shares the mock's core above. What each would serve with a
     # core of its own: its requests per second of its own CPU.
     for s in get initiate; do
@@ -142,6 +173,13 @@ ms() { awk -v u="$1" 'BEGIN { printf "%.3f", u / 1000 }'; }
       dk=$(awk -v r="$d" -v c="$dc" 'BEGIN { printf "%.0f", r * 100 / c }')
       pk=$(awk -v r="$p" -v c="$pc" 'BEGIN { printf "%.0f", r * 100 / c }')
       echo "| requests per CPU-second, the proxy / the mock straight, $s (req/s ÷ CPU share, medians) | $pk / $dk = $(ratio "$pk" "$dk") | (a core each) |"
+    done
+    for s in get initiate; do
+      d=$(med "$LOG" "direct_$s" rps); f=$(med "$LOG" "forwarder_$s" rps)
+      dc=$(med "$LOG" "direct_$s" server_cpu); fc=$(med "$LOG" "forwarder_$s" server_cpu)
+      dk=$(awk -v r="$d" -v c="$dc" 'BEGIN { printf "%.0f", r * 100 / c }')
+      fk=$(awk -v r="$f" -v c="$fc" 'BEGIN { printf "%.0f", r * 100 / c }')
+      echo "| requests per CPU-second, the bare forwarder / the mock straight, $s (req/s ÷ CPU share, medians) | $fk / $dk = $(ratio "$fk" "$dk") | (control) |"
     done
   fi
   if [ "$ONLY" = all ] || [ "$ONLY" = latency ]; then

@@ -10,6 +10,7 @@
 //! - `bin/preload.rs` — `perf-preload`: initiates a confirm pool over HTTP.
 //! - `bin/fill_store.rs` — `perf-fill-store`: N transactions into a store.
 //! - `bin/latency.rs` — `perf-latency`: latency percentiles at a fixed rate.
+//! - `bin/forwarder.rs` — `perf-forwarder`: a bare forwarder, the proxy's control.
 //!
 //! The tools print machine-readable `key=value` lines that the scripts parse;
 //! they are measurement harnesses, not products, so flags are minimal.
