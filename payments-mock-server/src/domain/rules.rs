@@ -104,7 +104,6 @@ fn compiled(pattern: &str) -> Regex {
 }
 
 static RETURN_URL_RE: LazyLock<Regex> = LazyLock::new(|| compiled(&RETURN_URL));
-static UUID_RE: LazyLock<Regex> = LazyLock::new(|| compiled(UUID));
 static ISSUED_ID_RE: LazyLock<Regex> = LazyLock::new(|| compiled(ISSUED_ID));
 static FAULT_HEADER_RE: LazyLock<Regex> = LazyLock::new(|| compiled(&FAULT_HEADER));
 
@@ -113,9 +112,16 @@ pub fn is_return_url(text: &str) -> bool {
     text.chars().count() <= RETURN_URL_MAX && RETURN_URL_RE.is_match(text)
 }
 
-/// Whether `text` is a UUID in hyphenated form ([`UUID`]).
-pub fn is_uuid(text: &str) -> bool {
-    UUID_RE.is_match(text)
+/// The UUID `text` is in hyphenated form ([`UUID`]), if it is one. The
+/// only form of 36 characters `uuid` parses is the hyphenated one (a test
+/// holds this to the pattern), so no regex runs on a request's way (about
+/// 500 instructions an initiate).
+pub fn uuid(text: &str) -> Option<uuid::Uuid> {
+    if text.len() == 36 {
+        uuid::Uuid::try_parse(text).ok()
+    } else {
+        None
+    }
 }
 
 /// Whether `text` is an id in the form the mock issues ([`ISSUED_ID`]).
@@ -271,14 +277,24 @@ mod tests {
     #[test]
     fn uuids_are_hyphenated_and_issued_ids_lower_case() {
         let id = "01930000-0000-7000-8000-00000000000a";
-        assert!(is_uuid(id) && is_issued_id(id));
-        assert!(is_uuid(&id.to_uppercase()) && !is_issued_id(&id.to_uppercase()));
+        assert!(uuid(id).is_some() && is_issued_id(id));
+        assert!(uuid(&id.to_uppercase()).is_some() && !is_issued_id(&id.to_uppercase()));
         for bad in [
             "{01930000-0000-7000-8000-00000000000a}",
             "0193000000007000800000000000000a",
             "",
         ] {
-            assert!(!is_uuid(bad), "{bad}");
+            assert!(uuid(bad).is_none(), "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn uuid_is_the_pattern(
+            text in "[0-9a-fA-F{}:-]{30,40}|urn:uuid:[0-9a-f-]{36}|[0-9a-fA-FgG-]{36}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-fA-F]{12}\\n?",
+        ) {
+            let pattern = compiled(UUID);
+            proptest::prop_assert_eq!(uuid(&text).is_some(), pattern.is_match(&text), "{}", text);
         }
     }
 }

@@ -4,7 +4,6 @@
 
 use iso_currency::Currency;
 use serde_json::{Map, Value};
-use uuid::Uuid;
 
 use crate::domain::catalog::{Catalog, is_product_code};
 use crate::domain::fields::{Field, Fields, Name};
@@ -155,7 +154,7 @@ pub(crate) fn initiate_fields(
 
     let merchant_id = string(body, Name::MerchantId, true, &mut p).and_then(|s| {
         // The hyphenated form only (rules::UUID): what the document says.
-        let id = rules::is_uuid(s).then(|| Uuid::parse_str(s).ok()).flatten();
+        let id = rules::uuid(s);
         if id.is_none() {
             p.push("merchantId must be a UUID".to_owned());
         }

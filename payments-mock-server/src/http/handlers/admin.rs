@@ -170,7 +170,7 @@ pub async fn transactions(
     let pairs = query_pairs(query.as_deref());
     let mut problems = Vec::new();
     let merchant = param(&pairs, "merchantId").and_then(|m| {
-        let id = rules::is_uuid(m).then(|| Uuid::parse_str(m).ok()).flatten();
+        let id = rules::uuid(m);
         if id.is_none() {
             problems.push("merchantId must be a UUID".to_owned());
         }
