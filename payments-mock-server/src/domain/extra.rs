@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::domain::scan::{number, skip_whitespace, string_end};
+use crate::domain::scan::{members, number, string_end};
 
 /// The kept text of the object `text` holds; `None` when it holds no JSON
 /// object.
@@ -31,62 +31,32 @@ pub(crate) fn object_text(text: &str) -> Option<String> {
 fn flat_object_text(text: &str) -> Option<String> {
     let b = text.as_bytes();
     let mut entries: Vec<(&str, &str)> = Vec::new();
-    let mut i = skip_whitespace(b, 0);
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i = skip_whitespace(b, i + 1);
-    if b.get(i) == Some(&b'}') {
-        i += 1;
-    } else {
-        loop {
-            if b.get(i) != Some(&b'"') {
-                return None;
-            }
-            let (end, escaped) = string_end(b, i + 1)?;
-            let key = &text[i + 1..end];
-            // `serde_json` reads an object whose first key is one of its
-            // private ones as something else.
-            if escaped || key.starts_with("$serde_json::private::") {
-                return None;
-            }
-            i = skip_whitespace(b, end + 1);
-            if b.get(i) != Some(&b':') {
-                return None;
-            }
-            let start = skip_whitespace(b, i + 1);
-            let word = |w: &[u8]| b[start..].starts_with(w).then_some(start + w.len());
-            i = match *b.get(start)? {
-                b'"' => match string_end(b, start + 1)? {
-                    (end, false) => end + 1,
-                    (_, true) => return None,
-                },
-                b't' => word(b"true")?,
-                b'f' => word(b"false")?,
-                b'n' => word(b"null")?,
-                // Without an exponent (`serde_json` writes `1E5` as `1e+5`).
-                b'-' | b'0'..=b'9' => match number(b, start)? {
-                    n if n.exponent => return None,
-                    n => n.end,
-                },
-                // Nesting is the full way's.
-                _ => return None,
-            };
-            entries.push((key, &text[start..i]));
-            i = skip_whitespace(b, i);
-            match b.get(i) {
-                Some(b',') => i = skip_whitespace(b, i + 1),
-                Some(b'}') => {
-                    i += 1;
-                    break;
-                }
-                _ => return None,
-            }
+    members(text, |key, start| {
+        // `serde_json` reads an object whose first key is one of its
+        // private ones as something else.
+        if key.starts_with("$serde_json::private::") {
+            return None;
         }
-    }
-    if skip_whitespace(b, i) != b.len() {
-        return None;
-    }
+        let word = |w: &[u8]| b[start..].starts_with(w).then_some(start + w.len());
+        let end = match *b.get(start)? {
+            b'"' => match string_end(b, start + 1)? {
+                (end, false) => end + 1,
+                (_, true) => return None,
+            },
+            b't' => word(b"true")?,
+            b'f' => word(b"false")?,
+            b'n' => word(b"null")?,
+            // Without an exponent (`serde_json` writes `1E5` as `1e+5`).
+            b'-' | b'0'..=b'9' => match number(b, start)? {
+                n if n.exponent => return None,
+                n => n.end,
+            },
+            // Nesting is the full way's.
+            _ => return None,
+        };
+        entries.push((key, &text[start..end]));
+        Some(end)
+    })?;
     // Key order; of a repeated key the last (a stable sort keeps their
     // order), as in a `Value`.
     entries.sort_by(|x, y| x.0.cmp(y.0));

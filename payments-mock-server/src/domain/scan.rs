@@ -63,6 +63,51 @@ pub(crate) fn string_end(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
     }
 }
 
+/// Walks the flat JSON object that `text` is: for each member in order,
+/// `member(key, at)` gets the key (which has no escape) and where its value
+/// starts, and answers where the value ends. `None` where `text` is not an
+/// object with nothing after it, where a key has an escape, or where
+/// `member` answers `None`.
+pub(crate) fn members<'t>(
+    text: &'t str,
+    mut member: impl FnMut(&'t str, usize) -> Option<usize>,
+) -> Option<()> {
+    let b = text.as_bytes();
+    let mut i = skip_whitespace(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_whitespace(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            let (end, escaped) = string_end(b, i + 1)?;
+            if escaped {
+                return None;
+            }
+            let key = &text[i + 1..end];
+            i = skip_whitespace(b, end + 1);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = skip_whitespace(b, member(key, skip_whitespace(b, i + 1))?);
+            match b.get(i) {
+                Some(b',') => i = skip_whitespace(b, i + 1),
+                Some(b'}') => {
+                    i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    (skip_whitespace(b, i) == b.len()).then_some(())
+}
+
 /// A JSON number (RFC 8259's grammar) at `start`.
 pub(crate) struct Number {
     /// Where it ends.

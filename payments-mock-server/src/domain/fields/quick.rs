@@ -21,51 +21,24 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::{KnownFields, Name, Slot, VALUE_MAGIC_KEYS};
-use crate::domain::scan::{number, skip_whitespace, string_end};
+use crate::domain::scan::{members, number, string_end};
 
 /// `text` read as a flat JSON object into its known fields; `None` where
 /// the full way must decide.
 pub(super) fn read(text: &str) -> Option<KnownFields<'_>> {
-    let b = text.as_bytes();
     let mut body = KnownFields::default();
-    let mut i = skip_whitespace(b, 0);
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i = skip_whitespace(b, i + 1);
-    if b.get(i) == Some(&b'}') {
-        i += 1;
-    } else {
-        loop {
-            if b.get(i) != Some(&b'"') {
-                return None;
-            }
-            let (end, escaped) = string_end(b, i + 1)?;
-            let key = &text[i + 1..end];
-            if escaped || VALUE_MAGIC_KEYS.contains(&key) {
-                return None;
-            }
-            i = skip_whitespace(b, end + 1);
-            if b.get(i) != Some(&b':') {
-                return None;
-            }
-            let (slot, next) = value(text, skip_whitespace(b, i + 1))?;
-            if let Some(name) = Name::of(key) {
-                // The last of a repeated key wins, as on the full way.
-                body.slots[name as usize] = slot;
-            }
-            i = skip_whitespace(b, next);
-            match b.get(i) {
-                Some(b',') => i = skip_whitespace(b, i + 1),
-                Some(b'}') => {
-                    i += 1;
-                    break;
-                }
-                _ => return None,
-            }
+    members(text, |key, at| {
+        if VALUE_MAGIC_KEYS.contains(&key) {
+            return None;
         }
-    }
-    (skip_whitespace(b, i) == b.len()).then_some(body)
+        let (slot, end) = value(text, at)?;
+        if let Some(name) = Name::of(key) {
+            // The last of a repeated key wins, as on the full way.
+            body.slots[name as usize] = slot;
+        }
+        Some(end)
+    })?;
+    Some(body)
 }
 
 /// The text of a string with escapes: the one-letter escapes decoded
