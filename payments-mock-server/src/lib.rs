@@ -179,7 +179,8 @@ pub use mock_server::{MockServer, MockServerBuilder, StoredTransaction};
 pub use proxy::{
     BadLine, CheckOutcome, DEFAULT_UPSTREAM_TIMEOUT, Endpoint, Exchange, Finding, JUDGE_LIMIT,
     Level, MEMORY_CAPACITY, Message, Proxy, ProxyConfig, REDACTED, Redactor, SeedError, Seeded,
-    Summary, VERDICT_HEADER, Verdict, check_recording, rules, seed_from,
+    Summary, VERDICT_HEADER, Verdict, check_recording, end_to_end as end_to_end_headers, rules,
+    seed_from,
 };
 pub use store::journal::{Capture, JournalEntry};
 pub use store::settings::Given;

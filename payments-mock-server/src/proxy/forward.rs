@@ -48,9 +48,25 @@ const HOP_BY_HOP: [&str; 8] = [
     "host",
 ];
 
-/// The end-to-end headers of `headers`: without the hop-by-hop ones and
-/// those `Connection` names.
-fn end_to_end(headers: &HeaderMap) -> HeaderMap {
+/// The end-to-end headers of `headers`, as the proxy forwards them both
+/// ways: without the hop-by-hop ones (RFC 9110 section 7.6.1), those
+/// `Connection` names and `Host`, and without a `Content-Length` beside a
+/// `Transfer-Encoding`.
+///
+/// # Examples
+///
+/// ```
+/// use axum::http::{HeaderMap, HeaderValue};
+///
+/// let mut headers = HeaderMap::new();
+/// headers.insert("connection", HeaderValue::from_static("x-hop"));
+/// headers.insert("x-hop", HeaderValue::from_static("1"));
+/// headers.insert("x-kept", HeaderValue::from_static("2"));
+/// let kept = payments_mock_server::end_to_end_headers(&headers);
+/// assert_eq!(kept.len(), 1);
+/// assert_eq!(kept["x-kept"], "2");
+/// ```
+pub fn end_to_end(headers: &HeaderMap) -> HeaderMap {
     let named: Vec<String> = headers
         .get_all(header::CONNECTION)
         .iter()

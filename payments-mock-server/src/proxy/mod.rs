@@ -63,7 +63,7 @@ use tokio::task::JoinHandle;
 
 pub use check::{CheckOutcome, check_recording};
 pub use exchange::{Endpoint, Exchange, Message};
-pub use forward::{JUDGE_LIMIT, VERDICT_HEADER};
+pub use forward::{JUDGE_LIMIT, VERDICT_HEADER, end_to_end};
 pub use memory::CAPACITY as MEMORY_CAPACITY;
 pub use record::BadLine;
 pub use redact::{REDACTED, Redactor};

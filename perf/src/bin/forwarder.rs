@@ -8,7 +8,8 @@
 //! stated as a share of what any proxy on this stack does on the same core.
 //!
 //! Each request goes to upstream + its path and query, with its method,
-//! its headers less the hop-by-hop ones (and `Host`: the client sets the
+//! its headers less the hop-by-hop ones, dropped by the proxy's own
+//! `end_to_end_headers` (and `Host`: the client sets the
 //! upstream's) and its body; the answer's status, headers (hop-by-hop ones
 //! dropped) and body come back. No answer from the upstream: 502.
 //!
@@ -21,13 +22,13 @@ use std::sync::Arc;
 
 use http_body_util::{Either, Full};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use payments_mock_server::{DEFAULT_HEADER_READ_TIMEOUT, HEADER_LIMIT};
+use payments_mock_server::{DEFAULT_HEADER_READ_TIMEOUT, HEADER_LIMIT, end_to_end_headers};
 use payments_perf::{Flags, stop_signal};
 
 /// The mock binary's allocator, which the proxy runs in too.
@@ -36,42 +37,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 type Upstream = Client<hyper_rustls::HttpsConnector<HttpConnector>, Incoming>;
 type Answer = Response<Either<Incoming, Full<Bytes>>>;
-
-/// RFC 9110 section 7.6.1, as the proxy drops them (`proxy/forward.rs`).
-const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "proxy-connection",
-    "keep-alive",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "host",
-];
-
-/// `headers` without the hop-by-hop ones, those `Connection` names, and a
-/// `Content-Length` beside a `Transfer-Encoding` (not the body's length).
-fn end_to_end(headers: &HeaderMap) -> HeaderMap {
-    let named: Vec<String> = headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|n| n.trim().to_ascii_lowercase())
-        .collect();
-    let chunked = headers.contains_key(header::TRANSFER_ENCODING);
-    let mut out = HeaderMap::with_capacity(headers.len());
-    for (name, value) in headers {
-        let name_str = name.as_str();
-        if !(HOP_BY_HOP.contains(&name_str)
-            || named.iter().any(|n| n == name_str)
-            || (chunked && name == header::CONTENT_LENGTH))
-        {
-            out.append(name.clone(), value.clone());
-        }
-    }
-    out
-}
 
 fn bad_gateway(why: &'static str) -> Answer {
     let mut answer = Response::new(Either::Right(Full::new(Bytes::from_static(why.as_bytes()))));
@@ -91,13 +56,13 @@ async fn forward(client: Upstream, upstream: Arc<str>, request: Request<Incoming
     let mut out = Request::new(body);
     *out.method_mut() = parts.method;
     *out.uri_mut() = uri;
-    *out.headers_mut() = end_to_end(&parts.headers);
+    *out.headers_mut() = end_to_end_headers(&parts.headers);
     match client.request(out).await {
         Ok(reply) => {
             let (reply, body) = reply.into_parts();
             let mut answer = Response::new(Either::Left(body));
             *answer.status_mut() = reply.status;
-            *answer.headers_mut() = end_to_end(&reply.headers);
+            *answer.headers_mut() = end_to_end_headers(&reply.headers);
             answer
         }
         Err(_) => bad_gateway("perf-forwarder: the upstream could not be reached\n"),
