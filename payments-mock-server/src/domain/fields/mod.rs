@@ -6,8 +6,10 @@
 //! Reading into a `Map<String, Value>` allocated a `String` per key and
 //! per value and a tree node per entry, only to look each field up by name
 //! and drop the lot (about a fifth of an initiate's instructions,
-//! BENCHMARKS.md). [`KnownFields::parse`] walks the same JSON with the same
-//! `serde_json` deserializer, so what it refuses, and the message it
+//! BENCHMARKS.md). [`KnownFields::parse`] reads a flat object the quick
+//! way (`quick.rs`) where that is certain to read what `serde_json` reads,
+//! and walks any other body with the same `serde_json` deserializer as
+//! the map, so what it refuses, and the message it
 //! refuses it with, are the map's own: a body that does not start with `{`
 //! goes through [`parse_object`] itself, values of fields the validators do
 //! not read are still parsed as `Value`s (so a lone surrogate or nesting

@@ -3,18 +3,20 @@
 //! `null`, scanned in one pass without `serde_json`'s visitor machinery.
 //!
 //! `serde_json` spends about 300 instructions on each key and each
-//! string value (a tenth of a whole initiate went into reading the 24
-//! strings of a full body), most of it in the generic visitor calls
+//! string value (a tenth of a whole initiate went into reading the two
+//! dozen strings of a full body), most of it in the generic visitor calls
 //! around a short scan. [`read`] answers only where it is certain to read
 //! exactly what [`KnownFields::parse`]'s `serde_json` way reads, and
 //! returns `None` wherever that is not certain: a nested object or array,
 //! a number that is not an integer of `u64` (or, negative, `i64`) range,
 //! `-0`, a key with an escape, `serde_json`'s private keys, and anything
-//! that is not JSON. The full way then decides, with its own messages. A
-//! string with an escape is decoded by `serde_json` itself, so escapes
-//! and lone surrogates mean what they mean there. Tests hold both ways to
-//! the same fields on generated flat bodies, and the whole reader to the
-//! map on any bytes (`super::tests`).
+//! that is not JSON. The full way then decides, with its own messages.
+//! The one-letter escapes (`\n`, `\"`, …) are decoded here; a string
+//! with any other (`\u`, or one JSON does not have) is decoded by
+//! `serde_json` itself, so `\u` escapes and lone surrogates mean what
+//! they mean there. Tests hold both ways to the same fields on generated
+//! flat bodies, and the whole reader to the map on any bytes
+//! (`super::tests`).
 
 use std::borrow::Cow;
 
