@@ -167,19 +167,15 @@ ms() { awk -v u="$1" 'BEGIN { printf "%.3f", u / 1000 }'; }
     done
     # The proxy shares the mock's core above. What each would serve with a
     # core of its own: its requests per second of its own CPU.
-    for s in get initiate; do
-      d=$(med "$LOG" "direct_$s" rps); p=$(med "$LOG" "proxy_$s" rps)
-      dc=$(med "$LOG" "direct_$s" server_cpu); pc=$(med "$LOG" "proxy_$s" server_cpu)
-      dk=$(awk -v r="$d" -v c="$dc" 'BEGIN { printf "%.0f", r * 100 / c }')
-      pk=$(awk -v r="$p" -v c="$pc" 'BEGIN { printf "%.0f", r * 100 / c }')
-      echo "| requests per CPU-second, the proxy / the mock straight, $s (req/s ÷ CPU share, medians) | $pk / $dk = $(ratio "$pk" "$dk") | (a core each) |"
-    done
-    for s in get initiate; do
-      d=$(med "$LOG" "direct_$s" rps); f=$(med "$LOG" "forwarder_$s" rps)
-      dc=$(med "$LOG" "direct_$s" server_cpu); fc=$(med "$LOG" "forwarder_$s" server_cpu)
-      dk=$(awk -v r="$d" -v c="$dc" 'BEGIN { printf "%.0f", r * 100 / c }')
-      fk=$(awk -v r="$f" -v c="$fc" 'BEGIN { printf "%.0f", r * 100 / c }')
-      echo "| requests per CPU-second, the bare forwarder / the mock straight, $s (req/s ÷ CPU share, medians) | $fk / $dk = $(ratio "$fk" "$dk") | (control) |"
+    per_cpu() { # label
+      awk -v r="$(med "$LOG" "$1" rps)" -v c="$(med "$LOG" "$1" server_cpu)" 'BEGIN { printf "%.0f", r * 100 / c }'
+    }
+    for who in "proxy:the proxy:(a core each)" "forwarder:the bare forwarder:(control)"; do
+      IFS=: read -r label name goal <<<"$who"
+      for s in get initiate; do
+        dk=$(per_cpu "direct_$s"); wk=$(per_cpu "${label}_$s")
+        echo "| requests per CPU-second, $name / the mock straight, $s (req/s ÷ CPU share, medians) | $wk / $dk = $(ratio "$wk" "$dk") | $goal |"
+      done
     done
   fi
   if [ "$ONLY" = all ] || [ "$ONLY" = latency ]; then
