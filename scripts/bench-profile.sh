@@ -7,10 +7,12 @@
 # For each of: status GET by id, initiate (the six fields of
 # perf/wrk/initiate.lua, and every field of the document's section 2.2,
 # perf/wrk/initiate_full.lua), each with the text log and with
-# --log-format json, and the bare-axum control GET and POST: starts the
+# --log-format json, the 6-field initiate on a fresh SQLite store
+# (initiate_sqlite: the writer thread's share), and the bare-axum control
+# GET and POST: starts the
 # server under callgrind (pinned to SERVER_CPU), warms it up with wrk for
 # PROFILE_WARMUP seconds (2), zeroes the counters (callgrind_control -z),
-# drives it with wrk (pinned to CLIENT_CPU; 4 connections,
+# drives it with wrk (pinned to CLIENT_CPU; PROFILE_CONNECTIONS, 4,
 # PROFILE_SECONDS, 10), dumps the counters of that window
 # (callgrind_control -d), stops it, and writes the window's callgrind file
 # plus inclusive and exclusive top lists. Prints instructions per request
@@ -24,6 +26,7 @@ set -euo pipefail
 source "$(dirname "$0")/bench-common.sh"
 SECONDS_PROFILE=${PROFILE_SECONDS:-10}
 WARMUP=${PROFILE_WARMUP:-2}
+CONNS_PROFILE=${PROFILE_CONNECTIONS:-4}
 ONLY=${PROFILE_ONLY:-}
 OUT=${LOAD_OUT:-$TARGET/perf/profile}
 rm -rf "$OUT"
@@ -50,9 +53,9 @@ profile() {
       >"$OUT/initiate-body.json"
     path="/api/payments/$(sed -n 's/.*"transactionId":"\([^"]*\)".*/\1/p' "$OUT/initiate-body.json")/status"
   fi
-  (cd "$ROOT" && WRK_TAG="warm-$$" taskset -c "$CLIENT_CPU" wrk -t1 -c4 -d"${WARMUP}s" -s "$script" "$BASE$path") >"$OUT/$name.warmup.wrk"
+  (cd "$ROOT" && WRK_TAG="warm-$$" taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS_PROFILE" -d"${WARMUP}s" -s "$script" "$BASE$path") >"$OUT/$name.warmup.wrk"
   callgrind_control -z "$SERVER_PID" >/dev/null
-  (cd "$ROOT" && WRK_TAG="profile-$$" taskset -c "$CLIENT_CPU" wrk -t1 -c4 -d"${SECONDS_PROFILE}s" -s "$script" "$BASE$path") >"$OUT/$name.wrk"
+  (cd "$ROOT" && WRK_TAG="profile-$$" taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS_PROFILE" -d"${SECONDS_PROFILE}s" -s "$script" "$BASE$path") >"$OUT/$name.wrk"
   callgrind_control -d "$SERVER_PID" >/dev/null
   stop_server
   # The window's dump; the file without a number holds the shutdown.
@@ -71,11 +74,13 @@ profile status_json "" "$WRK/get.lua" "$MOCK" --port 0 --log-format json
 profile initiate "/api/payments/initiate" "$WRK/initiate.lua" "$MOCK" --port 0
 profile initiate_json "/api/payments/initiate" "$WRK/initiate.lua" "$MOCK" --port 0 --log-format json
 profile initiate_full "/api/payments/initiate" "$WRK/initiate_full.lua" "$MOCK" --port 0
+rm -f "$OUT"/sqlite.db*
+profile initiate_sqlite "/api/payments/initiate" "$WRK/initiate.lua" "$MOCK" --port 0 --store "sqlite:$OUT/sqlite.db"
 [ -f "$OUT/initiate-body.json" ] || printf '{"isSuccess":true}' >"$OUT/initiate-body.json"
 profile control_get "/" "$WRK/get.lua" "$BIN/perf-control" --get-body "$OUT/initiate-body.json" --post-body "$OUT/initiate-body.json"
 profile control_post "/api/payments/initiate" "$WRK/initiate.lua" "$BIN/perf-control" --get-body "$OUT/initiate-body.json" --post-body "$OUT/initiate-body.json"
 
-for name in status status_json initiate initiate_json initiate_full; do
+for name in status status_json initiate initiate_json initiate_full initiate_sqlite; do
   echo
   echo "## $name: top functions by exclusive instructions"
   [ -f "$OUT/$name.exclusive.txt" ] || continue
