@@ -3,7 +3,8 @@
 //!
 //! - **Writes** go to one writer thread that owns the only writing
 //!   connection. It takes every job waiting, runs them in one transaction
-//!   (each in a savepoint, so one failing job does not undo the others),
+//!   (when one fails, the transaction is rolled back and the jobs run again
+//!   each in a savepoint, so one failing job does not undo the others),
 //!   commits once, and only then answers each: many requests share one
 //!   commit, none is answered before it. One writer also makes each verb
 //!   atomic: create, confirm and decide check and change with nobody in

@@ -41,42 +41,43 @@ impl Writer {
 
     /// Runs `batch` in one transaction and answers each job after the
     /// commit (or with the failure, when it fails).
+    ///
+    /// The jobs first run one after another without savepoints: a
+    /// savepoint and its release per job cost more than a create's own
+    /// insert, and nearly always nothing fails. When a job does fail, the
+    /// transaction is rolled back (nothing has been answered or applied
+    /// yet) and the batch runs again with each job in its own savepoint, so
+    /// that the failure is that job's alone.
     fn commit(&mut self, batch: &mut Vec<Job>) {
         let start_offset = self.offset_nanos;
-        let mut done: Vec<(Job, Result<Effect, StoreError>, Outcome)> =
-            Vec::with_capacity(batch.len());
-        if let Err(e) = step(&self.conn, "BEGIN IMMEDIATE") {
-            let error = store_error(&e);
-            for job in batch.drain(..) {
-                fail(job, &error);
-            }
-            return;
-        }
-        for job in batch.drain(..) {
-            let _ = step(&self.conn, "SAVEPOINT job");
-            let (effect, outcome) = match self.apply(&job) {
-                Ok(done) => {
-                    let _ = step(&self.conn, "RELEASE job");
-                    (Ok(done.0), done.1)
-                }
-                Err(e) => {
-                    let _ = self.conn.execute_batch("ROLLBACK TO job; RELEASE job");
-                    (Err(e), Outcome::None)
-                }
-            };
-            done.push((job, effect, outcome));
-        }
-        if let Err(e) = step(&self.conn, "COMMIT") {
-            let _ = self.conn.execute_batch("ROLLBACK");
+        let mut run = self.run_batch(batch, false);
+        if matches!(run, Err(Stop::JobFailed)) {
             self.offset_nanos = start_offset;
-            let error = store_error(&e);
-            for (job, _, _) in done {
-                fail(job, &error);
-            }
-            return;
+            run = self.run_batch(batch, true);
         }
+        let run = run.and_then(|done| match step(&self.conn, "COMMIT") {
+            Ok(()) => Ok(done),
+            Err(e) => Err(Stop::Batch(store_error(&e))),
+        });
+        let done = match run {
+            Ok(done) => done,
+            Err(stop) => {
+                self.roll_back();
+                self.offset_nanos = start_offset;
+                let error = match stop {
+                    Stop::Batch(error) => error,
+                    Stop::JobFailed => {
+                        StoreError::new("a job failed with each job in its own savepoint")
+                    }
+                };
+                for job in batch.drain(..) {
+                    fail(job, &error);
+                }
+                return;
+            }
+        };
         // The copies of changed rows go before any answer does.
-        for (job, effect, _) in &done {
+        for (job, (effect, _)) in batch.iter().zip(&done) {
             if effect.is_ok() {
                 match job {
                     Job::Confirm { id, .. } => self.shared.cache.changed(*id),
@@ -89,11 +90,55 @@ impl Writer {
                 }
             }
         }
-        for (job, effect, outcome) in done {
+        for (job, (effect, outcome)) in batch.drain(..).zip(done) {
             if let Ok(effect) = &effect {
                 self.shared.apply(*effect);
             }
             answer(job, effect, outcome);
+        }
+    }
+
+    /// Runs `jobs` in one transaction, up to but not including its commit.
+    /// Without savepoints (`isolated` false), the first failing job rolls
+    /// the transaction back and ends the run with [`Stop::JobFailed`]; with
+    /// them, a failing job's changes are undone and its failure is its
+    /// answer. Either way, when SQLite has rolled the whole transaction
+    /// back by itself (a full disk, an I/O error, a `RAISE(ROLLBACK)`),
+    /// nothing of the batch stands and the run ends with [`Stop::Batch`].
+    fn run_batch(&mut self, jobs: &[Job], isolated: bool) -> Result<Vec<Done>, Stop> {
+        step(&self.conn, "BEGIN IMMEDIATE").map_err(|e| Stop::Batch(store_error(&e)))?;
+        let mut done = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            if isolated {
+                let _ = step(&self.conn, "SAVEPOINT job");
+            }
+            match self.apply(job) {
+                Ok((effect, outcome)) => {
+                    if isolated {
+                        let _ = step(&self.conn, "RELEASE job");
+                    }
+                    done.push((Ok(effect), outcome));
+                }
+                Err(error) => {
+                    if self.conn.is_autocommit() {
+                        return Err(Stop::Batch(error));
+                    }
+                    if !isolated {
+                        self.roll_back();
+                        return Err(Stop::JobFailed);
+                    }
+                    let _ = self.conn.execute_batch("ROLLBACK TO job; RELEASE job");
+                    done.push((Err(error), Outcome::None));
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// Rolls back the open transaction, if SQLite has not already.
+    fn roll_back(&self) {
+        if !self.conn.is_autocommit() {
+            let _ = step(&self.conn, "ROLLBACK");
         }
     }
 
@@ -312,6 +357,19 @@ impl Writer {
     }
 }
 
+/// A job's result inside the transaction: what it changes in the process
+/// and what it answers, both held until the commit.
+type Done = (Result<Effect, StoreError>, Outcome);
+
+/// Why a run of a batch stopped before its commit.
+enum Stop {
+    /// A job failed while the jobs ran without savepoints: the transaction
+    /// was rolled back, and the batch runs again with them.
+    JobFailed,
+    /// Nothing of the batch can stand: every job is answered with this.
+    Batch(StoreError),
+}
+
 /// A job's answer, made inside the transaction and sent after the commit.
 pub(super) enum Outcome {
     None,
@@ -407,5 +465,188 @@ pub(super) fn flush_journal(shared: &Shared, jobs: &mpsc::Sender<Job>) {
             return;
         }
         std::thread::park_timeout(JOURNAL_EVERY);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_support::fields;
+
+    /// A writer on a fresh in-memory database of the current schema, with
+    /// triggers that refuse two references: `REFUSED` undoes its own
+    /// statement, `ROLLBACK` the whole transaction.
+    fn writer() -> Writer {
+        let mut conn = Connection::open_in_memory().expect("in memory");
+        super::super::migrations::migrations::runner()
+            .set_migration_table_name(SCHEMA_TABLE)
+            .run(&mut conn)
+            .expect("schema");
+        conn.execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON mock_transactions \
+               WHEN NEW.reference_no = 'REFUSED' BEGIN SELECT RAISE(ABORT, 'refused'); END; \
+             CREATE TRIGGER roll_back BEFORE INSERT ON mock_transactions \
+               WHEN NEW.reference_no = 'ROLLBACK' BEGIN SELECT RAISE(ROLLBACK, 'rolled back'); END;",
+        )
+        .expect("triggers");
+        Writer {
+            conn,
+            shared: Arc::new(Shared {
+                cache: super::super::cache::ReadCache::default(),
+                clock: Clock::new(),
+                count: AtomicUsize::new(0),
+                journal: Journal::new("test"),
+                journal_written: AtomicU64::new(0),
+                stop: AtomicBool::new(false),
+            }),
+            offset_nanos: 0,
+        }
+    }
+
+    type Created = oneshot::Receiver<Result<Result<Record, InsertRefusal>, StoreError>>;
+
+    fn create(reference: &str) -> (Job, Created) {
+        let (reply, answer) = oneshot::channel();
+        let job = Job::Create {
+            new: Box::new(fields(reference)),
+            initial: InitialState::Initiated,
+            expiry: Duration::from_secs(900),
+            reply,
+        };
+        (job, answer)
+    }
+
+    fn advance(by: Duration) -> (Job, oneshot::Receiver<Result<ClockReading, StoreError>>) {
+        let (reply, answer) = oneshot::channel();
+        (Job::Advance { by, reply }, answer)
+    }
+
+    fn references(writer: &Writer) -> Vec<String> {
+        let mut statement = writer
+            .conn
+            .prepare("SELECT reference_no FROM mock_transactions ORDER BY reference_no")
+            .expect("prepare");
+        statement
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<rusqlite::Result<_>>()
+            .expect("rows")
+    }
+
+    #[test]
+    fn a_batch_without_failures_commits_every_job_and_answers_after() {
+        let mut writer = writer();
+        let (a, mut a_answer) = create("A");
+        let (b, mut b_answer) = create("B");
+        let (taken, mut taken_answer) = create("A");
+        let mut batch = vec![a, b, taken];
+        writer.commit(&mut batch);
+        assert!(batch.is_empty());
+        let a = a_answer
+            .try_recv()
+            .expect("answered")
+            .expect("ok")
+            .expect("created");
+        let b = b_answer
+            .try_recv()
+            .expect("answered")
+            .expect("ok")
+            .expect("created");
+        assert_eq!(
+            (&*a.fields.reference_no, &*b.fields.reference_no),
+            ("A", "B")
+        );
+        assert!(matches!(
+            taken_answer.try_recv().expect("answered").expect("ok"),
+            Err(InsertRefusal::Duplicate(id)) if id == a.id
+        ));
+        assert_eq!(references(&writer), ["A", "B"]);
+        assert_eq!(writer.shared.count.load(Ordering::SeqCst), 2);
+        assert!(writer.conn.is_autocommit(), "the transaction was committed");
+    }
+
+    #[test]
+    fn a_failing_job_fails_alone_and_the_clock_moves_once() {
+        let mut writer = writer();
+        let (first, mut first_answer) = advance(Duration::from_secs(60));
+        let (a, mut a_answer) = create("A");
+        let (refused, mut refused_answer) = create("REFUSED");
+        let (b, mut b_answer) = create("B");
+        let (second, mut second_answer) = advance(Duration::from_secs(1));
+        let mut batch = vec![first, a, refused, b, second];
+        writer.commit(&mut batch);
+        let error = refused_answer
+            .try_recv()
+            .expect("answered")
+            .expect_err("refused");
+        assert!(error.reason().contains("refused"), "{}", error.reason());
+        a_answer
+            .try_recv()
+            .expect("answered")
+            .expect("ok")
+            .expect("created");
+        b_answer
+            .try_recv()
+            .expect("answered")
+            .expect("ok")
+            .expect("created");
+        assert_eq!(references(&writer), ["A", "B"]);
+        assert_eq!(writer.shared.count.load(Ordering::SeqCst), 2);
+        // The run without savepoints moved the clock before it was rolled
+        // back; the run that counts moves it once per job.
+        let first = first_answer.try_recv().expect("answered").expect("ok");
+        let second = second_answer.try_recv().expect("answered").expect("ok");
+        assert_eq!(first.offset_nanos, 60_000_000_000);
+        assert_eq!(second.offset_nanos, 61_000_000_000);
+        assert_eq!(writer.offset_nanos, 61_000_000_000);
+        let kept: i64 = writer
+            .conn
+            .query_row(
+                "SELECT offset_nanos FROM mock_clock WHERE id = 1",
+                [],
+                |r| r.get(0),
+            )
+            .expect("clock");
+        assert_eq!(kept, 61_000_000_000);
+        assert!(writer.conn.is_autocommit(), "the transaction was committed");
+    }
+
+    #[test]
+    fn a_transaction_rolled_back_by_sqlite_fails_every_job_and_keeps_nothing() {
+        let mut writer = writer();
+        let (moved, mut moved_answer) = advance(Duration::from_secs(60));
+        let (a, mut a_answer) = create("A");
+        let (rolled, mut rolled_answer) = create("ROLLBACK");
+        let (b, mut b_answer) = create("B");
+        let mut batch = vec![moved, a, rolled, b];
+        writer.commit(&mut batch);
+        assert!(batch.is_empty());
+        for error in [
+            a_answer.try_recv().expect("answered").expect_err("failed"),
+            rolled_answer
+                .try_recv()
+                .expect("answered")
+                .expect_err("failed"),
+            b_answer.try_recv().expect("answered").expect_err("failed"),
+        ] {
+            assert!(error.reason().contains("rolled back"), "{}", error.reason());
+        }
+        moved_answer
+            .try_recv()
+            .expect("answered")
+            .expect_err("failed");
+        assert!(references(&writer).is_empty(), "B did not run on its own");
+        assert_eq!(writer.shared.count.load(Ordering::SeqCst), 0);
+        assert_eq!(writer.offset_nanos, 0);
+        assert!(writer.conn.is_autocommit());
+        // The next batch runs as usual.
+        let (c, mut c_answer) = create("C");
+        writer.commit(&mut vec![c]);
+        c_answer
+            .try_recv()
+            .expect("answered")
+            .expect("ok")
+            .expect("created");
+        assert_eq!(references(&writer), ["C"]);
     }
 }
