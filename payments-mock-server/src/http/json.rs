@@ -69,8 +69,11 @@ impl JsonOut {
 
     /// A timestamp as [`format_time`] writes it, as a JSON string.
     pub(crate) fn time(&mut self, t: DateTime<Utc>) {
-        let year = t.year();
-        let nanos = t.nanosecond();
+        // The naive time once: each accessor of a `DateTime` works it out
+        // again from the time and the zone's offset.
+        let n = t.naive_utc();
+        let year = n.year();
+        let nanos = n.nanosecond();
         if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
             // Years chrono writes with a sign, and leap seconds.
             self.string(&format_time(t));
@@ -80,11 +83,11 @@ impl JsonOut {
         let year = year.unsigned_abs();
         let mut text = *b"\"0000-00-00T00:00:00.000Z\"";
         digits(&mut text[1..5], year);
-        digits(&mut text[6..8], t.month());
-        digits(&mut text[9..11], t.day());
-        digits(&mut text[12..14], t.hour());
-        digits(&mut text[15..17], t.minute());
-        digits(&mut text[18..20], t.second());
+        digits(&mut text[6..8], n.month());
+        digits(&mut text[9..11], n.day());
+        digits(&mut text[12..14], n.hour());
+        digits(&mut text[15..17], n.minute());
+        digits(&mut text[18..20], n.second());
         digits(&mut text[21..24], nanos / 1_000_000);
         self.buf.extend_from_slice(&text);
     }
