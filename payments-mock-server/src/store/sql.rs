@@ -19,12 +19,26 @@ use crate::domain::transaction::{
     RareFields, Record,
 };
 
+/// `$before`, then the columns of a transaction row in the order [`Row`]
+/// reads them, then `$after`: a statement's text made once, at compile
+/// time, where `format!` made it again on every call.
+macro_rules! concat_columns {
+    ($before:literal, $after:literal) => {
+        concat!(
+            $before,
+            "id, merchant_id, reference_no, description, amount_minor, \
+             currency_code, currency_exponent, product_code, quantity, country_code, store_id, \
+             device_id, payer_id, return_url, extra_properties, initial, created_at, expires_at, \
+             confirmed_at, result, settles_at, error_message, provider_reference, confirm_extra, \
+             page_token, page_deadline, decision, decided_at, later_submits",
+            $after
+        )
+    };
+}
+pub(super) use concat_columns;
+
 /// The columns of a transaction row, in the order [`Row`] reads them.
-pub(super) const COLUMNS: &str = "id, merchant_id, reference_no, description, amount_minor, \
-    currency_code, currency_exponent, product_code, quantity, country_code, store_id, device_id, \
-    payer_id, return_url, extra_properties, initial, created_at, expires_at, confirmed_at, \
-    result, settles_at, error_message, provider_reference, confirm_extra, page_token, \
-    page_deadline, decision, decided_at, later_submits";
+pub(super) const COLUMNS: &str = concat_columns!("", "");
 
 /// The columns of a journal row.
 pub(super) const JOURNAL_COLUMNS: &str =

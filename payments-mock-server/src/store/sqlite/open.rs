@@ -280,14 +280,10 @@ impl SqliteStore {
             stop: AtomicBool::new(false),
         });
         let (jobs, receiver) = mpsc::channel(4 * BATCH);
-        let writer = Writer {
-            conn,
-            shared: shared.clone(),
-            offset_nanos: offset,
-        };
+        let writer_shared = shared.clone();
         let writer = std::thread::Builder::new()
             .name("sqlite-writer".to_owned())
-            .spawn(move || writer.run(receiver))
+            .spawn(move || Writer::new(&conn, writer_shared, offset).run(receiver))
             .map_err(|e| open_error(shown, format!("cannot start its writer: {e}")))?;
         let flusher = {
             let (shared, jobs) = (shared.clone(), jobs.clone());

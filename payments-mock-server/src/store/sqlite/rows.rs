@@ -2,6 +2,7 @@
 //! entries, look-ups, settings, the insert.
 
 use super::*;
+use crate::store::sql::concat_columns;
 
 pub(super) fn store_error(e: &rusqlite::Error) -> StoreError {
     StoreError::new(format!("SQLite: {e}"))
@@ -80,13 +81,23 @@ pub(super) fn journal_row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<JournalR
     })
 }
 
+/// The statement that reads one transaction by id.
+pub(super) const SELECT_ID: &str =
+    concat_columns!("SELECT ", " FROM mock_transactions WHERE id = ?1");
+
 /// One transaction by id.
 pub(super) fn select_id(conn: &Connection, id: Uuid) -> Result<Option<Record>, StoreError> {
     let mut statement = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM mock_transactions WHERE id = ?1"
-        ))
+        .prepare_cached(SELECT_ID)
         .map_err(|e| store_error(&e))?;
+    select_id_with(&mut statement, id)
+}
+
+/// One transaction by id, with [`SELECT_ID`] prepared.
+pub(super) fn select_id_with(
+    statement: &mut rusqlite::Statement<'_>,
+    id: Uuid,
+) -> Result<Option<Record>, StoreError> {
     statement
         .query_row([id.as_bytes().as_slice()], record_of)
         .optional()
@@ -130,15 +141,19 @@ pub(super) fn put_setting(conn: &Connection, key: &str, value: &str) -> rusqlite
     .map(|_| ())
 }
 
-/// Inserts a new transaction unless its merchant holds its reference;
-/// whether it did.
-pub(super) fn insert(conn: &Connection, row: &Row) -> rusqlite::Result<bool> {
-    let mut statement = conn.prepare_cached(&format!(
-        "INSERT INTO mock_transactions ({COLUMNS}) VALUES \
-         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
-         ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29) \
-         ON CONFLICT DO NOTHING"
-    ))?;
+/// The statement that inserts a transaction unless its merchant holds
+/// its reference.
+pub(super) const INSERT: &str = concat_columns!(
+    "INSERT INTO mock_transactions (",
+    ") VALUES \
+     (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
+     ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29) \
+     ON CONFLICT DO NOTHING"
+);
+
+/// Inserts a new transaction unless its merchant holds its reference,
+/// with [`INSERT`] prepared; whether it did.
+pub(super) fn insert(statement: &mut rusqlite::Statement<'_>, row: &Row) -> rusqlite::Result<bool> {
     let c = row.confirm.as_ref();
     let changed = statement.execute(params![
         row.id.as_bytes().as_slice(),

@@ -4,13 +4,46 @@
 use super::*;
 use rows::*;
 
-/// The writer thread's state: the connection and the clock offset as of
-/// the jobs it has run (committed or about to be).
-pub(super) struct Writer {
-    pub(super) conn: Connection,
-    pub(super) shared: Arc<Shared>,
-    pub(super) offset_nanos: i64,
+/// The writer thread's state: the connection, the statements it runs for
+/// nearly every job, and the clock offset as of the jobs it has run
+/// (committed or about to be).
+pub(super) struct Writer<'c> {
+    conn: &'c Connection,
+    shared: Arc<Shared>,
+    offset_nanos: i64,
+    statements: Statements<'c>,
 }
+
+/// The statements of creates and confirms, prepared on first use and
+/// kept: `prepare_cached` hashed the text of each (the insert's is ~600
+/// bytes) and cleared its bindings on every return to the cache, ~4k
+/// instructions of a create's ~50k in the writer (BENCHMARKS.md, "The
+/// fourth stop").
+#[derive(Default)]
+struct Statements<'c> {
+    insert: Option<rusqlite::Statement<'c>>,
+    confirm: Option<rusqlite::Statement<'c>>,
+    select_id: Option<rusqlite::Statement<'c>>,
+}
+
+/// `slot`'s statement, prepared from `sql` on `conn` if it is not yet.
+fn prepared<'s, 'c>(
+    slot: &'s mut Option<rusqlite::Statement<'c>>,
+    conn: &'c Connection,
+    sql: &str,
+) -> Result<&'s mut rusqlite::Statement<'c>, StoreError> {
+    if slot.is_none() {
+        *slot = Some(conn.prepare(sql).map_err(|e| store_error(&e))?);
+    }
+    slot.as_mut()
+        .ok_or_else(|| StoreError::new("a prepared statement went missing"))
+}
+
+/// Confirms a transaction that is still confirmable.
+const CONFIRM: &str = "UPDATE mock_transactions SET confirmed_at = ?2, result = ?3, settles_at = ?4, \
+     error_message = ?5, provider_reference = ?6, confirm_extra = ?7, \
+     page_token = ?8, page_deadline = ?9 \
+     WHERE id = ?1 AND confirmed_at IS NULL AND expires_at > ?10";
 
 /// Runs one statement without parameters, prepared once per connection:
 /// `execute_batch` parsed `SAVEPOINT job` and `RELEASE job` again for every
@@ -20,7 +53,17 @@ fn step(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
-impl Writer {
+impl<'c> Writer<'c> {
+    /// The writer of `conn`, its clock at `offset_nanos`.
+    pub(super) fn new(conn: &'c Connection, shared: Arc<Shared>, offset_nanos: i64) -> Self {
+        Self {
+            conn,
+            shared,
+            offset_nanos,
+            statements: Statements::default(),
+        }
+    }
+
     fn now(&self) -> DateTime<Utc> {
         Clock::at_offset(self.offset_nanos)
     }
@@ -55,7 +98,7 @@ impl Writer {
             self.offset_nanos = start_offset;
             run = self.run_batch(batch, true);
         }
-        let run = run.and_then(|done| match step(&self.conn, "COMMIT") {
+        let run = run.and_then(|done| match step(self.conn, "COMMIT") {
             Ok(()) => Ok(done),
             Err(e) => Err(Stop::Batch(store_error(&e))),
         });
@@ -106,16 +149,16 @@ impl Writer {
     /// back by itself (a full disk, an I/O error, a `RAISE(ROLLBACK)`),
     /// nothing of the batch stands and the run ends with [`Stop::Batch`].
     fn run_batch(&mut self, jobs: &[Job], isolated: bool) -> Result<Vec<Done>, Stop> {
-        step(&self.conn, "BEGIN IMMEDIATE").map_err(|e| Stop::Batch(store_error(&e)))?;
+        step(self.conn, "BEGIN IMMEDIATE").map_err(|e| Stop::Batch(store_error(&e)))?;
         let mut done = Vec::with_capacity(jobs.len());
         for job in jobs {
             if isolated {
-                let _ = step(&self.conn, "SAVEPOINT job");
+                let _ = step(self.conn, "SAVEPOINT job");
             }
             match self.apply(job) {
                 Ok((effect, outcome)) => {
                     if isolated {
-                        let _ = step(&self.conn, "RELEASE job");
+                        let _ = step(self.conn, "RELEASE job");
                     }
                     done.push((Ok(effect), outcome));
                 }
@@ -138,17 +181,18 @@ impl Writer {
     /// Rolls back the open transaction, if SQLite has not already.
     fn roll_back(&self) {
         if !self.conn.is_autocommit() {
-            let _ = step(&self.conn, "ROLLBACK");
+            let _ = step(self.conn, "ROLLBACK");
         }
     }
 
     /// One job inside the transaction: what it changes in the process and
     /// what it answers.
     fn apply(&mut self, job: &Job) -> Result<(Effect, Outcome), StoreError> {
-        let conn = &self.conn;
+        let conn = self.conn;
         match job {
             Job::Seed { record, .. } => {
-                let inserted = insert(conn, &Row::of(record)).map_err(|e| store_error(&e))?;
+                let statement = prepared(&mut self.statements.insert, conn, INSERT)?;
+                let inserted = insert(statement, &Row::of(record)).map_err(|e| store_error(&e))?;
                 Ok(if inserted {
                     (Effect::Created, Outcome::Seeded(Ok(())))
                 } else {
@@ -173,7 +217,8 @@ impl Writer {
                     now,
                     crate::domain::clock::add(now, *expiry),
                 );
-                let inserted = insert(conn, &row).map_err(|e| store_error(&e))?;
+                let statement = prepared(&mut self.statements.insert, conn, INSERT)?;
+                let inserted = insert(statement, &row).map_err(|e| store_error(&e))?;
                 if inserted {
                     let record = row.into_record()?;
                     Ok((Effect::Created, Outcome::Created(Ok(record))))
@@ -199,29 +244,22 @@ impl Writer {
                 ..
             } => {
                 let c = ConfirmColumns::of(confirmation);
-                let changed = conn
-                    .prepare_cached(
-                        "UPDATE mock_transactions SET confirmed_at = ?2, result = ?3, settles_at = ?4, \
-                         error_message = ?5, provider_reference = ?6, confirm_extra = ?7, \
-                         page_token = ?8, page_deadline = ?9 \
-                         WHERE id = ?1 AND confirmed_at IS NULL AND expires_at > ?10",
-                    )
-                    .and_then(|mut s| {
-                        s.execute(params![
-                            id.as_bytes().as_slice(),
-                            c.confirmed_at,
-                            c.result,
-                            c.settles_at,
-                            c.error_message,
-                            c.provider_reference,
-                            c.confirm_extra,
-                            c.page_token,
-                            c.page_deadline,
-                            millis(*now),
-                        ])
-                    })
+                let changed = prepared(&mut self.statements.confirm, conn, CONFIRM)?
+                    .execute(params![
+                        id.as_bytes().as_slice(),
+                        c.confirmed_at,
+                        c.result,
+                        c.settles_at,
+                        c.error_message,
+                        c.provider_reference,
+                        c.confirm_extra,
+                        c.page_token,
+                        c.page_deadline,
+                        millis(*now),
+                    ])
                     .map_err(|e| store_error(&e))?;
-                let transition = match select_id(conn, *id)? {
+                let select = prepared(&mut self.statements.select_id, conn, SELECT_ID)?;
+                let transition = match select_id_with(select, *id)? {
                     None => Transition::Missing,
                     Some(record) if changed == 1 => Transition::Moved(record),
                     Some(record) => Transition::Unmoved(record),
@@ -473,10 +511,10 @@ mod tests {
     use super::*;
     use crate::store::test_support::fields;
 
-    /// A writer on a fresh in-memory database of the current schema, with
-    /// triggers that refuse two references: `REFUSED` undoes its own
-    /// statement, `ROLLBACK` the whole transaction.
-    fn writer() -> Writer {
+    /// A fresh in-memory database of the current schema, with triggers
+    /// that refuse two references: `REFUSED` undoes its own statement,
+    /// `ROLLBACK` the whole transaction.
+    fn database() -> Connection {
         let mut conn = Connection::open_in_memory().expect("in memory");
         super::super::migrations::migrations::runner()
             .set_migration_table_name(SCHEMA_TABLE)
@@ -489,18 +527,20 @@ mod tests {
                WHEN NEW.reference_no = 'ROLLBACK' BEGIN SELECT RAISE(ROLLBACK, 'rolled back'); END;",
         )
         .expect("triggers");
-        Writer {
-            conn,
-            shared: Arc::new(Shared {
-                cache: super::super::cache::ReadCache::default(),
-                clock: Clock::new(),
-                count: AtomicUsize::new(0),
-                journal: Journal::new("test"),
-                journal_written: AtomicU64::new(0),
-                stop: AtomicBool::new(false),
-            }),
-            offset_nanos: 0,
-        }
+        conn
+    }
+
+    /// A writer of `conn` whose clock is not moved.
+    fn writer(conn: &Connection) -> Writer<'_> {
+        let shared = Arc::new(Shared {
+            cache: super::super::cache::ReadCache::default(),
+            clock: Clock::new(),
+            count: AtomicUsize::new(0),
+            journal: Journal::new("test"),
+            journal_written: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+        });
+        Writer::new(conn, shared, 0)
     }
 
     type Created = oneshot::Receiver<Result<Result<Record, InsertRefusal>, StoreError>>;
@@ -521,7 +561,7 @@ mod tests {
         (Job::Advance { by, reply }, answer)
     }
 
-    fn references(writer: &Writer) -> Vec<String> {
+    fn references(writer: &Writer<'_>) -> Vec<String> {
         let mut statement = writer
             .conn
             .prepare("SELECT reference_no FROM mock_transactions ORDER BY reference_no")
@@ -535,7 +575,8 @@ mod tests {
 
     #[test]
     fn a_batch_without_failures_commits_every_job_and_answers_after() {
-        let mut writer = writer();
+        let conn = database();
+        let mut writer = writer(&conn);
         let (a, mut a_answer) = create("A");
         let (b, mut b_answer) = create("B");
         let (taken, mut taken_answer) = create("A");
@@ -567,7 +608,8 @@ mod tests {
 
     #[test]
     fn a_failing_job_fails_alone_and_the_clock_moves_once() {
-        let mut writer = writer();
+        let conn = database();
+        let mut writer = writer(&conn);
         let (first, mut first_answer) = advance(Duration::from_secs(60));
         let (a, mut a_answer) = create("A");
         let (refused, mut refused_answer) = create("REFUSED");
@@ -613,7 +655,8 @@ mod tests {
 
     #[test]
     fn a_transaction_rolled_back_by_sqlite_fails_every_job_and_keeps_nothing() {
-        let mut writer = writer();
+        let conn = database();
+        let mut writer = writer(&conn);
         let (moved, mut moved_answer) = advance(Duration::from_secs(60));
         let (a, mut a_answer) = create("A");
         let (rolled, mut rolled_answer) = create("ROLLBACK");
