@@ -10,7 +10,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Request, header};
 use axum::response::{IntoResponse, Response};
 use futures::FutureExt as _;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -45,6 +45,32 @@ fn is_length_limit(err: &(dyn std::error::Error + 'static)) -> bool {
         current = e.source();
     }
     false
+}
+
+/// The whole of `body`'s data. A body that comes in one frame, as nearly
+/// every request's does, is that frame's bytes, not copied; more frames
+/// are joined. `collect` gathered even one frame into a queue first
+/// (~0.4k instructions a request more).
+async fn read_body<B: HttpBody<Data = Bytes>>(body: B) -> Result<Bytes, B::Error> {
+    let mut body = std::pin::pin!(body);
+    let mut first: Option<Bytes> = None;
+    let mut joined: Vec<u8> = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame?.into_data() else {
+            // Trailers carry no data.
+            continue;
+        };
+        match first.take() {
+            None if joined.is_empty() => first = Some(data),
+            None => joined.extend_from_slice(&data),
+            Some(earlier) => {
+                joined.reserve(earlier.len() + data.len());
+                joined.extend_from_slice(&earlier);
+                joined.extend_from_slice(&data);
+            }
+        }
+    }
+    Ok(first.unwrap_or_else(|| Bytes::from(joined)))
 }
 
 fn declared_length(headers: &HeaderMap) -> Option<u64> {
@@ -161,8 +187,8 @@ where
     let bytes: Bytes = if body.is_end_stream() {
         Bytes::new()
     } else {
-        match Limited::new(body, BODY_LIMIT).collect().await {
-            Ok(collected) => collected.to_bytes(),
+        match read_body(Limited::new(body, BODY_LIMIT)).await {
+            Ok(bytes) => bytes,
             Err(e) if is_length_limit(e.as_ref()) => {
                 return Ending::Respond(ApiError::payload_too_large().into_response());
             }
@@ -333,4 +359,68 @@ fn rate_limited(seconds: u64) -> Response {
         ApiError::rate_limited(),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Bytes;
+    use http_body_util::{Full, StreamBody};
+    use hyper::body::Frame;
+
+    use super::read_body;
+
+    type Sent = Result<Frame<Bytes>, std::io::Error>;
+
+    fn frames(frames: Vec<Sent>) -> StreamBody<futures::stream::Iter<std::vec::IntoIter<Sent>>> {
+        StreamBody::new(futures::stream::iter(frames))
+    }
+
+    #[tokio::test]
+    async fn one_frame_is_its_own_bytes() {
+        let sent = Bytes::from_static(b"{\"amount\":1}");
+        let read = read_body(Full::new(sent.clone())).await.expect("read");
+        assert_eq!(read, sent);
+        assert_eq!(read.as_ptr(), sent.as_ptr(), "not copied");
+    }
+
+    #[tokio::test]
+    async fn frames_are_joined_in_order_and_trailers_skipped() {
+        let mut trailers = axum::http::HeaderMap::new();
+        trailers.insert("x-t", axum::http::HeaderValue::from_static("1"));
+        for (sent, expected) in [
+            (vec!["ab", "cd", "ef"], "abcdef"),
+            (vec!["", "ab"], "ab"),
+            (vec!["", "", ""], ""),
+            (vec!["ab", "", "cd"], "abcd"),
+            (vec![], ""),
+        ] {
+            let mut body: Vec<Sent> = sent
+                .iter()
+                .map(|s| Ok(Frame::data(Bytes::copy_from_slice(s.as_bytes()))))
+                .collect();
+            body.push(Ok(Frame::trailers(trailers.clone())));
+            let read = read_body(frames(body)).await.expect("read");
+            assert_eq!(read, expected.as_bytes(), "{sent:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_error_frame_is_the_error() {
+        let body = frames(vec![
+            Ok(Frame::data(Bytes::from_static(b"ab"))),
+            Err(std::io::Error::other("reset")),
+        ]);
+        let error = read_body(body).await.expect_err("an error");
+        assert_eq!(error.to_string(), "reset");
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_refused_by_the_limit() {
+        let body = http_body_util::Limited::new(Full::new(Bytes::from(vec![b'x'; 33])), 32);
+        let error = read_body(body).await.expect_err("over the limit");
+        assert!(super::is_length_limit(error.as_ref()));
+        // And the same bytes under the limit are read whole.
+        let body = http_body_util::Limited::new(Full::new(Bytes::from(vec![b'x'; 32])), 32);
+        assert_eq!(read_body(body).await.expect("read").len(), 32);
+    }
 }
