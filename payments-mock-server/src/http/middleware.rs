@@ -135,12 +135,14 @@ fn new_request_id() -> HeaderValue {
 /// Replaces a failure that is not our JSON (axum's or tower-http's own
 /// rejections) by the envelope for its status, keeping useful headers.
 fn ensure_envelope(response: Response) -> Response {
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| is_json_content_type(v.as_bytes()));
     let status = response.status();
-    if is_json || !(status.is_client_error() || status.is_server_error()) {
+    // The status first: a success is kept without a header look-up.
+    if !(status.is_client_error() || status.is_server_error())
+        || response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| is_json_content_type(v.as_bytes()))
+    {
         return response;
     }
     let mut replacement = ApiError::for_status(status).into_response();
