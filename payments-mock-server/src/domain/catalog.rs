@@ -4,7 +4,7 @@
 //!
 //! The TOML format is documented on [`Catalog`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -133,7 +133,12 @@ impl Product {
 /// `catalog.example.toml` next to `Cargo.toml` reproduces the default.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Catalog {
-    products: BTreeMap<String, Product>,
+    /// Every product, ordered by code.
+    products: Vec<Product>,
+    /// Where each code's product is in `products`: a look-up on every
+    /// initiate and confirm, which the ordered map made string comparison
+    /// by string comparison (~300 instructions a look-up).
+    by_code: HashMap<String, usize>,
 }
 
 #[derive(Deserialize)]
@@ -217,7 +222,13 @@ impl Catalog {
             }
             products.insert(product.code.clone(), product);
         }
-        Ok(Self { products })
+        let products: Vec<Product> = products.into_values().collect();
+        let by_code = products
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.code.clone(), i))
+            .collect();
+        Ok(Self { products, by_code })
     }
 
     /// Reads and parses a TOML catalogue file.
@@ -240,12 +251,12 @@ impl Catalog {
 
     /// The product with this code.
     pub fn product(&self, code: &str) -> Option<&Product> {
-        self.products.get(code)
+        self.by_code.get(code).and_then(|&i| self.products.get(i))
     }
 
     /// Every product, by code.
     pub fn products(&self) -> impl Iterator<Item = &Product> {
-        self.products.values()
+        self.products.iter()
     }
 
     /// The catalogue as TOML in the format [`Catalog::from_toml_str`]
@@ -253,7 +264,7 @@ impl Catalog {
     /// 15), and reads back as an equal catalogue.
     pub fn to_toml(&self) -> String {
         let mut text = String::new();
-        for product in self.products.values() {
+        for product in &self.products {
             text.push_str("[[product]]\n");
             for (key, value) in product.settings() {
                 text.push_str(&format!("{key} = {value}\n"));
@@ -267,10 +278,14 @@ impl Catalog {
     /// naming both values: `BILLPAY settle_after: "2s" in the store, "5s" given`.
     pub fn differences(&self, stored: &Self) -> Vec<String> {
         let mut lines = Vec::new();
-        let codes: std::collections::BTreeSet<&String> =
-            self.products.keys().chain(stored.products.keys()).collect();
+        let codes: std::collections::BTreeSet<&String> = self
+            .products
+            .iter()
+            .chain(&stored.products)
+            .map(|p| &p.code)
+            .collect();
         for code in codes {
-            match (stored.products.get(code), self.products.get(code)) {
+            match (stored.product(code), self.product(code)) {
                 (Some(_), None) => lines.push(format!("product {code} only in the store")),
                 (None, Some(_)) => {
                     lines.push(format!("product {code} only in the given catalogue"))
