@@ -114,7 +114,7 @@ mod tests {
         let mut record = crate::store::test_support::sample();
         record.id = uuid::Uuid::from_u128(0x0193_0000_0000_7000_8000_0000_0000_0017);
         record.fields.reference_no = reference.into();
-        record.fields.rare = Some(Box::new(RareFields {
+        record.fields.rare = Some(std::sync::Arc::new(RareFields {
             return_url: Some(return_url.into()),
             ..RareFields::default()
         }));

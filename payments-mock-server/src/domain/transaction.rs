@@ -213,7 +213,9 @@ pub struct Confirmation {
 /// The stored form of an initiate's fields: what [`NewTransaction`] holds,
 /// packed. Codes that repeat across transactions (currency, product, store,
 /// country) are shared (`Arc<str>`, one copy per distinct value); unique
-/// text is a `Box<str>`; fields few requests send sit behind one box. This
+/// text is a `Box<str>`; fields few requests send sit behind one shared
+/// allocation (an `Arc`: a copy of a record, as a create returns, shares
+/// them instead of copying four strings). This
 /// is what keeps a transaction at ~300 bytes (BENCHMARKS.md, item 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fields {
@@ -238,7 +240,7 @@ pub struct Fields {
     /// Payer account.
     pub payer_id: Option<Box<str>>,
     /// Description, device, return URL and extra properties, when any.
-    pub rare: Option<Box<RareFields>>,
+    pub rare: Option<Arc<RareFields>>,
 }
 
 /// The initiate fields most requests leave out.

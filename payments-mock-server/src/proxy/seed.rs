@@ -144,7 +144,7 @@ fn record_of(id: &str, story: &Story, now: DateTime<Utc>, expiry: Duration) -> O
         country_code: text(request, "countryCode").map(Into::into),
         store_id: text(request, "storeId").unwrap_or_default().into(),
         payer_id: boxed(text(request, "payerId")),
-        rare: (rare != RareFields::default()).then(|| Box::new(rare)),
+        rare: (rare != RareFields::default()).then(|| std::sync::Arc::new(rare)),
     };
     let created_at = time(answer.get("createdAt")).unwrap_or(*at);
     let initial = match answer.get("status").and_then(Value::as_str) {

@@ -87,7 +87,7 @@ impl Inner {
             country_code: f.country_code.map(|c| self.codes.intern(c)),
             store_id: self.codes.intern(f.store_id),
             payer_id: boxed(f.payer_id),
-            rare: (rare != RareFields::default()).then(|| Box::new(rare)),
+            rare: (rare != RareFields::default()).then(|| std::sync::Arc::new(rare)),
         }
     }
 

@@ -247,7 +247,7 @@ impl Row {
             country_code: self.country_code.map(Arc::from),
             store_id: Arc::from(self.store_id),
             payer_id: boxed(self.payer_id),
-            rare: (rare != RareFields::default()).then(|| Box::new(rare)),
+            rare: (rare != RareFields::default()).then(|| Arc::new(rare)),
         };
         let confirmation = match self.confirm {
             None => None,

@@ -176,10 +176,8 @@ mod tests {
         let large = |n: u128| {
             let mut r = record();
             r.id = Uuid::from_u128(n);
-            r.fields
-                .rare
-                .get_or_insert_with(Box::default)
-                .extra_properties = Some("x".repeat(60 * 1024).into_boxed_str());
+            Arc::make_mut(r.fields.rare.get_or_insert_with(Arc::default)).extra_properties =
+                Some("x".repeat(60 * 1024).into_boxed_str());
             Arc::new(r)
         };
         for n in 0..1_000 {
