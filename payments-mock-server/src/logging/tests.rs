@@ -276,3 +276,15 @@ fn lines_are_the_default_formatters_lines() {
          latency_ms=0.06554800000000001 request_id=a\"b error_code=\"TRANSACTION_NOT_FOUND\""
     );
 }
+
+#[test]
+fn fast_targets_need_no_escaping() {
+    // The JSON format writes a fast target between quotes as it is.
+    for target in super::FAST_TARGETS {
+        assert_eq!(
+            serde_json::to_string(target).expect("a string"),
+            format!("\"{target}\""),
+        );
+        assert!(super::fast(target));
+    }
+}
