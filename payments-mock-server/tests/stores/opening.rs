@@ -263,6 +263,95 @@ async fn a_truncated_database_is_refused_unchanged() {
     assert_eq!(std::fs::read(&path).expect("read"), truncated, "unchanged");
 }
 
+/// A checkpoint copies the log's pages in page order: page 1, with the
+/// database's new size, goes before the pages past the old end of the
+/// file. `kill -9` between the two (seen in `scripts/crash.sh`: "the file
+/// has 5853184 bytes, its header says 6004736") leaves a file shorter than
+/// its header says and a log that holds every page; SQLite opens that, so
+/// the store must too, with everything in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpoint_cut_off_by_a_kill_opens_from_its_log() {
+    let (_dir, path) = backends::sqlite_path();
+    let store = open_sqlite(&path).expect("a new store");
+    let mut ids = Vec::new();
+    for n in 0..200 {
+        let record = store
+            .create(
+                behaviour::new(behaviour::MERCHANT, &format!("K-{n}")),
+                payments_mock_server::InitialState::Initiated,
+                behaviour::MINUTE,
+            )
+            .await
+            .expect("answers")
+            .expect("created");
+        ids.push(record.id);
+    }
+    drop(store);
+    let before = std::fs::metadata(&path).expect("the file").len();
+    // Grow the database in the log alone: no checkpoint, none on close.
+    {
+        let conn = rusqlite::Connection::open(&path).expect("opened");
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .expect("no checkpoint on close");
+        conn.execute_batch(
+            "PRAGMA wal_autocheckpoint = 0;
+             CREATE TABLE pad (x BLOB);
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)
+             INSERT INTO pad SELECT randomblob(3000) FROM n;",
+        )
+        .expect("grown in the log");
+    }
+    let mut log_path = path.as_os_str().to_owned();
+    log_path.push("-wal");
+    let log = std::fs::read(&log_path).expect("the log");
+    // The checkpoint got as far as page 1: the log's last copy of it
+    // (frames: a 24-byte header, its first 4 bytes the page number).
+    let page_size = u32::from_be_bytes(log[8..12].try_into().expect("4 bytes")) as usize;
+    let first_page = log[32..]
+        .chunks_exact(24 + page_size)
+        .filter(|frame| frame[..4] == 1u32.to_be_bytes())
+        .last()
+        .map(|frame| frame[24..].to_vec())
+        .expect("page 1 in the log");
+    let mut main = std::fs::read(&path).expect("read");
+    assert_eq!(main.len() as u64, before, "nothing checkpointed");
+    main[..page_size].copy_from_slice(&first_page);
+    std::fs::write(&path, &main).expect("written");
+    let said = u64::from(u32::from_be_bytes(
+        main[28..32].try_into().expect("4 bytes"),
+    ));
+    assert!(
+        said * page_size as u64 > main.len() as u64,
+        "the header says {said} pages of {page_size} bytes, the file has {}",
+        main.len()
+    );
+
+    let store = open_sqlite(&path).expect("opens from its log");
+    for id in &ids {
+        assert!(
+            store
+                .with_id(*id, None, |r| r.id)
+                .await
+                .expect("read")
+                .is_some(),
+            "{id} kept"
+        );
+    }
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).expect("opened");
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("checked");
+    assert_eq!(check, "ok");
+    let padded: i64 = conn
+        .query_row("SELECT count(*) FROM pad", [], |r| r.get(0))
+        .expect("counted");
+    assert_eq!(padded, 40);
+}
+
 #[test]
 fn a_directory_is_refused() {
     let dir = tempfile::tempdir().expect("a directory");

@@ -68,8 +68,9 @@ pub(super) fn take_ownership(path: &Path, shown: &str) -> Result<(File, bool), E
 }
 
 /// Checks a file that exists before SQLite opens it: the header's magic,
-/// and that it is as long as the header says (a truncated copy fails
-/// here, before anything could write to it).
+/// and that it is as long as the header says unless its write-ahead log
+/// holds frames (a truncated copy fails here, before anything could write
+/// to it; a checkpoint cut off by a kill does not).
 pub(super) fn check_header(path: &Path, shown: &str) -> Result<(), Error> {
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
@@ -105,7 +106,11 @@ pub(super) fn check_header(path: &Path, shown: &str) -> Result<(), Error> {
     let valid_for = &header[92..96];
     let change_counter = &header[24..28];
     let expected = page_size * pages;
-    if valid_for == change_counter && pages > 0 && meta.len() < expected {
+    // A checkpoint copies the log's pages in page order, the first (with
+    // the new size) before those past the old end: a process killed in
+    // between leaves the file shorter than its header says, and SQLite
+    // reads those pages from the log, which still holds them all.
+    if valid_for == change_counter && pages > 0 && meta.len() < expected && !log_has_frames(path) {
         return Err(open_error(
             shown,
             format!(
@@ -115,6 +120,23 @@ pub(super) fn check_header(path: &Path, shown: &str) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// Whether the write-ahead log beside `path` (`PATH-wal`) holds frames: a
+/// log header of SQLite's and more than that header.
+fn log_has_frames(path: &Path) -> bool {
+    let mut log = path.as_os_str().to_owned();
+    log.push("-wal");
+    let Ok(mut file) = File::open(Path::new(&log)) else {
+        return false;
+    };
+    let mut header = [0u8; 32];
+    if file.read_exact(&mut header).is_err() {
+        return false;
+    }
+    let magic = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
+    (magic == 0x377f_0682 || magic == 0x377f_0683)
+        && file.metadata().is_ok_and(|m| m.len() > header.len() as u64)
 }
 
 /// The newest schema version this build knows.
