@@ -312,8 +312,7 @@ async fn a_checkpoint_cut_off_by_a_kill_opens_from_its_log() {
     let page_size = u32::from_be_bytes(log[8..12].try_into().expect("4 bytes")) as usize;
     let first_page = log[32..]
         .chunks_exact(24 + page_size)
-        .filter(|frame| frame[..4] == 1u32.to_be_bytes())
-        .last()
+        .rfind(|frame| frame[..4] == 1u32.to_be_bytes())
         .map(|frame| frame[24..].to_vec())
         .expect("page 1 in the log");
     let mut main = std::fs::read(&path).expect("read");
