@@ -29,6 +29,12 @@ pub fn major_number(minor: u64, exponent: u16) -> Number {
     serde_json::from_str::<Number>(&text).unwrap_or_else(|_| Number::from(minor))
 }
 
+/// The minor-unit exponent of the active ISO 4217 currency `code` (upper
+/// case): MYR 2, JPY 0, KWD 3; `None` for a code that is not one.
+pub fn exponent(code: &str) -> Option<u16> {
+    crate::rules::active_currency(code)?.exponent()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,5 +47,14 @@ mod tests {
         assert_eq!(major_text(5, 2), "0.05");
         assert_eq!(major_text(9_007_199_254_740_991, 2), "90071992547409.91");
         assert_eq!(major_number(15000, 2).to_string(), "150.00");
+    }
+
+    #[test]
+    fn exponents_are_iso_4217s() {
+        assert_eq!(exponent("MYR"), Some(2));
+        assert_eq!(exponent("JPY"), Some(0));
+        assert_eq!(exponent("KWD"), Some(3));
+        assert_eq!(exponent("myr"), None);
+        assert_eq!(exponent("XXX"), None);
     }
 }
