@@ -17,7 +17,8 @@
 use std::env;
 
 use payments_client::{Client, ConfirmRequest, InitiateRequest, MinorAmount, Uuid};
-use payments_mock_server::{Level, MockServer, Proxy, ProxyConfig};
+use payments_contract_proxy::{Level, Proxy, ProxyConfig};
+use payments_mock_server::MockServer;
 
 const DEMO_MERCHANT: Uuid = Uuid::from_u128(0x4f9a1a8e_2c36_4d7e_9b1a_0c2a8f3d5e61);
 

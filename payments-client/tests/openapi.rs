@@ -220,5 +220,11 @@ async fn the_enums_are_the_documents() {
         .iter()
         .map(|c| c.as_str().to_owned())
         .collect();
-    assert_eq!(codes, listed("ErrorCode"));
+    // The contract proxy's own answers are the proxy's, not the mock's: its
+    // document leaves them out, the client knows them too.
+    let proxys = ["UPSTREAM_UNAVAILABLE", "CONTRACT_VIOLATION"].map(str::to_owned);
+    let mut documented = listed("ErrorCode");
+    assert!(proxys.iter().all(|c| !documented.contains(c)));
+    documented.extend(proxys);
+    assert_eq!(codes, documented);
 }

@@ -22,7 +22,7 @@ pub struct CheckOutcome {
 ///
 /// ```
 /// let recording = r#"{"seq":1,"time":"2026-11-25T10:00:00Z","request":{"method":"GET","path":"/api/payments/x/status"},"response":{"status":404,"body":"{\"isSuccess\":false,\"errorCode\":\"TRANSACTION_NOT_FOUND\",\"message\":\"no such transaction\",\"data\":null}"},"durationMs":1.5}"#;
-/// let outcome = payments_mock_server::check_recording(recording.as_bytes()).expect("a recording");
+/// let outcome = payments_contract_proxy::check_recording(recording.as_bytes()).expect("a recording");
 /// assert_eq!(outcome.summary.exchanges, 1);
 /// assert_eq!(outcome.summary.exit_code(false), 0);
 /// ```
@@ -67,7 +67,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::proxy::rules::test_support::{exchange, failure};
+    use crate::rules::test_support::{exchange, failure};
 
     #[test]
     fn broken_lines_are_numbered_and_the_rest_checked() {

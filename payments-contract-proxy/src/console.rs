@@ -1,8 +1,8 @@
 //! The proxy's web console (CONTRACT section 16): the exchanges that
 //! passed through, newest first, each with its verdict and its findings (a
 //! badge per level), growing by itself; one exchange in full, its secrets
-//! replaced as in a recording. The mock console's stylesheet and script,
-//! served from the binary.
+//! replaced as in a recording, at `/_proxy/ui/`. The consoles' stylesheet
+//! and script (`payments_serve::pages`), served from the binary.
 
 use askama::Template;
 use axum::extract::{RawQuery, State};
@@ -10,10 +10,13 @@ use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
+use payments_serve::pages::{
+    CONSOLE_SCRIPT as SCRIPT, CONSOLE_STYLESHEET as STYLESHEET, POLL_MS, fragment_root_of, render,
+    root_of, shown_time, static_asset as asset, visible,
+};
+
 use super::rules::{Level, Verdict};
 use super::{Judged, ProxyState};
-use crate::web::console::{POLL_MS, SCRIPT, STYLESHEET, visible};
-use crate::web::html::{fragment_root_of, render, root_of};
 
 /// Rows the page keeps at most.
 const MAX_ROWS: usize = 200;
@@ -67,7 +70,7 @@ fn row(judged: &Judged) -> Row {
     Row {
         row: judged.row,
         seq: e.seq,
-        time: crate::web::console::shown_time(e.time),
+        time: shown_time(e.time),
         method: visible(&e.request.method).into_owned(),
         path: visible(&target).into_owned(),
         status: e.response.status,
@@ -105,7 +108,7 @@ fn newest(proxy: &ProxyState, after: u64, limit: usize) -> (Vec<Row>, u64) {
 }
 
 #[derive(Template)]
-#[template(path = "proxy/exchange_rows.html")]
+#[template(path = "exchange_rows.html")]
 struct Rows {
     root: String,
     rows: Vec<Row>,
@@ -113,7 +116,7 @@ struct Rows {
 }
 
 #[derive(Template)]
-#[template(path = "proxy/exchanges.html")]
+#[template(path = "exchanges.html")]
 struct ListPage {
     root: String,
     upstream: String,
@@ -129,7 +132,7 @@ struct ListPage {
     max_rows: usize,
 }
 
-/// `GET /_mock/ui/`: the exchanges.
+/// `GET /_proxy/ui/`: the exchanges.
 async fn list(State(proxy): State<ProxyState>, uri: Uri) -> Response {
     let summary = proxy.summary();
     let (rows, last) = newest(&proxy, 0, PAGE_ROWS);
@@ -153,7 +156,7 @@ async fn list(State(proxy): State<ProxyState>, uri: Uri) -> Response {
     ))
 }
 
-/// `GET /_mock/ui/exchanges/feed?after=N`: the rows after `N`.
+/// `GET /_proxy/ui/exchanges/feed?after=N`: the rows after `N`.
 async fn feed(State(proxy): State<ProxyState>, uri: Uri, RawQuery(query): RawQuery) -> Response {
     let after = query
         .as_deref()
@@ -167,7 +170,7 @@ async fn feed(State(proxy): State<ProxyState>, uri: Uri, RawQuery(query): RawQue
         None => 0,
         Some(Ok(n)) => n,
         Some(Err(_)) => {
-            return crate::error::ApiError::validation("after must be a whole number")
+            return payments_serve::ApiError::validation("after must be a whole number")
                 .into_response();
         }
     };
@@ -194,7 +197,7 @@ struct Side {
 }
 
 #[derive(Template)]
-#[template(path = "proxy/exchange.html")]
+#[template(path = "exchange.html")]
 struct DetailPage {
     root: String,
     upstream: String,
@@ -206,7 +209,7 @@ struct DetailPage {
 
 #[derive(Template)]
 #[template(
-    source = r#"{% extends "proxy/base.html" %}{% block title %}Not found{% endblock %}{% block content %}<h1>No such exchange</h1><p>The console keeps the last 500 exchanges; this one is not among them.</p><p><a href="{{ root }}_mock/ui/">Back to the exchanges</a></p>{% endblock %}"#,
+    source = r#"{% extends "base.html" %}{% block title %}Not found{% endblock %}{% block content %}<h1>No such exchange</h1><p>The console keeps the last 500 exchanges; this one is not among them.</p><p><a href="{{ root }}_proxy/ui/">Back to the exchanges</a></p>{% endblock %}"#,
     ext = "html"
 )]
 struct NotFound {
@@ -215,12 +218,12 @@ struct NotFound {
     enforce: bool,
 }
 
-/// `GET /_mock/ui/exchanges/{seq}`: one exchange in full.
+/// `GET /_proxy/ui/exchanges/{seq}`: one exchange in full.
 async fn detail(State(proxy): State<ProxyState>, uri: Uri) -> Response {
     let path = uri.path();
     let root = root_of(path);
     let seq = path
-        .strip_prefix("/_mock/ui/exchanges/")
+        .strip_prefix("/_proxy/ui/exchanges/")
         .and_then(|s| s.parse::<u64>().ok());
     let found = seq.and_then(|seq| {
         proxy
@@ -280,33 +283,22 @@ fn page(mut response: Response) -> Response {
     response
 }
 
-fn asset(body: &'static str, content_type: &'static str) -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, content_type),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        body,
-    )
-        .into_response()
-}
-
-/// The console's routes under `/_mock/ui`.
+/// The console's routes under `/_proxy/ui`.
 pub(super) fn routes() -> axum::Router<ProxyState> {
     axum::Router::new()
         .route(
-            "/_mock/ui",
-            get(|| async { Redirect::permanent("/_mock/ui/") }),
+            "/_proxy/ui",
+            get(|| async { Redirect::permanent("/_proxy/ui/") }),
         )
-        .route("/_mock/ui/", get(list))
-        .route("/_mock/ui/exchanges/feed", get(feed))
-        .route("/_mock/ui/exchanges/{seq}", get(detail))
+        .route("/_proxy/ui/", get(list))
+        .route("/_proxy/ui/exchanges/feed", get(feed))
+        .route("/_proxy/ui/exchanges/{seq}", get(detail))
         .route(
-            "/_mock/ui/static/console.css",
+            "/_proxy/ui/static/console.css",
             get(|| async { asset(STYLESHEET, "text/css; charset=utf-8") }),
         )
         .route(
-            "/_mock/ui/static/console.js",
+            "/_proxy/ui/static/console.js",
             get(|| async { asset(SCRIPT, "text/javascript; charset=utf-8") }),
         )
 }

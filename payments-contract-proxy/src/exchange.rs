@@ -104,44 +104,47 @@ pub enum Endpoint {
 
 impl Endpoint {
     /// The endpoint a method and path (after the upstream's prefix was
-    /// taken off, as the application sent it) name.
+    /// taken off, as the application sent it) name: the interface's path
+    /// matching (`payments_interface::route`, the mock's too), with the
+    /// document's method (a `HEAD` is not judged).
     pub fn of(method: &str, path: &str) -> Self {
-        let Some(rest) = path.strip_prefix("/api/payments/") else {
+        use payments_interface::Endpoint as Operation;
+        let Some(route) = payments_interface::route(path) else {
             return Self::Other;
         };
-        match (method, rest) {
-            ("POST", "initiate") => Self::Initiate,
-            ("POST", "confirm") => Self::Confirm,
-            ("GET", rest) => {
-                let Some(inner) = rest.strip_suffix("/status") else {
-                    return Self::Other;
-                };
-                let decode = |s: &str| {
-                    percent_encoding::percent_decode_str(s)
-                        .decode_utf8_lossy()
-                        .into_owned()
-                };
-                match inner.strip_prefix("reference/") {
-                    Some(reference) if !reference.contains('/') => {
-                        Self::StatusByReference(decode(reference))
-                    }
-                    None if !inner.contains('/') => Self::StatusById(decode(inner)),
-                    _ => Self::Other,
-                }
-            }
-            _ => Self::Other,
+        if route.endpoint.method() != method {
+            return Self::Other;
+        }
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        match route.endpoint {
+            Operation::Initiate => Self::Initiate,
+            Operation::Confirm => Self::Confirm,
+            Operation::StatusById => Self::StatusById(decode(route.raw)),
+            Operation::StatusByReference => Self::StatusByReference(decode(route.raw)),
         }
     }
 
-    /// The name the report counts exchanges under.
-    pub fn name(&self) -> &'static str {
+    /// The interface's operation, unless it is none of them.
+    pub fn operation(&self) -> Option<payments_interface::Endpoint> {
+        use payments_interface::Endpoint as Operation;
         match self {
-            Self::Initiate => "initiate",
-            Self::Confirm => "confirm",
-            Self::StatusById(_) => "statusById",
-            Self::StatusByReference(_) => "statusByReference",
-            Self::Other => "other",
+            Self::Initiate => Some(Operation::Initiate),
+            Self::Confirm => Some(Operation::Confirm),
+            Self::StatusById(_) => Some(Operation::StatusById),
+            Self::StatusByReference(_) => Some(Operation::StatusByReference),
+            Self::Other => None,
         }
+    }
+
+    /// The name the report counts exchanges under: the operation's
+    /// (`initiate`, `statusById`…), or `other`.
+    pub fn name(&self) -> &'static str {
+        self.operation()
+            .map_or("other", payments_interface::Endpoint::name)
     }
 
     /// Whether it is one of the two status reads.

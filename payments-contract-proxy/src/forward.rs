@@ -28,7 +28,7 @@ use http_body_util::BodyExt as _;
 use super::ProxyState;
 use super::exchange::{Exchange, Message};
 use super::rules::Verdict;
-use crate::error::{ApiError, ErrorCode};
+use payments_serve::{ApiError, ErrorCode};
 
 /// Bodies up to this are read whole and judged (the document's are under
 /// 1 KiB); larger ones stream through unjudged.
@@ -62,7 +62,7 @@ const HOP_BY_HOP: [&str; 8] = [
 /// headers.insert("connection", HeaderValue::from_static("x-hop"));
 /// headers.insert("x-hop", HeaderValue::from_static("1"));
 /// headers.insert("x-kept", HeaderValue::from_static("2"));
-/// let kept = payments_mock_server::end_to_end_headers(&headers);
+/// let kept = payments_contract_proxy::end_to_end(&headers);
 /// assert_eq!(kept.len(), 1);
 /// assert_eq!(kept["x-kept"], "2");
 /// ```

@@ -1,28 +1,22 @@
-//! The contract proxy (CONTRACT section 16): `payments-mock-server proxy
-//! --upstream URL` stands between an application and the provider's real
-//! service, passes every `/api/` exchange through untouched, and checks
-//! each against the interface document, including the rules that span
-//! requests.
+//! The contract proxy: it stands between an application and the
+//! provider's real service (`payments-mock-server proxy --upstream URL`, or
+//! [`Proxy::start`] in a test), passes every `/api/` exchange through
+//! untouched, and checks each against the interface document, including
+//! the rules that span requests. A report, a recording with secrets
+//! replaced, a summary and exit code, a web console at `/_proxy/ui/`, and
+//! [`check_recording`] for the same checks offline.
 //!
-//! - `forward.rs` — the pass-through: headers, bodies of any size,
-//!   timeouts, `--enforce`.
-//! - `exchange.rs` — an exchange and its endpoint, parsed once.
-//! - `rules/` — the rule registry: id → level, text, function.
-//! - `memory.rs` — what passed through, bounded, for the rules that span
-//!   requests.
-//! - `report.rs` — report lines, the summary, the exit code.
-//! - `redact/` — secrets replaced before anything is recorded, reported
-//!   or shown; `record.rs` — reading recordings back.
-//! - `check.rs` — the same checks offline, on a recording.
-//! - `seed.rs` — a mock's transactions from a recording (`--seed-from`).
-//! - `console.rs` — the exchanges in a browser, live.
+//! It reads the interface's vocabulary (`payments-interface`) and serves
+//! with the shell the mock uses (`payments-serve`); it knows nothing of the
+//! mock's rules or stores.
 //!
 //! # Example
 //!
 //! A proxy in front of the embedded mock (a verified fake: no violation):
 //!
 //! ```
-//! use payments_mock_server::{MockServer, Proxy, ProxyConfig};
+//! use payments_contract_proxy::{Proxy, ProxyConfig};
+//! use payments_mock_server::MockServer;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -36,8 +30,23 @@
 //! # Ok(()) }
 //! ```
 
+// Layout, for contributors:
+// - `forward.rs` — the pass-through: headers, bodies of any size,
+//   timeouts, `--enforce`.
+// - `exchange.rs` — an exchange and its endpoint, parsed once.
+// - `rules/` — the rule registry: id → level, text, function.
+// - `memory.rs` — what passed through, bounded, for the rules that span
+//   requests.
+// - `report.rs` — report lines, the summary, the exit code.
+// - `redact/` — secrets replaced before anything is recorded, reported
+//   or shown; `record.rs` — reading recordings back.
+// - `check.rs` — the same checks offline, on a recording.
+// - `console.rs` — the exchanges in a browser, live.
+// - `error.rs` — what keeps a proxy from starting.
+
 mod check;
 mod console;
+mod error;
 mod exchange;
 mod forward;
 mod memory;
@@ -45,7 +54,6 @@ mod record;
 mod redact;
 mod report;
 pub mod rules;
-mod seed;
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -65,16 +73,16 @@ pub use check::{CheckOutcome, check_recording};
 pub use exchange::{Endpoint, Exchange, Message};
 pub use forward::{JUDGE_LIMIT, VERDICT_HEADER, end_to_end};
 pub use memory::CAPACITY as MEMORY_CAPACITY;
-pub use record::BadLine;
+pub use record::{BadLine, each as read_recording};
 pub use redact::{REDACTED, Redactor};
 
+pub use error::Error;
 pub use report::{ReportLine, Summary};
 pub use rules::{Finding, Level, Verdict};
-pub use seed::{SeedError, Seeded, seed_from};
 
-use crate::error::{ApiError, Error};
 use exchange::Parsed;
 use memory::Memory;
+use payments_serve::ApiError;
 
 /// Default of [`ProxyConfig::upstream_timeout`].
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(30);
@@ -456,11 +464,11 @@ fn write_line(writer: &mut BufWriter<File>, value: &impl serde::Serialize, what:
 async fn report(
     axum::extract::State(proxy): axum::extract::State<ProxyState>,
 ) -> axum::response::Response {
-    crate::error::success(proxy.summary(), None)
+    payments_serve::success(proxy.summary(), None)
 }
 
 /// The proxy's routes: `/api/` forwarded; `/_proxy/report`, the console
-/// under `/_mock/ui/` and nothing else its own.
+/// under `/_proxy/ui/` and nothing else its own.
 fn router(state: ProxyState) -> Router {
     Router::new()
         .route("/api/{*rest}", any(forward::forward))
@@ -515,7 +523,7 @@ impl Proxy {
         let addr = listener.local_addr().map_err(bind)?;
         let listener = tokio::net::TcpListener::from_std(listener).map_err(bind)?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(crate::http::server::run(
+        let task = tokio::spawn(payments_serve::server::run(
             listener,
             router(state.clone()),
             async move {
@@ -592,3 +600,8 @@ impl Drop for Proxy {
         self.state.flush();
     }
 }
+
+/// The README's examples, compiled as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -62,7 +62,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::proxy::rules::test_support::exchange;
+    use crate::rules::test_support::exchange;
 
     #[test]
     fn a_recording_reads_back_with_its_broken_lines_numbered() {

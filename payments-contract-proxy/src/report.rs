@@ -201,10 +201,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::proxy::exchange::Parsed;
-    use crate::proxy::memory::Memory;
-    use crate::proxy::rules::judge;
-    use crate::proxy::rules::test_support::{exchange, failure};
+    use crate::exchange::Parsed;
+    use crate::memory::Memory;
+    use crate::rules::judge;
+    use crate::rules::test_support::{exchange, failure};
 
     #[test]
     fn the_summary_counts_and_sets_the_exit_code() {

@@ -106,7 +106,10 @@ impl ErrorCode {
 
     /// The codes `whose` defines, in [`ErrorCode::ALL`]'s order.
     pub fn of(whose: Whose) -> impl Iterator<Item = Self> {
-        Self::ALL.iter().copied().filter(move |c| c.whose() == whose)
+        Self::ALL
+            .iter()
+            .copied()
+            .filter(move |c| c.whose() == whose)
     }
 }
 
@@ -136,7 +139,9 @@ mod tests {
 
     #[test]
     fn the_document_lists_five_codes_and_the_proxy_owns_two() {
-        let document: Vec<_> = ErrorCode::of(Whose::Document).map(ErrorCode::as_str).collect();
+        let document: Vec<_> = ErrorCode::of(Whose::Document)
+            .map(ErrorCode::as_str)
+            .collect();
         assert_eq!(
             document,
             [

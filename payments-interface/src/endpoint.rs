@@ -194,12 +194,7 @@ impl Route<'_> {
 /// ```
 pub fn route(path: &str) -> Option<Route<'_>> {
     let rest = path.strip_prefix(PAYMENTS)?;
-    let endpoint = |endpoint| {
-        Some(Route {
-            endpoint,
-            raw: "",
-        })
-    };
+    let endpoint = |endpoint| Some(Route { endpoint, raw: "" });
     match rest {
         "initiate" => endpoint(Endpoint::Initiate),
         "confirm" => endpoint(Endpoint::Confirm),
@@ -298,7 +293,10 @@ mod tests {
     fn transaction_not_found_is_400_on_confirm_and_404_on_the_reads() {
         use ErrorCode::*;
         assert_eq!(Endpoint::Confirm.status_of(TransactionNotFound), Some(400));
-        assert_eq!(Endpoint::StatusById.status_of(TransactionNotFound), Some(404));
+        assert_eq!(
+            Endpoint::StatusById.status_of(TransactionNotFound),
+            Some(404)
+        );
         assert_eq!(Endpoint::Initiate.status_of(TransactionNotFound), None);
         assert_eq!(Endpoint::Initiate.status_of(InternalError), Some(500));
         assert_eq!(Endpoint::Initiate.status_of(DuplicateReferenceNo), None);
@@ -314,7 +312,10 @@ mod tests {
     fn segments_decode_strictly() {
         assert_eq!(decode_segment("INV%2F1").as_deref(), Some("INV/1"));
         assert_eq!(decode_segment("%FF"), None);
-        assert!(matches!(decode_segment("plain"), Some(Cow::Borrowed("plain"))));
+        assert!(matches!(
+            decode_segment("plain"),
+            Some(Cow::Borrowed("plain"))
+        ));
         assert_eq!(decode_segment("a%20b").as_deref(), Some("a b"));
     }
 }

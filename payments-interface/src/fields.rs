@@ -123,7 +123,13 @@ mod tests {
     fn the_required_request_fields_are_the_documents() {
         assert_eq!(
             required(INITIATE_REQUEST).collect::<Vec<_>>(),
-            ["merchantId", "referenceNo", "amount", "productCode", "storeId"]
+            [
+                "merchantId",
+                "referenceNo",
+                "amount",
+                "productCode",
+                "storeId"
+            ]
         );
         assert_eq!(
             required(CONFIRM_REQUEST).collect::<Vec<_>>(),
@@ -134,7 +140,13 @@ mod tests {
     #[test]
     fn the_status_data_has_no_currency_and_amounts_differ_in_kind() {
         assert!(named(STATUS_DATA, "currencyCode").is_none());
-        assert_eq!(named(INITIATE_DATA, "amount").map(|f| f.kind), Some(Kind::Integer));
-        assert_eq!(named(CONFIRM_DATA, "amount").map(|f| f.kind), Some(Kind::Decimal));
+        assert_eq!(
+            named(INITIATE_DATA, "amount").map(|f| f.kind),
+            Some(Kind::Integer)
+        );
+        assert_eq!(
+            named(CONFIRM_DATA, "amount").map(|f| f.kind),
+            Some(Kind::Decimal)
+        );
     }
 }

@@ -51,3 +51,8 @@ pub use endpoint::{API_PREFIX, Endpoint, Route, decode_segment, route};
 pub use envelope::{ENVELOPE_FIELDS, Envelope};
 pub use fields::{Field, Kind};
 pub use status::Status;
+
+/// The README's examples, compiled as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -12,6 +12,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+/// The largest request body: 64 KiB (a larger one is 413
+/// `PAYLOAD_TOO_LARGE`).
+pub const BODY_LIMIT: usize = 64 * 1024;
 /// `referenceNo`: 1–64 characters.
 pub const REFERENCE_MAX: usize = 64;
 /// `description`: at most 255 characters.
@@ -157,13 +160,7 @@ mod tests {
 
     #[test]
     fn every_pattern_compiles_in_rusts_dialect() {
-        for pattern in [
-            REQUEST_ID,
-            &NOT_BLANK,
-            &REFERENCE_NO,
-            UUID,
-            &RETURN_URL,
-        ] {
+        for pattern in [REQUEST_ID, &NOT_BLANK, &REFERENCE_NO, UUID, &RETURN_URL] {
             compiled(pattern);
         }
     }

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use rand::RngExt as _;
 
-use crate::error::ApiError;
+use payments_serve::ApiError;
 
 /// One injected fault.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,37 +1,26 @@
 //! The merchant payment-transaction service in memory: every rule, state,
-//! error and fault of `CONTRACT.md`, for integration tests and local work.
+//! error and fault of the contract, for integration tests and local work.
 //!
-//! # Layout
+//! # Features
 //!
-//! - `lib.rs` — this overview and the public re-exports; `main.rs` — the
-//!   `payments-mock-server` binary: flags, logging, signals.
-//! - `config.rs` — [`Config`] and [`ApiKey`], shared by flags and builder;
-//!   `mock_server.rs` — [`MockServer`], the embeddable server, and its
-//!   builder; `error.rs` — [`ApiError`] (the envelope of a failure) and
-//!   [`Error`]; `logging/` — the binary's log set-up and its fast text and JSON formats.
-//! - `domain/` — the rules, apart from HTTP and storage: `transaction.rs`
-//!   (request fields, stored form, state at an instant), `clock.rs` (the
-//!   virtual clock; the only source of time), `catalog.rs` (products and the
-//!   TOML format), `validate.rs` and `rules.rs` (request rules, every failure
-//!   collected; shared with the document), `money.rs` (minor units to exact
-//!   major-unit JSON numbers), `redirect.rs` (page tokens, payment URLs,
-//!   return addresses).
-//! - `store/` — the store: look-ups and the atomic transitions
-//!   (`payer.rs`: the payer's decision), its containers (`records.rs`,
-//!   `index.rs`: chunked records, shared codes, sharded position indexes)
-//!   and the request journal (`journal.rs`).
-//! - `http/` — the service over HTTP: `app.rs` (routes and layers only),
-//!   `server.rs` (accept loop, injected resets, graceful shutdown),
-//!   `state.rs` ([`AppState`]), `middleware.rs` (request id, request log,
-//!   envelope for every response), `guard.rs` (the `/api/` guard: auth,
-//!   rate limit, faults, journal), `extract.rs`, `json.rs`, `auth.rs`,
-//!   `faults.rs`, and `handlers/` (`initiate`, `confirm`, `status`, `admin`).
-//! - `web/` — what a person sees: `pay.rs` (the payer's payment page,
-//!   `/pay/{token}`), `console/` (the web console, `/_mock/ui/`), `html.rs`
-//!   (askama templates in `templates/`, auto-escaped; the stylesheet, page
-//!   headers, error pages).
-//! - `openapi/` — the OpenAPI 3.1 document, generated from the routes, the
-//!   served types and `domain/rules.rs` (the request rules the validator checks).
+//! Light by default for a test: with `default-features = false`,
+//! [`MockServer::start`] gives the in-memory service with every rule,
+//! state and fault, the virtual clock, the request journal and the admin
+//! API (`/_mock/`), and compiles little beyond axum and tokio. The
+//! binary turns on the rest:
+//!
+//! | Feature | What it adds |
+//! |---|---|
+//! | `pages` | the payer's payment page (`/pay/{token}`) and the web console (`/_mock/ui/`) |
+//! | `openapi` | the OpenAPI 3.1 document at `/openapi.json` |
+//! | `sqlite` | `--store sqlite:PATH` ([`store::SqliteStore`]), SQLite compiled in |
+//! | `postgres` | `--store postgres://…` ([`store::PostgresStore`]), replicas sharing one database |
+//! | `cli` (default) | the `payments-mock-server` binary with all of the above, the contract proxy's `proxy` and `check` subcommands, `--seed-from` |
+//!
+//! ```toml
+//! [dev-dependencies]
+//! payments-mock-server = { version = "0.1", default-features = false }
+//! ```
 //!
 //! # Example
 //!
@@ -97,7 +86,7 @@
 //!   payer pays, declines or cancels once within the payer window, and is
 //!   sent back to `returnUrl`; [`MockServer::payer`] plays the payer in a
 //!   test;
-//! - the `/_mock/` controls and `/openapi.json`.
+//! - the `/_mock/` controls, and `/openapi.json` (feature `openapi`).
 //!
 //! # Catalogue
 //!
@@ -144,51 +133,64 @@
 //! Each [`MockServer`] has its own port, store, clock and journal: start one
 //! per test rather than sharing, and there is nothing to clean up.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+// Layout, for contributors. Every dependency points down this list; a
+// module imports nothing from one below it in the list (scripts/layers.sh
+// checks it):
+//
+// - `error.rs` — [`Error`], what a start can fail with. The bottom.
+// - `domain/` — the rules and the ports they need, apart from HTTP and
+//   storage: `transaction.rs` (request fields, stored form, state at an
+//   instant), `clock.rs` (the virtual clock, the only source of time, and
+//   its advance), `catalog.rs` (products, the TOML format), `validate.rs`,
+//   `fields/` and `rules.rs` (request rules, every failure collected),
+//   `lifecycle.rs` (the state machine: initiate, confirm, the payer's
+//   submit), `payer.rs` (playing the payer), `redirect.rs` (page tokens,
+//   payment URLs, return addresses), `access.rs` (API keys and the
+//   merchant they bind), `journal.rs` (the request journal's entries),
+//   `settings.rs` (what a store keeps of the start's settings), `port.rs`
+//   (the store trait and the types it takes and returns).
+// - `store/` — the stores implementing the port: memory, SQLite
+//   (`sqlite`), PostgreSQL (`postgres`), and `AnyStore`.
+// - `config.rs` — [`Config`], shared by the binary's flags and the
+//   builder; `faults.rs` — [`Fault`]s and their sources.
+// - `state.rs` — `AppState`: one server's store, settings, keys, faults.
+// - `web/` (`pages`) — what a person sees: the payment page, the console.
+// - `http/` — the service over HTTP: the route table (`app.rs`, and
+//   `route.rs` for `/api/`), the `/api/` guard, middleware, handlers, the
+//   connection set-up (`server.rs`), and `openapi/` (feature `openapi`):
+//   the document, generated from the handlers.
+// - `mock_server.rs` — [`MockServer`], the embeddable server.
+// - `seed.rs` (`cli`) — `--seed-from`: a store seeded from a proxy
+//   recording; `main.rs` — the binary.
+
 mod config;
-mod domain;
+pub mod domain;
 mod error;
-mod http;
-mod logging;
+mod faults;
+pub mod http;
 mod mock_server;
-mod openapi;
-mod proxy;
-mod store;
+#[cfg(feature = "cli")]
+#[doc(hidden)]
+pub mod seed;
+pub mod state;
+pub mod store;
+#[cfg(feature = "pages")]
 mod web;
 
-pub use config::{
-    ApiKey, Config, DEFAULT_HEADER_READ_TIMEOUT, check_replica_name, listening_url, parse_latency,
-};
-pub use domain::catalog::{Catalog, DEFAULT_PAYER_TIMEOUT, Flow, InitialState, Outcome, Product};
-pub use domain::clock::{Clock, format_time};
-pub use domain::lifecycle::{self, ConfirmAttempt, ConfirmRefusal};
-pub use domain::money::{major_number, major_text};
-pub use domain::redirect::{TOKEN_LEN, is_token, return_address};
-pub use domain::transaction::{
-    ConfirmResult, Confirmation, Fields, NewTransaction, PayerDecision, RareFields, Record, Status,
-    View, id_at, issued_id,
-};
-pub use domain::validate::{confirm as validate_confirm, initiate as validate_initiate};
-pub use error::{ApiError, Error, ErrorCode};
-pub use http::app::app;
-pub use http::extract::{BODY_LIMIT, decode_segment, parse_object};
-pub use http::faults::Fault;
-pub use http::server::{HEADER_LIMIT, run, run_with, serve_app};
-pub use http::state::{AppState, Shared};
-pub use logging::{JsonLines, LogFormat, PlainText, init_logging};
+pub use config::{ApiKey, Config, PublicUrl, check_replica_name, listening_url, parse_latency};
+pub use domain::catalog::{Catalog, Flow, InitialState, Outcome, Product};
+pub use domain::journal::JournalEntry;
+pub use domain::payer::{PayerError, PayerOutcome};
+pub use domain::transaction::PayerAction;
+pub use error::Error;
+pub use faults::Fault;
 pub use mock_server::{MockServer, MockServerBuilder, StoredTransaction};
-pub use proxy::{
-    BadLine, CheckOutcome, DEFAULT_UPSTREAM_TIMEOUT, Endpoint, Exchange, Finding, JUDGE_LIMIT,
-    Level, MEMORY_CAPACITY, Message, Proxy, ProxyConfig, REDACTED, Redactor, SeedError, Seeded,
-    Summary, VERDICT_HEADER, Verdict, check_recording, end_to_end as end_to_end_headers, rules,
-    seed_from,
-};
-pub use store::journal::{Capture, JournalEntry};
-pub use store::settings::Given;
-pub use store::{
-    AnyStore, ClockReading, Decided, Durability, InsertRefusal, JournalStats, LookupError,
-    MemoryStore, Order, Page, PageQuery, PayerAction, PayerRefusal, PaymentPage, PaymentPageKey,
-    PostgresStore, PostgresUrl, STORE_TIMEOUT, Settings, SqliteStore, Store, StoreError, StoreSpec,
-    Transition,
-};
-pub use web::console::PATH as CONSOLE_PATH;
-pub use web::pay::{FORM_LIMIT, PayerError, PayerOutcome};
+pub use payments_interface::{ErrorCode, Status};
+pub use store::{Durability, StoreSpec};
+
+/// The README's examples, compiled as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -5,10 +5,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use payments_mock_server::{
-    ApiKey, AppState, Catalog, Config, Durability, Proxy, ProxyConfig, StoreSpec, check_recording,
-    init_logging, parse_latency, seed_from, serve_app,
-};
+use payments_contract_proxy::{Proxy, ProxyConfig, check_recording};
+use payments_mock_server::http::serve_app;
+use payments_mock_server::seed::{SeedError, seed_from};
+use payments_mock_server::state::AppState;
+use payments_mock_server::{ApiKey, Catalog, Config, Durability, StoreSpec, parse_latency};
+use payments_serve::logging::init_logging;
 
 /// The merchant payment-transaction service for integration tests: in
 /// memory, or kept in SQLite or PostgreSQL; and a contract proxy in front
@@ -175,8 +177,8 @@ struct ServeArgs {
     /// Base URL payment pages are announced under, when the mock is
     /// reached through another address than it listens on; default the
     /// listening address (loopback for 0.0.0.0 or ::).
-    #[arg(long, value_name = "URL")]
-    public_url: Option<url::Url>,
+    #[arg(long, value_name = "URL", value_parser = QuietParser::<payments_mock_server::PublicUrl>::new("a public URL"))]
+    public_url: Option<payments_mock_server::PublicUrl>,
     /// Request log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -264,10 +266,10 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn log_format(format: LogFormat) -> payments_mock_server::LogFormat {
+fn log_format(format: LogFormat) -> payments_serve::logging::LogFormat {
     match format {
-        LogFormat::Text => payments_mock_server::LogFormat::Text,
-        LogFormat::Json => payments_mock_server::LogFormat::Json,
+        LogFormat::Text => payments_serve::logging::LogFormat::Text,
+        LogFormat::Json => payments_serve::logging::LogFormat::Json,
     }
 }
 
@@ -426,7 +428,7 @@ async fn seed(state: &AppState, path: &std::path::Path) -> Result<(), ExitCode> 
         .map_err(|e| {
             eprintln!("error: seeding from {}: {e}", path.display());
             match e {
-                payments_mock_server::SeedError::Read(_) => ExitCode::from(2),
+                SeedError::Read(_) => ExitCode::from(2),
                 _ => ExitCode::FAILURE,
             }
         })?;
@@ -491,7 +493,7 @@ async fn serve(
     let console = format!(
         "{}{}",
         payments_mock_server::listening_url(addr),
-        payments_mock_server::CONSOLE_PATH.trim_start_matches('/')
+        payments_mock_server::http::CONSOLE_PATH.trim_start_matches('/')
     );
     tracing::info!(console = %console, "web console at {console}");
     let seed = state.faults.seed();

@@ -11,14 +11,14 @@ use uuid::Uuid;
 
 use crate::config::{ApiKey, Config};
 use crate::domain::catalog::Catalog;
+use crate::domain::journal::{CAPACITY, JournalEntry};
+use crate::domain::payer::{PayerError, PayerOutcome, play_payer};
+use crate::domain::port::{PageQuery, PaymentPageKey, Store as _, StoreError};
+use crate::domain::transaction::{PayerAction, Status};
 use crate::error::Error;
-use crate::http::faults::Fault;
-use crate::http::state::AppState;
-use crate::store::journal::{CAPACITY, JournalEntry};
-use crate::store::{
-    Durability, PageQuery, PayerAction, PaymentPageKey, Status, Store as _, StoreError, StoreSpec,
-};
-use crate::web::pay::{PayerError, PayerOutcome, play_payer};
+use crate::faults::Fault;
+use crate::state::AppState;
+use crate::store::{Durability, StoreSpec};
 
 /// A stored transaction as the API would show it now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,7 +214,7 @@ impl MockServer {
         transaction_id: &str,
         action: PayerAction,
     ) -> Result<PayerOutcome, PayerError> {
-        expect_store(play_payer(&self.state, transaction_id, action).await)
+        expect_store(play_payer(&self.state.store, transaction_id, action).await)
             .map(|(outcome, _)| outcome)
     }
 
@@ -396,7 +396,7 @@ impl MockServerBuilder {
     /// The base URL payment pages are announced under (`--public-url`),
     /// when the server is reached through another address than it listens
     /// on (a proxy, a container); by default the listening address.
-    pub fn public_url(mut self, url: url::Url) -> Self {
+    pub fn public_url(mut self, url: crate::PublicUrl) -> Self {
         self.config.public_url = Some(url);
         self
     }

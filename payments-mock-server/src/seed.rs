@@ -20,11 +20,12 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::exchange::{Endpoint, Exchange, Parsed};
-use super::record;
+use payments_contract_proxy::{Exchange, read_recording};
+use payments_interface::Endpoint;
+
 use crate::domain::catalog::InitialState;
+use crate::domain::port::{InsertRefusal, Store, StoreError};
 use crate::domain::transaction::{ConfirmResult, Confirmation, Fields, RareFields, Record};
-use crate::store::{InsertRefusal, Store, StoreError};
 
 /// What seeding placed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -71,6 +72,33 @@ fn text(map: &Map<String, Value>, field: &str) -> Option<String> {
     }
 }
 
+/// The request body, when it is a JSON object.
+fn request_object(exchange: &Exchange) -> Option<Map<String, Value>> {
+    let body = exchange.request.body.as_deref().unwrap_or("");
+    match serde_json::from_str::<Value>(body).ok()? {
+        Value::Object(map) => Some(map),
+        _ => None,
+    }
+}
+
+/// The answer's `data` object, on a success (HTTP 200, `isSuccess` true).
+fn success_data(exchange: &Exchange) -> Option<Map<String, Value>> {
+    if exchange.response.status != 200 {
+        return None;
+    }
+    let body = exchange.response.body.as_deref()?;
+    let Value::Object(mut envelope) = serde_json::from_str::<Value>(body).ok()? else {
+        return None;
+    };
+    if envelope.get("isSuccess").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    match envelope.remove("data")? {
+        Value::Object(data) => Some(data),
+        _ => None,
+    }
+}
+
 /// The transactions a recording shows, in the order it first shows them.
 #[derive(Debug, Default)]
 struct Stories {
@@ -83,8 +111,10 @@ impl Stories {
         if !exchange.judged || exchange.proxy_answer {
             return;
         }
-        let parsed = Parsed::of(exchange);
-        let Some(data) = parsed.success_data() else {
+        let endpoint = payments_interface::route(&exchange.request.path)
+            .map(|r| r.endpoint)
+            .filter(|e| e.method() == exchange.request.method);
+        let Some(data) = success_data(exchange) else {
             return;
         };
         let Some(id) = data.get("transactionId").and_then(Value::as_str) else {
@@ -97,14 +127,14 @@ impl Stories {
                 v.insert(Story::default())
             }
         };
-        if parsed.endpoint == Endpoint::Initiate
+        if endpoint == Some(Endpoint::Initiate)
             && story.initiate.is_none()
-            && let Some(request) = &parsed.request
+            && let Some(request) = request_object(exchange)
         {
-            story.initiate = Some((request.clone(), data.clone(), exchange.time));
+            story.initiate = Some((request, data.clone(), exchange.time));
         }
-        if parsed.endpoint != Endpoint::Other {
-            story.last = Some((data.clone(), exchange.time));
+        if endpoint.is_some() {
+            story.last = Some((data, exchange.time));
         }
     }
 }
@@ -115,9 +145,7 @@ fn record_of(id: &str, story: &Story, now: DateTime<Utc>, expiry: Duration) -> O
     let id = Uuid::parse_str(id).ok()?;
     let merchant_id = Uuid::parse_str(request.get("merchantId")?.as_str()?).ok()?;
     let currency = text(request, "currencyCode").unwrap_or_else(|| "MYR".to_owned());
-    let exponent = iso_currency::Currency::from_code(&currency)
-        .and_then(|c| c.exponent())
-        .unwrap_or(2);
+    let exponent = payments_interface::money::exponent(&currency).unwrap_or(2);
     let extra = match request.get("extraProperties") {
         Some(Value::Object(o)) => Some(Value::Object(o.clone()).to_string()),
         Some(Value::String(s)) => Some(s.clone()),
@@ -219,7 +247,7 @@ pub async fn seed_from(
     expiry: Duration,
 ) -> Result<Seeded, SeedError> {
     let mut stories = Stories::default();
-    let bad = record::each(reader, |exchange| stories.add(&exchange))?;
+    let bad = read_recording(reader, |exchange| stories.add(&exchange))?;
     let now = store.now().await?;
     let mut seeded = Seeded {
         bad_lines: bad.len(),
@@ -242,11 +270,13 @@ pub async fn seed_from(
 mod tests {
     use serde_json::json;
 
-    use super::*;
-    use crate::proxy::rules::test_support::{
+    use payments_contract_proxy::rules::test_support::{
         confirm_data, exchange, initiate_body, initiate_data, ok, status_data,
     };
-    use crate::store::{MemoryStore, Status};
+
+    use super::*;
+    use crate::domain::transaction::Status;
+    use crate::store::MemoryStore;
 
     const ID: &str = "01a2f000-0000-7000-8000-000000000001";
 

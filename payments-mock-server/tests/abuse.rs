@@ -9,7 +9,8 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use payments_mock_server::{Config, HEADER_LIMIT, MockServer};
+use payments_mock_server::http::HEADER_LIMIT;
+use payments_mock_server::{Config, MockServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

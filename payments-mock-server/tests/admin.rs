@@ -529,8 +529,8 @@ async fn openapi_documents_every_status_and_code_the_service_answers() {
     // A keyed server's document says so on every /api/ operation.
     let mut config = payments_mock_server::Config::default();
     config.api_keys = vec!["sk_doc".parse().expect("a key")];
-    let keyed = payments_mock_server::AppState::new(config);
-    let _router = payments_mock_server::app(keyed.clone());
+    let keyed = payments_mock_server::state::AppState::new(config);
+    let _router = payments_mock_server::http::app(keyed.clone());
     let doc: Value = serde_json::from_slice(&keyed.openapi_json()).expect("a document");
     for (path, item) in doc["paths"].as_object().expect("paths") {
         for op in item.as_object().expect("operations").values() {

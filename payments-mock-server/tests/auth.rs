@@ -3,7 +3,8 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::Request;
-use payments_mock_server::{AppState, Config};
+use payments_mock_server::Config;
+use payments_mock_server::state::AppState;
 use serde_json::{Value, json};
 
 use crate::common::{MERCHANT, OTHER_MERCHANT, Reply, initiate_body, send, service, service_with};

@@ -4,7 +4,12 @@
 //! crate, so the patterns run in a JSON Schema engine, not in the mock's
 //! own regex code.
 
-use payments_mock_server::{AppState, Catalog, Config, app, validate_confirm, validate_initiate};
+use payments_mock_server::domain::validate::{
+    confirm as validate_confirm, initiate as validate_initiate,
+};
+use payments_mock_server::http::app;
+use payments_mock_server::state::AppState;
+use payments_mock_server::{Catalog, Config};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

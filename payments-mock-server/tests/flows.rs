@@ -161,7 +161,8 @@ async fn unconfirmed_transaction_expires_when_the_clock_passes_expiry() {
     let reply = status(&router, &id).await;
     assert_eq!(reply.data()["status"], "EXPIRED");
     assert_eq!(reply.data()["message"], "transaction expired");
-    let expected = payments_mock_server::format_time(created + chrono::TimeDelta::minutes(15));
+    let expected =
+        payments_mock_server::domain::clock::format_time(created + chrono::TimeDelta::minutes(15));
     assert_eq!(reply.data()["lastModifiedAt"], expected.as_str());
     insta::assert_snapshot!(
         "expired_status",

@@ -57,7 +57,7 @@ async fn one_cent_keeps_its_leading_zero() {
 
 #[test]
 fn formatting_is_pure_integer_arithmetic() {
-    use payments_mock_server::major_text;
+    use payments_interface::money::major_text;
     assert_eq!(major_text(15000, 2), "150.00");
     assert_eq!(major_text(1500, 0), "1500");
     assert_eq!(major_text(1500, 3), "1.500");

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::Request;
-use payments_mock_server::{AppState, Config, MockServer, PayerAction, PayerError, Store};
+use payments_mock_server::domain::port::Store;
+use payments_mock_server::state::AppState;
+use payments_mock_server::{Config, MockServer, PayerAction, PayerError};
 use serde_json::json;
 
 use crate::common::{get, journal, post, post_over_http, send, service, status};
@@ -83,12 +85,12 @@ async fn pages_need_no_key_and_are_never_faulted_limited_or_journaled() {
     config.fault_seed = Some(7);
     config.rate_limit = Some(1);
     let state = AppState::new(config);
-    let router = payments_mock_server::app(state.clone());
+    let router = payments_mock_server::http::app(state.clone());
     // Set up through the library: every /api/ request would fail here.
     let record = state
         .store
         .create(
-            payments_mock_server::validate_initiate(
+            payments_mock_server::domain::validate::initiate(
                 online_banking("OB-1").as_object().expect("object"),
                 &state.catalog,
             )
@@ -109,8 +111,8 @@ async fn pages_need_no_key_and_are_never_faulted_limited_or_journaled() {
     assert_eq!(reply.message(), "transaction is not waiting for the payer");
     // The confirm's rules through the library (the HTTP confirm would be
     // faulted here).
-    let public_url = url::Url::parse("http://localhost").expect("a URL");
-    let attempt = payments_mock_server::ConfirmAttempt {
+    let public_url: payments_mock_server::PublicUrl = "http://localhost".parse().expect("a URL");
+    let attempt = payments_mock_server::domain::lifecycle::ConfirmAttempt {
         transaction_id: &id,
         reference_no: "OB-1",
         confirmation_code: None,
@@ -118,7 +120,7 @@ async fn pages_need_no_key_and_are_never_faulted_limited_or_journaled() {
         public_url: &public_url,
     };
     let (confirmed, _) =
-        payments_mock_server::lifecycle::confirm(&state.store, &attempt, &state.catalog)
+        payments_mock_server::domain::lifecycle::confirm(&state.store, &attempt, &state.catalog)
             .await
             .expect("the store answers")
             .expect("confirmed");

@@ -1,8 +1,10 @@
 //! Property tests: validation and path decoding never panic.
 
-use payments_mock_server::{
-    Catalog, decode_segment, parse_object, validate_confirm, validate_initiate,
+use payments_mock_server::Catalog;
+use payments_mock_server::domain::validate::{
+    confirm as validate_confirm, initiate as validate_initiate, parse_object,
 };
+use payments_mock_server::http::decode_segment;
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 

@@ -1,18 +1,34 @@
-//! HTML responses of the pages a person sees (the payer's payment page,
-//! CONTRACT section 13): templates with auto-escaping (askama, `templates/`),
-//! the one stylesheet compiled into the binary, the headers every page
-//! carries, and error pages.
+//! The chrome of the pages both servers show a person (the mock's payment
+//! page and console, the proxy's console): rendering askama templates
+//! (each crate keeps its own, auto-escaped), the stylesheets and the one
+//! script compiled into the binaries, the headers every page carries, and
+//! the helpers that make outside text visible and times readable.
 //!
 //! Every text that came from outside (reference, description, a form value)
 //! reaches a page through a template variable, which askama HTML-escapes;
 //! no template uses `|safe`.
 
+use std::borrow::Cow;
+
 use askama::Template;
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
 
 /// The stylesheet of every page.
-pub const STYLESHEET: &str = include_str!("../../assets/mock.css");
+pub const STYLESHEET: &str = include_str!("../assets/mock.css");
+
+/// The consoles' script: rows that refresh themselves.
+pub const CONSOLE_SCRIPT: &str = include_str!("../assets/console.js");
+/// The consoles' stylesheet: the pages' one plus the consoles' parts.
+pub const CONSOLE_STYLESHEET: &str = concat!(
+    include_str!("../assets/mock.css"),
+    include_str!("../assets/console.css")
+);
+
+/// How often the consoles' pages poll for what is new, in milliseconds (in
+/// each page's markup, read by the script).
+pub const POLL_MS: u32 = 1000;
 
 /// Headers of every page: no script, styles and images only from the mock
 /// itself, never framed, never cached, and no `Referer` (the page's address
@@ -34,7 +50,7 @@ const PAGE_HEADERS: [(HeaderName, &str); 5] = [
 
 /// Whether a response is one of our pages (so the envelope guarantee of
 /// the JSON API leaves it alone).
-pub(crate) fn is_html(response: &Response) -> bool {
+pub fn is_html(response: &Response) -> bool {
     response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -42,19 +58,10 @@ pub(crate) fn is_html(response: &Response) -> bool {
         .is_some_and(|v| v.starts_with("text/html"))
 }
 
-/// Whether a path is served as pages rather than JSON: its errors (an
-/// unknown route, a wrong method, a body over the limit) are pages too.
-pub(crate) fn is_page_path(path: &str) -> bool {
-    path == "/pay"
-        || path.starts_with("/pay/")
-        || path == "/_mock/ui"
-        || path.starts_with("/_mock/ui/")
-}
-
 /// The relative prefix from `path` back to the server's root (`../` per
 /// directory level), so links work under a `--public-url` with a path
 /// prefix as well as at `/`.
-pub(crate) fn root_of(path: &str) -> String {
+pub fn root_of(path: &str) -> String {
     let depth = path.matches('/').count().saturating_sub(1);
     "../".repeat(depth)
 }
@@ -63,12 +70,12 @@ pub(crate) fn root_of(path: &str) -> String {
 /// the page one level up (`/_mock/ui/transactions/rows` into `/_mock/ui/`,
 /// `/_mock/ui/requests/feed` into `/_mock/ui/requests`): its links are
 /// followed from that page, so they are relative to it.
-pub(crate) fn fragment_root_of(path: &str) -> String {
+pub fn fragment_root_of(path: &str) -> String {
     root_of(path.rsplit_once('/').map_or(path, |(page, _)| page))
 }
 
 /// `body` as a page with `status` and the page headers.
-pub(crate) fn page(status: StatusCode, body: String) -> Response {
+pub fn page(status: StatusCode, body: String) -> Response {
     let mut response = (status, body).into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -83,7 +90,7 @@ pub(crate) fn page(status: StatusCode, body: String) -> Response {
 
 /// Renders `template` as a page, or a plain 500 page if rendering fails
 /// (it cannot for these templates: every value is a string or a number).
-pub(crate) fn render(status: StatusCode, template: &impl Template) -> Response {
+pub fn render(status: StatusCode, template: &impl Template) -> Response {
     match template.render() {
         Ok(body) => page(status, body),
         Err(e) => {
@@ -96,71 +103,75 @@ pub(crate) fn render(status: StatusCode, template: &impl Template) -> Response {
     }
 }
 
-#[derive(Template)]
-#[template(path = "error.html")]
-struct ErrorPage<'a> {
-    root: String,
-    status: u16,
-    title: &'a str,
-    detail: &'a str,
-}
+/// The headers of console pages: the page headers, plus the console's own
+/// script and its polls (`script-src`, `connect-src` 'self'), and forms
+/// that only post back to the console.
+const CONSOLE_CSP: &str = "default-src 'none'; script-src 'self'; connect-src 'self'; \
+     style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-/// An error page at `path`: the title, one sentence of detail (escaped like
-/// everything else) and the status.
-pub(crate) fn error_page(status: StatusCode, title: &str, detail: &str, path: &str) -> Response {
-    render(
-        status,
-        &ErrorPage {
-            root: root_of(path),
-            status: status.as_u16(),
-            title,
-            detail,
-        },
-    )
-}
-
-/// The page for a failure that happened before our handlers (axum's or
-/// tower-http's own rejections) on a page path: unknown route, wrong
-/// method, body too large.
-pub(crate) fn error_page_for_status(status: StatusCode, path: &str) -> Response {
-    let (title, detail) = match status {
-        StatusCode::NOT_FOUND => (
-            "No such page",
-            "There is no payment page at this address. Check the link the merchant gave you.",
-        ),
-        StatusCode::METHOD_NOT_ALLOWED => (
-            "Method not allowed",
-            "This page can only be opened (GET) or submitted with its buttons (POST).",
-        ),
-        StatusCode::PAYLOAD_TOO_LARGE => (
-            "Request too large",
-            "The submitted form is larger than a payment page form can be.",
-        ),
-        _ => ("Request not accepted", "The request could not be handled."),
-    };
-    error_page(status, title, detail, path)
-}
-
-/// The pages' stylesheet, from the binary.
-#[utoipa::path(
-    get,
-    path = "/pay/static/mock.css",
-    operation_id = "pageStylesheet",
-    tag = "payment page"
-)]
-pub async fn stylesheet() -> Response {
-    let mut response = STYLESHEET.into_response();
+/// `response` (a page) with a console's content security policy, and
+/// `Referer` kept within the server: with `no-referrer` (the payment page's
+/// policy) a browser sends `Origin: null` on a form post, and the console
+/// could not tell its own forms from another site's.
+pub fn console_page(mut response: Response) -> Response {
     let headers = response.headers_mut();
     headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/css; charset=utf-8"),
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONSOLE_CSP),
     );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    response
+}
+
+/// A stylesheet or script compiled into the binary, as served.
+pub fn static_asset(body: &'static str, content_type: &'static str) -> Response {
+    let mut response = body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
     response
+}
+
+/// Text from outside made visible as text: control characters become
+/// their Unicode control pictures (`␛` for ESC) and bidirectional controls
+/// (which would reorder what follows them) a visible `<U+202E>`; line
+/// breaks and tabs stay. Escaping for HTML is the template's job.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    let shown = |c: char| match c {
+        '\n' | '\t' => None,
+        '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + u32::from(c)).map(String::from),
+        '\u{7f}' => Some("\u{2421}".to_owned()),
+        '\u{80}'..='\u{9f}'
+        | '\u{200e}'
+        | '\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{61c}' => Some(format!("<U+{:04X}>", u32::from(c))),
+        _ => None,
+    };
+    if !text.chars().any(|c| shown(c).is_some()) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match shown(c) {
+            Some(s) => out.push_str(&s),
+            None => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A time as the consoles show it: `2026-11-25 10:15:30.123 UTC`.
+pub fn shown_time(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M:%S%.3f UTC").to_string()
 }
 
 #[cfg(test)]
@@ -174,21 +185,12 @@ mod tests {
         assert_eq!(root_of("/"), "");
     }
 
-    #[tokio::test]
-    async fn error_pages_escape_their_text() {
-        let response = error_page(
-            StatusCode::BAD_REQUEST,
-            "<b>x</b>",
-            "\"quoted\" & <script>alert(1)</script>",
-            "/pay/x",
-        );
-        assert!(is_html(&response));
-        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .expect("a body");
-        let text = String::from_utf8_lossy(&body);
-        assert!(!text.contains("<script>"), "{text}");
-        assert!(!text.contains("<b>x"), "{text}");
-        assert!(text.contains("&#60;script&#62;"), "{text}");
+    #[test]
+    fn control_and_bidi_characters_become_visible_text() {
+        assert!(matches!(visible("plain ü ✓"), Cow::Borrowed(_)));
+        assert_eq!(visible("a\u{1b}[31mb"), "a\u{241b}[31mb");
+        assert_eq!(visible("x\u{0}y\u{7f}"), "x\u{2400}y\u{2421}");
+        assert_eq!(visible("\u{202e}evil"), "<U+202E>evil");
+        assert_eq!(visible("line\nnext\tcol"), "line\nnext\tcol");
     }
 }

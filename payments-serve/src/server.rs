@@ -1,11 +1,11 @@
-//! Serving connections: the accept loop, per-connection tasks, injected
-//! connection resets, and graceful shutdown.
+//! Serving connections: the accept loop, per-connection tasks, connections
+//! closed without an answer, and graceful shutdown.
 //!
 //! Connections are served with hyper directly (not `axum::serve`) so a
 //! handler can make its connection close without a response: the
-//! connection task owns a [`ConnectionAbort`] that the `/api/` guard
-//! triggers, and dropping the connection future closes the socket before a
-//! byte of the response is written (CONTRACT section 10, `reset`).
+//! connection task owns a [`ConnectionAbort`] that a handler triggers (the
+//! mock's `reset` fault), and dropping the connection future closes the
+//! socket before a byte of the response is written.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -21,7 +21,9 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tower::ServiceExt;
 
-use crate::http::app::MockService;
+/// Default header read timeout: how long a connection may take to send a
+/// request's head, from the moment it is ready for one.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Closes the connection a request came on, without a response.
 #[derive(Debug, Clone, Default)]
@@ -36,24 +38,19 @@ impl ConnectionAbort {
 
 /// Largest request head (request line and headers) hyper accepts: 64 KiB,
 /// like the body. Over it, or over 100 headers, hyper itself answers a bare
-/// `431 Request Header Fields Too Large` (no envelope: see the crate docs).
+/// `431 Request Header Fields Too Large` (no envelope).
 pub const HEADER_LIMIT: usize = 64 * 1024;
 
 /// Serves `router` on `listener` until `shutdown` completes, then stops
 /// accepting, lets in-flight requests finish and returns. Connections get
-/// the default header read timeout ([`crate::DEFAULT_HEADER_READ_TIMEOUT`]).
+/// the default header read timeout ([`DEFAULT_HEADER_READ_TIMEOUT`]).
+/// Each request carries its connection's [`ConnectionAbort`] as an
+/// extension.
 pub async fn run(listener: TcpListener, router: Router, shutdown: impl Future<Output = ()>) {
-    run_with(
-        listener,
-        router,
-        crate::config::DEFAULT_HEADER_READ_TIMEOUT,
-        shutdown,
-    )
-    .await;
+    run_with(listener, router, DEFAULT_HEADER_READ_TIMEOUT, shutdown).await;
 }
 
-/// [`run`] with this header read timeout
-/// ([`crate::Config::header_read_timeout`]): a connection that has not sent
+/// [`run`] with this header read timeout: a connection that has not sent
 /// a whole request head this long after it became ready for one is closed
 /// without a response, so slow or idle clients cannot pin connection tasks.
 pub async fn run_with(
@@ -73,48 +70,10 @@ pub async fn run_with(
     serve(listener, per_connection, header_read_timeout, shutdown).await;
 }
 
-/// Serves the mock for `state` as [`run_with`] serves [`crate::app`], but
-/// without the router `app` puts around the service (it has no route of
-/// its own), and without inserting the connection's `ConnectionAbort`
-/// into each request: what the binary and [`crate::MockServer`] run. `ready` runs
-/// once the routes and the OpenAPI document are built, before the first
-/// connection is taken (the binary prints its banner there).
-///
-/// ```no_run
-/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-/// use payments_mock_server::{AppState, Config, serve_app};
-///
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-/// let addr = listener.local_addr()?;
-/// let state = AppState::new(Config::default());
-/// serve_app(
-///     listener,
-///     state,
-///     payments_mock_server::DEFAULT_HEADER_READ_TIMEOUT,
-///     || println!("listening on http://{addr}"),
-///     tokio::signal::ctrl_c().map(|_| ()),
-/// )
-/// .await;
-/// # Ok(())
-/// # }
-/// # use futures::FutureExt as _;
-/// ```
-pub async fn serve_app(
-    listener: TcpListener,
-    state: crate::AppState,
-    header_read_timeout: Duration,
-    ready: impl FnOnce(),
-    shutdown: impl Future<Output = ()>,
-) {
-    let service = MockService::new(state);
-    ready();
-    let per_connection = move |abort| service.on_connection(abort);
-    serve(listener, per_connection, header_read_timeout, shutdown).await;
-}
-
 /// The accept loop: `per_connection` makes the service of one connection,
-/// given what closes it.
-async fn serve<S>(
+/// given what closes it; until `shutdown` completes, then in-flight
+/// requests finish.
+pub async fn serve<S>(
     listener: TcpListener,
     per_connection: impl Fn(ConnectionAbort) -> S,
     header_read_timeout: Duration,

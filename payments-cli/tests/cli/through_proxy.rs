@@ -3,7 +3,8 @@
 //! by id, by reference and many at once, the refusals, a redirect payment's
 //! verify-return — and the proxy finds no violation.
 
-use payments_mock_server::{Level, MockServer, PayerAction, Proxy, ProxyConfig};
+use payments_contract_proxy::{Level, Proxy, ProxyConfig};
+use payments_mock_server::{MockServer, PayerAction};
 
 use crate::common::{MERCHANT, Sandbox, run, stdout};
 

@@ -9,7 +9,8 @@ use std::time::Duration;
 use payments_client::{
     Client, ConfirmRequest, Currency, ErrorCode, ReturnAddress, TransactionStatus,
 };
-use payments_mock_server::{Fault, Level, MockServer, PayerAction, Proxy, ProxyConfig};
+use payments_contract_proxy::{Level, Proxy, ProxyConfig};
+use payments_mock_server::{Fault, MockServer, PayerAction};
 
 use crate::support::*;
 

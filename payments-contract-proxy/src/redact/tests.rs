@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::proxy::rules::test_support::exchange;
+use crate::rules::test_support::exchange;
 
 #[test]
 fn every_secret_is_replaced_and_payers_still_join() {

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::data::{same, status_of};
 use super::{Hits, Level, Rule};
-use crate::proxy::exchange::{Endpoint, Parsed};
-use crate::proxy::memory::{Memory, Snapshot};
+use crate::exchange::{Endpoint, Parsed};
+use crate::memory::{Memory, Snapshot};
 
 /// The transaction a success `data` is about.
 fn transaction_of(data: &Map<String, Value>) -> Option<&str> {
@@ -20,11 +20,9 @@ fn merchant_key(text: &str) -> String {
     uuid::Uuid::parse_str(text).map_or_else(|_| text.to_owned(), |u| u.hyphenated().to_string())
 }
 
-/// The minor-unit exponent of an ISO 4217 code.
+/// The minor-unit exponent of an active ISO 4217 code.
 fn exponent(currency: &str) -> Option<u32> {
-    iso_currency::Currency::from_code(currency)
-        .and_then(|c| c.exponent())
-        .map(u32::from)
+    payments_interface::money::exponent(currency).map(u32::from)
 }
 
 pub(super) const AMOUNT_UNITS: Rule = Rule {
@@ -240,7 +238,7 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
     };
     let status = status_of(Some(data));
     let done = completed(p);
-    let seen_status = |seen: &mut crate::proxy::memory::Seen| match status {
+    let seen_status = |seen: &mut crate::memory::Seen| match status {
         Some(s @ ("SUCCESSFUL" | "FAILED")) => {
             if seen.final_status.is_none() {
                 seen.final_status = Some((s.to_owned(), done));
@@ -309,7 +307,7 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
 mod tests {
     use serde_json::json;
 
-    use crate::proxy::rules::test_support::{
+    use crate::rules::test_support::{
         confirm_data, exchange, found, initiate_body, initiate_data, ok, status_data,
     };
 
@@ -318,7 +316,7 @@ mod tests {
     const BY_ID: &str = "/api/payments/t1/status";
     const BY_REF: &str = "/api/payments/reference/R/status";
 
-    fn initiated(amount: u64) -> crate::proxy::exchange::Exchange {
+    fn initiated(amount: u64) -> crate::exchange::Exchange {
         exchange(
             "POST",
             INITIATE,
@@ -328,7 +326,7 @@ mod tests {
         )
     }
 
-    fn status(path: &str, status: &str, amount: &str) -> crate::proxy::exchange::Exchange {
+    fn status(path: &str, status: &str, amount: &str) -> crate::exchange::Exchange {
         exchange(
             "GET",
             path,
@@ -564,10 +562,10 @@ mod tests {
         );
         let hits = found("initiate.duplicate", &[initiated(1050), other]);
         assert_eq!(hits.len(), 1);
-        assert_eq!(hits[0].level, crate::proxy::rules::Level::Violation);
+        assert_eq!(hits[0].level, crate::rules::Level::Violation);
         let replay = found("initiate.duplicate", &[initiated(1050), initiated(1050)]);
         assert_eq!(replay.len(), 1);
-        assert_eq!(replay[0].level, crate::proxy::rules::Level::Undocumented);
+        assert_eq!(replay[0].level, crate::rules::Level::Undocumented);
         assert!(found("initiate.duplicate", &[initiated(1050)]).is_empty());
     }
 }

@@ -5,8 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::{Hits, Level, Rule};
-use crate::proxy::exchange::{Endpoint, Parsed};
-use crate::proxy::memory::Memory;
+use crate::exchange::{Endpoint, Parsed};
+use crate::memory::Memory;
 
 /// What a `data` field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,52 +23,30 @@ enum Kind {
     OptionalTime,
 }
 
-const INITIATE: [(&str, Kind); 8] = [
-    ("transactionId", Kind::Text),
-    ("referenceNo", Kind::Text),
-    ("status", Kind::Text),
-    ("amount", Kind::Integer),
-    ("currencyCode", Kind::Text),
-    ("productCode", Kind::Text),
-    ("createdAt", Kind::Time),
-    ("extraProperties", Kind::OptionalText),
-];
-
-const CONFIRM: [(&str, Kind); 8] = [
-    ("transactionId", Kind::Text),
-    ("referenceNo", Kind::Text),
-    ("status", Kind::Text),
-    ("amount", Kind::Decimal),
-    ("providerReference", Kind::OptionalText),
-    ("confirmedAt", Kind::Time),
-    ("errorMessage", Kind::OptionalText),
-    ("extraProperties", Kind::OptionalText),
-];
-
-const STATUS: [(&str, Kind); 10] = [
-    ("transactionId", Kind::Text),
-    ("referenceNo", Kind::Text),
-    ("status", Kind::Text),
-    ("amount", Kind::Decimal),
-    ("productCode", Kind::Text),
-    ("createdAt", Kind::Time),
-    ("lastModifiedAt", Kind::OptionalTime),
-    ("providerReference", Kind::OptionalText),
-    ("message", Kind::OptionalText),
-    ("extraProperties", Kind::OptionalText),
-];
-
-/// The statuses the document shows (section 3).
-pub(crate) const DOCUMENTED_STATUSES: [&str; 5] =
-    ["PENDING", "INITIATED", "CONFIRMED", "SUCCESSFUL", "FAILED"];
-
-fn fields_of(endpoint: &Endpoint) -> &'static [(&'static str, Kind)] {
-    match endpoint {
-        Endpoint::Initiate => &INITIATE,
-        Endpoint::Confirm => &CONFIRM,
-        Endpoint::StatusById(_) | Endpoint::StatusByReference(_) => &STATUS,
-        Endpoint::Other => &[],
+/// How this rule reads a field of the interface's tables.
+fn kind_of(field: &payments_interface::Field) -> Kind {
+    use payments_interface::Kind as Wire;
+    match (field.kind, field.required) {
+        (Wire::Integer, _) => Kind::Integer,
+        (Wire::Decimal, _) => Kind::Decimal,
+        (Wire::Timestamp, true) => Kind::Time,
+        (Wire::Timestamp, false) => Kind::OptionalTime,
+        (_, true) => Kind::Text,
+        (_, false) => Kind::OptionalText,
     }
+}
+
+/// Whether the document shows `status` (section 3).
+fn is_documented_status(status: &str) -> bool {
+    payments_interface::Status::parse(status).is_some_and(payments_interface::Status::is_documented)
+}
+
+/// The endpoint's `data` fields (sections 2.3, 2.5, 2.6): the interface's
+/// table.
+fn fields_of(endpoint: &Endpoint) -> &'static [payments_interface::Field] {
+    endpoint
+        .operation()
+        .map_or(&[], payments_interface::Endpoint::data_fields)
 }
 
 /// ISO 8601 date and time, extended format (`2026-11-22T08:15:30.5+08:00`):
@@ -186,7 +164,7 @@ fn data_fields(p: &Parsed<'_>, _: &Memory) -> Hits {
     };
     fields_of(&p.endpoint)
         .iter()
-        .filter_map(|(name, kind)| problem(name, *kind, data.get(*name)))
+        .filter_map(|field| problem(field.name, kind_of(field), data.get(field.name)))
         .map(|m| (Level::Violation, format!("{}: {m}", p.endpoint.name())))
         .collect()
 }
@@ -205,7 +183,7 @@ fn data_extra(p: &Parsed<'_>, _: &Memory) -> Hits {
     };
     let known = fields_of(&p.endpoint);
     data.keys()
-        .filter(|k| !known.iter().any(|(name, _)| name == k))
+        .filter(|k| !known.iter().any(|field| field.name == k.as_str()))
         .map(|k| {
             (
                 Level::Undocumented,
@@ -287,7 +265,7 @@ pub(super) const STATUS_UNDOCUMENTED: Rule = Rule {
 /// `status.undocumented`: a state beyond section 3's five.
 fn status_undocumented(p: &Parsed<'_>, _: &Memory) -> Hits {
     match status_of(p.success_data()) {
-        Some(status) if !DOCUMENTED_STATUSES.contains(&status) => vec![(
+        Some(status) if !is_documented_status(status) => vec![(
             Level::Undocumented,
             format!("status {status} is not one of the five the document shows"),
         )],
@@ -304,7 +282,7 @@ pub(crate) fn status_of(data: Option<&Map<String, Value>>) -> Option<&str> {
 mod tests {
     use serde_json::json;
 
-    use crate::proxy::rules::test_support::{
+    use crate::rules::test_support::{
         confirm_data, exchange, found, initiate_body, initiate_data, ok, status_data,
     };
 

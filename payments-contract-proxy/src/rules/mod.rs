@@ -173,8 +173,11 @@ pub fn remember(parsed: &Parsed<'_>, memory: &mut Memory) {
     across::remember(parsed, memory);
 }
 
-#[cfg(test)]
-pub(crate) mod test_support;
+/// Exchanges and envelopes for tests (this crate's, and the mock's
+/// `--seed-from` tests with the feature `test-support`).
+#[cfg(any(test, feature = "test-support"))]
+#[doc(hidden)]
+pub mod test_support;
 
 #[cfg(test)]
 mod tests {
@@ -182,7 +185,7 @@ mod tests {
 
     #[test]
     fn rule_ids_are_unique_and_documented() {
-        let docs = include_str!("../../../../docs/contract-proxy.md");
+        let docs = include_str!("../../../docs/contract-proxy.md");
         let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
         ids.sort_unstable();
         ids.dedup();

@@ -5,26 +5,20 @@
 use serde_json::{Map, Value};
 
 use super::{Hits, Level, Rule};
-use crate::proxy::exchange::{Endpoint, Parsed};
-use crate::proxy::memory::Memory;
+use crate::exchange::{Endpoint, Parsed};
+use crate::memory::Memory;
 
-/// The fields the document's request tables mark required (2.2, 2.4).
-const INITIATE_REQUIRED: [&str; 5] = [
-    "merchantId",
-    "referenceNo",
-    "amount",
-    "productCode",
-    "storeId",
-];
-const CONFIRM_REQUIRED: [&str; 2] = ["transactionId", "referenceNo"];
+/// The fields the document's request table marks required (2.2, 2.4).
+fn required(table: &'static [payments_interface::Field]) -> impl Iterator<Item = &'static str> {
+    payments_interface::fields::required(table)
+}
 
 /// Why the document rules out an initiate body: a required field missing
 /// (absent or null), `amount` not an integer greater than 0. Field names
 /// only, never values.
 fn initiate_ruled_out(body: &Map<String, Value>) -> Vec<String> {
-    let mut problems: Vec<String> = INITIATE_REQUIRED
-        .iter()
-        .filter(|f| body.get(**f).is_none_or(Value::is_null))
+    let mut problems: Vec<String> = required(payments_interface::fields::INITIATE_REQUEST)
+        .filter(|f| body.get(*f).is_none_or(Value::is_null))
         .map(|f| format!("{f} is missing"))
         .collect();
     if let Some(amount) = body.get("amount").filter(|a| !a.is_null()) {
@@ -91,9 +85,8 @@ fn request_invalid(p: &Parsed<'_>, _: &Memory) -> Hits {
             }
             problems
         }
-        (Endpoint::Confirm, Some(body)) => CONFIRM_REQUIRED
-            .iter()
-            .filter(|f| body.get(**f).is_none_or(Value::is_null))
+        (Endpoint::Confirm, Some(body)) => required(payments_interface::fields::CONFIRM_REQUEST)
+            .filter(|f| body.get(*f).is_none_or(Value::is_null))
             .map(|f| format!("{f} is missing"))
             .collect(),
         // Sections 4.3 and 4.4: the path parameter is required.
@@ -115,9 +108,7 @@ fn request_invalid(p: &Parsed<'_>, _: &Memory) -> Hits {
 mod tests {
     use serde_json::json;
 
-    use crate::proxy::rules::test_support::{
-        exchange, failure, found, initiate_body, initiate_data, ok,
-    };
+    use crate::rules::test_support::{exchange, failure, found, initiate_body, initiate_data, ok};
 
     const INITIATE: &str = "/api/payments/initiate";
 

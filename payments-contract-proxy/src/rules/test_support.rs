@@ -4,11 +4,11 @@
 use serde_json::Value;
 
 use super::{Finding, judge, remember};
-use crate::proxy::exchange::{Exchange, Message, Parsed};
-use crate::proxy::memory::Memory;
+use crate::exchange::{Exchange, Message, Parsed};
+use crate::memory::Memory;
 
 /// An exchange of `method path` with these bodies and status.
-pub(crate) fn exchange(
+pub fn exchange(
     method: &str,
     path: &str,
     request: Value,
@@ -48,7 +48,7 @@ pub(crate) fn exchange(
 /// The findings of rule `id` in the last exchange, after the earlier ones
 /// passed through one after the other (a second apart, unless an exchange
 /// has a time of its own).
-pub(crate) fn found(id: &str, exchanges: &[Exchange]) -> Vec<Finding> {
+pub fn found(id: &str, exchanges: &[Exchange]) -> Vec<Finding> {
     let mut memory = Memory::default();
     let mut last = Vec::new();
     for (n, exchange) in exchanges.iter().enumerate() {
@@ -65,19 +65,19 @@ pub(crate) fn found(id: &str, exchanges: &[Exchange]) -> Vec<Finding> {
 }
 
 /// A success envelope around `data`.
-pub(crate) fn ok(data: Value) -> Value {
+pub fn ok(data: Value) -> Value {
     serde_json::json!({ "isSuccess": true, "errorCode": null, "message": null, "data": data })
 }
 
 /// A failure envelope.
-pub(crate) fn failure(code: &str) -> Value {
+pub fn failure(code: &str) -> Value {
     serde_json::json!({ "isSuccess": false, "errorCode": code, "message": "no", "data": null })
 }
 
 pub(crate) const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
 
 /// A valid initiate body.
-pub(crate) fn initiate_body(reference: &str, amount: u64) -> Value {
+pub fn initiate_body(reference: &str, amount: u64) -> Value {
     serde_json::json!({
         "merchantId": MERCHANT, "referenceNo": reference, "amount": amount,
         "productCode": "TOPUP", "storeId": "S1",
@@ -85,7 +85,7 @@ pub(crate) fn initiate_body(reference: &str, amount: u64) -> Value {
 }
 
 /// The initiate `data` the document shows for it.
-pub(crate) fn initiate_data(id: &str, reference: &str, amount: u64) -> Value {
+pub fn initiate_data(id: &str, reference: &str, amount: u64) -> Value {
     serde_json::json!({
         "transactionId": id, "referenceNo": reference, "status": "INITIATED",
         "amount": amount, "currencyCode": "MYR", "productCode": "TOPUP",
@@ -94,7 +94,7 @@ pub(crate) fn initiate_data(id: &str, reference: &str, amount: u64) -> Value {
 }
 
 /// A status `data`.
-pub(crate) fn status_data(id: &str, reference: &str, status: &str, amount: &str) -> Value {
+pub fn status_data(id: &str, reference: &str, status: &str, amount: &str) -> Value {
     serde_json::json!({
         "transactionId": id, "referenceNo": reference, "status": status,
         "amount": serde_json::from_str::<Value>(amount).unwrap_or(Value::Null),
@@ -105,7 +105,7 @@ pub(crate) fn status_data(id: &str, reference: &str, status: &str, amount: &str)
 }
 
 /// A confirm `data`.
-pub(crate) fn confirm_data(id: &str, reference: &str, status: &str, amount: &str) -> Value {
+pub fn confirm_data(id: &str, reference: &str, status: &str, amount: &str) -> Value {
     serde_json::json!({
         "transactionId": id, "referenceNo": reference, "status": status,
         "amount": serde_json::from_str::<Value>(amount).unwrap_or(Value::Null),

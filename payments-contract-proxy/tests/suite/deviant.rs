@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use payments_mock_server::{Finding, Level, rules};
+use payments_contract_proxy::{Finding, Level, rules};
 
 use crate::deviations::{C, Deviation, Step, U, V, deviations};
 use crate::rig::{Reply, Rig};

@@ -3,7 +3,7 @@
 //! with the clean exchanges the rules that span requests need first.
 
 use axum::http::Method;
-use payments_mock_server::Level;
+use payments_contract_proxy::Level;
 use serde_json::{Value, json};
 
 use crate::rig::{confirm_body, confirm_data, initiate_body, initiate_data, status_data};

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use axum::http::Method;
-use payments_mock_server::JUDGE_LIMIT;
+use payments_contract_proxy::JUDGE_LIMIT;
 use serde_json::{Value, json};
 
 use crate::passthrough::{assert_same_bytes, bytes_of, pattern, values};

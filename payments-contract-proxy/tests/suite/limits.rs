@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use axum::http::Method;
-use payments_mock_server::JUDGE_LIMIT;
+use payments_contract_proxy::JUDGE_LIMIT;
 
 use crate::passthrough::{pattern, raw_get};
 use crate::rig::{Reply, Rig, Setup, initiate_body, initiate_data};

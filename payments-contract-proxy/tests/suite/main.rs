@@ -1,7 +1,8 @@
 //! The contract proxy (issue 24, CONTRACT section 16): a deliberately
 //! deviant upstream scripted by each test, pass-through fidelity, the
 //! verified fake (this project's mock behind the proxy while the client's
-//! and the CLI's scenarios run), the binary's subcommands, and secrets.
+//! and the CLI's scenarios run). The binary's subcommands and the canary
+//! secrets are tested through the mock's binary (its `tests/proxy`).
 
 // A scripted upstream: an axum app whose answers each test sets.
 mod upstream;
@@ -22,7 +23,3 @@ mod limits;
 mod framing;
 // The mock behind the proxy: hundreds of correct exchanges, no violation.
 mod verified_fake;
-// `proxy` and `check` as processes, `--seed-from`, bad input.
-mod binary;
-// Canary secrets never reach the recording, report, console, log or errors.
-mod secrets;

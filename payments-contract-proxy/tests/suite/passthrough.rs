@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderValue, Method};
 use bytes::Bytes;
-use payments_mock_server::{Level, VERDICT_HEADER};
+use payments_contract_proxy::{Level, VERDICT_HEADER};
 
 use crate::rig::{Reply, Rig, Setup, client, initiate_body, initiate_data};
 use crate::upstream::Canned;

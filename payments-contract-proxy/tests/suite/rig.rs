@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderValue, Method};
 use bytes::Bytes;
-use payments_mock_server::{Proxy, ProxyConfig, VERDICT_HEADER};
+use payments_contract_proxy::{Proxy, ProxyConfig, VERDICT_HEADER};
 use serde_json::{Value, json};
 
 use crate::upstream::{Canned, Upstream};

@@ -3,7 +3,8 @@
 //! all, and the mock's extensions (its extra codes and statuses) show as
 //! `undocumented`, never as a violation.
 
-use payments_mock_server::{Level, MockServer, Proxy, ProxyConfig, VERDICT_HEADER};
+use payments_contract_proxy::{Level, Proxy, ProxyConfig, VERDICT_HEADER};
+use payments_mock_server::MockServer;
 
 use crate::rig::MERCHANT;
 use serde_json::{Value, json};

@@ -1,12 +1,82 @@
 //! API-key authentication (CONTRACT section 9): `Authorization: Bearer KEY`,
 //! scheme in any letter case, keys compared in constant time, never logged.
 
-use axum::http::{HeaderMap, header};
-use subtle::ConstantTimeEq;
+use std::fmt;
+use std::str::FromStr;
 
-use crate::config::ApiKey;
-use crate::error::ApiError;
-use crate::http::extract::Caller;
+use axum::http::{HeaderMap, header};
+use payments_serve::ApiError;
+use subtle::ConstantTimeEq;
+use uuid::Uuid;
+
+/// Who is calling: the merchant an API key is bound to, if any. Set by
+/// the `/api/` guard; absent means unbound (or authentication off).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Caller {
+    /// The bound merchant.
+    pub merchant: Option<Uuid>,
+}
+
+/// An API key, optionally bound to one merchant (CONTRACT section 9).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    pub(crate) key: String,
+    merchant: Option<Uuid>,
+}
+
+impl ApiKey {
+    /// A key; `merchant` binds it.
+    pub fn new(key: impl Into<String>, merchant: Option<Uuid>) -> Self {
+        Self {
+            key: key.into(),
+            merchant,
+        }
+    }
+
+    /// The secret itself.
+    pub(crate) fn secret(&self) -> &[u8] {
+        self.key.as_bytes()
+    }
+
+    /// The merchant it is bound to.
+    pub fn merchant(&self) -> Option<Uuid> {
+        self.merchant
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiKey")
+            .field("key", &"[redacted]")
+            .field("merchant", &self.merchant)
+            .finish()
+    }
+}
+
+impl FromStr for ApiKey {
+    type Err = String;
+
+    /// `KEY` or `KEY=MERCHANT_UUID`.
+    ///
+    /// The error never repeats any part of `s`: what follows `=` may be the
+    /// rest of a key that itself contains `=`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (key, merchant) = match s.split_once('=') {
+            Some((key, m)) => (
+                key,
+                Some(Uuid::parse_str(m).map_err(|_| {
+                    "the merchant after '=' is not a UUID (value not shown: it may hold a secret)"
+                        .to_owned()
+                })?),
+            ),
+            None => (s, None),
+        };
+        if key.is_empty() || !key.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+            return Err("an API key must be non-empty visible ASCII without spaces".to_owned());
+        }
+        Ok(Self::new(key, merchant))
+    }
+}
 
 /// The configured keys; empty means authentication is off.
 #[derive(Debug, Clone, Default)]
@@ -68,6 +138,36 @@ fn bearer_token(value: &[u8]) -> Option<&[u8]> {
     (!token.is_empty()).then_some(token)
 }
 
+/// Whether a POST comes from this server's own pages (or from a tool): a
+/// browser sends `Origin` with a POST; when it names another host than the
+/// request's `Host`, another site's page made the browser post here. The
+/// console's forms and the admin API's changes both ask this.
+pub fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    let origin_host = origin.to_str().ok().and_then(origin_host);
+    matches!((host, origin_host), (Some(h), Some(o)) if h.eq_ignore_ascii_case(&o))
+}
+
+/// `host[:port]` of an `Origin` (`scheme://host[:port]`), as a `Host`
+/// header names it: the port only when it is not the scheme's default.
+/// `None` for `null` and for anything that is not an origin.
+fn origin_host(origin: &str) -> Option<String> {
+    let uri = origin.parse::<http::Uri>().ok()?;
+    let default = match uri.scheme_str()? {
+        "http" => 80,
+        "https" => 443,
+        _ => 0,
+    };
+    let authority = uri.authority()?;
+    Some(match authority.port_u16() {
+        Some(port) if port != default => format!("{}:{port}", authority.host()),
+        _ => authority.host().to_owned(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,7 +194,7 @@ mod tests {
 
     /// The body of [`Auth::authenticate`], as written.
     fn authenticate_source() -> &'static str {
-        let source = include_str!("auth.rs");
+        let source = include_str!("access.rs");
         let start = source
             .find("pub fn authenticate")
             .expect("authenticate is defined here");
@@ -163,5 +263,27 @@ mod tests {
         let auth = Auth::new(vec![ApiKey::new("k", Some(a)), ApiKey::new("x", None)]);
         let caller = auth.authenticate(&headers("Bearer k")).expect("known key");
         assert_eq!(caller.merchant, Some(a));
+    }
+
+    #[test]
+    fn a_post_from_another_origin_is_not_the_console() {
+        let headers = |origin: Option<&str>, host: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::HOST, HeaderValue::from_str(host).expect("ascii"));
+            if let Some(o) = origin {
+                h.insert(header::ORIGIN, HeaderValue::from_str(o).expect("ascii"));
+            }
+            h
+        };
+        assert!(same_origin(&headers(None, "127.0.0.1:8080")));
+        assert!(same_origin(&headers(
+            Some("http://127.0.0.1:8080"),
+            "127.0.0.1:8080"
+        )));
+        assert!(!same_origin(&headers(
+            Some("https://evil.example"),
+            "127.0.0.1:8080"
+        )));
+        assert!(!same_origin(&headers(Some("null"), "127.0.0.1:8080")));
     }
 }

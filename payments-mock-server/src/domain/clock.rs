@@ -2,12 +2,16 @@
 //!
 //! Every timestamp the server shows or compares comes from here, so advancing
 //! the clock moves expiry and settlement (CONTRACT sections 6 and 10) without
-//! anyone sleeping.
+//! anyone sleeping. How far an advance may go is here too
+//! ([`advance_seconds`]): the admin API and the console read it the same
+//! way.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
+use payments_serve::ApiError;
+use serde_json::{Map, Value};
 
 /// Real time plus an offset in nanoseconds.
 #[derive(Debug, Default)]
@@ -103,6 +107,74 @@ pub(crate) fn add(t: DateTime<Utc>, d: Duration) -> DateTime<Utc> {
         .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
+/// Whole nanoseconds of a non-negative JSON number's text (`1.5`, `2e3`,
+/// `0.000000001`), exact: digits past the nanosecond are cut, never
+/// rounded through `f64`. `None` for a negative non-zero number; values
+/// past `u128` saturate.
+fn nanos_of(text: &str) -> Option<u128> {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match rest.split_once(['e', 'E']) {
+        Some((m, e)) => {
+            let e = e.strip_prefix('+').unwrap_or(e);
+            let exponent = e.parse::<i64>().unwrap_or(if e.starts_with('-') {
+                i64::MIN / 2
+            } else {
+                i64::MAX / 2
+            });
+            (m, exponent)
+        }
+        None => (rest, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits: String = format!("{int}{frac}").trim_start_matches('0').to_owned();
+    if digits.is_empty() {
+        return Some(0);
+    }
+    if negative {
+        return None;
+    }
+    // value = digits × 10^(exponent − len(frac)); in nanoseconds, + 9.
+    let frac_len = i64::try_from(frac.len()).unwrap_or(i64::MAX);
+    let shift = exponent.saturating_sub(frac_len).saturating_add(9);
+    let kept = if shift < 0 {
+        let cut = usize::try_from(shift.unsigned_abs()).unwrap_or(usize::MAX);
+        if cut >= digits.len() {
+            return Some(0);
+        }
+        digits[..digits.len() - cut].to_owned()
+    } else {
+        let zeros = usize::try_from(shift).unwrap_or(usize::MAX);
+        if digits.len().saturating_add(zeros) > 38 {
+            return Some(u128::MAX);
+        }
+        format!("{digits}{}", "0".repeat(zeros))
+    };
+    Some(kept.parse::<u128>().unwrap_or(u128::MAX))
+}
+
+/// Seconds from the `{"seconds": N}` body: a JSON number from 0 to
+/// [`crate::domain::rules::MAX_ADVANCE_SECONDS`], any precision (cut at the nanosecond).
+pub fn advance_seconds(body: &Map<String, Value>) -> Result<Duration, ApiError> {
+    let number = match body.get("seconds") {
+        None | Some(Value::Null) => return Err(ApiError::validation("seconds is required")),
+        Some(Value::Number(n)) => n,
+        Some(_) => return Err(ApiError::validation("seconds must be a number")),
+    };
+    let max = crate::domain::rules::MAX_ADVANCE_SECONDS;
+    let nanos = nanos_of(&number.to_string())
+        .ok_or_else(|| ApiError::validation("seconds must be greater than or equal to 0"))?;
+    if nanos > u128::from(max) * 1_000_000_000 {
+        return Err(ApiError::validation(format!(
+            "seconds must be at most {max}"
+        )));
+    }
+    let nanos = u64::try_from(nanos).map_err(|_| ApiError::internal())?;
+    Ok(Duration::from_nanos(nanos))
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -136,5 +208,23 @@ mod tests {
     fn format_has_millis_and_z() {
         let t = DateTime::from_timestamp_millis(1_795_335_330_123).expect("valid constant");
         assert_eq!(format_time(t), "2026-11-22T08:15:30.123Z");
+    }
+
+    #[test]
+    fn seconds_are_read_exactly_from_the_numbers_text() {
+        let nanos = |t: &str| nanos_of(t);
+        assert_eq!(nanos("1.5"), Some(1_500_000_000));
+        assert_eq!(nanos("0"), Some(0));
+        assert_eq!(nanos("-0"), Some(0));
+        assert_eq!(nanos("-0.0e5"), Some(0));
+        assert_eq!(nanos("-1"), None);
+        assert_eq!(nanos("1e-30"), Some(0));
+        assert_eq!(nanos("0.0000000019"), Some(1));
+        assert_eq!(nanos("2E3"), Some(2_000_000_000_000));
+        assert_eq!(nanos("1e+2"), Some(100_000_000_000));
+        assert_eq!(nanos("9.6e307"), Some(u128::MAX));
+        assert_eq!(nanos("1e99999999999999999999"), Some(u128::MAX));
+        assert_eq!(nanos("1e-99999999999999999999"), Some(0));
+        assert_eq!(nanos("0.12345678901234567890123456789"), Some(123_456_789));
     }
 }

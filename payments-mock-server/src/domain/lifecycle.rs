@@ -10,12 +10,13 @@ use rand::RngExt as _;
 use uuid::Uuid;
 
 use crate::domain::catalog::{Catalog, InitialState, Outcome, Product};
+use crate::domain::port::{
+    Decided, InsertRefusal, PayerRefusal, PaymentPageKey, Store, StoreError, Transition,
+};
+use crate::domain::redirect::PublicUrl;
 use crate::domain::transaction::{
     ConfirmResult, Confirmation, NewTransaction, PayerAction, PaymentPage, Record, Status,
     issued_id,
-};
-use crate::store::{
-    Decided, InsertRefusal, PayerRefusal, PaymentPageKey, Store, StoreError, Transition,
 };
 
 /// Why a confirm was refused, in the order CONTRACT section 6 checks.
@@ -46,7 +47,7 @@ pub struct ConfirmAttempt<'a> {
     pub scope: Option<Uuid>,
     /// The public base URL payment pages are announced under (redirect
     /// products, CONTRACT section 13).
-    pub public_url: &'a url::Url,
+    pub public_url: &'a PublicUrl,
 }
 
 /// Creates a transaction in its product's initial state, unless the
@@ -133,7 +134,7 @@ fn outcome(
     product: Option<&Product>,
     code_ok: bool,
     now: DateTime<Utc>,
-    public_url: &url::Url,
+    public_url: &PublicUrl,
 ) -> Confirmation {
     let kind = product.map_or(Outcome::Success, |p| p.outcome.clone());
     let payer_timeout = product.and_then(Product::payer_timeout);

@@ -1,8 +1,10 @@
-//! Where the mock keeps its state (CONTRACT section 15): one boundary,
-//! [`Store`], with the domain's verbs, and three stores behind it.
+//! The domain's port to where state is kept (CONTRACT section 15): one
+//! boundary, [`Store`], with the domain's verbs and the types they take and
+//! return. The stores (`crate::store`: memory, SQLite, PostgreSQL)
+//! implement it; nothing here knows them.
 //!
 //! The rules (validation, the state machine, which refusal comes first)
-//! live above this boundary, in `domain/lifecycle.rs`; a store only keeps,
+//! live beside it, in `lifecycle.rs`; a store only keeps,
 //! and promises that each verb is atomic. Exactly-once comes from that
 //! promise: two initiates of one reference cannot both create
 //! ([`Store::create`]), two confirms of one transaction cannot both move it
@@ -11,18 +13,6 @@
 //! under one lock, SQLite by one writer thread, PostgreSQL by conditional
 //! statements (`INSERT … ON CONFLICT`, `UPDATE … WHERE … RETURNING`), so
 //! that any number of replicas on one database keep it too.
-//!
-//! - `memory.rs` — [`MemoryStore`]: today's store, in the process (the
-//!   default), with `memory_payer.rs` and its containers (`records.rs`,
-//!   `index.rs`).
-//! - `sqlite.rs` — [`SqliteStore`]: one file, one owning process, a writer
-//!   thread that groups commits.
-//! - `postgres.rs` — [`PostgresStore`]: one database shared by replicas.
-//! - `sql.rs` — the row form of a transaction, shared by the two databases.
-//! - `spec.rs` — [`StoreSpec`], what `--store` names.
-//! - `settings.rs` — the settings a store keeps (catalogue, expiry).
-//! - `journal.rs` — the request journal's entries and the in-process ring.
-//! - `any.rs` — [`AnyStore`], the store a server runs on, whichever it is.
 //!
 //! # Implementing a store
 //!
@@ -44,39 +34,17 @@
 //! layer answers it 503 `STORE_UNAVAILABLE`, and the next request tries
 //! again, so serving resumes by itself when the database is back.
 
-mod any;
-pub(crate) mod index;
-pub mod journal;
-mod memory;
-mod memory_payer;
-mod postgres;
-pub(crate) mod records;
-pub(crate) mod settings;
-mod spec;
-mod sql;
-mod sqlite;
-#[cfg(test)]
-pub(crate) mod test_support;
-
 use std::future::Future;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use payments_serve::{ApiError, ErrorCode};
 use uuid::Uuid;
 
-pub use crate::domain::transaction::{
-    ConfirmResult, Confirmation, NewTransaction, PayerAction, PaymentPage, Record, Status,
-};
-pub use any::AnyStore;
-use journal::{Capture, JournalEntry};
-pub use memory::MemoryStore;
-pub use memory_payer::{Decided, PayerRefusal, PaymentPageKey};
-pub use postgres::PostgresStore;
-pub use settings::Settings;
-pub use spec::{Durability, PostgresUrl, StoreSpec};
-pub use sqlite::SqliteStore;
-
 use crate::domain::catalog::InitialState;
+use crate::domain::journal::{Capture, JournalEntry};
+use crate::domain::settings::Settings;
+use crate::domain::transaction::{Confirmation, NewTransaction, PayerAction, PaymentPage, Record};
 
 /// How long a store may take over one verb before the request is answered
 /// 503 `STORE_UNAVAILABLE` (CONTRACT section 15: within 5 s, no hang).
@@ -373,4 +341,46 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
 
     /// Whether the database answers (`/_mock/health`).
     fn check(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// How a payment page is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaymentPageKey<'a> {
+    /// By its token, as the payer's browser does (`/pay/<token>`).
+    Token(&'a str),
+    /// By the transaction's id, as the admin control does
+    /// (`POST /_mock/transactions/{id}/payer`).
+    Transaction(&'a str),
+}
+
+/// Why no decision could even be looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayerRefusal {
+    /// No such token or transaction.
+    NotFound,
+    /// The transaction exists but has no payment page: not a redirect
+    /// product, or not confirmed yet.
+    NoPaymentPage,
+}
+
+/// The result of a payer's submit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decided {
+    /// The transaction after the submit.
+    pub record: Record,
+    /// `true` when this submit decided; `false` when the payer had already
+    /// decided or the window had passed (nothing changed).
+    pub decided_now: bool,
+}
+
+/// A store failure as an answer: 503 `STORE_UNAVAILABLE`, saying what
+/// failed, never with a password.
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        Self::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::StoreUnavailable,
+            format!("{error}; retry later"),
+        )
+    }
 }

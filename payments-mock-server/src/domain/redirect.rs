@@ -1,13 +1,24 @@
 //! Redirect-based payments (CONTRACT section 13): payment page tokens, the
 //! page's address under the public base URL, and the return address the
-//! payer's browser is sent to. Every URL is built with the `url` crate,
-//! never by pasting strings.
+//! payer's browser is sent to.
+//!
+//! URLs here are parsed by `http`'s `Uri` and escaped by `percent-encoding`
+//! and `form_urlencoded`, and come out as the `url` crate (WHATWG) writes
+//! them: scheme and host in lower case, no default port, dot segments
+//! resolved, every character outside ASCII percent-encoded as UTF-8. The
+//! `url` crate itself stays out of the light build: with its IDNA and
+//! Unicode tables it was 26 of the crates an embedding test compiles
+//! (BENCHMARKS.md, "Embedding the mock"); the tests below hold these
+//! functions to it, property by property.
 
+use std::fmt;
+use std::str::FromStr;
+
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use rand::RngExt as _;
 use rand::distr::Alphanumeric;
-use url::Url;
 
-use crate::store::Record;
+use crate::domain::transaction::Record;
 
 /// Characters in a payment page token.
 pub const TOKEN_LEN: usize = 32;
@@ -31,38 +42,178 @@ pub fn is_token(text: &str) -> bool {
     text.len() == TOKEN_LEN && text.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
-/// Checks a public base URL (`--public-url`): absolute `http` or `https`
-/// with a host, and nothing a page address cannot carry on from (no query,
-/// fragment or credentials).
-///
-/// # Errors
-///
-/// A message naming the problem.
-pub fn check_public_url(url: &Url) -> Result<(), String> {
-    if !matches!(url.scheme(), "http" | "https") || !url.has_host() {
-        return Err(format!(
-            "public URL {url} must be an absolute http or https URL with a host"
-        ));
+/// A public base URL (`--public-url`, CONTRACT section 13): absolute
+/// `http` or `https` with a host, maybe a port and a path prefix, and
+/// nothing a page address cannot carry on from (no query, fragment or
+/// credentials). Kept as WHATWG writes it (`http://127.0.0.1:8080/`,
+/// `https://dev.example/mock`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PublicUrl {
+    text: String,
+}
+
+impl PublicUrl {
+    /// The URL a browser reaches a server listening on `addr` at: a
+    /// wildcard address (`0.0.0.0`, `::`) is not one it can open, so it
+    /// becomes loopback.
+    pub fn of_listener(addr: std::net::SocketAddr) -> Self {
+        let mut addr = addr;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr {
+                std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        let port = match addr.port() {
+            80 => String::new(),
+            port => format!(":{port}"),
+        };
+        let host = match addr {
+            std::net::SocketAddr::V4(a) => a.ip().to_string(),
+            std::net::SocketAddr::V6(a) => format!("[{}]", a.ip()),
+        };
+        Self {
+            text: format!("http://{host}{port}/"),
+        }
     }
-    if url.query().is_some() || url.fragment().is_some() {
-        return Err(format!("public URL {url} must have no query or fragment"));
+
+    /// The URL as text.
+    pub fn as_str(&self) -> &str {
+        &self.text
     }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err("public URL must not carry credentials".to_owned());
+}
+
+impl Default for PublicUrl {
+    /// `http://localhost/`: a state made without a listener.
+    fn default() -> Self {
+        Self {
+            text: "http://localhost/".to_owned(),
+        }
     }
-    Ok(())
+}
+
+impl fmt::Display for PublicUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl FromStr for PublicUrl {
+    type Err = String;
+
+    /// Checks and normalizes a public base URL. The error never repeats
+    /// the URL: it may hold credentials.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let absolute = || "public URL must be an absolute http or https URL with a host".to_owned();
+        let (scheme, rest) = text.split_once("://").ok_or_else(absolute)?;
+        let scheme = scheme.to_ascii_lowercase();
+        if !matches!(scheme.as_str(), "http" | "https") {
+            return Err(absolute());
+        }
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        if rest[..authority_end].contains('@') {
+            return Err("public URL must not carry credentials".to_owned());
+        }
+        if rest.contains(['?', '#']) {
+            return Err("public URL must have no query or fragment".to_owned());
+        }
+        // `Uri` takes ASCII only: what is not is escaped first, as WHATWG
+        // escapes it in a path.
+        let ascii = utf8_percent_encode(text, &AsciiSet::EMPTY).to_string();
+        let uri = ascii.parse::<http::Uri>().map_err(|_| absolute())?;
+        let authority = uri.authority().ok_or_else(absolute)?;
+        let host = authority.host().to_ascii_lowercase();
+        if host.is_empty() {
+            return Err(absolute());
+        }
+        let default = if scheme == "https" { 443 } else { 80 };
+        // The port as written (`Uri` forgets one past 65535 instead of
+        // refusing it): digits after the host's last `:`, maybe none.
+        let after_host = authority
+            .as_str()
+            .rsplit_once(']')
+            .map_or(authority.as_str(), |(_, after)| after);
+        let port = match after_host.rsplit_once(':') {
+            None | Some((_, "")) => String::new(),
+            Some((_, digits)) => match digits.parse::<u16>() {
+                Ok(number) if number == default => String::new(),
+                Ok(number) => format!(":{number}"),
+                Err(_) => return Err(absolute()),
+            },
+        };
+        let path = normalized_path(uri.path());
+        Ok(Self {
+            text: format!("{scheme}://{host}{port}{path}"),
+        })
+    }
+}
+
+/// What WHATWG escapes in a path beside what is not ASCII: controls,
+/// space, `"`, `#`, `<`, `>`, `?`, `` ` ``, `{`, `}`.
+const PATH: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}');
+/// What WHATWG escapes in the query of an `http(s)` URL: controls, space,
+/// `"`, `#`, `<`, `>`, and `'`.
+const QUERY: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'<')
+    .add(b'>')
+    .add(b'\'');
+/// What WHATWG escapes in a fragment: controls, space, `"`, `<`, `>`, `` ` ``.
+const FRAGMENT: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'<').add(b'>').add(b'`');
+
+/// A path with its dot segments resolved (`.` and `..`, also spelled
+/// `%2e`), escaped, and at least `/`.
+fn normalized_path(path: &str) -> String {
+    let dot = |s: &str| s == "." || s.eq_ignore_ascii_case("%2e");
+    let dots = |s: &str| {
+        matches!(s.len(), 2 | 4 | 6)
+            && ["..", ".%2e", "%2e.", "%2e%2e"]
+                .iter()
+                .any(|d| s.eq_ignore_ascii_case(d))
+    };
+    let rest = path.strip_prefix('/').unwrap_or(path);
+    let segments: Vec<&str> = rest.split('/').collect();
+    let mut out: Vec<&str> = Vec::with_capacity(segments.len());
+    for (i, segment) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        if dots(segment) {
+            out.pop();
+            if last {
+                out.push("");
+            }
+        } else if dot(segment) {
+            if last {
+                out.push("");
+            }
+        } else {
+            out.push(segment);
+        }
+    }
+    format!("/{}", utf8_percent_encode(&out.join("/"), PATH))
+}
+
+/// Whether a return address can be built from `return_url`: its scheme,
+/// host, port and path read as a [`PublicUrl`] does.
+pub(crate) fn is_returnable(return_url: &str) -> bool {
+    let base = return_url.split(['?', '#']).next().unwrap_or_default();
+    base.parse::<PublicUrl>().is_ok()
 }
 
 /// `<public base>/pay/<token>`: the base's own path (a prefix behind a
 /// proxy) is kept.
-pub(crate) fn payment_url(public_base: &Url, token: &str) -> String {
-    let mut url = public_base.clone();
-    // A base that cannot be a base (`mailto:`) was refused by
-    // `check_public_url`; then the address is the base itself.
-    if let Ok(mut segments) = url.path_segments_mut() {
-        segments.pop_if_empty().extend(["pay", token]);
-    }
-    url.into()
+pub(crate) fn payment_url(public_base: &PublicUrl, token: &str) -> String {
+    format!("{}/pay/{token}", public_base.as_str().trim_end_matches('/'))
 }
 
 /// The return address: the transaction's `returnUrl` with `transactionId`,
@@ -76,7 +227,6 @@ pub(crate) fn payment_url(public_base: &Url, token: &str) -> String {
 /// percent-decoder) would read a `+` literally.
 pub fn return_address(record: &Record, status: &str) -> Option<String> {
     let return_url = record.fields.rare.as_ref()?.return_url.as_deref()?;
-    let mut url = Url::parse(return_url).ok()?;
     let mut id = uuid::Uuid::encode_buffer();
     let ours = [
         (
@@ -88,19 +238,35 @@ pub fn return_address(record: &Record, status: &str) -> Option<String> {
     ]
     .map(|(name, value)| format!("{name}={}", percent_encoded(value)))
     .join("&");
-    let query = match url.query() {
-        Some(theirs) if !theirs.is_empty() => format!("{theirs}&{ours}"),
-        _ => ours,
+    let (head, fragment) = match return_url.split_once('#') {
+        Some((head, fragment)) => (head, Some(fragment)),
+        None => (return_url, None),
     };
-    url.set_query(Some(&query));
-    Some(url.into())
+    let (base, theirs) = match head.split_once('?') {
+        Some((base, query)) => (base, query),
+        None => (head, ""),
+    };
+    // The scheme and authority as a public URL is written (the returnUrl
+    // was checked at initiate: `rules::RETURN_URL`).
+    let mut address = base.parse::<PublicUrl>().ok()?.text;
+    address.push('?');
+    if !theirs.is_empty() {
+        address.extend(utf8_percent_encode(theirs, QUERY));
+        address.push('&');
+    }
+    address.push_str(&ours);
+    if let Some(fragment) = fragment {
+        address.push('#');
+        address.extend(utf8_percent_encode(fragment, FRAGMENT));
+    }
+    Some(address)
 }
 
-/// `value` as a query value: the form encoding of `url::form_urlencoded`
+/// `value` as a query value: the form encoding of `form_urlencoded`
 /// (every byte but `A-Z a-z 0-9 * - . _` escaped; a `+` in the value is
 /// `%2B`), with its `+` for a space written `%20`.
 fn percent_encoded(value: &str) -> String {
-    url::form_urlencoded::byte_serialize(value.as_bytes())
+    form_urlencoded::byte_serialize(value.as_bytes())
         .collect::<String>()
         .replace('+', "%20")
 }
@@ -137,7 +303,7 @@ mod tests {
     fn hostile_references_are_encoded_never_pasted() {
         let record = record_returning_to("http://127.0.0.1:9/r", "a&status=SUCCESSFUL#x ü");
         let address = return_address(&record, "FAILED").expect("an address");
-        let url = Url::parse(&address).expect("a URL");
+        let url = url::Url::parse(&address).expect("a URL");
         let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
         assert_eq!(
             pairs,
@@ -187,7 +353,7 @@ mod tests {
 
     #[test]
     fn the_payment_url_keeps_a_path_prefix() {
-        let base = |s: &str| Url::parse(s).expect("a URL");
+        let base = |s: &str| s.parse::<PublicUrl>().expect("a public URL");
         assert_eq!(
             payment_url(&base("http://127.0.0.1:8080"), "T0K"),
             "http://127.0.0.1:8080/pay/T0K"
@@ -196,15 +362,142 @@ mod tests {
             payment_url(&base("https://dev.example/mock/"), "T0K"),
             "https://dev.example/mock/pay/T0K"
         );
-        assert!(check_public_url(&base("https://dev.example/mock")).is_ok());
+        assert_eq!(
+            payment_url(&base("https://dev.example/mock"), "T0K"),
+            "https://dev.example/mock/pay/T0K"
+        );
         for bad in [
             "ftp://dev.example",
             "https://dev.example/?a=1",
             "https://dev.example/#f",
             "https://u:p@dev.example/",
             "mailto:someone@example.com",
+            "https://",
+            "https://dev.example:65536/",
+            "not a url",
+            "",
         ] {
-            assert!(check_public_url(&base(bad)).is_err(), "{bad}");
+            let refused = bad.parse::<PublicUrl>().expect_err(bad);
+            assert!(!refused.contains("u:p"), "{refused}");
+        }
+    }
+
+    #[test]
+    fn a_listener_is_announced_as_a_browser_can_open_it() {
+        let url = |a: &str| PublicUrl::of_listener(a.parse().expect("an address")).to_string();
+        assert_eq!(url("127.0.0.1:8080"), "http://127.0.0.1:8080/");
+        assert_eq!(url("0.0.0.0:8080"), "http://127.0.0.1:8080/");
+        assert_eq!(url("[::]:9"), "http://[::1]:9/");
+        assert_eq!(url("10.0.0.1:80"), "http://10.0.0.1/");
+    }
+
+    /// Whether a path segment looks like a Windows drive letter (`C:`):
+    /// the `url` crate keeps such a segment when `..` follows it, in any
+    /// scheme, where the WHATWG standard (and browsers) keep it in `file:`
+    /// URLs only. These functions follow the standard; such paths are left
+    /// out of the comparison.
+    fn has_drive_letter(url: &str) -> bool {
+        url.split(['?', '#'])
+            .next()
+            .unwrap_or_default()
+            .split('/')
+            .any(|s| {
+                s.len() == 2 && s.as_bytes()[0].is_ascii_alphabetic() && s.as_bytes()[1] == b':'
+            })
+    }
+
+    #[test]
+    fn a_drive_letter_segment_is_popped_as_any_other_in_http() {
+        let record = record_returning_to("http://a/A:/..", "R");
+        let address = return_address(&record, "FAILED").expect("an address");
+        assert!(address.starts_with("http://a/?transactionId="), "{address}");
+    }
+
+    /// The `url` crate (WHATWG), the reference these functions follow.
+    fn whatwg_public(text: &str) -> Option<String> {
+        let url = url::Url::parse(text).ok()?;
+        Some(url.to_string())
+    }
+
+    fn whatwg_return(return_url: &str, ours: &str) -> Option<String> {
+        let mut url = url::Url::parse(return_url).ok()?;
+        let query = match url.query() {
+            Some(theirs) if !theirs.is_empty() => format!("{theirs}&{ours}"),
+            _ => ours.to_owned(),
+        };
+        url.set_query(Some(&query));
+        Some(url.into())
+    }
+
+    /// Return URLs as `rules::RETURN_URL` admits them, with the parts WHATWG
+    /// rewrites: upper-case hosts, default and zero-padded ports, dot
+    /// segments (also `%2e`), empty paths, text outside ASCII, `'` in a
+    /// query, empty queries and fragments.
+    fn return_urls() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let host = prop_oneof![
+            "[a-zA-Z][a-zA-Z0-9-]{0,8}(\\.[a-zA-Z][a-zA-Z0-9-]{0,8}){0,2}",
+            "(25[0-5]|1[0-9]{2}|[1-9]?[0-9])(\\.(25[0-5]|1[0-9]{2}|[1-9]?[0-9])){3}",
+        ];
+        let port = prop_oneof!["", ":80", ":443", ":0080", ":8080", ":65535", ":1"];
+        let segment = prop_oneof![
+            "[A-Za-z0-9._~!$&'()*+,;=:@%-]{0,6}",
+            Just(".".to_owned()),
+            Just("..".to_owned()),
+            Just("%2e".to_owned()),
+            Just("%2E%2e".to_owned()),
+            Just("café".to_owned()),
+            Just("✓".to_owned()),
+        ];
+        let path = proptest::collection::vec(segment, 0..5)
+            .prop_map(|segments| segments.iter().map(|s| format!("/{s}")).collect::<String>());
+        let query = prop_oneof![
+            Just(String::new()),
+            Just("?".to_owned()),
+            "\\?[A-Za-z0-9._~!$&'()*+,;=:@/?%-]{0,10}",
+            Just("?q=ünï&o='x'".to_owned()),
+        ];
+        let fragment = prop_oneof![
+            Just(String::new()),
+            Just("#".to_owned()),
+            "#[A-Za-z0-9._~!$&'()*+,;=:@/?%-]{0,8}",
+            Just("#✓".to_owned()),
+        ];
+        (
+            prop_oneof!["http", "https"],
+            host,
+            port,
+            path,
+            query,
+            fragment,
+        )
+            .prop_map(|(scheme, host, port, path, query, fragment)| {
+                format!("{scheme}://{host}{port}{path}{query}{fragment}")
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+        #[test]
+        fn the_return_address_is_what_whatwg_writes(return_url in return_urls()) {
+            proptest::prop_assume!(crate::domain::rules::is_return_url(&return_url));
+            proptest::prop_assume!(!has_drive_letter(&return_url));
+            let record = record_returning_to(&return_url, "R 1+ü");
+            let ours = "transactionId=01930000-0000-7000-8000-000000000017&referenceNo=R%201%2B%C3%BC&status=FAILED";
+            proptest::prop_assert_eq!(
+                return_address(&record, "FAILED"),
+                whatwg_return(&return_url, ours),
+                "{}", return_url
+            );
+        }
+
+        #[test]
+        fn a_public_url_is_what_whatwg_writes(return_url in return_urls()) {
+            proptest::prop_assume!(!has_drive_letter(&return_url));
+            let base = return_url.split(['?', '#']).next().unwrap_or_default();
+            let ours = base.parse::<PublicUrl>().ok().map(|u| u.to_string());
+            proptest::prop_assert_eq!(ours, whatwg_public(base), "{}", base);
         }
     }
 }

@@ -8,6 +8,10 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+/// The interface's rules (lengths, limits, patterns, code lists), which
+/// the validator checks: re-exported so the mock's rules are one module.
+pub use payments_interface::rules::*;
+
 /// Largest clock advance: 100 years, in seconds.
 pub const MAX_ADVANCE_SECONDS: u64 = 100 * 365 * 24 * 3600;
 /// Largest `X-Mock-Fault` delay, in milliseconds.

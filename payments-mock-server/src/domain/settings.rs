@@ -70,6 +70,7 @@ impl Settings {
     }
 
     /// The expiry as the stores keep it, in milliseconds.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn expiry_millis(&self) -> i64 {
         i64::try_from(self.expiry.as_millis()).unwrap_or(i64::MAX)
     }
@@ -80,25 +81,24 @@ impl Settings {
     ///
     /// # Errors
     ///
-    /// When a value does not read back.
+    /// What does not read back (the store reports it as its failure).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn from_texts(
         catalog: Option<String>,
         expiry_millis: Option<String>,
-    ) -> Result<Option<Self>, crate::store::StoreError> {
-        use crate::store::StoreError;
+    ) -> Result<Option<Self>, String> {
         let (Some(catalog), Some(expiry)) = (catalog, expiry_millis) else {
             return Ok(None);
         };
         let expiry = expiry
             .parse::<i64>()
-            .map_err(|_| StoreError::new("the stored expiry is not a number"))?;
-        Self::from_stored(&catalog, expiry)
-            .map(Some)
-            .map_err(StoreError::new)
+            .map_err(|_| "the stored expiry is not a number".to_owned())?;
+        Self::from_stored(&catalog, expiry).map(Some)
     }
 
     /// Settings from their stored form: the catalogue as TOML and the
     /// expiry in milliseconds.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     fn from_stored(catalog: &str, expiry_millis: i64) -> Result<Self, String> {
         let catalog = Catalog::from_toml_str(catalog)
             .map_err(|e| format!("the stored catalogue does not read back: {e}"))?;
@@ -158,6 +158,7 @@ mod tests {
         assert!(text.contains("sqlite:x.db"), "{text}");
     }
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[test]
     fn stored_settings_read_back() {
         let s = settings(42);

@@ -40,36 +40,8 @@ pub fn issued_id(text: &str) -> Option<Uuid> {
     (id.hyphenated().encode_lower(&mut canonical).as_bytes() == text.as_bytes()).then_some(id)
 }
 
-/// A transaction's state as the API shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// Waits on the payer.
-    Pending,
-    /// Ready to confirm.
-    Initiated,
-    /// Confirmed, settlement pending.
-    Confirmed,
-    /// Done.
-    Successful,
-    /// Declined or wrong code.
-    Failed,
-    /// Not confirmed in time.
-    Expired,
-}
-
-impl Status {
-    /// The wire string.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "PENDING",
-            Self::Initiated => "INITIATED",
-            Self::Confirmed => "CONFIRMED",
-            Self::Successful => "SUCCESSFUL",
-            Self::Failed => "FAILED",
-            Self::Expired => "EXPIRED",
-        }
-    }
-}
+/// A transaction's state as the API shows it: the interface's statuses.
+pub use payments_interface::Status;
 
 /// The validated fields of an initiate request.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,9 +6,10 @@ use iso_currency::Currency;
 use serde_json::{Map, Value};
 
 use crate::domain::catalog::{Catalog, is_product_code};
+pub use crate::domain::fields::parse_object;
 use crate::domain::fields::{Field, Fields, Name};
-use crate::error::ApiError;
-use crate::store::NewTransaction;
+use crate::domain::transaction::NewTransaction;
+use payments_serve::ApiError;
 
 use crate::domain::rules;
 pub use crate::domain::rules::{MAX_AMOUNT, MAX_EXTRA_BYTES};
@@ -282,11 +283,9 @@ pub(crate) fn initiate_fields(
 
     let return_url = string(body, Name::ReturnUrl, false, &mut p);
     if let Some(u) = return_url {
-        // The document's pattern (rules::RETURN_URL), and a URL the `url`
-        // crate reads, since the return address is built from it.
-        let ok = rules::is_return_url(u)
-            && url::Url::parse(u)
-                .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.has_host());
+        // The document's pattern (rules::RETURN_URL), and a URL the return
+        // address can be built from.
+        let ok = rules::is_return_url(u) && crate::domain::redirect::is_returnable(u);
         if !ok {
             p.push(
                 "returnUrl must be an absolute http or https URL of at most 2048 characters"

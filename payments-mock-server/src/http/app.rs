@@ -9,24 +9,20 @@ use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::DefaultBodyLimit;
 use axum::http::Request;
 use axum::response::Response;
-use futures::future::BoxFuture;
+use axum::routing::{MethodRouter, get, post};
+use futures_util::future::BoxFuture;
 use hyper::body::Incoming;
+use payments_serve::{ApiError, ConnectionAbort};
 use tower::ServiceBuilder;
 use tower::util::BoxCloneSyncService;
 use tower_http::body::Limited;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
-use crate::error::ApiError;
 use crate::http::extract::BODY_LIMIT;
 use crate::http::handlers::admin;
-use crate::http::middleware::{panic_response, respond};
-use crate::http::server::ConnectionAbort;
-use crate::http::state::AppState;
-use crate::web::html;
-use crate::web::pay;
+use crate::http::middleware::{Others, panic_response, respond};
+use crate::state::AppState;
 
 /// The whole service as a router: drive it with
 /// `tower::ServiceExt::oneshot` in tests, or serve it with [`crate::http::server::run`].
@@ -42,9 +38,6 @@ use crate::web::pay;
 pub fn app(state: AppState) -> Router {
     Router::new().fallback_service(MockService::new(state))
 }
-
-/// The routes outside `/api/`, behind their layers.
-pub(crate) type Others = BoxCloneSyncService<Request<Body>, Response, Infallible>;
 
 /// The service [`app`] wraps, and what the server drives itself
 /// ([`crate::http::server::serve_app`]): one per connection, knowing how to
@@ -132,31 +125,77 @@ impl hyper::service::Service<Request<Incoming>> for MockService {
     }
 }
 
+/// The route table outside `/api/`: the router, and what it routes
+/// (method and path template), which the OpenAPI document must list
+/// exactly (a test holds the two together).
+pub(crate) struct Table {
+    router: Router<AppState>,
+    routed: Vec<(&'static str, &'static str)>,
+}
+
+impl Table {
+    fn new() -> Self {
+        Self {
+            router: Router::new(),
+            routed: Vec::new(),
+        }
+    }
+
+    /// Routes `path` to `handler`, which takes `methods`.
+    pub(crate) fn route(
+        mut self,
+        path: &'static str,
+        methods: &[&'static str],
+        handler: MethodRouter<AppState>,
+    ) -> Self {
+        self.routed.extend(methods.iter().map(|m| (*m, path)));
+        self.router = self.router.route(path, handler);
+        self
+    }
+
+    /// The operations routed, as (method, path template).
+    #[cfg(all(test, feature = "openapi"))]
+    pub(crate) fn routed(&self) -> &[(&'static str, &'static str)] {
+        &self.routed
+    }
+}
+
+/// Every route outside `/api/` (the four operations of the interface are
+/// `route.rs`'s): the admin API, `/openapi.json`, the payment page and the
+/// console.
+pub(crate) fn table() -> Table {
+    let table = Table::new()
+        .route("/_mock/health", &["get"], get(admin::health))
+        .route("/_mock/transactions", &["get"], get(admin::transactions))
+        .route(
+            "/_mock/transactions/{transactionId}/payer",
+            &["post"],
+            post(admin::payer),
+        )
+        .route("/_mock/reset", &["post"], post(admin::reset))
+        .route("/_mock/clock", &["get"], get(admin::clock))
+        .route("/_mock/clock/advance", &["post"], post(admin::advance))
+        .route("/_mock/requests", &["get"], get(admin::requests));
+    #[cfg(feature = "openapi")]
+    let table = table.route("/openapi.json", &["get"], get(admin::openapi));
+    #[cfg(feature = "pages")]
+    let table = crate::web::routes(table, Table::route);
+    table
+}
+
 /// The routes outside `/api/` (admin, pages, console, `/openapi.json`)
 /// behind a body size limit and panic → 500; builds the OpenAPI document
 /// into `state`.
 fn others(state: &AppState) -> Others {
-    // Each route registered with its operation (utoipa-axum): the document
-    // cannot list a route the router lacks, nor miss one it serves. The
-    // `/api/` operations are `openapi::Served`'s.
-    let (routes, document) = OpenApiRouter::new()
-        .routes(routes!(admin::health))
-        .routes(routes!(admin::transactions))
-        .routes(routes!(admin::payer))
-        .routes(routes!(admin::reset))
-        .routes(routes!(admin::clock))
-        .routes(routes!(admin::advance))
-        .routes(routes!(admin::requests))
-        .routes(routes!(admin::openapi))
-        .routes(routes!(pay::show, pay::submit))
-        .routes(routes!(html::stylesheet))
-        .merge(crate::web::console::routes())
-        .split_for_parts();
-    let document = crate::openapi::generate(document, state);
-    state.set_openapi(bytes::Bytes::from(
-        serde_json::to_vec(&document).expect("a JSON value serializes"),
-    ));
-    let routes: Router = routes
+    #[cfg(feature = "openapi")]
+    {
+        let document = crate::http::openapi::generate(state);
+        state.set_openapi(bytes::Bytes::from(
+            serde_json::to_vec(&document).expect("a JSON value serializes"),
+        ));
+    }
+    let routes: Router = table()
+        .router
         .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .with_state(state.clone());

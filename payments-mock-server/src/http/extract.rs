@@ -9,12 +9,13 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde_json::{Map, Value};
-use uuid::Uuid;
 
-use crate::error::{ApiError, ErrorCode};
+pub(crate) use crate::domain::access::Caller;
+use payments_serve::{ApiError, ErrorCode};
 
-/// Largest accepted request body: 64 KiB.
-pub const BODY_LIMIT: usize = 64 * 1024;
+pub use payments_interface::rules::BODY_LIMIT;
+
+pub(crate) use crate::domain::fields::parse_object;
 
 /// A request body that is a JSON object.
 ///
@@ -36,22 +37,6 @@ pub fn is_json_content_type(value: &[u8]) -> bool {
     };
     let essence = text.split(';').next().unwrap_or_default().trim();
     essence.eq_ignore_ascii_case("application/json")
-}
-
-/// Parses bytes as a JSON object body.
-///
-/// # Errors
-///
-/// `VALIDATION_ERROR` `request body is not valid JSON: <detail>`.
-pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::bad_json("the body is empty"));
-    }
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(ApiError::bad_json("expected a JSON object")),
-        Err(e) => Err(ApiError::bad_json(e)),
-    }
 }
 
 impl<S: Send + Sync> FromRequest<S> for JsonObject {
@@ -100,14 +85,6 @@ impl<S: Send + Sync> FromRequest<S> for JsonBytes {
     }
 }
 
-/// Who is calling: the merchant an API key is bound to, if any
-/// (CONTRACT section 9). Set by the API guard; absent means unbound.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Caller {
-    /// The bound merchant.
-    pub merchant: Option<Uuid>,
-}
-
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = std::convert::Infallible;
 
@@ -128,38 +105,12 @@ pub fn acceptable_request_id(value: &[u8]) -> bool {
 
 /// A path segment percent-decoded; `None` when the result is not UTF-8.
 pub fn decode_segment(raw: &str) -> Option<String> {
-    decoded_segment(raw).map(Cow::into_owned)
+    payments_interface::decode_segment(raw).map(Cow::into_owned)
 }
 
-/// [`decode_segment`], borrowing `raw` when it has nothing to decode (every
-/// transaction id, most references).
-pub(crate) fn decoded_segment(raw: &str) -> Option<Cow<'_, str>> {
-    if !raw.contains('%') {
-        return Some(Cow::Borrowed(raw));
-    }
-    percent_encoding::percent_decode_str(raw).decode_utf8().ok()
-}
+pub(crate) use payments_interface::decode_segment as decoded_segment;
 
-/// Whether a POST comes from this server's own pages (or from a tool): a
-/// browser sends `Origin` with a POST; when it names another host than the
-/// request's `Host`, another site's page made the browser post here. The
-/// console's forms and [`SameSite`] both ask this.
-pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN) else {
-        return true;
-    };
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin_host = origin
-        .to_str()
-        .ok()
-        .and_then(|o| url::Url::parse(o).ok())
-        .map(|u| match (u.host_str(), u.port()) {
-            (Some(h), Some(p)) => format!("{h}:{p}"),
-            (Some(h), None) => h.to_owned(),
-            _ => String::new(),
-        });
-    matches!((host, origin_host), (Some(h), Some(o)) if h.eq_ignore_ascii_case(&o))
-}
+pub(crate) use crate::domain::access::same_origin;
 
 /// Proof that a request changing the mock was not made by another site's
 /// page: a browser sends `Origin` with every cross-site POST, and it must
@@ -185,8 +136,6 @@ impl<S: Send + Sync> FromRequestParts<S> for SameSite {
 
 #[cfg(test)]
 mod tests {
-    use axum::http::HeaderValue;
-
     use super::*;
 
     #[test]
@@ -217,27 +166,5 @@ mod tests {
             Some(Cow::Borrowed("plain"))
         ));
         assert_eq!(decoded_segment("a%20b").as_deref(), Some("a b"));
-    }
-
-    #[test]
-    fn a_post_from_another_origin_is_not_the_console() {
-        let headers = |origin: Option<&str>, host: &str| {
-            let mut h = HeaderMap::new();
-            h.insert(header::HOST, HeaderValue::from_str(host).expect("ascii"));
-            if let Some(o) = origin {
-                h.insert(header::ORIGIN, HeaderValue::from_str(o).expect("ascii"));
-            }
-            h
-        };
-        assert!(same_origin(&headers(None, "127.0.0.1:8080")));
-        assert!(same_origin(&headers(
-            Some("http://127.0.0.1:8080"),
-            "127.0.0.1:8080"
-        )));
-        assert!(!same_origin(&headers(
-            Some("https://evil.example"),
-            "127.0.0.1:8080"
-        )));
-        assert!(!same_origin(&headers(Some("null"), "127.0.0.1:8080")));
     }
 }

@@ -9,22 +9,22 @@ use axum::body::{Bytes, HttpBody};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Request, header};
 use axum::response::{IntoResponse, Response};
-use futures::FutureExt as _;
+use futures_util::FutureExt as _;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
+use payments_interface::Endpoint;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+use crate::domain::journal::Capture;
+use crate::domain::port::Store as _;
 use crate::domain::transaction::issued_id;
-use crate::error::{ApiError, ErrorCodeTag};
+use crate::faults::{Fault, KeyHasher, Plan, parse_header};
 use crate::http::extract::{BODY_LIMIT, Caller, decoded_segment};
-use crate::http::faults::{Fault, KeyHasher, Plan, parse_header};
-use crate::http::handlers::status::{Target, target};
 use crate::http::middleware::panic_response;
 use crate::http::route::route;
-use crate::http::server::ConnectionAbort;
-use crate::http::state::AppState;
-use crate::store::Store as _;
-use crate::store::journal::Capture;
+use crate::state::AppState;
+use payments_serve::ConnectionAbort;
+use payments_serve::{ApiError, ErrorCodeTag};
 
 /// The header that injects faults per request.
 pub const FAULT_HEADER: &str = "x-mock-fault";
@@ -138,7 +138,7 @@ where
                 // In-process (`oneshot`) there is no connection to close.
                 None => ApiError::new(
                     axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                    crate::error::ErrorCode::InternalError,
+                    payments_serve::ErrorCode::InternalError,
                     "injected reset: no connection to close in-process",
                 )
                 .into_response(),
@@ -270,8 +270,11 @@ async fn fault_key(state: &AppState, parts: &Parts, caller: Caller, body: &[u8])
             .flatten(),
         None => None,
     };
-    match (method, path) {
-        ("POST", "/api/payments/initiate") => {
+    let endpoint = payments_interface::route(path)
+        .filter(|r| r.endpoint.takes_method(method))
+        .map(|r| r.endpoint);
+    match endpoint {
+        Some(Endpoint::Initiate) => {
             key.part(path.as_bytes());
             match object() {
                 Some(o) => {
@@ -288,7 +291,7 @@ async fn fault_key(state: &AppState, parts: &Parts, caller: Caller, body: &[u8])
                 }
             }
         }
-        ("POST", "/api/payments/confirm") => {
+        Some(Endpoint::Confirm) => {
             let o = object();
             let id = o.as_ref().and_then(|o| match o.get("transactionId") {
                 Some(Value::String(id)) => Some(id.as_str()),
@@ -311,13 +314,9 @@ async fn fault_key(state: &AppState, parts: &Parts, caller: Caller, body: &[u8])
             }
         }
         _ => {
-            let id = path
-                .strip_prefix("/api/payments/")
-                .and_then(target)
-                .and_then(|t| match t {
-                    Target::Id(raw) => decoded_segment(raw),
-                    Target::Reference(_) => None,
-                });
+            let id = payments_interface::route(path)
+                .filter(|r| r.endpoint == Endpoint::StatusById)
+                .and_then(|r| decoded_segment(r.raw));
             let stored = match id {
                 Some(id) => transaction(&id).await,
                 None => None,
@@ -371,8 +370,10 @@ mod tests {
 
     type Sent = Result<Frame<Bytes>, std::io::Error>;
 
-    fn frames(frames: Vec<Sent>) -> StreamBody<futures::stream::Iter<std::vec::IntoIter<Sent>>> {
-        StreamBody::new(futures::stream::iter(frames))
+    fn frames(
+        frames: Vec<Sent>,
+    ) -> StreamBody<futures_util::stream::Iter<std::vec::IntoIter<Sent>>> {
+        StreamBody::new(futures_util::stream::iter(frames))
     }
 
     #[tokio::test]

@@ -107,7 +107,7 @@ impl JsonOut {
     }
 
     /// `minor / 10^exponent` as a JSON number with exactly `exponent`
-    /// fraction digits, as [`crate::domain::money::major_text`] writes it.
+    /// fraction digits, as [`payments_interface::money::major_text`] writes it.
     pub(crate) fn major(&mut self, minor: u64, exponent: u16) {
         let mut itoa = itoa::Buffer::new();
         let digits = itoa.format(minor).as_bytes();
@@ -163,7 +163,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::domain::money::major_text;
+    use payments_interface::money::major_text;
 
     fn written(f: impl FnOnce(&mut JsonOut)) -> String {
         let mut out = JsonOut::with_capacity(0);

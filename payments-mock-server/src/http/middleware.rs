@@ -1,22 +1,26 @@
 //! Cross-cutting layers for every route: the request id, the request log,
 //! and the envelope guarantee (CONTRACT section 2).
 
+use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::http::{HeaderName, HeaderValue, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures::FutureExt as _;
+use futures_util::FutureExt as _;
 use tower::ServiceExt as _;
+use tower::util::BoxCloneSyncService;
 use uuid::Uuid;
 
-use crate::error::{ApiError, ErrorCodeTag};
-use crate::http::app::Others;
 use crate::http::extract::{acceptable_request_id, is_json_content_type};
 use crate::http::guard::api_guard;
-use crate::http::server::ConnectionAbort;
-use crate::http::state::AppState;
+use crate::state::AppState;
+use payments_serve::ConnectionAbort;
+use payments_serve::{ApiError, ErrorCodeTag};
+
+/// The routes outside `/api/`, behind their layers.
+pub(crate) type Others = BoxCloneSyncService<Request<Body>, Response, Infallible>;
 
 /// `X-Request-Id`.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -51,6 +55,7 @@ where
     // Shares the request's bytes: the path is logged from it afterwards.
     let uri = req.uri().clone();
     // Pages answer their errors as pages, linked relative to their path.
+    #[cfg(feature = "pages")]
     let page_path = crate::web::html::is_page_path(uri.path()).then(|| uri.path().to_owned());
 
     // The guard answers a handler's panic itself (and journals it); a
@@ -67,10 +72,13 @@ where
             Err(panic) => panic_response(panic),
         }
     };
+    #[cfg(feature = "pages")]
     let mut response = match &page_path {
         Some(page_path) => ensure_page(response, page_path, state),
         None => ensure_envelope(response),
     };
+    #[cfg(not(feature = "pages"))]
+    let mut response = ensure_envelope(response);
     if response.status() == StatusCode::NOT_FOUND {
         // A path that is no route allows no method. axum's method router
         // adds `Allow` to whatever its fallback answers, 404 included
@@ -167,10 +175,11 @@ fn ensure_envelope(response: Response) -> Response {
     replacement
 }
 
-/// On a page path (`/pay/`, `/_mock/ui/`), replaces a failure that is not a page (an
+/// On a page path (`/pay/`, `/_mock/ui/`, feature `pages`), replaces a failure that is not a page (an
 /// unknown route, a wrong method, a body over the limit, a panic) by an
 /// error page for its status, keeping `Allow`: a browser shows a page, never
 /// JSON.
+#[cfg(feature = "pages")]
 fn ensure_page(response: Response, path: &str, state: &AppState) -> Response {
     let status = response.status();
     if crate::web::html::is_html(&response)

@@ -1,14 +1,25 @@
-//! The service over HTTP: routes and layers, the connection loop, the
-//! `/api/` guard, extractors, and the JSON handlers.
+//! The service over HTTP: the route table (`app.rs` for everything,
+//! `route.rs` for the interface's four operations), the `/api/` guard
+//! (auth, rate limit, faults, journal), middleware, extractors, the
+//! handlers, and the connection set-up (`server.rs`). It calls the domain;
+//! nothing below it calls it.
 
-pub mod app;
-pub mod auth;
-pub mod extract;
-pub mod faults;
-pub mod guard;
-pub mod handlers;
-pub mod json;
-pub mod middleware;
-pub mod route;
-pub mod server;
-pub mod state;
+pub(crate) mod app;
+pub(crate) mod extract;
+pub(crate) mod guard;
+pub(crate) mod handlers;
+pub(crate) mod json;
+pub(crate) mod middleware;
+#[cfg(feature = "openapi")]
+pub(crate) mod openapi;
+pub(crate) mod route;
+#[cfg(feature = "openapi")]
+pub(crate) mod schema;
+pub(crate) mod server;
+
+#[cfg(feature = "pages")]
+pub use crate::web::console::PATH as CONSOLE_PATH;
+pub use app::app;
+pub use extract::{BODY_LIMIT, decode_segment};
+pub use payments_serve::server::{DEFAULT_HEADER_READ_TIMEOUT, HEADER_LIMIT, run, run_with};
+pub use server::serve_app;

@@ -1,27 +1,29 @@
-//! The `/api/` routes, matched by hand: the four operations of the
-//! interface document, and the 404 and 405 answers around them (CONTRACT
-//! section 8: 405 only where the route exists and the method does not, with
-//! `Allow`).
+//! The `/api/` routes: the four operations of the interface, matched by
+//! the interface's own path matching (`payments_interface::route`, which
+//! the contract proxy reads too), and the 404 and 405 answers around them
+//! (CONTRACT section 8: 405 only where the route exists and the method does
+//! not, with `Allow`).
 //!
-//! The router and the tower layers that were here cost a status read
-//! several thousand of its 31k instructions (BENCHMARKS.md, "The hot
-//! paths at the framework's limit"): the `Caller` and the collected body
-//! inserted into the request's extensions and taken out again, and each
-//! layer's future boxed or moved. The OpenAPI document still comes from
-//! the handlers' annotations (`openapi::Served`), and `tests` below hold
-//! this table to it.
+//! No router and no tower layers: they cost a status read several thousand
+//! of its 31k instructions (BENCHMARKS.md, "The hot paths at the
+//! framework's limit"): the `Caller` and the collected body inserted into
+//! the request's extensions and taken out again, and each layer's future
+//! boxed or moved. The OpenAPI document comes from the handlers'
+//! annotations (`openapi::Served`), and its tests hold it to the interface's
+//! endpoints.
 
 use axum::body::Body;
 use axum::body::HttpBody as _;
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
+use payments_interface::Endpoint;
 
-use crate::error::ApiError;
 use crate::http::extract::{Caller, declared_json};
-use crate::http::handlers::status::{self, Target, target};
+use crate::http::handlers::status;
 use crate::http::handlers::{confirm, initiate};
-use crate::http::state::AppState;
+use crate::state::AppState;
+use payments_serve::ApiError;
 
 /// Answers an `/api/` request whose body the guard has read (`body`).
 pub(crate) async fn route(
@@ -31,29 +33,25 @@ pub(crate) async fn route(
     body: &[u8],
 ) -> Response {
     let method = &parts.method;
-    let Some(rest) = parts.uri.path().strip_prefix("/api/payments/") else {
+    let Some(matched) = payments_interface::route(parts.uri.path()) else {
         return ApiError::not_found().into_response();
     };
-    let answer = match rest {
-        "initiate" | "confirm" if method != Method::POST => return not_allowed("POST"),
-        "initiate" => match declared_json(&parts.headers) {
+    if !matched.endpoint.takes_method(method.as_str()) {
+        return not_allowed(matched.endpoint.allow());
+    }
+    let answer = match matched.endpoint {
+        Endpoint::Initiate => match declared_json(&parts.headers) {
             Ok(()) => initiate::handle(state, caller, body).await,
             Err(e) => Err(e),
         },
-        "confirm" => match declared_json(&parts.headers) {
+        Endpoint::Confirm => match declared_json(&parts.headers) {
             Ok(()) => confirm::handle(state, caller, body).await,
             Err(e) => Err(e),
         },
-        _ => match target(rest) {
-            None => Err(ApiError::not_found()),
-            Some(_) if method != Method::GET && method != Method::HEAD => {
-                return not_allowed("GET,HEAD");
-            }
-            Some(Target::Id(raw)) => status::by_id(state, caller, raw).await,
-            Some(Target::Reference(raw)) => {
-                status::by_reference(state, caller, raw, parts.uri.query()).await
-            }
-        },
+        Endpoint::StatusById => status::by_id(state, caller, matched.raw).await,
+        Endpoint::StatusByReference => {
+            status::by_reference(state, caller, matched.raw, parts.uri.query()).await
+        }
     };
     let response = answer.into_response();
     if method == Method::HEAD {
@@ -112,17 +110,16 @@ mod tests {
         (status, allow, String::from_utf8_lossy(&body).into_owned())
     }
 
-    /// Every operation the document lists is routed here: none of them is
+    /// Every operation of the interface is routed here: none of them is
     /// answered 404 or 405 with its own method.
     #[tokio::test]
-    async fn every_documented_operation_is_routed() {
-        let document = crate::openapi::Served::operations();
-        assert_eq!(document.len(), 4, "{document:?}");
-        for (method, template) in document {
-            let path = template
+    async fn every_operation_of_the_interface_is_routed() {
+        for endpoint in Endpoint::ALL {
+            let path = endpoint
+                .template()
                 .replace("{transactionId}", "01970000-0000-7000-8000-000000000000")
                 .replace("{referenceNo}", "INV-1");
-            let method = Method::from_bytes(method.to_uppercase().as_bytes()).expect("a method");
+            let method = Method::from_bytes(endpoint.method().as_bytes()).expect("a method");
             let (status, _, body) = answer(method.clone(), &path).await;
             assert!(
                 !body.contains("\"NOT_FOUND\"") && status != StatusCode::METHOD_NOT_ALLOWED,

@@ -7,13 +7,17 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::journal::{Capture, JournalEntry};
+#[cfg(feature = "postgres")]
+use super::PostgresStore;
+#[cfg(feature = "sqlite")]
+use super::SqliteStore;
 use super::{
     ClockReading, Confirmation, Decided, Durability, InsertRefusal, JournalStats, LookupError,
     MemoryStore, NewTransaction, Page, PageQuery, PayerAction, PayerRefusal, PaymentPage,
-    PaymentPageKey, PostgresStore, Settings, SqliteStore, Store, StoreError, StoreSpec, Transition,
+    PaymentPageKey, Settings, Store, StoreError, StoreSpec, Transition,
 };
 use crate::domain::catalog::InitialState;
+use crate::domain::journal::{Capture, JournalEntry};
 use crate::domain::transaction::Record;
 use crate::error::Error;
 
@@ -23,9 +27,11 @@ use crate::error::Error;
 pub enum AnyStore {
     /// In the process.
     Memory(MemoryStore),
-    /// A SQLite file.
+    /// A SQLite file (feature `sqlite`).
+    #[cfg(feature = "sqlite")]
     Sqlite(SqliteStore),
-    /// A PostgreSQL database shared by replicas.
+    /// A PostgreSQL database shared by replicas (feature `postgres`).
+    #[cfg(feature = "postgres")]
     Postgres(PostgresStore),
 }
 
@@ -39,7 +45,9 @@ macro_rules! awaited {
     ($self:ident, $store:ident => $call:expr) => {
         match $self {
             AnyStore::Memory($store) => $call.await,
+            #[cfg(feature = "sqlite")]
             AnyStore::Sqlite($store) => Box::pin($call).await,
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres($store) => Box::pin($call).await,
         }
     };
@@ -50,7 +58,9 @@ macro_rules! each {
     ($self:ident, $store:ident => $body:expr) => {
         match $self {
             AnyStore::Memory($store) => $body,
+            #[cfg(feature = "sqlite")]
             AnyStore::Sqlite($store) => $body,
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres($store) => $body,
         }
     };
@@ -68,8 +78,11 @@ impl AnyStore {
         durability: Durability,
         replica: &str,
     ) -> Result<Self, Error> {
+        #[cfg(not(feature = "sqlite"))]
+        let _ = durability;
         Ok(match spec {
             StoreSpec::Memory => Self::Memory(MemoryStore::new(replica)),
+            #[cfg(feature = "sqlite")]
             StoreSpec::Sqlite(path) => {
                 let (path, replica) = (path.clone(), replica.to_owned());
                 // Opening reads the file (with a million transactions: the
@@ -84,7 +97,19 @@ impl AnyStore {
                 })?;
                 Self::Sqlite(opened?)
             }
+            #[cfg(feature = "postgres")]
             StoreSpec::Postgres(url) => Self::Postgres(PostgresStore::open(url, replica).await?),
+            #[allow(unreachable_patterns)]
+            other => {
+                return Err(Error::StoreSpec(format!(
+                    "{other} needs a payments-mock-server built with the feature {}",
+                    if matches!(other, StoreSpec::Sqlite(_)) {
+                        "sqlite"
+                    } else {
+                        "postgres"
+                    }
+                )));
+            }
         })
     }
 
@@ -93,7 +118,9 @@ impl AnyStore {
     pub fn shown(&self) -> String {
         match self {
             Self::Memory(_) => "memory".to_owned(),
+            #[cfg(feature = "sqlite")]
             Self::Sqlite(s) => s.shown().to_owned(),
+            #[cfg(feature = "postgres")]
             Self::Postgres(s) => s.shown().to_owned(),
         }
     }
@@ -103,6 +130,7 @@ impl AnyStore {
     pub fn as_memory(&self) -> Option<&MemoryStore> {
         match self {
             Self::Memory(s) => Some(s),
+            #[allow(unreachable_patterns)]
             _ => None,
         }
     }

@@ -21,16 +21,17 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::journal::{CAPACITY, Capture, Journal, JournalEntry};
+use super::journal::Journal;
 use super::{
     ClockReading, Confirmation, InsertRefusal, JournalStats, LookupError, NewTransaction, Order,
     Page, PageQuery, PayerAction, PaymentPage, Settings, Store, StoreError, Transition,
 };
 use crate::domain::catalog::InitialState;
 use crate::domain::clock::Clock;
+use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
+use crate::domain::port::{Decided, PayerRefusal, PaymentPageKey};
 use crate::domain::transaction::{ConfirmResult, Fields, RareFields, Record, id_at};
 use crate::store::index::Index;
-use crate::store::memory_payer::{Decided, PayerRefusal, PaymentPageKey};
 use crate::store::records::{Interner, Records};
 
 #[derive(Debug, Default)]

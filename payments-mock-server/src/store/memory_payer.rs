@@ -1,6 +1,6 @@
 //! The payer's side of a redirect-based transaction (CONTRACT section 13)
 //! in the memory store: reading a payment page and deciding it, exactly
-//! once; and the types every store uses for it.
+//! once.
 //!
 //! The decision is checked and recorded under the store's one write lock,
 //! like a confirm, so of many concurrent submits exactly one decides; the
@@ -10,39 +10,10 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::memory::{Inner, MemoryStore};
+use crate::domain::port::{Decided, PayerRefusal, PaymentPageKey};
 use crate::domain::transaction::{
     ConfirmResult, PayerAction, PayerDecision, PaymentPage, Record, issued_id,
 };
-
-/// How a payment page is named.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PaymentPageKey<'a> {
-    /// By its token, as the payer's browser does (`/pay/<token>`).
-    Token(&'a str),
-    /// By the transaction's id, as the admin control does
-    /// (`POST /_mock/transactions/{id}/payer`).
-    Transaction(&'a str),
-}
-
-/// Why no decision could even be looked at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PayerRefusal {
-    /// No such token or transaction.
-    NotFound,
-    /// The transaction exists but has no payment page: not a redirect
-    /// product, or not confirmed yet.
-    NoPaymentPage,
-}
-
-/// The result of a submit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decided {
-    /// The transaction after the submit.
-    pub record: Record,
-    /// `true` when this submit decided; `false` when the payer had already
-    /// decided or the window had passed (nothing changed).
-    pub decided_now: bool,
-}
 
 impl Inner {
     pub(super) fn position_of_page(&self, key: PaymentPageKey<'_>) -> Option<usize> {

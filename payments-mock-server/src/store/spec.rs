@@ -30,6 +30,7 @@ pub struct PostgresUrl {
 
 impl PostgresUrl {
     /// The URL to connect with, password included: never print it.
+    #[cfg(feature = "postgres")]
     pub(crate) fn secret(&self) -> &str {
         &self.url
     }
@@ -49,6 +50,7 @@ impl fmt::Debug for PostgresUrl {
 
 /// `url` with the password (in the user part or a `password` query
 /// parameter) replaced by `***`.
+#[cfg(feature = "postgres")]
 fn redacted(url: &url::Url) -> String {
     let mut shown = url.clone();
     if shown.password().is_some() {
@@ -92,6 +94,14 @@ impl FromStr for StoreSpec {
             return Ok(Self::Sqlite(PathBuf::from(path)));
         }
         let scheme = text.split_once(':').map(|(s, _)| s);
+        #[cfg(not(feature = "postgres"))]
+        if matches!(scheme, Some("postgres" | "postgresql")) {
+            return Err(
+                "a postgres:// store needs a payments-mock-server built with the feature postgres"
+                    .to_owned(),
+            );
+        }
+        #[cfg(feature = "postgres")]
         if matches!(scheme, Some("postgres" | "postgresql")) {
             let url = url::Url::parse(text).map_err(|e| {
                 format!(

@@ -12,8 +12,8 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::StoreError;
-use super::journal::JournalEntry;
 use crate::domain::catalog::InitialState;
+use crate::domain::journal::JournalEntry;
 use crate::domain::transaction::{
     ConfirmResult, Confirmation, Fields, NewTransaction, PayerAction, PayerDecision, PaymentPage,
     RareFields, Record,

@@ -16,13 +16,12 @@ use chrono::{DateTime, Utc};
 
 use crate::domain::clock::format_time;
 use crate::domain::lifecycle;
-use crate::domain::money::major_text;
+use crate::domain::port::{PaymentPageKey, Store as _, StoreError};
 use crate::domain::redirect::return_address;
-use crate::http::state::AppState;
-use crate::store::{
-    PayerAction, PayerRefusal, PaymentPage, PaymentPageKey, Record, Status, Store as _, StoreError,
-};
+use crate::domain::transaction::{PayerAction, PaymentPage, Record, Status};
+use crate::state::AppState;
 use crate::web::html::{error_page, render, root_of};
+use payments_interface::money::major_text;
 
 /// Largest accepted form body: the form has one short field.
 pub const FORM_LIMIT: usize = 4 * 1024;
@@ -78,11 +77,14 @@ fn token_of(uri: &Uri) -> &str {
 /// Reference, description, amount and the Pay, Decline and Cancel buttons
 /// while the payer may decide; afterwards the outcome with a link back to
 /// the merchant. No API key; never faulted.
-#[utoipa::path(
-    get,
-    path = "/pay/{token}",
-    operation_id = "paymentPage",
-    tag = "payment page"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/pay/{token}",
+        operation_id = "paymentPage",
+        tag = "payment page"
+    )
 )]
 pub async fn show(State(state): State<AppState>, uri: Uri) -> Response {
     let path = uri.path();
@@ -146,7 +148,7 @@ fn page_of<'a>(
 
 /// Why a submitted form names no action.
 fn action_of(form: &[u8]) -> Result<PayerAction, String> {
-    let mut actions = url::form_urlencoded::parse(form)
+    let mut actions = form_urlencoded::parse(form)
         .filter(|(key, _)| key == "action")
         .map(|(_, value)| value);
     let (Some(value), None) = (actions.next(), actions.next()) else {
@@ -178,11 +180,14 @@ fn is_form(headers: &HeaderMap) -> bool {
 /// every submit (a double click, the back button, one after the window) is
 /// answered 303 to the return address with the status then. A bad form
 /// changes nothing and gets a 400 page; an unknown token a 404 page.
-#[utoipa::path(
-    post,
-    path = "/pay/{token}",
-    operation_id = "paymentPageSubmit",
-    tag = "payment page"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        post,
+        path = "/pay/{token}",
+        operation_id = "paymentPageSubmit",
+        tag = "payment page"
+    )
 )]
 pub async fn submit(
     State(state): State<AppState>,
@@ -285,67 +290,6 @@ fn see_other(location: &str, path: &str) -> Response {
             path,
         ),
     }
-}
-
-/// What playing the payer did ([`crate::MockServer::payer`], the admin
-/// control): the status after it and where the browser
-/// would have been sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PayerOutcome {
-    /// The transaction after the decision (`SUCCESSFUL` or `FAILED`).
-    pub status: String,
-    /// The return address the payment page would send the browser to.
-    pub redirect_to: String,
-    /// The transaction, for the status `data` of the admin answer.
-    pub(crate) record: Record,
-}
-
-/// Why playing the payer ([`crate::MockServer::payer`]) decided nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum PayerError {
-    /// No transaction with that id.
-    #[error("no transaction with that transactionId")]
-    NotFound,
-    /// Not a confirmed redirect transaction whose payer may still decide.
-    #[error("transaction is not waiting for the payer")]
-    NotWaiting,
-}
-
-/// What the page's button does, by transaction id: decides if the payer
-/// still may, else [`PayerError::NotWaiting`] (unlike the page, which
-/// answers a late submit with the outcome).
-///
-/// # Errors
-///
-/// [`PayerError`]; the outer [`StoreError`] when the store failed.
-pub(crate) async fn play_payer(
-    state: &AppState,
-    transaction_id: &str,
-    action: PayerAction,
-) -> Result<Result<(PayerOutcome, DateTime<Utc>), PayerError>, StoreError> {
-    let key = PaymentPageKey::Transaction(transaction_id);
-    let (decided, now) = match lifecycle::decide(&state.store, key, None, action).await? {
-        Ok(decided) => decided,
-        Err(PayerRefusal::NotFound) => return Ok(Err(PayerError::NotFound)),
-        Err(PayerRefusal::NoPaymentPage) => return Ok(Err(PayerError::NotWaiting)),
-    };
-    if !decided.decided_now {
-        return Ok(Err(PayerError::NotWaiting));
-    }
-    let status = decided.record.view(now).status.as_str();
-    let Some(redirect_to) = return_address(&decided.record, status) else {
-        return Ok(Err(PayerError::NotWaiting));
-    };
-    Ok(Ok((
-        PayerOutcome {
-            status: status.to_owned(),
-            redirect_to,
-            record: decided.record,
-        },
-        now,
-    )))
 }
 
 #[cfg(test)]

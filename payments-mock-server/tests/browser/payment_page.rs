@@ -5,7 +5,8 @@
 //! shows the outcome.
 
 use fantoccini::actions::{InputSource as _, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
-use payments_mock_server::{MockServer, PaymentPageKey, Store};
+use payments_mock_server::MockServer;
+use payments_mock_server::domain::port::{PaymentPageKey, Store};
 use serde_json::json;
 
 use crate::harness::Browser;
@@ -21,7 +22,10 @@ fn query_of(url: &str) -> Vec<(String, String)> {
 }
 
 /// The stored payment page of transaction `id`.
-async fn stored_page(server: &MockServer, id: &str) -> payments_mock_server::PaymentPage {
+async fn stored_page(
+    server: &MockServer,
+    id: &str,
+) -> payments_mock_server::domain::transaction::PaymentPage {
     server
         .state()
         .store

@@ -3,7 +3,8 @@
 //! an exchange opens in full with its secrets replaced; hostile text shows
 //! as text; every page passes axe and fits a phone.
 
-use payments_mock_server::{MockServer, Proxy, ProxyConfig};
+use payments_contract_proxy::{Proxy, ProxyConfig};
+use payments_mock_server::MockServer;
 use serde_json::json;
 
 use crate::harness::Browser;
@@ -31,7 +32,7 @@ async fn exchanges_appear_live_with_their_verdicts_and_pass_axe() {
         .await
         .expect("a proxy");
     let base = proxy.base_url();
-    browser.open(&format!("{base}/_mock/ui/")).await;
+    browser.open(&format!("{base}/_proxy/ui/")).await;
     browser
         .wait_for_text("#exchanges", |t| t.contains("No exchange yet"))
         .await;
@@ -85,7 +86,7 @@ async fn exchanges_appear_live_with_their_verdicts_and_pass_axe() {
     browser.check_page("an exchange").await;
     browser.screenshot("proxy-exchange").await;
     browser
-        .open(&format!("{base}/_mock/ui/exchanges/999"))
+        .open(&format!("{base}/_proxy/ui/exchanges/999"))
         .await;
     assert!(browser.text("h1").await.contains("No such exchange"));
     browser.check_page("an unknown exchange").await;

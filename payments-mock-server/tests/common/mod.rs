@@ -10,9 +10,11 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use chrono::{DateTime, Utc};
 use http_body_util::BodyExt;
-use payments_mock_server::{
-    AppState, Config, JournalEntry, PageQuery, Record, Store, app, issued_id,
-};
+use payments_mock_server::domain::port::{PageQuery, Store};
+use payments_mock_server::domain::transaction::{Record, issued_id};
+use payments_mock_server::http::app;
+use payments_mock_server::state::AppState;
+use payments_mock_server::{Config, JournalEntry};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 

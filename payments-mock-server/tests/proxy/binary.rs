@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 
 use payments_mock_server::MockServer;
 
-use crate::rig::MERCHANT;
+use crate::MERCHANT;
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");

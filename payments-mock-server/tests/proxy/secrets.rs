@@ -108,7 +108,7 @@ async fn no_secret_reaches_the_recording_report_console_log_or_errors() {
     assert_eq!(answer.status(), 400);
     assert!(answer.text().await.expect("a body").contains("OTP-CANARY"));
     let console = http
-        .get(format!("{base}/_mock/ui/"))
+        .get(format!("{base}/_proxy/ui/"))
         .send()
         .await
         .expect("a page")
@@ -116,7 +116,7 @@ async fn no_secret_reaches_the_recording_report_console_log_or_errors() {
         .await
         .expect("text");
     let detail = http
-        .get(format!("{base}/_mock/ui/exchanges/1"))
+        .get(format!("{base}/_proxy/ui/exchanges/1"))
         .send()
         .await
         .expect("a page")
@@ -172,12 +172,12 @@ async fn an_unreachable_upstream_with_credentials_is_answered_without_them() {
         .and_then(|l| l.local_addr())
         .expect("a port")
         .port();
-    let config = payments_mock_server::ProxyConfig::new(
+    let config = payments_contract_proxy::ProxyConfig::new(
         format!("http://user:PASSWORD-CANARY@127.0.0.1:{port}/prefix")
             .parse()
             .expect("a URL"),
     );
-    let proxy = payments_mock_server::Proxy::start(config)
+    let proxy = payments_contract_proxy::Proxy::start(config)
         .await
         .expect("a proxy");
     let reply = reqwest::get(format!("{}/api/payments/x/status", proxy.base_url()))

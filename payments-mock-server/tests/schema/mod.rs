@@ -7,7 +7,8 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request};
-use payments_mock_server::{AppState, Config};
+use payments_mock_server::Config;
+use payments_mock_server::state::AppState;
 use serde_json::{Value, json};
 
 use crate::common::{

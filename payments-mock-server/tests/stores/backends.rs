@@ -9,7 +9,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use payments_mock_server::{Durability, MemoryStore, PostgresStore, SqliteStore, StoreSpec};
+use payments_mock_server::store::{MemoryStore, PostgresStore, SqliteStore};
+use payments_mock_server::{Durability, StoreSpec};
 
 /// The replica name stores of these tests journal under.
 pub const REPLICA: &str = "suite";

@@ -7,11 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use payments_mock_server::{
-    ConfirmResult, Confirmation, InitialState, InsertRefusal, LookupError, NewTransaction, Order,
-    PageQuery, PayerAction, PayerRefusal, PaymentPage, PaymentPageKey, Record, Status, Store,
-    Transition,
+use payments_mock_server::domain::port::{
+    InsertRefusal, LookupError, Order, PageQuery, PayerRefusal, PaymentPageKey, Store, Transition,
 };
+use payments_mock_server::domain::transaction::{
+    ConfirmResult, Confirmation, NewTransaction, PaymentPage, Record,
+};
+use payments_mock_server::{InitialState, PayerAction, Status};
 use uuid::Uuid;
 
 pub const MINUTE: Duration = Duration::from_secs(60);
@@ -463,7 +465,7 @@ pub async fn pages_run_both_ways_with_filters<S: Store>(store: &S) {
             .id,
         );
     }
-    let ids_of = |page: payments_mock_server::Page<Uuid>| (page.items, page.more);
+    let ids_of = |page: payments_mock_server::domain::port::Page<Uuid>| (page.items, page.more);
     let query = |order, from, limit| PageQuery {
         order,
         from,

@@ -3,7 +3,9 @@
 //! has not committed, and a database made by the first schema version
 //! numbers on from where it was.
 
-use payments_mock_server::{PostgresStore, Store as _, StoreSpec};
+use payments_mock_server::StoreSpec;
+use payments_mock_server::domain::port::Store as _;
+use payments_mock_server::store::PostgresStore;
 
 use crate::backends::{self, REPLICA};
 use crate::kept::capture;

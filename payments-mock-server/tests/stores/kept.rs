@@ -6,7 +6,11 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderValue, Method};
 use chrono::{DateTime, Utc};
-use payments_mock_server::{Capture, PayerAction, PaymentPageKey, Record, Settings, Store};
+use payments_mock_server::PayerAction;
+use payments_mock_server::domain::journal::Capture;
+use payments_mock_server::domain::port::{PaymentPageKey, Store};
+use payments_mock_server::domain::settings::Settings;
+use payments_mock_server::domain::transaction::Record;
 
 use crate::behaviour::{MERCHANT, MINUTE, OTHER, all, create, page_confirmation, token};
 

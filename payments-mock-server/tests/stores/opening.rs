@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use payments_mock_server::{
-    Durability, Error, PostgresStore, SqliteStore, Store, StoreSpec, Transition,
-};
+use payments_mock_server::domain::port::{Store, Transition};
+use payments_mock_server::store::{PostgresStore, SqliteStore};
+use payments_mock_server::{Durability, Error, StoreSpec};
 
 use crate::backends::{self, REPLICA};
 use crate::{behaviour, kept};
@@ -115,10 +115,12 @@ async fn two_postgres_stores_on_one_database_are_one() {
     assert_eq!(a.count().await.expect("answers"), 0);
 }
 
-fn confirmation(now: chrono::DateTime<chrono::Utc>) -> payments_mock_server::Confirmation {
-    payments_mock_server::Confirmation {
+fn confirmation(
+    now: chrono::DateTime<chrono::Utc>,
+) -> payments_mock_server::domain::transaction::Confirmation {
+    payments_mock_server::domain::transaction::Confirmation {
         confirmed_at: now,
-        result: payments_mock_server::ConfirmResult::Successful,
+        result: payments_mock_server::domain::transaction::ConfirmResult::Successful,
         provider_reference: None,
         extra_properties: None,
     }
@@ -134,7 +136,7 @@ async fn a_store_written_by_the_first_schema_opens_and_serves() {
     let store = open_sqlite(&path).expect("opens and migrates");
     let all = store
         .page(
-            &payments_mock_server::PageQuery::oldest_first(None, 100),
+            &payments_mock_server::domain::port::PageQuery::oldest_first(None, 100),
             |_| true,
             |r| {
                 (
@@ -204,7 +206,7 @@ async fn write_the_v1_fixture() {
         .await
         .expect("answers");
     store
-        .save_settings(&payments_mock_server::Settings {
+        .save_settings(&payments_mock_server::domain::settings::Settings {
             catalog: payments_mock_server::Catalog::default(),
             expiry: std::time::Duration::from_secs(900),
         })

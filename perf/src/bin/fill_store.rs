@@ -10,9 +10,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use payments_mock_server::{
-    AnyStore, Catalog, Durability, InitialState, Store as _, StoreSpec, validate_initiate,
-};
+use payments_mock_server::domain::port::Store as _;
+use payments_mock_server::domain::validate::initiate as validate_initiate;
+use payments_mock_server::store::AnyStore;
+use payments_mock_server::{Catalog, Durability, InitialState, StoreSpec};
 use payments_perf::Flags;
 
 fn main() -> ExitCode {

@@ -28,7 +28,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use payments_mock_server::{DEFAULT_HEADER_READ_TIMEOUT, HEADER_LIMIT, end_to_end_headers};
+use payments_contract_proxy::end_to_end as end_to_end_headers;
+use payments_mock_server::http::{DEFAULT_HEADER_READ_TIMEOUT, HEADER_LIMIT};
 use payments_perf::{Flags, stop_signal};
 
 /// The mock binary's allocator, which the proxy runs in too.

@@ -15,7 +15,8 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use payments_mock_server::{InitialState, MockServer, validate_initiate};
+use payments_mock_server::domain::validate::initiate as validate_initiate;
+use payments_mock_server::{InitialState, MockServer};
 use payments_perf::{Flags, init_request_log, stop_signal, vm_rss_kib};
 use serde_json::{Map, Value, json};
 

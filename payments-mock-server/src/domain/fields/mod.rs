@@ -27,8 +27,7 @@ use serde::de::value::SeqAccessDeserializer;
 use serde::de::{self, Deserialize, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::error::ApiError;
-use crate::http::extract::parse_object;
+use payments_serve::ApiError;
 
 mod quick;
 
@@ -395,6 +394,22 @@ impl<'de> Visitor<'de> for SlotSeed<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Slot<'de>, A::Error> {
         Value::deserialize(SeqAccessDeserializer::new(seq)).map(Slot::Value)
+    }
+}
+
+/// Parses bytes as a JSON object body.
+///
+/// # Errors
+///
+/// `VALIDATION_ERROR` `request body is not valid JSON: <detail>`.
+pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_json("the body is empty"));
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ApiError::bad_json("expected a JSON object")),
+        Err(e) => Err(ApiError::bad_json(e)),
     }
 }
 

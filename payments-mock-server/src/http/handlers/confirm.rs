@@ -11,12 +11,12 @@ use uuid::Uuid;
 use crate::domain::clock::format_time;
 use crate::domain::fields::KnownFields;
 use crate::domain::lifecycle::{self, ConfirmAttempt, ConfirmRefusal};
-use crate::domain::money::major_number;
+use crate::domain::transaction::ConfirmResult;
 use crate::domain::validate;
-use crate::error::{ApiError, ErrorCode, success};
 use crate::http::extract::Caller;
-use crate::http::state::AppState;
-use crate::store::ConfirmResult;
+use crate::state::AppState;
+use payments_interface::money::major_number;
+use payments_serve::{ApiError, ErrorCode, success};
 
 /// Confirms a transaction (interface document 4.2).
 ///
@@ -25,11 +25,14 @@ use crate::store::ConfirmResult;
 /// referenceNo is its own, not expired, not already confirmed, a code where
 /// the product needs one; then the product's outcome. Exactly one of many
 /// concurrent confirms succeeds.
-#[utoipa::path(
-    post,
-    path = "/api/payments/confirm",
-    operation_id = "confirm",
-    tag = "payments"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        post,
+        path = "/api/payments/confirm",
+        operation_id = "confirm",
+        tag = "payments"
+    )
 )]
 pub(crate) async fn handle(
     state: &AppState,
@@ -79,26 +82,27 @@ pub(crate) async fn handle(
 }
 
 /// Confirm `data` (interface document section 2.5).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ConfirmData<'a> {
     /// The transaction.
-    #[schema(value_type = String, format = Uuid)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
     transaction_id: Uuid,
     /// The merchant's reference.
     reference_no: &'a str,
     /// After the confirm: `SUCCESSFUL`, `FAILED`, or `CONFIRMED` (settling,
     /// or a redirect product waiting on its payer).
-    #[schema(schema_with = crate::openapi::transaction_status)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::transaction_status))]
     status: &'static str,
     /// Major units with exactly the currency's fraction digits.
-    #[schema(schema_with = crate::openapi::major_amount)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::major_amount))]
     amount: Number,
     /// The provider's reference; null when the product declined at the
     /// confirm (a redirect product's keeps it whatever the payer decides).
     provider_reference: Option<&'a str>,
     /// When the confirm was processed.
-    #[schema(schema_with = crate::openapi::timestamp)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::timestamp))]
     confirmed_at: String,
     /// Why it failed; null otherwise.
     error_message: Option<&'a str>,

@@ -2,27 +2,30 @@
 
 use axum::http::StatusCode;
 use axum::response::Response;
-use uuid::Uuid;
 
 use crate::domain::fields::KnownFields;
 use crate::domain::lifecycle;
+use crate::domain::port::InsertRefusal;
+use crate::domain::transaction::Record;
 use crate::domain::validate;
-use crate::error::{ApiError, ErrorCode};
 use crate::http::extract::Caller;
 use crate::http::json::JsonOut;
-use crate::http::state::AppState;
-use crate::store::{InsertRefusal, Record};
+use crate::state::AppState;
+use payments_serve::{ApiError, ErrorCode};
 
 /// Creates a payment transaction (interface document 4.1).
 ///
 /// Validates every rule of the body at once, checks an API key's merchant
 /// binding, and creates the transaction unless the merchant already used
 /// the referenceNo (400 DUPLICATE_REFERENCE_NO, naming the existing one).
-#[utoipa::path(
-    post,
-    path = "/api/payments/initiate",
-    operation_id = "initiate",
-    tag = "payments"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        post,
+        path = "/api/payments/initiate",
+        operation_id = "initiate",
+        tag = "payments"
+    )
 )]
 pub(crate) async fn handle(
     state: &AppState,
@@ -89,26 +92,31 @@ fn initiate_envelope(record: &Record, status: &str) -> Response {
 /// Initiate `data` (interface document section 2.3), as serde would write
 /// it: what [`initiate_envelope`] writes by hand (tested), and what the
 /// OpenAPI document describes.
-#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[cfg(any(test, feature = "openapi"))]
+#[derive(Debug, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct InitiateData<'a> {
     /// The new transaction's id (UUID v7, lower case).
-    #[schema(value_type = String, format = Uuid)]
-    transaction_id: Uuid,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
+    transaction_id: uuid::Uuid,
     /// Echo of the request.
     reference_no: &'a str,
     /// The product's initial state: `PENDING` or `INITIATED`.
-    #[schema(schema_with = crate::openapi::transaction_status)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::transaction_status))]
     status: &'a str,
     /// Echo of the request, in minor units.
-    #[schema(minimum = 1, maximum = 9_007_199_254_740_991_u64)]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = 1, maximum = 9_007_199_254_740_991_u64)
+    )]
     amount: u64,
     /// Echo of the request; `MYR` when it had none.
     currency_code: &'a str,
     /// Echo of the request.
     product_code: &'a str,
     /// Creation time.
-    #[schema(schema_with = crate::openapi::timestamp)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::timestamp))]
     created_at: String,
     /// Always null on initiate.
     extra_properties: Option<&'a str>,
@@ -122,9 +130,9 @@ mod tests {
     use super::*;
     use crate::domain::catalog::InitialState;
     use crate::domain::clock::format_time;
-    use crate::error::success;
-    use crate::store::NewTransaction;
+    use crate::domain::transaction::NewTransaction;
     use crate::store::test_support::fields;
+    use payments_serve::success;
 
     #[tokio::test]
     async fn the_initiate_envelope_is_byte_for_byte_what_serde_writes() {
@@ -138,7 +146,7 @@ mod tests {
                 let record = store
                     .initiate(
                         NewTransaction {
-                            merchant_id: Uuid::now_v7(),
+                            merchant_id: uuid::Uuid::now_v7(),
                             amount_minor: amount,
                             currency_code: ["MYR", "JPY", "KWD"][n].to_owned(),
                             currency_exponent: [2, 0, 3][n],

@@ -14,32 +14,33 @@ use serde_json::Number;
 use uuid::Uuid;
 
 use crate::domain::clock::format_time;
-use crate::domain::money::major_number;
+use crate::domain::transaction::Record;
 use crate::http::json::JsonOut;
-use crate::store::Record;
+use payments_interface::money::major_number;
 
 /// Status `data` (interface document section 2.6): both status reads.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct StatusData<'a> {
     /// The transactionId (the mock issues UUID v7, lower case).
-    #[schema(value_type = String, format = Uuid)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
     pub transaction_id: Uuid,
     /// The merchant's reference.
     pub reference_no: &'a str,
     /// State now (virtual clock).
-    #[schema(schema_with = crate::openapi::transaction_status)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::transaction_status))]
     pub status: &'static str,
     /// Major units with exactly the currency's fraction digits.
-    #[schema(schema_with = crate::openapi::major_amount)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::major_amount))]
     pub amount: Number,
     /// Product of the transaction.
     pub product_code: &'a str,
     /// Creation time.
-    #[schema(schema_with = crate::openapi::timestamp)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::timestamp))]
     pub created_at: String,
     /// Latest state change; null until the first.
-    #[schema(schema_with = crate::openapi::optional_timestamp)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::optional_timestamp))]
     pub last_modified_at: Option<String>,
     /// The provider's reference, once a confirm succeeded.
     pub provider_reference: Option<&'a str>,
@@ -116,9 +117,9 @@ mod fast_json_tests {
 
     use super::*;
     use crate::domain::catalog::InitialState;
-    use crate::error::success;
+    use crate::domain::transaction::{ConfirmResult, Confirmation, NewTransaction};
     use crate::store::test_support::fields;
-    use crate::store::{ConfirmResult, Confirmation, NewTransaction};
+    use payments_serve::success;
 
     fn new_transaction(reference: &str, currency: (&str, u16), amount: u64) -> NewTransaction {
         NewTransaction {

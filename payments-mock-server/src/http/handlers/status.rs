@@ -2,8 +2,8 @@
 //! `GET /api/payments/reference/{referenceNo}/status` (interface 4.3, 4.4;
 //! CONTRACT sections 3 and 5).
 //!
-//! Both are matched by hand ([`crate::http::route`]) and take the raw
-//! segment, decoded here: an empty segment (`/api/payments//status`) still
+//! Both are matched by the interface's path matching
+//! ([`crate::http::route`]) and take the raw segment, decoded here: an empty segment (`/api/payments//status`) still
 //! reaches us, and a segment that is not UTF-8 after decoding gets our own
 //! message.
 
@@ -11,42 +11,25 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use uuid::Uuid;
 
+use crate::domain::port::{LookupError, Store as _};
 use crate::domain::transaction::issued_id;
-use crate::error::{ApiError, ErrorCode};
 use crate::http::extract::{Caller, decoded_segment};
 use crate::http::handlers::status_envelope;
-use crate::http::state::AppState;
-use crate::store::{LookupError, Store as _};
-
-/// Which status endpoint a path names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target<'a> {
-    /// By transactionId (raw segment).
-    Id(&'a str),
-    /// By referenceNo (raw segment).
-    Reference(&'a str),
-}
-
-/// Splits the part of the path after `/api/payments/`.
-pub fn target(rest: &str) -> Option<Target<'_>> {
-    let inner = rest.strip_suffix("/status")?;
-    match inner.strip_prefix("reference/") {
-        Some(reference) if !reference.contains('/') => Some(Target::Reference(reference)),
-        Some(_) => None,
-        None if !inner.contains('/') => Some(Target::Id(inner)),
-        None => None,
-    }
-}
+use crate::state::AppState;
+use payments_serve::{ApiError, ErrorCode};
 
 /// Reads a transaction by its id (interface document 4.3).
 ///
 /// An empty segment (`/api/payments//status`) reaches it too and gets 400
 /// INVALID_TRANSACTION_ID.
-#[utoipa::path(
-    get,
-    path = "/api/payments/{transactionId}/status",
-    operation_id = "statusById",
-    tag = "payments"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/api/payments/{transactionId}/status",
+        operation_id = "statusById",
+        tag = "payments"
+    )
 )]
 pub(crate) async fn by_id(
     state: &AppState,
@@ -88,7 +71,7 @@ fn merchant_query(query: Option<&str>) -> Result<Option<Uuid>, ApiError> {
     let Some(query) = query else {
         return Ok(None);
     };
-    let value = url::form_urlencoded::parse(query.as_bytes())
+    let value = form_urlencoded::parse(query.as_bytes())
         .find(|(k, _)| k == "merchantId")
         .map(|(_, v)| v.into_owned());
     match value {
@@ -104,11 +87,14 @@ fn merchant_query(query: Option<&str>) -> Result<Option<Uuid>, ApiError> {
 /// The scope is the API key's merchant, else the `merchantId` query
 /// parameter, else none: a reference several merchants hold is then 400
 /// AMBIGUOUS_REFERENCE_NO.
-#[utoipa::path(
-    get,
-    path = "/api/payments/reference/{referenceNo}/status",
-    operation_id = "statusByReference",
-    tag = "payments"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/api/payments/reference/{referenceNo}/status",
+        operation_id = "statusByReference",
+        tag = "payments"
+    )
 )]
 pub(crate) async fn by_reference(
     state: &AppState,
@@ -144,23 +130,5 @@ pub(crate) async fn by_reference(
                 "referenceNo {reference} is used by several merchants; pass merchantId to choose one"
             ),
         )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn targets() {
-        assert_eq!(target("abc/status"), Some(Target::Id("abc")));
-        assert_eq!(target("/status"), Some(Target::Id("")));
-        assert_eq!(target("reference//status"), Some(Target::Reference("")));
-        assert_eq!(
-            target("reference/INV%2F1/status"),
-            Some(Target::Reference("INV%2F1"))
-        );
-        assert_eq!(target("a/b/status"), None);
-        assert_eq!(target("abc"), None);
     }
 }

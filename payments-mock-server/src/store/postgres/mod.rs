@@ -40,7 +40,6 @@ use tokio_postgres::NoTls;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use super::journal::{CAPACITY, Capture, JournalEntry};
 use super::spec::PostgresUrl;
 use super::sql::{COLUMNS, ConfirmColumns, JOURNAL_COLUMNS, JournalRow, Row, millis, new_row};
 use super::{
@@ -50,6 +49,7 @@ use super::{
 };
 use crate::domain::catalog::InitialState;
 use crate::domain::clock::Clock;
+use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
 use crate::domain::transaction::{ConfirmResult, Record, id_at, issued_id};
 use crate::error::Error;
 

@@ -21,7 +21,7 @@ impl PostgresStore {
                     .find(|r| r.get::<_, &str>(0) == key)
                     .map(|r| r.get::<_, String>(1))
             };
-            Settings::from_texts(value("catalog"), value("expiry_ms"))
+            Settings::from_texts(value("catalog"), value("expiry_ms")).map_err(StoreError::new)
         })
         .await
     }

@@ -42,7 +42,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension as _, params};
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
-use super::journal::{CAPACITY, Capture, Journal, JournalEntry};
+use super::journal::Journal;
 use super::sql::{COLUMNS, ConfirmColumns, JOURNAL_COLUMNS, JournalRow, Row, millis, new_row};
 use super::{
     ClockReading, Confirmation, Decided, Durability, InsertRefusal, JournalStats, LookupError,
@@ -51,6 +51,7 @@ use super::{
 };
 use crate::domain::catalog::InitialState;
 use crate::domain::clock::Clock;
+use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
 use crate::domain::transaction::{ConfirmResult, Record, id_at, issued_id};
 use crate::error::Error;
 
@@ -499,7 +500,7 @@ impl Store for SqliteStore {
         self.read(|conn| {
             let catalog = setting(conn, "catalog").map_err(|e| store_error(&e))?;
             let expiry = setting(conn, "expiry_ms").map_err(|e| store_error(&e))?;
-            Settings::from_texts(catalog, expiry)
+            Settings::from_texts(catalog, expiry).map_err(StoreError::new)
         })
     }
 

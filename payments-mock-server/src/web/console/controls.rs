@@ -12,13 +12,13 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Number, Value};
 
-use crate::error::ApiError;
+use payments_serve::ApiError;
 
 use super::{Chrome, console_error, console_page, param, query_pairs, store_down};
+use crate::domain::access::same_origin;
 use crate::domain::catalog::{Flow, Outcome, Product};
-use crate::http::extract::same_origin;
-use crate::http::state::AppState;
-use crate::store::Store as _;
+use crate::domain::port::Store as _;
+use crate::state::AppState;
 use crate::web::html::render;
 
 /// Largest accepted console form.
@@ -98,11 +98,14 @@ async fn clock_page(
 }
 
 /// `GET /_mock/ui/clock`.
-#[utoipa::path(
-    get,
-    path = "/_mock/ui/clock",
-    operation_id = "consoleClock",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/_mock/ui/clock",
+        operation_id = "consoleClock",
+        tag = "console"
+    )
 )]
 pub(crate) async fn clock(
     State(state): State<AppState>,
@@ -154,7 +157,7 @@ async fn form(
             path,
         )
     })?;
-    Ok(url::form_urlencoded::parse(&bytes).into_owned().collect())
+    Ok(form_urlencoded::parse(&bytes).into_owned().collect())
 }
 
 /// 303 to `location` (relative to the server's root via `root`).
@@ -168,11 +171,14 @@ fn see_other(root: &str, location: &str) -> Response {
 
 /// `POST /_mock/ui/clock` with `seconds=N`: the rules of
 /// `POST /_mock/clock/advance`, read from a form.
-#[utoipa::path(
-    post,
-    path = "/_mock/ui/clock",
-    operation_id = "consoleClockAdvance",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        post,
+        path = "/_mock/ui/clock",
+        operation_id = "consoleClockAdvance",
+        tag = "console"
+    )
 )]
 pub(crate) async fn advance(
     State(state): State<AppState>,
@@ -195,7 +201,7 @@ pub(crate) async fn advance(
         _ => Value::String(typed.to_owned()),
     };
     let body: Map<String, Value> = [("seconds".to_owned(), seconds)].into_iter().collect();
-    let advanced = match crate::http::handlers::admin::advance_seconds(&body) {
+    let advanced = match crate::domain::clock::advance_seconds(&body) {
         Err(e) if e.message == "seconds must be a number" => Err(ApiError::validation(
             "seconds must be a whole number of seconds, digits only",
         )),
@@ -206,7 +212,7 @@ pub(crate) async fn advance(
             if let Err(e) = state.store.advance_clock(by).await {
                 return store_down(&state, &e, path);
             }
-            let mut q = url::form_urlencoded::Serializer::new(String::new());
+            let mut q = form_urlencoded::Serializer::new(String::new());
             q.append_pair("advanced", typed);
             see_other(
                 &crate::web::html::root_of(path),
@@ -283,11 +289,14 @@ struct CatalogPage {
 }
 
 /// `GET /_mock/ui/catalog`.
-#[utoipa::path(
-    get,
-    path = "/_mock/ui/catalog",
-    operation_id = "consoleCatalog",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/_mock/ui/catalog",
+        operation_id = "consoleCatalog",
+        tag = "console"
+    )
 )]
 pub(crate) async fn catalog(State(state): State<AppState>, uri: Uri) -> Response {
     console_page(render(
@@ -309,11 +318,14 @@ struct ResetPage {
 }
 
 /// `GET /_mock/ui/reset`: what a reset forgets, and the button.
-#[utoipa::path(
-    get,
-    path = "/_mock/ui/reset",
-    operation_id = "consoleResetPage",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/_mock/ui/reset",
+        operation_id = "consoleResetPage",
+        tag = "console"
+    )
 )]
 pub(crate) async fn reset_page(State(state): State<AppState>, uri: Uri) -> Response {
     let counts = match (state.store.count().await, state.store.journal_stats().await) {
@@ -331,11 +343,14 @@ pub(crate) async fn reset_page(State(state): State<AppState>, uri: Uri) -> Respo
 }
 
 /// `POST /_mock/ui/reset`: as `POST /_mock/reset`, then back to the list.
-#[utoipa::path(
-    post,
-    path = "/_mock/ui/reset",
-    operation_id = "consoleReset",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        post,
+        path = "/_mock/ui/reset",
+        operation_id = "consoleReset",
+        tag = "console"
+    )
 )]
 pub(crate) async fn reset(
     State(state): State<AppState>,

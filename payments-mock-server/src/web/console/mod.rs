@@ -18,55 +18,105 @@ mod requests;
 mod transaction;
 mod transactions;
 
-use std::borrow::Cow;
-
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Redirect, Response};
-use chrono::{DateTime, Utc};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
+use axum::http::StatusCode;
+use axum::response::{Redirect, Response};
+use axum::routing::{MethodRouter, get};
 
 use askama::Template;
 
-use crate::http::state::AppState;
-use crate::store::{Store as _, StoreError};
+use crate::domain::port::{Store as _, StoreError};
+use crate::state::AppState;
 use crate::web::html::{render, root_of};
 
-/// The console's script: live rows for transactions and requests.
-pub const SCRIPT: &str = include_str!("../../../assets/console.js");
-/// The console's stylesheet: the pages' one plus the console's parts.
-pub const STYLESHEET: &str = concat!(
-    include_str!("../../../assets/mock.css"),
-    include_str!("../../../assets/console.css")
-);
-
-/// How often the pages poll for what is new, in milliseconds (in each
-/// page's markup, read by the script).
-pub const POLL_MS: u32 = 1000;
+pub(crate) use payments_serve::pages::{
+    CONSOLE_SCRIPT as SCRIPT, CONSOLE_STYLESHEET as STYLESHEET, POLL_MS, console_page, shown_time,
+    visible,
+};
 
 /// Where the console lives.
 pub const PATH: &str = "/_mock/ui/";
 
-/// The console's routes, all under `/_mock/ui`, each with its operation in
-/// the OpenAPI document.
-pub(crate) fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(root))
-        .routes(routes!(transactions::list))
-        .routes(routes!(transactions::rows))
-        .routes(routes!(transaction::detail))
-        .routes(routes!(requests::list))
-        .routes(routes!(requests::feed))
-        .routes(routes!(requests::detail))
-        .routes(routes!(controls::clock, controls::advance))
-        .routes(routes!(controls::catalog))
-        .routes(routes!(controls::reset_page, controls::reset))
-        .routes(routes!(stylesheet))
-        .routes(routes!(script))
+/// Adds the console's routes, all under `/_mock/ui`, to a route table
+/// through `route` (path, methods, handler).
+pub(crate) fn routes<T>(
+    table: T,
+    route: impl Fn(T, &'static str, &[&'static str], MethodRouter<AppState>) -> T,
+) -> T {
+    let table = route(table, "/_mock/ui", &["get"], get(root));
+    let table = route(table, "/_mock/ui/", &["get"], get(transactions::list));
+    let table = route(
+        table,
+        "/_mock/ui/transactions/rows",
+        &["get"],
+        get(transactions::rows),
+    );
+    let table = route(
+        table,
+        "/_mock/ui/transactions/{transactionId}",
+        &["get"],
+        get(transaction::detail),
+    );
+    let table = route(table, "/_mock/ui/requests", &["get"], get(requests::list));
+    let table = route(
+        table,
+        "/_mock/ui/requests/feed",
+        &["get"],
+        get(requests::feed),
+    );
+    let table = route(
+        table,
+        "/_mock/ui/requests/{seq}",
+        &["get"],
+        get(requests::detail),
+    );
+    let table = route(
+        table,
+        "/_mock/ui/clock",
+        &["get", "post"],
+        get(controls::clock).post(controls::advance),
+    );
+    let table = route(table, "/_mock/ui/catalog", &["get"], get(controls::catalog));
+    let table = route(
+        table,
+        "/_mock/ui/reset",
+        &["get", "post"],
+        get(controls::reset_page).post(controls::reset),
+    );
+    let table = route(
+        table,
+        "/_mock/ui/static/console.css",
+        &["get"],
+        get(stylesheet),
+    );
+    route(table, "/_mock/ui/static/console.js", &["get"], get(script))
 }
 
+/// The console's operations, for the OpenAPI document.
+#[cfg(feature = "openapi")]
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    root,
+    transactions::list,
+    transactions::rows,
+    transaction::detail,
+    requests::list,
+    requests::feed,
+    requests::detail,
+    controls::clock,
+    controls::advance,
+    controls::catalog,
+    controls::reset_page,
+    controls::reset,
+    stylesheet,
+    script,
+))]
+pub(crate) struct Operations;
+
 /// The console's address without its slash: to `/_mock/ui/`.
-#[utoipa::path(get, path = "/_mock/ui", operation_id = "consoleRoot", tag = "console")]
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(get, path = "/_mock/ui", operation_id = "consoleRoot", tag = "console")
+)]
 async fn root() -> Redirect {
     Redirect::permanent(PATH)
 }
@@ -116,29 +166,6 @@ pub(crate) fn store_down(state: &AppState, error: &StoreError, path: &str) -> Re
     )
 }
 
-/// The headers of console pages: the page headers, plus the console's own
-/// script and its polls (`script-src`, `connect-src` 'self'), and forms
-/// that only post back to the console.
-const CONSOLE_CSP: &str = "default-src 'none'; script-src 'self'; connect-src 'self'; \
-     style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-
-/// `response` (a page) with the console's content security policy, and
-/// `Referer` kept within the mock: with `no-referrer` (the payment page's
-/// policy) a browser sends `Origin: null` on a form post, and the console
-/// could not tell its own forms from another site's.
-pub(crate) fn console_page(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CONSOLE_CSP),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("same-origin"),
-    );
-    response
-}
-
 #[derive(Template)]
 #[template(path = "console/error.html")]
 struct ErrorPage<'a> {
@@ -186,49 +213,10 @@ pub(crate) fn error_for_status(state: &AppState, status: StatusCode, path: &str)
     console_error(state, status, title, detail, path)
 }
 
-/// Text from outside made visible as text: control characters become
-/// their Unicode control pictures (`␛` for ESC) and bidirectional controls
-/// (which would reorder what follows them) a visible `<U+202E>`; line
-/// breaks and tabs stay. Escaping for HTML is the template's job.
-pub fn visible(text: &str) -> Cow<'_, str> {
-    let shown = |c: char| match c {
-        '\n' | '\t' => None,
-        '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + u32::from(c)).map(String::from),
-        '\u{7f}' => Some("\u{2421}".to_owned()),
-        '\u{80}'..='\u{9f}'
-        | '\u{200e}'
-        | '\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{61c}' => Some(format!("<U+{:04X}>", u32::from(c))),
-        _ => None,
-    };
-    if !text.chars().any(|c| shown(c).is_some()) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match shown(c) {
-            Some(s) => out.push_str(&s),
-            None => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// A time as the console shows it: `2026-11-25 10:15:30.123 UTC`.
-pub(crate) fn shown_time(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%d %H:%M:%S%.3f UTC").to_string()
-}
-
 /// The query parameters of a console URL (form-decoded), in order.
 pub(crate) fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
     query
-        .map(|q| {
-            url::form_urlencoded::parse(q.as_bytes())
-                .into_owned()
-                .collect()
-        })
+        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
         .unwrap_or_default()
 }
 
@@ -242,49 +230,29 @@ pub(crate) fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a
 }
 
 /// The console's stylesheet, from the binary.
-#[utoipa::path(
-    get,
-    path = "/_mock/ui/static/console.css",
-    operation_id = "consoleStylesheet",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/_mock/ui/static/console.css",
+        operation_id = "consoleStylesheet",
+        tag = "console"
+    )
 )]
 async fn stylesheet() -> Response {
-    static_asset(STYLESHEET, "text/css; charset=utf-8")
+    payments_serve::pages::static_asset(STYLESHEET, "text/css; charset=utf-8")
 }
 
 /// The console's one script (rows that refresh themselves), from the binary.
-#[utoipa::path(
-    get,
-    path = "/_mock/ui/static/console.js",
-    operation_id = "consoleScript",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/_mock/ui/static/console.js",
+        operation_id = "consoleScript",
+        tag = "console"
+    )
 )]
 async fn script() -> Response {
-    static_asset(SCRIPT, "text/javascript; charset=utf-8")
-}
-
-fn static_asset(body: &'static str, content_type: &'static str) -> Response {
-    let mut response = body.into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_and_bidi_characters_become_visible_text() {
-        assert!(matches!(visible("plain ü ✓"), Cow::Borrowed(_)));
-        assert_eq!(visible("a\u{1b}[31mb"), "a\u{241b}[31mb");
-        assert_eq!(visible("x\u{0}y\u{7f}"), "x\u{2400}y\u{2421}");
-        assert_eq!(visible("\u{202e}evil"), "<U+202E>evil");
-        assert_eq!(visible("line\nnext\tcol"), "line\nnext\tcol");
-    }
+    payments_serve::pages::static_asset(SCRIPT, "text/javascript; charset=utf-8")
 }

@@ -11,9 +11,9 @@ use axum::response::Response;
 use super::{
     Chrome, console_error, console_page, param, query_pairs, shown_time, store_down, visible,
 };
-use crate::http::state::AppState;
-use crate::store::journal::JournalEntry;
-use crate::store::{Store as _, StoreError};
+use crate::domain::journal::JournalEntry;
+use crate::domain::port::{Store as _, StoreError};
+use crate::state::AppState;
 use crate::web::html::render;
 
 /// Rows the list starts with, and the most one poll adds: under load the
@@ -100,11 +100,14 @@ async fn newest(state: &AppState, after: u64, limit: usize) -> Result<Vec<Row>, 
 }
 
 /// `GET /_mock/ui/requests`.
-#[utoipa::path(
-    get,
-    path = "/_mock/ui/requests",
-    operation_id = "consoleRequests",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/_mock/ui/requests",
+        operation_id = "consoleRequests",
+        tag = "console"
+    )
 )]
 pub(crate) async fn list(State(state): State<AppState>, uri: Uri) -> Response {
     // The script asks for what came after the newest row shown; with no
@@ -140,11 +143,14 @@ pub(crate) async fn list(State(state): State<AppState>, uri: Uri) -> Response {
 /// `GET /_mock/ui/requests/feed?after=N`: the rows recorded after `N`,
 /// newest first, at most a page of them; the newest `seq` in the
 /// `X-Journal-Seq` header.
-#[utoipa::path(
-    get,
-    path = "/_mock/ui/requests/feed",
-    operation_id = "consoleRequestFeed",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/_mock/ui/requests/feed",
+        operation_id = "consoleRequestFeed",
+        tag = "console"
+    )
 )]
 pub(crate) async fn feed(
     State(state): State<AppState>,
@@ -203,11 +209,14 @@ struct DetailPage {
 }
 
 /// `GET /_mock/ui/requests/{seq}`.
-#[utoipa::path(
-    get,
-    path = "/_mock/ui/requests/{seq}",
-    operation_id = "consoleRequest",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/_mock/ui/requests/{seq}",
+        operation_id = "consoleRequest",
+        tag = "console"
+    )
 )]
 pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response {
     let path = uri.path();

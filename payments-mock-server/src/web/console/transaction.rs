@@ -10,13 +10,15 @@ use uuid::Uuid;
 
 use super::transactions::status_class;
 use super::{Chrome, console_error, console_page, shown_time, store_down, visible};
-use crate::domain::money::major_text;
+use crate::domain::journal::JournalEntry;
+use crate::domain::port::Store as _;
 use crate::domain::redirect::payment_url;
 use crate::domain::transaction::issued_id;
-use crate::http::state::AppState;
-use crate::store::journal::JournalEntry;
-use crate::store::{ConfirmResult, Record, Store as _};
+use crate::domain::transaction::{ConfirmResult, Record};
+use crate::state::AppState;
 use crate::web::html::render;
+use payments_interface::Endpoint;
+use payments_interface::money::major_text;
 
 /// One event of a transaction's life.
 #[derive(Debug)]
@@ -50,11 +52,14 @@ struct DetailPage {
 }
 
 /// `GET /_mock/ui/transactions/{id}`.
-#[utoipa::path(
-    get,
-    path = "/_mock/ui/transactions/{transactionId}",
-    operation_id = "consoleTransaction",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/_mock/ui/transactions/{transactionId}",
+        operation_id = "consoleTransaction",
+        tag = "console"
+    )
 )]
 pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response {
     let path = uri.path();
@@ -68,7 +73,7 @@ pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response 
     let now = state.store.now().await;
     let entries = state
         .store
-        .requests_since(0, crate::store::journal::CAPACITY)
+        .requests_since(0, crate::domain::journal::CAPACITY)
         .await;
     let (found, now, entries) = match (found, now, entries) {
         (Ok(found), Ok(now), Ok(entries)) => (found, now, entries),
@@ -262,17 +267,17 @@ fn concerns(entry: &JournalEntry, record: &Record) -> bool {
         return true;
     }
     let reference = &*record.fields.reference_no;
-    if entry.path == "/api/payments/initiate" {
-        let body: serde_json::Value = serde_json::from_str(&entry.body).unwrap_or_default();
-        let merchant = body["merchantId"]
-            .as_str()
-            .and_then(|m| Uuid::parse_str(m).ok());
-        return body["referenceNo"] == reference && merchant == Some(record.fields.merchant_id);
+    match payments_interface::route(&entry.path) {
+        Some(route) if route.endpoint == Endpoint::Initiate => {
+            let body: serde_json::Value = serde_json::from_str(&entry.body).unwrap_or_default();
+            let merchant = body["merchantId"]
+                .as_str()
+                .and_then(|m| Uuid::parse_str(m).ok());
+            body["referenceNo"] == reference && merchant == Some(record.fields.merchant_id)
+        }
+        Some(route) if route.endpoint == Endpoint::StatusByReference => {
+            route.decoded().is_some_and(|r| r == reference)
+        }
+        _ => false,
     }
-    entry
-        .path
-        .strip_prefix("/api/payments/reference/")
-        .and_then(|rest| rest.strip_suffix("/status"))
-        .and_then(crate::http::extract::decode_segment)
-        .is_some_and(|r| r == reference)
 }

@@ -12,10 +12,11 @@ use uuid::Uuid;
 use super::{
     Chrome, console_error, console_page, param, query_pairs, shown_time, store_down, visible,
 };
-use crate::domain::money::major_text;
-use crate::http::state::AppState;
-use crate::store::{Order, PageQuery, Record, Status, Store as _, StoreError};
+use crate::domain::port::{Order, PageQuery, Store as _, StoreError};
+use crate::domain::transaction::{Record, Status};
+use crate::state::AppState;
 use crate::web::html::render;
+use payments_interface::money::major_text;
 
 /// Rows per page unless `limit` says otherwise; at most [`MAX_LIMIT`].
 const DEFAULT_LIMIT: usize = 100;
@@ -115,7 +116,7 @@ impl Filters {
 
     /// The query string of these filters, paged from `before`.
     fn query(&self, before: Option<&str>) -> String {
-        let mut q = url::form_urlencoded::Serializer::new(String::new());
+        let mut q = form_urlencoded::Serializer::new(String::new());
         for (name, value) in [
             ("status", self.typed_status.as_str()),
             ("merchant", self.typed_merchant.as_str()),
@@ -221,11 +222,14 @@ async fn page(state: &AppState, filters: &Filters) -> Result<Option<(Vec<Row>, b
 }
 
 /// `GET /_mock/ui/`: transactions, newest first.
-#[utoipa::path(
-    get,
-    path = "/_mock/ui/",
-    operation_id = "consoleTransactions",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/_mock/ui/",
+        operation_id = "consoleTransactions",
+        tag = "console"
+    )
 )]
 pub(crate) async fn list(
     State(state): State<AppState>,
@@ -306,11 +310,14 @@ pub(crate) async fn list(
 
 /// `GET /_mock/ui/transactions/rows`: the first page's rows alone, for the
 /// list's script to refresh in place.
-#[utoipa::path(
-    get,
-    path = "/_mock/ui/transactions/rows",
-    operation_id = "consoleTransactionRows",
-    tag = "console"
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/_mock/ui/transactions/rows",
+        operation_id = "consoleTransactionRows",
+        tag = "console"
+    )
 )]
 pub(crate) async fn rows(
     State(state): State<AppState>,

@@ -8,81 +8,21 @@
 //! and `tests/props.rs` hold the two together.
 
 use serde_json::{Value, json};
-use utoipa::openapi::RefOr;
-use utoipa::openapi::schema::Schema;
 
 use crate::domain::catalog::Catalog;
 use crate::domain::rules;
-use crate::error::ErrorCode;
+use crate::domain::transaction::PayerAction;
 use crate::http::handlers::admin::STATUSES;
-use crate::store::PayerAction;
+use payments_serve::ErrorCode;
 
-/// A JSON value as a utoipa schema (for `schema_with`).
-fn schema(value: Value) -> RefOr<Schema> {
-    serde_json::from_value(value).unwrap_or_else(|_| RefOr::T(Schema::default()))
+/// Every wire error code the mock answers (CONTRACT section 8): the
+/// interface's, without the contract proxy's own.
+pub(crate) fn error_codes() -> impl Iterator<Item = ErrorCode> {
+    ErrorCode::ALL
+        .iter()
+        .copied()
+        .filter(|c| c.whose() != payments_interface::Whose::Proxy)
 }
-
-/// A transaction status (CONTRACT section 6).
-pub(crate) fn transaction_status() -> RefOr<Schema> {
-    schema(json!({ "$ref": "#/components/schemas/TransactionStatus" }))
-}
-
-/// An amount in major units: a JSON number with exactly the currency's
-/// fraction digits (`150.00`, `1500`, `1.500`), exact.
-pub(crate) fn major_amount() -> RefOr<Schema> {
-    schema(json!({
-        "type": "number",
-        "exclusiveMinimum": 0,
-        "description": "Major units, exact, with exactly the currency's ISO 4217 fraction digits (150.00, 1500, 1.500)"
-    }))
-}
-
-/// RFC 3339 in UTC with `Z` and milliseconds.
-pub(crate) fn timestamp() -> RefOr<Schema> {
-    schema(json!({
-        "type": "string",
-        "format": "date-time",
-        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$",
-        "examples": ["2026-11-22T08:15:30.123Z"]
-    }))
-}
-
-/// [`timestamp`], or null.
-pub(crate) fn optional_timestamp() -> RefOr<Schema> {
-    schema(json!({ "anyOf": [{ "type": "null" }, timestamp_value()] }))
-}
-
-fn timestamp_value() -> Value {
-    serde_json::to_value(timestamp()).unwrap_or_default()
-}
-
-/// An `errorCode`, or null.
-pub(crate) fn optional_error_code() -> RefOr<Schema> {
-    schema(json!({ "anyOf": [{ "type": "null" }, { "$ref": "#/components/schemas/ErrorCode" }] }))
-}
-
-/// Every wire error code (CONTRACT section 8).
-pub(crate) const ERROR_CODES: [ErrorCode; 19] = [
-    ErrorCode::ValidationError,
-    ErrorCode::InvalidTransactionId,
-    ErrorCode::InvalidReferenceNo,
-    ErrorCode::TransactionNotFound,
-    ErrorCode::DuplicateReferenceNo,
-    ErrorCode::TransactionAlreadyConfirmed,
-    ErrorCode::TransactionExpired,
-    ErrorCode::AmbiguousReferenceNo,
-    ErrorCode::Unauthorized,
-    ErrorCode::Forbidden,
-    ErrorCode::NotFound,
-    ErrorCode::MethodNotAllowed,
-    ErrorCode::PayloadTooLarge,
-    ErrorCode::UnsupportedMediaType,
-    ErrorCode::RateLimited,
-    ErrorCode::InternalError,
-    ErrorCode::StoreUnavailable,
-    ErrorCode::UpstreamUnavailable,
-    ErrorCode::ContractViolation,
-];
 
 /// Optional fields take `null` for "absent" (CONTRACT section 2).
 fn nullable(mut s: Value) -> Value {
@@ -218,7 +158,7 @@ fn actions() -> Value {
 
 /// The component schemas of the document that no Rust type derives.
 pub(crate) fn components(catalog: &Catalog) -> Vec<(&'static str, Value)> {
-    let codes: Vec<&str> = ERROR_CODES.iter().map(|c| c.as_str()).collect();
+    let codes: Vec<&str> = error_codes().map(ErrorCode::as_str).collect();
     vec![
         (
             "TransactionStatus",

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::domain::rules;
-use crate::error::ErrorCode::{self, *};
+use payments_serve::ErrorCode::{self, *};
 
 /// Which part of the service an operation belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -277,7 +277,7 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
                     "limit",
                     "query",
                     false,
-                    json!({ "type": "integer", "minimum": 1, "maximum": crate::store::journal::CAPACITY, "default": crate::store::journal::CAPACITY }),
+                    json!({ "type": "integer", "minimum": 1, "maximum": crate::domain::journal::CAPACITY, "default": crate::domain::journal::CAPACITY }),
                     "The newest this many",
                 ),
                 (

@@ -27,15 +27,10 @@ mod table;
 use serde_json::{Map, Value, json};
 use utoipa::OpenApi as _;
 
-pub(crate) use schemas::{
-    ERROR_CODES, major_amount, optional_error_code, optional_timestamp, timestamp,
-    transaction_status,
-};
-
 use crate::domain::catalog::Catalog;
 use crate::domain::rules;
-use crate::error::ErrorCode::{self, *};
-use crate::http::state::AppState;
+use crate::state::AppState;
+use payments_serve::ErrorCode::{self, *};
 use table::{Kind, Spec, component, spec};
 
 /// The schemas of the types handlers serialize.
@@ -58,25 +53,17 @@ use table::{Kind, Spec, component, spec};
         crate::http::handlers::confirm::handle,
         crate::http::handlers::status::by_id,
         crate::http::handlers::status::by_reference,
+        crate::http::handlers::admin::health,
+        crate::http::handlers::admin::transactions,
+        crate::http::handlers::admin::payer,
+        crate::http::handlers::admin::reset,
+        crate::http::handlers::admin::clock,
+        crate::http::handlers::admin::advance,
+        crate::http::handlers::admin::requests,
+        crate::http::handlers::admin::openapi,
     )
 )]
 pub(crate) struct Served;
-
-#[cfg(test)]
-impl Served {
-    /// The operations this document lists beside the router's, as
-    /// (method, path template): those `http::route` matches by hand.
-    pub(crate) fn operations() -> Vec<(String, String)> {
-        let doc = serde_json::to_value(<Self as utoipa::OpenApi>::openapi()).expect("serializes");
-        let mut operations = Vec::new();
-        for (path, item) in doc["paths"].as_object().into_iter().flatten() {
-            for method in item.as_object().into_iter().flat_map(|ops| ops.keys()) {
-                operations.push((method.clone(), path.clone()));
-            }
-        }
-        operations
-    }
-}
 
 fn request_id_header() -> Value {
     json!({ "X-Request-Id": { "$ref": "#/components/headers/X-Request-Id" } })
@@ -123,16 +110,18 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
-/// The document for `state`'s server: `routes` (from the router) filled
-/// in from the table.
+/// The document for `state`'s server: the operations of the handlers
+/// (`Served`, and the pages' with the feature `pages`) filled in from the
+/// table.
 ///
 /// # Panics
 ///
 /// When a route has no entry in the table: a route added without its
 /// documentation fails every test that starts a server.
-pub(crate) fn generate(routes: utoipa::openapi::OpenApi, state: &AppState) -> Value {
-    let mut doc = routes;
-    doc.merge(Served::openapi());
+pub(crate) fn generate(state: &AppState) -> Value {
+    let mut doc = Served::openapi();
+    #[cfg(feature = "pages")]
+    doc.merge(crate::web::operations());
     let mut doc = serde_json::to_value(&doc).expect("an OpenAPI document serializes");
     let keyed = state.auth.is_enabled();
     let bound = state.auth.has_bound_keys();
@@ -349,4 +338,55 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keyed: bool, bound: bool, 
         responses.insert(status.to_string(), answer);
     }
     operation["responses"] = Value::Object(responses);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use payments_interface::Endpoint;
+
+    use super::*;
+
+    /// The operations of the document, as (method, path template).
+    fn operations(doc: &Value) -> BTreeSet<(String, String)> {
+        let mut operations = BTreeSet::new();
+        for (path, item) in doc["paths"].as_object().into_iter().flatten() {
+            for method in item.as_object().into_iter().flat_map(|ops| ops.keys()) {
+                operations.insert((method.clone(), path.clone()));
+            }
+        }
+        operations
+    }
+
+    /// The document lists exactly what is served: the interface's four
+    /// operations (named as the interface names them), and every route of
+    /// the table, nothing else.
+    #[test]
+    fn the_document_lists_exactly_what_is_routed() {
+        let doc = generate(&AppState::default());
+        let mut served: BTreeSet<(String, String)> = crate::http::app::table()
+            .routed()
+            .iter()
+            .map(|(m, p)| ((*m).to_owned(), (*p).to_owned()))
+            .collect();
+        for endpoint in Endpoint::ALL {
+            served.insert((
+                endpoint.method().to_lowercase(),
+                endpoint.template().to_owned(),
+            ));
+            let operation = &doc["paths"][endpoint.template()][endpoint.method().to_lowercase()];
+            assert_eq!(operation["operationId"], endpoint.name(), "{endpoint}");
+        }
+        assert_eq!(operations(&doc), served);
+    }
+
+    /// The proxy's own codes are not the mock's: its document leaves them out.
+    #[test]
+    fn the_proxys_codes_are_not_in_the_mocks_document() {
+        let text = generate(&AppState::default()).to_string();
+        assert!(text.contains("STORE_UNAVAILABLE"));
+        assert!(!text.contains("UPSTREAM_UNAVAILABLE"));
+        assert!(!text.contains("CONTRACT_VIOLATION"));
+    }
 }

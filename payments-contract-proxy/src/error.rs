@@ -1,0 +1,20 @@
+//! [`Error`]: what keeps a proxy from starting.
+
+/// A bad configuration, or a listener that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The listener could not be bound or prepared.
+    #[error("cannot listen on {addr}")]
+    Bind {
+        /// What was being bound.
+        addr: String,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An option value is out of range or malformed (never quoting a
+    /// credential).
+    #[error("invalid option: {0}")]
+    Config(String),
+}

@@ -1,0 +1,54 @@
+//! Serving the mock: its service on the shared connection loop
+//! (`payments_serve::server`), without a router around it.
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+
+use crate::http::app::MockService;
+use crate::state::AppState;
+
+/// Serves the mock for `state` as [`crate::http::run_with`] serves
+/// [`crate::http::app`], but
+/// without the router `app` puts around the service (it has no route of
+/// its own), and without inserting the connection's `ConnectionAbort`
+/// into each request: what the binary and [`crate::MockServer`] run. `ready` runs
+/// once the routes and the OpenAPI document are built, before the first
+/// connection is taken (the binary prints its banner there).
+///
+/// ```no_run
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// use payments_mock_server::Config;
+/// use payments_mock_server::http::serve_app;
+/// use payments_mock_server::state::AppState;
+///
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let addr = listener.local_addr()?;
+/// let config = Config::default();
+/// let timeout = config.header_read_timeout;
+/// let state = AppState::new(config);
+/// serve_app(
+///     listener,
+///     state,
+///     timeout,
+///     || println!("listening on http://{addr}"),
+///     tokio::signal::ctrl_c().map(|_| ()),
+/// )
+/// .await;
+/// # Ok(())
+/// # }
+/// # use futures_util::FutureExt as _;
+/// ```
+pub async fn serve_app(
+    listener: TcpListener,
+    state: AppState,
+    header_read_timeout: Duration,
+    ready: impl FnOnce(),
+    shutdown: impl Future<Output = ()>,
+) {
+    let service = MockService::new(state);
+    ready();
+    let per_connection = move |abort| service.on_connection(abort);
+    payments_serve::server::serve(listener, per_connection, header_read_timeout, shutdown).await;
+}

@@ -1,0 +1,153 @@
+//! The journal of one process, kept in memory: the memory store's, and
+//! the SQLite store's copy of what it also writes to its file.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
+
+/// The bounded journal of one process: the memory store's journal, and the
+/// SQLite store's (which also writes it to its file, behind the answers).
+#[derive(Debug, Default)]
+pub struct Journal {
+    inner: Mutex<Entries>,
+    /// This process's replica name, on every entry it records.
+    replica: Arc<str>,
+}
+
+#[derive(Debug, Default)]
+struct Entries {
+    captures: VecDeque<Capture>,
+    /// The `seq` of the last capture recorded, ever.
+    last_seq: u64,
+}
+
+impl Journal {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// An empty journal whose entries name `replica`.
+    pub(crate) fn new(replica: &str) -> Self {
+        Self {
+            inner: Mutex::default(),
+            replica: Arc::from(replica),
+        }
+    }
+
+    /// Appends, numbering it, and drops the oldest beyond [`CAPACITY`];
+    /// returns its number.
+    pub(crate) fn record(&self, mut capture: Capture) -> u64 {
+        let mut entries = self.lock();
+        entries.last_seq += 1;
+        capture.seq = entries.last_seq;
+        if capture.replica.is_none() {
+            capture.replica = Some(self.replica.clone());
+        }
+        if entries.captures.len() == CAPACITY {
+            entries.captures.pop_front();
+        }
+        entries.captures.push_back(capture);
+        entries.last_seq
+    }
+
+    /// Puts back entries a store kept (oldest first), and the numbering
+    /// where it was (`last_seq`, which a reset does not set back).
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn restore(&self, kept: &[JournalEntry], last_seq: u64) {
+        let mut entries = self.lock();
+        entries.captures = kept
+            .iter()
+            .rev()
+            .take(CAPACITY)
+            .rev()
+            .map(Capture::from_entry)
+            .collect();
+        entries.last_seq = last_seq.max(kept.last().map_or(0, |e| e.seq));
+    }
+
+    /// The newest `limit` entries with a `seq` above `after`, oldest first:
+    /// only those are expanded, so a reader polling for what is new costs
+    /// little however busy the server is.
+    pub fn since(&self, after: u64, limit: usize) -> Vec<JournalEntry> {
+        let entries = self.lock();
+        let newer = entries.captures.iter().rev().take_while(|c| c.seq > after);
+        let mut picked: Vec<JournalEntry> = newer.take(limit).map(Capture::entry).collect();
+        picked.reverse();
+        picked
+    }
+
+    /// The entry numbered `seq`, while it is kept.
+    pub fn get(&self, seq: u64) -> Option<JournalEntry> {
+        let entries = self.lock();
+        let oldest = entries.captures.front()?.seq;
+        let index = usize::try_from(seq.checked_sub(oldest)?).ok()?;
+        entries
+            .captures
+            .get(index)
+            .filter(|c| c.seq == seq)
+            .map(Capture::entry)
+    }
+
+    /// The `seq` of the newest entry ever recorded (0 before the first).
+    pub fn last_seq(&self) -> u64 {
+        self.lock().last_seq
+    }
+
+    /// How many entries are kept now.
+    pub fn len(&self) -> usize {
+        self.lock().captures.len()
+    }
+
+    /// Forgets every entry; the numbering goes on (a reader that polls
+    /// with the last `seq` it saw still gets what comes next).
+    pub fn clear(&self) {
+        self.lock().captures.clear();
+    }
+
+    /// Forgets every entry and the numbering (`--fresh`).
+    pub(crate) fn erase(&self) {
+        *self.lock() = Entries::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::{HeaderMap, HeaderValue, Method};
+    use chrono::{DateTime, Utc};
+
+    use super::*;
+
+    fn capture(path: &str) -> Capture {
+        Capture::new(
+            &Method::GET,
+            &path.parse().expect("uri"),
+            &HeaderMap::new(),
+            HeaderValue::from_static("r"),
+            DateTime::<Utc>::UNIX_EPOCH,
+        )
+    }
+
+    #[test]
+    fn entries_are_numbered_and_readers_get_what_is_new() {
+        let journal = Journal::new("test");
+        assert_eq!(journal.last_seq(), 0);
+        for n in 0..(CAPACITY + 5) {
+            journal.record(capture(&format!("/api/{n}")));
+        }
+        assert_eq!(journal.len(), CAPACITY);
+        assert_eq!(journal.last_seq(), (CAPACITY + 5) as u64);
+        let newest = journal.since(0, 3);
+        let seqs: Vec<u64> = newest.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, [1003, 1004, 1005]);
+        assert_eq!(journal.since(1004, 50).len(), 1);
+        assert!(journal.since(1005, 50).is_empty());
+        assert_eq!(journal.get(6).map(|e| e.path), Some("/api/5".to_owned()));
+        assert_eq!(journal.get(5), None, "dropped");
+        assert_eq!(journal.get(1006), None);
+        journal.clear();
+        assert_eq!(journal.len(), 0);
+        journal.record(capture("/api/after"));
+        assert_eq!(journal.since(1005, 10)[0].seq, 1006);
+    }
+}

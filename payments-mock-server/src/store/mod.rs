@@ -1,0 +1,57 @@
+//! Where the mock keeps its state (CONTRACT section 15): the
+//! implementations of the domain's port, [`crate::domain::port::Store`].
+//! The rules live in the domain; a store only keeps, and keeps each verb
+//! atomic.
+//!
+//! - `memory.rs` — [`MemoryStore`]: in the process (the default), with
+//!   `memory_payer.rs` (the payer's decision under its lock), its
+//!   containers (`records.rs`: chunked records and shared codes;
+//!   `index.rs`: sharded position indexes) and `journal.rs` (the journal
+//!   ring it keeps in memory).
+//! - `sqlite/` — `SqliteStore` (feature `sqlite`): one file, one owning
+//!   process, a writer thread that groups commits.
+//! - `postgres/` — `PostgresStore` (feature `postgres`): one database
+//!   shared by replicas.
+//! - `sql.rs` — the row form of a transaction, shared by the two databases.
+//! - `spec.rs` — [`StoreSpec`], what `--store` names.
+//! - `any.rs` — [`AnyStore`], the store a server runs on, whichever it is.
+
+mod any;
+pub(crate) mod index;
+pub(crate) mod journal;
+mod memory;
+mod memory_payer;
+#[cfg(feature = "postgres")]
+mod postgres;
+pub(crate) mod records;
+mod spec;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+#[cfg(test)]
+pub(crate) mod test_support;
+
+// What every store implements and returns: the domain's port, imported
+// once here for the stores below (not re-exported).
+#[allow(unused_imports)]
+use crate::domain::port::{
+    ClockReading, Decided, InsertRefusal, JournalStats, LookupError, Order, Page, PageQuery,
+    PayerRefusal, PaymentPageKey, STORE_TIMEOUT, Store, StoreError, Transition,
+};
+#[allow(unused_imports)]
+use crate::domain::settings::Settings;
+#[allow(unused_imports)]
+use crate::domain::transaction::{
+    ConfirmResult, Confirmation, NewTransaction, PayerAction, PaymentPage, Record, Status,
+};
+
+pub use any::AnyStore;
+pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use postgres::PostgresStore;
+pub use spec::{Durability, PostgresUrl, StoreSpec};
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub use sqlite::SqliteStore;

@@ -1,0 +1,103 @@
+//! The mock's own page bits: which paths are pages, its error pages (the
+//! payer's wording), and the stylesheet route. The chrome they are drawn
+//! with (rendering, headers, assets) is `payments_serve::pages`.
+
+use askama::Template;
+use axum::http::StatusCode;
+use axum::response::Response;
+
+pub(crate) use payments_serve::pages::{fragment_root_of, is_html, render, root_of};
+
+/// Whether a path is served as pages rather than JSON: its errors (an
+/// unknown route, a wrong method, a body over the limit) are pages too.
+pub(crate) fn is_page_path(path: &str) -> bool {
+    path == "/pay"
+        || path.starts_with("/pay/")
+        || path == "/_mock/ui"
+        || path.starts_with("/_mock/ui/")
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage<'a> {
+    root: String,
+    status: u16,
+    title: &'a str,
+    detail: &'a str,
+}
+
+/// An error page at `path`: the title, one sentence of detail (escaped like
+/// everything else) and the status.
+pub(crate) fn error_page(status: StatusCode, title: &str, detail: &str, path: &str) -> Response {
+    render(
+        status,
+        &ErrorPage {
+            root: root_of(path),
+            status: status.as_u16(),
+            title,
+            detail,
+        },
+    )
+}
+
+/// The page for a failure that happened before our handlers (axum's or
+/// tower-http's own rejections) on a page path: unknown route, wrong
+/// method, body too large.
+pub(crate) fn error_page_for_status(status: StatusCode, path: &str) -> Response {
+    let (title, detail) = match status {
+        StatusCode::NOT_FOUND => (
+            "No such page",
+            "There is no payment page at this address. Check the link the merchant gave you.",
+        ),
+        StatusCode::METHOD_NOT_ALLOWED => (
+            "Method not allowed",
+            "This page can only be opened (GET) or submitted with its buttons (POST).",
+        ),
+        StatusCode::PAYLOAD_TOO_LARGE => (
+            "Request too large",
+            "The submitted form is larger than a payment page form can be.",
+        ),
+        _ => ("Request not accepted", "The request could not be handled."),
+    };
+    error_page(status, title, detail, path)
+}
+
+/// The pages' stylesheet, from the binary.
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/pay/static/mock.css",
+        operation_id = "pageStylesheet",
+        tag = "payment page"
+    )
+)]
+pub async fn stylesheet() -> Response {
+    payments_serve::pages::static_asset(
+        payments_serve::pages::STYLESHEET,
+        "text/css; charset=utf-8",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn error_pages_escape_their_text() {
+        let response = error_page(
+            StatusCode::BAD_REQUEST,
+            "<b>x</b>",
+            "\"quoted\" & <script>alert(1)</script>",
+            "/pay/x",
+        );
+        assert!(is_html(&response));
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .expect("a body");
+        let text = String::from_utf8_lossy(&body);
+        assert!(!text.contains("<script>"), "{text}");
+        assert!(!text.contains("<b>x"), "{text}");
+        assert!(text.contains("&#60;script&#62;"), "{text}");
+    }
+}

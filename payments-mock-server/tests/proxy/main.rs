@@ -1,0 +1,12 @@
+//! The contract proxy as the mock's binary runs it (`proxy` and `check`
+//! subcommands, `--seed-from`): processes, bad input, and canary secrets
+//! that never reach the recording, report, console, log or errors. The
+//! proxy's own behaviour is tested in the payments-contract-proxy crate.
+
+// `proxy` and `check` as processes, `--seed-from`, bad input.
+mod binary;
+// Canary secrets never reach the recording, report, console, log or errors.
+mod secrets;
+
+/// The merchant of the exchanges these tests send.
+const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";

@@ -1,0 +1,55 @@
+//! The serving shell of the payments mock server and the contract proxy:
+//! what both servers do the same way, and nothing of either's rules.
+//!
+//! - [`server`]: the connection loop, [`ConnectionAbort`] (a connection
+//!   closed without an answer), header read timeouts, graceful shutdown.
+//! - [`ApiError`] and [`success`]: every answer is the interface's
+//!   envelope, and a failure becomes one in exactly one place.
+//! - `pages` (feature `pages`): the chrome of server-rendered pages.
+//! - `logging` (feature `logging`): the binaries' stderr log.
+//!
+//! # Example
+//!
+//! A router whose unknown routes answer the envelope, served on a free
+//! loopback port until told to stop:
+//!
+//! ```
+//! use axum::Router;
+//! use payments_serve::{ApiError, server};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let router = Router::new().fallback(|| async { ApiError::not_found() });
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+//! let served = tokio::spawn(server::run(listener, router, async {
+//!     let _ = stopped.await;
+//! }));
+//! let _ = stop.send(());
+//! served.await.expect("the server stops");
+//! # Ok(()) }
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+// Layout, for contributors: `answer.rs` (ApiError, the envelope of a
+// success), `server.rs` (the accept loop), `pages.rs` (feature `pages`),
+// `logging/` (feature `logging`: `text.rs` and `json.rs` hold the two
+// formats, `tests.rs` holds them to tracing-subscriber's own).
+
+mod answer;
+#[cfg(feature = "logging")]
+#[cfg_attr(docsrs, doc(cfg(feature = "logging")))]
+pub mod logging;
+#[cfg(feature = "pages")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
+pub mod pages;
+pub mod server;
+
+pub use answer::{ApiError, ErrorCodeTag, success};
+pub use payments_interface::ErrorCode;
+pub use server::{ConnectionAbort, DEFAULT_HEADER_READ_TIMEOUT, HEADER_LIMIT};
+
+/// The README's examples, compiled as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
