@@ -98,6 +98,8 @@
 mod calls;
 mod client;
 mod error;
+mod guard;
+mod mismatch;
 mod model;
 mod reconcile;
 mod redirect;
@@ -110,6 +112,7 @@ pub use calls::initiate::{InitiateRequest, InitiateRequestBuilder};
 pub use calls::{MAX_EXTRA_PROPERTIES, encode_path_segment};
 pub use client::{Client, ClientBuilder, DEFAULT_USER_AGENT, WaitOptions};
 pub use error::{ApiError, Error, FieldError, Outcome, TransportKind, ValidationErrors};
+pub use mismatch::{AnswerMismatch, Asked, Disagreement, ReadBack};
 pub use model::currency::Currency;
 pub use model::envelope::{BODY_PREFIX_LEN, Reply, decode_response};
 pub use model::ids::TransactionId;

@@ -16,6 +16,7 @@ use tracing::{Instrument, field};
 use url::Url;
 
 use crate::error::{Error, Outcome, TransportKind};
+use crate::guard::AnswerGuard;
 use crate::model::envelope::{self, Exchange, Reply};
 use crate::retry::{Decision, Failure, RetryPolicy};
 use crate::secret::Credential;
@@ -100,6 +101,9 @@ pub(crate) struct Transport {
     pub timeout: Option<Duration>,
     pub deadline: Option<Duration>,
     pub retry: RetryPolicy,
+    /// Checks every answer against its request; `None` when the builder
+    /// turned the check off.
+    pub guard: Option<AnswerGuard>,
 }
 
 impl Transport {

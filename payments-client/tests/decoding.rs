@@ -129,14 +129,24 @@ fn any_reference_reaches_the_server_as_one_segment_that_decodes_back() {
         .enable_all()
         .build()
         .unwrap();
+    // Answers as the service would: the reference it was asked about, and
+    // one transaction per reference (the client checks both).
+    let echo = |request: &wiremock::Request| {
+        let segment = request.url.path().split('/').nth(4).unwrap_or_default();
+        let reference = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+        let data = format!(
+            r#"{{"transactionId":"t-{segment}","referenceNo":{},"status":"PENDING","amount":1.00,"productCode":"P","createdAt":"2026-01-01T00:00:00Z"}}"#,
+            serde_json::to_string(&reference).unwrap()
+        );
+        ResponseTemplate::new(200).set_body_raw(
+            format!(r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{data}}}"#),
+            "application/json",
+        )
+    };
     let server = rt.block_on(async {
         let server = MockServer::start().await;
-        let data = r#"{"transactionId":"t","referenceNo":"r","status":"PENDING","amount":1.00,"productCode":"P","createdAt":"2026-01-01T00:00:00Z"}"#;
         Mock::given(method("GET"))
-            .respond_with(ResponseTemplate::new(200).set_body_raw(
-                format!(r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{data}}}"#),
-                "application/json",
-            ))
+            .respond_with(echo)
             .mount(&server)
             .await;
         server

@@ -92,8 +92,15 @@ async fn the_wire_body_is_the_serialised_request() {
     );
 }
 
+/// The answer to [`full_initiate`]: its echo, as the client checks it.
 fn json_response() -> wiremock::ResponseTemplate {
-    common::json(200, ok_envelope(&initiate_data()))
+    let data = initiate_data()
+        .replace(
+            r#""referenceNo":"INV-1""#,
+            r#""referenceNo":"INV/2026/0001""#,
+        )
+        .replace(r#""productCode":"TOPUP""#, r#""productCode":"GIFTCARD""#);
+    common::json(200, ok_envelope(&data))
 }
 
 #[test]

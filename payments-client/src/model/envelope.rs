@@ -46,11 +46,13 @@ impl<T> Reply<T> {
         self.attempts
     }
 
-    /// Whether a retry met `DUPLICATE_REFERENCE_NO` or
-    /// `TRANSACTION_ALREADY_CONFIRMED`, or a 2xx answer to initiate or
-    /// confirm could not be read, and the result was read back from the
-    /// status endpoint instead (CONTRACT section 12). The raw envelope and
-    /// HTTP status are then those of that status read.
+    /// Whether the result was read back from the status endpoint instead
+    /// of taken from the call's own answer: a retry met
+    /// `DUPLICATE_REFERENCE_NO` or `TRANSACTION_ALREADY_CONFIRMED`, a 2xx
+    /// answer to initiate or confirm could not be read, or an initiate's
+    /// answer was about another request and the sent reference, read
+    /// back, held this request's transaction. The raw envelope and HTTP
+    /// status are then those of that status read.
     pub fn is_reconciled(&self) -> bool {
         self.reconciled
     }
