@@ -17,6 +17,7 @@
 //! - `redirect.rs`: redirect-based payments: the payment page of a confirm,
 //!   [`ReturnAddress`] and [`Client::verify_return`] (CONTRACT section 13).
 //! - `secret.rs`: the API key and its header; never shown or logged.
+//! - `wire.rs`: the public wire-level items ([`wire`]), for tools.
 //!
 //! # Example
 //!
@@ -106,23 +107,21 @@ mod redirect;
 mod retry;
 mod secret;
 mod transport;
+pub mod wire;
 
 pub use calls::confirm::{ConfirmRequest, ConfirmRequestBuilder};
 pub use calls::initiate::{InitiateRequest, InitiateRequestBuilder};
-pub use calls::{MAX_EXTRA_PROPERTIES, encode_path_segment};
-pub use client::{Client, ClientBuilder, DEFAULT_USER_AGENT, WaitOptions};
+pub use client::{Client, ClientBuilder, WaitOptions};
 pub use error::{ApiError, Error, FieldError, Outcome, TransportKind, ValidationErrors};
 pub use mismatch::{AnswerMismatch, Asked, Disagreement, ReadBack};
 pub use model::currency::Currency;
-pub use model::envelope::{BODY_PREFIX_LEN, Reply, decode_response};
+pub use model::envelope::Reply;
 pub use model::ids::TransactionId;
 pub use model::money::{self, MinorAmount};
 pub use model::status::{ErrorCode, TransactionStatus};
 pub use model::transaction::{Confirmation, Initiated, PaymentStatus};
-pub use model::wire::parse_timestamp;
 pub use redirect::{ReturnAddress, VerifiedReturn};
 pub use retry::{Decision, Failure, RetryPolicy};
-pub use transport::REQUEST_ID_HEADER;
 
 /// Re-exported so callers can name amounts without adding the crate.
 pub use rust_decimal::Decimal;

@@ -2,7 +2,8 @@
 //! form, timestamp variants, and no panic on arbitrary bodies.
 
 use chrono::{DateTime, Datelike, TimeZone, Timelike, Utc};
-use payments_client::{Confirmation, Initiated, PaymentStatus, decode_response, parse_timestamp};
+use payments_client::wire::{decode_response, parse_timestamp};
+use payments_client::{Confirmation, Initiated, PaymentStatus};
 use proptest::prelude::*;
 use rust_decimal::Decimal;
 
@@ -110,7 +111,7 @@ proptest! {
 
     #[test]
     fn any_reference_encodes_to_one_segment_that_decodes_back(reference in "\\PC{1,64}") {
-        let encoded = payments_client::encode_path_segment(&reference);
+        let encoded = payments_client::wire::encode_path_segment(&reference);
         prop_assert!(encoded.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~%".contains(&b)), "{}", encoded);
         let decoded = percent_encoding::percent_decode_str(&encoded).decode_utf8().unwrap();
         prop_assert_eq!(decoded, reference);

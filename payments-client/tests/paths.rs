@@ -4,7 +4,8 @@
 mod common;
 
 use common::*;
-use payments_client::{Client, encode_path_segment};
+use payments_client::Client;
+use payments_client::wire::encode_path_segment;
 use wiremock::matchers::{header, method};
 use wiremock::{Mock, MockServer};
 

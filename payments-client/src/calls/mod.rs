@@ -22,7 +22,7 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 /// # Examples
 ///
 /// ```
-/// use payments_client::encode_path_segment;
+/// use payments_client::wire::encode_path_segment;
 /// assert_eq!(encode_path_segment("INV/2026/0001"), "INV%2F2026%2F0001");
 /// assert_eq!(encode_path_segment("a b?#%ü"), "a%20b%3F%23%25%C3%BC");
 /// ```
@@ -30,7 +30,8 @@ pub fn encode_path_segment(value: &str) -> String {
     utf8_percent_encode(value, SEGMENT).to_string()
 }
 
-/// Maximum size of `extraProperties` as compact JSON (CONTRACT section 1).
+/// Maximum size of `extraProperties` as compact JSON, in bytes.
+// CONTRACT section 1.
 pub const MAX_EXTRA_PROPERTIES: usize = 16 * 1024;
 
 pub(crate) fn check_len(

@@ -261,7 +261,7 @@ fn decode_with_path<T: DeserializeOwned>(
 /// # Examples
 ///
 /// ```
-/// use payments_client::{decode_response, Error, PaymentStatus};
+/// use payments_client::{wire::decode_response, Error, PaymentStatus};
 /// let body = br#"{"isSuccess":false,"errorCode":"TRANSACTION_NOT_FOUND","message":"no such transaction","data":null}"#;
 /// let err = decode_response::<PaymentStatus>(404, Some("application/json"), body).unwrap_err();
 /// assert!(matches!(err, Error::Api(_)));
