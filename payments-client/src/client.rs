@@ -33,10 +33,10 @@ pub const DEFAULT_USER_AGENT: &str = concat!("payments-client/", env!("CARGO_PKG
 /// # Examples
 ///
 /// ```no_run
-/// use payments_client::{Client, InitiateRequest, MinorAmount};
+/// use payments_client::{Client, InitiateRequest, MinorAmount, Uuid};
 /// # async fn run() -> Result<(), payments_client::Error> {
 /// let client = Client::builder("http://127.0.0.1:8080").api_key("sk_test").build()?;
-/// let merchant = uuid::Uuid::parse_str("4f9a1a8e-2c36-4d7e-9b1a-0c2a8f3d5e61").expect("literal uuid");
+/// let merchant = Uuid::parse_str("4f9a1a8e-2c36-4d7e-9b1a-0c2a8f3d5e61").expect("literal uuid");
 /// let req = InitiateRequest::builder(merchant, "INV-1", MinorAmount::new(1050)?, "TOPUP", "STORE-1")
 ///     .payer_id("60123456789")
 ///     .build()?;
@@ -123,8 +123,8 @@ impl ClientBuilder {
         self
     }
 
-    /// When and how to retry (CONTRACT section 12). Default:
-    /// [`RetryPolicy::default`].
+    /// When and how to retry. Default: [`RetryPolicy::default`].
+    // CONTRACT section 12.
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
         self
@@ -180,6 +180,18 @@ impl ClientBuilder {
     /// only noticed while the transaction is remembered; the least
     /// recently seen leaves first. 0 keeps the per-call checks and
     /// remembers nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::Client;
+    /// // A batch job that initiates and confirms a million payments.
+    /// let client = Client::builder("http://127.0.0.1:8080")
+    ///     .answer_memory(1_000_000)
+    ///     .build()?;
+    /// # drop(client);
+    /// # Ok::<(), payments_client::Error>(())
+    /// ```
     pub fn answer_memory(mut self, transactions: usize) -> Self {
         self.answer_memory = transactions;
         self
@@ -368,7 +380,7 @@ impl Client {
     ///
     /// ```no_run
     /// # use payments_client::{Client, InitiateRequest, MinorAmount, Currency};
-    /// # async fn run(client: Client, merchant: uuid::Uuid) -> Result<(), payments_client::Error> {
+    /// # async fn run(client: Client, merchant: payments_client::Uuid) -> Result<(), payments_client::Error> {
     /// let req = InitiateRequest::builder(merchant, "INV-7", MinorAmount::new(15000)?, "BILLPAY", "S1")
     ///     .currency(Currency::MYR)
     ///     .payer_id("ACC-1")
@@ -472,7 +484,7 @@ impl Client {
     ///
     /// ```no_run
     /// # use payments_client::Client;
-    /// # async fn run(client: Client, merchant: uuid::Uuid) -> Result<(), payments_client::Error> {
+    /// # async fn run(client: Client, merchant: payments_client::Uuid) -> Result<(), payments_client::Error> {
     /// let reply = client.status_by_reference("INV/2026/0001", Some(merchant)).await?;
     /// println!("{}", reply.data().transaction_id);
     /// # Ok(()) }

@@ -95,8 +95,9 @@ pub struct FieldError {
     pub message: String,
 }
 
-/// Every rule a request breaks (CONTRACT section 1), in the order of the
-/// document's request table.
+/// Every rule a request breaks, in the order of the fields in the
+/// service's request table.
+// CONTRACT section 1.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ValidationErrors(Vec<FieldError>);
 
@@ -174,7 +175,7 @@ pub enum Error {
     #[error(transparent)]
     Api(Box<ApiError>),
 
-    /// The request broke CONTRACT section 1; nothing was sent.
+    /// The request broke the service's field rules; nothing was sent.
     #[error("invalid request: {0}")]
     InvalidInput(ValidationErrors),
 
@@ -246,7 +247,8 @@ pub enum Error {
 
     /// A retried initiate or confirm was rejected as a repeat (or a 2xx
     /// answer could not be read), and reading the transaction back did not
-    /// show the caller's call (CONTRACT 12).
+    /// show the caller's call.
+    // CONTRACT section 12.
     #[error("could not reconcile a retried call: {reason}")]
     Reconciliation {
         /// Why.

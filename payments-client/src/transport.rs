@@ -21,7 +21,9 @@ use crate::model::envelope::{self, Exchange, Reply};
 use crate::retry::{Decision, Failure, RetryPolicy};
 use crate::secret::Credential;
 
-/// The header carrying the per-call request id (CONTRACT section 2).
+/// The header carrying the per-call request id, sent on every attempt of a
+/// call; the service answers with the same value.
+// CONTRACT section 2.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
 /// HTTP method of a call.

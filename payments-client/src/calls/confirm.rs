@@ -131,7 +131,9 @@ impl ConfirmRequestBuilder {
         self
     }
 
-    /// Checks CONTRACT section 1 and reports every broken rule at once.
+    /// Checks the service's field rules and reports every broken rule at
+    /// once.
+    // CONTRACT section 1.
     ///
     /// # Errors
     ///

@@ -46,8 +46,8 @@ impl InitiateRequest {
     /// # Examples
     ///
     /// ```
-    /// use payments_client::{Currency, InitiateRequest, MinorAmount};
-    /// let merchant = uuid::Uuid::nil();
+    /// use payments_client::{Currency, InitiateRequest, MinorAmount, Uuid};
+    /// let merchant = Uuid::nil();
     /// let req = InitiateRequest::builder(merchant, "INV-1", MinorAmount::new(1050)?, "TOPUP", "STORE-1")
     ///     .currency(Currency::MYR)
     ///     .payer_id("60123456789")
@@ -278,7 +278,9 @@ impl InitiateRequestBuilder {
         self
     }
 
-    /// Checks CONTRACT section 1 and reports every broken rule at once.
+    /// Checks the service's field rules (lengths, formats, currency,
+    /// product code, amount limit) and reports every broken rule at once.
+    // CONTRACT section 1.
     ///
     /// # Errors
     ///
