@@ -3,7 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use payments_client::{Confirmation, Initiated, PaymentStatus, decode_response};
+use payments_client::wire::decode_response;
+use payments_client::{Confirmation, Initiated, PaymentStatus};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&head, body)) = data.split_first() else {

@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Some(decoded) = decode_segment(raw) {
         assert!(decoded.len() <= raw.len());
-        let encoded = payments_client::encode_path_segment(&decoded);
+        let encoded = payments_client::wire::encode_path_segment(&decoded);
         assert_eq!(decode_segment(&encoded).as_deref(), Some(decoded.as_str()));
     }
 });

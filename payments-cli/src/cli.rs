@@ -20,7 +20,8 @@ Exit codes (the call, not the payment):
   2  usage error (bad flags, bad amount, bad JSON in --extra, bad config)
   3  transaction not found (TRANSACTION_NOT_FOUND, whatever the HTTP status)
   4  service error or unreachable after retries (5xx, 429, connection,
-     timeout, an answer that is not the service's JSON)
+     timeout, an answer that is not the service's JSON or is about
+     another request)
   5  --wait gave up before a final state
 With many look-ups the code is the highest of the single calls.";
 

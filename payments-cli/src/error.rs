@@ -95,6 +95,9 @@ pub fn exit_for_client_error(error: &ClientError) -> Exit {
         ClientError::WaitTimeout { .. } => Exit::WaitGaveUp,
         // The address disagrees with the service: a rejection, like a 4xx.
         ClientError::ReturnMismatch { .. } => Exit::Rejected,
+        // An answer about another request is not the service's contract:
+        // like an answer that is not its envelope, whatever its status.
+        ClientError::AnswerMismatch(..) => Exit::Unavailable,
         _ if not_found => Exit::NotFound,
         _ => Exit::Unavailable,
     }
@@ -117,10 +120,16 @@ pub fn label_for(error: &ClientError) -> &'static str {
 /// The service's own text is escaped for the terminal: a message must not be
 /// able to move the cursor or recolour the screen.
 fn describe_call_failure(call: &str, base_url: &str, error: &ClientError) -> String {
-    let mut line = format!(
-        "{call} failed: {}",
-        crate::output::printable(&reason(error))
-    );
+    let mut line = match error {
+        // The client's own line names the call and what it asked about
+        // (`initiate of ORDER-77: the service answered for another
+        // request: referenceNo sent ORDER-77, answered INV-2026-0001`).
+        ClientError::AnswerMismatch(mismatch) => crate::output::printable(&mismatch.to_string()),
+        _ => format!(
+            "{call} failed: {}",
+            crate::output::printable(&reason(error))
+        ),
+    };
     if let Some(hint) = hint(call, error, base_url) {
         line.push_str("; ");
         line.push_str(&hint);
@@ -151,6 +160,12 @@ pub fn reason(error: &ClientError) -> String {
             "no final state (SUCCESSFUL, FAILED, EXPIRED) within {:.1} s",
             waited.as_secs_f64()
         ),
+        // Without the call's name, which the look-up's row already shows.
+        ClientError::AnswerMismatch(mismatch) => {
+            let line = mismatch.to_string();
+            let asked = format!("{}: ", mismatch.asked);
+            line.strip_prefix(&asked).unwrap_or(&line).to_owned()
+        }
         other => other.to_string(),
     }
 }

@@ -19,7 +19,8 @@ pub enum Exit {
     Usage = 2,
     /// `TRANSACTION_NOT_FOUND`, whatever the HTTP status.
     NotFound = 3,
-    /// 5xx, rate limited, connection, timeout, or a body that is not the envelope.
+    /// 5xx, rate limited, connection, timeout, a body that is not the
+    /// envelope, or an answer about another request than the one sent.
     Unavailable = 4,
     /// `--wait` gave up before a final state.
     WaitGaveUp = 5,

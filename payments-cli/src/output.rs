@@ -86,7 +86,8 @@ pub fn printable(text: &str) -> String {
 /// The envelope `-o json` prints for a reconciled initiate or confirm.
 ///
 /// A reconciled reply's data was read back from the status endpoint after a
-/// retry was rejected as a repeat, so no single response of the call holds
+/// retry was rejected as a repeat (or, for an initiate, after its answer was
+/// about another request), so no single response of the call holds
 /// it, and the status body has another shape (amounts in major units, no
 /// currency). Printing that body would hand scripts an initiate answer whose
 /// `amount` is off by the currency's exponent. Instead this writes the call's
@@ -111,8 +112,9 @@ pub fn reconciled_envelope<T: serde::Serialize>(
         "isSuccess": true,
         "errorCode": null,
         "message": format!(
-            "reconciled: a retry found this call already carried out; data read back \
-             from the status endpoint (request id {request_id})"
+            "reconciled: data read back from the status endpoint, because a retry found \
+             this call already carried out or its answer was about another request \
+             (request id {request_id})"
         ),
         "data": data,
     });

@@ -13,7 +13,7 @@
 //! the figures do not depend on thread hand-offs.
 //!
 //! `decode` measures envelope decoding alone, on a status envelope the mock
-//! produced: [`payments_client::decode_response`] against `serde_json` into
+//! produced: [`payments_client::wire::decode_response`] against `serde_json` into
 //! plain structs.
 //!
 //! Run: `cargo bench -p payments-client --bench client` (CI only compiles
@@ -199,7 +199,7 @@ async fn bare_get<T: serde::de::DeserializeOwned>(url: String) -> T {
             .http
             .get(url)
             .header("accept", "application/json")
-            .header("user-agent", payments_client::DEFAULT_USER_AGENT)
+            .header("user-agent", payments_client::wire::DEFAULT_USER_AGENT)
             .header("x-request-id", request_id()),
     )
     .await
@@ -212,7 +212,7 @@ async fn bare_post<T: serde::de::DeserializeOwned>(path: &str, body: Vec<u8>) ->
             .post(format!("{}{path}", FIXTURE.base))
             .header("accept", "application/json")
             .header("content-type", "application/json")
-            .header("user-agent", payments_client::DEFAULT_USER_AGENT)
+            .header("user-agent", payments_client::wire::DEFAULT_USER_AGENT)
             .header("x-request-id", request_id())
             .body(body),
     )
@@ -351,7 +351,7 @@ mod decode {
             .counter(BytesCount::of_slice(body))
             .counter(ItemsCount::new(1usize))
             .bench(|| {
-                payments_client::decode_response::<PaymentStatus>(
+                payments_client::wire::decode_response::<PaymentStatus>(
                     200,
                     Some("application/json"),
                     divan::black_box(body),

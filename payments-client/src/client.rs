@@ -11,14 +11,15 @@ use uuid::Uuid;
 
 use crate::calls::confirm::ConfirmRequest;
 use crate::calls::initiate::InitiateRequest;
-use crate::calls::status;
+use crate::calls::status::Lookup;
 use crate::error::Error;
+use crate::guard::{self, AnswerGuard, DEFAULT_ANSWER_MEMORY};
 use crate::model::envelope::Reply;
 use crate::model::transaction::{Confirmation, Initiated, PaymentStatus};
 use crate::reconcile;
 use crate::retry::RetryPolicy;
 use crate::secret::Credential;
-use crate::transport::{Failed, Transport, redact_url};
+use crate::transport::{Transport, redact_url};
 
 /// The default `User-Agent`.
 pub const DEFAULT_USER_AGENT: &str = concat!("payments-client/", env!("CARGO_PKG_VERSION"));
@@ -32,10 +33,10 @@ pub const DEFAULT_USER_AGENT: &str = concat!("payments-client/", env!("CARGO_PKG
 /// # Examples
 ///
 /// ```no_run
-/// use payments_client::{Client, InitiateRequest, MinorAmount};
+/// use payments_client::{Client, InitiateRequest, MinorAmount, Uuid};
 /// # async fn run() -> Result<(), payments_client::Error> {
 /// let client = Client::builder("http://127.0.0.1:8080").api_key("sk_test").build()?;
-/// let merchant = uuid::Uuid::parse_str("4f9a1a8e-2c36-4d7e-9b1a-0c2a8f3d5e61").expect("literal uuid");
+/// let merchant = Uuid::parse_str("4f9a1a8e-2c36-4d7e-9b1a-0c2a8f3d5e61").expect("literal uuid");
 /// let req = InitiateRequest::builder(merchant, "INV-1", MinorAmount::new(1050)?, "TOPUP", "STORE-1")
 ///     .payer_id("60123456789")
 ///     .build()?;
@@ -56,6 +57,7 @@ impl fmt::Debug for Client {
             .field("timeout", &self.inner.timeout)
             .field("deadline", &self.inner.deadline)
             .field("retry", &self.inner.retry)
+            .field("check_answers", &self.inner.guard.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -73,6 +75,8 @@ pub struct ClientBuilder {
     retry: RetryPolicy,
     user_agent: String,
     http_client: Option<reqwest::Client>,
+    check_answers: bool,
+    answer_memory: usize,
 }
 
 impl ClientBuilder {
@@ -119,8 +123,8 @@ impl ClientBuilder {
         self
     }
 
-    /// When and how to retry (CONTRACT section 12). Default:
-    /// [`RetryPolicy::default`].
+    /// When and how to retry. Default: [`RetryPolicy::default`].
+    // CONTRACT section 12.
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
         self
@@ -136,6 +140,60 @@ impl ClientBuilder {
     /// settings).
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http_client = Some(client);
+        self
+    }
+
+    /// Whether every answer is checked against its request (default
+    /// `true`).
+    ///
+    /// With the check on, an answer about something else than what was
+    /// asked (another reference, amount, product, currency or transaction,
+    /// a confirm whose amount is not the one initiated, one transactionId
+    /// answered for two references) is [`Error::AnswerMismatch`] instead
+    /// of a success.
+    ///
+    /// Turn it off only for a service known to rewrite its echoes (a
+    /// gateway that upper-cases references, say), and then check the
+    /// answers yourself: **without the check, an answer for another
+    /// merchant's or another order's transaction is handed to you as a
+    /// success**, and confirming, shipping or booking against it moves
+    /// money for the wrong order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::Client;
+    /// let trusting = Client::builder("http://127.0.0.1:8080").check_answers(false).build()?;
+    /// assert!(format!("{trusting:?}").contains("check_answers: false"));
+    /// # Ok::<(), payments_client::Error>(())
+    /// ```
+    pub fn check_answers(mut self, on: bool) -> Self {
+        self.check_answers = on;
+        self
+    }
+
+    /// How many transactions the answer check remembers (default
+    /// 10,000, a couple of megabytes when full): for each, the reference
+    /// (and merchant) it was answered for and, for those this client
+    /// initiated, the amount. A transactionId answered for another
+    /// reference, or a confirm amount that is not the initiated one, is
+    /// only noticed while the transaction is remembered; the least
+    /// recently seen leaves first. 0 keeps the per-call checks and
+    /// remembers nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::Client;
+    /// // A batch job that initiates and confirms a million payments.
+    /// let client = Client::builder("http://127.0.0.1:8080")
+    ///     .answer_memory(1_000_000)
+    ///     .build()?;
+    /// # drop(client);
+    /// # Ok::<(), payments_client::Error>(())
+    /// ```
+    pub fn answer_memory(mut self, transactions: usize) -> Self {
+        self.answer_memory = transactions;
         self
     }
 
@@ -216,6 +274,9 @@ impl ClientBuilder {
                 timeout: self.timeout,
                 deadline: self.deadline,
                 retry: self.retry,
+                guard: self
+                    .check_answers
+                    .then(|| AnswerGuard::new(self.answer_memory)),
             }),
         })
     }
@@ -283,6 +344,8 @@ impl Client {
             retry: RetryPolicy::default(),
             user_agent: DEFAULT_USER_AGENT.to_owned(),
             http_client: None,
+            check_answers: true,
+            answer_memory: DEFAULT_ANSWER_MEMORY,
         }
     }
 
@@ -298,18 +361,26 @@ impl Client {
     /// Creates a payment transaction.
     ///
     /// Retried per the policy; a retry answered `DUPLICATE_REFERENCE_NO` is
-    /// reconciled by reading the reference back (CONTRACT section 12).
+    /// reconciled by reading the reference back.
+    ///
+    /// The answer must echo the request's `referenceNo`, `amount`,
+    /// `productCode` and currency and carry a `transactionId`; one that
+    /// does not is settled by reading the sent reference back, and is a
+    /// success (marked [`Reply::is_reconciled`]) only if that transaction
+    /// is this request's.
     ///
     /// # Errors
     ///
     /// Any [`Error`]; [`Error::Reconciliation`] when a retry found the
-    /// reference holding a different transaction.
+    /// reference holding a different transaction; [`Error::AnswerMismatch`]
+    /// when the answer was about another request and the read-back did not
+    /// show this one.
     ///
     /// # Examples
     ///
     /// ```no_run
     /// # use payments_client::{Client, InitiateRequest, MinorAmount, Currency};
-    /// # async fn run(client: Client, merchant: uuid::Uuid) -> Result<(), payments_client::Error> {
+    /// # async fn run(client: Client, merchant: payments_client::Uuid) -> Result<(), payments_client::Error> {
     /// let req = InitiateRequest::builder(merchant, "INV-7", MinorAmount::new(15000)?, "BILLPAY", "S1")
     ///     .currency(Currency::MYR)
     ///     .payer_id("ACC-1")
@@ -321,20 +392,34 @@ impl Client {
     pub async fn initiate(&self, req: InitiateRequest) -> Result<Reply<Initiated>, Error> {
         let ctx = self.inner.context();
         let call = req.call()?;
-        match self.inner.execute::<Initiated>(&call, &ctx).await {
-            Ok(reply) => Ok(reply),
-            Err(failed) => reconcile::initiate(&self.inner, &ctx, &req, failed).await,
+        let reply = match self.inner.execute::<Initiated>(&call, &ctx).await {
+            Ok(reply) => reply,
+            Err(failed) => reconcile::initiate(&self.inner, &ctx, &req, failed).await?,
+        };
+        let Some(guard) = &self.inner.guard else {
+            return Ok(reply);
+        };
+        match guard.initiate(&req, &reply) {
+            Ok(()) => Ok(reply),
+            // A reconciled reply is already a read-back: nothing to settle.
+            Err(mismatch) if reply.is_reconciled() => Err(Error::AnswerMismatch(mismatch)),
+            Err(mismatch) => {
+                reconcile::settle_initiate(&self.inner, &ctx, &req, mismatch, reply.attempts())
+                    .await
+            }
         }
     }
 
     /// Confirms a transaction.
     ///
     /// A retry answered `TRANSACTION_ALREADY_CONFIRMED` is reconciled by
-    /// reading the status (CONTRACT section 12).
+    /// reading the status.
     ///
     /// # Errors
     ///
-    /// Any [`Error`].
+    /// Any [`Error`]; [`Error::AnswerMismatch`] when the answer is for
+    /// another transaction or reference, or its amount is not the one this
+    /// client initiated the transaction with.
     ///
     /// # Examples
     ///
@@ -351,17 +436,23 @@ impl Client {
     pub async fn confirm(&self, req: ConfirmRequest) -> Result<Reply<Confirmation>, Error> {
         let ctx = self.inner.context();
         let call = req.call()?;
-        match self.inner.execute::<Confirmation>(&call, &ctx).await {
-            Ok(reply) => Ok(reply),
-            Err(failed) => reconcile::confirm(&self.inner, &ctx, &req, failed).await,
+        let reply = match self.inner.execute::<Confirmation>(&call, &ctx).await {
+            Ok(reply) => reply,
+            Err(failed) => reconcile::confirm(&self.inner, &ctx, &req, failed).await?,
+        };
+        if let Some(guard) = &self.inner.guard {
+            guard.confirm(&req, &reply).map_err(Error::AnswerMismatch)?;
         }
+        Ok(reply)
     }
 
     /// Reads a transaction by id.
     ///
     /// # Errors
     ///
-    /// Any [`Error`]; `TRANSACTION_NOT_FOUND` (404) for an unknown id.
+    /// Any [`Error`]; `TRANSACTION_NOT_FOUND` (404) for an unknown id;
+    /// [`Error::AnswerMismatch`] when the answer is about another
+    /// transaction.
     ///
     /// # Examples
     ///
@@ -376,12 +467,8 @@ impl Client {
         &self,
         transaction_id: impl AsRef<str>,
     ) -> Result<Reply<PaymentStatus>, Error> {
-        let call = status::by_id(transaction_id.as_ref())?;
         let ctx = self.inner.context();
-        self.inner
-            .execute(&call, &ctx)
-            .await
-            .map_err(Failed::into_error)
+        guard::read_status(&self.inner, Lookup::Id(transaction_id.as_ref()), &ctx).await
     }
 
     /// Reads a transaction by the merchant's reference, optionally scoped to
@@ -390,13 +477,14 @@ impl Client {
     /// # Errors
     ///
     /// Any [`Error`]; `AMBIGUOUS_REFERENCE_NO` when several merchants use
-    /// the reference and no merchant was given.
+    /// the reference and no merchant was given; [`Error::AnswerMismatch`]
+    /// when the answer is about another reference.
     ///
     /// # Examples
     ///
     /// ```no_run
     /// # use payments_client::Client;
-    /// # async fn run(client: Client, merchant: uuid::Uuid) -> Result<(), payments_client::Error> {
+    /// # async fn run(client: Client, merchant: payments_client::Uuid) -> Result<(), payments_client::Error> {
     /// let reply = client.status_by_reference("INV/2026/0001", Some(merchant)).await?;
     /// println!("{}", reply.data().transaction_id);
     /// # Ok(()) }
@@ -406,12 +494,12 @@ impl Client {
         reference_no: impl AsRef<str>,
         merchant_id: Option<Uuid>,
     ) -> Result<Reply<PaymentStatus>, Error> {
-        let call = status::by_reference(reference_no.as_ref(), merchant_id)?;
+        let lookup = Lookup::Reference {
+            reference_no: reference_no.as_ref(),
+            merchant_id,
+        };
         let ctx = self.inner.context();
-        self.inner
-            .execute(&call, &ctx)
-            .await
-            .map_err(Failed::into_error)
+        guard::read_status(&self.inner, lookup, &ctx).await
     }
 
     /// Polls the status until it is final (`SUCCESSFUL`, `FAILED`,
@@ -480,13 +568,9 @@ impl Client {
         transaction_id: &str,
         until: tokio::time::Instant,
     ) -> Result<Reply<PaymentStatus>, Error> {
-        let call = status::by_id(transaction_id)?;
         let mut ctx = self.inner.context();
         ctx.deadline = Some(ctx.deadline.map_or(until, |d| d.min(until)));
-        self.inner
-            .execute(&call, &ctx)
-            .await
-            .map_err(Failed::into_error)
+        guard::read_status(&self.inner, Lookup::Id(transaction_id), &ctx).await
     }
 
     /// Reads many transactions at once, at most `concurrency` in flight,

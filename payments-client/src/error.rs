@@ -7,6 +7,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::mismatch::AnswerMismatch;
 use crate::model::envelope::Reply;
 use crate::model::money::MoneyError;
 use crate::model::status::ErrorCode;
@@ -94,8 +95,9 @@ pub struct FieldError {
     pub message: String,
 }
 
-/// Every rule a request breaks (CONTRACT section 1), in the order of the
-/// document's request table.
+/// Every rule a request breaks, in the order of the fields in the
+/// service's request table.
+// CONTRACT section 1.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ValidationErrors(Vec<FieldError>);
 
@@ -146,6 +148,23 @@ impl fmt::Display for ValidationErrors {
 impl std::error::Error for ValidationErrors {}
 
 /// Any failure of this crate.
+///
+/// Match on the class, and ask [`outcome`](Error::outcome) whether the
+/// service may have carried the call out:
+///
+/// - nothing was sent: [`InvalidInput`](Error::InvalidInput),
+///   [`Money`](Error::Money), [`Config`](Error::Config);
+/// - the service said no: [`Api`](Error::Api);
+/// - no usable answer: [`Transport`](Error::Transport),
+///   [`UnexpectedResponse`](Error::UnexpectedResponse),
+///   [`MissingData`](Error::MissingData), [`Decode`](Error::Decode);
+/// - an answer about something else than what was asked:
+///   [`AnswerMismatch`](Error::AnswerMismatch) (the client checks every
+///   answer against its request);
+/// - after retries: [`Reconciliation`](Error::Reconciliation),
+///   [`AfterAmbiguousAttempt`](Error::AfterAmbiguousAttempt);
+/// - helpers: [`ReturnMismatch`](Error::ReturnMismatch),
+///   [`WaitTimeout`](Error::WaitTimeout).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -156,7 +175,7 @@ pub enum Error {
     #[error(transparent)]
     Api(Box<ApiError>),
 
-    /// The request broke CONTRACT section 1; nothing was sent.
+    /// The request broke the service's field rules; nothing was sent.
     #[error("invalid request: {0}")]
     InvalidInput(ValidationErrors),
 
@@ -228,7 +247,8 @@ pub enum Error {
 
     /// A retried initiate or confirm was rejected as a repeat (or a 2xx
     /// answer could not be read), and reading the transaction back did not
-    /// show the caller's call (CONTRACT 12).
+    /// show the caller's call.
+    // CONTRACT section 12.
     #[error("could not reconcile a retried call: {reason}")]
     Reconciliation {
         /// Why.
@@ -269,6 +289,40 @@ pub enum Error {
         /// The last attempt's error.
         last: Box<Error>,
     },
+
+    /// The service answered, but not about what was asked: the client
+    /// checks every answer against its request (on by default; see
+    /// [`ClientBuilder::check_answers`](crate::ClientBuilder::check_answers)).
+    ///
+    /// - initiate: `referenceNo`, `amount`, `productCode` and `currencyCode`
+    ///   (`MYR` when the request left it out) as sent, and a `transactionId`
+    ///   that is not empty;
+    /// - confirm: the `transactionId` and `referenceNo` sent, and an
+    ///   `amount` equal to the initiated one when this client initiated the
+    ///   transaction;
+    /// - status by id: the id asked for; status by reference: the reference
+    ///   asked for (also for [`wait_for_final`](crate::Client::wait_for_final),
+    ///   [`status_many`](crate::Client::status_many) and the read-backs of
+    ///   reconciliation);
+    /// - every call: a `transactionId` this client saw answered for one
+    ///   reference (and merchant, where known) is never answered for
+    ///   another.
+    ///
+    /// Spellings the service may choose are not disagreements: `150.0` for
+    /// `150.00`, an amount as a numeric string, a timestamp with an offset,
+    /// `currencyCode` left out of an initiate answer (meaning `MYR`).
+    ///
+    /// The outcome is [`Outcome::Unknown`]: the service did something, but
+    /// not provably what was asked. It is never retried and never turned
+    /// into a success, with one exception: an initiate whose answer
+    /// disagrees is settled by reading the sent referenceNo back; when that
+    /// transaction matches the request (amount, product), the initiate
+    /// succeeds with it, marked [`Reply::is_reconciled`]. Otherwise this
+    /// error stands, and [`AnswerMismatch::read_back`] says what the read
+    /// showed. Do not confirm, ship or book against an answer like this:
+    /// look the transaction up (by your referenceNo) first.
+    #[error(transparent)]
+    AnswerMismatch(Box<AnswerMismatch>),
 
     /// [`verify_return`](crate::Client::verify_return): the transaction the
     /// return address names has another referenceNo at the service, so the
@@ -338,7 +392,7 @@ impl Error {
                 Outcome::NotCarriedOut
             }
             Error::Reconciliation { outcome, .. } => *outcome,
-            Error::AfterAmbiguousAttempt { .. } => Outcome::Unknown,
+            Error::AfterAmbiguousAttempt { .. } | Error::AnswerMismatch(_) => Outcome::Unknown,
             _ => Outcome::Unknown,
         }
     }
@@ -357,6 +411,7 @@ impl Error {
     pub fn request_id(&self) -> Option<&str> {
         match self {
             Error::Api(e) => Some(&e.request_id),
+            Error::AnswerMismatch(m) => Some(&m.request_id),
             Error::Transport { request_id, .. }
             | Error::UnexpectedResponse { request_id, .. }
             | Error::MissingData { request_id, .. }
@@ -377,6 +432,7 @@ impl Error {
             | Error::MissingData { status, .. }
             | Error::Decode { status, .. } => Some(*status),
             Error::AfterAmbiguousAttempt { last, .. } => last.http_status(),
+            Error::AnswerMismatch(m) => Some(m.http_status),
             _ => None,
         }
     }
@@ -390,6 +446,7 @@ impl Error {
             }
             Error::AfterAmbiguousAttempt { last, .. } => last.raw_envelope(),
             Error::ReturnMismatch { found, .. } => Some(found.raw_envelope()),
+            Error::AnswerMismatch(m) => Some(&m.raw_envelope),
             _ => None,
         }
     }
@@ -410,6 +467,15 @@ impl Error {
         match self {
             Error::Api(e) => Some(e.as_ref()),
             Error::AfterAmbiguousAttempt { last, .. } => last.as_api(),
+            _ => None,
+        }
+    }
+
+    /// The answer that disagreed with its request, for
+    /// [`Error::AnswerMismatch`].
+    pub fn as_answer_mismatch(&self) -> Option<&AnswerMismatch> {
+        match self {
+            Error::AnswerMismatch(m) => Some(m),
             _ => None,
         }
     }

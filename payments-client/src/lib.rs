@@ -1,41 +1,73 @@
-//! Typed async client for the merchant payment-transaction API.
+//! A typed async client for a merchant's payments: create a payment,
+//! confirm it, read its status. Money is exact, retries never pay twice,
+//! and every answer is checked against the question it answers.
 //!
-//! # Layout
+//! # Paying, step by step
 //!
-//! - `client.rs`: [`Client`], [`ClientBuilder`], [`WaitOptions`]; the public
-//!   calls and the helpers built on them (`wait_for_final`, `status_many`).
-//! - `transport.rs`: the one send path: URL, headers, auth, request id,
-//!   timeouts, retries, envelope decoding, tracing.
-//! - `calls/`: one file per endpoint: request types, local validation
-//!   (CONTRACT section 1), path and body.
-//! - `model/`: wire types: [`money`] and [`Currency`], ids, statuses and
-//!   error codes, response payloads, the envelope and [`Reply`].
-//! - `error.rs`: [`Error`], its classes and [`Outcome`].
-//! - `retry.rs`: [`RetryPolicy`] and its pure [`RetryPolicy::decide`].
-//! - `reconcile.rs`: turning repeat rejections of retries back into the
-//!   original outcome (CONTRACT section 12).
-//! - `redirect.rs`: redirect-based payments: the payment page of a confirm,
-//!   [`ReturnAddress`] and [`Client::verify_return`] (CONTRACT section 13).
-//! - `secret.rs`: the API key and its header; never shown or logged.
+//! 1. Build one [`Client`] with [`Client::builder`] and share it: it is
+//!    cheap to clone and every clone uses one connection pool.
+//! 2. [`Client::initiate`] an [`InitiateRequest`]: your merchant id, your
+//!    own reference for the order, the amount in minor units (1050 is
+//!    10.50 MYR), the product and the store. The answer carries the
+//!    service's `transaction_id`.
+//! 3. [`Client::confirm`] a [`ConfirmRequest`] with that id and your
+//!    reference (and the payer's OTP, for products that need one).
+//! 4. Read the outcome whenever you need it: [`Client::status`] by id,
+//!    [`Client::status_by_reference`] by your reference, or
+//!    [`Client::wait_for_final`] until it is `SUCCESSFUL`, `FAILED` or
+//!    `EXPIRED`.
 //!
-//! # Example
+//! ```no_run
+//! use payments_client::{money, Client, ConfirmRequest, Currency, Error, InitiateRequest, Uuid};
 //!
-//! Requests are checked locally before anything is sent, and money is
-//! exact:
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let client = Client::builder("https://payments.example.com")
+//!         .api_key("sk_live_...")
+//!         .build()?;
+//!
+//!     let merchant = Uuid::parse_str("4f9a1a8e-2c36-4d7e-9b1a-0c2a8f3d5e61")?;
+//!     let amount = money::to_minor("10.50".parse()?, Currency::MYR)?; // 1050 sen
+//!     let request = InitiateRequest::builder(merchant, "ORDER-1001", amount, "TOPUP", "STORE-1")
+//!         .payer_id("60123456789")
+//!         .extra_property("campaign", "SPRING-SALE")
+//!         .build()?; // checked here: every problem reported at once
+//!
+//!     let initiated = client.initiate(request).await?;
+//!     let tx = initiated.data();
+//!     println!("created {} ({})", tx.transaction_id, tx.status);
+//!
+//!     let confirm = ConfirmRequest::builder(&tx.transaction_id, tx.reference_no.clone()).build()?;
+//!     match client.confirm(confirm).await {
+//!         Ok(confirmed) => println!("{} {}", confirmed.data().status, confirmed.data().amount),
+//!         // Whether the service may have done it anyway: look before trying again.
+//!         Err(e) if e.outcome() == payments_client::Outcome::Unknown => {
+//!             let now = client.status_by_reference("ORDER-1001", Some(merchant)).await?;
+//!             println!("after {e}: the payment is {}", now.data().status);
+//!         }
+//!         Err(Error::Api(api)) => println!("refused: {} {}", api.code, api.message),
+//!         Err(e) => return Err(e.into()),
+//!     }
+//!     Ok(())
+//! }
+//! ```
+//!
+//! Requests are checked before anything is sent, and money never passes
+//! through a float:
 //!
 //! ```
-//! use payments_client::{money, Currency, InitiateRequest, MinorAmount};
+//! use payments_client::{money, Currency, InitiateRequest, MinorAmount, Uuid};
 //!
-//! let merchant = uuid::Uuid::parse_str("4f9a1a8e-2c36-4d7e-9b1a-0c2a8f3d5e61").expect("literal uuid");
+//! let merchant = Uuid::parse_str("4f9a1a8e-2c36-4d7e-9b1a-0c2a8f3d5e61")?;
 //! let amount = money::to_minor("150.00".parse()?, Currency::MYR)?;
 //! assert_eq!(amount, MinorAmount::new(15000)?);
+//! assert_eq!(money::to_major(amount, Currency::JPY)?.to_string(), "15000");
 //!
 //! let req = InitiateRequest::builder(merchant, "INV/2026/0001", amount, "TOPUP", "STORE-1")
 //!     .payer_id("60123456789")
 //!     .build()?;
 //! assert_eq!(req.effective_currency(), Currency::MYR);
 //!
-//! // Every broken rule is reported at once.
 //! let bad = InitiateRequest::builder(merchant, " ", amount, "top up", "").build().unwrap_err();
 //! assert_eq!(
 //!     bad.to_string(),
@@ -45,41 +77,48 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Talking to the service:
+//! # What you get back
 //!
-//! ```no_run
-//! use payments_client::{Client, ConfirmRequest, Error, ErrorCode, WaitOptions};
+//! Every success is a [`Reply`]: the typed [`data`](Reply::data) ([`Initiated`],
+//! [`Confirmation`], [`PaymentStatus`]), the [`request_id`](Reply::request_id)
+//! sent as `X-Request-Id` (quote it to the provider), the number of
+//! [`attempts`](Reply::attempts) and the [`raw_envelope`](Reply::raw_envelope)
+//! exactly as received. Statuses and error codes the service adds later are
+//! kept in `Other`, never an error.
 //!
-//! # async fn run(req: payments_client::InitiateRequest) -> Result<(), Error> {
-//! let client = Client::builder("http://127.0.0.1:8080").api_key("sk_test").build()?;
-//! let initiated = client.initiate(req).await?;
-//! let tx = initiated.data();
-//! let confirm = ConfirmRequest::builder(&tx.transaction_id, tx.reference_no.clone()).build()?;
-//! match client.confirm(confirm).await {
-//!     Ok(reply) => println!("{} (request {})", reply.data().status, reply.request_id()),
-//!     Err(e) if e.error_code() == Some(&ErrorCode::TransactionExpired) => println!("too late"),
-//!     Err(e) => return Err(e),
-//! }
-//! let done = client.wait_for_final(&tx.transaction_id, WaitOptions::default()).await?;
-//! println!("final: {}", done.data().status);
-//! # Ok(()) }
-//! ```
+//! Every failure is one [`Error`]: match on its class, and ask
+//! [`Error::outcome`] whether the service may have carried the call out
+//! ([`Outcome::Unknown`]: look the payment up before trying again) or
+//! certainly did not ([`Outcome::NotCarriedOut`]).
 //!
-//! # Retries and reconciliation
+//! # Retries never pay twice
 //!
 //! Connection failures, timeouts, 429, 500, 502, 503 and 504 are retried
 //! (twice by default, exponential backoff with full jitter, `Retry-After`
-//! honoured up to a cap). Retrying initiate and confirm is safe: when a
-//! retry is rejected as a repeat, the client reads the transaction back and
-//! returns it as the result, marked [`Reply::is_reconciled`], or fails with
-//! [`Error::Reconciliation`] if the stored transaction is not the caller's.
-//! A 2xx answer to initiate or confirm that cannot be read is read back the
-//! same way, because the service carried the call out.
+//! honoured up to a cap; see [`RetryPolicy`]). Retrying initiate and
+//! confirm is safe: when a retry is rejected as a repeat, the client reads
+//! the transaction back and returns it, marked [`Reply::is_reconciled`], or
+//! fails with [`Error::Reconciliation`] if it is not yours. A success
+//! answer that cannot be read is read back the same way.
 //!
-//! [`Error::outcome`] looks at every attempt: when the last attempt alone
-//! would say "not carried out" (a 4xx, 429, a refused connection) but an
-//! earlier one was ambiguous (a 5xx, a timeout, a dropped connection), the
-//! error is [`Error::AfterAmbiguousAttempt`] and the outcome `Unknown`.
+//! # Every answer is checked
+//!
+//! An answer about something else than what was asked (another reference,
+//! amount, product or currency for an initiate; another transaction or
+//! reference for a confirm or a status read; a confirm amount that is not
+//! the one you initiated; one transaction id answered for two references)
+//! is [`Error::AnswerMismatch`], never a success, so you never confirm or
+//! ship against another order's transaction. Spellings the service may
+//! choose (`150.0` for `150.00`, timestamps with offsets, `currencyCode`
+//! left out meaning MYR) pass. An initiate whose answer disagrees is first
+//! settled by reading your reference back. [`ClientBuilder::check_answers`]
+//! turns the check off, with the risk it names.
+//!
+//! # Many look-ups, and waiting
+//!
+//! [`Client::status_many`] and [`Client::status_stream`] read many
+//! transactions concurrently; [`Client::wait_for_final`] polls with
+//! backoff until a final state.
 //!
 //! # Redirect-based payments
 //!
@@ -91,35 +130,68 @@
 //! with [`ReturnAddress`] and check it with [`Client::verify_return`]: the
 //! answer is the service's status, because anyone can forge the address.
 //!
-//! # TLS
+//! # Features
 //!
-//! rustls by default; the `native-tls` feature uses the platform's TLS.
+//! - `rustls` (default): TLS with rustls and the webpki roots.
+//! - `native-tls`: the platform's TLS instead (with
+//!   `default-features = false`).
+//! - `http2`: HTTP/2 where the server offers it.
+//!
+//! The wire level (path encoding, envelope decoding, header names) is in
+//! [`wire`], for tools that speak to the service without a [`Client`].
+
+// For contributors (not rendered): where things live, and the contract
+// sections (CONTRACT.md; docs/contract.md for users) each file implements.
+//
+// - client.rs: Client, ClientBuilder, WaitOptions; the public calls and the
+//   helpers built on them (wait_for_final, status_many, status_stream).
+// - transport.rs: the one send path: URL, headers, auth, request id,
+//   timeouts, retries (section 12), envelope decoding, tracing.
+// - calls/: one file per endpoint: request types, local validation
+//   (section 1), path and body; status.rs's Lookup is what a status read
+//   asked.
+// - model/: wire types: money and Currency (section 1), ids, statuses and
+//   error codes (sections 6, 8), payloads, the envelope and Reply; wire.rs
+//   there holds the tolerant decoders of section 11.
+// - error.rs: Error, its classes and Outcome; mismatch.rs: what
+//   Error::AnswerMismatch carries.
+// - guard.rs (+ guard/memory.rs): the answer guard (section 17) and its
+//   bounded memory; read_status is every status read, checked.
+// - retry.rs: RetryPolicy and its pure decide (section 12).
+// - reconcile.rs: repeat rejections of retries turned back into the
+//   original outcome (section 12), and settle_initiate for an initiate
+//   whose answer disagreed (section 17).
+// - redirect.rs: redirect-based payments: ReturnAddress, verify_return,
+//   payment_url (section 13).
+// - secret.rs: the API key and its header; never shown or logged.
+// - wire.rs: the public wire-level items, re-exported for tools.
 
 mod calls;
 mod client;
 mod error;
+mod guard;
+mod mismatch;
 mod model;
 mod reconcile;
 mod redirect;
 mod retry;
 mod secret;
 mod transport;
+pub mod wire;
 
 pub use calls::confirm::{ConfirmRequest, ConfirmRequestBuilder};
 pub use calls::initiate::{InitiateRequest, InitiateRequestBuilder};
-pub use calls::{MAX_EXTRA_PROPERTIES, encode_path_segment};
-pub use client::{Client, ClientBuilder, DEFAULT_USER_AGENT, WaitOptions};
+pub use client::{Client, ClientBuilder, WaitOptions};
 pub use error::{ApiError, Error, FieldError, Outcome, TransportKind, ValidationErrors};
+pub use mismatch::{AnswerMismatch, Asked, Disagreement, ReadBack};
 pub use model::currency::Currency;
-pub use model::envelope::{BODY_PREFIX_LEN, Reply, decode_response};
+pub use model::envelope::Reply;
 pub use model::ids::TransactionId;
 pub use model::money::{self, MinorAmount};
 pub use model::status::{ErrorCode, TransactionStatus};
 pub use model::transaction::{Confirmation, Initiated, PaymentStatus};
-pub use model::wire::parse_timestamp;
 pub use redirect::{ReturnAddress, VerifiedReturn};
 pub use retry::{Decision, Failure, RetryPolicy};
-pub use transport::REQUEST_ID_HEADER;
 
 /// Re-exported so callers can name amounts without adding the crate.
 pub use rust_decimal::Decimal;

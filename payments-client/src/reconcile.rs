@@ -17,13 +17,20 @@
 //! The read-back keeps the call's request id but gets a fresh deadline
 //! (the client's `deadline` from now), so that a deadline spent by the
 //! attempts does not turn a carried-out call into an error.
+//!
+//! An initiate whose answer disagrees with its request (the answer guard,
+//! `guard.rs`) is settled the same way: the sent reference is read back,
+//! and only a transaction that matches the request is a success
+//! ([`settle_initiate`]). Every read-back is itself a checked status read.
 
 use crate::calls::confirm::ConfirmRequest;
 use crate::calls::initiate::InitiateRequest;
-use crate::calls::status;
+use crate::calls::status::Lookup;
 use crate::error::{Error, Outcome};
+use crate::guard::read_status;
+use crate::mismatch::{AnswerMismatch, Disagreement, ReadBack as Found};
 use crate::model::envelope::Reply;
-use crate::model::money::to_minor;
+use crate::model::money::{to_major, to_minor};
 use crate::model::status::{ErrorCode, TransactionStatus};
 use crate::model::transaction::{Confirmation, Initiated, PaymentStatus};
 use crate::transport::{CallContext, Failed, Transport};
@@ -74,21 +81,28 @@ impl ReadBack {
 /// its own: the call's deadline may already be spent by the attempts that
 /// led here, and timing out now would turn a call the service carried out
 /// into an error.
-async fn lookup(
+async fn read_back(
     transport: &Transport,
     ctx: &CallContext,
-    call: Result<crate::transport::Call, Error>,
-    why: &str,
+    what: Lookup<'_>,
 ) -> Result<Reply<PaymentStatus>, Error> {
     let lookup_ctx = CallContext {
         request_id: ctx.request_id.clone(),
         deadline: transport.fresh_deadline(),
     };
-    let call = call.map_err(|e| failed_lookup(ctx, why, e))?;
-    transport
-        .execute::<PaymentStatus>(&call, &lookup_ctx)
+    read_status(transport, what, &lookup_ctx).await
+}
+
+/// [`read_back`], its failure told as a failed reconciliation.
+async fn lookup(
+    transport: &Transport,
+    ctx: &CallContext,
+    what: Lookup<'_>,
+    why: &str,
+) -> Result<Reply<PaymentStatus>, Error> {
+    read_back(transport, ctx, what)
         .await
-        .map_err(|f| failed_lookup(ctx, why, f.into_error()))
+        .map_err(|e| failed_lookup(ctx, why, e))
 }
 
 fn failed_lookup(ctx: &CallContext, why: &str, e: Error) -> Error {
@@ -124,8 +138,11 @@ pub(crate) async fn initiate(
     };
     tracing::info!(request_id = %ctx.request_id, ?read_back, "initiate: reading the reference back");
     let why = read_back.describe(&failed);
-    let call = status::by_reference(req.reference_no(), Some(req.merchant_id()));
-    let found = lookup(transport, ctx, call, &why).await?;
+    let what = Lookup::Reference {
+        reference_no: req.reference_no(),
+        merchant_id: Some(req.merchant_id()),
+    };
+    let found = lookup(transport, ctx, what, &why).await?;
     let currency = req.effective_currency();
     let st = found.data();
     // A compared mismatch after DUPLICATE_REFERENCE_NO proves the reference
@@ -169,7 +186,18 @@ pub(crate) async fn initiate(
         );
         return Err(mismatch(ctx, reason, compared_mismatch, found.into_data()));
     }
+    Ok(as_initiated(req, found, failed.attempts))
+}
+
+/// A status read of the request's reference as the initiate's result,
+/// marked reconciled.
+fn as_initiated(
+    req: &InitiateRequest,
+    found: Reply<PaymentStatus>,
+    attempts: u32,
+) -> Reply<Initiated> {
     let amount = req.amount();
+    let currency = req.effective_currency();
     let mut reply = found.map(|st| Initiated {
         transaction_id: st.transaction_id,
         reference_no: st.reference_no,
@@ -180,8 +208,74 @@ pub(crate) async fn initiate(
         created_at: st.created_at,
         extra_properties: st.extra_properties,
     });
-    reply.attempts = failed.attempts;
+    reply.attempts = attempts;
     reply.reconciled = true;
+    reply
+}
+
+/// After an initiate whose answer disagreed with the request: reads the
+/// sent reference back (the request's merchant as scope) and succeeds,
+/// marked reconciled, only when that transaction is the request's (same
+/// amount in the request's currency, same product; the reference is
+/// checked by the read itself). Otherwise the mismatch stands, saying what
+/// the read-back found or how it failed. Never a blind retry.
+pub(crate) async fn settle_initiate(
+    transport: &Transport,
+    ctx: &CallContext,
+    req: &InitiateRequest,
+    mut mismatch: Box<AnswerMismatch>,
+    attempts: u32,
+) -> Result<Reply<Initiated>, Error> {
+    tracing::warn!(
+        request_id = %ctx.request_id,
+        answer = %mismatch,
+        "initiate: the answer disagrees with the request; reading the reference back"
+    );
+    let what = Lookup::Reference {
+        reference_no: req.reference_no(),
+        merchant_id: Some(req.merchant_id()),
+    };
+    let found = match read_back(transport, ctx, what).await {
+        Ok(found) => found,
+        Err(e) => {
+            mismatch.read_back = Some(Found::Failed(Box::new(e)));
+            return Err(Error::AnswerMismatch(mismatch));
+        }
+    };
+    let currency = req.effective_currency();
+    let st = found.data();
+    let mut differences = Vec::new();
+    // Decimals compare by value: `150.0` is `150.00`. A currency without an
+    // exponent cannot be sent (the builder refuses it), so the conversion
+    // only fails on an amount that overflows, which cannot match anyway.
+    let sent = to_major(req.amount(), &currency);
+    if !matches!(&sent, Ok(sent) if *sent == st.amount) {
+        differences.push(Disagreement::Field {
+            field: "amount",
+            sent: sent.map_or_else(|_| req.amount().to_string(), |d| d.to_string()),
+            answered: st.amount.to_string(),
+        });
+    }
+    if st.product_code != req.product_code() {
+        differences.push(Disagreement::Field {
+            field: "productCode",
+            sent: req.product_code().to_owned(),
+            answered: st.product_code.clone(),
+        });
+    }
+    if !differences.is_empty() {
+        mismatch.read_back = Some(Found::Disagrees {
+            found: Box::new(found),
+            disagreements: differences,
+        });
+        return Err(Error::AnswerMismatch(mismatch));
+    }
+    let reply = as_initiated(req, found, attempts);
+    if let Some(guard) = &transport.guard {
+        // Remembers the initiated amount for later confirms.
+        guard.initiate(req, &reply).map_err(Error::AnswerMismatch)?;
+    }
+    tracing::info!(request_id = %ctx.request_id, "initiate: the reference read back matches the request");
     Ok(reply)
 }
 
@@ -198,8 +292,8 @@ pub(crate) async fn confirm(
     };
     tracing::info!(request_id = %ctx.request_id, ?read_back, "confirm: reading the status back");
     let why = read_back.describe(&failed);
-    let call = status::by_id(req.transaction_id().as_str());
-    let found = lookup(transport, ctx, call, &why).await?;
+    let what = Lookup::Id(req.transaction_id().as_str());
+    let found = lookup(transport, ctx, what, &why).await?;
     let st = found.data();
     // The service said the confirm happened (or answered 2xx); a read-back
     // that disagrees leaves the outcome open, never "not carried out".

@@ -95,8 +95,8 @@ impl ReturnAddress {
     ///
     /// Each of `transactionId`, `referenceNo` and `status` is read from its
     /// last occurrence, because the payment page appends the three after
-    /// any query the merchant's `returnUrl` already had (CONTRACT section
-    /// 13), so an earlier occurrence is the merchant's own and is ignored.
+    /// any query the merchant's `returnUrl` already had, so an earlier
+    /// occurrence is the merchant's own and is ignored.
     ///
     /// # Errors
     ///

@@ -12,7 +12,8 @@ use std::time::Duration;
 pub enum Failure {
     /// Retrying cannot help (a 400, a decode error).
     Final,
-    /// Retrying may help (CONTRACT section 12).
+    /// Retrying may help: a connection failure, a timeout, 429, 500, 502,
+    /// 503 or 504.
     Retryable {
         /// The server's `Retry-After`, if it sent one.
         retry_after: Option<Duration>,
@@ -40,7 +41,8 @@ pub enum Decision {
     RetryAfter(Duration),
 }
 
-/// Retry limits and backoff (CONTRACT section 12).
+/// Retry limits and backoff.
+// CONTRACT section 12.
 ///
 /// The default retries at most twice (three attempts), with exponential
 /// backoff and full jitter from 200 ms up to 5 s, and honours `Retry-After`

@@ -16,11 +16,14 @@ use tracing::{Instrument, field};
 use url::Url;
 
 use crate::error::{Error, Outcome, TransportKind};
+use crate::guard::AnswerGuard;
 use crate::model::envelope::{self, Exchange, Reply};
 use crate::retry::{Decision, Failure, RetryPolicy};
 use crate::secret::Credential;
 
-/// The header carrying the per-call request id (CONTRACT section 2).
+/// The header carrying the per-call request id, sent on every attempt of a
+/// call; the service answers with the same value.
+// CONTRACT section 2.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
 /// HTTP method of a call.
@@ -100,6 +103,9 @@ pub(crate) struct Transport {
     pub timeout: Option<Duration>,
     pub deadline: Option<Duration>,
     pub retry: RetryPolicy,
+    /// Checks every answer against its request; `None` when the builder
+    /// turned the check off.
+    pub guard: Option<AnswerGuard>,
 }
 
 impl Transport {

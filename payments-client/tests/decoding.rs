@@ -2,7 +2,8 @@
 //! form, timestamp variants, and no panic on arbitrary bodies.
 
 use chrono::{DateTime, Datelike, TimeZone, Timelike, Utc};
-use payments_client::{Confirmation, Initiated, PaymentStatus, decode_response, parse_timestamp};
+use payments_client::wire::{decode_response, parse_timestamp};
+use payments_client::{Confirmation, Initiated, PaymentStatus};
 use proptest::prelude::*;
 use rust_decimal::Decimal;
 
@@ -110,7 +111,7 @@ proptest! {
 
     #[test]
     fn any_reference_encodes_to_one_segment_that_decodes_back(reference in "\\PC{1,64}") {
-        let encoded = payments_client::encode_path_segment(&reference);
+        let encoded = payments_client::wire::encode_path_segment(&reference);
         prop_assert!(encoded.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~%".contains(&b)), "{}", encoded);
         let decoded = percent_encoding::percent_decode_str(&encoded).decode_utf8().unwrap();
         prop_assert_eq!(decoded, reference);
@@ -129,14 +130,24 @@ fn any_reference_reaches_the_server_as_one_segment_that_decodes_back() {
         .enable_all()
         .build()
         .unwrap();
+    // Answers as the service would: the reference it was asked about, and
+    // one transaction per reference (the client checks both).
+    let echo = |request: &wiremock::Request| {
+        let segment = request.url.path().split('/').nth(4).unwrap_or_default();
+        let reference = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+        let data = format!(
+            r#"{{"transactionId":"t-{segment}","referenceNo":{},"status":"PENDING","amount":1.00,"productCode":"P","createdAt":"2026-01-01T00:00:00Z"}}"#,
+            serde_json::to_string(&reference).unwrap()
+        );
+        ResponseTemplate::new(200).set_body_raw(
+            format!(r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{data}}}"#),
+            "application/json",
+        )
+    };
     let server = rt.block_on(async {
         let server = MockServer::start().await;
-        let data = r#"{"transactionId":"t","referenceNo":"r","status":"PENDING","amount":1.00,"productCode":"P","createdAt":"2026-01-01T00:00:00Z"}"#;
         Mock::given(method("GET"))
-            .respond_with(ResponseTemplate::new(200).set_body_raw(
-                format!(r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{data}}}"#),
-                "application/json",
-            ))
+            .respond_with(echo)
             .mount(&server)
             .await;
         server

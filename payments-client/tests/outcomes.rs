@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use payments_client::{
-    Client, Error, ErrorCode, Outcome, PaymentStatus, RetryPolicy, decode_response,
+    Client, Error, ErrorCode, Outcome, PaymentStatus, RetryPolicy, wire::decode_response,
 };
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -4,7 +4,8 @@
 mod common;
 
 use common::*;
-use payments_client::{Client, encode_path_segment};
+use payments_client::Client;
+use payments_client::wire::encode_path_segment;
 use wiremock::matchers::{header, method};
 use wiremock::{Mock, MockServer};
 
@@ -24,7 +25,7 @@ async fn raw_paths(server: &MockServer) -> Vec<String> {
 async fn ok_server() -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
-        .respond_with(json(200, ok_envelope(&status_data())))
+        .respond_with(echoing_status)
         .mount(&server)
         .await;
     Mock::given(method("POST"))
@@ -173,10 +174,11 @@ async fn user_agent_accept_content_type_and_request_id_are_sent() {
         .user_agent("shop/1.0")
         .build()
         .unwrap();
+    // What the stub answers: the client checks the answer's echo.
     let req = payments_client::InitiateRequest::builder(
         merchant(),
         "INV-1",
-        payments_client::MinorAmount::new(1).unwrap(),
+        payments_client::MinorAmount::new(15000).unwrap(),
         "TOPUP",
         "S1",
     )

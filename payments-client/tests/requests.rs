@@ -1,5 +1,5 @@
-//! Request bodies (pinned with insta) and local validation of CONTRACT
-//! section 1.
+//! Request bodies (pinned with insta), local validation of CONTRACT
+//! section 1, and the builders' ways to set extraProperties.
 
 mod common;
 
@@ -92,8 +92,15 @@ async fn the_wire_body_is_the_serialised_request() {
     );
 }
 
+/// The answer to [`full_initiate`]: its echo, as the client checks it.
 fn json_response() -> wiremock::ResponseTemplate {
-    common::json(200, ok_envelope(&initiate_data()))
+    let data = initiate_data()
+        .replace(
+            r#""referenceNo":"INV-1""#,
+            r#""referenceNo":"INV/2026/0001""#,
+        )
+        .replace(r#""productCode":"TOPUP""#, r#""productCode":"GIFTCARD""#);
+    common::json(200, ok_envelope(&data))
 }
 
 #[test]
@@ -167,6 +174,67 @@ fn extra_properties_must_be_a_small_object() {
         .build()
         .unwrap_err();
     assert!(invalid(err).has("extraProperties"));
+}
+
+#[test]
+fn extra_properties_can_be_set_one_by_one_without_serde_json() {
+    let req = InitiateRequest::builder(merchant(), "R", amount(1), "GIFTCARD", "S1")
+        .extra_property("count", 2)
+        .extra_property("denomination", "75.00")
+        .extra_property("recipient", ["Ana", "Ben"])
+        .build()
+        .unwrap();
+    let sent: serde_json::Value = serde_json::from_str(req.extra_properties().unwrap()).unwrap();
+    assert_eq!(
+        sent,
+        json!({"count": 2, "denomination": "75.00", "recipient": ["Ana", "Ben"]})
+    );
+    // A property after a whole object adds to it; a whole object replaces.
+    let req = ConfirmRequest::builder(TX_ID, "R")
+        .extra_properties_json(r#"{"a": 1}"#)
+        .extra_property("b", true)
+        .build()
+        .unwrap();
+    assert_eq!(req.extra_properties(), Some(r#"{"a":1,"b":true}"#));
+    let req = ConfirmRequest::builder(TX_ID, "R")
+        .extra_property("b", true)
+        .extra_properties_json(r#"{"a": 1}"#)
+        .build()
+        .unwrap();
+    assert_eq!(req.extra_properties(), Some(r#"{"a":1}"#));
+}
+
+#[test]
+fn extra_properties_that_are_not_a_json_object_are_reported_by_build() {
+    let not_json = InitiateRequest::builder(merchant(), "R", amount(1), "TOPUP", "S1")
+        .extra_properties_json("{oops")
+        .build()
+        .unwrap_err();
+    assert!(
+        not_json
+            .to_string()
+            .contains("extraProperties is not valid JSON"),
+        "{not_json}"
+    );
+    let array = ConfirmRequest::builder(TX_ID, "R")
+        .extra_properties_json("[1, 2]")
+        .extra_property("ignored", 1)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        array.to_string(),
+        "invalid request: extraProperties must be a JSON object"
+    );
+    // A map with keys JSON cannot hold.
+    let keys = std::collections::BTreeMap::from([((1, 2), "x")]);
+    let unwritable = ConfirmRequest::builder(TX_ID, "R")
+        .extra_property("odd", keys)
+        .build()
+        .unwrap_err();
+    assert!(
+        invalid(unwritable).has("extraProperties"),
+        "a value that cannot be JSON is a validation problem"
+    );
 }
 
 #[test]

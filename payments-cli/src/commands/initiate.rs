@@ -71,7 +71,10 @@ pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
         };
         ctx.print(&output::initiated(&view, ctx.style()))?;
         if reply.is_reconciled() {
-            eprintln!("note: a retry found this transaction already created; it was created once");
+            eprintln!(
+                "note: this transaction was read back by its reference (a retry found it \
+                 already created, or the first answer was about another request); it was created once"
+            );
         }
     }
     Ok(Exit::Ok)

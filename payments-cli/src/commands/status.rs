@@ -13,9 +13,8 @@ use std::{
 
 use futures::{FutureExt as _, StreamExt as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use payments_client::{
-    Error as ClientError, PaymentStatus, Reply, WaitOptions, encode_path_segment,
-};
+use payments_client::wire::encode_path_segment;
+use payments_client::{Error as ClientError, PaymentStatus, Reply, WaitOptions};
 use uuid::Uuid;
 
 use super::Context;

@@ -4,7 +4,8 @@
 //! convenience anyone can forge.
 
 use payments_client::PaymentStatus;
-use payments_client::{Error as ClientError, Reply, ReturnAddress, encode_path_segment};
+use payments_client::wire::encode_path_segment;
+use payments_client::{Error as ClientError, Reply, ReturnAddress};
 
 use super::Context;
 use super::status::view;

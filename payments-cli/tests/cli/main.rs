@@ -5,6 +5,8 @@
 
 mod common;
 
+/// Answers about another request than the one sent: exit 4, the fields named.
+mod answers;
 /// Config file, profiles, and flag > env > profile precedence.
 mod config;
 /// Unreachable services and answers that are not the envelope.

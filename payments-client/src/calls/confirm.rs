@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::calls::{check_extra_properties, check_len, check_reference_no};
+use crate::calls::{ExtraProperties, check_len, check_reference_no};
 use crate::error::{Error, ValidationErrors};
 use crate::model::ids::TransactionId;
 use crate::transport::{Call, Method};
@@ -41,7 +41,7 @@ impl ConfirmRequest {
             transaction_id: transaction_id.into(),
             reference_no: reference_no.into(),
             confirmation_code: None,
-            extra_properties: None,
+            extra_properties: ExtraProperties::default(),
         }
     }
 
@@ -85,7 +85,7 @@ pub struct ConfirmRequestBuilder {
     transaction_id: TransactionId,
     reference_no: String,
     confirmation_code: Option<String>,
-    extra_properties: Option<serde_json::Value>,
+    extra_properties: ExtraProperties,
 }
 
 impl ConfirmRequestBuilder {
@@ -96,12 +96,44 @@ impl ConfirmRequestBuilder {
     }
 
     /// Additional confirmation data: a JSON object, sent as a JSON string.
+    /// Replaces any set before; [`extra_property`](Self::extra_property)
+    /// adds to it.
     pub fn extra_properties(mut self, v: serde_json::Value) -> Self {
-        self.extra_properties = Some(v);
+        self.extra_properties.set(v);
         self
     }
 
-    /// Checks CONTRACT section 1 and reports every broken rule at once.
+    /// One property of additional confirmation data: a string, number,
+    /// boolean, list or any `Serialize` value of your own. Repeat for more;
+    /// no `serde_json` needed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::ConfirmRequest;
+    /// let req = ConfirmRequest::builder("0192f7c4-2d1e-7a10-9c55-5d3a8f7b1e01", "INV-1")
+    ///     .confirmation_code("123456")
+    ///     .extra_property("otpChannel", "sms")
+    ///     .build()?;
+    /// assert_eq!(req.extra_properties(), Some(r#"{"otpChannel":"sms"}"#));
+    /// # Ok::<(), payments_client::Error>(())
+    /// ```
+    pub fn extra_property(mut self, key: impl Into<String>, value: impl serde::Serialize) -> Self {
+        self.extra_properties.insert(key.into(), value);
+        self
+    }
+
+    /// Additional confirmation data from the text of a JSON object.
+    /// Replaces any set before; text that is not JSON is reported by
+    /// [`build`](Self::build).
+    pub fn extra_properties_json(mut self, text: &str) -> Self {
+        self.extra_properties.set_json(text);
+        self
+    }
+
+    /// Checks the service's field rules and reports every broken rule at
+    /// once.
+    // CONTRACT section 1.
     ///
     /// # Errors
     ///
@@ -115,7 +147,7 @@ impl ConfirmRequestBuilder {
         if let Some(c) = &self.confirmation_code {
             check_len(&mut errors, "confirmationCode", c, 1, 32);
         }
-        let extra = check_extra_properties(&mut errors, self.extra_properties.as_ref());
+        let extra = self.extra_properties.check(&mut errors);
         errors.into_result()?;
         Ok(ConfirmRequest {
             transaction_id: self.transaction_id,

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::calls::{check_extra_properties, check_len, check_not_dot_segment, check_reference_no};
+use crate::calls::{ExtraProperties, check_len, check_not_dot_segment, check_reference_no};
 use crate::error::{Error, ValidationErrors};
 use crate::model::currency::Currency;
 use crate::model::money::{MAX_AMOUNT, MinorAmount};
@@ -46,8 +46,8 @@ impl InitiateRequest {
     /// # Examples
     ///
     /// ```
-    /// use payments_client::{Currency, InitiateRequest, MinorAmount};
-    /// let merchant = uuid::Uuid::nil();
+    /// use payments_client::{Currency, InitiateRequest, MinorAmount, Uuid};
+    /// let merchant = Uuid::nil();
     /// let req = InitiateRequest::builder(merchant, "INV-1", MinorAmount::new(1050)?, "TOPUP", "STORE-1")
     ///     .currency(Currency::MYR)
     ///     .payer_id("60123456789")
@@ -75,7 +75,7 @@ impl InitiateRequest {
             device_id: None,
             payer_id: None,
             return_url: None,
-            extra_properties: None,
+            extra_properties: ExtraProperties::default(),
         }
     }
 
@@ -178,7 +178,7 @@ pub struct InitiateRequestBuilder {
     device_id: Option<String>,
     payer_id: Option<String>,
     return_url: Option<String>,
-    extra_properties: Option<serde_json::Value>,
+    extra_properties: ExtraProperties,
 }
 
 impl InitiateRequestBuilder {
@@ -225,12 +225,62 @@ impl InitiateRequestBuilder {
     }
 
     /// Product-specific properties: a JSON object, sent as a JSON string.
+    /// Replaces any set before; [`extra_property`](Self::extra_property)
+    /// adds to it.
     pub fn extra_properties(mut self, v: serde_json::Value) -> Self {
-        self.extra_properties = Some(v);
+        self.extra_properties.set(v);
         self
     }
 
-    /// Checks CONTRACT section 1 and reports every broken rule at once.
+    /// One product-specific property: a string, number, boolean, list or
+    /// any `Serialize` value of your own. Repeat for more; no `serde_json`
+    /// needed. Write amounts as strings (`"75.00"`) or [`Decimal`]s, never
+    /// as floats.
+    ///
+    /// [`Decimal`]: crate::Decimal
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::{InitiateRequest, MinorAmount, Uuid};
+    /// let req = InitiateRequest::builder(Uuid::nil(), "GC-1", MinorAmount::new(7500)?, "GIFTCARD", "S1")
+    ///     .extra_property("denominations", ["25.00", "50.00"])
+    ///     .extra_property("recipient", "Ana")
+    ///     .extra_property("wrapped", true)
+    ///     .build()?;
+    /// assert_eq!(
+    ///     req.extra_properties(),
+    ///     Some(r#"{"denominations":["25.00","50.00"],"recipient":"Ana","wrapped":true}"#)
+    /// );
+    /// # Ok::<(), payments_client::Error>(())
+    /// ```
+    pub fn extra_property(mut self, key: impl Into<String>, value: impl serde::Serialize) -> Self {
+        self.extra_properties.insert(key.into(), value);
+        self
+    }
+
+    /// Product-specific properties from the text of a JSON object (as
+    /// stored in a config file, say). Replaces any set before; text that
+    /// is not JSON is reported by [`build`](Self::build).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::{InitiateRequest, MinorAmount, Uuid};
+    /// let builder = InitiateRequest::builder(Uuid::nil(), "GC-2", MinorAmount::new(7500)?, "GIFTCARD", "S1");
+    /// let req = builder.clone().extra_properties_json(r#"{"recipient": "Ana"}"#).build()?;
+    /// assert_eq!(req.extra_properties(), Some(r#"{"recipient":"Ana"}"#));
+    /// assert!(builder.extra_properties_json("{oops").build().is_err());
+    /// # Ok::<(), payments_client::Error>(())
+    /// ```
+    pub fn extra_properties_json(mut self, text: &str) -> Self {
+        self.extra_properties.set_json(text);
+        self
+    }
+
+    /// Checks the service's field rules (lengths, formats, currency,
+    /// product code, amount limit) and reports every broken rule at once.
+    // CONTRACT section 1.
     ///
     /// # Errors
     ///
@@ -304,7 +354,7 @@ impl InitiateRequestBuilder {
                 );
             }
         }
-        let extra = check_extra_properties(&mut errors, self.extra_properties.as_ref());
+        let extra = self.extra_properties.check(&mut errors);
         errors.into_result()?;
         Ok(InitiateRequest {
             merchant_id: self.merchant_id,

@@ -22,7 +22,7 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 /// # Examples
 ///
 /// ```
-/// use payments_client::encode_path_segment;
+/// use payments_client::wire::encode_path_segment;
 /// assert_eq!(encode_path_segment("INV/2026/0001"), "INV%2F2026%2F0001");
 /// assert_eq!(encode_path_segment("a b?#%ü"), "a%20b%3F%23%25%C3%BC");
 /// ```
@@ -30,7 +30,8 @@ pub fn encode_path_segment(value: &str) -> String {
     utf8_percent_encode(value, SEGMENT).to_string()
 }
 
-/// Maximum size of `extraProperties` as compact JSON (CONTRACT section 1).
+/// Maximum size of `extraProperties` as compact JSON, in bytes.
+// CONTRACT section 1.
 pub const MAX_EXTRA_PROPERTIES: usize = 16 * 1024;
 
 pub(crate) fn check_len(
@@ -81,23 +82,70 @@ pub(crate) fn check_not_dot_segment(
     }
 }
 
-/// `extraProperties` must be a JSON object of at most 16 KiB; it is sent as
-/// the compact JSON string the document describes.
-pub(crate) fn check_extra_properties(
-    errors: &mut ValidationErrors,
-    value: Option<&serde_json::Value>,
-) -> Option<String> {
-    let value = value?;
-    if !value.is_object() {
-        errors.push("extraProperties", "extraProperties must be a JSON object");
-        return None;
+/// `extraProperties` as a builder gathers it: a whole JSON object
+/// ([`set`](Self::set), [`set_json`](Self::set_json)) and single properties
+/// ([`insert`](Self::insert)), any problem kept for `build()` to report with
+/// the others.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ExtraProperties {
+    value: Option<serde_json::Value>,
+    problems: Vec<String>,
+}
+
+impl ExtraProperties {
+    /// Replaces everything set so far with `value`.
+    pub(crate) fn set(&mut self, value: serde_json::Value) {
+        self.value = Some(value);
     }
-    let text = value.to_string();
-    if text.len() > MAX_EXTRA_PROPERTIES {
-        errors.push(
-            "extraProperties",
-            format!("extraProperties must be at most {MAX_EXTRA_PROPERTIES} bytes"),
-        );
+
+    /// Replaces everything set so far with the JSON object in `text`.
+    pub(crate) fn set_json(&mut self, text: &str) {
+        match serde_json::from_str(text) {
+            Ok(value) => self.value = Some(value),
+            Err(e) => self
+                .problems
+                .push(format!("extraProperties is not valid JSON: {e}")),
+        }
     }
-    Some(text)
+
+    /// Adds (or replaces) one property.
+    pub(crate) fn insert(&mut self, key: String, value: impl serde::Serialize) {
+        let value = match serde_json::to_value(value) {
+            Ok(value) => value,
+            Err(e) => {
+                self.problems.push(format!(
+                    "extraProperties: {key:?} cannot be written as JSON: {e}"
+                ));
+                return;
+            }
+        };
+        // Into anything but an object nothing is added: `check` reports it.
+        if let serde_json::Value::Object(map) = self
+            .value
+            .get_or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()))
+        {
+            map.insert(key, value);
+        }
+    }
+
+    /// `extraProperties` must be a JSON object of at most 16 KiB; it is
+    /// sent as the compact JSON string the document describes.
+    pub(crate) fn check(&self, errors: &mut ValidationErrors) -> Option<String> {
+        for problem in &self.problems {
+            errors.push("extraProperties", problem.clone());
+        }
+        let value = self.value.as_ref()?;
+        if !value.is_object() {
+            errors.push("extraProperties", "extraProperties must be a JSON object");
+            return None;
+        }
+        let text = value.to_string();
+        if text.len() > MAX_EXTRA_PROPERTIES {
+            errors.push(
+                "extraProperties",
+                format!("extraProperties must be at most {MAX_EXTRA_PROPERTIES} bytes"),
+            );
+        }
+        Some(text)
+    }
 }

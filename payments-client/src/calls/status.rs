@@ -49,3 +49,27 @@ pub(crate) fn by_reference(reference_no: &str, merchant_id: Option<Uuid>) -> Res
         body: None,
     })
 }
+
+/// What a status read asks for: the guard checks the answer against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lookup<'a> {
+    /// By transactionId.
+    Id(&'a str),
+    /// By referenceNo, optionally scoped to a merchant.
+    Reference {
+        reference_no: &'a str,
+        merchant_id: Option<Uuid>,
+    },
+}
+
+impl Lookup<'_> {
+    pub(crate) fn call(&self) -> Result<Call, Error> {
+        match *self {
+            Lookup::Id(id) => by_id(id),
+            Lookup::Reference {
+                reference_no,
+                merchant_id,
+            } => by_reference(reference_no, merchant_id),
+        }
+    }
+}

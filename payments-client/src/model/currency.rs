@@ -11,7 +11,7 @@ use crate::model::money::MoneyError;
 /// Either an ISO 4217 currency known to [`iso_currency`] (with its minor-unit
 /// exponent) or, when decoding a response, a code this crate does not know.
 /// Unknown codes are kept as received so that a newer service never breaks
-/// decoding (CONTRACT section 11); they have no [`exponent`](Self::exponent).
+/// decoding; they have no [`exponent`](Self::exponent).
 ///
 /// Requests only accept known codes: [`Currency::from_code`] is strict,
 /// [`Currency::from_wire`] is lenient.
@@ -36,8 +36,8 @@ impl Currency {
     /// Kuwaiti dinar (3 decimals).
     pub const KWD: Currency = Currency(Repr::Iso(iso_currency::Currency::KWD));
 
-    /// A known ISO 4217 alphabetic code, upper case, as CONTRACT section 1
-    /// requires for requests.
+    /// A known ISO 4217 alphabetic code, upper case, as the service
+    /// requires in requests.
     ///
     /// # Errors
     ///

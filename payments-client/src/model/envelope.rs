@@ -46,11 +46,13 @@ impl<T> Reply<T> {
         self.attempts
     }
 
-    /// Whether a retry met `DUPLICATE_REFERENCE_NO` or
-    /// `TRANSACTION_ALREADY_CONFIRMED`, or a 2xx answer to initiate or
-    /// confirm could not be read, and the result was read back from the
-    /// status endpoint instead (CONTRACT section 12). The raw envelope and
-    /// HTTP status are then those of that status read.
+    /// Whether the result was read back from the status endpoint instead
+    /// of taken from the call's own answer: a retry met
+    /// `DUPLICATE_REFERENCE_NO` or `TRANSACTION_ALREADY_CONFIRMED`, a 2xx
+    /// answer to initiate or confirm could not be read, or an initiate's
+    /// answer was about another request and the sent reference, read
+    /// back, held this request's transaction. The raw envelope and HTTP
+    /// status are then those of that status read.
     pub fn is_reconciled(&self) -> bool {
         self.reconciled
     }
@@ -259,7 +261,7 @@ fn decode_with_path<T: DeserializeOwned>(
 /// # Examples
 ///
 /// ```
-/// use payments_client::{decode_response, Error, PaymentStatus};
+/// use payments_client::{wire::decode_response, Error, PaymentStatus};
 /// let body = br#"{"isSuccess":false,"errorCode":"TRANSACTION_NOT_FOUND","message":"no such transaction","data":null}"#;
 /// let err = decode_response::<PaymentStatus>(404, Some("application/json"), body).unwrap_err();
 /// assert!(matches!(err, Error::Api(_)));

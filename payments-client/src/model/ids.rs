@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// The service's transaction id.
 ///
 /// Opaque: the mock issues UUIDs, but a real service may use any string, so
-/// the client never parses it (CONTRACT section 1).
+/// the client never parses it.
 ///
 /// Decoding also accepts a JSON number (kept as its literal text), in case a
 /// service issues numeric ids.

@@ -12,8 +12,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use crate::model::currency::Currency;
 
-/// The largest amount the service accepts, 2^53 − 1 minor units
-/// (CONTRACT section 1), so that JavaScript peers keep it exact.
+/// The largest amount the service accepts, 2^53 − 1 minor units, so that
+/// JavaScript peers keep it exact.
+// CONTRACT section 1.
 pub const MAX_AMOUNT: u64 = 9_007_199_254_740_991;
 
 /// A money problem found locally.

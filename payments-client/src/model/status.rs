@@ -42,7 +42,7 @@ macro_rules! wire_enum {
                 }
             }
 
-            /// Every known value, in the order of CONTRACT.
+            /// Every known value, in the order the service documents them.
             pub const KNOWN: &'static [$name] = &[ $( Self::$variant, )* ];
         }
 
@@ -76,7 +76,8 @@ macro_rules! wire_enum {
 }
 
 wire_enum! {
-    /// A transaction's state (CONTRACT section 6).
+    /// A transaction's state.
+    // CONTRACT section 6.
     pub enum TransactionStatus {
         /// Created, waiting on the payer (for example an OTP).
         Pending => "PENDING",
@@ -102,7 +103,8 @@ impl TransactionStatus {
 }
 
 wire_enum! {
-    /// An `errorCode` of the envelope (CONTRACT section 8).
+    /// An `errorCode` of the envelope.
+    // CONTRACT section 8.
     pub enum ErrorCode {
         /// The request broke a rule; the message lists every one.
         ValidationError => "VALIDATION_ERROR",

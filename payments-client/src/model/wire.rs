@@ -38,6 +38,15 @@ pub(crate) fn decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Err
 /// Parses an RFC 3339-like timestamp: 0–9 fraction digits, `Z`, any offset
 /// (converted to UTC) or none at all (taken as UTC). A space instead of `T`
 /// and `+hhmm` offsets are accepted too.
+///
+/// # Examples
+///
+/// ```
+/// use payments_client::wire::parse_timestamp;
+/// let utc = parse_timestamp("2026-11-22T08:15:30.123Z");
+/// assert_eq!(parse_timestamp("2026-11-22T16:15:30.123+08:00"), utc);
+/// assert!(parse_timestamp("yesterday").is_none());
+/// ```
 pub fn parse_timestamp(text: &str) -> Option<DateTime<Utc>> {
     let t = text.trim();
     if let Ok(dt) = DateTime::parse_from_rfc3339(t) {

@@ -164,3 +164,30 @@ pub async fn flaky_server(drops: usize, body: String) -> (String, Arc<AtomicUsiz
     script.push(Some(raw_response(200, "", &body)));
     scripted_server(script).await
 }
+
+/// Answers a status read as a correct service would: by id with that id,
+/// by reference with that reference, one transaction per id and per
+/// reference (`REF-<id>`, `TX-<reference>` as encoded in the path).
+/// For tests about paths and headers, whose answers the client checks.
+pub fn echoing_status(request: &wiremock::Request) -> ResponseTemplate {
+    let segments: Vec<&str> = request.url.path().split('/').collect();
+    let n = segments.len();
+    let (segment, by_reference) = match n {
+        3.. => (segments[n - 2], segments[n - 3] == "reference"),
+        _ => ("", false),
+    };
+    let decoded = percent_encoding::percent_decode_str(segment)
+        .decode_utf8_lossy()
+        .into_owned();
+    let (id, reference) = if by_reference {
+        (format!("TX-{segment}"), decoded)
+    } else {
+        (decoded, format!("REF-{segment}"))
+    };
+    let data = format!(
+        r#"{{"transactionId":{},"referenceNo":{},"status":"INITIATED","amount":150.00,"productCode":"TOPUP","createdAt":"2026-11-22T08:15:30.123Z"}}"#,
+        serde_json::to_string(&id).expect("a string serialises"),
+        serde_json::to_string(&reference).expect("a string serialises"),
+    );
+    json(200, ok_envelope(&data))
+}

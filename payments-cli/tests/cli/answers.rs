@@ -1,0 +1,211 @@
+//! Answers about another request than the one sent (issue 32): exit 4,
+//! one line naming each field with what was sent and what came back, and
+//! `-o json` still printing the envelope exactly as received.
+
+use wiremock::matchers::{method, path, query_param};
+use wiremock::{Mock, MockServer as Stub, ResponseTemplate};
+
+use crate::common::{MERCHANT, Sandbox, run, snapshot_settings, stderr, stdout};
+
+const TX: &str = "01937e1c-0000-7000-8000-0000000000c1";
+
+/// The document's example transaction, which a generated mock answered to
+/// every initiate: INV-2026-0001, 150.00 MYR, TOPUP.
+fn example_initiate_envelope() -> String {
+    format!(
+        r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{{"transactionId":"{TX}","referenceNo":"INV-2026-0001","status":"PENDING","amount":15000,"currencyCode":"MYR","productCode":"TOPUP","createdAt":"2026-11-22T08:15:30.123Z","extraProperties":null}}}}"#
+    )
+}
+
+fn status_envelope(id: &str, reference: &str, amount: &str, product: &str) -> String {
+    format!(
+        r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{{"transactionId":"{id}","referenceNo":"{reference}","status":"PENDING","amount":{amount},"productCode":"{product}","createdAt":"2026-11-22T08:15:30.123Z","lastModifiedAt":null,"providerReference":null,"message":null,"extraProperties":null}}}}"#
+    )
+}
+
+fn json(status: u16, body: String) -> ResponseTemplate {
+    ResponseTemplate::new(status).set_body_raw(body, "application/json")
+}
+
+/// A stub that answers every initiate with the example, and the read-back
+/// of ORDER-77 with `read_back`.
+async fn lying_service(read_back: ResponseTemplate) -> Stub {
+    let stub = Stub::start().await;
+    Mock::given(method("POST"))
+        .and(path("/api/payments/initiate"))
+        .respond_with(json(200, example_initiate_envelope()))
+        .expect(1)
+        .mount(&stub)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/api/payments/reference/ORDER-77/status"))
+        .and(query_param("merchantId", MERCHANT))
+        .respond_with(read_back)
+        .mount(&stub)
+        .await;
+    stub
+}
+
+fn not_found() -> ResponseTemplate {
+    json(
+        404,
+        r#"{"isSuccess":false,"errorCode":"TRANSACTION_NOT_FOUND","message":"no transaction with referenceNo ORDER-77","data":null}"#.to_owned(),
+    )
+}
+
+fn initiate_order_77(sandbox: &Sandbox, base_url: &str, output: &str) -> assert_cmd::Command {
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        base_url,
+        "--merchant-id",
+        MERCHANT,
+        "-o",
+        output,
+    ])
+    .args([
+        "initiate",
+        "--reference-no",
+        "ORDER-77",
+        "--amount",
+        "25.00",
+    ])
+    .args(["--product", "EWALLET", "--store-id", "S1"]);
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_initiate_answered_for_another_request_exits_4_naming_each_field() {
+    let stub = lying_service(not_found()).await;
+    let sandbox = Sandbox::new();
+    let assert = run(initiate_order_77(&sandbox, &stub.uri(), "table"))
+        .await
+        .code(4);
+    assert_eq!(stdout(&assert), "", "nothing is shown as created");
+    let err = stderr(&assert);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(
+            "error: initiate of ORDER-77: the service answered for another request: \
+             referenceNo sent ORDER-77, answered INV-2026-0001; amount sent 25.00, answered 150.00; \
+             productCode sent EWALLET, answered TOPUP; "
+        ),
+        "{err}"
+    );
+    snapshot_settings().bind(|| insta::assert_snapshot!("answer_mismatch_initiate_stderr", err));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_json_the_envelope_of_an_answer_for_another_request_is_printed_as_received() {
+    let stub = lying_service(not_found()).await;
+    let sandbox = Sandbox::new();
+    let assert = run(initiate_order_77(&sandbox, &stub.uri(), "json"))
+        .await
+        .code(4);
+    assert_eq!(
+        stdout(&assert),
+        format!("{}\n", example_initiate_envelope())
+    );
+    assert!(
+        stderr(&assert).contains("referenceNo sent ORDER-77, answered INV-2026-0001"),
+        "{}",
+        stderr(&assert)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_initiate_whose_read_back_shows_the_request_succeeds_and_says_so() {
+    let truth = status_envelope(TX, "ORDER-77", "25.00", "EWALLET");
+    let stub = lying_service(json(200, truth)).await;
+    let sandbox = Sandbox::new();
+    let assert = run(initiate_order_77(&sandbox, &stub.uri(), "table"))
+        .await
+        .code(0);
+    let out = stdout(&assert);
+    assert!(
+        out.contains("ORDER-77") && out.contains("25.00 MYR"),
+        "{out}"
+    );
+    assert!(
+        stderr(&assert).contains("read back by its reference"),
+        "{}",
+        stderr(&assert)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_confirm_answered_for_another_transaction_exits_4() {
+    let stub = Stub::start().await;
+    let other = "01937e1c-0000-7000-8000-0000000000c2";
+    Mock::given(method("POST"))
+        .and(path("/api/payments/confirm"))
+        .respond_with(json(
+            200,
+            format!(
+                r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{{"transactionId":"{other}","referenceNo":"ORDER-77","status":"SUCCESSFUL","amount":25.00,"providerReference":"PRV-1","confirmedAt":"2026-11-22T08:16:00.000Z","errorMessage":null,"extraProperties":null}}}}"#
+            ),
+        ))
+        .expect(1)
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &stub.uri(), "confirm", TX])
+        .args(["--reference-no", "ORDER-77"]);
+    let assert = run(cmd).await.code(4);
+    let err = stderr(&assert);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "error: confirm of {TX}: the service answered for another request: \
+             transactionId sent {TX}, answered {other}"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("request id"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_status_answered_for_another_transaction_exits_4_and_the_rest_still_print() {
+    let stub = Stub::start().await;
+    let asked = "01937e1c-0000-7000-8000-0000000000c3";
+    Mock::given(method("GET"))
+        .and(path(format!("/api/payments/{asked}/status")))
+        .respond_with(json(200, status_envelope(TX, "INV-1", "10.50", "TOPUP")))
+        .mount(&stub)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(format!("/api/payments/{TX}/status")))
+        .respond_with(json(200, status_envelope(TX, "INV-1", "10.50", "TOPUP")))
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &stub.uri(), "-o", "table", "status", asked]);
+    let one = run(cmd).await.code(4);
+    let err = stderr(&one);
+    assert!(
+        err.contains(&format!(
+            "status of {asked}: the service answered for another request: transactionId sent {asked}, answered {TX}"
+        )),
+        "{err}"
+    );
+
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &stub.uri(),
+        "-o",
+        "table",
+        "status",
+        TX,
+        asked,
+    ]);
+    let many = run(cmd).await.code(4);
+    let table = stdout(&many);
+    assert!(
+        table.contains("PENDING"),
+        "the good look-up prints: {table}"
+    );
+    assert!(table.contains("ERROR"), "{table}");
+}
