@@ -4,7 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use payments_mock_server::{Catalog, parse_object, validate_confirm, validate_initiate};
+use payments_mock_server::Catalog;
+use payments_mock_server::domain::validate::{parse_object, confirm as validate_confirm, initiate as validate_initiate};
 
 const FIELDS: [&str; 15] = [
     "merchantId",
