@@ -67,7 +67,7 @@
 //! - expiry (`--expiry`, default 15 minutes) and settlement derived from the
 //!   virtual clock at read time;
 //! - faults: `X-Mock-Fault: internal-error | commit-then-error | reset |
-//!   commit-then-reset | delay=<ms> | rate-limit`, [`MockServer::inject_faults`],
+//!   commit-then-reset | delay=<ms> | rate-limit | answer-other`, [`MockServer::inject_faults`],
 //!   and the start-time fail rate, latency and rate limit. The fail-rate
 //!   fault and the latency of each `/api/` request derive from the fault
 //!   seed, the request's identity (route, merchantId and referenceNo, the

@@ -214,7 +214,7 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keyed: bool, bound: bool, 
                 "name": "X-Mock-Fault",
                 "in": "header",
                 "required": false,
-                "description": "Injected faults (ext): internal-error (500 before any change), commit-then-error (the change is made, then 500), reset (the connection closes, no answer), commit-then-reset, rate-limit (429), delay=<ms>. Comma-separated, lower case.",
+                "description": "Injected faults (ext): internal-error (500 before any change), commit-then-error (the change is made, then 500), reset (the connection closes, no answer), commit-then-reset, rate-limit (429), answer-other (the change is made, then the answer is about another transaction), delay=<ms>. Comma-separated, lower case.",
                 "schema": { "type": "string", "pattern": *rules::FAULT_HEADER },
             }));
             add_code(&mut errors, 400, ValidationError);
