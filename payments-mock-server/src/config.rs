@@ -11,8 +11,8 @@ use crate::domain::settings::Given;
 use crate::error::Error;
 use crate::store::{Durability, StoreSpec};
 
-/// Default of [`Config::header_read_timeout`].
-pub use payments_serve::DEFAULT_HEADER_READ_TIMEOUT;
+/// Default of [`Config::header_read_timeout`]: 30 seconds.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = payments_serve::DEFAULT_HEADER_READ_TIMEOUT;
 
 /// Everything that shapes a server's behaviour.
 #[derive(Debug, Clone)]
@@ -45,7 +45,7 @@ pub struct Config {
     /// CONTRACT section 13), for a mock reached through another address
     /// than it listens on. `None`: the listening address (the binary and
     /// [`crate::MockServer`] fill it in once bound; a wildcard address
-    /// becomes loopback). An [`crate::AppState`] made without either uses
+    /// becomes loopback). An [`crate::state::AppState`] made without either uses
     /// `http://localhost`.
     pub public_url: Option<PublicUrl>,
     /// Where state is kept (`--store`, CONTRACT section 15); memory by

@@ -111,7 +111,7 @@
 //! Every answer of the router is the envelope (CONTRACT section 2). A few
 //! come from hyper before a request reaches the router, and they are not:
 //!
-//! - a request head (request line and headers) over [`HEADER_LIMIT`]
+//! - a request head (request line and headers) over [`http::HEADER_LIMIT`]
 //!   (64 KiB) or with more than 100 headers: a bare `431 Request Header
 //!   Fields Too Large`, empty body, then the connection is closed;
 //! - a head that is not HTTP/1.x (garbage, a bad header line, two
@@ -124,7 +124,7 @@
 //!   no response. So slow (one byte at a time) and idle connections cannot
 //!   pin the server; each costs one task and one socket until then.
 //!
-//! Bodies are the router's: over [`BODY_LIMIT`] (64 KiB) is the 413
+//! Bodies are the router's: over [`http::BODY_LIMIT`] (64 KiB) is the 413
 //! envelope. `--rate-limit N` admits N `/api/` requests per one-second
 //! window and answers the rest 429 `RATE_LIMITED` with `Retry-After: 1`.
 //!

@@ -446,7 +446,7 @@ impl MockServerBuilder {
     ///
     /// [`Error::Config`] for an option out of range, [`Error::Bind`] when
     /// the listener cannot be bound or used; for a store, the errors of
-    /// [`AppState::open`](crate::AppState::open).
+    /// [`AppState::open`](crate::state::AppState::open).
     pub async fn start(self) -> Result<MockServer, Error> {
         self.config.validate()?;
         let std_listener = match self.listener {
