@@ -485,6 +485,12 @@ async fn serve(
     };
     if let Some(warning) = payments_mock_server::open_admin_warning(addr, &config) {
         tracing::warn!(listening = %addr, "{warning}");
+    } else if !config.admin_keys.is_empty() {
+        let keys = config.admin_keys.len();
+        tracing::info!(
+            admin_keys = keys,
+            "the admin side (/_mock/ but /_mock/health, and the console) needs an admin key: {keys} given"
+        );
     }
     let header_read_timeout = config.header_read_timeout;
     let seed_given = config.fault_seed.is_some();

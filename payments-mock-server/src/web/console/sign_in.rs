@@ -59,7 +59,7 @@ fn sign_in_page(
             next: console_target(next),
             notice,
             problem,
-            lifetime: humantime::format_duration(state.admin.sessions.lifetime()).to_string(),
+            lifetime: shown_lifetime(state.admin.sessions.lifetime()),
         },
     ));
     if status == StatusCode::UNAUTHORIZED {
@@ -68,6 +68,16 @@ fn sign_in_page(
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     }
     response
+}
+
+/// A session's lifetime as a person reads it: `12 hours`, `1 hour`, or
+/// humantime's `90m` for anything else.
+fn shown_lifetime(lifetime: std::time::Duration) -> String {
+    match lifetime.as_secs() {
+        3600 => "1 hour".to_owned(),
+        s if s % 3600 == 0 && lifetime.subsec_nanos() == 0 => format!("{} hours", s / 3600),
+        _ => humantime::format_duration(lifetime).to_string(),
+    }
 }
 
 /// `next` when it is a console address relative to the server's root
@@ -317,6 +327,14 @@ mod tests {
         }
         let long = format!("_mock/ui/{}", "a".repeat(MAX_NEXT));
         assert_eq!(console_target(&long), HOME);
+    }
+
+    #[test]
+    fn lifetimes_read_as_words() {
+        use std::time::Duration;
+        assert_eq!(shown_lifetime(Duration::from_secs(12 * 3600)), "12 hours");
+        assert_eq!(shown_lifetime(Duration::from_secs(3600)), "1 hour");
+        assert_eq!(shown_lifetime(Duration::from_secs(90 * 60)), "1h 30m");
     }
 
     #[test]

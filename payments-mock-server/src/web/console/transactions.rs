@@ -198,7 +198,7 @@ struct ListPage<'a> {
     /// How many are stored in all; not shown to a merchant's key.
     total: Option<usize>,
     /// The merchant a merchant's key is held to (no merchant filter then).
-    scoped: Option<String>,
+    scoped: bool,
     paged: bool,
     next: Option<String>,
     live_url: Option<String>,
@@ -324,7 +324,7 @@ pub(crate) async fn list(
             filtered: filters.is_filtered(),
             problems,
             total,
-            scoped: scope.map(|m| m.to_string()),
+            scoped: scope.is_some(),
             paged,
             next,
             live_url,
