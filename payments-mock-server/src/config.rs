@@ -315,6 +315,10 @@ mod tests {
             "{message}"
         );
         assert!(!message.contains("adm_"), "{message}");
+        assert!(
+            !format!("{config:?}").contains("adm_"),
+            "Debug shows no key"
+        );
         config.admin_keys.truncate(2);
         assert!(config.validate().is_ok());
         config.api_keys = vec![ApiKey::new("sk_x", None), ApiKey::new("adm_two", None)];

@@ -86,7 +86,11 @@
 //!   payer pays, declines or cancels once within the payer window, and is
 //!   sent back to `returnUrl`; [`MockServer::payer`] plays the payer in a
 //!   test;
-//! - the `/_mock/` controls, and `/openapi.json` (feature `openapi`).
+//! - the `/_mock/` controls, and `/openapi.json` (feature `openapi`);
+//!   with an admin key ([`MockServerBuilder::admin_key`], `--admin-key`)
+//!   every `/_mock/` route but `/_mock/health`, and the console, need it,
+//!   and an API key bound to a merchant reads that merchant's part there
+//!   and changes nothing (CONTRACT section 18).
 //!
 //! # Catalogue
 //!

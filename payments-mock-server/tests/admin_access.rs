@@ -875,6 +875,13 @@ async fn a_sign_in_keeps_a_session_until_sign_out_and_never_the_key() {
         .call("GET", "/_mock/ui/", &[("cookie", &other)], None)
         .await;
     assert_eq!(still.status, 200);
+    // Nothing of it in the state's Debug either.
+    let debug = format!("{state:?}");
+    let other_id = other.trim_start_matches("payments_mock_session=");
+    assert!(
+        !debug.contains(ADMIN_KEY) && !debug.contains(other_id),
+        "{debug:.2000}"
+    );
 
     // A merchant's session sees what its key sees.
     let (merchant, _) = sign_in(&target, KEY_A).await;
