@@ -86,7 +86,11 @@
 //!   payer pays, declines or cancels once within the payer window, and is
 //!   sent back to `returnUrl`; [`MockServer::payer`] plays the payer in a
 //!   test;
-//! - the `/_mock/` controls, and `/openapi.json` (feature `openapi`).
+//! - the `/_mock/` controls, and `/openapi.json` (feature `openapi`);
+//!   with an admin key ([`MockServerBuilder::admin_key`], `--admin-key`)
+//!   every `/_mock/` route but `/_mock/health`, and the console, need it,
+//!   and an API key bound to a merchant reads that merchant's part there
+//!   and changes nothing (CONTRACT section 18).
 //!
 //! # Catalogue
 //!
@@ -148,7 +152,8 @@
 //   `lifecycle.rs` (the state machine: initiate, confirm, the payer's
 //   submit), `payer.rs` (playing the payer), `redirect.rs` (page tokens,
 //   payment URLs, return addresses), `access.rs` (API keys and the
-//   merchant they bind), `journal.rs` (the request journal's entries),
+//   merchant they bind; `access/` the admin side's keys and roles, the
+//   console's sessions, whose journaled request is whose), `journal.rs` (the request journal's entries),
 //   `settings.rs` (what a store keeps of the start's settings), `port.rs`
 //   (the store trait and the types it takes and returns).
 // - `store/` — the stores implementing the port: memory, SQLite
@@ -179,7 +184,10 @@ pub mod store;
 #[cfg(feature = "pages")]
 mod web;
 
-pub use config::{ApiKey, Config, PublicUrl, check_replica_name, listening_url, parse_latency};
+pub use config::{
+    AdminKey, ApiKey, Config, DEFAULT_SESSION_LIFETIME, PublicUrl, check_replica_name,
+    listening_url, open_admin_warning, parse_latency,
+};
 pub use domain::catalog::{Catalog, Flow, InitialState, Outcome, Product};
 pub use domain::journal::JournalEntry;
 pub use domain::payer::{PayerError, PayerOutcome};
