@@ -59,7 +59,8 @@ pub struct GlobalArgs {
     pub api_key: Option<ApiKey>,
 
     /// Default merchant for initiate and reference look-ups
-    #[arg(long, env = "PAYMENTS_MERCHANT_ID", global = true, value_name = "UUID")]
+    #[arg(long, env = "PAYMENTS_MERCHANT_ID", global = true, value_name = "UUID",
+          value_parser = crate::usage::parse_merchant_id)]
     pub merchant_id: Option<Uuid>,
 
     /// Which profile of the config file to use
@@ -285,7 +286,7 @@ pub fn parse_extra(text: &str) -> Result<JsonObject, String> {
             "must be a JSON object like '{{\"key\":\"value\"}}', not {}",
             json_kind(&other)
         )),
-        Err(err) => Err(format!("is not valid JSON: {err}")),
+        Err(err) => Err(format!("not valid JSON: {err}")),
     }
 }
 

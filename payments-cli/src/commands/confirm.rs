@@ -7,7 +7,8 @@ use crate::{
     cli::ConfirmArgs,
     error::CliError,
     exit::Exit,
-    output::{self, ConfirmedView},
+    output::{self, ConfirmedView, printable},
+    usage,
 };
 
 /// Confirms and prints the outcome.
@@ -19,17 +20,26 @@ use crate::{
 ///
 /// Values the client refuses to send, and the call's failure.
 pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
-    let call = format!("confirm of {}", args.transaction_id);
-    let mut builder = ConfirmRequest::builder(args.transaction_id, args.reference_no);
-    if let Some(code) = args.code {
-        builder = builder.confirmation_code(code);
+    let call = format!("confirm of {}", printable(&args.transaction_id));
+    let mut builder =
+        ConfirmRequest::builder(args.transaction_id.clone(), args.reference_no.clone());
+    if let Some(code) = &args.code {
+        builder = builder.confirmation_code(code.clone());
     }
     if let Some(extra) = args.extra {
         builder = builder.extra_properties(serde_json::Value::Object(extra.0));
     }
-    let request = builder
-        .build()
-        .map_err(|err| CliError::Usage(format!("invalid request: {err}")))?;
+    let request = builder.build().map_err(|err| match err {
+        payments_client::Error::InvalidInput(errors) => {
+            CliError::Usage(usage::invalid_request(&errors, |field| match field {
+                "transactionId" => Some(args.transaction_id.as_str()),
+                "referenceNo" => Some(args.reference_no.as_str()),
+                "confirmationCode" => args.code.as_deref(),
+                _ => None,
+            }))
+        }
+        other => CliError::Usage(format!("invalid request: {other}")),
+    })?;
 
     let started = ctx.log_request("POST", "/api/payments/confirm");
     let result = ctx.client.confirm(request).await;

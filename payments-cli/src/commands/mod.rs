@@ -200,6 +200,7 @@ impl Context {
             call: call.into(),
             base_url: self.base_url.clone(),
             source: Box::new(source),
+            advice: None,
         }
     }
 

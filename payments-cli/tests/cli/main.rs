@@ -9,6 +9,8 @@ mod common;
 mod config;
 /// Unreachable services and answers that are not the envelope.
 mod failures;
+/// Usage errors said with flags (issue 34): each message before and after.
+mod messages;
 /// `initiate` and `confirm` against the mock, table and json.
 mod payments;
 /// Redirect-based payments: the payment URL line, `verify-return`, and
