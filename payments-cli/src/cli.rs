@@ -199,6 +199,10 @@ pub struct ConfirmArgs {
     /// Additional confirmation data, a JSON object
     #[arg(long, value_name = "JSON", value_parser = parse_extra)]
     pub extra: Option<JsonObject>,
+
+    /// The transaction's currency, shown beside the amount (the service's confirm answer carries none)
+    #[arg(long, value_name = "CODE")]
+    pub currency: Option<String>,
 }
 
 /// Arguments of `payments status`.
@@ -229,6 +233,10 @@ pub struct StatusArgs {
     #[arg(long, value_name = "N", default_value_t = 8,
           value_parser = clap::value_parser!(u16).range(1..=256))]
     pub concurrency: u16,
+
+    /// The currency of the transactions, shown beside their amounts (the service's status answer carries none)
+    #[arg(long, value_name = "CODE")]
+    pub currency: Option<String>,
 
     /// Poll until the transaction is SUCCESSFUL, FAILED or EXPIRED
     #[arg(long)]

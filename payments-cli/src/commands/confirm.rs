@@ -20,6 +20,11 @@ use crate::{
 ///
 /// Values the client refuses to send, and the call's failure.
 pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
+    let currency = args
+        .currency
+        .as_deref()
+        .map(|code| super::currency_flag("--currency", code))
+        .transpose()?;
     let call = format!("confirm of {}", printable(&args.transaction_id));
     let mut builder =
         ConfirmRequest::builder(args.transaction_id.clone(), args.reference_no.clone());
@@ -63,7 +68,10 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
             transaction_id: data.transaction_id.to_string(),
             reference_no: data.reference_no.clone(),
             status: data.status.to_string(),
-            amount: data.amount.to_string(),
+            amount: currency
+                .as_ref()
+                .and_then(|currency| output::amount_in(&data.amount, currency))
+                .unwrap_or_else(|| data.amount.to_string()),
             provider_reference: data.provider_reference.clone(),
             confirmed_at: data.confirmed_at,
             error_message: data.error_message.clone(),
@@ -71,6 +79,12 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
             payment_url: data.payment_url().map(String::from),
         };
         ctx.print(&output::confirmed(&view, ctx.style()))?;
+        if let Some(currency) = currency
+            .as_ref()
+            .filter(|currency| output::amount_in(&data.amount, currency).is_none())
+        {
+            eprintln!("{}", super::other_decimals_note(&data.amount, currency));
+        }
         if reply.is_reconciled() {
             eprintln!(
                 "note: a retry found this transaction already confirmed; it was confirmed once"

@@ -14,7 +14,7 @@ use std::{
 use futures::{FutureExt as _, StreamExt as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use payments_client::{
-    Error as ClientError, PaymentStatus, Reply, WaitOptions, encode_path_segment,
+    Currency, Error as ClientError, PaymentStatus, Reply, WaitOptions, encode_path_segment,
 };
 use uuid::Uuid;
 
@@ -84,6 +84,11 @@ pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
     }
     let merchant_id = ctx.settings.merchant_id;
     let wait = args.wait.then_some(args.wait_timeout);
+    let currency = args
+        .currency
+        .as_deref()
+        .map(|code| super::currency_flag("--currency", code))
+        .transpose()?;
 
     let progress = progress_bar(ctx, inputs.len(), wait.is_some());
     let mut outcomes: Vec<Option<Outcome>> = (0..inputs.len()).map(|_| None).collect();
@@ -129,7 +134,7 @@ pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
     progress.finish_and_clear();
 
     let outcomes: Vec<Outcome> = outcomes.into_iter().flatten().collect();
-    report(ctx, &inputs, &outcomes)
+    report(ctx, &inputs, &outcomes, currency.as_ref())
 }
 
 /// `json`: the envelope of one outcome, exactly as received, if there is one.
@@ -219,15 +224,25 @@ fn log(ctx: &Context, started: Instant, result: &Result<Reply<PaymentStatus>, Cl
 
 /// Prints the table (json is already out) and the problems, in input
 /// order; returns the highest exit code.
-fn report(ctx: &Context, inputs: &[Input], outcomes: &[Outcome]) -> Result<Exit, CliError> {
+fn report(
+    ctx: &Context,
+    inputs: &[Input],
+    outcomes: &[Outcome],
+    currency: Option<&Currency>,
+) -> Result<Exit, CliError> {
     let mut exits = Vec::with_capacity(outcomes.len());
     let mut rows = Vec::with_capacity(outcomes.len());
     let mut problems = Vec::new();
+    let mut other_decimals = None;
     for (input, outcome) in inputs.iter().zip(outcomes) {
         match outcome {
             Outcome::Found(reply) => {
                 exits.push(Exit::Ok);
-                rows.push(LookupRow::Found(view(reply.data())));
+                let amount = reply.data().amount;
+                if currency.is_some_and(|currency| output::amount_in(&amount, currency).is_none()) {
+                    other_decimals.get_or_insert(amount);
+                }
+                rows.push(LookupRow::Found(view_in(reply.data(), currency)));
             }
             Outcome::Malformed { line, reason } => {
                 exits.push(Exit::Usage);
@@ -245,7 +260,7 @@ fn report(ctx: &Context, inputs: &[Input], outcomes: &[Outcome]) -> Result<Exit,
                 let Input::Lookup(lookup) = input else {
                     continue;
                 };
-                rows.push(failed_row(lookup, err));
+                rows.push(failed_row(lookup, err, currency));
             }
         }
     }
@@ -254,7 +269,14 @@ fn report(ctx: &Context, inputs: &[Input], outcomes: &[Outcome]) -> Result<Exit,
         .iter()
         .all(|row| matches!(row, LookupRow::Failed { .. }));
     if !(ctx.is_json() || single && only_failures) {
-        ctx.print(&output::statuses(&rows, ctx.style()))?;
+        let table = match rows.as_slice() {
+            [LookupRow::Found(view)] => output::status(view, ctx.style()),
+            rows => output::statuses(rows, ctx.style()),
+        };
+        ctx.print(&table)?;
+    }
+    if let (Some(amount), Some(currency)) = (other_decimals.filter(|_| !ctx.is_json()), currency) {
+        eprintln!("{}", super::other_decimals_note(&amount, currency));
     }
     for problem in &problems {
         eprintln!("error: {problem}");
@@ -282,9 +304,9 @@ fn last_status(err: &CliError) -> Option<&Reply<PaymentStatus>> {
     }
 }
 
-fn failed_row(lookup: &Lookup, err: &CliError) -> LookupRow {
+fn failed_row(lookup: &Lookup, err: &CliError, currency: Option<&Currency>) -> LookupRow {
     if let Some(last) = last_status(err) {
-        let mut view = view(last.data());
+        let mut view = view_in(last.data(), currency);
         view.message = Some(format!(
             "gave up waiting{}",
             view.message.map(|m| format!(": {m}")).unwrap_or_default()
@@ -303,12 +325,16 @@ fn failed_row(lookup: &Lookup, err: &CliError) -> LookupRow {
     }
 }
 
-pub(crate) fn view(data: &PaymentStatus) -> StatusView {
+/// A status as a table shows it, its amount with `currency` when that is
+/// the currency's number of decimals (the answer carries no currency).
+pub(crate) fn view_in(data: &PaymentStatus, currency: Option<&Currency>) -> StatusView {
     StatusView {
         transaction_id: data.transaction_id.to_string(),
         reference_no: data.reference_no.clone(),
         status: data.status.to_string(),
-        amount: data.amount.to_string(),
+        amount: currency
+            .and_then(|currency| output::amount_in(&data.amount, currency))
+            .unwrap_or_else(|| data.amount.to_string()),
         product_code: data.product_code.clone(),
         created_at: data.created_at,
         last_modified_at: data.last_modified_at,

@@ -9,6 +9,8 @@ mod common;
 mod config;
 /// Unreachable services and answers that are not the envelope.
 mod failures;
+/// Tables fitted to the terminal's width, and currencies beside amounts.
+mod layout;
 /// Usage errors said with flags (issue 34): each message before and after.
 mod messages;
 /// `initiate` and `confirm` against the mock, table and json.
