@@ -20,7 +20,8 @@ mod payments;
 mod redirect;
 /// The API key never shows up in any output.
 mod secrets;
-/// `status`: one, many, by reference, `--from-file`, stdin, exit codes.
+/// `status`: one, many, by reference, `--from-file`, stdin, exit codes,
+/// json lines that join back to their input.
 mod status;
 /// The commands above through the contract proxy: the mock is a verified fake.
 mod through_proxy;
