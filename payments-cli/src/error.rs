@@ -111,7 +111,7 @@ pub fn label_for(error: &ClientError) -> &'static str {
         Exit::Rejected => "REJECTED",
         Exit::Usage => "INVALID",
         Exit::WaitGaveUp => "GAVE UP",
-        Exit::Ok | Exit::Unavailable => "ERROR",
+        Exit::Ok | Exit::Unavailable | Exit::Mismatch => "ERROR",
     }
 }
 

@@ -7,6 +7,7 @@
 mod completions;
 mod confirm;
 mod initiate;
+mod reconcile;
 mod status;
 mod verify_return;
 
@@ -89,6 +90,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
             Command::Initiate(args) => initiate::run(&ctx, args).await,
             Command::Confirm(args) => confirm::run(&ctx, args).await,
             Command::Status(args) => status::run(&ctx, args).await,
+            Command::Reconcile(args) => reconcile::run(&ctx, args).await,
             Command::VerifyReturn(args) => verify_return::run(&ctx, args).await,
             Command::Completions(_) => Ok(Exit::Ok),
         };

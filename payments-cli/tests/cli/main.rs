@@ -1,7 +1,8 @@
 //! End-to-end tests of the `payments` binary: each runs the real executable
 //! as a process, most against the mock server started in-process on port 0.
 //! One test binary (fast to link) with one module per topic; together they
-//! cover issue #5 (the support CLI) and COMMANDS.md.
+//! cover issue #5 (the support CLI), issue 34 (reconcile, output that joins
+//! back, messages) and COMMANDS.md.
 
 mod common;
 
@@ -15,6 +16,8 @@ mod layout;
 mod messages;
 /// `initiate` and `confirm` against the mock, table and json.
 mod payments;
+/// `reconcile`: every class, every output, ledgers as they come.
+mod reconcile;
 /// Redirect-based payments: the payment URL line, `verify-return`, and
 /// `--wait` through CONFIRMED until the payer decides.
 mod redirect;
