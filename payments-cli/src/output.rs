@@ -185,12 +185,26 @@ pub fn fields(rows: &[(&str, String)], style: Style) -> String {
     for (name, value) in rows {
         let value_cell = if *name == "Status" {
             status_cell(value, style)
+        } else if *name == "Message" {
+            message_cell(value, style)
         } else {
             cell(value)
         };
         table.add_row(vec![cell(name), value_cell]);
     }
     finish(table)
+}
+
+/// A `Message` field: escaped like any cell, then wrapped to what the
+/// width leaves after the widest label (`Transaction ID  `), words whole.
+/// (Only messages wrap: an id, a URL or JSON stays whole, ready to copy.)
+fn message_cell(value: &str, style: Style) -> Cell {
+    let room = style.width.saturating_sub("Transaction ID".len() + 2);
+    let text = printable(value);
+    if room < 20 || text.chars().count() <= room {
+        return Cell::new(text);
+    }
+    Cell::new(wrap(&text, room).join("\n"))
 }
 
 /// The result of `initiate`.
@@ -265,11 +279,18 @@ pub fn confirmed(view: &ConfirmedView, style: Style) -> String {
 #[must_use]
 pub fn status(view: &StatusView, style: Style) -> String {
     let table = status_table(std::slice::from_ref(&LookupRow::Found(view.clone())), style);
-    let widths = table.column_max_content_widths();
-    let needed = widths.iter().map(|&w| usize::from(w)).sum::<usize>() + 2 * (widths.len() - 1);
-    if needed <= style.width {
+    let widths: Vec<usize> = table
+        .column_max_content_widths()
+        .into_iter()
+        .map(usize::from)
+        .collect();
+    if row_width(&widths, &[true; STATUS_COLUMNS.len()], widths[MESSAGE]) <= style.width {
         return finish(table);
     }
+    status_fields(view, style)
+}
+
+fn status_fields(view: &StatusView, style: Style) -> String {
     fields(
         &[
             ("Transaction ID", view.transaction_id.clone()),
@@ -284,6 +305,26 @@ pub fn status(view: &StatusView, style: Style) -> String {
         ],
         style,
     )
+}
+
+/// Words of `text` in lines of at most `width` display columns (a word
+/// longer than that keeps a line of its own).
+#[must_use]
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr as _;
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.width() + 1 + word.width() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
 }
 
 /// The columns of [`statuses`], and the order the least needed ones are
@@ -301,51 +342,111 @@ const STATUS_COLUMNS: [&str; 9] = [
 ];
 const DROPPED_FIRST: [usize; 4] = [7, 5, 6, 4];
 const MESSAGE: usize = 8;
-/// The message column is wrapped, but never narrower than this.
-const MIN_MESSAGE_WIDTH: usize = 24;
+/// A wrapped message column is never narrower than this (a transaction id
+/// in a message stays on one line).
+const MIN_MESSAGE_WIDTH: usize = 40;
 
-/// Renders status look-ups, one row each, in the order given, fitted to the
-/// width: provider reference, creation time, update time and product are
-/// left out, in that order, until the other columns and at least
-/// [`MIN_MESSAGE_WIDTH`] of the message fit; the message wraps in what is
-/// left (`-o json` has everything).
+/// The width of a row of the shown columns, the message `message` wide.
+fn row_width(widths: &[usize], shown: &[bool; STATUS_COLUMNS.len()], message: usize) -> usize {
+    (0..MESSAGE)
+        .filter(|&i| shown[i])
+        .map(|i| widths[i] + 2)
+        .sum::<usize>()
+        + message
+}
+
+/// Renders status look-ups, in the order given, fitted to the width:
+/// provider reference, creation time, update time and product are left
+/// out, in that order, until the rows fit with their messages whole; if
+/// they still do not, the message wraps in what is left, never narrower
+/// than [`MIN_MESSAGE_WIDTH`]; if even that does not fit (an 80-column
+/// terminal), each look-up is a block of fields, one per line, blocks
+/// apart by a blank line. `-o json` has everything.
 #[must_use]
 pub fn statuses(rows: &[LookupRow], style: Style) -> String {
-    let mut table = status_table(rows, style);
+    let table = status_table(rows, style);
     let widths: Vec<usize> = table
         .column_max_content_widths()
         .into_iter()
         .map(usize::from)
         .collect();
     let mut shown = [true; STATUS_COLUMNS.len()];
-    let needed = |shown: &[bool; STATUS_COLUMNS.len()]| {
-        let columns = (0..MESSAGE).filter(|&i| shown[i]);
-        columns.map(|i| widths[i] + 2).sum::<usize>() + widths[MESSAGE].min(MIN_MESSAGE_WIDTH)
-    };
     for column in DROPPED_FIRST {
-        if needed(&shown) <= style.width {
-            break;
+        if row_width(&widths, &shown, widths[MESSAGE]) <= style.width {
+            return finish(hide(table, shown));
         }
         shown[column] = false;
     }
-    if needed(&shown) <= style.width {
-        let mut constraints = shown.map(|on| {
-            if on {
-                ColumnConstraint::ContentWidth
-            } else {
-                ColumnConstraint::Hidden
-            }
-        });
-        constraints[MESSAGE] = ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(
-            u16::try_from(widths[MESSAGE].min(MIN_MESSAGE_WIDTH)).unwrap_or(u16::MAX),
-        ));
-        table
-            .set_constraints(constraints)
-            .set_content_arrangement(ContentArrangement::Dynamic)
-            // The last column's right padding is trimmed from every line.
-            .set_width(u16::try_from(style.width + 2).unwrap_or(u16::MAX));
+    if row_width(&widths, &shown, widths[MESSAGE]) <= style.width {
+        return finish(hide(table, shown));
     }
+    let least = widths[MESSAGE].min(MIN_MESSAGE_WIDTH);
+    if row_width(&widths, &shown, least) > style.width {
+        return blocks(rows, style);
+    }
+    let mut table = hide(table, shown);
+    if let Some(message) = table.column_mut(MESSAGE) {
+        message.set_constraint(ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(
+            u16::try_from(least).unwrap_or(u16::MAX),
+        )));
+    }
+    table
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        // The last column's right padding is trimmed from every line.
+        .set_width(u16::try_from(style.width + 2).unwrap_or(u16::MAX));
     finish(table)
+}
+
+/// Hides the columns not `shown`; the others keep their content's width.
+fn hide(mut table: Table, shown: [bool; STATUS_COLUMNS.len()]) -> Table {
+    table.set_constraints(shown.map(|on| {
+        if on {
+            ColumnConstraint::ContentWidth
+        } else {
+            ColumnConstraint::Hidden
+        }
+    }));
+    table
+}
+
+/// Each look-up as its fields, one per line, blocks apart by a blank line.
+fn blocks(rows: &[LookupRow], style: Style) -> String {
+    let mut out = String::new();
+    for row in rows {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let block = match row {
+            LookupRow::Found(view) => status_fields(view, style),
+            LookupRow::Failed {
+                input,
+                by_reference,
+                label,
+                reason,
+            } => {
+                // A malformed --from-file line is shown as `(line N)`.
+                let name = if *by_reference {
+                    "Reference"
+                } else if input.starts_with("(line ") {
+                    "Input"
+                } else {
+                    "Transaction ID"
+                };
+                // Labels as wide as a found block's, so values line up.
+                let name = format!("{name:<14}");
+                fields(
+                    &[
+                        (name.as_str(), input.clone()),
+                        ("Status", label.clone()),
+                        ("Message", reason.clone()),
+                    ],
+                    style,
+                )
+            }
+        };
+        out.push_str(&block);
+    }
+    out
 }
 
 fn status_table(rows: &[LookupRow], style: Style) -> Table {
@@ -537,25 +638,40 @@ mod tests {
     }
 
     #[test]
-    fn many_rows_drop_the_least_needed_columns_and_wrap_the_message() {
+    fn many_rows_drop_the_least_needed_columns_then_wrap_then_go_vertical() {
         let mut long = found();
         long.message = Some("a message long enough to need more than one line of text".into());
         let rows = [LookupRow::Found(found()), LookupRow::Found(long)];
-        let narrow = Style {
+        let width = |width| Style {
             colour: false,
-            width: 100,
+            width,
         };
-        let text = statuses(&rows, narrow);
-        assert!(
-            text.lines().all(|line| line.chars().count() <= 100),
-            "{text}"
-        );
-        assert!(
-            !text.contains("PROVIDER REF") && text.contains("MESSAGE"),
-            "{text}"
-        );
-        assert!(text.contains("AMOUNT"), "{text}");
         assert!(statuses(&rows, PLAIN).contains("PROVIDER REF"));
+        let dropped = statuses(&rows, width(120));
+        assert!(
+            !dropped.contains("PROVIDER REF") && dropped.contains("PRODUCT"),
+            "{dropped}"
+        );
+        assert!(
+            dropped.contains("one line of text"),
+            "the message whole: {dropped}"
+        );
+        let wrapped = statuses(&rows, width(100));
+        assert!(
+            wrapped.lines().all(|line| line.chars().count() <= 100),
+            "{wrapped}"
+        );
+        assert!(
+            !wrapped.contains("PRODUCT") && wrapped.contains("AMOUNT"),
+            "{wrapped}"
+        );
+        assert_eq!(wrapped.lines().count(), 4, "{wrapped}");
+        let vertical = statuses(&rows, width(80));
+        assert!(
+            vertical.lines().all(|line| line.chars().count() <= 80),
+            "{vertical}"
+        );
+        assert_eq!(vertical.matches("Transaction ID").count(), 2, "{vertical}");
     }
 
     #[test]

@@ -50,7 +50,7 @@ async fn a_single_status_is_vertical_when_its_row_would_not_fit() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn many_rows_drop_the_least_needed_columns_to_fit() {
+async fn many_rows_drop_columns_then_wrap_then_go_vertical_to_fit() {
     let server = MockServer::start().await;
     let sandbox = Sandbox::new();
     let base = server.base_url();
@@ -58,11 +58,23 @@ async fn many_rows_drop_the_least_needed_columns_to_fit() {
     let second = initiate(&sandbox, &base, "FIT-2", "DECLINED").await;
     confirm(&sandbox, &base, &second, "FIT-2").await;
     let unknown = "01937e1c-0000-7000-8000-000000000000";
-    let mut cmd = status(&sandbox, &base, Some("120"));
-    cmd.args([&first, &second, unknown]);
-    let out = stdout(&run(cmd).await.code(3));
-    assert!(out.lines().all(|line| line.chars().count() <= 120), "{out}");
-    settings().bind(|| insta::assert_snapshot!("layout_many_120_columns", out));
+    let file = sandbox.write_file(
+        "ids.txt",
+        &format!("{first}\n{second}\n{unknown}\nnot an id\n"),
+    );
+    let mut layouts = Vec::new();
+    for columns in ["200", "120", "80"] {
+        let mut cmd = status(&sandbox, &base, Some(columns));
+        cmd.arg("--from-file").arg(&file);
+        let out = stdout(&run(cmd).await.code(3));
+        let width: usize = columns.parse().expect("a number");
+        assert!(
+            out.lines().all(|line| line.chars().count() <= width),
+            "{out}"
+        );
+        layouts.push(format!("## COLUMNS={columns}\n{out}"));
+    }
+    settings().bind(|| insta::assert_snapshot!("layout_many_rows", layouts.join("\n")));
 }
 
 /// Before: `Amount 49.90` in confirm and status, whatever the currency.

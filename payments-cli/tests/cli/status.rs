@@ -115,7 +115,9 @@ async fn from_file_reports_found_unknown_and_malformed_lines_in_order() {
         &format!("# today's ids\n{first}\n\n{UNKNOWN}\nnot an id\n  {second}  \n"),
     );
     let mut cmd = status_cmd(&sandbox, &base);
-    cmd.args(["-o", "table", "--concurrency", "2", "--from-file"])
+    // Wide enough for every column (80, blocks, is in layout.rs).
+    cmd.env("COLUMNS", "250")
+        .args(["-o", "table", "--concurrency", "2", "--from-file"])
         .arg(&file);
     let assert = run(cmd).await.code(3);
     let err = stderr(&assert);

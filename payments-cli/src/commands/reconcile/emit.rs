@@ -350,7 +350,7 @@ impl Spool {
             let field = |i| record.get(i).unwrap_or_default();
             let detail = field(3);
             let mut lines = if detail_width >= MIN_DETAIL_WIDTH {
-                wrap(detail, detail_width)
+                crate::output::wrap(detail, detail_width)
             } else {
                 vec![detail.to_owned()]
             }
@@ -389,30 +389,13 @@ fn pad(text: &str, width: usize) -> String {
     padded
 }
 
-/// Words of `text` in lines of at most `width` display columns (a word
-/// longer than that keeps a line of its own).
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        if !line.is_empty() && line.width() + 1 + word.width() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    lines.push(line);
-    lines
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn wrapping_keeps_words_whole() {
+        use crate::output::wrap;
         assert_eq!(
             wrap("ledger 10.00 MYR, service 10.50 MYR", 20),
             ["ledger 10.00 MYR,", "service 10.50 MYR"]
