@@ -15,7 +15,7 @@
 //! over a channel of [`CHANNEL_ROWS`]; at most `--concurrency` look-ups are
 //! in flight, and results are written in ledger order as they complete
 //! (`buffered` keeps the order; a slow look-up holds back only the rows
-//! after it). What grows with the ledger is the set of references seen (16
+//! after it). What grows with the ledger is the set of references seen (13
 //! bytes a row, for `duplicate`) and, in table output only, the rows that
 //! are not `match`, which wait in a temporary file.
 //!
