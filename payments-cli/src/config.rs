@@ -166,12 +166,7 @@ impl ConfigFile {
         }
     }
 
-    /// Picks the profile: `requested` (flag or env), else `default_profile`,
-    /// else `default` when it exists, else none.
-    ///
-    /// # Errors
-    ///
-    /// A profile named by the user or by `default_profile` that the file lacks.
+    /// The profile only, for the tests: [`ConfigFile::choose`].
     #[cfg(test)]
     pub fn select(
         self,
@@ -184,9 +179,14 @@ impl ConfigFile {
         })
     }
 
-    /// [`ConfigFile::select`], and when no profile is chosen, the names of
+    /// Picks the profile: `requested` (flag or env), else `default_profile`,
+    /// else `default` when it exists, else none; with none, the names of
     /// the profiles the file has (so a missing setting can say how to pick
     /// one instead of "add it to a profile").
+    ///
+    /// # Errors
+    ///
+    /// A profile named by the user or by `default_profile` that the file lacks.
     fn choose(mut self, requested: Option<&str>, path: &Path) -> Result<Chosen, ConfigError> {
         let name = match requested.or(self.default_profile.as_deref()) {
             Some(name) => name.to_owned(),
@@ -271,7 +271,7 @@ impl Settings {
     ///
     /// # Errors
     ///
-    /// Config file problems (see [`ConfigFile::load`] and [`ConfigFile::select`]).
+    /// Config file problems (see [`ConfigFile::load`] and [`ConfigFile::choose`]).
     pub fn resolve(global: GlobalArgs) -> Result<Self, CliError> {
         let (config_path, file) = ConfigFile::load(global.config.as_deref())?;
         let (profile, unselected_profiles) =
