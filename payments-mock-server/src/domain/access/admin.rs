@@ -67,7 +67,7 @@ impl fmt::Debug for AdminKey {
 impl FromStr for AdminKey {
     type Err = String;
 
-    /// 1 to [`MAX_ADMIN_KEY`] visible ASCII characters (what a header can
+    /// 1 to 1,024 visible ASCII characters (what a header can
     /// carry after `Bearer `). The error never repeats any of `s`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let key = Self::new(s);
