@@ -130,14 +130,22 @@ pub fn clap_error_line(err: &clap::Error, command: &clap::Command) -> Option<Str
             let reason = match (err.kind(), std::error::Error::source(err)) {
                 (ErrorKind::ValueValidation, Some(reason)) => reason.to_string(),
                 _ => match err.get(ContextKind::ValidValue) {
-                    Some(ContextValue::Strings(valid)) => {
+                    Some(ContextValue::Strings(valid)) if !valid.is_empty() => {
                         format!("must be one of {}", valid.join(", "))
                     }
                     _ => "is not a valid value".to_owned(),
                 },
             };
             if value.is_empty() && err.kind() == ErrorKind::InvalidValue {
-                return Some(format!("{source} needs a value: it {reason}"));
+                // A flag given without its value: clap lists no valid
+                // values then (an empty list), and "is not a valid value"
+                // would be wrong; only a list says more.
+                return Some(match err.get(ContextKind::ValidValue) {
+                    Some(ContextValue::Strings(valid)) if !valid.is_empty() => {
+                        format!("{source} needs a value: it {reason}")
+                    }
+                    _ => format!("{source} needs a value (see --help)"),
+                });
             }
             Some(format!("{source} {}: {}", quote(value), printable(&reason)))
         }

@@ -75,6 +75,13 @@ async fn each_message_names_the_flag_and_says_what_to_do() {
     assert_eq!(err.lines().count(), 1, "{err}");
     section(&mut transcript, "a 50 KB --extra that is not JSON", &assert);
 
+    // Before: `error: --reference-no needs a value: it must be one of `
+    // (clap lists no valid values for a free-text flag).
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &base, "status", "--reference-no"]);
+    let assert = run(cmd).await.code(2);
+    section(&mut transcript, "--reference-no without its value", &assert);
+
     settings(&sandbox).bind(|| insta::assert_snapshot!("messages_flags", transcript));
 }
 
