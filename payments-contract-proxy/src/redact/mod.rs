@@ -122,45 +122,64 @@ impl Redactor {
     /// Each body is parsed at most twice (once for its fields, once for
     /// echoes), and only when its text can hold what is looked for.
     pub fn redact(&self, exchange: &Exchange) -> (Exchange, Secrets) {
-        let mut out = exchange.clone();
+        let plan = self.plan(exchange);
+        let secrets = plan.secrets.clone();
+        (plan.apply(exchange.clone()), secrets)
+    }
+
+    /// What [`Redactor::redact`] replaces in `exchange`, without copying
+    /// what stays: [`Redaction::apply`] then moves the replacements into
+    /// the exchange. The proxy plans outside its judge's lock and applies
+    /// inside it, so an exchange is never copied whole.
+    pub(crate) fn plan(&self, exchange: &Exchange) -> Redaction {
         // The secret values of both bodies, each with what replaces it.
         let mut met: Secrets = Vec::new();
-        self.message(&mut out.request, Some(&mut met));
-        self.message(&mut out.response, Some(&mut met));
+        let request_body = exchange
+            .request
+            .body
+            .as_deref()
+            .and_then(|b| self.replaced_body(b, Some(&mut met)));
+        let response_body = exchange
+            .response
+            .body
+            .as_deref()
+            .and_then(|b| self.replaced_body(b, Some(&mut met)));
         let secrets = self.secrets(exchange, met);
-        if !secrets.is_empty() {
-            for message in [&mut out.request, &mut out.response] {
-                let scrub = |text: &mut String| {
-                    if let Some(clean) = scrub_text(text, &secrets) {
-                        *text = clean;
-                    }
-                };
-                scrub(&mut message.path);
-                if let Some(q) = message.query.as_mut() {
-                    scrub(q);
-                }
-                for (_, value) in &mut message.headers {
-                    scrub(value);
-                }
-                if let Some(body) = message.body.as_mut() {
-                    // Without an escape, a value inside a JSON string
-                    // appears in the text as itself.
-                    let may_hold = body.contains('\\')
-                        || secrets.iter().any(|(v, _)| body.contains(v.as_str()));
-                    if may_hold {
-                        match serde_json::from_str::<Value>(body) {
-                            Ok(mut value) => {
-                                if scrub_strings(&mut value, &secrets) {
-                                    *body = value.to_string();
-                                }
-                            }
-                            Err(_) => scrub(body),
-                        }
-                    }
-                }
+        let request = self.patch(&exchange.request, request_body, &secrets);
+        let response = self.patch(&exchange.response, response_body, &secrets);
+        Redaction {
+            request,
+            response,
+            secrets,
+        }
+    }
+
+    /// A message's replacements: its secrets where they stand (`body`: its
+    /// body with them replaced, when that changed it), then every value of
+    /// `secrets` wherever else it appears.
+    fn patch(&self, message: &Message, body: Option<String>, secrets: &Secrets) -> Patch {
+        let mut patch = Patch::default();
+        for (n, (name, value)) in message.headers.iter().enumerate() {
+            let standing = SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s));
+            let current = if standing { REDACTED } else { value.as_str() };
+            match scrub_text(current, secrets) {
+                Some(clean) => patch.headers.push((n, clean)),
+                None if standing => patch.headers.push((n, REDACTED.to_owned())),
+                None => {}
             }
         }
-        (out, secrets)
+        if let Some(query) = &message.query {
+            let replaced = self.query(query);
+            let current = replaced.as_deref().unwrap_or(query);
+            patch.query = scrub_text(current, secrets).or(replaced);
+        }
+        patch.path = scrub_text(&message.path, secrets);
+        let current = body.as_deref().or(message.body.as_deref());
+        patch.body = match current {
+            Some(text) if !secrets.is_empty() => scrub_body(text, secrets).or(body),
+            _ => body,
+        };
+        patch
     }
 
     /// `text` with every value of `secrets` replaced.
@@ -231,25 +250,9 @@ impl Redactor {
         found
     }
 
-    /// Replaces a message's secrets where they stand; the string values
-    /// replaced in its body go to `met`.
-    fn message(&self, message: &mut Message, met: Found<'_>) {
-        for (name, value) in &mut message.headers {
-            if SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s)) {
-                *value = REDACTED.to_owned();
-            }
-        }
-        if let Some(query) = &message.query {
-            message.query = Some(self.query(query));
-        }
-        if let Some(body) = &message.body
-            && let Some(replaced) = self.replaced_body(body, met)
-        {
-            message.body = Some(replaced);
-        }
-    }
-
-    fn query(&self, query: &str) -> String {
+    /// The query with its secret parameters replaced, `None` when it has
+    /// none.
+    fn query(&self, query: &str) -> Option<String> {
         let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
             .map(|(k, v)| {
                 let v = match &*k {
@@ -264,11 +267,13 @@ impl Redactor {
             .iter()
             .any(|(k, _)| k == "confirmationCode" || k == "payerId")
         {
-            return query.to_owned();
+            return None;
         }
-        url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(pairs)
-            .finish()
+        Some(
+            url::form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(pairs)
+                .finish(),
+        )
     }
 
     /// A body with its secrets replaced: walked as JSON, or replaced whole
@@ -424,6 +429,75 @@ fn scrub_strings(value: &mut Value, secrets: &Secrets) -> bool {
             .values_mut()
             .fold(false, |c, v| scrub_strings(v, secrets) | c),
         _ => false,
+    }
+}
+
+/// A body's text with the values of `secrets` replaced in its JSON
+/// strings (never its keys, numbers or structure), or as text when it is
+/// not JSON; `None` when none occurs.
+fn scrub_body(body: &str, secrets: &Secrets) -> Option<String> {
+    // Without an escape, a value inside a JSON string appears in the text
+    // as itself.
+    let may_hold = body.contains('\\') || secrets.iter().any(|(v, _)| body.contains(v.as_str()));
+    if !may_hold {
+        return None;
+    }
+    match serde_json::from_str::<Value>(body) {
+        Ok(mut value) => scrub_strings(&mut value, secrets).then(|| value.to_string()),
+        Err(_) => scrub_text(body, secrets),
+    }
+}
+
+/// What redaction replaces in one side of an exchange.
+#[derive(Default)]
+struct Patch {
+    path: Option<String>,
+    query: Option<String>,
+    /// Header values by their place in the list.
+    headers: Vec<(usize, String)>,
+    body: Option<String>,
+}
+
+impl Patch {
+    fn apply(self, message: &mut Message) {
+        if let Some(path) = self.path {
+            message.path = path;
+        }
+        if let Some(query) = self.query {
+            message.query = Some(query);
+        }
+        for (n, value) in self.headers {
+            if let Some((_, slot)) = message.headers.get_mut(n) {
+                *slot = value;
+            }
+        }
+        if let Some(body) = self.body {
+            message.body = Some(body);
+        }
+    }
+}
+
+/// An exchange's redaction, planned ([`Redactor::plan`]) and not yet
+/// applied. Its `Debug` shows no secret.
+pub(crate) struct Redaction {
+    request: Patch,
+    response: Patch,
+    /// The secret values replaced everywhere, for the findings' messages.
+    pub(crate) secrets: Secrets,
+}
+
+impl std::fmt::Debug for Redaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Redaction { [redacted] }")
+    }
+}
+
+impl Redaction {
+    /// `exchange` (the one planned for) with its secrets replaced.
+    pub(crate) fn apply(self, mut exchange: Exchange) -> Exchange {
+        self.request.apply(&mut exchange.request);
+        self.response.apply(&mut exchange.response);
+        exchange
     }
 }
 
