@@ -214,6 +214,11 @@ impl<'a> Object<'a> {
         self.get(name)?.as_str()
     }
 
+    /// Every field, in the order they came (a repeated key each time).
+    pub fn fields(&self) -> &[(Cow<'a, str>, Json<'a>)] {
+        &self.fields
+    }
+
     /// Every key, sorted and each once (as `serde_json::Map` lists them).
     pub fn keys(&self) -> Vec<&str> {
         let mut keys: Vec<&str> = self.fields.iter().map(|(k, _)| k.as_ref()).collect();

@@ -141,13 +141,9 @@ impl Memory {
 
     /// The entry of `transaction_id`, made if new (and the most recent).
     pub fn seen(&mut self, transaction_id: &str) -> &mut Seen {
-        if !self.transactions.contains(transaction_id) {
-            self.transactions
-                .push(transaction_id.to_owned(), Seen::default());
-        }
+        // One look-up; the key is copied only when the entry is new.
         self.transactions
-            .get_mut(transaction_id)
-            .expect("just made sure it is there")
+            .get_or_insert_mut_ref(transaction_id, Seen::default)
     }
 
     /// Remembers a 200 initiate of `(merchant, reference)`.

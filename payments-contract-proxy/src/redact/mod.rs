@@ -18,6 +18,7 @@ use serde_json::Value;
 use sha2::Sha256;
 
 use super::exchange::{Exchange, Message};
+use super::json::{self, Json, Shape};
 
 /// What a URL component encodes (RFC 3986's unreserved characters stay).
 const COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
@@ -290,6 +291,15 @@ impl Redactor {
         if !body.contains('\\') && !body.contains("confirmationCode") && !body.contains("payerId") {
             return None;
         }
+        let mut met = met;
+        if let Some(quick) = self.quick_body(body, &mut met) {
+            return quick;
+        }
+        self.walked_body(body, met)
+    }
+
+    /// [`Redactor::replaced_body`] by walking the body as a `Value`.
+    fn walked_body(&self, body: &str, met: Found<'_>) -> Option<String> {
         match serde_json::from_str::<Value>(body) {
             Ok(mut value) => {
                 let mut met = met;
@@ -300,6 +310,102 @@ impl Redactor {
             }
             Err(_) => None,
         }
+    }
+
+    /// [`Redactor::walked_body`] without building a `Value`, for the
+    /// usual body (an initiate's or a confirm's): a JSON object whose
+    /// secret fields are top-level strings, numbers or null and whose
+    /// other values hold nothing the walk would change (no escape, no
+    /// secret field's name). The same text and the same secrets met, in
+    /// the same order: `Some(None)` when nothing changes. `None` when the
+    /// body is not that usual one, and the walk decides.
+    fn quick_body(&self, body: &str, met: &mut Found<'_>) -> Option<Option<String>> {
+        let json::Body::Object(object) = json::Body::of(body) else {
+            return None;
+        };
+        // As `serde_json::Map` holds them: sorted by key, a repeated key's
+        // last value.
+        let mut fields: Vec<(&str, Json<'_>)> = object
+            .fields()
+            .iter()
+            .rev()
+            .map(|(key, value)| (key.as_ref(), *value))
+            .collect();
+        fields.sort_by(|a, b| a.0.cmp(b.0));
+        fields.dedup_by(|later, kept| later.0 == kept.0);
+        let names = |text: &str| text.contains("confirmationCode") || text.contains("payerId");
+        let mut found: Secrets = Vec::new();
+        let mut replaced: Vec<Option<String>> = Vec::with_capacity(fields.len());
+        for (key, value) in &fields {
+            let replacement = match (*key, value.shape()) {
+                ("confirmationCode" | "payerId", Shape::Null) => None,
+                ("confirmationCode", Shape::String | Shape::Number) => {
+                    let leaf = match value.as_str() {
+                        Some(text) => text.into_owned(),
+                        None => value.number_text()?.into_owned(),
+                    };
+                    found.push((leaf, REDACTED.to_owned()));
+                    Some(serde_json::to_string(REDACTED).ok()?)
+                }
+                ("payerId", Shape::String) => {
+                    let payer = value.as_str()?.into_owned();
+                    let token = self.token(&payer);
+                    let quoted = serde_json::to_string(&token).ok()?;
+                    found.push((payer, token));
+                    Some(quoted)
+                }
+                ("confirmationCode" | "payerId", _) => return None,
+                (_, Shape::String) => {
+                    let text = value.as_str()?;
+                    let escaped_json =
+                        text.contains('\\') && text.trim_start().starts_with(['{', '[']);
+                    if names(&text) || escaped_json {
+                        return None;
+                    }
+                    None
+                }
+                (_, Shape::Object | Shape::Array) => {
+                    if value.text().contains('\\') || names(value.text()) {
+                        return None;
+                    }
+                    None
+                }
+                _ => None,
+            };
+            replaced.push(replacement);
+        }
+        if let Some(met) = met.as_deref_mut() {
+            met.extend(found);
+        }
+        if replaced.iter().all(Option::is_none) {
+            return Some(None);
+        }
+        // Written as `Value` writes itself: compact, keys in order.
+        let mut out = String::with_capacity(body.len() + 32);
+        out.push('{');
+        for (n, ((key, value), replacement)) in fields.iter().zip(&replaced).enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            if key.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+                out.push_str(&serde_json::to_string(key).ok()?);
+            } else {
+                out.push('"');
+                out.push_str(key);
+                out.push('"');
+            }
+            out.push(':');
+            match replacement {
+                Some(text) => out.push_str(text),
+                None => match value.shape() {
+                    Shape::String if !value.text().contains('\\') => out.push_str(value.text()),
+                    Shape::Null | Shape::Bool => out.push_str(value.text()),
+                    _ => out.push_str(&value.to_string()),
+                },
+            }
+        }
+        out.push('}');
+        Some(Some(out))
     }
 
     /// Replaces secrets in `value`, noting the string values replaced in
