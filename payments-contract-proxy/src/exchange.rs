@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::json::{self, Body, Json, Object};
+use crate::json::{self, Body, Json, Object, Shape};
 
 /// A request and its answer, whole (bodies up to the judging limit), as the
 /// proxy saw them and a recording keeps them.
@@ -166,20 +166,11 @@ pub struct Envelope<'a> {
     pub error_code: Option<Json<'a>>,
     /// `message`.
     pub message: Option<Json<'a>>,
-    /// `data`.
-    pub data: Option<Json<'a>>,
+    /// What `data` is (its fields are [`Parsed::success_data`]'s).
+    pub data: Option<Shape>,
 }
 
 impl<'a> Envelope<'a> {
-    fn of(object: &Object<'a>) -> Self {
-        Self {
-            is_success: object.get("isSuccess"),
-            error_code: object.get("errorCode"),
-            message: object.get("message"),
-            data: object.get("data"),
-        }
-    }
-
     /// `isSuccess` when it is a boolean.
     pub fn success(&self) -> Option<bool> {
         self.is_success.and_then(Json::as_bool)
@@ -192,7 +183,8 @@ impl<'a> Envelope<'a> {
 }
 
 /// An exchange parsed once for every rule: each body read once, borrowed
-/// (`json.rs`), the envelope and a success's `data` picked out once.
+/// (`json.rs`), the envelope and a success's `data` picked out in the
+/// same pass.
 #[derive(Debug)]
 pub struct Parsed<'a> {
     /// The exchange.
@@ -203,8 +195,8 @@ pub struct Parsed<'a> {
     pub request: Option<Object<'a>>,
     /// The request body is not JSON (or not an object).
     pub request_not_json: bool,
-    /// The response body, read as JSON.
-    pub response: Body<'a>,
+    /// The response body is JSON.
+    pub response_is_json: bool,
     /// The response's envelope, when the body is a JSON object.
     envelope: Option<Envelope<'a>>,
     /// The `data` object of a success answered 200.
@@ -221,24 +213,34 @@ impl<'a> Parsed<'a> {
             _ => None,
         };
         let request_not_json = request.is_none();
-        let response = exchange
+        let read = exchange
             .response
             .body
             .as_deref()
-            .map_or(Body::NotJson, Body::of);
-        let envelope = response.object().map(Envelope::of);
-        let success_data = envelope
-            .filter(|e| e.success() == Some(true) && exchange.response.status == 200)
-            .and_then(|e| e.data)
-            .and_then(json::object_of);
+            .map_or(Err(()), json::envelope_of);
+        let response_is_json = read.is_ok();
+        let (envelope, data) = match read {
+            Ok(Some(read)) => (
+                Some(Envelope {
+                    is_success: read.is_success,
+                    error_code: read.error_code,
+                    message: read.message,
+                    data: read.data,
+                }),
+                read.data_object,
+            ),
+            _ => (None, None),
+        };
+        let success =
+            envelope.is_some_and(|e| e.success() == Some(true) && exchange.response.status == 200);
         Self {
             exchange,
             endpoint,
             request,
             request_not_json,
-            response,
+            response_is_json,
             envelope,
-            success_data,
+            success_data: data.filter(|_| success),
         }
     }
 

@@ -255,6 +255,7 @@ impl<'a> Body<'a> {
     }
 
     /// The object, when it is one.
+    #[cfg(test)]
     pub fn object(&self) -> Option<&Object<'a>> {
         match self {
             Body::Object(object) => Some(object),
@@ -263,6 +264,7 @@ impl<'a> Body<'a> {
     }
 
     /// Whether it is JSON.
+    #[cfg(test)]
     pub fn is_json(&self) -> bool {
         !matches!(self, Body::NotJson)
     }
@@ -270,6 +272,7 @@ impl<'a> Body<'a> {
 
 /// An object of a value that is one (an object's text, as the parse of
 /// its body left it).
+#[cfg(test)]
 pub fn object_of<'a>(value: Json<'a>) -> Option<Object<'a>> {
     if value.shape() != Shape::Object {
         return None;
@@ -277,6 +280,167 @@ pub fn object_of<'a>(value: Json<'a>) -> Option<Object<'a>> {
     match Body::of(value.0) {
         Body::Object(object) => Some(object),
         _ => None,
+    }
+}
+
+/// An answer read as the envelope (interface section 2.1) in one pass:
+/// `isSuccess`, `errorCode` and `message` as their text, and `data` read
+/// into its fields when it is an object (its own text is not kept: the
+/// rules ask only what it is).
+#[derive(Debug, Clone, Default)]
+pub struct EnvelopeRead<'a> {
+    /// `isSuccess`, `errorCode`, `message`, each when present.
+    pub is_success: Option<Json<'a>>,
+    /// `errorCode`.
+    pub error_code: Option<Json<'a>>,
+    /// `message`.
+    pub message: Option<Json<'a>>,
+    /// What `data` is, when present.
+    pub data: Option<Shape>,
+    /// `data`'s fields, when it is an object.
+    pub data_object: Option<Object<'a>>,
+}
+
+/// Reads an answer's body: `NotJson`, `NotObject`, or the envelope's
+/// fields (the last value of a repeated key, as [`Body::of`] reads them).
+pub fn envelope_of(text: &str) -> Result<Option<EnvelopeRead<'_>>, ()> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_any(EnvelopeVisitor)
+        .and_then(|read| {
+            de.end()?;
+            Ok(read)
+        })
+        .map_err(|_| ())
+}
+
+/// The top level of an answer.
+struct EnvelopeVisitor;
+
+impl<'de> Visitor<'de> for EnvelopeVisitor {
+    type Value = Option<EnvelopeRead<'de>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut read = EnvelopeRead::default();
+        let mut first = true;
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            if first && key == NUMBER_TOKEN {
+                let Key(number) = map.next_value::<Key<'de>>()?;
+                return match number.parse::<serde_json::Number>() {
+                    Ok(_) => Ok(None),
+                    Err(e) => Err(de::Error::custom(e)),
+                };
+            }
+            first = false;
+            let slot = match key.as_ref() {
+                "isSuccess" => &mut read.is_success,
+                "errorCode" => &mut read.error_code,
+                "message" => &mut read.message,
+                "data" => {
+                    let (shape, fields) = map.next_value_seed(Nested)?;
+                    read.data = Some(shape);
+                    read.data_object = fields.map(|fields| Object { fields });
+                    continue;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            let value: &'de RawValue = map.next_value()?;
+            *slot = Some(Json(value.get()));
+        }
+        Ok(Some(read))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        ObjectVisitor.visit_seq(seq).map(|_| None)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// A nested value: what it is, and its fields when it is an object.
+struct Nested;
+
+impl<'de> de::DeserializeSeed<'de> for Nested {
+    type Value = (Shape, Option<Fields<'de>>);
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(NestedVisitor)
+    }
+}
+
+struct NestedVisitor;
+
+impl<'de> Visitor<'de> for NestedVisitor {
+    type Value = (Shape, Option<Fields<'de>>);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        Ok(match ObjectVisitor.visit_map(map)? {
+            Some(fields) => (Shape::Object, Some(fields)),
+            None => (Shape::Number, None),
+        })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        ObjectVisitor.visit_seq(seq).map(|_| (Shape::Array, None))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok((Shape::Bool, None))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok((Shape::Number, None))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok((Shape::Number, None))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok((Shape::Number, None))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok((Shape::String, None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok((Shape::Null, None))
     }
 }
 
@@ -438,6 +602,54 @@ mod tests {
             for (key, expected) in inner {
                 agrees(object.get(key).expect("every key"), expected);
             }
+        }
+    }
+
+    #[test]
+    fn an_answer_is_read_as_its_envelope_in_one_pass_as_in_two() {
+        let answers = [
+            r#"{"isSuccess":true,"errorCode":null,"message":"m","data":{"a":1,"b":"x","a":2},"extra":[1]}"#,
+            r#"{"data":null,"isSuccess":false,"errorCode":"X","message":null}"#,
+            r#"{"data":5,"isSuccess":"yes"}"#,
+            r#"{"data":[1],"data":"s"}"#,
+            r#"{"data":{"x":1},"data":{"y":2}}"#,
+            r#"{"data":true,"message":1.5}"#,
+            "[1]",
+            "5",
+            "",
+            "<html>",
+            r#"{"$serde_json::private::Number":"abc"}"#,
+        ];
+        for answer in answers {
+            let body = Body::of(answer);
+            let read = envelope_of(answer);
+            assert_eq!(read.is_ok(), body.is_json(), "{answer}");
+            let (Ok(Some(read)), Some(object)) = (read, body.object()) else {
+                assert!(body.object().is_none(), "{answer}");
+                continue;
+            };
+            for (got, name) in [
+                (read.is_success, "isSuccess"),
+                (read.error_code, "errorCode"),
+                (read.message, "message"),
+            ] {
+                assert_eq!(got, object.get(name), "{answer}: {name}");
+            }
+            let data = object.get("data");
+            assert_eq!(read.data, data.map(Json::shape), "{answer}");
+            let fields = |o: Option<Object<'_>>| {
+                o.map(|o| {
+                    o.keys()
+                        .iter()
+                        .map(|k| (k.to_string(), o.get(k).map(|v| v.text().to_owned())))
+                        .collect::<Vec<_>>()
+                })
+            };
+            assert_eq!(
+                fields(read.data_object),
+                fields(data.and_then(object_of)),
+                "{answer}"
+            );
         }
     }
 

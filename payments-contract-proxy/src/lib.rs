@@ -373,7 +373,7 @@ impl ProxyState {
         // (the exchange itself is never copied: the plan is applied to it
         // once the rules have read it).
         let parsed = Parsed::of(&exchange);
-        let redaction = self.redactor.plan(&exchange);
+        let redaction = self.redactor.plan(&exchange, parsed.request.as_ref());
         let mut judge = self.lock();
         let (verdict, mut findings) = if exchange.judged {
             let findings = rules::judge(&parsed, &judge.memory);

@@ -123,7 +123,7 @@ impl Redactor {
     /// Each body is parsed at most twice (once for its fields, once for
     /// echoes), and only when its text can hold what is looked for.
     pub fn redact(&self, exchange: &Exchange) -> (Exchange, Secrets) {
-        let plan = self.plan(exchange);
+        let plan = self.plan(exchange, None);
         let secrets = plan.secrets.clone();
         (plan.apply(exchange.clone()), secrets)
     }
@@ -132,14 +132,21 @@ impl Redactor {
     /// what stays: [`Redaction::apply`] then moves the replacements into
     /// the exchange. The proxy plans outside its judge's lock and applies
     /// inside it, so an exchange is never copied whole.
-    pub(crate) fn plan(&self, exchange: &Exchange) -> Redaction {
+    ///
+    /// `request` is the request body's object when it was read already
+    /// (the rules' parse), so it is not read twice.
+    pub(crate) fn plan(
+        &self,
+        exchange: &Exchange,
+        request: Option<&json::Object<'_>>,
+    ) -> Redaction {
         // The secret values of both bodies, each with what replaces it.
         let mut met: Secrets = Vec::new();
         let request_body = exchange
             .request
             .body
             .as_deref()
-            .and_then(|b| self.replaced_body(b, Some(&mut met)));
+            .and_then(|b| self.replaced_body_of(b, Some(&mut met), request));
         let response_body = exchange
             .response
             .body
@@ -286,13 +293,24 @@ impl Redactor {
 
     /// [`Redactor::body`], `None` when nothing changed.
     fn replaced_body(&self, body: &str, met: Found<'_>) -> Option<String> {
+        self.replaced_body_of(body, met, None)
+    }
+
+    /// [`Redactor::replaced_body`] of a body whose object may have been
+    /// read already (`object`: its fields).
+    fn replaced_body_of(
+        &self,
+        body: &str,
+        met: Found<'_>,
+        object: Option<&json::Object<'_>>,
+    ) -> Option<String> {
         // Without an escape, a secret field's name appears as itself: a
         // body that names none has nothing to replace (most answers).
         if !body.contains('\\') && !body.contains("confirmationCode") && !body.contains("payerId") {
             return None;
         }
         let mut met = met;
-        if let Some(quick) = self.quick_body(body, &mut met) {
+        if let Some(quick) = self.quick_body(body, &mut met, object) {
             return quick;
         }
         self.walked_body(body, met)
@@ -319,9 +337,22 @@ impl Redactor {
     /// secret field's name). The same text and the same secrets met, in
     /// the same order: `Some(None)` when nothing changes. `None` when the
     /// body is not that usual one, and the walk decides.
-    fn quick_body(&self, body: &str, met: &mut Found<'_>) -> Option<Option<String>> {
-        let json::Body::Object(object) = json::Body::of(body) else {
-            return None;
+    fn quick_body(
+        &self,
+        body: &str,
+        met: &mut Found<'_>,
+        read: Option<&json::Object<'_>>,
+    ) -> Option<Option<String>> {
+        let parsed;
+        let object = match read {
+            Some(object) => object,
+            None => {
+                let json::Body::Object(object) = json::Body::of(body) else {
+                    return None;
+                };
+                parsed = object;
+                &parsed
+            }
         };
         // As `serde_json::Map` holds them: sorted by key, a repeated key's
         // last value.

@@ -275,11 +275,19 @@ fn the_quick_body_replacement_is_the_walks() {
         let walked = redactor.walked_body(body, Some(&mut walked_met));
         let mut quick_met = Vec::new();
         let mut found = Some(&mut quick_met);
-        let Some(quick) = redactor.quick_body(body, &mut found) else {
+        let read = crate::json::Body::of(body);
+        let again = redactor.quick_body(body, &mut None, read.object());
+        let Some(quick) = redactor.quick_body(body, &mut found, None) else {
+            assert!(again.is_none(), "{body}");
             assert!(quick_met.is_empty(), "{body}: nothing met when not taken");
             continue;
         };
         quick_taken += 1;
+        assert_eq!(
+            again.as_ref(),
+            Some(&quick),
+            "{body}: from the rules' parse"
+        );
         assert_eq!(quick, walked, "{body}");
         assert_eq!(quick_met, walked_met, "{body}");
     }

@@ -19,8 +19,20 @@ fn transaction_of<'a>(data: &Object<'a>) -> Option<Cow<'a, str>> {
 }
 
 /// A merchantId as a key: a UUID in its canonical spelling, else as sent.
-fn merchant_key(text: &str) -> String {
-    uuid::Uuid::parse_str(text).map_or_else(|_| text.to_owned(), |u| u.hyphenated().to_string())
+fn merchant_key(text: &str) -> Cow<'_, str> {
+    // Already canonical (lower-case hex, hyphenated): as it is, no copy.
+    let canonical = text.len() == 36
+        && text.bytes().enumerate().all(|(n, b)| match n {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_digit() || (b'a'..=b'f').contains(&b),
+        });
+    if canonical {
+        return Cow::Borrowed(text);
+    }
+    uuid::Uuid::parse_str(text).map_or_else(
+        |_| Cow::Owned(text.to_owned()),
+        |u| Cow::Owned(u.hyphenated().to_string()),
+    )
 }
 
 /// The minor-unit exponent of an active ISO 4217 code.
@@ -293,7 +305,9 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
     match &p.endpoint {
         Endpoint::Initiate => {
             let request = p.request.as_ref();
-            let merchant = p.request_text("merchantId").map(|m| merchant_key(&m));
+            let merchant = p
+                .request_text("merchantId")
+                .map(|m| merchant_key(&m).into_owned());
             let reference = p.request_text("referenceNo");
             let amount = request.and_then(|r| r.get("amount")).and_then(Json::as_u64);
             let currency = match request.and_then(|r| r.get("currencyCode")) {
@@ -625,6 +639,24 @@ mod tests {
             200,
             ok(initiate_data(id, reference, 1050)),
         )
+    }
+
+    #[test]
+    fn a_merchant_is_keyed_by_its_canonical_uuid() {
+        let canonical = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
+        assert!(matches!(
+            super::merchant_key(canonical),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            super::merchant_key("6F1C0D3E-1B7A-4C1E-9A55-1C2B3D4E5F60"),
+            canonical
+        );
+        assert_eq!(
+            super::merchant_key("6f1c0d3e1b7a4c1e9a551c2b3d4e5f60"),
+            canonical
+        );
+        assert_eq!(super::merchant_key("merchant-1"), "merchant-1");
     }
 
     const OTHER_MERCHANT: &str = "0b7e2d51-93c4-4f0a-8d6e-2f1a3b4c5d6e";

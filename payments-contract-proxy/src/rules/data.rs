@@ -185,6 +185,11 @@ fn data_extra(p: &Parsed<'_>, _: &Memory) -> Hits {
         return Vec::new();
     };
     let known = fields_of(&p.endpoint);
+    let is_known = |key: &str| known.iter().any(|field| field.name == key);
+    // Most answers show only the document's fields: nothing to sort.
+    if data.fields().iter().all(|(key, _)| is_known(key)) {
+        return Vec::new();
+    }
     data.keys()
         .into_iter()
         .filter(|k| !known.iter().any(|field| field.name == *k))

@@ -42,7 +42,7 @@ fn envelope_shape(p: &Parsed<'_>, _: &Memory) -> Hits {
         return Vec::new();
     }
     let Some(envelope) = p.envelope() else {
-        let what = if p.response.is_json() {
+        let what = if p.response_is_json {
             "the body is JSON but not an object"
         } else if p
             .exchange
@@ -79,7 +79,7 @@ fn envelope_shape(p: &Parsed<'_>, _: &Memory) -> Hits {
             Some(_) => problem(format!("{name} is neither a string nor null")),
         }
     }
-    match envelope.data.map(Json::shape) {
+    match envelope.data {
         None => problem("data is missing".to_owned()),
         Some(Shape::Object | Shape::Null) => {}
         Some(_) => problem("data is neither an object nor null".to_owned()),
@@ -101,18 +101,19 @@ fn envelope_consistency(p: &Parsed<'_>, _: &Memory) -> Hits {
         return Vec::new();
     };
     let is_null = |v: Option<Json<'_>>| v.is_none_or(Json::is_null);
+    let data_is_null = envelope.data.is_none_or(|shape| shape == Shape::Null);
     let mut problems = Vec::new();
     match envelope.success() {
         Some(true) => {
             if !is_null(envelope.error_code) {
                 problems.push("isSuccess is true but errorCode is set");
             }
-            if is_null(envelope.data) {
+            if data_is_null {
                 problems.push("isSuccess is true but data is null");
             }
         }
         Some(false) => {
-            if !is_null(envelope.data) {
+            if !data_is_null {
                 problems.push("isSuccess is false but data is not null");
             }
             if is_null(envelope.error_code) {
