@@ -9,7 +9,9 @@
 # perf/wrk/initiate_full.lua), each with the text log and with
 # --log-format json, the 6-field initiate on a fresh SQLite store
 # (initiate_sqlite: the writer thread's share), and the bare-axum control
-# GET and POST: starts the
+# GET and POST, and the contract proxy and the bare forwarder in front of
+# the mock (proxy_status, proxy_initiate, forwarder_status,
+# forwarder_initiate: only the one in front is under callgrind): starts the
 # server under callgrind (pinned to SERVER_CPU), warms it up with wrk for
 # PROFILE_WARMUP seconds (2), zeroes the counters (callgrind_control -z),
 # drives it with wrk (pinned to CLIENT_CPU; PROFILE_CONNECTIONS, 4,
@@ -39,20 +41,54 @@ command -v valgrind >/dev/null || sudo_if_needed apt-get install -y valgrind >/d
 MOCK=$BIN/payments-mock-server
 WRK=$ROOT/perf/wrk
 
+wanted() { [ -z "$ONLY" ] || [[ " $ONLY " == *" $1 "* ]]; }
+
+# status_path BASE: initiates one transaction there; prints its status path.
+status_path() {
+  curl -sf -H 'content-type: application/json' "$1/api/payments/initiate" \
+    -d '{"merchantId":"6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60","referenceNo":"PROFILE-1","amount":1050,"productCode":"TOPUP","storeId":"S1","payerId":"60123456789"}' \
+    >"$OUT/initiate-body.json"
+  echo "/api/payments/$(sed -n 's/.*"transactionId":"\([^"]*\)".*/\1/p' "$OUT/initiate-body.json")/status"
+}
+
 # profile NAME URL_PATH SCRIPT CMD...: one callgrind session.
 profile() {
   local name=$1 path=$2 script=$3
   shift 3
-  if [ -n "$ONLY" ] && [[ " $ONLY " != *" $name "* ]]; then
-    return 0
-  fi
+  wanted "$name" || return 0
   start_server "$OUT/$name.out" valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.$name" "$@"
   if [[ $name == status* ]]; then
-    curl -sf -H 'content-type: application/json' "$BASE/api/payments/initiate" \
-      -d '{"merchantId":"6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60","referenceNo":"PROFILE-1","amount":1050,"productCode":"TOPUP","storeId":"S1","payerId":"60123456789"}' \
-      >"$OUT/initiate-body.json"
-    path="/api/payments/$(sed -n 's/.*"transactionId":"\([^"]*\)".*/\1/p' "$OUT/initiate-body.json")/status"
+    path=$(status_path "$BASE")
   fi
+  window "$name" "$path" "$script"
+}
+
+# profile_front NAME URL_PATH SCRIPT CMD...: CMD (the contract proxy or
+# the bare forwarder; `--upstream URL --port 0` are appended) under
+# callgrind, in front of a mock that runs as it is (on SERVER_CPU too):
+# only CMD's instructions are counted. URL_PATH "status" reads a
+# transaction initiated straight at the mock.
+profile_front() {
+  local name=$1 path=$2 script=$3
+  shift 3
+  wanted "$name" || return 0
+  start_server "$OUT/$name.mock.out" "$MOCK" --port 0
+  FRONT_MOCK_PID=$SERVER_PID
+  local upstream=$BASE
+  [ "$path" = status ] && path=$(status_path "$upstream")
+  start_server "$OUT/$name.out" valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.$name" "$@" --upstream "$upstream" --port 0
+  window "$name" "$path" "$script"
+  SERVER_PID=$FRONT_MOCK_PID
+  FRONT_MOCK_PID=""
+  stop_server
+}
+FRONT_MOCK_PID=""
+trap 'stop_server; [ -z "$FRONT_MOCK_PID" ] || kill -TERM "$FRONT_MOCK_PID" 2>/dev/null || true' EXIT
+
+# window NAME URL_PATH SCRIPT: warms up the server under callgrind
+# (SERVER_PID, BASE), counts one wrk window, stops it, annotates.
+window() {
+  local name=$1 path=$2 script=$3
   (cd "$ROOT" && WRK_TAG="warm-$$" taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS_PROFILE" -d"${WARMUP}s" -s "$script" "$BASE$path") >"$OUT/$name.warmup.wrk"
   callgrind_control -z "$SERVER_PID" >/dev/null
   (cd "$ROOT" && WRK_TAG="profile-$$" taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS_PROFILE" -d"${SECONDS_PROFILE}s" -s "$script" "$BASE$path") >"$OUT/$name.wrk"
@@ -79,8 +115,15 @@ profile initiate_sqlite "/api/payments/initiate" "$WRK/initiate.lua" "$MOCK" --p
 [ -f "$OUT/initiate-body.json" ] || printf '{"isSuccess":true}' >"$OUT/initiate-body.json"
 profile control_get "/" "$WRK/get.lua" "$BIN/perf-control" --get-body "$OUT/initiate-body.json" --post-body "$OUT/initiate-body.json"
 profile control_post "/api/payments/initiate" "$WRK/initiate.lua" "$BIN/perf-control" --get-body "$OUT/initiate-body.json" --post-body "$OUT/initiate-body.json"
+# The contract proxy in front of the mock, and the bare forwarder
+# (scripts/bench-proxy.sh's control) likewise: the proxy's own cost is
+# the difference.
+profile_front proxy_status status "$WRK/get.lua" "$MOCK" proxy
+profile_front proxy_initiate "/api/payments/initiate" "$WRK/initiate.lua" "$MOCK" proxy
+profile_front forwarder_status status "$WRK/get.lua" "$BIN/perf-forwarder"
+profile_front forwarder_initiate "/api/payments/initiate" "$WRK/initiate.lua" "$BIN/perf-forwarder"
 
-for name in status status_json initiate initiate_json initiate_full initiate_sqlite; do
+for name in status status_json initiate initiate_json initiate_full initiate_sqlite proxy_status proxy_initiate; do
   echo
   echo "## $name: top functions by exclusive instructions"
   [ -f "$OUT/$name.exclusive.txt" ] || continue

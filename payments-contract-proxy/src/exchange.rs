@@ -1,10 +1,13 @@
 //! One exchange through the proxy (a request and its answer) as the rules
 //! read it: which endpoint of the interface document it hit, and its bodies
-//! parsed once.
+//! parsed once, borrowed.
+
+use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+
+use crate::json::{self, Body, Json, Object, Shape};
 
 /// A request and its answer, whole (bodies up to the judging limit), as the
 /// proxy saw them and a recording keeps them.
@@ -158,42 +161,30 @@ impl Endpoint {
 #[derive(Debug, Clone, Copy)]
 pub struct Envelope<'a> {
     /// `isSuccess`.
-    pub is_success: Option<&'a Value>,
+    pub is_success: Option<Json<'a>>,
     /// `errorCode`.
-    pub error_code: Option<&'a Value>,
+    pub error_code: Option<Json<'a>>,
     /// `message`.
-    pub message: Option<&'a Value>,
-    /// `data`.
-    pub data: Option<&'a Value>,
+    pub message: Option<Json<'a>>,
+    /// What `data` is (its fields are [`Parsed::success_data`]'s).
+    pub data: Option<Shape>,
 }
 
 impl<'a> Envelope<'a> {
-    fn of(object: &'a Map<String, Value>) -> Self {
-        Self {
-            is_success: object.get("isSuccess"),
-            error_code: object.get("errorCode"),
-            message: object.get("message"),
-            data: object.get("data"),
-        }
-    }
-
     /// `isSuccess` when it is a boolean.
     pub fn success(&self) -> Option<bool> {
-        self.is_success.and_then(Value::as_bool)
+        self.is_success.and_then(Json::as_bool)
     }
 
     /// `errorCode` when it is a string.
-    pub fn code(&self) -> Option<&'a str> {
-        self.error_code.and_then(Value::as_str)
-    }
-
-    /// `data` when it is an object.
-    pub fn data_object(&self) -> Option<&'a Map<String, Value>> {
-        self.data.and_then(Value::as_object)
+    pub fn code(&self) -> Option<Cow<'a, str>> {
+        self.error_code.and_then(Json::as_str)
     }
 }
 
-/// An exchange parsed once for every rule.
+/// An exchange parsed once for every rule: each body read once, borrowed
+/// (`json.rs`), the envelope and a success's `data` picked out in the
+/// same pass.
 #[derive(Debug)]
 pub struct Parsed<'a> {
     /// The exchange.
@@ -201,11 +192,15 @@ pub struct Parsed<'a> {
     /// Its endpoint.
     pub endpoint: Endpoint,
     /// The request body as a JSON object, when it is one.
-    pub request: Option<Map<String, Value>>,
+    pub request: Option<Object<'a>>,
     /// The request body is not JSON (or not an object).
     pub request_not_json: bool,
-    /// The response body as JSON, when it is JSON.
-    pub response: Option<Value>,
+    /// The response body is JSON.
+    pub response_is_json: bool,
+    /// The response's envelope, when the body is a JSON object.
+    envelope: Option<Envelope<'a>>,
+    /// The `data` object of a success answered 200.
+    success_data: Option<Object<'a>>,
 }
 
 impl<'a> Parsed<'a> {
@@ -213,29 +208,45 @@ impl<'a> Parsed<'a> {
     pub fn of(exchange: &'a Exchange) -> Self {
         let endpoint = Endpoint::of(&exchange.request.method, &exchange.request.path);
         let body = exchange.request.body.as_deref().unwrap_or("");
-        let request = serde_json::from_str::<Value>(body).ok();
-        let request_not_json = !matches!(request, Some(Value::Object(_)));
-        let request = match request {
-            Some(Value::Object(map)) => Some(map),
+        let request = match Body::of(body) {
+            Body::Object(object) => Some(object),
             _ => None,
         };
-        let response = exchange
+        let request_not_json = request.is_none();
+        let read = exchange
             .response
             .body
             .as_deref()
-            .and_then(|b| serde_json::from_str::<Value>(b).ok());
+            .map_or(Err(()), json::envelope_of);
+        let response_is_json = read.is_ok();
+        let (envelope, data) = match read {
+            Ok(Some(read)) => (
+                Some(Envelope {
+                    is_success: read.is_success,
+                    error_code: read.error_code,
+                    message: read.message,
+                    data: read.data,
+                }),
+                read.data_object,
+            ),
+            _ => (None, None),
+        };
+        let success =
+            envelope.is_some_and(|e| e.success() == Some(true) && exchange.response.status == 200);
         Self {
             exchange,
             endpoint,
             request,
             request_not_json,
-            response,
+            response_is_json,
+            envelope,
+            success_data: data.filter(|_| success),
         }
     }
 
     /// The response's envelope, when the body is a JSON object.
-    pub fn envelope(&self) -> Option<Envelope<'_>> {
-        self.response.as_ref()?.as_object().map(Envelope::of)
+    pub fn envelope(&self) -> Option<Envelope<'a>> {
+        self.envelope
     }
 
     /// The HTTP status of the answer.
@@ -244,18 +255,13 @@ impl<'a> Parsed<'a> {
     }
 
     /// A string field of the request body.
-    pub fn request_text(&self, field: &str) -> Option<&str> {
-        self.request.as_ref()?.get(field)?.as_str()
+    pub fn request_text(&self, field: &str) -> Option<Cow<'a, str>> {
+        self.request.as_ref()?.text(field)
     }
 
     /// The response's `data` object, on a success.
-    pub fn success_data(&self) -> Option<&Map<String, Value>> {
-        let envelope = self.envelope()?;
-        if envelope.success() == Some(true) && self.status() == 200 {
-            envelope.data_object()
-        } else {
-            None
-        }
+    pub fn success_data(&self) -> Option<&Object<'a>> {
+        self.success_data.as_ref()
     }
 }
 

@@ -7,7 +7,10 @@
 //! Hop-by-hop headers (RFC 9110 section 7.6.1: `Connection`, the headers
 //! it names, `Keep-Alive`, `Proxy-Connection`, `TE`, `Trailer`,
 //! `Transfer-Encoding`, `Upgrade`) are dropped both ways, and `Host` is
-//! the upstream's. The request target goes out byte for byte (hyper's own
+//! the upstream's. So are `Proxy-Authorization` and `Proxy-Authenticate`
+//! (RFC 9110 sections 11.7.1 and 11.7.2): they belong to the hop to the
+//! proxy, and a credential meant for the proxy must not reach the
+//! upstream. The request target goes out byte for byte (hyper's own
 //! client: nothing normalizes it, nothing adds a header); a path with a
 //! dot segment (`..`, `%2e%2e`), which an upstream would resolve to
 //! outside `/api/` or outside its prefix, is refused with 404. A body up to [`JUDGE_LIMIT`] is read whole and judged;
@@ -37,7 +40,7 @@ pub const JUDGE_LIMIT: usize = 16 * 1024 * 1024;
 /// The header every answer gets.
 pub const VERDICT_HEADER: &str = "x-contract-verdict";
 
-const HOP_BY_HOP: [&str; 8] = [
+const HOP_BY_HOP: [&str; 10] = [
     "connection",
     "proxy-connection",
     "keep-alive",
@@ -46,12 +49,17 @@ const HOP_BY_HOP: [&str; 8] = [
     "transfer-encoding",
     "upgrade",
     "host",
+    // The hop to the proxy's own credentials and challenges (CONTRACT
+    // section 16): never passed on, either way.
+    "proxy-authorization",
+    "proxy-authenticate",
 ];
 
 /// The end-to-end headers of `headers`, as the proxy forwards them both
 /// ways: without the hop-by-hop ones (RFC 9110 section 7.6.1), those
-/// `Connection` names and `Host`, and without a `Content-Length` beside a
-/// `Transfer-Encoding`.
+/// `Connection` names, `Host`, `Proxy-Authorization` and
+/// `Proxy-Authenticate` (the hop to the proxy's), and without a
+/// `Content-Length` beside a `Transfer-Encoding`.
 ///
 /// # Examples
 ///
@@ -62,6 +70,7 @@ const HOP_BY_HOP: [&str; 8] = [
 /// headers.insert("connection", HeaderValue::from_static("x-hop"));
 /// headers.insert("x-hop", HeaderValue::from_static("1"));
 /// headers.insert("x-kept", HeaderValue::from_static("2"));
+/// headers.insert("proxy-authorization", HeaderValue::from_static("Basic cHJveHk6a2V5"));
 /// let kept = payments_contract_proxy::end_to_end(&headers);
 /// assert_eq!(kept.len(), 1);
 /// assert_eq!(kept["x-kept"], "2");
@@ -96,12 +105,22 @@ fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
     headers
         .iter()
         .map(|(k, v)| {
-            (
-                k.as_str().to_owned(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
+            let value = v.to_str().map_or_else(
+                |_| String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                str::to_owned,
+            );
+            (k.as_str().to_owned(), value)
         })
         .collect()
+}
+
+/// A body's bytes as text (lossy UTF-8), checking the usual valid UTF-8
+/// the quick way first.
+fn text_of(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
 }
 
 /// A body read up to [`JUDGE_LIMIT`]: whole, or its start and the rest
@@ -250,6 +269,10 @@ fn failure_reason(e: &hyper_util::client::legacy::Error) -> &'static str {
 
 /// Whether a path has a `.` or `..` segment, plainly or percent-encoded.
 fn has_dot_segment(path: &str) -> bool {
+    // Neither a dot nor an escape: no segment can be one (most paths).
+    if !path.contains(['.', '%']) {
+        return false;
+    }
     path.split('/').any(|segment| {
         let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
         decoded == "." || decoded == ".."
@@ -300,7 +323,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     let upstream_body = match body {
         Read::Whole(bytes) => {
             request_message.body_bytes = bytes.len() as u64;
-            request_message.body = Some(String::from_utf8_lossy(&bytes).into_owned());
+            request_message.body = Some(text_of(&bytes));
             Body::from(bytes)
         }
         Read::Streaming { head, rest } => {
@@ -364,7 +387,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     let response_body = match read {
         Ok(Read::Whole(bytes)) => {
             response_message.body_bytes = bytes.len() as u64;
-            response_message.body = Some(String::from_utf8_lossy(&bytes).into_owned());
+            response_message.body = Some(text_of(&bytes));
             if sized {
                 Body::from(bytes)
             } else {
@@ -495,6 +518,14 @@ mod tests {
         );
         headers.insert(header::HOST, HeaderValue::from_static("proxy:1"));
         headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer k"));
+        headers.insert(
+            header::PROXY_AUTHORIZATION,
+            HeaderValue::from_static("Basic cHJveHk6a2V5"),
+        );
+        headers.insert(
+            header::PROXY_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"proxy\""),
+        );
         headers.append("x-twice", HeaderValue::from_static("1"));
         headers.append("x-twice", HeaderValue::from_static("2"));
         let kept = end_to_end(&headers);

@@ -1,7 +1,7 @@
 //! What the proxy remembers of the exchanges that passed through, for the
 //! rules that span requests (the amount's units across initiate and
 //! status, a second confirm, a status that goes backwards, a reference
-//! answered twice).
+//! answered twice, an id answered for two references).
 //!
 //! Bounded: at most [`CAPACITY`] transactions and [`CAPACITY`] references,
 //! the least recently seen forgotten first, so a day-long run stays within
@@ -12,32 +12,62 @@ use std::num::NonZeroUsize;
 
 use chrono::{DateTime, Utc};
 use lru::LruCache;
-use serde_json::{Map, Value};
+
+use crate::json::{Json, Object};
 
 /// Transactions (and references) remembered at most.
 pub const CAPACITY: usize = 100_000;
 
-/// A status read's fields that both status endpoints must agree on.
+/// The fields of a status read that both status endpoints must agree on,
+/// in this order.
+const AGREED: [&str; 5] = [
+    "transactionId",
+    "referenceNo",
+    "amount",
+    "productCode",
+    "createdAt",
+];
+
+/// A status read's fields that both status endpoints must agree on, as
+/// the answer gave them (their JSON text, one allocation for all five).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
-    /// `transactionId`, `referenceNo`, `amount`, `productCode`,
-    /// `createdAt`, as the answer gave them.
-    pub fields: [(&'static str, Value); 5],
+    /// The five values' texts, one after the other.
+    text: String,
+    /// Where each value's text ends in `text`.
+    ends: [usize; 5],
 }
 
 impl Snapshot {
-    /// The five fields of a status `data`.
-    pub fn of(data: &Map<String, Value>) -> Self {
-        let field = |name: &'static str| (name, data.get(name).cloned().unwrap_or(Value::Null));
-        Self {
-            fields: [
-                field("transactionId"),
-                field("referenceNo"),
-                field("amount"),
-                field("productCode"),
-                field("createdAt"),
-            ],
+    /// The five fields of a status `data` (`null` for one it lacks).
+    pub fn of(data: &Object<'_>) -> Self {
+        let fields = Self::fields_of(data);
+        let mut text = String::with_capacity(fields.iter().map(|(_, v)| v.text().len()).sum());
+        let mut ends = [0; 5];
+        for ((_, value), end) in fields.iter().zip(&mut ends) {
+            text.push_str(value.text());
+            *end = text.len();
         }
+        Self { text, ends }
+    }
+
+    /// The five fields of a status `data`, borrowed.
+    pub fn fields_of<'a>(data: &Object<'a>) -> [(&'static str, Json<'a>); 5] {
+        AGREED.map(|name| (name, data.get(name).unwrap_or(Json::new("null"))))
+    }
+
+    /// The five fields: `transactionId`, `referenceNo`, `amount`,
+    /// `productCode`, `createdAt`.
+    pub fn fields(&self) -> [(&'static str, Json<'_>); 5] {
+        let mut start = 0;
+        let mut n = 0;
+        AGREED.map(|name| {
+            let end = self.ends[n];
+            n += 1;
+            let value = Json::new(self.text.get(start..end).unwrap_or("null"));
+            start = end;
+            (name, value)
+        })
     }
 }
 
@@ -48,9 +78,10 @@ pub struct Seen {
     pub amount_minor: Option<u64>,
     /// The initiate's currency (`MYR` when it named none).
     pub currency: Option<String>,
-    /// The merchant and reference of its initiate.
+    /// The merchant (canonical, when a UUID) of the first initiate
+    /// answered 200 with it.
     pub merchant: Option<String>,
-    /// Its referenceNo.
+    /// The referenceNo of that initiate.
     pub reference_no: Option<String>,
     /// A confirm of it was answered 200.
     pub confirmed: bool,
@@ -110,13 +141,9 @@ impl Memory {
 
     /// The entry of `transaction_id`, made if new (and the most recent).
     pub fn seen(&mut self, transaction_id: &str) -> &mut Seen {
-        if !self.transactions.contains(transaction_id) {
-            self.transactions
-                .push(transaction_id.to_owned(), Seen::default());
-        }
+        // One look-up; the key is copied only when the entry is new.
         self.transactions
-            .get_mut(transaction_id)
-            .expect("just made sure it is there")
+            .get_or_insert_mut_ref(transaction_id, Seen::default)
     }
 
     /// Remembers a 200 initiate of `(merchant, reference)`.

@@ -18,6 +18,7 @@ use serde_json::Value;
 use sha2::Sha256;
 
 use super::exchange::{Exchange, Message};
+use super::json::{self, Json, Shape};
 
 /// What a URL component encodes (RFC 3986's unreserved characters stay).
 const COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
@@ -122,45 +123,71 @@ impl Redactor {
     /// Each body is parsed at most twice (once for its fields, once for
     /// echoes), and only when its text can hold what is looked for.
     pub fn redact(&self, exchange: &Exchange) -> (Exchange, Secrets) {
-        let mut out = exchange.clone();
+        let plan = self.plan(exchange, None);
+        let secrets = plan.secrets.clone();
+        (plan.apply(exchange.clone()), secrets)
+    }
+
+    /// What [`Redactor::redact`] replaces in `exchange`, without copying
+    /// what stays: [`Redaction::apply`] then moves the replacements into
+    /// the exchange. The proxy plans outside its judge's lock and applies
+    /// inside it, so an exchange is never copied whole.
+    ///
+    /// `request` is the request body's object when it was read already
+    /// (the rules' parse), so it is not read twice.
+    pub(crate) fn plan(
+        &self,
+        exchange: &Exchange,
+        request: Option<&json::Object<'_>>,
+    ) -> Redaction {
         // The secret values of both bodies, each with what replaces it.
         let mut met: Secrets = Vec::new();
-        self.message(&mut out.request, Some(&mut met));
-        self.message(&mut out.response, Some(&mut met));
+        let request_body = exchange
+            .request
+            .body
+            .as_deref()
+            .and_then(|b| self.replaced_body_of(b, Some(&mut met), request));
+        let response_body = exchange
+            .response
+            .body
+            .as_deref()
+            .and_then(|b| self.replaced_body(b, Some(&mut met)));
         let secrets = self.secrets(exchange, met);
-        if !secrets.is_empty() {
-            for message in [&mut out.request, &mut out.response] {
-                let scrub = |text: &mut String| {
-                    if let Some(clean) = scrub_text(text, &secrets) {
-                        *text = clean;
-                    }
-                };
-                scrub(&mut message.path);
-                if let Some(q) = message.query.as_mut() {
-                    scrub(q);
-                }
-                for (_, value) in &mut message.headers {
-                    scrub(value);
-                }
-                if let Some(body) = message.body.as_mut() {
-                    // Without an escape, a value inside a JSON string
-                    // appears in the text as itself.
-                    let may_hold = body.contains('\\')
-                        || secrets.iter().any(|(v, _)| body.contains(v.as_str()));
-                    if may_hold {
-                        match serde_json::from_str::<Value>(body) {
-                            Ok(mut value) => {
-                                if scrub_strings(&mut value, &secrets) {
-                                    *body = value.to_string();
-                                }
-                            }
-                            Err(_) => scrub(body),
-                        }
-                    }
-                }
+        let request = self.patch(&exchange.request, request_body, &secrets);
+        let response = self.patch(&exchange.response, response_body, &secrets);
+        Redaction {
+            request,
+            response,
+            secrets,
+        }
+    }
+
+    /// A message's replacements: its secrets where they stand (`body`: its
+    /// body with them replaced, when that changed it), then every value of
+    /// `secrets` wherever else it appears.
+    fn patch(&self, message: &Message, body: Option<String>, secrets: &Secrets) -> Patch {
+        let mut patch = Patch::default();
+        for (n, (name, value)) in message.headers.iter().enumerate() {
+            let standing = SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s));
+            let current = if standing { REDACTED } else { value.as_str() };
+            match scrub_text(current, secrets) {
+                Some(clean) => patch.headers.push((n, clean)),
+                None if standing => patch.headers.push((n, REDACTED.to_owned())),
+                None => {}
             }
         }
-        (out, secrets)
+        if let Some(query) = &message.query {
+            let replaced = self.query(query);
+            let current = replaced.as_deref().unwrap_or(query);
+            patch.query = scrub_text(current, secrets).or(replaced);
+        }
+        patch.path = scrub_text(&message.path, secrets);
+        let current = body.as_deref().or(message.body.as_deref());
+        patch.body = match current {
+            Some(text) if !secrets.is_empty() => scrub_body(text, secrets).or(body),
+            _ => body,
+        };
+        patch
     }
 
     /// `text` with every value of `secrets` replaced.
@@ -231,25 +258,9 @@ impl Redactor {
         found
     }
 
-    /// Replaces a message's secrets where they stand; the string values
-    /// replaced in its body go to `met`.
-    fn message(&self, message: &mut Message, met: Found<'_>) {
-        for (name, value) in &mut message.headers {
-            if SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s)) {
-                *value = REDACTED.to_owned();
-            }
-        }
-        if let Some(query) = &message.query {
-            message.query = Some(self.query(query));
-        }
-        if let Some(body) = &message.body
-            && let Some(replaced) = self.replaced_body(body, met)
-        {
-            message.body = Some(replaced);
-        }
-    }
-
-    fn query(&self, query: &str) -> String {
+    /// The query with its secret parameters replaced, `None` when it has
+    /// none.
+    fn query(&self, query: &str) -> Option<String> {
         let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
             .map(|(k, v)| {
                 let v = match &*k {
@@ -264,11 +275,13 @@ impl Redactor {
             .iter()
             .any(|(k, _)| k == "confirmationCode" || k == "payerId")
         {
-            return query.to_owned();
+            return None;
         }
-        url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(pairs)
-            .finish()
+        Some(
+            url::form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(pairs)
+                .finish(),
+        )
     }
 
     /// A body with its secrets replaced: walked as JSON, or replaced whole
@@ -280,11 +293,31 @@ impl Redactor {
 
     /// [`Redactor::body`], `None` when nothing changed.
     fn replaced_body(&self, body: &str, met: Found<'_>) -> Option<String> {
+        self.replaced_body_of(body, met, None)
+    }
+
+    /// [`Redactor::replaced_body`] of a body whose object may have been
+    /// read already (`object`: its fields).
+    fn replaced_body_of(
+        &self,
+        body: &str,
+        met: Found<'_>,
+        object: Option<&json::Object<'_>>,
+    ) -> Option<String> {
         // Without an escape, a secret field's name appears as itself: a
         // body that names none has nothing to replace (most answers).
         if !body.contains('\\') && !body.contains("confirmationCode") && !body.contains("payerId") {
             return None;
         }
+        let mut met = met;
+        if let Some(quick) = self.quick_body(body, &mut met, object) {
+            return quick;
+        }
+        self.walked_body(body, met)
+    }
+
+    /// [`Redactor::replaced_body`] by walking the body as a `Value`.
+    fn walked_body(&self, body: &str, met: Found<'_>) -> Option<String> {
         match serde_json::from_str::<Value>(body) {
             Ok(mut value) => {
                 let mut met = met;
@@ -295,6 +328,115 @@ impl Redactor {
             }
             Err(_) => None,
         }
+    }
+
+    /// [`Redactor::walked_body`] without building a `Value`, for the
+    /// usual body (an initiate's or a confirm's): a JSON object whose
+    /// secret fields are top-level strings, numbers or null and whose
+    /// other values hold nothing the walk would change (no escape, no
+    /// secret field's name). The same text and the same secrets met, in
+    /// the same order: `Some(None)` when nothing changes. `None` when the
+    /// body is not that usual one, and the walk decides.
+    fn quick_body(
+        &self,
+        body: &str,
+        met: &mut Found<'_>,
+        read: Option<&json::Object<'_>>,
+    ) -> Option<Option<String>> {
+        let parsed;
+        let object = match read {
+            Some(object) => object,
+            None => {
+                let json::Body::Object(object) = json::Body::of(body) else {
+                    return None;
+                };
+                parsed = object;
+                &parsed
+            }
+        };
+        // As `serde_json::Map` holds them: sorted by key, a repeated key's
+        // last value.
+        let mut fields: Vec<(&str, Json<'_>)> = object
+            .fields()
+            .iter()
+            .rev()
+            .map(|(key, value)| (key.as_ref(), *value))
+            .collect();
+        fields.sort_by(|a, b| a.0.cmp(b.0));
+        fields.dedup_by(|later, kept| later.0 == kept.0);
+        let names = |text: &str| text.contains("confirmationCode") || text.contains("payerId");
+        let mut found: Secrets = Vec::new();
+        let mut replaced: Vec<Option<String>> = Vec::with_capacity(fields.len());
+        for (key, value) in &fields {
+            let replacement = match (*key, value.shape()) {
+                ("confirmationCode" | "payerId", Shape::Null) => None,
+                ("confirmationCode", Shape::String | Shape::Number) => {
+                    let leaf = match value.as_str() {
+                        Some(text) => text.into_owned(),
+                        None => value.number_text()?.into_owned(),
+                    };
+                    found.push((leaf, REDACTED.to_owned()));
+                    Some(serde_json::to_string(REDACTED).ok()?)
+                }
+                ("payerId", Shape::String) => {
+                    let payer = value.as_str()?.into_owned();
+                    let token = self.token(&payer);
+                    let quoted = serde_json::to_string(&token).ok()?;
+                    found.push((payer, token));
+                    Some(quoted)
+                }
+                ("confirmationCode" | "payerId", _) => return None,
+                (_, Shape::String) => {
+                    let text = value.as_str()?;
+                    let escaped_json =
+                        text.contains('\\') && text.trim_start().starts_with(['{', '[']);
+                    if names(&text) || escaped_json {
+                        return None;
+                    }
+                    None
+                }
+                (_, Shape::Object | Shape::Array) => {
+                    if value.text().contains('\\') || names(value.text()) {
+                        return None;
+                    }
+                    None
+                }
+                _ => None,
+            };
+            replaced.push(replacement);
+        }
+        if let Some(met) = met.as_deref_mut() {
+            met.extend(found);
+        }
+        if replaced.iter().all(Option::is_none) {
+            return Some(None);
+        }
+        // Written as `Value` writes itself: compact, keys in order.
+        let mut out = String::with_capacity(body.len() + 32);
+        out.push('{');
+        for (n, ((key, value), replacement)) in fields.iter().zip(&replaced).enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            if key.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+                out.push_str(&serde_json::to_string(key).ok()?);
+            } else {
+                out.push('"');
+                out.push_str(key);
+                out.push('"');
+            }
+            out.push(':');
+            match replacement {
+                Some(text) => out.push_str(text),
+                None => match value.shape() {
+                    Shape::String if !value.text().contains('\\') => out.push_str(value.text()),
+                    Shape::Null | Shape::Bool => out.push_str(value.text()),
+                    _ => out.push_str(&value.to_string()),
+                },
+            }
+        }
+        out.push('}');
+        Some(Some(out))
     }
 
     /// Replaces secrets in `value`, noting the string values replaced in
@@ -424,6 +566,75 @@ fn scrub_strings(value: &mut Value, secrets: &Secrets) -> bool {
             .values_mut()
             .fold(false, |c, v| scrub_strings(v, secrets) | c),
         _ => false,
+    }
+}
+
+/// A body's text with the values of `secrets` replaced in its JSON
+/// strings (never its keys, numbers or structure), or as text when it is
+/// not JSON; `None` when none occurs.
+fn scrub_body(body: &str, secrets: &Secrets) -> Option<String> {
+    // Without an escape, a value inside a JSON string appears in the text
+    // as itself.
+    let may_hold = body.contains('\\') || secrets.iter().any(|(v, _)| body.contains(v.as_str()));
+    if !may_hold {
+        return None;
+    }
+    match serde_json::from_str::<Value>(body) {
+        Ok(mut value) => scrub_strings(&mut value, secrets).then(|| value.to_string()),
+        Err(_) => scrub_text(body, secrets),
+    }
+}
+
+/// What redaction replaces in one side of an exchange.
+#[derive(Default)]
+struct Patch {
+    path: Option<String>,
+    query: Option<String>,
+    /// Header values by their place in the list.
+    headers: Vec<(usize, String)>,
+    body: Option<String>,
+}
+
+impl Patch {
+    fn apply(self, message: &mut Message) {
+        if let Some(path) = self.path {
+            message.path = path;
+        }
+        if let Some(query) = self.query {
+            message.query = Some(query);
+        }
+        for (n, value) in self.headers {
+            if let Some((_, slot)) = message.headers.get_mut(n) {
+                *slot = value;
+            }
+        }
+        if let Some(body) = self.body {
+            message.body = Some(body);
+        }
+    }
+}
+
+/// An exchange's redaction, planned ([`Redactor::plan`]) and not yet
+/// applied. Its `Debug` shows no secret.
+pub(crate) struct Redaction {
+    request: Patch,
+    response: Patch,
+    /// The secret values replaced everywhere, for the findings' messages.
+    pub(crate) secrets: Secrets,
+}
+
+impl std::fmt::Debug for Redaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Redaction { [redacted] }")
+    }
+}
+
+impl Redaction {
+    /// `exchange` (the one planned for) with its secrets replaced.
+    pub(crate) fn apply(self, mut exchange: Exchange) -> Exchange {
+        self.request.apply(&mut exchange.request);
+        self.response.apply(&mut exchange.response);
+        exchange
     }
 }
 

@@ -246,3 +246,50 @@ fn secrets_in_every_shape_are_replaced_wherever_they_are_echoed() {
     e.response.body = Some(r#"{"a":"{\"b\\u0031\":1}"}"#.to_owned());
     assert_eq!(redactor.exchange(&e).response.body, e.response.body);
 }
+
+/// The quick reading of a body (the usual initiate or confirm) gives what
+/// walking it as a `Value` gives: the same text and the same secrets met,
+/// in the same order; bodies it does not take are left to the walk.
+#[test]
+fn the_quick_body_replacement_is_the_walks() {
+    let redactor = Redactor::new();
+    let bodies = [
+        r#"{"merchantId":"6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60","referenceNo":"R-1","amount":1050,"productCode":"TOPUP","storeId":"S1","payerId":"60123456789"}"#,
+        r#"{ "payerId" : "P\u00e9-1", "amount": 1E2, "z": [1, {"b": 2, "a": "x"}], "a": "t\"q", "payerId": "LAST" }"#,
+        r#"{"transactionId":"t","referenceNo":"R","confirmationCode":"123456","extraProperties":"{\"k\":1}"}"#,
+        r#"{"confirmationCode":123456,"payerId":null,"n":-0.50,"b":true,"u":null}"#,
+        r#"{"confirmationCode":null,"payerId":null}"#,
+        r#"{"payer\u0049d":"ESCAPED-KEY-1","x":1}"#,
+        r#"{"extraProperties":"{\"payerId\":\"NESTED-1\"}","payerId":"OUTER-1"}"#,
+        r#"{"nested":{"payerId":"DEEP-1"},"payerId":"TOP-1"}"#,
+        r#"{"confirmationCode":{"code":"OBJ-1"}}"#,
+        r#"{"payerId":60123456789}"#,
+        r#"{"note":"confirmationCode=ABC12345"}"#,
+        r#"[{"payerId":"ARRAY-1"}]"#,
+        r#"not json payerId"#,
+        r#"{"\u0000k":"v","payerId":"CTRL-KEY-1"}"#,
+    ];
+    let mut quick_taken = 0;
+    for body in bodies {
+        let mut walked_met = Vec::new();
+        let walked = redactor.walked_body(body, Some(&mut walked_met));
+        let mut quick_met = Vec::new();
+        let mut found = Some(&mut quick_met);
+        let read = crate::json::Body::of(body);
+        let again = redactor.quick_body(body, &mut None, read.object());
+        let Some(quick) = redactor.quick_body(body, &mut found, None) else {
+            assert!(again.is_none(), "{body}");
+            assert!(quick_met.is_empty(), "{body}: nothing met when not taken");
+            continue;
+        };
+        quick_taken += 1;
+        assert_eq!(
+            again.as_ref(),
+            Some(&quick),
+            "{body}: from the rules' parse"
+        );
+        assert_eq!(quick, walked, "{body}");
+        assert_eq!(quick_met, walked_met, "{body}");
+    }
+    assert!(quick_taken >= 6, "the usual bodies take the quick path");
+}

@@ -1,23 +1,38 @@
 //! The rules that span requests, over what passed through before
 //! (`memory.rs`): the amount's units, the two status reads agreeing, a
-//! status going backwards, a second confirm, a reference answered twice.
+//! status going backwards, a second confirm, a reference answered twice,
+//! an id answered for two references.
+
+use std::borrow::Cow;
 
 use rust_decimal::Decimal;
-use serde_json::{Map, Value};
 
 use super::data::{same, status_of};
 use super::{Hits, Level, Rule};
 use crate::exchange::{Endpoint, Parsed};
+use crate::json::{Json, Object, Shape};
 use crate::memory::{Memory, Snapshot};
 
 /// The transaction a success `data` is about.
-fn transaction_of(data: &Map<String, Value>) -> Option<&str> {
-    data.get("transactionId")?.as_str()
+fn transaction_of<'a>(data: &Object<'a>) -> Option<Cow<'a, str>> {
+    data.text("transactionId")
 }
 
 /// A merchantId as a key: a UUID in its canonical spelling, else as sent.
-fn merchant_key(text: &str) -> String {
-    uuid::Uuid::parse_str(text).map_or_else(|_| text.to_owned(), |u| u.hyphenated().to_string())
+fn merchant_key(text: &str) -> Cow<'_, str> {
+    // Already canonical (lower-case hex, hyphenated): as it is, no copy.
+    let canonical = text.len() == 36
+        && text.bytes().enumerate().all(|(n, b)| match n {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_digit() || (b'a'..=b'f').contains(&b),
+        });
+    if canonical {
+        return Cow::Borrowed(text);
+    }
+    uuid::Uuid::parse_str(text).map_or_else(
+        |_| Cow::Owned(text.to_owned()),
+        |u| Cow::Owned(u.hyphenated().to_string()),
+    )
 }
 
 /// The minor-unit exponent of an active ISO 4217 code.
@@ -40,21 +55,20 @@ fn amount_units(p: &Parsed<'_>, memory: &Memory) -> Hits {
     let Some(data) = p.success_data() else {
         return Vec::new();
     };
-    let Some(seen) = transaction_of(data).and_then(|id| memory.transaction(id)) else {
+    let Some(seen) = transaction_of(data).and_then(|id| memory.transaction(&id)) else {
         return Vec::new();
     };
     let (Some(minor), Some(currency)) = (seen.amount_minor, seen.currency.as_deref()) else {
         return Vec::new();
     };
-    let (Some(e), Some(Value::Number(answered))) = (exponent(currency), data.get("amount")) else {
+    let (Some(e), Some(answered)) = (exponent(currency), data.get("amount")) else {
+        return Vec::new();
+    };
+    let Some(text) = answered.number_text() else {
         return Vec::new();
     };
     let expected = Decimal::from_i128_with_scale(i128::from(minor), e);
-    let text = answered.to_string();
-    let answered_value = Decimal::from_str_exact(&text)
-        .or_else(|_| Decimal::from_scientific(&text))
-        .ok();
-    if answered_value == Some(expected) {
+    if answered.decimal() == Some(expected) {
         return Vec::new();
     }
     vec![(
@@ -75,15 +89,12 @@ pub(super) const STATUS_AGREE: Rule = Rule {
 
 /// The transaction a status read is about: the id in its path, or the
 /// transaction its reference was initiated with (else the answer's).
-fn read_of<'a>(
-    p: &'a Parsed<'_>,
-    data: &'a Map<String, Value>,
-    memory: &'a Memory,
-) -> Option<&'a str> {
+fn read_of<'a>(p: &'a Parsed<'_>, data: &Object<'a>, memory: &'a Memory) -> Option<Cow<'a, str>> {
     match &p.endpoint {
-        Endpoint::StatusById(id) => Some(id.as_str()),
+        Endpoint::StatusById(id) => Some(Cow::Borrowed(id.as_str())),
         Endpoint::StatusByReference(reference) => memory
             .transaction_of_reference(reference)
+            .map(Cow::Borrowed)
             .or_else(|| transaction_of(data)),
         _ => None,
     }
@@ -94,7 +105,7 @@ fn status_agree(p: &Parsed<'_>, memory: &Memory) -> Hits {
     let Some(data) = p.success_data() else {
         return Vec::new();
     };
-    let Some(seen) = read_of(p, data, memory).and_then(|id| memory.transaction(id)) else {
+    let Some(seen) = read_of(p, data, memory).and_then(|id| memory.transaction(&id)) else {
         return Vec::new();
     };
     let other = match p.endpoint {
@@ -104,11 +115,10 @@ fn status_agree(p: &Parsed<'_>, memory: &Memory) -> Hits {
     let Some(other) = other else {
         return Vec::new();
     };
-    let now = Snapshot::of(data);
-    now.fields
-        .iter()
-        .zip(&other.fields)
-        .filter(|((_, a), (_, b))| !same(a, b))
+    Snapshot::fields_of(data)
+        .into_iter()
+        .zip(other.fields())
+        .filter(|((_, a), (_, b))| !same(*a, *b))
         .map(|((name, a), (_, b))| {
             (
                 Level::Violation,
@@ -142,10 +152,11 @@ fn status_regressed(p: &Parsed<'_>, memory: &Memory) -> Hits {
     let (Some(id), Some(now)) = (transaction_of(data), status_of(Some(data))) else {
         return Vec::new();
     };
-    let Some(seen) = memory.transaction(id) else {
+    let Some(seen) = memory.transaction(&id) else {
         return Vec::new();
     };
     let asked = p.exchange.time;
+    let now = now.as_ref();
     let before = match (&seen.final_status, seen.confirmed_seen) {
         (Some((status, at)), _) if *at <= asked && now != status => Some(status.as_str()),
         (_, Some(at)) if at <= asked && matches!(now, "PENDING" | "INITIATED") => Some("CONFIRMED"),
@@ -175,7 +186,7 @@ fn confirm_twice(p: &Parsed<'_>, memory: &Memory) -> Hits {
     let Some(id) = p.request_text("transactionId") else {
         return Vec::new();
     };
-    if memory.transaction(id).is_some_and(|s| s.confirmed) {
+    if memory.transaction(&id).is_some_and(|s| s.confirmed) {
         vec![(
             Level::Violation,
             format!(
@@ -207,7 +218,7 @@ fn initiate_duplicate(p: &Parsed<'_>, memory: &Memory) -> Hits {
     else {
         return Vec::new();
     };
-    match memory.initiated(&merchant_key(merchant), reference) {
+    match memory.initiated(&merchant_key(&merchant), &reference) {
         Some(earlier) if earlier != id => vec![(
             Level::Violation,
             format!(
@@ -224,21 +235,60 @@ fn initiate_duplicate(p: &Parsed<'_>, memory: &Memory) -> Hits {
     }
 }
 
+pub(super) const ID_REUSED: Rule = Rule {
+    id: "transaction.id-reused",
+    level: Level::Violation,
+    text: "An initiate answered 200 with a `transactionId` that this proxy already saw answered for another `merchantId` + `referenceNo` (the document's section 2.3: a system-generated unique transaction id). The same `merchantId` + `referenceNo` answered with the same id again is `initiate.duplicate`'s, not this rule's.",
+    check: id_reused,
+};
+
+/// `transaction.id-reused`: one transaction id, one merchant's reference.
+fn id_reused(p: &Parsed<'_>, memory: &Memory) -> Hits {
+    if p.endpoint != Endpoint::Initiate {
+        return Vec::new();
+    }
+    let Some(id) = p.success_data().and_then(transaction_of) else {
+        return Vec::new();
+    };
+    let (Some(merchant), Some(reference)) =
+        (p.request_text("merchantId"), p.request_text("referenceNo"))
+    else {
+        return Vec::new();
+    };
+    let Some(seen) = memory.transaction(&id) else {
+        return Vec::new();
+    };
+    let (Some(earlier_merchant), Some(earlier_reference)) =
+        (seen.merchant.as_deref(), seen.reference_no.as_deref())
+    else {
+        return Vec::new();
+    };
+    if earlier_reference == reference && *earlier_merchant == merchant_key(&merchant) {
+        return Vec::new();
+    }
+    vec![(
+        Level::Violation,
+        format!(
+            "transaction {id} was answered for merchantId {earlier_merchant} referenceNo {earlier_reference} before; now for merchantId {merchant} referenceNo {reference}"
+        ),
+    )]
+}
+
 /// Remembers what an exchange's answer showed.
 pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
     let Some(data) = p.success_data() else {
         return;
     };
-    let Some(id) = transaction_of(data).map(str::to_owned).or_else(|| {
+    let Some(id) = transaction_of(data).or_else(|| {
         (p.endpoint == Endpoint::Confirm)
-            .then(|| p.request_text("transactionId").map(str::to_owned))
+            .then(|| p.request_text("transactionId"))
             .flatten()
     }) else {
         return;
     };
     let status = status_of(Some(data));
     let done = completed(p);
-    let seen_status = |seen: &mut crate::memory::Seen| match status {
+    let seen_status = |seen: &mut crate::memory::Seen| match status.as_deref() {
         Some(s @ ("SUCCESSFUL" | "FAILED")) => {
             if seen.final_status.is_none() {
                 seen.final_status = Some((s.to_owned(), done));
@@ -254,17 +304,16 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
     };
     match &p.endpoint {
         Endpoint::Initiate => {
-            let merchant = p.request_text("merchantId").map(merchant_key);
-            let reference = p.request_text("referenceNo").map(str::to_owned);
-            let amount = p
-                .request
-                .as_ref()
-                .and_then(|r| r.get("amount"))
-                .and_then(Value::as_u64);
-            let currency = match p.request.as_ref().and_then(|r| r.get("currencyCode")) {
-                Some(Value::String(c)) => Some(c.clone()),
-                None | Some(Value::Null) => Some("MYR".to_owned()),
-                Some(_) => None,
+            let request = p.request.as_ref();
+            let merchant = p
+                .request_text("merchantId")
+                .map(|m| merchant_key(&m).into_owned());
+            let reference = p.request_text("referenceNo");
+            let amount = request.and_then(|r| r.get("amount")).and_then(Json::as_u64);
+            let currency = match request.and_then(|r| r.get("currencyCode")) {
+                Some(c) if c.is_string() => c.as_str().map(Cow::into_owned),
+                Some(c) if c.shape() != Shape::Null => None,
+                _ => Some("MYR".to_owned()),
             };
             if let (Some(m), Some(r)) = (&merchant, &reference)
                 && memory.initiated(m, r).is_none()
@@ -275,8 +324,12 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
             if seen.amount_minor.is_none() {
                 seen.amount_minor = amount;
                 seen.currency = currency;
+            }
+            // The first merchant and reference an id was answered for
+            // stay: `transaction.id-reused` compares later ones with them.
+            if seen.merchant.is_none() && seen.reference_no.is_none() {
                 seen.merchant = merchant;
-                seen.reference_no = reference;
+                seen.reference_no = reference.map(Cow::into_owned);
             }
             seen_status(seen);
         }
@@ -287,8 +340,14 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
         }
         Endpoint::StatusById(path_id) => {
             let snapshot = Snapshot::of(data);
-            seen_status(memory.seen(&id));
-            memory.seen(path_id).by_id = Some(snapshot);
+            if *path_id == id {
+                let seen = memory.seen(&id);
+                seen_status(seen);
+                seen.by_id = Some(snapshot);
+            } else {
+                seen_status(memory.seen(&id));
+                memory.seen(path_id).by_id = Some(snapshot);
+            }
         }
         Endpoint::StatusByReference(reference) => {
             let snapshot = Snapshot::of(data);
@@ -567,5 +626,135 @@ mod tests {
         assert_eq!(replay.len(), 1);
         assert_eq!(replay[0].level, crate::rules::Level::Undocumented);
         assert!(found("initiate.duplicate", &[initiated(1050)]).is_empty());
+    }
+
+    /// An initiate of `reference` by `merchant`, answered 200 with `id`.
+    fn initiate_of(merchant: &str, reference: &str, id: &str) -> crate::exchange::Exchange {
+        let mut body = initiate_body(reference, 1050);
+        body["merchantId"] = json!(merchant);
+        exchange(
+            "POST",
+            INITIATE,
+            body,
+            200,
+            ok(initiate_data(id, reference, 1050)),
+        )
+    }
+
+    #[test]
+    fn a_merchant_is_keyed_by_its_canonical_uuid() {
+        let canonical = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
+        assert!(matches!(
+            super::merchant_key(canonical),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            super::merchant_key("6F1C0D3E-1B7A-4C1E-9A55-1C2B3D4E5F60"),
+            canonical
+        );
+        assert_eq!(
+            super::merchant_key("6f1c0d3e1b7a4c1e9a551c2b3d4e5f60"),
+            canonical
+        );
+        assert_eq!(super::merchant_key("merchant-1"), "merchant-1");
+    }
+
+    const OTHER_MERCHANT: &str = "0b7e2d51-93c4-4f0a-8d6e-2f1a3b4c5d6e";
+
+    #[test]
+    fn transaction_id_reused() {
+        let merchant = crate::rules::test_support::MERCHANT;
+        // One id answered for two references of one merchant.
+        let hits = found(
+            "transaction.id-reused",
+            &[
+                initiate_of(merchant, "R1", "t1"),
+                initiate_of(merchant, "R2", "t1"),
+            ],
+        );
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!(hits[0].level, crate::rules::Level::Violation);
+        assert!(
+            hits[0].message.contains("t1")
+                && hits[0].message.contains("R1")
+                && hits[0].message.contains("R2"),
+            "{hits:?}"
+        );
+        // And for the same reference of another merchant.
+        assert_eq!(
+            found(
+                "transaction.id-reused",
+                &[
+                    initiate_of(merchant, "R1", "t1"),
+                    initiate_of(OTHER_MERCHANT, "R1", "t1"),
+                ],
+            )
+            .len(),
+            1
+        );
+        // The earliest pair stays the one compared with.
+        assert_eq!(
+            found(
+                "transaction.id-reused",
+                &[
+                    initiate_of(merchant, "R1", "t1"),
+                    initiate_of(merchant, "R2", "t1"),
+                    initiate_of(merchant, "R1", "t1"),
+                ],
+            )
+            .len(),
+            0,
+            "R1 again is the first pair's replay"
+        );
+    }
+
+    #[test]
+    fn transaction_id_reused_spares_a_replay_and_another_merchants_own_transaction() {
+        let merchant = crate::rules::test_support::MERCHANT;
+        // The same merchant and reference replayed with the same id:
+        // initiate.duplicate's undocumented, not this rule's.
+        assert!(
+            found(
+                "transaction.id-reused",
+                &[
+                    initiate_of(merchant, "R1", "t1"),
+                    initiate_of(merchant, "R1", "t1")
+                ]
+            )
+            .is_empty()
+        );
+        // The merchant spelled in upper case is the same merchant.
+        assert!(
+            found(
+                "transaction.id-reused",
+                &[
+                    initiate_of(merchant, "R1", "t1"),
+                    initiate_of(&merchant.to_uppercase(), "R1", "t1")
+                ]
+            )
+            .is_empty()
+        );
+        // The same reference under another merchant, with its own id.
+        assert!(
+            found(
+                "transaction.id-reused",
+                &[
+                    initiate_of(merchant, "R1", "t1"),
+                    initiate_of(OTHER_MERCHANT, "R1", "t2")
+                ]
+            )
+            .is_empty()
+        );
+        // An id seen only through a status read names no merchant.
+        assert!(
+            found(
+                "transaction.id-reused",
+                &[
+                    status(BY_ID, "INITIATED", "10.50"),
+                    initiate_of(merchant, "R2", "t1")
+                ]
+            )
+            .is_empty()
+        );
     }
 }

@@ -2,10 +2,11 @@
 //! 2.6): every field there and of its type, nothing unlisted, the
 //! initiate's echo of the request, and the statuses the document shows.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 use super::{Hits, Level, Rule};
 use crate::exchange::{Endpoint, Parsed};
+use crate::json::{Json, Object, Shape};
 use crate::memory::Memory;
 
 /// What a `data` field holds.
@@ -124,27 +125,29 @@ fn by_pattern(text: &str) -> bool {
     date.is_some() && time
 }
 
-fn problem(name: &str, kind: Kind, value: Option<&Value>) -> Option<String> {
-    let text = value.and_then(Value::as_str);
-    match (kind, value) {
-        (Kind::OptionalText | Kind::OptionalTime, None | Some(Value::Null)) => None,
+fn problem(name: &str, kind: Kind, value: Option<Json<'_>>) -> Option<String> {
+    let shape = value.map(Json::shape);
+    match (kind, shape) {
+        (Kind::OptionalText | Kind::OptionalTime, None | Some(Shape::Null)) => None,
         (_, None) => Some(format!("{name} is missing")),
-        (Kind::Text | Kind::OptionalText, Some(Value::String(_))) => None,
+        (Kind::Text | Kind::OptionalText, Some(Shape::String)) => None,
         (Kind::Text, _) => Some(format!("{name} is not a string")),
         (Kind::OptionalText, _) => Some(format!("{name} is neither a string nor null")),
-        (Kind::Integer, Some(Value::Number(n))) if n.as_u64().is_some() || n.as_i64().is_some() => {
-            None
-        }
-        (Kind::Integer, _) => Some(format!("{name} is not an integer")),
-        (Kind::Decimal, Some(Value::Number(_))) => None,
-        (Kind::Decimal, _) => Some(format!("{name} is not a number (a decimal in major units)")),
-        (Kind::Time | Kind::OptionalTime, Some(Value::String(_)))
-            if text.is_some_and(is_iso8601) =>
+        (Kind::Integer, Some(Shape::Number))
+            if value.is_some_and(|n| n.as_u64().is_some() || n.as_i64().is_some()) =>
         {
             None
         }
-        (Kind::Time | Kind::OptionalTime, Some(Value::String(t))) => {
-            Some(format!("{name} {t:?} is not an ISO 8601 timestamp"))
+        (Kind::Integer, _) => Some(format!("{name} is not an integer")),
+        (Kind::Decimal, Some(Shape::Number)) => None,
+        (Kind::Decimal, _) => Some(format!("{name} is not a number (a decimal in major units)")),
+        (Kind::Time | Kind::OptionalTime, Some(Shape::String)) => {
+            let text = value.and_then(Json::as_str).unwrap_or_default();
+            if is_iso8601(&text) {
+                None
+            } else {
+                Some(format!("{name} {text:?} is not an ISO 8601 timestamp"))
+            }
         }
         (Kind::Time | Kind::OptionalTime, _) => Some(format!("{name} is not a timestamp string")),
     }
@@ -182,8 +185,14 @@ fn data_extra(p: &Parsed<'_>, _: &Memory) -> Hits {
         return Vec::new();
     };
     let known = fields_of(&p.endpoint);
+    let is_known = |key: &str| known.iter().any(|field| field.name == key);
+    // Most answers show only the document's fields: nothing to sort.
+    if data.fields().iter().all(|(key, _)| is_known(key)) {
+        return Vec::new();
+    }
     data.keys()
-        .filter(|k| !known.iter().any(|field| field.name == k.as_str()))
+        .into_iter()
+        .filter(|k| !known.iter().any(|field| field.name == *k))
         .map(|k| {
             (
                 Level::Undocumented,
@@ -223,11 +232,11 @@ fn data_echo(p: &Parsed<'_>, _: &Memory) -> Hits {
         }
     }
     let asked = match request.get("currencyCode") {
-        None | Some(Value::Null) => Value::String("MYR".to_owned()),
-        Some(v) => v.clone(),
+        Some(v) if !v.is_null() => v,
+        _ => Json::new("\"MYR\""),
     };
     if let Some(answered) = data.get("currencyCode")
-        && !same(&asked, answered)
+        && !same(asked, answered)
     {
         hits.push((
             Level::Violation,
@@ -237,23 +246,8 @@ fn data_echo(p: &Parsed<'_>, _: &Memory) -> Hits {
     hits
 }
 
-/// Equal JSON values, numbers by their exact value (`150` and `150.0`).
-pub(super) fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            let parse = |n: &serde_json::Number| {
-                rust_decimal::Decimal::from_str_exact(&n.to_string())
-                    .or_else(|_| rust_decimal::Decimal::from_scientific(&n.to_string()))
-                    .ok()
-            };
-            match (parse(x), parse(y)) {
-                (Some(x), Some(y)) => x == y,
-                _ => x == y,
-            }
-        }
-        _ => a == b,
-    }
-}
+// Equal JSON values, numbers by their exact value (`150` and `150.0`).
+pub(super) use crate::json::same;
 
 pub(super) const STATUS_UNDOCUMENTED: Rule = Rule {
     id: "status.undocumented",
@@ -264,7 +258,7 @@ pub(super) const STATUS_UNDOCUMENTED: Rule = Rule {
 
 /// `status.undocumented`: a state beyond section 3's five.
 fn status_undocumented(p: &Parsed<'_>, _: &Memory) -> Hits {
-    match status_of(p.success_data()) {
+    match status_of(p.success_data()).as_deref() {
         Some(status) if !is_documented_status(status) => vec![(
             Level::Undocumented,
             format!("status {status} is not one of the five the document shows"),
@@ -274,8 +268,8 @@ fn status_undocumented(p: &Parsed<'_>, _: &Memory) -> Hits {
 }
 
 /// The `status` of a `data`.
-pub(crate) fn status_of(data: Option<&Map<String, Value>>) -> Option<&str> {
-    data?.get("status")?.as_str()
+pub(crate) fn status_of<'a>(data: Option<&Object<'a>>) -> Option<Cow<'a, str>> {
+    data?.text("status")
 }
 
 #[cfg(test)]

@@ -2,12 +2,11 @@
 //! have (sections 4 and 7), and the codes and statuses the document does
 //! not list.
 
-use serde_json::Value;
-
 use payments_interface::{ErrorCode, Whose};
 
 use super::{Hits, Level, Rule};
 use crate::exchange::{Endpoint, Parsed};
+use crate::json::{Json, Shape};
 use crate::memory::Memory;
 
 /// Whether `code` is one of the document's section 7.
@@ -43,7 +42,7 @@ fn envelope_shape(p: &Parsed<'_>, _: &Memory) -> Hits {
         return Vec::new();
     }
     let Some(envelope) = p.envelope() else {
-        let what = if p.response.is_some() {
+        let what = if p.response_is_json {
             "the body is JSON but not an object"
         } else if p
             .exchange
@@ -61,33 +60,31 @@ fn envelope_shape(p: &Parsed<'_>, _: &Memory) -> Hits {
             format!("{what} (HTTP {}), not the envelope", p.status()),
         )];
     };
-    let mut problems = Vec::new();
-    match envelope.is_success {
-        None => problems.push("isSuccess is missing".to_owned()),
-        Some(Value::Bool(_)) => {}
-        Some(_) => problems.push("isSuccess is not a boolean".to_owned()),
+    let mut problems: Hits = Vec::new();
+    let mut problem = |m: String| problems.push((Level::Violation, m));
+    match envelope.is_success.map(Json::shape) {
+        None => problem("isSuccess is missing".to_owned()),
+        Some(Shape::Bool) => {}
+        Some(_) => problem("isSuccess is not a boolean".to_owned()),
     }
     for (name, value) in [
         ("errorCode", envelope.error_code),
         ("message", envelope.message),
     ] {
-        match value {
+        match value.map(Json::shape) {
             // Sections 4.1 and 4.2: "optional `message`" on a success.
             None if name == "message" && envelope.success() == Some(true) => {}
-            None => problems.push(format!("{name} is missing")),
-            Some(Value::String(_) | Value::Null) => {}
-            Some(_) => problems.push(format!("{name} is neither a string nor null")),
+            None => problem(format!("{name} is missing")),
+            Some(Shape::String | Shape::Null) => {}
+            Some(_) => problem(format!("{name} is neither a string nor null")),
         }
     }
     match envelope.data {
-        None => problems.push("data is missing".to_owned()),
-        Some(Value::Object(_) | Value::Null) => {}
-        Some(_) => problems.push("data is neither an object nor null".to_owned()),
+        None => problem("data is missing".to_owned()),
+        Some(Shape::Object | Shape::Null) => {}
+        Some(_) => problem("data is neither an object nor null".to_owned()),
     }
     problems
-        .into_iter()
-        .map(|m| (Level::Violation, m))
-        .collect()
 }
 
 pub(super) const CONSISTENCY: Rule = Rule {
@@ -103,19 +100,20 @@ fn envelope_consistency(p: &Parsed<'_>, _: &Memory) -> Hits {
     let Some(envelope) = p.envelope() else {
         return Vec::new();
     };
-    let is_null = |v: Option<&Value>| v.is_none_or(Value::is_null);
+    let is_null = |v: Option<Json<'_>>| v.is_none_or(Json::is_null);
+    let data_is_null = envelope.data.is_none_or(|shape| shape == Shape::Null);
     let mut problems = Vec::new();
     match envelope.success() {
         Some(true) => {
             if !is_null(envelope.error_code) {
                 problems.push("isSuccess is true but errorCode is set");
             }
-            if is_null(envelope.data) {
+            if data_is_null {
                 problems.push("isSuccess is true but data is null");
             }
         }
         Some(false) => {
-            if !is_null(envelope.data) {
+            if !data_is_null {
                 problems.push("isSuccess is false but data is not null");
             }
             if is_null(envelope.error_code) {
@@ -147,8 +145,8 @@ fn http_status(p: &Parsed<'_>, _: &Memory) -> Hits {
     };
     let status = p.status();
     let expected = match (envelope.success(), envelope.code()) {
-        (Some(true), _) => Some((200, "a success".to_owned())),
-        (_, Some(code)) => expected_status(&p.endpoint, code),
+        (Some(true), _) => Some((200, "a success")),
+        (_, Some(code)) => expected_status(&p.endpoint, &code),
         _ => None,
     };
     match expected {
@@ -169,7 +167,7 @@ fn http_status(p: &Parsed<'_>, _: &Memory) -> Hits {
 /// and how a finding names the case: the interface's table
 /// (`TRANSACTION_NOT_FOUND` is 400 on confirm and 404 on the reads); a
 /// code beyond section 7 has none.
-fn expected_status(endpoint: &Endpoint, code: &str) -> Option<(u16, String)> {
+fn expected_status(endpoint: &Endpoint, code: &str) -> Option<(u16, &'static str)> {
     let code = ErrorCode::parse(code).filter(|c| c.whose() == Whose::Document)?;
     let operation = endpoint.operation();
     let status = match operation {
@@ -184,7 +182,7 @@ fn expected_status(endpoint: &Endpoint, code: &str) -> Option<(u16, String)> {
         Some(_) if code == ErrorCode::TransactionNotFound => "TRANSACTION_NOT_FOUND on confirm",
         _ => code.as_str(),
     };
-    Some((status, what.to_owned()))
+    Some((status, what))
 }
 
 pub(super) const CODE_UNDOCUMENTED: Rule = Rule {
@@ -208,7 +206,7 @@ fn documented_for(endpoint: &Endpoint, code: &str) -> bool {
 /// `code.undocumented`: an error code beyond section 7, or one section 7
 /// gives another endpoint.
 fn code_undocumented(p: &Parsed<'_>, _: &Memory) -> Hits {
-    match p.envelope().and_then(|e| e.code()) {
+    match p.envelope().and_then(|e| e.code()).as_deref() {
         Some(code) if !is_documented(code) => vec![(
             Level::Undocumented,
             format!("errorCode {code} is not in the document's section 7"),

@@ -122,7 +122,7 @@ pub struct Rule {
 }
 
 /// Every rule, in the order the report lists them.
-pub static RULES: [Rule; 16] = [
+pub static RULES: [Rule; 17] = [
     envelope::SHAPE,
     envelope::CONSISTENCY,
     envelope::HTTP_STATUS,
@@ -133,6 +133,7 @@ pub static RULES: [Rule; 16] = [
     across::STATUS_REGRESSED,
     across::CONFIRM_TWICE,
     across::INITIATE_DUPLICATE,
+    across::ID_REUSED,
     request::ACCEPTED_INVALID,
     envelope::CODE_UNDOCUMENTED,
     data::STATUS_UNDOCUMENTED,

@@ -2,10 +2,9 @@
 //! caller's finding (`client`), and a service that accepts it anyway
 //! breaks the document (`initiate.accepted-invalid`).
 
-use serde_json::{Map, Value};
-
 use super::{Hits, Level, Rule};
 use crate::exchange::{Endpoint, Parsed};
+use crate::json::{Json, Object};
 use crate::memory::Memory;
 
 /// The fields the document's request table marks required (2.2, 2.4).
@@ -16,9 +15,9 @@ fn required(table: &'static [payments_interface::Field]) -> impl Iterator<Item =
 /// Why the document rules out an initiate body: a required field missing
 /// (absent or null), `amount` not an integer greater than 0. Field names
 /// only, never values.
-fn initiate_ruled_out(body: &Map<String, Value>) -> Vec<String> {
+fn initiate_ruled_out(body: &Object<'_>) -> Vec<String> {
     let mut problems: Vec<String> = required(payments_interface::fields::INITIATE_REQUEST)
-        .filter(|f| body.get(*f).is_none_or(Value::is_null))
+        .filter(|f| body.get(f).is_none_or(Json::is_null))
         .map(|f| format!("{f} is missing"))
         .collect();
     if let Some(amount) = body.get("amount").filter(|a| !a.is_null()) {
@@ -73,20 +72,18 @@ fn request_invalid(p: &Parsed<'_>, _: &Memory) -> Hits {
         }
         (Endpoint::Initiate, Some(body)) => {
             let mut problems = initiate_ruled_out(body);
-            if let Some(Value::String(m)) = body.get("merchantId")
-                && uuid::Uuid::parse_str(m).is_err()
+            let merchant = body.get("merchantId");
+            if let Some(m) = merchant.and_then(Json::as_str)
+                && uuid::Uuid::parse_str(&m).is_err()
             {
                 problems.push("merchantId is not a UUID".to_owned());
-            } else if body
-                .get("merchantId")
-                .is_some_and(|m| !m.is_string() && !m.is_null())
-            {
+            } else if merchant.is_some_and(|m| !m.is_string() && !m.is_null()) {
                 problems.push("merchantId is not a UUID".to_owned());
             }
             problems
         }
         (Endpoint::Confirm, Some(body)) => required(payments_interface::fields::CONFIRM_REQUEST)
-            .filter(|f| body.get(*f).is_none_or(Value::is_null))
+            .filter(|f| body.get(f).is_none_or(Json::is_null))
             .map(|f| format!("{f} is missing"))
             .collect(),
         // Sections 4.3 and 4.4: the path parameter is required.

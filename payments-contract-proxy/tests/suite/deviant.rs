@@ -240,6 +240,11 @@ async fn a_reference_answered_with_another_transaction_is_an_initiate_duplicate_
 }
 
 #[tokio::test]
+async fn a_transaction_id_answered_for_a_second_reference_is_a_transaction_id_reused_violation() {
+    trips("transaction.id-reused", V).await;
+}
+
+#[tokio::test]
 async fn an_initiate_without_a_store_or_with_amount_zero_answered_200_is_an_initiate_accepted_invalid_violation()
  {
     trips("initiate.accepted-invalid", V).await;

@@ -387,6 +387,22 @@ pub(crate) fn deviations() -> Vec<Deviation> {
             Canned::ok(initiate_data("t-replay", "R-replay", 1050)),
         )),
         Deviation::new(
+            "a second reference answered with the first reference's transactionId",
+            ("transaction.id-reused", V),
+            post(
+                INITIATE,
+                &initiate_body("R-reused-2", 2500),
+                Canned::ok(initiate_data("t-reused", "R-reused-2", 2500)),
+            ),
+            &["transaction.id-reused"],
+            "violation",
+        )
+        .after(post(
+            INITIATE,
+            &initiate_body("R-reused-1", 1050),
+            Canned::ok(initiate_data("t-reused", "R-reused-1", 1050)),
+        )),
+        Deviation::new(
             "an initiate without storeId answered 200",
             ("initiate.accepted-invalid", V),
             post(
