@@ -34,7 +34,7 @@ LAYERS = {
         ["lib"],
     ],
     "payments-contract-proxy": [
-        ["error"],
+        ["error", "json"],
         ["exchange"],
         ["memory"],
         ["rules"],
