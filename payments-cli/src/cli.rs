@@ -23,6 +23,7 @@ Exit codes (the call, not the payment):
      timeout, an answer that is not the service's JSON or is about
      another request)
   5  --wait gave up before a final state
+  6  reconcile found rows that do not match
 With many look-ups the code is the highest of the single calls.";
 
 /// Initiate, confirm and look up payment transactions.
@@ -60,7 +61,8 @@ pub struct GlobalArgs {
     pub api_key: Option<ApiKey>,
 
     /// Default merchant for initiate and reference look-ups
-    #[arg(long, env = "PAYMENTS_MERCHANT_ID", global = true, value_name = "UUID")]
+    #[arg(long, env = "PAYMENTS_MERCHANT_ID", global = true, value_name = "UUID",
+          value_parser = crate::usage::parse_merchant_id)]
     pub merchant_id: Option<Uuid>,
 
     /// Which profile of the config file to use
@@ -107,6 +109,17 @@ pub enum Command {
     Confirm(ConfirmArgs),
     /// Look up the status of one or many transactions
     Status(StatusArgs),
+    /// Check the shop's ledger (CSV) against the service, row by row
+    ///
+    /// The ledger's header row names its columns, in any order: referenceNo
+    /// and amount (major units, e.g. 10.50) are required; currency, status
+    /// and transactionId are optional. Each row is looked up (by
+    /// transactionId when the row has one, else by referenceNo) and classed:
+    /// match, missing, amount, currency, status, pending, duplicate or
+    /// invalid. Prints the counts per class and then every row that is not
+    /// a match (-o json: one object per row and a summary line). Exit 0 when
+    /// every row matches, 6 when any does not.
+    Reconcile(ReconcileArgs),
     /// Check the return address a payer's browser arrived at against the service
     ///
     /// After a redirect-based payment the payer's browser comes back to the
@@ -199,6 +212,10 @@ pub struct ConfirmArgs {
     /// Additional confirmation data, a JSON object
     #[arg(long, value_name = "JSON", value_parser = parse_extra)]
     pub extra: Option<JsonObject>,
+
+    /// The transaction's currency, shown beside the amount (the service's confirm answer carries none)
+    #[arg(long, value_name = "CODE")]
+    pub currency: Option<String>,
 }
 
 /// Arguments of `payments status`.
@@ -230,6 +247,10 @@ pub struct StatusArgs {
           value_parser = clap::value_parser!(u16).range(1..=256))]
     pub concurrency: u16,
 
+    /// The currency of the transactions, shown beside their amounts (the service's status answer carries none)
+    #[arg(long, value_name = "CODE")]
+    pub currency: Option<String>,
+
     /// Poll until the transaction is SUCCESSFUL, FAILED or EXPIRED
     #[arg(long)]
     pub wait: bool,
@@ -239,6 +260,52 @@ pub struct StatusArgs {
           requires = "wait")]
     pub wait_timeout: Duration,
 }
+
+/// Arguments of `payments reconcile`.
+#[derive(Debug, Args)]
+#[command(after_help = RECONCILE_HELP)]
+pub struct ReconcileArgs {
+    /// The ledger, a CSV file with a header row; `-` reads stdin
+    #[arg(value_name = "LEDGER.csv")]
+    pub ledger: PathBuf,
+
+    /// How many look-ups run at once
+    #[arg(long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub concurrency: u16,
+
+    /// Also write every row's result to FILE as CSV
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// The currency of rows whose currency cell is empty or absent
+    #[arg(long, value_name = "CODE", default_value = "MYR")]
+    pub currency: String,
+}
+
+/// The end of `payments reconcile --help`: the classes and the exit codes.
+pub const RECONCILE_HELP: &str = "\
+Classes (one per row, the first that applies):
+  invalid    the row itself is malformed (a missing or bad referenceNo, amount,
+             currency, status or transactionId; a wrong number of fields)
+  duplicate  the referenceNo is on an earlier row (that row is judged as usual)
+  missing    the service has no such transaction
+  currency   the service writes the amount with another number of decimal
+             places than the row's currency has
+  amount     the amounts differ
+  pending    the service's status is not final yet (PENDING, INITIATED,
+             CONFIRMED)
+  status     the row's status differs from the service's (any letter case)
+  match      none of the above
+
+Exit codes:
+  0  every row matches
+  1  the service refused the look-ups (API key, several merchants use a
+     reference and no --merchant-id was given)
+  2  the ledger cannot be read (no such file, no header, no referenceNo or
+     amount column, a column named twice) or a bad flag
+  4  the service cannot be reached or fails (after retries)
+  6  some rows do not match";
 
 /// Arguments of `payments verify-return`.
 #[derive(Debug, Args)]
@@ -286,7 +353,7 @@ pub fn parse_extra(text: &str) -> Result<JsonObject, String> {
             "must be a JSON object like '{{\"key\":\"value\"}}', not {}",
             json_kind(&other)
         )),
-        Err(err) => Err(format!("is not valid JSON: {err}")),
+        Err(err) => Err(format!("not valid JSON: {err}")),
     }
 }
 

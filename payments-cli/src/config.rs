@@ -166,23 +166,41 @@ impl ConfigFile {
         }
     }
 
+    /// The profile only, for the tests: [`ConfigFile::choose`].
+    #[cfg(test)]
+    pub fn select(
+        self,
+        requested: Option<&str>,
+        path: &Path,
+    ) -> Result<Option<Profile>, ConfigError> {
+        self.choose(requested, path).map(|chosen| match chosen {
+            Chosen::Profile(profile) => Some(*profile),
+            Chosen::None { .. } => None,
+        })
+    }
+
     /// Picks the profile: `requested` (flag or env), else `default_profile`,
-    /// else `default` when it exists, else none.
+    /// else `default` when it exists, else none; with none, the names of
+    /// the profiles the file has (so a missing setting can say how to pick
+    /// one instead of "add it to a profile").
     ///
     /// # Errors
     ///
     /// A profile named by the user or by `default_profile` that the file lacks.
-    pub fn select(
-        mut self,
-        requested: Option<&str>,
-        path: &Path,
-    ) -> Result<Option<Profile>, ConfigError> {
+    fn choose(mut self, requested: Option<&str>, path: &Path) -> Result<Chosen, ConfigError> {
         let name = match requested.or(self.default_profile.as_deref()) {
             Some(name) => name.to_owned(),
-            None => return Ok(self.profiles.remove(DEFAULT_PROFILE)),
+            None => {
+                return Ok(match self.profiles.remove(DEFAULT_PROFILE) {
+                    Some(profile) => Chosen::Profile(Box::new(profile)),
+                    None => Chosen::None {
+                        unselected: self.profiles.into_keys().collect(),
+                    },
+                });
+            }
         };
         match self.profiles.remove(&name) {
-            Some(profile) => Ok(Some(profile)),
+            Some(profile) => Ok(Chosen::Profile(Box::new(profile))),
             None => Err(ConfigError::UnknownProfile {
                 name,
                 path: path.to_owned(),
@@ -190,6 +208,15 @@ impl ConfigFile {
             }),
         }
     }
+}
+
+/// What [`ConfigFile::choose`] found.
+enum Chosen {
+    Profile(Box<Profile>),
+    /// No profile named and none called `default`; the file's profiles.
+    None {
+        unselected: Vec<String>,
+    },
 }
 
 /// `$XDG_CONFIG_HOME/payments/config.toml` or the platform's equivalent.
@@ -234,6 +261,9 @@ pub struct Settings {
     pub retries: u32,
     pub verbose: bool,
     pub config_path: PathBuf,
+    /// The file's profiles when none was selected (none named, no
+    /// `default_profile`, no profile called `default`); empty otherwise.
+    pub unselected_profiles: Vec<String>,
 }
 
 impl Settings {
@@ -241,21 +271,16 @@ impl Settings {
     ///
     /// # Errors
     ///
-    /// Config file problems (see [`ConfigFile::load`] and [`ConfigFile::select`]).
+    /// Config file problems (see [`ConfigFile::load`] and [`ConfigFile::choose`]).
     pub fn resolve(global: GlobalArgs) -> Result<Self, CliError> {
         let (config_path, file) = ConfigFile::load(global.config.as_deref())?;
-        let profile = file
-            .select(global.profile.as_deref(), &config_path)?
-            .unwrap_or_default();
+        let (profile, unselected_profiles) =
+            match file.choose(global.profile.as_deref(), &config_path)? {
+                Chosen::Profile(profile) => (*profile, Vec::new()),
+                Chosen::None { unselected } => (Profile::default(), unselected),
+            };
         let stdout_is_terminal = std::io::stdout().is_terminal();
-        let output = global
-            .output
-            .or(profile.output)
-            .unwrap_or(if stdout_is_terminal {
-                OutputFormat::Table
-            } else {
-                OutputFormat::Json
-            });
+        let output = output_format(global.output, profile.output, stdout_is_terminal);
         let base_url = match (global.base_url, profile.base_url) {
             (Some(url), _) => Some((url, Source::FlagOrEnv)),
             (None, Some(url)) => Some((url, Source::Profile)),
@@ -279,6 +304,7 @@ impl Settings {
                 .unwrap_or(DEFAULT_RETRIES),
             verbose: global.verbose,
             config_path,
+            unselected_profiles,
         })
     }
 
@@ -292,12 +318,39 @@ impl Settings {
             .as_ref()
             .map(|(url, _)| url.as_str())
             .ok_or_else(|| {
+                if let Some(how) = self.how_to_select_a_profile() {
+                    return CliError::Usage(format!("no service URL: {how}"));
+                }
                 CliError::Usage(format!(
                     "no service URL: pass --base-url URL, set PAYMENTS_BASE_URL, \
                  or add base_url to a profile in {}",
                     self.config_path.display()
                 ))
             })
+    }
+
+    /// When the file has profiles but none was selected: which, and the
+    /// three ways to pick one.
+    fn how_to_select_a_profile(&self) -> Option<String> {
+        let first = self.unselected_profiles.first()?;
+        let names = self
+            .unselected_profiles
+            .iter()
+            .map(|name| format!("'{}'", crate::output::printable(name)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (has, them) = if self.unselected_profiles.len() == 1 {
+            ("the profile", "it")
+        } else {
+            ("the profiles", "one")
+        };
+        Some(format!(
+            "{} has {has} {names} but none is selected; pick {them} with --profile {first}, \
+             PAYMENTS_PROFILE={first} or default_profile = \"{first}\" in the file \
+             (a profile named 'default' is used without being picked)",
+            self.config_path.display(),
+            first = crate::output::printable(first),
+        ))
     }
 
     /// The merchant, or a usage error that says how to give one.
@@ -307,12 +360,31 @@ impl Settings {
     /// No merchant id in flags, environment or profile.
     pub fn require_merchant_id(&self) -> Result<Uuid, CliError> {
         self.merchant_id.ok_or_else(|| {
+            if let Some(how) = self.how_to_select_a_profile() {
+                return CliError::Usage(format!("no merchant: {how}"));
+            }
             CliError::Usage(
                 "no merchant: pass --merchant-id UUID, set PAYMENTS_MERCHANT_ID, \
                  or add merchant_id to the profile"
                     .to_owned(),
             )
         })
+    }
+}
+
+/// `-o`/`PAYMENTS_OUTPUT` always; a profile's `output` only on a terminal
+/// (so `payments status ID | jq` works whatever the profile says); else
+/// `table` on a terminal and `json` elsewhere (COMMANDS.md).
+#[must_use]
+pub fn output_format(
+    flag_or_env: Option<OutputFormat>,
+    profile: Option<OutputFormat>,
+    stdout_is_terminal: bool,
+) -> OutputFormat {
+    match (flag_or_env, stdout_is_terminal) {
+        (Some(format), _) => format,
+        (None, true) => profile.unwrap_or(OutputFormat::Table),
+        (None, false) => OutputFormat::Json,
     }
 }
 
@@ -399,6 +471,17 @@ retries = 0
             err.to_string(),
             "profile 'dev' not found: /c.toml has no profiles"
         );
+    }
+
+    #[test]
+    fn a_profiles_output_applies_on_a_terminal_only() {
+        use OutputFormat::{Json, Table};
+        assert_eq!(output_format(None, Some(Table), false), Json);
+        assert_eq!(output_format(None, Some(Table), true), Table);
+        assert_eq!(output_format(None, Some(Json), true), Json);
+        assert_eq!(output_format(None, None, true), Table);
+        assert_eq!(output_format(Some(Table), Some(Json), false), Table);
+        assert_eq!(output_format(Some(Json), None, true), Json);
     }
 
     #[test]

@@ -39,12 +39,15 @@ pub enum CliError {
     Runtime(#[source] std::io::Error),
 
     /// A call to the service failed.
-    #[error("{}", describe_call_failure(.call, .base_url, .source))]
+    #[error("{}", describe_call_failure(.call, .base_url, .source, .advice.as_deref()))]
     Call {
         /// What was attempted, e.g. `initiate` or `status of 0193...`.
         call: String,
         base_url: String,
         source: Box<ClientError>,
+        /// What to do, in the command's words, instead of the generic hint
+        /// (e.g. the products a service offers after an unknown `--product`).
+        advice: Option<String>,
     },
 }
 
@@ -111,7 +114,7 @@ pub fn label_for(error: &ClientError) -> &'static str {
         Exit::Rejected => "REJECTED",
         Exit::Usage => "INVALID",
         Exit::WaitGaveUp => "GAVE UP",
-        Exit::Ok | Exit::Unavailable => "ERROR",
+        Exit::Ok | Exit::Unavailable | Exit::Mismatch => "ERROR",
     }
 }
 
@@ -119,7 +122,12 @@ pub fn label_for(error: &ClientError) -> &'static str {
 ///
 /// The service's own text is escaped for the terminal: a message must not be
 /// able to move the cursor or recolour the screen.
-fn describe_call_failure(call: &str, base_url: &str, error: &ClientError) -> String {
+fn describe_call_failure(
+    call: &str,
+    base_url: &str,
+    error: &ClientError,
+    advice: Option<&str>,
+) -> String {
     let mut line = match error {
         // The client's own line names the call and what it asked about
         // (`initiate of ORDER-77: the service answered for another
@@ -130,7 +138,10 @@ fn describe_call_failure(call: &str, base_url: &str, error: &ClientError) -> Str
             crate::output::printable(&reason(error))
         ),
     };
-    if let Some(hint) = hint(call, error, base_url) {
+    if let Some(hint) = advice
+        .map(str::to_owned)
+        .or_else(|| hint(call, error, base_url))
+    {
         line.push_str("; ");
         line.push_str(&hint);
     }
@@ -204,11 +215,28 @@ fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<String> {
         ClientError::Api(api) if api.status == 401 => Some(
             "check the API key (--api-key, PAYMENTS_API_KEY or api_key in the profile)".to_owned(),
         ),
-        ClientError::Api(api) if api.status >= 500 || api.status == 429 => {
+        // Said once: a service whose message already advises a retry
+        // ("...; retry later") needs no second "try again later".
+        ClientError::Api(api)
+            if (api.status >= 500 || api.status == 429) && !advises_retry(&api.message) =>
+        {
             Some("the service may be having trouble; try again later".to_owned())
         }
+        ClientError::Api(api) if api.code == ErrorCode::AmbiguousReferenceNo => Some(
+            "several merchants use this reference: pass --merchant-id UUID \
+             (or set PAYMENTS_MERCHANT_ID, or merchant_id in the profile)"
+                .to_owned(),
+        ),
         _ => None,
     }
+}
+
+/// Whether a service's message already tells the caller to retry.
+fn advises_retry(message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    ["retry", "try again", "retry-after"]
+        .iter()
+        .any(|advice| message.contains(advice))
 }
 
 #[cfg(test)]
@@ -224,6 +252,7 @@ mod tests {
             call: "status of abc".to_owned(),
             base_url: "http://127.0.0.1:1".to_owned(),
             source: Box::new(source),
+            advice: None,
         }
     }
 
@@ -268,6 +297,7 @@ mod tests {
                 request_id: "req-3".to_owned(),
                 source: None,
             }),
+            advice: None,
         };
         assert_eq!(err.exit_code(), Exit::Unavailable);
         let text = err.to_string();
@@ -314,6 +344,33 @@ mod tests {
         });
         assert_eq!(config.exit_code(), Exit::Usage);
         assert_eq!(CliError::Usage("x".to_owned()).exit_code(), Exit::Usage);
+    }
+
+    /// An `ApiError` as the client builds it from a 503 envelope.
+    fn unavailable(message: &str) -> ClientError {
+        let envelope = serde_json::json!({
+            "isSuccess": false, "errorCode": "STORE_UNAVAILABLE", "message": message, "data": null
+        })
+        .to_string();
+        match payments_client::wire::decode_response::<serde_json::Value>(
+            503,
+            Some("application/json"),
+            envelope.as_bytes(),
+        ) {
+            Err(err) => err,
+            Ok(_) => panic!("a failure envelope decodes to an error"),
+        }
+    }
+
+    #[test]
+    fn a_services_retry_advice_is_said_once() {
+        let text = call(unavailable(
+            "the store cannot reach its database; retry later",
+        ))
+        .to_string();
+        assert_eq!(text.matches("later").count(), 1, "{text}");
+        let text = call(unavailable("boom")).to_string();
+        assert!(text.contains("try again later"), "{text}");
     }
 
     #[test]

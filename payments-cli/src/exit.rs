@@ -24,6 +24,8 @@ pub enum Exit {
     Unavailable = 4,
     /// `--wait` gave up before a final state.
     WaitGaveUp = 5,
+    /// `reconcile` found rows that do not match.
+    Mismatch = 6,
 }
 
 impl Exit {
@@ -73,11 +75,12 @@ mod tests {
             Exit::NotFound,
             Exit::Unavailable,
             Exit::WaitGaveUp,
+            Exit::Mismatch,
         ]
         .into_iter()
         .map(Exit::code)
         .collect();
-        assert_eq!(codes, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6]);
     }
 
     #[test]

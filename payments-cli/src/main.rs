@@ -12,6 +12,7 @@
 //! - `output`: renders tables to strings.
 //! - `exit`: the documented exit codes; `error`: the CLI error and its one
 //!   mapping to them.
+//! - `usage`: usage errors said with flags, values quoted at most 200 bytes.
 
 mod amount;
 mod cli;
@@ -20,10 +21,11 @@ mod config;
 mod error;
 mod exit;
 mod output;
+mod usage;
 
 use std::{io::Write as _, process::ExitCode};
 
-use clap::Parser as _;
+use clap::{CommandFactory as _, Parser as _};
 
 use crate::{cli::Cli, error::CliError, exit::Exit};
 
@@ -43,8 +45,17 @@ fn main() -> ExitCode {
             } else {
                 Exit::Ok
             };
+            // A bad value is said with its flag, quoted at most 200 bytes;
+            // other errors (missing arguments, help) as clap writes them.
             // Nothing useful is left to do if the terminal is gone.
-            let _ = err.print();
+            match usage::clap_error_line(&err, &Cli::command()).filter(|_| err.use_stderr()) {
+                Some(line) => {
+                    let _ = writeln!(std::io::stderr().lock(), "error: {line}");
+                }
+                None => {
+                    let _ = err.print();
+                }
+            }
             return exit.into();
         }
     };

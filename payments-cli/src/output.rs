@@ -1,14 +1,18 @@
 //! Rendering results to strings; printing is the caller's job.
 //!
 //! `table` is for people: aligned columns (comfy-table), money with its
-//! currency's digits where the currency is known (status and confirm
-//! responses carry none, so their decimal is shown exactly as received), times
-//! in UTC, colour only when asked for (a terminal without `NO_COLOR`).
+//! currency where the CLI knows it (status and confirm responses carry none:
+//! their decimal is shown exactly as received, with the currency `--currency`
+//! names), times in UTC, colour only when asked for (a terminal without
+//! `NO_COLOR`), and no wider than [`Style::width`]: a single status that
+//! would not fit is shown vertically, a table of many drops its least needed
+//! columns and wraps its messages.
 //! `json` is not rendered here at all: commands print each envelope exactly as
 //! it was received.
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use comfy_table::{Cell, Color, ContentArrangement, Table, presets};
+use comfy_table::{Cell, Color, ColumnConstraint, ContentArrangement, Table, presets};
+use payments_client::{Currency, Decimal};
 
 /// A status read, as shown in a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +48,30 @@ pub enum LookupRow {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Style {
     pub colour: bool,
+    /// Columns of text a line may take (the terminal's, `COLUMNS`, or 80).
+    pub width: usize,
+}
+
+/// The width tables are fitted to: `COLUMNS` when set (so a script or a
+/// test can pin it), else the terminal's when stdout is one, else 80.
+#[must_use]
+pub fn table_width(columns: Option<&str>, terminal: Option<usize>) -> usize {
+    columns
+        .and_then(|text| text.trim().parse::<usize>().ok())
+        .filter(|&width| width > 0)
+        .or(terminal)
+        .unwrap_or(80)
+}
+
+/// A decimal amount from the service with the currency the CLI was told
+/// (`--currency`, the ledger), e.g. `49.90 MYR`; `None` when the amount is
+/// written with another number of decimal places than that currency has
+/// (the service writes exactly the currency's, CONTRACT section 1), which
+/// says the currency is not that one.
+#[must_use]
+pub fn amount_in(amount: &Decimal, currency: &Currency) -> Option<String> {
+    let exponent = currency.exponent()?;
+    (amount.scale() == exponent).then(|| format!("{amount} {}", currency.code()))
 }
 
 /// Time in UTC, to the second, e.g. `2026-11-22 08:15:30Z`.
@@ -159,12 +187,26 @@ pub fn fields(rows: &[(&str, String)], style: Style) -> String {
     for (name, value) in rows {
         let value_cell = if *name == "Status" {
             status_cell(value, style)
+        } else if *name == "Message" {
+            message_cell(value, style)
         } else {
             cell(value)
         };
         table.add_row(vec![cell(name), value_cell]);
     }
     finish(table)
+}
+
+/// A `Message` field: escaped like any cell, then wrapped to what the
+/// width leaves after the widest label (`Transaction ID  `), words whole.
+/// (Only messages wrap: an id, a URL or JSON stays whole, ready to copy.)
+fn message_cell(value: &str, style: Style) -> Cell {
+    let room = style.width.saturating_sub("Transaction ID".len() + 2);
+    let text = printable(value);
+    if room < 20 || text.chars().count() <= room {
+        return Cell::new(text);
+    }
+    Cell::new(wrap(&text, room).join("\n"))
 }
 
 /// The result of `initiate`.
@@ -234,24 +276,184 @@ pub fn confirmed(view: &ConfirmedView, style: Style) -> String {
     fields(&rows, style)
 }
 
-/// Renders status look-ups, one row each, in the order given.
+/// One status read: a row under a header when it fits the width, else the
+/// fields one per line, like initiate's.
+#[must_use]
+pub fn status(view: &StatusView, style: Style) -> String {
+    let table = status_table(std::slice::from_ref(&LookupRow::Found(view.clone())), style);
+    let widths: Vec<usize> = table
+        .column_max_content_widths()
+        .into_iter()
+        .map(usize::from)
+        .collect();
+    if row_width(&widths, &[true; STATUS_COLUMNS.len()], widths[MESSAGE]) <= style.width {
+        return finish(table);
+    }
+    status_fields(view, style)
+}
+
+fn status_fields(view: &StatusView, style: Style) -> String {
+    fields(
+        &[
+            ("Transaction ID", view.transaction_id.clone()),
+            ("Reference", view.reference_no.clone()),
+            ("Status", view.status.clone()),
+            ("Amount", view.amount.clone()),
+            ("Product", view.product_code.clone()),
+            ("Created (UTC)", time(view.created_at)),
+            ("Updated (UTC)", optional_time(view.last_modified_at)),
+            ("Provider ref", or_dash(view.provider_reference.as_deref())),
+            ("Message", or_dash(view.message.as_deref())),
+        ],
+        style,
+    )
+}
+
+/// Words of `text` in lines of at most `width` display columns (a word
+/// longer than that keeps a line of its own).
+#[must_use]
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr as _;
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.width() + 1 + word.width() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
+}
+
+/// The columns of [`statuses`], and the order the least needed ones are
+/// dropped in when the table is wider than the terminal.
+const STATUS_COLUMNS: [&str; 9] = [
+    "TRANSACTION ID",
+    "REFERENCE",
+    "STATUS",
+    "AMOUNT",
+    "PRODUCT",
+    "CREATED (UTC)",
+    "UPDATED (UTC)",
+    "PROVIDER REF",
+    "MESSAGE",
+];
+const DROPPED_FIRST: [usize; 4] = [7, 5, 6, 4];
+const MESSAGE: usize = 8;
+/// A wrapped message column is never narrower than this (a transaction id
+/// in a message stays on one line).
+const MIN_MESSAGE_WIDTH: usize = 40;
+
+/// The width of a row of the shown columns, the message `message` wide.
+fn row_width(widths: &[usize], shown: &[bool; STATUS_COLUMNS.len()], message: usize) -> usize {
+    (0..MESSAGE)
+        .filter(|&i| shown[i])
+        .map(|i| widths[i] + 2)
+        .sum::<usize>()
+        + message
+}
+
+/// Renders status look-ups, in the order given, fitted to the width:
+/// provider reference, creation time, update time and product are left
+/// out, in that order, until the rows fit with their messages whole; if
+/// they still do not, the message wraps in what is left, never narrower
+/// than [`MIN_MESSAGE_WIDTH`]; if even that does not fit (an 80-column
+/// terminal), each look-up is a block of fields, one per line, blocks
+/// apart by a blank line. `-o json` has everything.
 #[must_use]
 pub fn statuses(rows: &[LookupRow], style: Style) -> String {
+    let table = status_table(rows, style);
+    let widths: Vec<usize> = table
+        .column_max_content_widths()
+        .into_iter()
+        .map(usize::from)
+        .collect();
+    let mut shown = [true; STATUS_COLUMNS.len()];
+    for column in DROPPED_FIRST {
+        if row_width(&widths, &shown, widths[MESSAGE]) <= style.width {
+            return finish(hide(table, shown));
+        }
+        shown[column] = false;
+    }
+    if row_width(&widths, &shown, widths[MESSAGE]) <= style.width {
+        return finish(hide(table, shown));
+    }
+    let least = widths[MESSAGE].min(MIN_MESSAGE_WIDTH);
+    if row_width(&widths, &shown, least) > style.width {
+        return blocks(rows, style);
+    }
+    let mut table = hide(table, shown);
+    if let Some(message) = table.column_mut(MESSAGE) {
+        message.set_constraint(ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(
+            u16::try_from(least).unwrap_or(u16::MAX),
+        )));
+    }
+    table
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        // The last column's right padding is trimmed from every line.
+        .set_width(u16::try_from(style.width + 2).unwrap_or(u16::MAX));
+    finish(table)
+}
+
+/// Hides the columns not `shown`; the others keep their content's width.
+fn hide(mut table: Table, shown: [bool; STATUS_COLUMNS.len()]) -> Table {
+    table.set_constraints(shown.map(|on| {
+        if on {
+            ColumnConstraint::ContentWidth
+        } else {
+            ColumnConstraint::Hidden
+        }
+    }));
+    table
+}
+
+/// Each look-up as its fields, one per line, blocks apart by a blank line.
+fn blocks(rows: &[LookupRow], style: Style) -> String {
+    let mut out = String::new();
+    for row in rows {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let block = match row {
+            LookupRow::Found(view) => status_fields(view, style),
+            LookupRow::Failed {
+                input,
+                by_reference,
+                label,
+                reason,
+            } => {
+                // A malformed --from-file line is shown as `(line N)`.
+                let name = if *by_reference {
+                    "Reference"
+                } else if input.starts_with("(line ") {
+                    "Input"
+                } else {
+                    "Transaction ID"
+                };
+                // Labels as wide as a found block's, so values line up.
+                let name = format!("{name:<14}");
+                fields(
+                    &[
+                        (name.as_str(), input.clone()),
+                        ("Status", label.clone()),
+                        ("Message", reason.clone()),
+                    ],
+                    style,
+                )
+            }
+        };
+        out.push_str(&block);
+    }
+    out
+}
+
+fn status_table(rows: &[LookupRow], style: Style) -> Table {
     let mut table = new_table(style);
-    table.set_header(
-        [
-            "TRANSACTION ID",
-            "REFERENCE",
-            "STATUS",
-            "AMOUNT",
-            "PRODUCT",
-            "CREATED (UTC)",
-            "UPDATED (UTC)",
-            "PROVIDER REF",
-            "MESSAGE",
-        ]
-        .map(cell),
-    );
+    table.set_header(STATUS_COLUMNS.map(cell));
     for row in rows {
         match row {
             LookupRow::Found(view) => table.add_row(vec![
@@ -287,7 +489,7 @@ pub fn statuses(rows: &[LookupRow], style: Style) -> String {
             }
         };
     }
-    finish(table)
+    table
 }
 
 /// Two spaces between columns, none before the first.
@@ -312,7 +514,10 @@ fn trim_lines(text: &str) -> String {
 mod tests {
     use super::*;
 
-    const PLAIN: Style = Style { colour: false };
+    const PLAIN: Style = Style {
+        colour: false,
+        width: 1000,
+    };
 
     fn at(text: &str) -> DateTime<Utc> {
         text.parse().unwrap()
@@ -406,14 +611,91 @@ mod tests {
         );
         let mut row = found();
         row.message = Some("\u{1b}]0;pwned\u{7}".to_owned());
-        let table = statuses(&[LookupRow::Found(row)], Style { colour: false });
+        let table = statuses(&[LookupRow::Found(row)], PLAIN);
         assert!(!table.contains('\u{1b}'), "{table}");
         assert!(table.contains("\\u{1b}]0;pwned\\u{7}"), "{table}");
     }
 
     #[test]
+    fn the_width_is_columns_then_the_terminal_then_80() {
+        assert_eq!(table_width(Some("120"), Some(200)), 120);
+        assert_eq!(table_width(Some("junk"), Some(200)), 200);
+        assert_eq!(table_width(Some("0"), None), 80);
+        assert_eq!(table_width(None, None), 80);
+    }
+
+    #[test]
+    fn a_single_status_goes_vertical_when_its_row_would_not_fit() {
+        let wide = status(&found(), PLAIN);
+        assert_eq!(wide.lines().count(), 2, "{wide}");
+        let narrow = status(
+            &found(),
+            Style {
+                colour: false,
+                width: 80,
+            },
+        );
+        assert!(narrow.lines().all(|line| line.len() <= 80), "{narrow}");
+        assert!(narrow.starts_with("Transaction ID"), "{narrow}");
+    }
+
+    #[test]
+    fn many_rows_drop_the_least_needed_columns_then_wrap_then_go_vertical() {
+        let mut long = found();
+        long.message = Some("a message long enough to need more than one line of text".into());
+        let rows = [LookupRow::Found(found()), LookupRow::Found(long)];
+        let width = |width| Style {
+            colour: false,
+            width,
+        };
+        assert!(statuses(&rows, PLAIN).contains("PROVIDER REF"));
+        let dropped = statuses(&rows, width(120));
+        assert!(
+            !dropped.contains("PROVIDER REF") && dropped.contains("PRODUCT"),
+            "{dropped}"
+        );
+        assert!(
+            dropped.contains("one line of text"),
+            "the message whole: {dropped}"
+        );
+        let wrapped = statuses(&rows, width(100));
+        assert!(
+            wrapped.lines().all(|line| line.chars().count() <= 100),
+            "{wrapped}"
+        );
+        assert!(
+            !wrapped.contains("PRODUCT") && wrapped.contains("AMOUNT"),
+            "{wrapped}"
+        );
+        assert_eq!(wrapped.lines().count(), 4, "{wrapped}");
+        let vertical = statuses(&rows, width(80));
+        assert!(
+            vertical.lines().all(|line| line.chars().count() <= 80),
+            "{vertical}"
+        );
+        assert_eq!(vertical.matches("Transaction ID").count(), 2, "{vertical}");
+    }
+
+    #[test]
+    fn amounts_carry_a_currency_whose_decimals_they_have() {
+        let amount: Decimal = "49.90".parse().unwrap();
+        assert_eq!(
+            amount_in(&amount, &Currency::MYR).as_deref(),
+            Some("49.90 MYR")
+        );
+        assert_eq!(amount_in(&amount, &Currency::JPY), None);
+        assert_eq!(amount_in(&amount, &Currency::KWD), None);
+    }
+
+    #[test]
     fn colour_is_only_used_when_asked() {
-        let text = statuses(&[LookupRow::Found(found())], Style { colour: true });
+        let text = statuses(
+            &[LookupRow::Found(found())],
+            Style {
+                colour: true,
+                width: 1000,
+            },
+        );
         assert!(text.contains('\u{1b}'), "{text:?}");
     }
 }

@@ -78,6 +78,7 @@ impl Endpoint {
 
     /// Whether a server takes `method` on this path: the document's, and
     /// `HEAD` beside a `GET`.
+    #[inline]
     pub fn takes_method(self, method: &str) -> bool {
         match self {
             Self::Initiate | Self::Confirm => method == "POST",
@@ -192,6 +193,7 @@ impl Route<'_> {
 /// assert_eq!(route("/api/payments/a/b/status"), None);
 /// assert_eq!(route("/api/payments/initiate/extra"), None);
 /// ```
+#[inline]
 pub fn route(path: &str) -> Option<Route<'_>> {
     let rest = path.strip_prefix(PAYMENTS)?;
     let endpoint = |endpoint| Some(Route { endpoint, raw: "" });
@@ -219,6 +221,7 @@ pub fn route(path: &str) -> Option<Route<'_>> {
 /// A path segment percent-decoded (CONTRACT: `%2F` is `/`, `%20` a
 /// space), borrowing `raw` when it has nothing to decode; `None` when the
 /// result is not UTF-8.
+#[inline]
 pub fn decode_segment(raw: &str) -> Option<Cow<'_, str>> {
     if !raw.contains('%') {
         return Some(Cow::Borrowed(raw));

@@ -4,15 +4,18 @@
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-pub use crate::domain::access::ApiKey;
+pub use crate::domain::access::{AdminKey, ApiKey};
 use crate::domain::catalog::Catalog;
 pub use crate::domain::redirect::PublicUrl;
 use crate::domain::settings::Given;
 use crate::error::Error;
 use crate::store::{Durability, StoreSpec};
 
-/// Default of [`Config::header_read_timeout`].
-pub use payments_serve::DEFAULT_HEADER_READ_TIMEOUT;
+/// Default of [`Config::session_lifetime`]: a working day and then some.
+pub const DEFAULT_SESSION_LIFETIME: Duration = Duration::from_secs(12 * 60 * 60);
+
+/// Default of [`Config::header_read_timeout`]: 30 seconds.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = payments_serve::DEFAULT_HEADER_READ_TIMEOUT;
 
 /// Everything that shapes a server's behaviour.
 #[derive(Debug, Clone)]
@@ -23,6 +26,17 @@ pub struct Config {
     /// Authentication is on when this is not empty. Each key at most once
     /// (checked by [`Config::validate`]).
     pub api_keys: Vec<ApiKey>,
+    /// Admin keys (`--admin-key`, CONTRACT section 18): with one, every
+    /// `/_mock/` route but `/_mock/health`, and the console, need it (or,
+    /// for reading a merchant's part, an API key bound to that merchant).
+    /// Empty: the admin side is open. Each key at most once, and none
+    /// also an API key (checked by [`Config::validate`]).
+    pub admin_keys: Vec<AdminKey>,
+    /// How long a console sign-in lasts (default 12 hours).
+    pub session_lifetime: Duration,
+    /// Marks the console's session cookie `Secure`: for a server that
+    /// speaks TLS only.
+    pub secure_cookies: bool,
     /// The products offered.
     pub catalog: Catalog,
     /// Probability 0..=1 that an `/api/` request gets a random fault.
@@ -45,7 +59,7 @@ pub struct Config {
     /// CONTRACT section 13), for a mock reached through another address
     /// than it listens on. `None`: the listening address (the binary and
     /// [`crate::MockServer`] fill it in once bound; a wildcard address
-    /// becomes loopback). An [`crate::AppState`] made without either uses
+    /// becomes loopback). An [`crate::state::AppState`] made without either uses
     /// `http://localhost`.
     pub public_url: Option<PublicUrl>,
     /// Where state is kept (`--store`, CONTRACT section 15); memory by
@@ -70,6 +84,9 @@ impl Default for Config {
         Self {
             expiry: Duration::from_secs(15 * 60),
             api_keys: Vec::new(),
+            admin_keys: Vec::new(),
+            session_lifetime: DEFAULT_SESSION_LIFETIME,
+            secure_cookies: false,
             catalog: Catalog::default(),
             fail_rate: 0.0,
             fault_seed: None,
@@ -133,19 +150,54 @@ impl Config {
                 "the same API key is given twice (keys #{first} and #{second})"
             )));
         }
+        if let Some((i, problem)) = self
+            .admin_keys
+            .iter()
+            .enumerate()
+            .find_map(|(i, k)| k.check().err().map(|e| (i + 1, e)))
+        {
+            return Err(Error::Config(format!("admin key #{i}: {problem}")));
+        }
+        if let Some((first, second)) = repeated(&self.admin_keys, |k| k.secret()) {
+            return Err(Error::Config(format!(
+                "the same admin key is given twice (admin keys #{first} and #{second})"
+            )));
+        }
+        if let Some((admin, api)) = self.admin_keys.iter().enumerate().find_map(|(i, admin)| {
+            self.api_keys
+                .iter()
+                .position(|api| api.secret() == admin.secret())
+                .map(|j| (i + 1, j + 1))
+        }) {
+            return Err(Error::Config(format!(
+                "admin key #{admin} is also API key #{api}: a key has one role"
+            )));
+        }
+        if self.session_lifetime.is_zero() {
+            return Err(Error::Config(
+                "the console's session lifetime must be greater than 0".to_owned(),
+            ));
+        }
         Ok(())
     }
 
     /// The 1-based positions of the first key that repeats an earlier one
     /// (bound or not: a key names one caller), and of that earlier key.
     fn duplicate_api_keys(&self) -> Option<(usize, usize)> {
-        self.api_keys.iter().enumerate().find_map(|(j, later)| {
-            self.api_keys[..j]
-                .iter()
-                .position(|earlier| earlier.key == later.key)
-                .map(|i| (i + 1, j + 1))
-        })
+        repeated(&self.api_keys, ApiKey::secret)
     }
+}
+
+/// The 1-based positions of the first item whose secret repeats an
+/// earlier one's, and of that earlier one. (Configuration, not a request:
+/// an ordinary comparison.)
+fn repeated<T>(items: &[T], secret: impl Fn(&T) -> &[u8]) -> Option<(usize, usize)> {
+    items.iter().enumerate().find_map(|(j, later)| {
+        items[..j]
+            .iter()
+            .position(|earlier| secret(earlier) == secret(later))
+            .map(|i| (i + 1, j + 1))
+    })
 }
 
 /// Checks a replica name: 1 to 64 characters, no control characters (it is
@@ -172,6 +224,17 @@ pub fn check_replica_name(name: &str) -> Result<(), String> {
 /// `::`) is not one a browser can open, so it becomes loopback.
 pub fn listening_url(addr: std::net::SocketAddr) -> PublicUrl {
     PublicUrl::of_listener(addr)
+}
+
+/// The warning for a server listening on `addr` with `config`, when it
+/// has one: an admin side without an admin key on an address other
+/// machines can reach (CONTRACT section 18). Loopback stays quiet.
+pub fn open_admin_warning(addr: std::net::SocketAddr, config: &Config) -> Option<String> {
+    (config.admin_keys.is_empty() && !addr.ip().is_loopback()).then(|| {
+        format!(
+            "listening on {addr} without --admin-key: anyone who reaches this address can read every merchant's transactions and requests, move the clock and reset everything (/_mock/ and the console /_mock/ui/); give --admin-key KEY to put them behind a key"
+        )
+    })
 }
 
 /// Parses `MS` or `MS..MS` into a latency range.
@@ -240,6 +303,37 @@ mod tests {
     }
 
     #[test]
+    fn admin_keys_are_each_given_once_and_are_no_api_key() {
+        let admin = |k: &str| k.parse::<AdminKey>().expect("an admin key");
+        let mut config = Config {
+            admin_keys: vec![admin("adm_one"), admin("adm_two"), admin("adm_one")],
+            ..Config::default()
+        };
+        let message = config.validate().expect_err("duplicate").to_string();
+        assert!(
+            message.contains("the same admin key is given twice (admin keys #1 and #3)"),
+            "{message}"
+        );
+        assert!(!message.contains("adm_"), "{message}");
+        assert!(
+            !format!("{config:?}").contains("adm_"),
+            "Debug shows no key"
+        );
+        config.admin_keys.truncate(2);
+        assert!(config.validate().is_ok());
+        config.api_keys = vec![ApiKey::new("sk_x", None), ApiKey::new("adm_two", None)];
+        let message = config.validate().expect_err("shared").to_string();
+        assert!(
+            message.contains("admin key #2 is also API key #2"),
+            "{message}"
+        );
+        assert!(!message.contains("adm_"), "{message}");
+        config.api_keys.truncate(1);
+        config.session_lifetime = Duration::ZERO;
+        assert!(config.validate().is_err());
+    }
+
+    #[test]
     fn the_listening_url_is_one_a_browser_can_open() {
         let url = |a: &str| listening_url(a.parse().expect("an address")).to_string();
         assert_eq!(url("127.0.0.1:8080"), "http://127.0.0.1:8080/");
@@ -260,6 +354,23 @@ mod tests {
         let e = config("https://user:pw@dev.example").expect_err("credentials");
         assert!(!e.contains("pw"), "{e}");
         assert!(config("ftp://dev.example").is_err());
+    }
+
+    #[test]
+    fn only_an_open_admin_side_off_loopback_is_warned_about() {
+        let open = Config::default();
+        let keyed = Config {
+            admin_keys: vec!["adm_k".parse().expect("a key")],
+            ..Config::default()
+        };
+        let at = |a: &str| a.parse::<std::net::SocketAddr>().expect("an address");
+        let warning = open_admin_warning(at("0.0.0.0:8080"), &open).expect("a warning");
+        assert!(warning.contains("anyone who reaches"), "{warning}");
+        assert!(open_admin_warning(at("[::]:8080"), &open).is_some());
+        assert!(open_admin_warning(at("192.0.2.7:8080"), &open).is_some());
+        assert!(open_admin_warning(at("127.0.0.1:8080"), &open).is_none());
+        assert!(open_admin_warning(at("[::1]:8080"), &open).is_none());
+        assert!(open_admin_warning(at("0.0.0.0:8080"), &keyed).is_none());
     }
 
     #[test]

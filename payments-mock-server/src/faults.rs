@@ -47,6 +47,12 @@ pub enum Fault {
     Delay(Duration),
     /// 429 with `Retry-After`.
     RateLimit,
+    /// The request is carried out, then answered with another
+    /// transaction's data, as a misrouting gateway or a stale cache would:
+    /// the newest other transaction of the caller's scope that can answer
+    /// it (for a confirm, a confirmed one). Without one, the true answer.
+    /// Never drawn by `--fail-rate`: a test asks for it.
+    AnswerOther,
 }
 
 impl Fault {
@@ -59,6 +65,7 @@ impl Fault {
             Self::CommitThenReset => "commit-then-reset".to_owned(),
             Self::Delay(d) => format!("delay={}", d.as_millis()),
             Self::RateLimit => "rate-limit".to_owned(),
+            Self::AnswerOther => "answer-other".to_owned(),
         }
     }
 }
@@ -78,8 +85,8 @@ pub fn parse_header(value: &[u8]) -> Result<Vec<Fault>, ApiError> {
     if !crate::domain::rules::is_fault_header(text) {
         return Err(ApiError::validation(format!(
             "X-Mock-Fault: {:?} is not a comma-separated list of internal-error, \
-             commit-then-error, reset, commit-then-reset, rate-limit or delay=<ms> \
-             (0 to 60000, no leading zeros)",
+             commit-then-error, reset, commit-then-reset, rate-limit, answer-other or \
+             delay=<ms> (0 to 60000, no leading zeros)",
             String::from_utf8_lossy(value)
                 .chars()
                 .take(64)
@@ -94,6 +101,7 @@ pub fn parse_header(value: &[u8]) -> Result<Vec<Fault>, ApiError> {
             "reset" => Fault::Reset,
             "commit-then-reset" => Fault::CommitThenReset,
             "rate-limit" => Fault::RateLimit,
+            "answer-other" => Fault::AnswerOther,
             other => match other.strip_prefix("delay=").map(str::parse::<u64>) {
                 Some(Ok(ms)) if Duration::from_millis(ms) <= MAX_DELAY => {
                     Fault::Delay(Duration::from_millis(ms))
@@ -101,8 +109,8 @@ pub fn parse_header(value: &[u8]) -> Result<Vec<Fault>, ApiError> {
                 _ => {
                     return Err(ApiError::validation(format!(
                         "X-Mock-Fault: unknown fault {token:?}; expected internal-error, \
-                         commit-then-error, reset, commit-then-reset, rate-limit or \
-                         delay=<ms> (at most 60000)"
+                         commit-then-error, reset, commit-then-reset, rate-limit, \
+                         answer-other or delay=<ms> (at most 60000)"
                     )));
                 }
             },

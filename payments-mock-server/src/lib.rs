@@ -67,7 +67,7 @@
 //! - expiry (`--expiry`, default 15 minutes) and settlement derived from the
 //!   virtual clock at read time;
 //! - faults: `X-Mock-Fault: internal-error | commit-then-error | reset |
-//!   commit-then-reset | delay=<ms> | rate-limit`, [`MockServer::inject_faults`],
+//!   commit-then-reset | delay=<ms> | rate-limit | answer-other`, [`MockServer::inject_faults`],
 //!   and the start-time fail rate, latency and rate limit. The fail-rate
 //!   fault and the latency of each `/api/` request derive from the fault
 //!   seed, the request's identity (route, merchantId and referenceNo, the
@@ -86,7 +86,11 @@
 //!   payer pays, declines or cancels once within the payer window, and is
 //!   sent back to `returnUrl`; [`MockServer::payer`] plays the payer in a
 //!   test;
-//! - the `/_mock/` controls, and `/openapi.json` (feature `openapi`).
+//! - the `/_mock/` controls, and `/openapi.json` (feature `openapi`);
+//!   with an admin key ([`MockServerBuilder::admin_key`], `--admin-key`)
+//!   every `/_mock/` route but `/_mock/health`, and the console, need it,
+//!   and an API key bound to a merchant reads that merchant's part there
+//!   and changes nothing (CONTRACT section 18).
 //!
 //! # Catalogue
 //!
@@ -111,7 +115,7 @@
 //! Every answer of the router is the envelope (CONTRACT section 2). A few
 //! come from hyper before a request reaches the router, and they are not:
 //!
-//! - a request head (request line and headers) over [`HEADER_LIMIT`]
+//! - a request head (request line and headers) over [`http::HEADER_LIMIT`]
 //!   (64 KiB) or with more than 100 headers: a bare `431 Request Header
 //!   Fields Too Large`, empty body, then the connection is closed;
 //! - a head that is not HTTP/1.x (garbage, a bad header line, two
@@ -124,7 +128,7 @@
 //!   no response. So slow (one byte at a time) and idle connections cannot
 //!   pin the server; each costs one task and one socket until then.
 //!
-//! Bodies are the router's: over [`BODY_LIMIT`] (64 KiB) is the 413
+//! Bodies are the router's: over [`http::BODY_LIMIT`] (64 KiB) is the 413
 //! envelope. `--rate-limit N` admits N `/api/` requests per one-second
 //! window and answers the rest 429 `RATE_LIMITED` with `Retry-After: 1`.
 //!
@@ -148,7 +152,8 @@
 //   `lifecycle.rs` (the state machine: initiate, confirm, the payer's
 //   submit), `payer.rs` (playing the payer), `redirect.rs` (page tokens,
 //   payment URLs, return addresses), `access.rs` (API keys and the
-//   merchant they bind), `journal.rs` (the request journal's entries),
+//   merchant they bind; `access/` the admin side's keys and roles, the
+//   console's sessions, whose journaled request is whose), `journal.rs` (the request journal's entries),
 //   `settings.rs` (what a store keeps of the start's settings), `port.rs`
 //   (the store trait and the types it takes and returns).
 // - `store/` — the stores implementing the port: memory, SQLite
@@ -179,7 +184,10 @@ pub mod store;
 #[cfg(feature = "pages")]
 mod web;
 
-pub use config::{ApiKey, Config, PublicUrl, check_replica_name, listening_url, parse_latency};
+pub use config::{
+    AdminKey, ApiKey, Config, DEFAULT_SESSION_LIFETIME, PublicUrl, check_replica_name,
+    listening_url, open_admin_warning, parse_latency,
+};
 pub use domain::catalog::{Catalog, Flow, InitialState, Outcome, Product};
 pub use domain::journal::JournalEntry;
 pub use domain::payer::{PayerError, PayerOutcome};

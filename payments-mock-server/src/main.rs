@@ -9,7 +9,9 @@ use payments_contract_proxy::{Proxy, ProxyConfig, check_recording};
 use payments_mock_server::http::serve_app;
 use payments_mock_server::seed::{SeedError, seed_from};
 use payments_mock_server::state::AppState;
-use payments_mock_server::{ApiKey, Catalog, Config, Durability, StoreSpec, parse_latency};
+use payments_mock_server::{
+    AdminKey, ApiKey, Catalog, Config, Durability, StoreSpec, parse_latency,
+};
 use payments_serve::logging::init_logging;
 
 /// The merchant payment-transaction service for integration tests: in
@@ -129,6 +131,20 @@ struct ServeArgs {
     /// Turn authentication on with this key, optionally bound to a merchant.
     #[arg(long = "api-key", value_name = "KEY[=MERCHANT_UUID]", value_parser = QuietParser::<ApiKey>::new("an API key"))]
     api_keys: Vec<ApiKey>,
+    /// Put the admin side (every /_mock/ route but /_mock/health, and the
+    /// console) behind this key, sent as `Authorization: Bearer KEY` or
+    /// typed once on the console's sign-in page. Repeatable. A key bound
+    /// to a merchant (--api-key KEY=MERCHANT) then reads that merchant's
+    /// transactions and requests there, and changes nothing. Without it,
+    /// the admin side is open to whoever reaches the port.
+    #[arg(
+        long = "admin-key",
+        env = "PAYMENTS_MOCK_ADMIN_KEY",
+        hide_env_values = true,
+        value_name = "KEY",
+        value_parser = QuietParser::<AdminKey>::new("an admin key")
+    )]
+    admin_keys: Vec<AdminKey>,
     /// Where state is kept: `memory` (gone with the process), `sqlite:PATH`
     /// (a file that survives restarts; one process owns it) or
     /// `postgres://USER:PASSWORD@HOST:PORT/DB` (shared by any number of
@@ -399,6 +415,7 @@ fn serve_mock(args: ServeArgs) -> ExitCode {
     config.fresh = args.fresh;
     config.replica_name = args.replica_name;
     config.api_keys = args.api_keys;
+    config.admin_keys = args.admin_keys;
     config.catalog = catalog;
     config.fail_rate = args.fail_rate;
     config.fault_seed = args.fault_seed;
@@ -466,6 +483,15 @@ async fn serve(
             return ExitCode::FAILURE;
         }
     };
+    if let Some(warning) = payments_mock_server::open_admin_warning(addr, &config) {
+        tracing::warn!(listening = %addr, "{warning}");
+    } else if !config.admin_keys.is_empty() {
+        let keys = config.admin_keys.len();
+        tracing::info!(
+            admin_keys = keys,
+            "the admin side (/_mock/ but /_mock/health, and the console) needs an admin key: {keys} given"
+        );
+    }
     let header_read_timeout = config.header_read_timeout;
     let seed_given = config.fault_seed.is_some();
     let mut config = config;

@@ -9,7 +9,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use crate::config::{ApiKey, Config};
+use crate::config::{AdminKey, ApiKey, Config};
 use crate::domain::catalog::Catalog;
 use crate::domain::journal::{CAPACITY, JournalEntry};
 use crate::domain::payer::{PayerError, PayerOutcome, play_payer};
@@ -354,6 +354,22 @@ impl MockServerBuilder {
         self
     }
 
+    /// Adds an admin key (`--admin-key`, CONTRACT section 18): every
+    /// `/_mock/` route but `/_mock/health`, and the console, then need it
+    /// (an API key bound to a merchant reads that merchant's part). The
+    /// same key twice, or a key also given to [`MockServerBuilder::api_key`],
+    /// makes [`MockServerBuilder::start`] fail.
+    pub fn admin_key(mut self, key: impl Into<String>) -> Self {
+        self.config.admin_keys.push(AdminKey::new(key));
+        self
+    }
+
+    /// How long a console sign-in lasts (default 12 hours).
+    pub fn session_lifetime(mut self, lifetime: Duration) -> Self {
+        self.config.session_lifetime = lifetime;
+        self
+    }
+
     /// The product catalogue (`--catalog`).
     pub fn catalog(mut self, catalog: Catalog) -> Self {
         self.config.catalog = catalog;
@@ -446,7 +462,7 @@ impl MockServerBuilder {
     ///
     /// [`Error::Config`] for an option out of range, [`Error::Bind`] when
     /// the listener cannot be bound or used; for a store, the errors of
-    /// [`AppState::open`](crate::AppState::open).
+    /// [`AppState::open`](crate::state::AppState::open).
     pub async fn start(self) -> Result<MockServer, Error> {
         self.config.validate()?;
         let std_listener = match self.listener {
@@ -467,6 +483,9 @@ impl MockServerBuilder {
         let random_seed = self.config.fault_seed.is_none()
             && (self.config.fail_rate > 0.0 || self.config.latency.is_some());
         let mut config = self.config;
+        if let Some(warning) = crate::config::open_admin_warning(addr, &config) {
+            tracing::warn!(listening = %addr, "{warning}");
+        }
         config
             .public_url
             .get_or_insert_with(|| crate::config::listening_url(addr));

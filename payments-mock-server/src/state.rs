@@ -1,16 +1,19 @@
 //! The shared state handlers see: the store (transactions, clock,
-//! journal), the catalogue and expiry it serves with, auth, faults and the
-//! public URL of one server.
+//! journal), the catalogue and expiry it serves with, auth (the API keys,
+//! the admin keys and the console's sessions), faults and the public URL
+//! of one server; and what a merchant's key may see of the journal.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::config::{Config, PublicUrl};
-use crate::domain::access::Auth;
+use crate::domain::access::{AdminAccess, Auth, Claim, claim};
 use crate::domain::catalog::Catalog;
+use crate::domain::journal::JournalEntry;
 use crate::domain::port::{Store, StoreError};
 use crate::domain::settings::Settings;
+use crate::domain::transaction::issued_id;
 use crate::error::Error;
 use crate::faults::Faults;
 use crate::store::{AnyStore, MemoryStore};
@@ -33,6 +36,8 @@ pub struct Shared {
     pub expiry: Duration,
     /// API keys.
     pub auth: Auth,
+    /// Admin keys and the console's sessions (CONTRACT section 18).
+    pub admin: AdminAccess,
     /// Fault sources.
     pub faults: Faults,
     /// Base URL of payment pages (CONTRACT section 13).
@@ -115,6 +120,8 @@ impl AppState {
             inner: Arc::new(Shared {
                 store,
                 auth: Auth::new(config.api_keys),
+                admin: AdminAccess::new(config.admin_keys, config.session_lifetime)
+                    .with_secure_cookies(config.secure_cookies),
                 faults: Faults::new(
                     config.fail_rate,
                     config.fault_seed,
@@ -173,6 +180,86 @@ impl AppState {
     #[cfg(feature = "openapi")]
     pub(crate) fn set_openapi(&self, document: bytes::Bytes) {
         let _ = self.openapi.set(document);
+    }
+
+    /// The journal entries the merchant `scope` may see (all of them
+    /// without a scope): those that belong to it by their [`Claim`]. A
+    /// transaction or reference is looked up once however many entries
+    /// name it.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`]: a look-up failed.
+    pub async fn visible_requests(
+        &self,
+        scope: Option<uuid::Uuid>,
+        entries: Vec<JournalEntry>,
+    ) -> Result<Vec<JournalEntry>, StoreError> {
+        let Some(merchant) = scope else {
+            return Ok(entries);
+        };
+        let mut known: std::collections::HashMap<(bool, String), bool> =
+            std::collections::HashMap::new();
+        let mut visible = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let owned = match claim(
+                &entry.path,
+                &entry.body,
+                entry.status,
+                entry.error_code.as_deref(),
+            ) {
+                Claim::Nobody => false,
+                Claim::Merchant(m) => m == merchant,
+                Claim::Transaction(id) => match known.get(&(true, id.to_string())) {
+                    Some(owned) => *owned,
+                    None => {
+                        let owned = match issued_id(&id) {
+                            Some(issued) => self
+                                .store
+                                .with_id(issued, Some(merchant), |_| ())
+                                .await?
+                                .is_some(),
+                            None => false,
+                        };
+                        known.insert((true, id.into_owned()), owned);
+                        owned
+                    }
+                },
+                Claim::Reference(reference) => match known.get(&(false, reference.to_string())) {
+                    Some(owned) => *owned,
+                    None => {
+                        // Held by this merchant alone: with several
+                        // holders the answer cannot say whose it gave.
+                        let owned = matches!(
+                            self.store
+                                .with_reference(&reference, None, |r| r.fields.merchant_id)
+                                .await?,
+                            Ok(holder) if holder == merchant
+                        );
+                        known.insert((false, reference.into_owned()), owned);
+                        owned
+                    }
+                },
+            };
+            if owned {
+                visible.push(entry);
+            }
+        }
+        Ok(visible)
+    }
+
+    /// Whether the merchant `scope` may see journal entry `entry` (every
+    /// entry without a scope).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`]: a look-up failed.
+    pub async fn may_see_request(
+        &self,
+        scope: Option<uuid::Uuid>,
+        entry: JournalEntry,
+    ) -> Result<Option<JournalEntry>, StoreError> {
+        Ok(self.visible_requests(scope, vec![entry]).await?.pop())
     }
 
     /// `POST /_mock/reset`: no transactions, no journal, real time, for

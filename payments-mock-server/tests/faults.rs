@@ -447,3 +447,85 @@ async fn latency_delays_but_answers() {
     let (status, _) = initiate_http(&server, "LAT-1", None).await;
     assert_eq!(status, 200);
 }
+
+/// `answer-other`: the change is made, then the answer is the same
+/// endpoint's answer about the newest other transaction; with none, the
+/// truth.
+#[tokio::test]
+async fn answer_other_makes_the_change_and_answers_about_another_transaction() {
+    let server = MockServer::start().await;
+    let (status, body) = initiate_http(&server, "AO-1", Some("answer-other")).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"]["referenceNo"], "AO-1", "nothing else to show");
+    let (status, body) = initiate_http(&server, "AO-2", Some("answer-other")).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"]["referenceNo"], "AO-1", "{body}");
+    assert_eq!(body["data"]["status"], "INITIATED");
+    let stored: Vec<String> = server
+        .transactions()
+        .await
+        .into_iter()
+        .map(|t| t.reference_no)
+        .collect();
+    assert_eq!(stored, ["AO-1", "AO-2"], "AO-2 was created all the same");
+    let journal = server.requests().await;
+    assert_eq!(journal[1].fault.as_deref(), Some("answer-other"));
+
+    // A status read is answered about the other one, a confirm too once
+    // another transaction is confirmed.
+    let ids: Vec<String> = server
+        .transactions()
+        .await
+        .into_iter()
+        .map(|t| t.transaction_id.to_string())
+        .collect();
+    let client = reqwest::Client::new();
+    let base = server.base_url();
+    let read = |fault: &'static str, id: &str| {
+        client
+            .get(format!("{base}/api/payments/{id}/status"))
+            .header("x-mock-fault", fault)
+            .send()
+    };
+    let answer: Value = read("answer-other", &ids[1])
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(answer["data"]["transactionId"], ids[0].as_str());
+    let confirm = |id: &str, reference: &str, fault: Option<&'static str>| {
+        let mut request = client
+            .post(format!("{base}/api/payments/confirm"))
+            .json(&serde_json::json!({ "transactionId": id, "referenceNo": reference }));
+        if let Some(fault) = fault {
+            request = request.header("x-mock-fault", fault);
+        }
+        request.send()
+    };
+    let answer: Value = confirm(&ids[1], "AO-2", Some("answer-other"))
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        answer["data"]["referenceNo"], "AO-2",
+        "no other is confirmed"
+    );
+    let stored = server.transactions().await;
+    assert_eq!(stored[1].status, "SUCCESSFUL");
+    confirm(&ids[0], "AO-1", None).await.expect("confirmed");
+    let (status, _) = initiate_http(&server, "AO-3", None).await;
+    assert_eq!(status, 200);
+    let id3 = server.transactions().await[2].transaction_id.to_string();
+    let answer: Value = confirm(&id3, "AO-3", Some("answer-other"))
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("json");
+    // AO-2, the newest other confirmed one (its confirm was carried out).
+    assert_eq!(answer["data"]["transactionId"], ids[1].as_str(), "{answer}");
+    assert_eq!(server.transactions().await[2].status, "SUCCESSFUL");
+}

@@ -44,3 +44,7 @@ mod console_controls;
 mod security;
 // No key in any log, answer, journal, Debug output or error (issue #8).
 mod secrets;
+// The admin side behind --admin-key: roles, scoping, sessions (issue 33).
+mod admin_access;
+// The same through the binary: matrix, warning, flags, secrets (issue 33).
+mod admin_binary;

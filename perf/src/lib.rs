@@ -11,6 +11,7 @@
 //! - `bin/fill_store.rs` — `perf-fill-store`: N transactions into a store.
 //! - `bin/latency.rs` — `perf-latency`: latency percentiles at a fixed rate.
 //! - `bin/forwarder.rs` — `perf-forwarder`: a bare forwarder, the proxy's control.
+//! - `bin/reconcile.rs` — `perf-reconcile`: `payments reconcile` of a large ledger.
 //!
 //! The tools print machine-readable `key=value` lines that the scripts parse;
 //! they are measurement harnesses, not products, so flags are minimal.

@@ -7,7 +7,8 @@ use crate::{
     cli::ConfirmArgs,
     error::CliError,
     exit::Exit,
-    output::{self, ConfirmedView},
+    output::{self, ConfirmedView, printable},
+    usage,
 };
 
 /// Confirms and prints the outcome.
@@ -19,17 +20,31 @@ use crate::{
 ///
 /// Values the client refuses to send, and the call's failure.
 pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
-    let call = format!("confirm of {}", args.transaction_id);
-    let mut builder = ConfirmRequest::builder(args.transaction_id, args.reference_no);
-    if let Some(code) = args.code {
-        builder = builder.confirmation_code(code);
+    let currency = args
+        .currency
+        .as_deref()
+        .map(|code| super::currency_flag("--currency", code))
+        .transpose()?;
+    let call = format!("confirm of {}", printable(&args.transaction_id));
+    let mut builder =
+        ConfirmRequest::builder(args.transaction_id.clone(), args.reference_no.clone());
+    if let Some(code) = &args.code {
+        builder = builder.confirmation_code(code.clone());
     }
     if let Some(extra) = args.extra {
         builder = builder.extra_properties(serde_json::Value::Object(extra.0));
     }
-    let request = builder
-        .build()
-        .map_err(|err| CliError::Usage(format!("invalid request: {err}")))?;
+    let request = builder.build().map_err(|err| match err {
+        payments_client::Error::InvalidInput(errors) => {
+            CliError::Usage(usage::invalid_request(&errors, |field| match field {
+                "transactionId" => Some(args.transaction_id.as_str()),
+                "referenceNo" => Some(args.reference_no.as_str()),
+                "confirmationCode" => args.code.as_deref(),
+                _ => None,
+            }))
+        }
+        other => CliError::Usage(format!("invalid request: {other}")),
+    })?;
 
     let started = ctx.log_request("POST", "/api/payments/confirm");
     let result = ctx.client.confirm(request).await;
@@ -53,7 +68,10 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
             transaction_id: data.transaction_id.to_string(),
             reference_no: data.reference_no.clone(),
             status: data.status.to_string(),
-            amount: data.amount.to_string(),
+            amount: currency
+                .as_ref()
+                .and_then(|currency| output::amount_in(&data.amount, currency))
+                .unwrap_or_else(|| data.amount.to_string()),
             provider_reference: data.provider_reference.clone(),
             confirmed_at: data.confirmed_at,
             error_message: data.error_message.clone(),
@@ -61,6 +79,12 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
             payment_url: data.payment_url().map(String::from),
         };
         ctx.print(&output::confirmed(&view, ctx.style()))?;
+        if let Some(currency) = currency
+            .as_ref()
+            .filter(|currency| output::amount_in(&data.amount, currency).is_none())
+        {
+            eprintln!("{}", super::other_decimals_note(&data.amount, currency));
+        }
         if reply.is_reconciled() {
             eprintln!(
                 "note: a retry found this transaction already confirmed; it was confirmed once"

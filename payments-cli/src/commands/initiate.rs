@@ -9,6 +9,7 @@ use crate::{
     error::CliError,
     exit::Exit,
     output::{self, InitiatedView},
+    usage,
 };
 
 /// Validates the flags, initiates, prints the result.
@@ -18,6 +19,16 @@ use crate::{
 /// Usage errors (amount, currency, merchant, values the client refuses to
 /// send) and the call's failure.
 pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
+    if let Some(problem) = usage::check_code("--product", &args.product, "product", 32) {
+        return Err(CliError::Usage(problem));
+    }
+    if let Some(problem) = args
+        .country
+        .as_deref()
+        .and_then(|country| usage::check_code("--country", country, "country", 2))
+    {
+        return Err(CliError::Usage(problem));
+    }
     let currency_code = args.currency.to_ascii_uppercase();
     let (currency, exponent) = amount::currency(&currency_code)
         .map_err(|err| CliError::Usage(format!("--currency {err}")))?;
@@ -33,6 +44,7 @@ pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
         }
     };
     let merchant_id = ctx.settings.require_merchant_id()?;
+    let product = args.product.clone();
     let request = build_request(args, merchant_id, minor, &currency_code)?;
 
     let started = ctx.log_request("POST", "/api/payments/initiate");
@@ -43,7 +55,21 @@ pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
             .as_ref()
             .map(|reply| (reply.http_status(), reply.request_id(), reply.attempts())),
     );
-    let reply = result.map_err(|source| ctx.call_failed("initiate", source))?;
+    let reply = match result {
+        Ok(reply) => reply,
+        Err(source) => {
+            let advice = if names_the_product(&source) {
+                Some(product_advice(ctx, &product).await)
+            } else {
+                None
+            };
+            let mut err = ctx.call_failed("initiate", source);
+            if let CliError::Call { advice: slot, .. } = &mut err {
+                *slot = advice;
+            }
+            return Err(err);
+        }
+    };
 
     if ctx.is_json() && reply.is_reconciled() {
         let envelope = output::reconciled_envelope(reply.data(), reply.request_id())
@@ -80,6 +106,71 @@ pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
     Ok(Exit::Ok)
 }
 
+/// Whether the service refused the product code (the mock: `productCode
+/// NOPE is not offered`; any validation message that names the field).
+fn names_the_product(error: &payments_client::Error) -> bool {
+    error.as_api().is_some_and(|api| {
+        api.code == payments_client::ErrorCode::ValidationError
+            && api.message.contains("productCode")
+    })
+}
+
+/// What to do about a product the service refused: the products it
+/// offers when it publishes them (the mock does, in `/openapi.json`), or
+/// whom to ask.
+async fn product_advice(ctx: &Context, product: &str) -> String {
+    let started = ctx.log_request("GET", "/openapi.json");
+    let offered = offered_products(&ctx.base_url).await;
+    if ctx.settings.verbose {
+        eprintln!(
+            "< {} in {} ms",
+            if offered.is_some() {
+                "product list read"
+            } else {
+                "no product list"
+            },
+            started.elapsed().as_millis()
+        );
+    }
+    match offered {
+        Some(codes) => format!(
+            "--product {}: the service offers {}",
+            usage::quote(product),
+            codes.join(", ")
+        ),
+        None => format!(
+            "--product {}: the service does not publish its products; ask your payment \
+             provider which product codes your merchant may use",
+            usage::quote(product)
+        ),
+    }
+}
+
+/// The product codes in the service's OpenAPI description, if it has one
+/// (no API key is sent: the description is public on the mock). Bounded:
+/// 3 s, 4 MiB.
+async fn offered_products(base_url: &str) -> Option<Vec<String>> {
+    const LIMIT: usize = 4 * 1024 * 1024;
+    let http = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(3))
+        .build()
+        .ok()?;
+    let url = format!("{}/openapi.json", base_url.trim_end_matches('/'));
+    let mut response = http.get(url).send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.ok()? {
+        body.extend_from_slice(&chunk);
+        if body.len() > LIMIT {
+            return None;
+        }
+    }
+    let document = serde_json::from_slice(&body).ok()?;
+    usage::products_in_openapi(&document)
+}
+
 /// The exponent of the currency the service echoed (it should be ours).
 fn exponent_of(code: &impl ToString, requested: u16) -> u16 {
     amount::currency(&code.to_string()).map_or(requested, |(_, e)| e)
@@ -96,6 +187,33 @@ fn build_request(
     }
     let amount = MinorAmount::new(minor).map_err(invalid)?;
     let currency = Currency::from_code(currency_code).map_err(invalid)?;
+    // What the user typed, for messages that name the flag.
+    let typed: Vec<(&str, String)> = [
+        ("referenceNo", Some(args.reference_no.clone())),
+        ("productCode", Some(args.product.clone())),
+        ("storeId", Some(args.store_id.clone())),
+        ("description", args.description.clone()),
+        ("quantity", args.quantity.map(|q| q.to_string())),
+        ("countryCode", args.country.clone()),
+        ("deviceId", args.device_id.clone()),
+        ("payerId", args.payer_id.clone()),
+        ("returnUrl", args.return_url.clone()),
+        (
+            "extraProperties",
+            args.extra
+                .as_ref()
+                .map(|extra| serde_json::Value::Object(extra.0.clone()).to_string()),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(field, text)| text.map(|text| (field, text)))
+    .collect();
+    let typed_value = |field: &str| {
+        typed
+            .iter()
+            .find(|(name, _)| *name == field)
+            .map(|(_, text)| text.as_str())
+    };
     let mut builder = InitiateRequest::builder(
         merchant_id,
         args.reference_no,
@@ -125,5 +243,10 @@ fn build_request(
     if let Some(extra) = args.extra {
         builder = builder.extra_properties(serde_json::Value::Object(extra.0));
     }
-    builder.build().map_err(invalid)
+    builder.build().map_err(|err| match err {
+        payments_client::Error::InvalidInput(errors) => {
+            CliError::Usage(usage::invalid_request(&errors, typed_value))
+        }
+        other => invalid(other),
+    })
 }

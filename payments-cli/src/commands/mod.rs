@@ -7,6 +7,7 @@
 mod completions;
 mod confirm;
 mod initiate;
+mod reconcile;
 mod status;
 mod verify_return;
 
@@ -26,6 +27,42 @@ use crate::{
     exit::Exit,
     output::Style,
 };
+
+/// `--currency CODE` of the commands that read amounts without one (the
+/// status and confirm answers carry none): an ISO 4217 code, any case.
+///
+/// # Errors
+///
+/// A code that is not one, as a usage error naming the flag.
+pub fn currency_flag(flag: &str, code: &str) -> Result<payments_client::Currency, CliError> {
+    let upper = code.trim().to_ascii_uppercase();
+    match payments_client::Currency::from_code(&upper) {
+        Ok(currency) if currency.exponent().is_some() => Ok(currency),
+        Ok(_) => Err(CliError::Usage(format!(
+            "{flag} {}: {upper} has no minor unit, so no payment is in it",
+            crate::usage::quote(code)
+        ))),
+        Err(_) => Err(CliError::Usage(format!(
+            "{flag} {}: not an ISO 4217 currency code; give one such as MYR, USD or JPY",
+            crate::usage::quote(code)
+        ))),
+    }
+}
+
+/// Said on stderr when `--currency` does not fit an amount's decimals.
+#[must_use]
+pub fn other_decimals_note(
+    amount: &payments_client::Decimal,
+    currency: &payments_client::Currency,
+) -> String {
+    format!(
+        "note: the service wrote the amount {amount} with {} decimal places, but {} has {}; \
+         amounts are shown without a currency (is --currency right?)",
+        amount.scale(),
+        currency.code(),
+        currency.exponent().unwrap_or_default()
+    )
+}
 
 /// Queued output beyond this many bytes is written without waiting.
 const QUEUE_LIMIT: usize = 64 * 1024;
@@ -53,6 +90,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
             Command::Initiate(args) => initiate::run(&ctx, args).await,
             Command::Confirm(args) => confirm::run(&ctx, args).await,
             Command::Status(args) => status::run(&ctx, args).await,
+            Command::Reconcile(args) => reconcile::run(&ctx, args).await,
             Command::VerifyReturn(args) => verify_return::run(&ctx, args).await,
             Command::Completions(_) => Ok(Exit::Ok),
         };
@@ -136,8 +174,14 @@ impl Context {
 
     /// How tables are drawn.
     pub fn style(&self) -> Style {
+        let terminal = if self.stdout_is_terminal {
+            terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0))
+        } else {
+            None
+        };
         Style {
             colour: self.settings.colour,
+            width: crate::output::table_width(std::env::var("COLUMNS").ok().as_deref(), terminal),
         }
     }
 
@@ -200,6 +244,7 @@ impl Context {
             call: call.into(),
             base_url: self.base_url.clone(),
             source: Box::new(source),
+            advice: None,
         }
     }
 

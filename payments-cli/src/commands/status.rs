@@ -4,6 +4,12 @@
 //! Look-ups run concurrently (`--concurrency`); results are printed in input
 //! order; a failed look-up is reported and remembered, never fatal to the
 //! others; the exit code is the highest of them (ripgrep's "messages" habit).
+//!
+//! With many look-ups (`--from-file`, or more than one id or reference),
+//! `json` prints one line per input, malformed lines included, each naming
+//! the input it answers: `{"input":{"line":N,"value":"..."},"envelope":...,
+//! "error":...}` (`"arg":N` for an id or reference given as an argument), so
+//! results join back to their input (COMMANDS.md, "Output").
 
 use std::{
     io::Read as _,
@@ -14,7 +20,8 @@ use std::{
 use futures::{FutureExt as _, StreamExt as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use payments_client::wire::encode_path_segment;
-use payments_client::{Error as ClientError, PaymentStatus, Reply, WaitOptions};
+use payments_client::{Currency, Error as ClientError, PaymentStatus, Reply, WaitOptions};
+use serde_json::value::RawValue;
 use uuid::Uuid;
 
 use super::Context;
@@ -23,6 +30,7 @@ use crate::{
     error::{self, CliError},
     exit::Exit,
     output::{self, LookupRow, StatusView},
+    usage,
 };
 
 /// The longest id or reference a line may hold before it is called malformed.
@@ -54,11 +62,34 @@ impl Lookup {
     }
 }
 
+/// Where an input came from, for the `input` of its json line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The Nth id or reference on the command line (1-based).
+    Arg(usize),
+    /// Line N of `--from-file` (1-based).
+    Line(usize),
+}
+
 /// One input: a look-up, or a line of `--from-file` that could not be one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Input {
-    Lookup(Lookup),
-    Malformed { line: usize, reason: String },
+pub struct Input {
+    pub origin: Origin,
+    /// The text as given (a line trimmed; lossy UTF-8, cut to 200 bytes,
+    /// when the line is malformed).
+    pub value: String,
+    /// The look-up, or why the line is not one.
+    pub lookup: Result<Lookup, String>,
+}
+
+impl Input {
+    fn arg(index: usize, lookup: Lookup) -> Self {
+        Self {
+            origin: Origin::Arg(index + 1),
+            value: lookup.text().to_owned(),
+            lookup: Ok(lookup),
+        }
+    }
 }
 
 /// How one look-up ended.
@@ -67,6 +98,18 @@ enum Outcome {
     Found(Box<Reply<PaymentStatus>>),
     Failed(CliError),
     Malformed { line: usize, reason: String },
+}
+
+impl Outcome {
+    fn malformed(input: &Input, reason: &str) -> Self {
+        let line = match input.origin {
+            Origin::Line(line) | Origin::Arg(line) => line,
+        };
+        Self::Malformed {
+            line,
+            reason: reason.to_owned(),
+        }
+    }
 }
 
 /// Runs the look-ups and prints them in input order.
@@ -83,6 +126,12 @@ pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
     }
     let merchant_id = ctx.settings.merchant_id;
     let wait = args.wait.then_some(args.wait_timeout);
+    let currency = args
+        .currency
+        .as_deref()
+        .map(|code| super::currency_flag("--currency", code))
+        .transpose()?;
+    let many = args.from_file.is_some() || inputs.len() > 1;
 
     let progress = progress_bar(ctx, inputs.len(), wait.is_some());
     let mut outcomes: Vec<Option<Outcome>> = (0..inputs.len()).map(|_| None).collect();
@@ -91,12 +140,9 @@ pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
     let mut printed = 0;
     let mut stream = futures::stream::iter(inputs.iter().enumerate())
         .map(|(index, input)| async move {
-            let outcome = match input {
-                Input::Malformed { line, reason } => Outcome::Malformed {
-                    line: *line,
-                    reason: reason.clone(),
-                },
-                Input::Lookup(lookup) => match look_up(ctx, lookup, merchant_id, wait).await {
+            let outcome = match &input.lookup {
+                Err(reason) => Outcome::malformed(input, reason),
+                Ok(lookup) => match look_up(ctx, lookup, merchant_id, wait).await {
                     Ok(reply) => Outcome::Found(Box::new(reply)),
                     Err(err) => Outcome::Failed(err),
                 },
@@ -119,7 +165,8 @@ pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
         outcomes[index] = Some(outcome);
         while let Some(Some(ready)) = outcomes.get(printed) {
             if ctx.is_json() {
-                progress.suspend(|| print_json(ctx, ready))?;
+                let input = &inputs[printed];
+                progress.suspend(|| print_json(ctx, input, ready, many))?;
             }
             printed += 1;
         }
@@ -128,20 +175,75 @@ pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
     progress.finish_and_clear();
 
     let outcomes: Vec<Outcome> = outcomes.into_iter().flatten().collect();
-    report(ctx, &inputs, &outcomes)
+    report(ctx, &inputs, &outcomes, currency.as_ref())
 }
 
-/// `json`: the envelope of one outcome, exactly as received, if there is one.
-fn print_json(ctx: &Context, outcome: &Outcome) -> Result<(), CliError> {
+/// `json`: the envelope of one outcome, exactly as received, if there is
+/// one; with many look-ups, one line for every input that names it.
+fn print_json(ctx: &Context, input: &Input, outcome: &Outcome, many: bool) -> Result<(), CliError> {
     let envelope = match outcome {
         Outcome::Found(reply) => Some(reply.raw_envelope()),
         Outcome::Failed(err) => last_envelope(err),
         Outcome::Malformed { .. } => None,
     };
-    match envelope {
-        Some(envelope) => ctx.queue_line(envelope),
-        None => Ok(()),
+    if !many {
+        return match envelope {
+            Some(envelope) => ctx.queue_line(envelope),
+            None => Ok(()),
+        };
     }
+    let error = match outcome {
+        Outcome::Found(_) => None,
+        Outcome::Failed(err) => Some(err.to_string()),
+        Outcome::Malformed { line, reason } => Some(format!("--from-file line {line}: {reason}")),
+    };
+    ctx.queue_line(&joined_line(input, envelope, error.as_deref()))
+}
+
+/// `{"input":{"line":N,"value":"..."},"envelope":<as received>,"error":...}`.
+///
+/// The envelope is embedded as the service wrote it; only one that spans
+/// several lines loses the white space between its tokens (nothing else:
+/// keys keep their order, numbers their digits), so each result stays one
+/// line.
+fn joined_line(input: &Input, envelope: Option<&str>, error: Option<&str>) -> String {
+    #[derive(serde::Serialize)]
+    struct Joined<'a> {
+        input: InputJson<'a>,
+        envelope: Option<&'a RawValue>,
+        error: Option<&'a str>,
+    }
+    #[derive(serde::Serialize)]
+    struct InputJson<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        line: Option<usize>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        arg: Option<usize>,
+        value: &'a str,
+    }
+    let compact;
+    let envelope = match envelope {
+        Some(text) if text.contains(['\n', '\r']) => {
+            compact = without_blanks(text);
+            Some(compact.as_str())
+        }
+        other => other,
+    };
+    let (line, arg) = match input.origin {
+        Origin::Line(line) => (Some(line), None),
+        Origin::Arg(arg) => (None, Some(arg)),
+    };
+    let joined = Joined {
+        input: InputJson {
+            line,
+            arg,
+            value: &input.value,
+        },
+        envelope: envelope.and_then(|text| serde_json::from_str::<&RawValue>(text).ok()),
+        error,
+    };
+    // Serialising borrowed strings and valid raw JSON cannot fail.
+    serde_json::to_string(&joined).unwrap_or_default()
 }
 
 fn progress_bar(ctx: &Context, len: usize, waiting: bool) -> ProgressBar {
@@ -164,7 +266,7 @@ fn progress_bar(ctx: &Context, len: usize, waiting: bool) -> ProgressBar {
 }
 
 /// One look-up; with `wait`, polls until a final state or the timeout.
-async fn look_up(
+pub(crate) async fn look_up(
     ctx: &Context,
     lookup: &Lookup,
     merchant_id: Option<Uuid>,
@@ -218,15 +320,25 @@ fn log(ctx: &Context, started: Instant, result: &Result<Reply<PaymentStatus>, Cl
 
 /// Prints the table (json is already out) and the problems, in input
 /// order; returns the highest exit code.
-fn report(ctx: &Context, inputs: &[Input], outcomes: &[Outcome]) -> Result<Exit, CliError> {
+fn report(
+    ctx: &Context,
+    inputs: &[Input],
+    outcomes: &[Outcome],
+    currency: Option<&Currency>,
+) -> Result<Exit, CliError> {
     let mut exits = Vec::with_capacity(outcomes.len());
     let mut rows = Vec::with_capacity(outcomes.len());
     let mut problems = Vec::new();
+    let mut other_decimals = None;
     for (input, outcome) in inputs.iter().zip(outcomes) {
         match outcome {
             Outcome::Found(reply) => {
                 exits.push(Exit::Ok);
-                rows.push(LookupRow::Found(view(reply.data())));
+                let amount = reply.data().amount;
+                if currency.is_some_and(|currency| output::amount_in(&amount, currency).is_none()) {
+                    other_decimals.get_or_insert(amount);
+                }
+                rows.push(LookupRow::Found(view_in(reply.data(), currency)));
             }
             Outcome::Malformed { line, reason } => {
                 exits.push(Exit::Usage);
@@ -241,10 +353,10 @@ fn report(ctx: &Context, inputs: &[Input], outcomes: &[Outcome]) -> Result<Exit,
             Outcome::Failed(err) => {
                 exits.push(err.exit_code());
                 problems.push(err.to_string());
-                let Input::Lookup(lookup) = input else {
+                let Ok(lookup) = &input.lookup else {
                     continue;
                 };
-                rows.push(failed_row(lookup, err));
+                rows.push(failed_row(lookup, err, currency));
             }
         }
     }
@@ -253,7 +365,14 @@ fn report(ctx: &Context, inputs: &[Input], outcomes: &[Outcome]) -> Result<Exit,
         .iter()
         .all(|row| matches!(row, LookupRow::Failed { .. }));
     if !(ctx.is_json() || single && only_failures) {
-        ctx.print(&output::statuses(&rows, ctx.style()))?;
+        let table = match rows.as_slice() {
+            [LookupRow::Found(view)] => output::status(view, ctx.style()),
+            rows => output::statuses(rows, ctx.style()),
+        };
+        ctx.print(&table)?;
+    }
+    if let (Some(amount), Some(currency)) = (other_decimals.filter(|_| !ctx.is_json()), currency) {
+        eprintln!("{}", super::other_decimals_note(&amount, currency));
     }
     for problem in &problems {
         eprintln!("error: {problem}");
@@ -281,9 +400,9 @@ fn last_status(err: &CliError) -> Option<&Reply<PaymentStatus>> {
     }
 }
 
-fn failed_row(lookup: &Lookup, err: &CliError) -> LookupRow {
+fn failed_row(lookup: &Lookup, err: &CliError, currency: Option<&Currency>) -> LookupRow {
     if let Some(last) = last_status(err) {
-        let mut view = view(last.data());
+        let mut view = view_in(last.data(), currency);
         view.message = Some(format!(
             "gave up waiting{}",
             view.message.map(|m| format!(": {m}")).unwrap_or_default()
@@ -302,12 +421,16 @@ fn failed_row(lookup: &Lookup, err: &CliError) -> LookupRow {
     }
 }
 
-pub(crate) fn view(data: &PaymentStatus) -> StatusView {
+/// A status as a table shows it, its amount with `currency` when that is
+/// the currency's number of decimals (the answer carries no currency).
+pub(crate) fn view_in(data: &PaymentStatus, currency: Option<&Currency>) -> StatusView {
     StatusView {
         transaction_id: data.transaction_id.to_string(),
         reference_no: data.reference_no.clone(),
         status: data.status.to_string(),
-        amount: data.amount.to_string(),
+        amount: currency
+            .and_then(|currency| output::amount_in(&data.amount, currency))
+            .unwrap_or_else(|| data.amount.to_string()),
         product_code: data.product_code.clone(),
         created_at: data.created_at,
         last_modified_at: data.last_modified_at,
@@ -321,12 +444,14 @@ fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> {
     let mut inputs: Vec<Input> = args
         .transaction_ids
         .iter()
-        .map(|id| Input::Lookup(Lookup::Id(id.clone())))
+        .map(|id| Lookup::Id(id.clone()))
         .chain(
             args.reference_no
                 .iter()
-                .map(|reference| Input::Lookup(Lookup::Reference(reference.clone()))),
+                .map(|reference| Lookup::Reference(reference.clone())),
         )
+        .enumerate()
+        .map(|(index, lookup)| Input::arg(index, lookup))
         .collect();
     if let Some(path) = &args.from_file {
         let bytes = read_source(path)?;
@@ -355,7 +480,11 @@ pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
     let mut inputs = Vec::new();
     for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = index + 1;
-        let malformed = |reason: String| Input::Malformed { line, reason };
+        let malformed = |reason: String| Input {
+            origin: Origin::Line(line),
+            value: echo(&String::from_utf8_lossy(raw)),
+            lookup: Err(reason),
+        };
         let Ok(text) = std::str::from_utf8(raw) else {
             inputs.push(malformed("not valid UTF-8".to_owned()));
             continue;
@@ -364,6 +493,11 @@ pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
         if text.is_empty() || text.starts_with('#') {
             continue;
         }
+        let found = |lookup: Lookup| Input {
+            origin: Origin::Line(line),
+            value: text.to_owned(),
+            lookup: Ok(lookup),
+        };
         let what = if by_reference {
             "reference"
         } else {
@@ -382,12 +516,43 @@ pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
                 "'{text}' is not a transaction id (it has spaces; use --by-reference for references)"
             )));
         } else if by_reference {
-            inputs.push(Input::Lookup(Lookup::Reference(text.to_owned())));
+            inputs.push(found(Lookup::Reference(text.to_owned())));
         } else {
-            inputs.push(Input::Lookup(Lookup::Id(text.to_owned())));
+            inputs.push(found(Lookup::Id(text.to_owned())));
         }
     }
     inputs
+}
+
+/// JSON text without the white space between tokens; strings untouched.
+fn without_blanks(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_string = true;
+        } else if matches!(c, ' ' | '\t' | '\n' | '\r') {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A line as the json output repeats it: trimmed, at most 200 bytes.
+fn echo(text: &str) -> String {
+    let text = text.trim();
+    if text.len() <= usage::MAX_ECHO {
+        return text.to_owned();
+    }
+    let mut end = usage::MAX_ECHO;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 #[cfg(test)]
@@ -395,22 +560,34 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn line(line: usize, value: &str, lookup: Result<Lookup, &str>) -> Input {
+        Input {
+            origin: Origin::Line(line),
+            value: value.to_owned(),
+            lookup: lookup.map_err(str::to_owned),
+        }
+    }
+
     #[test]
     fn lines_skip_blanks_and_comments_and_report_the_rest() {
         let inputs = parse_lines(b"# ids\n\nabc\n  def  \r\nbad id\n\x01\n# end", false);
         assert_eq!(
             inputs,
             vec![
-                Input::Lookup(Lookup::Id("abc".into())),
-                Input::Lookup(Lookup::Id("def".into())),
-                Input::Malformed {
-                    line: 5,
-                    reason: "'bad id' is not a transaction id (it has spaces; use --by-reference for references)".into()
-                },
-                Input::Malformed {
-                    line: 6,
-                    reason: "the transaction id contains a control character".into()
-                },
+                line(3, "abc", Ok(Lookup::Id("abc".into()))),
+                line(4, "def", Ok(Lookup::Id("def".into()))),
+                line(
+                    5,
+                    "bad id",
+                    Err(
+                        "'bad id' is not a transaction id (it has spaces; use --by-reference for references)"
+                    )
+                ),
+                line(
+                    6,
+                    "\x01",
+                    Err("the transaction id contains a control character")
+                ),
             ]
         );
     }
@@ -419,11 +596,43 @@ mod tests {
     fn references_may_hold_inner_spaces_and_slashes() {
         let inputs = parse_lines("INV/2026 0001\nnon-utf8 \u{e9}\n".as_bytes(), true);
         assert_eq!(
-            inputs[0],
-            Input::Lookup(Lookup::Reference("INV/2026 0001".into()))
+            inputs[0].lookup,
+            Ok(Lookup::Reference("INV/2026 0001".into()))
         );
         let inputs = parse_lines(b"\xff\xfe\n", true);
-        assert!(matches!(inputs[0], Input::Malformed { line: 1, .. }));
+        assert!(matches!(inputs[0].origin, Origin::Line(1)) && inputs[0].lookup.is_err());
+    }
+
+    #[test]
+    fn a_joined_line_names_its_input_beside_the_envelope() {
+        let input = line(7, "abc", Ok(Lookup::Id("abc".into())));
+        let envelope =
+            "{\"isSuccess\":true,\n \"data\":{\"amount\":90071992547409.91,\"m\":\"a \\\" b\"}}";
+        let text = joined_line(&input, Some(envelope), None);
+        assert_eq!(
+            text,
+            r#"{"input":{"line":7,"value":"abc"},"envelope":{"isSuccess":true,"data":{"amount":90071992547409.91,"m":"a \" b"}},"error":null}"#
+        );
+        let bad = line(9, "x y", Err("no"));
+        assert_eq!(
+            joined_line(&bad, None, Some("--from-file line 9: no")),
+            r#"{"input":{"line":9,"value":"x y"},"envelope":null,"error":"--from-file line 9: no"}"#
+        );
+        let arg = Input::arg(1, Lookup::Reference("R".into()));
+        assert!(
+            joined_line(&arg, None, Some("e")).starts_with(r#"{"input":{"arg":2,"value":"R"}"#)
+        );
+    }
+
+    #[test]
+    fn a_long_malformed_line_is_echoed_at_most_200_bytes() {
+        let long = "x ".repeat(100_000);
+        let inputs = parse_lines(long.as_bytes(), false);
+        assert!(
+            inputs[0].value.len() <= usage::MAX_ECHO + 3,
+            "{}",
+            inputs[0].value.len()
+        );
     }
 
     proptest! {

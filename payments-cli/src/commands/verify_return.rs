@@ -8,12 +8,12 @@ use payments_client::wire::encode_path_segment;
 use payments_client::{Error as ClientError, Reply, ReturnAddress};
 
 use super::Context;
-use super::status::view;
+use super::status::view_in;
 use crate::{
     cli::VerifyReturnArgs,
     error::CliError,
     exit::Exit,
-    output::{self, LookupRow, printable},
+    output::{self, printable},
 };
 
 /// Reads the address, reads the transaction, prints its status; exit 1
@@ -77,9 +77,6 @@ fn show(ctx: &Context, reply: &Reply<PaymentStatus>) -> Result<(), CliError> {
     if ctx.is_json() {
         ctx.print_line(reply.raw_envelope())
     } else {
-        ctx.print(&output::statuses(
-            &[LookupRow::Found(view(reply.data()))],
-            ctx.style(),
-        ))
+        ctx.print(&output::status(&view_in(reply.data(), None), ctx.style()))
     }
 }

@@ -209,3 +209,60 @@ async fn a_status_answered_for_another_transaction_exits_4_and_the_rest_still_pr
     );
     assert!(table.contains("ERROR"), "{table}");
 }
+
+/// The real mock answering about another transaction (its `answer-other`
+/// fault): exit 4, the field named with what was sent and what came back,
+/// `-o json` the lying envelope as received.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_real_server_answering_about_another_transaction_exits_4() {
+    let server = payments_mock_server::MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let mut ids = Vec::new();
+    for reference in ["ORDER-77", "ORDER-78"] {
+        let mut cmd = sandbox.payments();
+        cmd.args([
+            "--base-url",
+            &base,
+            "--merchant-id",
+            MERCHANT,
+            "-o",
+            "json",
+            "initiate",
+            "--reference-no",
+            reference,
+            "--amount",
+            "25.00",
+            "--product",
+            "TOPUP",
+            "--store-id",
+            "S1",
+            "--payer-id",
+            "60123456789",
+        ]);
+        let out = stdout(&run(cmd).await.code(0));
+        let envelope: serde_json::Value = serde_json::from_str(out.trim()).expect("json");
+        ids.push(
+            envelope["data"]["transactionId"]
+                .as_str()
+                .expect("an id")
+                .to_owned(),
+        );
+    }
+    server.inject_faults([payments_mock_server::Fault::AnswerOther]);
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &base, "-o", "json", "status", &ids[1]]);
+    let assert = run(cmd).await.code(4);
+    let message = stderr(&assert);
+    assert!(
+        message.contains(&format!(
+            "transactionId sent {}, answered {}",
+            ids[1], ids[0]
+        )),
+        "{message}"
+    );
+    assert!(
+        stdout(&assert).contains("ORDER-77"),
+        "the envelope as received"
+    );
+}

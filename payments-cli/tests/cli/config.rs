@@ -231,24 +231,40 @@ async fn api_key_precedence_is_flag_then_env_then_profile() {
     run(cmd).await.code(3);
 }
 
+/// Issue 34: the README's own profile said `output = "table"`, and
+/// `payments initiate ... | jq` failed. A profile's `output` applies on a
+/// terminal only (the choice itself is unit-tested in `config.rs`, as these
+/// tests have no terminal); a flag or `PAYMENTS_OUTPUT` applies everywhere.
 #[tokio::test(flavor = "multi_thread")]
-async fn output_comes_from_the_profile_unless_a_flag_says_otherwise() {
+async fn a_profiles_table_output_does_not_reach_a_pipe() {
     let server = MockServer::start().await;
     let sandbox = Sandbox::new();
     sandbox.write_config(&format!(
-        "[profiles.default]\nbase_url = \"{}\"\noutput = \"table\"\n",
+        "[profiles.default]\nbase_url = \"{}\"\nmerchant_id = \"{MERCHANT}\"\noutput = \"table\"\n",
         server.base_url()
     ));
     let mut cmd = sandbox.payments();
-    cmd.args(["status", "nope"]);
-    let table = run(cmd).await.code(3);
-    assert!(
-        crate::common::stdout(&table).is_empty(),
-        "one failed look-up prints no table"
-    );
+    cmd.args(["initiate", "--reference-no", "PIPE-1", "--amount", "1"])
+        .args(["--product", "TOPUP", "--store-id", "S1", "--payer-id", "P"]);
+    let piped = run(cmd).await.success();
+    let envelope: serde_json::Value = serde_json::from_str(crate::common::stdout(&piped).trim())
+        .expect("a pipe gets the envelope, whatever the profile says");
+    let id = envelope["data"]["transactionId"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+
+    let table = || contains(id.as_str()).and(contains("isSuccess").not());
+    let mut cmd = sandbox.payments();
+    cmd.args(["-o", "table", "status", &id]);
+    run(cmd).await.success().stdout(table());
 
     let mut cmd = sandbox.payments();
-    cmd.env("PAYMENTS_OUTPUT", "json").args(["status", "nope"]);
+    cmd.env("PAYMENTS_OUTPUT", "table").args(["status", &id]);
+    run(cmd).await.success().stdout(table());
+
+    let mut cmd = sandbox.payments();
+    cmd.args(["status", "nope"]);
     run(cmd)
         .await
         .code(3)

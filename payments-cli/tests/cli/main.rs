@@ -1,7 +1,8 @@
 //! End-to-end tests of the `payments` binary: each runs the real executable
 //! as a process, most against the mock server started in-process on port 0.
 //! One test binary (fast to link) with one module per topic; together they
-//! cover issue #5 (the support CLI) and COMMANDS.md.
+//! cover issue #5 (the support CLI), issue 34 (reconcile, output that joins
+//! back, messages) and COMMANDS.md.
 
 mod common;
 
@@ -11,14 +12,21 @@ mod answers;
 mod config;
 /// Unreachable services and answers that are not the envelope.
 mod failures;
+/// Tables fitted to the terminal's width, and currencies beside amounts.
+mod layout;
+/// Usage errors said with flags (issue 34): each message before and after.
+mod messages;
 /// `initiate` and `confirm` against the mock, table and json.
 mod payments;
+/// `reconcile`: every class, every output, ledgers as they come.
+mod reconcile;
 /// Redirect-based payments: the payment URL line, `verify-return`, and
 /// `--wait` through CONFIRMED until the payer decides.
 mod redirect;
 /// The API key never shows up in any output.
 mod secrets;
-/// `status`: one, many, by reference, `--from-file`, stdin, exit codes.
+/// `status`: one, many, by reference, `--from-file`, stdin, exit codes,
+/// json lines that join back to their input.
 mod status;
 /// The commands above through the contract proxy: the mock is a verified fake.
 mod through_proxy;

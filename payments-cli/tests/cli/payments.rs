@@ -134,7 +134,14 @@ async fn a_rule_the_client_checks_is_a_usage_error_before_sending() {
     let sandbox = Sandbox::new();
     let mut cmd = initiate_cmd(&sandbox, &server.base_url(), "BAD", "not a product!");
     cmd.args(["--country", "Malaysia"]);
-    run(cmd).await.code(2).stderr(contains("productCode"));
+    let assert = run(cmd).await.code(2);
+    let err = stderr(&assert);
+    assert!(
+        err.contains("--product 'not a product!': must be")
+            && err.contains("--country 'Malaysia': must be"),
+        "the flags are named: {err}"
+    );
+    assert!(!err.contains("productCode"), "not the JSON field: {err}");
     assert!(server.transactions().await.is_empty());
 }
 

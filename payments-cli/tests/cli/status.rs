@@ -40,14 +40,31 @@ async fn json_prints_each_envelope_in_input_order() {
     let assert = run(cmd).await.code(3);
     let lines: Vec<serde_json::Value> = stdout(&assert)
         .lines()
-        .map(|line| serde_json::from_str(line).expect("each line is an envelope"))
+        .map(|line| serde_json::from_str(line).expect("each line is json"))
         .collect();
     assert_eq!(lines.len(), 3);
-    assert_eq!(lines[0]["data"]["transactionId"], second.as_str());
-    assert_eq!(lines[1]["errorCode"], "TRANSACTION_NOT_FOUND");
-    assert_eq!(lines[2]["data"]["transactionId"], first.as_str());
     assert_eq!(
-        lines[0]["data"]["amount"].to_string(),
+        lines[0]["input"],
+        serde_json::json!({"arg": 1, "value": second})
+    );
+    assert_eq!(
+        lines[0]["envelope"]["data"]["transactionId"],
+        second.as_str()
+    );
+    assert_eq!(lines[1]["input"]["arg"], 2);
+    assert_eq!(lines[1]["envelope"]["errorCode"], "TRANSACTION_NOT_FOUND");
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("TRANSACTION_NOT_FOUND")
+    );
+    assert_eq!(
+        lines[2]["envelope"]["data"]["transactionId"],
+        first.as_str()
+    );
+    assert_eq!(
+        lines[0]["envelope"]["data"]["amount"].to_string(),
         "10.50",
         "amount as received"
     );
@@ -98,7 +115,9 @@ async fn from_file_reports_found_unknown_and_malformed_lines_in_order() {
         &format!("# today's ids\n{first}\n\n{UNKNOWN}\nnot an id\n  {second}  \n"),
     );
     let mut cmd = status_cmd(&sandbox, &base);
-    cmd.args(["-o", "table", "--concurrency", "2", "--from-file"])
+    // Wide enough for every column (80, blocks, is in layout.rs).
+    cmd.env("COLUMNS", "250")
+        .args(["-o", "table", "--concurrency", "2", "--from-file"])
         .arg(&file);
     let assert = run(cmd).await.code(3);
     let err = stderr(&assert);
@@ -119,17 +138,21 @@ async fn stdin_is_read_with_a_dash() {
         .args(["--from-file", "-", "--by-reference"])
         .write_stdin("IN-2\n# skip\nIN-1\n");
     let assert = run(cmd).await.success();
-    let refs: Vec<String> = stdout(&assert)
+    let refs: Vec<(u64, String)> = stdout(&assert)
         .lines()
         .map(|line| {
-            let envelope: serde_json::Value = serde_json::from_str(line).expect("an envelope");
-            envelope["data"]["referenceNo"]
+            let joined: serde_json::Value = serde_json::from_str(line).expect("json");
+            let reference = joined["envelope"]["data"]["referenceNo"]
                 .as_str()
                 .unwrap_or_default()
-                .to_owned()
+                .to_owned();
+            (
+                joined["input"]["line"].as_u64().unwrap_or_default(),
+                reference,
+            )
         })
         .collect();
-    assert_eq!(refs, ["IN-2", "IN-1"]);
+    assert_eq!(refs, [(1, "IN-2".to_owned()), (3, "IN-1".to_owned())]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -247,6 +270,55 @@ async fn a_ready_line_is_written_while_a_later_look_up_is_outstanding() {
         .expect("the first line arrives before the slow look-up ends")
         .expect("reader")
         .expect("read");
-    assert_eq!(first.trim_end(), envelope);
+    assert_eq!(
+        first.trim_end(),
+        format!(r#"{{"input":{{"arg":1,"value":"{FAST}"}},"envelope":{envelope},"error":null}}"#)
+    );
     assert!(still_running, "the slow look-up was still outstanding");
+}
+
+/// Issue 34: 51 lines in gave 50 JSON lines out, and a not-found envelope
+/// named no id. Now every line that holds something gives one JSON line, in
+/// order, naming its input; a line never sent has a null envelope and an
+/// error.
+#[tokio::test(flavor = "multi_thread")]
+async fn from_file_json_gives_one_line_per_input_that_names_it() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let found = initiate(&sandbox, &base, "JOIN-1", "TOPUP").await;
+    let mut file = format!("# ids\n{found}\n{UNKNOWN}\nnot an id\n\n").into_bytes();
+    file.extend(b"caf\xe9\n");
+    file.extend("x".repeat(300).as_bytes());
+    file.push(b'\n');
+    let path = sandbox.path().join("ids.txt");
+    std::fs::write(&path, file).expect("written");
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.arg("--from-file").arg(&path);
+    let assert = run(cmd).await.code(3);
+    let out = stdout(&assert);
+    let inputs: Vec<u64> = out
+        .lines()
+        .map(|line| {
+            let joined: serde_json::Value = serde_json::from_str(line).expect("json");
+            joined["input"]["line"].as_u64().expect("a line number")
+        })
+        .collect();
+    assert_eq!(inputs, [2, 3, 4, 6, 7]);
+    let mut settings = snapshot_settings();
+    settings.add_filter(r"request id [0-9a-f-]{36}", "request id [REQUEST-ID]");
+    settings.bind(|| insta::assert_snapshot!("status_from_file_json", out));
+}
+
+/// A single look-up still prints the envelope alone, as received.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_look_up_prints_the_bare_envelope() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let mut cmd = status_cmd(&sandbox, &server.base_url());
+    cmd.arg(UNKNOWN);
+    let assert = run(cmd).await.code(3);
+    let envelope: serde_json::Value =
+        serde_json::from_str(stdout(&assert).trim()).expect("one envelope");
+    assert_eq!(envelope["errorCode"], "TRANSACTION_NOT_FOUND");
 }

@@ -26,6 +26,7 @@ fn help_of_every_command_is_pinned() {
         insta::assert_snapshot!("help_status", help_of(&["status"]));
         insta::assert_snapshot!("help_completions", help_of(&["completions"]));
         insta::assert_snapshot!("help_verify_return", help_of(&["verify-return"]));
+        insta::assert_snapshot!("help_reconcile", help_of(&["reconcile"]));
     });
 }
 
@@ -36,6 +37,7 @@ fn help_lists_the_exit_codes() {
         "0  every call",
         "3  transaction not found",
         "5  --wait gave up",
+        "6  reconcile found rows",
     ] {
         assert!(help.contains(code), "{code} missing from:\n{help}");
     }

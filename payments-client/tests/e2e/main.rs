@@ -22,3 +22,5 @@ mod reconciliation;
 mod redirect;
 // The scenarios above through the contract proxy: the mock is a verified fake.
 mod through_proxy;
+// The answer guard against a mock that answers about another transaction.
+mod lying;

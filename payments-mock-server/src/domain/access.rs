@@ -1,5 +1,17 @@
-//! API-key authentication (CONTRACT section 9): `Authorization: Bearer KEY`,
-//! scheme in any letter case, keys compared in constant time, never logged.
+//! Who may do what. API keys on `/api/` (CONTRACT section 9):
+//! `Authorization: Bearer KEY`, scheme in any letter case, keys compared in
+//! constant time, never logged. The admin side (`/_mock/`, the console;
+//! section 18) in the modules below:
+//!
+//! - `admin.rs`: admin keys ([`AdminKey`]), the [`Role`] a request has on
+//!   the admin side, and [`AdminAccess`], which tells it from a bearer
+//!   token or a console session; reusable by any route that wants the
+//!   admin key (`AdminAccess::admit_admin`).
+//! - `session.rs`: the console's sign-in sessions ([`Sessions`]): random
+//!   ids kept in the process with an expiry, and their cookie.
+//! - `claim.rs`: which merchant a journaled request belongs to, as far as
+//!   the request itself says ([`Claim`]), so a merchant's key sees only
+//!   its own requests.
 
 use std::fmt;
 use std::str::FromStr;
@@ -8,6 +20,16 @@ use axum::http::{HeaderMap, header};
 use payments_serve::ApiError;
 use subtle::ConstantTimeEq;
 use uuid::Uuid;
+
+mod admin;
+mod claim;
+mod session;
+
+pub use admin::{AdminAccess, AdminKey, Refusal, Role, Viewer};
+pub use claim::{Claim, claim};
+pub use session::{
+    SESSION_COOKIE, SessionId, Sessions, ended_session_cookie, session_cookie, session_cookies,
+};
 
 /// Who is calling: the merchant an API key is bound to, if any. Set by
 /// the `/api/` guard; absent means unbound (or authentication off).
@@ -98,6 +120,12 @@ impl Auth {
     /// Whether some key is bound to a merchant (then initiate can be 403).
     pub fn has_bound_keys(&self) -> bool {
         self.keys.iter().any(|k| k.merchant().is_some())
+    }
+
+    /// Whether some key is bound to no merchant (the admin side refuses
+    /// it 403 when it has an admin key).
+    pub fn has_unbound_keys(&self) -> bool {
+        self.keys.iter().any(|k| k.merchant().is_none())
     }
 
     /// Who the request comes from.

@@ -23,7 +23,7 @@ pub const ISSUED_ID: &str = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 
 /// One `X-Mock-Fault` token.
 fn fault_token() -> String {
-    "(?:internal-error|commit-then-error|reset|commit-then-reset|rate-limit|delay=(?:0|[1-9][0-9]{0,3}|[1-5][0-9]{4}|60000))".to_owned()
+    "(?:internal-error|commit-then-error|reset|commit-then-reset|rate-limit|answer-other|delay=(?:0|[1-9][0-9]{0,3}|[1-5][0-9]{4}|60000))".to_owned()
 }
 
 /// `X-Mock-Fault`: one or more tokens, separated by commas with optional

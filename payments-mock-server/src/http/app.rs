@@ -25,7 +25,7 @@ use crate::http::middleware::{Others, panic_response, respond};
 use crate::state::AppState;
 
 /// The whole service as a router: drive it with
-/// `tower::ServiceExt::oneshot` in tests, or serve it with [`crate::http::server::run`].
+/// `tower::ServiceExt::oneshot` in tests, or serve it with [`crate::http::run`].
 ///
 /// Every request, routed or not (404, 405), gets a request id, the
 /// envelope guarantee and a log line; `/api/` requests go through the guard

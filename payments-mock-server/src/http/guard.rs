@@ -7,7 +7,7 @@ use std::panic::AssertUnwindSafe;
 
 use axum::body::{Bytes, HttpBody};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, Request, header};
+use axum::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::FutureExt as _;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::domain::journal::Capture;
-use crate::domain::port::Store as _;
-use crate::domain::transaction::issued_id;
+use crate::domain::port::{Order, PageQuery, Store as _};
+use crate::domain::transaction::{Record, issued_id};
 use crate::faults::{Fault, KeyHasher, Plan, parse_header};
 use crate::http::extract::{BODY_LIMIT, Caller, decoded_segment};
 use crate::http::middleware::panic_response;
@@ -226,10 +226,73 @@ where
             match action {
                 Some(Fault::CommitThenError) => Ending::Respond(injected_error()),
                 Some(Fault::CommitThenReset) => Ending::Reset,
+                Some(Fault::AnswerOther) => {
+                    Ending::Respond(Box::pin(answer_other(state, caller, &parts, response)).await)
+                }
                 _ => Ending::Respond(response),
             }
         }
     }
+}
+
+/// The `answer-other` fault: `response` (the true answer, the change made)
+/// replaced by the same endpoint's answer about the newest other
+/// transaction of the caller's scope (a confirmed one for a confirm), as a
+/// misrouting gateway or a stale cache answers. A failure, or a store with
+/// no other transaction to show, keeps the true answer.
+async fn answer_other(
+    state: &AppState,
+    caller: Caller,
+    parts: &Parts,
+    response: Response,
+) -> Response {
+    use crate::http::handlers::{confirm::confirm_envelope, initiate::initiate_envelope};
+    if response.status() != StatusCode::OK {
+        return response;
+    }
+    let Some(endpoint) = payments_interface::route(parts.uri.path()).map(|r| r.endpoint) else {
+        return response;
+    };
+    let (head, body) = response.into_parts();
+    let Ok(collected) = body.collect().await else {
+        return injected_error();
+    };
+    let bytes = collected.to_bytes();
+    let this = serde_json::from_slice::<Value>(&bytes).ok().and_then(|v| {
+        v["data"]["transactionId"]
+            .as_str()
+            .and_then(|id| Uuid::parse_str(id).ok())
+    });
+    let query = PageQuery {
+        order: Order::NewestFirst,
+        from: None,
+        limit: 1,
+        merchant: caller.merchant,
+        reference_contains: None,
+    };
+    let other = state
+        .store
+        .page(
+            &query,
+            |r| Some(r.id) != this && (endpoint != Endpoint::Confirm || r.confirmation.is_some()),
+            Record::clone,
+        )
+        .await;
+    let now = state.store.now_hint();
+    let replaced = match other {
+        Ok(Some(page)) => page.items.first().and_then(|other| match endpoint {
+            Endpoint::Initiate => Some(initiate_envelope(
+                other,
+                other.view(other.created_at).status.as_str(),
+            )),
+            Endpoint::Confirm => confirm_envelope(other, now),
+            Endpoint::StatusById | Endpoint::StatusByReference => {
+                Some(crate::http::handlers::status_envelope(other, now))
+            }
+        }),
+        _ => None,
+    };
+    replaced.unwrap_or_else(|| Response::from_parts(head, axum::body::Body::from(bytes)))
 }
 
 fn note_faults(plan: &Plan, entry: &mut Capture) {

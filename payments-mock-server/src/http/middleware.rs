@@ -1,5 +1,6 @@
 //! Cross-cutting layers for every route: the request id, the request log,
-//! and the envelope guarantee (CONTRACT section 2).
+//! the envelope guarantee (CONTRACT section 2), and who may use the admin
+//! side (section 18: [`admit`]).
 
 use std::convert::Infallible;
 use std::panic::AssertUnwindSafe;
@@ -13,6 +14,7 @@ use tower::ServiceExt as _;
 use tower::util::BoxCloneSyncService;
 use uuid::Uuid;
 
+use crate::domain::access::{Refusal, Viewer};
 use crate::http::extract::{acceptable_request_id, is_json_content_type};
 use crate::http::guard::api_guard;
 use crate::state::AppState;
@@ -65,11 +67,16 @@ where
         let guarded = AssertUnwindSafe(api_guard(state, req, &id, abort)).catch_unwind();
         guarded.await.unwrap_or_else(panic_response)
     } else {
-        let routed = AssertUnwindSafe(others.clone().oneshot(req.map(Body::new))).catch_unwind();
-        match routed.await {
-            Ok(Ok(response)) => response,
-            Ok(Err(never)) => match never {},
-            Err(panic) => panic_response(panic),
+        match admit(state, req.map(Body::new)) {
+            Ok(req) => {
+                let routed = AssertUnwindSafe(others.clone().oneshot(req)).catch_unwind();
+                match routed.await {
+                    Ok(Ok(response)) => response,
+                    Ok(Err(never)) => match never {},
+                    Err(panic) => panic_response(panic),
+                }
+            }
+            Err(refused) => *refused,
         }
     };
     #[cfg(feature = "pages")]
@@ -152,6 +159,145 @@ fn new_request_id() -> HeaderValue {
     HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static("unknown"))
 }
 
+/// Which part of the server a path outside `/api/` is in, for the admin
+/// keys (CONTRACT section 18).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Area {
+    /// Open to everyone: `/_mock/health`, `/openapi.json`, the payment
+    /// page (its token is the payer's capability), the console's sign-in
+    /// and sign-out and its stylesheet and script, unknown paths.
+    Open,
+    /// The `/_mock/` JSON controls: an `Authorization: Bearer` key.
+    Controls,
+    /// The console: a key, or a session of its sign-in page.
+    #[cfg_attr(not(feature = "pages"), allow(dead_code))]
+    Console,
+}
+
+/// The console's paths that stay open with an admin key: the way in and
+/// out, and what the sign-in page is drawn with.
+const OPEN_CONSOLE_PATHS: [&str; 4] = [
+    "/_mock/ui/sign-in",
+    "/_mock/ui/sign-out",
+    "/_mock/ui/static/console.css",
+    "/_mock/ui/static/console.js",
+];
+
+fn area(path: &str) -> Area {
+    let Some(rest) = path.strip_prefix("/_mock") else {
+        return Area::Open;
+    };
+    if path == "/_mock/health" || OPEN_CONSOLE_PATHS.contains(&path) {
+        Area::Open
+    } else if cfg!(feature = "pages") && (rest == "/ui" || rest.starts_with("/ui/")) {
+        Area::Console
+    } else {
+        // `/_mock/…` and `/_mockanything`: every spelling the router
+        // might ever serve under the prefix is behind the key.
+        Area::Controls
+    }
+}
+
+/// Lets a request outside `/api/` through to its route, with the
+/// [`Viewer`] it comes from as an extension, or answers it: without an
+/// admin key everything is open; with one, the controls want an
+/// `Authorization: Bearer` key and the console a key or a session (else
+/// 401, the console's sign-in page), an API key bound to no merchant is
+/// 403, and a merchant's key is 403 for anything but reading (GET, HEAD).
+///
+/// `/api/` never comes here: its guard has its own keys, and its hot path
+/// pays nothing for these.
+/// A refusal is boxed: the way through is the common case.
+fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<Response>> {
+    if !state.admin.is_enabled() {
+        req.extensions_mut().insert(Viewer::OPEN);
+        return Ok(req);
+    }
+    let area = area(req.uri().path());
+    let viewer = match area {
+        Area::Open => return Ok(req),
+        Area::Controls => match state.admin.bearer(req.headers(), &state.auth) {
+            Some(Ok(role)) => Viewer {
+                role,
+                signed_in: false,
+            },
+            Some(Err(refusal)) => return Err(Box::new(refusal.response())),
+            None => return Err(Box::new(Refusal::Unauthenticated.response())),
+        },
+        Area::Console => console_viewer(state, &req)?,
+    };
+    let reads = matches!(
+        *req.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    );
+    if !reads && !viewer.role.may_change() {
+        return Err(Box::new(refused(
+            state,
+            area,
+            Refusal::ReadOnly,
+            &req,
+            Some(viewer),
+        )));
+    }
+    req.extensions_mut().insert(viewer);
+    Ok(req)
+}
+
+/// The console's viewer: by an `Authorization: Bearer` key (curl, a test),
+/// else by the session cookie; without either the sign-in page (401).
+#[cfg(feature = "pages")]
+fn console_viewer(state: &AppState, req: &Request<Body>) -> Result<Viewer, Box<Response>> {
+    use crate::domain::access::session_cookies;
+    match state.admin.bearer(req.headers(), &state.auth) {
+        Some(Ok(role)) => {
+            return Ok(Viewer {
+                role,
+                signed_in: false,
+            });
+        }
+        Some(Err(refusal)) => {
+            return Err(Box::new(refused(state, Area::Console, refusal, req, None)));
+        }
+        None => {}
+    }
+    let mut presented = false;
+    for id in session_cookies(req.headers()) {
+        presented = true;
+        if let Some(role) = state.admin.sessions.find(id) {
+            return Ok(Viewer {
+                role,
+                signed_in: true,
+            });
+        }
+    }
+    Err(Box::new(crate::web::console::sign_in::required(
+        state,
+        req.uri(),
+        presented,
+    )))
+}
+
+#[cfg(not(feature = "pages"))]
+fn console_viewer(_: &AppState, _: &Request<Body>) -> Result<Viewer, Box<Response>> {
+    Err(Box::new(Refusal::Unauthenticated.response()))
+}
+
+/// The answer to a refused request: the envelope, or on the console a page.
+fn refused(
+    state: &AppState,
+    area: Area,
+    refusal: Refusal,
+    req: &Request<Body>,
+    viewer: Option<Viewer>,
+) -> Response {
+    #[cfg(feature = "pages")]
+    if area == Area::Console {
+        return crate::web::console::sign_in::refused(state, refusal, req.uri(), viewer);
+    }
+    let _ = (state, area, req, viewer);
+    refusal.response()
+}
+
 /// Replaces a failure that is not our JSON (axum's or tower-http's own
 /// rejections) by the envelope for its status, keeping useful headers.
 fn ensure_envelope(response: Response) -> Response {
@@ -219,6 +365,44 @@ mod tests {
     use crate::http::app::MockService;
 
     use super::*;
+
+    #[test]
+    fn every_spelling_under_the_mock_prefix_is_behind_the_key() {
+        for open in [
+            "/_mock/health",
+            "/openapi.json",
+            "/pay/abc",
+            "/",
+            "//_mock/reset",
+            "/_mock/ui/sign-in",
+            "/_mock/ui/static/console.css",
+        ] {
+            assert_eq!(area(open), Area::Open, "{open}");
+        }
+        for controls in [
+            "/_mock",
+            "/_mock/",
+            "/_mock/reset",
+            "/_mock//reset",
+            "/_mock/health/",
+            "/_mock/healthz",
+            "/_mockx",
+            "/_mock/transactions/x/payer",
+        ] {
+            assert_eq!(area(controls), Area::Controls, "{controls}");
+        }
+        #[cfg(feature = "pages")]
+        for console in [
+            "/_mock/ui",
+            "/_mock/ui/",
+            "/_mock/ui/reset",
+            "/_mock/ui/sign-in/",
+            "/_mock/ui/static/console.css/..",
+            "/_mock/ui/static/",
+        ] {
+            assert_eq!(area(console), Area::Console, "{console}");
+        }
+    }
 
     #[test]
     fn a_callers_request_id_is_copied_out_of_the_read_buffer() {

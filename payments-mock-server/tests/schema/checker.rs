@@ -150,8 +150,13 @@ impl Checker {
             let template = template.unwrap_or_else(|| panic!("{what}: an undocumented page"));
             let mut method_key = method.as_str().to_ascii_lowercase();
             if !self.doc["paths"][&template][&method_key].is_object() {
-                // A wrong method on a page route: documented on its GET.
-                method_key = "get".to_owned();
+                // A wrong method on a page route: documented on its GET
+                // (or, on a route that only posts, its POST).
+                method_key = if self.doc["paths"][&template]["get"].is_object() {
+                    "get".to_owned()
+                } else {
+                    "post".to_owned()
+                };
             }
             let operation = &self.doc["paths"][&template][&method_key];
             let documented = &operation["responses"][status.to_string()]["content"][&media];

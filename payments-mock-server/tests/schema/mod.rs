@@ -19,7 +19,7 @@ mod checker;
 mod pages;
 
 use checker::Checker;
-use pages::{drive_console, drive_redirect_payments};
+use pages::{drive_admin_keys, drive_console, drive_redirect_payments};
 
 /// The document as the server serves it.
 async fn document(router: &Router) -> Value {
@@ -417,7 +417,8 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
     d.expect(reply, 200, "").await;
 }
 
-/// The errors that need API keys: 401 on every route, 403 on initiate.
+/// The errors that need API keys: 401 on every route, 403 on initiate;
+/// and those of the admin side behind an admin key.
 async fn drive_keyed_server(router: &Router, checker: &mut Checker) {
     let mut d = Driver { router, checker };
     let bound = "Bearer sk_bound";
@@ -444,6 +445,7 @@ async fn drive_keyed_server(router: &Router, checker: &mut Checker) {
         )
         .await;
     d.expect(reply, 403, "FORBIDDEN").await;
+    drive_admin_keys(&mut d).await;
 }
 
 #[tokio::test]
@@ -453,9 +455,14 @@ async fn every_documented_route_and_status_answers_its_documented_schema() {
     drive_open_server(&router, &state, &mut checker).await;
 
     // A keyed server documents 401 and 403 too: its answers are checked
-    // against its own document, which then must have seen everything.
+    // against its own document, which then must have seen everything. It
+    // has an admin key, a merchant's key and a key bound to no merchant.
     let mut config = Config::default();
-    config.api_keys = vec![format!("sk_bound={MERCHANT}").parse().expect("key")];
+    config.api_keys = vec![
+        format!("sk_bound={MERCHANT}").parse().expect("key"),
+        "sk_unbound".parse().expect("key"),
+    ];
+    config.admin_keys = vec!["adm_schema".parse().expect("an admin key")];
     let (_, keyed) = service_with(config);
     let mut keyed_checker = Checker::new(document(&keyed).await);
     drive_keyed_server(&keyed, &mut keyed_checker).await;

@@ -1,6 +1,7 @@
 //! The HTML side of the document, driven for the schema test: the payment
-//! page and the admin payer control (CONTRACT section 13), and every page
-//! of the console (section 14).
+//! page and the admin payer control (CONTRACT section 13), every page
+//! of the console (section 14), and the admin side behind an admin key
+//! (section 18).
 
 use axum::http::Method;
 use serde_json::{Value, json};
@@ -320,6 +321,29 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
             Some(String::new()),
             303,
         ),
+        (
+            Method::GET,
+            "/_mock/ui/sign-in?next=_mock/ui/requests".to_owned(),
+            vec![],
+            None,
+            200,
+        ),
+        // Without an admin key there is nothing to sign in to: the form
+        // leads to the console.
+        (
+            Method::POST,
+            "/_mock/ui/sign-in".to_owned(),
+            vec![form],
+            Some("key=anything".to_owned()),
+            303,
+        ),
+        (
+            Method::POST,
+            "/_mock/ui/sign-out".to_owned(),
+            vec![form],
+            Some(String::new()),
+            303,
+        ),
     ];
     for (method, path, headers, body, status) in pages {
         let reply = d
@@ -327,8 +351,21 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
             .await;
         assert_eq!(reply.status.as_u16(), status, "{method} {path}");
     }
+    // The forms of the way in and out refuse what the others refuse.
+    for path in ["/_mock/ui/sign-in", "/_mock/ui/sign-out"] {
+        for (headers, body, status) in [
+            (vec![form, host, evil], "key=x".to_owned(), 403),
+            (vec![form], format!("key={}", "x".repeat(5000)), 413),
+            (vec![("content-type", "text/plain")], "x".to_owned(), 415),
+        ] {
+            let reply = d.call(Method::POST, path, &headers, Some(&body)).await;
+            assert_eq!(reply.status.as_u16(), status, "POST {path}");
+        }
+    }
     // Every page route answers other methods 405, as a page.
     for path in [
+        "/_mock/ui/sign-in",
+        "/_mock/ui/sign-out",
         "/_mock/ui",
         "/_mock/ui/",
         "/_mock/ui/transactions/rows",
@@ -347,5 +384,94 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
         let reply = d.call(Method::PUT, path, &[], None).await;
         assert_eq!(reply.status.as_u16(), 405, "{path}");
         assert!(reply.headers.contains_key("allow"), "{path}");
+    }
+}
+
+/// The admin side behind an admin key (CONTRACT section 18), on a server
+/// with `adm_schema`, `sk_bound` (bound to MERCHANT) and `sk_unbound`:
+/// 401 without a key on every guarded route, 403 for an unbound API key
+/// and for a merchant's changes, and the sign-in form's answers.
+pub(super) async fn drive_admin_keys(d: &mut Driver<'_>) {
+    let admin = ("authorization", "Bearer adm_schema");
+    let bound = ("authorization", "Bearer sk_bound");
+    let unbound = ("authorization", "Bearer sk_unbound");
+    let json = ("content-type", "application/json");
+    let form = ("content-type", "application/x-www-form-urlencoded");
+    let payer = "/_mock/transactions/00000000-0000-7000-8000-000000000000/payer";
+    let changes: [(&str, Option<&str>); 3] = [
+        ("/_mock/reset", None),
+        ("/_mock/clock/advance", Some(r#"{"seconds":1}"#)),
+        (payer, Some(r#"{"action":"pay"}"#)),
+    ];
+    for (path, body) in changes {
+        let reply = d.call(Method::POST, path, &[json], body).await;
+        d.expect(reply, 401, "UNAUTHORIZED").await;
+        for key in [bound, unbound] {
+            let reply = d.call(Method::POST, path, &[json, key], body).await;
+            d.expect(reply, 403, "FORBIDDEN").await;
+        }
+    }
+    for path in ["/_mock/transactions", "/_mock/requests", "/_mock/clock"] {
+        let reply = d.call(Method::GET, path, &[], None).await;
+        d.expect(reply, 401, "UNAUTHORIZED").await;
+        let reply = d.call(Method::GET, path, &[unbound], None).await;
+        d.expect(reply, 403, "FORBIDDEN").await;
+        for key in [admin, bound] {
+            let reply = d.call(Method::GET, path, &[key], None).await;
+            d.expect(reply, 200, "").await;
+        }
+    }
+    let reply = d.call(Method::GET, "/_mock/health", &[], None).await;
+    d.expect(reply, 200, "").await;
+
+    let reads = [
+        "/_mock/ui",
+        "/_mock/ui/",
+        "/_mock/ui/transactions/rows",
+        "/_mock/ui/transactions/x",
+        "/_mock/ui/requests",
+        "/_mock/ui/requests/feed",
+        "/_mock/ui/requests/1",
+        "/_mock/ui/clock",
+        "/_mock/ui/catalog",
+        "/_mock/ui/reset",
+    ];
+    for path in reads {
+        let reply = d.call(Method::GET, path, &[], None).await;
+        assert_eq!(reply.status.as_u16(), 401, "GET {path}");
+        assert_eq!(reply.headers["www-authenticate"], "Bearer", "GET {path}");
+        let reply = d.call(Method::GET, path, &[unbound], None).await;
+        assert_eq!(reply.status.as_u16(), 403, "GET {path}");
+    }
+    let reply = d.call(Method::GET, "/_mock/ui/reset", &[bound], None).await;
+    assert_eq!(reply.status.as_u16(), 403);
+    for (path, body) in [("/_mock/ui/clock", "seconds=1"), ("/_mock/ui/reset", "")] {
+        let reply = d.call(Method::POST, path, &[form], Some(body)).await;
+        assert_eq!(reply.status.as_u16(), 401, "POST {path}");
+        for key in [bound, unbound] {
+            let reply = d.call(Method::POST, path, &[form, key], Some(body)).await;
+            assert_eq!(reply.status.as_u16(), 403, "POST {path}");
+        }
+    }
+    for (body, status) in [
+        ("key=wrong", 401),
+        ("key=", 401),
+        ("key=sk_unbound", 403),
+        ("key=sk_bound&next=_mock/ui/requests", 303),
+        ("key=adm_schema", 303),
+    ] {
+        let reply = d
+            .call(Method::POST, "/_mock/ui/sign-in", &[form], Some(body))
+            .await;
+        assert_eq!(reply.status.as_u16(), status, "{body}");
+    }
+    // The open routes stay open.
+    for (path, status) in [
+        ("/_mock/ui/sign-in", 200),
+        ("/_mock/ui/static/console.css", 200),
+        ("/openapi.json", 200),
+    ] {
+        let reply = d.call(Method::GET, path, &[], None).await;
+        assert_eq!(reply.status.as_u16(), status, "{path}");
     }
 }

@@ -8,6 +8,10 @@
 //! browser's request made by another site's page ([`SameSite`]): a page
 //! elsewhere could otherwise reset an integrator's mock through their
 //! browser (a plain form can post to `/_mock/reset`, which takes no body).
+//!
+//! With `--admin-key` the middleware lets only keys through (CONTRACT
+//! section 18); a merchant's key reaches the reads alone, and they show it
+//! its merchant's part ([`Viewer`]'s scope).
 
 use std::collections::BTreeMap;
 
@@ -18,6 +22,7 @@ use serde::Serialize;
 use serde_json::{Number, Value};
 use uuid::Uuid;
 
+use crate::domain::access::Viewer;
 use crate::domain::clock::format_time;
 use crate::domain::payer::{PayerError, play_payer};
 use crate::domain::port::{Order, PageQuery, Store as _};
@@ -169,6 +174,7 @@ pub(crate) struct TransactionPage {
 )]
 pub async fn transactions(
     State(state): State<AppState>,
+    viewer: Viewer,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let pairs = query_pairs(query.as_deref());
@@ -204,9 +210,41 @@ pub async fn transactions(
     if !problems.is_empty() {
         return Err(ApiError::validation(problems.join("; ")));
     }
+    let missing_after = || {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::TransactionNotFound,
+            "after names no stored transaction (was the mock reset?)",
+        )
+    };
+    // A merchant's key sees its own merchant's transactions, as on /api/:
+    // another merchant's are not there, not even as a place to page from.
+    let scope = viewer.role.scope();
+    if let Some(own) = scope {
+        if merchant.is_some_and(|m| m != own) {
+            return Ok(success(
+                TransactionPage {
+                    items: Vec::new(),
+                    next: None,
+                },
+                None,
+            ));
+        }
+        if let Some(after) = after
+            && state
+                .store
+                .with_id(after, Some(own), |_| ())
+                .await?
+                .is_none()
+        {
+            return Err(missing_after());
+        }
+    }
+    let merchant = scope.or(merchant);
     let now = state.store.now().await?;
     let keep = |record: &crate::domain::transaction::Record| {
-        status.is_none_or(|s| record.view(now).status == s)
+        scope.is_none_or(|own| own == record.fields.merchant_id)
+            && status.is_none_or(|s| record.view(now).status == s)
     };
     let to_item = |record: &crate::domain::transaction::Record| {
         let data = status_data(record, now);
@@ -237,13 +275,7 @@ pub async fn transactions(
         .store
         .page(&query, keep, to_item)
         .await?
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                ErrorCode::TransactionNotFound,
-                "after names no stored transaction (was the mock reset?)",
-            )
-        })?;
+        .ok_or_else(missing_after)?;
     let next = page
         .items
         .last()
@@ -479,6 +511,7 @@ fn seq_after(text: &str) -> Option<u64> {
 )]
 pub async fn requests(
     State(state): State<AppState>,
+    viewer: Viewer,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let pairs = query_pairs(query.as_deref());
@@ -497,9 +530,13 @@ pub async fn requests(
         return Err(ApiError::validation(problems.join("; ")));
     }
     let path = param(&pairs, "path");
-    let entries: Vec<_> = state
+    let entries = state
         .store
         .requests_since(after.unwrap_or(0), JOURNAL)
+        .await?;
+    // A merchant's key sees its own merchant's requests only.
+    let entries: Vec<_> = state
+        .visible_requests(viewer.role.scope(), entries)
         .await?
         .into_iter()
         .filter(|e| path.is_none_or(|p| e.path == p))

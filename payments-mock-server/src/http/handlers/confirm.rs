@@ -4,6 +4,7 @@
 
 use axum::http::StatusCode;
 use axum::response::Response;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Number;
 use uuid::Uuid;
@@ -11,7 +12,7 @@ use uuid::Uuid;
 use crate::domain::clock::format_time;
 use crate::domain::fields::KnownFields;
 use crate::domain::lifecycle::{self, ConfirmAttempt, ConfirmRefusal};
-use crate::domain::transaction::ConfirmResult;
+use crate::domain::transaction::{ConfirmResult, Record};
 use crate::domain::validate;
 use crate::http::extract::Caller;
 use crate::state::AppState;
@@ -50,9 +51,13 @@ pub(crate) async fn handle(
     let (record, now) = lifecycle::confirm(&state.store, &attempt, &state.catalog)
         .await?
         .map_err(|refusal| refusal_error(refusal, &body.transaction_id))?;
-    let Some(confirmation) = record.confirmation.as_deref() else {
-        return Err(ApiError::internal());
-    };
+    confirm_envelope(&record, now).ok_or_else(ApiError::internal)
+}
+
+/// The success envelope of a confirm of `record` (which has a
+/// confirmation) as seen at `now`; `None` without a confirmation.
+pub(crate) fn confirm_envelope(record: &Record, now: DateTime<Utc>) -> Option<Response> {
+    let confirmation = record.confirmation.as_deref()?;
     let view = record.view(now);
     let error_message = match &confirmation.result {
         ConfirmResult::Failed { error_message } => Some(error_message.as_str()),
@@ -66,7 +71,7 @@ pub(crate) async fn handle(
         (_, "CONFIRMED") => "payment confirmed, settlement pending",
         _ => "payment successful",
     };
-    Ok(success(
+    Some(success(
         ConfirmData {
             transaction_id: record.id,
             reference_no: &record.fields.reference_no,

@@ -68,7 +68,7 @@ pub(crate) async fn handle(
 
 /// The success envelope of an initiate, written by hand ([`JsonOut`]):
 /// the same bytes as serde writes for [`InitiateData`] (tested below).
-fn initiate_envelope(record: &Record, status: &str) -> Response {
+pub(crate) fn initiate_envelope(record: &Record, status: &str) -> Response {
     let f = &record.fields;
     let mut out = JsonOut::with_capacity(320 + f.reference_no.len());
     out.raw(r#"{"isSuccess":true,"errorCode":null,"message":"payment initiated","data":{"transactionId":"#);

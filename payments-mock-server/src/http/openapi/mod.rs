@@ -18,8 +18,13 @@
 //!   held to the handlers by `tests/schema` (every answer the mock gives is
 //!   checked against it) and by the schemathesis run of `scripts/`.
 //!
-//! Generated once per server (it depends on the catalogue, the API keys and
-//! the public URL) and served as bytes.
+//! Generated once per server (it depends on the catalogue, the API keys,
+//! the admin keys and the public URL) and served as bytes. Its `security`
+//! says truthfully what each operation wants: an API key on `/api/` when
+//! there are keys; with `--admin-key`, the admin key (`adminKey`) for what
+//! changes the mock, the admin key or a merchant's key (`merchantKey`)
+//! for what reads it, and on the console a sign-in session
+//! (`consoleSession`) for either; nothing for the open routes.
 
 mod schemas;
 mod table;
@@ -31,7 +36,7 @@ use crate::domain::catalog::Catalog;
 use crate::domain::rules;
 use crate::state::AppState;
 use payments_serve::ErrorCode::{self, *};
-use table::{Kind, Spec, component, spec};
+use table::{Guard, Kind, Spec, component, guard, spec};
 
 /// The schemas of the types handlers serialize.
 #[derive(utoipa::OpenApi)]
@@ -93,9 +98,11 @@ fn reason(status: u16) -> &'static str {
         303 => "See Other: to the return address (the payment page) or the page after a form",
         308 => "To /_mock/ui/",
         400 => "Bad request",
-        401 => "No or a wrong API key",
+        401 => {
+            "No key, or a wrong one: an API key on /api/; with --admin-key, on the admin side an admin key (or, for reading, a merchant's key or a console session)"
+        }
         403 => {
-            "Forbidden: a key bound to another merchant, or (controls and console forms) a browser request from another site's page"
+            "Forbidden: a key bound to another merchant; on the admin side an API key bound to no merchant, or a merchant's key asking for a change; or (controls and console forms) a browser request from another site's page"
         }
         404 => "Not found",
         405 => "The route exists, the method does not",
@@ -123,8 +130,12 @@ pub(crate) fn generate(state: &AppState) -> Value {
     #[cfg(feature = "pages")]
     doc.merge(crate::web::operations());
     let mut doc = serde_json::to_value(&doc).expect("an OpenAPI document serializes");
-    let keyed = state.auth.is_enabled();
-    let bound = state.auth.has_bound_keys();
+    let keys = Keys {
+        api: state.auth.is_enabled(),
+        bound: state.auth.has_bound_keys(),
+        unbound: state.auth.has_unbound_keys(),
+        admin: state.admin.is_enabled(),
+    };
     doc["info"] = json!({
         "title": "payments-mock-server",
         "version": env!("CARGO_PKG_VERSION"),
@@ -133,7 +144,7 @@ pub(crate) fn generate(state: &AppState) -> Value {
     doc["servers"] = json!([{ "url": state.public_url.as_str().trim_end_matches('/') }]);
     doc["tags"] = json!([
         { "name": "payments", "description": "The service (interface document and CONTRACT.md)" },
-        { "name": "mock", "description": "Test controls of the mock: never behind the key, never faulted" },
+        { "name": "mock", "description": "Test controls of the mock: never behind the /api/ keys, never faulted; behind --admin-key when the server has one" },
         { "name": "payment page", "description": "The payer's side of redirect-based payments (HTML)" },
         { "name": "console", "description": "The web console (HTML)" },
     ]);
@@ -149,8 +160,21 @@ pub(crate) fn generate(state: &AppState) -> Value {
             "schema": { "type": "string", "pattern": rules::REQUEST_ID },
         },
     });
-    if keyed {
-        doc["components"]["securitySchemes"] = json!({ "bearer": { "type": "http", "scheme": "bearer", "description": "An API key given with --api-key" } });
+    let mut schemes = Map::new();
+    if keys.api {
+        schemes.insert("bearer".to_owned(), json!({ "type": "http", "scheme": "bearer", "description": "An API key given with --api-key" }));
+    }
+    if keys.admin {
+        schemes.insert("adminKey".to_owned(), json!({ "type": "http", "scheme": "bearer", "description": "An admin key given with --admin-key: every control and the whole console" }));
+        if keys.bound {
+            schemes.insert("merchantKey".to_owned(), json!({ "type": "http", "scheme": "bearer", "description": "An --api-key bound to a merchant: on the admin side it reads that merchant's transactions and requests only, and changes nothing" }));
+        }
+        if cfg!(feature = "pages") {
+            schemes.insert("consoleSession".to_owned(), json!({ "type": "apiKey", "in": "cookie", "name": crate::domain::access::SESSION_COOKIE, "description": "The console's session after POST /_mock/ui/sign-in with an admin key or a merchant's key; it does what that key does" }));
+        }
+    }
+    if !schemes.is_empty() {
+        doc["components"]["securitySchemes"] = Value::Object(schemes);
     }
     let paths = doc["paths"].as_object_mut().expect("paths");
     for (path, item) in paths.iter_mut() {
@@ -167,14 +191,27 @@ pub(crate) fn generate(state: &AppState) -> Value {
                     "{method} {path} ({id:?}) has no entry in the OpenAPI table (openapi/mod.rs)"
                 )
             });
-            fill(operation, &id, &spec, keyed, bound, &state.catalog);
+            fill(operation, &id, &spec, keys, &state.catalog);
         }
     }
     doc
 }
 
+/// Which keys a server has, as its document must say.
+#[derive(Debug, Clone, Copy)]
+struct Keys {
+    /// Some `--api-key`.
+    api: bool,
+    /// Some `--api-key` bound to a merchant.
+    bound: bool,
+    /// Some `--api-key` bound to no merchant.
+    unbound: bool,
+    /// Some `--admin-key`.
+    admin: bool,
+}
+
 /// Fills operation `id` from its spec.
-fn fill(operation: &mut Value, id: &str, spec: &Spec, keyed: bool, bound: bool, catalog: &Catalog) {
+fn fill(operation: &mut Value, id: &str, spec: &Spec, keys: Keys, catalog: &Catalog) {
     let mut parameters: Vec<Value> = spec
         .params
         .iter()
@@ -214,26 +251,52 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keyed: bool, bound: bool, 
                 "name": "X-Mock-Fault",
                 "in": "header",
                 "required": false,
-                "description": "Injected faults (ext): internal-error (500 before any change), commit-then-error (the change is made, then 500), reset (the connection closes, no answer), commit-then-reset, rate-limit (429), delay=<ms>. Comma-separated, lower case.",
+                "description": "Injected faults (ext): internal-error (500 before any change), commit-then-error (the change is made, then 500), reset (the connection closes, no answer), commit-then-reset, rate-limit (429), answer-other (the change is made, then the answer is about another transaction), delay=<ms>. Comma-separated, lower case.",
                 "schema": { "type": "string", "pattern": *rules::FAULT_HEADER },
             }));
             add_code(&mut errors, 400, ValidationError);
-            if keyed {
+            if keys.api {
                 add_code(&mut errors, 401, Unauthorized);
                 operation["security"] = json!([{ "bearer": [] }]);
             } else {
                 operation["security"] = json!([]);
             }
-            if !bound {
+            if !keys.bound {
                 errors.retain(|(s, _)| *s != 403);
             }
             add_code(&mut errors, 413, PayloadTooLarge);
             add_code(&mut errors, 429, RateLimited);
             add_code(&mut errors, 500, InternalError);
         }
-        Kind::Admin | Kind::Page | Kind::Asset(_) => {
-            operation["security"] = json!([]);
-        }
+        Kind::Admin | Kind::Page | Kind::Asset(_) => match guard(id) {
+            _ if !keys.admin => {
+                // Open to everyone: nothing answers 401 (the sign-in form
+                // of a mock without an admin key leads to the console).
+                operation["security"] = json!([]);
+                errors.retain(|(s, _)| *s != 401);
+            }
+            Guard::Open => operation["security"] = json!([]),
+            who => {
+                let mut schemes = vec![json!({ "adminKey": [] })];
+                if who == Guard::Reads && keys.bound {
+                    schemes.push(json!({ "merchantKey": [] }));
+                }
+                if spec.kind == Kind::Page {
+                    schemes.push(json!({ "consoleSession": [] }));
+                }
+                operation["security"] = Value::Array(schemes);
+                add_code(&mut errors, 401, Unauthorized);
+                // An API key bound to no merchant is known and refused;
+                // a merchant's key is refused a change.
+                let forbidden = match who {
+                    Guard::Changes => keys.api,
+                    _ => keys.unbound,
+                };
+                if forbidden {
+                    add_code(&mut errors, 403, Forbidden);
+                }
+            }
+        },
     }
     // Every route answers 405 (with Allow) to other methods: the envelope,
     // or a page on page paths.
@@ -312,7 +375,13 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keyed: bool, bound: bool, 
     errors.sort_by_key(|(s, _)| *s);
     for (status, codes) in &errors {
         let answer = match spec.kind {
-            Kind::Page | Kind::Asset(_) => html(reason(*status)),
+            Kind::Page | Kind::Asset(_) => {
+                let mut a = html(reason(*status));
+                if *status == 401 {
+                    a["headers"]["WWW-Authenticate"] = json!({ "schema": { "type": "string" } });
+                }
+                a
+            }
             Kind::Api | Kind::Admin => {
                 let codes: Vec<String> = codes.iter().map(|c| c.as_str().to_owned()).collect();
                 let mut a = json_error(

@@ -215,6 +215,18 @@ pub(crate) fn components(catalog: &Catalog) -> Vec<(&'static str, Value)> {
             }),
         ),
         ("ConsoleResetForm", json!({ "type": "object" })),
+        (
+            "ConsoleSignInForm",
+            json!({
+                "type": "object",
+                "required": ["key"],
+                "properties": {
+                    "key": { "type": "string", "description": "An admin key, or an API key bound to a merchant; never shown back" },
+                    "next": { "type": "string", "description": "Where to go after signing in (`_mock/ui/…`)" },
+                },
+            }),
+        ),
+        ("ConsoleSignOutForm", json!({ "type": "object" })),
     ]
 }
 

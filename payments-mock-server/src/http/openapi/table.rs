@@ -21,6 +21,42 @@ pub(super) enum Kind {
     Asset(&'static str),
 }
 
+/// Who may call an operation outside `/api/` when the mock has an admin
+/// key (CONTRACT section 18); without one, everyone may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Guard {
+    /// Everyone: health, the document, the payment page, the console's
+    /// sign-in and sign-out, stylesheets and scripts.
+    Open,
+    /// An admin key, or a key bound to a merchant (that merchant's part).
+    Reads,
+    /// An admin key only: what changes the mock.
+    Changes,
+}
+
+/// Who may call operation `id` with an admin key configured.
+pub(super) fn guard(id: &str) -> Guard {
+    match id {
+        "mockHealth"
+        | "openapi"
+        | "paymentPage"
+        | "paymentPageSubmit"
+        | "pageStylesheet"
+        | "consoleStylesheet"
+        | "consoleScript"
+        | "consoleSignIn"
+        | "consoleSignInSubmit"
+        | "consoleSignOut" => Guard::Open,
+        "mockPayer"
+        | "mockReset"
+        | "mockClockAdvance"
+        | "consoleClockAdvance"
+        | "consoleResetPage"
+        | "consoleReset" => Guard::Changes,
+        _ => Guard::Reads,
+    }
+}
+
 /// A parameter: name, location, required, schema, description.
 pub(super) type Param = (&'static str, &'static str, bool, Value, &'static str);
 
@@ -387,6 +423,35 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
         "consoleReset" => page(
             vec![],
             Some(("application/x-www-form-urlencoded", "ConsoleResetForm")),
+            303,
+            vec![403, 413, 415],
+        ),
+        "consoleSignIn" => page(
+            vec![
+                console_query(
+                    "next",
+                    json!({ "type": "string" }),
+                    "The console page to go to after signing in, relative to the server's root (`_mock/ui/…`); anything else goes to the console's home",
+                ),
+                console_query(
+                    "signed-out",
+                    json!({ "type": "string" }),
+                    "After a sign-out: says so",
+                ),
+            ],
+            None,
+            200,
+            vec![],
+        ),
+        "consoleSignInSubmit" => page(
+            vec![],
+            Some(("application/x-www-form-urlencoded", "ConsoleSignInForm")),
+            303,
+            vec![401, 403, 413, 415],
+        ),
+        "consoleSignOut" => page(
+            vec![],
+            Some(("application/x-www-form-urlencoded", "ConsoleSignOutForm")),
             303,
             vec![403, 413, 415],
         ),

@@ -15,7 +15,7 @@ use serde_json::{Map, Number, Value};
 use payments_serve::ApiError;
 
 use super::{Chrome, console_error, console_page, param, query_pairs, store_down};
-use crate::domain::access::same_origin;
+use crate::domain::access::{Viewer, same_origin};
 use crate::domain::catalog::{Flow, Outcome, Product};
 use crate::domain::port::Store as _;
 use crate::state::AppState;
@@ -61,6 +61,7 @@ fn offset_text(nanos: i64) -> String {
 
 async fn clock_page(
     state: &AppState,
+    viewer: Viewer,
     path: &str,
     query: Option<&str>,
     problem: Option<String>,
@@ -79,7 +80,7 @@ async fn clock_page(
     console_page(render(
         status,
         &ClockPage {
-            chrome: Chrome::new(state, path, "clock"),
+            chrome: Chrome::new(state, path, "clock").seen_by(viewer),
             offset: offset_text(offset_nanos),
             steps: STEPS,
             // Shown only when it can be true: a whole number of seconds no
@@ -109,14 +110,15 @@ async fn clock_page(
 )]
 pub(crate) async fn clock(
     State(state): State<AppState>,
+    viewer: Viewer,
     uri: Uri,
     RawQuery(query): RawQuery,
 ) -> Response {
-    clock_page(&state, uri.path(), query.as_deref(), None, "").await
+    clock_page(&state, viewer, uri.path(), query.as_deref(), None, "").await
 }
 
 /// Reads a console form: same origin, a form, at most [`FORM_LIMIT`].
-async fn form(
+pub(super) async fn form(
     state: &AppState,
     headers: &HeaderMap,
     body: Body,
@@ -161,7 +163,7 @@ async fn form(
 }
 
 /// 303 to `location` (relative to the server's root via `root`).
-fn see_other(root: &str, location: &str) -> Response {
+pub(super) fn see_other(root: &str, location: &str) -> Response {
     (
         StatusCode::SEE_OTHER,
         [(header::LOCATION, format!("{root}{location}"))],
@@ -182,6 +184,7 @@ fn see_other(root: &str, location: &str) -> Response {
 )]
 pub(crate) async fn advance(
     State(state): State<AppState>,
+    viewer: Viewer,
     uri: Uri,
     headers: HeaderMap,
     body: Body,
@@ -221,7 +224,7 @@ pub(crate) async fn advance(
         }
         Err(e) => {
             let typed: String = typed.chars().take(64).collect();
-            clock_page(&state, path, None, Some(e.message), &typed).await
+            clock_page(&state, viewer, path, None, Some(e.message), &typed).await
         }
     }
 }
@@ -298,11 +301,11 @@ struct CatalogPage {
         tag = "console"
     )
 )]
-pub(crate) async fn catalog(State(state): State<AppState>, uri: Uri) -> Response {
+pub(crate) async fn catalog(State(state): State<AppState>, viewer: Viewer, uri: Uri) -> Response {
     console_page(render(
         StatusCode::OK,
         &CatalogPage {
-            chrome: Chrome::new(&state, uri.path(), "catalog"),
+            chrome: Chrome::new(&state, uri.path(), "catalog").seen_by(viewer),
             products: state.catalog.products().map(product_row).collect(),
             expiry: humantime::format_duration(state.expiry).to_string(),
         },
@@ -327,7 +330,19 @@ struct ResetPage {
         tag = "console"
     )
 )]
-pub(crate) async fn reset_page(State(state): State<AppState>, uri: Uri) -> Response {
+pub(crate) async fn reset_page(
+    State(state): State<AppState>,
+    viewer: Viewer,
+    uri: Uri,
+) -> Response {
+    if !viewer.role.may_change() {
+        return super::sign_in::refused(
+            &state,
+            crate::domain::access::Refusal::ReadOnly,
+            &uri,
+            Some(viewer),
+        );
+    }
     let counts = match (state.store.count().await, state.store.journal_stats().await) {
         (Ok(transactions), Ok(journal)) => (transactions, journal.len),
         (Err(e), _) | (_, Err(e)) => return store_down(&state, &e, uri.path()),
@@ -335,7 +350,7 @@ pub(crate) async fn reset_page(State(state): State<AppState>, uri: Uri) -> Respo
     console_page(render(
         StatusCode::OK,
         &ResetPage {
-            chrome: Chrome::new(&state, uri.path(), "reset"),
+            chrome: Chrome::new(&state, uri.path(), "reset").seen_by(viewer),
             transactions: counts.0,
             requests: counts.1,
         },
@@ -354,6 +369,7 @@ pub(crate) async fn reset_page(State(state): State<AppState>, uri: Uri) -> Respo
 )]
 pub(crate) async fn reset(
     State(state): State<AppState>,
+    _: Viewer,
     uri: Uri,
     headers: HeaderMap,
     body: Body,

@@ -8,13 +8,19 @@
 //!   page (fields, timeline, journal, payment page link).
 //! - `requests.rs`: the request journal, live, and one request in full.
 //! - `controls.rs`: the clock, the catalogue, reset.
+//! - `sign_in.rs`: with `--admin-key`, the way in (a key typed once, then
+//!   a session cookie) and out, and the pages of a refused request
+//!   (CONTRACT section 18).
 //!
-//! Never behind the API key, never faulted. Its forms (clock, reset) are
-//! refused from another origin: a web page elsewhere cannot reset the mock
-//! through a visitor's browser.
+//! Never behind the `/api/` keys, never faulted; behind the admin key
+//! when one is configured, where a merchant's key sees its merchant's
+//! transactions and requests only and changes nothing. Its forms (clock,
+//! reset, sign-in, sign-out) are refused from another origin: a web page
+//! elsewhere cannot reset the mock through a visitor's browser.
 
 mod controls;
 mod requests;
+pub(crate) mod sign_in;
 mod transaction;
 mod transactions;
 
@@ -24,6 +30,7 @@ use axum::routing::{MethodRouter, get};
 
 use askama::Template;
 
+use crate::domain::access::{Role, Viewer};
 use crate::domain::port::{Store as _, StoreError};
 use crate::state::AppState;
 use crate::web::html::{render, root_of};
@@ -84,6 +91,18 @@ pub(crate) fn routes<T>(
     );
     let table = route(
         table,
+        "/_mock/ui/sign-in",
+        &["get", "post"],
+        get(sign_in::page).post(sign_in::submit),
+    );
+    let table = route(
+        table,
+        "/_mock/ui/sign-out",
+        &["post"],
+        axum::routing::post(sign_in::sign_out),
+    );
+    let table = route(
+        table,
         "/_mock/ui/static/console.css",
         &["get"],
         get(stylesheet),
@@ -107,6 +126,9 @@ pub(crate) fn routes<T>(
     controls::catalog,
     controls::reset_page,
     controls::reset,
+    sign_in::page,
+    sign_in::submit,
+    sign_in::sign_out,
     stylesheet,
     script,
 ))]
@@ -134,6 +156,15 @@ pub(crate) struct Chrome {
     pub store: String,
     /// This replica's name.
     pub replica: String,
+    /// Who is looking, when the console is behind an admin key ("with the
+    /// admin key", "as merchant …"); empty when it is open.
+    pub who: String,
+    /// Whether the viewer came with a session (then the page offers
+    /// sign-out).
+    pub signed_in: bool,
+    /// Whether the viewer may change the mock (a merchant's key may not:
+    /// no reset in the navigation).
+    pub may_change: bool,
 }
 
 impl Chrome {
@@ -146,7 +177,22 @@ impl Chrome {
             now: crate::domain::clock::format_time(state.store.now_hint()),
             store: visible(&state.store.shown()).into_owned(),
             replica: visible(&state.replica).into_owned(),
+            who: String::new(),
+            signed_in: false,
+            may_change: true,
         }
+    }
+
+    /// The chrome as `viewer` sees it.
+    pub(crate) fn seen_by(mut self, viewer: Viewer) -> Self {
+        self.who = match viewer.role {
+            Role::Open => String::new(),
+            Role::Admin => "with the admin key".to_owned(),
+            Role::Merchant(m) => format!("as merchant {m}"),
+        };
+        self.signed_in = viewer.signed_in;
+        self.may_change = viewer.role.may_change();
+        self
     }
 }
 
@@ -184,10 +230,26 @@ pub(crate) fn console_error(
     detail: &str,
     path: &str,
 ) -> Response {
+    viewed_error(state, None, status, title, detail, path)
+}
+
+/// [`console_error`] as `viewer` sees it (when known).
+pub(crate) fn viewed_error(
+    state: &AppState,
+    viewer: Option<Viewer>,
+    status: StatusCode,
+    title: &str,
+    detail: &str,
+    path: &str,
+) -> Response {
+    let chrome = Chrome::new(state, path, "");
     console_page(render(
         status,
         &ErrorPage {
-            chrome: Chrome::new(state, path, ""),
+            chrome: match viewer {
+                Some(viewer) => chrome.seen_by(viewer),
+                None => chrome,
+            },
             status: status.as_u16(),
             title,
             detail,

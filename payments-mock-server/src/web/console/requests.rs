@@ -11,7 +11,8 @@ use axum::response::Response;
 use super::{
     Chrome, console_error, console_page, param, query_pairs, shown_time, store_down, visible,
 };
-use crate::domain::journal::JournalEntry;
+use crate::domain::access::Viewer;
+use crate::domain::journal::{CAPACITY, JournalEntry};
 use crate::domain::port::{Store as _, StoreError};
 use crate::state::AppState;
 use crate::web::html::render;
@@ -82,19 +83,27 @@ struct ListPage {
     rows: Vec<Row>,
     placeholder: bool,
     after: u64,
-    kept: usize,
+    kept: Option<usize>,
     poll_ms: u32,
     max_rows: usize,
 }
 
-/// Newest first, at most `limit`, after `after`.
-async fn newest(state: &AppState, after: u64, limit: usize) -> Result<Vec<Row>, StoreError> {
+/// Newest first, at most `limit`, after `after`; of a merchant's key,
+/// that merchant's only (looked for among the whole journal's).
+async fn newest(
+    state: &AppState,
+    scope: Option<uuid::Uuid>,
+    after: u64,
+    limit: usize,
+) -> Result<Vec<Row>, StoreError> {
+    let read = if scope.is_some() { CAPACITY } else { limit };
+    let entries = state.store.requests_since(after, read).await?;
     Ok(state
-        .store
-        .requests_since(after, limit)
+        .visible_requests(scope, entries)
         .await?
         .into_iter()
         .rev()
+        .take(limit)
         .map(row)
         .collect())
 }
@@ -109,7 +118,7 @@ async fn newest(state: &AppState, after: u64, limit: usize) -> Result<Vec<Row>, 
         tag = "console"
     )
 )]
-pub(crate) async fn list(State(state): State<AppState>, uri: Uri) -> Response {
+pub(crate) async fn list(State(state): State<AppState>, viewer: Viewer, uri: Uri) -> Response {
     // The script asks for what came after the newest row shown; with no
     // row, after the newest seq read before the rows were (so a request
     // recorded in between is neither missed nor shown twice).
@@ -118,11 +127,12 @@ pub(crate) async fn list(State(state): State<AppState>, uri: Uri) -> Response {
         Err(e) => return store_down(&state, &e, uri.path()),
     };
     let last = stats.last_seq;
-    let rows = match newest(&state, 0, PAGE_ROWS).await {
+    let scope = viewer.role.scope();
+    let rows = match newest(&state, scope, 0, PAGE_ROWS).await {
         Ok(rows) => rows,
         Err(e) => return store_down(&state, &e, uri.path()),
     };
-    let chrome = Chrome::new(&state, uri.path(), "requests");
+    let chrome = Chrome::new(&state, uri.path(), "requests").seen_by(viewer);
     let root = chrome.root.clone();
     let after = rows.first().map_or(last, |r| r.seq);
     console_page(render(
@@ -133,7 +143,8 @@ pub(crate) async fn list(State(state): State<AppState>, uri: Uri) -> Response {
             rows,
             placeholder: true,
             after,
-            kept: stats.len,
+            // A merchant's key is not told how many requests others made.
+            kept: scope.is_none().then_some(stats.len),
             poll_ms: super::POLL_MS,
             max_rows: MAX_ROWS,
         },
@@ -154,6 +165,7 @@ pub(crate) async fn list(State(state): State<AppState>, uri: Uri) -> Response {
 )]
 pub(crate) async fn feed(
     State(state): State<AppState>,
+    viewer: Viewer,
     uri: Uri,
     RawQuery(query): RawQuery,
 ) -> Response {
@@ -181,7 +193,7 @@ pub(crate) async fn feed(
         Ok(stats) => stats.last_seq,
         Err(e) => return store_down(&state, &e, path),
     };
-    let rows = match newest(&state, after, PAGE_ROWS).await {
+    let rows = match newest(&state, viewer.role.scope(), after, PAGE_ROWS).await {
         Ok(rows) => rows,
         Err(e) => return store_down(&state, &e, path),
     };
@@ -218,14 +230,18 @@ struct DetailPage {
         tag = "console"
     )
 )]
-pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response {
+pub(crate) async fn detail(State(state): State<AppState>, viewer: Viewer, uri: Uri) -> Response {
     let path = uri.path();
     let seq = path
         .strip_prefix("/_mock/ui/requests/")
         .filter(|s| s.bytes().all(|b| b.is_ascii_digit()) && !s.starts_with('0'))
         .and_then(|s| s.parse::<u64>().ok());
     let found = match seq {
-        Some(seq) => state.store.request(seq).await,
+        Some(seq) => match state.store.request(seq).await {
+            // A merchant's key finds its merchant's requests only.
+            Ok(Some(entry)) => state.may_see_request(viewer.role.scope(), entry).await,
+            other => other,
+        },
         None => Ok(None),
     };
     let found = match found {
@@ -233,8 +249,9 @@ pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response 
         Err(e) => return store_down(&state, &e, path),
     };
     let Some(entry) = found else {
-        return console_error(
+        return super::viewed_error(
             &state,
+            Some(viewer),
             StatusCode::NOT_FOUND,
             "No such request",
             "The journal keeps the last 1,000 /api/ requests; this one is not among them.",
@@ -249,7 +266,7 @@ pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response 
     console_page(render(
         StatusCode::OK,
         &DetailPage {
-            chrome: Chrome::new(&state, path, "requests"),
+            chrome: Chrome::new(&state, path, "requests").seen_by(viewer),
             headers,
             // As sent: an indented copy would reorder the keys.
             body: visible(&entry.body).into_owned(),

@@ -9,7 +9,8 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::transactions::status_class;
-use super::{Chrome, console_error, console_page, shown_time, store_down, visible};
+use super::{Chrome, console_page, shown_time, store_down, viewed_error, visible};
+use crate::domain::access::Viewer;
 use crate::domain::journal::JournalEntry;
 use crate::domain::port::Store as _;
 use crate::domain::redirect::payment_url;
@@ -61,27 +62,34 @@ struct DetailPage {
         tag = "console"
     )
 )]
-pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response {
+pub(crate) async fn detail(State(state): State<AppState>, viewer: Viewer, uri: Uri) -> Response {
     let path = uri.path();
+    let scope = viewer.role.scope();
     let id = path
         .strip_prefix("/_mock/ui/transactions/")
         .unwrap_or_default();
     let found = match issued_id(id) {
-        Some(issued) => state.store.with_id(issued, None, Record::clone).await,
+        // A merchant's key finds its merchant's transactions only.
+        Some(issued) => state.store.with_id(issued, scope, Record::clone).await,
         None => Ok(None),
     };
     let now = state.store.now().await;
-    let entries = state
+    let entries = match state
         .store
         .requests_since(0, crate::domain::journal::CAPACITY)
-        .await;
+        .await
+    {
+        Ok(entries) => state.visible_requests(scope, entries).await,
+        Err(e) => Err(e),
+    };
     let (found, now, entries) = match (found, now, entries) {
         (Ok(found), Ok(now), Ok(entries)) => (found, now, entries),
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return store_down(&state, &e, path),
     };
     let Some(record) = found else {
-        return console_error(
+        return viewed_error(
             &state,
+            Some(viewer),
             StatusCode::NOT_FOUND,
             "No such transaction",
             "No stored transaction has this transactionId (ids are kept until a reset).",
@@ -116,7 +124,7 @@ pub(crate) async fn detail(State(state): State<AppState>, uri: Uri) -> Response 
     console_page(render(
         StatusCode::OK,
         &DetailPage {
-            chrome: Chrome::new(&state, path, "transactions"),
+            chrome: Chrome::new(&state, path, "transactions").seen_by(viewer),
             id: record.id.to_string(),
             status: view.status.as_str(),
             status_class: status_class(view.status),

@@ -12,6 +12,7 @@ use uuid::Uuid;
 use super::{
     Chrome, console_error, console_page, param, query_pairs, shown_time, store_down, visible,
 };
+use crate::domain::access::Viewer;
 use crate::domain::port::{Order, PageQuery, Store as _, StoreError};
 use crate::domain::transaction::{Record, Status};
 use crate::state::AppState;
@@ -194,7 +195,10 @@ struct ListPage<'a> {
     rows: Vec<Row>,
     filtered: bool,
     problems: Vec<String>,
-    total: usize,
+    /// How many are stored in all; not shown to a merchant's key.
+    total: Option<usize>,
+    /// The merchant a merchant's key is held to (no merchant filter then).
+    scoped: bool,
     paged: bool,
     next: Option<String>,
     live_url: Option<String>,
@@ -202,21 +206,37 @@ struct ListPage<'a> {
     reset_done: bool,
 }
 
-/// The page of rows the filters ask for; `None` when `before` is unknown.
-/// The merchant and the reference filter go to the store; the status (of
-/// the clock's now) is checked here.
-async fn page(state: &AppState, filters: &Filters) -> Result<Option<(Vec<Row>, bool)>, StoreError> {
+/// The page of rows the filters ask for; `None` when `before` is unknown
+/// (or, for a merchant's key, another merchant's). The merchant and the
+/// reference filter go to the store; the status (of the clock's now) is
+/// checked here. `scope`: a merchant's key sees that merchant's only.
+async fn page(
+    state: &AppState,
+    filters: &Filters,
+    scope: Option<Uuid>,
+) -> Result<Option<(Vec<Row>, bool)>, StoreError> {
+    if let (Some(own), Some(before)) = (scope, filters.before)
+        && state
+            .store
+            .with_id(before, Some(own), |_| ())
+            .await?
+            .is_none()
+    {
+        return Ok(None);
+    }
     let now = state.store.now().await?;
     let query = PageQuery {
         order: Order::NewestFirst,
         from: filters.before,
         limit: filters.limit,
-        merchant: filters.merchant,
+        merchant: scope.or(filters.merchant),
         reference_contains: filters.reference.clone(),
     };
+    let keep =
+        |r: &Record| scope.is_none_or(|own| own == r.fields.merchant_id) && filters.keeps(r, now);
     Ok(state
         .store
-        .page(&query, |r| filters.keeps(r, now), |r| row(r, now))
+        .page(&query, keep, |r| row(r, now))
         .await?
         .map(|page| (page.items, page.more)))
 }
@@ -233,23 +253,28 @@ async fn page(state: &AppState, filters: &Filters) -> Result<Option<(Vec<Row>, b
 )]
 pub(crate) async fn list(
     State(state): State<AppState>,
+    viewer: Viewer,
     uri: Uri,
     RawQuery(query): RawQuery,
 ) -> Response {
+    let scope = viewer.role.scope();
     let (filters, mut problems) = Filters::parse(query.as_deref());
     let paged_rows = if problems.is_empty() {
-        match page(&state, &filters).await {
+        match page(&state, &filters, scope).await {
             Ok(rows) => Some(rows),
             Err(e) => return store_down(&state, &e, uri.path()),
         }
     } else {
         None
     };
-    let total = match state.store.count().await {
-        Ok(total) => total,
-        Err(e) => return store_down(&state, &e, uri.path()),
+    let total = match scope {
+        Some(_) => None,
+        None => match state.store.count().await {
+            Ok(total) => Some(total),
+            Err(e) => return store_down(&state, &e, uri.path()),
+        },
     };
-    let chrome = Chrome::new(&state, uri.path(), "transactions");
+    let chrome = Chrome::new(&state, uri.path(), "transactions").seen_by(viewer);
     let reset_done = query_pairs(query.as_deref())
         .iter()
         .any(|(k, v)| k == "reset" && v == "done");
@@ -299,6 +324,7 @@ pub(crate) async fn list(
             filtered: filters.is_filtered(),
             problems,
             total,
+            scoped: scope.is_some(),
             paged,
             next,
             live_url,
@@ -321,6 +347,7 @@ pub(crate) async fn list(
 )]
 pub(crate) async fn rows(
     State(state): State<AppState>,
+    viewer: Viewer,
     uri: Uri,
     RawQuery(query): RawQuery,
 ) -> Response {
@@ -339,7 +366,7 @@ pub(crate) async fn rows(
             path,
         );
     }
-    let rows = match page(&state, &filters).await {
+    let rows = match page(&state, &filters, viewer.role.scope()).await {
         Ok(rows) => rows.map(|(rows, _)| rows).unwrap_or_default(),
         Err(e) => return store_down(&state, &e, path),
     };

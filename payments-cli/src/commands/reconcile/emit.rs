@@ -1,0 +1,421 @@
+//! What reconcile writes: a json line per row and a summary, the `--report`
+//! CSV, and the table (the counts, then the rows that are not `match`).
+//!
+//! Everything is written in ledger order as rows are judged, so memory does
+//! not grow with the ledger. The table is the exception that needs the end
+//! first (its counts come before the rows): its rows wait in an unnamed
+//! temporary file, a few dozen bytes each, and are written at the end with
+//! columns as wide as the widest value.
+
+use std::{
+    fs::File,
+    io::{BufWriter, Seek as _, SeekFrom},
+    path::{Path, PathBuf},
+};
+
+use payments_client::PaymentStatus;
+use unicode_width::UnicodeWidthStr as _;
+
+use super::{
+    judge::{Class, Judgement},
+    ledger::Cells,
+};
+use crate::{error::CliError, output::printable};
+
+/// One judged row.
+#[derive(Debug)]
+pub struct Judged {
+    pub line: u64,
+    pub cells: Cells,
+    pub judgement: Judgement,
+    pub service: Option<Box<PaymentStatus>>,
+}
+
+/// Rows per class.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Counts([u64; 8]);
+
+impl Counts {
+    pub fn add(&mut self, class: Class) {
+        self.0[class as usize] += 1;
+    }
+
+    pub fn get(&self, class: Class) -> u64 {
+        self.0[class as usize]
+    }
+
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// Whether every row is a `match` (true for none).
+    pub fn all_match(&self) -> bool {
+        self.total() == self.get(Class::Match)
+    }
+}
+
+/// `-o json`: one object per row.
+pub fn json_line(row: &Judged) -> String {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Line<'a> {
+        line: u64,
+        reference_no: Option<&'a str>,
+        class: &'static str,
+        detail: Option<&'a str>,
+        ledger: Ledger<'a>,
+        service: Option<&'a PaymentStatus>,
+    }
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Ledger<'a> {
+        amount: Option<&'a str>,
+        currency: Option<&'a str>,
+        status: Option<&'a str>,
+        transaction_id: Option<&'a str>,
+    }
+    let cells = &row.cells;
+    let line = Line {
+        line: row.line,
+        reference_no: cells.reference.as_deref(),
+        class: row.judgement.class.as_str(),
+        detail: row.judgement.detail.as_deref(),
+        ledger: Ledger {
+            amount: cells.amount.as_deref(),
+            currency: cells.currency.as_deref(),
+            status: cells.status.as_deref(),
+            transaction_id: cells.transaction_id.as_deref(),
+        },
+        service: row.service.as_deref(),
+    };
+    // Strings and the client's own type: serialising cannot fail.
+    serde_json::to_string(&line).unwrap_or_default()
+}
+
+/// `-o json`: the last line, the counts (every class, zeros included).
+pub fn json_summary(counts: &Counts, default_currency: &str, complete: bool) -> String {
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        summary: Summary<'a>,
+    }
+    // A struct, not a map: the keys keep this order whatever serde_json's
+    // features are.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Summary<'a> {
+        rows: u64,
+        r#match: u64,
+        missing: u64,
+        amount: u64,
+        currency: u64,
+        status: u64,
+        pending: u64,
+        duplicate: u64,
+        invalid: u64,
+        default_currency: &'a str,
+        complete: bool,
+    }
+    let line = Line {
+        summary: Summary {
+            rows: counts.total(),
+            r#match: counts.get(Class::Match),
+            missing: counts.get(Class::Missing),
+            amount: counts.get(Class::Amount),
+            currency: counts.get(Class::Currency),
+            status: counts.get(Class::Status),
+            pending: counts.get(Class::Pending),
+            duplicate: counts.get(Class::Duplicate),
+            invalid: counts.get(Class::Invalid),
+            default_currency,
+            complete,
+        },
+    };
+    serde_json::to_string(&line).unwrap_or_default()
+}
+
+/// `--report FILE`: the json lines' content as CSV, one record per row.
+#[derive(Debug)]
+pub struct Report {
+    path: PathBuf,
+    writer: csv::Writer<BufWriter<File>>,
+}
+
+const REPORT_HEADER: [&str; 16] = [
+    "line",
+    "referenceNo",
+    "class",
+    "detail",
+    "ledgerAmount",
+    "ledgerCurrency",
+    "ledgerStatus",
+    "ledgerTransactionId",
+    "serviceTransactionId",
+    "serviceStatus",
+    "serviceAmount",
+    "serviceProductCode",
+    "serviceCreatedAt",
+    "serviceLastModifiedAt",
+    "serviceProviderReference",
+    "serviceMessage",
+];
+
+impl Report {
+    /// Creates (or empties) the file and writes the header.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be created or written.
+    pub fn create(path: &Path) -> Result<Self, CliError> {
+        let file = File::create(path).map_err(|source| report_error(path, &source))?;
+        let mut writer = csv::Writer::from_writer(BufWriter::new(file));
+        writer
+            .write_record(REPORT_HEADER)
+            .map_err(|err| report_error(path, &err))?;
+        Ok(Self {
+            path: path.to_owned(),
+            writer,
+        })
+    }
+
+    /// Writes one row.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be written.
+    pub fn write(&mut self, row: &Judged) -> Result<(), CliError> {
+        let cells = &row.cells;
+        let service = row.service.as_deref();
+        let text = |value: Option<&str>| value.unwrap_or_default().to_owned();
+        let record = [
+            row.line.to_string(),
+            text(cells.reference.as_deref()),
+            row.judgement.class.as_str().to_owned(),
+            text(row.judgement.detail.as_deref()),
+            text(cells.amount.as_deref()),
+            text(cells.currency.as_deref()),
+            text(cells.status.as_deref()),
+            text(cells.transaction_id.as_deref()),
+            service
+                .map(|s| s.transaction_id.to_string())
+                .unwrap_or_default(),
+            service.map(|s| s.status.to_string()).unwrap_or_default(),
+            service.map(|s| s.amount.to_string()).unwrap_or_default(),
+            service.map(|s| s.product_code.clone()).unwrap_or_default(),
+            service.map(|s| rfc3339(s.created_at)).unwrap_or_default(),
+            service
+                .and_then(|s| s.last_modified_at)
+                .map(rfc3339)
+                .unwrap_or_default(),
+            text(service.and_then(|s| s.provider_reference.as_deref())),
+            text(service.and_then(|s| s.message.as_deref())),
+        ];
+        self.writer
+            .write_record(&record)
+            .map_err(|err| report_error(&self.path, &err))
+    }
+
+    /// Writes what is buffered.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be written.
+    pub fn finish(mut self) -> Result<(), CliError> {
+        self.writer
+            .flush()
+            .map_err(|err| report_error(&self.path, &err))
+    }
+}
+
+fn rfc3339(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn report_error(path: &Path, err: &dyn std::fmt::Display) -> CliError {
+    CliError::Usage(format!("--report {}: {err}", path.display()))
+}
+
+/// The rows of the table that are not `match`, kept in a temporary file
+/// until the counts are printed, with the widest value of each column.
+#[derive(Debug)]
+pub struct Spool {
+    writer: csv::Writer<BufWriter<File>>,
+    line_width: usize,
+    reference_width: usize,
+    rows: u64,
+}
+
+/// The longest reference the table shows whole.
+const REFERENCE_SHOWN: usize = 64;
+/// The detail column wraps only when at least this wide.
+const MIN_DETAIL_WIDTH: usize = 20;
+
+impl Spool {
+    /// # Errors
+    ///
+    /// No temporary file can be made.
+    pub fn new() -> Result<Self, CliError> {
+        let file = tempfile::tempfile().map_err(CliError::Output)?;
+        Ok(Self {
+            writer: csv::Writer::from_writer(BufWriter::new(file)),
+            line_width: "LINE".len(),
+            reference_width: "REFERENCE".len(),
+            rows: 0,
+        })
+    }
+
+    /// Keeps a row that is not `match`.
+    ///
+    /// # Errors
+    ///
+    /// The temporary file cannot be written.
+    pub fn push(&mut self, row: &Judged) -> Result<(), CliError> {
+        let reference = shown_reference(row.cells.reference.as_deref());
+        let line = row.line.to_string();
+        self.line_width = self.line_width.max(line.len());
+        self.reference_width = self.reference_width.max(reference.width());
+        self.rows += 1;
+        let detail = printable(row.judgement.detail.as_deref().unwrap_or_default());
+        self.writer
+            .write_record([
+                line.as_str(),
+                &reference,
+                row.judgement.class.as_str(),
+                &detail,
+            ])
+            .map_err(|err| CliError::Output(std::io::Error::other(err)))
+    }
+
+    /// Writes the counts table, then the kept rows, to `out`, fitted to
+    /// `width` (the detail wraps when there is room for it).
+    ///
+    /// # Errors
+    ///
+    /// The temporary file cannot be read back, or `out` written.
+    pub fn print(
+        self,
+        counts: &Counts,
+        width: usize,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), CliError> {
+        let io = |err: std::io::Error| CliError::Output(err);
+        let class_width = "duplicate".len();
+        let rows_width = counts.total().to_string().len().max("ROWS".len());
+        writeln!(out, "{:<class_width$}  {:>rows_width$}", "CLASS", "ROWS").map_err(io)?;
+        for class in Class::ALL {
+            writeln!(
+                out,
+                "{:<class_width$}  {:>rows_width$}",
+                class.as_str(),
+                counts.get(class)
+            )
+            .map_err(io)?;
+        }
+        writeln!(
+            out,
+            "{:<class_width$}  {:>rows_width$}",
+            "total",
+            counts.total()
+        )
+        .map_err(io)?;
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let mut file = self
+            .writer
+            .into_inner()
+            .map_err(|err| io(err.into_error()))?
+            .into_inner()
+            .map_err(|err| io(err.into_error()))?;
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        let mut rows = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(std::io::BufReader::new(file));
+        let (lw, rw) = (self.line_width, self.reference_width);
+        let indent = lw + 2 + rw + 2 + class_width + 2;
+        let detail_width = width.saturating_sub(indent);
+        writeln!(out).map_err(io)?;
+        writeln!(
+            out,
+            "{:<lw$}  {}  {:<class_width$}  DETAIL",
+            "LINE",
+            pad("REFERENCE", rw),
+            "CLASS"
+        )
+        .map_err(io)?;
+        let mut record = csv::StringRecord::new();
+        while rows
+            .read_record(&mut record)
+            .map_err(|err| io(std::io::Error::other(err)))?
+        {
+            let field = |i| record.get(i).unwrap_or_default();
+            let detail = field(3);
+            let mut lines = if detail_width >= MIN_DETAIL_WIDTH {
+                crate::output::wrap(detail, detail_width)
+            } else {
+                vec![detail.to_owned()]
+            }
+            .into_iter();
+            let first = lines.next().unwrap_or_default();
+            let head = format!(
+                "{:<lw$}  {}  {:<class_width$}  {first}",
+                field(0),
+                pad(field(1), rw),
+                field(2)
+            );
+            writeln!(out, "{}", head.trim_end()).map_err(io)?;
+            for more in lines {
+                writeln!(out, "{:indent$}{more}", "").map_err(io)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A reference as the table shows it: printable, at most 64 characters.
+fn shown_reference(reference: Option<&str>) -> String {
+    let text = printable(reference.unwrap_or("-"));
+    if text.chars().count() <= REFERENCE_SHOWN {
+        return text;
+    }
+    let mut cut: String = text.chars().take(REFERENCE_SHOWN - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// `text` padded to `width` display columns.
+fn pad(text: &str, width: usize) -> String {
+    let mut padded = text.to_owned();
+    padded.extend(std::iter::repeat_n(' ', width.saturating_sub(text.width())));
+    padded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_keeps_words_whole() {
+        use crate::output::wrap;
+        assert_eq!(
+            wrap("ledger 10.00 MYR, service 10.50 MYR", 20),
+            ["ledger 10.00 MYR,", "service 10.50 MYR"]
+        );
+        assert_eq!(
+            wrap("averyveryverylongword x", 5),
+            ["averyveryverylongword", "x"]
+        );
+        assert_eq!(wrap("", 5), [""]);
+    }
+
+    #[test]
+    fn the_summary_names_every_class() {
+        let mut counts = Counts::default();
+        counts.add(Class::Match);
+        counts.add(Class::Invalid);
+        assert_eq!(
+            json_summary(&counts, "MYR", true),
+            r#"{"summary":{"rows":2,"match":1,"missing":0,"amount":0,"currency":0,"status":0,"pending":0,"duplicate":0,"invalid":1,"defaultCurrency":"MYR","complete":true}}"#
+        );
+        assert!(!counts.all_match());
+    }
+}

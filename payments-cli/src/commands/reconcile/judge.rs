@@ -1,0 +1,270 @@
+//! The classes, and how a row the service answered is judged.
+//!
+//! One class per row, the first that applies, in this order: `invalid`,
+//! `duplicate` (both known before asking, see `ledger`), `missing`,
+//! `currency`, `amount`, `pending`, `status`, `match`. A difference in
+//! money outranks a state that may still change: an amount that differs
+//! while the payment is pending is `amount`.
+//!
+//! The status answer carries no currency. What the CLI knows of it is the
+//! number of decimal places the service writes the amount with, which is
+//! the currency's exponent (CONTRACT section 1; the interface document's
+//! `150.00`): a row in JPY answered `1500.00` is `currency`. Currencies with
+//! the same exponent (MYR, USD, EUR) cannot be told apart this way.
+
+use payments_client::{Currency, Decimal, PaymentStatus, money};
+
+use super::ledger::Valid;
+
+/// A row's class; the order is the order of the counts table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Class {
+    Match,
+    Missing,
+    Amount,
+    Currency,
+    Status,
+    Pending,
+    Duplicate,
+    Invalid,
+}
+
+impl Class {
+    /// Every class, in the order of the counts table.
+    pub const ALL: [Self; 8] = [
+        Self::Match,
+        Self::Missing,
+        Self::Amount,
+        Self::Currency,
+        Self::Status,
+        Self::Pending,
+        Self::Duplicate,
+        Self::Invalid,
+    ];
+
+    /// The name scripts and the report use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Match => "match",
+            Self::Missing => "missing",
+            Self::Amount => "amount",
+            Self::Currency => "currency",
+            Self::Status => "status",
+            Self::Pending => "pending",
+            Self::Duplicate => "duplicate",
+            Self::Invalid => "invalid",
+        }
+    }
+}
+
+/// A class and what was found, in a sentence (none for `match`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judgement {
+    pub class: Class,
+    pub detail: Option<String>,
+}
+
+impl Judgement {
+    fn new(class: Class, detail: String) -> Self {
+        Self {
+            class,
+            detail: Some(detail),
+        }
+    }
+}
+
+/// The service has no transaction for the row.
+pub fn missing(row: &Valid) -> Judgement {
+    let detail = match &row.transaction_id {
+        Some(id) => format!("the service has no transaction {id}"),
+        None => "the service has no transaction with this referenceNo".to_owned(),
+    };
+    Judgement::new(Class::Missing, detail)
+}
+
+/// Judges a row against the service's answer.
+pub fn judge(row: &Valid, found: &PaymentStatus) -> Judgement {
+    if found.reference_no != row.reference {
+        // Asked by transactionId: that id is another order's.
+        return Judgement::new(
+            Class::Missing,
+            format!(
+                "transaction {} is referenceNo {} at the service, not this one",
+                found.transaction_id,
+                crate::output::printable(&found.reference_no)
+            ),
+        );
+    }
+    let exponent = row.currency.exponent().unwrap_or_default();
+    if found.amount.scale() != exponent {
+        return Judgement::new(
+            Class::Currency,
+            format!(
+                "the service writes the amount {} with {} decimal places; {} has {exponent}",
+                found.amount,
+                found.amount.scale(),
+                row.currency.code()
+            ),
+        );
+    }
+    let theirs = money::to_minor(found.amount, &row.currency).ok();
+    if theirs != Some(row.amount) {
+        return Judgement::new(
+            Class::Amount,
+            format!(
+                "ledger {}, service {}",
+                shown(row.amount, &row.currency),
+                with_code(found.amount, &row.currency)
+            ),
+        );
+    }
+    if !found.status.is_final() {
+        return Judgement::new(
+            Class::Pending,
+            format!("the service says {}, not final yet", found.status),
+        );
+    }
+    if let Some(ours) = row.status.as_ref().filter(|ours| **ours != found.status) {
+        let why = found
+            .message
+            .as_deref()
+            .map(|message| format!(" ({})", crate::output::printable(message)))
+            .unwrap_or_default();
+        return Judgement::new(
+            Class::Status,
+            format!("ledger {ours}, service {}{why}", found.status),
+        );
+    }
+    Judgement {
+        class: Class::Match,
+        detail: None,
+    }
+}
+
+/// Minor units in major units with the code: 1050 MYR is `10.50 MYR`.
+pub fn shown(amount: payments_client::MinorAmount, currency: &Currency) -> String {
+    money::to_major(amount, currency).map_or_else(
+        |_| format!("{amount} minor units of {}", currency.code()),
+        |major| with_code(major, currency),
+    )
+}
+
+fn with_code(amount: Decimal, currency: &Currency) -> String {
+    format!("{amount} {}", currency.code())
+}
+
+#[cfg(test)]
+mod tests {
+    use payments_client::{MinorAmount, TransactionStatus};
+
+    use super::*;
+
+    fn valid(amount: u64, currency: Currency, status: Option<TransactionStatus>) -> Valid {
+        Valid {
+            reference: "R1".to_owned(),
+            amount: MinorAmount::new(amount).unwrap(),
+            currency,
+            status,
+            transaction_id: None,
+        }
+    }
+
+    fn found(amount: &str, status: &str) -> PaymentStatus {
+        serde_json::from_str(&format!(
+            r#"{{"transactionId":"t-1","referenceNo":"R1","status":"{status}","amount":{amount},
+                "productCode":"TOPUP","createdAt":"2026-11-22T08:15:30.123Z","message":"declined by provider"}}"#
+        ))
+        .unwrap()
+    }
+
+    fn class(row: &Valid, found: &PaymentStatus) -> Class {
+        judge(row, found).class
+    }
+
+    #[test]
+    fn each_class_in_its_order() {
+        let paid = Some(TransactionStatus::Successful);
+        assert_eq!(
+            class(
+                &valid(1050, Currency::MYR, paid.clone()),
+                &found("10.50", "SUCCESSFUL")
+            ),
+            Class::Match
+        );
+        assert_eq!(
+            class(&valid(1050, Currency::MYR, None), &found("10.50", "FAILED")),
+            Class::Match
+        );
+        assert_eq!(
+            class(
+                &valid(1050, Currency::JPY, None),
+                &found("10.50", "SUCCESSFUL")
+            ),
+            Class::Currency
+        );
+        assert_eq!(
+            class(
+                &valid(1500, Currency::KWD, None),
+                &found("1.50", "SUCCESSFUL")
+            ),
+            Class::Currency
+        );
+        assert_eq!(
+            class(
+                &valid(1000, Currency::MYR, paid.clone()),
+                &found("10.50", "INITIATED")
+            ),
+            Class::Amount
+        );
+        assert_eq!(
+            class(
+                &valid(1050, Currency::MYR, paid.clone()),
+                &found("10.50", "CONFIRMED")
+            ),
+            Class::Pending
+        );
+        assert_eq!(
+            class(&valid(1050, Currency::MYR, paid), &found("10.50", "FAILED")),
+            Class::Status
+        );
+        let mut other = found("10.50", "SUCCESSFUL");
+        other.reference_no = "R2".to_owned();
+        assert_eq!(
+            class(&valid(1050, Currency::MYR, None), &other),
+            Class::Missing
+        );
+    }
+
+    #[test]
+    fn details_say_both_sides() {
+        let row = valid(1000, Currency::MYR, Some(TransactionStatus::Successful));
+        assert_eq!(
+            judge(&row, &found("10.50", "SUCCESSFUL")).detail.as_deref(),
+            Some("ledger 10.00 MYR, service 10.50 MYR")
+        );
+        let row = valid(1050, Currency::MYR, Some(TransactionStatus::Successful));
+        assert_eq!(
+            judge(&row, &found("10.50", "FAILED")).detail.as_deref(),
+            Some("ledger SUCCESSFUL, service FAILED (declined by provider)")
+        );
+        assert_eq!(
+            judge(&valid(1050, Currency::JPY, None), &found("10.50", "FAILED"))
+                .detail
+                .as_deref(),
+            Some("the service writes the amount 10.50 with 2 decimal places; JPY has 0")
+        );
+    }
+
+    #[test]
+    fn exact_amounts_at_the_largest_value() {
+        let row = valid(money::MAX_AMOUNT, Currency::MYR, None);
+        assert_eq!(
+            class(&row, &found("90071992547409.91", "SUCCESSFUL")),
+            Class::Match
+        );
+        assert_eq!(
+            class(&row, &found("90071992547409.90", "SUCCESSFUL")),
+            Class::Amount
+        );
+    }
+}

@@ -1,0 +1,558 @@
+//! The ledger: its header, and each row checked before anything is sent.
+//!
+//! Columns are found by name in the header row, in any order, names
+//! compared without regard to letter case or surrounding spaces:
+//! `referenceNo` and `amount` are required; `currency`, `status` and
+//! `transactionId` optional; others are ignored. A known name twice is an
+//! error (which one would count?).
+//!
+//! A row is `invalid` when it is malformed (every problem is named, joined
+//! by `; `, like the service's VALIDATION_ERROR), else `duplicate` when its
+//! referenceNo is on an earlier row, else it is looked up. Cells are
+//! trimmed; amounts go through the client's exact money with the row's
+//! currency's exponent, never a float.
+
+use std::{collections::HashMap, hash::BuildHasher as _, io::Read};
+
+use payments_client::{Currency, MinorAmount, TransactionStatus, money};
+
+use super::records::{Next, Records, TooLong};
+use crate::{output::printable, usage};
+
+/// The longest transactionId a row may hold (as `status --from-file`).
+const MAX_ID_CHARS: usize = 128;
+/// The longest referenceNo the service accepts (CONTRACT section 1).
+const MAX_REFERENCE_CHARS: usize = 64;
+
+/// Where each known column is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Columns {
+    reference: usize,
+    amount: usize,
+    currency: Option<usize>,
+    status: Option<usize>,
+    transaction_id: Option<usize>,
+    /// How many fields the header has (every row must have as many).
+    count: usize,
+}
+
+/// Why the ledger cannot be reconciled at all (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderError(pub String);
+
+/// The known columns, as the header names them (lower case for matching).
+const NAMES: [(&str, &str); 5] = [
+    ("referenceno", "referenceNo"),
+    ("amount", "amount"),
+    ("currency", "currency"),
+    ("status", "status"),
+    ("transactionid", "transactionId"),
+];
+
+impl Columns {
+    /// Finds the columns in the header record.
+    ///
+    /// # Errors
+    ///
+    /// A known column named twice, or `referenceNo` or `amount` missing.
+    pub fn find<R: Read>(records: &Records<R>) -> Result<Self, HeaderError> {
+        let mut found: [Option<usize>; 5] = [None; 5];
+        let mut names = Vec::new();
+        for index in 0..records.field_count() {
+            let raw = records.field(index).unwrap_or_default();
+            let name = String::from_utf8_lossy(raw);
+            let name = name.trim();
+            names.push(printable(name));
+            let lower = name.to_ascii_lowercase();
+            let Some(known) = NAMES.iter().position(|(key, _)| *key == lower) else {
+                continue;
+            };
+            if let Some(first) = found[known] {
+                return Err(HeaderError(format!(
+                    "the header names the column {} twice (columns {} and {}); \
+                     rename or remove one",
+                    NAMES[known].1,
+                    first + 1,
+                    index + 1
+                )));
+            }
+            found[known] = Some(index);
+        }
+        let missing: Vec<&str> = [0, 1]
+            .into_iter()
+            .filter(|&known| found[known].is_none())
+            .map(|known| NAMES[known].1)
+            .collect();
+        match (found[0], found[1]) {
+            (Some(reference), Some(amount)) => Ok(Self {
+                reference,
+                amount,
+                currency: found[2],
+                status: found[3],
+                transaction_id: found[4],
+                count: records.field_count(),
+            }),
+            _ => Err(HeaderError(format!(
+                "the header has no {} column; the first line must name the columns, \
+                 at least referenceNo and amount (found: {})",
+                missing.join(" and no "),
+                usage::quote(&names.join(","))
+            ))),
+        }
+    }
+}
+
+/// What the ledger says on one row, as written (trimmed, at most 200 bytes
+/// each, lossy UTF-8): for the output, whatever the row's fate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cells {
+    pub reference: Option<String>,
+    pub amount: Option<String>,
+    pub currency: Option<String>,
+    pub status: Option<String>,
+    pub transaction_id: Option<String>,
+}
+
+/// A row that may be looked up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Valid {
+    pub reference: String,
+    pub amount: MinorAmount,
+    pub currency: Currency,
+    pub status: Option<TransactionStatus>,
+    pub transaction_id: Option<String>,
+}
+
+/// What is known of a row before the service is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every problem of the row, joined by `; `.
+    Invalid(String),
+    /// The referenceNo is on an earlier row, this line.
+    Duplicate { first_line: u64 },
+    /// Ask the service.
+    LookUp(Box<Valid>),
+}
+
+/// One ledger row, ready for the service (or not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub line: u64,
+    pub cells: Cells,
+    pub verdict: Verdict,
+}
+
+/// Turns records into rows, remembering the references seen.
+#[derive(Debug)]
+pub struct Checker {
+    columns: Columns,
+    default_currency: Currency,
+    /// A keyed 64-bit hash of each referenceNo seen (as two `u32`, so an
+    /// entry is 12 bytes, not 16), to the line it was first on (saturated
+    /// at `u32::MAX`): 13 bytes a table slot instead of the reference
+    /// itself, so a million-row ledger's duplicates cost ~27 MB; the key is
+    /// random per run, so no ledger can be made to collide on purpose, and
+    /// a chance collision (a row wrongly called a duplicate) has a
+    /// probability under 1 in 30 million at a million rows.
+    seen: HashMap<[u32; 2], u32>,
+    hasher: std::collections::hash_map::RandomState,
+}
+
+impl Checker {
+    pub fn new(columns: Columns, default_currency: Currency) -> Self {
+        Self {
+            columns,
+            default_currency,
+            seen: HashMap::new(),
+            hasher: std::collections::hash_map::RandomState::new(),
+        }
+    }
+
+    /// A record past [`super::records`]' limits.
+    pub fn too_long(&self, line: u64, why: TooLong) -> Row {
+        let reason = match why {
+            TooLong::Bytes => format!(
+                "the row is longer than {} KiB",
+                super::records::MAX_RECORD_BYTES / 1024
+            ),
+            TooLong::Fields => format!(
+                "the row has more than {} fields",
+                super::records::MAX_FIELDS
+            ),
+        };
+        Row {
+            line,
+            cells: Cells::default(),
+            verdict: Verdict::Invalid(reason),
+        }
+    }
+
+    /// Checks the record [`Records::next`] just returned, starting on `line`.
+    pub fn check<R: Read>(&mut self, records: &Records<R>, line: u64) -> Row {
+        let columns = &self.columns;
+        let cell = |index: Option<usize>| index.and_then(|i| records.field(i)).map(trim);
+        let raw_reference = cell(Some(columns.reference));
+        let raw_amount = cell(Some(columns.amount));
+        let raw_currency = cell(columns.currency);
+        let raw_status = cell(columns.status);
+        let raw_id = cell(columns.transaction_id);
+        let shown = |raw: Option<&[u8]>| {
+            raw.filter(|bytes| !bytes.is_empty())
+                .map(|bytes| echo(&String::from_utf8_lossy(bytes)))
+        };
+        let cells = Cells {
+            reference: shown(raw_reference),
+            amount: shown(raw_amount),
+            currency: shown(raw_currency),
+            status: shown(raw_status),
+            transaction_id: shown(raw_id),
+        };
+
+        let mut problems = Vec::new();
+        if records.field_count() != columns.count {
+            problems.push(format!(
+                "the row has {} fields, the header {} (a comma in a value must be quoted)",
+                records.field_count(),
+                columns.count
+            ));
+        }
+        let reference = text("referenceNo", raw_reference, &mut problems)
+            .and_then(|reference| check_reference(reference, &mut problems));
+        let currency = match raw_currency {
+            None | Some([]) => Some(self.default_currency.clone()),
+            Some(_) => text("currency", raw_currency, &mut problems)
+                .and_then(|code| check_currency(code, &mut problems)),
+        };
+        // A row too short to reach the amount has no amount: "empty".
+        let amount = text(
+            "amount",
+            Some(raw_amount.unwrap_or_default()),
+            &mut problems,
+        );
+        let amount = match (amount, &currency) {
+            (Some(amount), Some(currency)) => check_amount(amount, currency, &mut problems),
+            // The currency's problem is said; the decimals cannot be judged.
+            _ => None,
+        };
+        let status = text("status", raw_status, &mut problems)
+            .filter(|s| !s.is_empty())
+            .and_then(|s| check_status(s, &mut problems));
+        let transaction_id = text("transactionId", raw_id, &mut problems)
+            .filter(|id| !id.is_empty())
+            .and_then(|id| check_transaction_id(id, &mut problems));
+
+        let short_line = u32::try_from(line).unwrap_or(u32::MAX);
+        let first_line = reference.map(|reference| {
+            let hash = self.hasher.hash_one(reference);
+            // The hash in halves: the truncations are the point.
+            let key = [(hash >> 32) as u32, hash as u32];
+            u64::from(*self.seen.entry(key).or_insert(short_line))
+        });
+        let line_seen = u64::from(short_line);
+        let verdict = match (reference, amount, currency) {
+            _ if !problems.is_empty() => Verdict::Invalid(problems.join("; ")),
+            _ if first_line.is_some_and(|first| first != line_seen) => Verdict::Duplicate {
+                first_line: first_line.unwrap_or(line),
+            },
+            (Some(reference), Some(amount), Some(currency)) => Verdict::LookUp(Box::new(Valid {
+                reference: reference.to_owned(),
+                amount,
+                currency,
+                status,
+                transaction_id: transaction_id.map(str::to_owned),
+            })),
+            // Every missing part has pushed a problem; kept for the types.
+            _ => Verdict::Invalid("the row is incomplete".to_owned()),
+        };
+        Row {
+            line,
+            cells,
+            verdict,
+        }
+    }
+}
+
+/// A cell as UTF-8 text, or the problem that it is not.
+fn text<'a>(column: &str, raw: Option<&'a [u8]>, problems: &mut Vec<String>) -> Option<&'a str> {
+    let raw = raw?;
+    match std::str::from_utf8(raw) {
+        Ok(text) => Some(text),
+        Err(_) => {
+            problems.push(format!("{column} is not valid UTF-8"));
+            None
+        }
+    }
+}
+
+fn check_reference<'a>(reference: &'a str, problems: &mut Vec<String>) -> Option<&'a str> {
+    let problem = if reference.is_empty() {
+        "referenceNo is empty".to_owned()
+    } else if reference.chars().count() > MAX_REFERENCE_CHARS {
+        format!("referenceNo is longer than {MAX_REFERENCE_CHARS} characters")
+    } else if reference.chars().any(char::is_control) {
+        "referenceNo contains a control character".to_owned()
+    } else if reference == "." || reference == ".." {
+        "referenceNo cannot be '.' or '..' (it cannot be sent in a URL path)".to_owned()
+    } else {
+        return Some(reference);
+    };
+    problems.push(problem);
+    None
+}
+
+fn check_currency(code: &str, problems: &mut Vec<String>) -> Option<Currency> {
+    let upper = code.to_ascii_uppercase();
+    match Currency::from_code(&upper) {
+        Ok(currency) if currency.exponent().is_some() => Some(currency),
+        Ok(_) => {
+            problems.push(format!("currency {upper} has no minor unit"));
+            None
+        }
+        Err(_) => {
+            problems.push(format!(
+                "currency {} is not an ISO 4217 code such as MYR",
+                usage::quote(code)
+            ));
+            None
+        }
+    }
+}
+
+/// Major units, strictly `DIGITS[.DIGITS]`, with no more decimal places
+/// than the currency has (`10.500` MYR is refused, not read as 10.50: a
+/// slipped decimal point must not pass), through the client's exact money.
+fn check_amount(
+    text: &str,
+    currency: &Currency,
+    problems: &mut Vec<String>,
+) -> Option<MinorAmount> {
+    let exponent = currency.exponent().unwrap_or_default();
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let quoted = usage::quote(text);
+    let problem = if text.is_empty() {
+        "amount is empty".to_owned()
+    } else if (whole.is_empty() && fraction.is_empty()) || !digits(whole) || !digits(fraction) {
+        if text.starts_with('-') && text.len() > 1 && digits(&text[1..].replacen('.', "", 1)) {
+            format!("amount {quoted} must be greater than zero")
+        } else {
+            format!(
+                "amount {quoted} is not an amount: digits with an optional decimal point, e.g. 10.50"
+            )
+        }
+    } else if fraction.len() > exponent as usize {
+        format!(
+            "amount {quoted} has more than {exponent} decimal places, the most {} allows",
+            currency.code()
+        )
+    } else {
+        match money::parse_decimal(text).map(|major| money::to_minor(major, currency)) {
+            Ok(Ok(minor)) if minor.get() <= money::MAX_AMOUNT => return Some(minor),
+            Ok(Err(money::MoneyError::NotPositive)) => {
+                format!("amount {quoted} must be greater than zero")
+            }
+            _ => format!(
+                "amount {quoted} is too large: at most {} in minor units",
+                money::MAX_AMOUNT
+            ),
+        }
+    };
+    problems.push(problem);
+    None
+}
+
+fn check_status(text: &str, problems: &mut Vec<String>) -> Option<TransactionStatus> {
+    let upper = text.to_ascii_uppercase();
+    let known = TransactionStatus::KNOWN
+        .iter()
+        .find(|status| status.as_str() == upper)
+        .cloned();
+    if known.is_none() {
+        let names: Vec<&str> = TransactionStatus::KNOWN
+            .iter()
+            .map(TransactionStatus::as_str)
+            .collect();
+        problems.push(format!(
+            "status {} is not one of {}",
+            usage::quote(text),
+            names.join(", ")
+        ));
+    }
+    known
+}
+
+fn check_transaction_id<'a>(id: &'a str, problems: &mut Vec<String>) -> Option<&'a str> {
+    if id.chars().count() > MAX_ID_CHARS {
+        problems.push(format!(
+            "transactionId is longer than {MAX_ID_CHARS} characters"
+        ));
+    } else if id.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        problems.push(format!(
+            "transactionId {} has a space or a control character",
+            usage::quote(id)
+        ));
+    } else {
+        return Some(id);
+    }
+    None
+}
+
+/// A cell without the spaces a spreadsheet pads with (ASCII whitespace).
+fn trim(bytes: &[u8]) -> &[u8] {
+    bytes.trim_ascii()
+}
+
+/// A cell as the output repeats it: at most 200 bytes.
+fn echo(text: &str) -> String {
+    if text.len() <= usage::MAX_ECHO {
+        return text.to_owned();
+    }
+    let mut end = usage::MAX_ECHO;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// Reads the header: the columns, or why the ledger cannot be used.
+///
+/// # Errors
+///
+/// An empty ledger, a header past the limits, or [`Columns::find`]'s.
+pub fn header<R: Read>(
+    records: &mut Records<R>,
+) -> Result<Result<Columns, HeaderError>, std::io::Error> {
+    Ok(match records.next()? {
+        Next::End => Err(HeaderError(
+            "the ledger is empty; its first line must be a header naming the columns, \
+             at least referenceNo and amount"
+                .to_owned(),
+        )),
+        Next::TooLong { .. } => Err(HeaderError(
+            "the header line is too long to be a header (over 64 KiB or 256 columns)".to_owned(),
+        )),
+        Next::Record { .. } => Columns::find(records),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(text: &str) -> Vec<Row> {
+        let mut records = Records::new(text.as_bytes());
+        let columns = header(&mut records).unwrap().unwrap();
+        let mut checker = Checker::new(columns, Currency::MYR);
+        let mut out = Vec::new();
+        loop {
+            match records.next().unwrap() {
+                Next::Record { line } => out.push(checker.check(&records, line)),
+                Next::TooLong { line, why } => out.push(checker.too_long(line, why)),
+                Next::End => return out,
+            }
+        }
+    }
+
+    fn invalid(row: &Row) -> &str {
+        match &row.verdict {
+            Verdict::Invalid(reason) => reason,
+            other => panic!("line {} not invalid: {other:?}", row.line),
+        }
+    }
+
+    #[test]
+    fn columns_are_found_by_name_in_any_order_and_case() {
+        let rows = rows("Status, AMOUNT ,note,referenceno\nsuccessful,10.50,x,R1\n");
+        let Verdict::LookUp(valid) = &rows[0].verdict else {
+            panic!("{:?}", rows[0]);
+        };
+        assert_eq!(valid.reference, "R1");
+        assert_eq!(valid.amount.get(), 1050);
+        assert_eq!(valid.status, Some(TransactionStatus::Successful));
+        assert_eq!(valid.currency, Currency::MYR);
+    }
+
+    #[test]
+    fn header_problems_say_what_is_wrong() {
+        let find = |text: &str| {
+            let mut records = Records::new(text.as_bytes());
+            header(&mut records).unwrap().unwrap_err().0
+        };
+        assert!(find("").contains("the ledger is empty"));
+        assert!(
+            find("ref,amount\n").contains("no referenceNo column"),
+            "{}",
+            find("ref,amount\n")
+        );
+        assert!(find("a,b\n").contains("no referenceNo and no amount column"));
+        assert!(find("amount,referenceNo,Amount\n").contains("amount twice (columns 1 and 3)"));
+    }
+
+    #[test]
+    fn amounts_follow_the_currency_exponent_exactly() {
+        let rows = rows(
+            "referenceNo,amount,currency\n\
+             A,10.505,MYR\nB,1500,jpy\nC,1.5,JPY\nD,1.500,KWD\nE,0,MYR\nF,-5,MYR\n\
+             G,1e3,MYR\nH,\"1,000.00\",MYR\nI,10.50,XYZ\nJ,,MYR\nK,90071992547409.92,MYR\n",
+        );
+        assert!(invalid(&rows[0]).contains("more than 2 decimal places, the most MYR allows"));
+        assert!(matches!(&rows[1].verdict, Verdict::LookUp(v) if v.amount.get() == 1500));
+        assert!(invalid(&rows[2]).contains("more than 0 decimal places"));
+        assert!(matches!(&rows[3].verdict, Verdict::LookUp(v) if v.amount.get() == 1500));
+        assert!(invalid(&rows[4]).contains("greater than zero"));
+        assert!(invalid(&rows[5]).contains("greater than zero"));
+        assert!(invalid(&rows[6]).contains("is not an amount"));
+        assert!(invalid(&rows[7]).contains("is not an amount"));
+        assert!(invalid(&rows[8]).contains("not an ISO 4217 code"));
+        assert_eq!(invalid(&rows[9]), "amount is empty");
+        assert!(invalid(&rows[10]).contains("too large"));
+    }
+
+    #[test]
+    fn the_second_row_of_a_reference_is_a_duplicate_of_the_first() {
+        let rows = rows("referenceNo,amount\nR1,1\nR2,2\nR1,3\nR1,x\n");
+        assert!(matches!(rows[0].verdict, Verdict::LookUp(_)));
+        assert_eq!(rows[2].verdict, Verdict::Duplicate { first_line: 2 });
+        assert!(
+            invalid(&rows[3]).contains("not an amount"),
+            "malformed wins"
+        );
+    }
+
+    #[test]
+    fn every_problem_of_a_row_is_named() {
+        let rows = rows("referenceNo,amount,status,transactionId\n,abc,PAID,a b\nR,1\n");
+        let reason = invalid(&rows[0]);
+        for part in [
+            "referenceNo is empty",
+            "'abc' is not an amount",
+            "'PAID' is not one of",
+            "has a space",
+        ] {
+            assert!(reason.contains(part), "{part}: {reason}");
+        }
+        assert!(invalid(&rows[1]).contains("the row has 2 fields, the header 4"));
+    }
+
+    #[test]
+    fn cells_that_are_not_utf8_are_named() {
+        let mut text = b"referenceNo,amount,other\n".to_vec();
+        text.extend(b"R\xff,1,\xfe\nR2,1,\xfe\n");
+        let mut records = Records::new(text.as_slice());
+        let columns = header(&mut records).unwrap().unwrap();
+        let mut checker = Checker::new(columns, Currency::MYR);
+        let Next::Record { line } = records.next().unwrap() else {
+            panic!()
+        };
+        let row = checker.check(&records, line);
+        assert_eq!(invalid(&row), "referenceNo is not valid UTF-8");
+        assert_eq!(row.cells.reference.as_deref(), Some("R\u{fffd}"));
+        let Next::Record { line } = records.next().unwrap() else {
+            panic!()
+        };
+        assert!(
+            matches!(checker.check(&records, line).verdict, Verdict::LookUp(_)),
+            "an unused column may hold anything"
+        );
+    }
+}

@@ -1,0 +1,374 @@
+//! `payments reconcile LEDGER.csv`: the shop's ledger held against the
+//! service, row by row (COMMANDS.md; issue 34).
+//!
+//! # Layout
+//!
+//! - `records`: CSV records in buffers of a bounded size (csv-core).
+//! - `ledger`: the header's columns, and each row checked before anything
+//!   is sent (`invalid`, `duplicate`).
+//! - `judge`: the classes, and a looked-up row judged against the answer.
+//! - `emit`: json lines, the `--report` CSV, the table.
+//!
+//! # Memory
+//!
+//! The ledger is streamed: a thread reads and checks rows and hands them
+//! over a channel of [`CHANNEL_ROWS`]; at most `--concurrency` look-ups are
+//! in flight, and results are written in ledger order as they complete
+//! (`buffered` keeps the order; a slow look-up holds back only the rows
+//! after it). What grows with the ledger is the set of references seen (13
+//! bytes a row, for `duplicate`) and, in table output only, the rows that
+//! are not `match`, which wait in a temporary file.
+//!
+//! # Failures
+//!
+//! A row the service does not know is `missing`. Any other failure of a
+//! look-up (the service unreachable or failing after the client's retries,
+//! a key it refuses, a reference several merchants use without
+//! `--merchant-id`) would fail every row after it as well: the run stops
+//! there, the rows before it are written, and the exit code is the
+//! failure's (4, or 1 for a refusal).
+
+mod emit;
+mod judge;
+mod ledger;
+mod records;
+
+use std::{
+    fs::File,
+    io::{IsTerminal as _, Read, Write as _},
+    path::Path,
+    time::Duration,
+};
+
+use futures::{FutureExt as _, StreamExt as _};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use payments_client::{Error as ClientError, ErrorCode};
+use tokio::sync::mpsc;
+
+use self::{
+    emit::{Counts, Judged, Report, Spool},
+    judge::{Class, Judgement},
+    ledger::{Checker, Row, Verdict},
+    records::{Next, Records},
+};
+use super::{
+    Context,
+    status::{Lookup, look_up},
+};
+use crate::{cli::ReconcileArgs, error::CliError, exit::Exit};
+
+/// Rows read ahead of the look-ups (each a few hundred bytes at most).
+const CHANNEL_ROWS: usize = 256;
+
+/// What the reading thread sends: a row and the bytes read so far, or why
+/// reading stopped.
+type Item = Result<(Row, u64), ReadFailed>;
+
+/// Reading the ledger failed after its header.
+#[derive(Debug)]
+struct ReadFailed {
+    /// Bytes read before the failure.
+    at_byte: u64,
+    source: std::io::Error,
+}
+
+/// Reads, looks up and judges every row, and writes the results.
+///
+/// # Errors
+///
+/// An unreadable ledger or a bad flag (exit 2), and the failure that
+/// stopped the run (see the module docs).
+pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
+    let default_currency = super::currency_flag("--currency", &args.currency)?;
+    let (source, size) = open(&args.ledger)?;
+    let mut records = Records::new(source);
+    let columns = ledger::header(&mut records)
+        .map_err(|source| input_error(&args.ledger, source))?
+        .map_err(|problem| {
+            CliError::Usage(format!("{}: {}", shown_path(&args.ledger), problem.0))
+        })?;
+    if let Some(report) = &args.report {
+        refuse_to_overwrite(&args.ledger, report)?;
+    }
+    let mut report = args.report.as_deref().map(Report::create).transpose()?;
+    let mut spool = if ctx.is_json() {
+        None
+    } else {
+        Some(Spool::new()?)
+    };
+
+    let (sender, mut receiver) = mpsc::channel::<Item>(CHANNEL_ROWS);
+    let checker = Checker::new(columns, default_currency.clone());
+    let reader = std::thread::Builder::new()
+        .name("ledger".to_owned())
+        .spawn(move || read_rows(records, checker, &sender))
+        .map_err(CliError::Runtime)?;
+
+    let progress = progress_bar(size);
+    let merchant_id = ctx.settings.merchant_id;
+    let rows = futures::stream::poll_fn(move |cx| receiver.poll_recv(cx));
+    let mut judged = rows
+        .map(|read| async move {
+            let (row, consumed) = read?;
+            Ok::<_, Stop>((judge_row(ctx, row, merchant_id).await?, consumed))
+        })
+        .buffered(usize::from(args.concurrency));
+
+    let mut counts = Counts::default();
+    let mut stopped = None;
+    loop {
+        let next = match judged.next().now_or_never() {
+            Some(next) => next,
+            None => {
+                progress.suspend(|| ctx.flush_queued())?;
+                judged.next().await
+            }
+        };
+        let Some(result) = next else { break };
+        let (row, consumed) = match result {
+            Ok(done) => done,
+            Err(stop) => {
+                stopped = Some(stop);
+                break;
+            }
+        };
+        counts.add(row.judgement.class);
+        progress.set_position(consumed);
+        progress.set_message(format!("{} rows", counts.total()));
+        if ctx.is_json() {
+            progress.suspend(|| ctx.queue_line(&emit::json_line(&row)))?;
+        }
+        if let Some(report) = &mut report {
+            report.write(&row)?;
+        }
+        if let Some(spool) = &mut spool
+            && row.judgement.class != Class::Match
+        {
+            spool.push(&row)?;
+        }
+    }
+    // Dropping the stream drops the receiver: a reader still sending stops.
+    drop(judged);
+    // At the end of the ledger the reading thread has returned (the channel
+    // closed when it did); a panic there is a bug worth seeing. After a stop
+    // it is left alone: it may be waiting on stdin, and it ends with the
+    // process.
+    if stopped.is_none() && reader.join().is_err() {
+        return Err(CliError::Output(std::io::Error::other(
+            "the ledger reader stopped unexpectedly",
+        )));
+    }
+    progress.finish_and_clear();
+
+    let complete = stopped.is_none();
+    if ctx.is_json() {
+        ctx.queue_line(&emit::json_summary(
+            &counts,
+            default_currency.code(),
+            complete,
+        ))?;
+        ctx.flush_queued()?;
+    }
+    if let Some(report) = report {
+        report.finish()?;
+    }
+    if let Some(spool) = spool {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        spool.print(&counts, ctx.style().width, &mut out)?;
+        out.flush().map_err(CliError::Output)?;
+    }
+    match stopped {
+        None if counts.all_match() => Ok(Exit::Ok),
+        None => Ok(Exit::Mismatch),
+        Some(Stop::Read(failed)) => Err(input_error(
+            &args.ledger,
+            std::io::Error::new(
+                failed.source.kind(),
+                format!("after {} bytes: {}", failed.at_byte, failed.source),
+            ),
+        )),
+        Some(Stop::Call { line, error }) => {
+            eprintln!(
+                "reconcile stopped at ledger line {line}: the rows before it are shown, \
+                 none after it was judged"
+            );
+            Err(error)
+        }
+    }
+}
+
+/// Why the run stops before the end of the ledger.
+#[derive(Debug)]
+enum Stop {
+    Read(ReadFailed),
+    Call { line: u64, error: CliError },
+}
+
+impl From<ReadFailed> for Stop {
+    fn from(failed: ReadFailed) -> Self {
+        Self::Read(failed)
+    }
+}
+
+/// The ledger's rows, checked, in order, until the end, a read error, or
+/// the receiver going away.
+fn read_rows<R: Read>(mut records: Records<R>, mut checker: Checker, sender: &mpsc::Sender<Item>) {
+    loop {
+        let row = match records.next() {
+            Ok(Next::End) => return,
+            Ok(Next::Record { line }) => Ok((checker.check(&records, line), records.consumed())),
+            Ok(Next::TooLong { line, why }) => {
+                Ok((checker.too_long(line, why), records.consumed()))
+            }
+            Err(source) => Err(ReadFailed {
+                at_byte: records.consumed(),
+                source,
+            }),
+        };
+        let failed = row.is_err();
+        if sender.blocking_send(row).is_err() || failed {
+            return;
+        }
+    }
+}
+
+/// A row's judgement: known already, or asked of the service.
+async fn judge_row(
+    ctx: &Context,
+    row: Row,
+    merchant_id: Option<uuid::Uuid>,
+) -> Result<Judged, Stop> {
+    let (judgement, service) = match &row.verdict {
+        Verdict::Invalid(reason) => (
+            Judgement {
+                class: Class::Invalid,
+                detail: Some(reason.clone()),
+            },
+            None,
+        ),
+        Verdict::Duplicate { first_line } => (
+            Judgement {
+                class: Class::Duplicate,
+                detail: Some(format!("referenceNo already on line {first_line}")),
+            },
+            None,
+        ),
+        Verdict::LookUp(valid) => {
+            let lookup = match &valid.transaction_id {
+                Some(id) => Lookup::Id(id.clone()),
+                None => Lookup::Reference(valid.reference.clone()),
+            };
+            match look_up(ctx, &lookup, merchant_id, None).await {
+                Ok(reply) => {
+                    let found = reply.into_data();
+                    (judge::judge(valid, &found), Some(Box::new(found)))
+                }
+                Err(err) if is_not_found(&err) => (judge::missing(valid), None),
+                Err(CliError::Call { source, .. })
+                    if matches!(*source, ClientError::InvalidInput(_)) =>
+                {
+                    // The client refused to send it: the row is malformed
+                    // in a way the checks above did not catch.
+                    (
+                        Judgement {
+                            class: Class::Invalid,
+                            detail: Some(crate::output::printable(&source.to_string())),
+                        },
+                        None,
+                    )
+                }
+                Err(error) => {
+                    return Err(Stop::Call {
+                        line: row.line,
+                        error,
+                    });
+                }
+            }
+        }
+    };
+    Ok(Judged {
+        line: row.line,
+        cells: row.cells,
+        judgement,
+        service,
+    })
+}
+
+fn is_not_found(err: &CliError) -> bool {
+    matches!(err, CliError::Call { source, .. }
+        if source.error_code() == Some(&ErrorCode::TransactionNotFound))
+}
+
+/// The ledger, and its size when known (for the progress bar).
+fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Option<u64>), CliError> {
+    if path.as_os_str() == "-" {
+        return Ok((Box::new(std::io::stdin()), None));
+    }
+    let file = File::open(path).map_err(|source| input_error(path, source))?;
+    let metadata = file
+        .metadata()
+        .map_err(|source| input_error(path, source))?;
+    if metadata.is_dir() {
+        return Err(input_error(
+            path,
+            std::io::Error::other("it is a directory, not a CSV file"),
+        ));
+    }
+    let size = metadata.is_file().then_some(metadata.len());
+    Ok((Box::new(file), size))
+}
+
+/// `--report` naming the ledger itself would empty the shop's ledger.
+fn refuse_to_overwrite(ledger: &Path, report: &Path) -> Result<(), CliError> {
+    let same = match (std::fs::canonicalize(ledger), std::fs::canonicalize(report)) {
+        (Ok(ledger), Ok(report)) => ledger == report,
+        _ => false,
+    };
+    if same {
+        return Err(CliError::Usage(format!(
+            "--report {}: that is the ledger itself; name another file",
+            report.display()
+        )));
+    }
+    Ok(())
+}
+
+fn input_error(path: &Path, source: std::io::Error) -> CliError {
+    CliError::Input {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn shown_path(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "standard input".to_owned()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// On a terminal: a bar over the ledger's bytes, or a spinner for stdin.
+fn progress_bar(size: Option<u64>) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = match size {
+        Some(size) => {
+            let bar = ProgressBar::new(size);
+            if let Ok(style) =
+                ProgressStyle::with_template("{bar:40} {percent:>3}% {msg} {elapsed} (eta {eta})")
+            {
+                bar.set_style(style);
+            }
+            bar
+        }
+        None => {
+            let spinner = ProgressBar::new_spinner();
+            spinner.enable_steady_tick(Duration::from_millis(120));
+            spinner
+        }
+    };
+    bar.set_draw_target(ProgressDrawTarget::stderr());
+    bar
+}
