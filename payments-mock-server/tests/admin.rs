@@ -131,6 +131,97 @@ async fn requests_journal_keeps_api_calls_newest_last() {
 }
 
 #[tokio::test]
+async fn requests_carry_a_growing_seq_and_page_after_it() {
+    let (_, router) = service();
+    for n in 0..5 {
+        get(&router, &format!("/api/payments/reference/SEQ-{n}/status")).await;
+    }
+    let all = get(&router, "/_mock/requests").await;
+    let items = all.data()["items"].as_array().expect("items").clone();
+    let seqs: Vec<u64> = items.iter().filter_map(|i| i["seq"].as_u64()).collect();
+    assert_eq!(seqs, [1, 2, 3, 4, 5]);
+    // A page is the oldest after the given seq; paging again with the
+    // last seq seen goes on where it stopped.
+    let page = get(&router, "/_mock/requests?after=1&limit=2").await;
+    let page: Vec<u64> = page.data()["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|i| i["seq"].as_u64())
+        .collect();
+    assert_eq!(page, [2, 3]);
+    let page = get(&router, "/_mock/requests?after=3&limit=2").await;
+    assert_eq!(page.data()["items"][0]["seq"], 4);
+    assert_eq!(
+        page.data()["items"][1]["path"],
+        "/api/payments/reference/SEQ-4/status"
+    );
+    let page = get(&router, "/_mock/requests?after=5").await;
+    assert_eq!(page.data()["items"], json!([]));
+    let page = get(
+        &router,
+        "/_mock/requests?after=0&limit=1&path=/api/payments/reference/SEQ-3/status",
+    )
+    .await;
+    assert_eq!(page.data()["items"][0]["seq"], 4);
+    // Without after: the newest `limit`. Across a reset the numbers go on.
+    let newest = get(&router, "/_mock/requests?limit=1").await;
+    assert_eq!(newest.data()["items"][0]["seq"], 5);
+    send(&router, request(Method::POST, "/_mock/reset", None)).await;
+    get(&router, "/api/payments/reference/AFTER/status").await;
+    let after = get(&router, "/_mock/requests?after=5").await;
+    let items = after.data()["items"].as_array().expect("items");
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["seq"], 6);
+    let leading = get(&router, "/_mock/requests?after=0005").await;
+    assert_eq!(leading.data()["items"], after.data()["items"]);
+    let top = get(&router, "/_mock/requests?after=9223372036854775807").await;
+    assert_eq!(
+        (top.status.as_u16(), top.data()["items"].clone()),
+        (200, json!([]))
+    );
+}
+
+#[tokio::test]
+async fn requests_refuse_an_after_that_is_no_seq() {
+    let (_, router) = service();
+    get(&router, "/api/payments/reference/X/status").await;
+    for bad in [
+        "-1",
+        "",
+        "abc",
+        "1.5",
+        "1e3",
+        "+1",
+        "%201",
+        "1%20",
+        "0x10",
+        "%EF%BC%91",
+        "9223372036854775808",
+        "18446744073709551616",
+        "99999999999999999999999999999999999999999999999999",
+    ] {
+        let reply = get(&router, &format!("/_mock/requests?after={bad}")).await;
+        assert_eq!(
+            (reply.status.as_u16(), reply.code()),
+            (400, "VALIDATION_ERROR"),
+            "after={bad}"
+        );
+        assert_eq!(
+            reply.message(),
+            "after must be a whole number from 0 to 9223372036854775807: the seq of the last entry seen",
+            "after={bad}"
+        );
+    }
+    let reply = get(&router, "/_mock/requests?after=x&limit=0").await;
+    assert!(
+        reply.message().contains("limit must be") && reply.message().contains("after must be"),
+        "every failed rule: {}",
+        reply.message()
+    );
+}
+
+#[tokio::test]
 async fn reset_forgets_everything_and_returns_to_real_time() {
     let (state, router) = service();
     initiated(&router, "R-1", "TOPUP").await;

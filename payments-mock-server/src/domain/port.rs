@@ -296,31 +296,45 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// it read last (the journal's arrival times, which need no round trip).
     fn now_hint(&self) -> DateTime<Utc>;
 
-    /// Journals one `/api/` request (CONTRACT section 10). Never blocks and
-    /// never fails the request: a database store writes the journal behind
-    /// the answers, in batches (it reports no change of the service).
+    /// Journals one `/api/` request (CONTRACT section 10), before its
+    /// answer is sent. Never blocks and never fails the request: a database
+    /// store writes the journal behind the answers, in batches (it reports
+    /// no change of the service), and the reads below wait for it instead.
     fn record_request(&self, capture: Capture);
 
     /// The newest `limit` journal entries with a `seq` above `after`,
     /// oldest first, of every replica.
+    ///
+    /// Exact: a read that starts after an answer was sent, by this process
+    /// or any running replica of the store, includes its request. A store
+    /// whose replicas write behind the answers waits for their writes here
+    /// (at most 1 s for a replica that does not write: one killed a moment
+    /// ago). `seq` only grows: an entry recorded later, on any replica, is
+    /// numbered higher than every entry a read has returned, so a reader
+    /// that saw up to `n` misses nothing by asking for what came after `n`.
     fn requests_since(
         &self,
         after: u64,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<JournalEntry>, StoreError>> + Send;
 
-    /// The journal entry numbered `seq`, while it is kept.
+    /// The journal entry numbered `seq`, while it is kept (exact as
+    /// [`Store::requests_since`] is).
     fn request(
         &self,
         seq: u64,
     ) -> impl Future<Output = Result<Option<JournalEntry>, StoreError>> + Send;
 
-    /// The journal in brief.
+    /// The journal in brief (exact as [`Store::requests_since`] is).
     fn journal_stats(&self) -> impl Future<Output = Result<JournalStats, StoreError>> + Send;
 
     /// `POST /_mock/reset`: forgets every transaction and the journal (its
     /// numbering goes on), and the clock goes back to real time, for every
     /// replica; the settings stay. Committed before it returns.
+    ///
+    /// No journal entry of a request answered before the reset was asked
+    /// for appears afterwards, on any replica, ever (not even one a replica
+    /// had not written yet); one answered after the reset returned does.
     fn reset(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// The settings the store holds, if any were written.

@@ -105,6 +105,13 @@ impl Journal {
         self.lock().captures.clear();
     }
 
+    /// Forgets the entries numbered up to `floor`, keeping the newer ones
+    /// (recorded after a reset took effect); the numbering goes on.
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn clear_through(&self, floor: u64) {
+        self.lock().captures.retain(|c| c.seq > floor);
+    }
+
     /// Forgets every entry and the numbering (`--fresh`).
     pub(crate) fn erase(&self) {
         *self.lock() = Entries::default();

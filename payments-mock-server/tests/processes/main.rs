@@ -15,5 +15,8 @@ mod flags;
 mod crash;
 // Three replica processes on one database behave as one service.
 mod replicas;
+// Their journal is exact: a read anywhere sees every request answered
+// before it, a reset leaves nothing earlier, seq pages (issue 33).
+mod journal;
 // The database gone while serving: 503 within 5 s, back without a restart.
 mod outage;

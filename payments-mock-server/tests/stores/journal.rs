@@ -149,3 +149,156 @@ async fn a_first_version_database_numbers_on_from_its_sequence() {
     store.record_request(capture("/api/next"));
     assert_eq!(seqs(&store).await, [42]);
 }
+
+/// Two replicas of one database in this process, named `a` and `b`.
+async fn two(url: &str) -> (PostgresStore, PostgresStore) {
+    let spec: StoreSpec = url.parse().expect("a URL");
+    let StoreSpec::Postgres(pg) = spec else {
+        unreachable!("a postgres:// URL")
+    };
+    let a = PostgresStore::open(&pg, "a").await.expect("opens");
+    let b = PostgresStore::open(&pg, "b").await.expect("opens");
+    (a, b)
+}
+
+fn has(entries: &[payments_mock_server::domain::journal::JournalEntry], path: &str) -> bool {
+    entries.iter().any(|e| e.path == path)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_on_one_replica_includes_what_another_recorded_just_before() {
+    let Some(url) = backends::postgres_database(
+        "a_read_on_one_replica_includes_what_another_recorded_just_before",
+    )
+    .await
+    else {
+        return;
+    };
+    let (a, b) = two(&url).await;
+    let (mut attempts, mut misses) = (0, 0);
+    let mut slowest = std::time::Duration::ZERO;
+    for n in 0..100 {
+        // Recorded as the guard records it, before the answer: a write is
+        // at most 100 ms away, the read does not wait for it by chance.
+        let (mine, theirs) = (format!("/api/a/{n}"), format!("/api/b/{n}"));
+        a.record_request(capture(&mine));
+        b.record_request(capture(&theirs));
+        for (reader, wanted) in [(&b, &mine), (&a, &theirs)] {
+            let started = std::time::Instant::now();
+            let seen = reader.requests_since(0, 1000).await.expect("answers");
+            slowest = slowest.max(started.elapsed());
+            attempts += 1;
+            if !has(&seen, wanted) {
+                misses += 1;
+                eprintln!("missed {wanted} in a read of {:?}", started.elapsed());
+            }
+        }
+    }
+    eprintln!(
+        "journal across two replicas in one process: attempts={attempts} misses={misses} slowest read={slowest:?}"
+    );
+    assert_eq!(misses, 0);
+    let seen = a.requests_since(0, 1000).await.expect("answers");
+    assert_eq!(seen.len(), 200);
+    assert!(seen.windows(2).all(|w| w[0].seq < w[1].seq));
+    let replicas: std::collections::BTreeSet<&str> =
+        seen.iter().map(|e| e.replica.as_str()).collect();
+    assert_eq!(replicas.into_iter().collect::<Vec<_>>(), ["a", "b"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_on_one_replica_drops_what_another_had_not_written() {
+    let Some(url) =
+        backends::postgres_database("a_reset_on_one_replica_drops_what_another_had_not_written")
+            .await
+    else {
+        return;
+    };
+    let (a, b) = two(&url).await;
+    for round in 0..20 {
+        for n in 0..3 {
+            a.record_request(capture(&format!("/api/before/{round}/{n}")));
+        }
+        b.reset().await.expect("resets");
+        let after = format!("/api/after/{round}");
+        a.record_request(capture(&after));
+        for store in [&a, &b] {
+            let seen = store.requests_since(0, 1000).await.expect("answers");
+            let paths: Vec<&str> = seen.iter().map(|e| e.path.as_str()).collect();
+            assert_eq!(paths, [after.as_str()], "round {round}");
+        }
+    }
+    // Numbers go on: 20 rounds of 3 dropped and 1 kept.
+    assert_eq!(b.journal_stats().await.expect("answers").last_seq, 80);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_does_not_write_holds_a_read_at_most_a_second() {
+    let Some(url) =
+        backends::postgres_database("a_replica_that_does_not_write_holds_a_read_at_most_a_second")
+            .await
+    else {
+        return;
+    };
+    let store = open(&url).await;
+    let db = sql(&url).await;
+    // A replica that registered and went silent a moment ago (kill -9).
+    db.execute(
+        "INSERT INTO mock_journal_replicas (instance, replica, watermark, seen_at) \
+         VALUES ($1, 'stuck', 0, now())",
+        &[&uuid::Uuid::new_v4()],
+    )
+    .await
+    .expect("a silent replica");
+    store.record_request(capture("/api/mine"));
+    let started = std::time::Instant::now();
+    let seen = store.requests_since(0, 10).await.expect("answers");
+    let waited = started.elapsed();
+    assert!(has(&seen, "/api/mine"));
+    assert!(
+        waited >= std::time::Duration::from_millis(900)
+            && waited < std::time::Duration::from_secs(3),
+        "waited {waited:?}"
+    );
+    // Silent for 2 s: gone, not waited for.
+    db.execute(
+        "UPDATE mock_journal_replicas SET seen_at = now() - interval '3 seconds' WHERE replica = 'stuck'",
+        &[],
+    )
+    .await
+    .expect("older");
+    let started = std::time::Instant::now();
+    store.requests_since(0, 10).await.expect("answers");
+    // Waiting for it would take a second.
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_stops_writes_what_it_had_and_leaves() {
+    let Some(url) =
+        backends::postgres_database("a_replica_that_stops_writes_what_it_had_and_leaves").await
+    else {
+        return;
+    };
+    let (a, b) = two(&url).await;
+    for n in 0..3 {
+        a.record_request(capture(&format!("/api/last/{n}")));
+    }
+    drop(a);
+    let db = sql(&url).await;
+    let rows: Vec<String> = db
+        .query("SELECT replica FROM mock_journal_replicas", &[])
+        .await
+        .expect("rows")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(rows, ["b"], "a left the replicas");
+    let seen = b.requests_since(0, 10).await.expect("answers");
+    let paths: Vec<&str> = seen.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(paths, ["/api/last/0", "/api/last/1", "/api/last/2"]);
+}

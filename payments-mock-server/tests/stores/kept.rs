@@ -99,6 +99,71 @@ pub async fn the_journal_keeps_the_last_thousand<S: Store>(store: &S) {
     assert_eq!(after[0].seq, 1006, "numbering goes on across a reset");
 }
 
+/// The journal is exact (issue 33): a read after a recording includes it,
+/// with recordings and reads racing on other tasks; `seq` only grows and
+/// pages (what comes after an entry's `seq` is everything newer); a reset
+/// leaves nothing recorded before it, and numbering goes on above it.
+pub async fn the_journal_is_exact_pages_by_seq_and_a_reset_fences_it<S: Store + 'static>(
+    store: std::sync::Arc<S>,
+) {
+    let tasks: Vec<_> = (0..4)
+        .map(|t| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut misses = 0;
+                for n in 0..25 {
+                    let path = format!("/api/exact/{t}/{n}");
+                    store.record_request(capture(&path));
+                    let seen = store.requests_since(0, 1000).await.expect("answers");
+                    if !seen.iter().any(|e| e.path == path) {
+                        misses += 1;
+                    }
+                    assert!(
+                        seen.windows(2).all(|w| w[0].seq < w[1].seq),
+                        "oldest first, each seq once"
+                    );
+                }
+                misses
+            })
+        })
+        .collect();
+    let mut misses = 0;
+    for task in tasks {
+        misses += task.await.expect("no panic");
+    }
+    assert_eq!(misses, 0, "a read right after a recording includes it");
+
+    let all = store.requests_since(0, 1000).await.expect("answers");
+    assert_eq!(all.len(), 100);
+    assert!(all.windows(2).all(|w| w[0].seq < w[1].seq));
+    for k in [0, 1, 50, 98, 99] {
+        let after = store
+            .requests_since(all[k].seq, 1000)
+            .await
+            .expect("answers");
+        assert_eq!(after, all[k + 1..], "what comes after seq {}", all[k].seq);
+    }
+    let stats = store.journal_stats().await.expect("answers");
+    assert_eq!(stats.last_seq, all[99].seq);
+
+    for n in 0..5 {
+        store.record_request(capture(&format!("/api/before-reset/{n}")));
+    }
+    store.reset().await.expect("answers");
+    store.record_request(capture("/api/after-reset"));
+    let seen = store.requests_since(0, 1000).await.expect("answers");
+    let paths: Vec<&str> = seen.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(paths, ["/api/after-reset"], "nothing from before the reset");
+    assert!(seen[0].seq > all[99].seq + 5, "numbering goes on");
+    assert_eq!(
+        store
+            .requests_since(seen[0].seq, 1000)
+            .await
+            .expect("answers"),
+        []
+    );
+}
+
 /// A reset forgets transactions and journal, keeps settings; erase forgets
 /// those too. Settings are written once: the first writer's stay.
 pub async fn reset_keeps_settings_and_erase_forgets_them<S: Store>(store: &S) {

@@ -8,8 +8,9 @@
 mod backends;
 mod behaviour;
 mod kept;
-// The PostgreSQL journal's numbers: failed writes, uncommitted writes,
-// resets, and a first-version database.
+// The PostgreSQL journal's numbers (failed writes, uncommitted writes,
+// resets, a first-version database), and its exactness across two replicas
+// in one process (reads wait for the other's writes, resets fence them).
 mod journal;
 // Opening stores: what a database store keeps across a reopen, and every
 // bad store of CONTRACT section 15 (files, schema, URLs, credentials).
@@ -28,6 +29,15 @@ macro_rules! every_store {
                             return;
                         };
                         behaviour::$name(made.store.clone()).await;
+                    }
+                };
+                ($name:ident, kept_shared) => {
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                    async fn $name() {
+                        let Some(made) = backends::$backend().await else {
+                            return;
+                        };
+                        kept::$name(made.store.clone()).await;
                     }
                 };
                 ($name:ident, kept) => {
@@ -61,6 +71,10 @@ macro_rules! every_store {
             promise!(pages_run_both_ways_with_filters);
             promise!(the_clock_moves_forward_and_resets, kept);
             promise!(the_journal_keeps_the_last_thousand, kept);
+            promise!(
+                the_journal_is_exact_pages_by_seq_and_a_reset_fences_it,
+                kept_shared
+            );
             promise!(reset_keeps_settings_and_erase_forgets_them, kept);
         }
     };

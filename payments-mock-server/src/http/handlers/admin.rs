@@ -451,6 +451,9 @@ pub async fn advance(
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct JournalItem {
+    /// Its number: only grows, across replicas and resets; `after` pages
+    /// by it.
+    seq: u64,
     method: String,
     /// As sent, still percent-encoded.
     path: String,
@@ -479,7 +482,24 @@ pub(crate) struct JournalPage {
     items: Vec<JournalItem>,
 }
 
+/// The largest `after` of `GET /_mock/requests` (PostgreSQL numbers
+/// entries with a `BIGINT`).
+pub(crate) const SEQ_MAX: u64 = i64::MAX as u64;
+
+/// `after` of `GET /_mock/requests`: a whole number from 0 to [`SEQ_MAX`],
+/// digits only (no sign, no space, no fraction).
+fn seq_after(text: &str) -> Option<u64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse::<u64>().ok().filter(|n| *n <= SEQ_MAX)
+}
+
 /// The journal of recent `/api/` requests, newest last.
+///
+/// Without `after`, the newest `limit`; with it, the oldest `limit` of
+/// those numbered above it, so that asking again with the last `seq` seen
+/// pages through the journal, on any replica.
 #[cfg_attr(
     feature = "openapi",
     utoipa::path(
@@ -497,11 +517,23 @@ pub async fn requests(
     let pairs = query_pairs(query.as_deref());
     let mut problems = Vec::new();
     let limit = limit(&pairs, JOURNAL, JOURNAL, &mut problems);
+    let after = param(&pairs, "after").and_then(|text| {
+        let after = seq_after(text);
+        if after.is_none() {
+            problems.push(format!(
+                "after must be a whole number from 0 to {SEQ_MAX}: the seq of the last entry seen"
+            ));
+        }
+        after
+    });
     if !problems.is_empty() {
         return Err(ApiError::validation(problems.join("; ")));
     }
     let path = param(&pairs, "path");
-    let entries = state.store.requests_since(0, JOURNAL).await?;
+    let entries = state
+        .store
+        .requests_since(after.unwrap_or(0), JOURNAL)
+        .await?;
     // A merchant's key sees its own merchant's requests only.
     let entries: Vec<_> = state
         .visible_requests(viewer.role.scope(), entries)
@@ -509,11 +541,17 @@ pub async fn requests(
         .into_iter()
         .filter(|e| path.is_none_or(|p| e.path == p))
         .collect();
-    let skip = entries.len().saturating_sub(limit);
+    // A page after `after` starts at its oldest; the newest otherwise.
+    let skip = match after {
+        Some(_) => 0,
+        None => entries.len().saturating_sub(limit),
+    };
     let items = entries
         .into_iter()
         .skip(skip)
+        .take(limit)
         .map(|e| JournalItem {
+            seq: e.seq,
             method: e.method,
             path: e.path,
             query: e.query,

@@ -314,7 +314,7 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
                     "query",
                     false,
                     json!({ "type": "integer", "minimum": 1, "maximum": crate::domain::journal::CAPACITY, "default": crate::domain::journal::CAPACITY }),
-                    "The newest this many",
+                    "At most this many: the newest, or with after the oldest above it",
                 ),
                 (
                     "path",
@@ -322,6 +322,13 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
                     false,
                     json!({ "type": "string" }),
                     "Only requests to exactly this path",
+                ),
+                (
+                    "after",
+                    "query",
+                    false,
+                    json!({ "type": "integer", "minimum": 0, "maximum": crate::http::handlers::admin::SEQ_MAX }),
+                    "Only entries numbered above this seq (the last one seen), the oldest first: a page; without it, the newest",
                 ),
             ],
             None,

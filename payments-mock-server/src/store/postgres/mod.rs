@@ -16,15 +16,19 @@
 //! - the clock is one row every replica reads per request.
 //!
 //! The journal is the one thing written behind the answers: each replica
-//! sends its new entries every 100 ms (and before reading the journal), in
-//! one transaction that takes their numbers from a counter row: the row's
-//! lock orders the writers, so numbers follow commit order, a write that
-//! fails gives its numbers back, and a reader that sees the counter sees
-//! every entry up to it (polling "after n" never skips one).
+//! sends its new entries every 100 ms, in one transaction that takes their
+//! numbers (`seq`) from a counter row: the row's lock orders the writers,
+//! so numbers follow commit order, a write that fails gives its numbers
+//! back, and a reader that sees the counter sees every entry up to it
+//! (polling "after n" never skips one). It is still exact: a read waits
+//! until every replica has written what it answered before the read
+//! started, and a reset moves an epoch on that drops what was served
+//! before it (`replicas.rs`).
 //!
-//! `open.rs` connects and migrates; `journal.rs` writes and reads the
-//! journal; `settings.rs` keeps the catalogue and expiry; `rows.rs` decodes
-//! rows and maps errors.
+//! `open.rs` connects and migrates; `journal.rs` writes, resets and reads
+//! the journal; `replicas.rs` makes it exact across replicas;
+//! `settings.rs` keeps the catalogue and expiry; `rows.rs` decodes rows and
+//! maps errors.
 //!
 //! Every call is bounded by [`STORE_TIMEOUT`]: a database that is gone
 //! makes requests answer 503 within seconds, and the pool reconnects by
@@ -56,12 +60,14 @@ use crate::error::Error;
 mod journal;
 mod open;
 mod queries;
+mod replicas;
 mod rows;
 mod settings;
 
 use queries::PageParam;
 
-use journal::{Clear, Pending, detached, flush};
+use journal::{Clear, Pending, detached};
+use replicas::Signals;
 use rows::*;
 
 pub(super) mod migrations {
@@ -72,7 +78,8 @@ pub(super) mod migrations {
 const SCHEMA_TABLE: &str = "mock_schema_history";
 /// Advisory lock key: migrations (one replica at a time).
 const MIGRATION_LOCK: i64 = 0x6d6f_636b_0001;
-/// How often a replica writes its journal entries.
+/// How often a replica writes its journal entries: a `kill -9` loses at
+/// most this much of them (and a write in flight).
 const JOURNAL_EVERY: Duration = Duration::from_millis(100);
 /// Connections per replica.
 const POOL_SIZE: usize = 16;
@@ -87,14 +94,48 @@ pub struct PostgresStore {
 struct Inner {
     shown: String,
     pool: Pool,
+    /// How to connect outside the pool: the listening connection, and the
+    /// last journal write when the store is dropped. Holds the password;
+    /// its `Debug` does not show it.
+    config: tokio_postgres::Config,
     replica: String,
+    /// This process among the replicas: its row of
+    /// `mock_journal_replicas`.
+    instance: Uuid,
+    /// The notification a journal read on this replica sends.
+    own_read: String,
     /// Journal entries not yet written.
     pending: Mutex<Pending>,
     /// Serializes this replica's journal writes (a read flushes first).
     flushing: tokio::sync::Mutex<()>,
+    /// Notifications for the writer and for reads waiting on other replicas.
+    signals: Arc<Signals>,
+    /// Dropped with the store: the listening task stops.
+    _alive: tokio::sync::watch::Sender<()>,
     /// The last clock offset read: the journal's arrival times use it, so
     /// journaling costs no round trip.
     offset_hint: AtomicI64,
+}
+
+/// A store dropped (the process stops, SIGTERM included) writes what its
+/// journal has pending and leaves the replicas: only a `kill -9` loses
+/// entries.
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let pending = std::mem::take(
+            self.pending
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        let config = self.config.clone();
+        let (instance, replica) = (self.instance, self.replica.clone());
+        let last = std::thread::Builder::new()
+            .name("journal-last-write".to_owned())
+            .spawn(move || journal::last_write(&config, pending, instance, &replica));
+        if let Ok(last) = last {
+            let _ = last.join();
+        }
+    }
 }
 
 impl Store for PostgresStore {

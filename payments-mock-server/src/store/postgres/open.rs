@@ -1,8 +1,9 @@
 //! Connecting to the database, refusing a newer schema, migrating an older
-//! one (one replica at a time), starting the journal writer.
+//! one (one replica at a time), joining the replicas, starting the journal
+//! writer and the listener.
 
 use super::*;
-use journal::write_journal;
+use replicas::{listen, read_payload, register, write_journal};
 use rows::*;
 
 impl PostgresStore {
@@ -21,7 +22,7 @@ impl PostgresStore {
         }
         config.application_name("payments-mock-server");
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -55,17 +56,35 @@ impl PostgresStore {
             .await
             .map_err(sql_error)?
             .get(0);
+        let instance = Uuid::now_v7();
+        let epoch = register(client, instance, replica)
+            .await
+            .map_err(sql_error)?;
+        let signals = Arc::new(Signals::default());
+        let (alive, closed) = tokio::sync::watch::channel(());
+        let own_read = read_payload(instance);
+        tokio::spawn(listen(
+            config.clone(),
+            own_read.clone(),
+            Arc::clone(&signals),
+            closed,
+        ));
         let store = Self {
             inner: Arc::new(Inner {
                 shown,
                 pool,
+                config,
                 replica: replica.to_owned(),
-                pending: Mutex::new(Pending::default()),
+                instance,
+                own_read,
+                pending: Mutex::new(Pending::new(epoch)),
                 flushing: tokio::sync::Mutex::new(()),
+                signals: Arc::clone(&signals),
+                _alive: alive,
                 offset_hint: AtomicI64::new(offset),
             }),
         };
-        tokio::spawn(write_journal(Arc::downgrade(&store.inner)));
+        tokio::spawn(write_journal(Arc::downgrade(&store.inner), signals));
         Ok(store)
     }
 

@@ -139,13 +139,6 @@ impl PostgresStore {
         }
     }
 
-    /// Writes this replica's pending journal entries (see
-    /// [`flush`](super::journal::flush)), on a task of its own.
-    pub(super) async fn flush(&self) -> Result<(), StoreError> {
-        let inner = self.inner.clone();
-        detached(async move { flush(&inner).await }).await
-    }
-
     /// The clock offset this replica last read.
     pub(super) fn offset_hint(&self) -> i64 {
         self.inner.offset_hint.load(Ordering::Relaxed)

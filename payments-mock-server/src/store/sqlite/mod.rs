@@ -132,7 +132,12 @@ enum Effect {
     None,
     Created,
     Clock(i64),
-    Reset { erase: bool },
+    /// The journal loses every entry numbered up to `floor` (those
+    /// recorded before the reset ran in the writer).
+    Reset {
+        erase: bool,
+        floor: u64,
+    },
 }
 
 /// What the store and its two threads share.

@@ -5,12 +5,17 @@ use super::*;
 use rows::*;
 
 /// The writer thread's state: the connection, the statements it runs for
-/// nearly every job, and the clock offset as of the jobs it has run
-/// (committed or about to be).
+/// nearly every job, and the clock offset and the journal's floor as of the
+/// jobs it has run (committed or about to be).
 pub(super) struct Writer<'c> {
     conn: &'c Connection,
     shared: Arc<Shared>,
     offset_nanos: i64,
+    /// The newest `seq` a reset has forgotten: a journal job taken before
+    /// that reset and run after it (the flusher and a reset race) writes
+    /// only what is newer, so no entry from before a reset comes back,
+    /// not even after a restart.
+    journal_floor: u64,
     statements: Statements<'c>,
 }
 
@@ -60,6 +65,7 @@ impl<'c> Writer<'c> {
             conn,
             shared,
             offset_nanos,
+            journal_floor: 0,
             statements: Statements::default(),
         }
     }
@@ -92,10 +98,10 @@ impl<'c> Writer<'c> {
     /// yet) and the batch runs again with each job in its own savepoint, so
     /// that the failure is that job's alone.
     fn commit(&mut self, batch: &mut Vec<Job>) {
-        let start_offset = self.offset_nanos;
+        let (start_offset, start_floor) = (self.offset_nanos, self.journal_floor);
         let mut run = self.run_batch(batch, false);
         if matches!(run, Err(Stop::JobFailed)) {
-            self.offset_nanos = start_offset;
+            (self.offset_nanos, self.journal_floor) = (start_offset, start_floor);
             run = self.run_batch(batch, true);
         }
         let run = run.and_then(|done| match step(self.conn, "COMMIT") {
@@ -106,7 +112,7 @@ impl<'c> Writer<'c> {
             Ok(done) => done,
             Err(stop) => {
                 self.roll_back();
-                self.offset_nanos = start_offset;
+                (self.offset_nanos, self.journal_floor) = (start_offset, start_floor);
                 let error = match stop {
                     Stop::Batch(error) => error,
                     Stop::JobFailed => {
@@ -331,18 +337,28 @@ impl<'c> Writer<'c> {
                     "DELETE FROM mock_transactions; DELETE FROM mock_journal; \
                      UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;",
                 );
+                // Everything recorded up to here goes; what is recorded from
+                // now on stays (in the process and in the file alike).
+                let floor = self.shared.journal.last_seq();
                 if *erase {
                     sql.push_str("DELETE FROM mock_settings;");
                 } else {
-                    let last = self.shared.journal.last_seq();
                     sql.push_str(&format!(
-                        "INSERT INTO mock_settings (key, value) VALUES ('journal_last_seq', '{last}') \
+                        "INSERT INTO mock_settings (key, value) VALUES ('journal_last_seq', '{floor}') \
                          ON CONFLICT (key) DO UPDATE SET value = excluded.value;"
                     ));
                 }
                 conn.execute_batch(&sql).map_err(|e| store_error(&e))?;
                 self.offset_nanos = 0;
-                Ok((Effect::Reset { erase: *erase }, Outcome::Done))
+                // `--fresh` numbers from 1 again, before serving: no floor.
+                self.journal_floor = if *erase { 0 } else { floor };
+                Ok((
+                    Effect::Reset {
+                        erase: *erase,
+                        floor,
+                    },
+                    Outcome::Done,
+                ))
             }
             Job::SaveSettings { settings, .. } => {
                 let expiry = settings.expiry_millis().to_string();
@@ -365,7 +381,7 @@ impl<'c> Writer<'c> {
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
                     ))
                     .map_err(|e| store_error(&e))?;
-                for entry in entries {
+                for entry in entries.iter().filter(|e| e.seq > self.journal_floor) {
                     let r = JournalRow::of(entry);
                     insert
                         .execute(params![
@@ -437,6 +453,8 @@ pub(super) fn answer(job: Job, effect: Result<Effect, StoreError>, outcome: Outc
         (Job::Reset { reply, .. } | Job::SaveSettings { reply, .. }, Ok(_), Outcome::Done) => {
             send(reply, Ok(()));
         }
+        // Written behind the answers: nobody waits for it, nothing to say.
+        (Job::Journal { .. }, Ok(_), _) => {}
         (job, effect, _) => {
             let error = effect.err().unwrap_or_else(missing);
             match job {
@@ -464,16 +482,19 @@ impl Shared {
                 self.count.fetch_add(1, Ordering::SeqCst);
             }
             Effect::Clock(offset) => self.clock.set_offset_nanos(offset),
-            Effect::Reset { erase } => {
+            Effect::Reset { erase, floor } => {
                 self.count.store(0, Ordering::SeqCst);
                 self.clock.reset();
                 if erase {
                     self.journal.erase();
+                    self.journal_written
+                        .store(self.journal.last_seq(), Ordering::SeqCst);
                 } else {
-                    self.journal.clear();
+                    // Entries recorded while the reset committed are newer
+                    // than the floor: kept, and still to be written.
+                    self.journal.clear_through(floor);
+                    self.journal_written.fetch_max(floor, Ordering::SeqCst);
                 }
-                self.journal_written
-                    .store(self.journal.last_seq(), Ordering::SeqCst);
             }
         }
     }
@@ -571,6 +592,128 @@ mod tests {
             .expect("query")
             .collect::<rusqlite::Result<_>>()
             .expect("rows")
+    }
+
+    /// What the writer logs while `f` runs on this thread.
+    fn logged(f: impl FnOnce()) -> String {
+        #[derive(Clone, Default)]
+        struct Log(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Log {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let log = Log::default();
+        let into = log.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || into.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        let bytes = log.0.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    fn recorded(writer: &Writer<'_>, path: &str) {
+        writer.shared.journal.record(Capture::new(
+            &axum::http::Method::GET,
+            &path.parse().expect("a path"),
+            &axum::http::HeaderMap::new(),
+            axum::http::HeaderValue::from_static("rid"),
+            DateTime::<Utc>::UNIX_EPOCH,
+        ));
+    }
+
+    fn journal_job(writer: &Writer<'_>) -> Job {
+        let (entries, last_seq) = writer.shared.unwritten().expect("something to write");
+        Job::Journal { entries, last_seq }
+    }
+
+    fn journal_rows(writer: &Writer<'_>) -> Vec<(i64, String)> {
+        let mut statement = writer
+            .conn
+            .prepare("SELECT seq, path FROM mock_journal ORDER BY seq")
+            .expect("prepare");
+        statement
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("query")
+            .collect::<rusqlite::Result<_>>()
+            .expect("rows")
+    }
+
+    // Issue 33: every journal write logged "the request journal could not
+    // be written to the SQLite store … the writer gave no answer".
+    #[test]
+    fn a_journal_write_that_succeeds_logs_nothing() {
+        let conn = database();
+        let mut writer = writer(&conn);
+        recorded(&writer, "/api/one");
+        recorded(&writer, "/api/two");
+        let mut batch = vec![journal_job(&writer)];
+        let log = logged(|| writer.commit(&mut batch));
+        assert_eq!(log, "", "a write that worked is not a warning");
+        assert_eq!(
+            journal_rows(&writer),
+            [(1, "/api/one".to_owned()), (2, "/api/two".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_journal_write_that_fails_says_so() {
+        let conn = database();
+        conn.execute_batch(
+            "CREATE TRIGGER refuse_journal BEFORE INSERT ON mock_journal \
+               BEGIN SELECT RAISE(ABORT, 'journal refused'); END;",
+        )
+        .expect("a trigger");
+        let mut writer = writer(&conn);
+        recorded(&writer, "/api/one");
+        let mut batch = vec![journal_job(&writer)];
+        let log = logged(|| writer.commit(&mut batch));
+        assert!(
+            log.contains("the request journal could not be written to the SQLite store")
+                && log.contains("journal refused"),
+            "{log}"
+        );
+    }
+
+    #[test]
+    fn a_journal_write_taken_before_a_reset_brings_nothing_back() {
+        for reset_first in [true, false] {
+            let conn = database();
+            let mut writer = writer(&conn);
+            recorded(&writer, "/api/before-1");
+            recorded(&writer, "/api/before-2");
+            // The flusher took these, then a reset came: in either order
+            // in the writer, nothing from before the reset stays.
+            let journal = journal_job(&writer);
+            let (reply, mut answer) = oneshot::channel();
+            let reset = Job::Reset {
+                erase: false,
+                reply,
+            };
+            let mut batch = if reset_first {
+                vec![reset, journal]
+            } else {
+                vec![journal, reset]
+            };
+            writer.commit(&mut batch);
+            answer.try_recv().expect("answered").expect("reset");
+            assert_eq!(journal_rows(&writer), [], "reset first: {reset_first}");
+            assert_eq!(writer.shared.journal.len(), 0);
+            recorded(&writer, "/api/after");
+            let mut batch = vec![journal_job(&writer)];
+            writer.commit(&mut batch);
+            assert_eq!(journal_rows(&writer), [(3, "/api/after".to_owned())]);
+            assert_eq!(writer.shared.journal.since(0, 10).len(), 1);
+        }
     }
 
     #[test]
