@@ -96,6 +96,9 @@ SQL
       REPLICA_PIDS=""
       bases=()
       for r in $(seq 1 "$replicas"); do
+        # Emptied here, not by the child's redirect: the loop below could
+        # otherwise read the last round's banner (a closed port) first.
+        : >"$OUT/pg-$replicas-$r.out"
         "$MOCK" --port 0 --store "$(db_url "$db")" --replica-name "r$r" >"$OUT/pg-$replicas-$r.out" 2>>"$MOCK_LOG" &
         REPLICA_PIDS="$REPLICA_PIDS $!"
         for _ in $(seq 1 600); do
