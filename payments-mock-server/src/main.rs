@@ -6,13 +6,16 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use payments_contract_proxy::{Proxy, ProxyConfig, check_recording};
-use payments_mock_server::http::serve_app;
+use payments_mock_server::http::{serve_app, serve_app_tls};
 use payments_mock_server::seed::{SeedError, seed_from};
 use payments_mock_server::state::AppState;
 use payments_mock_server::{
     AdminKey, ApiKey, Catalog, Config, Durability, StoreSpec, parse_latency,
 };
 use payments_serve::logging::init_logging;
+
+mod tls_args;
+use tls_args::TlsArgs;
 
 /// The merchant payment-transaction service for integration tests: in
 /// memory, or kept in SQLite or PostgreSQL; and a contract proxy in front
@@ -72,6 +75,19 @@ struct ProxyArgs {
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+    #[command(flatten)]
+    tls: TlsArgs,
+    /// Also trust this CA (PEM) for an https upstream, beside Mozilla's
+    /// roots.
+    #[arg(long, value_name = "FILE")]
+    upstream_ca: Option<std::path::PathBuf>,
+    /// Present this client certificate (PEM) to the upstream (mutual
+    /// TLS); needs --upstream-client-key.
+    #[arg(long, value_name = "FILE", requires = "upstream_client_key")]
+    upstream_client_cert: Option<std::path::PathBuf>,
+    /// The private key of --upstream-client-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "upstream_client_cert")]
+    upstream_client_key: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -202,6 +218,8 @@ struct ServeArgs {
     /// in the last state it saw.
     #[arg(long, value_name = "FILE")]
     seed_from: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    tls: TlsArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -353,6 +371,20 @@ fn proxy(args: ProxyArgs) -> ExitCode {
     config.enforce = args.enforce;
     config.strict = args.strict;
     config.upstream_timeout = args.upstream_timeout;
+    config.upstream_ca = args.upstream_ca;
+    config.upstream_identity = args.upstream_client_cert.zip(args.upstream_client_key);
+    config.tls = match args.tls.server_tls(&args.host, None) {
+        Ok(tls) => tls,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let scheme = if config.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     if let Err(e) = config.validate() {
         eprintln!("error: {}", error_chain(&e));
         return ExitCode::from(2);
@@ -380,7 +412,7 @@ fn proxy(args: ProxyArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        println!("listening on http://{}", proxy.addr());
+        println!("listening on {scheme}://{}", proxy.addr());
         stop.await;
         let summary = proxy.shutdown().await;
         eprint!("{}", summary.table());
@@ -427,11 +459,25 @@ fn serve_mock(args: ServeArgs) -> ExitCode {
         eprintln!("error: {}", error_chain(&e));
         return ExitCode::from(2);
     }
+    let public_host = config
+        .public_url
+        .as_ref()
+        .and_then(|u| url::Url::parse(u.as_str()).ok())
+        .and_then(|u| u.host_str().map(str::to_owned));
+    let tls = match args.tls.server_tls(&args.host, public_host.as_deref()) {
+        Ok(tls) => tls,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // The session cookie never travels over plain HTTP then.
+    config.secure_cookies = tls.is_some();
     let runtime = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    runtime.block_on(serve(&args.host, args.port, config, args.seed_from))
+    runtime.block_on(serve(&args.host, args.port, config, tls, args.seed_from))
 }
 
 /// Seeds the store from a recording; the exit code when it cannot.
@@ -467,8 +513,11 @@ async fn serve(
     host: &str,
     port: u16,
     config: Config,
+    tls: Option<payments_mock_server::tls::ServerTls>,
     seed_from: Option<std::path::PathBuf>,
 ) -> ExitCode {
+    let https = tls.is_some();
+    let scheme = if https { "https" } else { "http" };
     let listener = match tokio::net::TcpListener::bind((host, port)).await {
         Ok(l) => l,
         Err(e) => {
@@ -497,7 +546,7 @@ async fn serve(
     let mut config = config;
     let public_url = config
         .public_url
-        .get_or_insert_with(|| payments_mock_server::listening_url(addr))
+        .get_or_insert_with(|| payments_mock_server::listening_url_with(addr, https))
         .clone();
     config.replica_name.get_or_insert_with(|| addr.to_string());
     let state = match AppState::open(config).await {
@@ -518,7 +567,7 @@ async fn serve(
     // The console's address goes to the log: stdout keeps its one line.
     let console = format!(
         "{}{}",
-        payments_mock_server::listening_url(addr),
+        payments_mock_server::listening_url_with(addr, https),
         payments_mock_server::http::CONSOLE_PATH.trim_start_matches('/')
     );
     tracing::info!(console = %console, "web console at {console}");
@@ -535,14 +584,11 @@ async fn serve(
     // The banner is the one line on stdout; scripts wait for it. It is
     // printed once the routes and the OpenAPI document are built: once a
     // script sees it, every request is answered without waiting.
-    serve_app(
-        listener,
-        state,
-        header_read_timeout,
-        || println!("listening on http://{addr}"),
-        stop,
-    )
-    .await;
+    let banner = || println!("listening on {scheme}://{addr}");
+    match tls {
+        Some(tls) => serve_app_tls(listener, state, tls, header_read_timeout, banner, stop).await,
+        None => serve_app(listener, state, header_read_timeout, banner, stop).await,
+    }
     ExitCode::SUCCESS
 }
 
