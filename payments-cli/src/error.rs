@@ -194,6 +194,14 @@ fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<String> {
     }
     match error {
         ClientError::Transport {
+            kind: TransportKind::Tls,
+            ..
+        } => Some(
+            "trust the service's CA with --ca-cert FILE (PAYMENTS_CA_CERT, ca_cert in the profile); \
+             a service that demands a client certificate needs --client-cert FILE and --client-key FILE"
+                .to_owned(),
+        ),
+        ClientError::Transport {
             kind: TransportKind::Connect,
             ..
         } => Some(format!(
