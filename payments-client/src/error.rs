@@ -550,23 +550,20 @@ pub(crate) fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String
     let mut current = Some(e);
     while let Some(error) = current {
         #[cfg(feature = "rustls")]
-        {
-            if let Some(tls) = error.downcast_ref::<rustls::Error>() {
-                return Some(tls.to_string());
-            }
-            if let Some(io) = error.downcast_ref::<std::io::Error>()
-                && let Some(tls) = io
-                    .get_ref()
-                    .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-            {
-                return Some(tls.to_string());
-            }
+        if let Some(tls) = error.downcast_ref::<rustls::Error>() {
+            return Some(tls.to_string());
         }
         #[cfg(feature = "native-tls")]
         if let Some(tls) = error.downcast_ref::<native_tls::Error>() {
             return Some(tls.to_string());
         }
-        current = error.source();
+        // An io::Error's source() skips the error it wraps: go into it.
+        current = match error.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => error.source(),
+        };
     }
     None
 }

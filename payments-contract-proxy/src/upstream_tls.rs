@@ -82,14 +82,13 @@ pub(crate) fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String
         if let Some(tls) = error.downcast_ref::<rustls::Error>() {
             return Some(tls.to_string());
         }
-        if let Some(io) = error.downcast_ref::<std::io::Error>()
-            && let Some(tls) = io
+        // An io::Error's source() skips the error it wraps: go into it.
+        current = match error.downcast_ref::<std::io::Error>() {
+            Some(io) => io
                 .get_ref()
-                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        {
-            return Some(tls.to_string());
-        }
-        current = error.source();
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => error.source(),
+        };
     }
     None
 }

@@ -17,7 +17,9 @@ use rcgen::{
 
 use super::TlsError;
 
-/// The CA's common name: what a person sees when asked to trust it.
+/// The CA's common name, what a person sees when asked to trust it, is
+/// this and the start of its key's identifier: two local CAs never share
+/// a name, so a certificate of one is "unknown issuer" to the other.
 const CA_NAME: &str = "payments mock local CA";
 
 /// A certificate authority in memory: its certificate (to trust) and its
@@ -78,10 +80,16 @@ fn this_year() -> i32 {
     1970 + i32::try_from(secs / 31_556_952).unwrap_or(0)
 }
 
-fn ca_params() -> CertificateParams {
+fn ca_params(key: &KeyPair) -> CertificateParams {
     let mut params = CertificateParams::default();
+    let id: String = params
+        .key_identifier(key)
+        .iter()
+        .take(4)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let mut name = DistinguishedName::new();
-    name.push(DnType::CommonName, CA_NAME);
+    name.push(DnType::CommonName, format!("{CA_NAME} {id}"));
     params.distinguished_name = name;
     params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
     params.key_usages = vec![
@@ -114,7 +122,10 @@ impl LocalCa {
     /// [`TlsError::Generate`] when rcgen cannot make the key or certificate.
     pub fn generate() -> Result<Self, TlsError> {
         let key = KeyPair::generate().map_err(generate_error)?;
-        let cert_pem = ca_params().self_signed(&key).map_err(generate_error)?.pem();
+        let cert_pem = ca_params(&key)
+            .self_signed(&key)
+            .map_err(generate_error)?
+            .pem();
         Ok(Self { key, cert_pem })
     }
 
@@ -125,7 +136,7 @@ impl LocalCa {
     }
 
     fn issuer(&self) -> Issuer<'static, &KeyPair> {
-        Issuer::new(ca_params(), &self.key)
+        Issuer::new(ca_params(&self.key), &self.key)
     }
 
     fn issue(&self, params: &CertificateParams) -> Result<Issued, TlsError> {
