@@ -36,7 +36,7 @@ enum Command {
     /// the interface document (CONTRACT section 16). Exits 1 at SIGINT or
     /// SIGTERM when a violation was found (with --strict, also an
     /// undocumented finding), else 0.
-    Proxy(ProxyArgs),
+    Proxy(Box<ProxyArgs>),
     /// Run the proxy's checks offline on a recording (--record); the same
     /// summary and exit code.
     Check(CheckArgs),
@@ -318,7 +318,7 @@ fn main() -> ExitCode {
     let Args { command, serve } = Args::parse();
     match command {
         None => serve_mock(serve),
-        Some(Command::Proxy(args)) => proxy(args),
+        Some(Command::Proxy(args)) => proxy(*args),
         Some(Command::Check(args)) => check(&args),
     }
 }
