@@ -166,9 +166,11 @@
 //   `route.rs` for `/api/`), the `/api/` guard, middleware, handlers, the
 //   connection set-up (`server.rs`), and `openapi/` (feature `openapi`):
 //   the document, generated from the handlers.
-// - `mock_server.rs` — [`MockServer`], the embeddable server.
+// - `mock_server.rs` — [`MockServer`], the embeddable server
+//   (`mock_server/tls.rs`: its HTTPS, feature `tls`).
 // - `seed.rs` (`cli`) — `--seed-from`: a store seeded from a proxy
-//   recording; `main.rs` — the binary.
+//   recording; `main.rs` — the binary, with `proxy_command.rs` (its `proxy`
+//   subcommand) and `tls_args.rs` (the `--tls-*` flags both share).
 
 mod config;
 pub mod domain;
