@@ -134,7 +134,7 @@ async fn mutual_tls_needs_the_client_certificate_of_the_servers_client_ca() {
         "{err}"
     );
     assert!(
-        err.contains("--client-cert FILE and --client-key FILE"),
+        err.contains("the service wants a client certificate it accepts: give --client-cert FILE and --client-key FILE"),
         "{err}"
     );
 
