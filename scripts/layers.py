@@ -30,11 +30,13 @@ LAYERS = {
     ],
     "payments-serve": [
         ["answer"],
+        ["tls"],
         ["server", "pages", "logging"],
         ["lib"],
     ],
     "payments-contract-proxy": [
         ["error", "json"],
+        ["upstream_tls"],
         ["exchange"],
         ["memory"],
         ["rules"],
@@ -66,6 +68,8 @@ LAYERS = {
         ["mock_server"],
         ["seed"],
         ["lib"],
+        # The binary's own files, beside main.rs (which is not checked).
+        ["tls_args", "proxy_command"],
     ],
 }
 

@@ -88,6 +88,20 @@ pub struct GlobalArgs {
     /// Print request and response lines on stderr (keys redacted)
     #[arg(short, long, global = true)]
     pub verbose: bool,
+
+    /// Also trust this CA certificate (PEM) for https, e.g. a sandbox's
+    /// local CA
+    #[arg(long, env = "PAYMENTS_CA_CERT", global = true, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+
+    /// Present this client certificate (PEM) to a service that demands
+    /// one (mutual TLS); with --client-key
+    #[arg(long, env = "PAYMENTS_CLIENT_CERT", global = true, value_name = "FILE")]
+    pub client_cert: Option<PathBuf>,
+
+    /// The private key (PEM) of --client-cert; never printed
+    #[arg(long, env = "PAYMENTS_CLIENT_KEY", global = true, value_name = "FILE")]
+    pub client_key: Option<PathBuf>,
 }
 
 /// How results are printed on stdout.

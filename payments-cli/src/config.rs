@@ -13,6 +13,10 @@
 //! output = "table"
 //! timeout = 10
 //! retries = 3
+//! # mutual TLS, or a private CA (CONTRACT section 18)
+//! ca_cert = "/etc/payments/ca.pem"
+//! client_cert = "/etc/payments/client.pem"
+//! client_key = "/etc/payments/client-key.pem"
 //! ```
 //!
 //! A flag beats the environment (clap applies `env = ...`), which beats the
@@ -68,6 +72,12 @@ pub struct Profile {
     /// Zero is refused when the file is read: every attempt would time out.
     pub timeout: Option<std::num::NonZeroU32>,
     pub retries: Option<u32>,
+    /// Also trust this CA (PEM file).
+    pub ca_cert: Option<PathBuf>,
+    /// Client certificate (PEM file), for mutual TLS.
+    pub client_cert: Option<PathBuf>,
+    /// Its private key (PEM file): a path, not a secret itself.
+    pub client_key: Option<PathBuf>,
 }
 
 impl fmt::Debug for Profile {
@@ -79,6 +89,9 @@ impl fmt::Debug for Profile {
             .field("output", &self.output)
             .field("timeout", &self.timeout)
             .field("retries", &self.retries)
+            .field("ca_cert", &self.ca_cert)
+            .field("client_cert", &self.client_cert)
+            .field("client_key", &self.client_key)
             .finish()
     }
 }
@@ -260,6 +273,12 @@ pub struct Settings {
     pub timeout: Duration,
     pub retries: u32,
     pub verbose: bool,
+    /// `--ca-cert`, `PAYMENTS_CA_CERT` or the profile's `ca_cert`.
+    pub ca_cert: Option<PathBuf>,
+    /// `--client-cert` and `--client-key` (or their environment or
+    /// profile keys), each from wherever it was given.
+    pub client_cert: Option<PathBuf>,
+    pub client_key: Option<PathBuf>,
     pub config_path: PathBuf,
     /// The file's profiles when none was selected (none named, no
     /// `default_profile`, no profile called `default`); empty otherwise.
@@ -303,6 +322,9 @@ impl Settings {
                 .or(profile.retries)
                 .unwrap_or(DEFAULT_RETRIES),
             verbose: global.verbose,
+            ca_cert: global.ca_cert.or(profile.ca_cert),
+            client_cert: global.client_cert.or(profile.client_cert),
+            client_key: global.client_key.or(profile.client_key),
             config_path,
             unselected_profiles,
         })

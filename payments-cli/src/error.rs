@@ -193,6 +193,24 @@ fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<String> {
         );
     }
     match error {
+        // An alert is the service refusing us (our client certificate,
+        // or none); anything else is us refusing its certificate.
+        ClientError::Transport {
+            kind: TransportKind::Tls,
+            ..
+        } if error.to_string().contains("alert") => Some(
+            "the service wants a client certificate it accepts: give --client-cert FILE and \
+             --client-key FILE (PAYMENTS_CLIENT_CERT, PAYMENTS_CLIENT_KEY, client_cert and \
+             client_key in the profile)"
+                .to_owned(),
+        ),
+        ClientError::Transport {
+            kind: TransportKind::Tls,
+            ..
+        } => Some(
+            "trust the service's CA with --ca-cert FILE (PAYMENTS_CA_CERT, ca_cert in the profile)"
+                .to_owned(),
+        ),
         ClientError::Transport {
             kind: TransportKind::Connect,
             ..

@@ -21,6 +21,9 @@ use crate::retry::RetryPolicy;
 use crate::secret::Credential;
 use crate::transport::{Transport, redact_url};
 
+#[cfg(any(feature = "rustls", feature = "native-tls"))]
+mod tls;
+
 /// The default `User-Agent`.
 pub const DEFAULT_USER_AGENT: &str = concat!("payments-client/", env!("CARGO_PKG_VERSION"));
 
@@ -77,6 +80,8 @@ pub struct ClientBuilder {
     http_client: Option<reqwest::Client>,
     check_answers: bool,
     answer_memory: usize,
+    #[cfg(any(feature = "rustls", feature = "native-tls"))]
+    tls: tls::TlsOptions,
 }
 
 impl ClientBuilder {
@@ -137,7 +142,8 @@ impl ClientBuilder {
     }
 
     /// Uses the caller's own `reqwest::Client` (its pool, TLS and proxy
-    /// settings).
+    /// settings); [`build`](Self::build) then refuses
+    /// `add_root_certificate_pem` and `identity_pem`.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http_client = Some(client);
         self
@@ -244,15 +250,29 @@ impl ClientBuilder {
             .transpose()?;
         let user_agent = HeaderValue::from_str(&self.user_agent)
             .map_err(|_| Error::config(format!("invalid user agent {:?}", self.user_agent)))?;
+        #[cfg(any(feature = "rustls", feature = "native-tls"))]
+        if self.http_client.is_some() && !self.tls.is_empty() {
+            return Err(Error::config(
+                "add_root_certificate_pem and identity_pem configure the client's own HTTP client; with http_client, configure that one",
+            ));
+        }
         let http = match self.http_client {
             Some(c) => c,
             // Redirects are not followed: a redirected POST would turn into a
             // GET, and the service never redirects.
-            None => reqwest::Client::builder()
-                .connect_timeout(self.connect_timeout.unwrap_or(Duration::from_secs(10)))
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .map_err(|e| Error::config(format!("cannot create the HTTP client: {e}")))?,
+            None => {
+                let builder = reqwest::Client::builder()
+                    .connect_timeout(self.connect_timeout.unwrap_or(Duration::from_secs(10)))
+                    .redirect(reqwest::redirect::Policy::none());
+                #[cfg(any(feature = "rustls", feature = "native-tls"))]
+                let builder = self.tls.apply(builder)?;
+                builder.build().map_err(|e| {
+                    Error::config(format!(
+                        "cannot create the HTTP client: {}",
+                        crate::error::chain(&e)
+                    ))
+                })?
+            }
         };
         // `user:pass@` in the base URL becomes `Authorization: Basic`, as
         // reqwest does for a URL it is given; done once here, with reqwest's
@@ -346,6 +366,8 @@ impl Client {
             http_client: None,
             check_answers: true,
             answer_memory: DEFAULT_ANSWER_MEMORY,
+            #[cfg(any(feature = "rustls", feature = "native-tls"))]
+            tls: tls::TlsOptions::default(),
         }
     }
 

@@ -40,6 +40,13 @@ pub enum TransportKind {
     /// The connection closed or failed after the request may have been
     /// sent: a reset, an incomplete message, a stale pooled connection.
     Connection,
+    /// The TLS handshake failed (CONTRACT section 18): the service's
+    /// certificate is not trusted (unknown CA, expired, another name), or
+    /// it demands a client certificate this client did not present or it
+    /// does not accept. Nothing was carried out, and retrying cannot help:
+    /// see [`ClientBuilder::add_root_certificate_pem`](crate::ClientBuilder::add_root_certificate_pem)
+    /// and [`ClientBuilder::identity_pem`](crate::ClientBuilder::identity_pem).
+    Tls,
 }
 
 impl fmt::Display for TransportKind {
@@ -48,6 +55,7 @@ impl fmt::Display for TransportKind {
             TransportKind::Connect => "could not connect to the service",
             TransportKind::Timeout => "the request timed out",
             TransportKind::Connection => "the connection failed before a complete response",
+            TransportKind::Tls => "the TLS handshake with the service failed",
         })
     }
 }
@@ -190,8 +198,11 @@ pub enum Error {
         message: String,
     },
 
-    /// Connecting, sending or receiving failed.
-    #[error("{kind}")]
+    /// Connecting, sending or receiving failed. For
+    /// [`TransportKind::Tls`] the message ends with TLS's reason (e.g.
+    /// `invalid peer certificate: UnknownIssuer`), which holds no secret:
+    /// the one cause a reader needs, however deep in the chain.
+    #[error("{kind}{}", tls_reason_suffix(*.kind, .source.as_ref()))]
     Transport {
         /// Which stage failed.
         kind: TransportKind,
@@ -360,6 +371,10 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         match self {
             Error::Api(e) => is_retryable_status(e.status),
+            Error::Transport {
+                kind: TransportKind::Tls,
+                ..
+            } => false,
             Error::Transport { .. } => true,
             Error::UnexpectedResponse { status, .. } => is_retryable_status(*status),
             Error::AfterAmbiguousAttempt { last, .. } => last.is_retryable(),
@@ -379,8 +394,9 @@ impl Error {
             Error::InvalidInput(_) | Error::Money(_) | Error::Config { .. } => {
                 Outcome::NotCarriedOut
             }
+            // A refused handshake: the service never read the request.
             Error::Transport {
-                kind: TransportKind::Connect,
+                kind: TransportKind::Connect | TransportKind::Tls,
                 ..
             } => Outcome::NotCarriedOut,
             Error::Transport { .. } => Outcome::Unknown,
@@ -502,3 +518,52 @@ impl Error {
 // Users' own `Result<_, Error>` functions must not trip clippy's
 // `result_large_err` (128 bytes by default).
 const _: () = assert!(std::mem::size_of::<Error>() < 128);
+
+/// An error and its sources in one line, `a: b: c` (reqwest's own
+/// `Display` is only the first, e.g. "builder error").
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// `: REASON` for a TLS failure, from the innermost error in `source`'s
+/// chain (rustls's own words, e.g. `invalid peer certificate: Expired` or
+/// `received fatal alert: CertificateRequired`).
+fn tls_reason_suffix(kind: TransportKind, source: Option<&reqwest::Error>) -> String {
+    if kind != TransportKind::Tls {
+        return String::new();
+    }
+    source
+        .and_then(|e| tls_reason(e))
+        .map(|reason| format!(": {reason}"))
+        .unwrap_or_default()
+}
+
+/// The TLS library's message in an error's chain, when it has one.
+pub(crate) fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut current = Some(e);
+    while let Some(error) = current {
+        #[cfg(feature = "rustls")]
+        if let Some(tls) = error.downcast_ref::<rustls::Error>() {
+            return Some(tls.to_string());
+        }
+        #[cfg(feature = "native-tls")]
+        if let Some(tls) = error.downcast_ref::<native_tls::Error>() {
+            return Some(tls.to_string());
+        }
+        // An io::Error's source() skips the error it wraps: go into it.
+        current = match error.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => error.source(),
+        };
+    }
+    None
+}

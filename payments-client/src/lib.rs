@@ -130,6 +130,28 @@
 //! with [`ReturnAddress`] and check it with [`Client::verify_return`]: the
 //! answer is the service's status, because anyone can forge the address.
 //!
+//! # Private CAs and client certificates
+//!
+//! A sandbox or staging service with its own CA, or one that demands a
+//! client certificate (mutual TLS), needs
+//! [`ClientBuilder::add_root_certificate_pem`] and
+//! [`ClientBuilder::identity_pem`] (both PEM). A refused handshake is
+//! [`Error::Transport`] with [`TransportKind::Tls`], whose message ends
+//! with the reason (`invalid peer certificate: UnknownIssuer`, `received
+//! fatal alert: CertificateRequired`); it is not retried.
+//!
+//! ```no_run
+//! use payments_client::Client;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut identity = std::fs::read("client.pem")?;
+//! identity.extend(std::fs::read("client-key.pem")?);
+//! let client = Client::builder("https://sandbox.internal.example:8443")
+//!     .add_root_certificate_pem(std::fs::read("ca.pem")?) // e.g. a mock's --tls-self-signed DIR/ca.pem
+//!     .identity_pem(identity)
+//!     .build()?;
+//! # drop(client); Ok(()) }
+//! ```
+//!
 //! # Features
 //!
 //! - `rustls` (default): TLS with rustls and the webpki roots.

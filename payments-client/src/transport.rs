@@ -309,7 +309,9 @@ impl Transport {
 }
 
 fn classify(e: &reqwest::Error) -> TransportKind {
-    if e.is_connect() {
+    if crate::error::tls_reason(e).is_some() {
+        TransportKind::Tls
+    } else if e.is_connect() {
         TransportKind::Connect
     } else if e.is_timeout() {
         TransportKind::Timeout

@@ -259,11 +259,13 @@ fn is_compressed(headers: &HeaderMap) -> bool {
 
 /// Why the upstream gave no answer, without its URL (which may carry
 /// credentials).
-fn failure_reason(e: &hyper_util::client::legacy::Error) -> &'static str {
-    if e.is_connect() {
-        "could not be connected to"
+fn failure_reason(e: &hyper_util::client::legacy::Error) -> String {
+    if let Some(tls) = crate::upstream_tls::tls_reason(e) {
+        format!("refused TLS ({tls})")
+    } else if e.is_connect() {
+        "could not be connected to".to_owned()
     } else {
-        "could not be reached"
+        "could not be reached".to_owned()
     }
 }
 
@@ -361,7 +363,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     let upstream = match sent {
         Some(Ok(response)) => response,
         Some(Err(e)) => {
-            return refuse(request_message, proxy.unavailable(failure_reason(&e)));
+            return refuse(request_message, proxy.unavailable(&failure_reason(&e)));
         }
         None => {
             return refuse(request_message, proxy.unavailable("did not answer in time"));

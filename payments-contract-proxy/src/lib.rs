@@ -56,6 +56,7 @@ mod record;
 mod redact;
 mod report;
 pub mod rules;
+mod upstream_tls;
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -112,6 +113,16 @@ pub struct ProxyConfig {
     pub strict: bool,
     /// How long the upstream may take to answer (default 30 s).
     pub upstream_timeout: Duration,
+    /// The listener's TLS (`--tls-cert`/`--tls-key`,
+    /// `--tls-self-signed`, `--tls-client-ca`): HTTPS only when set.
+    pub tls: Option<payments_serve::tls::ServerTls>,
+    /// `--upstream-ca FILE`: also trust this CA (PEM) for an https
+    /// upstream, beside Mozilla's roots.
+    pub upstream_ca: Option<PathBuf>,
+    /// `--upstream-client-cert FILE` and `--upstream-client-key FILE`
+    /// (PEM): the client certificate presented to an upstream that
+    /// demands mutual TLS.
+    pub upstream_identity: Option<(PathBuf, PathBuf)>,
 }
 
 impl std::fmt::Debug for ProxyConfig {
@@ -123,6 +134,9 @@ impl std::fmt::Debug for ProxyConfig {
             .field("enforce", &self.enforce)
             .field("strict", &self.strict)
             .field("upstream_timeout", &self.upstream_timeout)
+            .field("tls", &self.tls)
+            .field("upstream_ca", &self.upstream_ca)
+            .field("upstream_identity", &self.upstream_identity)
             .finish()
     }
 }
@@ -137,6 +151,9 @@ impl ProxyConfig {
             enforce: false,
             strict: false,
             upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
+            tls: None,
+            upstream_ca: None,
+            upstream_identity: None,
         }
     }
 
@@ -190,21 +207,24 @@ type Upstream = hyper_util::client::legacy::Client<
 /// The most header lines an upstream answer may have.
 const UPSTREAM_MAX_HEADERS: usize = 1024;
 
-fn upstream_client(connect_timeout: Duration) -> Upstream {
+fn upstream_client(config: &ProxyConfig) -> Result<Upstream, Error> {
+    let tls = upstream_tls::client_config(config)?;
     let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);
-    http.set_connect_timeout(Some(connect_timeout));
+    http.set_connect_timeout(Some(config.upstream_timeout));
     let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_webpki_roots()
+        .with_tls_config(tls)
         .https_or_http()
         .enable_http1()
         .wrap_connector(http);
-    hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .pool_max_idle_per_host(256)
-        // hyper's default is 100; an answer with more passes through.
-        .http1_max_headers(UPSTREAM_MAX_HEADERS)
-        .build(https)
+    Ok(
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .pool_max_idle_per_host(256)
+            // hyper's default is 100; an answer with more passes through.
+            .http1_max_headers(UPSTREAM_MAX_HEADERS)
+            .build(https),
+    )
 }
 
 /// One judged exchange, as the console shows it (secrets replaced).
@@ -276,7 +296,7 @@ fn open_append(path: &PathBuf, what: &str) -> Result<BufWriter<File>, Error> {
 impl ProxyState {
     fn new(config: ProxyConfig) -> Result<Self, Error> {
         config.validate()?;
-        let client = upstream_client(config.upstream_timeout);
+        let client = upstream_client(&config)?;
         let url = &config.upstream;
         let basic_auth = (!url.username().is_empty() || url.password().is_some()).then(|| {
             use base64::Engine as _;
@@ -562,14 +582,24 @@ impl Proxy {
                 })
             }
         };
-        let task = tokio::spawn(payments_serve::server::serve(
-            listener,
-            per_connection,
-            payments_serve::DEFAULT_HEADER_READ_TIMEOUT,
-            async move {
-                let _ = stopped.await;
-            },
-        ));
+        let stopped = async move {
+            let _ = stopped.await;
+        };
+        let task = match state.config.tls.clone() {
+            Some(tls) => tokio::spawn(payments_serve::server::serve_tls(
+                listener,
+                tls,
+                per_connection,
+                payments_serve::DEFAULT_HEADER_READ_TIMEOUT,
+                stopped,
+            )),
+            None => tokio::spawn(payments_serve::server::serve(
+                listener,
+                per_connection,
+                payments_serve::DEFAULT_HEADER_READ_TIMEOUT,
+                stopped,
+            )),
+        };
         tracing::info!(upstream = %state.config.shown_upstream(), "contract proxy in front of {}", state.config.shown_upstream());
         Ok(Self {
             addr,
@@ -579,9 +609,14 @@ impl Proxy {
         })
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT` (`https://` with TLS).
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.state.config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// The bound address.

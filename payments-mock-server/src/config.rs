@@ -226,6 +226,11 @@ pub fn listening_url(addr: std::net::SocketAddr) -> PublicUrl {
     PublicUrl::of_listener(addr)
 }
 
+/// [`listening_url`] for a listener that speaks TLS (`https://`) or not.
+pub fn listening_url_with(addr: std::net::SocketAddr, https: bool) -> PublicUrl {
+    PublicUrl::of_listener_with(addr, https)
+}
+
 /// The warning for a server listening on `addr` with `config`, when it
 /// has one: an admin side without an admin key on an address other
 /// machines can reach (CONTRACT section 18). Loopback stays quiet.

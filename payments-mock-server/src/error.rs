@@ -68,6 +68,13 @@ pub enum Error {
         /// What differs, item by item.
         difference: String,
     },
+    /// TLS cannot be set up: a certificate or key file that is missing,
+    /// not PEM, or not a pair; a `--tls-self-signed` directory that cannot
+    /// be written. The message names the file, never key material.
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    #[error(transparent)]
+    Tls(#[from] payments_serve::tls::TlsError),
 }
 
 impl Error {
@@ -80,6 +87,9 @@ impl Error {
             | Self::Config(_)
             | Self::StoreSpec(_)
             | Self::SettingsDiffer { .. } => 2,
+            // What the flags point at: a usage error too.
+            #[cfg(feature = "tls")]
+            Self::Tls(_) => 2,
             Self::Bind { .. } | Self::StoreOpen { .. } | Self::StoreSchemaNewer { .. } => 1,
         }
     }

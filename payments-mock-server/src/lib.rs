@@ -166,9 +166,11 @@
 //   `route.rs` for `/api/`), the `/api/` guard, middleware, handlers, the
 //   connection set-up (`server.rs`), and `openapi/` (feature `openapi`):
 //   the document, generated from the handlers.
-// - `mock_server.rs` — [`MockServer`], the embeddable server.
+// - `mock_server.rs` — [`MockServer`], the embeddable server
+//   (`mock_server/tls.rs`: its HTTPS, feature `tls`).
 // - `seed.rs` (`cli`) — `--seed-from`: a store seeded from a proxy
-//   recording; `main.rs` — the binary.
+//   recording; `main.rs` — the binary, with `proxy_command.rs` (its `proxy`
+//   subcommand) and `tls_args.rs` (the `--tls-*` flags both share).
 
 mod config;
 pub mod domain;
@@ -181,12 +183,23 @@ mod mock_server;
 pub mod seed;
 pub mod state;
 pub mod store;
+/// HTTPS (feature `tls`, CONTRACT section 18): the listener's
+/// configuration and the local CA that issues server and client
+/// certificates, for [`MockServerBuilder::tls_self_signed`] and tests of
+/// mutual TLS.
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub mod tls {
+    pub use payments_serve::tls::{
+        Issued, LocalCa, Pem, SelfSignedFiles, ServerTls, TlsError, self_signed_dir,
+    };
+}
 #[cfg(feature = "pages")]
 mod web;
 
 pub use config::{
     AdminKey, ApiKey, Config, DEFAULT_SESSION_LIFETIME, PublicUrl, check_replica_name,
-    listening_url, open_admin_warning, parse_latency,
+    listening_url, listening_url_with, open_admin_warning, parse_latency,
 };
 pub use domain::catalog::{Catalog, Flow, InitialState, Outcome, Product};
 pub use domain::journal::JournalEntry;

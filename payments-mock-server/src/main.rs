@@ -5,14 +5,19 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use payments_contract_proxy::{Proxy, ProxyConfig, check_recording};
-use payments_mock_server::http::serve_app;
+use payments_contract_proxy::check_recording;
+use payments_mock_server::http::{serve_app, serve_app_tls};
 use payments_mock_server::seed::{SeedError, seed_from};
 use payments_mock_server::state::AppState;
 use payments_mock_server::{
     AdminKey, ApiKey, Catalog, Config, Durability, StoreSpec, parse_latency,
 };
 use payments_serve::logging::init_logging;
+
+mod proxy_command;
+mod tls_args;
+use proxy_command::{ProxyArgs, proxy};
+use tls_args::TlsArgs;
 
 /// The merchant payment-transaction service for integration tests: in
 /// memory, or kept in SQLite or PostgreSQL; and a contract proxy in front
@@ -33,45 +38,10 @@ enum Command {
     /// the interface document (CONTRACT section 16). Exits 1 at SIGINT or
     /// SIGTERM when a violation was found (with --strict, also an
     /// undocumented finding), else 0.
-    Proxy(ProxyArgs),
+    Proxy(Box<ProxyArgs>),
     /// Run the proxy's checks offline on a recording (--record); the same
     /// summary and exit code.
     Check(CheckArgs),
-}
-
-#[derive(Debug, clap::Args)]
-struct ProxyArgs {
-    /// The service to check: http or https, maybe with a path prefix.
-    #[arg(long, value_name = "URL", value_parser = QuietParser::<UpstreamUrl>::new("an upstream URL"))]
-    upstream: UpstreamUrl,
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1")]
-    host: String,
-    /// Port to listen on; 0 picks a free port.
-    #[arg(long, default_value_t = 8080)]
-    port: u16,
-    /// Append one JSON line per exchange to FILE.
-    #[arg(long, value_name = "FILE")]
-    report: Option<std::path::PathBuf>,
-    /// Append each exchange whole, secrets replaced, to FILE.
-    #[arg(long, value_name = "FILE")]
-    record: Option<std::path::PathBuf>,
-    /// Answer an exchange with a violation 502 CONTRACT_VIOLATION instead.
-    #[arg(long)]
-    enforce: bool,
-    /// An undocumented finding fails the run too.
-    #[arg(long)]
-    strict: bool,
-    /// How long the upstream may take to answer, e.g. `5s`.
-    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
-    upstream_timeout: Duration,
-    /// A product catalogue (accepted for symmetry with the mock; the rules
-    /// judge by the interface document and do not use it).
-    #[arg(long, value_name = "FILE")]
-    catalog: Option<std::path::PathBuf>,
-    /// Log format on stderr.
-    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
-    log_format: LogFormat,
 }
 
 #[derive(Debug, clap::Args)]
@@ -90,26 +60,6 @@ struct CheckArgs {
 enum CheckOutput {
     Table,
     Json,
-}
-
-/// An upstream URL whose parse error never repeats it (it may hold
-/// credentials).
-#[derive(Debug, Clone)]
-struct UpstreamUrl(url::Url);
-
-impl std::str::FromStr for UpstreamUrl {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        let url = url::Url::parse(text).map_err(|e| {
-            format!(
-                "not a URL ({e}); an absolute http or https URL, e.g. https://staging.example.com"
-            )
-        })?;
-        let config = ProxyConfig::new(url.clone());
-        config.validate().map_err(|e| e.to_string())?;
-        Ok(Self(url))
-    }
 }
 
 /// The mock's own flags.
@@ -202,6 +152,8 @@ struct ServeArgs {
     /// in the last state it saw.
     #[arg(long, value_name = "FILE")]
     seed_from: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    tls: TlsArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -300,7 +252,7 @@ fn main() -> ExitCode {
     let Args { command, serve } = Args::parse();
     match command {
         None => serve_mock(serve),
-        Some(Command::Proxy(args)) => proxy(args),
+        Some(Command::Proxy(args)) => proxy(*args),
         Some(Command::Check(args)) => check(&args),
     }
 }
@@ -335,57 +287,6 @@ fn check(args: &CheckArgs) -> ExitCode {
         },
     }
     ExitCode::from(outcome.summary.exit_code(args.strict))
-}
-
-/// `proxy --upstream URL`: serves until SIGINT or SIGTERM, then prints the
-/// summary and exits by it.
-fn proxy(args: ProxyArgs) -> ExitCode {
-    let _log = init_logging(log_format(args.log_format));
-    if let Some(path) = &args.catalog
-        && let Err(e) = Catalog::from_path(path)
-    {
-        eprintln!("error: {}", error_chain(&e));
-        return ExitCode::from(2);
-    }
-    let mut config = ProxyConfig::new(args.upstream.0);
-    config.report = args.report;
-    config.record = args.record;
-    config.enforce = args.enforce;
-    config.strict = args.strict;
-    config.upstream_timeout = args.upstream_timeout;
-    if let Err(e) = config.validate() {
-        eprintln!("error: {}", error_chain(&e));
-        return ExitCode::from(2);
-    }
-    let strict = config.strict;
-    let runtime = match runtime() {
-        Ok(rt) => rt,
-        Err(code) => return code,
-    };
-    runtime.block_on(async move {
-        let listener = match std::net::TcpListener::bind((args.host.as_str(), args.port)) {
-            Ok(l) => l,
-            Err(e) => {
-                // Not 1: that is the proxy's "a violation was seen".
-                eprintln!("error: cannot listen on {}:{}: {e}", args.host, args.port);
-                return ExitCode::from(2);
-            }
-        };
-        let stop = shutdown_signal();
-        let proxy = match Proxy::start_on(listener, config).await {
-            Ok(proxy) => proxy,
-            Err(e) => {
-                // Whatever kept it from starting: 2, as 1 is the verdict.
-                eprintln!("error: {}", error_chain(&e));
-                return ExitCode::from(2);
-            }
-        };
-        println!("listening on http://{}", proxy.addr());
-        stop.await;
-        let summary = proxy.shutdown().await;
-        eprint!("{}", summary.table());
-        ExitCode::from(summary.exit_code(strict))
-    })
 }
 
 fn serve_mock(args: ServeArgs) -> ExitCode {
@@ -427,11 +328,25 @@ fn serve_mock(args: ServeArgs) -> ExitCode {
         eprintln!("error: {}", error_chain(&e));
         return ExitCode::from(2);
     }
+    let public_host = config
+        .public_url
+        .as_ref()
+        .and_then(|u| url::Url::parse(u.as_str()).ok())
+        .and_then(|u| u.host_str().map(str::to_owned));
+    let tls = match args.tls.server_tls(&args.host, public_host.as_deref()) {
+        Ok(tls) => tls,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // The session cookie never travels over plain HTTP then.
+    config.secure_cookies = tls.is_some();
     let runtime = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    runtime.block_on(serve(&args.host, args.port, config, args.seed_from))
+    runtime.block_on(serve(&args.host, args.port, config, tls, args.seed_from))
 }
 
 /// Seeds the store from a recording; the exit code when it cannot.
@@ -467,8 +382,11 @@ async fn serve(
     host: &str,
     port: u16,
     config: Config,
+    tls: Option<payments_mock_server::tls::ServerTls>,
     seed_from: Option<std::path::PathBuf>,
 ) -> ExitCode {
+    let https = tls.is_some();
+    let scheme = if https { "https" } else { "http" };
     let listener = match tokio::net::TcpListener::bind((host, port)).await {
         Ok(l) => l,
         Err(e) => {
@@ -497,7 +415,7 @@ async fn serve(
     let mut config = config;
     let public_url = config
         .public_url
-        .get_or_insert_with(|| payments_mock_server::listening_url(addr))
+        .get_or_insert_with(|| payments_mock_server::listening_url_with(addr, https))
         .clone();
     config.replica_name.get_or_insert_with(|| addr.to_string());
     let state = match AppState::open(config).await {
@@ -518,7 +436,7 @@ async fn serve(
     // The console's address goes to the log: stdout keeps its one line.
     let console = format!(
         "{}{}",
-        payments_mock_server::listening_url(addr),
+        payments_mock_server::listening_url_with(addr, https),
         payments_mock_server::http::CONSOLE_PATH.trim_start_matches('/')
     );
     tracing::info!(console = %console, "web console at {console}");
@@ -535,14 +453,11 @@ async fn serve(
     // The banner is the one line on stdout; scripts wait for it. It is
     // printed once the routes and the OpenAPI document are built: once a
     // script sees it, every request is answered without waiting.
-    serve_app(
-        listener,
-        state,
-        header_read_timeout,
-        || println!("listening on http://{addr}"),
-        stop,
-    )
-    .await;
+    let banner = || println!("listening on {scheme}://{addr}");
+    match tls {
+        Some(tls) => serve_app_tls(listener, state, tls, header_read_timeout, banner, stop).await,
+        None => serve_app(listener, state, header_read_timeout, banner, stop).await,
+    }
     ExitCode::SUCCESS
 }
 

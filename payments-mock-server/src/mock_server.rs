@@ -20,6 +20,9 @@ use crate::faults::Fault;
 use crate::state::AppState;
 use crate::store::{Durability, StoreSpec};
 
+#[cfg(feature = "tls")]
+mod tls;
+
 /// A stored transaction as the API would show it now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -60,6 +63,10 @@ pub struct StoredTransaction {
 #[derive(Debug)]
 pub struct MockServer {
     addr: SocketAddr,
+    /// Whether it speaks HTTPS (feature `tls`).
+    https: bool,
+    #[cfg(feature = "tls")]
+    tls: tls::Started,
     state: AppState,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
@@ -86,9 +93,11 @@ impl MockServer {
         MockServerBuilder::default()
     }
 
-    /// `http://127.0.0.1:PORT`, no trailing slash.
+    /// `http://127.0.0.1:PORT` (or `https://` with TLS), no trailing
+    /// slash.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// The bound address.
@@ -337,6 +346,8 @@ impl Drop for MockServer {
 pub struct MockServerBuilder {
     config: Config,
     listener: Option<std::net::TcpListener>,
+    #[cfg(feature = "tls")]
+    tls: tls::TlsChoice,
 }
 
 impl MockServerBuilder {
@@ -483,12 +494,19 @@ impl MockServerBuilder {
         let random_seed = self.config.fault_seed.is_none()
             && (self.config.fail_rate > 0.0 || self.config.latency.is_some());
         let mut config = self.config;
+        #[cfg(feature = "tls")]
+        let tls = self.tls.build()?;
+        #[cfg(feature = "tls")]
+        let https = self.tls.is_on();
+        #[cfg(not(feature = "tls"))]
+        let https = false;
+        config.secure_cookies |= https;
         if let Some(warning) = crate::config::open_admin_warning(addr, &config) {
             tracing::warn!(listening = %addr, "{warning}");
         }
         config
             .public_url
-            .get_or_insert_with(|| crate::config::listening_url(addr));
+            .get_or_insert_with(|| crate::config::listening_url_with(addr, https));
         config.replica_name.get_or_insert_with(|| addr.to_string());
         let state = AppState::open(config).await?;
         if random_seed {
@@ -498,19 +516,49 @@ impl MockServerBuilder {
                 "fault seed {seed} (random; call fault_seed({seed}) to repeat this run's faults)"
             );
         }
-        tracing::debug!("web console at http://{addr}/_mock/ui/");
+        let scheme = if https { "https" } else { "http" };
+        tracing::debug!("web console at {scheme}://{addr}/_mock/ui/");
         let (stop, stopped) = oneshot::channel::<()>();
+        let stopped = async move {
+            let _ = stopped.await;
+        };
+        #[cfg(feature = "tls")]
+        let (task, tls) = match tls {
+            Some((server_tls, started)) => (
+                tokio::spawn(crate::http::server::serve_app_tls(
+                    listener,
+                    state.clone(),
+                    server_tls,
+                    header_read_timeout,
+                    || {},
+                    stopped,
+                )),
+                started,
+            ),
+            None => (
+                tokio::spawn(crate::http::server::serve_app(
+                    listener,
+                    state.clone(),
+                    header_read_timeout,
+                    || {},
+                    stopped,
+                )),
+                tls::Started::default(),
+            ),
+        };
+        #[cfg(not(feature = "tls"))]
         let task = tokio::spawn(crate::http::server::serve_app(
             listener,
             state.clone(),
             header_read_timeout,
             || {},
-            async move {
-                let _ = stopped.await;
-            },
+            stopped,
         ));
         Ok(MockServer {
             addr,
+            https,
+            #[cfg(feature = "tls")]
+            tls,
             state,
             stop: Some(stop),
             task: Some(task),

@@ -22,6 +22,8 @@ mod money;
 mod admin;
 // The binary as a process.
 mod binary;
+// HTTPS: --tls-* flags, mutual TLS, bad input, the embedded server (section 18).
+mod tls;
 // Property tests: validation and path decoding never panic.
 mod props;
 // Near-valid bodies and bytes: a 400 naming the field, never a panic (issue #8).

@@ -7,6 +7,8 @@
 //!   envelope, and a failure becomes one in exactly one place.
 //! - `pages` (feature `pages`): the chrome of server-rendered pages.
 //! - `logging` (feature `logging`): the binaries' stderr log.
+//! - `tls` (feature `tls`): HTTPS listeners ([`server::serve_tls`]), a
+//!   local CA for a sandbox and its tests.
 //!
 //! # Example
 //!
@@ -33,7 +35,8 @@
 
 // Layout, for contributors: `answer.rs` (ApiError, the envelope of a
 // success), `server.rs` (the accept loop), `pages.rs` (feature `pages`),
-// `logging/` (feature `logging`: `text.rs` and `json.rs` hold the two
+// `tls/` (feature `tls`: the server's configuration; `local_ca.rs`, the
+// certificates rcgen makes), `logging/` (feature `logging`: `text.rs` and `json.rs` hold the two
 // formats, `tests.rs` holds them to tracing-subscriber's own).
 
 mod answer;
@@ -44,6 +47,9 @@ pub mod logging;
 #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
 pub mod pages;
 pub mod server;
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub mod tls;
 
 pub use answer::{ApiError, ErrorCodeTag, success};
 pub use payments_interface::ErrorCode;

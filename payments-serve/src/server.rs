@@ -70,6 +70,29 @@ pub async fn run_with(
     serve(listener, per_connection, header_read_timeout, shutdown).await;
 }
 
+/// [`run_with`] over TLS: each connection's handshake must finish within
+/// `header_read_timeout` too, and one that fails or times out is closed
+/// without an answer (logged at debug: a scanner must not fill the log).
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub async fn run_tls(
+    listener: TcpListener,
+    router: Router,
+    tls: crate::tls::ServerTls,
+    header_read_timeout: Duration,
+    shutdown: impl Future<Output = ()>,
+) {
+    let per_connection = move |abort: ConnectionAbort| {
+        let service = router.clone().map_request(move |req: Request<Incoming>| {
+            let mut req = req.map(axum::body::Body::new);
+            req.extensions_mut().insert(abort.clone());
+            req
+        });
+        TowerToHyperService::new(service)
+    };
+    serve_tls(listener, tls, per_connection, header_read_timeout, shutdown).await;
+}
+
 /// The accept loop: `per_connection` makes the service of one connection,
 /// given what closes it; until `shutdown` completes, then in-flight
 /// requests finish.
@@ -87,10 +110,76 @@ pub async fn serve<S>(
         + 'static,
     S::Future: Send + 'static,
 {
+    serve_on(
+        listener,
+        Handshake::None,
+        per_connection,
+        header_read_timeout,
+        shutdown,
+    )
+    .await;
+}
+
+/// [`serve`] over TLS (HTTPS only): the handshake of each connection runs
+/// in its task, bounded by `header_read_timeout`, so a slow or half-open
+/// client holds nothing but its own task, and only that long. A failed
+/// handshake (a client that does not trust the certificate, or without
+/// the client certificate mutual TLS requires) closes the connection
+/// without an answer and is logged at debug, without secrets.
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub async fn serve_tls<S>(
+    listener: TcpListener,
+    tls: crate::tls::ServerTls,
+    per_connection: impl Fn(ConnectionAbort) -> S,
+    header_read_timeout: Duration,
+    shutdown: impl Future<Output = ()>,
+) where
+    S: hyper::service::Service<
+            Request<Incoming>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    let handshake = Handshake::Tls(tls.acceptor());
+    serve_on(
+        listener,
+        handshake,
+        per_connection,
+        header_read_timeout,
+        shutdown,
+    )
+    .await;
+}
+
+/// What a connection goes through before HTTP.
+enum Handshake {
+    None,
+    #[cfg(feature = "tls")]
+    Tls(tokio_rustls::TlsAcceptor),
+}
+
+async fn serve_on<S>(
+    listener: TcpListener,
+    handshake: Handshake,
+    per_connection: impl Fn(ConnectionAbort) -> S,
+    header_read_timeout: Duration,
+    shutdown: impl Future<Output = ()>,
+) where
+    S: hyper::service::Service<
+            Request<Incoming>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, _peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(conn) => conn,
                 Err(e) => {
@@ -110,19 +199,46 @@ pub async fn serve<S>(
             .timer(TokioTimer::new())
             .header_read_timeout(header_read_timeout)
             .max_header_size(HEADER_LIMIT);
-        let conn = builder.serve_connection(TokioIo::new(stream), service);
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            tokio::select! {
-                result = conn => {
-                    if let Err(e) = result {
-                        tracing::debug!(error = %e, "connection ended with an error");
-                    }
-                }
-                () = abort.0.notified() => {}
+        match &handshake {
+            Handshake::None => {
+                let conn = builder.serve_connection(TokioIo::new(stream), service);
+                let conn = graceful.watch(conn);
+                tokio::spawn(drive(conn, abort));
             }
-        });
+            #[cfg(feature = "tls")]
+            Handshake::Tls(acceptor) => {
+                let accepting = acceptor.accept(stream);
+                let watcher = graceful.watcher();
+                tokio::spawn(async move {
+                    let stream = match tokio::time::timeout(header_read_timeout, accepting).await {
+                        Ok(Ok(stream)) => stream,
+                        Ok(Err(e)) => {
+                            tracing::debug!(peer = %_peer, error = %e, "TLS handshake failed");
+                            return;
+                        }
+                        Err(_) => {
+                            tracing::debug!(peer = %_peer, "TLS handshake timed out");
+                            return;
+                        }
+                    };
+                    let conn = builder.serve_connection(TokioIo::new(stream), service);
+                    drive(watcher.watch(conn), abort).await;
+                });
+            }
+        }
     }
     drop(listener);
     graceful.shutdown().await;
+}
+
+/// Serves one connection until it ends or its [`ConnectionAbort`] fires.
+async fn drive(conn: impl Future<Output = Result<(), hyper::Error>>, abort: ConnectionAbort) {
+    tokio::select! {
+        result = conn => {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+        }
+        () = abort.0.notified() => {}
+    }
 }

@@ -17,7 +17,7 @@ use std::{
     time::Instant,
 };
 
-use payments_client::{Client, RetryPolicy};
+use payments_client::{Client, ClientBuilder, RetryPolicy};
 use secrecy::ExposeSecret as _;
 
 use crate::{
@@ -141,10 +141,14 @@ impl Context {
         if let Some(key) = &settings.api_key {
             builder = builder.api_key(key.0.expose_secret());
         }
+        builder = tls(builder, &settings)?;
         let client = builder.build().map_err(|err| {
             // The builder also checks the key (it must fit in a header); its
             // message names the key without quoting it.
             let text = err.to_string();
+            if let Some(usage) = tls_usage(&text, &settings) {
+                return usage;
+            }
             if text.contains("API key") {
                 return CliError::Usage(format!(
                     "{text}; check --api-key, PAYMENTS_API_KEY or api_key in the profile"
@@ -294,4 +298,62 @@ impl Context {
     pub fn stderr_is_terminal(&self) -> bool {
         std::io::stderr().is_terminal()
     }
+}
+
+/// `--ca-cert`, `--client-cert` and `--client-key` on the client builder
+/// (CONTRACT section 18). Files are read here, so a missing one is named.
+fn tls(mut builder: ClientBuilder, settings: &Settings) -> Result<ClientBuilder, CliError> {
+    let read = |path: &std::path::Path| {
+        std::fs::read(path).map_err(|source| CliError::Input {
+            path: path.to_owned(),
+            source,
+        })
+    };
+    if let Some(ca) = &settings.ca_cert {
+        builder = builder.add_root_certificate_pem(read(ca)?);
+    }
+    match (&settings.client_cert, &settings.client_key) {
+        (Some(cert), Some(key)) => {
+            let mut identity = read(cert)?;
+            identity.push(b'\n');
+            identity.extend(read(key)?);
+            builder = builder.identity_pem(identity);
+        }
+        (None, None) => {}
+        (Some(_), None) => {
+            return Err(CliError::Usage(
+                "--client-cert needs --client-key (PAYMENTS_CLIENT_KEY, client_key in the profile)"
+                    .to_owned(),
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(CliError::Usage(
+                "--client-key needs --client-cert (PAYMENTS_CLIENT_CERT, client_cert in the profile)"
+                    .to_owned(),
+            ));
+        }
+    }
+    Ok(builder)
+}
+
+/// A builder error about a certificate, as a usage error naming the file.
+fn tls_usage(text: &str, settings: &Settings) -> Option<CliError> {
+    let shown = |p: &Option<std::path::PathBuf>| {
+        p.as_ref()
+            .map_or_else(String::new, |p| p.display().to_string())
+    };
+    if text.contains("root certificate") {
+        return Some(CliError::Usage(format!(
+            "--ca-cert {}: not a PEM certificate (-----BEGIN CERTIFICATE-----)",
+            shown(&settings.ca_cert)
+        )));
+    }
+    if text.contains("client identity") {
+        return Some(CliError::Usage(format!(
+            "--client-cert {} and --client-key {}: not a PEM certificate and its PEM private key",
+            shown(&settings.client_cert),
+            shown(&settings.client_key)
+        )));
+    }
+    None
 }

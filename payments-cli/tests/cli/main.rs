@@ -30,6 +30,8 @@ mod secrets;
 mod status;
 /// The commands above through the contract proxy: the mock is a verified fake.
 mod through_proxy;
+/// HTTPS: --ca-cert, --client-cert, --client-key; unknown CA, expiry, mutual TLS.
+mod tls;
 /// `--help` of every command, completions, and usage errors (exit 2).
 mod usage;
 /// `status --wait` on the mock's virtual clock.

@@ -24,3 +24,5 @@ mod redirect;
 mod through_proxy;
 // The answer guard against a mock that answers about another transaction.
 mod lying;
+// HTTPS: trusted and unknown CAs, expiry, mutual TLS (section 18).
+mod tls;

@@ -57,6 +57,12 @@ impl PublicUrl {
     /// wildcard address (`0.0.0.0`, `::`) is not one it can open, so it
     /// becomes loopback.
     pub fn of_listener(addr: std::net::SocketAddr) -> Self {
+        Self::of_listener_with(addr, false)
+    }
+
+    /// [`PublicUrl::of_listener`] for a listener that speaks `https`
+    /// (TLS) or `http`.
+    pub fn of_listener_with(addr: std::net::SocketAddr, https: bool) -> Self {
         let mut addr = addr;
         if addr.ip().is_unspecified() {
             addr.set_ip(match addr {
@@ -64,8 +70,9 @@ impl PublicUrl {
                 std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
             });
         }
+        let (scheme, default_port) = if https { ("https", 443) } else { ("http", 80) };
         let port = match addr.port() {
-            80 => String::new(),
+            port if port == default_port => String::new(),
             port => format!(":{port}"),
         };
         let host = match addr {
@@ -73,7 +80,7 @@ impl PublicUrl {
             std::net::SocketAddr::V6(a) => format!("[{}]", a.ip()),
         };
         Self {
-            text: format!("http://{host}{port}/"),
+            text: format!("{scheme}://{host}{port}/"),
         }
     }
 

@@ -23,3 +23,6 @@ pub use app::app;
 pub use extract::{BODY_LIMIT, decode_segment};
 pub use payments_serve::server::{DEFAULT_HEADER_READ_TIMEOUT, HEADER_LIMIT, run, run_with};
 pub use server::serve_app;
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub use server::serve_app_tls;

@@ -52,3 +52,24 @@ pub async fn serve_app(
     let per_connection = move |abort| service.on_connection(abort);
     payments_serve::server::serve(listener, per_connection, header_read_timeout, shutdown).await;
 }
+
+/// [`serve_app`] over TLS (HTTPS only, feature `tls`): the handshake is
+/// bounded by `header_read_timeout` as well; a connection that fails it
+/// (an untrusted certificate, a missing client certificate under mutual
+/// TLS) is closed without an answer.
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub async fn serve_app_tls(
+    listener: TcpListener,
+    state: AppState,
+    tls: payments_serve::tls::ServerTls,
+    header_read_timeout: Duration,
+    ready: impl FnOnce(),
+    shutdown: impl Future<Output = ()>,
+) {
+    let service = MockService::new(state);
+    ready();
+    let per_connection = move |abort| service.on_connection(abort);
+    payments_serve::server::serve_tls(listener, tls, per_connection, header_read_timeout, shutdown)
+        .await;
+}

@@ -7,6 +7,8 @@
 mod binary;
 // Canary secrets never reach the recording, report, console, log or errors.
 mod secrets;
+// HTTPS: an upstream demanding a client certificate, the proxy's own TLS.
+mod tls;
 
 /// The merchant of the exchanges these tests send.
 const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";

@@ -1,0 +1,228 @@
+//! HTTPS (CONTRACT section 18): `--ca-cert`, `--client-cert` and
+//! `--client-key` (and their environment and profile keys) against the
+//! mock over real TLS. A status of an unknown id exits 3 when the call got
+//! through; a refused handshake exits 4 with rustls's reason and what to
+//! give; a certificate file that is missing or not PEM is a usage error.
+
+use payments_mock_server::MockServer;
+use payments_mock_server::tls::LocalCa;
+
+use crate::common::{Sandbox, run, stderr};
+
+const UNKNOWN: &str = "0193a0b4-0000-7000-8000-000000000000";
+
+/// `payments status UNKNOWN` against `base` with `args` before it.
+async fn status(sandbox: &Sandbox, base: &str, args: &[&str]) -> (i32, String) {
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", base, "--retries", "1"])
+        .args(args)
+        .args(["status", UNKNOWN]);
+    let assert = run(cmd).await;
+    let code = assert.get_output().status.code().expect("an exit code");
+    let err = stderr(&assert);
+    assert!(!err.contains("PRIVATE KEY"), "key material printed: {err}");
+    (code, err)
+}
+
+fn path(p: &std::path::Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ca_cert_from_flag_env_or_profile_trusts_the_mock_and_none_fails_with_exit_4() {
+    let server = MockServer::builder()
+        .tls_self_signed()
+        .start()
+        .await
+        .expect("starts");
+    let sandbox = Sandbox::new();
+    let ca = sandbox.write_file("ca.pem", server.ca_pem().expect("a CA"));
+    let base = server.base_url();
+
+    let (code, err) = status(&sandbox, &base, &["--ca-cert", path(&ca)]).await;
+    assert_eq!(code, 3, "{err}");
+
+    let mut cmd = sandbox.payments();
+    cmd.env("PAYMENTS_CA_CERT", &ca)
+        .args(["--base-url", &base, "status", UNKNOWN]);
+    run(cmd).await.code(3);
+
+    sandbox.write_config(&format!(
+        "[profiles.default]\nbase_url = \"{base}\"\nca_cert = \"{}\"\n",
+        path(&ca)
+    ));
+    let mut cmd = sandbox.payments();
+    cmd.args(["status", UNKNOWN]);
+    run(cmd).await.code(3);
+
+    let (code, err) = status(
+        &sandbox,
+        &base,
+        &["--config", path(&sandbox.path().join("none.toml"))],
+    )
+    .await;
+    assert_eq!(code, 2, "an explicit missing config file: {err}");
+    let empty = sandbox.write_file("empty.toml", "");
+    let (code, err) = status(&sandbox, &base, &["--config", path(&empty)]).await;
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("failed: the TLS handshake with the service failed: invalid peer certificate: UnknownIssuer; trust the service's CA with --ca-cert FILE"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ca_cert_of_another_ca_or_an_expired_certificate_exits_4() {
+    let sandbox = Sandbox::new();
+    let empty = sandbox.write_file("empty.toml", "");
+    let ca = LocalCa::generate().expect("a CA");
+    let other = sandbox.write_file("other.pem", LocalCa::generate().expect("a CA").cert_pem());
+    let server = MockServer::builder()
+        .tls_self_signed()
+        .start()
+        .await
+        .expect("starts");
+    let (code, err) = status(
+        &sandbox,
+        &server.base_url(),
+        &["--config", path(&empty), "--ca-cert", path(&other)],
+    )
+    .await;
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("UnknownIssuer"), "{err}");
+
+    let expired = ca
+        .expired_server_cert(&["127.0.0.1".to_owned()])
+        .expect("a certificate");
+    let server = MockServer::builder()
+        .tls_pem(expired.cert_pem.clone(), expired.key_pem())
+        .start()
+        .await
+        .expect("starts");
+    let trusted = sandbox.write_file("ca.pem", ca.cert_pem());
+    let (code, err) = status(
+        &sandbox,
+        &server.base_url(),
+        &["--config", path(&empty), "--ca-cert", path(&trusted)],
+    )
+    .await;
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("invalid peer certificate: certificate expired"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mutual_tls_needs_the_client_certificate_of_the_servers_client_ca() {
+    let clients = LocalCa::generate().expect("a client CA");
+    let server = MockServer::builder()
+        .tls_self_signed()
+        .tls_client_ca(clients.cert_pem())
+        .start()
+        .await
+        .expect("starts");
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let ca = sandbox.write_file("ca.pem", server.ca_pem().expect("a CA"));
+    let ca_flag = ["--ca-cert", path(&ca)];
+
+    let (code, err) = status(&sandbox, &base, &ca_flag).await;
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("received fatal alert: CertificateRequired"),
+        "{err}"
+    );
+    assert!(
+        err.contains("the service wants a client certificate it accepts: give --client-cert FILE and --client-key FILE"),
+        "{err}"
+    );
+
+    let stranger = LocalCa::generate()
+        .expect("a CA")
+        .client_cert("stranger")
+        .expect("a cert");
+    let foreign_cert = sandbox.write_file("foreign.pem", &stranger.cert_pem);
+    let foreign_key = sandbox.write_file("foreign-key.pem", stranger.key_pem());
+    let (code, err) = status(
+        &sandbox,
+        &base,
+        &[
+            ca_flag[0],
+            ca_flag[1],
+            "--client-cert",
+            path(&foreign_cert),
+            "--client-key",
+            path(&foreign_key),
+        ],
+    )
+    .await;
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("received fatal alert: UnknownCA"), "{err}");
+
+    let mine = clients.client_cert("support").expect("a cert");
+    let cert = sandbox.write_file("client.pem", &mine.cert_pem);
+    let key = sandbox.write_file("client-key.pem", mine.key_pem());
+    let (code, err) = status(
+        &sandbox,
+        &base,
+        &[
+            ca_flag[0],
+            ca_flag[1],
+            "--client-cert",
+            path(&cert),
+            "--client-key",
+            path(&key),
+        ],
+    )
+    .await;
+    assert_eq!(code, 3, "{err}");
+
+    let mut cmd = sandbox.payments();
+    cmd.env("PAYMENTS_CA_CERT", &ca)
+        .env("PAYMENTS_CLIENT_CERT", &cert)
+        .env("PAYMENTS_CLIENT_KEY", &key)
+        .args(["--base-url", &base, "status", UNKNOWN]);
+    run(cmd).await.code(3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn certificate_files_that_are_missing_or_not_pem_are_usage_errors() {
+    let sandbox = Sandbox::new();
+    let base = "https://127.0.0.1:9";
+    let notes = sandbox.write_file("notes.txt", "hello\n");
+    let missing = sandbox.path().join("missing.pem");
+
+    let (code, err) = status(&sandbox, base, &["--ca-cert", path(&missing)]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("cannot read {}", path(&missing))),
+        "{err}"
+    );
+
+    let (code, err) = status(&sandbox, base, &["--ca-cert", path(&notes)]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "--ca-cert {}: not a PEM certificate",
+            path(&notes)
+        )),
+        "{err}"
+    );
+
+    let (code, err) = status(&sandbox, base, &["--client-cert", path(&notes)]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--client-cert needs --client-key"), "{err}");
+
+    let (code, err) = status(
+        &sandbox,
+        base,
+        &["--client-cert", path(&notes), "--client-key", path(&notes)],
+    )
+    .await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("not a PEM certificate and its PEM private key"),
+        "{err}"
+    );
+}

@@ -1,0 +1,88 @@
+//! The binary's TLS flags (CONTRACT section 18), shared by the mock and
+//! the `proxy` subcommand: `--tls-cert FILE --tls-key FILE`,
+//! `--tls-self-signed DIR`, `--tls-client-ca FILE`.
+
+use std::path::PathBuf;
+
+use payments_mock_server::tls::{ServerTls, TlsError, self_signed_dir};
+
+/// Serving HTTPS.
+#[derive(Debug, Clone, clap::Args)]
+#[group(id = "tls_server", multiple = true)]
+pub(crate) struct TlsArgs {
+    /// Serve HTTPS only, with this certificate chain (PEM, the server's
+    /// certificate first); needs --tls-key.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls_key",
+        conflicts_with = "tls_self_signed"
+    )]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Serve HTTPS only, with a local certificate authority kept in DIR
+    /// (made on first use, reused after; DIR/ca.pem is what clients
+    /// trust) and a server certificate for localhost, 127.0.0.1, ::1, the
+    /// listening address and the --public-url host.
+    #[arg(long, value_name = "DIR")]
+    tls_self_signed: Option<PathBuf>,
+    /// Also require a client certificate issued by this CA (PEM) on every
+    /// connection (mutual TLS); a connection without one gets no answer.
+    /// Needs --tls-cert or --tls-self-signed.
+    #[arg(long, value_name = "FILE")]
+    tls_client_ca: Option<PathBuf>,
+}
+
+impl TlsArgs {
+    /// Whether HTTPS was asked for.
+    pub(crate) fn is_on(&self) -> bool {
+        self.tls_cert.is_some() || self.tls_self_signed.is_some()
+    }
+
+    /// The listener's TLS, when asked for: for `--tls-self-signed`, the
+    /// local CA's path goes to stderr. `host` is the listening address,
+    /// `public_host` the public URL's host.
+    pub(crate) fn server_tls(
+        &self,
+        host: &str,
+        public_host: Option<&str>,
+    ) -> Result<Option<ServerTls>, String> {
+        if self.tls_client_ca.is_some() && !self.is_on() {
+            return Err(
+                "--tls-client-ca needs --tls-cert and --tls-key, or --tls-self-signed".to_owned(),
+            );
+        }
+        let client_ca = self.tls_client_ca.as_deref();
+        let text = |e: TlsError| e.to_string();
+        if let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) {
+            return ServerTls::from_files(cert, key, client_ca)
+                .map(Some)
+                .map_err(text);
+        }
+        let Some(dir) = &self.tls_self_signed else {
+            return Ok(None);
+        };
+        let mut names: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(str::to_owned).into();
+        for name in [Some(host), public_host].into_iter().flatten() {
+            let name = name.trim_start_matches('[').trim_end_matches(']');
+            let unspecified = name
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_unspecified());
+            if !name.is_empty() && !unspecified && !names.iter().any(|n| n == name) {
+                names.push(name.to_owned());
+            }
+        }
+        let files = self_signed_dir(dir, &names).map_err(|e| format!("--tls-self-signed: {e}"))?;
+        let made = if files.new_ca { "made" } else { "reused" };
+        eprintln!(
+            "TLS: local CA {made} in {}; clients trust it (payments --ca-cert {})",
+            dir.display(),
+            files.ca.display()
+        );
+        ServerTls::from_files(&files.cert, &files.key, client_ca)
+            .map(Some)
+            .map_err(text)
+    }
+}

@@ -1,0 +1,99 @@
+//! The TLS accept loop (feature `tls`): a client that never finishes its
+//! handshake is dropped after the timeout, and a failed handshake does not
+//! stop the loop from serving the next client.
+#![cfg(feature = "tls")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use payments_serve::server;
+use payments_serve::tls::{LocalCa, Pem, ServerTls};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+
+async fn https_server(handshake_timeout: Duration) -> (LocalCa, std::net::SocketAddr) {
+    let ca = LocalCa::generate().expect("a CA");
+    let issued = ca
+        .server_cert(&["127.0.0.1".to_owned()])
+        .expect("a certificate");
+    let tls = ServerTls::from_pem(
+        Pem {
+            bytes: issued.cert_pem.as_bytes(),
+            name: "cert",
+        },
+        Pem {
+            bytes: issued.key_pem().as_bytes(),
+            name: "key",
+        },
+        None,
+    )
+    .expect("a configuration");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bound");
+    let addr = listener.local_addr().expect("an address");
+    let router = Router::new().fallback(|| async { "hello" });
+    tokio::spawn(server::run_tls(
+        listener,
+        router,
+        tls,
+        handshake_timeout,
+        std::future::pending(),
+    ));
+    (ca, addr)
+}
+
+/// One GET over TLS, trusting `ca`: the first line of the answer.
+async fn get(ca: &LocalCa, addr: std::net::SocketAddr) -> String {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject as _;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca.cert_pem().as_bytes()).expect("PEM"))
+        .expect("a root");
+    let config = rustls::ClientConfig::builder_with_provider(payments_serve::tls::provider())
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = TcpStream::connect(addr).await.expect("connects");
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("a name");
+    let mut tls = connector.connect(name, tcp).await.expect("handshake");
+    tls.write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .await
+        .expect("sent");
+    let mut answer = Vec::new();
+    let _ = tls.read_to_end(&mut answer).await;
+    String::from_utf8_lossy(&answer)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_handshake_is_dropped_after_the_timeout() {
+    let (_ca, addr) = https_server(Duration::from_millis(200)).await;
+    let mut idle = TcpStream::connect(addr).await.expect("connects");
+    let mut buf = [0u8; 16];
+    let read = tokio::time::timeout(Duration::from_secs(10), idle.read(&mut buf))
+        .await
+        .expect("closed by the server, not by this test's limit");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+}
+
+#[tokio::test]
+async fn a_failed_handshake_leaves_the_loop_serving() {
+    let (ca, addr) = https_server(Duration::from_secs(5)).await;
+    let mut garbage = TcpStream::connect(addr).await.expect("connects");
+    garbage
+        .write_all(b"GET / HTTP/1.1\r\n\r\n")
+        .await
+        .expect("sent");
+    let mut buf = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), garbage.read_to_end(&mut buf)).await;
+    assert!(!String::from_utf8_lossy(&buf).contains("hello"));
+    assert_eq!(get(&ca, addr).await, "HTTP/1.1 200 OK");
+}
