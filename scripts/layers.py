@@ -30,7 +30,7 @@ LAYERS = {
     ],
     "payments-serve": [
         ["answer"],
-        ["server", "pages", "logging"],
+        ["server", "pages", "logging", "metrics"],
         ["lib"],
     ],
     "payments-contract-proxy": [

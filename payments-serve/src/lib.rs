@@ -7,6 +7,7 @@
 //!   envelope, and a failure becomes one in exactly one place.
 //! - `pages` (feature `pages`): the chrome of server-rendered pages.
 //! - `logging` (feature `logging`): the binaries' stderr log.
+//! - `metrics` (feature `metrics`): what both servers' `GET /metrics` share.
 //!
 //! # Example
 //!
@@ -40,6 +41,9 @@ mod answer;
 #[cfg(feature = "logging")]
 #[cfg_attr(docsrs, doc(cfg(feature = "logging")))]
 pub mod logging;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
 #[cfg(feature = "pages")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
 pub mod pages;
