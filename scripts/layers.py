@@ -45,7 +45,7 @@ LAYERS = {
         ["lib"],
     ],
     "payments-mock-server": [
-        ["error"],
+        ["error", "metrics"],
         ["domain::scan", "domain::rules", "domain::clock"],
         ["domain::extra", "domain::fields", "domain::catalog", "domain::access"],
         ["domain::transaction", "domain::journal", "domain::settings"],
