@@ -38,7 +38,7 @@ LAYERS = {
         ["exchange"],
         ["memory"],
         ["rules"],
-        ["redact", "record"],
+        ["redact", "record", "metrics"],
         ["report"],
         ["check"],
         ["forward", "console"],

@@ -50,6 +50,7 @@ mod error;
 mod exchange;
 mod forward;
 mod memory;
+mod metrics;
 mod record;
 mod redact;
 mod report;
@@ -247,6 +248,8 @@ pub(crate) struct Inner {
     seq: AtomicU64,
     redactor: Redactor,
     judge: Mutex<Judge>,
+    /// What `GET /metrics` reports.
+    metrics: metrics::Metrics,
 }
 
 impl std::ops::Deref for ProxyState {
@@ -333,6 +336,7 @@ impl ProxyState {
                 client,
                 seq: AtomicU64::new(0),
                 redactor,
+                metrics: metrics::Metrics::new(),
                 judge: Mutex::new(Judge {
                     memory: Memory::default(),
                     summary: Summary::default(),
@@ -378,6 +382,7 @@ impl ProxyState {
         } else {
             (Verdict::Unchecked, Vec::new())
         };
+        self.metrics.exchange(&parsed.endpoint, verdict, &findings);
         // A message quotes values of the exchange: never a secret one.
         for finding in &mut findings {
             finding.message = self.redactor.scrub(&finding.message, &secrets);
@@ -467,14 +472,29 @@ async fn report(
     payments_serve::success(proxy.summary(), None)
 }
 
+/// `GET /metrics`: the proxy's counts in the Prometheus text format, or
+/// OpenMetrics text when `Accept` asks for it (CONTRACT section 18).
+async fn metrics(
+    axum::extract::State(proxy): axum::extract::State<ProxyState>,
+    headers: axum::http::HeaderMap,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let accept = headers
+        .get(axum::http::header::ACCEPT)
+        .map(|v| v.as_bytes());
+    let (body, content_type) = proxy.metrics.render(accept);
+    ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
 /// The proxy's routes: `/api/` forwarded; `/_proxy/report`, the console
-/// under `/_proxy/ui/` and nothing else its own.
+/// under `/_proxy/ui/`, `/metrics` and nothing else its own.
 fn router(state: ProxyState) -> Router {
     Router::new()
         .route("/api/{*rest}", any(forward::forward))
         .route("/api", any(forward::forward))
         .route("/api/", any(forward::forward))
         .route("/_proxy/report", get(report))
+        .route("/metrics", get(metrics))
         .merge(console::routes())
         .fallback(|| async { ApiError::not_found() })
         .with_state(state)
