@@ -38,9 +38,9 @@ const BUCKET_MICROS: [u64; 12] = [
 ];
 
 /// A duration histogram in atomics: one count per bucket (not cumulative:
-/// one increment per observation) and the sum in microseconds. Encoded
-/// cumulatively, its `_count` is the sum of its buckets, so a scrape during
-/// observations is still consistent (`+Inf` = `_count`).
+/// one increment per observation) and the sum in microseconds. Its
+/// `_count` is the sum of the counts read for its buckets, so a scrape
+/// during observations is still consistent (`+Inf` = `_count`).
 #[derive(Debug, Default)]
 pub struct Histogram {
     counts: [AtomicU64; 13],
@@ -48,6 +48,14 @@ pub struct Histogram {
 }
 
 impl Histogram {
+    /// An empty one.
+    pub const fn new() -> Self {
+        Self {
+            counts: [const { AtomicU64::new(0) }; 13],
+            sum_micros: AtomicU64::new(0),
+        }
+    }
+
     /// Counts one duration.
     #[inline]
     pub fn observe(&self, elapsed: Duration) {
@@ -68,16 +76,18 @@ impl Histogram {
     ///
     /// As the writer's.
     pub fn encode(&self, encoder: &mut MetricEncoder<'_>) -> Result<(), std::fmt::Error> {
+        // The encoder makes the counts cumulative itself.
         let mut buckets = [(0.0, 0); 13];
-        let mut below = 0;
+        let mut count = 0;
         for (i, bucket) in buckets.iter_mut().enumerate() {
-            below += self.counts[i].load(Ordering::Relaxed);
-            *bucket = (BUCKETS.get(i).copied().unwrap_or(f64::INFINITY), below);
+            let n = self.counts[i].load(Ordering::Relaxed);
+            count += n;
+            *bucket = (BUCKETS.get(i).copied().unwrap_or(f64::INFINITY), n);
         }
         // Exact below 2^53 microseconds (285 years).
         #[allow(clippy::cast_precision_loss)]
         let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
-        encoder.encode_histogram::<NoLabelSet>(sum, below, &buckets, None)
+        encoder.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)
     }
 }
 
@@ -148,6 +158,45 @@ mod tests {
         assert_eq!(h.count(), 3);
         for (seconds, micros) in BUCKETS.iter().zip(BUCKET_MICROS) {
             assert!((seconds * 1e6 - micros as f64).abs() < 0.5);
+        }
+    }
+
+    #[derive(Debug)]
+    struct One(Histogram);
+
+    impl prometheus_client::collector::Collector for One {
+        fn encode(
+            &self,
+            mut encoder: prometheus_client::encoding::DescriptorEncoder<'_>,
+        ) -> Result<(), std::fmt::Error> {
+            let mut family = encoder.encode_descriptor(
+                "t_seconds",
+                "T.",
+                None,
+                prometheus_client::metrics::MetricType::Histogram,
+            )?;
+            self.0.encode(&mut family)
+        }
+    }
+
+    #[test]
+    fn buckets_are_written_cumulative_and_inf_is_the_count() {
+        let h = Histogram::new();
+        h.observe(Duration::from_micros(50));
+        h.observe(Duration::from_micros(300));
+        h.observe(Duration::from_secs(60));
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(One(h)));
+        let (text, _) = render(&registry, None);
+        for line in [
+            "t_seconds_count 3",
+            "t_seconds_bucket{le=\"0.0001\"} 1",
+            "t_seconds_bucket{le=\"0.00025\"} 1",
+            "t_seconds_bucket{le=\"0.0005\"} 2",
+            "t_seconds_bucket{le=\"10.0\"} 2",
+            "t_seconds_bucket{le=\"+Inf\"} 3",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
         }
     }
 
