@@ -340,11 +340,11 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keys: Keys, catalog: &Cata
     let (ok, data) = &spec.ok;
     let mut success = match spec.kind {
         Kind::Admin if id == "metrics" => json!({
-            "description": "The counts in the Prometheus text format; OpenMetrics text when `Accept` asks for application/openmetrics-text",
+            "description": "The counts in the Prometheus text format (text/plain; version=0.0.4); OpenMetrics text (version 1.0.0) when `Accept` asks for application/openmetrics-text",
             "headers": request_id_header(),
             "content": {
-                "text/plain; version=0.0.4": { "schema": { "type": "string" } },
-                "application/openmetrics-text; version=1.0.0": { "schema": { "type": "string" } },
+                "text/plain": { "schema": { "type": "string" } },
+                "application/openmetrics-text": { "schema": { "type": "string" } },
             },
         }),
         Kind::Api | Kind::Admin if id == "openapi" => json!({
