@@ -47,6 +47,14 @@ pub fn value(samples: &BTreeMap<String, f64>, name: &str, labels: &[(&str, &str)
         .sum()
 }
 
+/// A series' name and the text between its braces (empty without).
+fn split(series: &str) -> (&str, &str) {
+    match series.split_once('{') {
+        Some((name, labels)) => (name, labels.trim_end_matches('}')),
+        None => (series, ""),
+    }
+}
+
 /// `labels` (the text between the braces) without its `le` pair.
 fn without_le(labels: &str) -> (String, Option<String>) {
     let mut le = None;
@@ -68,10 +76,11 @@ pub fn assert_histograms_consistent(samples: &BTreeMap<String, f64>) {
     // (name, labels without le) -> bucket bound -> count
     let mut buckets: BTreeMap<(String, String), BTreeMap<String, f64>> = BTreeMap::new();
     for (series, n) in samples {
-        let Some((name, labels)) = series.split_once("_bucket{") else {
+        let (name, labels) = split(series);
+        let Some(name) = name.strip_suffix("_bucket") else {
             continue;
         };
-        let (labels, le) = without_le(labels.trim_end_matches('}'));
+        let (labels, le) = without_le(labels);
         let le = le.unwrap_or_else(|| panic!("a bucket without le: {series}"));
         buckets
             .entry((name.to_owned(), labels))
@@ -80,10 +89,11 @@ pub fn assert_histograms_consistent(samples: &BTreeMap<String, f64>) {
     }
     let mut checked = 0;
     for (series, count) in samples {
-        let Some((name, labels)) = series.split_once("_count{") else {
+        let (name, labels) = split(series);
+        let Some(name) = name.strip_suffix("_count") else {
             continue;
         };
-        let labels = labels.trim_end_matches('}').to_owned();
+        let labels = labels.to_owned();
         let found = buckets
             .get(&(name.to_owned(), labels))
             .unwrap_or_else(|| panic!("no buckets for {series}"));
