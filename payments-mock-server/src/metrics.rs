@@ -113,6 +113,7 @@ fn status_index(status: u16) -> usize {
 }
 
 /// The faults' kinds, in the order of `Fault::kind` (`faults.rs`).
+#[cfg(any(feature = "metrics", test))]
 pub(crate) const FAULT_KINDS: [&str; 7] = [
     "internal-error",
     "commit-then-error",
@@ -123,6 +124,7 @@ pub(crate) const FAULT_KINDS: [&str; 7] = [
     "answer-other",
 ];
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 /// A store's operation, timed on the SQLite and PostgreSQL stores (the
 /// memory store's are too cheap to time).
 #[derive(Debug, Clone, Copy)]
@@ -175,6 +177,7 @@ const STORE_OPS: [&str; 20] = [
     "check",
 ];
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 /// The stores that are timed.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Backend {
@@ -294,6 +297,7 @@ mod counted {
     }
 
     /// Counts one store operation that took since `started`.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn store_op(backend: Backend, op: StoreOp, started: Instant, failed: bool) {
         let (b, o) = (backend as usize, op as usize);
         STORE.durations[b][o].observe(started.elapsed());
@@ -303,6 +307,7 @@ mod counted {
     }
 
     /// A store operation's start.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn store_started() -> Instant {
         Instant::now()
     }
@@ -443,6 +448,7 @@ mod uncounted {
 
     use payments_interface::ErrorCode;
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     use super::{Backend, StoreOp};
 
     /// Nothing counted (feature `metrics` off).
@@ -461,9 +467,11 @@ mod uncounted {
         pub(crate) fn fault(&self, _: usize) {}
     }
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[inline(always)]
     pub(crate) fn store_op(_: Backend, _: StoreOp, _: (), _: bool) {}
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[inline(always)]
     pub(crate) fn store_started() {}
 }

@@ -126,7 +126,7 @@ pub fn as_text_format(openmetrics: &str) -> String {
         let renamed = ["# HELP ", "# TYPE "].iter().find_map(|tag| {
             let rest = line.strip_prefix(tag)?;
             let (name, after) = rest.split_once(' ')?;
-            counters.contains(&name).then(|| (tag, name, after))
+            counters.contains(&name).then_some((tag, name, after))
         });
         match renamed {
             Some((tag, name, after)) => {
