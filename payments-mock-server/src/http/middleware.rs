@@ -96,9 +96,11 @@ where
     let tag = response.extensions().get::<ErrorCodeTag>().map(|t| t.0);
     let code = tag.map_or("", |c| c.as_str());
     let path = uri.path();
+    // One clock read for the log line and the histogram.
+    let elapsed = started.elapsed();
     state
         .metrics
-        .request(path, response.status().as_u16(), tag, started);
+        .request(path, response.status().as_u16(), tag, elapsed);
     let shown = if path.len() > MAX_LOGGED_PATH {
         let mut end = MAX_LOGGED_PATH;
         while !path.is_char_boundary(end) {
@@ -114,7 +116,7 @@ where
         path = %shown,
         status = response.status().as_u16(),
         // Whole microseconds: a short number, and cheap to write (`logging/`).
-        latency_ms = micros_as_millis(started.elapsed()),
+        latency_ms = micros_as_millis(elapsed),
         request_id = %id.to_str().unwrap_or(""),
         error_code = code,
         "request"
