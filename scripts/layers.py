@@ -31,7 +31,7 @@ LAYERS = {
     "payments-serve": [
         ["answer"],
         ["tls"],
-        ["server", "pages", "logging"],
+        ["server", "pages", "logging", "metrics"],
         ["lib"],
     ],
     "payments-contract-proxy": [
@@ -40,14 +40,14 @@ LAYERS = {
         ["exchange"],
         ["memory"],
         ["rules"],
-        ["redact", "record"],
+        ["redact", "record", "metrics"],
         ["report"],
         ["check"],
         ["forward", "console"],
         ["lib"],
     ],
     "payments-mock-server": [
-        ["error"],
+        ["error", "metrics"],
         ["domain::scan", "domain::rules", "domain::clock"],
         ["domain::extra", "domain::fields", "domain::catalog", "domain::access"],
         ["domain::transaction", "domain::journal", "domain::settings"],

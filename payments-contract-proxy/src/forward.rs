@@ -30,6 +30,7 @@ use http_body_util::BodyExt as _;
 
 use super::ProxyState;
 use super::exchange::{Exchange, Message};
+use super::metrics::Failure;
 use super::rules::Verdict;
 use payments_serve::{ApiError, ErrorCode};
 
@@ -259,13 +260,13 @@ fn is_compressed(headers: &HeaderMap) -> bool {
 
 /// Why the upstream gave no answer, without its URL (which may carry
 /// credentials).
-fn failure_reason(e: &hyper_util::client::legacy::Error) -> String {
+fn failure_reason(e: &hyper_util::client::legacy::Error) -> (String, Failure) {
     if let Some(tls) = crate::upstream_tls::tls_reason(e) {
-        format!("refused TLS ({tls})")
+        (format!("refused TLS ({tls})"), Failure::Tls)
     } else if e.is_connect() {
-        "could not be connected to".to_owned()
+        ("could not be connected to".to_owned(), Failure::Connect)
     } else {
-        "could not be reached".to_owned()
+        ("could not be reached".to_owned(), Failure::Unreachable)
     }
 }
 
@@ -356,16 +357,23 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     *forwarded.headers_mut() = headers;
     // The answer's head: within the timeout after the request body last
     // moved (a body that keeps going out takes as long as it needs).
+    let asked = Instant::now();
     let sent = tokio::select! {
         sent = proxy.client.request(forwarded) => Some(sent),
         () = progress.overdue(timeout) => None,
     };
     let upstream = match sent {
-        Some(Ok(response)) => response,
+        Some(Ok(response)) => {
+            proxy.metrics.upstream_answered(asked.elapsed());
+            response
+        }
         Some(Err(e)) => {
-            return refuse(request_message, proxy.unavailable(&failure_reason(&e)));
+            let (reason, failure) = failure_reason(&e);
+            proxy.metrics.upstream_failed(failure);
+            return refuse(request_message, proxy.unavailable(&reason));
         }
         None => {
+            proxy.metrics.upstream_failed(Failure::Timeout);
             return refuse(request_message, proxy.unavailable("did not answer in time"));
         }
     };
@@ -406,9 +414,11 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
             Body::from_stream(chained)
         }
         Err(e) if e.is::<Paused>() => {
+            proxy.metrics.upstream_failed(Failure::Timeout);
             return refuse(request_message, proxy.unavailable("did not answer in time"));
         }
         Err(_) => {
+            proxy.metrics.upstream_failed(Failure::BrokeOff);
             return refuse(request_message, proxy.unavailable("broke off its answer"));
         }
     };

@@ -52,6 +52,7 @@ mod exchange;
 mod forward;
 mod json;
 mod memory;
+mod metrics;
 mod record;
 mod redact;
 mod report;
@@ -269,6 +270,8 @@ pub(crate) struct Inner {
     seq: AtomicU64,
     redactor: Redactor,
     judge: Mutex<Judge>,
+    /// What `GET /metrics` reports.
+    metrics: metrics::Metrics,
 }
 
 impl std::ops::Deref for ProxyState {
@@ -355,6 +358,7 @@ impl ProxyState {
                 client,
                 seq: AtomicU64::new(0),
                 redactor,
+                metrics: metrics::Metrics::new(),
                 judge: Mutex::new(Judge {
                     memory: Memory::default(),
                     summary: Summary::default(),
@@ -403,6 +407,7 @@ impl ProxyState {
             (Verdict::Unchecked, Vec::new())
         };
         let exchange::Parsed { endpoint, .. } = parsed;
+        self.metrics.exchange(&endpoint, verdict, &findings);
         // A message quotes values of the exchange: never a secret one.
         if !redaction.secrets.is_empty() {
             for finding in &mut findings {
@@ -493,14 +498,29 @@ async fn report(
     payments_serve::success(proxy.summary(), None)
 }
 
+/// `GET /metrics`: the proxy's counts in the Prometheus text format, or
+/// OpenMetrics text when `Accept` asks for it (CONTRACT section 18).
+async fn metrics(
+    axum::extract::State(proxy): axum::extract::State<ProxyState>,
+    headers: axum::http::HeaderMap,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let accept = headers
+        .get(axum::http::header::ACCEPT)
+        .map(|v| v.as_bytes());
+    let (body, content_type) = proxy.metrics.render(accept);
+    ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
 /// The proxy's routes: `/api/` forwarded; `/_proxy/report`, the console
-/// under `/_proxy/ui/` and nothing else its own.
+/// under `/_proxy/ui/`, `/metrics` and nothing else its own.
 fn router(state: ProxyState) -> Router {
     Router::new()
         .route("/api/{*rest}", any(forward::forward))
         .route("/api", any(forward::forward))
         .route("/api/", any(forward::forward))
         .route("/_proxy/report", get(report))
+        .route("/metrics", get(metrics))
         .merge(console::routes())
         .fallback(|| async { ApiError::not_found() })
         .with_state(state)

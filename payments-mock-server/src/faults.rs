@@ -56,6 +56,19 @@ pub enum Fault {
 }
 
 impl Fault {
+    /// Its kind: an index of `metrics::FAULT_KINDS`.
+    pub(crate) fn kind(&self) -> usize {
+        match self {
+            Self::InternalError => 0,
+            Self::CommitThenError => 1,
+            Self::Reset => 2,
+            Self::CommitThenReset => 3,
+            Self::Delay(_) => 4,
+            Self::RateLimit => 5,
+            Self::AnswerOther => 6,
+        }
+    }
+
     /// The header token, e.g. `commit-then-error` or `delay=50`.
     pub fn token(&self) -> String {
         match self {
@@ -380,6 +393,23 @@ impl Faults {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_kind_is_named_as_its_token() {
+        for fault in [
+            Fault::InternalError,
+            Fault::CommitThenError,
+            Fault::Reset,
+            Fault::CommitThenReset,
+            Fault::Delay(Duration::from_millis(5)),
+            Fault::RateLimit,
+            Fault::AnswerOther,
+        ] {
+            let token = fault.token();
+            let kind = crate::metrics::FAULT_KINDS[fault.kind()];
+            assert_eq!(token.split('=').next(), Some(kind));
+        }
+    }
 
     #[test]
     fn header_parses_tokens() {

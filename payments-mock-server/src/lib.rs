@@ -177,6 +177,7 @@ pub mod domain;
 mod error;
 mod faults;
 pub mod http;
+mod metrics;
 mod mock_server;
 #[cfg(feature = "cli")]
 #[doc(hidden)]

@@ -81,8 +81,8 @@ struct ServeArgs {
     /// Turn authentication on with this key, optionally bound to a merchant.
     #[arg(long = "api-key", value_name = "KEY[=MERCHANT_UUID]", value_parser = QuietParser::<ApiKey>::new("an API key"))]
     api_keys: Vec<ApiKey>,
-    /// Put the admin side (every /_mock/ route but /_mock/health, and the
-    /// console) behind this key, sent as `Authorization: Bearer KEY` or
+    /// Put the admin side (every /_mock/ route but /_mock/health, the
+    /// console and /metrics) behind this key, sent as `Authorization: Bearer KEY` or
     /// typed once on the console's sign-in page. Repeatable. A key bound
     /// to a merchant (--api-key KEY=MERCHANT) then reads that merchant's
     /// transactions and requests there, and changes nothing. Without it,

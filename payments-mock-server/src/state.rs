@@ -49,6 +49,8 @@ pub struct Shared {
     openapi: std::sync::OnceLock<bytes::Bytes>,
     /// `/api/` requests answered by this process.
     answered: Answered,
+    /// What `GET /metrics` reports (feature `metrics`; else nothing).
+    pub(crate) metrics: crate::metrics::Metrics,
 }
 
 /// How many `/api/` requests a process has answered, and a way to wait
@@ -131,6 +133,7 @@ impl AppState {
                 catalog: settings.catalog,
                 expiry: settings.expiry,
                 public_url: config.public_url.unwrap_or_default(),
+                metrics: crate::metrics::Metrics::new(&replica),
                 replica,
                 #[cfg(feature = "openapi")]
                 openapi: std::sync::OnceLock::new(),

@@ -241,6 +241,7 @@ fn matrix() -> Vec<Row> {
     vec![
         row("GET", "/_mock/health", None, OPEN_200),
         row("GET", "/openapi.json", None, OPEN_200),
+        row("GET", "/metrics", None, CHANGES_JSON),
         row("GET", "/_mock/transactions", None, READS),
         row("GET", "/_mock/requests", None, READS),
         row("GET", "/_mock/clock", None, READS),

@@ -50,3 +50,7 @@ mod secrets;
 mod admin_access;
 // The same through the binary: matrix, warning, flags, secrets (issue 33).
 mod admin_binary;
+// GET /metrics through the binary: counts, promtool, the admin key (issue 33).
+mod metrics;
+// Scrapes parsed, and promtool check metrics.
+mod metrics_text;

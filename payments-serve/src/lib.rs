@@ -9,6 +9,7 @@
 //! - `logging` (feature `logging`): the binaries' stderr log.
 //! - `tls` (feature `tls`): HTTPS listeners ([`server::serve_tls`]), a
 //!   local CA for a sandbox and its tests.
+//! - `metrics` (feature `metrics`): what both servers' `GET /metrics` share.
 //!
 //! # Example
 //!
@@ -43,6 +44,9 @@ mod answer;
 #[cfg(feature = "logging")]
 #[cfg_attr(docsrs, doc(cfg(feature = "logging")))]
 pub mod logging;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
 #[cfg(feature = "pages")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
 pub mod pages;

@@ -161,8 +161,8 @@ impl Table {
 }
 
 /// Every route outside `/api/` (the four operations of the interface are
-/// `route.rs`'s): the admin API, `/openapi.json`, the payment page and the
-/// console.
+/// `route.rs`'s): the admin API, `/openapi.json`, `/metrics`, the payment
+/// page and the console.
 pub(crate) fn table() -> Table {
     let table = Table::new()
         .route("/_mock/health", &["get"], get(admin::health))
@@ -178,6 +178,8 @@ pub(crate) fn table() -> Table {
         .route("/_mock/requests", &["get"], get(admin::requests));
     #[cfg(feature = "openapi")]
     let table = table.route("/openapi.json", &["get"], get(admin::openapi));
+    #[cfg(feature = "metrics")]
+    let table = table.route("/metrics", &["get"], get(admin::metrics));
     #[cfg(feature = "pages")]
     let table = crate::web::routes(table, Table::route);
     table

@@ -211,6 +211,9 @@ where
             );
         note_faults(&plan, entry);
     }
+    for fault in &plan.applied {
+        state.metrics.fault(fault.kind());
+    }
     if !plan.delay.is_zero() {
         tokio::time::sleep(plan.delay).await;
     }

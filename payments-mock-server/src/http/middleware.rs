@@ -93,11 +93,14 @@ where
         response.headers_mut().remove(header::ALLOW);
     }
     response.headers_mut().insert(REQUEST_ID, id.clone());
-    let code = response
-        .extensions()
-        .get::<ErrorCodeTag>()
-        .map_or("", |t| t.0.as_str());
+    let tag = response.extensions().get::<ErrorCodeTag>().map(|t| t.0);
+    let code = tag.map_or("", |c| c.as_str());
     let path = uri.path();
+    // One clock read for the log line and the histogram.
+    let elapsed = started.elapsed();
+    state
+        .metrics
+        .request(path, response.status().as_u16(), tag, elapsed);
     let shown = if path.len() > MAX_LOGGED_PATH {
         let mut end = MAX_LOGGED_PATH;
         while !path.is_char_boundary(end) {
@@ -113,7 +116,7 @@ where
         path = %shown,
         status = response.status().as_u16(),
         // Whole microseconds: a short number, and cheap to write (`logging/`).
-        latency_ms = micros_as_millis(started.elapsed()),
+        latency_ms = micros_as_millis(elapsed),
         request_id = %id.to_str().unwrap_or(""),
         error_code = code,
         "request"
@@ -172,6 +175,9 @@ enum Area {
     /// The console: a key, or a session of its sign-in page.
     #[cfg_attr(not(feature = "pages"), allow(dead_code))]
     Console,
+    /// `/metrics`: an admin key only (a merchant's key is 403).
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    AdminOnly,
 }
 
 /// The console's paths that stay open with an admin key: the way in and
@@ -184,6 +190,9 @@ const OPEN_CONSOLE_PATHS: [&str; 4] = [
 ];
 
 fn area(path: &str) -> Area {
+    if cfg!(feature = "metrics") && path == "/metrics" {
+        return Area::AdminOnly;
+    }
     let Some(rest) = path.strip_prefix("/_mock") else {
         return Area::Open;
     };
@@ -203,7 +212,8 @@ fn area(path: &str) -> Area {
 /// admin key everything is open; with one, the controls want an
 /// `Authorization: Bearer` key and the console a key or a session (else
 /// 401, the console's sign-in page), an API key bound to no merchant is
-/// 403, and a merchant's key is 403 for anything but reading (GET, HEAD).
+/// 403, and a merchant's key is 403 for anything but reading (GET, HEAD),
+/// and for `/metrics` (the whole server's counts: an admin key only).
 ///
 /// `/api/` never comes here: its guard has its own keys, and its hot path
 /// pays nothing for these.
@@ -216,7 +226,7 @@ fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<
     let area = area(req.uri().path());
     let viewer = match area {
         Area::Open => return Ok(req),
-        Area::Controls => match state.admin.bearer(req.headers(), &state.auth) {
+        Area::Controls | Area::AdminOnly => match state.admin.bearer(req.headers(), &state.auth) {
             Some(Ok(role)) => Viewer {
                 role,
                 signed_in: false,
@@ -230,7 +240,7 @@ fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<
         *req.method(),
         axum::http::Method::GET | axum::http::Method::HEAD
     );
-    if !reads && !viewer.role.may_change() {
+    if (!reads || area == Area::AdminOnly) && !viewer.role.may_change() {
         return Err(Box::new(refused(
             state,
             area,
@@ -391,6 +401,9 @@ mod tests {
         ] {
             assert_eq!(area(controls), Area::Controls, "{controls}");
         }
+        #[cfg(feature = "metrics")]
+        assert_eq!(area("/metrics"), Area::AdminOnly);
+        assert_eq!(area("/metrics/"), Area::Open);
         #[cfg(feature = "pages")]
         for console in [
             "/_mock/ui",

@@ -20,6 +20,8 @@ use crate::domain::catalog::InitialState;
 use crate::domain::journal::{Capture, JournalEntry};
 use crate::domain::transaction::Record;
 use crate::error::Error;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use crate::metrics::{self, Backend, StoreOp};
 
 /// One of the three stores.
 #[derive(Debug)]
@@ -41,14 +43,28 @@ pub enum AnyStore {
 /// to be moved at each level above (measured: 8k instructions of `memcpy`
 /// per status read, BENCHMARKS.md, "The hot paths at the framework's
 /// limit").
+///
+/// The SQLite and PostgreSQL calls are timed and their failures counted as
+/// `$op` (`GET /metrics`, feature `metrics`); the memory store's are too
+/// cheap to time.
 macro_rules! awaited {
-    ($self:ident, $store:ident => $call:expr) => {
+    ($self:ident, $op:ident, $store:ident => $call:expr) => {
         match $self {
             AnyStore::Memory($store) => $call.await,
             #[cfg(feature = "sqlite")]
-            AnyStore::Sqlite($store) => Box::pin($call).await,
+            AnyStore::Sqlite($store) => {
+                let started = metrics::store_started();
+                let result = Box::pin($call).await;
+                metrics::store_op(Backend::Sqlite, StoreOp::$op, started, result.is_err());
+                result
+            }
             #[cfg(feature = "postgres")]
-            AnyStore::Postgres($store) => Box::pin($call).await,
+            AnyStore::Postgres($store) => {
+                let started = metrics::store_started();
+                let result = Box::pin($call).await;
+                metrics::store_op(Backend::Postgres, StoreOp::$op, started, result.is_err());
+                result
+            }
         }
     };
 }
@@ -138,15 +154,15 @@ impl AnyStore {
 
 impl Store for AnyStore {
     async fn now(&self) -> Result<DateTime<Utc>, StoreError> {
-        awaited!(self, s => s.now())
+        awaited!(self, Now, s => s.now())
     }
 
     async fn clock(&self) -> Result<ClockReading, StoreError> {
-        awaited!(self, s => s.clock())
+        awaited!(self, Clock, s => s.clock())
     }
 
     async fn advance_clock(&self, by: Duration) -> Result<ClockReading, StoreError> {
-        awaited!(self, s => s.advance_clock(by))
+        awaited!(self, AdvanceClock, s => s.advance_clock(by))
     }
 
     async fn create(
@@ -155,7 +171,7 @@ impl Store for AnyStore {
         initial: InitialState,
         expiry: Duration,
     ) -> Result<Result<Record, InsertRefusal>, StoreError> {
-        awaited!(self, s => s.create(new, initial, expiry))
+        awaited!(self, Create, s => s.create(new, initial, expiry))
     }
 
     async fn confirm(
@@ -164,11 +180,11 @@ impl Store for AnyStore {
         now: DateTime<Utc>,
         confirmation: Confirmation,
     ) -> Result<Transition, StoreError> {
-        awaited!(self, s => s.confirm(id, now, confirmation))
+        awaited!(self, Confirm, s => s.confirm(id, now, confirmation))
     }
 
     async fn seed(&self, record: Record) -> Result<Result<(), InsertRefusal>, StoreError> {
-        awaited!(self, s => s.seed(record))
+        awaited!(self, Seed, s => s.seed(record))
     }
 
     async fn decide(
@@ -178,7 +194,7 @@ impl Store for AnyStore {
         action: PayerAction,
         now: DateTime<Utc>,
     ) -> Result<Result<Decided, PayerRefusal>, StoreError> {
-        awaited!(self, s => s.decide(key, scope, action, now))
+        awaited!(self, Decide, s => s.decide(key, scope, action, now))
     }
 
     async fn with_id<T: Send>(
@@ -187,7 +203,7 @@ impl Store for AnyStore {
         scope: Option<Uuid>,
         f: impl FnOnce(&Record) -> T + Send,
     ) -> Result<Option<T>, StoreError> {
-        awaited!(self, s => s.with_id(id, scope, f))
+        awaited!(self, WithId, s => s.with_id(id, scope, f))
     }
 
     async fn with_reference<T: Send>(
@@ -196,7 +212,7 @@ impl Store for AnyStore {
         scope: Option<Uuid>,
         f: impl FnOnce(&Record) -> T + Send,
     ) -> Result<Result<T, LookupError>, StoreError> {
-        awaited!(self, s => s.with_reference(reference_no, scope, f))
+        awaited!(self, WithReference, s => s.with_reference(reference_no, scope, f))
     }
 
     async fn with_payment_page<T: Send>(
@@ -204,7 +220,7 @@ impl Store for AnyStore {
         key: PaymentPageKey<'_>,
         f: impl FnOnce(&Record, &PaymentPage) -> T + Send,
     ) -> Result<Option<T>, StoreError> {
-        awaited!(self, s => s.with_payment_page(key, f))
+        awaited!(self, WithPaymentPage, s => s.with_payment_page(key, f))
     }
 
     async fn page<T: Send>(
@@ -213,11 +229,11 @@ impl Store for AnyStore {
         keep: impl FnMut(&Record) -> bool + Send,
         f: impl FnMut(&Record) -> T + Send,
     ) -> Result<Option<Page<T>>, StoreError> {
-        awaited!(self, s => s.page(query, keep, f))
+        awaited!(self, Page, s => s.page(query, keep, f))
     }
 
     async fn count(&self) -> Result<usize, StoreError> {
-        awaited!(self, s => s.count())
+        awaited!(self, Count, s => s.count())
     }
 
     fn now_hint(&self) -> DateTime<Utc> {
@@ -233,34 +249,34 @@ impl Store for AnyStore {
         after: u64,
         limit: usize,
     ) -> Result<Vec<JournalEntry>, StoreError> {
-        awaited!(self, s => s.requests_since(after, limit))
+        awaited!(self, RequestsSince, s => s.requests_since(after, limit))
     }
 
     async fn request(&self, seq: u64) -> Result<Option<JournalEntry>, StoreError> {
-        awaited!(self, s => s.request(seq))
+        awaited!(self, Request, s => s.request(seq))
     }
 
     async fn journal_stats(&self) -> Result<JournalStats, StoreError> {
-        awaited!(self, s => s.journal_stats())
+        awaited!(self, JournalStats, s => s.journal_stats())
     }
 
     async fn reset(&self) -> Result<(), StoreError> {
-        awaited!(self, s => s.reset())
+        awaited!(self, Reset, s => s.reset())
     }
 
     async fn settings(&self) -> Result<Option<Settings>, StoreError> {
-        awaited!(self, s => s.settings())
+        awaited!(self, Settings, s => s.settings())
     }
 
     async fn save_settings(&self, settings: &Settings) -> Result<(), StoreError> {
-        awaited!(self, s => s.save_settings(settings))
+        awaited!(self, SaveSettings, s => s.save_settings(settings))
     }
 
     async fn erase(&self) -> Result<(), StoreError> {
-        awaited!(self, s => s.erase())
+        awaited!(self, Erase, s => s.erase())
     }
 
     async fn check(&self) -> Result<(), StoreError> {
-        awaited!(self, s => s.check())
+        awaited!(self, Check, s => s.check())
     }
 }

@@ -175,6 +175,29 @@ async fn a_database_gone_answers_503_within_5_s_and_serving_resumes_when_it_is_b
         .await
         .expect("a page");
     assert_eq!(submit.status, 503);
+    // GET /metrics needs no store, and counts what failed (issue 33).
+    let metrics = http
+        .get(mock.url("/metrics"))
+        .send()
+        .await
+        .expect("answers")
+        .text()
+        .await
+        .expect("a body");
+    let failures: f64 = metrics
+        .lines()
+        .filter(|l| {
+            l.starts_with("payments_mock_store_failures_total{") && l.contains("store=\"postgres\"")
+        })
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum();
+    assert!(failures >= 1.0, "store failures counted: {metrics}");
+    assert!(
+        metrics.contains("payments_mock_requests_total{")
+            && metrics.contains("error_code=\"STORE_UNAVAILABLE\""),
+        "{metrics}"
+    );
+    assert!(!metrics.contains(&password), "no password in the metrics");
 
     cluster.restart();
 

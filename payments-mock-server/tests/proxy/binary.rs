@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
 
 /// A process started with `args`, its banner read: the child and base URL.
-fn spawn(args: &[&str]) -> (Child, String) {
+pub(crate) fn spawn(args: &[&str]) -> (Child, String) {
     let mut child = Command::new(BIN)
         .args(args)
         .env_remove("PAYMENTS_MOCK_STORE")
@@ -36,7 +36,7 @@ fn spawn(args: &[&str]) -> (Child, String) {
 }
 
 /// SIGTERM, then the exit code and stderr.
-fn stop(child: Child) -> (Option<i32>, String) {
+pub(crate) fn stop(child: Child) -> (Option<i32>, String) {
     let _ = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status();
@@ -61,7 +61,7 @@ fn run(args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
-async fn post(base: &str, path: &str, body: &Value) -> Value {
+pub(crate) async fn post(base: &str, path: &str, body: &Value) -> Value {
     reqwest::Client::new()
         .post(format!("{base}{path}"))
         .json(body)
@@ -73,7 +73,7 @@ async fn post(base: &str, path: &str, body: &Value) -> Value {
         .unwrap_or(Value::Null)
 }
 
-fn topup(reference: &str) -> Value {
+pub(crate) fn topup(reference: &str) -> Value {
     json!({
         "merchantId": MERCHANT, "referenceNo": reference, "amount": 1050,
         "productCode": "TOPUP", "storeId": "S1", "payerId": "60123456789",
@@ -81,7 +81,7 @@ fn topup(reference: &str) -> Value {
 }
 
 /// An upstream that answers every request with an HTML 502.
-async fn broken_upstream() -> String {
+pub(crate) async fn broken_upstream() -> String {
     let app = axum::Router::new().fallback(|| async {
         (
             axum::http::StatusCode::BAD_GATEWAY,

@@ -9,6 +9,10 @@ mod binary;
 mod secrets;
 // HTTPS: an upstream demanding a client certificate, the proxy's own TLS.
 mod tls;
+// The proxy's GET /metrics through the binary, and promtool (issue 33).
+mod metrics;
+#[path = "../metrics_text.rs"]
+mod metrics_text;
 
 /// The merchant of the exchanges these tests send.
 const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";

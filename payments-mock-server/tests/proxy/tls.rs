@@ -129,6 +129,23 @@ async fn without_a_client_certificate_the_proxy_answers_a_clear_upstream_error()
         "{message}"
     );
     assert_eq!(server.answered(), 0);
+    // Counted as a TLS failure of the upstream, not a connect failure.
+    let scrape = reqwest::get(format!("{base}/metrics"))
+        .await
+        .expect("scraped")
+        .text()
+        .await
+        .expect("a body");
+    let samples = crate::metrics_text::parse(&scrape);
+    let failures = |reason| {
+        crate::metrics_text::value(
+            &samples,
+            "payments_proxy_upstream_failures_total",
+            &[("reason", reason)],
+        )
+    };
+    assert_eq!(failures("tls"), 1.0, "{scrape}");
+    assert_eq!(failures("connect"), 0.0, "{scrape}");
     stop(child);
 
     // Without --upstream-ca, the upstream's local CA is unknown.

@@ -141,7 +141,14 @@ impl Checker {
         // Pages (the payment page, the console) and their files: documented
         // with their media type.
         let media_type = content_type.split(';').next().unwrap_or_default();
-        if matches!(media_type, "text/html" | "text/css" | "text/javascript") {
+        if matches!(
+            media_type,
+            "text/html"
+                | "text/css"
+                | "text/javascript"
+                | "text/plain"
+                | "application/openmetrics-text"
+        ) {
             let media = content_type
                 .split(';')
                 .next()

@@ -334,10 +334,14 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
         "/_mock/requests",
         "/_mock/requests?limit=3&path=/api/payments/initiate",
         "/openapi.json",
+        "/metrics",
     ] {
         let reply = d.call(Method::GET, path, &[], None).await;
         d.expect(reply, 200, "").await;
     }
+    let openmetrics = ("accept", "application/openmetrics-text; version=1.0.0");
+    let reply = d.call(Method::GET, "/metrics", &[openmetrics], None).await;
+    d.expect(reply, 200, "").await;
     let first = d
         .call(Method::GET, "/_mock/transactions?limit=1", &[], None)
         .await;
@@ -382,6 +386,7 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
         (Method::GET, "/_mock/clock/advance"),
         (Method::POST, "/_mock/requests"),
         (Method::POST, "/openapi.json"),
+        (Method::POST, "/metrics"),
     ] {
         let reply = d.call(method, path, &[], None).await;
         d.expect(reply, 405, "METHOD_NOT_ALLOWED").await;

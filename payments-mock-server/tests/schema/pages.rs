@@ -423,6 +423,15 @@ pub(super) async fn drive_admin_keys(d: &mut Driver<'_>) {
     }
     let reply = d.call(Method::GET, "/_mock/health", &[], None).await;
     d.expect(reply, 200, "").await;
+    // The metrics: an admin key alone.
+    let reply = d.call(Method::GET, "/metrics", &[], None).await;
+    d.expect(reply, 401, "UNAUTHORIZED").await;
+    for key in [bound, unbound] {
+        let reply = d.call(Method::GET, "/metrics", &[key], None).await;
+        d.expect(reply, 403, "FORBIDDEN").await;
+    }
+    let reply = d.call(Method::GET, "/metrics", &[admin], None).await;
+    d.expect(reply, 200, "").await;
 
     let reads = [
         "/_mock/ui",

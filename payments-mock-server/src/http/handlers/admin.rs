@@ -568,6 +568,23 @@ pub async fn requests(
     Ok(success(JournalPage { items }, None))
 }
 
+/// The counts in the Prometheus text format, or OpenMetrics text when
+/// `Accept` asks for it (CONTRACT section 18). With `--admin-key`, an
+/// admin key only (the middleware).
+#[cfg(feature = "metrics")]
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(get, path = "/metrics", operation_id = "metrics", tag = "mock")
+)]
+pub async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    use axum::response::IntoResponse as _;
+    let accept = headers
+        .get(axum::http::header::ACCEPT)
+        .map(|v| v.as_bytes());
+    let (body, content_type) = state.metrics.render(accept);
+    ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
 /// This document.
 #[cfg(feature = "openapi")]
 #[utoipa::path(get, path = "/openapi.json", operation_id = "openapi", tag = "mock")]

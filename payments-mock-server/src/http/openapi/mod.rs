@@ -70,6 +70,12 @@ use table::{Guard, Kind, Spec, component, guard, spec};
 )]
 pub(crate) struct Served;
 
+/// `GET /metrics` (feature `metrics`).
+#[cfg(feature = "metrics")]
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(crate::http::handlers::admin::metrics))]
+struct ServedMetrics;
+
 fn request_id_header() -> Value {
     json!({ "X-Request-Id": { "$ref": "#/components/headers/X-Request-Id" } })
 }
@@ -129,6 +135,8 @@ pub(crate) fn generate(state: &AppState) -> Value {
     let mut doc = Served::openapi();
     #[cfg(feature = "pages")]
     doc.merge(crate::web::operations());
+    #[cfg(feature = "metrics")]
+    doc.merge(<ServedMetrics as utoipa::OpenApi>::openapi());
     let mut doc = serde_json::to_value(&doc).expect("an OpenAPI document serializes");
     let keys = Keys {
         api: state.auth.is_enabled(),
@@ -304,7 +312,8 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keys: Keys, catalog: &Cata
     // Every route that reads or changes state answers 503 while the
     // database behind `--store` is gone (CONTRACT section 15): the
     // envelope, or a page saying so.
-    let stateless = matches!(spec.kind, Kind::Asset(_)) || matches!(id, "openapi" | "consoleRoot");
+    let stateless =
+        matches!(spec.kind, Kind::Asset(_)) || matches!(id, "openapi" | "consoleRoot" | "metrics");
     if !stateless {
         add_code(&mut errors, 503, StoreUnavailable);
     }
@@ -330,6 +339,14 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keys: Keys, catalog: &Cata
     }
     let (ok, data) = &spec.ok;
     let mut success = match spec.kind {
+        Kind::Admin if id == "metrics" => json!({
+            "description": "The counts in the Prometheus text format (text/plain; version=0.0.4); OpenMetrics text (version 1.0.0) when `Accept` asks for application/openmetrics-text",
+            "headers": request_id_header(),
+            "content": {
+                "text/plain": { "schema": { "type": "string" } },
+                "application/openmetrics-text": { "schema": { "type": "string" } },
+            },
+        }),
         Kind::Api | Kind::Admin if id == "openapi" => json!({
             "description": "This document",
             "headers": request_id_header(),

@@ -30,7 +30,7 @@ pub(super) enum Guard {
     Open,
     /// An admin key, or a key bound to a merchant (that merchant's part).
     Reads,
-    /// An admin key only: what changes the mock.
+    /// An admin key only: what changes the mock, and `/metrics`.
     Changes,
 }
 
@@ -52,7 +52,8 @@ pub(super) fn guard(id: &str) -> Guard {
         | "mockClockAdvance"
         | "consoleClockAdvance"
         | "consoleResetPage"
-        | "consoleReset" => Guard::Changes,
+        | "consoleReset"
+        | "metrics" => Guard::Changes,
         _ => Guard::Reads,
     }
 }
@@ -335,6 +336,14 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
             data("JournalPage"),
             vec![(400, vec![ValidationError])],
         ),
+        "metrics" => Spec {
+            kind: Kind::Admin,
+            params: vec![],
+            body: None,
+            ok: (200, Value::Null),
+            errors: vec![],
+            links: no_links.clone(),
+        },
         "openapi" => Spec {
             kind: Kind::Admin,
             params: vec![],

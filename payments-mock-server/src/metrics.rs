@@ -1,0 +1,477 @@
+//! The mock's counts for `GET /metrics` (CONTRACT section 18), feature
+//! `metrics`: requests by endpoint, HTTP status and `errorCode`, request
+//! durations, faults injected by kind, the SQLite and PostgreSQL stores'
+//! operations; every series labelled with the replica's name.
+//!
+//! Counting is off the hot path's bill: every counter is an atomic
+//! prepared at start, found by small indexes (the endpoint's, the status's
+//! and the code's), never by a label look-up; the labels are written only
+//! when scraped ([`Collector`]). Without the feature the same calls count
+//! nothing and compile to nothing.
+
+#[cfg(feature = "metrics")]
+pub(crate) use counted::*;
+#[cfg(not(feature = "metrics"))]
+pub(crate) use uncounted::*;
+
+#[cfg(feature = "metrics")]
+/// Where a request went: the four operations of the interface, and the
+/// routes outside `/api/` grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// An operation of the interface.
+    Api(payments_interface::Endpoint),
+    /// The `/_mock/` JSON controls, `/_mock/health` included.
+    Admin,
+    /// The console (`/_mock/ui/`).
+    Console,
+    /// The payment page (`/pay/`).
+    Page,
+    /// `/openapi.json`.
+    OpenApi,
+    /// `/metrics`.
+    Metrics,
+    /// Any other path (answered 404), unknown `/api/` paths included.
+    Other,
+}
+
+#[cfg(feature = "metrics")]
+/// The routes' label values, in [`Route::index`] order.
+const ROUTES: [&str; 10] = [
+    "initiate",
+    "confirm",
+    "statusById",
+    "statusByReference",
+    "admin",
+    "console",
+    "page",
+    "openapi",
+    "metrics",
+    "other",
+];
+
+#[cfg(feature = "metrics")]
+impl Route {
+    /// The route of `path`.
+    pub(crate) fn of(path: &str) -> Self {
+        if path.starts_with("/api/") {
+            return payments_interface::route(path).map_or(Self::Other, |m| Self::Api(m.endpoint));
+        }
+        if path == "/metrics" {
+            Self::Metrics
+        } else if path.starts_with("/_mock/ui") {
+            Self::Console
+        } else if path.starts_with("/_mock") {
+            Self::Admin
+        } else if path.starts_with("/pay/") {
+            Self::Page
+        } else if path == "/openapi.json" {
+            Self::OpenApi
+        } else {
+            Self::Other
+        }
+    }
+
+    fn index(self) -> usize {
+        use payments_interface::Endpoint;
+        match self {
+            Self::Api(Endpoint::Initiate) => 0,
+            Self::Api(Endpoint::Confirm) => 1,
+            Self::Api(Endpoint::StatusById) => 2,
+            Self::Api(Endpoint::StatusByReference) => 3,
+            Self::Admin => 4,
+            Self::Console => 5,
+            Self::Page => 6,
+            Self::OpenApi => 7,
+            Self::Metrics => 8,
+            Self::Other => 9,
+        }
+    }
+}
+
+#[cfg(feature = "metrics")]
+/// The statuses the mock answers, each with a counter; any other is
+/// counted as `other`.
+const STATUSES: [u16; 22] = [
+    200, 201, 204, 301, 302, 303, 304, 400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 429, 500,
+    502, 503, 504,
+];
+
+#[cfg(feature = "metrics")]
+/// [`STATUSES`] as label values, and `other`.
+const STATUS_LABELS: [&str; 23] = [
+    "200", "201", "204", "301", "302", "303", "304", "400", "401", "403", "404", "405", "406",
+    "409", "413", "415", "422", "429", "500", "502", "503", "504", "other",
+];
+
+#[cfg(feature = "metrics")]
+fn status_index(status: u16) -> usize {
+    STATUSES
+        .iter()
+        .position(|&s| s == status)
+        .unwrap_or(STATUSES.len())
+}
+
+/// The faults' kinds, in the order of `Fault::kind` (`faults.rs`).
+#[cfg(any(feature = "metrics", test))]
+pub(crate) const FAULT_KINDS: [&str; 7] = [
+    "internal-error",
+    "commit-then-error",
+    "reset",
+    "commit-then-reset",
+    "delay",
+    "rate-limit",
+    "answer-other",
+];
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+/// A store's operation, timed on the SQLite and PostgreSQL stores (the
+/// memory store's are too cheap to time).
+#[derive(Debug, Clone, Copy)]
+#[allow(missing_docs)]
+pub(crate) enum StoreOp {
+    Now,
+    Clock,
+    AdvanceClock,
+    Create,
+    Confirm,
+    Seed,
+    Decide,
+    WithId,
+    WithReference,
+    WithPaymentPage,
+    Page,
+    Count,
+    RequestsSince,
+    Request,
+    JournalStats,
+    Reset,
+    Settings,
+    SaveSettings,
+    Erase,
+    Check,
+}
+
+/// [`StoreOp`]s' label values, in order.
+#[cfg(feature = "metrics")]
+const STORE_OPS: [&str; 20] = [
+    "now",
+    "clock",
+    "advance_clock",
+    "create",
+    "confirm",
+    "seed",
+    "decide",
+    "with_id",
+    "with_reference",
+    "with_payment_page",
+    "page",
+    "count",
+    "requests_since",
+    "request",
+    "journal_stats",
+    "reset",
+    "settings",
+    "save_settings",
+    "erase",
+    "check",
+];
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+/// The stores that are timed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Backend {
+    /// `--store sqlite:PATH`.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    Sqlite,
+    /// `--store postgres://…`.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Postgres,
+}
+
+#[cfg(feature = "metrics")]
+const BACKENDS: [&str; 2] = ["sqlite", "postgres"];
+
+#[cfg(feature = "metrics")]
+mod counted {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Duration;
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    use std::time::Instant;
+
+    use payments_interface::ErrorCode;
+    use payments_serve::metrics::Histogram;
+    use payments_serve::metrics::prometheus_client::collector::Collector;
+    use payments_serve::metrics::prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+    use payments_serve::metrics::prometheus_client::metrics::MetricType;
+    use payments_serve::metrics::prometheus_client::registry::Registry;
+
+    use super::{
+        BACKENDS, Backend, FAULT_KINDS, ROUTES, Route, STATUS_LABELS, STORE_OPS, StoreOp,
+        status_index,
+    };
+
+    /// Codes: every `ErrorCode`, and none (a success, or a page).
+    const CODES: usize = ErrorCode::ALL.len() + 1;
+    const PER_ROUTE: usize = STATUS_LABELS.len() * CODES;
+
+    /// A server's counts, and the registry that writes them.
+    #[derive(Debug)]
+    pub(crate) struct Metrics {
+        counts: Arc<Counts>,
+        registry: Registry,
+    }
+
+    #[derive(Debug)]
+    struct Counts {
+        /// Route × status × code.
+        requests: Box<[AtomicU64]>,
+        /// By route.
+        durations: [Histogram; ROUTES.len()],
+        faults: [AtomicU64; FAULT_KINDS.len()],
+    }
+
+    /// The stores' operations of this process (a process runs one store;
+    /// embedded servers in one test process share them).
+    static STORE: StoreCounts = StoreCounts::new();
+
+    #[derive(Debug)]
+    struct StoreCounts {
+        durations: [[Histogram; STORE_OPS.len()]; BACKENDS.len()],
+        failures: [[AtomicU64; STORE_OPS.len()]; BACKENDS.len()],
+    }
+
+    impl StoreCounts {
+        const fn new() -> Self {
+            Self {
+                durations: [const { [const { Histogram::new() }; STORE_OPS.len()] };
+                    BACKENDS.len()],
+                failures: [const { [const { AtomicU64::new(0) }; STORE_OPS.len()] };
+                    BACKENDS.len()],
+            }
+        }
+    }
+
+    impl Metrics {
+        /// Counts for the replica `replica`.
+        pub(crate) fn new(replica: &str) -> Self {
+            let counts = Arc::new(Counts {
+                requests: (0..ROUTES.len() * PER_ROUTE)
+                    .map(|_| AtomicU64::new(0))
+                    .collect(),
+                durations: Default::default(),
+                faults: Default::default(),
+            });
+            let mut registry = Registry::with_labels(std::iter::once((
+                "replica".into(),
+                replica.to_owned().into(),
+            )));
+            registry.register_collector(Box::new(Arc::clone(&counts)));
+            Self { counts, registry }
+        }
+
+        /// Counts one answer to `path`, `elapsed` after its head arrived.
+        #[inline]
+        pub(crate) fn request(
+            &self,
+            path: &str,
+            status: u16,
+            code: Option<ErrorCode>,
+            elapsed: Duration,
+        ) {
+            let route = Route::of(path).index();
+            let code = code.map_or(0, |c| c as usize + 1);
+            let cell = route * PER_ROUTE + status_index(status) * CODES + code;
+            self.counts.requests[cell].fetch_add(1, Ordering::Relaxed);
+            self.counts.durations[route].observe(elapsed);
+        }
+
+        /// Counts one injected fault of the kind `FAULT_KINDS[kind]`.
+        pub(crate) fn fault(&self, kind: usize) {
+            self.counts.faults[kind].fetch_add(1, Ordering::Relaxed);
+        }
+
+        /// The scrape: body and content type, as `accept` asks.
+        pub(crate) fn render(&self, accept: Option<&[u8]>) -> (String, &'static str) {
+            payments_serve::metrics::render(&self.registry, accept)
+        }
+    }
+
+    /// Counts one store operation that took since `started`.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn store_op(backend: Backend, op: StoreOp, started: Instant, failed: bool) {
+        let (b, o) = (backend as usize, op as usize);
+        STORE.durations[b][o].observe(started.elapsed());
+        if failed {
+            STORE.failures[b][o].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A store operation's start.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn store_started() -> Instant {
+        Instant::now()
+    }
+
+    fn nonzero(v: &AtomicU64) -> Option<u64> {
+        Some(v.load(Ordering::Relaxed)).filter(|&n| n > 0)
+    }
+
+    impl Collector for Counts {
+        fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+            let mut family = encoder.encode_descriptor(
+                "payments_mock_requests",
+                "Requests answered, by endpoint, HTTP status and errorCode (empty on a success).",
+                None,
+                MetricType::Counter,
+            )?;
+            for (cell, count) in self.requests.iter().enumerate() {
+                let Some(n) = nonzero(count) else { continue };
+                let (route, rest) = (cell / PER_ROUTE, cell % PER_ROUTE);
+                let (status, code) = (rest / CODES, rest % CODES);
+                let code = code
+                    .checked_sub(1)
+                    .map_or("", |c| ErrorCode::ALL[c].as_str());
+                let labels = [
+                    ("endpoint", ROUTES[route]),
+                    ("status", STATUS_LABELS[status]),
+                    ("error_code", code),
+                ];
+                family
+                    .encode_family(&labels)?
+                    .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
+            }
+            let mut family = encoder.encode_descriptor(
+                "payments_mock_request_duration_seconds",
+                "Time from a request's head to its answer, by endpoint.",
+                None,
+                MetricType::Histogram,
+            )?;
+            for (route, histogram) in self.durations.iter().enumerate() {
+                if histogram.count() > 0 {
+                    histogram.encode(&mut family.encode_family(&[("endpoint", ROUTES[route])])?)?;
+                }
+            }
+            let mut family = encoder.encode_descriptor(
+                "payments_mock_faults_injected",
+                "Faults injected (X-Mock-Fault, --fail-rate, --latency), by kind.",
+                None,
+                MetricType::Counter,
+            )?;
+            for (kind, count) in self.faults.iter().enumerate() {
+                let n = count.load(Ordering::Relaxed);
+                family
+                    .encode_family(&[("kind", FAULT_KINDS[kind])])?
+                    .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
+            }
+            let mut family = encoder.encode_descriptor(
+                "payments_mock_store_operation_duration_seconds",
+                "Operations of the SQLite or PostgreSQL store, by store and operation.",
+                None,
+                MetricType::Histogram,
+            )?;
+            for (b, ops) in STORE.durations.iter().enumerate() {
+                for (o, histogram) in ops.iter().enumerate() {
+                    if histogram.count() > 0 {
+                        let labels = [("store", BACKENDS[b]), ("operation", STORE_OPS[o])];
+                        histogram.encode(&mut family.encode_family(&labels)?)?;
+                    }
+                }
+            }
+            let mut family = encoder.encode_descriptor(
+                "payments_mock_store_failures",
+                "Operations of the SQLite or PostgreSQL store that failed, by store and operation.",
+                None,
+                MetricType::Counter,
+            )?;
+            for (b, ops) in STORE.failures.iter().enumerate() {
+                for (o, count) in ops.iter().enumerate() {
+                    if let Some(n) = nonzero(count) {
+                        let labels = [("store", BACKENDS[b]), ("operation", STORE_OPS[o])];
+                        family
+                            .encode_family(&labels)?
+                            .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn codes_index_in_the_order_of_the_table() {
+            for (i, code) in ErrorCode::ALL.iter().enumerate() {
+                assert_eq!(*code as usize, i, "{code:?}");
+            }
+            assert_eq!(super::super::STATUSES.len() + 1, STATUS_LABELS.len());
+            for (s, label) in super::super::STATUSES.iter().zip(STATUS_LABELS) {
+                assert_eq!(s.to_string(), label);
+            }
+        }
+
+        #[test]
+        fn a_request_is_counted_under_its_labels() {
+            let metrics = Metrics::new("r1");
+            let started = Duration::from_millis(3);
+            metrics.request("/api/payments/initiate", 201, None, started);
+            metrics.request(
+                "/api/payments/x/status",
+                404,
+                Some(ErrorCode::TransactionNotFound),
+                started,
+            );
+            metrics.request("/_mock/reset", 200, None, started);
+            metrics.request("/nowhere", 418, None, started);
+            let (text, _) = metrics.render(None);
+            for line in [
+                "payments_mock_requests_total{replica=\"r1\",endpoint=\"initiate\",status=\"201\",error_code=\"\"} 1",
+                "payments_mock_requests_total{replica=\"r1\",endpoint=\"statusById\",status=\"404\",error_code=\"TRANSACTION_NOT_FOUND\"} 1",
+                "payments_mock_requests_total{replica=\"r1\",endpoint=\"admin\",status=\"200\",error_code=\"\"} 1",
+                "payments_mock_requests_total{replica=\"r1\",endpoint=\"other\",status=\"other\",error_code=\"\"} 1",
+                "payments_mock_request_duration_seconds_count{replica=\"r1\",endpoint=\"initiate\"} 1",
+                "payments_mock_faults_injected_total{replica=\"r1\",kind=\"reset\"} 0",
+            ] {
+                assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "metrics"))]
+mod uncounted {
+    use std::time::Duration;
+
+    use payments_interface::ErrorCode;
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    use super::{Backend, StoreOp};
+
+    /// Nothing counted (feature `metrics` off).
+    #[derive(Debug)]
+    pub(crate) struct Metrics;
+
+    impl Metrics {
+        pub(crate) fn new(_: &str) -> Self {
+            Self
+        }
+
+        #[inline(always)]
+        pub(crate) fn request(&self, _: &str, _: u16, _: Option<ErrorCode>, _: Duration) {}
+
+        #[inline(always)]
+        pub(crate) fn fault(&self, _: usize) {}
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[inline(always)]
+    pub(crate) fn store_op(_: Backend, _: StoreOp, _: (), _: bool) {}
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[inline(always)]
+    pub(crate) fn store_started() {}
+}
