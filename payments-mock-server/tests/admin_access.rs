@@ -412,6 +412,27 @@ async fn without_an_admin_key_the_admin_side_stays_open_whatever_key_is_sent() {
         let answer = target.call("POST", "/_mock/reset", &headers, None).await;
         assert_eq!(answer.status, 200, "reset as {role}");
     }
+    // The sign-in form leads into the console whatever it carries, an
+    // empty key or no body at all (never a 401: the OpenAPI document
+    // lists none without an admin key); sign-out needs no body either.
+    for (headers, body) in [
+        (vec![("content-type", FORM)], Some("key=")),
+        (vec![("content-type", FORM)], Some("")),
+        (vec![], None),
+    ] {
+        let answer = target
+            .call("POST", "/_mock/ui/sign-in", &headers, body)
+            .await;
+        assert_eq!(answer.status, 303, "sign-in with {body:?}: {}", answer.body);
+        let answer = target
+            .call("POST", "/_mock/ui/sign-out", &headers, body)
+            .await;
+        assert_eq!(
+            answer.status, 303,
+            "sign-out with {body:?}: {}",
+            answer.body
+        );
+    }
 }
 
 /// `MERCHANT`'s and `OTHER_MERCHANT`'s transactions, and requests of every

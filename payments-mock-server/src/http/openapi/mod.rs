@@ -159,7 +159,15 @@ pub(crate) fn generate(state: &AppState) -> Value {
     let schemas = doc["components"]["schemas"]
         .as_object_mut()
         .expect("the components have schemas");
-    for (name, schema) in schemas::components(&state.catalog) {
+    for (name, mut schema) in schemas::components(&state.catalog) {
+        // Without an admin key the console is open: a sign-in form leads
+        // into it whatever it carries, so nothing in it is required.
+        if name == "ConsoleSignInForm"
+            && !keys.admin
+            && let Some(form) = schema.as_object_mut()
+        {
+            form.remove("required");
+        }
         schemas.insert(name.to_owned(), schema);
     }
     doc["components"]["headers"] = json!({
@@ -326,8 +334,13 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keys: Keys, catalog: &Cata
     }));
     operation["parameters"] = Value::Array(parameters);
     if let Some((content_type, name)) = spec.body {
-        // The reset form has no fields: a POST without a body resets too.
-        let required = name != "ConsoleResetForm";
+        // The reset and sign-out forms have no fields: a POST without a
+        // body resets (signs out) too. A sign-in without a body is an
+        // empty key: 401 with an admin key, into the console without.
+        let required = !matches!(
+            name,
+            "ConsoleResetForm" | "ConsoleSignOutForm" | "ConsoleSignInForm"
+        );
         let mut media = json!({ "schema": component(name) });
         if let Some(examples) = schemas::body_examples(id, catalog) {
             media["examples"] = examples;
