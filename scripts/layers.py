@@ -29,7 +29,7 @@ LAYERS = {
         ["lib"],
     ],
     "payments-serve": [
-        ["answer"],
+        ["answer", "admin"],
         ["tls"],
         ["server", "pages", "logging", "metrics"],
         ["lib"],
@@ -43,7 +43,7 @@ LAYERS = {
         ["redact", "record", "metrics"],
         ["report"],
         ["check"],
-        ["forward", "console"],
+        ["forward", "console", "access"],
         ["lib"],
     ],
     "payments-mock-server": [

@@ -6,15 +6,17 @@
 
 use askama::Template;
 use axum::extract::{RawQuery, State};
-use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
+pub(crate) use payments_serve::pages::console_page as page;
 use payments_serve::pages::{
     CONSOLE_SCRIPT as SCRIPT, CONSOLE_STYLESHEET as STYLESHEET, POLL_MS, fragment_root_of, render,
     root_of, shown_time, static_asset as asset, visible,
 };
 
+use super::access::SignedIn;
 use super::rules::{Level, Verdict};
 use super::{Judged, ProxyState};
 
@@ -121,6 +123,7 @@ struct ListPage {
     root: String,
     upstream: String,
     enforce: bool,
+    signed_in: bool,
     rows: Vec<Row>,
     placeholder: bool,
     after: u64,
@@ -133,7 +136,11 @@ struct ListPage {
 }
 
 /// `GET /_proxy/ui/`: the exchanges.
-async fn list(State(proxy): State<ProxyState>, uri: Uri) -> Response {
+async fn list(
+    State(proxy): State<ProxyState>,
+    SignedIn(signed_in): SignedIn,
+    uri: Uri,
+) -> Response {
     let summary = proxy.summary();
     let (rows, last) = newest(&proxy, 0, PAGE_ROWS);
     let after = rows.first().map_or(last, |r| r.row);
@@ -143,6 +150,7 @@ async fn list(State(proxy): State<ProxyState>, uri: Uri) -> Response {
             root: root_of(uri.path()),
             upstream: proxy.config.shown_upstream(),
             enforce: proxy.config.enforce,
+            signed_in,
             rows,
             placeholder: true,
             after,
@@ -202,6 +210,7 @@ struct DetailPage {
     root: String,
     upstream: String,
     enforce: bool,
+    signed_in: bool,
     row: Row,
     duration: String,
     sides: Vec<Side>,
@@ -216,10 +225,15 @@ struct NotFound {
     root: String,
     upstream: String,
     enforce: bool,
+    signed_in: bool,
 }
 
 /// `GET /_proxy/ui/exchanges/{seq}`: one exchange in full.
-async fn detail(State(proxy): State<ProxyState>, uri: Uri) -> Response {
+async fn detail(
+    State(proxy): State<ProxyState>,
+    SignedIn(signed_in): SignedIn,
+    uri: Uri,
+) -> Response {
     let path = uri.path();
     let root = root_of(path);
     let seq = path
@@ -240,6 +254,7 @@ async fn detail(State(proxy): State<ProxyState>, uri: Uri) -> Response {
                 root,
                 upstream: proxy.config.shown_upstream(),
                 enforce: proxy.config.enforce,
+                signed_in,
             },
         ));
     };
@@ -265,22 +280,12 @@ async fn detail(State(proxy): State<ProxyState>, uri: Uri) -> Response {
             root,
             upstream: proxy.config.shown_upstream(),
             enforce: proxy.config.enforce,
+            signed_in,
             duration: format!("{:.1} ms", judged.exchange.duration_ms),
             row: row(&judged),
             sides,
         },
     ))
-}
-
-/// The console's content security policy (its own script, its polls).
-fn page(mut response: Response) -> Response {
-    response.headers_mut().insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
-        ),
-    );
-    response
 }
 
 /// The console's routes under `/_proxy/ui`.

@@ -42,9 +42,11 @@
 // - `redact/` — secrets replaced before anything is recorded, reported
 //   or shown; `record.rs` — reading recordings back.
 // - `check.rs` — the same checks offline, on a recording.
-// - `console.rs` — the exchanges in a browser, live.
+// - `console.rs` — the exchanges in a browser, live; `access.rs` — the
+//   admin key in front of it, `/_proxy/report` and `/metrics`.
 // - `error.rs` — what keeps a proxy from starting.
 
+mod access;
 mod check;
 mod console;
 mod error;
@@ -81,6 +83,7 @@ pub use record::{BadLine, each as read_recording};
 pub use redact::{REDACTED, Redactor};
 
 pub use error::Error;
+pub use payments_serve::admin::AdminKey;
 pub use report::{ReportLine, Summary};
 pub use rules::{Finding, Level, Verdict};
 
@@ -124,6 +127,13 @@ pub struct ProxyConfig {
     /// (PEM): the client certificate presented to an upstream that
     /// demands mutual TLS.
     pub upstream_identity: Option<(PathBuf, PathBuf)>,
+    /// `--admin-key` (CONTRACT section 18): with one, `/_proxy/` and
+    /// `/metrics` want `Authorization: Bearer KEY`, and the console a
+    /// key or a session of its sign-in page. None: they are open.
+    /// `/api/` is never affected.
+    pub admin_keys: Vec<payments_serve::admin::AdminKey>,
+    /// How long a console session lasts (default 12 hours).
+    pub session_lifetime: Duration,
 }
 
 impl std::fmt::Debug for ProxyConfig {
@@ -138,6 +148,8 @@ impl std::fmt::Debug for ProxyConfig {
             .field("tls", &self.tls)
             .field("upstream_ca", &self.upstream_ca)
             .field("upstream_identity", &self.upstream_identity)
+            .field("admin_keys", &self.admin_keys)
+            .field("session_lifetime", &self.session_lifetime)
             .finish()
     }
 }
@@ -155,14 +167,18 @@ impl ProxyConfig {
             tls: None,
             upstream_ca: None,
             upstream_identity: None,
+            admin_keys: Vec::new(),
+            session_lifetime: payments_serve::admin::DEFAULT_SESSION_LIFETIME,
         }
     }
 
-    /// Checks the upstream URL and the timeout.
+    /// Checks the upstream URL, the timeout, the admin keys and the
+    /// session lifetime.
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] naming the problem (never the URL's password).
+    /// [`Error::Config`] naming the problem (never the URL's password,
+    /// never a key).
     pub fn validate(&self) -> Result<(), Error> {
         let url = &self.upstream;
         if !matches!(url.scheme(), "http" | "https") || !url.has_host() {
@@ -178,6 +194,24 @@ impl ProxyConfig {
         if self.upstream_timeout.is_zero() {
             return Err(Error::Config(
                 "--upstream-timeout must be greater than 0".to_owned(),
+            ));
+        }
+        if let Some((i, problem)) = self
+            .admin_keys
+            .iter()
+            .enumerate()
+            .find_map(|(i, k)| k.check().err().map(|e| (i + 1, e)))
+        {
+            return Err(Error::Config(format!("admin key #{i}: {problem}")));
+        }
+        if let Some((first, second)) = payments_serve::admin::repeated_key(&self.admin_keys) {
+            return Err(Error::Config(format!(
+                "the same admin key is given twice (admin keys #{first} and #{second})"
+            )));
+        }
+        if self.session_lifetime.is_zero() {
+            return Err(Error::Config(
+                "the console's session lifetime must be greater than 0".to_owned(),
             ));
         }
         Ok(())
@@ -272,6 +306,8 @@ pub(crate) struct Inner {
     judge: Mutex<Judge>,
     /// What `GET /metrics` reports.
     metrics: metrics::Metrics,
+    /// The console's sign-in sessions (with `--admin-key`).
+    sessions: payments_serve::admin::Sessions<()>,
 }
 
 impl std::ops::Deref for ProxyState {
@@ -350,6 +386,7 @@ impl ProxyState {
             .as_ref()
             .map(|p| open_append(p, "record"))
             .transpose()?;
+        let session_lifetime = config.session_lifetime;
         Ok(Self {
             inner: Arc::new(Inner {
                 config,
@@ -359,6 +396,7 @@ impl ProxyState {
                 seq: AtomicU64::new(0),
                 redactor,
                 metrics: metrics::Metrics::new(),
+                sessions: payments_serve::admin::Sessions::new(session_lifetime),
                 judge: Mutex::new(Judge {
                     memory: Memory::default(),
                     summary: Summary::default(),
@@ -513,7 +551,9 @@ async fn metrics(
 }
 
 /// The proxy's routes: `/api/` forwarded; `/_proxy/report`, the console
-/// under `/_proxy/ui/`, `/metrics` and nothing else its own.
+/// under `/_proxy/ui/` (with its sign-in), `/metrics` and nothing else its
+/// own, behind [`access::admit`] (the `/api/` routes pass it untouched:
+/// only requests [`dispatch`] does not forward come through the router).
 fn router(state: ProxyState) -> Router {
     Router::new()
         .route("/api/{*rest}", any(forward::forward))
@@ -522,7 +562,13 @@ fn router(state: ProxyState) -> Router {
         .route("/_proxy/report", get(report))
         .route("/metrics", get(metrics))
         .merge(console::routes())
+        .route("/_proxy/ui/sign-in", get(access::page).post(access::submit))
+        .route("/_proxy/ui/sign-out", axum::routing::post(access::sign_out))
         .fallback(|| async { ApiError::not_found() })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            access::admit,
+        ))
         .with_state(state)
 }
 
@@ -647,6 +693,14 @@ impl Proxy {
     /// The running summary.
     pub fn summary(&self) -> Summary {
         self.state.summary()
+    }
+
+    /// Moves the console sessions' clock forward: a test's way to see a
+    /// session expire without waiting.
+    #[cfg(feature = "test-support")]
+    #[doc(hidden)]
+    pub fn pass_session_time(&self, by: Duration) {
+        self.state.sessions.pass_time(by);
     }
 
     /// The exchanges the console shows now, oldest first (secrets

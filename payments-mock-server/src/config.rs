@@ -11,8 +11,9 @@ use crate::domain::settings::Given;
 use crate::error::Error;
 use crate::store::{Durability, StoreSpec};
 
-/// Default of [`Config::session_lifetime`]: a working day and then some.
-pub const DEFAULT_SESSION_LIFETIME: Duration = Duration::from_secs(12 * 60 * 60);
+/// Default of [`Config::session_lifetime`]: a working day and then some
+/// (the proxy's console has the same).
+pub use payments_serve::admin::DEFAULT_SESSION_LIFETIME;
 
 /// Default of [`Config::header_read_timeout`]: 30 seconds.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = payments_serve::DEFAULT_HEADER_READ_TIMEOUT;
@@ -158,7 +159,7 @@ impl Config {
         {
             return Err(Error::Config(format!("admin key #{i}: {problem}")));
         }
-        if let Some((first, second)) = repeated(&self.admin_keys, |k| k.secret()) {
+        if let Some((first, second)) = payments_serve::admin::repeated_key(&self.admin_keys) {
             return Err(Error::Config(format!(
                 "the same admin key is given twice (admin keys #{first} and #{second})"
             )));
@@ -166,7 +167,7 @@ impl Config {
         if let Some((admin, api)) = self.admin_keys.iter().enumerate().find_map(|(i, admin)| {
             self.api_keys
                 .iter()
-                .position(|api| api.secret() == admin.secret())
+                .position(|api| admin.matches(api.secret()))
                 .map(|j| (i + 1, j + 1))
         }) {
             return Err(Error::Config(format!(

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use payments_contract_proxy::{Proxy, ProxyConfig};
-use payments_mock_server::Catalog;
+use payments_mock_server::{AdminKey, Catalog};
 use payments_serve::logging::init_logging;
 
 use crate::tls_args::TlsArgs;
@@ -57,6 +57,19 @@ pub(crate) struct ProxyArgs {
     /// The private key of --upstream-client-cert (PEM).
     #[arg(long, value_name = "FILE", requires = "upstream_client_cert")]
     upstream_client_key: Option<std::path::PathBuf>,
+    /// Put the proxy's own pages (the console /_proxy/ui/, the summary
+    /// /_proxy/report) and /metrics behind this key, sent as
+    /// `Authorization: Bearer KEY` or typed once on the console's sign-in
+    /// page. Repeatable. /api/ is never affected. Without it, they are
+    /// open to whoever reaches the port.
+    #[arg(
+        long = "admin-key",
+        env = "PAYMENTS_MOCK_ADMIN_KEY",
+        hide_env_values = true,
+        value_name = "KEY",
+        value_parser = QuietParser::<AdminKey>::new("an admin key")
+    )]
+    admin_keys: Vec<AdminKey>,
 }
 
 /// An upstream URL whose parse error never repeats it (it may hold
@@ -97,6 +110,7 @@ pub(crate) fn proxy(args: ProxyArgs) -> ExitCode {
     config.upstream_timeout = args.upstream_timeout;
     config.upstream_ca = args.upstream_ca;
     config.upstream_identity = args.upstream_client_cert.zip(args.upstream_client_key);
+    config.admin_keys = args.admin_keys;
     config.tls = match args.tls.server_tls(&args.host, None) {
         Ok(tls) => tls,
         Err(e) => {
@@ -114,6 +128,7 @@ pub(crate) fn proxy(args: ProxyArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let strict = config.strict;
+    let admin_keys = config.admin_keys.len();
     let runtime = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -136,7 +151,19 @@ pub(crate) fn proxy(args: ProxyArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        println!("listening on {scheme}://{}", proxy.addr());
+        let addr = proxy.addr();
+        if admin_keys == 0 && !addr.ip().is_loopback() {
+            tracing::warn!(
+                listening = %addr,
+                "listening on {addr} without --admin-key: anyone who reaches this address can read the exchanges (secrets replaced), the summary and the metrics (/_proxy/, /metrics); give --admin-key KEY to put them behind a key"
+            );
+        } else if admin_keys > 0 {
+            tracing::info!(
+                admin_keys,
+                "the proxy's own pages (/_proxy/, /metrics) need an admin key: {admin_keys} given"
+            );
+        }
+        println!("listening on {scheme}://{addr}");
         stop.await;
         let summary = proxy.shutdown().await;
         eprint!("{}", summary.table());

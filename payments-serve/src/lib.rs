@@ -10,6 +10,8 @@
 //! - `tls` (feature `tls`): HTTPS listeners ([`server::serve_tls`]), a
 //!   local CA for a sandbox and its tests.
 //! - `metrics` (feature `metrics`): what both servers' `GET /metrics` share.
+//! - `admin` (feature `admin`): admin keys, the bearer token, the console's
+//!   sign-in sessions and their cookie.
 //!
 //! # Example
 //!
@@ -40,6 +42,9 @@
 // certificates rcgen makes), `logging/` (feature `logging`: `text.rs` and `json.rs` hold the two
 // formats, `tests.rs` holds them to tracing-subscriber's own).
 
+#[cfg(feature = "admin")]
+#[cfg_attr(docsrs, doc(cfg(feature = "admin")))]
+pub mod admin;
 mod answer;
 #[cfg(feature = "logging")]
 #[cfg_attr(docsrs, doc(cfg(feature = "logging")))]

@@ -21,5 +21,8 @@ mod limits;
 // Framing: lengths beside transfer codings, HEAD, many headers, large
 // bodies that keep coming.
 mod framing;
+// The admin key in front of the console, the summary and the metrics;
+// the console's sign-in.
+mod access;
 // The mock behind the proxy: hundreds of correct exchanges, no violation.
 mod verified_fake;

@@ -23,6 +23,8 @@ pub struct Setup {
     pub enforce: bool,
     /// `--upstream-timeout` (short, so a failing test does not hang).
     pub upstream_timeout: Duration,
+    /// `--admin-key`s.
+    pub admin_keys: Vec<&'static str>,
 }
 
 impl Default for Setup {
@@ -31,6 +33,7 @@ impl Default for Setup {
             prefix: "",
             enforce: false,
             upstream_timeout: Duration::from_secs(10),
+            admin_keys: Vec::new(),
         }
     }
 }
@@ -40,6 +43,11 @@ pub async fn proxy_in_front_of(upstream: &str, setup: &Setup) -> Proxy {
     let mut config = ProxyConfig::new(upstream.parse().expect("an upstream URL"));
     config.enforce = setup.enforce;
     config.upstream_timeout = setup.upstream_timeout;
+    config.admin_keys = setup
+        .admin_keys
+        .iter()
+        .map(|k| k.parse().expect("an admin key"))
+        .collect();
     Proxy::start(config).await.expect("the proxy starts")
 }
 

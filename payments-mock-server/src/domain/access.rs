@@ -155,46 +155,7 @@ impl Auth {
     }
 }
 
-/// The token of `Bearer <token>`, scheme in any letter case.
-fn bearer_token(value: &[u8]) -> Option<&[u8]> {
-    let space = value.iter().position(|b| *b == b' ')?;
-    let (scheme, rest) = value.split_at(space);
-    if !scheme.eq_ignore_ascii_case(b"bearer") {
-        return None;
-    }
-    let token = rest.trim_ascii();
-    (!token.is_empty()).then_some(token)
-}
-
-/// Whether a POST comes from this server's own pages (or from a tool): a
-/// browser sends `Origin` with a POST; when it names another host than the
-/// request's `Host`, another site's page made the browser post here. The
-/// console's forms and the admin API's changes both ask this.
-pub fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN) else {
-        return true;
-    };
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin_host = origin.to_str().ok().and_then(origin_host);
-    matches!((host, origin_host), (Some(h), Some(o)) if h.eq_ignore_ascii_case(&o))
-}
-
-/// `host[:port]` of an `Origin` (`scheme://host[:port]`), as a `Host`
-/// header names it: the port only when it is not the scheme's default.
-/// `None` for `null` and for anything that is not an origin.
-fn origin_host(origin: &str) -> Option<String> {
-    let uri = origin.parse::<http::Uri>().ok()?;
-    let default = match uri.scheme_str()? {
-        "http" => 80,
-        "https" => 443,
-        _ => 0,
-    };
-    let authority = uri.authority()?;
-    Some(match authority.port_u16() {
-        Some(port) if port != default => format!("{}:{port}", authority.host()),
-        _ => authority.host().to_owned(),
-    })
-}
+pub use payments_serve::admin::{bearer_token, same_origin};
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,8 @@
 //! The contract proxy's console in Chromium (issue 24): exchanges appear
 //! without a reload, each with its verdict and a badge per finding level;
 //! an exchange opens in full with its secrets replaced; hostile text shows
-//! as text; every page passes axe and fits a phone.
+//! as text; with `--admin-key`, the sign-in and sign-out (issue 33); every
+//! page passes axe and fits a phone.
 
 use payments_contract_proxy::{Proxy, ProxyConfig};
 use payments_mock_server::MockServer;
@@ -92,4 +93,71 @@ async fn exchanges_appear_live_with_their_verdicts_and_pass_axe() {
     browser.check_page("an unknown exchange").await;
     browser.close().await;
     proxy.shutdown().await;
+}
+
+#[tokio::test]
+async fn with_an_admin_key_the_console_signs_in_and_out() {
+    const KEY: &str = "adm_proxy_browser_5e1f";
+    let Some(browser) = Browser::start("proxy sign-in").await else {
+        return;
+    };
+    let mock = MockServer::start().await;
+    let mut config = ProxyConfig::new(mock.base_url().parse().expect("a URL"));
+    config.admin_keys = vec![KEY.parse().expect("an admin key")];
+    let proxy = Proxy::start(config).await.expect("a proxy");
+    let base = proxy.base_url();
+    let reply = reqwest::get(format!("{base}/api/payments/nope/status"))
+        .await
+        .expect("forwarded");
+    assert_eq!(reply.status(), 404, "the application needs no admin key");
+    // A console page without a session: the sign-in page, which brings
+    // the browser back there afterwards.
+    browser.open(&format!("{base}/_proxy/ui/exchanges/1")).await;
+    assert_eq!(browser.text("h1").await, "Sign in");
+    browser.check_page("the proxy's sign-in page").await;
+    browser.screenshot("proxy-sign-in").await;
+
+    let field = browser.wait_for("#key").await;
+    field.send_keys("not-the-key").await.expect("types");
+    browser.click("#sign-in").await;
+    let problem = browser
+        .wait_for_text(".problems", |t| t.contains("not accepted"))
+        .await;
+    assert!(!problem.contains("not-the-key"));
+    assert_eq!(
+        browser
+            .script("return document.querySelector('#key').value")
+            .await,
+        "",
+        "the key is never filled back in"
+    );
+    browser
+        .check_page("the proxy's sign-in page with a wrong key")
+        .await;
+
+    let field = browser.wait_for("#key").await;
+    field.send_keys(KEY).await.expect("types");
+    browser.click("#sign-in").await;
+    browser
+        .wait_for_url(|u| u.ends_with("/_proxy/ui/exchanges/1"))
+        .await;
+    assert!(browser.text(".who").await.contains("Signed in"));
+    assert_eq!(browser.script("return document.cookie").await, "");
+    browser.check_page("the proxy's exchange, signed in").await;
+    browser.open(&format!("{base}/_proxy/ui/")).await;
+    browser
+        .wait_for_text("#exchanges", |t| t.contains("/api/payments/nope/status"))
+        .await;
+    browser.check_page("the proxy console, signed in").await;
+    browser.screenshot("proxy-console-signed-in").await;
+
+    browser.click("#sign-out").await;
+    browser
+        .wait_for_url(|u| u.contains("sign-in?signed-out=1"))
+        .await;
+    assert!(browser.text(".notice").await.contains("signed out"));
+    browser.open(&format!("{base}/_proxy/ui/")).await;
+    assert_eq!(browser.text("h1").await, "Sign in", "the session ended");
+    browser.close().await;
+    drop(proxy);
 }

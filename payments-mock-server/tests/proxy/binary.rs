@@ -15,9 +15,17 @@ const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
 
 /// A process started with `args`, its banner read: the child and base URL.
 pub(crate) fn spawn(args: &[&str]) -> (Child, String) {
+    spawn_with(args, &[])
+}
+
+/// [`spawn`] with environment variables `env` set (and
+/// `PAYMENTS_MOCK_STORE`, `PAYMENTS_MOCK_ADMIN_KEY` unset unless given).
+pub(crate) fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
     let mut child = Command::new(BIN)
         .args(args)
         .env_remove("PAYMENTS_MOCK_STORE")
+        .env_remove("PAYMENTS_MOCK_ADMIN_KEY")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -48,10 +56,12 @@ pub(crate) fn stop(child: Child) -> (Option<i32>, String) {
 }
 
 /// Runs to its end: exit code, stdout, stderr.
-fn run(args: &[&str]) -> (Option<i32>, String, String) {
+pub(crate) fn run(args: &[&str]) -> (Option<i32>, String, String) {
     let output = Command::new(BIN)
         .args(args)
         .env_remove("PAYMENTS_MOCK_STORE")
+        .env_remove("PAYMENTS_MOCK_ADMIN_KEY")
+        .stdin(Stdio::null())
         .output()
         .expect("runs");
     (

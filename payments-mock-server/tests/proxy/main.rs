@@ -7,6 +7,8 @@
 mod binary;
 // Canary secrets never reach the recording, report, console, log or errors.
 mod secrets;
+// `proxy --admin-key`: the console, summary and metrics behind a key.
+mod admin;
 // HTTPS: an upstream demanding a client certificate, the proxy's own TLS.
 mod tls;
 // The proxy's GET /metrics through the binary, and promtool (issue 33).

@@ -4,8 +4,7 @@
 //! `--upstream-client-key`; without the certificate, a clear 502; and the
 //! proxy's own listener over HTTPS with `--tls-self-signed`.
 
-use std::io::BufRead as _;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 use payments_mock_server::MockServer;
 use payments_mock_server::tls::LocalCa;
@@ -13,36 +12,16 @@ use serde_json::Value;
 
 use crate::MERCHANT;
 
-const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
-
+/// `proxy --port 0 ARGS`, its banner read.
 fn spawn(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(BIN)
-        .arg("proxy")
-        .args(["--port", "0"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawns");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("a banner");
-    let base = line
-        .trim_end()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("banner {line:?}"))
-        .to_owned();
-    (child, base)
+    let mut all = vec!["proxy", "--port", "0"];
+    all.extend_from_slice(args);
+    crate::binary::spawn(&all)
 }
 
+/// SIGTERM, then stderr.
 fn stop(child: Child) -> String {
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let output = child.wait_with_output().expect("exits");
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    crate::binary::stop(child).1
 }
 
 fn path(p: &std::path::Path) -> &str {
@@ -181,14 +160,10 @@ fn bad_upstream_tls_files_are_named_and_exit_2() {
             "--upstream-client-cert: ",
         ),
     ] {
-        let output = Command::new(BIN)
-            .args(["proxy", "--port", "0", "--upstream", "https://127.0.0.1:9"])
-            .args(&args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("runs");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        let mut all = vec!["proxy", "--port", "0", "--upstream", "https://127.0.0.1:9"];
+        all.extend_from_slice(&args);
+        let (code, _, stderr) = crate::binary::run(&all);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
         if expected.ends_with(": ") {
             assert!(stderr.contains(path(&notes)), "{stderr}");

@@ -1,0 +1,414 @@
+//! The proxy's own pages behind `--admin-key` (CONTRACT section 18): with
+//! an admin key, `/_proxy/` and `/metrics` want `Authorization: Bearer
+//! KEY`; the console (and the summary it links to) also takes a session of
+//! its sign-in page, kept in the cookie `payments_proxy_session`. Keys are
+//! compared in constant time and never shown or logged; the cookie
+//! carries a random session id, never the key.
+//!
+//! `/api/` never comes here: it is the application's exchange with the
+//! upstream (its `Authorization` is the upstream's business), and
+//! [`crate::dispatch`] sends it straight to the forwarder. Without an
+//! admin key everything is open, as on a developer's loopback.
+
+use askama::Template;
+use axum::body::{Body, to_bytes};
+use axum::extract::{RawQuery, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse as _, Response};
+use payments_serve::admin::{
+    SessionCookie, any_matches, bearer_token, console_target, same_origin, shown_lifetime,
+};
+use payments_serve::pages::{render, root_of};
+use payments_serve::{ApiError, ErrorCode};
+
+use super::ProxyState;
+
+/// The console's session cookie (the mock's has another name, so one
+/// browser may be signed in to both on one host).
+pub(crate) const COOKIE: SessionCookie = SessionCookie::new("payments_proxy_session");
+
+/// Where the sign-in page is.
+const SIGN_IN: &str = "/_proxy/ui/sign-in";
+/// Where a sign-in goes when it is not told where (relative to the root).
+const HOME: &str = "_proxy/ui/";
+/// The most a sign-in or sign-out form may carry.
+const FORM_LIMIT: usize = 8 * 1024;
+
+/// Whether a console request came with a session (the console then offers
+/// sign-out): set by [`admit`], `false` when it is not there.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SignedIn(pub bool);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for SignedIn {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(parts.extensions.get::<Self>().copied().unwrap_or_default())
+    }
+}
+
+/// Which part of the proxy's own routes a path is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Area {
+    /// Open: the sign-in and sign-out, the stylesheet and script the
+    /// sign-in page is drawn with, unknown paths (404).
+    Open,
+    /// The console's pages: a key or a session; refused with the sign-in
+    /// page.
+    Console,
+    /// `/_proxy/report`: a key or a session (the console links to it);
+    /// refused with the envelope.
+    Summary,
+    /// `/metrics` and anything else under `/_proxy`: a key only.
+    Keyed,
+}
+
+const OPEN_PATHS: [&str; 4] = [
+    SIGN_IN,
+    "/_proxy/ui/sign-out",
+    "/_proxy/ui/static/console.css",
+    "/_proxy/ui/static/console.js",
+];
+
+fn area(path: &str) -> Area {
+    if OPEN_PATHS.contains(&path) {
+        Area::Open
+    } else if path == "/_proxy/ui" || path.starts_with("/_proxy/ui/") {
+        Area::Console
+    } else if path == "/_proxy/report" {
+        Area::Summary
+    } else if path == "/metrics" || path.starts_with("/_proxy") {
+        // `/_proxy/…` and `/_proxyanything`: every spelling the router
+        // might ever serve under the prefix is behind the key.
+        Area::Keyed
+    } else {
+        Area::Open
+    }
+}
+
+/// The envelope of a request without an accepted key: 401 with
+/// `WWW-Authenticate: Bearer`.
+fn unauthorized() -> Response {
+    let mut response = ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        ErrorCode::Unauthorized,
+        "missing or invalid admin key: send Authorization: Bearer <key>",
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// Lets a request for the proxy's own routes through, or answers it (see
+/// the module's documentation).
+pub(crate) async fn admit(
+    State(proxy): State<ProxyState>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    if proxy.config.admin_keys.is_empty() {
+        return next.run(req).await;
+    }
+    let area = area(req.uri().path());
+    if area == Area::Open {
+        return next.run(req).await;
+    }
+    if let Some(value) = req.headers().get(header::AUTHORIZATION) {
+        let accepted = bearer_token(value.as_bytes())
+            .is_some_and(|token| any_matches(&proxy.config.admin_keys, token));
+        return if accepted {
+            next.run(req).await
+        } else if area == Area::Console {
+            sign_in_page(
+                &proxy,
+                StatusCode::UNAUTHORIZED,
+                req.uri().path(),
+                &target_of(req.uri()),
+                None,
+                Some("The key in the Authorization header is not accepted here."),
+            )
+        } else {
+            unauthorized()
+        };
+    }
+    if area == Area::Keyed {
+        return unauthorized();
+    }
+    let mut presented = false;
+    let found = COOKIE.read(req.headers()).any(|id| {
+        presented = true;
+        proxy.sessions.find(id).is_some()
+    });
+    if found {
+        req.extensions_mut().insert(SignedIn(true));
+        return next.run(req).await;
+    }
+    let mut response = if area == Area::Console {
+        sign_in_page(
+            &proxy,
+            StatusCode::UNAUTHORIZED,
+            req.uri().path(),
+            &target_of(req.uri()),
+            presented.then_some(
+                "Your sign-in has ended (it expired, you signed out, or the proxy restarted): sign in again.",
+            ),
+            None,
+        )
+    } else {
+        unauthorized()
+    };
+    if presented {
+        response
+            .headers_mut()
+            .insert(header::SET_COOKIE, COOKIE.ended(secure(&proxy)));
+    }
+    response
+}
+
+/// Whether session cookies are marked `Secure` (the listener speaks TLS).
+fn secure(proxy: &ProxyState) -> bool {
+    proxy.config.tls.is_some()
+}
+
+/// The relative address of `uri` (a console page), to come back to it.
+fn target_of(uri: &Uri) -> String {
+    let path = uri.path().trim_start_matches('/');
+    match uri.query() {
+        Some(q) => format!("{path}?{q}"),
+        None => path.to_owned(),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "sign_in.html")]
+struct SignInPage<'a> {
+    root: String,
+    /// No admin key: the console is open, there is nothing to sign in to.
+    open: bool,
+    next: &'a str,
+    notice: Option<&'a str>,
+    problem: Option<&'a str>,
+    lifetime: String,
+}
+
+/// The sign-in page, drawn at `path` (its own, or a refused console
+/// page's), with `status`.
+fn sign_in_page(
+    proxy: &ProxyState,
+    status: StatusCode,
+    path: &str,
+    next: &str,
+    notice: Option<&str>,
+    problem: Option<&str>,
+) -> Response {
+    let mut response = crate::console::page(render(
+        status,
+        &SignInPage {
+            root: root_of(path),
+            open: proxy.config.admin_keys.is_empty(),
+            next: console_target(next, HOME, SIGN_IN),
+            notice,
+            problem,
+            lifetime: shown_lifetime(proxy.sessions.lifetime()),
+        },
+    ));
+    if status == StatusCode::UNAUTHORIZED {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
+}
+
+/// 303 to `location`, relative to the server's root.
+fn see_other(root: &str, location: &str) -> Response {
+    (
+        StatusCode::SEE_OTHER,
+        [(header::LOCATION, format!("{root}{location}"))],
+    )
+        .into_response()
+}
+
+/// The first value of `name` among form or query pairs.
+fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Reads a sign-in or sign-out form: from this server's own page (a
+/// cross-site `Origin` is 403), a form (else 415), at most 8 KiB (else
+/// 413). A refusal is the sign-in page saying why.
+async fn form(
+    proxy: &ProxyState,
+    headers: &HeaderMap,
+    body: Body,
+    path: &str,
+) -> Result<Vec<(String, String)>, Response> {
+    let refuse = |status, problem| sign_in_page(proxy, status, path, HOME, None, Some(problem));
+    if !same_origin(headers) {
+        return Err(refuse(
+            StatusCode::FORBIDDEN,
+            "This form was posted from another site's page; open the console and sign in there.",
+        ));
+    }
+    let is_form = headers.get(header::CONTENT_TYPE).is_none_or(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.split(';').next().is_some_and(|e| {
+                e.trim()
+                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+            })
+        })
+    });
+    if !is_form {
+        return Err(refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Submit the sign-in form (application/x-www-form-urlencoded).",
+        ));
+    }
+    let bytes = to_bytes(body, FORM_LIMIT).await.map_err(|_| {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "The submitted form is larger than a sign-in form can be.",
+        )
+    })?;
+    Ok(url::form_urlencoded::parse(&bytes).into_owned().collect())
+}
+
+/// `GET /_proxy/ui/sign-in`: the form (or, without an admin key, a link to
+/// the open console).
+pub(crate) async fn page(
+    State(proxy): State<ProxyState>,
+    uri: Uri,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let pairs: Vec<(String, String)> = query
+        .map(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .into_owned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let next = param(&pairs, "next").unwrap_or(HOME);
+    let notice = param(&pairs, "signed-out").map(|_| "You are signed out.");
+    sign_in_page(&proxy, StatusCode::OK, uri.path(), next, notice, None)
+}
+
+/// `POST /_proxy/ui/sign-in` with `key` (and `next`): a session and 303 to
+/// `next`, or the form again with 401. The key is never shown back.
+pub(crate) async fn submit(
+    State(proxy): State<ProxyState>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let path = uri.path();
+    let pairs = match form(&proxy, &headers, body, path).await {
+        Ok(pairs) => pairs,
+        Err(page) => return page,
+    };
+    let next = console_target(param(&pairs, "next").unwrap_or(HOME), HOME, SIGN_IN).to_owned();
+    let root = root_of(path);
+    if proxy.config.admin_keys.is_empty() {
+        // Open: any form, even an empty one, leads into the console.
+        return see_other(&root, &next);
+    }
+    let key = param(&pairs, "key").unwrap_or("");
+    if key.is_empty() || !any_matches(&proxy.config.admin_keys, key.as_bytes()) {
+        return sign_in_page(
+            &proxy,
+            StatusCode::UNAUTHORIZED,
+            path,
+            &next,
+            None,
+            Some("That key is not accepted here. Check it and try again."),
+        );
+    }
+    // A session the browser may already have ends: a sign-in always
+    // starts a fresh id (no fixation).
+    for old in COOKIE.read(&headers) {
+        proxy.sessions.end(old);
+    }
+    let id = proxy.sessions.start(());
+    let mut response = see_other(&root, &next);
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        COOKIE.set(&id, proxy.sessions.lifetime(), secure(&proxy)),
+    );
+    response
+}
+
+/// `POST /_proxy/ui/sign-out`: ends the browser's session, tells it to
+/// forget the cookie, and 303 to the sign-in page.
+pub(crate) async fn sign_out(
+    State(proxy): State<ProxyState>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let path = uri.path();
+    if let Err(page) = form(&proxy, &headers, body, path).await {
+        return page;
+    }
+    for id in COOKIE.read(&headers) {
+        proxy.sessions.end(id);
+    }
+    let mut response = see_other(&root_of(path), "_proxy/ui/sign-in?signed-out=1");
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, COOKIE.ended(secure(&proxy)));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_own_route_has_its_area() {
+        for open in [
+            "/_proxy/ui/sign-in",
+            "/_proxy/ui/sign-out",
+            "/_proxy/ui/static/console.css",
+            "/_proxy/ui/static/console.js",
+            "/",
+            "/favicon.ico",
+            "/_mock/health",
+        ] {
+            assert_eq!(area(open), Area::Open, "{open}");
+        }
+        for console in [
+            "/_proxy/ui",
+            "/_proxy/ui/",
+            "/_proxy/ui/exchanges/3",
+            "/_proxy/ui/exchanges/feed",
+            "/_proxy/ui/sign-in/",
+            "/_proxy/ui/static/other.css",
+        ] {
+            assert_eq!(area(console), Area::Console, "{console}");
+        }
+        assert_eq!(area("/_proxy/report"), Area::Summary);
+        for keyed in [
+            "/metrics",
+            "/_proxy",
+            "/_proxy/",
+            "/_proxy/report/",
+            "/_proxyx",
+        ] {
+            assert_eq!(area(keyed), Area::Keyed, "{keyed}");
+        }
+    }
+
+    #[test]
+    fn a_refused_page_knows_its_way_back() {
+        let uri: Uri = "/_proxy/ui/exchanges/7?x=1".parse().expect("uri");
+        assert_eq!(target_of(&uri), "_proxy/ui/exchanges/7?x=1");
+    }
+}

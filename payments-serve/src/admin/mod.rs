@@ -1,0 +1,323 @@
+//! What both servers' admin sides share (CONTRACT section 18): admin keys
+//! that never show ([`AdminKey`]), the `Authorization: Bearer` token
+//! ([`bearer_token`]), the same-origin check of a form post
+//! ([`same_origin`]), and the console's sign-in sessions kept in the
+//! process ([`Sessions`]) with their cookie ([`SessionCookie`]).
+//!
+//! Who may do what stays each server's own: the mock tells an admin from
+//! a merchant's key; the proxy has admin keys only.
+//!
+//! # Example
+//!
+//! A key checked in constant time, and a session for it:
+//!
+//! ```
+//! use std::time::Duration;
+//! use payments_serve::admin::{AdminKey, SessionCookie, Sessions, bearer_token};
+//!
+//! let key: AdminKey = "adm_4f9c2e".parse().expect("a key's shape");
+//! assert_eq!(format!("{key:?}"), "AdminKey([redacted])");
+//! let token = bearer_token(b"Bearer adm_4f9c2e").expect("a bearer token");
+//! assert!(key.matches(token));
+//!
+//! let sessions = Sessions::new(Duration::from_secs(3600));
+//! let id = sessions.start(());
+//! let cookie = SessionCookie::new("example_session").set(&id, sessions.lifetime(), false);
+//! assert!(cookie.to_str().unwrap().contains("HttpOnly; SameSite=Strict"));
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use axum::http::{HeaderMap, header};
+use subtle::ConstantTimeEq;
+
+mod session;
+
+pub use session::{SessionCookie, SessionId, Sessions};
+
+/// Longest admin key (bytes): far more than any generated secret needs,
+/// and a bound on what one comparison costs.
+pub const MAX_ADMIN_KEY: usize = 1024;
+
+/// How long a console session lasts by default: a working day and then
+/// some.
+pub const DEFAULT_SESSION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(12 * 3600);
+
+/// An admin key (`--admin-key`): a secret, never shown (its `Debug` says
+/// `[redacted]`, its parse errors never repeat it).
+#[derive(Clone, PartialEq, Eq)]
+pub struct AdminKey(String);
+
+impl AdminKey {
+    /// A key as given; [`AdminKey::check`] tells whether it has a key's
+    /// shape (as parsing does).
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// Whether it has a key's shape: see [`AdminKey::from_str`].
+    ///
+    /// # Errors
+    ///
+    /// What is wrong, without any of the key.
+    pub fn check(&self) -> Result<(), String> {
+        let s = self.0.as_str();
+        if s.is_empty() || s.len() > MAX_ADMIN_KEY {
+            return Err(format!(
+                "an admin key is 1 to {MAX_ADMIN_KEY} characters (value not shown)"
+            ));
+        }
+        if !s.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+            return Err(
+                "an admin key must be visible ASCII without spaces (value not shown)".to_owned(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether `token` is this key, compared in constant time (`subtle`):
+    /// the time taken says nothing of how much of it matched.
+    pub fn ct_eq(&self, token: &[u8]) -> subtle::Choice {
+        self.0.as_bytes().ct_eq(token)
+    }
+
+    /// [`AdminKey::ct_eq`] as a `bool`.
+    pub fn matches(&self, token: &[u8]) -> bool {
+        bool::from(self.ct_eq(token))
+    }
+}
+
+impl fmt::Debug for AdminKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AdminKey([redacted])")
+    }
+}
+
+impl FromStr for AdminKey {
+    type Err = String;
+
+    /// 1 to 1,024 visible ASCII characters (what a header can
+    /// carry after `Bearer `). The error never repeats any of `s`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let key = Self::new(s);
+        key.check()?;
+        Ok(key)
+    }
+}
+
+/// Whether any of `keys` is `token`: every key is compared, in constant
+/// time, so the timing tells neither which one matched nor whether any
+/// did.
+pub fn any_matches(keys: &[AdminKey], token: &[u8]) -> bool {
+    let mut found = subtle::Choice::from(0);
+    for key in keys {
+        found |= key.ct_eq(token);
+    }
+    bool::from(found)
+}
+
+/// The 1-based positions of the first key that repeats an earlier one,
+/// and of that earlier one: a configuration error that names no key.
+pub fn repeated_key(keys: &[AdminKey]) -> Option<(usize, usize)> {
+    keys.iter().enumerate().find_map(|(j, later)| {
+        keys[..j]
+            .iter()
+            .position(|earlier| earlier.matches(later.0.as_bytes()))
+            .map(|i| (i + 1, j + 1))
+    })
+}
+
+/// The token of `Bearer <token>`, scheme in any letter case; `None` for
+/// another scheme or an empty token.
+pub fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    let space = value.iter().position(|b| *b == b' ')?;
+    let (scheme, rest) = value.split_at(space);
+    if !scheme.eq_ignore_ascii_case(b"bearer") {
+        return None;
+    }
+    let token = rest.trim_ascii();
+    (!token.is_empty()).then_some(token)
+}
+
+/// Whether a POST comes from this server's own pages (or from a tool): a
+/// browser sends `Origin` with a POST; when it names another host than the
+/// request's `Host`, another site's page made the browser post here.
+pub fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    let origin_host = origin.to_str().ok().and_then(origin_host);
+    matches!((host, origin_host), (Some(h), Some(o)) if h.eq_ignore_ascii_case(&o))
+}
+
+/// `host[:port]` of an `Origin` (`scheme://host[:port]`), as a `Host`
+/// header names it: the port only when it is not the scheme's default.
+/// `None` for `null` and for anything that is not an origin.
+fn origin_host(origin: &str) -> Option<String> {
+    let uri = origin.parse::<axum::http::Uri>().ok()?;
+    let default = match uri.scheme_str()? {
+        "http" => 80,
+        "https" => 443,
+        _ => 0,
+    };
+    let authority = uri.authority()?;
+    Some(match authority.port_u16() {
+        Some(port) if port != default => format!("{}:{port}", authority.host()),
+        _ => authority.host().to_owned(),
+    })
+}
+
+/// Longest `next` a sign-in keeps (a console address with its filters).
+const MAX_NEXT: usize = 512;
+
+/// Where a sign-in sends the browser: `next` when it is a console address
+/// relative to the server's root (starting with `home`, e.g. `_mock/ui/`;
+/// visible ASCII; no way out of the console; not the sign-in page at
+/// `sign_in`), else `home`. A sign-in never sends the browser anywhere
+/// else.
+pub fn console_target<'a>(next: &'a str, home: &'a str, sign_in: &str) -> &'a str {
+    let safe = next.len() <= MAX_NEXT
+        && next.starts_with(home)
+        && next.bytes().all(|b| b.is_ascii_graphic() && b != b'\\')
+        && !next.contains("//")
+        && !next.contains("/.")
+        && !next.starts_with(sign_in.trim_start_matches('/'));
+    if safe { next } else { home }
+}
+
+/// A session's lifetime as a person reads it: `12 hours`, `1 hour`, or
+/// humantime's `1h 30m` for anything else.
+pub fn shown_lifetime(lifetime: std::time::Duration) -> String {
+    match lifetime.as_secs() {
+        3600 => "1 hour".to_owned(),
+        s if s % 3600 == 0 && lifetime.subsec_nanos() == 0 => format!("{} hours", s / 3600),
+        _ => humantime::format_duration(lifetime).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn admin_keys_parse_quietly_and_never_show() {
+        let key: AdminKey = "adm_secret".parse().expect("a key");
+        assert_eq!(format!("{key:?}"), "AdminKey([redacted])");
+        for bad in ["", "has space", "tab\there", "caf\u{e9}"] {
+            let error = bad.parse::<AdminKey>().expect_err("refused");
+            assert!(bad.is_empty() || !error.contains(bad), "{error}");
+        }
+        let huge = "k".repeat(MAX_ADMIN_KEY + 1);
+        let error = huge.parse::<AdminKey>().expect_err("too long");
+        assert!(!error.contains("kkkk"), "{error}");
+        assert!("k".repeat(MAX_ADMIN_KEY).parse::<AdminKey>().is_ok());
+    }
+
+    #[test]
+    fn keys_match_exactly_and_any_of_several() {
+        let keys: Vec<AdminKey> = ["adm_one", "adm_two"]
+            .iter()
+            .map(|k| k.parse().expect("a key"))
+            .collect();
+        assert!(any_matches(&keys, b"adm_one"));
+        assert!(any_matches(&keys, b"adm_two"));
+        for wrong in [&b"adm_on"[..], b"adm_one ", b"ADM_ONE", b"", b"adm_three"] {
+            assert!(!any_matches(&keys, wrong), "{wrong:?}");
+        }
+        assert!(!any_matches(&[], b"adm_one"));
+    }
+
+    #[test]
+    fn a_repeated_key_is_found_by_position() {
+        let keys: Vec<AdminKey> = ["a1", "b2", "c3", "b2"]
+            .iter()
+            .map(|k| k.parse().expect("a key"))
+            .collect();
+        assert_eq!(repeated_key(&keys), Some((2, 4)));
+        assert_eq!(repeated_key(&keys[..3]), None);
+    }
+
+    #[test]
+    fn a_sign_in_only_ever_leads_into_the_console() {
+        const HOME: &str = "_mock/ui/";
+        const SIGN_IN: &str = "/_mock/ui/sign-in";
+        for kept in [
+            "_mock/ui/",
+            "_mock/ui/requests",
+            "_mock/ui/transactions/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+            "_mock/ui/?status=FAILED&reference=INV%2F1",
+        ] {
+            assert_eq!(console_target(kept, HOME, SIGN_IN), kept);
+        }
+        for refused in [
+            "",
+            "https://evil.example/",
+            "//evil.example/",
+            "/_mock/ui/",
+            "_mock/ui//evil.example",
+            "_mock/ui/../../reset",
+            "_mock/ui/./x",
+            "_mock/reset",
+            "_mock/ui/\\evil",
+            "_mock/ui/a b",
+            "_mock/ui/sign-in",
+            "_mock/ui/sign-in?next=x",
+            "_mock/ui/\u{e9}",
+            "_proxy/ui/",
+        ] {
+            assert_eq!(console_target(refused, HOME, SIGN_IN), HOME, "{refused}");
+        }
+        let long = format!("_mock/ui/{}", "a".repeat(MAX_NEXT));
+        assert_eq!(console_target(&long, HOME, SIGN_IN), HOME);
+        assert_eq!(
+            console_target("_proxy/ui/exchanges/3", "_proxy/ui/", "/_proxy/ui/sign-in"),
+            "_proxy/ui/exchanges/3"
+        );
+    }
+
+    #[test]
+    fn lifetimes_read_as_words() {
+        use std::time::Duration;
+        assert_eq!(shown_lifetime(Duration::from_secs(12 * 3600)), "12 hours");
+        assert_eq!(shown_lifetime(Duration::from_secs(3600)), "1 hour");
+        assert_eq!(shown_lifetime(Duration::from_secs(90 * 60)), "1h 30m");
+    }
+
+    #[test]
+    fn bearer_in_any_case() {
+        assert_eq!(bearer_token(b"Bearer k"), Some(&b"k"[..]));
+        assert_eq!(bearer_token(b"bEaReR   k  "), Some(&b"k"[..]));
+        assert_eq!(bearer_token(b"Basic k"), None);
+        assert_eq!(bearer_token(b"Bearer "), None);
+        assert_eq!(bearer_token(b"Bearer"), None);
+    }
+
+    #[test]
+    fn a_post_from_another_origin_is_refused() {
+        let headers = |origin: Option<&str>, host: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::HOST, HeaderValue::from_str(host).expect("host"));
+            if let Some(o) = origin {
+                h.insert(header::ORIGIN, HeaderValue::from_str(o).expect("origin"));
+            }
+            h
+        };
+        assert!(same_origin(&headers(None, "127.0.0.1:8080")));
+        assert!(same_origin(&headers(
+            Some("http://127.0.0.1:8080"),
+            "127.0.0.1:8080"
+        )));
+        assert!(same_origin(&headers(
+            Some("https://example.com"),
+            "example.com"
+        )));
+        assert!(!same_origin(&headers(
+            Some("http://evil.example"),
+            "127.0.0.1:8080"
+        )));
+        assert!(!same_origin(&headers(Some("null"), "127.0.0.1:8080")));
+    }
+}
