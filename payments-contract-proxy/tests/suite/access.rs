@@ -406,7 +406,10 @@ async fn the_console_pages_keep_the_origin_their_forms_are_checked_by() {
     for (path, headers) in [
         ("/_proxy/ui/sign-in", vec![]),
         ("/_proxy/ui/", vec![]),
-        ("/_proxy/ui/", vec![(AUTHORIZATION.as_str(), bearer.as_str())]),
+        (
+            "/_proxy/ui/",
+            vec![(AUTHORIZATION.as_str(), bearer.as_str())],
+        ),
     ] {
         let mut request = rig.client.get(rig.url(path));
         for (name, value) in &headers {
