@@ -35,7 +35,7 @@ LAYERS = {
         ["lib"],
     ],
     "payments-contract-proxy": [
-        ["error", "json"],
+        ["error", "json", "config"],
         ["upstream_tls"],
         ["exchange"],
         ["memory"],

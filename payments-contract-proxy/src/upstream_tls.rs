@@ -1,14 +1,16 @@
 //! TLS towards the upstream (CONTRACT section 18): Mozilla's roots, plus
 //! `--upstream-ca`, and the client certificate of
 //! `--upstream-client-cert`/`--upstream-client-key` for a staging service
-//! that demands mutual TLS. Errors name the file, never key material.
+//! that demands mutual TLS. Errors name the file, never key material. And
+//! the client the proxy forwards with, built on that configuration.
 
 use std::path::Path;
 
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-use crate::{Error, ProxyConfig};
+use crate::Error;
+use crate::config::ProxyConfig;
 
 fn read(path: &Path, flag: &str) -> Result<Vec<u8>, Error> {
     std::fs::read(path)
@@ -91,4 +93,35 @@ pub(crate) fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String
         };
     }
     None
+}
+
+/// The client the proxy forwards with: hyper's own (the request target
+/// goes out as it came; no header is added; nothing is decompressed),
+/// http or https (rustls, Mozilla's roots).
+pub(crate) type Upstream = hyper_util::client::legacy::Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    axum::body::Body,
+>;
+
+/// The most header lines an upstream answer may have.
+const UPSTREAM_MAX_HEADERS: usize = 1024;
+
+pub(crate) fn upstream_client(config: &ProxyConfig) -> Result<Upstream, Error> {
+    let tls = client_config(config)?;
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(Some(config.upstream_timeout));
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    Ok(
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .pool_max_idle_per_host(256)
+            // hyper's default is 100; an answer with more passes through.
+            .http1_max_headers(UPSTREAM_MAX_HEADERS)
+            .build(https),
+    )
 }

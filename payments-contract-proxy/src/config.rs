@@ -1,0 +1,141 @@
+//! What shapes a proxy ([`ProxyConfig`], COMMANDS.md `proxy`) and the
+//! checks it passes before a proxy starts.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::Error;
+
+/// Default of [`ProxyConfig::upstream_timeout`].
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Everything that shapes a proxy (COMMANDS.md, `proxy`).
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ProxyConfig {
+    /// The service to check: `http` or `https`, maybe with a path prefix.
+    pub upstream: url::Url,
+    /// `--report FILE`: one JSON line per exchange, appended.
+    pub report: Option<PathBuf>,
+    /// `--record FILE`: each exchange whole, secrets replaced, appended.
+    pub record: Option<PathBuf>,
+    /// `--enforce`: an exchange with a violation is answered 502
+    /// `CONTRACT_VIOLATION`.
+    pub enforce: bool,
+    /// `--strict`: an undocumented finding fails the run too.
+    pub strict: bool,
+    /// How long the upstream may take to answer (default 30 s).
+    pub upstream_timeout: Duration,
+    /// The listener's TLS (`--tls-cert`/`--tls-key`,
+    /// `--tls-self-signed`, `--tls-client-ca`): HTTPS only when set.
+    pub tls: Option<payments_serve::tls::ServerTls>,
+    /// `--upstream-ca FILE`: also trust this CA (PEM) for an https
+    /// upstream, beside Mozilla's roots.
+    pub upstream_ca: Option<PathBuf>,
+    /// `--upstream-client-cert FILE` and `--upstream-client-key FILE`
+    /// (PEM): the client certificate presented to an upstream that
+    /// demands mutual TLS.
+    pub upstream_identity: Option<(PathBuf, PathBuf)>,
+    /// `--admin-key` (CONTRACT section 18): with one, `/_proxy/` and
+    /// `/metrics` want `Authorization: Bearer KEY`, and the console a
+    /// key or a session of its sign-in page. None: they are open.
+    /// `/api/` is never affected.
+    pub admin_keys: Vec<payments_serve::admin::AdminKey>,
+    /// How long a console session lasts (default 12 hours).
+    pub session_lifetime: Duration,
+}
+
+impl std::fmt::Debug for ProxyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxyConfig")
+            .field("upstream", &self.shown_upstream())
+            .field("report", &self.report)
+            .field("record", &self.record)
+            .field("enforce", &self.enforce)
+            .field("strict", &self.strict)
+            .field("upstream_timeout", &self.upstream_timeout)
+            .field("tls", &self.tls)
+            .field("upstream_ca", &self.upstream_ca)
+            .field("upstream_identity", &self.upstream_identity)
+            .field("admin_keys", &self.admin_keys)
+            .field("session_lifetime", &self.session_lifetime)
+            .finish()
+    }
+}
+
+impl ProxyConfig {
+    /// A proxy in front of `upstream`, with the defaults.
+    pub fn new(upstream: url::Url) -> Self {
+        Self {
+            upstream,
+            report: None,
+            record: None,
+            enforce: false,
+            strict: false,
+            upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
+            tls: None,
+            upstream_ca: None,
+            upstream_identity: None,
+            admin_keys: Vec::new(),
+            session_lifetime: payments_serve::admin::DEFAULT_SESSION_LIFETIME,
+        }
+    }
+
+    /// Checks the upstream URL, the timeout, the admin keys and the
+    /// session lifetime.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] naming the problem (never the URL's password,
+    /// never a key).
+    pub fn validate(&self) -> Result<(), Error> {
+        let url = &self.upstream;
+        if !matches!(url.scheme(), "http" | "https") || !url.has_host() {
+            return Err(Error::Config(
+                "--upstream must be an absolute http or https URL with a host".to_owned(),
+            ));
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(Error::Config(
+                "--upstream must have no query or fragment".to_owned(),
+            ));
+        }
+        if self.upstream_timeout.is_zero() {
+            return Err(Error::Config(
+                "--upstream-timeout must be greater than 0".to_owned(),
+            ));
+        }
+        if let Some((i, problem)) = self
+            .admin_keys
+            .iter()
+            .enumerate()
+            .find_map(|(i, k)| k.check().err().map(|e| (i + 1, e)))
+        {
+            return Err(Error::Config(format!("admin key #{i}: {problem}")));
+        }
+        if let Some((first, second)) = payments_serve::admin::repeated_key(&self.admin_keys) {
+            return Err(Error::Config(format!(
+                "the same admin key is given twice (admin keys #{first} and #{second})"
+            )));
+        }
+        if self.session_lifetime.is_zero() {
+            return Err(Error::Config(
+                "the console's session lifetime must be greater than 0".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The upstream as logs and the console show it: without credentials
+    /// (the user name too: an API key is often sent as one).
+    pub fn shown_upstream(&self) -> String {
+        let mut shown = self.upstream.clone();
+        if !shown.username().is_empty() {
+            let _ = shown.set_username("***");
+        }
+        if shown.password().is_some() {
+            let _ = shown.set_password(Some("***"));
+        }
+        shown.to_string().replace("%2A%2A%2A", "***")
+    }
+}
