@@ -76,8 +76,13 @@ impl TlsArgs {
         }
         let files = self_signed_dir(dir, &names).map_err(|e| format!("--tls-self-signed: {e}"))?;
         let made = if files.new_ca { "made" } else { "reused" };
+        let renewed = if files.new_cert && !files.new_ca {
+            ", server certificate issued again"
+        } else {
+            ""
+        };
         eprintln!(
-            "TLS: local CA {made} in {}; clients trust it (payments --ca-cert {})",
+            "TLS: local CA {made} in {}{renewed}; clients trust it (payments --ca-cert {})",
             dir.display(),
             files.ca.display()
         );

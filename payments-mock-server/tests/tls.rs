@@ -107,6 +107,41 @@ async fn self_signed_serves_https_and_reuses_its_ca_at_the_next_start() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_server_certificate_that_no_longer_holds_is_issued_again() {
+    // An expired certificate of another CA in the kept directory (the
+    // same CA's expired or soon-expiring one is a unit test of
+    // payments-serve's local_ca): the binary issues a new one from the
+    // kept CA, says so, and a client trusting that CA is answered.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let ca_dir = dir.path().join("tls");
+    let ca_dir_text = ca_dir.to_str().expect("UTF-8");
+    let (child, _) = spawn_with_banner(&mut mock(&["--tls-self-signed", ca_dir_text]));
+    terminate_expecting_success(child);
+    let ca = std::fs::read(ca_dir.join("ca.pem")).expect("ca.pem");
+    let stale = LocalCa::generate()
+        .expect("another CA")
+        .expired_server_cert(&["localhost".to_owned(), "127.0.0.1".to_owned()])
+        .expect("issued");
+    std::fs::write(ca_dir.join("server.pem"), &stale.cert_pem).expect("written");
+    std::fs::write(ca_dir.join("server-key.pem"), stale.key_pem()).expect("written");
+
+    let (child, base) = spawn_with_banner(&mut mock(&["--tls-self-signed", ca_dir_text]));
+    let health = https_client(&ca, None)
+        .get(format!("{base}/_mock/health"))
+        .send()
+        .await
+        .expect("the renewed certificate chains to the kept CA");
+    assert_eq!(health.status(), 200);
+    assert_eq!(std::fs::read(ca_dir.join("ca.pem")).expect("kept"), ca);
+    let stderr = terminate_expecting_success(child);
+    assert!(
+        stderr.contains("local CA reused in") && stderr.contains("server certificate issued again"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("PRIVATE KEY"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_ca_makes_the_binary_refuse_clients_without_its_certificate() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let clients = LocalCa::generate().expect("a client CA");

@@ -203,10 +203,59 @@ pub struct SelfSignedFiles {
     pub new_cert: bool,
 }
 
+/// How long before it ends a kept server certificate is issued again: a
+/// sandbox that runs for years never starts with a certificate that is
+/// about to expire (clients would refuse it mid-run).
+pub const RENEW_BEFORE: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// Whether the server certificate `cert_pem` chains to `ca_pem` and holds
+/// for every one of `names` still [`RENEW_BEFORE`] from now, as rustls's
+/// own verifier (webpki) judges it: an expired or soon-expiring
+/// certificate, one of another CA, one without a name, or a file that is
+/// not one is not.
+fn lasts(ca_pem: &str, cert_pem: &str, names: &[String]) -> bool {
+    use rustls::client::WebPkiServerVerifier;
+    use rustls::client::danger::ServerCertVerifier as _;
+    use rustls_pki_types::pem::PemObject as _;
+    use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+
+    let (Ok(ca), Ok(leaf)) = (
+        CertificateDer::from_pem_slice(ca_pem.as_bytes()),
+        CertificateDer::from_pem_slice(cert_pem.as_bytes()),
+    ) else {
+        return false;
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    if roots.add(ca).is_err() {
+        return false;
+    }
+    let Ok(verifier) =
+        WebPkiServerVerifier::builder_with_provider(std::sync::Arc::new(roots), super::provider())
+            .build()
+    else {
+        return false;
+    };
+    let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
+        return false;
+    };
+    let then = UnixTime::since_unix_epoch(now + RENEW_BEFORE);
+    !names.is_empty()
+        && names.iter().all(|name| {
+            ServerName::try_from(name.as_str()).is_ok_and(|name| {
+                verifier
+                    .verify_server_cert(&leaf, &[], &name, &[], then)
+                    .is_ok()
+            })
+        })
+}
+
 /// The local CA in `dir` and a server certificate for `names`: made on
 /// first use (the directory too), reused after. The server certificate is
 /// issued again when it lacks one of `names` (a new `--host` or public
-/// URL), or when the CA is new. Keys are written with mode 0600.
+/// URL), when the CA is new, and when it would not hold [`RENEW_BEFORE`]
+/// from now (it expires within 30 days, or it does not chain to the CA).
+/// The CA itself lasts ten years; delete `ca.pem` and `ca-key.pem` for a
+/// new one. Keys are written with mode 0600.
 ///
 /// Files: `ca.pem`, `ca-key.pem`, `server.pem`, `server-key.pem`, and
 /// `server.names` (the names the server certificate was issued for).
@@ -251,7 +300,11 @@ pub fn self_signed_dir(dir: &Path, names: &[String]) -> Result<SelfSignedFiles, 
         .map(|text| text.lines().map(str::to_owned).collect())
         .unwrap_or_default();
     let covered = names.iter().all(|n| issued_for.contains(n));
-    let new_cert = new_ca || !covered || !cert_path.exists() || !key_path.exists();
+    let lasting = || {
+        std::fs::read_to_string(&cert_path)
+            .is_ok_and(|cert| lasts(&ca.cert_pem, &cert, &issued_for))
+    };
+    let new_cert = new_ca || !covered || !key_path.exists() || !lasting();
     if new_cert {
         let mut all = issued_for;
         if !covered || new_ca {
@@ -303,4 +356,101 @@ fn write_file(path: &Path, bytes: &[u8], secret: bool) -> Result<(), TlsError> {
     }
     file.write_all(bytes).map_err(error)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Vec<String> {
+        ["localhost", "127.0.0.1"].map(str::to_owned).into()
+    }
+
+    /// A kept directory whose server certificate is replaced by `issued`.
+    fn with_server_cert(dir: &Path, issued: &Issued) {
+        std::fs::write(dir.join("server.pem"), &issued.cert_pem).expect("written");
+        std::fs::write(dir.join("server-key.pem"), issued.key_pem()).expect("written");
+    }
+
+    fn kept_ca(dir: &Path) -> LocalCa {
+        let key = std::fs::read_to_string(dir.join("ca-key.pem")).expect("the CA key");
+        LocalCa {
+            key: KeyPair::from_pem(&key).expect("a key"),
+            cert_pem: std::fs::read_to_string(dir.join("ca.pem")).expect("the CA"),
+        }
+    }
+
+    #[test]
+    fn a_kept_certificate_is_reused_while_it_lasts() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let first = self_signed_dir(dir.path(), &names()).expect("made");
+        assert!(first.new_ca && first.new_cert);
+        let cert = std::fs::read_to_string(&first.cert).expect("the certificate");
+        let ca = std::fs::read_to_string(&first.ca).expect("the CA");
+        assert!(lasts(&ca, &cert, &names()));
+        let again = self_signed_dir(dir.path(), &names()).expect("reused");
+        assert!(!again.new_ca && !again.new_cert);
+        assert_eq!(std::fs::read_to_string(&again.cert).expect("kept"), cert);
+    }
+
+    #[test]
+    fn an_expired_or_soon_expiring_certificate_is_issued_again_by_the_same_ca() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let first = self_signed_dir(dir.path(), &names()).expect("made");
+        let ca_pem = std::fs::read_to_string(&first.ca).expect("the CA");
+        let ca = kept_ca(dir.path());
+
+        with_server_cert(
+            dir.path(),
+            &ca.expired_server_cert(&names()).expect("issued"),
+        );
+        let renewed = self_signed_dir(dir.path(), &names()).expect("renewed");
+        assert!(renewed.new_cert && !renewed.new_ca, "{renewed:?}");
+        let cert = std::fs::read_to_string(&renewed.cert).expect("the certificate");
+        assert!(lasts(&ca_pem, &cert, &names()));
+        assert_eq!(std::fs::read_to_string(&renewed.ca).expect("kept"), ca_pem);
+
+        // Ten days left: within RENEW_BEFORE, so issued again; 60 days
+        // left: kept.
+        for (days, renew) in [(10, true), (60, false)] {
+            let mut params = leaf_params(&names(), "soon").expect("params");
+            params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+            params.not_after = (std::time::SystemTime::now()
+                + std::time::Duration::from_secs(days * 86_400))
+            .into();
+            with_server_cert(dir.path(), &ca.issue(&params).expect("issued"));
+            let files = self_signed_dir(dir.path(), &names()).expect("checked");
+            assert_eq!(files.new_cert, renew, "{days} days left");
+        }
+    }
+
+    #[test]
+    fn a_certificate_of_another_ca_or_not_a_certificate_is_replaced() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let first = self_signed_dir(dir.path(), &names()).expect("made");
+        let other = LocalCa::generate().expect("another CA");
+        with_server_cert(dir.path(), &other.server_cert(&names()).expect("issued"));
+        assert!(
+            self_signed_dir(dir.path(), &names())
+                .expect("replaced")
+                .new_cert
+        );
+        std::fs::write(&first.cert, "not a certificate").expect("written");
+        assert!(
+            self_signed_dir(dir.path(), &names())
+                .expect("replaced")
+                .new_cert
+        );
+        std::fs::remove_file(&first.cert).expect("removed");
+        assert!(
+            self_signed_dir(dir.path(), &names())
+                .expect("replaced")
+                .new_cert
+        );
+        let ca = std::fs::read_to_string(&first.ca).expect("the CA");
+        let cert = std::fs::read_to_string(&first.cert).expect("the certificate");
+        assert!(lasts(&ca, &cert, &names()));
+        assert!(!lasts(&ca, &cert, &["elsewhere.example".to_owned()]));
+        assert!(!lasts(&ca, &cert, &[]));
+    }
 }
