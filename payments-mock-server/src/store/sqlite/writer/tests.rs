@@ -1,0 +1,309 @@
+//! The writer's unit tests: answers, journal flushes, the warning that is
+//! not one.
+
+use super::*;
+use crate::store::test_support::fields;
+
+/// A fresh in-memory database of the current schema, with triggers
+/// that refuse two references: `REFUSED` undoes its own statement,
+/// `ROLLBACK` the whole transaction.
+fn database() -> Connection {
+    let mut conn = Connection::open_in_memory().expect("in memory");
+    super::super::migrations::migrations::runner()
+        .set_migration_table_name(SCHEMA_TABLE)
+        .run(&mut conn)
+        .expect("schema");
+    conn.execute_batch(
+        "CREATE TRIGGER refuse BEFORE INSERT ON mock_transactions \
+           WHEN NEW.reference_no = 'REFUSED' BEGIN SELECT RAISE(ABORT, 'refused'); END; \
+         CREATE TRIGGER roll_back BEFORE INSERT ON mock_transactions \
+           WHEN NEW.reference_no = 'ROLLBACK' BEGIN SELECT RAISE(ROLLBACK, 'rolled back'); END;",
+    )
+    .expect("triggers");
+    conn
+}
+
+/// A writer of `conn` whose clock is not moved.
+fn writer(conn: &Connection) -> Writer<'_> {
+    let shared = Arc::new(Shared {
+        cache: super::super::cache::ReadCache::default(),
+        clock: Clock::new(),
+        count: AtomicUsize::new(0),
+        journal: Journal::new("test"),
+        journal_written: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+    });
+    Writer::new(conn, shared, 0)
+}
+
+type Created = oneshot::Receiver<Result<Result<Record, InsertRefusal>, StoreError>>;
+
+fn create(reference: &str) -> (Job, Created) {
+    let (reply, answer) = oneshot::channel();
+    let job = Job::Create {
+        new: Box::new(fields(reference)),
+        initial: InitialState::Initiated,
+        expiry: Duration::from_secs(900),
+        reply,
+    };
+    (job, answer)
+}
+
+fn advance(by: Duration) -> (Job, oneshot::Receiver<Result<ClockReading, StoreError>>) {
+    let (reply, answer) = oneshot::channel();
+    (Job::Advance { by, reply }, answer)
+}
+
+fn references(writer: &Writer<'_>) -> Vec<String> {
+    let mut statement = writer
+        .conn
+        .prepare("SELECT reference_no FROM mock_transactions ORDER BY reference_no")
+        .expect("prepare");
+    statement
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<rusqlite::Result<_>>()
+        .expect("rows")
+}
+
+/// What the writer logs while `f` runs on this thread.
+fn logged(f: impl FnOnce()) -> String {
+    #[derive(Clone, Default)]
+    struct Log(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Log {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let log = Log::default();
+    let into = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || into.clone())
+        .with_ansi(false)
+        .finish();
+    tracing::subscriber::with_default(subscriber, f);
+    let bytes = log.0.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn recorded(writer: &Writer<'_>, path: &str) {
+    writer.shared.journal.record(Capture::new(
+        &axum::http::Method::GET,
+        &path.parse().expect("a path"),
+        &axum::http::HeaderMap::new(),
+        axum::http::HeaderValue::from_static("rid"),
+        DateTime::<Utc>::UNIX_EPOCH,
+    ));
+}
+
+fn journal_job(writer: &Writer<'_>) -> Job {
+    let (entries, last_seq) = writer.shared.unwritten().expect("something to write");
+    Job::Journal { entries, last_seq }
+}
+
+fn journal_rows(writer: &Writer<'_>) -> Vec<(i64, String)> {
+    let mut statement = writer
+        .conn
+        .prepare("SELECT seq, path FROM mock_journal ORDER BY seq")
+        .expect("prepare");
+    statement
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .collect::<rusqlite::Result<_>>()
+        .expect("rows")
+}
+
+// Issue 33: every journal write logged "the request journal could not
+// be written to the SQLite store … the writer gave no answer".
+#[test]
+fn a_journal_write_that_succeeds_logs_nothing() {
+    let conn = database();
+    let mut writer = writer(&conn);
+    recorded(&writer, "/api/one");
+    recorded(&writer, "/api/two");
+    let mut batch = vec![journal_job(&writer)];
+    let log = logged(|| writer.commit(&mut batch));
+    assert_eq!(log, "", "a write that worked is not a warning");
+    assert_eq!(
+        journal_rows(&writer),
+        [(1, "/api/one".to_owned()), (2, "/api/two".to_owned())]
+    );
+}
+
+#[test]
+fn a_journal_write_that_fails_says_so() {
+    let conn = database();
+    conn.execute_batch(
+        "CREATE TRIGGER refuse_journal BEFORE INSERT ON mock_journal \
+           BEGIN SELECT RAISE(ABORT, 'journal refused'); END;",
+    )
+    .expect("a trigger");
+    let mut writer = writer(&conn);
+    recorded(&writer, "/api/one");
+    let mut batch = vec![journal_job(&writer)];
+    let log = logged(|| writer.commit(&mut batch));
+    assert!(
+        log.contains("the request journal could not be written to the SQLite store")
+            && log.contains("journal refused"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_journal_write_taken_before_a_reset_brings_nothing_back() {
+    for reset_first in [true, false] {
+        let conn = database();
+        let mut writer = writer(&conn);
+        recorded(&writer, "/api/before-1");
+        recorded(&writer, "/api/before-2");
+        // The flusher took these, then a reset came: in either order
+        // in the writer, nothing from before the reset stays.
+        let journal = journal_job(&writer);
+        let (reply, mut answer) = oneshot::channel();
+        let reset = Job::Reset {
+            erase: false,
+            reply,
+        };
+        let mut batch = if reset_first {
+            vec![reset, journal]
+        } else {
+            vec![journal, reset]
+        };
+        writer.commit(&mut batch);
+        answer.try_recv().expect("answered").expect("reset");
+        assert_eq!(journal_rows(&writer), [], "reset first: {reset_first}");
+        assert_eq!(writer.shared.journal.len(), 0);
+        recorded(&writer, "/api/after");
+        let mut batch = vec![journal_job(&writer)];
+        writer.commit(&mut batch);
+        assert_eq!(journal_rows(&writer), [(3, "/api/after".to_owned())]);
+        assert_eq!(writer.shared.journal.since(0, 10).len(), 1);
+    }
+}
+
+#[test]
+fn a_batch_without_failures_commits_every_job_and_answers_after() {
+    let conn = database();
+    let mut writer = writer(&conn);
+    let (a, mut a_answer) = create("A");
+    let (b, mut b_answer) = create("B");
+    let (taken, mut taken_answer) = create("A");
+    let mut batch = vec![a, b, taken];
+    writer.commit(&mut batch);
+    assert!(batch.is_empty());
+    let a = a_answer
+        .try_recv()
+        .expect("answered")
+        .expect("ok")
+        .expect("created");
+    let b = b_answer
+        .try_recv()
+        .expect("answered")
+        .expect("ok")
+        .expect("created");
+    assert_eq!(
+        (&*a.fields.reference_no, &*b.fields.reference_no),
+        ("A", "B")
+    );
+    assert!(matches!(
+        taken_answer.try_recv().expect("answered").expect("ok"),
+        Err(InsertRefusal::Duplicate(id)) if id == a.id
+    ));
+    assert_eq!(references(&writer), ["A", "B"]);
+    assert_eq!(writer.shared.count.load(Ordering::SeqCst), 2);
+    assert!(writer.conn.is_autocommit(), "the transaction was committed");
+}
+
+#[test]
+fn a_failing_job_fails_alone_and_the_clock_moves_once() {
+    let conn = database();
+    let mut writer = writer(&conn);
+    let (first, mut first_answer) = advance(Duration::from_secs(60));
+    let (a, mut a_answer) = create("A");
+    let (refused, mut refused_answer) = create("REFUSED");
+    let (b, mut b_answer) = create("B");
+    let (second, mut second_answer) = advance(Duration::from_secs(1));
+    let mut batch = vec![first, a, refused, b, second];
+    writer.commit(&mut batch);
+    let error = refused_answer
+        .try_recv()
+        .expect("answered")
+        .expect_err("refused");
+    assert!(error.reason().contains("refused"), "{}", error.reason());
+    a_answer
+        .try_recv()
+        .expect("answered")
+        .expect("ok")
+        .expect("created");
+    b_answer
+        .try_recv()
+        .expect("answered")
+        .expect("ok")
+        .expect("created");
+    assert_eq!(references(&writer), ["A", "B"]);
+    assert_eq!(writer.shared.count.load(Ordering::SeqCst), 2);
+    // The run without savepoints moved the clock before it was rolled
+    // back; the run that counts moves it once per job.
+    let first = first_answer.try_recv().expect("answered").expect("ok");
+    let second = second_answer.try_recv().expect("answered").expect("ok");
+    assert_eq!(first.offset_nanos, 60_000_000_000);
+    assert_eq!(second.offset_nanos, 61_000_000_000);
+    assert_eq!(writer.offset_nanos, 61_000_000_000);
+    let kept: i64 = writer
+        .conn
+        .query_row(
+            "SELECT offset_nanos FROM mock_clock WHERE id = 1",
+            [],
+            |r| r.get(0),
+        )
+        .expect("clock");
+    assert_eq!(kept, 61_000_000_000);
+    assert!(writer.conn.is_autocommit(), "the transaction was committed");
+}
+
+#[test]
+fn a_transaction_rolled_back_by_sqlite_fails_every_job_and_keeps_nothing() {
+    let conn = database();
+    let mut writer = writer(&conn);
+    let (moved, mut moved_answer) = advance(Duration::from_secs(60));
+    let (a, mut a_answer) = create("A");
+    let (rolled, mut rolled_answer) = create("ROLLBACK");
+    let (b, mut b_answer) = create("B");
+    let mut batch = vec![moved, a, rolled, b];
+    writer.commit(&mut batch);
+    assert!(batch.is_empty());
+    for error in [
+        a_answer.try_recv().expect("answered").expect_err("failed"),
+        rolled_answer
+            .try_recv()
+            .expect("answered")
+            .expect_err("failed"),
+        b_answer.try_recv().expect("answered").expect_err("failed"),
+    ] {
+        assert!(error.reason().contains("rolled back"), "{}", error.reason());
+    }
+    moved_answer
+        .try_recv()
+        .expect("answered")
+        .expect_err("failed");
+    assert!(references(&writer).is_empty(), "B did not run on its own");
+    assert_eq!(writer.shared.count.load(Ordering::SeqCst), 0);
+    assert_eq!(writer.offset_nanos, 0);
+    assert!(writer.conn.is_autocommit());
+    // The next batch runs as usual.
+    let (c, mut c_answer) = create("C");
+    writer.commit(&mut vec![c]);
+    c_answer
+        .try_recv()
+        .expect("answered")
+        .expect("ok")
+        .expect("created");
+    assert_eq!(references(&writer), ["C"]);
+}
