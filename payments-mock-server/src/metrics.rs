@@ -52,10 +52,12 @@ const ROUTES: [&str; 10] = [
 
 #[cfg(feature = "metrics")]
 impl Route {
-    /// The route of `path`.
-    pub(crate) fn of(path: &str) -> Self {
+    /// The route of `path`, given the endpoint `payments_interface::route`
+    /// found for it (an `/api/` path is routed once per request, by the
+    /// middleware; `api` is ignored elsewhere).
+    pub(crate) fn answered(path: &str, api: Option<payments_interface::Endpoint>) -> Self {
         if path.starts_with("/api/") {
-            return payments_interface::route(path).map_or(Self::Other, |m| Self::Api(m.endpoint));
+            return api.map_or(Self::Other, Self::Api);
         }
         if path == "/metrics" {
             Self::Metrics
@@ -271,16 +273,18 @@ mod counted {
             Self { counts, registry }
         }
 
-        /// Counts one answer to `path`, `elapsed` after its head arrived.
+        /// Counts one answer to `path` (for `/api/`, of the endpoint `api`
+        /// it was routed to), `elapsed` after its head arrived.
         #[inline]
         pub(crate) fn request(
             &self,
             path: &str,
+            api: Option<payments_interface::Endpoint>,
             status: u16,
             code: Option<ErrorCode>,
             elapsed: Duration,
         ) {
-            let route = Route::of(path).index();
+            let route = Route::answered(path, api).index();
             let code = code.map_or(0, |c| c as usize + 1);
             let cell = route * PER_ROUTE + status_index(status) * CODES + code;
             self.counts.requests[cell].fetch_add(1, Ordering::Relaxed);
@@ -418,15 +422,17 @@ mod counted {
         fn a_request_is_counted_under_its_labels() {
             let metrics = Metrics::new("r1");
             let started = Duration::from_millis(3);
-            metrics.request("/api/payments/initiate", 201, None, started);
-            metrics.request(
+            let endpoint = |path| payments_interface::route(path).map(|m| m.endpoint);
+            let count =
+                |path, status, code| metrics.request(path, endpoint(path), status, code, started);
+            count("/api/payments/initiate", 201, None);
+            count(
                 "/api/payments/x/status",
                 404,
                 Some(ErrorCode::TransactionNotFound),
-                started,
             );
-            metrics.request("/_mock/reset", 200, None, started);
-            metrics.request("/nowhere", 418, None, started);
+            count("/_mock/reset", 200, None);
+            count("/nowhere", 418, None);
             let (text, _) = metrics.render(None);
             for line in [
                 "payments_mock_requests_total{replica=\"r1\",endpoint=\"initiate\",status=\"201\",error_code=\"\"} 1",
@@ -461,7 +467,15 @@ mod uncounted {
         }
 
         #[inline(always)]
-        pub(crate) fn request(&self, _: &str, _: u16, _: Option<ErrorCode>, _: Duration) {}
+        pub(crate) fn request(
+            &self,
+            _: &str,
+            _: Option<payments_interface::Endpoint>,
+            _: u16,
+            _: Option<ErrorCode>,
+            _: Duration,
+        ) {
+        }
 
         #[inline(always)]
         pub(crate) fn fault(&self, _: usize) {}

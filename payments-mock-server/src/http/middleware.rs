@@ -63,8 +63,15 @@ where
     // The guard answers a handler's panic itself (and journals it); a
     // panic in the guard, or below a router without a panic layer, is
     // answered here, so the connection still gets its 500.
-    let response = if uri.path().starts_with("/api/") {
-        let guarded = AssertUnwindSafe(api_guard(state, req, &id, abort)).catch_unwind();
+    // `/api/` is routed once, here: for the route and for the metrics.
+    let api = uri.path().starts_with("/api/");
+    let matched = if api {
+        payments_interface::route(uri.path())
+    } else {
+        None
+    };
+    let response = if api {
+        let guarded = AssertUnwindSafe(api_guard(state, req, matched, &id, abort)).catch_unwind();
         guarded.await.unwrap_or_else(panic_response)
     } else {
         match admit(state, req.map(Body::new)) {
@@ -98,9 +105,13 @@ where
     let path = uri.path();
     // One clock read for the log line and the histogram.
     let elapsed = started.elapsed();
-    state
-        .metrics
-        .request(path, response.status().as_u16(), tag, elapsed);
+    state.metrics.request(
+        path,
+        matched.map(|m| m.endpoint),
+        response.status().as_u16(),
+        tag,
+        elapsed,
+    );
     let shown = if path.len() > MAX_LOGGED_PATH {
         let mut end = MAX_LOGGED_PATH;
         while !path.is_char_boundary(end) {

@@ -25,15 +25,17 @@ use crate::http::handlers::{confirm, initiate};
 use crate::state::AppState;
 use payments_serve::ApiError;
 
-/// Answers an `/api/` request whose body the guard has read (`body`).
+/// Answers an `/api/` request whose body the guard has read (`body`);
+/// `matched` is `payments_interface::route` of its path.
 pub(crate) async fn route(
     state: &AppState,
     caller: Caller,
     parts: &Parts,
+    matched: Option<payments_interface::Route<'_>>,
     body: &[u8],
 ) -> Response {
     let method = &parts.method;
-    let Some(matched) = payments_interface::route(parts.uri.path()) else {
+    let Some(matched) = matched else {
         return ApiError::not_found().into_response();
     };
     if !matched.endpoint.takes_method(method.as_str()) {
@@ -95,7 +97,8 @@ mod tests {
             .body(())
             .expect("a request")
             .into_parts();
-        let response = route(&state, Caller::default(), &parts, b"{}").await;
+        let matched = payments_interface::route(parts.uri.path());
+        let response = route(&state, Caller::default(), &parts, matched, b"{}").await;
         let allow = response
             .headers()
             .get(header::ALLOW)
@@ -167,7 +170,8 @@ mod tests {
             .body(())
             .expect("a request")
             .into_parts();
-        let response = route(&state, Caller::default(), &parts, b"").await;
+        let matched = payments_interface::route(parts.uri.path());
+        let response = route(&state, Caller::default(), &parts, matched, b"").await;
         let length: usize = response.headers()[header::CONTENT_LENGTH]
             .to_str()
             .expect("ASCII")
@@ -195,7 +199,8 @@ mod sizes {
             .expect("a request")
             .into_parts();
         let caller = Caller::default();
-        let routed = std::mem::size_of_val(&route(&state, caller, &parts, b""));
+        let matched = payments_interface::route(parts.uri.path());
+        let routed = std::mem::size_of_val(&route(&state, caller, &parts, matched, b""));
         let status = std::mem::size_of_val(&status::by_id(&state, caller, "x"));
         let service = crate::http::app::MockService::new(state.clone());
         let request = axum::http::Request::get("/api/payments/x/status")
