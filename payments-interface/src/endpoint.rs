@@ -218,6 +218,33 @@ pub fn route(path: &str) -> Option<Route<'_>> {
     }
 }
 
+/// The [`Route`] of `path` when [`route`] has already matched it to
+/// `endpoint`: its path parameter sliced out again without searching the
+/// path (a server that routes a path once, early, and passes only the
+/// endpoint down). `None` for a path of another shape; for a path that
+/// [`route`] would not match to `endpoint`, what it answers is
+/// unspecified (a debug build asserts).
+///
+/// ```
+/// use payments_interface::{Endpoint, route, route_as};
+///
+/// let path = "/api/payments/reference/INV%2F7/status";
+/// let endpoint = route(path).map(|r| r.endpoint).expect("a read");
+/// assert_eq!(route_as(endpoint, path), route(path));
+/// ```
+#[inline]
+pub fn route_as(endpoint: Endpoint, path: &str) -> Option<Route<'_>> {
+    let rest = path.strip_prefix(PAYMENTS)?;
+    let raw = match endpoint {
+        Endpoint::Initiate | Endpoint::Confirm => "",
+        Endpoint::StatusById => rest.strip_suffix("/status")?,
+        Endpoint::StatusByReference => rest.strip_suffix("/status")?.strip_prefix("reference/")?,
+    };
+    let routed = Route { endpoint, raw };
+    debug_assert_eq!(route(path), Some(routed), "{path} is not {endpoint:?}");
+    Some(routed)
+}
+
 /// A path segment percent-decoded (CONTRACT: `%2F` is `/`, `%20` a
 /// space), borrowing `raw` when it has nothing to decode; `None` when the
 /// result is not UTF-8.
@@ -232,6 +259,23 @@ pub fn decode_segment(raw: &str) -> Option<Cow<'_, str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_routed_path_is_routed_the_same_again_from_its_endpoint() {
+        for path in [
+            "/api/payments/initiate",
+            "/api/payments/confirm",
+            "/api/payments/abc/status",
+            "/api/payments//status",
+            "/api/payments/reference/INV-1/status",
+            "/api/payments/reference//status",
+            "/api/payments/reference/a%2Fb/status",
+            "/api/payments/reference/status",
+        ] {
+            let routed = route(path).expect(path);
+            assert_eq!(route_as(routed.endpoint, path), Some(routed), "{path}");
+        }
+    }
 
     #[test]
     fn paths_name_endpoints_whatever_the_method() {

@@ -47,7 +47,7 @@ pub mod rules;
 mod status;
 
 pub use code::{ErrorCode, Whose};
-pub use endpoint::{API_PREFIX, Endpoint, Route, decode_segment, route};
+pub use endpoint::{API_PREFIX, Endpoint, Route, decode_segment, route, route_as};
 pub use envelope::{ENVELOPE_FIELDS, Envelope};
 pub use fields::{Field, Kind};
 pub use status::Status;

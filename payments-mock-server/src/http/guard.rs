@@ -87,12 +87,12 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
 /// connection; without it, the one in the request's extensions (a router
 /// around the service), else none (in-process).
 ///
-/// `matched` is what `payments_interface::route` found for the request's
+/// `endpoint` is what `payments_interface::route` found for the request's
 /// path: the caller routes it once, for the route and for the metrics.
 pub(crate) async fn api_guard<B>(
     state: &AppState,
     req: Request<B>,
-    matched: Option<payments_interface::Route<'_>>,
+    endpoint: Option<payments_interface::Endpoint>,
     request_id: &HeaderValue,
     abort: Option<&ConnectionAbort>,
 ) -> Response
@@ -110,7 +110,7 @@ where
     let abort = abort
         .or_else(|| req.extensions().get::<ConnectionAbort>())
         .cloned();
-    let ending = guarded(state, req, matched, &mut entry).await;
+    let ending = guarded(state, req, endpoint, &mut entry).await;
     match ending {
         Ending::Respond(response) => {
             entry.status = Some(response.status().as_u16());
@@ -154,7 +154,7 @@ where
 async fn guarded<B>(
     state: &AppState,
     req: Request<B>,
-    matched: Option<payments_interface::Route<'_>>,
+    endpoint: Option<payments_interface::Endpoint>,
     entry: &mut Capture,
 ) -> Ending
 where
@@ -234,7 +234,7 @@ where
             // A panic in a handler is answered 500 and journaled like any
             // other answer.
             let routed =
-                AssertUnwindSafe(route(state, caller, &parts, matched, &bytes)).catch_unwind();
+                AssertUnwindSafe(route(state, caller, &parts, endpoint, &bytes)).catch_unwind();
             let response = routed.await.unwrap_or_else(panic_response);
             match action {
                 Some(Fault::CommitThenError) => Ending::Respond(injected_error()),

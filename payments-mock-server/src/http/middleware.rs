@@ -65,13 +65,13 @@ where
     // answered here, so the connection still gets its 500.
     // `/api/` is routed once, here: for the route and for the metrics.
     let api = uri.path().starts_with("/api/");
-    let matched = if api {
-        payments_interface::route(uri.path())
+    let endpoint = if api {
+        payments_interface::route(uri.path()).map(|m| m.endpoint)
     } else {
         None
     };
     let response = if api {
-        let guarded = AssertUnwindSafe(api_guard(state, req, matched, &id, abort)).catch_unwind();
+        let guarded = AssertUnwindSafe(api_guard(state, req, endpoint, &id, abort)).catch_unwind();
         guarded.await.unwrap_or_else(panic_response)
     } else {
         match admit(state, req.map(Body::new)) {
@@ -105,13 +105,9 @@ where
     let path = uri.path();
     // One clock read for the log line and the histogram.
     let elapsed = started.elapsed();
-    state.metrics.request(
-        path,
-        matched.map(|m| m.endpoint),
-        response.status().as_u16(),
-        tag,
-        elapsed,
-    );
+    state
+        .metrics
+        .request(path, endpoint, response.status().as_u16(), tag, elapsed);
     let shown = if path.len() > MAX_LOGGED_PATH {
         let mut end = MAX_LOGGED_PATH;
         while !path.is_char_boundary(end) {

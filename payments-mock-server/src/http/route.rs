@@ -26,16 +26,19 @@ use crate::state::AppState;
 use payments_serve::ApiError;
 
 /// Answers an `/api/` request whose body the guard has read (`body`);
-/// `matched` is `payments_interface::route` of its path.
+/// `endpoint` is what `payments_interface::route` matched its path to
+/// (routed once, by the middleware; only the path parameter is sliced out
+/// here).
 pub(crate) async fn route(
     state: &AppState,
     caller: Caller,
     parts: &Parts,
-    matched: Option<payments_interface::Route<'_>>,
+    endpoint: Option<Endpoint>,
     body: &[u8],
 ) -> Response {
     let method = &parts.method;
-    let Some(matched) = matched else {
+    let Some(matched) = endpoint.and_then(|e| payments_interface::route_as(e, parts.uri.path()))
+    else {
         return ApiError::not_found().into_response();
     };
     if !matched.endpoint.takes_method(method.as_str()) {
@@ -97,8 +100,8 @@ mod tests {
             .body(())
             .expect("a request")
             .into_parts();
-        let matched = payments_interface::route(parts.uri.path());
-        let response = route(&state, Caller::default(), &parts, matched, b"{}").await;
+        let endpoint = payments_interface::route(parts.uri.path()).map(|m| m.endpoint);
+        let response = route(&state, Caller::default(), &parts, endpoint, b"{}").await;
         let allow = response
             .headers()
             .get(header::ALLOW)
@@ -170,8 +173,8 @@ mod tests {
             .body(())
             .expect("a request")
             .into_parts();
-        let matched = payments_interface::route(parts.uri.path());
-        let response = route(&state, Caller::default(), &parts, matched, b"").await;
+        let endpoint = payments_interface::route(parts.uri.path()).map(|m| m.endpoint);
+        let response = route(&state, Caller::default(), &parts, endpoint, b"").await;
         let length: usize = response.headers()[header::CONTENT_LENGTH]
             .to_str()
             .expect("ASCII")
@@ -199,8 +202,8 @@ mod sizes {
             .expect("a request")
             .into_parts();
         let caller = Caller::default();
-        let matched = payments_interface::route(parts.uri.path());
-        let routed = std::mem::size_of_val(&route(&state, caller, &parts, matched, b""));
+        let endpoint = payments_interface::route(parts.uri.path()).map(|m| m.endpoint);
+        let routed = std::mem::size_of_val(&route(&state, caller, &parts, endpoint, b""));
         let status = std::mem::size_of_val(&status::by_id(&state, caller, "x"));
         let service = crate::http::app::MockService::new(state.clone());
         let request = axum::http::Request::get("/api/payments/x/status")
