@@ -24,7 +24,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
 
-pub use local_ca::{Issued, LocalCa, SelfSignedFiles, self_signed_dir};
+pub use local_ca::{Issued, LocalCa, RENEW_BEFORE, SelfSignedFiles, self_signed_dir};
 
 /// The crypto provider of every TLS configuration here: ring, not
 /// aws-lc-rs (a C and cmake build).
