@@ -11,13 +11,14 @@
 //! admin key everything is open, as on a developer's loopback.
 
 use askama::Template;
-use axum::body::{Body, to_bytes};
+use axum::body::Body;
 use axum::extract::{RawQuery, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
 use payments_serve::admin::{
-    SessionCookie, any_matches, bearer_token, console_target, same_origin, shown_lifetime,
+    FormRefusal, SessionCookie, any_matches, bearer_challenge, bearer_token, console_target, param,
+    query_pairs, read_form, see_other, shown_lifetime, target_of,
 };
 use payments_serve::pages::{render, root_of};
 use payments_serve::{ApiError, ErrorCode};
@@ -93,16 +94,14 @@ fn area(path: &str) -> Area {
 /// The envelope of a request without an accepted key: 401 with
 /// `WWW-Authenticate: Bearer`.
 fn unauthorized() -> Response {
-    let mut response = ApiError::new(
-        StatusCode::UNAUTHORIZED,
-        ErrorCode::Unauthorized,
-        "missing or invalid admin key: send Authorization: Bearer <key>",
+    bearer_challenge(
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::Unauthorized,
+            "missing or invalid admin key: send Authorization: Bearer <key>",
+        )
+        .into_response(),
     )
-    .into_response();
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    response
 }
 
 /// Lets a request for the proxy's own routes through, or answers it (see
@@ -176,15 +175,6 @@ fn secure(proxy: &ProxyState) -> bool {
     proxy.config.tls.is_some()
 }
 
-/// The relative address of `uri` (a console page), to come back to it.
-fn target_of(uri: &Uri) -> String {
-    let path = uri.path().trim_start_matches('/');
-    match uri.query() {
-        Some(q) => format!("{path}?{q}"),
-        None => path.to_owned(),
-    }
-}
-
 #[derive(Template)]
 #[template(path = "sign_in.html")]
 struct SignInPage<'a> {
@@ -207,7 +197,7 @@ fn sign_in_page(
     notice: Option<&str>,
     problem: Option<&str>,
 ) -> Response {
-    let mut response = crate::console::page(render(
+    bearer_challenge(crate::console::page(render(
         status,
         &SignInPage {
             root: root_of(path),
@@ -217,69 +207,27 @@ fn sign_in_page(
             problem,
             lifetime: shown_lifetime(proxy.sessions.lifetime()),
         },
-    ));
-    if status == StatusCode::UNAUTHORIZED {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
-    response
+    )))
 }
 
-/// 303 to `location`, relative to the server's root.
-fn see_other(root: &str, location: &str) -> Response {
-    (
-        StatusCode::SEE_OTHER,
-        [(header::LOCATION, format!("{root}{location}"))],
-    )
-        .into_response()
-}
-
-/// The first value of `name` among form or query pairs.
-fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    pairs
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-}
-
-/// Reads a sign-in or sign-out form: from this server's own page (a
-/// cross-site `Origin` is 403), a form (else 415), at most 8 KiB (else
-/// 413). A refusal is the sign-in page saying why.
+/// Reads a sign-in or sign-out form (see [`read_form`]); a refusal is the
+/// sign-in page saying why.
 async fn form(
     proxy: &ProxyState,
     headers: &HeaderMap,
     body: Body,
     path: &str,
 ) -> Result<Vec<(String, String)>, Response> {
-    let refuse = |status, problem| sign_in_page(proxy, status, path, HOME, None, Some(problem));
-    if !same_origin(headers) {
-        return Err(refuse(
-            StatusCode::FORBIDDEN,
-            "This form was posted from another site's page; open the console and sign in there.",
-        ));
-    }
-    let is_form = headers.get(header::CONTENT_TYPE).is_none_or(|v| {
-        v.to_str().is_ok_and(|v| {
-            v.split(';').next().is_some_and(|e| {
-                e.trim()
-                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
-            })
-        })
-    });
-    if !is_form {
-        return Err(refuse(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Submit the sign-in form (application/x-www-form-urlencoded).",
-        ));
-    }
-    let bytes = to_bytes(body, FORM_LIMIT).await.map_err(|_| {
-        refuse(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "The submitted form is larger than a sign-in form can be.",
-        )
-    })?;
-    Ok(url::form_urlencoded::parse(&bytes).into_owned().collect())
+    read_form(headers, body, FORM_LIMIT).await.map_err(|refusal| {
+        let problem = match refusal {
+            FormRefusal::CrossSite => {
+                "This form was posted from another site's page; open the console and sign in there."
+            }
+            FormRefusal::NotAForm => "Submit the sign-in form (application/x-www-form-urlencoded).",
+            FormRefusal::TooLarge => "The submitted form is larger than a sign-in form can be.",
+        };
+        sign_in_page(proxy, refusal.status(), path, HOME, None, Some(problem))
+    })
 }
 
 /// `GET /_proxy/ui/sign-in`: the form (or, without an admin key, a link to
@@ -289,13 +237,7 @@ pub(crate) async fn page(
     uri: Uri,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let pairs: Vec<(String, String)> = query
-        .map(|q| {
-            url::form_urlencoded::parse(q.as_bytes())
-                .into_owned()
-                .collect()
-        })
-        .unwrap_or_default();
+    let pairs = query_pairs(query.as_deref());
     let next = param(&pairs, "next").unwrap_or(HOME);
     let notice = param(&pairs, "signed-out").map(|_| "You are signed out.");
     sign_in_page(&proxy, StatusCode::OK, uri.path(), next, notice, None)
@@ -404,11 +346,5 @@ mod tests {
         ] {
             assert_eq!(area(keyed), Area::Keyed, "{keyed}");
         }
-    }
-
-    #[test]
-    fn a_refused_page_knows_its_way_back() {
-        let uri: Uri = "/_proxy/ui/exchanges/7?x=1".parse().expect("uri");
-        assert_eq!(target_of(&uri), "_proxy/ui/exchanges/7?x=1");
     }
 }

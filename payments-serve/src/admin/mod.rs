@@ -2,7 +2,9 @@
 //! that never show ([`AdminKey`]), the `Authorization: Bearer` token
 //! ([`bearer_token`]), the same-origin check of a form post
 //! ([`same_origin`]), and the console's sign-in sessions kept in the
-//! process ([`Sessions`]) with their cookie ([`SessionCookie`]).
+//! process ([`Sessions`]) with their cookie ([`SessionCookie`]), and the
+//! console's forms: read once checked ([`read_form`]), their fields
+//! ([`param`]), the way back after a sign-in ([`target_of`]).
 //!
 //! Who may do what stays each server's own: the mock tells an admin from
 //! a merchant's key; the proxy has admin keys only.
@@ -32,8 +34,12 @@ use std::str::FromStr;
 use axum::http::{HeaderMap, header};
 use subtle::ConstantTimeEq;
 
+mod form;
 mod session;
 
+pub use form::{
+    FormRefusal, bearer_challenge, param, query_pairs, read_form, see_other, target_of,
+};
 pub use session::{SessionCookie, SessionId, Sessions};
 
 /// Longest admin key (bytes): far more than any generated secret needs,

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse as _, Response};
 use payments_serve::{ApiError, ErrorCode};
 use subtle::ConstantTimeEq;
@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use super::Auth;
 use super::session::Sessions;
-use payments_serve::admin::bearer_token;
+use payments_serve::admin::{bearer_challenge, bearer_token};
 
 pub use payments_serve::admin::AdminKey;
 
@@ -112,13 +112,8 @@ impl Refusal {
                 "a merchant's key reads its own transactions and requests here and changes nothing: this needs an admin key",
             ),
         };
-        let mut response = error.into_response();
-        if self == Self::Unauthenticated {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        response
+        // A 401 names its scheme; the 403s need none.
+        bearer_challenge(error.into_response())
     }
 }
 
@@ -229,6 +224,7 @@ impl AdminAccess {
 mod tests {
     use super::*;
     use crate::domain::access::ApiKey;
+    use axum::http::HeaderValue;
 
     fn bearer(token: &str) -> HeaderMap {
         let mut h = HeaderMap::new();

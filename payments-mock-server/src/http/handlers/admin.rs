@@ -31,6 +31,7 @@ use crate::domain::transaction::{PayerAction, Status};
 use crate::http::extract::{JsonObject, SameSite};
 use crate::http::handlers::{StatusData, status_data};
 use crate::state::AppState;
+use payments_serve::admin::query_pairs;
 use payments_serve::{ApiError, ErrorCode, success};
 
 /// The journal's length, the most `GET /_mock/requests` returns.
@@ -49,13 +50,9 @@ pub(crate) const STATUSES: [Status; 6] = [
     Status::Expired,
 ];
 
-fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
-    query
-        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-        .unwrap_or_default()
-}
-
-/// The first value of `name`, empty or not.
+/// The first value of `name`, empty or not: here an empty `?limit=` is a
+/// mistake to name, not an absent filter (the console's
+/// [`payments_serve::admin::param`] takes it as absent).
 fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
     pairs
         .iter()

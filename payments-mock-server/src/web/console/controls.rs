@@ -6,16 +6,17 @@
 use std::time::Duration;
 
 use askama::Template;
-use axum::body::{Body, to_bytes};
+use axum::body::Body;
 use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::Response;
 use serde_json::{Map, Number, Value};
 
 use payments_serve::ApiError;
+use payments_serve::admin::{FormRefusal, read_form, see_other};
 
 use super::{Chrome, console_error, console_page, param, query_pairs, store_down};
-use crate::domain::access::{Viewer, same_origin};
+use crate::domain::access::Viewer;
 use crate::domain::catalog::{Flow, Outcome, Product};
 use crate::domain::port::Store as _;
 use crate::state::AppState;
@@ -117,58 +118,31 @@ pub(crate) async fn clock(
     clock_page(&state, viewer, uri.path(), query.as_deref(), None, "").await
 }
 
-/// Reads a console form: same origin, a form, at most [`FORM_LIMIT`].
+/// Reads a console form: same origin, a form, at most [`FORM_LIMIT`]; a
+/// refusal is the console's error page saying why.
 pub(super) async fn form(
     state: &AppState,
     headers: &HeaderMap,
     body: Body,
     path: &str,
 ) -> Result<Vec<(String, String)>, Response> {
-    if !same_origin(headers) {
-        return Err(console_error(
-            state,
-            StatusCode::FORBIDDEN,
-            "Not from the console",
-            "This form was posted from another site's page; open the console and use it there.",
-            path,
-        ));
-    }
-    let is_form = headers.get(header::CONTENT_TYPE).is_none_or(|v| {
-        v.to_str().is_ok_and(|v| {
-            v.split(';').next().is_some_and(|e| {
-                e.trim()
-                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
-            })
-        })
-    });
-    if !is_form {
-        return Err(console_error(
-            state,
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Form not accepted",
-            "Submit the console's form (application/x-www-form-urlencoded).",
-            path,
-        ));
-    }
-    let bytes = to_bytes(body, FORM_LIMIT).await.map_err(|_| {
-        console_error(
-            state,
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "Request too large",
-            "The submitted form is larger than a console form can be.",
-            path,
-        )
-    })?;
-    Ok(form_urlencoded::parse(&bytes).into_owned().collect())
-}
-
-/// 303 to `location` (relative to the server's root via `root`).
-pub(super) fn see_other(root: &str, location: &str) -> Response {
-    (
-        StatusCode::SEE_OTHER,
-        [(header::LOCATION, format!("{root}{location}"))],
-    )
-        .into_response()
+    read_form(headers, body, FORM_LIMIT).await.map_err(|refusal| {
+        let (title, detail) = match refusal {
+            FormRefusal::CrossSite => (
+                "Not from the console",
+                "This form was posted from another site's page; open the console and use it there.",
+            ),
+            FormRefusal::NotAForm => (
+                "Form not accepted",
+                "Submit the console's form (application/x-www-form-urlencoded).",
+            ),
+            FormRefusal::TooLarge => (
+                "Request too large",
+                "The submitted form is larger than a console form can be.",
+            ),
+        };
+        console_error(state, refusal.status(), title, detail, path)
+    })
 }
 
 /// `POST /_mock/ui/clock` with `seconds=N`: the rules of

@@ -275,21 +275,7 @@ pub(crate) fn error_for_status(state: &AppState, status: StatusCode, path: &str)
     console_error(state, status, title, detail, path)
 }
 
-/// The query parameters of a console URL (form-decoded), in order.
-pub(crate) fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
-    query
-        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-        .unwrap_or_default()
-}
-
-/// The first value of `name`; a form's empty field is no value.
-pub(crate) fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    pairs
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-        .filter(|v| !v.is_empty())
-}
+pub(crate) use payments_serve::admin::{param, query_pairs};
 
 /// The console's stylesheet, from the binary.
 #[cfg_attr(

@@ -11,17 +11,19 @@
 use askama::Template;
 use axum::body::Body;
 use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::Response;
 
-use super::controls::{form, see_other};
-use super::{console_page, param, query_pairs, viewed_error};
+use super::controls::form;
+use super::{console_page, viewed_error};
 use crate::domain::access::{
     Refusal, Role, Viewer, ended_session_cookie, session_cookie, session_cookies,
 };
 use crate::state::AppState;
 use crate::web::html::{render, root_of};
-use payments_serve::admin::shown_lifetime;
+use payments_serve::admin::{
+    bearer_challenge, param, query_pairs, see_other, shown_lifetime, target_of,
+};
 
 /// Where the sign-in page is.
 const PATH: &str = "/_mock/ui/sign-in";
@@ -50,7 +52,7 @@ fn sign_in_page(
     notice: Option<&str>,
     problem: Option<&str>,
 ) -> Response {
-    let mut response = console_page(render(
+    bearer_challenge(console_page(render(
         status,
         &SignInPage {
             root: root_of(path),
@@ -60,28 +62,13 @@ fn sign_in_page(
             problem,
             lifetime: shown_lifetime(state.admin.sessions.lifetime()),
         },
-    ));
-    if status == StatusCode::UNAUTHORIZED {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
-    response
+    )))
 }
 
 /// `next` when it is a console address relative to the server's root
 /// (`_mock/ui/…`), else the console's home.
 fn console_target(next: &str) -> &str {
     payments_serve::admin::console_target(next, HOME, PATH)
-}
-
-/// The relative address of `uri` (a console page), to come back to it.
-fn target_of(uri: &Uri) -> String {
-    let path = uri.path().trim_start_matches('/');
-    match uri.query() {
-        Some(q) => format!("{path}?{q}"),
-        None => path.to_owned(),
-    }
 }
 
 /// The answer to a console request without a key or a valid session: 401
@@ -288,13 +275,5 @@ mod tests {
         for refused in ["https://evil.example/", "_mock/ui/sign-in", "_proxy/ui/"] {
             assert_eq!(console_target(refused), HOME, "{refused}");
         }
-    }
-
-    #[test]
-    fn a_refused_page_knows_its_way_back() {
-        let uri: Uri = "/_mock/ui/transactions/x?status=FAILED"
-            .parse()
-            .expect("uri");
-        assert_eq!(target_of(&uri), "_mock/ui/transactions/x?status=FAILED");
     }
 }
