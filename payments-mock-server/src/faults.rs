@@ -302,11 +302,19 @@ impl Faults {
     /// Counts a request against the rate limit; `Err(retry_after_seconds)`
     /// when over it.
     pub fn admit(&self) -> Result<(), u64> {
+        if self.rate_limit.is_none() {
+            return Ok(());
+        }
+        self.admit_at(Instant::now())
+    }
+
+    /// [`Faults::admit`] at `now` (tests give it instants of their own, so
+    /// the window is seen to lift without waiting a second).
+    fn admit_at(&self, now: Instant) -> Result<(), u64> {
         let Some(limit) = self.rate_limit else {
             return Ok(());
         };
         let mut w = self.window.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
         if now.duration_since(w.started) >= Duration::from_secs(1) {
             w.started = now;
             w.count = 0;
@@ -504,6 +512,37 @@ mod tests {
         faults.clear();
         let again: Vec<_> = (0..20u64).map(|k| drawn(&faults, k % 4)).collect();
         assert_eq!(first, again);
+    }
+
+    #[test]
+    fn the_rate_limit_lifts_one_second_after_its_window_opened() {
+        let faults = Faults::new(0.0, Some(1), None, Some(2));
+        let t0 = Instant::now();
+        assert_eq!(faults.admit_at(t0), Ok(()));
+        assert_eq!(faults.admit_at(t0 + Duration::from_millis(10)), Ok(()));
+        // Over the limit: 429 with Retry-After: 1, until the window ends.
+        assert_eq!(faults.admit_at(t0 + Duration::from_millis(20)), Err(1));
+        assert_eq!(faults.admit_at(t0 + Duration::from_millis(999)), Err(1));
+        // A second after the window opened, a new one opens with this request.
+        let t1 = t0 + Duration::from_secs(1);
+        assert_eq!(faults.admit_at(t1), Ok(()));
+        assert_eq!(faults.admit_at(t1 + Duration::from_millis(500)), Ok(()));
+        assert_eq!(faults.admit_at(t1 + Duration::from_millis(999)), Err(1));
+        // An idle gap of any length: one window, counted from its first request.
+        let t2 = t1 + Duration::from_secs(3600);
+        assert_eq!(faults.admit_at(t2), Ok(()));
+        assert_eq!(faults.admit_at(t2), Ok(()));
+        assert_eq!(faults.admit_at(t2), Err(1));
+        // A refused request does not count: the next window is not shortened.
+        assert_eq!(faults.admit_at(t2 + Duration::from_secs(1)), Ok(()));
+    }
+
+    #[test]
+    fn without_a_rate_limit_everything_is_admitted() {
+        let faults = Faults::new(0.0, Some(1), None, None);
+        for _ in 0..10_000 {
+            assert_eq!(faults.admit(), Ok(()));
+        }
     }
 
     #[test]
