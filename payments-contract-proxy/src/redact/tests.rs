@@ -1,6 +1,6 @@
 //! Canary secrets in every shape and place, and what must stay untouched.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::*;
 use crate::rules::test_support::exchange;

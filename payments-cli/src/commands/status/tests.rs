@@ -1,0 +1,84 @@
+use super::*;
+use proptest::prelude::*;
+
+fn line(line: usize, value: &str, lookup: Result<Lookup, &str>) -> Input {
+    Input {
+        origin: Origin::Line(line),
+        value: value.to_owned(),
+        lookup: lookup.map_err(str::to_owned),
+    }
+}
+
+#[test]
+fn lines_skip_blanks_and_comments_and_report_the_rest() {
+    let inputs = parse_lines(b"# ids\n\nabc\n  def  \r\nbad id\n\x01\n# end", false);
+    assert_eq!(
+        inputs,
+        vec![
+            line(3, "abc", Ok(Lookup::Id("abc".into()))),
+            line(4, "def", Ok(Lookup::Id("def".into()))),
+            line(
+                5,
+                "bad id",
+                Err(
+                    "'bad id' is not a transaction id (it has spaces; use --by-reference for references)"
+                )
+            ),
+            line(
+                6,
+                "\x01",
+                Err("the transaction id contains a control character")
+            ),
+        ]
+    );
+}
+
+#[test]
+fn references_may_hold_inner_spaces_and_slashes() {
+    let inputs = parse_lines("INV/2026 0001\nnon-utf8 \u{e9}\n".as_bytes(), true);
+    assert_eq!(
+        inputs[0].lookup,
+        Ok(Lookup::Reference("INV/2026 0001".into()))
+    );
+    let inputs = parse_lines(b"\xff\xfe\n", true);
+    assert!(matches!(inputs[0].origin, Origin::Line(1)) && inputs[0].lookup.is_err());
+}
+
+#[test]
+fn a_joined_line_names_its_input_beside_the_envelope() {
+    let input = line(7, "abc", Ok(Lookup::Id("abc".into())));
+    let envelope =
+        "{\"isSuccess\":true,\n \"data\":{\"amount\":90071992547409.91,\"m\":\"a \\\" b\"}}";
+    let text = joined_line(&input, Some(envelope), None);
+    assert_eq!(
+        text,
+        r#"{"input":{"line":7,"value":"abc"},"envelope":{"isSuccess":true,"data":{"amount":90071992547409.91,"m":"a \" b"}},"error":null}"#
+    );
+    let bad = line(9, "x y", Err("no"));
+    assert_eq!(
+        joined_line(&bad, None, Some("--from-file line 9: no")),
+        r#"{"input":{"line":9,"value":"x y"},"envelope":null,"error":"--from-file line 9: no"}"#
+    );
+    let arg = Input::arg(1, Lookup::Reference("R".into()));
+    assert!(joined_line(&arg, None, Some("e")).starts_with(r#"{"input":{"arg":2,"value":"R"}"#));
+}
+
+#[test]
+fn a_long_malformed_line_is_echoed_at_most_200_bytes() {
+    let long = "x ".repeat(100_000);
+    let inputs = parse_lines(long.as_bytes(), false);
+    assert!(
+        inputs[0].value.len() <= usage::MAX_ECHO + 3,
+        "{}",
+        inputs[0].value.len()
+    );
+}
+
+proptest! {
+    #[test]
+    fn any_bytes_give_one_input_per_meaningful_line(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let inputs = parse_lines(&bytes, false);
+        let lines = bytes.split(|&b| b == b'\n').count();
+        prop_assert!(inputs.len() <= lines);
+    }
+}
