@@ -5,24 +5,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::stream::{self, Stream, StreamExt};
-use reqwest::header::HeaderValue;
-use secrecy::SecretString;
 use uuid::Uuid;
 
 use crate::calls::confirm::ConfirmRequest;
 use crate::calls::initiate::InitiateRequest;
 use crate::calls::status::Lookup;
 use crate::error::Error;
-use crate::guard::{self, AnswerGuard, DEFAULT_ANSWER_MEMORY};
+use crate::guard;
 use crate::model::envelope::Reply;
 use crate::model::transaction::{Confirmation, Initiated, PaymentStatus};
 use crate::reconcile;
-use crate::retry::RetryPolicy;
-use crate::secret::Credential;
 use crate::transport::{Transport, redact_url};
 
+mod builder;
 #[cfg(any(feature = "rustls", feature = "native-tls"))]
 mod tls;
+
+pub use builder::ClientBuilder;
 
 /// The default `User-Agent`.
 pub const DEFAULT_USER_AGENT: &str = concat!("payments-client/", env!("CARGO_PKG_VERSION"));
@@ -62,243 +61,6 @@ impl fmt::Debug for Client {
             .field("retry", &self.inner.retry)
             .field("check_answers", &self.inner.guard.is_some())
             .finish_non_exhaustive()
-    }
-}
-
-/// Builder of a [`Client`]; see [`Client::builder`].
-#[derive(Debug, Clone)]
-#[must_use = "a builder does nothing until build() is called"]
-pub struct ClientBuilder {
-    base_url: String,
-    api_key: Option<SecretString>,
-    auth_header: Option<String>,
-    connect_timeout: Option<Duration>,
-    timeout: Option<Duration>,
-    deadline: Option<Duration>,
-    retry: RetryPolicy,
-    user_agent: String,
-    http_client: Option<reqwest::Client>,
-    check_answers: bool,
-    answer_memory: usize,
-    #[cfg(any(feature = "rustls", feature = "native-tls"))]
-    tls: tls::TlsOptions,
-}
-
-impl ClientBuilder {
-    /// The API key, sent as `Authorization: Bearer KEY` (or in the header
-    /// set with [`auth_header`](Self::auth_header)). Kept in a
-    /// [`SecretString`]; never logged or shown by `Debug`.
-    pub fn api_key(mut self, key: impl Into<SecretString>) -> Self {
-        self.api_key = Some(key.into());
-        self
-    }
-
-    /// Sends the key as the raw value of this header instead of
-    /// `Authorization: Bearer`.
-    pub fn auth_header(mut self, name: impl Into<String>) -> Self {
-        self.auth_header = Some(name.into());
-        self
-    }
-
-    /// Time allowed to open a connection (default 10 s). Ignored with
-    /// [`http_client`](Self::http_client): configure that client instead.
-    pub fn connect_timeout(mut self, d: Duration) -> Self {
-        self.connect_timeout = Some(d);
-        self
-    }
-
-    /// Time allowed for each attempt, from sending to the last body byte
-    /// (default 30 s).
-    pub fn timeout(mut self, d: Duration) -> Self {
-        self.timeout = Some(d);
-        self
-    }
-
-    /// No per-attempt time limit (the [`deadline`](Self::deadline), if set,
-    /// still applies).
-    pub fn no_timeout(mut self) -> Self {
-        self.timeout = None;
-        self
-    }
-
-    /// Total time for one logical call, retries and backoff included (none
-    /// by default). No retry is started that would end after it.
-    pub fn deadline(mut self, d: Duration) -> Self {
-        self.deadline = Some(d);
-        self
-    }
-
-    /// When and how to retry. Default: [`RetryPolicy::default`].
-    // CONTRACT section 12.
-    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
-        self.retry = policy;
-        self
-    }
-
-    /// The `User-Agent` header (default `payments-client/VERSION`).
-    pub fn user_agent(mut self, ua: impl Into<String>) -> Self {
-        self.user_agent = ua.into();
-        self
-    }
-
-    /// Uses the caller's own `reqwest::Client` (its pool, TLS and proxy
-    /// settings); [`build`](Self::build) then refuses
-    /// `add_root_certificate_pem` and `identity_pem`.
-    pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.http_client = Some(client);
-        self
-    }
-
-    /// Whether every answer is checked against its request (default
-    /// `true`).
-    ///
-    /// With the check on, an answer about something else than what was
-    /// asked (another reference, amount, product, currency or transaction,
-    /// a confirm whose amount is not the one initiated, one transactionId
-    /// answered for two references) is [`Error::AnswerMismatch`] instead
-    /// of a success.
-    ///
-    /// Turn it off only for a service known to rewrite its echoes (a
-    /// gateway that upper-cases references, say), and then check the
-    /// answers yourself: **without the check, an answer for another
-    /// merchant's or another order's transaction is handed to you as a
-    /// success**, and confirming, shipping or booking against it moves
-    /// money for the wrong order.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use payments_client::Client;
-    /// let trusting = Client::builder("http://127.0.0.1:8080").check_answers(false).build()?;
-    /// assert!(format!("{trusting:?}").contains("check_answers: false"));
-    /// # Ok::<(), payments_client::Error>(())
-    /// ```
-    pub fn check_answers(mut self, on: bool) -> Self {
-        self.check_answers = on;
-        self
-    }
-
-    /// How many transactions the answer check remembers (default
-    /// 10,000, a couple of megabytes when full): for each, the reference
-    /// (and merchant) it was answered for and, for those this client
-    /// initiated, the amount. A transactionId answered for another
-    /// reference, or a confirm amount that is not the initiated one, is
-    /// only noticed while the transaction is remembered; the least
-    /// recently seen leaves first. 0 keeps the per-call checks and
-    /// remembers nothing.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use payments_client::Client;
-    /// // A batch job that initiates and confirms a million payments.
-    /// let client = Client::builder("http://127.0.0.1:8080")
-    ///     .answer_memory(1_000_000)
-    ///     .build()?;
-    /// # drop(client);
-    /// # Ok::<(), payments_client::Error>(())
-    /// ```
-    pub fn answer_memory(mut self, transactions: usize) -> Self {
-        self.answer_memory = transactions;
-        self
-    }
-
-    /// Builds the client.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Config`] for a base URL that is not an absolute `http(s)`
-    /// URL without query or fragment, an invalid key, header name or user
-    /// agent, or when the HTTP client cannot be created.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use payments_client::{Client, RetryPolicy};
-    /// use std::time::Duration;
-    /// let client = Client::builder("https://payments.example/prefix/")
-    ///     .api_key("sk_live_secret")
-    ///     .timeout(Duration::from_secs(5))
-    ///     .deadline(Duration::from_secs(20))
-    ///     .retry_policy(RetryPolicy::default().max_retries(3))
-    ///     .build()?;
-    /// assert!(!format!("{client:?}").contains("sk_live_secret"));
-    /// assert!(Client::builder("not a url").build().is_err());
-    /// # Ok::<(), payments_client::Error>(())
-    /// ```
-    pub fn build(self) -> Result<Client, Error> {
-        // Messages show the URL without `user:pass@`.
-        let shown = redact_url(&self.base_url);
-        let parsed = url::Url::parse(self.base_url.trim())
-            .map_err(|e| Error::config(format!("invalid base URL {shown:?}: {e}")))?;
-        if !matches!(parsed.scheme(), "http" | "https") || !parsed.has_host() {
-            return Err(Error::config(format!(
-                "base URL {shown:?} must be an absolute http or https URL"
-            )));
-        }
-        if parsed.query().is_some() || parsed.fragment().is_some() {
-            return Err(Error::config(format!(
-                "base URL {shown:?} must not have a query or fragment"
-            )));
-        }
-        let base = parsed.as_str().trim_end_matches('/').to_owned();
-        let base_path = parsed.path().trim_end_matches('/').to_owned();
-        let credential = self
-            .api_key
-            .as_ref()
-            .map(|k| Credential::new(k, self.auth_header.as_deref()))
-            .transpose()?;
-        let user_agent = HeaderValue::from_str(&self.user_agent)
-            .map_err(|_| Error::config(format!("invalid user agent {:?}", self.user_agent)))?;
-        #[cfg(any(feature = "rustls", feature = "native-tls"))]
-        if self.http_client.is_some() && !self.tls.is_empty() {
-            return Err(Error::config(
-                "add_root_certificate_pem and identity_pem configure the client's own HTTP client; with http_client, configure that one",
-            ));
-        }
-        let http = match self.http_client {
-            Some(c) => c,
-            // Redirects are not followed: a redirected POST would turn into a
-            // GET, and the service never redirects.
-            None => {
-                let builder = reqwest::Client::builder()
-                    .connect_timeout(self.connect_timeout.unwrap_or(Duration::from_secs(10)))
-                    .redirect(reqwest::redirect::Policy::none());
-                #[cfg(any(feature = "rustls", feature = "native-tls"))]
-                let builder = self.tls.apply(builder)?;
-                builder.build().map_err(|e| {
-                    Error::config(format!(
-                        "cannot create the HTTP client: {}",
-                        crate::error::chain(&e)
-                    ))
-                })?
-            }
-        };
-        // `user:pass@` in the base URL becomes `Authorization: Basic`, as
-        // reqwest does for a URL it is given; done once here, with reqwest's
-        // own code, so each call starts from a URL without it.
-        let probe = http.get(parsed).build().map_err(|e| {
-            Error::config(format!("invalid base URL {shown:?}: {}", e.without_url()))
-        })?;
-        let basic_auth = probe.headers().get(reqwest::header::AUTHORIZATION).cloned();
-        let base_url = probe.url().clone();
-        Ok(Client {
-            inner: Arc::new(Transport {
-                http,
-                base,
-                base_url,
-                base_path,
-                basic_auth,
-                credential,
-                user_agent,
-                timeout: self.timeout,
-                deadline: self.deadline,
-                retry: self.retry,
-                guard: self
-                    .check_answers
-                    .then(|| AnswerGuard::new(self.answer_memory)),
-            }),
-        })
     }
 }
 
@@ -354,21 +116,7 @@ impl Client {
     /// # Ok::<(), payments_client::Error>(())
     /// ```
     pub fn builder(base_url: impl Into<String>) -> ClientBuilder {
-        ClientBuilder {
-            base_url: base_url.into(),
-            api_key: None,
-            auth_header: None,
-            connect_timeout: None,
-            timeout: Some(Duration::from_secs(30)),
-            deadline: None,
-            retry: RetryPolicy::default(),
-            user_agent: DEFAULT_USER_AGENT.to_owned(),
-            http_client: None,
-            check_answers: true,
-            answer_memory: DEFAULT_ANSWER_MEMORY,
-            #[cfg(any(feature = "rustls", feature = "native-tls"))]
-            tls: tls::TlsOptions::default(),
-        }
+        ClientBuilder::new(base_url.into())
     }
 
     /// The base URL, without a trailing slash.
