@@ -8,8 +8,9 @@ use std::time::Duration;
 use axum::http::Method;
 use payments_contract_proxy::JUDGE_LIMIT;
 
-use crate::passthrough::{pattern, raw_get};
+use crate::passthrough::pattern;
 use crate::rig::{Reply, Rig, Setup, initiate_body, initiate_data};
+use crate::targets::raw_get;
 use crate::upstream::Canned;
 
 /// A short upstream timeout: these tests wait for it.

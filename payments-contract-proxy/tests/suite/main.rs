@@ -14,6 +14,10 @@ mod deviant;
 mod deviations;
 // Bytes and headers passed through unchanged, both ways.
 mod passthrough;
+// Path and query bytes through, and no way out of /api/.
+mod targets;
+// Headers the proxy adds, replaces or never passes on.
+mod own_headers;
 // The upstream's failures and timeouts, large bodies, --enforce, retries.
 mod failures;
 // Stalled bodies, clients that never read, refused requests.

@@ -1,0 +1,116 @@
+//! Request targets through the proxy (docs/contract-proxy.md, "What passes
+//! through"): unusual but valid path and query bytes reach the upstream
+//! exactly as sent, and a dot segment never leads out of `/api/` or the
+//! upstream's path prefix. Sent as raw bytes, so no client re-encodes them.
+
+use std::time::Duration;
+
+use crate::rig::{Rig, Setup};
+use crate::upstream::Canned;
+
+/// Sends `GET target` as raw bytes (no client in between to re-encode
+/// it) with these extra header lines, reads until the proxy closes (a
+/// guard against a hang, not a sleep), and returns the answer's status.
+pub(crate) async fn raw_get(addr: std::net::SocketAddr, target: &str, headers: &str) -> u16 {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connect to the proxy");
+    let request =
+        format!("GET {target} HTTP/1.1\r\nHost: proxy.test\r\n{headers}Connection: close\r\n\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("write the request");
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer))
+        .await
+        .expect("the proxy answers and closes")
+        .expect("read the answer");
+    let head = String::from_utf8_lossy(&answer);
+    head.split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("an HTTP status line: {head:?}"))
+}
+
+/// Asserts each raw target reaches the upstream with exactly its path and
+/// query.
+async fn assert_targets_forwarded_unchanged(targets: &[(&str, Option<&str>)]) {
+    let rig = Rig::start().await;
+    for (n, (path, query)) in targets.iter().enumerate() {
+        rig.upstream.push(Canned::raw(200, "seen"));
+        let target = match query {
+            Some(q) => format!("{path}?{q}"),
+            None => (*path).to_owned(),
+        };
+        assert_eq!(
+            raw_get(rig.proxy.addr(), &target, "").await,
+            200,
+            "{target}"
+        );
+        assert_eq!(rig.upstream.count(), n + 1, "{target} forwarded once");
+        let received = rig.upstream.received().pop().expect("received");
+        assert_eq!(
+            (received.path.as_str(), received.query.as_deref()),
+            (*path, *query),
+            "{target}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn unusual_but_valid_path_and_query_bytes_reach_the_upstream_unchanged() {
+    assert_targets_forwarded_unchanged(&[
+        ("/api/x/a|b^c", Some("x=a|b^c")),
+        ("/api/x/a%zzb/%2F%2f/%7e", Some("x=%2f%2F&y=%zz&z=%7e~")),
+        ("/api/x;p=1/.../y", Some("a=b?c=d/e")),
+        ("/api/a//b", Some("")),
+        ("/api/x/..%2f..%2fadmin", None),
+    ])
+    .await;
+}
+
+#[tokio::test]
+async fn quotes_braces_and_backslashes_in_the_path_and_query_reach_the_upstream_unchanged() {
+    assert_targets_forwarded_unchanged(&[
+        ("/api/x/it's", Some("name=O'Brien")),
+        ("/api/x/{id}", Some("filter={a}")),
+        ("/api/x/a\\b", Some("x=a\\b")),
+    ])
+    .await;
+}
+
+#[tokio::test]
+async fn a_dot_segment_never_takes_a_request_out_of_api_or_the_upstream_prefix() {
+    for prefix in ["", "/stage"] {
+        let rig = Rig::with(Setup {
+            prefix,
+            ..Setup::default()
+        })
+        .await;
+        for target in [
+            "/api/../admin",
+            "/api/%2e%2e/admin",
+            "/api/payments/../../../../x",
+            "/api/x/%2E%2e/%2e./y",
+        ] {
+            let before = rig.upstream.count();
+            rig.upstream.push(Canned::raw(200, "seen"));
+            let status = raw_get(rig.proxy.addr(), target, "").await;
+            if rig.upstream.count() == before {
+                // Refusing it is as good as forwarding it unchanged.
+                assert_eq!(status, 404, "{prefix:?} {target}: refused as NOT_FOUND");
+                let _ = rig.upstream.received();
+            } else {
+                let received = rig.upstream.received().pop().expect("received");
+                assert_eq!(
+                    received.path,
+                    format!("{prefix}{target}"),
+                    "{prefix:?} {target}: forwarded unchanged (or refused), \
+                     never resolved to another path of the upstream"
+                );
+            }
+        }
+    }
+}
