@@ -18,8 +18,12 @@ mod concurrency;
 mod hostile;
 // Major-unit amount formatting (section 1).
 mod money;
-// The /_mock/ controls, /openapi.json and the library API.
+// The /_mock/ controls: health, clock, transactions, the journal, reset.
 mod admin;
+// /openapi.json: every route, status and code documented.
+mod openapi;
+// The library API: start, drive, drop, listener and options.
+mod library;
 // The binary as a process.
 mod binary;
 // HTTPS: --tls-* flags, mutual TLS, bad input, the embedded server (section 18).
