@@ -209,10 +209,9 @@ mod counted {
     use payments_serve::metrics::prometheus_client::metrics::MetricType;
     use payments_serve::metrics::prometheus_client::registry::Registry;
 
-    use super::{
-        BACKENDS, Backend, FAULT_KINDS, ROUTES, Route, STATUS_LABELS, STORE_OPS, StoreOp,
-        status_index,
-    };
+    use super::{BACKENDS, FAULT_KINDS, ROUTES, Route, STATUS_LABELS, STORE_OPS, status_index};
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    use super::{Backend, StoreOp};
 
     /// Codes: every `ErrorCode`, and none (a success, or a page).
     const CODES: usize = ErrorCode::ALL.len() + 1;
@@ -232,38 +231,58 @@ mod counted {
         /// By route.
         durations: [Histogram; ROUTES.len()],
         faults: [AtomicU64; FAULT_KINDS.len()],
+        /// The server's SQLite or PostgreSQL store; none for memory.
+        store: Option<StoreCounts>,
     }
 
-    /// The stores' operations of this process (a process runs one store;
-    /// embedded servers in one test process share them).
-    static STORE: StoreCounts = StoreCounts::new();
+    /// The operations of the SQLite or PostgreSQL store one server opened
+    /// (each server its own, so servers embedded in one process never mix
+    /// their counts); cheap to clone, shared with the server's scrape.
+    #[derive(Debug, Clone)]
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) struct StoreCounts(Arc<StoreCells>);
 
     #[derive(Debug)]
-    struct StoreCounts {
-        durations: [[Histogram; STORE_OPS.len()]; BACKENDS.len()],
-        failures: [[AtomicU64; STORE_OPS.len()]; BACKENDS.len()],
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    struct StoreCells {
+        /// Index into `BACKENDS`.
+        backend: usize,
+        durations: [Histogram; STORE_OPS.len()],
+        failures: [AtomicU64; STORE_OPS.len()],
     }
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     impl StoreCounts {
-        const fn new() -> Self {
-            Self {
-                durations: [const { [const { Histogram::new() }; STORE_OPS.len()] };
-                    BACKENDS.len()],
-                failures: [const { [const { AtomicU64::new(0) }; STORE_OPS.len()] };
-                    BACKENDS.len()],
+        /// No operation yet, of a store of `backend`.
+        pub(crate) fn new(backend: Backend) -> Self {
+            Self(Arc::new(StoreCells {
+                backend: backend as usize,
+                durations: [const { Histogram::new() }; STORE_OPS.len()],
+                failures: [const { AtomicU64::new(0) }; STORE_OPS.len()],
+            }))
+        }
+
+        /// Counts one operation `op` that took since `started`.
+        pub(crate) fn record(&self, op: StoreOp, started: Instant, failed: bool) {
+            let o = op as usize;
+            self.0.durations[o].observe(started.elapsed());
+            if failed {
+                self.0.failures[o].fetch_add(1, Ordering::Relaxed);
             }
         }
     }
 
     impl Metrics {
-        /// Counts for the replica `replica`.
-        pub(crate) fn new(replica: &str) -> Self {
+        /// Counts for the replica `replica`, with its store's operations
+        /// when it runs on SQLite or PostgreSQL.
+        pub(crate) fn new(replica: &str, store: Option<StoreCounts>) -> Self {
             let counts = Arc::new(Counts {
                 requests: (0..ROUTES.len() * PER_ROUTE)
                     .map(|_| AtomicU64::new(0))
                     .collect(),
                 durations: Default::default(),
                 faults: Default::default(),
+                store,
             });
             let mut registry = Registry::with_labels(std::iter::once((
                 "replica".into(),
@@ -299,16 +318,6 @@ mod counted {
         /// The scrape: body and content type, as `accept` asks.
         pub(crate) fn render(&self, accept: Option<&[u8]>) -> (String, &'static str) {
             payments_serve::metrics::render(&self.registry, accept)
-        }
-    }
-
-    /// Counts one store operation that took since `started`.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub(crate) fn store_op(backend: Backend, op: StoreOp, started: Instant, failed: bool) {
-        let (b, o) = (backend as usize, op as usize);
-        STORE.durations[b][o].observe(started.elapsed());
-        if failed {
-            STORE.failures[b][o].fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -375,12 +384,16 @@ mod counted {
                 None,
                 MetricType::Histogram,
             )?;
-            for (b, ops) in STORE.durations.iter().enumerate() {
-                for (o, histogram) in ops.iter().enumerate() {
-                    if histogram.count() > 0 {
-                        let labels = [("store", BACKENDS[b]), ("operation", STORE_OPS[o])];
-                        histogram.encode(&mut family.encode_family(&labels)?)?;
-                    }
+            for (store, o, histogram) in self.store.iter().flat_map(|store| {
+                let cells = &store.0;
+                (cells.durations.iter().enumerate()).map(move |(o, h)| (cells, o, h))
+            }) {
+                if histogram.count() > 0 {
+                    let labels = [
+                        ("store", BACKENDS[store.backend]),
+                        ("operation", STORE_OPS[o]),
+                    ];
+                    histogram.encode(&mut family.encode_family(&labels)?)?;
                 }
             }
             let mut family = encoder.encode_descriptor(
@@ -389,14 +402,18 @@ mod counted {
                 None,
                 MetricType::Counter,
             )?;
-            for (b, ops) in STORE.failures.iter().enumerate() {
-                for (o, count) in ops.iter().enumerate() {
-                    if let Some(n) = nonzero(count) {
-                        let labels = [("store", BACKENDS[b]), ("operation", STORE_OPS[o])];
-                        family
-                            .encode_family(&labels)?
-                            .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
-                    }
+            for (store, o, count) in self.store.iter().flat_map(|store| {
+                let cells = &store.0;
+                (cells.failures.iter().enumerate()).map(move |(o, c)| (cells, o, c))
+            }) {
+                if let Some(n) = nonzero(count) {
+                    let labels = [
+                        ("store", BACKENDS[store.backend]),
+                        ("operation", STORE_OPS[o]),
+                    ];
+                    family
+                        .encode_family(&labels)?
+                        .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
                 }
             }
             Ok(())
@@ -420,7 +437,7 @@ mod counted {
 
         #[test]
         fn a_request_is_counted_under_its_labels() {
-            let metrics = Metrics::new("r1");
+            let metrics = Metrics::new("r1", None);
             let started = Duration::from_millis(3);
             let endpoint = |path| payments_interface::route(path).map(|m| m.endpoint);
             let count =
@@ -461,8 +478,22 @@ mod uncounted {
     #[derive(Debug)]
     pub(crate) struct Metrics;
 
+    /// A store's operations, not counted (feature `metrics` off).
+    #[derive(Debug, Clone)]
+    pub(crate) struct StoreCounts;
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    impl StoreCounts {
+        pub(crate) fn new(_: Backend) -> Self {
+            Self
+        }
+
+        #[inline(always)]
+        pub(crate) fn record(&self, _: StoreOp, _: (), _: bool) {}
+    }
+
     impl Metrics {
-        pub(crate) fn new(_: &str) -> Self {
+        pub(crate) fn new(_: &str, _: Option<StoreCounts>) -> Self {
             Self
         }
 
@@ -480,10 +511,6 @@ mod uncounted {
         #[inline(always)]
         pub(crate) fn fault(&self, _: usize) {}
     }
-
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    #[inline(always)]
-    pub(crate) fn store_op(_: Backend, _: StoreOp, _: (), _: bool) {}
 
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[inline(always)]

@@ -118,6 +118,7 @@ impl AppState {
     }
 
     fn with_store(config: Config, store: AnyStore, settings: Settings, replica: String) -> Self {
+        let metrics = crate::metrics::Metrics::new(&replica, store.counts());
         Self {
             inner: Arc::new(Shared {
                 store,
@@ -133,7 +134,7 @@ impl AppState {
                 catalog: settings.catalog,
                 expiry: settings.expiry,
                 public_url: config.public_url.unwrap_or_default(),
-                metrics: crate::metrics::Metrics::new(&replica),
+                metrics,
                 replica,
                 #[cfg(feature = "openapi")]
                 openapi: std::sync::OnceLock::new(),

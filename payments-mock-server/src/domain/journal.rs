@@ -114,7 +114,7 @@ impl Capture {
 
     /// A capture of an entry read back from a store (SQLite keeps the
     /// journal of the last run), numbered and attributed as it was.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg(feature = "sqlite")]
     pub(crate) fn from_entry(entry: &JournalEntry) -> Self {
         let method = Method::from_bytes(entry.method.as_bytes()).unwrap_or(Method::GET);
         let mut text = String::with_capacity(entry.path.len() + entry.body.len() + 128);

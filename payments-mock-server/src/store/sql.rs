@@ -35,6 +35,7 @@ macro_rules! concat_columns {
         )
     };
 }
+#[cfg(feature = "sqlite")]
 pub(super) use concat_columns;
 
 /// The columns of a transaction row, in the order [`Row`] reads them.

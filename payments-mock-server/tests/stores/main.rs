@@ -12,6 +12,8 @@ mod kept;
 // resets, a first-version database), and its exactness across two replicas
 // in one process (reads wait for the other's writes, resets fence them).
 mod journal;
+// GET /metrics counts each server's own store operations.
+mod metrics;
 // Opening stores: what a database store keeps across a reopen, and every
 // bad store of CONTRACT section 15 (files, schema, URLs, credentials).
 mod opening;

@@ -132,6 +132,7 @@ fn reason(status: u16) -> &'static str {
 /// When a route has no entry in the table: a route added without its
 /// documentation fails every test that starts a server.
 pub(crate) fn generate(state: &AppState) -> Value {
+    #[cfg_attr(not(any(feature = "pages", feature = "metrics")), allow(unused_mut))]
     let mut doc = Served::openapi();
     #[cfg(feature = "pages")]
     doc.merge(crate::web::operations());

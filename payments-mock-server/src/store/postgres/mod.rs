@@ -115,6 +115,8 @@ struct Inner {
     /// The last clock offset read: the journal's arrival times use it, so
     /// journaling costs no round trip.
     offset_hint: AtomicI64,
+    /// Its operations, for the server's `GET /metrics`.
+    counts: crate::metrics::StoreCounts,
 }
 
 /// A store dropped (the process stops, SIGTERM included) writes what its

@@ -82,6 +82,7 @@ impl PostgresStore {
                 signals: Arc::clone(&signals),
                 _alive: alive,
                 offset_hint: AtomicI64::new(offset),
+                counts: crate::metrics::StoreCounts::new(crate::metrics::Backend::Postgres),
             }),
         };
         tokio::spawn(write_journal(Arc::downgrade(&store.inner), signals));

@@ -10,6 +10,11 @@ impl PostgresStore {
         &self.inner.shown
     }
 
+    /// Its operations' counts (`GET /metrics`).
+    pub(crate) fn counts(&self) -> &crate::metrics::StoreCounts {
+        &self.inner.counts
+    }
+
     pub(super) async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
         self.inner.pool.get().await.map_err(|e| pool_error(&e))
     }

@@ -166,8 +166,11 @@ pub struct SqliteStore {
     /// The OS lock that makes this process the file's only owner; released
     /// when the store is dropped.
     _owner: File,
+    /// Its operations, for the server's `GET /metrics`.
+    counts: StoreCounts,
 }
 
+use crate::metrics::StoreCounts;
 use open::open_reader;
 use rows::*;
 
@@ -175,6 +178,11 @@ impl SqliteStore {
     /// How the console names it: `sqlite:PATH`.
     pub fn shown(&self) -> &str {
         &self.shown
+    }
+
+    /// Its operations' counts (`GET /metrics`).
+    pub(crate) fn counts(&self) -> &StoreCounts {
+        &self.counts
     }
 
     /// Runs `f` on a read connection of the pool.

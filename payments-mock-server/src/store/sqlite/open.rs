@@ -324,6 +324,7 @@ impl SqliteStore {
             writer: Some(writer),
             flusher: Some(flusher),
             _owner: owner,
+            counts: crate::metrics::StoreCounts::new(crate::metrics::Backend::Sqlite),
         })
     }
 }
