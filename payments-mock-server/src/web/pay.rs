@@ -22,6 +22,7 @@ use crate::domain::transaction::{PayerAction, PaymentPage, Record, Status};
 use crate::state::AppState;
 use crate::web::html::{error_page, render, root_of};
 use payments_interface::money::major_text;
+use payments_serve::admin::is_form;
 
 /// Largest accepted form body: the form has one short field.
 pub const FORM_LIMIT: usize = 4 * 1024;
@@ -159,17 +160,6 @@ fn action_of(form: &[u8]) -> Result<PayerAction, String> {
         format!(
             "\u{201c}{shown}\u{201d} is not an action of this page: use pay, decline or cancel."
         )
-    })
-}
-
-fn is_form(headers: &HeaderMap) -> bool {
-    headers.get(header::CONTENT_TYPE).is_none_or(|v| {
-        v.to_str().is_ok_and(|v| {
-            v.split(';').next().is_some_and(|e| {
-                e.trim()
-                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
-            })
-        })
     })
 }
 

@@ -62,21 +62,27 @@ pub async fn read_form(
     if !same_origin(headers) {
         return Err(FormRefusal::CrossSite);
     }
-    let is_form = headers.get(header::CONTENT_TYPE).is_none_or(|v| {
-        v.to_str().is_ok_and(|v| {
-            v.split(';').next().is_some_and(|e| {
-                e.trim()
-                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
-            })
-        })
-    });
-    if !is_form {
+    if !is_form(headers) {
         return Err(FormRefusal::NotAForm);
     }
     let bytes = to_bytes(body, limit)
         .await
         .map_err(|_| FormRefusal::TooLarge)?;
     Ok(form_urlencoded::parse(&bytes).into_owned().collect())
+}
+
+/// Whether a request's body is a form: `Content-Type:
+/// application/x-www-form-urlencoded` (any parameters, any letter case),
+/// or no `Content-Type` at all (a tool's bare `curl -d`).
+pub fn is_form(headers: &HeaderMap) -> bool {
+    headers.get(header::CONTENT_TYPE).is_none_or(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.split(';').next().is_some_and(|e| {
+                e.trim()
+                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+            })
+        })
+    })
 }
 
 /// The pairs of a query string (form-decoded), in order; none without one.

@@ -38,7 +38,7 @@ mod form;
 mod session;
 
 pub use form::{
-    FormRefusal, bearer_challenge, param, query_pairs, read_form, see_other, target_of,
+    FormRefusal, bearer_challenge, is_form, param, query_pairs, read_form, see_other, target_of,
 };
 pub use session::{SessionCookie, SessionId, Sessions};
 
