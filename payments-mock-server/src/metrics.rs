@@ -384,16 +384,15 @@ mod counted {
                 None,
                 MetricType::Histogram,
             )?;
-            for (store, o, histogram) in self.store.iter().flat_map(|store| {
-                let cells = &store.0;
-                (cells.durations.iter().enumerate()).map(move |(o, h)| (cells, o, h))
-            }) {
-                if histogram.count() > 0 {
-                    let labels = [
-                        ("store", BACKENDS[store.backend]),
-                        ("operation", STORE_OPS[o]),
-                    ];
-                    histogram.encode(&mut family.encode_family(&labels)?)?;
+            if let Some(StoreCounts(store)) = &self.store {
+                for (o, histogram) in store.durations.iter().enumerate() {
+                    if histogram.count() > 0 {
+                        let labels = [
+                            ("store", BACKENDS[store.backend]),
+                            ("operation", STORE_OPS[o]),
+                        ];
+                        histogram.encode(&mut family.encode_family(&labels)?)?;
+                    }
                 }
             }
             let mut family = encoder.encode_descriptor(
@@ -402,18 +401,17 @@ mod counted {
                 None,
                 MetricType::Counter,
             )?;
-            for (store, o, count) in self.store.iter().flat_map(|store| {
-                let cells = &store.0;
-                (cells.failures.iter().enumerate()).map(move |(o, c)| (cells, o, c))
-            }) {
-                if let Some(n) = nonzero(count) {
-                    let labels = [
-                        ("store", BACKENDS[store.backend]),
-                        ("operation", STORE_OPS[o]),
-                    ];
-                    family
-                        .encode_family(&labels)?
-                        .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
+            if let Some(StoreCounts(store)) = &self.store {
+                for (o, count) in store.failures.iter().enumerate() {
+                    if let Some(n) = nonzero(count) {
+                        let labels = [
+                            ("store", BACKENDS[store.backend]),
+                            ("operation", STORE_OPS[o]),
+                        ];
+                        family
+                            .encode_family(&labels)?
+                            .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
+                    }
                 }
             }
             Ok(())
