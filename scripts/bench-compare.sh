@@ -6,7 +6,11 @@
 # its req/s over the control's in that same round, and the figure against
 # the first build is its req/s over the first build's in that round. Each
 # figure is reported as the median of the rounds with the lowest and the
-# highest, so a difference within the spread is seen as one.
+# highest, so a difference within the spread is seen as one, and as the
+# geometric mean with its 95 % interval (mean of the logarithms ± 1.96
+# standard errors). The order rotates, so each server takes every place
+# in turn but always follows the same one: an effect that carried over
+# from one server to the next would stay with its neighbour.
 #
 #   scripts/bench-compare.sh before=/tmp/mock-old after=target/release/payments-mock-server
 #   COMPARE_PATH=post LOAD_RUNS=15 scripts/bench-compare.sh a=BIN b=BIN c=BIN
@@ -29,7 +33,9 @@ for arg in "$@"; do
   label=${arg%%=*}
   bin=${arg#*=}
   [ -n "$label" ] && [ "$label" != "$arg" ] || die "not LABEL=BINARY: $arg"
+  [[ $label =~ ^[A-Za-z0-9_-]+$ ]] || die "a label is letters, digits, _ and -: $label"
   [ "$label" != control ] || die "the label control is the bare-axum control's"
+  [ -z "${binary[$label]:-}" ] || die "the label $label is given twice"
   [ -x "$bin" ] || die "not an executable: $bin"
   labels+=("$label")
   binary[$label]=$bin
@@ -50,10 +56,11 @@ INITIATE_BODY='{"merchantId":"6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60","referenceNo
 
 # The control answers with the bodies a mock gave, so one mock is asked first.
 start_server "$OUT/bodies.out" "${binary[${labels[0]}]}" --port 0
-curl -sf -H 'content-type: application/json' "$BASE/api/payments/initiate" -d "$INITIATE_BODY" >"$OUT/initiate-body.json"
+curl -sf -H 'content-type: application/json' "$BASE/api/payments/initiate" -d "$INITIATE_BODY" >"$OUT/initiate-body.json" \
+  || die "${labels[0]} did not answer the initiate"
 id=$(json_field transactionId <"$OUT/initiate-body.json")
 [ -n "$id" ] || die "initiate failed: $(cat "$OUT/initiate-body.json")"
-curl -sf "$BASE/api/payments/$id/status" >"$OUT/status-body.json"
+curl -sf "$BASE/api/payments/$id/status" >"$OUT/status-body.json" || die "${labels[0]} did not answer the status"
 stop_server
 
 # serve LABEL RUN: one run of LABEL's server under the load.
@@ -65,9 +72,12 @@ serve() {
     local url=$BASE/api/payments/x/status
   else
     start_server "$OUT/$label-$run.out" "${binary[$label]}" --port 0
-    local body
-    body=$(curl -sf -H 'content-type: application/json' "$BASE/api/payments/initiate" -d "$INITIATE_BODY")
-    local url=$BASE/api/payments/$(echo "$body" | json_field transactionId)/status
+    local body id
+    body=$(curl -sf -H 'content-type: application/json' "$BASE/api/payments/initiate" -d "$INITIATE_BODY") \
+      || die "$label did not answer the initiate"
+    id=$(echo "$body" | json_field transactionId)
+    [ -n "$id" ] || die "$label answered the initiate without an id: $body"
+    local url=$BASE/api/payments/$id/status
   fi
   if [ "$PATH_KIND" = get ]; then
     wrk_once "$label" "$url" "$WRK/get.lua" "$LOG.$run" >/dev/null
@@ -75,6 +85,10 @@ serve() {
     WRK_TAG="$label-$run-$$" wrk_once "$label" "$BASE" "$WRK/initiate.lua" "$LOG.$run" >/dev/null
   fi
   stop_server
+  # Only answers the path meant to give count: a 404 measures something else.
+  local bad
+  bad=$(field "$LOG.$run" "$label" non2xx)
+  [ "$bad" = 0 ] || die "$label answered $bad requests of round $run with another status than 2xx"
 }
 
 all=(control "${labels[@]}")
@@ -93,19 +107,24 @@ for run in $(seq 1 "$RUNS"); do
   echo "$line"
 done
 
-# spread LABEL OVER: "median (lowest–highest)" of LABEL's req/s over OVER's, round by round.
+# spread LABEL OVER: LABEL's req/s over OVER's, round by round, as
+# "median (lowest–highest); geometric mean, 95 % interval".
 spread() {
   local r
   for r in $(seq 1 "$RUNS"); do
-    awk -v a="$(field "$LOG.$r" "$1" rps)" -v b="$(field "$LOG.$r" "$2" rps)" 'BEGIN { printf "%.3f\n", a / b }'
+    awk -v a="$(field "$LOG.$r" "$1" rps)" -v b="$(field "$LOG.$r" "$2" rps)" 'BEGIN { printf "%.4f\n", a / b }'
   done >"$OUT/ratios.$1.$2"
-  printf "%.2f (%.2f–%.2f)" "$(median <"$OUT/ratios.$1.$2")" \
-    "$(sort -g "$OUT/ratios.$1.$2" | head -1)" "$(sort -g "$OUT/ratios.$1.$2" | tail -1)"
+  printf "%.2f (%.2f–%.2f); %s" "$(median <"$OUT/ratios.$1.$2")" \
+    "$(sort -g "$OUT/ratios.$1.$2" | head -1)" "$(sort -g "$OUT/ratios.$1.$2" | tail -1)" \
+    "$(awk '{ l[NR] = log($1); s += l[NR] } END {
+      m = s / NR; v = 0; for (i = 1; i <= NR; i++) v += (l[i] - m) ^ 2
+      e = NR > 1 ? 1.96 * sqrt(v / (NR - 1) / NR) : 0
+      printf "%.2f, %.2f–%.2f", exp(m), exp(m - e), exp(m + e) }' "$OUT/ratios.$1.$2")"
 }
 first=${labels[0]}
 {
   echo
-  echo "| build | req/s, median of $RUNS | / control, same round | / $first, same round |"
+  echo "| build | req/s, median of $RUNS | / control, same round: median (range); geometric mean, 95 % | / $first, same round: the same |"
   echo "|---|---|---|---|"
   echo "| control | $(printf %.0f "$(med "$LOG" control rps)") | — | — |"
   for label in "${labels[@]}"; do

@@ -165,8 +165,10 @@
 // For contributors (not rendered): where things live, and the contract
 // sections (CONTRACT.md; docs/contract.md for users) each file implements.
 //
-// - client.rs: Client, ClientBuilder, WaitOptions; the public calls and the
-//   helpers built on them (wait_for_final, status_many, status_stream).
+// - client.rs: Client, WaitOptions; the public calls and the helpers built
+//   on them (wait_for_final, status_many, status_stream).
+// - client/builder.rs: ClientBuilder and its checks; client/tls.rs: its
+//   extra roots and identity.
 // - transport.rs: the one send path: URL, headers, auth, request id,
 //   timeouts, retries (section 12), envelope decoding, tracing.
 // - calls/: one file per endpoint: request types, local validation

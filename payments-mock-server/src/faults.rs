@@ -517,7 +517,9 @@ mod tests {
     #[test]
     fn the_rate_limit_lifts_one_second_after_its_window_opened() {
         let faults = Faults::new(0.0, Some(1), None, Some(2));
-        let t0 = Instant::now();
+        // The window `new` opened has ended by `t0`: the first request
+        // opens the next one, at `t0` exactly (however slow this thread).
+        let t0 = Instant::now() + Duration::from_secs(2);
         assert_eq!(faults.admit_at(t0), Ok(()));
         assert_eq!(faults.admit_at(t0 + Duration::from_millis(10)), Ok(()));
         // Over the limit: 429 with Retry-After: 1, until the window ends.

@@ -11,7 +11,7 @@
 //!   local CA for a sandbox and its tests.
 //! - `metrics` (feature `metrics`): what both servers' `GET /metrics` share.
 //! - `admin` (feature `admin`): admin keys, the bearer token, the console's
-//!   sign-in sessions and their cookie.
+//!   sign-in sessions and their cookie, its forms read once checked.
 //!
 //! # Example
 //!

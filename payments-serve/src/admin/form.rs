@@ -112,7 +112,7 @@ pub fn target_of(uri: &Uri) -> String {
 }
 
 /// `303 See Other` to `location`, relative to the server's root `root`
-/// (as [`crate::pages::root_of`] gives it: `../` steps or empty).
+/// (as `pages::root_of` gives it: `../` steps or empty).
 pub fn see_other(root: &str, location: &str) -> Response {
     (
         StatusCode::SEE_OTHER,
