@@ -7,7 +7,7 @@
 //!   envelope, and a failure becomes one in exactly one place.
 //! - `pages` (feature `pages`): the chrome of server-rendered pages.
 //! - `logging` (feature `logging`): the binaries' stderr log.
-//! - `tls` (feature `tls`): HTTPS listeners ([`server::serve_tls`]), a
+//! - `tls` (feature `tls`): HTTPS listeners (`server::serve_tls`), a
 //!   local CA for a sandbox and its tests.
 //! - `metrics` (feature `metrics`): what both servers' `GET /metrics` share.
 //! - `admin` (feature `admin`): admin keys, the bearer token, the console's
