@@ -5,7 +5,9 @@
 //! and never a 413, a compressed answer untouched, `--enforce` replacing
 //! only a violation, the proxy's own paths, and nothing retried.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use axum::http::Method;
 use payments_contract_proxy::JUDGE_LIMIT;
@@ -141,7 +143,9 @@ async fn an_upstream_that_answers_bytes_that_are_not_http_is_502_upstream_unavai
     );
 }
 
-#[tokio::test]
+// On tokio's paused clock: the upstream's two-minute silence and the
+// proxy's timeout are virtual timers.
+#[tokio::test(start_paused = true)]
 async fn an_upstream_that_hangs_is_502_upstream_unavailable_within_the_upstream_timeout() {
     let timeout = Duration::from_millis(300);
     let rig = Rig::with(Setup {
