@@ -76,13 +76,45 @@ impl CliError {
         matches!(self, Self::Output(err) if err.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
-    /// The envelope the service sent, when it sent one.
+    /// The envelope a script may be shown on stdout: the service's own
+    /// answer to the call (its failure envelope, `isSuccess` false), never
+    /// one the client refused (CONTRACT section 17: an answer about another
+    /// request, or a success it could not read), which would hand a
+    /// `jq .data.transactionId` another order's id.
     #[must_use]
-    pub fn raw_envelope(&self) -> Option<&str> {
+    pub fn service_envelope(&self) -> Option<&str> {
         match self {
-            Self::Call { source, .. } => source.raw_envelope(),
+            Self::Call { source, .. } if refused_envelope(source).is_none() => {
+                source.raw_envelope()
+            }
             _ => None,
         }
+    }
+
+    /// The answer the client refused, exactly as it came, for stderr (`-v`)
+    /// and the `received` of a many-look-up line.
+    #[must_use]
+    pub fn refused_envelope(&self) -> Option<&str> {
+        match self {
+            Self::Call { source, .. } => refused_envelope(source),
+            _ => None,
+        }
+    }
+}
+
+/// The envelope of an answer the client did not accept as the service's
+/// answer to its request: one about another request
+/// ([`ClientError::AnswerMismatch`]), or a success whose `data` is missing
+/// or unreadable. `None` for every other error, the service's own failure
+/// envelopes included.
+#[must_use]
+pub fn refused_envelope(error: &ClientError) -> Option<&str> {
+    match error {
+        ClientError::AnswerMismatch(mismatch) => Some(&mismatch.raw_envelope),
+        ClientError::MissingData { raw_envelope, .. }
+        | ClientError::Decode { raw_envelope, .. } => Some(raw_envelope),
+        ClientError::AfterAmbiguousAttempt { last, .. } => refused_envelope(last),
+        _ => None,
     }
 }
 

@@ -86,6 +86,9 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         .map_err(CliError::Runtime)?;
     runtime.block_on(async move {
         let ctx = Context::new(settings)?;
+        // reconcile's stdout is its rows and its summary line, nothing else:
+        // whatever stops it goes to stderr (COMMANDS.md, "reconcile").
+        let prints_failures = !matches!(cli.command, Command::Reconcile(_));
         let result = match cli.command {
             Command::Initiate(args) => initiate::run(&ctx, args).await,
             Command::Confirm(args) => confirm::run(&ctx, args).await,
@@ -95,8 +98,12 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
             Command::Completions(_) => Ok(Exit::Ok),
         };
         if let Err(err) = &result {
-            // A script reading json sees the failure's envelope too.
-            if let Some(envelope) = err.raw_envelope().filter(|_| ctx.is_json()) {
+            // A script reading json sees the service's failure envelope too;
+            // never an answer the client refused (CONTRACT section 17).
+            if let Some(envelope) = err
+                .service_envelope()
+                .filter(|_| ctx.is_json() && prints_failures)
+            {
                 ctx.print_line(envelope)?;
             }
         }
@@ -289,6 +296,14 @@ impl Context {
                     None => eprintln!(
                         "< no answer after {elapsed} ms: {reason} (request id {request_id})"
                     ),
+                }
+                // What came back, as it came: never on stdout, where a
+                // script would take it for the service's answer.
+                if let Some(envelope) = crate::error::refused_envelope(err) {
+                    eprintln!(
+                        "< refused answer, as received: {}",
+                        crate::output::printable(envelope)
+                    );
                 }
             }
         }

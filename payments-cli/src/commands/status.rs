@@ -197,21 +197,40 @@ fn print_json(ctx: &Context, input: &Input, outcome: &Outcome, many: bool) -> Re
         Outcome::Failed(err) => Some(err.to_string()),
         Outcome::Malformed { line, reason } => Some(format!("--from-file line {line}: {reason}")),
     };
-    ctx.queue_line(&joined_line(input, envelope, error.as_deref()))
+    let received = match outcome {
+        Outcome::Failed(err) => err.refused_envelope(),
+        _ => None,
+    };
+    ctx.queue_line(&joined_line(input, envelope, error.as_deref(), received))
 }
 
-/// `{"input":{"line":N,"value":"..."},"envelope":<as received>,"error":...}`.
+/// `{"input":{"line":N,"value":"..."},"envelope":<as received>,"error":...}`,
+/// and for an answer the client refused (CONTRACT section 17) `"envelope":
+/// null` and that answer under `"received"`.
 ///
 /// The envelope is embedded as the service wrote it; only one that spans
 /// several lines loses the white space between its tokens (nothing else:
 /// keys keep their order, numbers their digits), so each result stays one
-/// line.
-fn joined_line(input: &Input, envelope: Option<&str>, error: Option<&str>) -> String {
+/// line. A refused answer that is not JSON at all is embedded as a string.
+fn joined_line(
+    input: &Input,
+    envelope: Option<&str>,
+    error: Option<&str>,
+    received: Option<&str>,
+) -> String {
     #[derive(serde::Serialize)]
     struct Joined<'a> {
         input: InputJson<'a>,
         envelope: Option<&'a RawValue>,
         error: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        received: Option<Received<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    #[serde(untagged)]
+    enum Received<'a> {
+        Json(&'a RawValue),
+        Text(&'a str),
     }
     #[derive(serde::Serialize)]
     struct InputJson<'a> {
@@ -221,14 +240,15 @@ fn joined_line(input: &Input, envelope: Option<&str>, error: Option<&str>) -> St
         arg: Option<usize>,
         value: &'a str,
     }
-    let compact;
-    let envelope = match envelope {
-        Some(text) if text.contains(['\n', '\r']) => {
-            compact = without_blanks(text);
-            Some(compact.as_str())
+    fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+        if text.contains(['\n', '\r']) {
+            std::borrow::Cow::Owned(without_blanks(text))
+        } else {
+            std::borrow::Cow::Borrowed(text)
         }
-        other => other,
-    };
+    }
+    let envelope = envelope.map(one_line);
+    let received_text = received.map(one_line);
     let (line, arg) = match input.origin {
         Origin::Line(line) => (Some(line), None),
         Origin::Arg(arg) => (None, Some(arg)),
@@ -239,8 +259,13 @@ fn joined_line(input: &Input, envelope: Option<&str>, error: Option<&str>) -> St
             arg,
             value: &input.value,
         },
-        envelope: envelope.and_then(|text| serde_json::from_str::<&RawValue>(text).ok()),
+        envelope: envelope
+            .as_deref()
+            .and_then(|text| serde_json::from_str::<&RawValue>(text).ok()),
         error,
+        received: received_text.as_deref().map(|text| {
+            serde_json::from_str::<&RawValue>(text).map_or(Received::Text(text), Received::Json)
+        }),
     };
     // Serialising borrowed strings and valid raw JSON cannot fail.
     serde_json::to_string(&joined).unwrap_or_default()
@@ -386,7 +411,7 @@ fn report(
 /// The envelope to show a script for a failure: the service's error
 /// envelope, or for `--wait` the last status read.
 fn last_envelope(err: &CliError) -> Option<&str> {
-    last_status(err).map_or_else(|| err.raw_envelope(), |last| Some(last.raw_envelope()))
+    last_status(err).map_or_else(|| err.service_envelope(), |last| Some(last.raw_envelope()))
 }
 
 /// The last status `--wait` read before it gave up.

@@ -1,6 +1,8 @@
 //! Answers about another request than the one sent (issue 32): exit 4,
 //! one line naming each field with what was sent and what came back, and
-//! `-o json` still printing the envelope exactly as received.
+//! never the refused envelope on stdout (issue 40): nothing for a single
+//! call (`-v` shows it on stderr), `"envelope": null` with the answer under
+//! `"received"` for many look-ups.
 
 use wiremock::matchers::{method, path, query_param};
 use wiremock::{Mock, MockServer as Stub, ResponseTemplate};
@@ -95,22 +97,78 @@ async fn an_initiate_answered_for_another_request_exits_4_naming_each_field() {
     snapshot_settings().bind(|| insta::assert_snapshot!("answer_mismatch_initiate_stderr", err));
 }
 
+/// The idiom the docs teach, `TID=$(payments -o json initiate ... | jq -r
+/// .data.transactionId)`, must never yield another order's id: a refused
+/// answer prints nothing on stdout (CONTRACT section 17); `-v` shows it as
+/// received, on stderr.
 #[tokio::test(flavor = "multi_thread")]
-async fn with_json_the_envelope_of_an_answer_for_another_request_is_printed_as_received() {
+async fn with_json_an_answer_for_another_request_never_reaches_stdout() {
     let stub = lying_service(not_found()).await;
     let sandbox = Sandbox::new();
     let assert = run(initiate_order_77(&sandbox, &stub.uri(), "json"))
         .await
         .code(4);
-    assert_eq!(
-        stdout(&assert),
-        format!("{}\n", example_initiate_envelope())
-    );
+    assert_eq!(stdout(&assert), "", "no envelope for a script to read");
+    let err = stderr(&assert);
     assert!(
-        stderr(&assert).contains("referenceNo sent ORDER-77, answered INV-2026-0001"),
-        "{}",
-        stderr(&assert)
+        err.contains("referenceNo sent ORDER-77, answered INV-2026-0001"),
+        "{err}"
     );
+    assert!(!err.contains("\"isSuccess\""), "without -v: {err}");
+
+    let stub = lying_service(not_found()).await;
+    let mut cmd = initiate_order_77(&sandbox, &stub.uri(), "json");
+    cmd.arg("-v");
+    let assert = run(cmd).await.code(4);
+    assert_eq!(stdout(&assert), "");
+    let err = stderr(&assert);
+    assert!(
+        err.contains(&format!(
+            "< refused answer, as received: {}",
+            example_initiate_envelope()
+        )),
+        "{err}"
+    );
+}
+
+/// Many look-ups: the refused answer's line has a null envelope, the
+/// error, and the answer as it came under `received`.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_many_look_ups_a_refused_answer_is_received_beside_a_null_envelope() {
+    let stub = Stub::start().await;
+    let asked = "01937e1c-0000-7000-8000-0000000000c3";
+    let lying = status_envelope(TX, "INV-1", "10.50", "TOPUP");
+    Mock::given(method("GET"))
+        .and(path(format!("/api/payments/{asked}/status")))
+        .respond_with(json(200, lying.clone()))
+        .mount(&stub)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(format!("/api/payments/{TX}/status")))
+        .respond_with(json(200, lying.clone()))
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &stub.uri(), "-o", "json", "status", TX, asked]);
+    let assert = run(cmd).await.code(4);
+    let out = stdout(&assert);
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(lines[0]["envelope"]["data"]["transactionId"], TX);
+    assert!(lines[0].get("received").is_none(), "{out}");
+    assert_eq!(lines[1]["input"]["value"], asked);
+    assert!(lines[1]["envelope"].is_null(), "{out}");
+    let error = lines[1]["error"].as_str().expect("an error");
+    assert!(
+        error.contains(&format!("transactionId sent {asked}, answered {TX}")),
+        "{error}"
+    );
+    let received: serde_json::Value = serde_json::from_str(&lying).expect("json");
+    assert_eq!(lines[1]["received"], received);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -212,7 +270,7 @@ async fn a_status_answered_for_another_transaction_exits_4_and_the_rest_still_pr
 
 /// The real mock answering about another transaction (its `answer-other`
 /// fault): exit 4, the field named with what was sent and what came back,
-/// `-o json` the lying envelope as received.
+/// and nothing on stdout.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_real_server_answering_about_another_transaction_exits_4() {
     let server = payments_mock_server::MockServer::start().await;
@@ -261,8 +319,5 @@ async fn a_real_server_answering_about_another_transaction_exits_4() {
         )),
         "{message}"
     );
-    assert!(
-        stdout(&assert).contains("ORDER-77"),
-        "the envelope as received"
-    );
+    assert_eq!(stdout(&assert), "", "a refused answer never reaches stdout");
 }

@@ -371,6 +371,90 @@ async fn an_unreachable_service_stops_the_run_with_exit_4() {
     assert!(err.contains("is the service running at"), "{err}");
 }
 
+/// Every line of `reconcile -o json`'s stdout is a row or the summary:
+/// what stopped the run is on stderr, never an envelope on stdout (issue 40).
+fn rows_and_summary_only(out: &str) -> Vec<serde_json::Value> {
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect();
+    let (summary, rows) = lines.split_last().expect("a summary line");
+    assert!(summary.get("summary").is_some(), "the last line: {out}");
+    assert_eq!(summary["summary"]["complete"], false, "{out}");
+    for row in rows {
+        assert!(
+            row.get("line").is_some() && row.get("class").is_some(),
+            "not a row: {row}"
+        );
+    }
+    for line in &lines {
+        assert!(
+            line.get("isSuccess").is_none(),
+            "an envelope on stdout: {out}"
+        );
+    }
+    lines
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_api_key_stops_the_run_on_stderr_and_stdout_keeps_rows_and_summary() {
+    let server = MockServer::builder()
+        .api_key("sk_right", None)
+        .start()
+        .await
+        .expect("the mock starts");
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file(
+        "ledger.csv",
+        "referenceNo,amount
+INV-1,bad
+INV-2,1.00
+",
+    );
+    let mut cmd = reconcile(&sandbox, &server, &ledger);
+    cmd.args(["-o", "json", "--api-key", "sk_wrong"]);
+    let assert = run(cmd).await.code(1);
+    let lines = rows_and_summary_only(&stdout(&assert));
+    assert_eq!(lines.len(), 2, "the invalid row, then the summary");
+    let err = stderr(&assert);
+    assert!(err.contains("UNAUTHORIZED"), "{err}");
+    assert!(err.contains("reconcile stopped at ledger line 3"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_answering_about_another_reference_stops_the_run_without_its_envelope() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer as Stub, ResponseTemplate};
+    let stub = Stub::start().await;
+    Mock::given(method("GET"))
+        .and(path("/api/payments/reference/INV-2/status"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            r#"{"isSuccess":true,"errorCode":null,"message":null,"data":{"transactionId":"01937e1c-0000-7000-8000-0000000000c1","referenceNo":"INV-2026-0001","status":"SUCCESSFUL","amount":150.00,"productCode":"TOPUP","createdAt":"2026-11-22T08:15:30.123Z","lastModifiedAt":null,"providerReference":null,"message":null,"extraProperties":null}}"#,
+            "application/json",
+        ))
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file(
+        "ledger.csv",
+        "referenceNo,amount
+INV-2,150.00
+",
+    );
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &stub.uri(), "--merchant-id", MERCHANT])
+        .args(["-o", "json", "reconcile"])
+        .arg(&ledger);
+    let assert = run(cmd).await.code(4);
+    let lines = rows_and_summary_only(&stdout(&assert));
+    assert_eq!(lines.len(), 1, "the summary alone");
+    let err = stderr(&assert);
+    assert!(
+        err.contains("referenceNo sent INV-2, answered INV-2026-0001"),
+        "{err}"
+    );
+}
+
 /// A reference two merchants use, asked without a merchant: the service
 /// refuses (exit 1) and the message says to pass --merchant-id.
 #[tokio::test(flavor = "multi_thread")]

@@ -49,18 +49,34 @@ fn a_joined_line_names_its_input_beside_the_envelope() {
     let input = line(7, "abc", Ok(Lookup::Id("abc".into())));
     let envelope =
         "{\"isSuccess\":true,\n \"data\":{\"amount\":90071992547409.91,\"m\":\"a \\\" b\"}}";
-    let text = joined_line(&input, Some(envelope), None);
+    let text = joined_line(&input, Some(envelope), None, None);
     assert_eq!(
         text,
         r#"{"input":{"line":7,"value":"abc"},"envelope":{"isSuccess":true,"data":{"amount":90071992547409.91,"m":"a \" b"}},"error":null}"#
     );
     let bad = line(9, "x y", Err("no"));
     assert_eq!(
-        joined_line(&bad, None, Some("--from-file line 9: no")),
+        joined_line(&bad, None, Some("--from-file line 9: no"), None),
         r#"{"input":{"line":9,"value":"x y"},"envelope":null,"error":"--from-file line 9: no"}"#
     );
     let arg = Input::arg(1, Lookup::Reference("R".into()));
-    assert!(joined_line(&arg, None, Some("e")).starts_with(r#"{"input":{"arg":2,"value":"R"}"#));
+    assert!(
+        joined_line(&arg, None, Some("e"), None).starts_with(r#"{"input":{"arg":2,"value":"R"}"#)
+    );
+}
+
+#[test]
+fn a_refused_answer_is_received_beside_a_null_envelope() {
+    let input = line(3, "abc", Ok(Lookup::Id("abc".into())));
+    let lying = "{\"isSuccess\":true,\n \"data\":{\"transactionId\":\"other\"}}";
+    assert_eq!(
+        joined_line(&input, None, Some("mismatch"), Some(lying)),
+        r#"{"input":{"line":3,"value":"abc"},"envelope":null,"error":"mismatch","received":{"isSuccess":true,"data":{"transactionId":"other"}}}"#
+    );
+    assert_eq!(
+        joined_line(&input, None, Some("mismatch"), Some("<html>")),
+        r#"{"input":{"line":3,"value":"abc"},"envelope":null,"error":"mismatch","received":"<html>"}"#
+    );
 }
 
 #[test]
