@@ -5,8 +5,9 @@
 //! their decimal is shown exactly as received, with the currency `--currency`
 //! names), times in UTC, colour only when asked for (a terminal without
 //! `NO_COLOR`), and no wider than [`Style::width`]: a single status that
-//! would not fit is shown vertically, a table of many drops its least needed
-//! columns and wraps its messages.
+//! would not fit is shown vertically; a table of many stays one row per
+//! look-up at 80 columns and up: it drops its least needed columns,
+//! shortens the ids, then wraps references and messages.
 //! `json` is not rendered here at all: commands print each envelope exactly as
 //! it was received.
 
@@ -280,12 +281,12 @@ pub fn confirmed(view: &ConfirmedView, style: Style) -> String {
 /// fields one per line, like initiate's.
 #[must_use]
 pub fn status(view: &StatusView, style: Style) -> String {
-    let table = status_table(std::slice::from_ref(&LookupRow::Found(view.clone())), style);
-    let widths: Vec<usize> = table
-        .column_max_content_widths()
-        .into_iter()
-        .map(usize::from)
-        .collect();
+    let table = status_table(
+        std::slice::from_ref(&LookupRow::Found(view.clone())),
+        style,
+        false,
+    );
+    let widths = content_widths(&table);
     if row_width(&widths, &[true; STATUS_COLUMNS.len()], widths[MESSAGE]) <= style.width {
         return finish(table);
     }
@@ -343,10 +344,15 @@ const STATUS_COLUMNS: [&str; 9] = [
     "MESSAGE",
 ];
 const DROPPED_FIRST: [usize; 4] = [7, 5, 6, 4];
+const REFERENCE: usize = 1;
 const MESSAGE: usize = 8;
-/// A wrapped message column is never narrower than this (a transaction id
-/// in a message stays on one line).
-const MIN_MESSAGE_WIDTH: usize = 40;
+/// A wrapped reference or message column is never narrower than this.
+const MIN_WRAPPED_WIDTH: usize = 12;
+/// A shortened id: this many characters from its start, `…`, and
+/// [`ID_TAIL`] from its end (`01937e1c…00c1`), enough to tell the rows
+/// apart and to find the whole id in `-o json`.
+const ID_HEAD: usize = 8;
+const ID_TAIL: usize = 4;
 
 /// The width of a row of the shown columns, the message `message` wide.
 fn row_width(widths: &[usize], shown: &[bool; STATUS_COLUMNS.len()], message: usize) -> usize {
@@ -357,21 +363,30 @@ fn row_width(widths: &[usize], shown: &[bool; STATUS_COLUMNS.len()], message: us
         + message
 }
 
-/// Renders status look-ups, in the order given, fitted to the width:
-/// provider reference, creation time, update time and product are left
-/// out, in that order, until the rows fit with their messages whole; if
-/// they still do not, the message wraps in what is left, never narrower
-/// than [`MIN_MESSAGE_WIDTH`]; if even that does not fit (an 80-column
-/// terminal), each look-up is a block of fields, one per line, blocks
-/// apart by a blank line. `-o json` has everything.
+/// An id as a narrow table shows it: its first and last characters.
+#[must_use]
+pub fn short_id(id: &str) -> String {
+    let count = id.chars().count();
+    if count <= ID_HEAD + ID_TAIL + 1 {
+        return id.to_owned();
+    }
+    let head: String = id.chars().take(ID_HEAD).collect();
+    let tail: String = id.chars().skip(count - ID_TAIL).collect();
+    format!("{head}…{tail}")
+}
+
+/// Renders status look-ups, in the order given, one row per look-up fitted
+/// to the width (COMMANDS.md, "Output"): provider reference, creation
+/// time, update time and product are left out, in that order, until the
+/// rows fit; then the transaction id is shortened to its first and last
+/// characters (`-o json` has it whole); then the reference and the message
+/// wrap in what is left, each at least [`MIN_WRAPPED_WIDTH`] wide. Only a
+/// terminal too narrow for even that (under about 60 columns) gets each
+/// look-up as a block of fields, one per line.
 #[must_use]
 pub fn statuses(rows: &[LookupRow], style: Style) -> String {
-    let table = status_table(rows, style);
-    let widths: Vec<usize> = table
-        .column_max_content_widths()
-        .into_iter()
-        .map(usize::from)
-        .collect();
+    let table = status_table(rows, style, false);
+    let widths = content_widths(&table);
     let mut shown = [true; STATUS_COLUMNS.len()];
     for column in DROPPED_FIRST {
         if row_width(&widths, &shown, widths[MESSAGE]) <= style.width {
@@ -382,21 +397,54 @@ pub fn statuses(rows: &[LookupRow], style: Style) -> String {
     if row_width(&widths, &shown, widths[MESSAGE]) <= style.width {
         return finish(hide(table, shown));
     }
-    let least = widths[MESSAGE].min(MIN_MESSAGE_WIDTH);
-    if row_width(&widths, &shown, least) > style.width {
+    let table = status_table(rows, style, true);
+    let widths = content_widths(&table);
+    if row_width(&widths, &shown, widths[MESSAGE]) <= style.width {
+        return finish(hide(table, shown));
+    }
+    // What the reference and the message have between them.
+    let fixed: usize = (0..MESSAGE)
+        .filter(|&i| shown[i] && i != REFERENCE)
+        .map(|i| widths[i] + 2)
+        .sum();
+    let least_message = widths[MESSAGE].min(MIN_WRAPPED_WIDTH);
+    // The reference whole when the message keeps its least width beside
+    // it (a reference is what support staff read first); else it wraps too.
+    let least_reference = if fixed + widths[REFERENCE] + 2 + least_message <= style.width {
+        widths[REFERENCE]
+    } else {
+        widths[REFERENCE].min(MIN_WRAPPED_WIDTH)
+    };
+    if fixed + least_reference + 2 + least_message > style.width {
         return blocks(rows, style);
     }
     let mut table = hide(table, shown);
-    if let Some(message) = table.column_mut(MESSAGE) {
-        message.set_constraint(ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(
-            u16::try_from(least).unwrap_or(u16::MAX),
-        )));
+    for (column, least) in [(REFERENCE, least_reference), (MESSAGE, least_message)] {
+        if let Some(wrapped) = table.column_mut(column) {
+            // comfy-table counts a column's padding (two) in its bounds.
+            wrapped.set_constraint(ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(
+                u16::try_from(least + 2).unwrap_or(u16::MAX),
+            )));
+        }
     }
     table
         .set_content_arrangement(ContentArrangement::Dynamic)
         // The last column's right padding is trimmed from every line.
         .set_width(u16::try_from(style.width + 2).unwrap_or(u16::MAX));
-    finish(table)
+    let text = finish(table);
+    let fits = {
+        use unicode_width::UnicodeWidthStr as _;
+        text.lines().all(|line| line.width() <= style.width)
+    };
+    if fits { text } else { blocks(rows, style) }
+}
+
+fn content_widths(table: &Table) -> Vec<usize> {
+    table
+        .column_max_content_widths()
+        .into_iter()
+        .map(usize::from)
+        .collect()
 }
 
 /// Hides the columns not `shown`; the others keep their content's width.
@@ -451,13 +499,22 @@ fn blocks(rows: &[LookupRow], style: Style) -> String {
     out
 }
 
-fn status_table(rows: &[LookupRow], style: Style) -> Table {
+/// The look-ups as a table of every column; with `short_ids`, each
+/// transaction id as [`short_id`] shows it.
+fn status_table(rows: &[LookupRow], style: Style, short_ids: bool) -> Table {
+    let id = |text: &str| {
+        if short_ids {
+            short_id(text)
+        } else {
+            text.to_owned()
+        }
+    };
     let mut table = new_table(style);
     table.set_header(STATUS_COLUMNS.map(cell));
     for row in rows {
         match row {
             LookupRow::Found(view) => table.add_row(vec![
-                cell(&view.transaction_id),
+                cell(id(&view.transaction_id)),
                 cell(&view.reference_no),
                 status_cell(&view.status, style),
                 cell(&view.amount),
@@ -476,7 +533,7 @@ fn status_table(rows: &[LookupRow], style: Style) -> Table {
                 let (id, reference) = if *by_reference {
                     ("-".to_owned(), input.clone())
                 } else {
-                    (input.clone(), "-".to_owned())
+                    (id(input), "-".to_owned())
                 };
                 table.add_row(
                     [id, reference]
@@ -484,7 +541,12 @@ fn status_table(rows: &[LookupRow], style: Style) -> Table {
                         .into_iter()
                         .chain([status_cell(label, style)])
                         .chain(["-", "-", "-", "-", "-"].map(cell))
-                        .chain([cell(reason)]),
+                        // The id the reason repeats, as short as its column.
+                        .chain([cell(if short_ids && !*by_reference {
+                            reason.replace(input.as_str(), &short_id(input))
+                        } else {
+                            reason.clone()
+                        })]),
                 )
             }
         };

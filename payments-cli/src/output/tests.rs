@@ -125,41 +125,83 @@ fn a_single_status_goes_vertical_when_its_row_would_not_fit() {
     assert!(narrow.starts_with("Transaction ID"), "{narrow}");
 }
 
+/// Support staff at an 80-column terminal (issue 40): many look-ups with
+/// 25-character references and long messages stay one row per input at
+/// 80, 100 and 120 columns; only a narrower terminal goes vertical.
 #[test]
-fn many_rows_drop_the_least_needed_columns_then_wrap_then_go_vertical() {
-    let mut long = found();
-    long.message = Some("a message long enough to need more than one line of text".into());
-    let rows = [LookupRow::Found(found()), LookupRow::Found(long)];
+fn many_rows_drop_columns_then_shorten_ids_then_wrap_and_stay_rows_from_80_columns() {
+    let row = |n: u32, message: Option<&str>| {
+        let mut view = found();
+        view.transaction_id = format!("01937e1c-0000-7000-8000-00000000{n:04}");
+        view.reference_no = format!("SHOP-ORDER-2026-21333-{n:03}");
+        view.amount = "90071992547409.91 MYR".into();
+        view.message = message.map(str::to_owned);
+        LookupRow::Found(view)
+    };
+    let rows = [
+        row(1, None),
+        row(
+            2,
+            Some("a message long enough to need more than one line of text"),
+        ),
+        LookupRow::Failed {
+            input: "01937e1c-0000-7000-8000-000000009999".into(),
+            by_reference: false,
+            label: "NOT FOUND".into(),
+            reason: "no transaction with transactionId 01937e1c-0000-7000-8000-000000009999".into(),
+        },
+        row(4, None),
+    ];
     let width = |width| Style {
         colour: false,
         width,
     };
-    assert!(statuses(&rows, PLAIN).contains("PROVIDER REF"));
-    let dropped = statuses(&rows, width(120));
+    let wide = statuses(&rows, PLAIN);
+    assert!(wide.contains("PROVIDER REF") && wide.contains("01937e1c-0000-7000-8000-000000000001"));
+    for columns in [80, 100, 120] {
+        let text = statuses(&rows, width(columns));
+        assert!(
+            text.lines().all(|line| line.chars().count() <= columns),
+            "{columns}:\n{text}"
+        );
+        assert!(
+            text.starts_with("TRANSACTION ID"),
+            "a table at {columns}:\n{text}"
+        );
+        assert_eq!(
+            text.lines()
+                .filter(|line| line.starts_with("01937e1c"))
+                .count(),
+            4,
+            "one row per look-up at {columns}:\n{text}"
+        );
+        assert!(
+            !text.contains("Transaction ID"),
+            "no blocks at {columns}:\n{text}"
+        );
+    }
+    let at_120 = statuses(&rows, width(120));
+    assert!(!at_120.contains("PROVIDER REF"), "{at_120}");
+    let at_80 = statuses(&rows, width(80));
+    assert!(at_80.contains("01937e1c…0001"), "ids shortened: {at_80}");
+    assert!(!at_80.contains("PRODUCT"), "{at_80}");
+    let vertical = statuses(&rows, width(60));
     assert!(
-        !dropped.contains("PROVIDER REF") && dropped.contains("PRODUCT"),
-        "{dropped}"
-    );
-    assert!(
-        dropped.contains("one line of text"),
-        "the message whole: {dropped}"
-    );
-    let wrapped = statuses(&rows, width(100));
-    assert!(
-        wrapped.lines().all(|line| line.chars().count() <= 100),
-        "{wrapped}"
-    );
-    assert!(
-        !wrapped.contains("PRODUCT") && wrapped.contains("AMOUNT"),
-        "{wrapped}"
-    );
-    assert_eq!(wrapped.lines().count(), 4, "{wrapped}");
-    let vertical = statuses(&rows, width(80));
-    assert!(
-        vertical.lines().all(|line| line.chars().count() <= 80),
+        vertical.lines().all(|line| line.chars().count() <= 60),
         "{vertical}"
     );
-    assert_eq!(vertical.matches("Transaction ID").count(), 2, "{vertical}");
+    assert_eq!(vertical.matches("Transaction ID").count(), 4, "{vertical}");
+}
+
+#[test]
+fn an_id_is_shortened_to_its_first_and_last_characters() {
+    assert_eq!(
+        short_id("01937e1c-0000-7000-8000-0000000000c1"),
+        "01937e1c…00c1"
+    );
+    assert_eq!(short_id("0193-aaaa"), "0193-aaaa");
+    assert_eq!(short_id("abcdefgh12345"), "abcdefgh12345");
+    assert_eq!(short_id("ääääääääxyzwvu"), "ääääääää…zwvu");
 }
 
 #[test]

@@ -9,6 +9,8 @@ use crate::common::{Sandbox, confirm, initiate, run, snapshot_settings, stderr, 
 fn settings() -> insta::Settings {
     let mut settings = snapshot_settings();
     settings.add_filter(r"PRV-[0-9A-F]{32}", "PRV-[PROVIDER-REF]");
+    // Ids shortened to their first and last characters.
+    settings.add_filter(r"[0-9a-f]{8}…[0-9a-f]{4}", "xxxxxxxx…xxxx");
     settings
 }
 
@@ -49,21 +51,26 @@ async fn a_single_status_is_vertical_when_its_row_would_not_fit() {
     });
 }
 
+/// Issue 40: four look-ups with 25-character references printed a 9-line
+/// block each at 80 columns (36 lines). Many look-ups stay one row per
+/// input at 80 columns and up: columns dropped, ids shortened (whole in
+/// `-o json`), then references and messages wrapped.
 #[tokio::test(flavor = "multi_thread")]
-async fn many_rows_drop_columns_then_wrap_then_go_vertical_to_fit() {
+async fn many_rows_stay_one_row_per_input_from_80_columns() {
     let server = MockServer::start().await;
     let sandbox = Sandbox::new();
     let base = server.base_url();
-    let first = initiate(&sandbox, &base, "FIT-1", "TOPUP").await;
-    let second = initiate(&sandbox, &base, "FIT-2", "DECLINED").await;
-    confirm(&sandbox, &base, &second, "FIT-2").await;
+    let first = initiate(&sandbox, &base, "SHOP-ORDER-2026-21333-001", "TOPUP").await;
+    let second = initiate(&sandbox, &base, "SHOP-ORDER-2026-21333-002", "DECLINED").await;
+    confirm(&sandbox, &base, &second, "SHOP-ORDER-2026-21333-002").await;
+    let third = initiate(&sandbox, &base, "SHOP-ORDER-2026-21333-003", "TOPUP").await;
     let unknown = "01937e1c-0000-7000-8000-000000000000";
     let file = sandbox.write_file(
         "ids.txt",
-        &format!("{first}\n{second}\n{unknown}\nnot an id\n"),
+        &format!("{first}\n{second}\n{third}\n{unknown}\nnot an id\n"),
     );
     let mut layouts = Vec::new();
-    for columns in ["200", "120", "80"] {
+    for columns in ["200", "120", "100", "80"] {
         let mut cmd = status(&sandbox, &base, Some(columns));
         cmd.arg("--from-file").arg(&file);
         let out = stdout(&run(cmd).await.code(3));
@@ -72,8 +79,27 @@ async fn many_rows_drop_columns_then_wrap_then_go_vertical_to_fit() {
             out.lines().all(|line| line.chars().count() <= width),
             "{out}"
         );
+        assert!(out.starts_with("TRANSACTION ID"), "a table: {out}");
+        assert!(!out.contains("Transaction ID"), "no vertical blocks: {out}");
+        for id in [&first, &second, &third] {
+            let (head, tail) = (&id[..8], &id[id.len() - 4..]);
+            assert_eq!(
+                out.lines()
+                    .filter(|line| line.starts_with(head) && line.contains(tail))
+                    .count(),
+                1,
+                "one row for {id} at {columns}: {out}"
+            );
+        }
         layouts.push(format!("## COLUMNS={columns}\n{out}"));
     }
+    // The whole id is in the json.
+    let mut cmd = sandbox.payments();
+    cmd.env("COLUMNS", "80")
+        .args(["--base-url", &base, "-o", "json", "status", "--from-file"])
+        .arg(&file);
+    let json = stdout(&run(cmd).await.code(3));
+    assert!(json.contains(&first) && json.contains(&third), "{json}");
     settings().bind(|| insta::assert_snapshot!("layout_many_rows", layouts.join("\n")));
 }
 
