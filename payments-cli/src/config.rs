@@ -14,7 +14,7 @@
 //! timeout = 10
 //! retries = 3
 //! # mutual TLS, or a private CA (CONTRACT section 18)
-//! ca_cert = "/etc/payments/ca.pem"
+//! ca_cert = "/etc/payments/ca.pem"            # relative: beside this file
 //! client_cert = "/etc/payments/client.pem"
 //! client_key = "/etc/payments/client-key.pem"
 //! ```
@@ -187,7 +187,7 @@ impl ConfigFile {
         path: &Path,
     ) -> Result<Option<Profile>, ConfigError> {
         self.choose(requested, path).map(|chosen| match chosen {
-            Chosen::Profile(profile) => Some(*profile),
+            Chosen::Profile(profile, _) => Some(*profile),
             Chosen::None { .. } => None,
         })
     }
@@ -205,7 +205,7 @@ impl ConfigFile {
             Some(name) => name.to_owned(),
             None => {
                 return Ok(match self.profiles.remove(DEFAULT_PROFILE) {
-                    Some(profile) => Chosen::Profile(Box::new(profile)),
+                    Some(profile) => Chosen::Profile(Box::new(profile), DEFAULT_PROFILE.to_owned()),
                     None => Chosen::None {
                         unselected: self.profiles.into_keys().collect(),
                     },
@@ -213,7 +213,7 @@ impl ConfigFile {
             }
         };
         match self.profiles.remove(&name) {
-            Some(profile) => Ok(Chosen::Profile(Box::new(profile))),
+            Some(profile) => Ok(Chosen::Profile(Box::new(profile), name)),
             None => Err(ConfigError::UnknownProfile {
                 name,
                 path: path.to_owned(),
@@ -225,11 +225,10 @@ impl ConfigFile {
 
 /// What [`ConfigFile::choose`] found.
 enum Chosen {
-    Profile(Box<Profile>),
+    /// The profile and its name.
+    Profile(Box<Profile>, String),
     /// No profile named and none called `default`; the file's profiles.
-    None {
-        unselected: Vec<String>,
-    },
+    None { unselected: Vec<String> },
 }
 
 /// `$XDG_CONFIG_HOME/payments/config.toml` or the platform's equivalent.
@@ -262,6 +261,33 @@ pub enum Source {
     Profile,
 }
 
+/// A file a setting names (a certificate, a key), and where it was named,
+/// so that a file that cannot be read is reported with the flag or the
+/// profile key to fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingFile {
+    /// The file to read: as given by a flag or the environment (from the
+    /// working directory); from a profile, a relative path is taken from
+    /// the config file's directory, as `ca_cert = "ca.pem"` beside the
+    /// config file means.
+    pub path: PathBuf,
+    /// `--ca-cert or PAYMENTS_CA_CERT`, or `ca_cert of profile 'staging'
+    /// in /home/me/.config/payments/config.toml`.
+    pub named_by: String,
+}
+
+/// `path` from a profile of the config file at `config`: a relative one
+/// is joined to the config file's directory.
+fn beside(config: &Path, path: PathBuf) -> PathBuf {
+    if path.is_absolute() {
+        return path;
+    }
+    match config.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(path),
+        _ => path,
+    }
+}
+
 /// Validated global settings: the one result of flags + env + profile.
 #[derive(Debug)]
 pub struct Settings {
@@ -274,11 +300,11 @@ pub struct Settings {
     pub retries: u32,
     pub verbose: bool,
     /// `--ca-cert`, `PAYMENTS_CA_CERT` or the profile's `ca_cert`.
-    pub ca_cert: Option<PathBuf>,
+    pub ca_cert: Option<SettingFile>,
     /// `--client-cert` and `--client-key` (or their environment or
     /// profile keys), each from wherever it was given.
-    pub client_cert: Option<PathBuf>,
-    pub client_key: Option<PathBuf>,
+    pub client_cert: Option<SettingFile>,
+    pub client_key: Option<SettingFile>,
     pub config_path: PathBuf,
     /// The file's profiles when none was selected (none named, no
     /// `default_profile`, no profile called `default`); empty otherwise.
@@ -293,11 +319,48 @@ impl Settings {
     /// Config file problems (see [`ConfigFile::load`] and [`ConfigFile::choose`]).
     pub fn resolve(global: GlobalArgs) -> Result<Self, CliError> {
         let (config_path, file) = ConfigFile::load(global.config.as_deref())?;
-        let (profile, unselected_profiles) =
+        let (profile, profile_name, unselected_profiles) =
             match file.choose(global.profile.as_deref(), &config_path)? {
-                Chosen::Profile(profile) => (*profile, Vec::new()),
-                Chosen::None { unselected } => (Profile::default(), unselected),
+                Chosen::Profile(profile, name) => (*profile, name, Vec::new()),
+                Chosen::None { unselected } => (Profile::default(), String::new(), unselected),
             };
+        // A flag or the environment names a file from the working
+        // directory; a profile from the config file's own directory.
+        let file = |given: Option<PathBuf>, flag: &str, profiled: Option<PathBuf>, key: &str| {
+            given
+                .map(|path| SettingFile {
+                    path,
+                    named_by: flag.to_owned(),
+                })
+                .or_else(|| {
+                    profiled.map(|path| SettingFile {
+                        path: beside(&config_path, path),
+                        named_by: format!(
+                            "{key} of profile '{}' in {}",
+                            crate::output::printable(&profile_name),
+                            config_path.display()
+                        ),
+                    })
+                })
+        };
+        let ca_cert = file(
+            global.ca_cert,
+            "--ca-cert or PAYMENTS_CA_CERT",
+            profile.ca_cert,
+            "ca_cert",
+        );
+        let client_cert = file(
+            global.client_cert,
+            "--client-cert or PAYMENTS_CLIENT_CERT",
+            profile.client_cert,
+            "client_cert",
+        );
+        let client_key = file(
+            global.client_key,
+            "--client-key or PAYMENTS_CLIENT_KEY",
+            profile.client_key,
+            "client_key",
+        );
         let stdout_is_terminal = std::io::stdout().is_terminal();
         let output = output_format(global.output, profile.output, stdout_is_terminal);
         let base_url = match (global.base_url, profile.base_url) {
@@ -322,9 +385,9 @@ impl Settings {
                 .or(profile.retries)
                 .unwrap_or(DEFAULT_RETRIES),
             verbose: global.verbose,
-            ca_cert: global.ca_cert.or(profile.ca_cert),
-            client_cert: global.client_cert.or(profile.client_cert),
-            client_key: global.client_key.or(profile.client_key),
+            ca_cert,
+            client_cert,
+            client_key,
             config_path,
             unselected_profiles,
         })

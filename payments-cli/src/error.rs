@@ -30,6 +30,15 @@ pub enum CliError {
         source: std::io::Error,
     },
 
+    /// Reading a file a setting names (a certificate, a key).
+    #[error("cannot read {} ({named_by}): {source}", .path.display())]
+    SettingFile {
+        path: PathBuf,
+        /// The flag, or the profile key and the config file.
+        named_by: String,
+        source: std::io::Error,
+    },
+
     /// Writing the results.
     #[error("cannot write the output: {0}")]
     Output(#[source] std::io::Error),
@@ -64,7 +73,9 @@ impl CliError {
     #[must_use]
     pub fn exit_code(&self) -> Exit {
         match self {
-            Self::Usage(_) | Self::Config(_) | Self::Input { .. } => Exit::Usage,
+            Self::Usage(_) | Self::Config(_) | Self::Input { .. } | Self::SettingFile { .. } => {
+                Exit::Usage
+            }
             Self::Output(_) | Self::Runtime(_) => Exit::Unavailable,
             Self::Call { source, .. } => exit_for_client_error(source),
         }
@@ -271,6 +282,14 @@ fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<String> {
             if (api.status >= 500 || api.status == 429) && !advises_retry(&api.message) =>
         {
             Some("the service may be having trouble; try again later".to_owned())
+        }
+        // The service names its JSON field; the user typed a flag.
+        ClientError::Api(api)
+            if call.starts_with("confirm")
+                && api.code == ErrorCode::ValidationError
+                && api.message.contains("confirmationCode") =>
+        {
+            Some("give the payer's code (the OTP) with --code OTP".to_owned())
         }
         ClientError::Api(api) if api.code == ErrorCode::AmbiguousReferenceNo => Some(
             "several merchants use this reference: pass --merchant-id UUID \

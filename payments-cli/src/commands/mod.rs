@@ -22,7 +22,7 @@ use secrecy::ExposeSecret as _;
 
 use crate::{
     cli::{Cli, Command, OutputFormat},
-    config::{Settings, Source},
+    config::{SettingFile, Settings, Source},
     error::CliError,
     exit::Exit,
     output::Style,
@@ -316,11 +316,13 @@ impl Context {
 }
 
 /// `--ca-cert`, `--client-cert` and `--client-key` on the client builder
-/// (CONTRACT section 18). Files are read here, so a missing one is named.
+/// (CONTRACT section 18). Files are read here, so a missing one is named
+/// with the flag or the profile key that named it.
 fn tls(mut builder: ClientBuilder, settings: &Settings) -> Result<ClientBuilder, CliError> {
-    let read = |path: &std::path::Path| {
-        std::fs::read(path).map_err(|source| CliError::Input {
-            path: path.to_owned(),
+    let read = |file: &SettingFile| {
+        std::fs::read(&file.path).map_err(|source| CliError::SettingFile {
+            path: file.path.clone(),
+            named_by: file.named_by.clone(),
             source,
         })
     };
@@ -353,9 +355,9 @@ fn tls(mut builder: ClientBuilder, settings: &Settings) -> Result<ClientBuilder,
 
 /// A builder error about a certificate, as a usage error naming the file.
 fn tls_usage(text: &str, settings: &Settings) -> Option<CliError> {
-    let shown = |p: &Option<std::path::PathBuf>| {
+    let shown = |p: &Option<SettingFile>| {
         p.as_ref()
-            .map_or_else(String::new, |p| p.display().to_string())
+            .map_or_else(String::new, |p| p.path.display().to_string())
     };
     if text.contains("root certificate") {
         return Some(CliError::Usage(format!(

@@ -226,3 +226,72 @@ async fn certificate_files_that_are_missing_or_not_pem_are_usage_errors() {
         "{err}"
     );
 }
+
+/// Issue 40: `ca_cert = "ca.pem"` in a profile (as the docs show) was read
+/// from the working directory. Relative paths in a profile are read beside
+/// the config file, from any working directory; a file that is not there
+/// is named with its profile and key.
+#[tokio::test(flavor = "multi_thread")]
+async fn relative_paths_in_a_profile_are_read_beside_the_config_file() {
+    let server = MockServer::builder()
+        .tls_self_signed()
+        .start()
+        .await
+        .expect("starts");
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let config = sandbox.write_config(&format!(
+        "[profiles.staging]\nbase_url = \"{base}\"\nca_cert = \"ca.pem\"\n"
+    ));
+    let dir = config.parent().expect("the config's directory");
+    std::fs::write(dir.join("ca.pem"), server.ca_pem().expect("a CA")).expect("written");
+    let elsewhere = tempfile::tempdir().expect("a directory");
+    let mut cmd = sandbox.payments();
+    cmd.current_dir(elsewhere.path())
+        .args(["--profile", "staging", "status", UNKNOWN]);
+    run(cmd).await.code(3);
+
+    // --config in another directory: beside that file.
+    let other = sandbox.path().join("other");
+    std::fs::create_dir_all(other.join("certs")).expect("made");
+    std::fs::write(other.join("certs/ca.pem"), server.ca_pem().expect("a CA")).expect("written");
+    let other_config = other.join("payments.toml");
+    std::fs::write(
+        &other_config,
+        format!("[profiles.default]\nbase_url = \"{base}\"\nca_cert = \"certs/ca.pem\"\nclient_cert = \"certs/none.pem\"\nclient_key = \"certs/none-key.pem\"\n"),
+    )
+    .expect("written");
+    let mut cmd = sandbox.payments();
+    cmd.current_dir(elsewhere.path())
+        .arg("--config")
+        .arg(&other_config)
+        .args(["status", UNKNOWN]);
+    let assert = run(cmd).await.code(2);
+    let err = stderr(&assert);
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "error: cannot read {} (client_cert of profile 'default' in {}): No such file or directory (os error 2)",
+            other.join("certs/none.pem").display(),
+            other_config.display()
+        ),
+        "{err}"
+    );
+
+    // A flag's relative path is the working directory's, as any flag's.
+    let mut cmd = sandbox.payments();
+    cmd.current_dir(elsewhere.path()).args([
+        "--profile",
+        "staging",
+        "--ca-cert",
+        "ca.pem",
+        "status",
+        UNKNOWN,
+    ]);
+    let assert = run(cmd).await.code(2);
+    let err = stderr(&assert);
+    assert!(
+        err.contains("cannot read ca.pem (--ca-cert or PAYMENTS_CA_CERT): No such file"),
+        "{err}"
+    );
+}
