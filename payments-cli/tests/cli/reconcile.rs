@@ -371,6 +371,35 @@ async fn an_unreachable_service_stops_the_run_with_exit_4() {
     assert!(err.contains("is the service running at"), "{err}");
 }
 
+/// Issue 40: a row with an unquoted comma got cascading complaints about
+/// values in the wrong columns ("currency '000.00' is not an ISO 4217
+/// code; status 'MYR' is not one of ..."); now one message saying why.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_row_with_an_unquoted_comma_is_invalid_with_one_message() {
+    let (server, _) = shop().await;
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file(
+        "ledger.csv",
+        "referenceNo,amount,currency,status\nINV-1001,1,000.00,MYR,SUCCESSFUL\nINV-1001,49.90,MYR,SUCCESSFUL\n",
+    );
+    let mut cmd = reconcile(&sandbox, &server, &ledger);
+    cmd.args(["-o", "json"]);
+    let out = stdout(&run(cmd).await.code(6));
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json"))
+        .collect();
+    assert_eq!(lines[0]["class"], "invalid", "{out}");
+    assert_eq!(
+        lines[0]["detail"],
+        "the row has 5 fields, the header 4 (a comma in a value must be quoted)"
+    );
+    assert_eq!(
+        lines[1]["class"], "match",
+        "not a duplicate of the bad row: {out}"
+    );
+}
+
 /// Every line of `reconcile -o json`'s stdout is a row or the summary:
 /// what stopped the run is on stderr, never an envelope on stdout (issue 40).
 fn rows_and_summary_only(out: &str) -> Vec<serde_json::Value> {

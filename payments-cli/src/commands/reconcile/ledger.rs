@@ -208,14 +208,22 @@ impl Checker {
             transaction_id: shown(raw_id),
         };
 
-        let mut problems = Vec::new();
+        // A row with another number of fields than the header (an
+        // unquoted comma, a cell left out) has its values in the wrong
+        // columns: judging them would only cascade ("currency '000.00' is
+        // not an ISO 4217 code; status 'MYR' ..."). One message says why.
         if records.field_count() != columns.count {
-            problems.push(format!(
-                "the row has {} fields, the header {} (a comma in a value must be quoted)",
-                records.field_count(),
-                columns.count
-            ));
+            return Row {
+                line,
+                cells,
+                verdict: Verdict::Invalid(format!(
+                    "the row has {} fields, the header {} (a comma in a value must be quoted)",
+                    records.field_count(),
+                    columns.count
+                )),
+            };
         }
+        let mut problems = Vec::new();
         let reference = text("referenceNo", raw_reference, &mut problems)
             .and_then(|reference| check_reference(reference, &mut problems));
         let currency = match raw_currency {
@@ -532,6 +540,25 @@ mod tests {
             assert!(reason.contains(part), "{part}: {reason}");
         }
         assert!(invalid(&rows[1]).contains("the row has 2 fields, the header 4"));
+    }
+
+    /// Issue 40: an unquoted comma gave cascading complaints about values
+    /// in the wrong columns; now one message, and the row is no reference's
+    /// first sighting (its values are not where the header says).
+    #[test]
+    fn a_row_with_another_field_count_is_invalid_with_one_message() {
+        let rows = rows(
+            "referenceNo,amount,currency,status\nINV-1,1,000.00,MYR,SUCCESSFUL\nINV-1,1000.00,MYR,SUCCESSFUL\n",
+        );
+        assert_eq!(
+            invalid(&rows[0]),
+            "the row has 5 fields, the header 4 (a comma in a value must be quoted)"
+        );
+        assert!(
+            matches!(rows[1].verdict, Verdict::LookUp(_)),
+            "{:?}",
+            rows[1].verdict
+        );
     }
 
     #[test]
