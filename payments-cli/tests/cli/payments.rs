@@ -192,6 +192,27 @@ async fn confirm_with_an_otp_and_a_declined_payment_still_exit_0() {
         .stdout(contains("declined by provider"));
 }
 
+/// Issue 40: an e-wallet confirm without `--code` said only
+/// `confirmationCode is required for product EWALLET`; it names the flag.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_ewallet_confirm_without_a_code_names_the_code_flag() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let wallet = crate::common::initiate(&sandbox, &base, "W-2", "EWALLET").await;
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &base, "confirm", &wallet])
+        .args(["--reference-no", "W-2"]);
+    let assert = run(cmd).await.code(1);
+    let err = crate::common::stderr(&assert);
+    assert!(
+        err.contains(
+            "confirmationCode is required for product EWALLET; give the payer's code (the OTP) with --code OTP"
+        ),
+        "{err}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn confirming_an_unknown_transaction_exits_3_despite_http_400() {
     let server = MockServer::start().await;
