@@ -52,6 +52,16 @@
 //! }
 //! ```
 //!
+//! The client needs only Tokio's timers; an application also needs a
+//! runtime and `#[tokio::main]`. The crate is not on crates.io yet, so it
+//! comes from the repository (or a path to a checkout):
+//!
+//! ```toml
+//! [dependencies]
+//! payments-client = { git = "https://example.invalid/payments-toolkit" }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! ```
+//!
 //! Requests are checked before anything is sent, and money never passes
 //! through a float:
 //!
@@ -113,6 +123,31 @@
 //! left out meaning MYR) pass. An initiate whose answer disagrees is first
 //! settled by reading your reference back. [`ClientBuilder::check_answers`]
 //! turns the check off, with the risk it names.
+//!
+//! What to do with one: the outcome is unknown (the service did something,
+//! but not provably what you asked), so do not ship, book or confirm
+//! again on it. Look the payment up by your own reference and act on what
+//! the service holds:
+//!
+//! ```no_run
+//! use payments_client::{Client, ConfirmRequest, Error, TransactionId, Uuid};
+//!
+//! # async fn run(client: Client, merchant: Uuid, id: TransactionId) -> Result<(), Error> {
+//! let confirm = ConfirmRequest::builder(id, "ORDER-1001").build()?;
+//! match client.confirm(confirm).await {
+//!     Ok(confirmed) => println!("ORDER-1001 is {}", confirmed.data().status),
+//!     Err(Error::AnswerMismatch(mismatch)) => {
+//!         // Each field that disagrees, with what was sent and what came back;
+//!         // quote the request id to the provider.
+//!         eprintln!("{mismatch} (request id {})", mismatch.request_id);
+//!         // Unknown outcome: ask about your reference before acting.
+//!         let now = client.status_by_reference("ORDER-1001", Some(merchant)).await?;
+//!         println!("ORDER-1001 is {} ({})", now.data().status, now.data().transaction_id);
+//!     }
+//!     Err(e) => return Err(e),
+//! }
+//! # Ok(()) }
+//! ```
 //!
 //! # Many look-ups, and waiting
 //!
