@@ -80,6 +80,19 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Viewer {
     }
 }
 
+/// The viewer, when the middleware found one: an open route
+/// (`/_mock/health`) is reached without one by an anonymous caller.
+impl<S: Send + Sync> axum::extract::OptionalFromRequestParts<S> for Viewer {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Option<Self>, Self::Rejection> {
+        Ok(parts.extensions.get::<Self>().copied())
+    }
+}
+
 /// Why a request may not use the admin side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
