@@ -27,9 +27,10 @@ pub struct Config {
     /// Authentication is on when this is not empty. Each key at most once
     /// (checked by [`Config::validate`]).
     pub api_keys: Vec<ApiKey>,
-    /// Admin keys (`--admin-key`, CONTRACT section 18): with one, every
-    /// `/_mock/` route but `/_mock/health`, and the console, need it (or,
-    /// for reading a merchant's part, an API key bound to that merchant).
+    /// Admin keys (`--admin-key`, CONTRACT section 18): with one, the
+    /// console, `/metrics` and every `/_mock/` route except `/_mock/health`
+    /// need it (or, for reading a merchant's part, an API key bound to that
+    /// merchant).
     /// Empty: the admin side is open. Each key at most once, and none
     /// also an API key (checked by [`Config::validate`]).
     pub admin_keys: Vec<AdminKey>,

@@ -88,9 +88,9 @@
 //!   test;
 //! - the `/_mock/` controls, and `/openapi.json` (feature `openapi`);
 //!   with an admin key ([`MockServerBuilder::admin_key`], `--admin-key`)
-//!   every `/_mock/` route but `/_mock/health`, and the console, need it,
-//!   and an API key bound to a merchant reads that merchant's part there
-//!   and changes nothing (CONTRACT section 18).
+//!   the console, `/metrics` and every `/_mock/` route except
+//!   `/_mock/health` need it, and an API key bound to a merchant reads that
+//!   merchant's part there and changes nothing (CONTRACT section 18).
 //!
 //! # Catalogue
 //!

@@ -81,12 +81,14 @@ struct ServeArgs {
     /// Turn authentication on with this key, optionally bound to a merchant.
     #[arg(long = "api-key", value_name = "KEY[=MERCHANT_UUID]", value_parser = QuietParser::<ApiKey>::new("an API key"))]
     api_keys: Vec<ApiKey>,
-    /// Put the admin side (every /_mock/ route but /_mock/health, the
-    /// console and /metrics) behind this key, sent as `Authorization: Bearer KEY` or
-    /// typed once on the console's sign-in page. Repeatable. A key bound
-    /// to a merchant (--api-key KEY=MERCHANT) then reads that merchant's
-    /// transactions and requests there, and changes nothing. Without it,
-    /// the admin side is open to whoever reaches the port.
+    /// Put the admin side behind this key: the console (/_mock/ui/),
+    /// /metrics and every /_mock/ route except /_mock/health, which then
+    /// tells a caller without a key only that the mock is up. Sent as
+    /// `Authorization: Bearer KEY` or typed once on the console's sign-in
+    /// page. Repeatable. A key bound to a merchant (--api-key
+    /// KEY=MERCHANT) then reads that merchant's transactions and requests
+    /// there, and changes nothing. Without it, the admin side is open to
+    /// whoever reaches the port.
     #[arg(
         long = "admin-key",
         env = "PAYMENTS_MOCK_ADMIN_KEY",
@@ -407,7 +409,7 @@ async fn serve(
         let keys = config.admin_keys.len();
         tracing::info!(
             admin_keys = keys,
-            "the admin side (/_mock/ but /_mock/health, and the console) needs an admin key: {keys} given"
+            "the console, /metrics and every /_mock/ route except /_mock/health need an admin key: {keys} given"
         );
     }
     let header_read_timeout = config.header_read_timeout;

@@ -365,9 +365,10 @@ impl MockServerBuilder {
         self
     }
 
-    /// Adds an admin key (`--admin-key`, CONTRACT section 18): every
-    /// `/_mock/` route but `/_mock/health`, and the console, then need it
-    /// (an API key bound to a merchant reads that merchant's part). The
+    /// Adds an admin key (`--admin-key`, CONTRACT section 18): the console,
+    /// `/metrics` and every `/_mock/` route except `/_mock/health` then
+    /// need it (an API key bound to a merchant reads that merchant's part;
+    /// `/_mock/health` tells a caller without a key only `{"status":"ok"}`). The
     /// same key twice, or a key also given to [`MockServerBuilder::api_key`],
     /// makes [`MockServerBuilder::start`] fail.
     pub fn admin_key(mut self, key: impl Into<String>) -> Self {

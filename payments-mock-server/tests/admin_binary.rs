@@ -180,6 +180,36 @@ fn stderr_of(args: &[&str]) -> String {
     terminate_expecting_success(child)
 }
 
+/// Issue 40: `--admin-key`'s help read as if the console and `/metrics`
+/// were exempt ("every /_mock/ route but /_mock/health, the console and
+/// /metrics"), and the start-up line left `/metrics` out. Both say it the
+/// right way round: the console, /metrics and /_mock/ need the key;
+/// /_mock/ health alone stays open.
+#[test]
+fn the_admin_keys_help_and_start_up_line_name_what_it_guards() {
+    let help = Command::new(BIN).arg("--help").output().expect("run");
+    let text = String::from_utf8_lossy(&help.stdout);
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "Put the admin side behind this key: the console (/_mock/ui/), /metrics and every /_mock/ route except /_mock/health"
+        ),
+        "{text}"
+    );
+    assert!(
+        !flat.contains("but /_mock/health, the console and /metrics"),
+        "{text}"
+    );
+    let log = stderr_of(&["--admin-key", ADMIN_KEY]);
+    assert!(
+        log.contains(
+            "the console, /metrics and every /_mock/ route except /_mock/health need an admin key: 1 given"
+        ),
+        "{log}"
+    );
+    assert!(!log.contains(ADMIN_KEY));
+}
+
 #[test]
 fn an_open_admin_side_on_a_network_address_is_warned_about_and_loopback_is_not() {
     let warning = "anyone who reaches this address can read every merchant's transactions and requests, move the clock and reset everything";
@@ -377,4 +407,84 @@ async fn no_key_or_session_id_in_stdout_stderr_the_journal_or_the_console() {
             "the log has the requests: {stderr:.500}"
         );
     }
+}
+
+/// Issue 40: with `--admin-key`, an anonymous `GET /_mock/health` told
+/// anyone the transaction count, the store's file path and the replica's
+/// name. Anonymous (or a wrong key, or a key bound to no merchant): only
+/// `{"status":"ok"}`; a merchant's key: now and its own merchant's count;
+/// the admin key: everything. Without `--admin-key`, everything as before.
+#[tokio::test]
+async fn health_tells_each_caller_only_what_it_may_see() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let db = dir.path().join("sandbox.db");
+    let store = format!("sqlite:{}", db.display());
+    let (child, target) = start(&guarded_args(), &["--store", &store]);
+    for (key, merchant, reference) in [
+        (KEY_A, MERCHANT, "HEALTH-1"),
+        (KEY_A, MERCHANT, "HEALTH-2"),
+        (KEY_B, crate::common::OTHER_MERCHANT, "HEALTH-3"),
+    ] {
+        let mut body = crate::common::initiate_body(reference, "TOPUP");
+        body["merchantId"] = merchant.into();
+        let bearer = format!("Bearer {key}");
+        let answer = target
+            .call(
+                "POST",
+                "/api/payments/initiate",
+                &[
+                    ("authorization", &bearer),
+                    ("content-type", "application/json"),
+                ],
+                Some(&body.to_string()),
+            )
+            .await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+    }
+    let health = |auth: Option<String>| {
+        let target = target.clone();
+        async move {
+            let headers: Vec<(&str, &str)> = auth
+                .as_deref()
+                .map(|a| vec![("authorization", a)])
+                .unwrap_or_default();
+            let answer = target.call("GET", "/_mock/health", &headers, None).await;
+            assert_eq!(answer.status, 200, "{}", answer.body);
+            answer.json()["data"].clone()
+        }
+    };
+    let anonymous = serde_json::json!({"status": "ok"});
+    assert_eq!(health(None).await, anonymous);
+    for who in ["adm_wrong_key", KEY_OPEN, "Bearer"] {
+        assert_eq!(
+            health(Some(format!("Bearer {who}"))).await,
+            anonymous,
+            "a key that opens nothing here is anonymous"
+        );
+    }
+    let merchant = health(Some(format!("Bearer {KEY_A}"))).await;
+    assert_eq!(merchant["transactions"], 2, "{merchant}");
+    assert!(merchant["now"].is_string(), "{merchant}");
+    assert!(
+        merchant.get("store").is_none() && merchant.get("replica").is_none(),
+        "{merchant}"
+    );
+    let other = health(Some(format!("Bearer {KEY_B}"))).await;
+    assert_eq!(other["transactions"], 1, "{other}");
+    let admin = health(Some(format!("Bearer {ADMIN_KEY}"))).await;
+    assert_eq!(admin["transactions"], 3, "{admin}");
+    assert_eq!(admin["store"], store.as_str(), "{admin}");
+    assert!(
+        admin["replica"].is_string() && admin["now"].is_string(),
+        "{admin}"
+    );
+    terminate_expecting_success(child);
+
+    // Without --admin-key the route tells everyone everything, as before.
+    let (child, target) = start(&["--port".to_owned(), "0".to_owned()], &["--store", &store]);
+    let answer = target.call("GET", "/_mock/health", &[], None).await;
+    let open = answer.json()["data"].clone();
+    assert_eq!(open["transactions"], 3, "{open}");
+    assert_eq!(open["store"], store.as_str(), "{open}");
+    terminate_expecting_success(child);
 }
