@@ -250,9 +250,9 @@ where
 
 /// The `answer-other` fault: `response` (the true answer, the change made)
 /// replaced by the same endpoint's answer about the newest other
-/// transaction of the caller's scope (a confirmed one for a confirm), as a
-/// misrouting gateway or a stale cache answers. A failure, or a store with
-/// no other transaction to show, keeps the true answer.
+/// transaction of the caller's scope (a confirmed one for a confirm), in
+/// its current status, as a misrouting gateway answers. A failure, or a
+/// store with no other transaction to show, keeps the true answer.
 async fn answer_other(
     state: &AppState,
     caller: Caller,
@@ -291,13 +291,16 @@ async fn answer_other(
             Record::clone,
         )
         .await;
-    let now = state.store.now_hint();
+    // The other transaction as a status read would show it now (a settled
+    // BILLPAY is SUCCESSFUL, not its stored CONFIRMED): a stale answer
+    // would make a watching proxy see a status go back (issue 40).
+    let now = match state.store.now().await {
+        Ok(now) => now,
+        Err(_) => state.store.now_hint(),
+    };
     let replaced = match other {
         Ok(Some(page)) => page.items.first().and_then(|other| match endpoint {
-            Endpoint::Initiate => Some(initiate_envelope(
-                other,
-                other.view(other.created_at).status.as_str(),
-            )),
+            Endpoint::Initiate => Some(initiate_envelope(other, other.view(now).status.as_str())),
             Endpoint::Confirm => confirm_envelope(other, now),
             Endpoint::StatusById | Endpoint::StatusByReference => {
                 Some(crate::http::handlers::status_envelope(other, now))

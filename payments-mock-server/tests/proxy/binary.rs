@@ -341,3 +341,63 @@ async fn a_recording_seeds_a_mock_in_the_last_state_it_saw() {
     ]);
     assert_eq!(code, Some(2), "{stderr}");
 }
+
+/// Issue 40: `X-Mock-Fault: answer-other` on an initiate answered the other
+/// transaction's stored `CONFIRMED` although reads already said
+/// `SUCCESSFUL` (a settled BILLPAY), and the proxy then reported a false
+/// `status.regressed`. The answer carries the other transaction's current
+/// status, as a status read would; through the binaries, the proxy finds
+/// the wrong echo (`data.echo`) and no regression.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answer_other_on_an_initiate_shows_the_others_current_status() {
+    let (mock, mock_base) = spawn(&["--port", "0"]);
+    let (proxy, base) = spawn(&["proxy", "--upstream", &mock_base, "--port", "0"]);
+    let mut bill = topup("AO-SETTLED");
+    bill["productCode"] = "BILLPAY".into();
+    let answer = post(&base, "/api/payments/initiate", &bill).await;
+    let id = answer["data"]["transactionId"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let confirmed = post(
+        &base,
+        "/api/payments/confirm",
+        &json!({"transactionId": id, "referenceNo": "AO-SETTLED"}),
+    )
+    .await;
+    assert_eq!(confirmed["data"]["status"], "CONFIRMED", "{confirmed}");
+    let advanced = post(&mock_base, "/_mock/clock/advance", &json!({"seconds": 3})).await;
+    assert_eq!(advanced["isSuccess"], true, "{advanced}");
+    let read: Value = reqwest::get(format!("{base}/api/payments/{id}/status"))
+        .await
+        .expect("answered")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(read["data"]["status"], "SUCCESSFUL", "{read}");
+
+    let answered = reqwest::Client::new()
+        .post(format!("{base}/api/payments/initiate"))
+        .header("x-mock-fault", "answer-other")
+        .json(&topup("AO-NEW"))
+        .send()
+        .await
+        .expect("answered");
+    let verdict = answered
+        .headers()
+        .get("x-contract-verdict")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let other: Value = answered.json().await.expect("json");
+    assert_eq!(other["data"]["transactionId"], id.as_str(), "{other}");
+    assert_eq!(
+        other["data"]["status"], "SUCCESSFUL",
+        "as a read shows it: {other}"
+    );
+    assert_eq!(verdict.as_deref(), Some("violation"));
+    let (code, stderr) = stop(proxy);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("data.echo"), "{stderr}");
+    assert!(!stderr.contains("status.regressed"), "{stderr}");
+    stop(mock);
+}
