@@ -368,6 +368,10 @@ fn write_line(writer: &mut BufWriter<File>, value: &impl serde::Serialize, what:
     }
 }
 
+/// Where the proxy's web console is served (the binary logs its address
+/// at start, as the mock does its own).
+pub const CONSOLE_PATH: &str = "/_proxy/ui/";
+
 /// `GET /_proxy/report`: the running summary as an envelope.
 async fn report(
     axum::extract::State(proxy): axum::extract::State<ProxyState>,

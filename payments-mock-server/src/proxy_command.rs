@@ -163,6 +163,13 @@ pub(crate) fn proxy(args: ProxyArgs) -> ExitCode {
                 "the proxy's own pages (/_proxy/, /metrics) need an admin key: {admin_keys} given"
             );
         }
+        // The console's address goes to the log, as the mock's does:
+        // stdout keeps its one line.
+        let console = format!(
+            "{scheme}://{addr}{}",
+            payments_contract_proxy::CONSOLE_PATH
+        );
+        tracing::info!(console = %console, "web console at {console}");
         println!("listening on {scheme}://{addr}");
         stop.await;
         let summary = proxy.shutdown().await;

@@ -401,3 +401,21 @@ async fn answer_other_on_an_initiate_shows_the_others_current_status() {
     assert!(!stderr.contains("status.regressed"), "{stderr}");
     stop(mock);
 }
+
+/// Issue 40: the proxy printed no console address at start, as the mock
+/// does; it logs `web console at URL` (stdout keeps its one banner line).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_logs_its_console_address_at_start() {
+    let mock = MockServer::start().await;
+    let (proxy, base) = spawn(&["proxy", "--upstream", &mock.base_url(), "--port", "0"]);
+    let page = reqwest::get(format!("{base}/_proxy/ui/"))
+        .await
+        .expect("answered");
+    assert_eq!(page.status(), 200);
+    let (code, stderr) = stop(proxy);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("web console at {base}/_proxy/ui/")),
+        "{stderr}"
+    );
+}
