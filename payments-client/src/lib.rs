@@ -256,3 +256,8 @@ pub use retry::{Decision, Failure, RetryPolicy};
 pub use rust_decimal::Decimal;
 /// Re-exported for merchant ids.
 pub use uuid::Uuid;
+
+/// The README's examples, compiled as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

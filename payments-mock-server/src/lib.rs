@@ -19,7 +19,8 @@
 //!
 //! ```toml
 //! [dev-dependencies]
-//! payments-mock-server = { version = "0.1", default-features = false }
+//! # Not on crates.io yet: from the repository (or a path to a checkout).
+//! payments-mock-server = { git = "https://example.invalid/payments-toolkit", default-features = false }
 //! ```
 //!
 //! # Example
