@@ -1,7 +1,8 @@
 //! The journal of one replica: written behind the answers (every 100 ms,
-//! when a read on any replica asks, and when the store is dropped), reset
-//! for every replica, and read exactly (`replicas.rs` makes each read wait
-//! for what every replica answered before it started).
+//! when a read on any replica asks, and when the store is dropped),
+//! numbered in the order answered across replicas, reset for every
+//! replica, and read exactly (`replicas.rs` makes each read wait for what
+//! every replica answered before it started).
 
 use std::collections::VecDeque;
 
@@ -18,44 +19,82 @@ const LAST_WRITE: Duration = Duration::from_secs(2);
 /// slow or gone, and those served before a reset): their numbers are still
 /// taken, so entries are numbered as every store numbers them, one per
 /// request.
+///
+/// Each entry is stamped when it is captured (when its request is
+/// answered) by this replica's capture clock ([`Pending::stamp`]): the
+/// journal is numbered in stamp order across replicas, so in the order
+/// requests were answered.
 #[derive(Debug, Default)]
 pub(super) struct Pending {
-    /// Oldest first, at most [`CAPACITY`], each with the reset epoch it was
-    /// captured under.
-    entries: VecDeque<(u64, JournalEntry)>,
+    /// Oldest first, at most [`CAPACITY`].
+    entries: VecDeque<Held>,
     skipped: u64,
     /// The newest reset epoch this replica knows of: a new entry carries
     /// it.
     epoch: u64,
+    /// The last stamp given (an entry's or a write's watermark).
+    clock: i64,
+}
+
+/// A pending entry: the reset epoch it was captured under, and its stamp.
+#[derive(Debug)]
+struct Held {
+    epoch: u64,
+    stamp: i64,
+    entry: JournalEntry,
 }
 
 /// What one write takes from [`Pending`].
 #[derive(Debug, Default)]
 pub(super) struct Batch {
-    entries: VecDeque<(u64, JournalEntry)>,
+    entries: VecDeque<Held>,
     skipped: u64,
 }
 
+/// Now by the wall clock, in nanoseconds since the epoch: what stamps are
+/// made of. Replicas on one machine share it; on several, stamps are as
+/// good as their clocks agree.
+pub(super) fn wall_clock() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
 impl Pending {
-    /// Nothing pending, in the reset epoch `epoch`.
-    pub(super) fn new(epoch: u64) -> Self {
+    /// Nothing pending, in the reset epoch `epoch`; every stamp given from
+    /// now on is later than `clock`.
+    pub(super) fn new(epoch: u64, clock: i64) -> Self {
         Self {
             epoch,
+            clock,
             ..Self::default()
         }
     }
 
-    pub(super) fn push(&mut self, entry: JournalEntry) {
-        let epoch = self.epoch;
-        self.push_tagged(epoch, entry);
+    /// The next stamp: the wall clock, but always later than the last
+    /// stamp given (a clock set back does not reorder this replica's
+    /// entries), so every stamp is given once.
+    fn stamp(&mut self) -> i64 {
+        self.clock = self.clock.saturating_add(1).max(wall_clock());
+        self.clock
     }
 
-    fn push_tagged(&mut self, epoch: u64, entry: JournalEntry) {
+    /// Captures `entry` (its request answered), stamped now.
+    pub(super) fn push(&mut self, entry: JournalEntry) {
+        let (epoch, stamp) = (self.epoch, self.stamp());
+        self.push_held(Held {
+            epoch,
+            stamp,
+            entry,
+        });
+    }
+
+    fn push_held(&mut self, held: Held) {
         if self.entries.len() == CAPACITY {
             self.entries.pop_front();
             self.skipped += 1;
         }
-        self.entries.push_back((epoch, entry));
+        self.entries.push_back(held);
     }
 
     /// Whether a write would have nothing to write.
@@ -70,24 +109,28 @@ impl Pending {
         self.epoch = self.epoch.max(epoch);
         let before = self.entries.len();
         let current = self.epoch;
-        self.entries.retain(|(e, _)| *e >= current);
+        self.entries.retain(|h| h.epoch >= current);
         self.skipped += (before - self.entries.len()) as u64;
     }
 
-    /// Everything, for one write.
-    pub(super) fn take(&mut self) -> Batch {
-        Batch {
+    /// A watermark, then everything, for one write: every entry captured
+    /// before it is in the batch (or was in an earlier one), and every
+    /// entry captured after it has a later stamp.
+    pub(super) fn take(&mut self) -> (i64, Batch) {
+        let watermark = self.stamp();
+        let batch = Batch {
             entries: std::mem::take(&mut self.entries),
             skipped: std::mem::take(&mut self.skipped),
-        }
+        };
+        (watermark, batch)
     }
 
     /// Puts back what a failed write took, before what came since.
     pub(super) fn put_back(&mut self, taken: Batch) {
         let newer = std::mem::replace(&mut self.entries, taken.entries);
         self.skipped += taken.skipped;
-        for (epoch, entry) in newer {
-            self.push_tagged(epoch, entry);
+        for held in newer {
+            self.push_held(held);
         }
         self.adopt(self.epoch);
     }
@@ -95,11 +138,11 @@ impl Pending {
     /// A reset answered by this replica, which moved the epoch to `epoch`:
     /// what is pending was served before it. After `POST /_mock/reset` the
     /// numbers go on (theirs stay taken); after `--fresh` they start again
-    /// from 1.
+    /// from 1. The capture clock goes on either way.
     fn reset(&mut self, epoch: u64, how: Clear) {
         match how {
             Clear::Reset => self.adopt(epoch),
-            Clear::Erase => *self = Self::new(epoch),
+            Clear::Erase => *self = Self::new(epoch, self.clock),
         }
     }
 }
@@ -163,23 +206,25 @@ pub(super) fn lock(pending: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pendin
     pending.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// One write, inside `tx`: a tick taken, the reset epoch read, this
-/// replica's pending entries taken into `taken` (those of an older epoch
-/// dropped); when there is anything to number, the counter row moved on
-/// by every entry taken and every one dropped since the last write, under
-/// its lock (which orders the writes of every replica and every reset),
-/// and the entries inserted under the numbers that gives them, the table
-/// trimmed to the last [`CAPACITY`]; and this replica's row moved to the
-/// tick (its watermark and heartbeat), announced to the replicas
-/// listening.
+/// One write, inside `tx`: a tick taken, the reset epoch read, a
+/// watermark stamp and this replica's pending entries taken into `taken`
+/// (those of an older epoch dropped); when there is anything to write,
+/// the counter row locked (which orders the writes of every replica and
+/// every reset), the entries inserted unnumbered, and what is due
+/// numbered ([`number`]); and this replica's row moved to the tick and the
+/// watermark stamp (its watermarks and heartbeat), announced to the
+/// replicas listening.
 ///
 /// The tick is taken before the entries: every request this replica
 /// answered before a read took an earlier tick is in this write or an
-/// earlier one. The epoch is read after the tick: a reset that committed
-/// before a read's tick is seen by a write whose tick is later. Under the
-/// counter row's lock the epoch is read again: a reset that committed in
-/// between drops what this write took from before it. A write with
-/// nothing to number does not wait for that lock.
+/// earlier one. The watermark stamp is taken with the entries, under the
+/// pending lock: every entry stamped before it is in this write or an
+/// earlier one, every later entry has a later stamp. The epoch is read
+/// after the tick: a reset that committed before a read's tick is seen by
+/// a write whose tick is later. Under the counter row's lock the epoch is
+/// read again: a reset that committed in between drops what this write
+/// took from before it. A write with nothing to write does not wait for
+/// that lock (a read numbers what it needs itself).
 async fn write(
     tx: &tokio_postgres::Transaction<'_>,
     pending: &Mutex<Pending>,
@@ -196,63 +241,69 @@ async fn write(
     .await
     .map_err(|e| store_error(&e))?;
     let (tick, epoch): (i64, i64) = (tick.get(0), epoch.get(0));
-    *taken = {
+    let watermark = {
         let mut pending = lock(pending);
         pending.adopt(u64::try_from(epoch).unwrap_or(0));
-        pending.take()
+        let (watermark, batch) = pending.take();
+        *taken = batch;
+        watermark
     };
-    let moved = i64::try_from(taken.skipped)
-        .unwrap_or(i64::MAX)
-        .saturating_add(i64::try_from(taken.entries.len()).unwrap_or(i64::MAX));
-    if moved > 0 {
-        let row = tx
+    let moved = taken.skipped > 0 || !taken.entries.is_empty();
+    if moved {
+        let locked: i64 = tx
             .query_typed_one(
-                "UPDATE mock_journal_counter SET last = last + $1 WHERE id = 1 RETURNING last, epoch",
-                &[(&moved, Type::INT8)],
+                "SELECT epoch FROM mock_journal_counter WHERE id = 1 FOR UPDATE",
+                &[],
             )
             .await
-            .map_err(|e| store_error(&e))?;
-        let (last, locked): (i64, i64) = (row.get(0), row.get(1));
+            .map_err(|e| store_error(&e))?
+            .get(0);
         if locked != epoch {
             // A reset came in between: what was taken before it goes (its
             // numbers stay taken, as for every entry dropped unwritten).
             let locked = u64::try_from(locked).unwrap_or(0);
             lock(pending).adopt(locked);
             let before = taken.entries.len();
-            taken.entries.retain(|(e, _)| *e >= locked);
+            taken.entries.retain(|h| h.epoch >= locked);
             taken.skipped += (before - taken.entries.len()) as u64;
         }
         if !taken.entries.is_empty() {
-            insert(tx, &taken.entries, last).await?;
+            insert(tx, &taken.entries, instance).await?;
         }
     }
     tx.execute_typed(
         "WITH seen AS ( \
-           INSERT INTO mock_journal_replicas (instance, replica, watermark, seen_at) \
-           VALUES ($1, $2, $3, now()) \
-           ON CONFLICT (instance) DO UPDATE SET watermark = excluded.watermark, seen_at = excluded.seen_at \
+           INSERT INTO mock_journal_replicas (instance, replica, watermark, watermark_at, seen_at) \
+           VALUES ($1, $2, $3, $4, now()) \
+           ON CONFLICT (instance) DO UPDATE SET watermark = excluded.watermark, \
+           watermark_at = excluded.watermark_at, seen_at = excluded.seen_at \
            RETURNING 1) \
          SELECT pg_notify('mock_journal', 'written') FROM seen",
         &[
             (&instance, Type::UUID),
             (&replica, Type::TEXT),
             (&tick, Type::INT8),
+            (&watermark, Type::INT8),
         ],
     )
     .await
     .map_err(|e| store_error(&e))?;
+    if moved {
+        number(tx, Due::Live, taken.skipped).await?;
+    }
     Ok(())
 }
 
-/// Inserts `entries` numbered up to `last`, and trims the table.
+/// Inserts `entries`, captured by the replica `instance`, unnumbered. An
+/// entry already there (a write whose commit was cut off, retried) is not
+/// inserted again.
 async fn insert(
     tx: &tokio_postgres::Transaction<'_>,
-    entries: &VecDeque<(u64, JournalEntry)>,
-    last: i64,
+    entries: &VecDeque<Held>,
+    instance: Uuid,
 ) -> Result<(), StoreError> {
-    let count = i64::try_from(entries.len()).unwrap_or(i64::MAX);
-    let seq: Vec<i64> = (last - count + 1..=last).collect();
-    let rows: Vec<JournalRow> = entries.iter().map(|(_, e)| JournalRow::of(e)).collect();
+    let stamp: Vec<i64> = entries.iter().map(|h| h.stamp).collect();
+    let rows: Vec<JournalRow> = entries.iter().map(|h| JournalRow::of(&h.entry)).collect();
     let column = |f: fn(&JournalRow) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
     let at: Vec<i64> = rows.iter().map(|r| r.at).collect();
     let status: Vec<Option<i32>> = rows.iter().map(|r| r.status).collect();
@@ -265,17 +316,114 @@ async fn insert(
     let request_id = column(|r| Some(r.request_id.clone()));
     let fault = column(|r| r.fault.clone());
     let replica = column(|r| Some(r.replica.clone()));
-    tx.execute(
-        "INSERT INTO mock_journal (seq, at, method, path, query, headers, body, status, error_code, request_id, fault, replica) \
-         SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
-         $8::integer[], $9::text[], $10::text[], $11::text[], $12::text[])",
-        &[&seq, &at, &method, &path, &query, &headers, &body, &status, &error_code, &request_id, &fault, &replica],
+    let texts = Type::TEXT_ARRAY;
+    tx.execute_typed(
+        "INSERT INTO mock_journal (instance, stamp, at, method, path, query, headers, body, status, \
+         error_code, request_id, fault, replica) \
+         SELECT $1, * FROM UNNEST($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], \
+         $7::text[], $8::text[], $9::integer[], $10::text[], $11::text[], $12::text[], $13::text[]) \
+         ON CONFLICT (instance, stamp) DO NOTHING",
+        &[
+            (&instance, Type::UUID),
+            (&stamp, Type::INT8_ARRAY),
+            (&at, Type::INT8_ARRAY),
+            (&method, texts.clone()),
+            (&path, texts.clone()),
+            (&query, texts.clone()),
+            (&headers, texts.clone()),
+            (&body, texts.clone()),
+            (&status, Type::INT4_ARRAY),
+            (&error_code, texts.clone()),
+            (&request_id, texts.clone()),
+            (&fault, texts.clone()),
+            (&replica, texts),
+        ],
     )
     .await
     .map_err(|e| store_error(&e))?;
-    tx.execute(
-        "DELETE FROM mock_journal WHERE seq <= $1",
-        &[&(last - CAPACITY as i64)],
+    Ok(())
+}
+
+/// Which unnumbered entries are due a number: those stamped before every
+/// replica in question has written all it captured (the least of their
+/// watermark stamps).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Due {
+    /// The replicas that are live (written in the last 2 s, as for
+    /// [`PostgresStore::barrier`]): what any write numbers.
+    Live,
+    /// The replicas that have written since the tick: what a read that
+    /// took that tick numbers once it has waited for them. After a wait
+    /// that gave up on a replica, this goes past that one's watermark:
+    /// what it writes later with an earlier stamp is numbered after
+    /// entries stamped later, rather than missing from the read.
+    WrittenSince(i64),
+}
+
+impl Due {
+    /// The SQL of the bound (`below`), and the tick (`$2`) it needs.
+    fn bound(&self) -> (&'static str, Option<&i64>) {
+        match self {
+            Self::Live => (
+                "SELECT min(watermark_at) AS below FROM mock_journal_replicas \
+                 WHERE seen_at > now() - interval '2 seconds'",
+                None,
+            ),
+            Self::WrittenSince(tick) => (
+                "SELECT min(watermark_at) AS below FROM mock_journal_replicas WHERE watermark > $2",
+                Some(tick),
+            ),
+        }
+    }
+}
+
+/// Numbers the entries that are `due`, inside `tx`, which holds the
+/// counter row's lock: first `skipped` numbers (entries dropped unwritten;
+/// their numbers are taken), then one each for the due entries in stamp
+/// order (by replica instance where two stamps are equal), after the last
+/// number given; then trims the journal to the last [`CAPACITY`].
+///
+/// An entry is due when it is stamped before the watermark stamp of every
+/// replica in question: each of those has written (committed, so this
+/// sees it) every entry it stamped earlier, and will stamp every later
+/// entry later. So an entry is never numbered before one stamped earlier,
+/// on any replica in question: a request answered before another was
+/// received is numbered before it. Numbers are given under the counter
+/// row's lock and committed with it, so they follow commit order and a
+/// reader that sees a number sees every smaller one.
+async fn number(
+    tx: &tokio_postgres::Transaction<'_>,
+    due: Due,
+    skipped: u64,
+) -> Result<(), StoreError> {
+    let skipped = i64::try_from(skipped).unwrap_or(i64::MAX);
+    let (bound, tick) = due.bound();
+    let numbered = format!(
+        "WITH bound AS ({bound}), \
+         todo AS ( \
+           SELECT j.instance, j.stamp, row_number() OVER (ORDER BY j.stamp, j.instance) AS k \
+           FROM mock_journal j, bound WHERE j.seq IS NULL AND j.stamp < bound.below), \
+         base AS (SELECT last + $1 AS last FROM mock_journal_counter WHERE id = 1), \
+         numbered AS ( \
+           UPDATE mock_journal j SET seq = base.last + todo.k FROM todo, base \
+           WHERE j.seq IS NULL AND j.instance = todo.instance AND j.stamp = todo.stamp \
+           RETURNING 1) \
+         UPDATE mock_journal_counter SET last = last + $1 + (SELECT count(*) FROM numbered) \
+         WHERE id = 1"
+    );
+    let mut params: Vec<(&(dyn ToSql + Sync), Type)> = vec![(&skipped, Type::INT8)];
+    if let Some(tick) = tick {
+        params.push((tick, Type::INT8));
+    }
+    let capacity = i64::try_from(CAPACITY).unwrap_or(i64::MAX);
+    // Pipelined, run in this order: the trim sees the numbers given.
+    futures_util::future::try_join(
+        tx.execute_typed(&numbered, &params),
+        tx.execute_typed(
+            "DELETE FROM mock_journal \
+             WHERE seq <= (SELECT last FROM mock_journal_counter WHERE id = 1) - $1",
+            &[(&capacity, Type::INT8)],
+        ),
     )
     .await
     .map_err(|e| store_error(&e))?;
@@ -376,9 +524,14 @@ impl PostgresStore {
                     .await
                     .map_err(|e| store_error(&e))?
                     .get(0);
+                // Under the counter row's lock (taken above): the entries
+                // written but not yet numbered go with the rest, and their
+                // numbers are taken, as for every entry dropped unwritten.
                 let clear = match how {
                     Clear::Reset => {
-                        "TRUNCATE mock_transactions, mock_journal; \
+                        "UPDATE mock_journal_counter \
+                         SET last = last + (SELECT count(*) FROM mock_journal WHERE seq IS NULL) WHERE id = 1; \
+                         TRUNCATE mock_transactions, mock_journal; \
                          UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;"
                     }
                     Clear::Erase => {
@@ -404,9 +557,44 @@ impl PostgresStore {
     }
 }
 
-/// The journal's reads, each behind a barrier: it includes every request
-/// any live replica answered before the read started.
+/// The journal's reads, each behind a barrier and the numbering it makes
+/// due: it includes every request any live replica answered before the
+/// read started.
 impl PostgresStore {
+    /// Waits for the writes a read must see ([`PostgresStore::barrier`]),
+    /// then numbers every entry stamped before the watermarks of the
+    /// replicas that wrote since the read started (unless nothing is
+    /// due: no lock taken then). Each of those took its watermark after the
+    /// read started, so every request answered before it is numbered, and
+    /// so in the journal.
+    async fn settle(&self) -> Result<(), StoreError> {
+        let tick = self.barrier(replicas::READ_WAIT).await?;
+        let due = Due::WrittenSince(tick);
+        let mut client = self.client().await?;
+        // What `Due::WrittenSince` numbers, if anything.
+        let any: bool = client
+            .query_typed_one(
+                "SELECT EXISTS (SELECT 1 FROM mock_journal WHERE seq IS NULL AND stamp < \
+                 (SELECT min(watermark_at) FROM mock_journal_replicas WHERE watermark > $1))",
+                &[(&tick, Type::INT8)],
+            )
+            .await
+            .map_err(|e| store_error(&e))?
+            .get(0);
+        if !any {
+            return Ok(());
+        }
+        let tx = client.transaction().await.map_err(|e| store_error(&e))?;
+        tx.execute_typed(
+            "SELECT 1 FROM mock_journal_counter WHERE id = 1 FOR UPDATE",
+            &[],
+        )
+        .await
+        .map_err(|e| store_error(&e))?;
+        number(&tx, due, 0).await?;
+        tx.commit().await.map_err(|e| store_error(&e))
+    }
+
     pub(super) async fn read_since(
         &self,
         after: u64,
@@ -415,7 +603,7 @@ impl PostgresStore {
         let after = i64::try_from(after).unwrap_or(i64::MAX);
         let limit = i64::try_from(limit.min(CAPACITY)).unwrap_or(0);
         bounded(async {
-            self.barrier(replicas::READ_WAIT).await?;
+            self.settle().await?;
             let client = self.client().await?;
             let rows = client
                 .query(
@@ -437,7 +625,7 @@ impl PostgresStore {
     pub(super) async fn read_one(&self, seq: u64) -> Result<Option<JournalEntry>, StoreError> {
         let seq = i64::try_from(seq).unwrap_or(i64::MAX);
         bounded(async {
-            self.barrier(replicas::READ_WAIT).await?;
+            self.settle().await?;
             let client = self.client().await?;
             let row = client
                 .query_opt(
@@ -455,13 +643,14 @@ impl PostgresStore {
 
     pub(super) async fn read_stats(&self) -> Result<JournalStats, StoreError> {
         bounded(async {
-            self.barrier(replicas::READ_WAIT).await?;
+            self.settle().await?;
             let client = self.client().await?;
             // The counter numbers entries across resets; one statement, one
-            // snapshot: every entry up to `last` is committed and seen.
+            // snapshot: every entry up to `last` is committed and seen
+            // (those not numbered yet are not in the journal yet).
             let row = client
                 .query_one(
-                    "SELECT (SELECT count(*) FROM mock_journal), \
+                    "SELECT (SELECT count(seq) FROM mock_journal), \
                      (SELECT last FROM mock_journal_counter WHERE id = 1)",
                     &[],
                 )

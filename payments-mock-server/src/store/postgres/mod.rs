@@ -16,14 +16,17 @@
 //! - the clock is one row every replica reads per request.
 //!
 //! The journal is the one thing written behind the answers: each replica
-//! sends its new entries every 100 ms, in one transaction that takes their
-//! numbers (`seq`) from a counter row: the row's lock orders the writers,
-//! so numbers follow commit order, a write that fails gives its numbers
-//! back, and a reader that sees the counter sees every entry up to it
-//! (polling "after n" never skips one). It is still exact: a read waits
-//! until every replica has written what it answered before the read
-//! started, and a reset moves an epoch on that drops what was served
-//! before it (`replicas.rs`).
+//! sends its new entries every 100 ms, stamped with when they were
+//! answered, and they are numbered (`seq`) in stamp order once every live
+//! replica has written all it answered before them, so the journal lists
+//! requests in the order they were answered, whichever replicas served
+//! them. Numbers come from a counter row, under its lock: numbers follow
+//! commit order, a write that fails gives its numbers back, and a reader
+//! that sees the counter sees every entry up to it (polling "after n"
+//! never skips one). It is exact: a read waits until every replica has
+//! written what it answered before the read started, and numbers what is
+//! due then; a reset moves an epoch on that drops what was served before
+//! it (`replicas.rs`).
 //!
 //! `open.rs` connects and migrates; `journal.rs` writes, resets and reads
 //! the journal; `replicas.rs` makes it exact across replicas;

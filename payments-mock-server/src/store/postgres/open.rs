@@ -57,7 +57,7 @@ impl PostgresStore {
             .map_err(sql_error)?
             .get(0);
         let instance = Uuid::now_v7();
-        let epoch = register(client, instance, replica)
+        let (epoch, stamp) = register(client, instance, replica)
             .await
             .map_err(sql_error)?;
         let signals = Arc::new(Signals::default());
@@ -77,7 +77,7 @@ impl PostgresStore {
                 replica: replica.to_owned(),
                 instance,
                 own_read,
-                pending: Mutex::new(Pending::new(epoch)),
+                pending: Mutex::new(Pending::new(epoch, stamp)),
                 flushing: tokio::sync::Mutex::new(()),
                 signals: Arc::clone(&signals),
                 _alive: alive,

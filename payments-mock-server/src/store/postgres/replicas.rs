@@ -5,7 +5,8 @@
 //! - **A read waits for the writes it must see** (a barrier,
 //!   [`PostgresStore::barrier`]). It takes a tick of the sequence
 //!   `mock_journal_tick`, asks every replica to write now (`NOTIFY
-//!   mock_journal`), writes this replica's own pending entries, and waits
+//!   mock_journal`), writes this replica's own pending entries and
+//!   watermarks (also with nothing pending), and waits
 //!   until the row of every live replica in `mock_journal_replicas` shows
 //!   a write with a later tick. A replica takes its write's tick before it
 //!   takes its pending entries (`journal.rs`, `write`), so such a write
@@ -13,6 +14,19 @@
 //!   most [`READ_WAIT`]: a replica that does not write by then (stuck, or
 //!   killed a moment ago) is not waited for longer, and the read says so
 //!   in the log.
+//! - **In the order answered** (issue 40): an entry is stamped when its
+//!   request is answered, by its replica's clock (the wall clock, never
+//!   going back per replica), and written unnumbered; a write also records
+//!   a watermark stamp in its row (`watermark_at`), taken with the entries
+//!   it writes, so every entry stamped before it is written. Entries
+//!   stamped before every live replica's watermark stamp are numbered, in
+//!   stamp order, by the next write that brings entries, and by a read
+//!   once its wait is over (its bound: the replicas that wrote since it
+//!   started). A request answered before another was received has the
+//!   earlier stamp, so the lower number, whichever replicas served them
+//!   (on several machines, within their clocks' skew). A replica the wait
+//!   gave up on (stuck) has what it writes later numbered after entries
+//!   stamped later, rather than missing from the read.
 //! - **Which replicas are live**: each writes at least every
 //!   [`HEARTBEAT`], also when idle; one silent for 2 s is gone (a
 //!   `kill -9`) and not waited for; one that stops cleanly writes what it
@@ -20,7 +34,9 @@
 //! - **A reset is fenced by an epoch** in the counter row, moved on by every
 //!   reset: entries carry the epoch their replica knew when it captured
 //!   them, and a write drops those of an older epoch than the one it reads
-//!   (after its tick, and again under the counter row's lock). The reset
+//!   (after its tick, and again under the counter row's lock); the reset
+//!   empties the journal, numbered or not (the unnumbered entries' numbers
+//!   are taken, as those of every entry dropped unwritten). The reset
 //!   then waits as a read does (at most [`RESET_WAIT`]), so by its answer
 //!   every live replica knows the new epoch and keeps what it serves from
 //!   then on.
@@ -172,8 +188,9 @@ impl PostgresStore {
     /// Waits until every request answered before this call, by this
     /// replica or any live one, is written: this replica's own entries at
     /// once, the others' at most `wait` ([`READ_WAIT`] for a read; see the
-    /// module's doc).
-    pub(super) async fn barrier(&self, wait: Duration) -> Result<(), StoreError> {
+    /// module's doc). The tick it took: every replica whose watermark is
+    /// past it has written since this call began.
+    pub(super) async fn barrier(&self, wait: Duration) -> Result<i64, StoreError> {
         bounded(async {
             let started = Instant::now();
             let mut written = self.inner.signals.written.subscribe();
@@ -186,6 +203,8 @@ impl PostgresStore {
                 .await
                 .map_err(|e| store_error(&e))?
                 .get(0);
+            // Also with nothing pending: this replica's watermarks move
+            // past the tick, so what is due by them is numbered.
             self.flush().await?;
             loop {
                 written.borrow_and_update();
@@ -199,7 +218,7 @@ impl PostgresStore {
                     .await
                     .map_err(|e| store_error(&e))?;
                 if behind.is_empty() {
-                    return Ok(());
+                    return Ok(tick);
                 }
                 let left = wait.saturating_sub(started.elapsed());
                 if left.is_zero() {
@@ -210,7 +229,7 @@ impl PostgresStore {
                         waited_ms = wait.as_millis(),
                         "the journal waited for replicas that did not write; it goes on without their newest entries"
                     );
-                    return Ok(());
+                    return Ok(tick);
                 }
                 if let Ok(Err(_)) =
                     tokio::time::timeout(left.min(LOOK_AGAIN), written.changed()).await
@@ -222,38 +241,41 @@ impl PostgresStore {
         .await
     }
 
-    /// Writes this replica's pending journal entries, if any, on a task of
-    /// its own.
+    /// Writes this replica's pending journal entries, and its watermarks
+    /// even when nothing is pending, on a task of its own.
     pub(super) async fn flush(&self) -> Result<(), StoreError> {
         let inner = self.inner.clone();
-        detached(async move { flush(&inner, false).await }).await
+        detached(async move { flush(&inner, true).await }).await
     }
 }
 
 /// Registers a replica that starts: rows of replicas gone for a minute
-/// are removed, and this one's written, so reads wait for it from now on.
-/// The reset epoch it starts in.
+/// are removed, and this one's written, so reads wait for it, and the
+/// journal's numbering for what it captures, from now on. The reset epoch
+/// it starts in, and its first watermark stamp (every entry it captures
+/// is stamped later).
 pub(super) async fn register(
     client: &tokio_postgres::Client,
     instance: Uuid,
     replica: &str,
-) -> Result<u64, tokio_postgres::Error> {
+) -> Result<(u64, i64), tokio_postgres::Error> {
     client
         .execute(
             "DELETE FROM mock_journal_replicas WHERE seen_at < now() - interval '1 minute'",
             &[],
         )
         .await?;
+    let stamp = journal::wall_clock();
     client
         .execute(
-            "INSERT INTO mock_journal_replicas (instance, replica, watermark, seen_at) \
-             VALUES ($1, $2, nextval('mock_journal_tick'), now())",
-            &[&instance, &replica],
+            "INSERT INTO mock_journal_replicas (instance, replica, watermark, watermark_at, seen_at) \
+             VALUES ($1, $2, nextval('mock_journal_tick'), $3, now())",
+            &[&instance, &replica, &stamp],
         )
         .await?;
     let epoch: i64 = client
         .query_one("SELECT epoch FROM mock_journal_counter WHERE id = 1", &[])
         .await?
         .get(0);
-    Ok(u64::try_from(epoch).unwrap_or(0))
+    Ok((u64::try_from(epoch).unwrap_or(0), stamp))
 }
