@@ -370,22 +370,112 @@ async fn a_stopped_replica_keeps_its_entries_and_a_killed_one_holds_reads_at_mos
         started.elapsed()
     );
 
-    // kill -9: reads wait for it at most 1 s (then it is known gone).
+    // kill -9: reads wait for it at most 1 s (then it is known gone), and
+    // still list what the replica left answered just before, though the
+    // killed one's watermark holds the numbering back until it is gone.
     replicas.all.remove(1).kill9();
     let mut slowest = Duration::ZERO;
+    let (mut reads, mut missed) = (0, 0);
     let deadline = Instant::now() + Duration::from_secs(4);
     while Instant::now() < deadline {
+        let path = probe(&format!("AFTER-KILL-{reads}"));
+        get(&http, &replicas.url(0, &path)).await.expect("answers");
         let started = Instant::now();
-        journal(&http, &replicas.url(0, "/_mock/requests")).await;
+        let found = paths(&journal(&http, &replicas.url(0, "/_mock/requests")).await);
         slowest = slowest.max(started.elapsed());
+        reads += 1;
+        if !found.contains(&path) {
+            missed += 1;
+        }
     }
     let started = Instant::now();
     journal(&http, &replicas.url(0, "/_mock/requests")).await;
     let after_gone = started.elapsed();
     eprintln!(
-        "exact journal, a replica killed: slowest read={slowest:?}, once it is gone={after_gone:?}"
+        "exact journal, a replica killed: slowest read={slowest:?}, once it is gone={after_gone:?}; reads={reads} missing the request just answered={missed}"
     );
+    assert_eq!(missed, 0, "of {reads} reads");
     // A second of waiting, and the read's own work on a busy machine.
     assert!(slowest < Duration::from_millis(2500), "{slowest:?}");
     assert!(after_gone < Duration::from_millis(900), "{after_gone:?}");
+}
+
+/// Requests sent one after another in a round of the order test: two turns
+/// over the three replicas.
+const IN_A_ROUND: usize = 6;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn requests_answered_one_after_another_on_different_replicas_are_listed_in_that_order() {
+    let Some(replicas) = Replicas::start("journal_order_across_replicas").await else {
+        return;
+    };
+    let http = http();
+    let (mut reads, mut out_of_order, mut rounds_out_of_order) = (0, 0, 0);
+    let mut after = 0;
+    for round in 0..100 {
+        // Round-robin from a different replica each round, each request
+        // answered before the next is sent: their order is causal.
+        let mut sent = Vec::new();
+        for k in 0..IN_A_ROUND {
+            let path = probe(&format!("ORDER-{round}-{k}"));
+            let reply = get(&http, &replicas.url(round + k, &path))
+                .await
+                .expect("answers");
+            assert_eq!(reply.status, 404, "{}", reply.text);
+            sent.push(path);
+        }
+        // Then a read on each replica, one after another: each lists them
+        // in the order sent, under the same numbers.
+        let mut wrong = false;
+        let mut numbered: Option<Vec<u64>> = None;
+        for n in 0..3 {
+            let items = journal(
+                &http,
+                &replicas.url(n, &format!("/_mock/requests?after={after}")),
+            )
+            .await;
+            reads += 1;
+            let listed: Vec<String> = items
+                .iter()
+                .filter_map(|e| e["path"].as_str().map(str::to_owned))
+                .collect();
+            assert_eq!(
+                listed.iter().collect::<BTreeSet<_>>(),
+                sent.iter().collect::<BTreeSet<_>>(),
+                "round {round}, read on r{}: every request, once",
+                n + 1
+            );
+            if listed != sent {
+                out_of_order += 1;
+                wrong = true;
+                let replicas: Vec<&str> =
+                    items.iter().filter_map(|e| e["replica"].as_str()).collect();
+                eprintln!(
+                    "round {round}, read on r{}: listed {replicas:?} {:?}",
+                    n + 1,
+                    seqs(&items)
+                );
+            }
+            let seqs = seqs(&items);
+            assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+            assert!(seqs.iter().all(|s| *s > after), "after={after}: {seqs:?}");
+            match &numbered {
+                Some(first) => assert_eq!(first, &seqs, "round {round}: one numbering"),
+                None => numbered = Some(seqs),
+            }
+        }
+        if wrong {
+            rounds_out_of_order += 1;
+        }
+        after = numbered.and_then(|s| s.last().copied()).unwrap_or(after);
+    }
+    eprintln!(
+        "journal order, 3 replicas: rounds=100 requests={} reads={reads} reads out of order={out_of_order} rounds out of order={rounds_out_of_order}",
+        100 * IN_A_ROUND
+    );
+    assert_eq!(
+        (out_of_order, rounds_out_of_order),
+        (0, 0),
+        "a request answered before another was sent is listed before it"
+    );
 }
