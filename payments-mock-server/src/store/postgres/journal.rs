@@ -187,7 +187,9 @@ pub(super) async fn flush(inner: &Inner, heartbeat: bool) -> Result<(), StoreErr
 /// also when the write is dropped half done (a timeout, or the runtime
 /// shutting down with SIGTERM, before the store's last write: the entries
 /// must be there for it). A write dropped while its commit was under way
-/// may then be written twice (two `seq`s, one request id) rather than lost.
+/// may then be written again rather than lost: its entries are not
+/// inserted twice (one row per replica and stamp), but the numbers of the
+/// entries it dropped unwritten may be taken twice.
 struct Taken<'a> {
     pending: &'a Mutex<Pending>,
     batch: Batch,
