@@ -67,7 +67,7 @@ async fn the_clock_page_shows_and_moves_the_clock() {
         .body(Body::from(r#"{"seconds":60}"#))
         .expect("request");
     assert_page(&send(&router, json_body).await, 415);
-    let huge = format!("seconds=1&pad={}", "x".repeat(10_000));
+    let huge = format!("seconds=1&pad={}", "x".repeat(30_000));
     assert_page(&form(&router, "/_mock/ui/clock", &huge, None).await, 413);
     assert_eq!(clock_offset(&state).await, before, "nothing moved");
 }

@@ -231,3 +231,129 @@ async fn openapi_documents_every_status_and_code_the_service_answers() {
         "bearer"
     );
 }
+
+/// Issue 40: schemathesis, with its own data, met `POST /_mock/ui/sign-out`
+/// answering 413 to a form the document called valid: the forms were
+/// bounded (4 KiB) but their schemas let them grow. Through the binary:
+/// every form's schema takes only its own fields, each with a `maxLength`
+/// (or an enum or a number), and the widest form each schema allows
+/// (every character at its widest percent-encoding) is never 413; one
+/// field more is 400, never read.
+#[tokio::test]
+async fn every_form_the_document_calls_valid_fits_the_servers_limit() {
+    use std::process::{Command, Stdio};
+    let (child, base) = crate::common::spawn_with_banner(
+        Command::new(env!("CARGO_BIN_EXE_payments-mock-server"))
+            .args(["--port", "0"])
+            .env_remove("PAYMENTS_MOCK_ADMIN_KEY")
+            .env_remove("PAYMENTS_MOCK_STORE")
+            .stderr(Stdio::null()),
+    );
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client");
+    let doc: Value = http
+        .get(format!("{base}/openapi.json"))
+        .send()
+        .await
+        .expect("answered")
+        .json()
+        .await
+        .expect("json");
+    // A payment waiting for its payer, for the payment page's form.
+    let initiated: Value = http
+        .post(format!("{base}/api/payments/initiate"))
+        .json(&json!({
+            "merchantId": crate::common::MERCHANT, "referenceNo": "FORMS-1", "amount": 100,
+            "productCode": "ONLINEBANKING", "storeId": "S1", "returnUrl": "https://shop.example/back",
+        }))
+        .send()
+        .await
+        .expect("answered")
+        .json()
+        .await
+        .expect("json");
+    let id = initiated["data"]["transactionId"].as_str().expect("an id");
+    let confirmed: Value = http
+        .post(format!("{base}/api/payments/confirm"))
+        .json(&json!({ "transactionId": id, "referenceNo": "FORMS-1" }))
+        .send()
+        .await
+        .expect("answered")
+        .json()
+        .await
+        .expect("json");
+    let extra: Value = serde_json::from_str(
+        confirmed["data"]["extraProperties"]
+            .as_str()
+            .expect("a payment page"),
+    )
+    .expect("json");
+    let page = extra["paymentUrl"].as_str().expect("a URL").to_owned();
+    let page_path = page.strip_prefix(&base).expect("on this server").to_owned();
+
+    let mut forms = 0;
+    // The payment page first: the console's reset form forgets the payment.
+    let mut paths: Vec<_> = doc["paths"].as_object().expect("paths").iter().collect();
+    paths.sort_by_key(|(path, _)| !path.starts_with("/pay/"));
+    for (path, item) in paths {
+        let Some(body) =
+            item["post"]["requestBody"]["content"].get("application/x-www-form-urlencoded")
+        else {
+            continue;
+        };
+        forms += 1;
+        let name = body["schema"]["$ref"]
+            .as_str()
+            .and_then(|r| r.rsplit('/').next())
+            .expect("a named schema");
+        let schema = &doc["components"]["schemas"][name];
+        assert_eq!(
+            schema["additionalProperties"], false,
+            "{name}: a form the document calls valid could carry any field of any size"
+        );
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        for (field, rule) in schema["properties"].as_object().into_iter().flatten() {
+            let value = if let Some(most) = rule["maxLength"].as_u64() {
+                // The widest character, percent-encoded: 12 bytes.
+                "\u{10FFFF}".repeat(usize::try_from(most).expect("small"))
+            } else if let Some(values) = rule["enum"].as_array() {
+                values[0].as_str().expect("a text").to_owned()
+            } else if let Some(top) = rule["maximum"].as_u64() {
+                top.to_string()
+            } else {
+                panic!("{name}.{field}: a field without a bound: {rule}");
+            };
+            form.append_pair(field, &value);
+        }
+        let widest = form.finish();
+        let target = if path == "/pay/{token}" {
+            page_path.clone()
+        } else {
+            path.clone()
+        };
+        let send = |body: String| {
+            http.post(format!("{base}{target}"))
+                .header("content-type", "application/x-www-form-urlencoded")
+                .header("origin", base.as_str())
+                .body(body)
+                .send()
+        };
+        let answer = send(widest.clone()).await.expect("answered");
+        assert_ne!(
+            answer.status(),
+            413,
+            "{path}: the widest form {name} allows ({} bytes) is too large",
+            widest.len()
+        );
+        let more = format!(
+            "{widest}{}unknown=1",
+            if widest.is_empty() { "" } else { "&" }
+        );
+        let answer = send(more).await.expect("answered");
+        assert_eq!(answer.status(), 400, "{path}: a field {name} does not have");
+    }
+    assert_eq!(forms, 5, "the payment page's form and the console's four");
+    crate::common::terminate_expecting_success(child);
+}

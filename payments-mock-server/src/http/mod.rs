@@ -6,6 +6,8 @@
 
 pub(crate) mod app;
 pub(crate) mod extract;
+#[cfg(any(feature = "pages", feature = "openapi"))]
+pub(crate) mod forms;
 pub(crate) mod guard;
 pub(crate) mod handlers;
 pub(crate) mod json;

@@ -24,8 +24,7 @@ use crate::web::html::{error_page, render, root_of};
 use payments_interface::money::major_text;
 use payments_serve::admin::is_form;
 
-/// Largest accepted form body: the form has one short field.
-pub const FORM_LIMIT: usize = 4 * 1024;
+use crate::http::forms::PAY_FORM_LIMIT as FORM_LIMIT;
 
 #[derive(Template)]
 #[template(path = "pay.html")]
@@ -147,8 +146,16 @@ fn page_of<'a>(
     }
 }
 
-/// Why a submitted form names no action.
+/// Why a submitted form names no action. The form has that one field:
+/// any other is refused, so that every form the OpenAPI document calls
+/// valid fits [`FORM_LIMIT`] (issue 40).
 fn action_of(form: &[u8]) -> Result<PayerAction, String> {
+    if let Some((name, _)) = form_urlencoded::parse(form).find(|(key, _)| key != "action") {
+        let shown: String = name.chars().take(64).collect();
+        return Err(format!(
+            "This form has no field \u{201c}{shown}\u{201d}: it carries one action, pay, decline or cancel."
+        ));
+    }
     let mut actions = form_urlencoded::parse(form)
         .filter(|(key, _)| key == "action")
         .map(|(_, value)| value);
@@ -289,9 +296,11 @@ mod tests {
     #[test]
     fn a_form_names_exactly_one_known_action() {
         assert_eq!(action_of(b"action=pay"), Ok(PayerAction::Pay));
+        // The form's one field, nothing else (issue 40: the document
+        // bounds the form by its fields).
         assert_eq!(
-            action_of(b"x=1&action=decline&y=2"),
-            Ok(PayerAction::Decline)
+            action_of(b"x=1&action=decline&y=2").expect_err("another field"),
+            "This form has no field \u{201c}x\u{201d}: it carries one action, pay, decline or cancel."
         );
         assert_eq!(action_of(b"action=cancel"), Ok(PayerAction::Cancel));
         for bad in [

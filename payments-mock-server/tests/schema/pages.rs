@@ -64,7 +64,7 @@ pub(super) async fn drive_redirect_payments(d: &mut Driver<'_>) {
             Method::POST,
             page.as_str(),
             vec![form],
-            Some(&*"x".repeat(5000)),
+            Some(&*"x".repeat(21_000)),
             413,
         ),
         (
@@ -261,7 +261,7 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
             Method::POST,
             "/_mock/ui/clock".to_owned(),
             vec![form],
-            Some(format!("seconds=1&x={}", "x".repeat(5000))),
+            Some(format!("seconds=1&x={}", "x".repeat(21_000))),
             413,
         ),
         (
@@ -304,7 +304,7 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
             Method::POST,
             "/_mock/ui/reset".to_owned(),
             vec![form],
-            Some("x".repeat(5000)),
+            Some("x".repeat(21_000)),
             413,
         ),
         (
@@ -313,6 +313,28 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
             vec![("content-type", "text/plain")],
             Some("x".to_owned()),
             415,
+        ),
+        // A form has only its own fields, each once (issue 40).
+        (
+            Method::POST,
+            "/_mock/ui/reset".to_owned(),
+            vec![form],
+            Some("confirm=yes".to_owned()),
+            400,
+        ),
+        (
+            Method::POST,
+            "/_mock/ui/sign-in".to_owned(),
+            vec![form],
+            Some("key=a&key=b".to_owned()),
+            400,
+        ),
+        (
+            Method::POST,
+            "/_mock/ui/sign-out".to_owned(),
+            vec![form],
+            Some("next=x".to_owned()),
+            400,
         ),
         (
             Method::POST,
@@ -355,7 +377,7 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
     for path in ["/_mock/ui/sign-in", "/_mock/ui/sign-out"] {
         for (headers, body, status) in [
             (vec![form, host, evil], "key=x".to_owned(), 403),
-            (vec![form], format!("key={}", "x".repeat(5000)), 413),
+            (vec![form], format!("key={}", "x".repeat(21_000)), 413),
             (vec![("content-type", "text/plain")], "x".to_owned(), 415),
         ] {
             let reply = d.call(Method::POST, path, &headers, Some(&body)).await;

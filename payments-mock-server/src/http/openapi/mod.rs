@@ -103,7 +103,9 @@ fn reason(status: u16) -> &'static str {
         200 => "OK",
         303 => "See Other: to the return address (the payment page) or the page after a form",
         308 => "To /_mock/ui/",
-        400 => "Bad request",
+        400 => {
+            "Bad request (on a form: a field it does not have, a field given twice or a value over its length)"
+        }
         401 => {
             "No key, or a wrong one: an API key on /api/; with --admin-key, on the admin side an admin key (or, for reading, a merchant's key or a console session)"
         }
@@ -112,7 +114,9 @@ fn reason(status: u16) -> &'static str {
         }
         404 => "Not found",
         405 => "The route exists, the method does not",
-        413 => "Body over the limit",
+        413 => {
+            "Body over the limit (64 KiB for JSON; a form's in its schema's description, which no form valid by its schema reaches)"
+        }
         415 => "Body not of the content type the operation takes",
         429 => "Rate limited (--rate-limit or the rate-limit fault); Retry-After says when",
         500 => "Unexpected error, or an injected fault",

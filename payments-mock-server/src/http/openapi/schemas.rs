@@ -204,6 +204,8 @@ pub(crate) fn components(catalog: &Catalog) -> Vec<(&'static str, Value)> {
                 "type": "object",
                 "required": ["action"],
                 "properties": { "action": { "type": "string", "enum": actions(), "description": "The button pressed" } },
+                "additionalProperties": false,
+                "description": form_bound(crate::http::forms::PAY_FORM_LIMIT),
             }),
         ),
         (
@@ -212,21 +214,31 @@ pub(crate) fn components(catalog: &Catalog) -> Vec<(&'static str, Value)> {
                 "type": "object",
                 "required": ["seconds"],
                 "properties": { "seconds": { "type": "integer", "minimum": 0, "maximum": rules::MAX_ADVANCE_SECONDS, "description": "Whole seconds to move forward" } },
+                "additionalProperties": false,
+                "description": console_form_bound(),
             }),
         ),
-        ("ConsoleResetForm", json!({ "type": "object" })),
+        (
+            "ConsoleResetForm",
+            json!({ "type": "object", "additionalProperties": false, "description": console_form_bound() }),
+        ),
         (
             "ConsoleSignInForm",
             json!({
                 "type": "object",
                 "required": ["key"],
                 "properties": {
-                    "key": { "type": "string", "description": "An admin key, or an API key bound to a merchant; never shown back" },
-                    "next": { "type": "string", "description": "Where to go after signing in (`_mock/ui/…`)" },
+                    "key": { "type": "string", "maxLength": sign_in_most("key"), "description": "An admin key, or an API key bound to a merchant; never shown back" },
+                    "next": { "type": "string", "maxLength": sign_in_most("next"), "description": "Where to go after signing in (`_mock/ui/…`)" },
                 },
+                "additionalProperties": false,
+                "description": console_form_bound(),
             }),
         ),
-        ("ConsoleSignOutForm", json!({ "type": "object" })),
+        (
+            "ConsoleSignOutForm",
+            json!({ "type": "object", "additionalProperties": false, "description": console_form_bound() }),
+        ),
     ]
 }
 
@@ -349,4 +361,23 @@ pub(crate) fn path_example(name: &str) -> Option<&'static str> {
         "seq" => Some("1"),
         _ => None,
     }
+}
+
+/// What a form's schema says of its size: the fields above and nothing
+/// else, each within its bound, so that every form this schema calls
+/// valid fits the server's limit; a larger body is 413.
+fn form_bound(limit: usize) -> String {
+    format!(
+        "Only these fields, each at most once: a field the form does not have, a repeated field or a longer value is 400. A body over {} KiB (which no form valid here reaches) is 413.",
+        limit / 1024
+    )
+}
+
+fn console_form_bound() -> String {
+    form_bound(crate::http::forms::CONSOLE_FORM_LIMIT)
+}
+
+/// The sign-in form's bound on `field` (the console enforces the same).
+fn sign_in_most(field: &str) -> usize {
+    crate::http::forms::most(crate::http::forms::SIGN_IN_FIELDS, field)
 }

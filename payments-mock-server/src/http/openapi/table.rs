@@ -433,7 +433,7 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
             vec![],
             Some(("application/x-www-form-urlencoded", "ConsoleResetForm")),
             303,
-            vec![403, 413, 415],
+            vec![400, 403, 413, 415],
         ),
         "consoleSignIn" => page(
             vec![
@@ -456,13 +456,13 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
             vec![],
             Some(("application/x-www-form-urlencoded", "ConsoleSignInForm")),
             303,
-            vec![401, 403, 413, 415],
+            vec![400, 401, 403, 413, 415],
         ),
         "consoleSignOut" => page(
             vec![],
             Some(("application/x-www-form-urlencoded", "ConsoleSignOutForm")),
             303,
-            vec![403, 413, 415],
+            vec![400, 403, 413, 415],
         ),
         "consoleStylesheet" => asset("text/css"),
         "consoleScript" => asset("text/javascript"),

@@ -22,8 +22,7 @@ use crate::domain::port::Store as _;
 use crate::state::AppState;
 use crate::web::html::render;
 
-/// Largest accepted console form.
-const FORM_LIMIT: usize = 4 * 1024;
+use crate::http::forms::{CLOCK_FIELDS, CONSOLE_FORM_LIMIT as FORM_LIMIT, Fields, NO_FIELDS};
 
 /// Quick steps of the clock page.
 const STEPS: [(u64, &str); 5] = [
@@ -118,15 +117,17 @@ pub(crate) async fn clock(
     clock_page(&state, viewer, uri.path(), query.as_deref(), None, "").await
 }
 
-/// Reads a console form: same origin, a form, at most [`FORM_LIMIT`]; a
-/// refusal is the console's error page saying why.
+/// Reads a console form: same origin, a form, at most [`FORM_LIMIT`],
+/// only `fields`, each at most once and within its length; a refusal is
+/// the console's error page saying why.
 pub(super) async fn form(
     state: &AppState,
     headers: &HeaderMap,
     body: Body,
     path: &str,
+    fields: Fields,
 ) -> Result<Vec<(String, String)>, Response> {
-    read_form(headers, body, FORM_LIMIT).await.map_err(|refusal| {
+    let pairs = read_form(headers, body, FORM_LIMIT).await.map_err(|refusal| {
         let (title, detail) = match refusal {
             FormRefusal::CrossSite => (
                 "Not from the console",
@@ -142,7 +143,17 @@ pub(super) async fn form(
             ),
         };
         console_error(state, refusal.status(), title, detail, path)
-    })
+    })?;
+    match crate::http::forms::unexpected_field(&pairs, fields) {
+        None => Ok(pairs),
+        Some(detail) => Err(console_error(
+            state,
+            StatusCode::BAD_REQUEST,
+            "Form not accepted",
+            &detail,
+            path,
+        )),
+    }
 }
 
 /// `POST /_mock/ui/clock` with `seconds=N`: the rules of
@@ -164,7 +175,7 @@ pub(crate) async fn advance(
     body: Body,
 ) -> Response {
     let path = uri.path();
-    let pairs = match form(&state, &headers, body, path).await {
+    let pairs = match form(&state, &headers, body, path, CLOCK_FIELDS).await {
         Ok(pairs) => pairs,
         Err(page) => return page,
     };
@@ -349,7 +360,7 @@ pub(crate) async fn reset(
     body: Body,
 ) -> Response {
     let path = uri.path();
-    if let Err(page) = form(&state, &headers, body, path).await {
+    if let Err(page) = form(&state, &headers, body, path, NO_FIELDS).await {
         return page;
     }
     if let Err(e) = state.reset().await {

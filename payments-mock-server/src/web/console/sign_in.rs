@@ -19,6 +19,7 @@ use super::{console_page, viewed_error};
 use crate::domain::access::{
     Refusal, Role, Viewer, ended_session_cookie, session_cookie, session_cookies,
 };
+use crate::http::forms::{NO_FIELDS, SIGN_IN_FIELDS};
 use crate::state::AppState;
 use crate::web::html::{render, root_of};
 use payments_serve::admin::{
@@ -178,7 +179,7 @@ pub(crate) async fn submit(
     body: Body,
 ) -> Response {
     let path = uri.path();
-    let pairs = match form(&state, &headers, body, path).await {
+    let pairs = match form(&state, &headers, body, path, SIGN_IN_FIELDS).await {
         Ok(pairs) => pairs,
         Err(page) => return page,
     };
@@ -251,7 +252,7 @@ pub(crate) async fn sign_out(
     body: Body,
 ) -> Response {
     let path = uri.path();
-    if let Err(page) = form(&state, &headers, body, path).await {
+    if let Err(page) = form(&state, &headers, body, path, NO_FIELDS).await {
         return page;
     }
     for id in session_cookies(&headers) {
