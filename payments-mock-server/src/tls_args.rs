@@ -29,7 +29,8 @@ pub(crate) struct TlsArgs {
     #[arg(long, value_name = "DIR")]
     tls_self_signed: Option<PathBuf>,
     /// Also require a client certificate issued by this CA (PEM) on every
-    /// connection (mutual TLS); a connection without one gets no answer.
+    /// connection (mutual TLS); a connection without one gets no HTTP
+    /// answer, only TLS's alert (`CertificateRequired`).
     /// Needs --tls-cert or --tls-self-signed.
     #[arg(long, value_name = "FILE")]
     tls_client_ca: Option<PathBuf>,

@@ -289,7 +289,8 @@ async fn the_embedded_server_hands_tests_its_ca_and_an_https_base_url() {
         .await
         .expect("answered");
     assert_eq!(answered.status(), 200);
-    // Plain HTTP on the same port gets no answer.
+    // Plain HTTP on the same port gets no HTTP answer: a TLS alert, then the
+    // connection closes (curl: "Received HTTP/0.9 when not allowed").
     let plain = reqwest::get(url.replacen("https://", "http://", 1)).await;
     assert!(plain.is_err(), "{plain:?}");
     server.shutdown().await;

@@ -130,7 +130,8 @@ impl MockServerBuilder {
 
     /// Require a client certificate issued by this CA (PEM) on every
     /// connection (`--tls-client-ca`, mutual TLS); a connection without
-    /// one gets no answer. Takes effect with [`MockServerBuilder::tls_self_signed`]
+    /// one gets no HTTP answer, only TLS's alert (`CertificateRequired`).
+    /// Takes effect with [`MockServerBuilder::tls_self_signed`]
     /// or [`MockServerBuilder::tls_pem`].
     #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls_client_ca(mut self, ca_pem: impl Into<String>) -> Self {
