@@ -24,7 +24,7 @@ if ! command -v hyperfine >/dev/null 2>&1; then
     || { sudo_if_needed apt-get update >/dev/null && sudo_if_needed apt-get install -y hyperfine >/dev/null; } \
     || die "cannot install hyperfine"
 fi
-(cd "$ROOT" && cargo build --release --quiet -p payments-mock-server -p payments-perf -p payments-cli)
+(cd "$ROOT" && cargo build --release --quiet -p payments-mock-server-cli -p payments-perf -p payments-cli)
 PAYMENTS=$BIN/payments
 # No stray profile or environment changes what is measured.
 export XDG_CONFIG_HOME=$OUT/config

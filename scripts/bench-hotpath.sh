@@ -25,7 +25,7 @@ started=$(date +%s)
 machine_header
 echo "# $RUNS round(s) x ${DURATION}s, $CONNS connections, server on cpu $SERVER_CPU, wrk -t1 on cpu $CLIENT_CPU"
 need_wrk
-(cd "$ROOT" && cargo build --release --quiet -p payments-mock-server -p payments-perf)
+(cd "$ROOT" && cargo build --release --quiet -p payments-mock-server-cli -p payments-perf)
 MOCK=$BIN/payments-mock-server
 WRK=$ROOT/perf/wrk
 json_field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }

@@ -37,7 +37,7 @@ started=$(date +%s)
 machine_header
 need_wrk
 command -v valgrind >/dev/null || sudo_if_needed apt-get install -y valgrind >/dev/null
-(cd "$ROOT" && cargo build --release --quiet -p payments-mock-server -p payments-perf)
+(cd "$ROOT" && cargo build --release --quiet -p payments-mock-server-cli -p payments-perf)
 MOCK=$BIN/payments-mock-server
 WRK=$ROOT/perf/wrk
 

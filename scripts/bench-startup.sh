@@ -10,7 +10,7 @@ source "$(dirname "$0")/bench-common.sh"
 RUNS_STARTUP=${STARTUP_RUNS:-20}
 started=$(date +%s)
 machine_header
-(cd "$ROOT" && cargo build --release --quiet -p payments-mock-server -p payments-perf)
+(cd "$ROOT" && cargo build --release --quiet -p payments-mock-server-cli -p payments-perf)
 OUT=${LOAD_OUT:-$TARGET/perf/startup}
 mkdir -p "$OUT"
 "$BIN/perf-startup" --bin "$BIN/payments-mock-server" --runs "$RUNS_STARTUP" | tee "$OUT/startup.log"

@@ -3,7 +3,7 @@
 # on the same store, ROUNDS times per store (SQLite with durability process
 # and power, PostgreSQL); every answered change must be there exactly as
 # answered. The same test CI runs with 3 rounds
-# (payments-mock-server/tests/processes/crash.rs), here with 100.
+# (payments-mock-server-cli/tests/processes/crash.rs), here with 100.
 #
 #   scripts/crash.sh [ROUNDS]      # default 100
 #
@@ -21,5 +21,5 @@ if [ -z "${PAYMENTS_TEST_POSTGRES_URL:-}" ]; then
   export PAYMENTS_TEST_POSTGRES_URL
 fi
 echo "# crash.sh $(date -u +%Y-%m-%dT%H:%M:%SZ), $ROUNDS rounds per store, commit $(git rev-parse --short HEAD)"
-PAYMENTS_CRASH_ROUNDS=$ROUNDS CI=true cargo test --quiet -p payments-mock-server --test processes crash:: \
+PAYMENTS_CRASH_ROUNDS=$ROUNDS CI=true cargo test --quiet -p payments-mock-server-cli --test processes crash:: \
   -- --test-threads 1 --nocapture 2>&1 | grep -E -A12 '^crash |test result|panicked|lost'

@@ -5,10 +5,10 @@
 #
 # - Debian's chromium and chromium-driver (/usr/bin/chromium,
 #   /usr/bin/chromedriver), through apt-get (as root, or with sudo);
-# - axe-core, pinned by payments-mock-server/tests/browser/package-lock.json,
+# - axe-core, pinned by payments-mock-server-cli/tests/browser/package-lock.json,
 #   through npm ci, into that folder's node_modules/.
 #
-# The tests (cargo test -p payments-mock-server --test browser) find them
+# The tests (cargo test -p payments-mock-server-cli --test browser) find them
 # there; CHROMIUM, CHROMEDRIVER and AXE_CORE_JS point them elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
-browser_tests=payments-mock-server/tests/browser
+browser_tests=payments-mock-server-cli/tests/browser
 if [ ! -f "$browser_tests/node_modules/axe-core/axe.min.js" ] ||
     ! diff -q <(node -p "require('./$browser_tests/package-lock.json').packages['node_modules/axe-core'].version") \
         <(node -p "require('./$browser_tests/node_modules/axe-core/package.json').version") >/dev/null 2>&1; then

@@ -32,7 +32,7 @@ machine_header
 echo "# $RUNS run(s) x ${DURATION}s, $CONNS connections, server on cpu $SERVER_CPU, wrk -t1 on cpu $CLIENT_CPU"
 need_wrk
 command -v curl >/dev/null || die "curl is needed"
-(cd "$ROOT" && cargo build --release --quiet -p payments-mock-server -p payments-perf)
+(cd "$ROOT" && cargo build --release --quiet -p payments-mock-server-cli -p payments-perf)
 MOCK=$BIN/payments-mock-server
 WRK=$ROOT/perf/wrk
 

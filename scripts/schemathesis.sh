@@ -10,7 +10,7 @@
 # Installs the pinned schemathesis from PyPI when missing. The injected-fault
 # header is pinned to `delay=0` for the run: faults are 5xx answers and
 # dropped connections by design (their grammar and behaviour have their own
-# tests in payments-mock-server/tests/).
+# tests in payments-mock-server-cli/tests/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +23,7 @@ if ! st --version 2>/dev/null | grep -q "${SCHEMATHESIS#*==}"; then
     hash -r
 fi
 
-cargo build --quiet --locked -p payments-mock-server
+cargo build --quiet --locked -p payments-mock-server-cli
 target="${CARGO_TARGET_DIR:-target}"
 out="$(mktemp -d)"
 trap 'kill "$mock" 2>/dev/null || true; wait "$mock" 2>/dev/null || true; rm -rf "$out"' EXIT

@@ -18,7 +18,7 @@ mkdir -p "$out"
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 command -v curl >/dev/null || { apt-get update -qq && apt-get install -y -qq curl; }
 
-cargo build --release --locked -q -p payments-mock-server
+cargo build --release --locked -q -p payments-mock-server-cli
 bin=${CARGO_TARGET_DIR:-target}/release/payments-mock-server
 
 # --latency 2 keeps the store growing at a pace this machine's memory

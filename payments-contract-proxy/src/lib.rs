@@ -49,6 +49,10 @@
 
 mod access;
 mod check;
+/// The command line of the `payments-contract-proxy` binary (feature
+/// `cli`).
+#[cfg(feature = "cli")]
+pub mod cli;
 mod config;
 mod console;
 mod error;
@@ -301,7 +305,7 @@ impl ProxyState {
             write_line(record, &redacted, "recording");
         }
         tracing::info!(
-            target: "payments_mock_server::proxy",
+            target: "payments_contract_proxy::exchange",
             seq = redacted.seq,
             method = %redacted.request.method,
             path = %redacted.request.path,

@@ -45,6 +45,15 @@ pub enum Error {
         /// Why, without secrets.
         reason: String,
     },
+    /// The store, once open, failed while the start was still under way
+    /// (seeding it).
+    #[error("store {store} failed: {reason}")]
+    Store {
+        /// The store, as the console shows it (password as `***`).
+        store: String,
+        /// Why, without secrets.
+        reason: String,
+    },
     /// The store was written by a newer version of the mock.
     #[error(
         "store {store} has schema version {found}, newer than this mock's {supported}: use a newer payments-mock-server"
@@ -90,7 +99,10 @@ impl Error {
             // What the flags point at: a usage error too.
             #[cfg(feature = "tls")]
             Self::Tls(_) => 2,
-            Self::Bind { .. } | Self::StoreOpen { .. } | Self::StoreSchemaNewer { .. } => 1,
+            Self::Bind { .. }
+            | Self::StoreOpen { .. }
+            | Self::Store { .. }
+            | Self::StoreSchemaNewer { .. } => 1,
         }
     }
 }

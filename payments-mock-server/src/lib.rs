@@ -3,19 +3,23 @@
 //!
 //! # Features
 //!
-//! Light by default for a test: with `default-features = false`,
-//! [`MockServer::start`] gives the in-memory service with every rule,
-//! state and fault, the virtual clock, the request journal and the admin
-//! API (`/_mock/`), and compiles little beyond axum and tokio. The
-//! binary turns on the rest:
+//! Light by default: with its default features, [`MockServer::start`]
+//! gives the in-memory service with every rule, state and fault, the
+//! virtual clock, the request journal and the admin API (`/_mock/`), and
+//! compiles little beyond axum and tokio. No argument parser, no store
+//! you do not ask for, no other tool: the `payments-mock-server` binary is
+//! the `payments-mock-server-cli` package, which turns on what it needs.
 //!
 //! | Feature | What it adds |
 //! |---|---|
 //! | `pages` | the payer's payment page (`/pay/{token}`) and the web console (`/_mock/ui/`) |
 //! | `openapi` | the OpenAPI 3.1 document at `/openapi.json` |
-//! | `sqlite` | `--store sqlite:PATH` ([`store::SqliteStore`]), SQLite compiled in |
-//! | `postgres` | `--store postgres://…` ([`store::PostgresStore`]), replicas sharing one database |
-//! | `cli` (default) | the `payments-mock-server` binary with all of the above, the contract proxy's `proxy` and `check` subcommands, `--seed-from` |
+//! | `sqlite` | `--store sqlite:PATH`, SQLite compiled in |
+//! | `postgres` | `--store postgres://…`, replicas sharing one database |
+//! | `tls` | HTTPS ([`MockServerBuilder::tls_self_signed`], the [`tls`] module) |
+//! | `metrics` | `GET /metrics` in the Prometheus text format |
+//! | `full` | all of the above: what the binary serves |
+//! | `test-support` | opens the internal modules (hidden from these docs) to this workspace's own tests, benchmarks and fuzz targets; no stability promise |
 //!
 //! ```toml
 //! [dev-dependencies]
@@ -116,7 +120,7 @@
 //! Every answer of the router is the envelope (CONTRACT section 2). A few
 //! come from hyper before a request reaches the router, and they are not:
 //!
-//! - a request head (request line and headers) over [`http::HEADER_LIMIT`]
+//! - a request head (request line and headers) over [`HEADER_LIMIT`]
 //!   (64 KiB) or with more than 100 headers: a bare `431 Request Header
 //!   Fields Too Large`, empty body, then the connection is closed;
 //! - a head that is not HTTP/1.x (garbage, a bad header line, two
@@ -129,7 +133,7 @@
 //!   no response. So slow (one byte at a time) and idle connections cannot
 //!   pin the server; each costs one task and one socket until then.
 //!
-//! Bodies are the router's: over [`http::BODY_LIMIT`] (64 KiB) is the 413
+//! Bodies are the router's: over [`BODY_LIMIT`] (64 KiB) is the 413
 //! envelope. `--rate-limit N` admits N `/api/` requests per one-second
 //! window and answers the rest 429 `RATE_LIMITED` with `Retry-After: 1`.
 //!
@@ -139,12 +143,6 @@
 //! per test rather than sharing, and there is nothing to clean up.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
-// Links to the stores' types resolve when their features are on (docs.rs
-// builds with all of them); a build without one documents the rest.
-#![cfg_attr(
-    not(all(feature = "sqlite", feature = "postgres")),
-    allow(rustdoc::broken_intra_doc_links)
-)]
 
 // Layout, for contributors. Every dependency points down this list; a
 // module imports nothing from one below it in the list (scripts/layers.sh
@@ -175,22 +173,39 @@
 //   the document, generated from the handlers.
 // - `mock_server.rs` — [`MockServer`], the embeddable server
 //   (`mock_server/tls.rs`: its HTTPS, feature `tls`).
-// - `seed.rs` (`cli`) — `--seed-from`: a store seeded from a proxy
-//   recording; `main.rs` — the binary, with `proxy_command.rs` (its `proxy`
-//   subcommand) and `tls_args.rs` (the `--tls-*` flags both share).
+// - `seed.rs` — a store seeded with what was seen elsewhere
+//   ([`seed::Sighting`]: the binary's `--seed-from` reads them from a proxy
+//   recording).
+// - `service.rs` — [`Service`]: the mock opened on its store and served on
+//   a listener, as the binary runs it.
+// The binary is the `payments-mock-server-cli` package.
+
+// The internal modules are private: the crate root below is its surface.
+// The `test-support` feature opens them (hidden from the docs) to this
+// workspace's own tests, benchmarks and fuzz targets, which drive the
+// router, the stores and the validator directly; no promise of stability
+// goes with that. Without it, what only those use (the reference
+// validator, the router as a tower service, re-exports for them) is not
+// dead code but their door: it stays, unlinted, as it was while public.
+macro_rules! internal {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "test-support")]
+        #[doc(hidden)]
+        pub mod $name;
+        #[cfg(not(feature = "test-support"))]
+        #[allow(dead_code, unused_imports)]
+        mod $name;
+    )*};
+}
 
 mod config;
-pub mod domain;
 mod error;
 mod faults;
-pub mod http;
 mod metrics;
 mod mock_server;
-#[cfg(feature = "cli")]
-#[doc(hidden)]
 pub mod seed;
-pub mod state;
-pub mod store;
+mod service;
+internal!(domain, http, state, store);
 /// HTTPS (feature `tls`, CONTRACT section 18): the listener's
 /// configuration and the local CA that issues server and client
 /// certificates, for [`MockServerBuilder::tls_self_signed`] and tests of
@@ -205,19 +220,24 @@ pub mod tls {
 #[cfg(feature = "pages")]
 mod web;
 
-pub use config::{
+pub use crate::config::{
     AdminKey, ApiKey, Config, DEFAULT_SESSION_LIFETIME, PublicUrl, check_replica_name,
     listening_url, listening_url_with, open_admin_warning, parse_latency,
 };
-pub use domain::catalog::{Catalog, Flow, InitialState, Outcome, Product};
-pub use domain::journal::JournalEntry;
-pub use domain::payer::{PayerError, PayerOutcome};
-pub use domain::transaction::PayerAction;
-pub use error::Error;
-pub use faults::Fault;
-pub use mock_server::{MockServer, MockServerBuilder, StoredTransaction};
+pub use crate::domain::catalog::{Catalog, Flow, InitialState, Outcome, Product};
+pub use crate::domain::journal::JournalEntry;
+pub use crate::domain::payer::{PayerError, PayerOutcome};
+pub use crate::domain::transaction::PayerAction;
+pub use crate::error::Error;
+pub use crate::faults::Fault;
+#[cfg(feature = "pages")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
+pub use crate::http::CONSOLE_PATH;
+pub use crate::http::{BODY_LIMIT, HEADER_LIMIT};
+pub use crate::mock_server::{MockServer, MockServerBuilder, StoredTransaction};
+pub use crate::service::Service;
+pub use crate::store::{Durability, StoreSpec};
 pub use payments_interface::{ErrorCode, Status};
-pub use store::{Durability, StoreSpec};
 
 /// The README's examples, compiled as doc tests.
 #[doc = include_str!("../README.md")]

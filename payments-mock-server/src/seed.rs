@@ -1,27 +1,23 @@
-//! `payments-mock-server --seed-from FILE`: a mock that starts with the
-//! transactions a proxy recording shows, each in the last state the
-//! recording saw, found by id and by reference, so a situation met on
-//! staging can be replayed locally.
+//! Seeding: a mock that starts with the transactions something outside
+//! it saw (a proxy recording, for the binary's `--seed-from FILE`), each in
+//! the last state seen, found by id and by reference, so a situation met on
+//! staging can be replayed locally. What was seen comes in the service's
+//! own JSON ([`Sighting`]); reading a recording is the binary's.
 //!
-//! A transaction is placed only when the recording shows its initiate
-//! answered 200 (the fields come from that request, the id and creation
-//! time from that answer); one seen only through confirms or status reads
-//! is counted, never guessed. Its last state is the latest answer about it:
+//! A transaction is placed only when its initiate was seen answered 200
+//! (the fields come from that request, the id and creation time from that
+//! answer); one seen only through confirms or status reads is counted,
+//! never guessed. Its last state is the latest answer about it:
 //! `SUCCESSFUL` and `FAILED` as they were (with `providerReference`,
 //! `errorMessage` and `extraProperties`), `CONFIRMED` kept confirmed (it
-//! never settles by itself), `EXPIRED` expired, and `PENDING` / `INITIATED`
-//! confirmable, expiring `expiry` after the mock starts.
+//! never settles by itself), `EXPIRED` expired, and `PENDING` /
+//! `INITIATED` confirmable, expiring `expiry` after the mock starts.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
-
-use payments_contract_proxy::{Exchange, read_recording};
-use payments_interface::Endpoint;
 
 use crate::domain::catalog::InitialState;
 use crate::domain::port::{InsertRefusal, Store, StoreError};
@@ -33,23 +29,55 @@ use crate::domain::transaction::{ConfirmResult, Confirmation, Fields, RareFields
 pub struct Seeded {
     /// Transactions stored.
     pub placed: usize,
-    /// Transactions the recording shows but cannot place: no initiate
-    /// seen, an id that is not a UUID, a last status the document does not
-    /// name, a reference already held.
+    /// Transactions seen that cannot be placed: no initiate seen, an id
+    /// that is not a UUID, a last status the document does not name, a
+    /// reference already held.
     pub unplaced: usize,
-    /// Lines of the recording that are no exchange.
-    pub bad_lines: usize,
 }
 
-/// An initiate answered 200: its request body, its `data`, when.
-type Initiated = (Map<String, Value>, Map<String, Value>, DateTime<Utc>);
+/// What was seen of one transaction, in the service's own JSON: its
+/// initiate answered 200 (when it was seen), and the latest successful
+/// answer about it (an initiate's, a confirm's or a status read's `data`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sighting {
+    /// The `transactionId` the answers name.
+    pub id: String,
+    /// Its initiate, answered 200.
+    pub initiate: Option<SeenInitiate>,
+    /// The latest answer about it.
+    pub last: Option<SeenAnswer>,
+}
 
-/// What the recording shows of one transaction.
-#[derive(Debug, Default)]
-struct Story {
-    initiate: Option<Initiated>,
-    /// The latest success `data` about it, and when.
-    last: Option<(Map<String, Value>, DateTime<Utc>)>,
+impl Sighting {
+    /// Nothing seen yet of transaction `id`.
+    #[must_use]
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            initiate: None,
+            last: None,
+        }
+    }
+}
+
+/// An initiate seen answered 200.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeenInitiate {
+    /// Its request body.
+    pub request: Map<String, Value>,
+    /// Its answer's `data`.
+    pub answer: Map<String, Value>,
+    /// When it was seen.
+    pub at: DateTime<Utc>,
+}
+
+/// A successful answer's `data` about a transaction, and when it was seen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeenAnswer {
+    /// The answer's `data`.
+    pub data: Map<String, Value>,
+    /// When it was seen.
+    pub at: DateTime<Utc>,
 }
 
 fn time(value: Option<&Value>) -> Option<DateTime<Utc>> {
@@ -72,77 +100,14 @@ fn text(map: &Map<String, Value>, field: &str) -> Option<String> {
     }
 }
 
-/// The request body, when it is a JSON object.
-fn request_object(exchange: &Exchange) -> Option<Map<String, Value>> {
-    let body = exchange.request.body.as_deref().unwrap_or("");
-    match serde_json::from_str::<Value>(body).ok()? {
-        Value::Object(map) => Some(map),
-        _ => None,
-    }
-}
-
-/// The answer's `data` object, on a success (HTTP 200, `isSuccess` true).
-fn success_data(exchange: &Exchange) -> Option<Map<String, Value>> {
-    if exchange.response.status != 200 {
-        return None;
-    }
-    let body = exchange.response.body.as_deref()?;
-    let Value::Object(mut envelope) = serde_json::from_str::<Value>(body).ok()? else {
-        return None;
-    };
-    if envelope.get("isSuccess").and_then(Value::as_bool) != Some(true) {
-        return None;
-    }
-    match envelope.remove("data")? {
-        Value::Object(data) => Some(data),
-        _ => None,
-    }
-}
-
-/// The transactions a recording shows, in the order it first shows them.
-#[derive(Debug, Default)]
-struct Stories {
-    order: Vec<String>,
-    by_id: HashMap<String, Story>,
-}
-
-impl Stories {
-    fn add(&mut self, exchange: &Exchange) {
-        if !exchange.judged || exchange.proxy_answer {
-            return;
-        }
-        let endpoint = payments_interface::route(&exchange.request.path)
-            .map(|r| r.endpoint)
-            .filter(|e| e.method() == exchange.request.method);
-        let Some(data) = success_data(exchange) else {
-            return;
-        };
-        let Some(id) = data.get("transactionId").and_then(Value::as_str) else {
-            return;
-        };
-        let story = match self.by_id.entry(id.to_owned()) {
-            Entry::Occupied(o) => o.into_mut(),
-            Entry::Vacant(v) => {
-                self.order.push(id.to_owned());
-                v.insert(Story::default())
-            }
-        };
-        if endpoint == Some(Endpoint::Initiate)
-            && story.initiate.is_none()
-            && let Some(request) = request_object(exchange)
-        {
-            story.initiate = Some((request, data.clone(), exchange.time));
-        }
-        if endpoint.is_some() {
-            story.last = Some((data, exchange.time));
-        }
-    }
-}
-
-/// The record of a story, or `None` when it cannot be placed.
-fn record_of(id: &str, story: &Story, now: DateTime<Utc>, expiry: Duration) -> Option<Record> {
-    let (request, answer, at) = story.initiate.as_ref()?;
-    let id = Uuid::parse_str(id).ok()?;
+/// The record of a sighting, or `None` when it cannot be placed.
+fn record_of(seen: &Sighting, now: DateTime<Utc>, expiry: Duration) -> Option<Record> {
+    let SeenInitiate {
+        request,
+        answer,
+        at,
+    } = seen.initiate.as_ref()?;
+    let id = Uuid::parse_str(&seen.id).ok()?;
     let merchant_id = Uuid::parse_str(request.get("merchantId")?.as_str()?).ok()?;
     let currency = text(request, "currencyCode").unwrap_or_else(|| "MYR".to_owned());
     let exponent = payments_interface::money::exponent(&currency).unwrap_or(2);
@@ -179,7 +144,10 @@ fn record_of(id: &str, story: &Story, now: DateTime<Utc>, expiry: Duration) -> O
         Some("PENDING") => InitialState::Pending,
         _ => InitialState::Initiated,
     };
-    let (last, last_at) = story.last.as_ref()?;
+    let SeenAnswer {
+        data: last,
+        at: last_at,
+    } = seen.last.as_ref()?;
     // A status the document does not name (or none) is not guessed at.
     let status = last.get("status").and_then(Value::as_str)?;
     let changed_at = time(last.get("lastModifiedAt"))
@@ -223,39 +191,20 @@ fn record_of(id: &str, story: &Story, now: DateTime<Utc>, expiry: Duration) -> O
     })
 }
 
-/// Why seeding failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SeedError {
-    /// The recording could not be read.
-    #[error("cannot read the recording: {0}")]
-    Read(#[from] std::io::Error),
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// Seeds `store` from a recording, read line by line from `reader`; the
-/// transactions are placed in the order the recording first shows them.
+/// Seeds `store` with `sightings`, placed in the order given.
 ///
 /// # Errors
 ///
-/// [`SeedError`] when the recording cannot be read or the store fails.
-pub async fn seed_from(
+/// The store's failure.
+pub(crate) async fn seed(
     store: &impl Store,
-    reader: impl std::io::BufRead,
+    sightings: impl IntoIterator<Item = Sighting>,
     expiry: Duration,
-) -> Result<Seeded, SeedError> {
-    let mut stories = Stories::default();
-    let bad = read_recording(reader, |exchange| stories.add(&exchange))?;
+) -> Result<Seeded, StoreError> {
     let now = store.now().await?;
-    let mut seeded = Seeded {
-        bad_lines: bad.len(),
-        ..Seeded::default()
-    };
-    for id in &stories.order {
-        let story = &stories.by_id[id];
-        match record_of(id, story, now, expiry) {
+    let mut seeded = Seeded::default();
+    for seen in sightings {
+        match record_of(&seen, now, expiry) {
             Some(record) => match store.seed(record).await? {
                 Ok(()) => seeded.placed += 1,
                 Err(InsertRefusal::Duplicate(_) | InsertRefusal::Full) => seeded.unplaced += 1,
@@ -270,68 +219,76 @@ pub async fn seed_from(
 mod tests {
     use serde_json::json;
 
-    use payments_contract_proxy::rules::test_support::{
-        confirm_data, exchange, initiate_body, initiate_data, ok, status_data,
-    };
-
     use super::*;
     use crate::domain::transaction::Status;
     use crate::store::MemoryStore;
 
     const ID: &str = "01a2f000-0000-7000-8000-000000000001";
 
-    fn recording(lines: &[Exchange]) -> String {
-        lines
-            .iter()
-            .map(|e| serde_json::to_string(e).expect("serializes"))
-            .collect::<Vec<_>>()
-            .join("\n")
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    fn at(text: &str) -> DateTime<Utc> {
+        text.parse().expect("a time")
+    }
+
+    fn initiated(id: &str, reference: &str, amount: u64) -> Sighting {
+        let request = object(json!({
+            "merchantId": "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60",
+            "referenceNo": reference, "amount": amount, "productCode": "TOPUP",
+            "storeId": "S1", "payerId": "60123456789",
+        }));
+        let answer = object(json!({
+            "transactionId": id, "referenceNo": reference, "status": "INITIATED",
+            "amount": amount, "currencyCode": "MYR", "productCode": "TOPUP",
+            "createdAt": "2026-11-22T08:15:30.123Z",
+        }));
+        let when = at("2026-11-22T08:15:30.123Z");
+        Sighting {
+            id: id.to_owned(),
+            initiate: Some(SeenInitiate {
+                request,
+                answer: answer.clone(),
+                at: when,
+            }),
+            last: Some(SeenAnswer {
+                data: answer,
+                at: when,
+            }),
+        }
     }
 
     #[tokio::test]
     async fn each_transaction_in_its_last_state_and_the_unplaceable_counted() {
         let store = MemoryStore::new("seed");
-        let text = recording(&[
-            exchange(
-                "POST",
-                "/api/payments/initiate",
-                initiate_body("R1", 1050),
-                200,
-                ok(initiate_data(ID, "R1", 1050)),
+        let mut paid = initiated(ID, "R1", 1050);
+        paid.last = Some(SeenAnswer {
+            data: object(json!({
+                "transactionId": ID, "referenceNo": "R1", "status": "SUCCESSFUL",
+                "amount": "10.50", "providerReference": "PRV-1",
+                "confirmedAt": "2026-11-22T08:16:00Z",
+            })),
+            at: at("2026-11-22T08:16:00Z"),
+        });
+        let mut only_read = Sighting::new("01a2f000-0000-7000-8000-000000000002");
+        only_read.last = Some(SeenAnswer {
+            data: object(
+                json!({"transactionId": "01a2f000-0000-7000-8000-000000000002", "status": "PENDING"}),
             ),
-            exchange(
-                "POST",
-                "/api/payments/confirm",
-                json!({"transactionId": ID, "referenceNo": "R1"}),
-                200,
-                ok(confirm_data(ID, "R1", "SUCCESSFUL", "10.50")),
-            ),
-            exchange(
-                "GET",
-                "/api/payments/other/status",
-                json!(null),
-                200,
-                ok(status_data(
-                    "01a2f000-0000-7000-8000-000000000002",
-                    "R2",
-                    "PENDING",
-                    "1",
-                )),
-            ),
-        ]);
-        let seeded = seed_from(
-            &store,
-            format!("{text}\nbroken").as_bytes(),
-            Duration::from_secs(900),
-        )
-        .await
-        .expect("seeds");
+            at: at("2026-11-22T08:16:00Z"),
+        });
+        let seeded = seed(&store, [paid, only_read], Duration::from_secs(900))
+            .await
+            .expect("seeds");
         assert_eq!(
             seeded,
             Seeded {
                 placed: 1,
                 unplaced: 1,
-                bad_lines: 1
             }
         );
         let now = store.now().await.expect("now");
@@ -346,47 +303,19 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_status_the_document_does_not_name_is_not_guessed_and_the_first_seen_wins() {
+    async fn a_status_the_document_does_not_name_is_not_guessed_and_the_first_placed_wins() {
         let store = MemoryStore::new("seed");
+        let mut cancelled = initiated(ID, "R1", 1050);
+        cancelled.last = Some(SeenAnswer {
+            data: object(
+                json!({"transactionId": ID, "status": "CANCELLED", "lastModifiedAt": "2026-11-22T08:20:00Z"}),
+            ),
+            at: at("2026-11-22T08:20:00Z"),
+        });
         let other = "01a2f000-0000-7000-8000-000000000002";
-        let mut cancelled = status_data(ID, "R1", "CANCELLED", "10.50");
-        cancelled["lastModifiedAt"] = json!("2026-11-22T08:20:00Z");
-        let text = recording(&[
-            exchange(
-                "POST",
-                "/api/payments/initiate",
-                initiate_body("R1", 1050),
-                200,
-                ok(initiate_data(ID, "R1", 1050)),
-            ),
-            exchange(
-                "GET",
-                "/api/payments/x/status",
-                json!(null),
-                200,
-                ok(cancelled),
-            ),
-            exchange(
-                "POST",
-                "/api/payments/initiate",
-                initiate_body("R2", 700),
-                200,
-                ok(initiate_data(other, "R2", 700)),
-            ),
-            // A second transaction under the same reference, seen later.
-            exchange(
-                "POST",
-                "/api/payments/initiate",
-                initiate_body("R2", 900),
-                200,
-                ok(initiate_data(
-                    "01a2f000-0000-7000-8000-000000000003",
-                    "R2",
-                    900,
-                )),
-            ),
-        ]);
-        let seeded = seed_from(&store, text.as_bytes(), Duration::from_secs(900))
+        let first = initiated(other, "R2", 700);
+        let second = initiated("01a2f000-0000-7000-8000-000000000003", "R2", 900);
+        let seeded = seed(&store, [cancelled, first, second], Duration::from_secs(900))
             .await
             .expect("seeds");
         assert_eq!((seeded.placed, seeded.unplaced), (1, 2), "{seeded:?}");
@@ -403,10 +332,6 @@ mod tests {
             .await
             .expect("answers")
             .expect("found");
-        assert_eq!(
-            kept,
-            (other.to_owned(), 700),
-            "the first the recording shows"
-        );
+        assert_eq!(kept, (other.to_owned(), 700), "the first given");
     }
 }

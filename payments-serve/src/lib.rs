@@ -12,6 +12,8 @@
 //! - `metrics` (feature `metrics`): what both servers' `GET /metrics` share.
 //! - `admin` (feature `admin`): admin keys, the bearer token, the console's
 //!   sign-in sessions and their cookie, its forms read once checked.
+//! - `cli` (feature `cli`): what the two binaries' command lines share:
+//!   the `--tls-*` flags, the log format flag, the shutdown signal.
 //!
 //! # Example
 //!
@@ -46,6 +48,9 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "admin")))]
 pub mod admin;
 mod answer;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub mod cli;
 #[cfg(feature = "logging")]
 #[cfg_attr(docsrs, doc(cfg(feature = "logging")))]
 pub mod logging;

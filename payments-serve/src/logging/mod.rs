@@ -52,7 +52,7 @@ pub fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::Worker
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,refinery_core=warn"));
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(false)
-        .thread_name("payments-mock-server-log")
+        .thread_name("payments-log")
         .finish(std::io::BufWriter::with_capacity(
             64 * 1024,
             std::io::stderr(),
@@ -70,10 +70,10 @@ pub fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::Worker
 
 /// The targets of the per-request log lines, written by the fast paths: the
 /// mock's request lines (`middleware.rs`, `guard.rs`) and the contract
-/// proxy's exchange lines (`proxy/mod.rs`).
+/// proxy's exchange lines (its `lib.rs`, under its own crate's name).
 const FAST_TARGETS: [&str; 2] = [
     "payments_mock_server::request",
-    "payments_mock_server::proxy",
+    "payments_contract_proxy::exchange",
 ];
 
 /// Whether `target`'s lines take the fast path.

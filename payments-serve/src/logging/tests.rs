@@ -64,7 +64,7 @@ fn events() {
     tracing::warn!(target: "payments_mock_server::request", n = 1u64, r#type = "x", "with {} args", 2);
     tracing::info!(fault_seed = 42u64, "fault seed 42");
     tracing::info!(
-        target: "payments_mock_server::proxy",
+        target: "payments_contract_proxy::exchange",
         seq = 7u64,
         method = %"POST",
         path = %"/api/payments/initiate",
@@ -80,7 +80,7 @@ fn events() {
     // What the default escapes in a message (terminal controls), as
     // format arguments and as a plain string; an error with a source.
     tracing::info!(
-        target: "payments_mock_server::proxy",
+        target: "payments_contract_proxy::exchange",
         "{} {}",
         "GET",
         "/p\u{1b}[2J\u{9b}\u{7f}"

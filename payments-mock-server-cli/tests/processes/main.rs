@@ -5,7 +5,7 @@
 //! test starts itself with `scripts/postgres.sh`); without one those tests
 //! say loudly that they were skipped, and under `CI=true` they fail.
 
-#[path = "../stores/backends.rs"]
+#[path = "../../../payments-mock-server/tests/stores/backends.rs"]
 mod backends;
 mod mock;
 

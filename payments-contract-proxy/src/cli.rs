@@ -1,21 +1,39 @@
-//! The binary's `proxy` subcommand (CONTRACT section 16): its flags and
-//! its run; the proxy itself is the payments-contract-proxy crate.
+//! The proxy's command line (feature `cli`): the flags of serving
+//! ([`ProxyArgs`]) and of `check FILE` ([`CheckArgs`]), and their runs.
+//! The `payments-contract-proxy` binary is these; the mock's binary offers
+//! the same as its `proxy` and `check` subcommands (aliases).
+//!
+//! Its own lines log under `payments_contract_proxy` (each exchange under
+//! `payments_contract_proxy::exchange`); its environment names are
+//! `PAYMENTS_PROXY_…` (`PAYMENTS_MOCK_ADMIN_KEY`, the name before it had a
+//! binary of its own, is still read).
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use payments_contract_proxy::{Proxy, ProxyConfig};
-use payments_mock_server::{AdminKey, Catalog};
+use payments_serve::cli::{
+    LogFormatArg, QuietParser, TlsArgs, error_chain, runtime, shutdown_signal,
+};
 use payments_serve::logging::init_logging;
 
-use crate::tls_args::TlsArgs;
-use crate::{LogFormat, QuietParser, error_chain, log_format, runtime, shutdown_signal};
+use crate::{AdminKey, CONSOLE_PATH, Proxy, ProxyConfig, check_recording};
 
+/// The environment variable of `--admin-key`.
+pub const ADMIN_KEY_ENV: &str = "PAYMENTS_PROXY_ADMIN_KEY";
+/// Its name before the proxy had a binary of its own, still read when
+/// [`ADMIN_KEY_ENV`] is not set.
+pub const OLD_ADMIN_KEY_ENV: &str = "PAYMENTS_MOCK_ADMIN_KEY";
+
+/// Forward `/api/` to a real service and check every exchange against the
+/// interface document (CONTRACT section 16).
 #[derive(Debug, clap::Args)]
-pub(crate) struct ProxyArgs {
+pub struct ProxyArgs {
     /// The service to check: http or https, maybe with a path prefix.
-    #[arg(long, value_name = "URL", value_parser = QuietParser::<UpstreamUrl>::new("an upstream URL"))]
-    upstream: UpstreamUrl,
+    // An `Option` that clap requires: the binary's `check` subcommand
+    // stands without it (the derive would otherwise insist on a value).
+    #[arg(long, required = true, value_name = "URL", value_parser = QuietParser::<UpstreamUrl>::new("an upstream URL"))]
+    upstream: Option<UpstreamUrl>,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     host: String,
@@ -42,8 +60,8 @@ pub(crate) struct ProxyArgs {
     #[arg(long, value_name = "FILE")]
     catalog: Option<std::path::PathBuf>,
     /// Log format on stderr.
-    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
-    log_format: LogFormat,
+    #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
+    log_format: LogFormatArg,
     #[command(flatten)]
     tls: TlsArgs,
     /// Also trust this CA (PEM) for an https upstream, beside Mozilla's
@@ -61,10 +79,12 @@ pub(crate) struct ProxyArgs {
     /// /_proxy/report) and /metrics behind this key, sent as
     /// `Authorization: Bearer KEY` or typed once on the console's sign-in
     /// page. Repeatable. /api/ is never affected. Without it, they are
-    /// open to whoever reaches the port.
+    /// open to whoever reaches the port. Also read from
+    /// PAYMENTS_MOCK_ADMIN_KEY when PAYMENTS_PROXY_ADMIN_KEY is not set
+    /// (its name before the proxy had a binary of its own).
     #[arg(
         long = "admin-key",
-        env = "PAYMENTS_MOCK_ADMIN_KEY",
+        env = ADMIN_KEY_ENV,
         hide_env_values = true,
         value_name = "KEY",
         value_parser = QuietParser::<AdminKey>::new("an admin key")
@@ -72,10 +92,33 @@ pub(crate) struct ProxyArgs {
     admin_keys: Vec<AdminKey>,
 }
 
+/// Run the proxy's checks offline on a recording (`--record`): the same
+/// summary and exit code.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// A recording made by `--record`.
+    file: std::path::PathBuf,
+    /// An undocumented finding fails the check too.
+    #[arg(long)]
+    strict: bool,
+    /// `table` (default) or `json` (the summary as JSON on stdout).
+    #[arg(long, value_enum, default_value_t = CheckOutput::Table)]
+    output: CheckOutput,
+}
+
+/// How `check` prints its summary.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CheckOutput {
+    /// The table the proxy prints at stop.
+    Table,
+    /// The summary as JSON.
+    Json,
+}
+
 /// An upstream URL whose parse error never repeats it (it may hold
 /// credentials).
 #[derive(Debug, Clone)]
-struct UpstreamUrl(url::Url);
+pub struct UpstreamUrl(url::Url);
 
 impl std::str::FromStr for UpstreamUrl {
     type Err = String;
@@ -92,17 +135,52 @@ impl std::str::FromStr for UpstreamUrl {
     }
 }
 
-/// `proxy --upstream URL`: serves until SIGINT or SIGTERM, then prints the
-/// summary and exits by it.
-pub(crate) fn proxy(args: ProxyArgs) -> ExitCode {
-    let _log = init_logging(log_format(args.log_format));
+/// The admin keys of the flags or [`ADMIN_KEY_ENV`], else of
+/// [`OLD_ADMIN_KEY_ENV`]; a malformed old one is named, never shown.
+fn admin_keys(given: Vec<AdminKey>) -> Result<Vec<AdminKey>, String> {
+    if !given.is_empty() || std::env::var_os(ADMIN_KEY_ENV).is_some() {
+        return Ok(given);
+    }
+    match std::env::var(OLD_ADMIN_KEY_ENV) {
+        Ok(text) => text
+            .parse::<AdminKey>()
+            .map(|key| vec![key])
+            .map_err(|reason| format!("{OLD_ADMIN_KEY_ENV}: {reason}")),
+        Err(std::env::VarError::NotPresent) => Ok(Vec::new()),
+        Err(std::env::VarError::NotUnicode(_)) => Err(format!(
+            "{OLD_ADMIN_KEY_ENV}: an admin key must be valid UTF-8"
+        )),
+    }
+}
+
+/// Serves until SIGINT or SIGTERM, then prints the summary and exits by
+/// it: 1 when a violation was found (with `--strict` also an undocumented
+/// finding), else 0; 2 when it cannot start. `check_catalog` judges
+/// `--catalog` (the mock's binary parses it as a catalogue; alone, the
+/// proxy reads it).
+pub fn run_proxy(
+    args: ProxyArgs,
+    check_catalog: impl FnOnce(&Path) -> Result<(), String>,
+) -> ExitCode {
+    let _log = init_logging(args.log_format.into());
     if let Some(path) = &args.catalog
-        && let Err(e) = Catalog::from_path(path)
+        && let Err(e) = check_catalog(path)
     {
-        eprintln!("error: {}", error_chain(&e));
+        eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    let mut config = ProxyConfig::new(args.upstream.0);
+    let admin_keys = match admin_keys(args.admin_keys) {
+        Ok(keys) => keys,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(upstream) = args.upstream else {
+        eprintln!("error: the service to check is missing: give --upstream URL");
+        return ExitCode::from(2);
+    };
+    let mut config = ProxyConfig::new(upstream.0);
     config.report = args.report;
     config.record = args.record;
     config.enforce = args.enforce;
@@ -110,7 +188,7 @@ pub(crate) fn proxy(args: ProxyArgs) -> ExitCode {
     config.upstream_timeout = args.upstream_timeout;
     config.upstream_ca = args.upstream_ca;
     config.upstream_identity = args.upstream_client_cert.zip(args.upstream_client_key);
-    config.admin_keys = args.admin_keys;
+    config.admin_keys = admin_keys;
     config.tls = match args.tls.server_tls(&args.host, None) {
         Ok(tls) => tls,
         Err(e) => {
@@ -165,10 +243,7 @@ pub(crate) fn proxy(args: ProxyArgs) -> ExitCode {
         }
         // The console's address goes to the log, as the mock's does:
         // stdout keeps its one line.
-        let console = format!(
-            "{scheme}://{addr}{}",
-            payments_contract_proxy::CONSOLE_PATH
-        );
+        let console = format!("{scheme}://{addr}{CONSOLE_PATH}");
         tracing::info!(console = %console, "web console at {console}");
         println!("listening on {scheme}://{addr}");
         stop.await;
@@ -176,4 +251,39 @@ pub(crate) fn proxy(args: ProxyArgs) -> ExitCode {
         eprint!("{}", summary.table());
         ExitCode::from(summary.exit_code(strict))
     })
+}
+
+/// `check FILE`: the proxy's rules on a recording; the summary on stdout,
+/// broken lines on stderr; exit 1 on a violation (with `--strict` also an
+/// undocumented finding), 2 for a file that cannot be read.
+#[must_use]
+pub fn run_check(args: &CheckArgs) -> ExitCode {
+    let file = match std::fs::File::open(&args.file) {
+        Ok(file) => file,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", args.file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = match check_recording(std::io::BufReader::new(file)) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.file.display());
+            return ExitCode::from(2);
+        }
+    };
+    for bad in &outcome.bad_lines {
+        eprintln!("{}:{}: {}", args.file.display(), bad.line, bad.reason);
+    }
+    match args.output {
+        CheckOutput::Table => print!("{}", outcome.summary.table()),
+        CheckOutput::Json => match serde_json::to_string_pretty(&outcome.summary) {
+            Ok(json) => println!("{json}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    }
+    ExitCode::from(outcome.summary.exit_code(args.strict))
 }

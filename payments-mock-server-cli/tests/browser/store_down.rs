@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::harness::Browser;
 use crate::shop::{MERCHANT, call};
 
-#[path = "../stores/backends.rs"]
+#[path = "../../../payments-mock-server/tests/stores/backends.rs"]
 mod backends;
 
 #[tokio::test]

@@ -213,7 +213,7 @@ fn a_bad_catalogue_file_exits_two_naming_the_line() {
 
 #[test]
 fn the_example_catalogue_is_the_default() {
-    let text = include_str!("../catalog.example.toml");
+    let text = include_str!("../../payments-mock-server/catalog.example.toml");
     let parsed = payments_mock_server::Catalog::from_toml_str(text).expect("valid");
     assert_eq!(parsed, payments_mock_server::Catalog::default());
 }

@@ -1,15 +1,15 @@
-//! The binary's TLS flags (CONTRACT section 18), shared by the mock and
-//! the `proxy` subcommand: `--tls-cert FILE --tls-key FILE`,
+//! The binaries' TLS flags (CONTRACT section 18), shared by the mock and
+//! the contract proxy: `--tls-cert FILE --tls-key FILE`,
 //! `--tls-self-signed DIR`, `--tls-client-ca FILE`.
 
 use std::path::PathBuf;
 
-use payments_mock_server::tls::{ServerTls, TlsError, self_signed_dir};
+use crate::tls::{ServerTls, TlsError, self_signed_dir};
 
 /// Serving HTTPS.
 #[derive(Debug, Clone, clap::Args)]
 #[group(id = "tls_server", multiple = true)]
-pub(crate) struct TlsArgs {
+pub struct TlsArgs {
     /// Serve HTTPS only, with this certificate chain (PEM, the server's
     /// certificate first); needs --tls-key.
     #[arg(
@@ -38,14 +38,20 @@ pub(crate) struct TlsArgs {
 
 impl TlsArgs {
     /// Whether HTTPS was asked for.
-    pub(crate) fn is_on(&self) -> bool {
+    #[must_use]
+    pub fn is_on(&self) -> bool {
         self.tls_cert.is_some() || self.tls_self_signed.is_some()
     }
 
     /// The listener's TLS, when asked for: for `--tls-self-signed`, the
     /// local CA's path goes to stderr. `host` is the listening address,
     /// `public_host` the public URL's host.
-    pub(crate) fn server_tls(
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be read or is not PEM, a key that does not
+    /// match, a directory that cannot be written, said in one line.
+    pub fn server_tls(
         &self,
         host: &str,
         public_host: Option<&str>,

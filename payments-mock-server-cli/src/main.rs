@@ -1,23 +1,27 @@
-//! The `payments-mock-server` binary (COMMANDS.md).
+//! The `payments-mock-server` binary (COMMANDS.md): the mock service with
+//! every store, its pages, its OpenAPI document, TLS and metrics; and, as
+//! aliases, the contract proxy's `proxy` and `check` (the
+//! `payments-contract-proxy` binary's own commands).
+//!
+//! The service is the payments-mock-server library ([`Service`]); this
+//! package is its flags, its log, its `--seed-from` (a proxy recording read
+//! into what the library places: `recording.rs`), and its banner.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use payments_contract_proxy::check_recording;
-use payments_mock_server::http::{serve_app, serve_app_tls};
-use payments_mock_server::seed::{SeedError, seed_from};
-use payments_mock_server::state::AppState;
+use payments_contract_proxy::cli::{CheckArgs, ProxyArgs, run_check, run_proxy};
 use payments_mock_server::{
-    AdminKey, ApiKey, Catalog, Config, Durability, StoreSpec, parse_latency,
+    AdminKey, ApiKey, Catalog, Config, Durability, Service, StoreSpec, parse_latency,
+};
+use payments_serve::cli::{
+    LogFormatArg, QuietParser, TlsArgs, error_chain, runtime, shutdown_signal,
 };
 use payments_serve::logging::init_logging;
 
-mod proxy_command;
-mod tls_args;
-use proxy_command::{ProxyArgs, proxy};
-use tls_args::TlsArgs;
+mod recording;
 
 /// The merchant payment-transaction service for integration tests: in
 /// memory, or kept in SQLite or PostgreSQL; and a contract proxy in front
@@ -37,29 +41,12 @@ enum Command {
     /// Forward /api/ to a real service and check every exchange against
     /// the interface document (CONTRACT section 16). Exits 1 at SIGINT or
     /// SIGTERM when a violation was found (with --strict, also an
-    /// undocumented finding), else 0.
+    /// undocumented finding), else 0. The same as the
+    /// payments-contract-proxy binary.
     Proxy(Box<ProxyArgs>),
     /// Run the proxy's checks offline on a recording (--record); the same
-    /// summary and exit code.
+    /// summary and exit code. The same as `payments-contract-proxy check`.
     Check(CheckArgs),
-}
-
-#[derive(Debug, clap::Args)]
-struct CheckArgs {
-    /// A recording made by `proxy --record`.
-    file: std::path::PathBuf,
-    /// An undocumented finding fails the check too.
-    #[arg(long)]
-    strict: bool,
-    /// `table` (default) or `json` (the summary as JSON on stdout).
-    #[arg(long, value_enum, default_value_t = CheckOutput::Table)]
-    output: CheckOutput,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum CheckOutput {
-    Table,
-    Json,
 }
 
 /// The mock's own flags.
@@ -148,8 +135,8 @@ struct ServeArgs {
     #[arg(long, value_name = "URL", value_parser = QuietParser::<payments_mock_server::PublicUrl>::new("a public URL"))]
     public_url: Option<payments_mock_server::PublicUrl>,
     /// Request log format on stderr.
-    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
-    log_format: LogFormat,
+    #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
+    log_format: LogFormatArg,
     /// Start with the transactions a proxy recording (--record) shows, each
     /// in the last state it saw.
     #[arg(long, value_name = "FILE")]
@@ -162,65 +149,6 @@ struct ServeArgs {
 enum DurabilityArg {
     Process,
     Power,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
-/// Parses a value with its `FromStr` (whose error never repeats the
-/// value), but unlike clap's own parsers the error never quotes the value
-/// either: an API key, or a store URL with a password, is still a secret
-/// when it is malformed, and usage errors end up in CI logs.
-#[derive(Debug)]
-struct QuietParser<T> {
-    what: &'static str,
-    kind: std::marker::PhantomData<fn() -> T>,
-}
-
-impl<T> QuietParser<T> {
-    fn new(what: &'static str) -> Self {
-        Self {
-            what,
-            kind: std::marker::PhantomData,
-        }
-    }
-}
-
-impl<T> Clone for QuietParser<T> {
-    fn clone(&self) -> Self {
-        Self::new(self.what)
-    }
-}
-
-impl<T> clap::builder::TypedValueParser for QuietParser<T>
-where
-    T: std::str::FromStr<Err = String> + Clone + Send + Sync + 'static,
-{
-    type Value = T;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<T, clap::Error> {
-        let name = arg.map_or_else(|| "the value".to_owned(), ToString::to_string);
-        let reason = match value.to_str() {
-            Some(text) => match text.parse::<T>() {
-                Ok(parsed) => return Ok(parsed),
-                Err(reason) => reason,
-            },
-            None => format!("{} must be valid UTF-8", self.what),
-        };
-        let mut cmd = cmd.clone();
-        Err(cmd.error(
-            clap::error::ErrorKind::ValueValidation,
-            format!("invalid value for '{name}': {reason}"),
-        ))
-    }
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {
@@ -236,64 +164,22 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn log_format(format: LogFormat) -> payments_serve::logging::LogFormat {
-    match format {
-        LogFormat::Text => payments_serve::logging::LogFormat::Text,
-        LogFormat::Json => payments_serve::logging::LogFormat::Json,
-    }
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
-    tokio::runtime::Runtime::new().map_err(|e| {
-        eprintln!("error: cannot start the runtime: {e}");
-        ExitCode::FAILURE
-    })
-}
-
 fn main() -> ExitCode {
     let Args { command, serve } = Args::parse();
     match command {
         None => serve_mock(serve),
-        Some(Command::Proxy(args)) => proxy(*args),
-        Some(Command::Check(args)) => check(&args),
+        Some(Command::Proxy(args)) => run_proxy(*args, |path| {
+            Catalog::from_path(path)
+                .map(|_| ())
+                .map_err(|e| error_chain(&e))
+        }),
+        Some(Command::Check(args)) => run_check(&args),
     }
-}
-
-/// `check FILE`: the proxy's rules on a recording.
-fn check(args: &CheckArgs) -> ExitCode {
-    let file = match std::fs::File::open(&args.file) {
-        Ok(file) => file,
-        Err(e) => {
-            eprintln!("error: cannot read {}: {e}", args.file.display());
-            return ExitCode::from(2);
-        }
-    };
-    let outcome = match check_recording(std::io::BufReader::new(file)) {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            eprintln!("error: {}: {e}", args.file.display());
-            return ExitCode::from(2);
-        }
-    };
-    for bad in &outcome.bad_lines {
-        eprintln!("{}:{}: {}", args.file.display(), bad.line, bad.reason);
-    }
-    match args.output {
-        CheckOutput::Table => print!("{}", outcome.summary.table()),
-        CheckOutput::Json => match serde_json::to_string_pretty(&outcome.summary) {
-            Ok(json) => println!("{json}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::FAILURE;
-            }
-        },
-    }
-    ExitCode::from(outcome.summary.exit_code(args.strict))
 }
 
 fn serve_mock(args: ServeArgs) -> ExitCode {
     // Flushes the last log lines when main returns.
-    let _log = init_logging(log_format(args.log_format));
+    let _log = init_logging(args.log_format.into());
     let catalog = match &args.catalog {
         Some(path) => match Catalog::from_path(path) {
             Ok(c) => c,
@@ -351,28 +237,31 @@ fn serve_mock(args: ServeArgs) -> ExitCode {
     runtime.block_on(serve(&args.host, args.port, config, tls, args.seed_from))
 }
 
-/// Seeds the store from a recording; the exit code when it cannot.
-async fn seed(state: &AppState, path: &std::path::Path) -> Result<(), ExitCode> {
+/// Seeds the service from a recording; the exit code when it cannot.
+async fn seed(service: &Service, path: &std::path::Path) -> Result<(), ExitCode> {
     let file = std::fs::File::open(path).map_err(|e| {
         eprintln!("error: cannot read {}: {e}", path.display());
         ExitCode::from(2)
     })?;
-    let seeded = seed_from(&state.store, std::io::BufReader::new(file), state.expiry)
-        .await
-        .map_err(|e| {
-            eprintln!("error: seeding from {}: {e}", path.display());
-            match e {
-                SeedError::Read(_) => ExitCode::from(2),
-                _ => ExitCode::FAILURE,
-            }
+    let (sightings, bad_lines) =
+        recording::sightings(std::io::BufReader::new(file)).map_err(|e| {
+            eprintln!(
+                "error: seeding from {}: cannot read the recording: {e}",
+                path.display()
+            );
+            ExitCode::from(2)
         })?;
+    let seeded = service.seed(sightings).await.map_err(|e| {
+        eprintln!("error: seeding from {}: {e}", path.display());
+        ExitCode::FAILURE
+    })?;
     eprintln!(
         "seeded {} transactions from {}; {} the recording shows could not be placed (no initiate seen, an id that is not a UUID, a status the document does not name, or a reference already held){}",
         seeded.placed,
         path.display(),
         seeded.unplaced,
-        if seeded.bad_lines > 0 {
-            format!("; {} lines are no recorded exchange", seeded.bad_lines)
+        if bad_lines > 0 {
+            format!("; {bad_lines} lines are no recorded exchange")
         } else {
             String::new()
         }
@@ -412,7 +301,6 @@ async fn serve(
             "the console, /metrics and every /_mock/ route except /_mock/health need an admin key: {keys} given"
         );
     }
-    let header_read_timeout = config.header_read_timeout;
     let seed_given = config.fault_seed.is_some();
     let mut config = config;
     let public_url = config
@@ -420,29 +308,30 @@ async fn serve(
         .get_or_insert_with(|| payments_mock_server::listening_url_with(addr, https))
         .clone();
     config.replica_name.get_or_insert_with(|| addr.to_string());
-    let state = match AppState::open(config).await {
-        Ok(state) => state,
+    let service = match Service::open(config).await {
+        Ok(service) => service,
         Err(e) => {
             eprintln!("error: {}", error_chain(&e));
             return ExitCode::from(e.exit_code());
         }
     };
     if let Some(path) = &seed_from
-        && let Err(code) = seed(&state, path).await
+        && let Err(code) = seed(&service, path).await
     {
         return code;
     }
-    let store = state.store.shown();
-    tracing::info!(store = %store, replica = %state.replica, "state is kept in {store}");
+    let store = service.store();
+    let replica = service.replica();
+    tracing::info!(store = %store, replica = %replica, "state is kept in {store}");
     tracing::info!(public_url = %public_url, "payment pages are announced under {public_url}");
     // The console's address goes to the log: stdout keeps its one line.
     let console = format!(
         "{}{}",
         payments_mock_server::listening_url_with(addr, https),
-        payments_mock_server::http::CONSOLE_PATH.trim_start_matches('/')
+        payments_mock_server::CONSOLE_PATH.trim_start_matches('/')
     );
     tracing::info!(console = %console, "web console at {console}");
-    let seed = state.faults.seed();
+    let seed = service.fault_seed();
     if seed_given {
         tracing::info!(fault_seed = seed, "fault seed {seed}");
     } else {
@@ -457,55 +346,8 @@ async fn serve(
     // script sees it, every request is answered without waiting.
     let banner = || println!("listening on {scheme}://{addr}");
     match tls {
-        Some(tls) => serve_app_tls(listener, state, tls, header_read_timeout, banner, stop).await,
-        None => serve_app(listener, state, header_read_timeout, banner, stop).await,
+        Some(tls) => service.serve_tls(listener, tls, banner, stop).await,
+        None => service.serve(listener, banner, stop).await,
     }
     ExitCode::SUCCESS
-}
-
-/// A future that completes on SIGINT or SIGTERM. The handlers are
-/// installed here, before it is first polled, so a signal that comes right
-/// after the banner (a script stopping what it just started) already stops
-/// the server gracefully instead of killing it.
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    #[cfg(unix)]
-    let handlers = {
-        use tokio::signal::unix::{SignalKind, signal};
-        (
-            signal(SignalKind::interrupt()).ok(),
-            signal(SignalKind::terminate()).ok(),
-        )
-    };
-    async move {
-        #[cfg(unix)]
-        {
-            let (mut interrupt, mut terminate) = handlers;
-            let recv = async |s: &mut Option<tokio::signal::unix::Signal>| match s {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending::<()>().await,
-            };
-            tokio::select! {
-                () = recv(&mut interrupt) => {},
-                () = recv(&mut terminate) => {},
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-        tracing::info!("shutting down: finishing in-flight requests");
-    }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }

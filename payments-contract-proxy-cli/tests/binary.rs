@@ -1,0 +1,190 @@
+//! The `payments-contract-proxy` binary (COMMANDS.md, issue 41): serving by
+//! default, `check FILE`, its own environment names (and the old one,
+//! still read) and its own log target. Its rules and pages are the
+//! library's, tested in payments-contract-proxy; the same commands as the
+//! mock's `proxy` and `check` aliases are tested in
+//! payments-mock-server-cli.
+
+use std::io::BufRead as _;
+use std::process::{Child, Command, Stdio};
+
+use payments_mock_server::MockServer;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_payments-contract-proxy");
+const KEY: &str = "adm_proxy_SECRET_4f2a9";
+
+/// The binary with `args` and `env` (none of the admin key variables
+/// unless given), its banner read: the child and its base URL.
+fn spawn(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env_remove("PAYMENTS_PROXY_ADMIN_KEY")
+        .env_remove("PAYMENTS_MOCK_ADMIN_KEY")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("a banner");
+    let base = line
+        .trim_end()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("banner {line:?}"))
+        .to_owned();
+    (child, base)
+}
+
+/// SIGTERM, then the exit code and stderr.
+fn stop(child: Child) -> (Option<i32>, String) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let output = child.wait_with_output().expect("exits");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn topup(reference: &str) -> Value {
+    json!({
+        "merchantId": "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60", "referenceNo": reference,
+        "amount": 1050, "productCode": "TOPUP", "storeId": "S1", "payerId": "60123456789",
+    })
+}
+
+async fn status_of(base: &str, path: &str, bearer: Option<&str>) -> u16 {
+    let mut request = reqwest::Client::new().get(format!("{base}{path}"));
+    if let Some(key) = bearer {
+        request = request.bearer_auth(key);
+    }
+    request.send().await.expect("answered").status().as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn it_serves_by_default_records_and_check_repeats_the_run() {
+    let mock = MockServer::start().await;
+    let dir = tempfile::tempdir().expect("a directory");
+    let record = dir.path().join("run.jsonl");
+    let (proxy, base) = spawn(
+        &[
+            "--upstream",
+            &mock.base_url(),
+            "--port",
+            "0",
+            "--record",
+            &record.display().to_string(),
+        ],
+        &[],
+    );
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{base}/api/payments/initiate"))
+        .json(&topup("PROXY-BIN-1"))
+        .send()
+        .await
+        .expect("answered")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(answer["isSuccess"], true, "{answer}");
+    let (code, stderr) = stop(proxy);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("contract check: 1 exchanges (initiate 1)"),
+        "{stderr}"
+    );
+    // Its own log target, not the mock's.
+    assert!(
+        stderr.contains(&format!("web console at {base}/_proxy/ui/")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("payments_contract_proxy"), "{stderr}");
+    assert!(!stderr.contains("payments_mock_server"), "{stderr}");
+
+    let output = Command::new(BIN)
+        .args(["check", &record.display().to_string(), "--output", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(0));
+    let summary: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(summary["exchanges"], 1);
+
+    let output = Command::new(BIN)
+        .args(["check", "/nonexistent/run.jsonl"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot read /nonexistent/run.jsonl"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_key_comes_from_its_own_variable_and_the_old_one_is_still_read() {
+    let mock = MockServer::start().await;
+    let upstream = mock.base_url();
+    let args = ["--upstream", upstream.as_str(), "--port", "0"];
+    for (variable, also) in [
+        ("PAYMENTS_PROXY_ADMIN_KEY", None),
+        ("PAYMENTS_MOCK_ADMIN_KEY", None),
+        // Both: the new name wins.
+        ("PAYMENTS_PROXY_ADMIN_KEY", Some("PAYMENTS_MOCK_ADMIN_KEY")),
+    ] {
+        let mut env = vec![(variable, KEY)];
+        if let Some(other) = also {
+            env.push((other, "adm_other_key_7731"));
+        }
+        let (proxy, base) = spawn(&args, &env);
+        assert_eq!(
+            status_of(&base, "/_proxy/report", None).await,
+            401,
+            "{variable}"
+        );
+        assert_eq!(
+            status_of(&base, "/_proxy/report", Some(KEY)).await,
+            200,
+            "{variable}"
+        );
+        let (code, stderr) = stop(proxy);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(!stderr.contains(KEY), "{stderr}");
+    }
+    // A malformed old one is a usage error that does not show it.
+    let output = Command::new(BIN)
+        .args(args)
+        .env_remove("PAYMENTS_PROXY_ADMIN_KEY")
+        .env("PAYMENTS_MOCK_ADMIN_KEY", "adm secret with spaces")
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("PAYMENTS_MOCK_ADMIN_KEY"), "{stderr}");
+    assert!(!stderr.contains("secret with spaces"), "{stderr}");
+    // Help names both variables, never a value.
+    let output = Command::new(BIN)
+        .arg("--help")
+        .env("PAYMENTS_PROXY_ADMIN_KEY", KEY)
+        .output()
+        .expect("runs");
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        help.contains("PAYMENTS_PROXY_ADMIN_KEY") && help.contains("PAYMENTS_MOCK_ADMIN_KEY"),
+        "{help}"
+    );
+    assert!(!help.contains(KEY));
+}
+
+#[test]
+fn without_an_upstream_it_says_what_is_missing_and_check_needs_none() {
+    let output = Command::new(BIN).output().expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--upstream"));
+    let output = Command::new(BIN)
+        .args(["check", "--help"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(0));
+}

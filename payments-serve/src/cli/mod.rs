@@ -1,0 +1,190 @@
+//! What the two binaries' command lines share (feature `cli`): the
+//! `--tls-*` flags ([`TlsArgs`]), a value parser that never quotes what it
+//! refuses ([`QuietParser`]), the log format flag ([`LogFormatArg`]), the
+//! runtime, the shutdown signal and the one-line error chain.
+//!
+//! The mock's binary (`payments-mock-server`) and the contract proxy's
+//! (`payments-contract-proxy`) use these; a library a test embeds never
+//! compiles them (clap comes with this feature alone).
+
+mod tls_args;
+
+use std::process::ExitCode;
+
+pub use tls_args::TlsArgs;
+
+/// Parses a value with its `FromStr` (whose error never repeats the
+/// value), but unlike clap's own parsers the error never quotes the value
+/// either: an API key, or a store URL with a password, is still a secret
+/// when it is malformed, and usage errors end up in CI logs.
+///
+/// ```
+/// use payments_serve::cli::QuietParser;
+///
+/// #[derive(Debug, clap::Parser)]
+/// struct Args {
+///     #[arg(long, value_parser = QuietParser::<u16>::new("a port"))]
+///     port: u16,
+/// }
+/// # use clap::Parser as _;
+/// let err = Args::try_parse_from(["x", "--port", "secret-70000"]).unwrap_err();
+/// assert!(!err.to_string().contains("secret"));
+/// ```
+#[derive(Debug)]
+pub struct QuietParser<T> {
+    what: &'static str,
+    kind: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> QuietParser<T> {
+    /// A parser of `what` (`"an API key"`), named so in its errors.
+    #[must_use]
+    pub fn new(what: &'static str) -> Self {
+        Self {
+            what,
+            kind: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<T> Clone for QuietParser<T> {
+    fn clone(&self) -> Self {
+        Self::new(self.what)
+    }
+}
+
+impl<T, E> clap::builder::TypedValueParser for QuietParser<T>
+where
+    T: std::str::FromStr<Err = E> + Clone + Send + Sync + 'static,
+    E: std::fmt::Display,
+{
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let name = arg.map_or_else(|| "the value".to_owned(), ToString::to_string);
+        let reason = match value.to_str() {
+            Some(text) => match text.parse::<T>() {
+                Ok(parsed) => return Ok(parsed),
+                Err(reason) => reason.to_string(),
+            },
+            None => format!("{} must be valid UTF-8", self.what),
+        };
+        let mut cmd = cmd.clone();
+        Err(cmd.error(
+            clap::error::ErrorKind::ValueValidation,
+            format!("invalid value for '{name}': {reason}"),
+        ))
+    }
+}
+
+/// `--log-format text|json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormatArg {
+    /// One line of text per event.
+    Text,
+    /// One JSON object per event.
+    Json,
+}
+
+impl From<LogFormatArg> for crate::logging::LogFormat {
+    fn from(arg: LogFormatArg) -> Self {
+        match arg {
+            LogFormatArg::Text => Self::Text,
+            LogFormatArg::Json => Self::Json,
+        }
+    }
+}
+
+/// The binaries' runtime (multi-threaded); when it cannot start, the exit
+/// code after saying why on stderr.
+///
+/// # Errors
+///
+/// `ExitCode::FAILURE` when the runtime cannot be built (out of threads).
+pub fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Runtime::new().map_err(|e| {
+        eprintln!("error: cannot start the runtime: {e}");
+        ExitCode::FAILURE
+    })
+}
+
+/// A future that completes on SIGINT or SIGTERM. The handlers are
+/// installed here, before it is first polled, so a signal that comes right
+/// after the banner (a script stopping what it just started) already stops
+/// the server gracefully instead of killing it.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    #[cfg(unix)]
+    let handlers = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (
+            signal(SignalKind::interrupt()).ok(),
+            signal(SignalKind::terminate()).ok(),
+        )
+    };
+    async move {
+        #[cfg(unix)]
+        {
+            let (mut interrupt, mut terminate) = handlers;
+            let recv = async |s: &mut Option<tokio::signal::unix::Signal>| match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            };
+            tokio::select! {
+                () = recv(&mut interrupt) => {},
+                () = recv(&mut terminate) => {},
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        tracing::info!("shutting down: finishing in-flight requests");
+    }
+}
+
+/// An error and its sources on one line, `: ` between them (ripgrep's
+/// `{:#}`): what a binary prints once before it exits.
+#[must_use]
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("cannot open the store")
+        }
+    }
+
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn the_chain_is_one_line() {
+        let outer = Outer(std::io::Error::other("disk full"));
+        assert_eq!(error_chain(&outer), "cannot open the store: disk full");
+    }
+}
