@@ -61,7 +61,7 @@ pub struct Config {
     /// CONTRACT section 13), for a mock reached through another address
     /// than it listens on. `None`: the listening address (the binary and
     /// [`crate::MockServer`] fill it in once bound; a wildcard address
-    /// becomes loopback). An [`crate::state::AppState`] made without either uses
+    /// becomes loopback). A server state made without either uses
     /// `http://localhost`.
     pub public_url: Option<PublicUrl>,
     /// Where state is kept (`--store`, CONTRACT section 15); memory by

@@ -16,7 +16,7 @@
 //! | `openapi` | the OpenAPI 3.1 document at `/openapi.json` |
 //! | `sqlite` | `--store sqlite:PATH`, SQLite compiled in |
 //! | `postgres` | `--store postgres://…`, replicas sharing one database |
-//! | `tls` | HTTPS ([`MockServerBuilder::tls_self_signed`], the [`tls`] module) |
+//! | `tls` | HTTPS (`MockServerBuilder::tls_self_signed`, the `tls` module) |
 //! | `metrics` | `GET /metrics` in the Prometheus text format |
 //! | `full` | all of the above: what the binary serves |
 //! | `test-support` | opens the internal modules (hidden from these docs) to this workspace's own tests, benchmarks and fuzz targets; no stability promise |

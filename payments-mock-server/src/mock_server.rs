@@ -307,7 +307,10 @@ impl MockServer {
         expect_store(self.state.reset().await);
     }
 
-    /// The shared state (store, clock, catalogue…), for white-box tests.
+    /// The shared state (store, clock, catalogue…), for this workspace's
+    /// white-box tests (feature `test-support`).
+    #[cfg(feature = "test-support")]
+    #[doc(hidden)]
     pub fn state(&self) -> &AppState {
         &self.state
     }
@@ -474,7 +477,7 @@ impl MockServerBuilder {
     ///
     /// [`Error::Config`] for an option out of range, [`Error::Bind`] when
     /// the listener cannot be bound or used; for a store, the errors of
-    /// [`AppState::open`](crate::state::AppState::open).
+    /// [`Service::open`](crate::Service::open).
     pub async fn start(self) -> Result<MockServer, Error> {
         self.config.validate()?;
         let std_listener = match self.listener {

@@ -22,15 +22,17 @@ use crate::state::AppState;
 /// # async fn demo() -> Result<(), payments_mock_server::Error> {
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
 /// let addr = listener.local_addr().expect("an address");
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
 /// let service = Service::open(Config::default()).await?;
 /// println!("state is kept in {}", service.store());
 /// service
 ///     .serve(
 ///         listener,
 ///         || println!("listening on http://{addr}"),
-///         async { let _ = tokio::signal::ctrl_c().await; },
+///         async { let _ = stopped.await; }, // the binary waits for SIGINT or SIGTERM
 ///     )
 ///     .await;
+/// # drop(stop);
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]

@@ -13,33 +13,9 @@ use crate::state::AppState;
 /// [`crate::http::app`], but
 /// without the router `app` puts around the service (it has no route of
 /// its own), and without inserting the connection's `ConnectionAbort`
-/// into each request: what the binary and [`crate::MockServer`] run. `ready` runs
+/// into each request: what [`crate::Service`] and [`crate::MockServer`] run. `ready` runs
 /// once the routes and the OpenAPI document are built, before the first
 /// connection is taken (the binary prints its banner there).
-///
-/// ```no_run
-/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-/// use payments_mock_server::Config;
-/// use payments_mock_server::http::serve_app;
-/// use payments_mock_server::state::AppState;
-///
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-/// let addr = listener.local_addr()?;
-/// let config = Config::default();
-/// let timeout = config.header_read_timeout;
-/// let state = AppState::new(config);
-/// serve_app(
-///     listener,
-///     state,
-///     timeout,
-///     || println!("listening on http://{addr}"),
-///     tokio::signal::ctrl_c().map(|_| ()),
-/// )
-/// .await;
-/// # Ok(())
-/// # }
-/// # use futures_util::FutureExt as _;
-/// ```
 pub async fn serve_app(
     listener: TcpListener,
     state: AppState,
