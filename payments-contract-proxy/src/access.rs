@@ -23,7 +23,7 @@ use payments_serve::admin::{
 use payments_serve::pages::{render, root_of};
 use payments_serve::{ApiError, ErrorCode};
 
-use super::ProxyState;
+use crate::state::ProxyState;
 
 /// The console's session cookie (the mock's has another name, so one
 /// browser may be signed in to both on one host).

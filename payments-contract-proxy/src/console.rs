@@ -18,7 +18,7 @@ use payments_serve::pages::{
 
 use super::access::SignedIn;
 use super::rules::{Level, Verdict};
-use super::{Judged, ProxyState};
+use crate::state::{Judged, ProxyState};
 
 /// Rows the page keeps at most.
 const MAX_ROWS: usize = 200;

@@ -28,10 +28,10 @@ use bytes::{Bytes, BytesMut};
 use futures::StreamExt as _;
 use http_body_util::BodyExt as _;
 
-use super::ProxyState;
 use super::exchange::{Exchange, Message};
 use super::metrics::Failure;
 use super::rules::Verdict;
+use crate::state::ProxyState;
 use payments_serve::{ApiError, ErrorCode};
 
 /// Bodies up to this are read whole and judged (the document's are under

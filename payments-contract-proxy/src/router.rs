@@ -1,0 +1,81 @@
+//! The proxy's routes and how a request reaches them: `/api/` straight to
+//! the forwarder, everything else (the report, the console and its
+//! sign-in, `/metrics`) through the router, behind the admin key.
+
+use axum::Router;
+use axum::routing::{any, get};
+use payments_serve::ApiError;
+
+use crate::state::ProxyState;
+use crate::{access, console, forward};
+
+/// Where the proxy's web console is served (the binary logs its address
+/// at start, as the mock does its own).
+pub const CONSOLE_PATH: &str = "/_proxy/ui/";
+
+/// `GET /_proxy/report`: the running summary as an envelope.
+async fn report(
+    axum::extract::State(proxy): axum::extract::State<ProxyState>,
+) -> axum::response::Response {
+    payments_serve::success(proxy.summary(), None)
+}
+
+/// `GET /metrics`: the proxy's counts in the Prometheus text format, or
+/// OpenMetrics text when `Accept` asks for it (CONTRACT section 18).
+async fn metrics(
+    axum::extract::State(proxy): axum::extract::State<ProxyState>,
+    headers: axum::http::HeaderMap,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let accept = headers
+        .get(axum::http::header::ACCEPT)
+        .map(|v| v.as_bytes());
+    let (body, content_type) = proxy.metrics.render(accept);
+    ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+/// The proxy's routes: `/api/` forwarded; `/_proxy/report`, the console
+/// under `/_proxy/ui/` (with its sign-in), `/metrics` and nothing else its
+/// own, behind [`access::admit`] (the `/api/` routes pass it untouched:
+/// only requests [`dispatch`] does not forward come through the router).
+pub(crate) fn router(state: ProxyState) -> Router {
+    Router::new()
+        .route("/api/{*rest}", any(forward::forward))
+        .route("/api", any(forward::forward))
+        .route("/api/", any(forward::forward))
+        .route("/_proxy/report", get(report))
+        .route("/metrics", get(metrics))
+        .merge(console::routes())
+        .route("/_proxy/ui/sign-in", get(access::page).post(access::submit))
+        .route("/_proxy/ui/sign-out", axum::routing::post(access::sign_out))
+        .fallback(|| async { ApiError::not_found() })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            access::admit,
+        ))
+        .with_state(state)
+}
+
+/// Whether a path is forwarded (the router's `/api`, `/api/` and
+/// `/api/{*rest}`).
+fn is_forwarded(path: &str) -> bool {
+    path == "/api" || path.starts_with("/api/")
+}
+
+/// One request on a connection: under `/api/` straight to
+/// [`forward::forward`], the hot path, without the router's matching and
+/// the extensions it fills (about 5k instructions of a proxied exchange);
+/// everything else through [`router`], whose `/api` routes name the same
+/// handler.
+pub(crate) async fn dispatch(
+    state: ProxyState,
+    router: Router,
+    request: axum::extract::Request<hyper::body::Incoming>,
+) -> Result<axum::response::Response, std::convert::Infallible> {
+    let request = request.map(axum::body::Body::new);
+    if is_forwarded(request.uri().path()) {
+        Ok(forward::forward(axum::extract::State(state), request).await)
+    } else {
+        tower::ServiceExt::oneshot(router, request).await
+    }
+}

@@ -1,0 +1,166 @@
+//! [`Proxy`]: a running proxy, started on a loopback port or a given
+//! listener, stopped with its summary.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::router::{dispatch, router};
+use crate::state::ProxyState;
+use crate::{Error, Exchange, Finding, ProxyConfig, Summary, Verdict};
+
+/// A running proxy on a loopback port (or a listener given to it).
+#[derive(Debug)]
+pub struct Proxy {
+    addr: SocketAddr,
+    state: ProxyState,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Proxy {
+    /// Starts a proxy on `127.0.0.1:0`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for a bad upstream or a report or recording file
+    /// that cannot be opened; [`Error::Bind`] when no port can be bound.
+    pub async fn start(config: ProxyConfig) -> Result<Self, Error> {
+        let listener =
+            std::net::TcpListener::bind("127.0.0.1:0").map_err(|source| Error::Bind {
+                addr: "127.0.0.1:0".to_owned(),
+                source,
+            })?;
+        Self::start_on(listener, config).await
+    }
+
+    /// Starts a proxy on `listener`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Proxy::start`].
+    pub async fn start_on(
+        listener: std::net::TcpListener,
+        config: ProxyConfig,
+    ) -> Result<Self, Error> {
+        let state = ProxyState::new(config)?;
+        let bind = |source| Error::Bind {
+            addr: "the given listener".to_owned(),
+            source,
+        };
+        listener.set_nonblocking(true).map_err(bind)?;
+        let addr = listener.local_addr().map_err(bind)?;
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(bind)?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let per_connection = {
+            let (state, router) = (state.clone(), router(state.clone()));
+            move |_: payments_serve::ConnectionAbort| {
+                let (state, router) = (state.clone(), router.clone());
+                hyper::service::service_fn(move |request| {
+                    dispatch(state.clone(), router.clone(), request)
+                })
+            }
+        };
+        let stopped = async move {
+            let _ = stopped.await;
+        };
+        let task = match state.config.tls.clone() {
+            Some(tls) => tokio::spawn(payments_serve::server::serve_tls(
+                listener,
+                tls,
+                per_connection,
+                payments_serve::DEFAULT_HEADER_READ_TIMEOUT,
+                stopped,
+            )),
+            None => tokio::spawn(payments_serve::server::serve(
+                listener,
+                per_connection,
+                payments_serve::DEFAULT_HEADER_READ_TIMEOUT,
+                stopped,
+            )),
+        };
+        tracing::info!(upstream = %state.config.shown_upstream(), "contract proxy in front of {}", state.config.shown_upstream());
+        Ok(Self {
+            addr,
+            state,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT` (`https://` with TLS).
+    pub fn base_url(&self) -> String {
+        let scheme = if self.state.config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The running summary.
+    pub fn summary(&self) -> Summary {
+        self.state.summary()
+    }
+
+    /// Moves the console sessions' clock forward: a test's way to see a
+    /// session expire without waiting.
+    #[cfg(feature = "test-support")]
+    #[doc(hidden)]
+    pub fn pass_session_time(&self, by: Duration) {
+        self.state.sessions.pass_time(by);
+    }
+
+    /// The exchanges the console shows now, oldest first (secrets
+    /// replaced): at most the last 500.
+    pub fn exchanges(&self) -> Vec<(Exchange, Verdict, Vec<Finding>)> {
+        self.state
+            .lock()
+            .recent
+            .iter()
+            .map(|j| (j.exchange.clone(), j.verdict, j.findings.clone()))
+            .collect()
+    }
+
+    /// Stops accepting, lets exchanges in flight finish, flushes the report
+    /// and the recording, and returns the summary.
+    ///
+    /// Bounded: exchanges still open after the upstream timeout (plus a
+    /// second) are cut off, so a stalled upstream or a client that never
+    /// reads cannot keep the proxy from exiting. What was judged until then
+    /// is in the summary, the report and the recording.
+    pub async fn shutdown(mut self) -> Summary {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(mut task) = self.task.take() {
+            let grace = self.state.config.upstream_timeout + Duration::from_secs(1);
+            if tokio::time::timeout(grace, &mut task).await.is_err() {
+                tracing::warn!(
+                    "exchanges still open {} after the stop: cut off",
+                    humantime::format_duration(grace)
+                );
+                task.abort();
+                let _ = task.await;
+            }
+        }
+        self.state.flush();
+        self.state.summary()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.state.flush();
+    }
+}

@@ -1,0 +1,291 @@
+//! [`ProxyState`]: one proxy's state, cheap to clone: its configuration,
+//! the upstream it forwards to, and the [`Judge`] that judges each
+//! exchange against the rules, remembers what passed through, counts it
+//! and writes the report, the recording and the console's recent list.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::exchange::{self, Parsed};
+use crate::memory::Memory;
+use crate::upstream_tls::{Upstream, upstream_client};
+use crate::{
+    Error, Exchange, Finding, ProxyConfig, Redactor, ReportLine, Summary, Verdict, metrics, rules,
+};
+
+/// Exchanges the console keeps to show.
+const CONSOLE_KEEPS: usize = 500;
+/// The most of each body the console keeps (so 500 exchanges stay small
+/// whatever their bodies).
+const CONSOLE_BODY: usize = 64 * 1024;
+
+/// One judged exchange, as the console shows it (secrets replaced).
+#[derive(Debug, Clone)]
+pub(crate) struct Judged {
+    /// The console's own count (exchanges are judged in the order they
+    /// end, not the order of their `seq`): what the live feed pages by.
+    pub row: u64,
+    pub exchange: Exchange,
+    pub verdict: Verdict,
+    pub findings: Vec<Finding>,
+}
+
+/// What the judging of exchanges shares, one at a time.
+#[derive(Debug)]
+pub(crate) struct Judge {
+    pub(crate) memory: Memory,
+    pub(crate) summary: Summary,
+    pub(crate) report: Option<BufWriter<File>>,
+    pub(crate) record: Option<BufWriter<File>>,
+    pub(crate) recent: VecDeque<Judged>,
+    /// The `row` of the last exchange the console kept.
+    pub(crate) rows: u64,
+}
+
+/// The proxy's state: cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct ProxyState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) config: ProxyConfig,
+    /// `scheme://host:port/prefix` of `--upstream`, without its user and
+    /// password: what a request target is appended to.
+    pub(crate) upstream: String,
+    /// `Authorization: Basic …` from the user and password of `--upstream`,
+    /// sent when a request has none of its own.
+    pub(crate) basic_auth: Option<axum::http::HeaderValue>,
+    pub(crate) client: Upstream,
+    pub(crate) seq: AtomicU64,
+    pub(crate) redactor: Redactor,
+    pub(crate) judge: Mutex<Judge>,
+    /// What `GET /metrics` reports.
+    pub(crate) metrics: metrics::Metrics,
+    /// The console's sign-in sessions (with `--admin-key`).
+    pub(crate) sessions: payments_serve::admin::Sessions<()>,
+}
+
+impl std::ops::Deref for ProxyState {
+    type Target = Inner;
+
+    fn deref(&self) -> &Inner {
+        &self.inner
+    }
+}
+
+fn open_append(path: &PathBuf, what: &str) -> Result<BufWriter<File>, Error> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(BufWriter::new)
+        .map_err(|e| {
+            Error::Config(format!(
+                "cannot open the {what} file {}: {e}",
+                path.display()
+            ))
+        })
+}
+
+impl ProxyState {
+    pub(crate) fn new(config: ProxyConfig) -> Result<Self, Error> {
+        config.validate()?;
+        let client = upstream_client(&config)?;
+        let url = &config.upstream;
+        let basic_auth = (!url.username().is_empty() || url.password().is_some()).then(|| {
+            use base64::Engine as _;
+            let decode = |s: &str| {
+                percent_encoding::percent_decode_str(s)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            };
+            let pair = format!(
+                "{}:{}",
+                decode(url.username()),
+                url.password().map(decode).unwrap_or_default()
+            );
+            let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+            let mut value = axum::http::HeaderValue::from_str(&format!("Basic {encoded}"))
+                .unwrap_or_else(|_| axum::http::HeaderValue::from_static(""));
+            value.set_sensitive(true);
+            value
+        });
+        let mut redactor = Redactor::new();
+        if let Some(basic) = basic_auth.as_ref().and_then(|v| v.to_str().ok()) {
+            redactor = redactor
+                .also(basic)
+                .also(basic.trim_start_matches("Basic "));
+        }
+        for credential in [url.username(), url.password().unwrap_or_default()] {
+            redactor = redactor
+                .also(credential)
+                .also(&percent_encoding::percent_decode_str(credential).decode_utf8_lossy());
+        }
+        let upstream = format!(
+            "{}://{}{}",
+            url.scheme(),
+            url.host_str()
+                .map_or_else(String::new, |h| match url.port() {
+                    Some(port) => format!("{h}:{port}"),
+                    None => h.to_owned(),
+                }),
+            url.path().trim_end_matches('/')
+        );
+        let report = config
+            .report
+            .as_ref()
+            .map(|p| open_append(p, "report"))
+            .transpose()?;
+        let record = config
+            .record
+            .as_ref()
+            .map(|p| open_append(p, "record"))
+            .transpose()?;
+        let session_lifetime = config.session_lifetime;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config,
+                upstream,
+                basic_auth,
+                client,
+                seq: AtomicU64::new(0),
+                redactor,
+                metrics: metrics::Metrics::new(),
+                sessions: payments_serve::admin::Sessions::new(session_lifetime),
+                judge: Mutex::new(Judge {
+                    memory: Memory::default(),
+                    summary: Summary::default(),
+                    report,
+                    record,
+                    recent: VecDeque::with_capacity(CONSOLE_KEEPS),
+                    rows: 0,
+                }),
+            }),
+        })
+    }
+
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Judge> {
+        self.judge.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The upstream URI of a request target: the upstream's own path
+    /// prefix, then the path and query exactly as the application sent them.
+    pub(crate) fn upstream_uri(&self, path: &str, query: Option<&str>) -> Option<axum::http::Uri> {
+        let target = match query {
+            Some(q) => format!("{}{path}?{q}", self.upstream),
+            None => format!("{}{path}", self.upstream),
+        };
+        target.parse().ok()
+    }
+
+    /// Judges an exchange (`judged`: its bodies were read whole), counts
+    /// it, and writes the report and the recording.
+    pub(crate) fn judge(&self, mut exchange: Exchange, judged: bool) -> (Verdict, Vec<Finding>) {
+        exchange.judged = judged && !exchange.proxy_answer;
+        // Outside the lock: the bodies read, and what redaction replaces
+        // (the exchange itself is never copied: the plan is applied to it
+        // once the rules have read it).
+        let parsed = Parsed::of(&exchange);
+        let redaction = self.redactor.plan(&exchange, parsed.request.as_ref());
+        let mut judge = self.lock();
+        let (verdict, mut findings) = if exchange.judged {
+            let findings = rules::judge(&parsed, &judge.memory);
+            rules::remember(&parsed, &mut judge.memory);
+            (Verdict::of(&findings), findings)
+        } else {
+            (Verdict::Unchecked, Vec::new())
+        };
+        let exchange::Parsed { endpoint, .. } = parsed;
+        self.metrics.exchange(&endpoint, verdict, &findings);
+        // A message quotes values of the exchange: never a secret one.
+        if !redaction.secrets.is_empty() {
+            for finding in &mut findings {
+                finding.message = self.redactor.scrub(&finding.message, &redaction.secrets);
+            }
+        }
+        let redacted = redaction.apply(exchange);
+        judge.summary.add(&redacted, &endpoint, verdict, &findings);
+        if let Some(report) = judge.report.as_mut() {
+            let line = ReportLine::of(&redacted, verdict, &findings);
+            write_line(report, &line, "report");
+        }
+        if let Some(record) = judge.record.as_mut() {
+            write_line(record, &redacted, "recording");
+        }
+        tracing::info!(
+            target: "payments_contract_proxy::exchange",
+            seq = redacted.seq,
+            method = %redacted.request.method,
+            path = %redacted.request.path,
+            status = redacted.response.status,
+            verdict = verdict.as_str(),
+            findings = findings.len(),
+            "{} {} → {} {}",
+            redacted.request.method,
+            redacted.request.path,
+            redacted.response.status,
+            verdict.as_str()
+        );
+        if judge.recent.len() == CONSOLE_KEEPS {
+            judge.recent.pop_front();
+        }
+        judge.rows += 1;
+        let row = judge.rows;
+        let mut kept = redacted;
+        for message in [&mut kept.request, &mut kept.response] {
+            if let Some(body) = message.body.as_mut()
+                && body.len() > CONSOLE_BODY
+            {
+                let mut end = CONSOLE_BODY;
+                while !body.is_char_boundary(end) {
+                    end -= 1;
+                }
+                body.truncate(end);
+                body.push_str("… (the console keeps the first 64 KiB)");
+            }
+        }
+        judge.recent.push_back(Judged {
+            row,
+            exchange: kept,
+            verdict,
+            findings: findings.clone(),
+        });
+        (verdict, findings)
+    }
+
+    /// The running summary.
+    pub(crate) fn summary(&self) -> Summary {
+        self.lock().summary.clone()
+    }
+
+    /// Flushes the report and the recording.
+    pub(crate) fn flush(&self) {
+        let mut judge = self.lock();
+        if let Some(w) = judge.report.as_mut() {
+            let _ = w.flush();
+        }
+        if let Some(w) = judge.record.as_mut() {
+            let _ = w.flush();
+        }
+    }
+}
+
+fn write_line(writer: &mut BufWriter<File>, value: &impl serde::Serialize, what: &str) {
+    let written = serde_json::to_writer(&mut *writer, value)
+        .map_err(std::io::Error::other)
+        .and_then(|()| writer.write_all(b"\n"))
+        .and_then(|()| writer.flush());
+    if let Err(e) = written {
+        tracing::warn!(error = %e, "the {what} could not be written");
+    }
+}
