@@ -11,7 +11,6 @@ use crate::calls::confirm::ConfirmRequest;
 use crate::calls::initiate::InitiateRequest;
 use crate::calls::status::Lookup;
 use crate::error::Error;
-use crate::guard;
 use crate::model::envelope::Reply;
 use crate::model::transaction::{Confirmation, Initiated, PaymentStatus};
 use crate::reconcile;
@@ -238,7 +237,9 @@ impl Client {
         transaction_id: impl AsRef<str>,
     ) -> Result<Reply<PaymentStatus>, Error> {
         let ctx = self.inner.context();
-        guard::read_status(&self.inner, Lookup::Id(transaction_id.as_ref()), &ctx).await
+        self.inner
+            .read_status(Lookup::Id(transaction_id.as_ref()), &ctx)
+            .await
     }
 
     /// Reads a transaction by the merchant's reference, optionally scoped to
@@ -269,7 +270,7 @@ impl Client {
             merchant_id,
         };
         let ctx = self.inner.context();
-        guard::read_status(&self.inner, lookup, &ctx).await
+        self.inner.read_status(lookup, &ctx).await
     }
 
     /// Polls the status until it is final (`SUCCESSFUL`, `FAILED`,
@@ -340,7 +341,9 @@ impl Client {
     ) -> Result<Reply<PaymentStatus>, Error> {
         let mut ctx = self.inner.context();
         ctx.deadline = Some(ctx.deadline.map_or(until, |d| d.min(until)));
-        guard::read_status(&self.inner, Lookup::Id(transaction_id), &ctx).await
+        self.inner
+            .read_status(Lookup::Id(transaction_id), &ctx)
+            .await
     }
 
     /// Reads many transactions at once, at most `concurrency` in flight,

@@ -21,9 +21,10 @@
 //! first out; `memory.rs`). Only answers that pass are remembered, so a
 //! lie never becomes the reference for the next check.
 //!
-//! Disagreements become `Error::AnswerMismatch` (`mismatch.rs`); settling
-//! an initiate's mismatch by reading the reference back is
-//! `reconcile::settle_initiate`. CONTRACT section 17; docs/contract.md
+//! Disagreements become `Error::AnswerMismatch` (`error/mismatch.rs`);
+//! settling an initiate's mismatch by reading the reference back is
+//! `reconcile::settle_initiate`; every status read is checked by
+//! `Transport::read_status`. CONTRACT section 17; docs/contract.md
 //! "The client checks every answer against its question".
 
 mod memory;
@@ -35,14 +36,12 @@ use uuid::Uuid;
 use crate::calls::confirm::ConfirmRequest;
 use crate::calls::initiate::InitiateRequest;
 use crate::calls::status::Lookup;
-use crate::error::Error;
-use crate::mismatch::{AnswerMismatch, Asked, Disagreement};
+use crate::error::{AnswerMismatch, Asked, Disagreement};
 use crate::model::currency::Currency;
 use crate::model::envelope::Reply;
 use crate::model::ids::TransactionId;
-use crate::model::money::{MinorAmount, to_major};
 use crate::model::transaction::{Confirmation, Initiated, PaymentStatus};
-use crate::transport::{CallContext, Failed, Transport};
+use crate::money::{MinorAmount, to_major};
 
 use memory::Lru;
 
@@ -270,28 +269,4 @@ fn major_text(minor: MinorAmount, currency: &Currency, fallback: &Currency) -> S
     to_major(minor, currency)
         .or_else(|_| to_major(minor, fallback))
         .map_or_else(|_| minor.to_string(), |d| d.to_string())
-}
-
-/// A status read with its answer checked: what [`Client::status`],
-/// [`Client::status_by_reference`], the polls of `wait_for_final` and the
-/// read-backs of reconciliation all go through.
-///
-/// [`Client::status`]: crate::Client::status
-/// [`Client::status_by_reference`]: crate::Client::status_by_reference
-pub(crate) async fn read_status(
-    transport: &Transport,
-    lookup: Lookup<'_>,
-    ctx: &CallContext,
-) -> Result<Reply<PaymentStatus>, Error> {
-    let call = lookup.call()?;
-    let reply = transport
-        .execute::<PaymentStatus>(&call, ctx)
-        .await
-        .map_err(Failed::into_error)?;
-    if let Some(guard) = &transport.guard {
-        guard
-            .status(lookup, &reply)
-            .map_err(Error::AnswerMismatch)?;
-    }
-    Ok(reply)
 }

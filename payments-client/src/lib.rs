@@ -199,38 +199,45 @@
 
 // For contributors (not rendered): where things live, and the contract
 // sections (CONTRACT.md; docs/contract.md for users) each file implements.
+// From the bottom up (scripts/layers.py holds the same order, and fails
+// on an import that points up or any two files importing each other):
 //
-// - client.rs: Client, WaitOptions; the public calls and the helpers built
-//   on them (wait_for_final, status_many, status_stream).
-// - client/builder.rs: ClientBuilder and its checks; client/tls.rs: its
-//   extra roots and identity.
-// - transport.rs: the one send path: URL, headers, auth, request id,
-//   timeouts, retries (section 12), envelope decoding, tracing.
-// - calls/: one file per endpoint: request types, local validation
-//   (section 1), path and body; status.rs's Lookup is what a status read
-//   asked.
-// - model/: wire types: money and Currency (section 1), ids, statuses and
-//   error codes (sections 6, 8), payloads, the envelope and Reply; wire.rs
-//   there holds the tolerant decoders of section 11.
-// - error.rs: Error, its classes and Outcome; mismatch.rs: what
-//   Error::AnswerMismatch carries.
-// - guard.rs (+ guard/memory.rs): the answer guard (section 17) and its
-//   bounded memory; read_status is every status read, checked.
+// - model/: the service's data, typed. money_error.rs (MoneyError), ids,
+//   statuses and error codes (sections 6, 8), currency.rs (section 1),
+//   wire.rs (the tolerant decoders of section 11), payloads
+//   (transaction.rs) and Reply (envelope.rs).
+// - money.rs: MinorAmount, to_minor, to_major (section 1).
+// - error/: Error, its classes and Outcome; error/mismatch.rs: what
+//   Error::AnswerMismatch carries (it may hold an Error: one module).
+// - secret.rs: the API key and its header; never shown or logged.
 // - retry.rs: RetryPolicy and its pure decide (section 12).
+// - calls/: one file per endpoint: request types, local validation
+//   (section 1), path and body (Call); status.rs's Lookup is what a status
+//   read asked.
+// - decode.rs: one response into a Reply or an Error (section 11).
+// - guard.rs (+ guard/memory.rs): the answer guard (section 17) and its
+//   bounded memory.
+// - transport.rs: the one send path: URL, headers, auth, request id,
+//   timeouts, retries (section 12), decoding, tracing; read_status is
+//   every status read, checked.
 // - reconcile.rs: repeat rejections of retries turned back into the
 //   original outcome (section 12), and settle_initiate for an initiate
 //   whose answer disagreed (section 17).
+// - client.rs: Client, WaitOptions; the public calls and the helpers built
+//   on them (wait_for_final, status_many, status_stream).
+//   client/builder.rs: ClientBuilder and its checks; client/tls.rs: its
+//   extra roots and identity.
 // - redirect.rs: redirect-based payments: ReturnAddress, verify_return,
 //   payment_url (section 13).
-// - secret.rs: the API key and its header; never shown or logged.
 // - wire.rs: the public wire-level items, re-exported for tools.
 
 mod calls;
 mod client;
+mod decode;
 mod error;
 mod guard;
-mod mismatch;
 mod model;
+pub mod money;
 mod reconcile;
 mod redirect;
 mod retry;
@@ -241,14 +248,16 @@ pub mod wire;
 pub use calls::confirm::{ConfirmRequest, ConfirmRequestBuilder};
 pub use calls::initiate::{InitiateRequest, InitiateRequestBuilder};
 pub use client::{Client, ClientBuilder, WaitOptions};
-pub use error::{ApiError, Error, FieldError, Outcome, TransportKind, ValidationErrors};
-pub use mismatch::{AnswerMismatch, Asked, Disagreement, ReadBack};
+pub use error::{
+    AnswerMismatch, ApiError, Asked, Disagreement, Error, FieldError, Outcome, ReadBack,
+    TransportKind, ValidationErrors,
+};
 pub use model::currency::Currency;
 pub use model::envelope::Reply;
 pub use model::ids::TransactionId;
-pub use model::money::{self, MinorAmount};
 pub use model::status::{ErrorCode, TransactionStatus};
 pub use model::transaction::{Confirmation, Initiated, PaymentStatus};
+pub use money::MinorAmount;
 pub use redirect::{ReturnAddress, VerifiedReturn};
 pub use retry::{Decision, Failure, RetryPolicy};
 

@@ -26,13 +26,12 @@
 use crate::calls::confirm::ConfirmRequest;
 use crate::calls::initiate::InitiateRequest;
 use crate::calls::status::Lookup;
+use crate::error::{AnswerMismatch, Disagreement, ReadBack as Found};
 use crate::error::{Error, Outcome};
-use crate::guard::read_status;
-use crate::mismatch::{AnswerMismatch, Disagreement, ReadBack as Found};
 use crate::model::envelope::Reply;
-use crate::model::money::{to_major, to_minor};
 use crate::model::status::{ErrorCode, TransactionStatus};
 use crate::model::transaction::{Confirmation, Initiated, PaymentStatus};
+use crate::money::{to_major, to_minor};
 use crate::transport::{CallContext, Failed, Transport};
 
 /// A retry rejected as a repeat *after an ambiguous attempt*. When every
@@ -90,7 +89,7 @@ async fn read_back(
         request_id: ctx.request_id.clone(),
         deadline: transport.fresh_deadline(),
     };
-    read_status(transport, what, &lookup_ctx).await
+    transport.read_status(what, &lookup_ctx).await
 }
 
 /// [`read_back`], its failure told as a failed reconciliation.

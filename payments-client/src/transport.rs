@@ -1,5 +1,6 @@
 //! The one send path: URL, headers, auth, request id, timeouts, retries and
-//! envelope decoding for every call.
+//! envelope decoding for every call, and the checked status read every
+//! status goes through ([`Transport::read_status`]).
 //!
 //! `calls/` only describe a call ([`Call`]); this module performs it. It
 //! does not know about reconciliation (see `reconcile.rs`), which works on
@@ -15,9 +16,13 @@ use tokio::time::Instant;
 use tracing::{Instrument, field};
 use url::Url;
 
+use crate::calls::status::Lookup;
+use crate::calls::{Call, Method};
+use crate::decode::{self, Exchange};
 use crate::error::{Error, Outcome, TransportKind};
 use crate::guard::AnswerGuard;
-use crate::model::envelope::{self, Exchange, Reply};
+use crate::model::envelope::Reply;
+use crate::model::transaction::PaymentStatus;
 use crate::retry::{Decision, Failure, RetryPolicy};
 use crate::secret::Credential;
 
@@ -25,26 +30,6 @@ use crate::secret::Credential;
 /// call; the service answers with the same value.
 // CONTRACT section 2.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
-
-/// HTTP method of a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Method {
-    Get,
-    Post,
-}
-
-/// A description of one call: everything but how to send it.
-#[derive(Debug, Clone)]
-pub(crate) struct Call {
-    /// Short name for logs (`initiate`).
-    pub name: &'static str,
-    pub method: Method,
-    /// Already percent-encoded path, starting with `/api/`.
-    pub path: String,
-    pub query: Vec<(&'static str, String)>,
-    /// JSON body; shared, so that a retry does not copy it.
-    pub body: Option<bytes::Bytes>,
-}
 
 /// What one logical call shares across its attempts (and a reconciliation
 /// lookup): the request id and the deadline.
@@ -155,6 +140,30 @@ impl Transport {
             h.insert(c.header().clone(), c.value().clone());
         }
         h
+    }
+
+    /// A status read with its answer checked: what [`Client::status`],
+    /// [`Client::status_by_reference`], the polls of `wait_for_final` and
+    /// the read-backs of reconciliation all go through.
+    ///
+    /// [`Client::status`]: crate::Client::status
+    /// [`Client::status_by_reference`]: crate::Client::status_by_reference
+    pub(crate) async fn read_status(
+        &self,
+        lookup: Lookup<'_>,
+        ctx: &CallContext,
+    ) -> Result<Reply<PaymentStatus>, Error> {
+        let call = lookup.call()?;
+        let reply = self
+            .execute::<PaymentStatus>(&call, ctx)
+            .await
+            .map_err(Failed::into_error)?;
+        if let Some(guard) = &self.guard {
+            guard
+                .status(lookup, &reply)
+                .map_err(Error::AnswerMismatch)?;
+        }
+        Ok(reply)
     }
 
     /// Runs a call with retries and decodes its envelope.
@@ -297,7 +306,7 @@ impl Transport {
         };
         span.record("status", status);
         tracing::debug!(status, "response received");
-        envelope::decode(Exchange {
+        decode::decode(Exchange {
             status,
             content_type,
             body: &body,

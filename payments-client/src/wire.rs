@@ -7,6 +7,6 @@
 
 pub use crate::calls::{MAX_EXTRA_PROPERTIES, encode_path_segment};
 pub use crate::client::DEFAULT_USER_AGENT;
-pub use crate::model::envelope::{BODY_PREFIX_LEN, decode_response};
+pub use crate::decode::{BODY_PREFIX_LEN, decode_response};
 pub use crate::model::wire::parse_timestamp;
 pub use crate::transport::REQUEST_ID_HEADER;

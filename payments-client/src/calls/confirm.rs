@@ -2,10 +2,9 @@
 
 use serde::Serialize;
 
-use crate::calls::{ExtraProperties, check_len, check_reference_no};
+use crate::calls::{Call, ExtraProperties, Method, check_len, check_reference_no};
 use crate::error::{Error, ValidationErrors};
 use crate::model::ids::TransactionId;
-use crate::transport::{Call, Method};
 
 /// A validated confirm request (interface document section 2.4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

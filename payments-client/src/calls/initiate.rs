@@ -3,11 +3,12 @@
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::calls::{ExtraProperties, check_len, check_not_dot_segment, check_reference_no};
+use crate::calls::{
+    Call, ExtraProperties, Method, check_len, check_not_dot_segment, check_reference_no,
+};
 use crate::error::{Error, ValidationErrors};
 use crate::model::currency::Currency;
-use crate::model::money::{MAX_AMOUNT, MinorAmount};
-use crate::transport::{Call, Method};
+use crate::money::{MAX_AMOUNT, MinorAmount};
 
 /// A validated initiate request (interface document section 2.2).
 ///

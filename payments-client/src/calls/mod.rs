@@ -1,5 +1,6 @@
-//! One file per call: its request type, local validation (CONTRACT section
-//! 1) and how it maps onto HTTP. Sending is `transport.rs`'s job.
+//! One file per call: its request type, local validation (CONTRACT
+//! section 1) and how it maps onto HTTP ([`Call`]). Sending is
+//! `transport.rs`'s job.
 
 pub mod confirm;
 pub mod initiate;
@@ -8,6 +9,26 @@ pub mod status;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use crate::error::ValidationErrors;
+
+/// HTTP method of a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Method {
+    Get,
+    Post,
+}
+
+/// A description of one call: everything but how to send it.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    /// Short name for logs (`initiate`).
+    pub name: &'static str,
+    pub method: Method,
+    /// Already percent-encoded path, starting with `/api/`.
+    pub path: String,
+    pub query: Vec<(&'static str, String)>,
+    /// JSON body; shared, so that a retry does not copy it.
+    pub body: Option<bytes::Bytes>,
+}
 
 /// Everything but RFC 3986 unreserved characters is encoded, so a value is
 /// always exactly one path segment (`INV/2026/0001` → `INV%2F2026%2F0001`).

@@ -3,9 +3,8 @@
 
 use uuid::Uuid;
 
-use crate::calls::{check_not_dot_segment, encode_path_segment};
+use crate::calls::{Call, Method, check_not_dot_segment, encode_path_segment};
 use crate::error::{Error, ValidationErrors};
-use crate::transport::{Call, Method};
 
 /// Status by transaction id; the id is one percent-encoded path segment.
 pub(crate) fn by_id(transaction_id: &str) -> Result<Call, Error> {

@@ -269,3 +269,62 @@ impl ClientBuilder {
         })
     }
 }
+
+// Extra trust and a client certificate (CONTRACT section 18): kept in
+// tls.rs's options, checked there at build().
+#[cfg(any(feature = "rustls", feature = "native-tls"))]
+impl ClientBuilder {
+    /// Also trusts the CA certificates of this PEM text (one or more
+    /// `-----BEGIN CERTIFICATE-----` blocks), beside the usual roots: a
+    /// sandbox's local CA, a staging service's private CA.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::Client;
+    /// // E.g. the CA a mock made with `--tls-self-signed DIR`: DIR/ca.pem.
+    /// let bad = Client::builder("https://sandbox.example")
+    ///     .add_root_certificate_pem(b"not a certificate")
+    ///     .build();
+    /// assert!(bad.unwrap_err().to_string().contains("root certificate: not PEM"));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`build`](Self::build) fails with [`Error::Config`] when the text
+    /// holds no PEM certificate.
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "rustls", feature = "native-tls"))))]
+    pub fn add_root_certificate_pem(mut self, pem: impl AsRef<[u8]>) -> Self {
+        self.tls.add_roots(pem.as_ref().to_vec());
+        self
+    }
+
+    /// Presents this client certificate (mutual TLS): the certificate
+    /// (then any intermediates) and its private key, in one PEM text (with
+    /// the `native-tls` feature alone the key must be PKCS#8). The key
+    /// never appears in `Debug` or an error.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use payments_client::Client;
+    /// let mut identity = std::fs::read("client.pem")?;
+    /// identity.extend(std::fs::read("client-key.pem")?);
+    /// let client = Client::builder("https://staging.example")
+    ///     .add_root_certificate_pem(std::fs::read("ca.pem")?)
+    ///     .identity_pem(identity)
+    ///     .build()?;
+    /// assert!(!format!("{client:?}").contains("PRIVATE KEY"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`build`](Self::build) fails with [`Error::Config`] when the text
+    /// is not a certificate and a key in PEM.
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "rustls", feature = "native-tls"))))]
+    pub fn identity_pem(mut self, cert_and_key_pem: impl AsRef<[u8]>) -> Self {
+        self.tls.set_identity(cert_and_key_pem.as_ref().to_vec());
+        self
+    }
+}

@@ -1,10 +1,12 @@
 //! Extra trust and a client certificate (CONTRACT section 18): a sandbox
 //! with its own CA, a staging service that demands mutual TLS. Both are
-//! PEM, checked when the client is built; errors never quote a key.
+//! PEM, given to the builder
+//! ([`ClientBuilder::add_root_certificate_pem`](super::ClientBuilder::add_root_certificate_pem),
+//! [`ClientBuilder::identity_pem`](super::ClientBuilder::identity_pem)) and
+//! checked here when the client is built; errors never quote a key.
 
 use std::fmt;
 
-use super::ClientBuilder;
 use crate::error::Error;
 
 /// What the builder was given, parsed at `build()`.
@@ -25,6 +27,16 @@ impl fmt::Debug for TlsOptions {
 }
 
 impl TlsOptions {
+    /// Also trusts the CA certificates of this PEM text.
+    pub(super) fn add_roots(&mut self, pem: Vec<u8>) {
+        self.roots.push(pem);
+    }
+
+    /// Presents this certificate and key.
+    pub(super) fn set_identity(&mut self, pem: Vec<u8>) {
+        self.identity = Some(pem);
+    }
+
     pub(super) fn is_empty(&self) -> bool {
         self.roots.is_empty() && self.identity.is_none()
     }
@@ -90,60 +102,4 @@ fn identity(pem: &[u8]) -> Result<reqwest::Identity, Error> {
     let certs = format!("{}{}", &text[..start], &text[end..]);
     reqwest::Identity::from_pkcs8_pem(certs.as_bytes(), key.as_bytes())
         .map_err(|_| identity_error())
-}
-
-impl ClientBuilder {
-    /// Also trusts the CA certificates of this PEM text (one or more
-    /// `-----BEGIN CERTIFICATE-----` blocks), beside the usual roots: a
-    /// sandbox's local CA, a staging service's private CA.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use payments_client::Client;
-    /// // E.g. the CA a mock made with `--tls-self-signed DIR`: DIR/ca.pem.
-    /// let bad = Client::builder("https://sandbox.example")
-    ///     .add_root_certificate_pem(b"not a certificate")
-    ///     .build();
-    /// assert!(bad.unwrap_err().to_string().contains("root certificate: not PEM"));
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`build`](Self::build) fails with [`Error::Config`] when the text
-    /// holds no PEM certificate.
-    #[cfg_attr(docsrs, doc(cfg(any(feature = "rustls", feature = "native-tls"))))]
-    pub fn add_root_certificate_pem(mut self, pem: impl AsRef<[u8]>) -> Self {
-        self.tls.roots.push(pem.as_ref().to_vec());
-        self
-    }
-
-    /// Presents this client certificate (mutual TLS): the certificate
-    /// (then any intermediates) and its private key, in one PEM text (with
-    /// the `native-tls` feature alone the key must be PKCS#8). The key
-    /// never appears in `Debug` or an error.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use payments_client::Client;
-    /// let mut identity = std::fs::read("client.pem")?;
-    /// identity.extend(std::fs::read("client-key.pem")?);
-    /// let client = Client::builder("https://staging.example")
-    ///     .add_root_certificate_pem(std::fs::read("ca.pem")?)
-    ///     .identity_pem(identity)
-    ///     .build()?;
-    /// assert!(!format!("{client:?}").contains("PRIVATE KEY"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`build`](Self::build) fails with [`Error::Config`] when the text
-    /// is not a certificate and a key in PEM.
-    #[cfg_attr(docsrs, doc(cfg(any(feature = "rustls", feature = "native-tls"))))]
-    pub fn identity_pem(mut self, cert_and_key_pem: impl AsRef<[u8]>) -> Self {
-        self.tls.identity = Some(cert_and_key_pem.as_ref().to_vec());
-        self
-    }
 }

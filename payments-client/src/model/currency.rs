@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::model::money::MoneyError;
+use crate::model::money_error::MoneyError;
 
 /// A currency code.
 ///

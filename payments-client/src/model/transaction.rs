@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::currency::Currency;
 use crate::model::ids::TransactionId;
-use crate::model::money::MinorAmount;
 use crate::model::status::TransactionStatus;
+use crate::money::MinorAmount;
 
 /// `data` of a successful initiate (interface document section 2.3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -10,7 +10,24 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use crate::model::money::parse_decimal;
+use crate::model::money_error::MoneyError;
+
+/// Parses decimal text exactly, keeping its scale (`150.00` stays 2 dp).
+///
+/// Accepts plain (`-1.25`) and scientific (`1.5e2`) notation.
+///
+/// # Errors
+///
+/// [`MoneyError::Invalid`] for anything that is not an exact decimal.
+pub fn parse_decimal(text: &str) -> Result<Decimal, MoneyError> {
+    let t = text.trim();
+    let parsed = if t.contains(['e', 'E']) {
+        Decimal::from_scientific(t)
+    } else {
+        Decimal::from_str_exact(t)
+    };
+    parsed.map_err(|_| MoneyError::Invalid(text.to_owned()))
+}
 
 fn describe(v: &Value) -> &'static str {
     match v {

@@ -7,11 +7,14 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::mismatch::AnswerMismatch;
 use crate::model::envelope::Reply;
-use crate::model::money::MoneyError;
+use crate::model::money_error::MoneyError;
 use crate::model::status::ErrorCode;
 use crate::model::transaction::PaymentStatus;
+
+mod mismatch;
+
+pub use mismatch::{AnswerMismatch, Asked, Disagreement, ReadBack};
 
 /// Whether the service may have carried out a call that failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

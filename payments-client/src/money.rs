@@ -11,42 +11,13 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use crate::model::currency::Currency;
+pub use crate::model::money_error::MoneyError;
+pub use crate::model::wire::parse_decimal;
 
 /// The largest amount the service accepts, 2^53 − 1 minor units, so that
 /// JavaScript peers keep it exact.
 // CONTRACT section 1.
 pub const MAX_AMOUNT: u64 = 9_007_199_254_740_991;
-
-/// A money problem found locally.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum MoneyError {
-    /// Amounts must be greater than zero.
-    #[error("amount must be greater than 0")]
-    NotPositive,
-    /// The value has more fraction digits than the currency allows.
-    #[error("amount {amount} has more fraction digits than {currency} allows ({exponent})")]
-    TooManyFractionDigits {
-        /// The amount as given.
-        amount: Decimal,
-        /// The currency code.
-        currency: String,
-        /// The currency's exponent.
-        exponent: u32,
-    },
-    /// The amount does not fit in the minor-unit integer.
-    #[error("amount {0} is too large")]
-    Overflow(String),
-    /// The currency has no known minor-unit exponent.
-    #[error("currency {0} has no known minor-unit exponent")]
-    UnknownExponent(String),
-    /// Not a known ISO 4217 alphabetic code.
-    #[error("unknown currency code {0:?}")]
-    UnknownCurrency(String),
-    /// Text that is not a decimal number.
-    #[error("invalid amount {0:?}")]
-    Invalid(String),
-}
 
 /// An amount in the currency's smallest unit (cents for MYR), always > 0.
 ///
@@ -228,21 +199,4 @@ pub fn to_major(
     let minor: u64 = minor.into();
     Decimal::try_from_i128_with_scale(i128::from(minor), exponent)
         .map_err(|_| MoneyError::Overflow(minor.to_string()))
-}
-
-/// Parses decimal text exactly, keeping its scale (`150.00` stays 2 dp).
-///
-/// Accepts plain (`-1.25`) and scientific (`1.5e2`) notation.
-///
-/// # Errors
-///
-/// [`MoneyError::Invalid`] for anything that is not an exact decimal.
-pub fn parse_decimal(text: &str) -> Result<Decimal, MoneyError> {
-    let t = text.trim();
-    let parsed = if t.contains(['e', 'E']) {
-        Decimal::from_scientific(t)
-    } else {
-        Decimal::from_str_exact(t)
-    };
-    parsed.map_err(|_| MoneyError::Invalid(text.to_owned()))
 }

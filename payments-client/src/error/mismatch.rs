@@ -2,14 +2,16 @@
 //! request it answers.
 //!
 //! The checks themselves live in `guard.rs`; these are only the types a
-//! caller matches on and the one line they print.
+//! caller matches on and the one line they print. They are part of the
+//! error (an [`AnswerMismatch`] may hold the [`Error`] of its read-back), so
+//! they live under it.
 
 use std::fmt;
 
 use rust_decimal::Decimal;
 use uuid::Uuid;
 
-use crate::error::Error;
+use super::Error;
 use crate::model::envelope::Reply;
 use crate::model::ids::TransactionId;
 use crate::model::transaction::PaymentStatus;
