@@ -38,7 +38,7 @@ use uuid::Uuid;
 
 use crate::{
     cli::{ApiKey, GlobalArgs, OutputFormat},
-    error::CliError,
+    error::{CliError, ConfigError},
 };
 
 /// Per-attempt timeout when neither a flag nor the profile gives one.
@@ -96,48 +96,8 @@ impl fmt::Debug for Profile {
     }
 }
 
-/// What went wrong with the config file.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    #[error("cannot read config file {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("config file {path}, line {line}: {message}")]
-    Malformed {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
-    #[error("{}", unknown_profile_message(.name, .path, .known))]
-    UnknownProfile {
-        name: String,
-        path: PathBuf,
-        known: Vec<String>,
-    },
-    #[error("cannot find the config directory: {0}; pass --config PATH")]
-    NoConfigDir(String),
-}
-
 fn secret<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<SecretString>, D::Error> {
     Ok(Option::<String>::deserialize(d)?.map(SecretString::from))
-}
-
-fn unknown_profile_message(name: &str, path: &Path, known: &[String]) -> String {
-    if known.is_empty() {
-        format!(
-            "profile '{name}' not found: {} has no profiles",
-            path.display()
-        )
-    } else {
-        format!(
-            "profile '{name}' not found in {}; known profiles: {}",
-            path.display(),
-            known.join(", ")
-        )
-    }
 }
 
 impl ConfigFile {

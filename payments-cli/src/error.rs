@@ -1,15 +1,17 @@
 //! The CLI's error: usage, config, I/O and failed service calls, with
-//! [`CliError::exit_code`] as the only mapping to the documented exit codes.
+//! [`CliError::exit_code`] as the only mapping to the documented exit codes;
+//! and [`ConfigError`], what the config file can get wrong (`config.rs`
+//! reports with both, so they live here, below it).
 //!
 //! `Display` is the one line `main` prints: what failed and what to do. The
 //! API key never appears in it (the client keeps it in a `SecretString`, and
 //! nothing here formats settings).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use payments_client::{Error as ClientError, ErrorCode, Outcome, TransportKind};
 
-use crate::{config::ConfigError, exit::Exit};
+use crate::exit::Exit;
 
 /// Everything that can stop a command.
 #[derive(Debug, thiserror::Error)]
@@ -60,7 +62,47 @@ pub enum CliError {
     },
 }
 
-fn display_path(path: &std::path::Path) -> String {
+/// What went wrong with the config file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path}, line {line}: {message}")]
+    Malformed {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{}", unknown_profile_message(.name, .path, .known))]
+    UnknownProfile {
+        name: String,
+        path: PathBuf,
+        known: Vec<String>,
+    },
+    #[error("cannot find the config directory: {0}; pass --config PATH")]
+    NoConfigDir(String),
+}
+
+fn unknown_profile_message(name: &str, path: &Path, known: &[String]) -> String {
+    if known.is_empty() {
+        format!(
+            "profile '{name}' not found: {} has no profiles",
+            path.display()
+        )
+    } else {
+        format!(
+            "profile '{name}' not found in {}; known profiles: {}",
+            path.display(),
+            known.join(", ")
+        )
+    }
+}
+
+fn display_path(path: &Path) -> String {
     if path.as_os_str() == "-" {
         "standard input".to_owned()
     } else {

@@ -10,8 +10,8 @@
 //! - `commands`: one module per command; each builds the request, calls the
 //!   client and prints.
 //! - `output`: renders tables to strings.
-//! - `exit`: the documented exit codes; `error`: the CLI error and its one
-//!   mapping to them.
+//! - `exit`: the documented exit codes; `error`: the CLI error (and the
+//!   config file's) and its one mapping to them.
 //! - `usage`: usage errors said with flags, values quoted at most 200 bytes.
 
 mod amount;
