@@ -36,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
     ] {
         if let Err(e) = result {
             assert_eq!(e.status.as_u16(), 400);
-            for rule in e.message.split("; ") {
+            for rule in e.to_string().split("; ") {
                 assert!(FIELDS.iter().any(|f| rule.starts_with(f)), "{rule}");
             }
         }

@@ -64,7 +64,7 @@ proptest! {
     #[test]
     fn validation_errors_always_start_with_a_field_name(body in request_body()) {
         if let Err(e) = validate_initiate(&body, &Catalog::default()) {
-            for rule in e.message.split("; ") {
+            for rule in e.to_string().split("; ") {
                 prop_assert!(FIELDS.iter().any(|f| rule.starts_with(f)), "{rule}");
             }
         }

@@ -4,7 +4,8 @@
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-pub use crate::domain::access::{AdminKey, ApiKey};
+pub use crate::admin::AdminKey;
+pub use crate::domain::access::ApiKey;
 use crate::domain::catalog::Catalog;
 pub use crate::domain::redirect::PublicUrl;
 use crate::domain::settings::Given;

@@ -205,7 +205,7 @@ mod metrics;
 mod mock_server;
 pub mod seed;
 mod service;
-internal!(domain, http, state, store);
+internal!(admin, domain, http, state, store);
 /// HTTPS (feature `tls`, CONTRACT section 18): the listener's
 /// configuration and the local CA that issues server and client
 /// certificates, for [`MockServerBuilder::tls_self_signed`] and tests of

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::admin::AdminAccess;
 use crate::config::{Config, PublicUrl};
-use crate::domain::access::{AdminAccess, Auth, Claim, claim};
+use crate::domain::access::{Auth, Claim, claim};
 use crate::domain::catalog::Catalog;
 use crate::domain::journal::JournalEntry;
 use crate::domain::port::{Store, StoreError};

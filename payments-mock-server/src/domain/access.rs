@@ -1,14 +1,11 @@
-//! Who may do what. API keys on `/api/` (CONTRACT section 9):
-//! `Authorization: Bearer KEY`, scheme in any letter case, keys compared in
-//! constant time, never logged. The admin side (`/_mock/`, the console;
-//! section 18) in the modules below:
+//! Who may do what. API keys on `/api/` (CONTRACT section 9): keys
+//! compared in constant time, never logged; the `Authorization: Bearer`
+//! header they arrive in is read by `http/`. The admin side (`/_mock/`,
+//! the console; section 18):
 //!
-//! - `admin.rs`: admin keys ([`AdminKey`]), the [`Role`] a request has on
-//!   the admin side, and [`AdminAccess`], which tells it from a bearer
-//!   token or a console session; reusable by any route that wants the
-//!   admin key (`AdminAccess::admit_admin`).
-//! - `session.rs`: the console's sign-in sessions ([`Sessions`]): random
-//!   ids kept in the process with an expiry, and their cookie.
+//! - `role.rs`: the [`Role`] a request has on the admin side, the
+//!   [`Viewer`] a handler sees, and why one is refused ([`Refusal`]); the
+//!   keys and sessions that give them are the crate's `admin` module.
 //! - `claim.rs`: which merchant a journaled request belongs to, as far as
 //!   the request itself says ([`Claim`]), so a merchant's key sees only
 //!   its own requests.
@@ -16,20 +13,18 @@
 use std::fmt;
 use std::str::FromStr;
 
-use axum::http::{HeaderMap, header};
-use payments_serve::ApiError;
 use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
-mod admin;
 mod claim;
-mod session;
+mod role;
 
-pub use admin::{AdminAccess, AdminKey, Refusal, Role, Viewer};
 pub use claim::{Claim, claim};
-pub use session::{
-    SESSION_COOKIE, SessionId, Sessions, ended_session_cookie, session_cookie, session_cookies,
-};
+pub use role::{Refusal, Role, Viewer};
+
+/// No configured API key was presented (401 `UNAUTHORIZED` on `/api/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unauthorized;
 
 /// Who is calling: the merchant an API key is bound to, if any. Set by
 /// the `/api/` guard; absent means unbound (or authentication off).
@@ -128,20 +123,23 @@ impl Auth {
         self.keys.iter().any(|k| k.merchant().is_none())
     }
 
-    /// Who the request comes from.
+    /// The configured keys (the admin side compares them too).
+    pub(crate) fn keys(&self) -> &[ApiKey] {
+        &self.keys
+    }
+
+    /// Who the request comes from, by the bearer `token` it presented
+    /// (`None`: no `Authorization: Bearer` header).
     ///
     /// # Errors
     ///
-    /// 401 `UNAUTHORIZED` when authentication is on and no configured key
+    /// [`Unauthorized`] when authentication is on and no configured key
     /// was presented.
-    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    pub fn authenticate(&self, token: Option<&[u8]>) -> Result<Caller, Unauthorized> {
         if !self.is_enabled() {
             return Ok(Caller::default());
         }
-        let token = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| bearer_token(v.as_bytes()))
-            .ok_or_else(ApiError::unauthorized)?;
+        let token = token.ok_or(Unauthorized)?;
         // Every key is compared, so timing does not tell which one matched.
         let mut found = None;
         for key in &self.keys {
@@ -151,34 +149,31 @@ impl Auth {
                 });
             }
         }
-        found.ok_or_else(ApiError::unauthorized)
+        found.ok_or(Unauthorized)
     }
 }
-
-pub use payments_serve::admin::{bearer_token, same_origin};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
-
-    fn headers(v: &str) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        h.insert(
-            header::AUTHORIZATION,
-            HeaderValue::from_str(v).expect("test value"),
-        );
-        h
-    }
 
     #[test]
-    fn bearer_in_any_case() {
-        let auth = Auth::new(vec![ApiKey::new("k1", None)]);
-        assert!(auth.authenticate(&headers("Bearer k1")).is_ok());
-        assert!(auth.authenticate(&headers("bEARER k1")).is_ok());
-        assert!(auth.authenticate(&headers("Bearer k2")).is_err());
-        assert!(auth.authenticate(&headers("Basic k1")).is_err());
-        assert!(auth.authenticate(&HeaderMap::new()).is_err());
+    fn the_key_presented_names_the_caller() {
+        let merchant = Uuid::from_u128(9);
+        let auth = Auth::new(vec![
+            ApiKey::new("k1", None),
+            ApiKey::new("k2", Some(merchant)),
+        ]);
+        assert_eq!(auth.authenticate(Some(b"k1")), Ok(Caller::default()));
+        assert_eq!(
+            auth.authenticate(Some(b"k2")),
+            Ok(Caller {
+                merchant: Some(merchant)
+            })
+        );
+        assert_eq!(auth.authenticate(Some(b"k3")), Err(Unauthorized));
+        assert_eq!(auth.authenticate(None), Err(Unauthorized));
+        assert_eq!(Auth::default().authenticate(None), Ok(Caller::default()));
     }
 
     /// The body of [`Auth::authenticate`], as written.
@@ -198,7 +193,7 @@ mod tests {
     fn keys_are_compared_with_subtle_constant_time_eq_only() {
         let body = authenticate_source();
         let start = body.find("for key in &self.keys").expect("the key loop");
-        let end = body.find("found.ok_or_else").expect("after the loop");
+        let end = body.find("found.ok_or").expect("after the loop");
         let key_loop = &body[start..end];
         assert!(key_loop.contains(".ct_eq(token)"), "{key_loop}");
         // No short-circuiting comparison of secrets, and no early exit from
@@ -224,7 +219,7 @@ mod tests {
     fn tokens_of_equal_and_different_length_are_refused_unless_exact() {
         let key = "sk_live_0123456789";
         let auth = Auth::new(vec![ApiKey::new(key, None), ApiKey::new("other", None)]);
-        let try_token = |t: &str| auth.authenticate(&headers(&format!("Bearer {t}"))).is_ok();
+        let try_token = |t: &str| auth.authenticate(Some(t.as_bytes())).is_ok();
         assert!(try_token(key));
         assert!(try_token("other"));
         // Same length, one byte off at the start, the middle, the end.
@@ -250,29 +245,7 @@ mod tests {
     fn the_last_matching_key_wins_without_stopping_early() {
         let a = uuid::Uuid::from_u128(1);
         let auth = Auth::new(vec![ApiKey::new("k", Some(a)), ApiKey::new("x", None)]);
-        let caller = auth.authenticate(&headers("Bearer k")).expect("known key");
+        let caller = auth.authenticate(Some(b"k")).expect("known key");
         assert_eq!(caller.merchant, Some(a));
-    }
-
-    #[test]
-    fn a_post_from_another_origin_is_not_the_console() {
-        let headers = |origin: Option<&str>, host: &str| {
-            let mut h = HeaderMap::new();
-            h.insert(header::HOST, HeaderValue::from_str(host).expect("ascii"));
-            if let Some(o) = origin {
-                h.insert(header::ORIGIN, HeaderValue::from_str(o).expect("ascii"));
-            }
-            h
-        };
-        assert!(same_origin(&headers(None, "127.0.0.1:8080")));
-        assert!(same_origin(&headers(
-            Some("http://127.0.0.1:8080"),
-            "127.0.0.1:8080"
-        )));
-        assert!(!same_origin(&headers(
-            Some("https://evil.example"),
-            "127.0.0.1:8080"
-        )));
-        assert!(!same_origin(&headers(Some("null"), "127.0.0.1:8080")));
     }
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::error::Error;
+use payments_interface::rules::QUANTITY_MAX;
 
 /// The default catalogue as TOML; [`Catalog::default`] parses it.
 pub const DEFAULT_TOML: &str = include_str!("../../catalog.example.toml");
@@ -433,9 +434,11 @@ impl RawProduct {
         };
         if self
             .max_quantity
-            .is_some_and(|max| !(1..=1000).contains(&max))
+            .is_some_and(|max| !(1..=QUANTITY_MAX).contains(&max))
         {
-            return Err(bad("max_quantity must be between 1 and 1000".to_owned()));
+            return Err(bad(format!(
+                "max_quantity must be between 1 and {QUANTITY_MAX}"
+            )));
         }
         if self
             .confirmation_code

@@ -9,8 +9,8 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::domain::invalid::Invalid;
 use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
-use payments_serve::ApiError;
 use serde_json::{Map, Value};
 
 /// Real time plus an offset in nanoseconds.
@@ -157,21 +157,21 @@ fn nanos_of(text: &str) -> Option<u128> {
 
 /// Seconds from the `{"seconds": N}` body: a JSON number from 0 to
 /// [`crate::domain::rules::MAX_ADVANCE_SECONDS`], any precision (cut at the nanosecond).
-pub fn advance_seconds(body: &Map<String, Value>) -> Result<Duration, ApiError> {
+pub fn advance_seconds(body: &Map<String, Value>) -> Result<Duration, Invalid> {
     let number = match body.get("seconds") {
-        None | Some(Value::Null) => return Err(ApiError::validation("seconds is required")),
+        None | Some(Value::Null) => return Err(Invalid::rules("seconds is required")),
         Some(Value::Number(n)) => n,
-        Some(_) => return Err(ApiError::validation("seconds must be a number")),
+        Some(_) => return Err(Invalid::rules("seconds must be a number")),
     };
     let max = crate::domain::rules::MAX_ADVANCE_SECONDS;
     let nanos = nanos_of(&number.to_string())
-        .ok_or_else(|| ApiError::validation("seconds must be greater than or equal to 0"))?;
+        .ok_or_else(|| Invalid::rules("seconds must be greater than or equal to 0"))?;
     if nanos > u128::from(max) * 1_000_000_000 {
-        return Err(ApiError::validation(format!(
-            "seconds must be at most {max}"
-        )));
+        return Err(Invalid::rules(format!("seconds must be at most {max}")));
     }
-    let nanos = u64::try_from(nanos).map_err(|_| ApiError::internal())?;
+    // Within u64: the bound above is far below 2^64 nanoseconds.
+    let nanos = u64::try_from(nanos)
+        .map_err(|_| Invalid::rules(format!("seconds must be at most {max}")))?;
     Ok(Duration::from_nanos(nanos))
 }
 

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, HeaderValue, Method, Uri, header};
 use chrono::{DateTime, Utc};
+use http::{HeaderValue, Method};
 
 /// How many entries are kept.
 pub const CAPACITY: usize = 1000;
@@ -45,20 +45,21 @@ pub struct JournalEntry {
 /// An `/api/` request as the guard captures it, cheaply: the path, query,
 /// header names and values and the body go into one text buffer, and
 /// become a [`JournalEntry`] only when `/_mock/requests` reads the journal
-/// (it used to be two `String`s per header on every request).
+/// (it used to be two `String`s per header on every request). Made from a
+/// request by `http/journal.rs`, from a kept entry by the SQLite store.
 #[derive(Debug)]
 pub struct Capture {
     /// Set when recorded.
     pub(crate) seq: u64,
-    method: Method,
+    pub(crate) method: Method,
     /// Path, query, each header's name and value, body, one after another.
-    text: String,
+    pub(crate) text: String,
     /// Where each part of `text` ends: path, query, the header names and
     /// values in turn; the body is the rest.
-    ends: Vec<usize>,
-    has_query: bool,
-    request_id: HeaderValue,
-    at: DateTime<Utc>,
+    pub(crate) ends: Vec<usize>,
+    pub(crate) has_query: bool,
+    pub(crate) request_id: HeaderValue,
+    pub(crate) at: DateTime<Utc>,
     /// Response status; `None` when the connection was reset on purpose.
     pub(crate) status: Option<u16>,
     /// `errorCode` of the response.
@@ -70,86 +71,6 @@ pub struct Capture {
 }
 
 impl Capture {
-    /// The request line and headers of `parts`, `Authorization` redacted.
-    pub fn new(
-        method: &Method,
-        uri: &Uri,
-        headers: &HeaderMap,
-        request_id: HeaderValue,
-        at: DateTime<Utc>,
-    ) -> Self {
-        let mut text = String::with_capacity(256);
-        let mut ends = Vec::with_capacity(2 + 2 * headers.len());
-        text.push_str(uri.path());
-        ends.push(text.len());
-        text.push_str(uri.query().unwrap_or(""));
-        ends.push(text.len());
-        for (name, value) in headers {
-            text.push_str(name.as_str());
-            ends.push(text.len());
-            if name == header::AUTHORIZATION {
-                text.push_str("[redacted]");
-            } else if let Ok(visible) = value.to_str() {
-                // The usual case; cheaper than the UTF-8 check below.
-                text.push_str(visible);
-            } else {
-                text.push_str(&String::from_utf8_lossy(value.as_bytes()));
-            }
-            ends.push(text.len());
-        }
-        Self {
-            seq: 0,
-            method: method.clone(),
-            text,
-            ends,
-            has_query: uri.query().is_some(),
-            request_id,
-            at,
-            status: None,
-            error_code: None,
-            fault: None,
-            replica: None,
-        }
-    }
-
-    /// A capture of an entry read back from a store (SQLite keeps the
-    /// journal of the last run), numbered and attributed as it was.
-    #[cfg(feature = "sqlite")]
-    pub(crate) fn from_entry(entry: &JournalEntry) -> Self {
-        let method = Method::from_bytes(entry.method.as_bytes()).unwrap_or(Method::GET);
-        let mut text = String::with_capacity(entry.path.len() + entry.body.len() + 128);
-        let mut ends = Vec::with_capacity(2 + 2 * entry.headers.len());
-        text.push_str(&entry.path);
-        ends.push(text.len());
-        text.push_str(entry.query.as_deref().unwrap_or(""));
-        ends.push(text.len());
-        for (name, value) in &entry.headers {
-            text.push_str(name);
-            ends.push(text.len());
-            text.push_str(value);
-            ends.push(text.len());
-        }
-        text.push_str(&entry.body);
-        Self {
-            seq: entry.seq,
-            method,
-            text,
-            ends,
-            has_query: entry.query.is_some(),
-            request_id: HeaderValue::from_str(&entry.request_id)
-                .unwrap_or_else(|_| HeaderValue::from_static("")),
-            at: entry.at,
-            status: entry.status,
-            error_code: entry
-                .error_code
-                .as_deref()
-                .and_then(payments_serve::ErrorCode::parse)
-                .map(payments_serve::ErrorCode::as_str),
-            fault: entry.fault.clone(),
-            replica: Some(Arc::from(entry.replica.as_str())),
-        }
-    }
-
     /// The request body (lossy UTF-8).
     pub fn set_body(&mut self, body: &[u8]) {
         self.text.truncate(self.ends.last().copied().unwrap_or(0));
@@ -204,6 +125,8 @@ impl Capture {
 #[cfg(test)]
 mod tests {
     use super::*;
+    // A capture is made from a request by `http/journal.rs`.
+    use axum::http::{HeaderMap, Uri, header};
 
     #[test]
     fn a_capture_reads_back_as_sent_with_the_key_redacted() {

@@ -50,20 +50,69 @@ pub struct ConfirmAttempt<'a> {
     pub public_url: &'a PublicUrl,
 }
 
-/// Creates a transaction in its product's initial state, unless the
-/// merchant already used the reference.
+/// Why an initiate was refused after its body passed validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InitiateRefusal {
+    /// The caller's key is bound to `bound`, and the body names `named`.
+    OtherMerchant {
+        /// The merchant the key is bound to.
+        bound: Uuid,
+        /// The merchant the body names.
+        named: Uuid,
+    },
+    /// The merchant already used the reference, for this transaction.
+    Duplicate(Uuid),
+    /// The store holds as many transactions as it can.
+    Full,
+}
+
+/// An initiate request after body validation.
+#[derive(Debug)]
+pub struct InitiateAttempt<'a> {
+    /// The validated fields.
+    pub fields: NewTransaction,
+    /// The merchant a bound key limits the caller to.
+    pub scope: Option<Uuid>,
+    /// The products (the initial state is the product's).
+    pub catalog: &'a Catalog,
+    /// How long the new transaction stays confirmable.
+    pub expiry: Duration,
+}
+
+/// Creates a transaction (CONTRACT sections 4, 6 and 9): the caller's key
+/// may only act for its own merchant; the transaction starts in its
+/// product's initial state; the merchant may not have used the reference
+/// already (the store decides that atomically).
 ///
 /// # Errors
 ///
-/// [`StoreError`] from the store; the inner [`InsertRefusal`] for a
-/// duplicate.
+/// [`StoreError`] from the store; the inner [`InitiateRefusal`] names the
+/// rule that failed, the transaction's initial state with the record.
 pub async fn initiate(
     store: &impl Store,
-    fields: NewTransaction,
-    initial: InitialState,
-    expiry: Duration,
-) -> Result<Result<Record, InsertRefusal>, StoreError> {
-    store.create(fields, initial, expiry).await
+    attempt: InitiateAttempt<'_>,
+) -> Result<Result<(Record, InitialState), InitiateRefusal>, StoreError> {
+    let InitiateAttempt {
+        fields,
+        scope,
+        catalog,
+        expiry,
+    } = attempt;
+    if let Some(bound) = scope.filter(|bound| *bound != fields.merchant_id) {
+        return Ok(Err(InitiateRefusal::OtherMerchant {
+            bound,
+            named: fields.merchant_id,
+        }));
+    }
+    // Validation took the product code from the catalogue: it is there.
+    let initial = catalog
+        .product(&fields.product_code)
+        .map_or(InitialState::Initiated, |product| product.initial);
+    Ok(match store.create(fields, initial, expiry).await? {
+        Ok(record) => Ok((record, initial)),
+        Err(InsertRefusal::Duplicate(existing)) => Err(InitiateRefusal::Duplicate(existing)),
+        Err(InsertRefusal::Full) => Err(InitiateRefusal::Full),
+    })
 }
 
 /// Confirms a transaction at the store's now: the checks of CONTRACT

@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod clock;
 pub(crate) mod extra;
 pub(crate) mod fields;
+pub mod invalid;
 pub mod journal;
 pub mod lifecycle;
 pub mod payer;

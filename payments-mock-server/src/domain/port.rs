@@ -38,7 +38,6 @@ use std::future::Future;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use payments_serve::{ApiError, ErrorCode};
 use uuid::Uuid;
 
 use crate::domain::catalog::InitialState;
@@ -385,16 +384,4 @@ pub struct Decided {
     /// `true` when this submit decided; `false` when the payer had already
     /// decided or the window had passed (nothing changed).
     pub decided_now: bool,
-}
-
-/// A store failure as an answer: 503 `STORE_UNAVAILABLE`, saying what
-/// failed, never with a password.
-impl From<StoreError> for ApiError {
-    fn from(error: StoreError) -> Self {
-        Self::new(
-            axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            ErrorCode::StoreUnavailable,
-            format!("{error}; retry later"),
-        )
-    }
 }

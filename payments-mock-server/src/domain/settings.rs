@@ -68,47 +68,6 @@ impl Settings {
             })
         }
     }
-
-    /// The expiry as the stores keep it, in milliseconds.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub(crate) fn expiry_millis(&self) -> i64 {
-        i64::try_from(self.expiry.as_millis()).unwrap_or(i64::MAX)
-    }
-
-    /// The settings a store holds as its two text values (`catalog` and
-    /// `expiry_ms`, read the same way from SQLite and PostgreSQL): none
-    /// unless it holds both.
-    ///
-    /// # Errors
-    ///
-    /// What does not read back (the store reports it as its failure).
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    pub(crate) fn from_texts(
-        catalog: Option<String>,
-        expiry_millis: Option<String>,
-    ) -> Result<Option<Self>, String> {
-        let (Some(catalog), Some(expiry)) = (catalog, expiry_millis) else {
-            return Ok(None);
-        };
-        let expiry = expiry
-            .parse::<i64>()
-            .map_err(|_| "the stored expiry is not a number".to_owned())?;
-        Self::from_stored(&catalog, expiry).map(Some)
-    }
-
-    /// Settings from their stored form: the catalogue as TOML and the
-    /// expiry in milliseconds.
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    fn from_stored(catalog: &str, expiry_millis: i64) -> Result<Self, String> {
-        let catalog = Catalog::from_toml_str(catalog)
-            .map_err(|e| format!("the stored catalogue does not read back: {e}"))?;
-        let expiry = u64::try_from(expiry_millis)
-            .ok()
-            .filter(|ms| *ms > 0)
-            .map(Duration::from_millis)
-            .ok_or_else(|| format!("the stored expiry {expiry_millis} ms is not positive"))?;
-        Ok(Self { catalog, expiry })
-    }
 }
 
 #[cfg(test)]
@@ -156,15 +115,5 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("sqlite:x.db"), "{text}");
-    }
-
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    #[test]
-    fn stored_settings_read_back() {
-        let s = settings(42);
-        let back = Settings::from_stored(&s.catalog.to_toml(), s.expiry_millis()).expect("reads");
-        assert_eq!(back, s);
-        assert!(Settings::from_stored("nonsense", 1).is_err());
-        assert!(Settings::from_stored(&s.catalog.to_toml(), 0).is_err());
     }
 }

@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use crate::domain::catalog::{Catalog, is_product_code};
 pub use crate::domain::fields::parse_object;
 use crate::domain::fields::{Field, Fields, Name};
+use crate::domain::invalid::Invalid;
 use crate::domain::transaction::NewTransaction;
-use payments_serve::ApiError;
 
 use crate::domain::rules;
 pub use crate::domain::rules::{MAX_AMOUNT, MAX_EXTRA_BYTES};
@@ -23,11 +23,11 @@ impl Problems {
         self.0.push(problem);
     }
 
-    fn into_result<T>(self, value: impl FnOnce() -> T) -> Result<T, ApiError> {
+    fn into_result<T>(self, value: impl FnOnce() -> T) -> Result<T, Invalid> {
         if self.0.is_empty() {
             Ok(value())
         } else {
-            Err(ApiError::validation(self.0.join("; ")))
+            Err(Invalid::rules(self.0.join("; ")))
         }
     }
 }
@@ -156,7 +156,7 @@ fn check_reference(reference: &str, name: &str, problems: &mut Problems) {
 /// # Errors
 ///
 /// `VALIDATION_ERROR` listing every failed rule.
-pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTransaction, ApiError> {
+pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTransaction, Invalid> {
     initiate_fields(body, catalog)
 }
 
@@ -164,7 +164,7 @@ pub fn initiate(body: &Map<String, Value>, catalog: &Catalog) -> Result<NewTrans
 pub(crate) fn initiate_fields(
     body: &impl Fields,
     catalog: &Catalog,
-) -> Result<NewTransaction, ApiError> {
+) -> Result<NewTransaction, Invalid> {
     let mut p = Problems::default();
 
     let merchant_id = string(body, Name::MerchantId, true, &mut p).and_then(|s| {
@@ -287,10 +287,10 @@ pub(crate) fn initiate_fields(
         // address can be built from.
         let ok = rules::is_return_url(u) && crate::domain::redirect::is_returnable(u);
         if !ok {
-            p.push(
-                "returnUrl must be an absolute http or https URL of at most 2048 characters"
-                    .to_owned(),
-            );
+            p.push(format!(
+                "returnUrl must be an absolute http or https URL of at most {} characters",
+                payments_interface::rules::RETURN_URL_MAX
+            ));
         }
     }
 
@@ -344,12 +344,12 @@ pub struct ConfirmBody {
 /// # Errors
 ///
 /// `VALIDATION_ERROR` listing every failed rule.
-pub fn confirm(body: &Map<String, Value>) -> Result<ConfirmBody, ApiError> {
+pub fn confirm(body: &Map<String, Value>) -> Result<ConfirmBody, Invalid> {
     confirm_fields(body)
 }
 
 /// [`confirm`] of any [`Fields`] (the handler's borrowing body).
-pub(crate) fn confirm_fields(body: &impl Fields) -> Result<ConfirmBody, ApiError> {
+pub(crate) fn confirm_fields(body: &impl Fields) -> Result<ConfirmBody, Invalid> {
     let mut p = Problems::default();
     let transaction_id = string(body, Name::TransactionId, true, &mut p);
     if transaction_id.is_some_and(|t| t.trim().is_empty()) {

@@ -44,7 +44,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let JsonBytes(bytes) = JsonBytes::from_request(req, state).await?;
-        parse_object(&bytes).map(Self)
+        Ok(parse_object(&bytes).map(Self)?)
     }
 }
 
@@ -110,7 +110,7 @@ pub fn decode_segment(raw: &str) -> Option<String> {
 
 pub(crate) use payments_interface::decode_segment as decoded_segment;
 
-pub(crate) use crate::domain::access::same_origin;
+pub(crate) use payments_serve::admin::same_origin;
 
 /// Proof that a request changing the mock was not made by another site's
 /// page: a browser sends `Origin` with every cross-site POST, and it must

@@ -15,6 +15,7 @@ use tower::util::BoxCloneSyncService;
 use uuid::Uuid;
 
 use crate::domain::access::{Refusal, Viewer};
+use crate::http::access::refusal_response;
 use crate::http::extract::{acceptable_request_id, is_json_content_type};
 use crate::http::guard::api_guard;
 use crate::state::AppState;
@@ -250,8 +251,8 @@ fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<
                 role,
                 signed_in: false,
             },
-            Some(Err(refusal)) => return Err(Box::new(refusal.response())),
-            None => return Err(Box::new(Refusal::Unauthenticated.response())),
+            Some(Err(refusal)) => return Err(Box::new(refusal_response(refusal))),
+            None => return Err(Box::new(refusal_response(Refusal::Unauthenticated))),
         },
         Area::Console => console_viewer(state, &req)?,
     };
@@ -276,7 +277,7 @@ fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<
 /// else by the session cookie; without either the sign-in page (401).
 #[cfg(feature = "pages")]
 fn console_viewer(state: &AppState, req: &Request<Body>) -> Result<Viewer, Box<Response>> {
-    use crate::domain::access::session_cookies;
+    use crate::admin::session_cookies;
     match state.admin.bearer(req.headers(), &state.auth) {
         Some(Ok(role)) => {
             return Ok(Viewer {
@@ -308,7 +309,7 @@ fn console_viewer(state: &AppState, req: &Request<Body>) -> Result<Viewer, Box<R
 
 #[cfg(not(feature = "pages"))]
 fn console_viewer(_: &AppState, _: &Request<Body>) -> Result<Viewer, Box<Response>> {
-    Err(Box::new(Refusal::Unauthenticated.response()))
+    Err(Box::new(refusal_response(Refusal::Unauthenticated)))
 }
 
 /// The answer to a refused request: the envelope, or on the console a page.
@@ -324,7 +325,7 @@ fn refused(
         return crate::web::console::sign_in::refused(state, refusal, req.uri(), viewer);
     }
     let _ = (state, area, req, viewer);
-    refusal.response()
+    refusal_response(refusal)
 }
 
 /// Replaces a failure that is not our JSON (axum's or tower-http's own

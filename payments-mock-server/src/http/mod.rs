@@ -4,12 +4,15 @@
 //! handlers, and the connection set-up (`server.rs`). It calls the domain;
 //! nothing below it calls it.
 
+pub(crate) mod access;
+pub(crate) mod answers;
 pub(crate) mod app;
 pub(crate) mod extract;
 #[cfg(any(feature = "pages", feature = "openapi"))]
 pub(crate) mod forms;
 pub(crate) mod guard;
 pub(crate) mod handlers;
+pub(crate) mod journal;
 pub(crate) mod json;
 pub(crate) mod middleware;
 #[cfg(feature = "openapi")]

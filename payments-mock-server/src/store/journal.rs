@@ -118,6 +118,48 @@ impl Journal {
     }
 }
 
+/// SQLite keeps the journal of the last run: its entries come back as
+/// captures, numbered and attributed as they were.
+#[cfg(feature = "sqlite")]
+impl Capture {
+    /// A capture of an entry read back from a store (SQLite keeps the
+    /// journal of the last run), numbered and attributed as it was.
+    pub(crate) fn from_entry(entry: &JournalEntry) -> Self {
+        let method = http::Method::from_bytes(entry.method.as_bytes()).unwrap_or(http::Method::GET);
+        let mut text = String::with_capacity(entry.path.len() + entry.body.len() + 128);
+        let mut ends = Vec::with_capacity(2 + 2 * entry.headers.len());
+        text.push_str(&entry.path);
+        ends.push(text.len());
+        text.push_str(entry.query.as_deref().unwrap_or(""));
+        ends.push(text.len());
+        for (name, value) in &entry.headers {
+            text.push_str(name);
+            ends.push(text.len());
+            text.push_str(value);
+            ends.push(text.len());
+        }
+        text.push_str(&entry.body);
+        Self {
+            seq: entry.seq,
+            method,
+            text,
+            ends,
+            has_query: entry.query.is_some(),
+            request_id: http::HeaderValue::from_str(&entry.request_id)
+                .unwrap_or_else(|_| http::HeaderValue::from_static("")),
+            at: entry.at,
+            status: entry.status,
+            error_code: entry
+                .error_code
+                .as_deref()
+                .and_then(payments_interface::ErrorCode::parse)
+                .map(payments_interface::ErrorCode::as_str),
+            fault: entry.fault.clone(),
+            replica: Some(Arc::from(entry.replica.as_str())),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use axum::http::{HeaderMap, HeaderValue, Method};

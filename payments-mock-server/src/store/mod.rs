@@ -29,6 +29,8 @@ mod spec;
 mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod stored_settings;
 #[cfg(test)]
 pub(crate) mod test_support;
 

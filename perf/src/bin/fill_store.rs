@@ -61,7 +61,7 @@ fn run() -> Result<(), String> {
                     let mut n = t;
                     while n < count {
                         let fields =
-                            validate_initiate(&body(n), &catalog).map_err(|e| e.message.clone())?;
+                            validate_initiate(&body(n), &catalog).map_err(|e| e.to_string())?;
                         store
                             .create(
                                 fields,

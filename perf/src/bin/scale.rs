@@ -83,7 +83,7 @@ fn run() -> Result<(), String> {
         let started = Instant::now();
         for i in 0..count {
             let fields = validate_initiate(&body(i), &state.catalog)
-                .map_err(|e| format!("transaction {i} invalid: {}", e.message))?;
+                .map_err(|e| format!("transaction {i} invalid: {e}"))?;
             let now = store.virtual_clock().now();
             let expires_at = now + state.expiry;
             let record = store

@@ -27,7 +27,7 @@ use serde::de::value::SeqAccessDeserializer;
 use serde::de::{self, Deserialize, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use payments_serve::ApiError;
+use crate::domain::invalid::Invalid;
 
 mod quick;
 
@@ -161,7 +161,7 @@ impl<'a> KnownFields<'a> {
     /// # Errors
     ///
     /// `VALIDATION_ERROR` `request body is not valid JSON: <detail>`.
-    pub(crate) fn parse(bytes: &'a [u8]) -> Result<Self, ApiError> {
+    pub(crate) fn parse(bytes: &'a [u8]) -> Result<Self, Invalid> {
         // Nearly every body is a flat object that the quick way reads
         // exactly as the full way does (`quick.rs`); any other is the
         // full way's.
@@ -174,7 +174,7 @@ impl<'a> KnownFields<'a> {
     }
 
     /// [`KnownFields::parse`] through `serde_json`'s own deserializer.
-    fn parse_fully(bytes: &'a [u8]) -> Result<Self, ApiError> {
+    fn parse_fully(bytes: &'a [u8]) -> Result<Self, Invalid> {
         let starts_an_object = bytes
             .iter()
             .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
@@ -204,7 +204,7 @@ impl<'a> KnownFields<'a> {
         };
         match read {
             Ok(body) if !left_to_the_map.get() => Ok(body),
-            Err(e) if !left_to_the_map.get() => Err(ApiError::bad_json(e)),
+            Err(e) if !left_to_the_map.get() => Err(Invalid::not_json(e)),
             _ => match parse_object(bytes) {
                 Ok(map) => Ok(Self::of_map(map)),
                 Err(e) => Err(e),
@@ -229,11 +229,11 @@ impl<'a> KnownFields<'a> {
 }
 
 /// [`parse_object`]'s refusal of a body that does not start with `{`.
-fn not_an_object(bytes: &[u8]) -> ApiError {
+fn not_an_object(bytes: &[u8]) -> Invalid {
     match parse_object(bytes) {
         Err(e) => e,
         // Unreachable: only an object parses as one, and it starts with `{`.
-        Ok(_) => ApiError::bad_json("expected a JSON object"),
+        Ok(_) => Invalid::not_json("expected a JSON object"),
     }
 }
 
@@ -402,14 +402,14 @@ impl<'de> Visitor<'de> for SlotSeed<'_> {
 /// # Errors
 ///
 /// `VALIDATION_ERROR` `request body is not valid JSON: <detail>`.
-pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
+pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, Invalid> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::bad_json("the body is empty"));
+        return Err(Invalid::not_json("the body is empty"));
     }
     match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(ApiError::bad_json("expected a JSON object")),
-        Err(e) => Err(ApiError::bad_json(e)),
+        Ok(_) => Err(Invalid::not_json("expected a JSON object")),
+        Err(e) => Err(Invalid::not_json(e)),
     }
 }
 
@@ -434,10 +434,10 @@ mod tests {
     fn both(bytes: &[u8]) -> (Result<Vec<String>, String>, Result<Vec<String>, String>) {
         let by_map = parse_object(bytes)
             .map(|m| shown(&m))
-            .map_err(|e| e.message);
+            .map_err(|e| e.to_string());
         let by_body = KnownFields::parse(bytes)
             .map(|b| shown(&b))
-            .map_err(|e| e.message);
+            .map_err(|e| e.to_string());
         (by_map, by_body)
     }
 

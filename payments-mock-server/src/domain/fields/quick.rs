@@ -125,7 +125,7 @@ mod tests {
     fn full_way(text: &str) -> Result<Vec<String>, String> {
         KnownFields::parse_fully(text.as_bytes())
             .map(|b| shown(&b))
-            .map_err(|e| e.message)
+            .map_err(|e| e.to_string())
     }
 
     #[test]

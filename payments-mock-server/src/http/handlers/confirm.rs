@@ -12,7 +12,7 @@ use uuid::Uuid;
 use crate::domain::clock::format_time;
 use crate::domain::fields::KnownFields;
 use crate::domain::lifecycle::{self, ConfirmAttempt, ConfirmRefusal};
-use crate::domain::transaction::{ConfirmResult, Record};
+use crate::domain::transaction::{ConfirmResult, Record, Status};
 use crate::domain::validate;
 use crate::http::extract::Caller;
 use crate::state::AppState;
@@ -63,12 +63,12 @@ pub(crate) fn confirm_envelope(record: &Record, now: DateTime<Utc>) -> Option<Re
         ConfirmResult::Failed { error_message } => Some(error_message.as_str()),
         _ => None,
     };
-    let message = match (&confirmation.result, view.status.as_str()) {
-        (_, "FAILED") => "payment failed",
+    let message = match (&confirmation.result, view.status) {
+        (_, Status::Failed) => "payment failed",
         (ConfirmResult::AwaitingPayer(_), _) => {
             "payment confirmed, awaiting the payer on the payment page"
         }
-        (_, "CONFIRMED") => "payment confirmed, settlement pending",
+        (_, Status::Confirmed) => "payment confirmed, settlement pending",
         _ => "payment successful",
     };
     Some(success(

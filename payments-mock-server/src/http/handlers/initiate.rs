@@ -4,8 +4,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use crate::domain::fields::KnownFields;
-use crate::domain::lifecycle;
-use crate::domain::port::InsertRefusal;
+use crate::domain::lifecycle::{self, InitiateAttempt, InitiateRefusal};
 use crate::domain::transaction::Record;
 use crate::domain::validate;
 use crate::http::extract::Caller;
@@ -34,36 +33,37 @@ pub(crate) async fn handle(
 ) -> Result<Response, ApiError> {
     let body = KnownFields::parse(bytes)?;
     let fields = validate::initiate_fields(&body, &state.catalog)?;
-    if let Some(bound) = caller.merchant.filter(|b| *b != fields.merchant_id) {
-        return Err(ApiError::new(
+    let attempt = InitiateAttempt {
+        fields,
+        scope: caller.merchant,
+        catalog: &state.catalog,
+        expiry: state.expiry,
+    };
+    let (record, initial) = lifecycle::initiate(&state.store, attempt)
+        .await?
+        .map_err(refused)?;
+    Ok(initiate_envelope(&record, initial.as_str()))
+}
+
+/// The answer to a refused initiate.
+fn refused(refusal: InitiateRefusal) -> ApiError {
+    match refusal {
+        InitiateRefusal::OtherMerchant { bound, named } => ApiError::new(
             StatusCode::FORBIDDEN,
             ErrorCode::Forbidden,
-            format!(
-                "this API key may only act for merchant {bound}, not {}",
-                fields.merchant_id
-            ),
-        ));
+            format!("this API key may only act for merchant {bound}, not {named}"),
+        ),
+        InitiateRefusal::Duplicate(existing) => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::DuplicateReferenceNo,
+            format!("referenceNo is already used by this merchant for transaction {existing}"),
+        ),
+        InitiateRefusal::Full => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::InternalError,
+            "the mock holds as many transactions as it can; POST /_mock/reset to start over",
+        ),
     }
-    let initial = state
-        .catalog
-        .product(&fields.product_code)
-        .map(|p| p.initial)
-        .ok_or_else(ApiError::internal)?;
-    let record = lifecycle::initiate(&state.store, fields, initial, state.expiry)
-        .await?
-        .map_err(|refusal| match refusal {
-            InsertRefusal::Duplicate(existing) => ApiError::new(
-                StatusCode::BAD_REQUEST,
-                ErrorCode::DuplicateReferenceNo,
-                format!("referenceNo is already used by this merchant for transaction {existing}"),
-            ),
-            InsertRefusal::Full => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorCode::InternalError,
-                "the mock holds as many transactions as it can; POST /_mock/reset to start over",
-            ),
-        })?;
-    Ok(initiate_envelope(&record, initial.as_str()))
 }
 
 /// The success envelope of an initiate, written by hand ([`JsonOut`]):

@@ -191,7 +191,7 @@ pub(crate) fn generate(state: &AppState) -> Value {
             schemes.insert("merchantKey".to_owned(), json!({ "type": "http", "scheme": "bearer", "description": "An --api-key bound to a merchant: on the admin side it reads that merchant's transactions and requests only, and changes nothing" }));
         }
         if cfg!(feature = "pages") {
-            schemes.insert("consoleSession".to_owned(), json!({ "type": "apiKey", "in": "cookie", "name": crate::domain::access::SESSION_COOKIE, "description": "The console's session after POST /_mock/ui/sign-in with an admin key or a merchant's key; it does what that key does" }));
+            schemes.insert("consoleSession".to_owned(), json!({ "type": "apiKey", "in": "cookie", "name": crate::admin::SESSION_COOKIE, "description": "The console's session after POST /_mock/ui/sign-in with an admin key or a merchant's key; it does what that key does" }));
         }
     }
     if !schemes.is_empty() {

@@ -21,14 +21,15 @@ impl PostgresStore {
                     .find(|r| r.get::<_, &str>(0) == key)
                     .map(|r| r.get::<_, String>(1))
             };
-            Settings::from_texts(value("catalog"), value("expiry_ms")).map_err(StoreError::new)
+            crate::store::stored_settings::from_texts(value("catalog"), value("expiry_ms"))
+                .map_err(StoreError::new)
         })
         .await
     }
 
     pub(super) async fn write_settings(&self, settings: &Settings) -> Result<(), StoreError> {
         let catalog = settings.catalog.to_toml();
-        let expiry = settings.expiry_millis().to_string();
+        let expiry = crate::store::stored_settings::expiry_millis(settings).to_string();
         bounded(async {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| store_error(&e))?;

@@ -513,7 +513,7 @@ impl Store for SqliteStore {
         self.read(|conn| {
             let catalog = setting(conn, "catalog").map_err(|e| store_error(&e))?;
             let expiry = setting(conn, "expiry_ms").map_err(|e| store_error(&e))?;
-            Settings::from_texts(catalog, expiry).map_err(StoreError::new)
+            crate::store::stored_settings::from_texts(catalog, expiry).map_err(StoreError::new)
         })
     }
 

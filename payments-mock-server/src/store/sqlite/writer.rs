@@ -361,7 +361,7 @@ impl<'c> Writer<'c> {
                 ))
             }
             Job::SaveSettings { settings, .. } => {
-                let expiry = settings.expiry_millis().to_string();
+                let expiry = crate::store::stored_settings::expiry_millis(settings).to_string();
                 for (key, value) in [
                     ("catalog", settings.catalog.to_toml()),
                     ("expiry_ms", expiry),

@@ -12,12 +12,12 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use serde_json::{Map, Number, Value};
 
-use payments_serve::ApiError;
 use payments_serve::admin::{FormRefusal, read_form, see_other};
 
 use super::{Chrome, console_error, console_page, param, query_pairs, store_down};
 use crate::domain::access::Viewer;
 use crate::domain::catalog::{Flow, Outcome, Product};
+use crate::domain::invalid::Invalid;
 use crate::domain::port::Store as _;
 use crate::state::AppState;
 use crate::web::html::render;
@@ -190,9 +190,9 @@ pub(crate) async fn advance(
     };
     let body: Map<String, Value> = [("seconds".to_owned(), seconds)].into_iter().collect();
     let advanced = match crate::domain::clock::advance_seconds(&body) {
-        Err(e) if e.message == "seconds must be a number" => Err(ApiError::validation(
-            "seconds must be a whole number of seconds, digits only",
-        )),
+        Err(Invalid::Rules(message)) if message == "seconds must be a number" => Err(
+            Invalid::rules("seconds must be a whole number of seconds, digits only"),
+        ),
         other => other,
     };
     match advanced {
@@ -209,7 +209,7 @@ pub(crate) async fn advance(
         }
         Err(e) => {
             let typed: String = typed.chars().take(64).collect();
-            clock_page(&state, viewer, path, None, Some(e.message), &typed).await
+            clock_page(&state, viewer, path, None, Some(e.to_string()), &typed).await
         }
     }
 }

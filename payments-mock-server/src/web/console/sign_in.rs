@@ -5,7 +5,7 @@
 //!
 //! The key typed in is compared like a bearer key (every admin and API
 //! key, in constant time) and then forgotten: the cookie carries a random
-//! session id ([`crate::domain::access::Sessions`]), never the key, and
+//! session id ([`crate::admin::Sessions`]), never the key, and
 //! no page ever shows a key or a session id.
 
 use askama::Template;
@@ -16,9 +16,8 @@ use axum::response::Response;
 
 use super::controls::form;
 use super::{console_page, viewed_error};
-use crate::domain::access::{
-    Refusal, Role, Viewer, ended_session_cookie, session_cookie, session_cookies,
-};
+use crate::admin::{ended_session_cookie, session_cookie, session_cookies};
+use crate::domain::access::{Refusal, Role, Viewer};
 use crate::http::forms::{NO_FIELDS, SIGN_IN_FIELDS};
 use crate::state::AppState;
 use crate::web::html::{render, root_of};

@@ -1,133 +1,53 @@
-//! The admin side's keys (CONTRACT section 18): `--admin-key` opens every
-//! `/_mock/` route and the console; an API key bound to a merchant reads
-//! its merchant's part and changes nothing; without an admin key the admin
-//! side is open, as it always was on a developer's loopback.
+//! The admin side's keys and sessions (CONTRACT section 18):
+//! `--admin-key` opens every `/_mock/` route and the console; an API key
+//! bound to a merchant reads its merchant's part and changes nothing;
+//! without an admin key the admin side is open, as it always was on a
+//! developer's loopback. [`AdminAccess`] tells a request's [`Role`] from a
+//! bearer token or a console session; the console's sessions are
+//! payments-serve's [`payments_serve::admin::Sessions`] (random ids kept in
+//! this process, each with an expiry), granting a [`Role`], in the cookie
+//! [`SESSION_COOKIE`].
+//!
+//! The rules of roles are the domain's (`domain::access::role`); this
+//! module reads them off the keys and cookies a request carries, for the
+//! middleware and the console alike. How a refusal is answered is
+//! `http/access.rs`'s.
 
 use std::time::Duration;
 
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse as _, Response};
-use payments_serve::{ApiError, ErrorCode};
+use axum::http::{HeaderMap, HeaderValue, header};
+use payments_serve::admin::{SessionCookie, bearer_token};
 use subtle::ConstantTimeEq;
-use uuid::Uuid;
 
-use super::Auth;
-use super::session::Sessions;
-use payments_serve::admin::{bearer_challenge, bearer_token};
+use crate::domain::access::{Auth, Refusal, Role};
 
-pub use payments_serve::admin::AdminKey;
+pub use payments_serve::admin::{AdminKey, SessionId};
 
-/// What a request may do on the admin side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// No admin key is configured: the admin side is open to everyone.
-    Open,
-    /// An admin key: everything.
-    Admin,
-    /// An API key bound to this merchant: reads that merchant's
-    /// transactions and requests, changes nothing.
-    Merchant(Uuid),
+/// The mock console's open sessions, each granting a [`Role`].
+pub type Sessions = payments_serve::admin::Sessions<Role>;
+
+/// The session cookie's name (the proxy's console has its own, so one
+/// browser may be signed in to both on one host).
+pub const SESSION_COOKIE: &str = "payments_mock_session";
+
+const COOKIE: SessionCookie = SessionCookie::new(SESSION_COOKIE);
+
+/// The `Set-Cookie` value that keeps session `id` for `lifetime`:
+/// `HttpOnly`, `SameSite=Strict`, `Path=/`, and `Secure` when the server
+/// speaks TLS.
+pub fn session_cookie(id: &SessionId, lifetime: Duration, secure: bool) -> HeaderValue {
+    COOKIE.set(id, lifetime, secure)
 }
 
-impl Role {
-    /// The merchant whose part alone this role sees; `None`: everything.
-    pub fn scope(self) -> Option<Uuid> {
-        match self {
-            Self::Open | Self::Admin => None,
-            Self::Merchant(m) => Some(m),
-        }
-    }
-
-    /// Whether this role may change the mock (reset, clock, payer).
-    pub fn may_change(self) -> bool {
-        !matches!(self, Self::Merchant(_))
-    }
+/// The `Set-Cookie` value that makes a browser forget the session cookie.
+pub fn ended_session_cookie(secure: bool) -> HeaderValue {
+    COOKIE.ended(secure)
 }
 
-/// Who a request to the admin side comes from, as the middleware found it
-/// (a request extension of every route outside `/api/` it lets through).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Viewer {
-    /// What it may do.
-    pub role: Role,
-    /// Whether it came with a console session (the console then offers
-    /// sign-out).
-    pub signed_in: bool,
-}
-
-impl Viewer {
-    /// A viewer of an open admin side.
-    pub const OPEN: Self = Self {
-        role: Role::Open,
-        signed_in: false,
-    };
-}
-
-/// The viewer the middleware let through; a route reached without one
-/// (never: every request outside `/api/` passes the middleware) is 401.
-impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Viewer {
-    type Rejection = Response;
-
-    async fn from_request_parts(
-        parts: &mut axum::http::request::Parts,
-        _: &S,
-    ) -> Result<Self, Self::Rejection> {
-        parts
-            .extensions
-            .get::<Self>()
-            .copied()
-            .ok_or_else(|| Refusal::Unauthenticated.response())
-    }
-}
-
-/// The viewer, when the middleware found one: an open route
-/// (`/_mock/health`) is reached without one by an anonymous caller.
-impl<S: Send + Sync> axum::extract::OptionalFromRequestParts<S> for Viewer {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(
-        parts: &mut axum::http::request::Parts,
-        _: &S,
-    ) -> Result<Option<Self>, Self::Rejection> {
-        Ok(parts.extensions.get::<Self>().copied())
-    }
-}
-
-/// Why a request may not use the admin side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    /// No key, or one that is neither an admin key nor an API key: 401.
-    Unauthenticated,
-    /// An API key bound to no merchant: known, but it has no part of the
-    /// admin side to read: 403.
-    Unbound,
-    /// A merchant's key asked for a change: 403.
-    ReadOnly,
-}
-
-impl Refusal {
-    /// The envelope for it (a 401 carries `WWW-Authenticate: Bearer`).
-    pub fn response(self) -> Response {
-        let error = match self {
-            Self::Unauthenticated => ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                ErrorCode::Unauthorized,
-                "missing or invalid admin key: send Authorization: Bearer <key>",
-            ),
-            Self::Unbound => ApiError::new(
-                StatusCode::FORBIDDEN,
-                ErrorCode::Forbidden,
-                "this API key is bound to no merchant: the admin side takes an admin key, or a key bound to a merchant for reading that merchant's part",
-            ),
-            Self::ReadOnly => ApiError::new(
-                StatusCode::FORBIDDEN,
-                ErrorCode::Forbidden,
-                "a merchant's key reads its own transactions and requests here and changes nothing: this needs an admin key",
-            ),
-        };
-        // A 401 names its scheme; the 403s need none.
-        bearer_challenge(error.into_response())
-    }
+/// The values of the session cookie in a request's `Cookie` headers (a
+/// browser may send several; at most 8 are looked at).
+pub fn session_cookies(headers: &HeaderMap) -> impl Iterator<Item = &str> {
+    COOKIE.read(headers)
 }
 
 /// The admin side's guard: the admin keys, the console's sessions, and
@@ -186,7 +106,7 @@ impl AdminAccess {
             admin |= bool::from(key.ct_eq(token));
         }
         let mut api_match = None;
-        for key in &api.keys {
+        for key in api.keys() {
             if bool::from(key.secret().ct_eq(token)) {
                 api_match = Some(key.merchant());
             }
@@ -220,8 +140,8 @@ impl AdminAccess {
     ///
     /// # Errors
     ///
-    /// Why not ([`Refusal::response`] is the answer): 401 without a key or
-    /// with a wrong one, 403 for an API key.
+    /// Why not (`http/access.rs` answers it): 401 without a key or with a
+    /// wrong one, 403 for an API key.
     pub fn admit_admin(&self, headers: &HeaderMap, api: &Auth) -> Result<(), Refusal> {
         match self.bearer(headers, api) {
             _ if !self.is_enabled() => Ok(()),
@@ -237,7 +157,7 @@ impl AdminAccess {
 mod tests {
     use super::*;
     use crate::domain::access::ApiKey;
-    use axum::http::HeaderValue;
+    use uuid::Uuid;
 
     fn bearer(token: &str) -> HeaderMap {
         let mut h = HeaderMap::new();
@@ -289,10 +209,7 @@ mod tests {
         let (access, api) = access();
         assert!(access.admit_admin(&bearer("adm_0123456789"), &api).is_ok());
         let refused = |h: &HeaderMap| {
-            access
-                .admit_admin(h, &api)
-                .expect_err("refused")
-                .response()
+            crate::http::access::refusal_response(access.admit_admin(h, &api).expect_err("refused"))
                 .status()
                 .as_u16()
         };
@@ -300,10 +217,11 @@ mod tests {
         assert_eq!(refused(&bearer("nope")), 401);
         assert_eq!(refused(&bearer("sk_a")), 403);
         assert_eq!(refused(&bearer("sk_any")), 403);
-        let unauthorized = access
-            .admit_admin(&HeaderMap::new(), &api)
-            .expect_err("refused")
-            .response();
+        let unauthorized = crate::http::access::refusal_response(
+            access
+                .admit_admin(&HeaderMap::new(), &api)
+                .expect_err("refused"),
+        );
         assert_eq!(unauthorized.headers()[header::WWW_AUTHENTICATE], "Bearer");
     }
 
@@ -332,5 +250,38 @@ mod tests {
                 "the key loops use {forbidden:?}:\n{loops}"
             );
         }
+    }
+
+    #[test]
+    fn the_mocks_cookie_keeps_its_name_and_grants_a_role() {
+        let sessions = Sessions::new(Duration::from_secs(60));
+        let id = sessions.start(Role::Merchant(uuid::Uuid::from_u128(7)));
+        assert_eq!(
+            sessions.find(id.as_str()),
+            Some(Role::Merchant(uuid::Uuid::from_u128(7)))
+        );
+        let set = session_cookie(&id, sessions.lifetime(), false);
+        assert!(
+            set.to_str()
+                .expect("ascii")
+                .starts_with(&format!("payments_mock_session={}", id.as_str()))
+        );
+        assert_eq!(
+            ended_session_cookie(false).to_str().expect("ascii"),
+            "payments_mock_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+        );
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            axum::http::header::COOKIE,
+            HeaderValue::from_str(&format!(
+                "payments_proxy_session=x; payments_mock_session={}",
+                id.as_str()
+            ))
+            .expect("ascii"),
+        );
+        assert_eq!(
+            session_cookies(&headers).collect::<Vec<_>>(),
+            vec![id.as_str()]
+        );
     }
 }
