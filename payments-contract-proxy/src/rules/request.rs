@@ -73,8 +73,10 @@ fn request_invalid(p: &Parsed<'_>, _: &Memory) -> Hits {
         (Endpoint::Initiate, Some(body)) => {
             let mut problems = initiate_ruled_out(body);
             let merchant = body.get("merchantId");
+            // The interface's rule, the mock's: a hyphenated UUID only
+            // (`Uuid::parse_str` also took 32 bare hex digits).
             if let Some(m) = merchant.and_then(Json::as_str)
-                && uuid::Uuid::parse_str(&m).is_err()
+                && payments_interface::rules::uuid(&m).is_none()
             {
                 problems.push("merchantId is not a UUID".to_owned());
             } else if merchant.is_some_and(|m| !m.is_string() && !m.is_null()) {
@@ -149,6 +151,30 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// Issue 41: the proxy took a `merchantId` of 32 bare hex digits,
+    /// which the interface's rule and the mock refuse.
+    #[test]
+    fn a_merchant_id_is_a_uuid_as_the_interface_says() {
+        let ruled = |merchant: &str| {
+            found(
+                "request.invalid",
+                &[exchange(
+                    "POST",
+                    INITIATE,
+                    json!({"merchantId": merchant, "referenceNo": "R", "amount": 1, "productCode": "P", "storeId": "S"}),
+                    400,
+                    failure("VALIDATION_ERROR"),
+                )],
+            )
+            .iter()
+            .any(|f| f.message.ends_with("merchantId is not a UUID"))
+        };
+        assert!(ruled("6f1c0d3e1b7a4c1e9a551c2b3d4e5f60"));
+        assert!(ruled("{6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60}"));
+        assert!(!ruled("6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60"));
+        assert!(!ruled("6F1C0D3E-1B7A-4C1E-9A55-1C2B3D4E5F60"));
     }
 
     #[test]
