@@ -9,7 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use payments_client::{Error as ClientError, ErrorCode, Outcome, TransportKind};
+use payments_client::error::TransportKind;
+use payments_client::{Error as ClientError, ErrorCode, Outcome};
 
 use crate::exit::Exit;
 
@@ -353,8 +354,6 @@ fn advises_retry(message: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
-
-    use payments_client::TransportKind;
 
     use super::*;
 

@@ -9,7 +9,7 @@
 //! flag's text.
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-use payments_client::ValidationErrors;
+use payments_client::error::ValidationErrors;
 
 use crate::output::printable;
 

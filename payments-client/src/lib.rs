@@ -171,7 +171,7 @@
 //! client certificate (mutual TLS), needs
 //! [`ClientBuilder::add_root_certificate_pem`] and
 //! [`ClientBuilder::identity_pem`] (both PEM). A refused handshake is
-//! [`Error::Transport`] with [`TransportKind::Tls`], whose message ends
+//! [`Error::Transport`] with [`error::TransportKind::Tls`], whose message ends
 //! with the reason (`invalid peer certificate: UnknownIssuer`, `received
 //! fatal alert: CertificateRequired`); it is not retried.
 //!
@@ -194,8 +194,29 @@
 //!   `default-features = false`).
 //! - `http2`: HTTP/2 where the server offers it.
 //!
-//! The wire level (path encoding, envelope decoding, header names) is in
-//! [`wire`], for tools that speak to the service without a [`Client`].
+//! # Layout
+//!
+//! At the crate root is what an application calls: [`Client`],
+//! [`ClientBuilder`], [`WaitOptions`]; the requests ([`InitiateRequest`],
+//! [`ConfirmRequest`]); the answers ([`Reply`], [`Initiated`],
+//! [`Confirmation`], [`PaymentStatus`], [`TransactionId`],
+//! [`TransactionStatus`], [`ErrorCode`]); the failures ([`Error`],
+//! [`ApiError`], [`Outcome`]); money ([`Currency`], [`MinorAmount`],
+//! [`Decimal`]); [`RetryPolicy`]; redirects ([`ReturnAddress`],
+//! [`VerifiedReturn`]); and [`Uuid`]. Everything else has a module:
+//!
+//! - [`model`]: the service's data, typed: every request and its builder,
+//!   every answer, id, status and code.
+//! - [`money`]: exact amounts: minor and major units, the currency's
+//!   exponent, parsing; [`MoneyError`](money::MoneyError).
+//! - [`error`]: every failure and what it carries: [`Error`]'s classes,
+//!   [`TransportKind`](error::TransportKind),
+//!   [`ValidationErrors`](error::ValidationErrors),
+//!   [`AnswerMismatch`](error::AnswerMismatch) and its parts.
+//! - [`retry`]: when a call is tried again: [`RetryPolicy`] and the pure
+//!   decision it makes.
+//! - [`wire`]: the wire level (path encoding, envelope decoding, header
+//!   names), for tools that speak to the service without a [`Client`].
 
 // For contributors (not rendered): where things live, and the contract
 // sections (CONTRACT.md; docs/contract.md for users) each file implements.
@@ -205,7 +226,8 @@
 // - model/: the service's data, typed. money_error.rs (MoneyError), ids,
 //   statuses and error codes (sections 6, 8), currency.rs (section 1),
 //   wire.rs (the tolerant decoders of section 11), payloads
-//   (transaction.rs) and Reply (envelope.rs).
+//   (transaction.rs) and Reply (envelope.rs); model/mod.rs is the public
+//   `model` module, which also names the requests of calls/.
 // - money.rs: MinorAmount, to_minor, to_major (section 1).
 // - error/: Error, its classes and Outcome; error/mismatch.rs: what
 //   Error::AnswerMismatch carries (it may hold an Error: one module).
@@ -234,32 +256,25 @@
 mod calls;
 mod client;
 mod decode;
-mod error;
+pub mod error;
 mod guard;
-mod model;
+pub mod model;
 pub mod money;
 mod reconcile;
 mod redirect;
-mod retry;
+pub mod retry;
 mod secret;
 mod transport;
 pub mod wire;
 
-pub use calls::confirm::{ConfirmRequest, ConfirmRequestBuilder};
-pub use calls::initiate::{InitiateRequest, InitiateRequestBuilder};
 pub use client::{Client, ClientBuilder, WaitOptions};
-pub use error::{
-    AnswerMismatch, ApiError, Asked, Disagreement, Error, FieldError, Outcome, ReadBack,
-    TransportKind, ValidationErrors,
+pub use error::{ApiError, Error, Outcome};
+pub use model::{
+    ConfirmRequest, Confirmation, Currency, ErrorCode, InitiateRequest, Initiated, MinorAmount,
+    PaymentStatus, Reply, TransactionId, TransactionStatus,
 };
-pub use model::currency::Currency;
-pub use model::envelope::Reply;
-pub use model::ids::TransactionId;
-pub use model::status::{ErrorCode, TransactionStatus};
-pub use model::transaction::{Confirmation, Initiated, PaymentStatus};
-pub use money::MinorAmount;
 pub use redirect::{ReturnAddress, VerifiedReturn};
-pub use retry::{Decision, Failure, RetryPolicy};
+pub use retry::RetryPolicy;
 
 /// Re-exported so callers can name amounts without adding the crate.
 pub use rust_decimal::Decimal;

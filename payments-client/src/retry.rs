@@ -1,4 +1,6 @@
-//! When to try a call again, and how long to wait first.
+//! When to try a call again, and how long to wait first: [`RetryPolicy`]
+//! (also at the crate root), the [`Failure`] it judges and the
+//! [`Decision`] it makes.
 //!
 //! [`RetryPolicy::decide`] is a pure function of the attempt number, the
 //! failure and a random number, so every decision is unit-tested without
@@ -134,7 +136,7 @@ impl RetryPolicy {
     /// # Examples
     ///
     /// ```
-    /// use payments_client::{Decision, Failure, RetryPolicy};
+    /// use payments_client::retry::{Decision, Failure, RetryPolicy};
     /// use std::time::Duration;
     /// let p = RetryPolicy::default();
     /// let busy = Failure::Retryable { retry_after: Some(Duration::from_secs(2)) };

@@ -199,7 +199,7 @@ async fn a_final_connection_refused_after_a_dropped_connection_has_an_unknown_ou
             matches!(
                 **last,
                 Error::Transport {
-                    kind: payments_client::TransportKind::Connect,
+                    kind: payments_client::error::TransportKind::Connect,
                     ..
                 }
             ),

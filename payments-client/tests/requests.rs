@@ -36,7 +36,7 @@ fn full_initiate() -> InitiateRequest {
     .unwrap()
 }
 
-fn invalid(err: Error) -> payments_client::ValidationErrors {
+fn invalid(err: Error) -> payments_client::error::ValidationErrors {
     match err {
         Error::InvalidInput(v) => v,
         other => panic!("expected InvalidInput, got {other:?}"),

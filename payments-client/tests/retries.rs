@@ -6,7 +6,8 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use payments_client::{Client, Error, ErrorCode, Outcome, RetryPolicy, TransportKind};
+use payments_client::error::TransportKind;
+use payments_client::{Client, Error, ErrorCode, Outcome, RetryPolicy};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

@@ -5,7 +5,8 @@ mod common;
 use std::sync::atomic::Ordering;
 
 use common::*;
-use payments_client::{Error, ErrorCode, Outcome, PaymentStatus, TransactionStatus, TransportKind};
+use payments_client::error::TransportKind;
+use payments_client::{Error, ErrorCode, Outcome, PaymentStatus, TransactionStatus};
 use rust_decimal::Decimal;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer};

@@ -1,4 +1,7 @@
-//! The crate's one error type and its classes.
+//! Every failure: the crate's one error type, its classes, and what each
+//! carries ([`ApiError`], [`TransportKind`], [`ValidationErrors`],
+//! [`AnswerMismatch`] and its parts). [`Error`], [`ApiError`] and
+//! [`Outcome`] are also at the crate root.
 //!
 //! A caller matches on the class ([`Error::Api`], [`Error::Transport`], ...)
 //! and asks [`Error::outcome`] whether the service may have carried the call

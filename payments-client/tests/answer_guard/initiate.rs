@@ -2,7 +2,8 @@
 //! and a non-empty `transactionId`; a disagreeing answer is settled by
 //! reading the sent reference back.
 
-use payments_client::{Currency, Disagreement, Error, ErrorCode, ReadBack, TransactionStatus};
+use payments_client::error::{Disagreement, ReadBack};
+use payments_client::{Currency, Error, ErrorCode, TransactionStatus};
 
 use super::*;
 

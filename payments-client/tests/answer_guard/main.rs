@@ -18,9 +18,8 @@ mod reuse;
 mod tolerated;
 
 use common::*;
-use payments_client::{
-    AnswerMismatch, Currency, Disagreement, Error, InitiateRequest, MinorAmount, Outcome,
-};
+use payments_client::error::{AnswerMismatch, Disagreement};
+use payments_client::{Currency, Error, InitiateRequest, MinorAmount, Outcome};
 use wiremock::matchers::{method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

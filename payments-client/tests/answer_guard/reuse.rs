@@ -1,7 +1,8 @@
 //! A transactionId answered for one reference is never answered for
 //! another within one client; the memory behind it is bounded.
 
-use payments_client::{Client, ConfirmRequest, ReadBack, Uuid};
+use payments_client::error::ReadBack;
+use payments_client::{Client, ConfirmRequest, Uuid};
 
 use super::*;
 

@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
+use payments_client::error::TransportKind;
 use payments_client::{
     Client, ConfirmRequest, Error, ErrorCode, Outcome, RetryPolicy, TransactionStatus,
-    TransportKind,
 };
 use payments_mock_server::{Fault, MockServer};
 

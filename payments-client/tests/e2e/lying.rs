@@ -24,7 +24,7 @@ async fn with_order_77() -> (MockServer, payments_client::Client) {
     (server, client)
 }
 
-fn mismatch(error: &Error) -> &payments_client::AnswerMismatch {
+fn mismatch(error: &Error) -> &payments_client::error::AnswerMismatch {
     match error {
         Error::AnswerMismatch(m) => m,
         other => panic!("expected an answer mismatch, got {other:?}"),

@@ -2,9 +2,8 @@
 
 use std::time::Duration;
 
-use payments_client::{
-    Client, Currency, InitiateRequest, InitiateRequestBuilder, MinorAmount, RetryPolicy, Uuid,
-};
+use payments_client::model::InitiateRequestBuilder;
+use payments_client::{Client, Currency, InitiateRequest, MinorAmount, RetryPolicy, Uuid};
 use payments_mock_server::MockServer;
 
 pub const MERCHANT: &str = "4f9a1a8e-2c36-4d7e-9b1a-0c2a8f3d5e61";

@@ -4,7 +4,8 @@
 //! A refused handshake is `TransportKind::Tls` with rustls's reason, and
 //! is not retried.
 
-use payments_client::{Client, Error, TransportKind};
+use payments_client::error::TransportKind;
+use payments_client::{Client, Error};
 use payments_mock_server::MockServer;
 use payments_mock_server::tls::LocalCa;
 
