@@ -165,6 +165,9 @@
 //   (`sqlite`), PostgreSQL (`postgres`), and `AnyStore`.
 // - `config.rs` — [`Config`], shared by the binary's flags and the
 //   builder; `faults.rs` — [`Fault`]s and their sources.
+// - `admin.rs` — the admin side's keys and the console's sessions.
+// - `forms.rs` (`pages`, `openapi`) — the bounds of the HTML forms, for the
+//   pages that read them and the document that declares them.
 // - `state.rs` — `AppState`: one server's store, settings, keys, faults.
 // - `web/` (`pages`) — what a person sees: the payment page, the console.
 // - `http/` — the service over HTTP: the route table (`app.rs`, and
@@ -201,6 +204,8 @@ macro_rules! internal {
 mod config;
 mod error;
 mod faults;
+#[cfg(any(feature = "pages", feature = "openapi"))]
+mod forms;
 mod metrics;
 mod mock_server;
 pub mod seed;

@@ -8,8 +8,6 @@ pub(crate) mod access;
 pub(crate) mod answers;
 pub(crate) mod app;
 pub(crate) mod extract;
-#[cfg(any(feature = "pages", feature = "openapi"))]
-pub(crate) mod forms;
 pub(crate) mod guard;
 pub(crate) mod handlers;
 pub(crate) mod journal;

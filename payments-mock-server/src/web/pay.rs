@@ -24,7 +24,7 @@ use crate::web::html::{error_page, render, root_of};
 use payments_interface::money::major_text;
 use payments_serve::admin::is_form;
 
-use crate::http::forms::PAY_FORM_LIMIT as FORM_LIMIT;
+use crate::forms::PAY_FORM_LIMIT as FORM_LIMIT;
 
 #[derive(Template)]
 #[template(path = "pay.html")]

@@ -205,7 +205,7 @@ pub(crate) fn components(catalog: &Catalog) -> Vec<(&'static str, Value)> {
                 "required": ["action"],
                 "properties": { "action": { "type": "string", "enum": actions(), "description": "The button pressed" } },
                 "additionalProperties": false,
-                "description": form_bound(crate::http::forms::PAY_FORM_LIMIT),
+                "description": form_bound(crate::forms::PAY_FORM_LIMIT),
             }),
         ),
         (
@@ -374,10 +374,10 @@ fn form_bound(limit: usize) -> String {
 }
 
 fn console_form_bound() -> String {
-    form_bound(crate::http::forms::CONSOLE_FORM_LIMIT)
+    form_bound(crate::forms::CONSOLE_FORM_LIMIT)
 }
 
 /// The sign-in form's bound on `field` (the console enforces the same).
 fn sign_in_most(field: &str) -> usize {
-    crate::http::forms::most(crate::http::forms::SIGN_IN_FIELDS, field)
+    crate::forms::most(crate::forms::SIGN_IN_FIELDS, field)
 }

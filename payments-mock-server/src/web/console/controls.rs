@@ -22,7 +22,7 @@ use crate::domain::port::Store as _;
 use crate::state::AppState;
 use crate::web::html::render;
 
-use crate::http::forms::{CLOCK_FIELDS, CONSOLE_FORM_LIMIT as FORM_LIMIT, Fields, NO_FIELDS};
+use crate::forms::{CLOCK_FIELDS, CONSOLE_FORM_LIMIT as FORM_LIMIT, Fields, NO_FIELDS};
 
 /// Quick steps of the clock page.
 const STEPS: [(u64, &str); 5] = [
@@ -144,7 +144,7 @@ pub(super) async fn form(
         };
         console_error(state, refusal.status(), title, detail, path)
     })?;
-    match crate::http::forms::unexpected_field(&pairs, fields) {
+    match crate::forms::unexpected_field(&pairs, fields) {
         None => Ok(pairs),
         Some(detail) => Err(console_error(
             state,

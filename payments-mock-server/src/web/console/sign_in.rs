@@ -18,7 +18,7 @@ use super::controls::form;
 use super::{console_page, viewed_error};
 use crate::admin::{ended_session_cookie, session_cookie, session_cookies};
 use crate::domain::access::{Refusal, Role, Viewer};
-use crate::http::forms::{NO_FIELDS, SIGN_IN_FIELDS};
+use crate::forms::{NO_FIELDS, SIGN_IN_FIELDS};
 use crate::state::AppState;
 use crate::web::html::{render, root_of};
 use payments_serve::admin::{
