@@ -1,16 +1,18 @@
 //! Amounts typed by people: `--amount 10.50` (major units) and
 //! `--amount-minor 1050`, turned into minor units exactly, without floats.
 //!
-//! The currency's exponent comes from ISO 4217 (`iso_currency`): MYR has 2
-//! digits after the point, JPY none, KWD 3. More digits than that is refused,
-//! never rounded: a support engineer who typed `10.505` meant something else.
+//! The text is read here, strictly: digits with an optional decimal point,
+//! and no more fraction digits than the currency has. A support engineer
+//! who typed `10.505`, or `10.500` for MYR, meant something else; both are
+//! refused, never rounded. The arithmetic is the client's
+//! ([`payments_client::money`]): the currency and its ISO 4217 exponent
+//! (MYR has 2 digits after the point, JPY none, KWD 3), major to minor
+//! units, and the largest amount the service accepts.
 
 use std::fmt;
 
-use iso_currency::Currency;
-
-/// The largest amount the service accepts (CONTRACT section 1: 2^53 − 1).
-pub const MAX_MINOR: u64 = 9_007_199_254_740_991;
+use payments_client::money::{self, MAX_AMOUNT, MoneyError};
+use payments_client::{Currency, Decimal, MinorAmount};
 
 /// Why an amount was refused; the message completes "--amount ...".
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,15 +24,15 @@ pub enum AmountError {
     /// More fraction digits than the currency has.
     TooManyDecimals {
         text: String,
-        currency: &'static str,
-        exponent: u16,
+        currency: String,
+        exponent: u32,
     },
     /// Beyond what the service accepts.
     TooLarge(String),
     /// The currency code is not an ISO 4217 code.
     UnknownCurrency(String),
     /// The currency has no minor unit (gold, SDR...).
-    NoMinorUnit(&'static str),
+    NoMinorUnit(String),
 }
 
 impl fmt::Display for AmountError {
@@ -56,7 +58,7 @@ impl fmt::Display for AmountError {
             ),
             Self::TooLarge(text) => write!(
                 f,
-                "'{text}' is too large: at most {MAX_MINOR} in minor units"
+                "'{text}' is too large: at most {MAX_AMOUNT} in minor units"
             ),
             Self::UnknownCurrency(code) => {
                 write!(f, "'{code}' is not an ISO 4217 currency code such as MYR")
@@ -68,18 +70,23 @@ impl fmt::Display for AmountError {
 
 impl std::error::Error for AmountError {}
 
-/// Looks a currency code up (upper case, as the service wants it).
+/// Looks a currency code up (upper case, as the service wants it), with
+/// its exponent.
 ///
 /// # Errors
 ///
-/// The code is not an active ISO 4217 code, or the currency has no exponent.
-pub fn currency(code: &str) -> Result<(Currency, u16), AmountError> {
+/// The code is not an ISO 4217 code, or the currency has no exponent.
+pub fn currency(code: &str) -> Result<(Currency, u32), AmountError> {
     let currency =
-        Currency::from_code(code).ok_or_else(|| AmountError::UnknownCurrency(code.to_owned()))?;
-    let exponent = currency
-        .exponent()
-        .ok_or(AmountError::NoMinorUnit(currency.code()))?;
+        Currency::from_code(code).map_err(|_| AmountError::UnknownCurrency(code.to_owned()))?;
+    let exponent = exponent(&currency)?;
     Ok((currency, exponent))
+}
+
+fn exponent(currency: &Currency) -> Result<u32, AmountError> {
+    currency
+        .exponent()
+        .ok_or_else(|| AmountError::NoMinorUnit(currency.code().to_owned()))
 }
 
 /// Parses an amount in major units into minor units of `currency`.
@@ -88,11 +95,13 @@ pub fn currency(code: &str) -> Result<(Currency, u16), AmountError> {
 ///
 /// Anything but `DIGITS[.DIGITS]` (signs, exponents, spaces, thousands
 /// separators), zero, more fraction digits than the currency has, or more
-/// than [`MAX_MINOR`].
-pub fn parse_major(text: &str, currency: Currency) -> Result<u64, AmountError> {
-    let exponent = currency
-        .exponent()
-        .ok_or(AmountError::NoMinorUnit(currency.code()))?;
+/// than [`MAX_AMOUNT`].
+pub fn parse_major(
+    text: &str,
+    currency: impl std::borrow::Borrow<Currency>,
+) -> Result<u64, AmountError> {
+    let currency = currency.borrow();
+    let exponent = exponent(currency)?;
     if is_negative_number(text) {
         return Err(AmountError::NotPositive(text.to_owned()));
     }
@@ -103,36 +112,35 @@ pub fn parse_major(text: &str, currency: Currency) -> Result<u64, AmountError> {
     }
     // Strict on purpose: `10.500` MYR is refused rather than read as 10.50, so a
     // slip of the decimal point never changes an amount silently.
-    if fraction.len() > usize::from(exponent) {
+    if fraction.len() > exponent as usize {
         return Err(AmountError::TooManyDecimals {
             text: text.to_owned(),
-            currency: currency.code(),
+            currency: currency.code().to_owned(),
             exponent,
         });
     }
     let too_large = || AmountError::TooLarge(text.to_owned());
-    let mut minor: u64 = 0;
-    for digit in whole
-        .bytes()
-        .chain(fraction.bytes())
-        .chain(std::iter::repeat_n(
-            b'0',
-            usize::from(exponent) - fraction.len(),
-        ))
-    {
-        minor = minor
-            .checked_mul(10)
-            .and_then(|m| m.checked_add(u64::from(digit - b'0')))
-            .ok_or_else(too_large)?;
-    }
-    check_range(minor, text)
+    // The digits as a decimal (`10.` and `.5` completed to `10.0` and
+    // `0.50`; leading zeros dropped, as they say nothing): more digits than
+    // a decimal holds is far more than the service accepts.
+    let whole = whole.trim_start_matches('0');
+    let major = Decimal::from_str_exact(&format!(
+        "{}.{fraction}0",
+        if whole.is_empty() { "0" } else { whole }
+    ))
+    .map_err(|_| too_large())?;
+    let minor = money::to_minor(major, currency).map_err(|err| match err {
+        MoneyError::NotPositive => AmountError::NotPositive(text.to_owned()),
+        _ => too_large(),
+    })?;
+    check_range(minor.get(), text)
 }
 
 /// Parses an amount already in minor units.
 ///
 /// # Errors
 ///
-/// Anything but digits, zero, or more than [`MAX_MINOR`].
+/// Anything but digits, zero, or more than [`MAX_AMOUNT`].
 pub fn parse_minor(text: &str) -> Result<u64, AmountError> {
     if is_negative_number(text) {
         return Err(AmountError::NotPositive(text.to_owned()));
@@ -148,15 +156,10 @@ pub fn parse_minor(text: &str) -> Result<u64, AmountError> {
 
 /// Formats minor units with the currency's digits: 1050 MYR → `10.50`.
 #[must_use]
-pub fn format_minor(minor: u64, exponent: u16) -> String {
-    let digits = minor.to_string();
-    let exponent = usize::from(exponent);
-    if exponent == 0 {
-        return digits;
-    }
-    let padded = format!("{digits:0>width$}", width = exponent + 1);
-    let (whole, fraction) = padded.split_at(padded.len() - exponent);
-    format!("{whole}.{fraction}")
+pub fn format_minor(minor: u64, exponent: u32) -> String {
+    // What money::to_major does with a currency of this exponent.
+    Decimal::try_from_i128_with_scale(i128::from(minor), exponent)
+        .map_or_else(|_| minor.to_string(), |major| major.to_string())
 }
 
 /// `-5`, `-0.5`: a number, but negative (as opposed to `-abc`, not a number).
@@ -167,17 +170,20 @@ fn is_negative_number(text: &str) -> bool {
     })
 }
 
+/// Zero and more than the service accepts are refused; the client's
+/// [`MinorAmount`] holds no zero.
 fn check_range(minor: u64, text: &str) -> Result<u64, AmountError> {
-    match minor {
-        0 => Err(AmountError::NotPositive(text.to_owned())),
-        m if m > MAX_MINOR => Err(AmountError::TooLarge(text.to_owned())),
-        m => Ok(m),
+    match MinorAmount::new(minor) {
+        Err(_) => Err(AmountError::NotPositive(text.to_owned())),
+        Ok(m) if m.get() > MAX_AMOUNT => Err(AmountError::TooLarge(text.to_owned())),
+        Ok(m) => Ok(m.get()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use payments_client::money::MAX_AMOUNT as MAX_MINOR;
     use proptest::prelude::*;
 
     fn myr() -> Currency {

@@ -172,7 +172,7 @@ async fn offered_products(base_url: &str) -> Option<Vec<String>> {
 }
 
 /// The exponent of the currency the service echoed (it should be ours).
-fn exponent_of(code: &impl ToString, requested: u16) -> u16 {
+fn exponent_of(code: &impl ToString, requested: u32) -> u32 {
     amount::currency(&code.to_string()).map_or(requested, |(_, e)| e)
 }
 
