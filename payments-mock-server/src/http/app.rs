@@ -19,9 +19,10 @@ use tower_http::body::Limited;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 
+use crate::http::answers::panic_response;
 use crate::http::extract::BODY_LIMIT;
 use crate::http::handlers::admin;
-use crate::http::middleware::{Others, panic_response, respond};
+use crate::http::middleware::{Others, respond};
 use crate::state::AppState;
 
 /// The whole service as a router: drive it with

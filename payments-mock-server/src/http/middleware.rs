@@ -16,6 +16,7 @@ use uuid::Uuid;
 
 use crate::domain::access::{Refusal, Viewer};
 use crate::http::access::refusal_response;
+use crate::http::answers::panic_response;
 use crate::http::extract::{acceptable_request_id, is_json_content_type};
 use crate::http::guard::api_guard;
 use crate::state::AppState;
@@ -374,12 +375,6 @@ fn ensure_page(response: Response, path: &str, state: &AppState) -> Response {
             .insert(header::ALLOW, allow.clone());
     }
     replacement
-}
-
-/// The response to a panic in a handler: 500, nothing revealed.
-pub(crate) fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
-    tracing::error!(target: "payments_mock_server::request", "handler panicked");
-    ApiError::internal().into_response()
 }
 
 #[cfg(test)]
