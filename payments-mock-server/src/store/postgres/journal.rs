@@ -11,6 +11,15 @@ use tokio_postgres::types::Type;
 use super::*;
 use rows::*;
 
+/// The longest a read waits for the other replicas' writes (the
+/// barrier is `replicas.rs`'s; its waits are the journal's promise).
+pub(super) const READ_WAIT: Duration = Duration::from_secs(1);
+/// The longest a reset waits for them: a replica that learns of a reset
+/// only after its answer would drop what it served in between, so a reset
+/// (rare) waits out a slow replica longer than a read does, and a killed
+/// one until it is known gone (2 s).
+pub(super) const RESET_WAIT: Duration = Duration::from_secs(3);
+
 /// How long the write made when the store is dropped may take.
 const LAST_WRITE: Duration = Duration::from_secs(2);
 
@@ -552,7 +561,7 @@ impl PostgresStore {
             self.inner.offset_hint.store(0, Ordering::Relaxed);
         }
         // Committed: the reset stands whatever the wait below finds.
-        if let Err(e) = self.barrier(replicas::RESET_WAIT).await {
+        if let Err(e) = self.barrier(RESET_WAIT).await {
             tracing::warn!(error = %e, "after a reset, the other replicas could not be waited for");
         }
         Ok(())
@@ -570,7 +579,7 @@ impl PostgresStore {
     /// read started, so every request answered before it is numbered, and
     /// so in the journal.
     async fn settle(&self) -> Result<(), StoreError> {
-        let tick = self.barrier(replicas::READ_WAIT).await?;
+        let tick = self.barrier(READ_WAIT).await?;
         let due = Due::WrittenSince(tick);
         let mut client = self.client().await?;
         // What `Due::WrittenSince` numbers, if anything.

@@ -11,7 +11,7 @@
 //!   a write with a later tick. A replica takes its write's tick before it
 //!   takes its pending entries (`journal.rs`, `write`), so such a write
 //!   holds every request that replica answered before the read started. At
-//!   most [`READ_WAIT`]: a replica that does not write by then (stuck, or
+//!   most `journal::READ_WAIT`: a replica that does not write by then (stuck, or
 //!   killed a moment ago) is not waited for longer, and the read says so
 //!   in the log.
 //! - **In the order answered** (issue 40): an entry is stamped when its
@@ -37,7 +37,7 @@
 //!   (after its tick, and again under the counter row's lock); the reset
 //!   empties the journal, numbered or not (the unnumbered entries' numbers
 //!   are taken, as those of every entry dropped unwritten). The reset
-//!   then waits as a read does (at most [`RESET_WAIT`]), so by its answer
+//!   then waits as a read does (at most `journal::RESET_WAIT`), so by its answer
 //!   every live replica knows the new epoch and keeps what it serves from
 //!   then on.
 //! - **Notifications only make it quick.** Without them (the listening
@@ -60,13 +60,6 @@ use rows::*;
 const CHANNEL: &str = "mock_journal";
 /// The payload of a replica's write.
 const WRITTEN: &str = "written";
-/// The longest a read waits for the other replicas' writes.
-pub(super) const READ_WAIT: Duration = Duration::from_secs(1);
-/// The longest a reset waits for them: a replica that learns of a reset
-/// only after its answer would drop what it served in between, so a reset
-/// (rare) waits out a slow replica longer than a read does, and a killed
-/// one until it is known gone (2 s).
-pub(super) const RESET_WAIT: Duration = Duration::from_secs(3);
 /// The longest a replica goes without writing (its row's `seen_at`).
 pub(super) const HEARTBEAT: Duration = Duration::from_millis(250);
 /// How often a waiting read looks again without a notification.
@@ -187,7 +180,7 @@ pub(super) async fn write_journal(inner: Weak<Inner>, signals: Arc<Signals>) {
 impl PostgresStore {
     /// Waits until every request answered before this call, by this
     /// replica or any live one, is written: this replica's own entries at
-    /// once, the others' at most `wait` ([`READ_WAIT`] for a read; see the
+    /// once, the others' at most `wait` (`journal::READ_WAIT` for a read; see the
     /// module's doc). The tick it took: every replica whose watermark is
     /// past it has written since this call began.
     pub(super) async fn barrier(&self, wait: Duration) -> Result<i64, StoreError> {
