@@ -23,18 +23,24 @@ item under `#[cfg(test)]`, an inline `mod tests { ... }` or a `mod tests;`
 file: a test may assemble the layers above the code it tests), in code or
 in an attribute's string (`deserialize_with = "crate::model::wire::x"`).
 
+A name a module imports counts once, at its `use`; what the module then
+writes with it (`Error::Api`) is the same import.
+
 Circles: modules (one node per file: `client.rs` and `client/builder.rs`
 are two) importing each other in a ring are reported, whatever their
-layers, one line per circle a depth-first search meets (close it, and run
-again: another may show). A module and its own submodules are one module
-split across files (`client.rs` builds `client/builder.rs`'s builder,
-which builds a `Client`), so an import between a module and its ancestor
-makes no circle; the layers still apply to it. The tables' own entries are
-nodes too: `a` and `b` of one layer whose files import each other's
-(not in one ring of files) are a circle as well.
+layers: one line per circle a depth-first search meets, and for any
+import of a ring that none of those goes through, the shortest circle
+that does (close them, and run again: another may show). A module and its
+own submodules are one module split across files (`client.rs` builds
+`client/builder.rs`'s builder, which builds a `Client`), so an import
+between a module and its ancestor makes no circle; the layers still apply
+to it. The tables' own entries are nodes too: `a` and `b` of one layer
+whose files import each other's (not in one ring of files) are a circle
+as well.
 
 Outside crates: FORBIDDEN lists, per module prefix, crates it may not name
-(`use axum::Router`, `axum::Json`, `#[axum::debug_handler]`).
+(`use axum::Router`, `axum::Json`, `#[axum::debug_handler]`, `::axum::x`,
+`extern crate axum`, or a name the crate root re-exports from it).
 
 A module that is not listed is reported too, so a new module must take
 its place. A package's src/lib.rs and src/main.rs are each a crate root
@@ -210,6 +216,7 @@ def tokenize(text):
             q = i if c == "'" else i + 1
             if text.startswith("\\", q + 1):
                 end = text.find("'", q + 3)
+                end = n - 1 if end < 0 else end
                 tokens.append(("chr", text[q:end + 1], line))
                 i = end + 1
             elif q + 2 < n and text[q + 2] == "'":
@@ -278,7 +285,7 @@ class Crate:
         self.files = {}   # file path -> the module path of the file
         self.refs = []
         self.test_files = set()  # `#[cfg(test)] mod x;` files and directories
-        self.read(root_file, (), None)
+        self.read(root_file, ())
 
     def adopt(self, file, src):
         """A file no `mod x;` reached (a macro declared it): its module by
@@ -291,7 +298,7 @@ class Crate:
         if parent is None or path in self.modules:
             return
         parent.children.add(path[-1])
-        self.read(file, path, parent)
+        self.read(file, path)
 
     def is_test_file(self, file):
         return any(file == t or file.startswith(t + os.sep) for t in self.test_files)
@@ -299,7 +306,7 @@ class Crate:
     def name(self, path):
         return "::".join(path) if path else self.root_name
 
-    def read(self, file, path, parent):
+    def read(self, file, path):
         base = os.path.basename(file)
         if base in ("lib.rs", "main.rs", "mod.rs"):
             directory = os.path.dirname(file)
@@ -365,8 +372,10 @@ class Crate:
                 pending_test = False
                 pending_path = None
                 k = i + 1 if value == "pub" else i
-                if at(k, "("):
-                    k = skip_item(tokens, k)
+                if at(k, "("):  # pub(crate)
+                    while k < n and not at(k, ")"):
+                        k += 1
+                    k += 1
                 if at(k, "mod") and k + 2 < n and tokens[k + 1][0] == "id" and at(k + 2, ";"):
                     name = tokens[k + 1][1]
                     self.test_files.update([os.path.join(module.directory, name + ".rs"),
@@ -410,6 +419,11 @@ class Crate:
             elif kind == "id" and top and value in ITEM_KEYWORDS and i + 1 < n \
                     and tokens[i + 1][0] == "id" and tokens[i + 1][1] not in NOT_NAMES:
                 module.defined.add(tokens[i + 1][1])
+            elif kind == "id" and value == "extern" and at(i + 1, "crate") and i + 2 < n \
+                    and tokens[i + 2][0] == "id":
+                self.refs.append(Ref(file_module.file, line, module.path, ["::", tokens[i + 2][1]]))
+                i += 3
+                continue
             elif kind == "id" and top and value == "macro_rules" and at(i + 1, "!") \
                     and i + 2 < n and tokens[i + 2][0] == "id":
                 module.defined.add(tokens[i + 2][1])
@@ -436,7 +450,7 @@ class Crate:
                           os.path.join(module.directory, name, "mod.rs")]
         for file in candidates:
             if os.path.isfile(file):
-                self.read(file, module.path + (name,), module)
+                self.read(file, module.path + (name,))
                 return
 
     # ------------------------------------------------------------ resolving
@@ -461,8 +475,7 @@ class Crate:
             return self.walk(tuple(base), segments[k:], guard)
         if first == "Self":
             return None
-        found = self.walk(scope, segments, guard, first_in_scope=True)
-        return found
+        return self.walk(scope, segments, guard, first_in_scope=True)
 
     def walk(self, start, segments, guard, first_in_scope=False):
         current = start
@@ -899,6 +912,18 @@ def self_test():
             }, [["low"], ["high"], ["lib"]])
             self.assertEqual(found, ["pkg/src/low.rs:2: low imports crate::high::Thing, a higher layer"])
 
+        def test_strings_chars_comments_and_test_files(self):
+            found = self.run_on({
+                "src/lib.rs": "mod low;\nmod high;\n",
+                "src/low.rs": "const A: char = '{';\nconst B: &str = \"// crate::high::X {\";\n"
+                              "const C: &str = r#\"crate::high::Y\"#;\n/* crate::high::Z /* in */ */\n"
+                              "fn f<'a>(x: &'a str) -> &'a str { x }\nuse crate::high::Real;\n"
+                              "#[cfg(test)]\npub(crate) mod test_support;\n",
+                "src/low/test_support.rs": "use crate::high::Anything;\n",
+                "src/high.rs": "",
+            }, [["low"], ["high"], ["lib"]])
+            self.assertEqual(found, ["pkg/src/low.rs:6: low imports crate::high::Real, a higher layer"])
+
         def test_super_paths_resolve_from_the_module(self):
             found = self.run_on({
                 "src/lib.rs": "mod calls;\nmod top;\nmod x;\n",
@@ -952,18 +977,21 @@ def self_test():
 
         def test_forbidden_outside_crates(self):
             found = self.run_on({
-                "src/lib.rs": "mod domain;\nmod http;\nmod web;\n",
-                "src/domain/mod.rs": "mod inner;\nuse axum::Router;\n/* axum::Commented */\n"
+                "src/lib.rs": "mod domain;\nmod http;\nmod web;\npub use axum::Json;\n",
+                "src/domain/mod.rs": "mod inner;\nmod other;\nuse axum::Router;\n/* axum::Commented */\n"
                                      "#[cfg(test)]\nmod tests {\n    use axum::Test;\n}\n",
                 "src/domain/inner.rs": "fn f() -> http::StatusCode { ::tower::x() }\n"
                                        "use crate::http::Local;\n",
                 "src/http.rs": "use axum::Router;\n",
-                "src/web.rs": "use crate::domain::inner;\n",
+                "src/web.rs": "use crate::domain::inner;\nextern crate tower;\n",
+                "src/domain/other.rs": "extern crate tower;\nfn f(_: crate::Json) {}\n",
             }, [["domain", "http"], ["web"], ["lib"]], {"domain": ["axum", "http", "tower"]})
             self.assertEqual(found, [
                 "pkg/src/domain/inner.rs:1: domain::inner uses http (http::StatusCode), which domain may not use",
                 "pkg/src/domain/inner.rs:1: domain::inner uses tower (::tower::x), which domain may not use",
-                "pkg/src/domain/mod.rs:2: domain uses axum (axum::Router), which domain may not use",
+                "pkg/src/domain/mod.rs:3: domain uses axum (axum::Router), which domain may not use",
+                "pkg/src/domain/other.rs:1: domain::other uses tower (::tower), which domain may not use",
+                "pkg/src/domain/other.rs:2: domain::other uses axum (crate::Json), which domain may not use",
             ])
 
         def test_a_binary_package_and_unit_tests(self):
@@ -1033,18 +1061,18 @@ def self_test():
                           "a higher layer", new)
 
         def test_client_error_importing_the_client(self):
-            _, new = self.check("payments-client", {"error.rs": "use crate::client::Client;"})
-            self.assertIn("payments-client/src/error.rs:1: error imports crate::client::Client, "
+            _, new = self.check("payments-client", {"error/mod.rs": "use crate::client::Client;"})
+            self.assertIn("payments-client/src/error/mod.rs:1: error imports crate::client::Client, "
                           "a higher layer", new)
 
         def test_client_error_importing_the_client_through_the_root(self):
-            _, new = self.check("payments-client", {"error.rs": "use crate::{Client, ClientBuilder};"})
-            self.assertIn("payments-client/src/error.rs:1: error imports crate::Client (in client), "
+            _, new = self.check("payments-client", {"error/mismatch.rs": "use crate::{Client, ClientBuilder};"})
+            self.assertIn("payments-client/src/error/mismatch.rs:1: error::mismatch imports crate::Client (in client), "
                           "a higher layer", new)
 
         def test_super_pointing_up(self):
-            _, new = self.check("payments-client", {"model/money.rs": "use super::super::client::Client;"})
-            self.assertIn("payments-client/src/model/money.rs:1: model::money imports "
+            _, new = self.check("payments-client", {"model/currency.rs": "use super::super::client::Client;"})
+            self.assertIn("payments-client/src/model/currency.rs:1: model::currency imports "
                           "super::super::client::Client (in client), a higher layer", new)
 
         def test_a_circle_within_one_layer(self):
