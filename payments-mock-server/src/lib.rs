@@ -24,7 +24,7 @@
 //! ```toml
 //! [dev-dependencies]
 //! # Not on crates.io yet: from the repository (or a path to a checkout).
-//! payments-mock-server = { git = "https://example.invalid/payments-toolkit", default-features = false }
+//! payments-mock-server = { git = "https://example.invalid/payments-toolkit" }
 //! ```
 //!
 //! # Example
