@@ -4,7 +4,10 @@
 //! ([`same_origin`]), and the console's sign-in sessions kept in the
 //! process ([`Sessions`]) with their cookie ([`SessionCookie`]), and the
 //! console's forms: read once checked ([`read_form`]), their fields
-//! ([`param`]), the way back after a sign-in ([`target_of`]).
+//! ([`param`]), the way back after a sign-in ([`target_of`]). The checks
+//! of an admin side's configuration ([`check_config`]), and, with the
+//! `pages` feature, the console's sign-in page and its flow
+//! ([`sign_in`]).
 //!
 //! Who may do what stays each server's own: the mock tells an admin from
 //! a merchant's key; the proxy has admin keys only.
@@ -36,6 +39,9 @@ use subtle::ConstantTimeEq;
 
 mod form;
 mod session;
+#[cfg(feature = "pages")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
+pub mod sign_in;
 
 pub use form::{
     FormRefusal, bearer_challenge, is_form, param, query_pairs, read_form, see_other, target_of,
@@ -132,6 +138,49 @@ pub fn repeated_key(keys: &[AdminKey]) -> Option<(usize, usize)> {
             .position(|earlier| earlier.matches(later.0.as_bytes()))
             .map(|i| (i + 1, j + 1))
     })
+}
+
+/// Checks an admin side's configuration before a server starts: every
+/// key has a key's shape ([`AdminKey::check`]), none is given twice, none
+/// is also one of the server's API keys (`api_keys`, their secrets in
+/// order: the mock's; the proxy takes none), and a session lasts.
+///
+/// # Errors
+///
+/// What is wrong, naming keys by their 1-based positions only, never a
+/// key.
+pub fn check_config<'a>(
+    keys: &[AdminKey],
+    api_keys: impl IntoIterator<Item = &'a [u8]>,
+    session_lifetime: std::time::Duration,
+) -> Result<(), String> {
+    if let Some((i, problem)) = keys
+        .iter()
+        .enumerate()
+        .find_map(|(i, k)| k.check().err().map(|e| (i + 1, e)))
+    {
+        return Err(format!("admin key #{i}: {problem}"));
+    }
+    if let Some((first, second)) = repeated_key(keys) {
+        return Err(format!(
+            "the same admin key is given twice (admin keys #{first} and #{second})"
+        ));
+    }
+    let api_keys: Vec<&[u8]> = api_keys.into_iter().collect();
+    if let Some((admin, api)) = keys.iter().enumerate().find_map(|(i, admin)| {
+        api_keys
+            .iter()
+            .position(|api| admin.matches(api))
+            .map(|j| (i + 1, j + 1))
+    }) {
+        return Err(format!(
+            "admin key #{admin} is also API key #{api}: a key has one role"
+        ));
+    }
+    if session_lifetime.is_zero() {
+        return Err("the console's session lifetime must be greater than 0".to_owned());
+    }
+    Ok(())
 }
 
 /// The token of `Bearer <token>`, scheme in any letter case; `None` for
@@ -244,6 +293,45 @@ mod tests {
             .collect();
         assert_eq!(repeated_key(&keys), Some((2, 4)));
         assert_eq!(repeated_key(&keys[..3]), None);
+    }
+
+    #[test]
+    fn a_configuration_names_positions_never_keys() {
+        use std::time::Duration;
+        let keys =
+            |list: &[&str]| -> Vec<AdminKey> { list.iter().map(|k| AdminKey::new(*k)).collect() };
+        let day = Duration::from_secs(86_400);
+        let none: [&[u8]; 0] = [];
+        assert_eq!(check_config(&[], none, day), Ok(()));
+        assert_eq!(
+            check_config(&keys(&["adm_1", "adm_2"]), [&b"sk_1"[..]], day),
+            Ok(())
+        );
+        for (given, api, says) in [
+            (
+                &["adm_1", "adm_tab\tkey"][..],
+                &[][..],
+                "admin key #2: an admin key must be visible ASCII",
+            ),
+            (
+                &["adm_1", "adm_2", "adm_1"],
+                &[],
+                "the same admin key is given twice (admin keys #1 and #3)",
+            ),
+            (
+                &["adm_1", "adm_2"],
+                &[&b"sk_1"[..], b"adm_2"],
+                "admin key #2 is also API key #2: a key has one role",
+            ),
+        ] {
+            let error = check_config(&keys(given), api.iter().copied(), day).expect_err(says);
+            assert!(error.starts_with(says), "{error}");
+            assert!(!error.contains("adm_") && !error.contains("tab"), "{error}");
+        }
+        assert_eq!(
+            check_config(&keys(&["adm_1"]), none, Duration::ZERO),
+            Err("the console's session lifetime must be greater than 0".to_owned())
+        );
     }
 
     #[test]
