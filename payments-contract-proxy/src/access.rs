@@ -10,31 +10,35 @@
 //! [`crate::dispatch`] sends it straight to the forwarder. Without an
 //! admin key everything is open, as on a developer's loopback.
 
-use askama::Template;
 use axum::body::Body;
 use axum::extract::{RawQuery, Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
+use payments_serve::admin::sign_in::{self, Console, Form, Refused, SignIn};
 use payments_serve::admin::{
-    FormRefusal, SessionCookie, any_matches, bearer_challenge, bearer_token, console_target, param,
-    query_pairs, read_form, see_other, shown_lifetime, target_of,
+    FormRefusal, SessionCookie, Sessions, any_matches, bearer_challenge, bearer_token, read_form,
 };
-use payments_serve::pages::{render, root_of};
 use payments_serve::{ApiError, ErrorCode};
 
 use crate::state::ProxyState;
 
-/// The console's session cookie (the mock's has another name, so one
-/// browser may be signed in to both on one host).
-pub(crate) const COOKIE: SessionCookie = SessionCookie::new("payments_proxy_session");
-
 /// Where the sign-in page is.
 const SIGN_IN: &str = "/_proxy/ui/sign-in";
-/// Where a sign-in goes when it is not told where (relative to the root).
-const HOME: &str = "_proxy/ui/";
 /// The most a sign-in or sign-out form may carry.
 const FORM_LIMIT: usize = 8 * 1024;
+
+/// The proxy's console as its sign-in page names it; its session cookie
+/// has another name than the mock's, so one browser may be signed in to
+/// both on one host.
+const CONSOLE: Console = Console {
+    brand: "payments contract proxy",
+    home: "_proxy/ui/",
+    server: "proxy",
+    key_label: "Admin key",
+    lead: "This proxy's console, summary and metrics are behind a key. Enter the admin key the proxy was started with.",
+    cookie: SessionCookie::new("payments_proxy_session"),
+};
 
 /// Whether a console request came with a session (the console then offers
 /// sign-out): set by [`admit`], `false` when it is not there.
@@ -124,14 +128,7 @@ pub(crate) async fn admit(
         return if accepted {
             next.run(req).await
         } else if area == Area::Console {
-            sign_in_page(
-                &proxy,
-                StatusCode::UNAUTHORIZED,
-                req.uri().path(),
-                &target_of(req.uri()),
-                None,
-                Some("The key in the Authorization header is not accepted here."),
-            )
+            sign_in::refused(&proxy, req.uri(), Refused::BEARER_NOT_ACCEPTED)
         } else {
             unauthorized()
         };
@@ -140,7 +137,7 @@ pub(crate) async fn admit(
         return unauthorized();
     }
     let mut presented = false;
-    let found = COOKIE.read(req.headers()).any(|id| {
+    let found = CONSOLE.cookie.read(req.headers()).any(|id| {
         presented = true;
         proxy.sessions.find(id).is_some()
     });
@@ -148,86 +145,68 @@ pub(crate) async fn admit(
         req.extensions_mut().insert(SignedIn(true));
         return next.run(req).await;
     }
-    let mut response = if area == Area::Console {
-        sign_in_page(
-            &proxy,
-            StatusCode::UNAUTHORIZED,
-            req.uri().path(),
-            &target_of(req.uri()),
-            presented.then_some(
-                "Your sign-in has ended (it expired, you signed out, or the proxy restarted): sign in again.",
-            ),
-            None,
-        )
-    } else {
-        unauthorized()
-    };
+    if area == Area::Console {
+        return sign_in::required(&proxy, req.uri(), presented);
+    }
+    let mut response = unauthorized();
     if presented {
-        response
-            .headers_mut()
-            .insert(header::SET_COOKIE, COOKIE.ended(secure(&proxy)));
+        response.headers_mut().insert(
+            header::SET_COOKIE,
+            CONSOLE.cookie.ended(proxy.secure_cookies()),
+        );
     }
     response
 }
 
-/// Whether session cookies are marked `Secure` (the listener speaks TLS).
-fn secure(proxy: &ProxyState) -> bool {
-    proxy.config.tls.is_some()
-}
+/// The proxy's console behind the sign-in: admin keys only, each session
+/// grants the same (`()`).
+impl SignIn for ProxyState {
+    type Role = ();
+    const CONSOLE: Console = CONSOLE;
 
-#[derive(Template)]
-#[template(path = "sign_in.html")]
-struct SignInPage<'a> {
-    root: String,
-    /// No admin key: the console is open, there is nothing to sign in to.
-    open: bool,
-    next: &'a str,
-    notice: Option<&'a str>,
-    problem: Option<&'a str>,
-    lifetime: String,
-}
+    fn is_open(&self) -> bool {
+        self.config.admin_keys.is_empty()
+    }
 
-/// The sign-in page, drawn at `path` (its own, or a refused console
-/// page's), with `status`.
-fn sign_in_page(
-    proxy: &ProxyState,
-    status: StatusCode,
-    path: &str,
-    next: &str,
-    notice: Option<&str>,
-    problem: Option<&str>,
-) -> Response {
-    bearer_challenge(crate::console::page(render(
-        status,
-        &SignInPage {
-            root: root_of(path),
-            open: proxy.config.admin_keys.is_empty(),
-            next: console_target(next, HOME, SIGN_IN),
-            notice,
-            problem,
-            lifetime: shown_lifetime(proxy.sessions.lifetime()),
-        },
-    )))
-}
+    fn sessions(&self) -> &Sessions<()> {
+        &self.sessions
+    }
 
-/// Reads a sign-in or sign-out form (see [`read_form`]); a refusal is the
-/// sign-in page saying why.
-async fn form(
-    proxy: &ProxyState,
-    headers: &HeaderMap,
-    body: Body,
-    path: &str,
-) -> Result<Vec<(String, String)>, Response> {
-    read_form(headers, body, FORM_LIMIT).await.map_err(|refusal| {
-        let problem = match refusal {
-            FormRefusal::CrossSite => {
-                "This form was posted from another site's page; open the console and sign in there."
-            }
-            FormRefusal::NotAForm => "Submit the sign-in form (application/x-www-form-urlencoded).",
-            FormRefusal::TooLarge => "The submitted form is larger than a sign-in form can be.",
-        };
-        sign_in_page(proxy, refusal.status(), path, HOME, None, Some(problem))
-    })
+    /// The listener speaks TLS.
+    fn secure_cookies(&self) -> bool {
+        self.config.tls.is_some()
+    }
+
+    fn role_of(&self, key: &str) -> Result<(), Refused> {
+        if any_matches(&self.config.admin_keys, key.as_bytes()) {
+            Ok(())
+        } else {
+            Err(Refused::NOT_ACCEPTED)
+        }
+    }
+
+    /// Reads a sign-in or sign-out form (see [`read_form`]), any fields,
+    /// at most [`FORM_LIMIT`]; a refusal is the sign-in page saying why.
+    async fn read_form(
+        &self,
+        _: Form,
+        headers: &HeaderMap,
+        body: Body,
+        path: &str,
+    ) -> Result<Vec<(String, String)>, Response> {
+        read_form(headers, body, FORM_LIMIT).await.map_err(|refusal| {
+            let problem = match refusal {
+                FormRefusal::CrossSite => {
+                    "This form was posted from another site's page; open the console and sign in there."
+                }
+                FormRefusal::NotAForm => {
+                    "Submit the sign-in form (application/x-www-form-urlencoded)."
+                }
+                FormRefusal::TooLarge => "The submitted form is larger than a sign-in form can be.",
+            };
+            sign_in::page(self, refusal.status(), path, CONSOLE.home, None, Some(problem))
+        })
+    }
 }
 
 /// `GET /_proxy/ui/sign-in`: the form (or, without an admin key, a link to
@@ -237,10 +216,7 @@ pub(crate) async fn page(
     uri: Uri,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let pairs = query_pairs(query.as_deref());
-    let next = param(&pairs, "next").unwrap_or(HOME);
-    let notice = param(&pairs, "signed-out").map(|_| "You are signed out.");
-    sign_in_page(&proxy, StatusCode::OK, uri.path(), next, notice, None)
+    sign_in::show(&proxy, uri.path(), query.as_deref())
 }
 
 /// `POST /_proxy/ui/sign-in` with `key` (and `next`): a session and 303 to
@@ -251,40 +227,7 @@ pub(crate) async fn submit(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let path = uri.path();
-    let pairs = match form(&proxy, &headers, body, path).await {
-        Ok(pairs) => pairs,
-        Err(page) => return page,
-    };
-    let next = console_target(param(&pairs, "next").unwrap_or(HOME), HOME, SIGN_IN).to_owned();
-    let root = root_of(path);
-    if proxy.config.admin_keys.is_empty() {
-        // Open: any form, even an empty one, leads into the console.
-        return see_other(&root, &next);
-    }
-    let key = param(&pairs, "key").unwrap_or("");
-    if key.is_empty() || !any_matches(&proxy.config.admin_keys, key.as_bytes()) {
-        return sign_in_page(
-            &proxy,
-            StatusCode::UNAUTHORIZED,
-            path,
-            &next,
-            None,
-            Some("That key is not accepted here. Check it and try again."),
-        );
-    }
-    // A session the browser may already have ends: a sign-in always
-    // starts a fresh id (no fixation).
-    for old in COOKIE.read(&headers) {
-        proxy.sessions.end(old);
-    }
-    let id = proxy.sessions.start(());
-    let mut response = see_other(&root, &next);
-    response.headers_mut().insert(
-        header::SET_COOKIE,
-        COOKIE.set(&id, proxy.sessions.lifetime(), secure(&proxy)),
-    );
-    response
+    sign_in::submit(&proxy, uri.path(), &headers, body).await
 }
 
 /// `POST /_proxy/ui/sign-out`: ends the browser's session, tells it to
@@ -295,18 +238,7 @@ pub(crate) async fn sign_out(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let path = uri.path();
-    if let Err(page) = form(&proxy, &headers, body, path).await {
-        return page;
-    }
-    for id in COOKIE.read(&headers) {
-        proxy.sessions.end(id);
-    }
-    let mut response = see_other(&root_of(path), "_proxy/ui/sign-in?signed-out=1");
-    response
-        .headers_mut()
-        .insert(header::SET_COOKIE, COOKIE.ended(secure(&proxy)));
-    response
+    sign_in::sign_out(&proxy, uri.path(), &headers, body).await
 }
 
 #[cfg(test)]

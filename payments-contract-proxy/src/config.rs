@@ -105,25 +105,9 @@ impl ProxyConfig {
                 "--upstream-timeout must be greater than 0".to_owned(),
             ));
         }
-        if let Some((i, problem)) = self
-            .admin_keys
-            .iter()
-            .enumerate()
-            .find_map(|(i, k)| k.check().err().map(|e| (i + 1, e)))
-        {
-            return Err(Error::Config(format!("admin key #{i}: {problem}")));
-        }
-        if let Some((first, second)) = payments_serve::admin::repeated_key(&self.admin_keys) {
-            return Err(Error::Config(format!(
-                "the same admin key is given twice (admin keys #{first} and #{second})"
-            )));
-        }
-        if self.session_lifetime.is_zero() {
-            return Err(Error::Config(
-                "the console's session lifetime must be greater than 0".to_owned(),
-            ));
-        }
-        Ok(())
+        // The proxy takes no API key of its own: an admin key is any key.
+        payments_serve::admin::check_config(&self.admin_keys, [], self.session_lifetime)
+            .map_err(Error::Config)
     }
 
     /// The upstream as logs and the console show it: without credentials

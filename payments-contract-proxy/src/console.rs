@@ -10,7 +10,7 @@ use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
-pub(crate) use payments_serve::pages::console_page as page;
+use payments_serve::pages::console_page as page;
 use payments_serve::pages::{
     CONSOLE_SCRIPT as SCRIPT, CONSOLE_STYLESHEET as STYLESHEET, POLL_MS, fragment_root_of, render,
     root_of, shown_time, static_asset as asset, visible,
