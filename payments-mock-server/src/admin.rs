@@ -30,7 +30,8 @@ pub type Sessions = payments_serve::admin::Sessions<Role>;
 /// browser may be signed in to both on one host).
 pub const SESSION_COOKIE: &str = "payments_mock_session";
 
-const COOKIE: SessionCookie = SessionCookie::new(SESSION_COOKIE);
+/// The session cookie: the console's sign-in sets it, the guard reads it.
+pub const COOKIE: SessionCookie = SessionCookie::new(SESSION_COOKIE);
 
 /// The `Set-Cookie` value that keeps session `id` for `lifetime`:
 /// `HttpOnly`, `SameSite=Strict`, `Path=/`, and `Secure` when the server

@@ -153,35 +153,12 @@ impl Config {
                 "the same API key is given twice (keys #{first} and #{second})"
             )));
         }
-        if let Some((i, problem)) = self
-            .admin_keys
-            .iter()
-            .enumerate()
-            .find_map(|(i, k)| k.check().err().map(|e| (i + 1, e)))
-        {
-            return Err(Error::Config(format!("admin key #{i}: {problem}")));
-        }
-        if let Some((first, second)) = payments_serve::admin::repeated_key(&self.admin_keys) {
-            return Err(Error::Config(format!(
-                "the same admin key is given twice (admin keys #{first} and #{second})"
-            )));
-        }
-        if let Some((admin, api)) = self.admin_keys.iter().enumerate().find_map(|(i, admin)| {
-            self.api_keys
-                .iter()
-                .position(|api| admin.matches(api.secret()))
-                .map(|j| (i + 1, j + 1))
-        }) {
-            return Err(Error::Config(format!(
-                "admin key #{admin} is also API key #{api}: a key has one role"
-            )));
-        }
-        if self.session_lifetime.is_zero() {
-            return Err(Error::Config(
-                "the console's session lifetime must be greater than 0".to_owned(),
-            ));
-        }
-        Ok(())
+        payments_serve::admin::check_config(
+            &self.admin_keys,
+            self.api_keys.iter().map(ApiKey::secret),
+            self.session_lifetime,
+        )
+        .map_err(Error::Config)
     }
 
     /// The 1-based positions of the first key that repeats an earlier one

@@ -12,9 +12,9 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use serde_json::{Map, Number, Value};
 
-use payments_serve::admin::{FormRefusal, read_form, see_other};
+use payments_serve::admin::see_other;
 
-use super::{Chrome, console_error, console_page, param, query_pairs, store_down};
+use super::{Chrome, console_page, form, param, query_pairs, store_down};
 use crate::domain::access::Viewer;
 use crate::domain::catalog::{Flow, Outcome, Product};
 use crate::domain::invalid::Invalid;
@@ -22,7 +22,7 @@ use crate::domain::port::Store as _;
 use crate::state::AppState;
 use crate::web::html::render;
 
-use crate::forms::{CLOCK_FIELDS, CONSOLE_FORM_LIMIT as FORM_LIMIT, Fields, NO_FIELDS};
+use crate::forms::{CLOCK_FIELDS, NO_FIELDS};
 
 /// Quick steps of the clock page.
 const STEPS: [(u64, &str); 5] = [
@@ -117,45 +117,6 @@ pub(crate) async fn clock(
     clock_page(&state, viewer, uri.path(), query.as_deref(), None, "").await
 }
 
-/// Reads a console form: same origin, a form, at most [`FORM_LIMIT`],
-/// only `fields`, each at most once and within its length; a refusal is
-/// the console's error page saying why.
-pub(super) async fn form(
-    state: &AppState,
-    headers: &HeaderMap,
-    body: Body,
-    path: &str,
-    fields: Fields,
-) -> Result<Vec<(String, String)>, Response> {
-    let pairs = read_form(headers, body, FORM_LIMIT).await.map_err(|refusal| {
-        let (title, detail) = match refusal {
-            FormRefusal::CrossSite => (
-                "Not from the console",
-                "This form was posted from another site's page; open the console and use it there.",
-            ),
-            FormRefusal::NotAForm => (
-                "Form not accepted",
-                "Submit the console's form (application/x-www-form-urlencoded).",
-            ),
-            FormRefusal::TooLarge => (
-                "Request too large",
-                "The submitted form is larger than a console form can be.",
-            ),
-        };
-        console_error(state, refusal.status(), title, detail, path)
-    })?;
-    match crate::forms::unexpected_field(&pairs, fields) {
-        None => Ok(pairs),
-        Some(detail) => Err(console_error(
-            state,
-            StatusCode::BAD_REQUEST,
-            "Form not accepted",
-            &detail,
-            path,
-        )),
-    }
-}
-
 /// `POST /_mock/ui/clock` with `seconds=N`: the rules of
 /// `POST /_mock/clock/advance`, read from a form.
 #[cfg_attr(
@@ -175,7 +136,7 @@ pub(crate) async fn advance(
     body: Body,
 ) -> Response {
     let path = uri.path();
-    let pairs = match form(&state, &headers, body, path, CLOCK_FIELDS).await {
+    let pairs = match form::read(&state, &headers, body, path, CLOCK_FIELDS).await {
         Ok(pairs) => pairs,
         Err(page) => return page,
     };
@@ -360,7 +321,7 @@ pub(crate) async fn reset(
     body: Body,
 ) -> Response {
     let path = uri.path();
-    if let Err(page) = form(&state, &headers, body, path, NO_FIELDS).await {
+    if let Err(page) = form::read(&state, &headers, body, path, NO_FIELDS).await {
         return page;
     }
     if let Err(e) = state.reset().await {

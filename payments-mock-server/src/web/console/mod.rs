@@ -10,7 +10,10 @@
 //! - `controls.rs`: the clock, the catalogue, reset.
 //! - `sign_in.rs`: with `--admin-key`, the way in (a key typed once, then
 //!   a session cookie) and out, and the pages of a refused request
-//!   (CONTRACT section 18).
+//!   (CONTRACT section 18): the mock's words and role rules on
+//!   payments-serve's sign-in.
+//! - `form.rs`: how the console's forms (the clock's, reset's, the
+//!   sign-in's and sign-out's) are read.
 //!
 //! Never behind the `/api/` keys, never faulted; behind the admin key
 //! when one is configured, where a merchant's key sees its merchant's
@@ -19,6 +22,7 @@
 //! elsewhere cannot reset the mock through a visitor's browser.
 
 mod controls;
+mod form;
 mod requests;
 pub(crate) mod sign_in;
 mod transaction;

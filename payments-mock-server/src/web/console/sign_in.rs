@@ -8,67 +8,82 @@
 //! session id ([`crate::admin::Sessions`]), never the key, and
 //! no page ever shows a key or a session id.
 
-use askama::Template;
 use axum::body::Body;
 use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
+use payments_serve::admin::sign_in::{self as flow, Console, Form, Refused, SignIn};
 
-use super::controls::form;
-use super::{console_page, viewed_error};
-use crate::admin::{ended_session_cookie, session_cookie, session_cookies};
+use super::{form, viewed_error};
+use crate::admin::{COOKIE, Sessions};
 use crate::domain::access::{Refusal, Role, Viewer};
 use crate::forms::{NO_FIELDS, SIGN_IN_FIELDS};
 use crate::state::AppState;
-use crate::web::html::{render, root_of};
-use payments_serve::admin::{
-    bearer_challenge, param, query_pairs, see_other, shown_lifetime, target_of,
-};
 
-/// Where the sign-in page is.
-const PATH: &str = "/_mock/ui/sign-in";
 /// Where a sign-in goes when it is not told where (relative to the root).
 const HOME: &str = "_mock/ui/";
 
-#[derive(Template)]
-#[template(path = "console/sign_in.html")]
-struct SignInPage<'a> {
-    root: String,
-    /// No admin key: the console is open, there is nothing to sign in to.
-    open: bool,
-    next: &'a str,
-    notice: Option<&'a str>,
-    problem: Option<&'a str>,
-    lifetime: String,
-}
+/// The mock's console as its sign-in page names it.
+const CONSOLE: Console = Console {
+    brand: "payments mock console",
+    home: HOME,
+    server: "mock",
+    key_label: "Key",
+    lead: "This mock's console is behind a key. Enter the admin key, or your merchant's API key to see your own transactions and requests.",
+    cookie: COOKIE,
+};
 
-/// The sign-in page, drawn at `path` (its own, or any console page's
-/// when that page was refused), with `status`.
-fn sign_in_page(
-    state: &AppState,
-    status: StatusCode,
-    path: &str,
-    next: &str,
-    notice: Option<&str>,
-    problem: Option<&str>,
-) -> Response {
-    bearer_challenge(console_page(render(
-        status,
-        &SignInPage {
-            root: root_of(path),
-            open: !state.admin.is_enabled(),
-            next: console_target(next),
-            notice,
-            problem,
-            lifetime: shown_lifetime(state.admin.sessions.lifetime()),
-        },
-    )))
-}
+/// An API key bound to no merchant, typed in or in the header: 403.
+const UNBOUND: Refused = Refused {
+    status: StatusCode::FORBIDDEN,
+    problem: "This API key is bound to no merchant, so the console has nothing of its own to show it: use the admin key, or a key bound to a merchant.",
+};
 
-/// `next` when it is a console address relative to the server's root
-/// (`_mock/ui/…`), else the console's home.
-fn console_target(next: &str) -> &str {
-    payments_serve::admin::console_target(next, HOME, PATH)
+/// The mock's console behind the sign-in: an admin key, or a merchant's
+/// API key, whose session sees that merchant's part only.
+impl SignIn for AppState {
+    type Role = Role;
+    const CONSOLE: Console = CONSOLE;
+
+    fn is_open(&self) -> bool {
+        !self.admin.is_enabled()
+    }
+
+    fn sessions(&self) -> &Sessions {
+        &self.admin.sessions
+    }
+
+    fn secure_cookies(&self) -> bool {
+        self.admin.secure_cookies()
+    }
+
+    /// Every admin and API key compared
+    /// ([`crate::admin::AdminAccess::role_of`]): 401 for a key that is
+    /// neither, 403 for an API key bound to no merchant.
+    fn role_of(&self, key: &str) -> Result<Role, Refused> {
+        self.admin
+            .role_of(key.as_bytes(), &self.auth)
+            .map_err(|refusal| match refusal {
+                Refusal::Unbound => UNBOUND,
+                _ => Refused::NOT_ACCEPTED,
+            })
+    }
+
+    /// The console's strict forms (see [`form::read`]): the sign-in's
+    /// `key` and `next`, the sign-out's nothing.
+    async fn read_form(
+        &self,
+        which: Form,
+        headers: &HeaderMap,
+        body: Body,
+        path: &str,
+    ) -> Result<Vec<(String, String)>, Response> {
+        let fields = match which {
+            Form::SignIn => SIGN_IN_FIELDS,
+            Form::SignOut => NO_FIELDS,
+        };
+        form::read(self, headers, body, path, fields).await
+    }
 }
 
 /// The answer to a console request without a key or a valid session: 401
@@ -76,24 +91,7 @@ fn console_target(next: &str) -> &str {
 /// `ended`: the browser sent a session cookie that is no longer (or never
 /// was) valid; it is told to forget it.
 pub(crate) fn required(state: &AppState, uri: &Uri, ended: bool) -> Response {
-    let next = target_of(uri);
-    let mut response = sign_in_page(
-        state,
-        StatusCode::UNAUTHORIZED,
-        uri.path(),
-        &next,
-        ended.then_some(
-            "Your sign-in has ended (it expired, you signed out, or the mock restarted): sign in again.",
-        ),
-        None,
-    );
-    if ended {
-        response.headers_mut().insert(
-            header::SET_COOKIE,
-            ended_session_cookie(state.admin.secure_cookies()),
-        );
-    }
-    response
+    flow::required(state, uri, ended)
 }
 
 /// The page of a refused console request: the sign-in page again for a
@@ -106,24 +104,9 @@ pub(crate) fn refused(
     uri: &Uri,
     viewer: Option<Viewer>,
 ) -> Response {
-    let next = target_of(uri);
     match refusal {
-        Refusal::Unauthenticated => sign_in_page(
-            state,
-            StatusCode::UNAUTHORIZED,
-            uri.path(),
-            &next,
-            None,
-            Some("The key in the Authorization header is not accepted here."),
-        ),
-        Refusal::Unbound => sign_in_page(
-            state,
-            StatusCode::FORBIDDEN,
-            uri.path(),
-            &next,
-            None,
-            Some(UNBOUND),
-        ),
+        Refusal::Unauthenticated => flow::refused(state, uri, Refused::BEARER_NOT_ACCEPTED),
+        Refusal::Unbound => flow::refused(state, uri, UNBOUND),
         Refusal::ReadOnly => viewed_error(
             state,
             viewer,
@@ -134,8 +117,6 @@ pub(crate) fn refused(
         ),
     }
 }
-
-const UNBOUND: &str = "This API key is bound to no merchant, so the console has nothing of its own to show it: use the admin key, or a key bound to a merchant.";
 
 /// `GET /_mock/ui/sign-in`: the form (or, without an admin key, a link
 /// to the open console).
@@ -153,10 +134,7 @@ pub(crate) async fn page(
     uri: Uri,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let pairs = query_pairs(query.as_deref());
-    let next = param(&pairs, "next").unwrap_or(HOME);
-    let notice = param(&pairs, "signed-out").map(|_| "You are signed out.");
-    sign_in_page(&state, StatusCode::OK, uri.path(), next, notice, None)
+    flow::show(&state, uri.path(), query.as_deref())
 }
 
 /// `POST /_mock/ui/sign-in` with `key` (and `next`): a session and 303 to
@@ -177,60 +155,7 @@ pub(crate) async fn submit(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let path = uri.path();
-    let pairs = match form(&state, &headers, body, path, SIGN_IN_FIELDS).await {
-        Ok(pairs) => pairs,
-        Err(page) => return page,
-    };
-    let next = console_target(param(&pairs, "next").unwrap_or(HOME)).to_owned();
-    let key = pairs
-        .iter()
-        .find(|(name, _)| name == "key")
-        .map_or("", |(_, value)| value.as_str());
-    // Without an admin key the console is open: any form, even an empty
-    // one, leads into it (as the OpenAPI document says: no 401 then).
-    let role = if key.is_empty() && state.admin.is_enabled() {
-        Err(Refusal::Unauthenticated)
-    } else {
-        state.admin.role_of(key.as_bytes(), &state.auth)
-    };
-    match role {
-        Ok(Role::Open) => see_other(&root_of(path), &next),
-        Ok(role) => {
-            // A session the browser may already have ends: a sign-in
-            // always starts a fresh id (no fixation).
-            for old in session_cookies(&headers) {
-                state.admin.sessions.end(old);
-            }
-            let id = state.admin.sessions.start(role);
-            let mut response = see_other(&root_of(path), &next);
-            response.headers_mut().insert(
-                header::SET_COOKIE,
-                session_cookie(
-                    &id,
-                    state.admin.sessions.lifetime(),
-                    state.admin.secure_cookies(),
-                ),
-            );
-            response
-        }
-        Err(Refusal::Unbound) => sign_in_page(
-            &state,
-            StatusCode::FORBIDDEN,
-            path,
-            &next,
-            None,
-            Some(UNBOUND),
-        ),
-        Err(_) => sign_in_page(
-            &state,
-            StatusCode::UNAUTHORIZED,
-            path,
-            &next,
-            None,
-            Some("That key is not accepted here. Check it and try again."),
-        ),
-    }
+    flow::submit(&state, uri.path(), &headers, body).await
 }
 
 /// `POST /_mock/ui/sign-out`: ends the browser's session, tells it to
@@ -250,24 +175,16 @@ pub(crate) async fn sign_out(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let path = uri.path();
-    if let Err(page) = form(&state, &headers, body, path, NO_FIELDS).await {
-        return page;
-    }
-    for id in session_cookies(&headers) {
-        state.admin.sessions.end(id);
-    }
-    let mut response = see_other(&root_of(path), "_mock/ui/sign-in?signed-out=1");
-    response.headers_mut().insert(
-        header::SET_COOKIE,
-        ended_session_cookie(state.admin.secure_cookies()),
-    );
-    response
+    flow::sign_out(&state, uri.path(), &headers, body).await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn console_target(next: &str) -> &str {
+        flow::target::<AppState>(next)
+    }
 
     #[test]
     fn a_sign_in_only_ever_leads_into_the_mocks_console() {
