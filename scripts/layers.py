@@ -76,6 +76,9 @@ LAYERS = {
         ["answer", "admin"],
         ["tls"],
         ["server", "pages", "logging", "metrics"],
+        # The consoles' sign-in (admin and pages): drawn with the pages'
+        # chrome.
+        ["admin::sign_in"],
         # What the two binaries' command lines share (feature `cli`).
         ["cli"],
         ["lib"],

@@ -10,8 +10,11 @@
 //! - `tls` (feature `tls`): HTTPS listeners (`server::serve_tls`), a
 //!   local CA for a sandbox and its tests.
 //! - `metrics` (feature `metrics`): what both servers' `GET /metrics` share.
-//! - `admin` (feature `admin`): admin keys, the bearer token, the console's
-//!   sign-in sessions and their cookie, its forms read once checked.
+//! - `admin` (feature `admin`): admin keys and their checks
+//!   (`check_config`), the bearer token, the console's sign-in sessions and
+//!   their cookie, its forms read once checked; with `pages` too, the
+//!   consoles' sign-in page and flow (`admin::sign_in`), written once for
+//!   the mock and the proxy.
 //! - `cli` (feature `cli`): what the two binaries' command lines share:
 //!   the `--tls-*` flags, the log format flag, the shutdown signal.
 //!
