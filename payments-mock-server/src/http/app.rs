@@ -166,7 +166,11 @@ impl Table {
 /// page and the console.
 pub(crate) fn table() -> Table {
     let table = Table::new()
-        .route("/_mock/health", &["get"], get(admin::health))
+        .route(
+            "/_mock/health",
+            &["get"],
+            get(crate::http::handlers::health::health),
+        )
         .route("/_mock/transactions", &["get"], get(admin::transactions))
         .route(
             "/_mock/transactions/{transactionId}/payer",

@@ -11,6 +11,8 @@ use tokio_postgres::types::Type;
 use super::*;
 use rows::*;
 
+pub(super) use super::pending::{Batch, Clear, Held, Pending, wall_clock};
+
 /// The longest a read waits for the other replicas' writes (the
 /// barrier is `replicas.rs`'s; its waits are the journal's promise).
 pub(super) const READ_WAIT: Duration = Duration::from_secs(1);
@@ -22,139 +24,6 @@ pub(super) const RESET_WAIT: Duration = Duration::from_secs(3);
 
 /// How long the write made when the store is dropped may take.
 const LAST_WRITE: Duration = Duration::from_secs(2);
-
-/// This replica's journal entries not yet written, and how many were
-/// dropped unwritten (the oldest, past [`CAPACITY`] while the database was
-/// slow or gone, and those served before a reset): their numbers are still
-/// taken, so entries are numbered as every store numbers them, one per
-/// request.
-///
-/// Each entry is stamped when it is captured (when its request is
-/// answered) by this replica's capture clock ([`Pending::stamp`]): the
-/// journal is numbered in stamp order across replicas, so in the order
-/// requests were answered.
-#[derive(Debug, Default)]
-pub(super) struct Pending {
-    /// Oldest first, at most [`CAPACITY`].
-    entries: VecDeque<Held>,
-    skipped: u64,
-    /// The newest reset epoch this replica knows of: a new entry carries
-    /// it.
-    epoch: u64,
-    /// The last stamp given (an entry's or a write's watermark).
-    clock: i64,
-}
-
-/// A pending entry: the reset epoch it was captured under, and its stamp.
-#[derive(Debug)]
-struct Held {
-    epoch: u64,
-    stamp: i64,
-    entry: JournalEntry,
-}
-
-/// What one write takes from [`Pending`].
-#[derive(Debug, Default)]
-pub(super) struct Batch {
-    entries: VecDeque<Held>,
-    skipped: u64,
-}
-
-/// Now by the wall clock, in nanoseconds since the epoch: what stamps are
-/// made of. Replicas on one machine share it; on several, stamps are as
-/// good as their clocks agree.
-pub(super) fn wall_clock() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-}
-
-impl Pending {
-    /// Nothing pending, in the reset epoch `epoch`; every stamp given from
-    /// now on is later than `clock`.
-    pub(super) fn new(epoch: u64, clock: i64) -> Self {
-        Self {
-            epoch,
-            clock,
-            ..Self::default()
-        }
-    }
-
-    /// The next stamp: the wall clock, but always later than the last
-    /// stamp given (a clock set back does not reorder this replica's
-    /// entries), so every stamp is given once.
-    fn stamp(&mut self) -> i64 {
-        self.clock = self.clock.saturating_add(1).max(wall_clock());
-        self.clock
-    }
-
-    /// Captures `entry` (its request answered), stamped now.
-    pub(super) fn push(&mut self, entry: JournalEntry) {
-        let (epoch, stamp) = (self.epoch, self.stamp());
-        self.push_held(Held {
-            epoch,
-            stamp,
-            entry,
-        });
-    }
-
-    fn push_held(&mut self, held: Held) {
-        if self.entries.len() == CAPACITY {
-            self.entries.pop_front();
-            self.skipped += 1;
-        }
-        self.entries.push_back(held);
-    }
-
-    /// Whether a write would have nothing to write.
-    pub(super) fn is_empty(&self) -> bool {
-        self.entries.is_empty() && self.skipped == 0
-    }
-
-    /// Learns of the reset epoch `epoch` (read from the database): the
-    /// entries captured under an older one were served before that reset,
-    /// and are dropped instead of written after it.
-    pub(super) fn adopt(&mut self, epoch: u64) {
-        self.epoch = self.epoch.max(epoch);
-        let before = self.entries.len();
-        let current = self.epoch;
-        self.entries.retain(|h| h.epoch >= current);
-        self.skipped += (before - self.entries.len()) as u64;
-    }
-
-    /// A watermark, then everything, for one write: every entry captured
-    /// before it is in the batch (or was in an earlier one), and every
-    /// entry captured after it has a later stamp.
-    pub(super) fn take(&mut self) -> (i64, Batch) {
-        let watermark = self.stamp();
-        let batch = Batch {
-            entries: std::mem::take(&mut self.entries),
-            skipped: std::mem::take(&mut self.skipped),
-        };
-        (watermark, batch)
-    }
-
-    /// Puts back what a failed write took, before what came since.
-    pub(super) fn put_back(&mut self, taken: Batch) {
-        let newer = std::mem::replace(&mut self.entries, taken.entries);
-        self.skipped += taken.skipped;
-        for held in newer {
-            self.push_held(held);
-        }
-        self.adopt(self.epoch);
-    }
-
-    /// A reset answered by this replica, which moved the epoch to `epoch`:
-    /// what is pending was served before it. After `POST /_mock/reset` the
-    /// numbers go on (theirs stay taken); after `--fresh` they start again
-    /// from 1. The capture clock goes on either way.
-    fn reset(&mut self, epoch: u64, how: Clear) {
-        match how {
-            Clear::Reset => self.adopt(epoch),
-            Clear::Erase => *self = Self::new(epoch, self.clock),
-        }
-    }
-}
 
 /// Writes `inner`'s pending entries in one transaction (see [`write`]); on
 /// failure nothing of it happened, and the entries go back to pending.
@@ -482,15 +351,6 @@ pub(super) fn last_write(
     if let Err(e) = written {
         tracing::warn!(error = %e, "the last request journal entries could not be written to PostgreSQL");
     }
-}
-
-/// What a clear of the whole state does to the journal's numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Clear {
-    /// `POST /_mock/reset`: numbers go on.
-    Reset,
-    /// `--fresh`: numbers start from 1 again.
-    Erase,
 }
 
 /// Runs `work` on a task of its own and waits for it: a caller that goes

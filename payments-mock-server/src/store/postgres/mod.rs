@@ -62,6 +62,7 @@ use crate::error::Error;
 
 mod journal;
 mod open;
+mod pending;
 mod queries;
 mod replicas;
 mod rows;
