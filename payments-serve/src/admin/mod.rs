@@ -7,7 +7,7 @@
 //! ([`param`]), the way back after a sign-in ([`target_of`]). The checks
 //! of an admin side's configuration ([`check_config`]), and, with the
 //! `pages` feature, the console's sign-in page and its flow
-//! ([`sign_in`]).
+//! (`sign_in`).
 //!
 //! Who may do what stays each server's own: the mock tells an admin from
 //! a merchant's key; the proxy has admin keys only.
