@@ -1,5 +1,6 @@
 //! The proxy's command line (feature `cli`): the flags of serving
-//! ([`ProxyArgs`]) and of `check FILE` ([`CheckArgs`]), and their runs.
+//! ([`ProxyArgs`](crate::cli::ProxyArgs)) and of `check FILE`
+//! ([`CheckArgs`](crate::cli::CheckArgs)), and their runs.
 //! The `payments-contract-proxy` binary is these; the mock's binary offers
 //! the same as its `proxy` and `check` subcommands (aliases).
 //!

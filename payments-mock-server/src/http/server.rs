@@ -9,8 +9,8 @@ use tokio::net::TcpListener;
 use crate::http::app::MockService;
 use crate::state::AppState;
 
-/// Serves the mock for `state` as [`crate::http::run_with`] serves
-/// [`crate::http::app`], but
+/// Serves the mock for `state` as `payments_serve::server::run_with`
+/// serves the router of `app.rs`, but
 /// without the router `app` puts around the service (it has no route of
 /// its own), and without inserting the connection's `ConnectionAbort`
 /// into each request: what [`crate::Service`] and [`crate::MockServer`] run. `ready` runs
