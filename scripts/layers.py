@@ -70,6 +70,8 @@ LAYERS = {
         ["fields", "rules"],
         ["money", "envelope"],
         ["endpoint"],
+        # The answers and transitions as a matrix (issue 43).
+        ["coverage"],
         ["lib"],
     ],
     "payments-serve": [

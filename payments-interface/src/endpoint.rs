@@ -120,6 +120,45 @@ impl Endpoint {
         }
     }
 
+    /// The extension codes the contract (CONTRACT section 8) gives this
+    /// endpoint beside the document's: what a server built like the mock
+    /// answers there (a duplicate reference, a second confirm, an expired
+    /// one, keys, limits, a store gone). Route-level codes (`NOT_FOUND`,
+    /// `METHOD_NOT_ALLOWED`) and the contract proxy's own are no
+    /// endpoint's answer.
+    pub fn contract_codes(self) -> &'static [ErrorCode] {
+        use ErrorCode::*;
+        match self {
+            Self::Initiate => &[
+                DuplicateReferenceNo,
+                Unauthorized,
+                Forbidden,
+                PayloadTooLarge,
+                UnsupportedMediaType,
+                RateLimited,
+                StoreUnavailable,
+            ],
+            Self::Confirm => &[
+                TransactionAlreadyConfirmed,
+                TransactionExpired,
+                Unauthorized,
+                PayloadTooLarge,
+                UnsupportedMediaType,
+                RateLimited,
+                StoreUnavailable,
+            ],
+            Self::StatusById => &[Unauthorized, RateLimited, StoreUnavailable],
+            // A `merchantId` query that is not a UUID (CONTRACT section 5).
+            Self::StatusByReference => &[
+                ValidationError,
+                AmbiguousReferenceNo,
+                Unauthorized,
+                RateLimited,
+                StoreUnavailable,
+            ],
+        }
+    }
+
     /// The HTTP status the document gives `code` on this endpoint, where it
     /// gives one: `TRANSACTION_NOT_FOUND` is 400 on confirm and 404 on the
     /// reads; the other document codes have one status everywhere.

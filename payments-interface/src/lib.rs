@@ -37,8 +37,11 @@
 // - `rules.rs`: lengths, limits, patterns and code lists (the mock's
 //   validator checks them and its OpenAPI document publishes them).
 // - `money.rs`: minor units to exact major-unit text, currency exponents.
+// - `coverage.rs`: the interface's answers and transitions as a matrix of
+//   cells, and what a tool saw of each (CONTRACT section 20).
 
 mod code;
+pub mod coverage;
 mod endpoint;
 mod envelope;
 pub mod fields;
@@ -50,7 +53,7 @@ pub use code::{ErrorCode, Whose};
 pub use endpoint::{API_PREFIX, Endpoint, Route, decode_segment, route, route_as};
 pub use envelope::{ENVELOPE_FIELDS, Envelope};
 pub use fields::{Field, Kind};
-pub use status::Status;
+pub use status::{Status, TRANSITIONS};
 
 /// The README's examples, compiled as doc tests.
 #[doc = include_str!("../README.md")]

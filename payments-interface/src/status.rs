@@ -64,6 +64,30 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// The state transitions of CONTRACT section 6 (and 13, the payer's
+/// decision), as (from, to): `None` is before the transaction exists
+/// (its initiate). Every change a transaction's status can make, and
+/// nothing else: a status seen to move another way broke the contract.
+pub const TRANSITIONS: [(Option<Status>, Status); 12] = [
+    // Initiate: the product's initial state.
+    (None, Status::Pending),
+    (None, Status::Initiated),
+    // Confirm: a product's outcome (success, async or redirect, decline or
+    // a wrong code).
+    (Some(Status::Pending), Status::Successful),
+    (Some(Status::Initiated), Status::Successful),
+    (Some(Status::Pending), Status::Confirmed),
+    (Some(Status::Initiated), Status::Confirmed),
+    (Some(Status::Pending), Status::Failed),
+    (Some(Status::Initiated), Status::Failed),
+    // Settlement, or the payer's decision on the payment page.
+    (Some(Status::Confirmed), Status::Successful),
+    (Some(Status::Confirmed), Status::Failed),
+    // The expiry period passes unconfirmed.
+    (Some(Status::Pending), Status::Expired),
+    (Some(Status::Initiated), Status::Expired),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
