@@ -13,9 +13,11 @@
 //! - `data.rs` — the fields of each endpoint's `data` and the initiate's
 //!   echo;
 //! - `across.rs` — the rules that span requests, over the proxy's memory;
+//! - `answer.rs` — an answer about another transaction than was asked;
 //! - `request.rs` — what the application sent.
 
 mod across;
+mod answer;
 mod data;
 mod envelope;
 mod request;
@@ -122,7 +124,7 @@ pub struct Rule {
 }
 
 /// Every rule, in the order the report lists them.
-pub static RULES: [Rule; 17] = [
+pub static RULES: [Rule; 18] = [
     envelope::SHAPE,
     envelope::CONSISTENCY,
     envelope::HTTP_STATUS,
@@ -134,6 +136,7 @@ pub static RULES: [Rule; 17] = [
     across::CONFIRM_TWICE,
     across::INITIATE_DUPLICATE,
     across::ID_REUSED,
+    answer::ANSWER_OTHER,
     request::ACCEPTED_INVALID,
     envelope::CODE_UNDOCUMENTED,
     data::STATUS_UNDOCUMENTED,

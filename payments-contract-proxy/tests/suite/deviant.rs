@@ -30,7 +30,7 @@ impl Outcome {
     }
 }
 
-async fn send(rig: &Rig, step: &Step) -> Reply {
+pub(crate) async fn send(rig: &Rig, step: &Step) -> Reply {
     rig.upstream.push(step.canned.clone());
     let mut request = rig.client.request(step.method.clone(), rig.url(&step.path));
     if let Some(body) = &step.body {
@@ -242,6 +242,11 @@ async fn a_reference_answered_with_another_transaction_is_an_initiate_duplicate_
 #[tokio::test]
 async fn a_transaction_id_answered_for_a_second_reference_is_a_transaction_id_reused_violation() {
     trips("transaction.id-reused", V).await;
+}
+
+#[tokio::test]
+async fn a_confirm_or_status_answered_about_another_transaction_is_an_answer_other_violation() {
+    trips("answer.other", V).await;
 }
 
 #[tokio::test]

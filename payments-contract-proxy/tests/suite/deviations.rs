@@ -403,6 +403,47 @@ pub(crate) fn deviations() -> Vec<Deviation> {
             Canned::ok(initiate_data("t-reused", "R-reused-1", 1050)),
         )),
         Deviation::new(
+            "status by id of one transaction answered about another (a misrouting gateway)",
+            ("answer.other", V),
+            get(
+                &by_id("t-asked-1"),
+                Canned::ok(status_data("t-other-1", "R-other-1", "SUCCESSFUL", "10.50")),
+            ),
+            &["answer.other"],
+            "violation",
+        )
+        .after(post(
+            INITIATE,
+            &initiate_body("R-asked-1", 1050),
+            Canned::ok(initiate_data("t-asked-1", "R-asked-1", 1050)),
+        )),
+        Deviation::new(
+            "status by reference answered about the reference in another letter case",
+            ("answer.other", V),
+            get(
+                &by_reference("R-Asked-2"),
+                Canned::ok(status_data("t-asked-2", "r-asked-2", "INITIATED", "10.50")),
+            ),
+            &["answer.other"],
+            "violation",
+        ),
+        Deviation::new(
+            "a confirm answered 200 about another transaction",
+            ("answer.other", V),
+            post(
+                CONFIRM,
+                &confirm_body("t-asked-3", "R-asked-3"),
+                Canned::ok(confirm_data(
+                    "t-other-3",
+                    "R-other-3",
+                    "SUCCESSFUL",
+                    "10.50",
+                )),
+            ),
+            &["answer.other"],
+            "violation",
+        ),
+        Deviation::new(
             "an initiate without storeId answered 200",
             ("initiate.accepted-invalid", V),
             post(

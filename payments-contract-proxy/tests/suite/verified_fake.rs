@@ -228,3 +228,58 @@ async fn the_mocks_extensions_are_undocumented_never_violations() {
     assert!(summary.rules.contains_key("code.undocumented"));
     assert!(summary.rules.contains_key("status.undocumented"));
 }
+
+/// `X-Mock-Fault: answer-other` (CONTRACT section 10): the mock answers a
+/// status by id about another transaction, as a misrouting gateway would.
+/// Every field of that answer is right for the transaction it is about,
+/// so only `answer.other` sees that it is not the one asked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mocks_answer_other_fault_is_an_answer_other_violation() {
+    let pair = Pair::start().await;
+    let mut ids = Vec::new();
+    for reference in ["AO-1", "AO-2"] {
+        let body = json!({
+            "merchantId": MERCHANT, "referenceNo": reference, "amount": 1050,
+            "productCode": "TOPUP", "storeId": "S1", "payerId": "60123456789",
+        });
+        let (status, verdict, initiated) = pair
+            .call("POST", "/api/payments/initiate", Some(&body))
+            .await;
+        assert_eq!((status, verdict.as_str()), (200, "pass"), "{initiated}");
+        ids.push(
+            initiated["data"]["transactionId"]
+                .as_str()
+                .expect("an id")
+                .to_owned(),
+        );
+    }
+    let asked = &ids[0];
+    let reply = pair
+        .http
+        .get(format!(
+            "{}/api/payments/{asked}/status",
+            pair.proxy.base_url()
+        ))
+        .header("x-mock-fault", "answer-other")
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(reply.status(), 200);
+    let verdict = reply.headers()[VERDICT_HEADER]
+        .to_str()
+        .expect("a verdict")
+        .to_owned();
+    let answer: Value = reply.json().await.expect("JSON");
+    assert_eq!(
+        answer["data"]["transactionId"], ids[1],
+        "the mock answered about the other transaction"
+    );
+    assert_eq!(verdict, "violation");
+    let exchanges = pair.proxy.exchanges();
+    let (_, _, findings) = exchanges.last().expect("kept");
+    let rules: Vec<&str> = findings.iter().map(|f| f.rule).collect();
+    assert_eq!(rules, ["answer.other"], "{findings:?}");
+    assert!(findings[0].message.contains(asked.as_str()), "{findings:?}");
+    let summary = pair.proxy.shutdown().await;
+    assert_eq!(summary.exit_code(false), 1);
+}
