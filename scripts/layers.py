@@ -92,7 +92,10 @@ LAYERS = {
         ["memory"],
         ["rules"],
         ["redact", "record", "metrics"],
-        ["report"],
+        # What each judged exchange leaves for interface coverage, and for
+        # the JUnit and SARIF files (issue 43).
+        ["coverage", "trail"],
+        ["report", "junit", "sarif"],
         ["check"],
         # One proxy's state and its judge; then what serves it.
         ["state"],

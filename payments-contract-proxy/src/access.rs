@@ -1,7 +1,8 @@
 //! The proxy's own pages behind `--admin-key` (CONTRACT section 18): with
 //! an admin key, `/_proxy/` and `/metrics` want `Authorization: Bearer
-//! KEY`; the console (and the summary it links to) also takes a session of
-//! its sign-in page, kept in the cookie `payments_proxy_session`. Keys are
+//! KEY`; the console (and the summary and coverage it links to) also
+//! takes a session of its sign-in page, kept in the cookie
+//! `payments_proxy_session`. Keys are
 //! compared in constant time and never shown or logged; the cookie
 //! carries a random session id, never the key.
 //!
@@ -65,8 +66,8 @@ enum Area {
     /// The console's pages: a key or a session; refused with the sign-in
     /// page.
     Console,
-    /// `/_proxy/report`: a key or a session (the console links to it);
-    /// refused with the envelope.
+    /// `/_proxy/report` and `/_proxy/coverage`: a key or a session (the
+    /// console links to them); refused with the envelope.
     Summary,
     /// `/metrics` and anything else under `/_proxy`: a key only.
     Keyed,
@@ -84,7 +85,7 @@ fn area(path: &str) -> Area {
         Area::Open
     } else if path == "/_proxy/ui" || path.starts_with("/_proxy/ui/") {
         Area::Console
-    } else if path == "/_proxy/report" {
+    } else if path == "/_proxy/report" || path == "/_proxy/coverage" {
         Area::Summary
     } else if path == "/metrics" || path.starts_with("/_proxy") {
         // `/_proxy/…` and `/_proxyanything`: every spelling the router
@@ -278,5 +279,12 @@ mod tests {
         ] {
             assert_eq!(area(keyed), Area::Keyed, "{keyed}");
         }
+    }
+
+    #[test]
+    fn the_coverage_is_the_summarys_area_and_its_page_the_consoles() {
+        assert_eq!(area("/_proxy/coverage"), Area::Summary);
+        assert_eq!(area("/_proxy/ui/coverage"), Area::Console);
+        assert_eq!(area("/_proxy/coverage/"), Area::Keyed);
     }
 }

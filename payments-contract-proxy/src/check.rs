@@ -1,12 +1,18 @@
 //! `payments-mock-server check FILE`: the proxy's checks offline, on a
-//! recording, in the order it was recorded; the same summary and exit code.
-//! A broken line is reported with its number and the rest still checked.
+//! recording, in the order it was recorded; the same summary and exit code,
+//! the interface coverage the recording shows, and the trail its JUnit and
+//! SARIF files are written from. A broken line is reported with its
+//! number and the rest still checked.
 
+use payments_interface::coverage::Coverage;
+
+use super::coverage;
 use super::exchange::Parsed;
 use super::memory::Memory;
 use super::record::{self, BadLine};
 use super::report::Summary;
 use super::rules::{self, Verdict};
+use super::trail::Trail;
 
 /// What checking a recording found.
 #[derive(Debug, Clone)]
@@ -16,6 +22,12 @@ pub struct CheckOutcome {
     pub summary: Summary,
     /// Lines that are no recorded exchange, by number.
     pub bad_lines: Vec<BadLine>,
+    /// The interface's answers and transitions the recording shows
+    /// (CONTRACT section 20).
+    pub coverage: Coverage,
+    /// Each exchange, compactly, for JUnit and SARIF (with the line it
+    /// was read from); empty when not kept.
+    pub trail: Trail,
 }
 
 /// Checks a recording, read line by line from `reader`.
@@ -25,6 +37,8 @@ pub struct CheckOutcome {
 /// let outcome = payments_contract_proxy::check_recording(recording.as_bytes()).expect("a recording");
 /// assert_eq!(outcome.summary.exchanges, 1);
 /// assert_eq!(outcome.summary.exit_code(false), 0);
+/// assert_eq!(outcome.coverage.count("statusById 404 TRANSACTION_NOT_FOUND"), Some(1));
+/// assert_eq!(outcome.trail.len(), 1);
 /// ```
 ///
 /// # Errors
@@ -33,21 +47,37 @@ pub struct CheckOutcome {
 /// exchange (the file is not a recording at all), naming the first line's
 /// problem.
 pub fn check_recording(reader: impl std::io::BufRead) -> Result<CheckOutcome, String> {
+    check(reader, true)
+}
+
+/// [`check_recording`], keeping the trail only when `keep_trail` (JUnit or
+/// SARIF asked for): a recording of any length is then read in the memory
+/// of the rules' bounded memory alone.
+pub(crate) fn check(
+    reader: impl std::io::BufRead,
+    keep_trail: bool,
+) -> Result<CheckOutcome, String> {
     let mut memory = Memory::default();
     let mut summary = Summary::default();
+    let mut coverage = Coverage::new();
+    let mut trail = Trail::default();
     let mut any = false;
-    let bad_lines = record::each(reader, |exchange| {
+    let bad_lines = record::numbered(reader, |line, exchange| {
         any = true;
         let parsed = Parsed::of(&exchange);
         let whole = exchange.request.is_whole() && exchange.response.is_whole();
         let (verdict, findings) = if whole && exchange.judged && !exchange.proxy_answer {
             let findings = rules::judge(&parsed, &memory);
+            coverage::observe(&parsed, &memory, &mut coverage);
             rules::remember(&parsed, &mut memory);
             (Verdict::of(&findings), findings)
         } else {
             (Verdict::Unchecked, Vec::new())
         };
         summary.add(&exchange, &parsed.endpoint, verdict, &findings);
+        if keep_trail {
+            trail.push(&exchange, &parsed.endpoint, verdict, &findings, Some(line));
+        }
     })
     .map_err(|e| format!("cannot read the recording: {e}"))?;
     if !any {
@@ -59,7 +89,12 @@ pub fn check_recording(reader: impl std::io::BufRead) -> Result<CheckOutcome, St
             None => "the recording is empty".to_owned(),
         });
     }
-    Ok(CheckOutcome { summary, bad_lines })
+    Ok(CheckOutcome {
+        summary,
+        bad_lines,
+        coverage,
+        trail,
+    })
 }
 
 #[cfg(test)]
@@ -102,5 +137,35 @@ mod tests {
         let err = check_recording("hello\nworld\n".as_bytes()).expect_err("not a recording");
         assert!(err.contains("line 1"), "{err}");
         assert!(check_recording("".as_bytes()).is_err());
+    }
+
+    #[test]
+    fn coverage_and_the_trail_carry_each_exchanges_line() {
+        let missing = serde_json::to_string(&exchange(
+            "GET",
+            "/api/payments/x/status",
+            json!(null),
+            400,
+            failure("TRANSACTION_NOT_FOUND"),
+        ))
+        .expect("serializes");
+        let outcome = check_recording(format!("\n{missing}\n").as_bytes()).expect("a recording");
+        assert_eq!(
+            outcome
+                .coverage
+                .count("statusById 404 TRANSACTION_NOT_FOUND"),
+            Some(0)
+        );
+        assert_eq!(
+            outcome.coverage.outside()[0].0,
+            "statusById 400 TRANSACTION_NOT_FOUND"
+        );
+        let cases: Vec<_> = outcome.trail.cases().collect();
+        assert_eq!(cases.len(), 1);
+        assert_eq!(cases[0].line, Some(2), "the line it was read from");
+        assert!(!cases[0].findings.is_empty());
+        let lean = check(format!("{missing}\n").as_bytes(), false).expect("a recording");
+        assert!(lean.trail.is_empty());
+        assert_eq!(lean.summary.exchanges, 1);
     }
 }

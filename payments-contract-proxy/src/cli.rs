@@ -18,7 +18,9 @@ use payments_serve::cli::{
 };
 use payments_serve::logging::init_logging;
 
-use crate::{AdminKey, CONSOLE_PATH, Proxy, ProxyConfig, check_recording};
+use crate::check::{CheckOutcome, check};
+use crate::coverage::{Shown, table as coverage_table};
+use crate::{AdminKey, CONSOLE_PATH, Coverage, Proxy, ProxyConfig, Summary};
 
 /// The environment variable of `--admin-key`.
 pub const ADMIN_KEY_ENV: &str = "PAYMENTS_PROXY_ADMIN_KEY";
@@ -47,6 +49,8 @@ pub struct ProxyArgs {
     /// Append each exchange whole, secrets replaced, to FILE.
     #[arg(long, value_name = "FILE")]
     record: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    evidence: EvidenceArgs,
     /// Answer an exchange with a violation 502 CONTRACT_VIOLATION instead.
     #[arg(long)]
     enforce: bool,
@@ -105,6 +109,54 @@ pub struct CheckArgs {
     /// `table` (default) or `json` (the summary as JSON on stdout).
     #[arg(long, value_enum, default_value_t = CheckOutput::Table)]
     output: CheckOutput,
+    /// Also print the interface coverage: the table after the summary
+    /// (with `--output json`, the summary's `coverage`).
+    #[arg(long)]
+    coverage: bool,
+    #[command(flatten)]
+    evidence: EvidenceArgs,
+}
+
+/// The JUnit and SARIF files and the coverage gate, of serving and of
+/// `check` alike (CONTRACT section 20).
+#[derive(Debug, clap::Args)]
+pub struct EvidenceArgs {
+    /// Write the exchanges as JUnit XML to FILE (the proxy: at the stop):
+    /// a testsuite per endpoint, a testcase per exchange, a failure per
+    /// violation (with --strict, per undocumented finding too).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<std::path::PathBuf>,
+    /// Write the findings as SARIF 2.1.0 to FILE (the proxy: at the
+    /// stop): a rule per rule id, a result per finding.
+    #[arg(long, value_name = "FILE")]
+    sarif: Option<std::path::PathBuf>,
+    /// Exit 1 when the interface coverage (the share of the interface's
+    /// answers and transitions seen) is below PCT percent, 0 to 100.
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    min_coverage: Option<f64>,
+}
+
+/// `--min-coverage`: a percentage from 0 to 100 (`80`, `62.5`, `80%`).
+fn parse_percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim_end();
+    match number.parse::<f64>() {
+        Ok(percent) if (0.0..=100.0).contains(&percent) => Ok(percent),
+        _ => Err("a percentage from 0 to 100, e.g. 80 or 62.5".to_owned()),
+    }
+}
+
+/// Whether `coverage` passes `--min-coverage` (said on stderr when not).
+fn coverage_passes(coverage: &Coverage, min: Option<f64>) -> bool {
+    match min {
+        Some(min) if coverage.percent() < min => {
+            eprintln!(
+                "interface coverage {:.1} % is below --min-coverage {min} %",
+                coverage.percent()
+            );
+            false
+        }
+        _ => true,
+    }
 }
 
 /// How `check` prints its summary.
@@ -184,6 +236,9 @@ pub fn run_proxy(
     let mut config = ProxyConfig::new(upstream.0);
     config.report = args.report;
     config.record = args.record;
+    config.junit = args.evidence.junit;
+    config.sarif = args.evidence.sarif;
+    let min_coverage = args.evidence.min_coverage;
     config.enforce = args.enforce;
     config.strict = args.strict;
     config.upstream_timeout = args.upstream_timeout;
@@ -248,15 +303,20 @@ pub fn run_proxy(
         tracing::info!(console = %console, "web console at {console}");
         println!("listening on {scheme}://{addr}");
         stop.await;
-        let summary = proxy.shutdown().await;
-        eprint!("{}", summary.table());
-        ExitCode::from(summary.exit_code(strict))
+        let finished = proxy.finish().await;
+        eprint!("{}", finished.summary.table());
+        eprint!("{}", coverage_table(&finished.coverage));
+        let verdict = finished.summary.exit_code(strict);
+        let covered = coverage_passes(&finished.coverage, min_coverage);
+        ExitCode::from(verdict.max(u8::from(!covered)))
     })
 }
 
-/// `check FILE`: the proxy's rules on a recording; the summary on stdout,
-/// broken lines on stderr; exit 1 on a violation (with `--strict` also an
-/// undocumented finding), 2 for a file that cannot be read.
+/// `check FILE`: the proxy's rules on a recording; the summary on stdout
+/// (with `--coverage`, the interface coverage too), broken lines on
+/// stderr; the JUnit and SARIF files written; exit 1 on a violation (with
+/// `--strict` also an undocumented finding) or a coverage below
+/// `--min-coverage`, 2 for a file that cannot be read or written.
 #[must_use]
 pub fn run_check(args: &CheckArgs) -> ExitCode {
     let file = match std::fs::File::open(&args.file) {
@@ -266,7 +326,9 @@ pub fn run_check(args: &CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let outcome = match check_recording(std::io::BufReader::new(file)) {
+    let evidence = &args.evidence;
+    let keep_trail = evidence.junit.is_some() || evidence.sarif.is_some();
+    let outcome = match check(std::io::BufReader::new(file), keep_trail) {
         Ok(outcome) => outcome,
         Err(e) => {
             eprintln!("error: {}: {e}", args.file.display());
@@ -277,14 +339,85 @@ pub fn run_check(args: &CheckArgs) -> ExitCode {
         eprintln!("{}:{}: {}", args.file.display(), bad.line, bad.reason);
     }
     match args.output {
-        CheckOutput::Table => print!("{}", outcome.summary.table()),
-        CheckOutput::Json => match serde_json::to_string_pretty(&outcome.summary) {
-            Ok(json) => println!("{json}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::FAILURE;
+        CheckOutput::Table => {
+            print!("{}", outcome.summary.table());
+            if args.coverage {
+                print!("{}", coverage_table(&outcome.coverage));
             }
-        },
+        }
+        CheckOutput::Json => {
+            let json = if args.coverage {
+                serde_json::to_string_pretty(&WithCoverage {
+                    summary: &outcome.summary,
+                    coverage: Shown::of(&outcome.coverage),
+                })
+            } else {
+                serde_json::to_string_pretty(&outcome.summary)
+            };
+            match json {
+                Ok(json) => println!("{json}"),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
     }
-    ExitCode::from(outcome.summary.exit_code(args.strict))
+    if let Err(e) = write_files(args, &outcome) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    let verdict = outcome.summary.exit_code(args.strict);
+    let covered = coverage_passes(&outcome.coverage, evidence.min_coverage);
+    ExitCode::from(verdict.max(u8::from(!covered)))
+}
+
+/// `check --output json --coverage`: the summary, and its `coverage`.
+#[derive(serde::Serialize)]
+struct WithCoverage<'a> {
+    #[serde(flatten)]
+    summary: &'a Summary,
+    coverage: Shown<'a>,
+}
+
+/// `check`'s `--junit` and `--sarif` files, each result of the SARIF
+/// located at the recording's line.
+fn write_files(args: &CheckArgs, outcome: &CheckOutcome) -> Result<(), String> {
+    let create = |path: &Path, what: &str| {
+        std::fs::File::create(path)
+            .map_err(|e| format!("cannot write the {what} file {}: {e}", path.display()))
+    };
+    if let Some(path) = &args.evidence.junit {
+        outcome
+            .trail
+            .write_junit(create(path, "JUnit")?, args.strict)
+            .map_err(|e| format!("cannot write the JUnit file {}: {e}", path.display()))?;
+    }
+    if let Some(path) = &args.evidence.sarif {
+        outcome
+            .trail
+            .write_sarif(create(path, "SARIF")?, Some(&args.file))
+            .map_err(|e| format!("cannot write the SARIF file {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_minimum_coverage_is_a_percentage_from_0_to_100() {
+        assert_eq!(parse_percent("80"), Ok(80.0));
+        assert_eq!(parse_percent("62.5%"), Ok(62.5));
+        assert_eq!(parse_percent("0"), Ok(0.0));
+        assert_eq!(parse_percent("100"), Ok(100.0));
+        for bad in ["101", "-1", "NaN", "eighty", "", "inf"] {
+            assert!(parse_percent(bad).is_err(), "{bad}");
+        }
+        let none = Coverage::new();
+        assert!(coverage_passes(&none, None));
+        assert!(coverage_passes(&none, Some(0.0)));
+        assert!(!coverage_passes(&none, Some(0.1)));
+    }
 }

@@ -19,6 +19,11 @@ pub struct ProxyConfig {
     pub report: Option<PathBuf>,
     /// `--record FILE`: each exchange whole, secrets replaced, appended.
     pub record: Option<PathBuf>,
+    /// `--junit FILE`: the exchanges as JUnit XML, written at the stop
+    /// (CONTRACT section 20).
+    pub junit: Option<PathBuf>,
+    /// `--sarif FILE`: the findings as SARIF 2.1.0, written at the stop.
+    pub sarif: Option<PathBuf>,
     /// `--enforce`: an exchange with a violation is answered 502
     /// `CONTRACT_VIOLATION`.
     pub enforce: bool,
@@ -51,6 +56,8 @@ impl std::fmt::Debug for ProxyConfig {
             .field("upstream", &self.shown_upstream())
             .field("report", &self.report)
             .field("record", &self.record)
+            .field("junit", &self.junit)
+            .field("sarif", &self.sarif)
             .field("enforce", &self.enforce)
             .field("strict", &self.strict)
             .field("upstream_timeout", &self.upstream_timeout)
@@ -70,6 +77,8 @@ impl ProxyConfig {
             upstream,
             report: None,
             record: None,
+            junit: None,
+            sarif: None,
             enforce: false,
             strict: false,
             upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,

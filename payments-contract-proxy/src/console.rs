@@ -1,8 +1,10 @@
 //! The proxy's web console (CONTRACT section 16): the exchanges that
 //! passed through, newest first, each with its verdict and its findings (a
 //! badge per level), growing by itself; one exchange in full, its secrets
-//! replaced as in a recording, at `/_proxy/ui/`. The consoles' stylesheet
-//! and script (`payments_serve::pages`), served from the binary.
+//! replaced as in a recording, at `/_proxy/ui/`; the interface coverage
+//! (CONTRACT section 20) at `/_proxy/ui/coverage`. The consoles'
+//! stylesheet and script (`payments_serve::pages`), served from the
+//! binary.
 
 use askama::Template;
 use axum::extract::{RawQuery, State};
@@ -17,6 +19,7 @@ use payments_serve::pages::{
 };
 
 use super::access::SignedIn;
+use super::coverage;
 use super::rules::{Level, Verdict};
 use crate::state::{Judged, ProxyState};
 
@@ -288,6 +291,45 @@ async fn detail(
     ))
 }
 
+#[derive(Template)]
+#[template(path = "coverage.html")]
+struct CoveragePage {
+    root: String,
+    upstream: String,
+    enforce: bool,
+    signed_in: bool,
+    total: u64,
+    headline: String,
+    cells: Vec<coverage::Row>,
+    outside: Vec<coverage::Row>,
+}
+
+/// `GET /_proxy/ui/coverage`: the interface coverage as a table.
+async fn coverage_page(
+    State(proxy): State<ProxyState>,
+    SignedIn(signed_in): SignedIn,
+    uri: Uri,
+) -> Response {
+    let seen = proxy.coverage();
+    let (cells, mut outside) = coverage::rows(&seen);
+    for row in &mut outside {
+        row.name = visible(&row.name).into_owned();
+    }
+    page(render(
+        StatusCode::OK,
+        &CoveragePage {
+            root: root_of(uri.path()),
+            upstream: proxy.config.shown_upstream(),
+            enforce: proxy.config.enforce,
+            signed_in,
+            total: proxy.summary().exchanges,
+            headline: coverage::headline(&seen),
+            cells,
+            outside,
+        },
+    ))
+}
+
 /// The console's routes under `/_proxy/ui`.
 pub(super) fn routes() -> axum::Router<ProxyState> {
     axum::Router::new()
@@ -298,6 +340,7 @@ pub(super) fn routes() -> axum::Router<ProxyState> {
         .route("/_proxy/ui/", get(list))
         .route("/_proxy/ui/exchanges/feed", get(feed))
         .route("/_proxy/ui/exchanges/{seq}", get(detail))
+        .route("/_proxy/ui/coverage", get(coverage_page))
         .route(
             "/_proxy/ui/static/console.css",
             get(|| async { asset(STYLESHEET, "text/css; charset=utf-8") }),

@@ -39,6 +39,10 @@
 // - `memory.rs` — what passed through, bounded, for the rules that span
 //   requests.
 // - `report.rs` — report lines, the summary, the exit code.
+// - `coverage.rs` — interface coverage: the cells each exchange shows, the
+//   table, `/_proxy/coverage`, the `--min-coverage` gate.
+// - `trail.rs` — each exchange compactly, for `junit.rs` (JUnit XML) and
+//   `sarif.rs` (SARIF 2.1.0).
 // - `redact/` — secrets replaced before anything is recorded, reported
 //   or shown; `record.rs` — reading recordings back.
 // - `check.rs` — the same checks offline, on a recording.
@@ -59,10 +63,12 @@ mod check;
 pub mod cli;
 mod config;
 mod console;
+mod coverage;
 mod error;
 mod exchange;
 mod forward;
 mod json;
+mod junit;
 mod memory;
 mod metrics;
 mod record;
@@ -70,12 +76,15 @@ mod redact;
 mod report;
 mod router;
 pub mod rules;
+mod sarif;
 mod server;
 mod state;
+mod trail;
 mod upstream_tls;
 
 pub use check::{CheckOutcome, check_recording};
 pub use config::{DEFAULT_UPSTREAM_TIMEOUT, ProxyConfig};
+pub use coverage::table as coverage_table;
 pub use exchange::{Endpoint, Exchange, Message};
 pub use forward::{JUDGE_LIMIT, VERDICT_HEADER, end_to_end};
 pub use memory::CAPACITY as MEMORY_CAPACITY;
@@ -83,11 +92,15 @@ pub use record::{BadLine, each as read_recording};
 pub use redact::{REDACTED, Redactor};
 
 pub use error::Error;
+/// The interface's coverage matrix the proxy counts in.
+pub use payments_interface::coverage::Coverage;
 pub use payments_serve::admin::AdminKey;
 pub use report::{ReportLine, Summary};
 pub use router::CONSOLE_PATH;
 pub use rules::{Finding, Level, Verdict};
-pub use server::Proxy;
+pub use sarif::SARIF_SCHEMA;
+pub use server::{Finished, Proxy};
+pub use trail::Trail;
 
 /// The README's examples, compiled as doc tests.
 #[doc = include_str!("../README.md")]

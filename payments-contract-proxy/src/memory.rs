@@ -1,7 +1,8 @@
 //! What the proxy remembers of the exchanges that passed through, for the
 //! rules that span requests (the amount's units across initiate and
 //! status, a second confirm, a status that goes backwards, a reference
-//! answered twice, an id answered for two references).
+//! answered twice, an id answered for two references), and the status
+//! each transaction was last seen in (interface coverage's transitions).
 //!
 //! Bounded: at most [`CAPACITY`] transactions and [`CAPACITY`] references,
 //! the least recently seen forgotten first, so a day-long run stays within
@@ -91,6 +92,9 @@ pub struct Seen {
     /// When the first answer showing it `CONFIRMED` (or final) was
     /// complete.
     pub confirmed_seen: Option<DateTime<Utc>>,
+    /// The status the latest answer about it showed (one the interface
+    /// names): where interface coverage counts a transition from.
+    pub status: Option<payments_interface::Status>,
     /// The latest status read by id (the path's id).
     pub by_id: Option<Snapshot>,
     /// The latest status read by reference (the reference's transaction).

@@ -22,8 +22,20 @@ pub struct BadLine {
 /// The reader's error when it fails (a line that is not UTF-8 or not an
 /// exchange is a [`BadLine`], not an error).
 pub fn each(
-    mut reader: impl std::io::BufRead,
+    reader: impl std::io::BufRead,
     mut on: impl FnMut(Exchange),
+) -> std::io::Result<Vec<BadLine>> {
+    numbered(reader, |_, exchange| on(exchange))
+}
+
+/// [`each`], handing each exchange with its line's number (1-based).
+///
+/// # Errors
+///
+/// As [`each`].
+pub(crate) fn numbered(
+    mut reader: impl std::io::BufRead,
+    mut on: impl FnMut(usize, Exchange),
 ) -> std::io::Result<Vec<BadLine>> {
     let mut bad = Vec::new();
     let mut line = Vec::new();
@@ -38,7 +50,7 @@ pub fn each(
             continue;
         }
         match serde_json::from_slice::<Exchange>(&line) {
-            Ok(exchange) => on(exchange),
+            Ok(exchange) => on(n, exchange),
             Err(e) => {
                 // Only the kind of error and the column: serde's message can
                 // quote a value of the line.

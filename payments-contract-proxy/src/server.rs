@@ -1,5 +1,6 @@
 //! [`Proxy`]: a running proxy, started on a loopback port or a given
-//! listener, stopped with its summary.
+//! listener, stopped with its summary and interface coverage (and its
+//! JUnit and SARIF files written).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -9,7 +10,18 @@ use tokio::task::JoinHandle;
 
 use crate::router::{dispatch, router};
 use crate::state::ProxyState;
-use crate::{Error, Exchange, Finding, ProxyConfig, Summary, Verdict};
+use crate::{Coverage, Error, Exchange, Finding, ProxyConfig, Summary, Verdict};
+
+/// What a stopped proxy saw: its summary and the interface coverage.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Finished {
+    /// The summary (its exit code the run's verdict).
+    pub summary: Summary,
+    /// What the service was seen to do of the interface's answers and
+    /// transitions (CONTRACT section 20).
+    pub coverage: Coverage,
+}
 
 /// A running proxy on a loopback port (or a listener given to it).
 #[derive(Debug)]
@@ -110,6 +122,12 @@ impl Proxy {
         self.state.summary()
     }
 
+    /// The interface coverage seen so far: the interface's answers and
+    /// transitions the service was seen to give (CONTRACT section 20).
+    pub fn coverage(&self) -> Coverage {
+        self.state.coverage()
+    }
+
     /// Moves the console sessions' clock forward: a test's way to see a
     /// session expire without waiting.
     #[cfg(feature = "test-support")]
@@ -130,13 +148,22 @@ impl Proxy {
     }
 
     /// Stops accepting, lets exchanges in flight finish, flushes the report
-    /// and the recording, and returns the summary.
+    /// and the recording, writes the JUnit and SARIF files, and returns the
+    /// summary.
     ///
     /// Bounded: exchanges still open after the upstream timeout (plus a
     /// second) are cut off, so a stalled upstream or a client that never
     /// reads cannot keep the proxy from exiting. What was judged until then
     /// is in the summary, the report and the recording.
-    pub async fn shutdown(mut self) -> Summary {
+    pub async fn shutdown(self) -> Summary {
+        self.finish().await.summary
+    }
+
+    /// [`Proxy::shutdown`], returning the interface coverage beside the
+    /// summary. The JUnit and SARIF files (`junit`, `sarif` of
+    /// [`ProxyConfig`]) are written then; one that cannot be is logged as
+    /// an error.
+    pub async fn finish(mut self) -> Finished {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -152,7 +179,11 @@ impl Proxy {
             }
         }
         self.state.flush();
-        self.state.summary()
+        self.state.write_evidence();
+        Finished {
+            summary: self.state.summary(),
+            coverage: self.state.coverage(),
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! [`ProxyState`]: one proxy's state, cheap to clone: its configuration,
 //! the upstream it forwards to, and the [`Judge`] that judges each
 //! exchange against the rules, remembers what passed through, counts it
-//! and writes the report, the recording and the console's recent list.
+//! (the summary, interface coverage, the trail of JUnit and SARIF) and
+//! writes the report, the recording and the console's recent list.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -10,11 +11,15 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use payments_interface::coverage::Coverage;
+
 use crate::exchange::{self, Parsed};
 use crate::memory::Memory;
+use crate::trail::Trail;
 use crate::upstream_tls::{Upstream, upstream_client};
 use crate::{
-    Error, Exchange, Finding, ProxyConfig, Redactor, ReportLine, Summary, Verdict, metrics, rules,
+    Error, Exchange, Finding, ProxyConfig, Redactor, ReportLine, Summary, Verdict, coverage,
+    metrics, rules,
 };
 
 /// Exchanges the console keeps to show.
@@ -39,6 +44,11 @@ pub(crate) struct Judged {
 pub(crate) struct Judge {
     pub(crate) memory: Memory,
     pub(crate) summary: Summary,
+    /// What the service was seen to do of the interface's answers and
+    /// transitions.
+    pub(crate) coverage: Coverage,
+    /// Each exchange, compactly: what JUnit and SARIF are written from.
+    pub(crate) trail: Trail,
     pub(crate) report: Option<BufWriter<File>>,
     pub(crate) record: Option<BufWriter<File>>,
     pub(crate) recent: VecDeque<Judged>,
@@ -147,6 +157,18 @@ impl ProxyState {
             .as_ref()
             .map(|p| open_append(p, "record"))
             .transpose()?;
+        // The JUnit and SARIF files are written at the stop: one that could
+        // not be is refused now, not after the run.
+        for (path, what) in [(&config.junit, "JUnit"), (&config.sarif, "SARIF")] {
+            if let Some(path) = path {
+                File::create(path).map_err(|e| {
+                    Error::Config(format!(
+                        "cannot open the {what} file {}: {e}",
+                        path.display()
+                    ))
+                })?;
+            }
+        }
         let session_lifetime = config.session_lifetime;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -161,6 +183,8 @@ impl ProxyState {
                 judge: Mutex::new(Judge {
                     memory: Memory::default(),
                     summary: Summary::default(),
+                    coverage: Coverage::new(),
+                    trail: Trail::default(),
                     report,
                     record,
                     recent: VecDeque::with_capacity(CONSOLE_KEEPS),
@@ -200,7 +224,11 @@ impl ProxyState {
         let mut judge = self.lock();
         let (verdict, mut findings) = if exchange.judged {
             let findings = rules::judge(&parsed, &judge.memory);
-            rules::remember(&parsed, &mut judge.memory);
+            let Judge {
+                memory, coverage, ..
+            } = &mut *judge;
+            coverage::observe(&parsed, memory, coverage);
+            rules::remember(&parsed, memory);
             (Verdict::of(&findings), findings)
         } else {
             (Verdict::Unchecked, Vec::new())
@@ -215,6 +243,9 @@ impl ProxyState {
         }
         let redacted = redaction.apply(exchange);
         judge.summary.add(&redacted, &endpoint, verdict, &findings);
+        judge
+            .trail
+            .push(&redacted, &endpoint, verdict, &findings, None);
         if let Some(report) = judge.report.as_mut() {
             let line = ReportLine::of(&redacted, verdict, &findings);
             write_line(report, &line, "report");
@@ -266,6 +297,40 @@ impl ProxyState {
     /// The running summary.
     pub(crate) fn summary(&self) -> Summary {
         self.lock().summary.clone()
+    }
+
+    /// The interface coverage seen so far.
+    pub(crate) fn coverage(&self) -> Coverage {
+        self.lock().coverage.clone()
+    }
+
+    /// Writes the JUnit and SARIF files (`--junit`, `--sarif`), if asked
+    /// for: at the stop. A file that cannot be written is logged.
+    pub(crate) fn write_evidence(&self) {
+        let judge = self.lock();
+        let strict = self.config.strict;
+        if let Some(path) = &self.config.junit {
+            let written = File::create(path).and_then(|file| judge.trail.write_junit(file, strict));
+            match written {
+                Ok(()) => {
+                    tracing::info!(path = %path.display(), "JUnit written to {}", path.display())
+                }
+                Err(e) => {
+                    tracing::error!(path = %path.display(), error = %e, "the JUnit file {} could not be written: {e}", path.display())
+                }
+            }
+        }
+        if let Some(path) = &self.config.sarif {
+            let written = File::create(path).and_then(|file| judge.trail.write_sarif(file, None));
+            match written {
+                Ok(()) => {
+                    tracing::info!(path = %path.display(), "SARIF written to {}", path.display())
+                }
+                Err(e) => {
+                    tracing::error!(path = %path.display(), error = %e, "the SARIF file {} could not be written: {e}", path.display())
+                }
+            }
+        }
     }
 
     /// Flushes the report and the recording.

@@ -288,7 +288,7 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
     };
     let status = status_of(Some(data));
     let done = completed(p);
-    let seen_status = |seen: &mut crate::memory::Seen| match status.as_deref() {
+    let seen_final = |seen: &mut crate::memory::Seen| match status.as_deref() {
         Some(s @ ("SUCCESSFUL" | "FAILED")) => {
             if seen.final_status.is_none() {
                 seen.final_status = Some((s.to_owned(), done));
@@ -301,6 +301,17 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
             seen.confirmed_seen = Some(done);
         }
         _ => {}
+    };
+    // The latest status an answer showed (one the interface names), for
+    // interface coverage's transitions.
+    let named = status
+        .as_deref()
+        .and_then(payments_interface::Status::parse);
+    let seen_status = |seen: &mut crate::memory::Seen| {
+        if named.is_some() {
+            seen.status = named;
+        }
+        seen_final(seen);
     };
     match &p.endpoint {
         Endpoint::Initiate => {

