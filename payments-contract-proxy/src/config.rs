@@ -20,9 +20,13 @@ pub struct ProxyConfig {
     /// `--record FILE`: each exchange whole, secrets replaced, appended.
     pub record: Option<PathBuf>,
     /// `--junit FILE`: the exchanges as JUnit XML, written at the stop
-    /// (CONTRACT section 20).
+    /// ([`Proxy::shutdown`](crate::Proxy::shutdown) or
+    /// [`Proxy::finish`](crate::Proxy::finish); not when a proxy is only
+    /// dropped), CONTRACT section 20. Created (emptied) at the start, so
+    /// a path that cannot be written stops the start.
     pub junit: Option<PathBuf>,
-    /// `--sarif FILE`: the findings as SARIF 2.1.0, written at the stop.
+    /// `--sarif FILE`: the findings as SARIF 2.1.0, written at the stop
+    /// as `junit` is.
     pub sarif: Option<PathBuf>,
     /// `--enforce`: an exchange with a violation is answered 502
     /// `CONTRACT_VIOLATION`.

@@ -3,8 +3,11 @@
 //! [`Proxy::start`] in a test), passes every `/api/` exchange through
 //! untouched, and checks each against the interface document, including
 //! the rules that span requests. A report, a recording with secrets
-//! replaced, a summary and exit code, a web console at `/_proxy/ui/`, and
-//! [`check_recording`] for the same checks offline.
+//! replaced, a summary and exit code, JUnit XML and SARIF 2.1.0 of the
+//! verdicts ([`Trail`]), the interface coverage ([`Coverage`]: which of the
+//! interface's answers and transitions the service was seen to give), a
+//! web console at `/_proxy/ui/`, and [`check_recording`] for the same
+//! checks offline.
 //!
 //! It reads the interface's vocabulary (`payments-interface`) and serves
 //! with the shell the mock uses (`payments-serve`); it knows nothing of the
