@@ -13,6 +13,7 @@
 //! answers and unjudged exchanges count nowhere: they show nothing of the
 //! service.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use payments_interface::Status;
@@ -22,10 +23,49 @@ use serde::Serialize;
 use crate::exchange::{Endpoint, Parsed};
 use crate::memory::Memory;
 
+/// Distinct names seen outside the cells, at most: an upstream that
+/// answers a new `errorCode` every time fills no more (the rest is
+/// counted as `(other errorCodes)`).
+const OUTSIDE_KEPT: usize = 100;
+/// The longest `errorCode` shown as it was sent.
+const CODE_SHOWN: usize = 64;
+
+/// The `errorCode` as coverage names it: one the interface names as it
+/// is; another as sent when it is short visible text (through `scrub`,
+/// which replaces a secret the exchange carried), `(not a code)` when it
+/// is not, `(other errorCodes)` once [`OUTSIDE_KEPT`] names are kept.
+fn code_name<'a>(
+    code: &'a str,
+    coverage: &Coverage,
+    scrub: impl Fn(&str) -> String,
+) -> Cow<'a, str> {
+    if payments_interface::ErrorCode::parse(code).is_some() {
+        return Cow::Borrowed(code);
+    }
+    if code.is_empty() || code.len() > CODE_SHOWN || !code.bytes().all(|b| b.is_ascii_graphic()) {
+        return Cow::Borrowed("(not a code)");
+    }
+    let code = scrub(code);
+    let known = coverage
+        .outside()
+        .iter()
+        .any(|(name, _)| name.rsplit(' ').next() == Some(code.as_str()));
+    if !known && coverage.outside().len() >= OUTSIDE_KEPT {
+        return Cow::Borrowed("(other errorCodes)");
+    }
+    Cow::Owned(code)
+}
+
 /// Counts what a judged exchange showed of the interface, before
 /// `rules::remember` records its status (the transition starts from the
-/// status remembered before it).
-pub(crate) fn observe(p: &Parsed<'_>, memory: &Memory, coverage: &mut Coverage) {
+/// status remembered before it). `scrub` replaces the secrets of the
+/// exchange in an `errorCode` the interface does not name.
+pub(crate) fn observe(
+    p: &Parsed<'_>,
+    memory: &Memory,
+    coverage: &mut Coverage,
+    scrub: impl Fn(&str) -> String,
+) {
     let Some(operation) = p.endpoint.operation() else {
         return;
     };
@@ -33,6 +73,7 @@ pub(crate) fn observe(p: &Parsed<'_>, memory: &Memory, coverage: &mut Coverage) 
     let code = envelope
         .filter(|e| e.success() == Some(false))
         .and_then(|e| e.code());
+    let code = code.as_deref().map(|code| code_name(code, coverage, scrub));
     coverage.answer(operation, p.status(), code.as_deref());
     let Some(data) = p.success_data() else {
         return;
@@ -229,7 +270,7 @@ mod tests {
         for exchange in exchanges {
             let parsed = Parsed::of(exchange);
             let _ = judge(&parsed, &memory);
-            observe(&parsed, &memory, &mut coverage);
+            observe(&parsed, &memory, &mut coverage, str::to_owned);
             remember(&parsed, &mut memory);
         }
         coverage
@@ -310,5 +351,48 @@ mod tests {
         assert_eq!(shown["cells"][0]["whose"], "document");
         assert_eq!(shown["cells"][0]["endpoint"], "initiate");
         assert_eq!(shown["outside"][1]["name"], "statusById 502");
+    }
+
+    #[test]
+    fn codes_outside_the_interface_are_bounded_and_scrubbed() {
+        let refused = |code: &str| {
+            exchange(
+                "GET",
+                "/api/payments/x/status",
+                json!(null),
+                409,
+                failure(code),
+            )
+        };
+        let mut exchanges: Vec<_> = (0..150).map(|n| refused(&format!("CODE_{n}"))).collect();
+        exchanges.push(refused("CODE_3"));
+        exchanges.push(refused("two words"));
+        exchanges.push(refused(&"X".repeat(65)));
+        let mut memory = Memory::default();
+        let mut coverage = Coverage::new();
+        for exchange in &exchanges {
+            let parsed = Parsed::of(exchange);
+            observe(&parsed, &memory, &mut coverage, |code| {
+                code.replace("CODE_7", "[REDACTED]")
+            });
+            remember(&parsed, &mut memory);
+        }
+        let outside = coverage.outside();
+        // The kept codes, `(other errorCodes)` and `(not a code)`.
+        assert_eq!(outside.len(), OUTSIDE_KEPT + 2, "{outside:?}");
+        let count = |name: &str| {
+            outside
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(0, |(_, count)| *count)
+        };
+        assert_eq!(count("statusById 409 CODE_3"), 2, "a kept code counts on");
+        assert_eq!(count("statusById 409 [REDACTED]"), 1, "scrubbed");
+        assert_eq!(count("statusById 409 (not a code)"), 2, "spaces, length");
+        assert_eq!(
+            count("statusById 409 (other errorCodes)"),
+            50,
+            "past the bound"
+        );
     }
 }

@@ -227,7 +227,9 @@ impl ProxyState {
             let Judge {
                 memory, coverage, ..
             } = &mut *judge;
-            coverage::observe(&parsed, memory, coverage);
+            coverage::observe(&parsed, memory, coverage, |code| {
+                self.redactor.scrub(code, &redaction.secrets)
+            });
             rules::remember(&parsed, memory);
             (Verdict::of(&findings), findings)
         } else {
