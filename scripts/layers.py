@@ -121,6 +121,9 @@ LAYERS = {
         # The admin side's keys and sessions; the HTML forms' bounds.
         ["admin", "forms"],
         ["config", "faults"],
+        # What the application under test met (issue 43): counts the
+        # answers, transitions and faults; the interface's cells sort them.
+        ["coverage"],
         ["seed"],
         ["state"],
         ["web"],
@@ -130,6 +133,8 @@ LAYERS = {
         ["http::schema", "http::extract", "http::json"],
         ["http::handlers"],
         ["http::openapi"],
+        # The coverage's recovered cells: what a committed fault was about.
+        ["http::recovery"],
         ["http::guard", "http::route", "http::middleware"],
         ["http::app"],
         ["http::server", "http"],

@@ -69,6 +69,16 @@ impl Fault {
         }
     }
 
+    /// Whether the request's change is made before the fault: the
+    /// ambiguous failures (`commit-then-error`, `commit-then-reset`,
+    /// `answer-other`) an application must come back from.
+    pub fn commits(&self) -> bool {
+        matches!(
+            self,
+            Self::CommitThenError | Self::CommitThenReset | Self::AnswerOther
+        )
+    }
+
     /// The header token, e.g. `commit-then-error` or `delay=50`.
     pub fn token(&self) -> String {
         match self {

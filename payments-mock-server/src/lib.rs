@@ -202,6 +202,7 @@ macro_rules! internal {
 }
 
 mod config;
+mod coverage;
 mod error;
 mod faults;
 #[cfg(any(feature = "pages", feature = "openapi"))]
@@ -229,6 +230,7 @@ pub use crate::config::{
     AdminKey, ApiKey, Config, DEFAULT_SESSION_LIFETIME, PublicUrl, check_replica_name,
     listening_url, listening_url_with, open_admin_warning, parse_latency,
 };
+pub use crate::coverage::{CoverageReport, FaultCell};
 pub use crate::domain::catalog::{Catalog, Flow, InitialState, Outcome, Product};
 pub use crate::domain::journal::JournalEntry;
 pub use crate::domain::payer::{PayerError, PayerOutcome};

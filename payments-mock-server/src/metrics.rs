@@ -91,10 +91,9 @@ impl Route {
     }
 }
 
-#[cfg(feature = "metrics")]
-/// The statuses the mock answers, each with a counter; any other is
-/// counted as `other`.
-const STATUSES: [u16; 22] = [
+/// The statuses the mock answers, each with a counter (here and in the
+/// coverage, `coverage.rs`); any other is counted as `other`.
+pub(crate) const STATUSES: [u16; 22] = [
     200, 201, 204, 301, 302, 303, 304, 400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 429, 500,
     502, 503, 504,
 ];
@@ -106,16 +105,17 @@ const STATUS_LABELS: [&str; 23] = [
     "409", "413", "415", "422", "429", "500", "502", "503", "504", "other",
 ];
 
-#[cfg(feature = "metrics")]
-fn status_index(status: u16) -> usize {
+/// The index of `status` in [`STATUSES`]; `STATUSES.len()` for any other.
+#[inline]
+pub(crate) fn status_index(status: u16) -> usize {
     STATUSES
         .iter()
         .position(|&s| s == status)
         .unwrap_or(STATUSES.len())
 }
 
-/// The faults' kinds, in the order of `Fault::kind` (`faults.rs`).
-#[cfg(any(feature = "metrics", test))]
+/// The faults' kinds, in the order of `Fault::kind` (`faults.rs`): the
+/// metrics' label values and the coverage's fault cells.
 pub(crate) const FAULT_KINDS: [&str; 7] = [
     "internal-error",
     "commit-then-error",

@@ -139,6 +139,7 @@ impl MockServer {
                 &PageQuery::oldest_first(None, usize::MAX),
                 |_| true,
                 |r| {
+                    self.state.coverage.observe(r, now);
                     let view = r.view(now);
                     let confirmation = r.confirmation.as_deref();
                     StoredTransaction {
@@ -223,8 +224,13 @@ impl MockServer {
         transaction_id: &str,
         action: PayerAction,
     ) -> Result<PayerOutcome, PayerError> {
-        expect_store(play_payer(&self.state.store, transaction_id, action).await)
-            .map(|(outcome, _)| outcome)
+        let played = expect_store(play_payer(&self.state.store, transaction_id, action).await);
+        if let Ok((outcome, _)) = &played {
+            self.state
+                .coverage
+                .transition(Some(Status::Confirmed), outcome.record.recorded_status());
+        }
+        played.map(|(outcome, _)| outcome)
     }
 
     /// The payment page address of a confirmed redirect-based transaction
@@ -268,6 +274,15 @@ impl MockServer {
         expect_store(self.state.store.requests_since(0, CAPACITY).await)
     }
 
+    /// What the application under test met of this server since it
+    /// started or was last reset: the interface's answers and
+    /// transitions, the faults per endpoint, and whether it came back
+    /// after each fault that committed (as `GET /_mock/coverage`). See
+    /// [`CoverageReport::assert_covered`](crate::CoverageReport::assert_covered).
+    pub async fn coverage(&self) -> crate::CoverageReport {
+        self.state.coverage()
+    }
+
     /// How many `/api/` requests this server has answered since it
     /// started: every one its journal records, faults included (the
     /// journal itself keeps the last 1,000, and [`MockServer::reset`]
@@ -297,8 +312,9 @@ impl MockServer {
         self.state.answered_reach(count).await;
     }
 
-    /// Forgets transactions, journal and queued faults; real time again
-    /// (for every replica of the store).
+    /// Forgets transactions, journal, queued faults and the coverage; real
+    /// time again (for every replica of the store; the coverage is this
+    /// process's).
     ///
     /// # Panics
     ///

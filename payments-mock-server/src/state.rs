@@ -52,6 +52,8 @@ pub struct Shared {
     answered: Answered,
     /// What `GET /metrics` reports (feature `metrics`; else nothing).
     pub(crate) metrics: crate::metrics::Metrics,
+    /// What the application under test met (`GET /_mock/coverage`).
+    pub(crate) coverage: crate::coverage::Counter,
 }
 
 /// How many `/api/` requests a process has answered, and a way to wait
@@ -136,6 +138,7 @@ impl AppState {
                 expiry: settings.expiry,
                 public_url: config.public_url.unwrap_or_default(),
                 metrics,
+                coverage: crate::coverage::Counter::new(),
                 replica,
                 #[cfg(feature = "openapi")]
                 openapi: std::sync::OnceLock::new(),
@@ -267,14 +270,22 @@ impl AppState {
         Ok(self.visible_requests(scope, vec![entry]).await?.pop())
     }
 
+    /// What the application under test met of this process so far
+    /// (`GET /_mock/coverage`).
+    pub fn coverage(&self) -> crate::coverage::CoverageReport {
+        self.coverage.report(&self.replica)
+    }
+
     /// `POST /_mock/reset`: no transactions, no journal, real time, for
-    /// every replica of the store; and no faults queued in this process.
+    /// every replica of the store; and no faults queued and nothing
+    /// counted of the coverage in this process.
     ///
     /// # Errors
     ///
     /// [`StoreError`]: the store could not be reset.
     pub async fn reset(&self) -> Result<(), StoreError> {
         self.faults.clear();
+        self.coverage.reset();
         self.store.reset().await
     }
 }

@@ -335,6 +335,7 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
         "/_mock/requests?limit=3&path=/api/payments/initiate",
         "/openapi.json",
         "/metrics",
+        "/_mock/coverage",
     ] {
         let reply = d.call(Method::GET, path, &[], None).await;
         d.expect(reply, 200, "").await;
@@ -387,6 +388,7 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
         (Method::POST, "/_mock/requests"),
         (Method::POST, "/openapi.json"),
         (Method::POST, "/metrics"),
+        (Method::POST, "/_mock/coverage"),
     ] {
         let reply = d.call(method, path, &[], None).await;
         d.expect(reply, 405, "METHOD_NOT_ALLOWED").await;

@@ -280,6 +280,13 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
         ),
         (
             Method::GET,
+            "/_mock/ui/coverage".to_owned(),
+            vec![],
+            None,
+            200,
+        ),
+        (
+            Method::GET,
             "/_mock/ui/static/console.css".to_owned(),
             vec![],
             None,
@@ -397,6 +404,7 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
         "/_mock/ui/requests/1",
         "/_mock/ui/clock",
         "/_mock/ui/catalog",
+        "/_mock/ui/coverage",
         "/_mock/ui/reset",
         "/_mock/ui/static/console.css",
         "/_mock/ui/static/console.js",
@@ -454,6 +462,30 @@ pub(super) async fn drive_admin_keys(d: &mut Driver<'_>) {
     }
     let reply = d.call(Method::GET, "/metrics", &[admin], None).await;
     d.expect(reply, 200, "").await;
+    // The coverage: an admin key alone, too.
+    let reply = d.call(Method::GET, "/_mock/coverage", &[], None).await;
+    d.expect(reply, 401, "UNAUTHORIZED").await;
+    for key in [bound, unbound] {
+        let reply = d.call(Method::GET, "/_mock/coverage", &[key], None).await;
+        d.expect(reply, 403, "FORBIDDEN").await;
+    }
+    let reply = d.call(Method::GET, "/_mock/coverage", &[admin], None).await;
+    d.expect(reply, 200, "").await;
+    for (key, status) in [
+        (None, 401),
+        (Some(bound), 403),
+        (Some(unbound), 403),
+        (Some(admin), 200),
+    ] {
+        let reply = d
+            .call(Method::GET, "/_mock/ui/coverage", key.as_slice(), None)
+            .await;
+        assert_eq!(
+            reply.status.as_u16(),
+            status,
+            "GET /_mock/ui/coverage as {key:?}"
+        );
+    }
 
     let reads = [
         "/_mock/ui",
@@ -466,6 +498,7 @@ pub(super) async fn drive_admin_keys(d: &mut Driver<'_>) {
         "/_mock/ui/clock",
         "/_mock/ui/catalog",
         "/_mock/ui/reset",
+        "/_mock/ui/coverage",
     ];
     for path in reads {
         let reply = d.call(Method::GET, path, &[], None).await;

@@ -258,6 +258,27 @@ pub struct View<'a> {
 }
 
 impl Record {
+    /// The status its last recorded change made (the initiate, the
+    /// confirm, the payer's decision), before the clock has its say:
+    /// [`Record::view`] shows a later one once the expiry, the settlement
+    /// or the payer window has passed, and only then differs from this.
+    pub fn recorded_status(&self) -> Status {
+        match self.confirmation.as_deref().map(|c| &c.result) {
+            None => match self.initial {
+                InitialState::Pending => Status::Pending,
+                InitialState::Initiated => Status::Initiated,
+            },
+            Some(ConfirmResult::Successful) => Status::Successful,
+            Some(ConfirmResult::Failed { .. }) => Status::Failed,
+            Some(ConfirmResult::Settling { .. }) => Status::Confirmed,
+            Some(ConfirmResult::AwaitingPayer(page)) => match page.decision.map(|d| d.action) {
+                None => Status::Confirmed,
+                Some(PayerAction::Pay) => Status::Successful,
+                Some(PayerAction::Decline | PayerAction::Cancel) => Status::Failed,
+            },
+        }
+    }
+
     /// The state at `now`, derived, never stored: expiry and settlement
     /// follow the clock without a writer.
     pub fn view(&self, now: DateTime<Utc>) -> View<'_> {

@@ -180,7 +180,12 @@ pub(crate) fn table() -> Table {
         .route("/_mock/reset", &["post"], post(admin::reset))
         .route("/_mock/clock", &["get"], get(admin::clock))
         .route("/_mock/clock/advance", &["post"], post(admin::advance))
-        .route("/_mock/requests", &["get"], get(admin::requests));
+        .route("/_mock/requests", &["get"], get(admin::requests))
+        .route(
+            "/_mock/coverage",
+            &["get"],
+            get(crate::http::handlers::coverage::coverage),
+        );
     #[cfg(feature = "openapi")]
     let table = table.route("/openapi.json", &["get"], get(admin::openapi));
     #[cfg(feature = "metrics")]

@@ -21,6 +21,7 @@ use crate::domain::transaction::{Record, issued_id};
 use crate::faults::{Fault, KeyHasher, Plan, parse_header};
 use crate::http::answers::panic_response;
 use crate::http::extract::{BODY_LIMIT, Caller, decoded_segment};
+use crate::http::recovery;
 use crate::http::route::route;
 use crate::state::AppState;
 use payments_serve::ConnectionAbort;
@@ -232,6 +233,9 @@ where
     }
     for fault in &plan.applied {
         state.metrics.fault(fault.kind());
+        if let Some(endpoint) = endpoint {
+            state.coverage.fault(endpoint, fault.kind());
+        }
     }
     if !plan.delay.is_zero() {
         tokio::time::sleep(plan.delay).await;
@@ -245,7 +249,35 @@ where
             // other answer.
             let routed =
                 AssertUnwindSafe(route(state, caller, &parts, endpoint, &bytes)).catch_unwind();
-            let response = routed.await.unwrap_or_else(panic_response);
+            let mut response = routed.await.unwrap_or_else(panic_response);
+            // The coverage's recovered cells (`http/recovery.rs`): what a
+            // committed fault was about, and whether this request comes
+            // back for one. Boxed: only those requests pay for the futures.
+            match (endpoint, &action) {
+                (Some(endpoint), Some(fault)) if fault.commits() => {
+                    response = Box::pin(recovery::committed(
+                        state,
+                        caller,
+                        &parts,
+                        endpoint,
+                        fault.kind(),
+                        &bytes,
+                        response,
+                    ))
+                    .await;
+                }
+                (Some(endpoint), _) if state.coverage.awaits() => {
+                    let answered = (
+                        response.status(),
+                        response.extensions().get::<ErrorCodeTag>().map(|t| t.0),
+                    );
+                    Box::pin(recovery::follow_up(
+                        state, caller, &parts, endpoint, &bytes, answered,
+                    ))
+                    .await;
+                }
+                _ => {}
+            }
             match action {
                 Some(Fault::CommitThenError) => Ending::Respond(injected_error()),
                 Some(Fault::CommitThenReset) => Ending::Reset,

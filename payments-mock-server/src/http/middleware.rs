@@ -107,9 +107,12 @@ where
     let path = uri.path();
     // One clock read for the log line and the histogram.
     let elapsed = started.elapsed();
-    state
-        .metrics
-        .request(path, endpoint, response.status().as_u16(), tag, elapsed);
+    let status = response.status().as_u16();
+    state.metrics.request(path, endpoint, status, tag, elapsed);
+    // The coverage's answer cells: an endpoint's answer, as sent.
+    if let Some(endpoint) = endpoint {
+        state.coverage.answer(endpoint, status, tag);
+    }
     let shown = if path.len() > MAX_LOGGED_PATH {
         let mut end = MAX_LOGGED_PATH;
         while !path.is_char_boundary(end) {
@@ -123,7 +126,7 @@ where
         target: "payments_mock_server::request",
         method = %method,
         path = %shown,
-        status = response.status().as_u16(),
+        status,
         // Whole microseconds: a short number, and cheap to write (`logging/`).
         latency_ms = micros_as_millis(elapsed),
         request_id = %id.to_str().unwrap_or(""),
@@ -184,8 +187,8 @@ enum Area {
     /// The console: a key, or a session of its sign-in page.
     #[cfg_attr(not(feature = "pages"), allow(dead_code))]
     Console,
-    /// `/metrics`: an admin key only (a merchant's key is 403).
-    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    /// `/metrics` and `/_mock/coverage`: an admin key only (a merchant's
+    /// key is 403).
     AdminOnly,
 }
 
@@ -199,7 +202,8 @@ const OPEN_CONSOLE_PATHS: [&str; 4] = [
 ];
 
 fn area(path: &str) -> Area {
-    if cfg!(feature = "metrics") && path == "/metrics" {
+    // The whole process's counts: no merchant's part to show.
+    if (cfg!(feature = "metrics") && path == "/metrics") || path == "/_mock/coverage" {
         return Area::AdminOnly;
     }
     let Some(rest) = path.strip_prefix("/_mock") else {
@@ -222,7 +226,8 @@ fn area(path: &str) -> Area {
 /// `Authorization: Bearer` key and the console a key or a session (else
 /// 401, the console's sign-in page), an API key bound to no merchant is
 /// 403, and a merchant's key is 403 for anything but reading (GET, HEAD),
-/// and for `/metrics` (the whole server's counts: an admin key only).
+/// and for `/metrics` and `/_mock/coverage` (the whole server's counts: an
+/// admin key only).
 ///
 /// `/api/` never comes here: its guard has its own keys, and its hot path
 /// pays nothing for these.
@@ -418,6 +423,8 @@ mod tests {
         }
         #[cfg(feature = "metrics")]
         assert_eq!(area("/metrics"), Area::AdminOnly);
+        assert_eq!(area("/_mock/coverage"), Area::AdminOnly);
+        assert_eq!(area("/_mock/coverage/"), Area::Controls);
         assert_eq!(area("/metrics/"), Area::Open);
         #[cfg(feature = "pages")]
         for console in [

@@ -15,6 +15,7 @@ pub(crate) mod json;
 pub(crate) mod middleware;
 #[cfg(feature = "openapi")]
 pub(crate) mod openapi;
+pub(crate) mod recovery;
 pub(crate) mod route;
 #[cfg(feature = "openapi")]
 pub(crate) mod schema;

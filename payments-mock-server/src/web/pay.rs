@@ -96,6 +96,7 @@ pub async fn show(State(state): State<AppState>, uri: Uri) -> Response {
     let shown = state
         .store
         .with_payment_page(PaymentPageKey::Token(token_of(&uri)), |record, page| {
+            state.coverage.observe(record, now);
             let product = catalog
                 .product(&record.fields.product_code)
                 .map_or("", |p| p.description.as_str());
@@ -228,6 +229,12 @@ pub async fn submit(
     match lifecycle::decide(&state.store, PaymentPageKey::Token(token), None, action).await {
         Err(e) => store_down(&e, path),
         Ok(Ok((decided, now))) => {
+            if decided.decided_now {
+                state
+                    .coverage
+                    .transition(Some(Status::Confirmed), decided.record.recorded_status());
+            }
+            state.coverage.observe(&decided.record, now);
             let status = decided.record.view(now).status;
             match return_address(&decided.record, status.as_str()) {
                 Some(location) => see_other(&location, path),

@@ -205,6 +205,7 @@ pub async fn transactions(
             && status.is_none_or(|s| record.view(now).status == s)
     };
     let to_item = |record: &crate::domain::transaction::Record| {
+        state.coverage.observe(record, now);
         let data = status_data(record, now);
         AdminTransaction {
             transaction_id: data.transaction_id.to_string(),
@@ -332,6 +333,9 @@ pub async fn payer(
             ),
             PayerError::NotWaiting => ApiError::validation(e.to_string()),
         })?;
+    state
+        .coverage
+        .transition(Some(Status::Confirmed), outcome.record.recorded_status());
     Ok(success(
         PayerData::new(
             status_data(&outcome.record, now),

@@ -12,6 +12,7 @@ use uuid::Uuid;
 use crate::domain::clock::format_time;
 use crate::domain::fields::KnownFields;
 use crate::domain::lifecycle::{self, ConfirmAttempt, ConfirmRefusal};
+use crate::domain::port::Store as _;
 use crate::domain::transaction::{ConfirmResult, Record, Status};
 use crate::domain::validate;
 use crate::http::extract::Caller;
@@ -48,10 +49,35 @@ pub(crate) async fn handle(
         scope: caller.merchant,
         public_url: &state.public_url,
     };
-    let (record, now) = lifecycle::confirm(&state.store, &attempt, &state.catalog)
-        .await?
-        .map_err(|refusal| refusal_error(refusal, &body.transaction_id))?;
+    let (record, now) = match lifecycle::confirm(&state.store, &attempt, &state.catalog).await? {
+        Ok(confirmed) => confirmed,
+        Err(refusal) => {
+            if refusal == ConfirmRefusal::Expired {
+                observe_expiry(state, &attempt).await;
+            }
+            return Err(refusal_error(refusal, &body.transaction_id));
+        }
+    };
+    state.coverage.confirmed(&record, now);
     confirm_envelope(&record, now).ok_or_else(ApiError::internal)
+}
+
+/// A confirm refused as expired tells the application its transaction
+/// expired: the coverage counts that move when no read showed it before.
+/// A store that fails here costs the count, never the answer.
+async fn observe_expiry(state: &AppState, attempt: &ConfirmAttempt<'_>) {
+    let Some(id) = crate::domain::transaction::issued_id(attempt.transaction_id) else {
+        return;
+    };
+    let Ok(now) = state.store.now().await else {
+        return;
+    };
+    let _ = state
+        .store
+        .with_id(id, attempt.scope, |record| {
+            state.coverage.observe(record, now)
+        })
+        .await;
 }
 
 /// The success envelope of a confirm of `record` (which has a

@@ -42,6 +42,7 @@ pub(crate) async fn handle(
     let (record, initial) = lifecycle::initiate(&state.store, attempt)
         .await?
         .map_err(refused)?;
+    state.coverage.transition(None, record.recorded_status());
     Ok(initiate_envelope(&record, initial.as_str()))
 }
 

@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod confirm;
+pub mod coverage;
 pub mod health;
 pub mod initiate;
 pub mod status;

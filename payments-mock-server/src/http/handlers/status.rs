@@ -49,6 +49,7 @@ pub(crate) async fn by_id(
             state
                 .store
                 .with_id(issued, caller.merchant, |record| {
+                    state.coverage.observe(record, now);
                     status_envelope(record, now)
                 })
                 .await?
@@ -67,7 +68,7 @@ pub(crate) async fn by_id(
 /// The `merchantId` query parameter, if given. Given empty
 /// (`?merchantId=`) is not absent: like any other non-UUID it is a
 /// `VALIDATION_ERROR` (CONTRACT section 5), never a silently wider scope.
-fn merchant_query(query: Option<&str>) -> Result<Option<Uuid>, ApiError> {
+pub(crate) fn merchant_query(query: Option<&str>) -> Result<Option<Uuid>, ApiError> {
     let Some(query) = query else {
         return Ok(None);
     };
@@ -114,7 +115,10 @@ pub(crate) async fn by_reference(
     let now = state.store.now().await?;
     let found = state
         .store
-        .with_reference(&reference, scope, |record| status_envelope(record, now))
+        .with_reference(&reference, scope, |record| {
+            state.coverage.observe(record, now);
+            status_envelope(record, now)
+        })
         .await?;
     match found {
         Ok(response) => Ok(response),

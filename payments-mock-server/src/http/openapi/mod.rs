@@ -52,6 +52,12 @@ use table::{Guard, Kind, Spec, component, guard, spec};
         crate::http::handlers::admin::ClockData,
         crate::http::handlers::admin::JournalItem,
         crate::http::handlers::admin::JournalPage,
+        crate::http::handlers::coverage::CoverageData,
+        crate::http::handlers::coverage::AnswerCell,
+        crate::http::handlers::coverage::TransitionCell,
+        crate::http::handlers::coverage::FaultRow,
+        crate::http::handlers::coverage::OutsideCell,
+        crate::http::handlers::coverage::Source,
     )),
     paths(
         crate::http::handlers::initiate::handle,
@@ -65,6 +71,7 @@ use table::{Guard, Kind, Spec, component, guard, spec};
         crate::http::handlers::admin::clock,
         crate::http::handlers::admin::advance,
         crate::http::handlers::admin::requests,
+        crate::http::handlers::coverage::coverage,
         crate::http::handlers::admin::openapi,
     )
 )]
@@ -325,8 +332,11 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keys: Keys, catalog: &Cata
     // Every route that reads or changes state answers 503 while the
     // database behind `--store` is gone (CONTRACT section 15): the
     // envelope, or a page saying so.
-    let stateless =
-        matches!(spec.kind, Kind::Asset(_)) || matches!(id, "openapi" | "consoleRoot" | "metrics");
+    let stateless = matches!(spec.kind, Kind::Asset(_))
+        || matches!(
+            id,
+            "openapi" | "consoleRoot" | "metrics" | "mockCoverage" | "consoleCoverage"
+        );
     if !stateless {
         add_code(&mut errors, 503, StoreUnavailable);
     }

@@ -30,7 +30,8 @@ pub(super) enum Guard {
     Open,
     /// An admin key, or a key bound to a merchant (that merchant's part).
     Reads,
-    /// An admin key only: what changes the mock, and `/metrics`.
+    /// An admin key only: what changes the mock, and the whole process's
+    /// counts (`/metrics`, the coverage), which no merchant's part is.
     Changes,
 }
 
@@ -53,7 +54,9 @@ pub(super) fn guard(id: &str) -> Guard {
         | "consoleClockAdvance"
         | "consoleResetPage"
         | "consoleReset"
-        | "metrics" => Guard::Changes,
+        | "metrics"
+        | "mockCoverage"
+        | "consoleCoverage" => Guard::Changes,
         _ => Guard::Reads,
     }
 }
@@ -336,6 +339,7 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
             data("JournalPage"),
             vec![(400, vec![ValidationError])],
         ),
+        "mockCoverage" => admin(vec![], None, data("CoverageData"), vec![]),
         "metrics" => Spec {
             kind: Kind::Admin,
             params: vec![],
@@ -428,6 +432,7 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
             vec![400, 403, 413, 415],
         ),
         "consoleCatalog" => page(vec![], None, 200, vec![]),
+        "consoleCoverage" => page(vec![], None, 200, vec![]),
         "consoleResetPage" => page(vec![], None, 200, vec![]),
         "consoleReset" => page(
             vec![],

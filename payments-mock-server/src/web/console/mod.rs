@@ -8,6 +8,8 @@
 //!   page (fields, timeline, journal, payment page link).
 //! - `requests.rs`: the request journal, live, and one request in full.
 //! - `controls.rs`: the clock, the catalogue, reset.
+//! - `coverage.rs`: what the application under test met of the mock
+//!   (an admin's page).
 //! - `sign_in.rs`: with `--admin-key`, the way in (a key typed once, then
 //!   a session cookie) and out, and the pages of a refused request
 //!   (CONTRACT section 18): the mock's words and role rules on
@@ -22,6 +24,7 @@
 //! elsewhere cannot reset the mock through a visitor's browser.
 
 mod controls;
+mod coverage;
 mod form;
 mod requests;
 pub(crate) mod sign_in;
@@ -87,6 +90,7 @@ pub(crate) fn routes<T>(
         get(controls::clock).post(controls::advance),
     );
     let table = route(table, "/_mock/ui/catalog", &["get"], get(controls::catalog));
+    let table = route(table, "/_mock/ui/coverage", &["get"], get(coverage::page));
     let table = route(
         table,
         "/_mock/ui/reset",
@@ -128,6 +132,7 @@ pub(crate) fn routes<T>(
     controls::clock,
     controls::advance,
     controls::catalog,
+    coverage::page,
     controls::reset_page,
     controls::reset,
     sign_in::page,

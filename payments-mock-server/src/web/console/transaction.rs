@@ -96,6 +96,7 @@ pub(crate) async fn detail(State(state): State<AppState>, viewer: Viewer, uri: U
             path,
         );
     };
+    state.coverage.observe(&record, now);
     let view = record.view(now);
     let page = record.payment_page();
     let open_page = page

@@ -236,7 +236,10 @@ async fn page(
         |r: &Record| scope.is_none_or(|own| own == r.fields.merchant_id) && filters.keeps(r, now);
     Ok(state
         .store
-        .page(&query, keep, |r| row(r, now))
+        .page(&query, keep, |r| {
+            state.coverage.observe(r, now);
+            row(r, now)
+        })
         .await?
         .map(|page| (page.items, page.more)))
 }
