@@ -58,3 +58,5 @@ mod admin_binary;
 mod metrics;
 // Scrapes parsed, and promtool check metrics.
 mod metrics_text;
+// What the application under test met: cells, faults, recovered (issue 43).
+mod coverage;

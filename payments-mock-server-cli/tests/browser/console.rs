@@ -329,3 +329,84 @@ async fn the_longest_values_never_widen_a_page() {
     browser.close().await;
     server.shutdown().await;
 }
+
+/// The Coverage page (issue 43): reached from the navigation, the counts
+/// of what the application met (a committed fault and its recovery
+/// included), every cell named, checked with axe at a phone's and a
+/// desktop's width, never wider than the window.
+#[tokio::test]
+async fn the_coverage_page_counts_what_the_application_met() {
+    let Some(browser) = Browser::start("coverage").await else {
+        return;
+    };
+    let server = MockServer::start().await;
+    server.inject_faults([payments_mock_server::Fault::CommitThenError]);
+    // Stored, then 500; the retry is a duplicate: recovered.
+    call(
+        &server,
+        "POST",
+        "/api/payments/initiate",
+        Some(topup("COV-1")),
+    )
+    .await;
+    call(
+        &server,
+        "POST",
+        "/api/payments/initiate",
+        Some(topup("COV-1")),
+    )
+    .await;
+    let id = initiate(&server, topup("COV-2")).await;
+    call(
+        &server,
+        "POST",
+        "/api/payments/confirm",
+        Some(json!({"transactionId": id, "referenceNo": "COV-2"})),
+    )
+    .await;
+    call(&server, "GET", "/api/payments/nope/status", None).await;
+    call(&server, "GET", "/api/payments/initiate", None).await;
+
+    browser.open(&console(&server, "")).await;
+    browser.click("a[href$='_mock/ui/coverage']").await;
+    browser
+        .wait_for_url(|u| u.ends_with("/_mock/ui/coverage"))
+        .await;
+    assert_eq!(browser.text("nav [aria-current=page]").await, "Coverage");
+    let covered = server
+        .coverage()
+        .await
+        .matrix()
+        .cells()
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .count();
+    let facts = browser.text("#covered").await;
+    assert!(facts.starts_with(&format!("{covered} of ")), "{facts}");
+    let page = browser.text("main").await;
+    for expected in [
+        "initiate 400 DUPLICATE_REFERENCE_NO",
+        "statusById 404 TRANSACTION_NOT_FOUND",
+        "transition INITIATED -> SUCCESSFUL",
+        "initiate commit-then-error",
+        "initiate 405 METHOD_NOT_ALLOWED",
+    ] {
+        assert!(page.contains(expected), "{expected} missing: {page}");
+    }
+    // The fault's row: met once, recovered once.
+    let row = browser
+        .script(
+            "return [...document.querySelectorAll('#faults ~ table tr')]
+               .find(r => r.textContent.includes('initiate commit-then-error'))
+               .textContent.replace(/\\s+/g, ' ')",
+        )
+        .await;
+    let row = row.as_str().unwrap_or_default().to_owned();
+    assert!(row.contains("initiate commit-then-error 1 1"), "{row}");
+    browser.check_page("the coverage page").await;
+    browser.screenshot("console-coverage").await;
+    browser.size(PHONE).await;
+    browser.screenshot("console-coverage-phone").await;
+    browser.close().await;
+    server.shutdown().await;
+}

@@ -2,7 +2,7 @@
 //! (CONTRACT section 15, replicas): racing confirms, initiates and payer
 //! submits spread over the replicas have exactly one winner each; one
 //! clock, one reset, one journal naming each replica; a payment page and
-//! the console on any replica.
+//! the console on any replica; and each replica's own coverage.
 
 use serde_json::{Value, json};
 
@@ -343,4 +343,58 @@ async fn one_clock_one_reset_one_journal_one_console() {
             .expect("answers");
         assert_eq!(clock.data()["offsetSeconds"], 0);
     }
+}
+
+/// The coverage (issue 43) is each process's own: what one replica
+/// answered counts there, not on the others, and a reset on one clears
+/// its count while the store's reset reaches every replica.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_replica_counts_its_own_coverage() {
+    let Some(replicas) = Replicas::start("each_replica_counts_its_own_coverage").await else {
+        return;
+    };
+    let http = http();
+    let id = initiate(
+        &http,
+        &replicas.url(0, "/api/payments/initiate"),
+        "COV-1",
+        "TOPUP",
+    )
+    .await;
+    let read = get(
+        &http,
+        &replicas.url(1, &format!("/api/payments/{id}/status")),
+    )
+    .await
+    .expect("answers");
+    assert_eq!(read.status, 200, "{}", read.text);
+    let count = async |n: usize, name: &str| -> u64 {
+        let reply = get(&http, &replicas.url(n, "/_mock/coverage"))
+            .await
+            .expect("answers");
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        assert_eq!(reply.data()["replica"], format!("r{}", n + 1));
+        reply.data()["answers"]
+            .as_array()
+            .expect("answers")
+            .iter()
+            .find(|c| c["name"] == name)
+            .and_then(|c| c["count"].as_u64())
+            .expect("a cell")
+    };
+    assert_eq!(count(0, "initiate 200").await, 1);
+    assert_eq!(count(1, "initiate 200").await, 0);
+    assert_eq!(count(0, "statusById 200").await, 0);
+    assert_eq!(count(1, "statusById 200").await, 1);
+    assert_eq!(count(2, "statusById 200").await, 0);
+    let reset = post(&http, &replicas.url(1, "/_mock/reset"), &json!({}))
+        .await
+        .expect("answers");
+    assert_eq!(reset.status, 200, "{}", reset.text);
+    assert_eq!(count(1, "statusById 200").await, 0);
+    assert_eq!(
+        count(0, "initiate 200").await,
+        1,
+        "another process's count stays"
+    );
 }
