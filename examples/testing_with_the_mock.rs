@@ -7,7 +7,12 @@
 //!
 //! - what `checkout` returned;
 //! - what the mock stored (`server.transactions().await`);
-//! - what the application sent (`server.requests().await`, the request journal).
+//! - what the application sent (`server.requests().await`, the request journal);
+//! - what the application met (`server.coverage().await`): which of the
+//!   interface's answers and transitions, which faults, and whether it came
+//!   back for a transaction after an ambiguous failure.
+//!   `assert_covered([...])` fails a test that did not exercise the cells it
+//!   names, so a suite can demand that it survived a `commit-then-error`.
 //!
 //! The mock's default catalogue gives every outcome without set-up:
 //! `TOPUP` succeeds, `DECLINED` is declined by the provider, `EWALLET` needs
@@ -166,6 +171,19 @@ async fn main() -> anyhow::Result<()> {
                 let status = r.status.map_or("reset".into(), |s| s.to_string());
                 println!("   request {} {} -> {status}", r.method, r.path);
             }
+            let coverage = server.coverage().await;
+            let met: Vec<String> = coverage
+                .matrix()
+                .cells()
+                .iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(cell, n)| format!("{cell} ({n})"))
+                .collect();
+            println!(
+                "   coverage {:.0} % of the interface's cells: {}",
+                coverage.percent(),
+                met.join(", ")
+            );
         }
         None => println!("\n(skipped the look into the mock's store: PAYMENTS_BASE_URL is set)"),
     }
@@ -290,5 +308,45 @@ mod tests {
         assert_eq!(server.transactions().await.len(), 1);
         let statuses: Vec<_> = server.requests().await.iter().map(|r| r.status).collect();
         assert_eq!(statuses[0], Some(500));
+        // The client came back for the transaction the 500 hid: its retry
+        // was answered as a duplicate, which it reconciled. A test that
+        // demands it fails, naming the cell, if the application gave up.
+        server.coverage().await.assert_covered([
+            "initiate commit-then-error",
+            "initiate commit-then-error recovered",
+            "initiate 400 DUPLICATE_REFERENCE_NO",
+            "transition INITIATED -> SUCCESSFUL",
+        ]);
+    }
+
+    /// A suite can demand that it met the answers that matter to the
+    /// shop: each outcome of checkout, and the provider's decline.
+    #[tokio::test]
+    async fn the_checkout_tests_meet_every_outcome() {
+        let (server, client) = start().await;
+        for order in [
+            Order::new("ORDER-6", "TOPUP", 1050).payer_id("60123456789"),
+            Order::new("ORDER-7", "DECLINED", 500),
+            Order::new("ORDER-8", "EWALLET", 2500).otp("000000"),
+            Order::new("ORDER-9", "EWALLET", 2500).otp("123456"),
+        ] {
+            checkout(&client, &order).await.expect("an answer");
+        }
+        let coverage = server.coverage().await;
+        coverage.assert_covered([
+            "initiate 200",
+            "confirm 200",
+            "transition created -> INITIATED",
+            "transition created -> PENDING",
+            "transition INITIATED -> SUCCESSFUL",
+            "transition INITIATED -> FAILED",
+            "transition PENDING -> FAILED",
+            "transition PENDING -> SUCCESSFUL",
+        ]);
+        // Not met here: what a test of its own would drive.
+        assert_eq!(
+            coverage.uncovered(["confirm 400 TRANSACTION_EXPIRED"]),
+            ["\"confirm 400 TRANSACTION_EXPIRED\": not exercised"]
+        );
     }
 }
