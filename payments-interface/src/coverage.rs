@@ -153,22 +153,28 @@ impl Coverage {
         }
     }
 
-    fn hit(&mut self, cell: Cell, name: impl FnOnce() -> String) {
+    fn hit(&mut self, cell: Cell, n: u64, name: impl FnOnce() -> String) {
         match self.cells.iter_mut().find(|(c, _)| *c == cell) {
-            Some((_, count)) => *count += 1,
-            None => {
-                let name = name();
-                match self.outside.iter_mut().find(|(n, _)| *n == name) {
-                    Some((_, count)) => *count += 1,
-                    None => self.outside.push((name, 1)),
-                }
-            }
+            Some((_, count)) => *count += n,
+            None => self.outside_add(name(), n),
+        }
+    }
+
+    fn outside_add(&mut self, name: String, n: u64) {
+        match self.outside.iter_mut().find(|(known, _)| *known == name) {
+            Some((_, count)) => *count += n,
+            None => self.outside.push((name, n)),
         }
     }
 
     /// An answer of `endpoint`: its HTTP status and `errorCode` as sent
     /// (`None` for a success).
     pub fn answer(&mut self, endpoint: Endpoint, status: u16, code: Option<&str>) {
+        self.add_answers(endpoint, status, code, 1);
+    }
+
+    /// `n` answers alike (a tool that counted them elsewhere).
+    pub fn add_answers(&mut self, endpoint: Endpoint, status: u16, code: Option<&str>, n: u64) {
         match code.map(|text| (text, ErrorCode::parse(text))) {
             None => self.hit(
                 Cell::Answer {
@@ -176,6 +182,7 @@ impl Coverage {
                     status,
                     code: None,
                 },
+                n,
                 || format!("{} {status}", endpoint.name()),
             ),
             Some((_, Some(code))) => self.hit(
@@ -184,22 +191,24 @@ impl Coverage {
                     status,
                     code: Some(code),
                 },
+                n,
                 || format!("{} {status} {}", endpoint.name(), code.as_str()),
             ),
             Some((text, None)) => {
-                let name = format!("{} {status} {text}", endpoint.name());
-                match self.outside.iter_mut().find(|(n, _)| *n == name) {
-                    Some((_, count)) => *count += 1,
-                    None => self.outside.push((name, 1)),
-                }
+                self.outside_add(format!("{} {status} {text}", endpoint.name()), n);
             }
         }
     }
 
     /// A transaction seen to move `from` (`None`: created) `to`.
     pub fn transition(&mut self, from: Option<Status>, to: Status) {
+        self.add_transitions(from, to, 1);
+    }
+
+    /// `n` transactions seen to move alike.
+    pub fn add_transitions(&mut self, from: Option<Status>, to: Status, n: u64) {
         let cell = Cell::Transition { from, to };
-        self.hit(cell, || cell.to_string());
+        self.hit(cell, n, || cell.to_string());
     }
 
     /// How often the cell named `name` was seen; `None` when no cell has
@@ -233,10 +242,7 @@ impl Coverage {
             *count += more;
         }
         for (name, more) in &other.outside {
-            match self.outside.iter_mut().find(|(n, _)| n == name) {
-                Some((_, count)) => *count += more,
-                None => self.outside.push((name.clone(), *more)),
-            }
+            self.outside_add(name.clone(), *more);
         }
     }
 }
@@ -338,8 +344,10 @@ mod tests {
         );
         let mut more = Coverage::new();
         more.answer(Endpoint::Initiate, 200, None);
+        more.add_transitions(None, Status::Initiated, 40);
         seen.merge(&more);
         assert_eq!(seen.count("initiate 200"), Some(3));
+        assert_eq!(seen.count("transition created -> INITIATED"), Some(40));
         let covered = seen.cells().iter().filter(|(_, n)| *n > 0).count();
         assert_eq!(seen.percent(), percent(covered, seen.cells().len()));
     }

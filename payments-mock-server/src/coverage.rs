@@ -352,33 +352,21 @@ enum Seen {
 }
 
 impl Seen {
-    fn add_to(self, coverage: &mut Coverage) {
+    fn add_to(self, coverage: &mut Coverage, n: u64) {
         match self {
             Self::Answer(endpoint, status, code) => {
-                coverage.answer(endpoint, status, code.map(ErrorCode::as_str));
+                coverage.add_answers(endpoint, status, code.map(ErrorCode::as_str), n);
             }
-            Self::Transition(from, to) => coverage.transition(from, to),
+            Self::Transition(from, to) => coverage.add_transitions(from, to, n),
         }
     }
 }
 
-/// The interface's matrix with `seen`'s counts. [`Coverage`] counts one
-/// sighting at a time (and decides which cell, or outside, each is); a
-/// count `n` is handed over by its binary digits, doubling what was added
-/// so far before each next digit: 64 rounds at most, whatever the counts.
+/// The interface's matrix with `seen`'s counts.
 fn matrix(seen: &[(Seen, u64)]) -> Coverage {
     let mut matrix = Coverage::new();
-    let top = seen.iter().map(|(_, n)| *n).max().unwrap_or(0);
-    for bit in (0..u64::BITS - top.leading_zeros()).rev() {
-        let so_far = matrix.clone();
-        matrix.merge(&so_far);
-        let mut digit = Coverage::new();
-        for (s, n) in seen {
-            if (n >> bit) & 1 == 1 {
-                s.add_to(&mut digit);
-            }
-        }
-        matrix.merge(&digit);
+    for (s, n) in seen {
+        s.add_to(&mut matrix, *n);
     }
     matrix
 }
