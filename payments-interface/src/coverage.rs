@@ -19,7 +19,7 @@
 
 use std::fmt;
 
-use crate::code::{ErrorCode, Whose};
+use crate::code::ErrorCode;
 use crate::endpoint::Endpoint;
 use crate::status::{Status, TRANSITIONS};
 
@@ -47,11 +47,15 @@ pub enum Cell {
 
 impl Cell {
     /// Whether the interface document shows it (else the contract's
-    /// extension): a document code, or a transition between the
-    /// document's statuses.
+    /// extension): a success, a code the document gives that endpoint
+    /// (`VALIDATION_ERROR` on a status by reference is the contract's:
+    /// its `merchantId` query is an extension), or a transition between
+    /// the document's statuses.
     pub fn is_documented(self) -> bool {
         match self {
-            Self::Answer { code, .. } => code.is_none_or(|c| c.whose() == Whose::Document),
+            Self::Answer { endpoint, code, .. } => {
+                code.is_none_or(|c| endpoint.documented_codes().contains(&c))
+            }
             Self::Transition { from, to } => {
                 from.is_none_or(Status::is_documented) && to.is_documented()
             }
@@ -374,6 +378,14 @@ mod tests {
             !Cell::Transition {
                 from: Some(Status::Initiated),
                 to: Status::Expired
+            }
+            .is_documented()
+        );
+        assert!(
+            !Cell::Answer {
+                endpoint: Endpoint::StatusByReference,
+                status: 400,
+                code: Some(ErrorCode::ValidationError)
             }
             .is_documented()
         );
