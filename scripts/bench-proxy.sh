@@ -26,7 +26,8 @@
 #
 # Environment: LOAD_DURATION (10), LOAD_RUNS (3), LOAD_CONNECTIONS (50),
 # LATENCY_RATE (1000), PROXY_MILLION (1000000), BENCH_ONLY (all | throughput
-# | latency | memory), SERVER_CPU, CLIENT_CPU, LOAD_OUT.
+# | latency | memory), PROXY_ARGS (more flags for the proxy), SERVER_CPU,
+# CLIENT_CPU, LOAD_OUT.
 set -euo pipefail
 source "$(dirname "$0")/bench-common.sh"
 
@@ -65,7 +66,9 @@ start_in_front() {
   done
   die "the $name did not start"
 }
-start_proxy() { start_in_front proxy "$MOCK" proxy --upstream "$1" --port 0; } # upstream
+# PROXY_ARGS: more flags for the proxy, e.g. "--junit F --sarif F" (issue 43).
+# shellcheck disable=SC2086 # PROXY_ARGS is a list of flags.
+start_proxy() { start_in_front proxy "$MOCK" proxy --upstream "$1" --port 0 ${PROXY_ARGS:-}; } # upstream
 start_forwarder() { start_in_front forwarder "$BIN/perf-forwarder" --upstream "$1" --port 0; } # upstream
 stop_proxy() {
   if [ -n "$PROXY_PID" ]; then
