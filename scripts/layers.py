@@ -121,6 +121,8 @@ LAYERS = {
         # The admin side's keys and sessions; the HTML forms' bounds.
         ["admin", "forms"],
         ["config", "faults"],
+        # Scripted faults (issue 42): rules that choose a fault.
+        ["fault_rules"],
         # What the application under test met (issue 43): counts the
         # answers, transitions and faults; the interface's cells sort them.
         ["coverage"],
@@ -135,6 +137,9 @@ LAYERS = {
         ["http::openapi"],
         # The coverage's recovered cells: what a committed fault was about.
         ["http::recovery"],
+        # Scripted faults: what a request is about, and how a faulted
+        # answer is delivered (issue 42).
+        ["http::rule_facts", "http::delivery"],
         ["http::guard", "http::route", "http::middleware"],
         ["http::app"],
         ["http::server", "http"],

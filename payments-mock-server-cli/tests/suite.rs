@@ -12,6 +12,8 @@ mod flows;
 mod auth;
 // Injected faults, over real TCP for the resets (section 10).
 mod faults;
+// Scripted faults: /_mock/faults, every kind over a real socket (section 19).
+mod fault_rules;
 // Exactly-once under concurrency (sections 4 and 6).
 mod concurrency;
 // Hostile input: never a panic, never a hang.

@@ -57,8 +57,11 @@ const FAULT_CELLS: usize = ENDPOINTS * KINDS;
 
 /// Which fault kinds ([`FAULT_KINDS`]) make the change before failing,
 /// and so have a recovered cell: `commit-then-error`, `commit-then-reset`,
-/// `answer-other` (`Fault::commits`, tested to agree).
-const COMMITS: [bool; KINDS] = [false, true, false, true, false, false, true];
+/// `answer-other`, `commit-then-hang`, `truncate` (`Fault::commits`,
+/// tested to agree).
+const COMMITS: [bool; KINDS] = [
+    false, true, false, true, false, false, true, false, true, true, false, false,
+];
 
 /// Most notes of committed faults waiting for the application to come
 /// back; past it the oldest is dropped (never counted recovered).
@@ -391,6 +394,11 @@ mod tests {
             Fault::Delay(Duration::from_millis(1)),
             Fault::RateLimit,
             Fault::AnswerOther,
+            Fault::Hang,
+            Fault::CommitThenHang,
+            Fault::Truncate,
+            Fault::SlowBody(10),
+            Fault::Gateway(502),
         ] {
             assert_eq!(COMMITS[fault.kind()], fault.commits(), "{fault:?}");
         }

@@ -53,7 +53,27 @@ pub enum Fault {
     /// it (for a confirm, a confirmed one). Without one, the true answer.
     /// Never drawn by `--fail-rate`: a test asks for it.
     AnswerOther,
+    /// The request is read and never answered, before any change: the
+    /// connection stays open until the client leaves, at most
+    /// [`HANG_LIMIT`], and never past the server's shutdown.
+    Hang,
+    /// The change is made, then no answer ([`Fault::Hang`] after the
+    /// commit point): what a client's timeout meets.
+    CommitThenHang,
+    /// The change is made; the head promises the whole `Content-Length`,
+    /// half the body comes, and the connection closes.
+    Truncate,
+    /// The right answer, its body trickled at this many bytes a second
+    /// (at least 1).
+    SlowBody(u32),
+    /// A gateway's HTML error page (`text/html`) with this status (502,
+    /// 503 or 504), before any change.
+    Gateway(u16),
 }
+
+/// Longest a hanging request ([`Fault::Hang`], [`Fault::CommitThenHang`])
+/// is held open: ten minutes.
+pub const HANG_LIMIT: Duration = Duration::from_secs(600);
 
 impl Fault {
     /// Its kind: an index of `metrics::FAULT_KINDS`.
@@ -66,16 +86,26 @@ impl Fault {
             Self::Delay(_) => 4,
             Self::RateLimit => 5,
             Self::AnswerOther => 6,
+            Self::Hang => 7,
+            Self::CommitThenHang => 8,
+            Self::Truncate => 9,
+            Self::SlowBody(_) => 10,
+            Self::Gateway(_) => 11,
         }
     }
 
     /// Whether the request's change is made before the fault: the
     /// ambiguous failures (`commit-then-error`, `commit-then-reset`,
-    /// `answer-other`) an application must come back from.
+    /// `answer-other`, `commit-then-hang`, `truncate`) an application must
+    /// come back from.
     pub fn commits(&self) -> bool {
         matches!(
             self,
-            Self::CommitThenError | Self::CommitThenReset | Self::AnswerOther
+            Self::CommitThenError
+                | Self::CommitThenReset
+                | Self::AnswerOther
+                | Self::CommitThenHang
+                | Self::Truncate
         )
     }
 
@@ -89,7 +119,66 @@ impl Fault {
             Self::Delay(d) => format!("delay={}", d.as_millis()),
             Self::RateLimit => "rate-limit".to_owned(),
             Self::AnswerOther => "answer-other".to_owned(),
+            Self::Hang => "hang".to_owned(),
+            Self::CommitThenHang => "commit-then-hang".to_owned(),
+            Self::Truncate => "truncate".to_owned(),
+            Self::SlowBody(rate) => format!("slow-body={rate}"),
+            Self::Gateway(status) => format!("gateway={status}"),
         }
+    }
+
+    /// A fault rule's kind (CONTRACT section 19): the seven tokens of
+    /// `X-Mock-Fault`, and `hang`, `commit-then-hang`, `truncate`,
+    /// `slow-body=BYTES_PER_SECOND` and `gateway=502|503|504`.
+    ///
+    /// # Errors
+    ///
+    /// A sentence saying what the kinds are, when `token` is none of them.
+    pub fn from_rule_token(token: &str) -> Result<Self, String> {
+        let fault = match token {
+            "internal-error" => Self::InternalError,
+            "commit-then-error" => Self::CommitThenError,
+            "reset" => Self::Reset,
+            "commit-then-reset" => Self::CommitThenReset,
+            "rate-limit" => Self::RateLimit,
+            "answer-other" => Self::AnswerOther,
+            "hang" => Self::Hang,
+            "commit-then-hang" => Self::CommitThenHang,
+            "truncate" => Self::Truncate,
+            "gateway=502" => Self::Gateway(502),
+            "gateway=503" => Self::Gateway(503),
+            "gateway=504" => Self::Gateway(504),
+            other => {
+                let number = |prefix: &str| {
+                    other
+                        .strip_prefix(prefix)
+                        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                        .filter(|n| !n.starts_with('0'))
+                        .and_then(|n| n.parse::<u64>().ok())
+                };
+                if let Some(ms) = number("delay=").filter(|ms| *ms <= MAX_DELAY.as_millis() as u64)
+                {
+                    Self::Delay(Duration::from_millis(ms))
+                } else if other == "delay=0" {
+                    Self::Delay(Duration::ZERO)
+                } else if let Some(rate) = number("slow-body=")
+                    .filter(|r| *r <= 999_999_999)
+                    .and_then(|r| u32::try_from(r).ok())
+                {
+                    Self::SlowBody(rate)
+                } else {
+                    return Err(format!(
+                        "{:?} is not a fault; expected internal-error, commit-then-error, \
+                         reset, commit-then-reset, rate-limit, answer-other, delay=<ms> \
+                         (0 to 60000), hang, commit-then-hang, truncate, \
+                         slow-body=<bytes per second> (1 to 999999999) or \
+                         gateway=502|503|504",
+                        other.chars().take(64).collect::<String>()
+                    ));
+                }
+            }
+        };
+        Ok(fault)
     }
 }
 
@@ -155,7 +244,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    fn add(&mut self, fault: Fault) {
+    pub(crate) fn add(&mut self, fault: Fault) {
         match &fault {
             Fault::Delay(d) => self.delay = self.delay.saturating_add(*d),
             _ if self.action.is_none() => self.action = Some(fault.clone()),
@@ -235,6 +324,11 @@ impl SplitMix64 {
     }
 }
 
+/// A uniform draw in `[0, 1)` from `seed` (SplitMix64, as the fail rate's).
+pub(crate) fn unit(seed: u64) -> f64 {
+    SplitMix64(seed).unit()
+}
+
 /// Fault sources of one server.
 #[derive(Debug)]
 pub struct Faults {
@@ -249,6 +343,8 @@ pub struct Faults {
     /// 429 + `Retry-After` under load. Real (not virtual) time, because it
     /// limits real throughput.
     window: Mutex<Window>,
+    /// Set when the server shuts down: hanging requests end then.
+    closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl Faults {
@@ -273,7 +369,20 @@ impl Faults {
                 started: Instant::now(),
                 count: 0,
             }),
+            closing: tokio::sync::watch::Sender::new(false),
         }
+    }
+
+    /// Tells hanging requests that the server is shutting down.
+    pub(crate) fn close(&self) {
+        self.closing.send_replace(true);
+    }
+
+    /// Waits until the server shuts down ([`Faults::close`]), or at most
+    /// `limit`: how long a hanging fault holds its request.
+    pub(crate) async fn hold(&self, limit: Duration) {
+        let mut closing = self.closing.subscribe();
+        let _ = tokio::time::timeout(limit, closing.wait_for(|closed| *closed)).await;
     }
 
     /// Queues faults; each next `/api/` request takes one.
@@ -422,6 +531,11 @@ mod tests {
             Fault::Delay(Duration::from_millis(5)),
             Fault::RateLimit,
             Fault::AnswerOther,
+            Fault::Hang,
+            Fault::CommitThenHang,
+            Fault::Truncate,
+            Fault::SlowBody(10),
+            Fault::Gateway(502),
         ] {
             let token = fault.token();
             let kind = crate::metrics::FAULT_KINDS[fault.kind()];

@@ -204,6 +204,7 @@ macro_rules! internal {
 mod config;
 mod coverage;
 mod error;
+mod fault_rules;
 mod faults;
 #[cfg(any(feature = "pages", feature = "openapi"))]
 mod forms;
@@ -236,7 +237,8 @@ pub use crate::domain::journal::JournalEntry;
 pub use crate::domain::payer::{PayerError, PayerOutcome};
 pub use crate::domain::transaction::PayerAction;
 pub use crate::error::Error;
-pub use crate::faults::Fault;
+pub use crate::fault_rules::{FaultRule, RuleError, RuleView};
+pub use crate::faults::{Fault, HANG_LIMIT};
 #[cfg(feature = "pages")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
 pub use crate::http::CONSOLE_PATH;
@@ -244,7 +246,7 @@ pub use crate::http::{BODY_LIMIT, HEADER_LIMIT};
 pub use crate::mock_server::{MockServer, MockServerBuilder, StoredTransaction};
 pub use crate::service::Service;
 pub use crate::store::{Durability, StoreSpec};
-pub use payments_interface::{ErrorCode, Status};
+pub use payments_interface::{Endpoint, ErrorCode, Status};
 
 /// The README's examples, compiled as doc tests.
 #[doc = include_str!("../README.md")]

@@ -116,7 +116,7 @@ pub(crate) fn status_index(status: u16) -> usize {
 
 /// The faults' kinds, in the order of `Fault::kind` (`faults.rs`): the
 /// metrics' label values and the coverage's fault cells.
-pub(crate) const FAULT_KINDS: [&str; 7] = [
+pub(crate) const FAULT_KINDS: [&str; 12] = [
     "internal-error",
     "commit-then-error",
     "reset",
@@ -124,6 +124,11 @@ pub(crate) const FAULT_KINDS: [&str; 7] = [
     "delay",
     "rate-limit",
     "answer-other",
+    "hang",
+    "commit-then-hang",
+    "truncate",
+    "slow-body",
+    "gateway",
 ];
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

@@ -16,6 +16,7 @@ use crate::domain::payer::{PayerError, PayerOutcome, play_payer};
 use crate::domain::port::{PageQuery, PaymentPageKey, Store as _, StoreError};
 use crate::domain::transaction::{PayerAction, Status};
 use crate::error::Error;
+use crate::fault_rules::{FaultRule, RuleError, RuleView};
 use crate::faults::Fault;
 use crate::state::AppState;
 use crate::store::{Durability, StoreSpec};
@@ -262,6 +263,41 @@ impl MockServer {
     /// Queues faults: each next `/api/` request takes one, in order.
     pub fn inject_faults(&self, faults: impl IntoIterator<Item = Fault>) {
         self.state.faults.inject(faults);
+    }
+
+    /// Adds a scripted fault rule (CONTRACT section 19), as
+    /// `POST /_mock/faults` does: requests it matches meet its fault
+    /// instead of an answer, after its `after` and up to its `times`.
+    ///
+    /// ```
+    /// # async fn demo(server: &payments_mock_server::MockServer) {
+    /// use payments_mock_server::{Endpoint, Fault, FaultRule};
+    /// // The first confirm commits and never answers: the client times out.
+    /// let rule = server
+    ///     .add_fault_rule(FaultRule::new(Fault::CommitThenHang).on(Endpoint::Confirm))
+    ///     .expect("a valid rule");
+    /// assert_eq!(rule.fired, 0);
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`RuleError`] naming the field, for a probability outside 0..1, a
+    /// reference over 64 characters, a `slow-body` of 0, a gateway status
+    /// other than 502, 503 or 504, or more than 1,000 rules.
+    pub fn add_fault_rule(&self, rule: FaultRule) -> Result<RuleView, RuleError> {
+        self.state.fault_rules.add(rule)
+    }
+
+    /// The fault rules, in the order requests meet them, with how often
+    /// each met a request and fired.
+    pub fn fault_rules(&self) -> Vec<RuleView> {
+        self.state.fault_rules.list()
+    }
+
+    /// Removes every fault rule; how many there were.
+    pub fn clear_fault_rules(&self) -> usize {
+        self.state.fault_rules.clear()
     }
 
     /// The request journal, oldest first (at most the last 1,000; of

@@ -41,6 +41,8 @@ pub struct Shared {
     pub admin: AdminAccess,
     /// Fault sources.
     pub faults: Faults,
+    /// Scripted faults (`POST /_mock/faults`, CONTRACT section 19).
+    pub(crate) fault_rules: crate::fault_rules::RuleBook,
     /// Base URL of payment pages (CONTRACT section 13).
     pub public_url: PublicUrl,
     /// This process's name in the journal.
@@ -128,6 +130,7 @@ impl AppState {
                 auth: Auth::new(config.api_keys),
                 admin: AdminAccess::new(config.admin_keys, config.session_lifetime)
                     .with_secure_cookies(config.secure_cookies),
+                fault_rules: crate::fault_rules::RuleBook::default(),
                 faults: Faults::new(
                     config.fail_rate,
                     config.fault_seed,
@@ -285,6 +288,7 @@ impl AppState {
     /// [`StoreError`]: the store could not be reset.
     pub async fn reset(&self) -> Result<(), StoreError> {
         self.faults.clear();
+        self.fault_rules.clear();
         self.coverage.reset();
         self.store.reset().await
     }

@@ -14,6 +14,8 @@ mod references;
 mod auth;
 // Injected faults, retries and reconciliation (sections 10 and 12).
 mod faults;
+// Scripted faults over a real socket: commit-then-hang, truncate, gateway, hang.
+mod scripted_faults;
 // Exact amounts in every currency scale (section 1).
 mod amounts;
 // Reconciled results, field by field (section 12).

@@ -250,6 +250,24 @@ fn matrix() -> Vec<Row> {
         row("GET", "/openapi.json", None, OPEN_200),
         row("GET", "/metrics", None, CHANGES_JSON),
         row("GET", "/_mock/coverage", None, CHANGES_JSON),
+        row("GET", "/_mock/faults", None, CHANGES_JSON),
+        row(
+            "POST",
+            "/_mock/faults",
+            Some((
+                JSON,
+                r#"{"fault":"internal-error","match":{"referenceNo":"NEVER-SENT"}}"#,
+            )),
+            [401, 401, 201, 403, 403],
+        ),
+        row("DELETE", "/_mock/faults", None, CHANGES_JSON),
+        // An unknown rule: the admin is told so.
+        row(
+            "DELETE",
+            "/_mock/faults/{ruleId}",
+            None,
+            [401, 401, 404, 403, 403],
+        ),
         row("GET", "/_mock/transactions", None, READS),
         row("GET", "/_mock/requests", None, READS),
         row("GET", "/_mock/clock", None, READS),
@@ -282,6 +300,7 @@ fn matrix() -> Vec<Row> {
         ),
         row("GET", "/_mock/ui/catalog", None, READS),
         row("GET", "/_mock/ui/coverage", None, [401, 401, 200, 403, 403]),
+        row("GET", "/_mock/ui/faults", None, [401, 401, 200, 403, 403]),
         row("GET", "/_mock/ui/reset", None, [401, 401, 200, 403, 403]),
         row("POST", "/_mock/ui/reset", Some((FORM, "")), CHANGES_FORM),
         row("GET", "/_mock/ui/sign-in", None, OPEN_200),
@@ -323,7 +342,8 @@ pub(crate) async fn run_matrix(target: &Target, fresh: Option<&dyn Fn() -> Targe
                 .template
                 .replace("{transactionId}", &id)
                 .replace("{seq}", &seq)
-                .replace("{token}", token);
+                .replace("{token}", token)
+                .replace("{ruleId}", "01937e1c-0000-7000-8000-0000000000c1");
             let mut headers: Vec<(&str, &str)> = Vec::new();
             let auth = role_header(role);
             if let Some(auth) = &auth {

@@ -326,16 +326,17 @@ async fn the_cells_are_exactly_the_interfaces() {
         };
         assert_eq!(cell["source"], source, "{}", cell["name"]);
     }
-    // The fault cells: every endpoint, every kind, recovered for the three
+    // The fault cells: every endpoint, every kind (the seven of
+    // X-Mock-Fault and the five only rules script), recovered for the five
     // that commit.
     let faults = data["faults"].as_array().expect("faults");
-    assert_eq!(faults.len(), 4 * 7);
+    assert_eq!(faults.len(), 4 * 12);
     let recovered: Vec<&str> = faults
         .iter()
         .filter(|f| !f["recovered"].is_null())
         .map(|f| f["recoveredName"].as_str().expect("a name"))
         .collect();
-    assert_eq!(recovered.len(), 4 * 3);
+    assert_eq!(recovered.len(), 4 * 5);
     assert!(recovered.contains(&"initiate commit-then-error recovered"));
     assert!(recovered.contains(&"confirm answer-other recovered"));
     assert!(recovered.contains(&"statusByReference commit-then-reset recovered"));

@@ -402,6 +402,7 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
         let reply = d.call(Method::GET, path, &[], None).await;
         d.expect(reply, 404, "NOT_FOUND").await;
     }
+    drive_fault_rules(&mut d).await;
     drive_redirect_payments(&mut d).await;
     drive_console(&mut d).await;
 
@@ -415,6 +416,7 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
             "/_mock/transactions/00000000-0000-7000-8000-000000000000/payer",
             Some(r#"{"action":"pay"}"#),
         ),
+        ("/_mock/faults", Some(r#"{"fault":"hang"}"#)),
     ] {
         let reply = d.call(Method::POST, path, &[json, evil], body).await;
         d.expect(reply, 403, "FORBIDDEN").await;
@@ -422,6 +424,54 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
 
     let reply = d.call(Method::POST, "/_mock/reset", &[], None).await;
     d.expect(reply, 200, "").await;
+}
+
+/// `/_mock/faults` (CONTRACT section 19): every answer of its four
+/// operations. The rules installed name a reference nothing sends.
+async fn drive_fault_rules(d: &mut Driver<'_>) {
+    let rule = json!({"match": {"endpoint": "initiate", "referenceNo": "NEVER-SENT"}, "fault": "commit-then-hang", "times": 0});
+    let reply = d.json(Method::POST, "/_mock/faults", &rule).await;
+    let added = d.expect(reply, 201, "").await;
+    let id = added.data()["id"].as_str().expect("an id").to_owned();
+    let reply = d.call(Method::GET, "/_mock/faults", &[], None).await;
+    d.expect(reply, 200, "").await;
+    let reply = d
+        .json(Method::POST, "/_mock/faults", &json!({"fault": "explode"}))
+        .await;
+    d.expect(reply, 400, "VALIDATION_ERROR").await;
+    let huge = format!(r#"{{"fault":"hang","x":"{}"}}"#, "a".repeat(70 * 1024));
+    let json_type = ("content-type", "application/json");
+    let reply = d
+        .call(Method::POST, "/_mock/faults", &[json_type], Some(&huge))
+        .await;
+    d.expect(reply, 413, "PAYLOAD_TOO_LARGE").await;
+    let reply = d
+        .call(
+            Method::POST,
+            "/_mock/faults",
+            &[("content-type", "text/plain")],
+            Some("{}"),
+        )
+        .await;
+    d.expect(reply, 415, "UNSUPPORTED_MEDIA_TYPE").await;
+    let reply = d
+        .call(Method::DELETE, "/_mock/faults/not-a-rule", &[], None)
+        .await;
+    d.expect(reply, 400, "VALIDATION_ERROR").await;
+    let path = format!("/_mock/faults/{id}");
+    let reply = d.call(Method::DELETE, &path, &[], None).await;
+    d.expect(reply, 200, "").await;
+    let reply = d.call(Method::DELETE, &path, &[], None).await;
+    d.expect(reply, 404, "NOT_FOUND").await;
+    let reply = d.call(Method::DELETE, "/_mock/faults", &[], None).await;
+    d.expect(reply, 200, "").await;
+    for (method, path) in [
+        (Method::PUT, "/_mock/faults".to_owned()),
+        (Method::GET, path.clone()),
+    ] {
+        let reply = d.call(method, &path, &[], None).await;
+        d.expect(reply, 405, "METHOD_NOT_ALLOWED").await;
+    }
 }
 
 /// The errors that need API keys: 401 on every route, 403 on initiate;

@@ -287,6 +287,13 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
         ),
         (
             Method::GET,
+            "/_mock/ui/faults".to_owned(),
+            vec![],
+            None,
+            200,
+        ),
+        (
+            Method::GET,
             "/_mock/ui/static/console.css".to_owned(),
             vec![],
             None,
@@ -405,6 +412,7 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
         "/_mock/ui/clock",
         "/_mock/ui/catalog",
         "/_mock/ui/coverage",
+        "/_mock/ui/faults",
         "/_mock/ui/reset",
         "/_mock/ui/static/console.css",
         "/_mock/ui/static/console.js",
@@ -485,7 +493,39 @@ pub(super) async fn drive_admin_keys(d: &mut Driver<'_>) {
             status,
             "GET /_mock/ui/coverage as {key:?}"
         );
+        let reply = d
+            .call(Method::GET, "/_mock/ui/faults", key.as_slice(), None)
+            .await;
+        assert_eq!(
+            reply.status.as_u16(),
+            status,
+            "GET /_mock/ui/faults as {key:?}"
+        );
     }
+    // The fault rules: an admin key alone.
+    let rule = r#"{"fault":"internal-error","match":{"referenceNo":"NEVER-SENT"}}"#;
+    let rule_path = "/_mock/faults/6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10";
+    for (method, path, body) in [
+        (Method::GET, "/_mock/faults", None),
+        (Method::POST, "/_mock/faults", Some(rule)),
+        (Method::DELETE, "/_mock/faults", None),
+        (Method::DELETE, rule_path, None),
+    ] {
+        let reply = d.call(method.clone(), path, &[json], body).await;
+        d.expect(reply, 401, "UNAUTHORIZED").await;
+        for key in [bound, unbound] {
+            let reply = d.call(method.clone(), path, &[json, key], body).await;
+            d.expect(reply, 403, "FORBIDDEN").await;
+        }
+    }
+    let reply = d
+        .call(Method::POST, "/_mock/faults", &[json, admin], Some(rule))
+        .await;
+    d.expect(reply, 201, "").await;
+    let reply = d
+        .call(Method::DELETE, "/_mock/faults", &[admin], None)
+        .await;
+    d.expect(reply, 200, "").await;
 
     let reads = [
         "/_mock/ui",

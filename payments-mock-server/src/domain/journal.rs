@@ -33,8 +33,11 @@ pub struct JournalEntry {
     pub error_code: Option<String>,
     /// The request id.
     pub request_id: String,
-    /// Faults applied, as `X-Mock-Fault` tokens joined by `,`.
+    /// Faults applied, as `X-Mock-Fault` tokens joined by `,` (a fault
+    /// rule's kind, like `commit-then-hang`, the same way).
     pub fault: Option<String>,
+    /// The id of the fault rule that faulted it (`POST /_mock/faults`).
+    pub fault_rule: Option<String>,
     /// Virtual time at arrival.
     pub at: DateTime<Utc>,
     /// The replica that served it (`--replica-name`, by default
@@ -105,6 +108,7 @@ impl Capture {
             .step_by(2)
             .map(|i| (part(i), part(i + 1)))
             .collect();
+        let (fault, rule) = split_fault(self.fault.as_deref());
         JournalEntry {
             seq: self.seq,
             method: self.method.to_string(),
@@ -115,16 +119,52 @@ impl Capture {
             status: self.status,
             error_code: self.error_code.map(str::to_owned),
             request_id: self.request_id().to_owned(),
-            fault: self.fault.clone(),
+            fault: fault.map(str::to_owned),
+            fault_rule: rule.map(str::to_owned),
             at: self.at,
             replica: self.replica.as_deref().unwrap_or("").to_owned(),
         }
     }
 }
 
+/// What separates a capture's fault tokens from the rule that chose them:
+/// a capture keeps both in its one `fault` text (the stores' column), as
+/// `commit-then-hang rule=ID`.
+const RULE_MARK: &str = " rule=";
+
+/// A capture's fault text for `tokens` chosen by `rule`.
+pub(crate) fn join_fault(tokens: &str, rule: Option<&str>) -> String {
+    match rule {
+        Some(rule) => format!("{tokens}{RULE_MARK}{rule}"),
+        None => tokens.to_owned(),
+    }
+}
+
+/// A capture's fault text as its tokens and its rule.
+pub(crate) fn split_fault(text: Option<&str>) -> (Option<&str>, Option<&str>) {
+    match text {
+        Some(text) => match text.split_once(RULE_MARK) {
+            Some((tokens, rule)) => (Some(tokens), Some(rule)),
+            None => (Some(text), None),
+        },
+        None => (None, None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fault_and_its_rule_share_one_text() {
+        let text = join_fault("truncate", Some("6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10"));
+        assert_eq!(
+            split_fault(Some(&text)),
+            (Some("truncate"), Some("6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10"))
+        );
+        assert_eq!(split_fault(Some("reset,delay=5")), (Some("reset,delay=5"), None));
+        assert_eq!(split_fault(None), (None, None));
+    }
     // A capture is made from a request by `http/journal.rs`.
     use axum::http::{HeaderMap, Uri, header};
 

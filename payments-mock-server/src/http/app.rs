@@ -21,7 +21,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::http::answers::panic_response;
 use crate::http::extract::BODY_LIMIT;
-use crate::http::handlers::admin;
+use crate::http::handlers::{admin, faults};
 use crate::http::middleware::{Others, respond};
 use crate::state::AppState;
 
@@ -185,6 +185,16 @@ pub(crate) fn table() -> Table {
             "/_mock/coverage",
             &["get"],
             get(crate::http::handlers::coverage::coverage),
+        )
+        .route(
+            "/_mock/faults",
+            &["get", "post", "delete"],
+            get(faults::list).post(faults::add).delete(faults::clear),
+        )
+        .route(
+            "/_mock/faults/{ruleId}",
+            &["delete"],
+            axum::routing::delete(faults::remove),
         );
     #[cfg(feature = "openapi")]
     let table = table.route("/openapi.json", &["get"], get(admin::openapi));

@@ -30,10 +30,12 @@ use payments_serve::{ApiError, ErrorCodeTag};
 /// The header that injects faults per request.
 pub const FAULT_HEADER: &str = "x-mock-fault";
 
-/// What the guard ends with: a response, or closing the connection.
+/// What the guard ends with: a response, closing the connection, or
+/// holding it without an answer (then closing it).
 enum Ending {
     Respond(Response),
     Reset,
+    Hang,
 }
 
 /// Whether a body error comes from a length limit (ours or tower-http's).
@@ -123,16 +125,27 @@ where
             state.count_answered();
             response
         }
-        Ending::Reset => {
+        Ending::Reset | Ending::Hang => {
+            let hang = matches!(ending, Ending::Hang);
             tracing::info!(
                 target: "payments_mock_server::request",
                 method = %entry.method(),
                 path = %entry.path(),
                 request_id = %entry.request_id(),
-                "connection reset (injected fault)"
+                "{}",
+                if hang {
+                    "no answer (injected hang)"
+                } else {
+                    "connection reset (injected fault)"
+                }
             );
             state.store.record_request(entry);
             state.count_answered();
+            if hang {
+                // Until the client leaves (this future is dropped with its
+                // connection), the limit, or the server's shutdown.
+                state.faults.hold(crate::faults::HANG_LIMIT).await;
+            }
             match abort {
                 Some(abort) => {
                     abort.trigger();
@@ -201,7 +214,7 @@ where
         None => Vec::new(),
     };
     let mut plan = state.faults.plan(header_faults);
-    note_faults(&plan, entry);
+    note_faults(&plan, None, entry);
 
     // A GET has no body: nothing to collect.
     let bytes: Bytes = if body.is_end_stream() {
@@ -220,6 +233,20 @@ where
         }
     };
     entry.set_body(&bytes);
+    // Scripted faults (`fault_rules.rs`): only when no header or queued
+    // fault came first; without rules, one relaxed load.
+    let mut rule = None;
+    if plan.applied.is_empty()
+        && state.fault_rules.any()
+        && let Some(hit) = Box::pin(crate::http::rule_facts::meet(
+            state, &parts, caller, endpoint, &bytes,
+        ))
+        .await
+    {
+        plan.add(hit.fault);
+        rule = Some(hit.rule);
+        note_faults(&plan, rule, entry);
+    }
     if state.faults.draws() {
         state
             .faults
@@ -229,7 +256,7 @@ where
                 Box::pin(fault_key(state, &parts, caller, &bytes)).await,
                 &mut plan,
             );
-        note_faults(&plan, entry);
+        note_faults(&plan, rule, entry);
     }
     for fault in &plan.applied {
         state.metrics.fault(fault.kind());
@@ -244,6 +271,10 @@ where
         Some(Fault::InternalError) => Ending::Respond(injected_error()),
         Some(Fault::RateLimit) => Ending::Respond(rate_limited(1)),
         Some(Fault::Reset) => Ending::Reset,
+        Some(Fault::Hang) => Ending::Hang,
+        Some(Fault::Gateway(status)) => {
+            Ending::Respond(crate::http::delivery::gateway_page(status))
+        }
         action => {
             // A panic in a handler is answered 500 and journaled like any
             // other answer.
@@ -284,6 +315,13 @@ where
                 Some(Fault::AnswerOther) => {
                     Ending::Respond(Box::pin(answer_other(state, caller, &parts, response)).await)
                 }
+                Some(Fault::CommitThenHang) => Ending::Hang,
+                Some(Fault::Truncate) => {
+                    Ending::Respond(Box::pin(crate::http::delivery::truncated(response)).await)
+                }
+                Some(Fault::SlowBody(rate)) => Ending::Respond(
+                    Box::pin(crate::http::delivery::trickled(state, response, rate)).await,
+                ),
                 _ => Ending::Respond(response),
             }
         }
@@ -353,10 +391,16 @@ async fn answer_other(
     replaced.unwrap_or_else(|| Response::from_parts(head, axum::body::Body::from(bytes)))
 }
 
-fn note_faults(plan: &Plan, entry: &mut Capture) {
+/// Names the faults applied (and the rule that chose them) in the
+/// request's journal entry.
+fn note_faults(plan: &Plan, rule: Option<Uuid>, entry: &mut Capture) {
     if !plan.applied.is_empty() {
         let tokens: Vec<String> = plan.applied.iter().map(Fault::token).collect();
-        entry.fault = Some(tokens.join(","));
+        let rule = rule.map(|r| r.hyphenated().to_string());
+        entry.fault = Some(crate::domain::journal::join_fault(
+            &tokens.join(","),
+            rule.as_deref(),
+        ));
     }
 }
 

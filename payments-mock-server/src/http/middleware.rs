@@ -206,6 +206,11 @@ fn area(path: &str) -> Area {
     if (cfg!(feature = "metrics") && path == "/metrics") || path == "/_mock/coverage" {
         return Area::AdminOnly;
     }
+    // The fault rules: a rule may name any merchant's reference, and it
+    // faults every caller's requests.
+    if path == "/_mock/faults" || path.starts_with("/_mock/faults/") {
+        return Area::AdminOnly;
+    }
     let Some(rest) = path.strip_prefix("/_mock") else {
         return Area::Open;
     };
@@ -341,6 +346,10 @@ fn ensure_envelope(response: Response) -> Response {
     // The status first: a success is kept without a header look-up.
     if !(status.is_client_error() || status.is_server_error())
         || response
+            .extensions()
+            .get::<crate::http::delivery::Verbatim>()
+            .is_some()
+        || response
             .headers()
             .get(header::CONTENT_TYPE)
             .is_some_and(|v| is_json_content_type(v.as_bytes()))
@@ -424,6 +433,8 @@ mod tests {
         #[cfg(feature = "metrics")]
         assert_eq!(area("/metrics"), Area::AdminOnly);
         assert_eq!(area("/_mock/coverage"), Area::AdminOnly);
+        assert_eq!(area("/_mock/faults"), Area::AdminOnly);
+        assert_eq!(area("/_mock/faults/x"), Area::AdminOnly);
         assert_eq!(area("/_mock/coverage/"), Area::Controls);
         assert_eq!(area("/metrics/"), Area::Open);
         #[cfg(feature = "pages")]

@@ -7,6 +7,7 @@
 pub(crate) mod access;
 pub(crate) mod answers;
 pub(crate) mod app;
+pub(crate) mod delivery;
 pub(crate) mod extract;
 pub(crate) mod guard;
 pub(crate) mod handlers;
@@ -17,6 +18,7 @@ pub(crate) mod middleware;
 pub(crate) mod openapi;
 pub(crate) mod recovery;
 pub(crate) mod route;
+pub(crate) mod rule_facts;
 #[cfg(feature = "openapi")]
 pub(crate) mod schema;
 pub(crate) mod server;

@@ -23,10 +23,16 @@ pub async fn serve_app(
     ready: impl FnOnce(),
     shutdown: impl Future<Output = ()>,
 ) {
-    let service = MockService::new(state);
+    let service = MockService::new(state.clone());
     ready();
     let per_connection = move |abort| service.on_connection(abort);
-    payments_serve::server::serve(listener, per_connection, header_read_timeout, shutdown).await;
+    payments_serve::server::serve(
+        listener,
+        per_connection,
+        header_read_timeout,
+        closing(&state, shutdown),
+    )
+    .await;
 }
 
 /// [`serve_app`] over TLS (HTTPS only, feature `tls`): the handshake is
@@ -43,9 +49,23 @@ pub async fn serve_app_tls(
     ready: impl FnOnce(),
     shutdown: impl Future<Output = ()>,
 ) {
-    let service = MockService::new(state);
+    let service = MockService::new(state.clone());
     ready();
     let per_connection = move |abort| service.on_connection(abort);
-    payments_serve::server::serve_tls(listener, tls, per_connection, header_read_timeout, shutdown)
-        .await;
+    payments_serve::server::serve_tls(
+        listener,
+        tls,
+        per_connection,
+        header_read_timeout,
+        closing(&state, shutdown),
+    )
+    .await;
+}
+
+/// `shutdown`, and then the end of every hanging fault (`hang`,
+/// `commit-then-hang`, a trickled body): the graceful shutdown that
+/// follows waits for the requests in flight, and a hang must never hold it.
+async fn closing(state: &AppState, shutdown: impl Future<Output = ()>) {
+    shutdown.await;
+    state.faults.close();
 }

@@ -154,7 +154,9 @@ impl Capture {
                 .as_deref()
                 .and_then(payments_interface::ErrorCode::parse)
                 .map(payments_interface::ErrorCode::as_str),
-            fault: entry.fault.clone(),
+            fault: entry.fault.as_deref().map(|tokens| {
+                crate::domain::journal::join_fault(tokens, entry.fault_rule.as_deref())
+            }),
             replica: Some(Arc::from(entry.replica.as_str())),
         }
     }

@@ -349,12 +349,16 @@ impl JournalRow {
             status: entry.status.map(i32::from),
             error_code: entry.error_code.clone(),
             request_id: entry.request_id.clone(),
-            fault: entry.fault.clone(),
+            fault: entry.fault.as_deref().map(|tokens| {
+                crate::domain::journal::join_fault(tokens, entry.fault_rule.as_deref())
+            }),
             replica: entry.replica.clone(),
         }
     }
 
     pub(super) fn into_entry(self) -> JournalEntry {
+        let (fault, fault_rule) = crate::domain::journal::split_fault(self.fault.as_deref());
+        let (fault, fault_rule) = (fault.map(str::to_owned), fault_rule.map(str::to_owned));
         JournalEntry {
             seq: u64::try_from(self.seq).unwrap_or(0),
             method: self.method,
@@ -365,7 +369,8 @@ impl JournalRow {
             status: self.status.and_then(|s| u16::try_from(s).ok()),
             error_code: self.error_code,
             request_id: self.request_id,
-            fault: self.fault,
+            fault,
+            fault_rule,
             at: DateTime::from_timestamp_millis(self.at).unwrap_or_default(),
             replica: self.replica,
         }
@@ -465,6 +470,7 @@ mod tests {
             error_code: Some("VALIDATION_ERROR".to_owned()),
             request_id: "rid".to_owned(),
             fault: Some("delay=5".to_owned()),
+            fault_rule: Some("6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10".to_owned()),
             at: DateTime::from_timestamp_millis(1_795_000_000_123).expect("a time"),
             replica: "a:1".to_owned(),
         };

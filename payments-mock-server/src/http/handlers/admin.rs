@@ -429,8 +429,12 @@ pub(crate) struct JournalItem {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::optional_error_code))]
     error_code: Option<String>,
     request_id: String,
-    /// Faults applied, as `X-Mock-Fault` tokens joined by `,`.
+    /// Faults applied, as `X-Mock-Fault` tokens joined by `,` (a fault
+    /// rule's kind the same way).
     fault: Option<String>,
+    /// The id of the fault rule that faulted it, if a rule did.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Uuid))]
+    fault_rule: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::timestamp))]
     at: String,
     /// The replica that served it (`--replica-name`).
@@ -523,6 +527,7 @@ pub async fn requests(
             error_code: e.error_code,
             request_id: e.request_id,
             fault: e.fault,
+            fault_rule: e.fault_rule,
             at: format_time(e.at),
             replica: e.replica,
         })

@@ -119,7 +119,7 @@ pub(crate) struct FaultRow {
     #[cfg_attr(feature = "openapi", schema(value_type = String, pattern = "^(initiate|confirm|statusById|statusByReference)$"))]
     endpoint: &'static str,
     /// The fault's kind, as `X-Mock-Fault` names it.
-    #[cfg_attr(feature = "openapi", schema(value_type = String, pattern = "^(internal-error|commit-then-error|reset|commit-then-reset|delay|rate-limit|answer-other)$"))]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, pattern = "^(internal-error|commit-then-error|reset|commit-then-reset|delay|rate-limit|answer-other|hang|commit-then-hang|truncate|slow-body|gateway)$"))]
     fault: &'static str,
     /// How many requests met it.
     met: u64,

@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod confirm;
 pub mod coverage;
+pub mod faults;
 pub mod health;
 pub mod initiate;
 pub mod status;

@@ -72,6 +72,10 @@ use table::{Guard, Kind, Spec, component, guard, spec};
         crate::http::handlers::admin::advance,
         crate::http::handlers::admin::requests,
         crate::http::handlers::coverage::coverage,
+        crate::http::handlers::faults::list,
+        crate::http::handlers::faults::add,
+        crate::http::handlers::faults::clear,
+        crate::http::handlers::faults::remove,
         crate::http::handlers::admin::openapi,
     )
 )]

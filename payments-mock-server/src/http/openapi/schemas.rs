@@ -190,6 +190,24 @@ pub(crate) fn components(catalog: &Catalog) -> Vec<(&'static str, Value)> {
                 },
             }),
         ),
+        ("FaultRuleRequest", fault_rule(false)),
+        ("FaultRule", fault_rule(true)),
+        (
+            "FaultRuleList",
+            json!({
+                "type": "object",
+                "required": ["items"],
+                "properties": { "items": { "type": "array", "items": { "$ref": "#/components/schemas/FaultRule" } } },
+            }),
+        ),
+        (
+            "Removed",
+            json!({
+                "type": "object",
+                "required": ["removed"],
+                "properties": { "removed": { "type": "integer", "minimum": 0 } },
+            }),
+        ),
         (
             "PayerRequest",
             json!({
@@ -333,6 +351,16 @@ pub(crate) fn body_examples(operation: &str, catalog: &Catalog) -> Option<Value>
                 }),
             ),
         ],
+        "mockFaultAdd" => vec![
+            (
+                "commitThenHangOnConfirm".to_owned(),
+                json!({ "match": { "endpoint": "confirm", "referenceNo": EXAMPLE_REFERENCE }, "fault": "commit-then-hang" }),
+            ),
+            (
+                "flakyGateway".to_owned(),
+                json!({ "match": { "endpoint": "any" }, "fault": "gateway=502", "times": 0, "probability": 0.1 }),
+            ),
+        ],
         "mockClockAdvance" => vec![
             ("pastExpiry".to_owned(), json!({ "seconds": 901 })),
             ("fraction".to_owned(), json!({ "seconds": 0.25 })),
@@ -356,6 +384,7 @@ pub(crate) fn body_examples(operation: &str, catalog: &Catalog) -> Option<Value>
 pub(crate) fn path_example(name: &str) -> Option<&'static str> {
     match name {
         "transactionId" => Some(EXAMPLE_TRANSACTION),
+        "ruleId" => Some("6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10"),
         "referenceNo" => Some(EXAMPLE_REFERENCE),
         "token" => Some("Q3vX9kTq2LmN8pRw5ZyB7cDf4GhJ6sKa"),
         "seq" => Some("1"),
@@ -380,4 +409,53 @@ fn console_form_bound() -> String {
 /// The sign-in form's bound on `field` (the console enforces the same).
 fn sign_in_most(field: &str) -> usize {
     crate::forms::most(crate::forms::SIGN_IN_FIELDS, field)
+}
+
+/// A scripted fault rule (CONTRACT section 19): as `POST /_mock/faults`
+/// takes it, or (`installed`) as the server shows it, with its id and counts.
+fn fault_rule(installed: bool) -> Value {
+    use crate::fault_rules::{ENDPOINT_NAMES, FAULT_RULE_TOKEN, MAX_COUNT, UUID_PATTERN};
+    let id = json!({ "type": "string", "format": "uuid", "pattern": UUID_PATTERN });
+    let mut schema = json!({
+        "type": "object",
+        "required": ["fault"],
+        "properties": {
+            "match": {
+                "type": "object",
+                "properties": {
+                    "endpoint": { "type": "string", "enum": ENDPOINT_NAMES },
+                    "merchantId": id,
+                    "referenceNo": { "type": "string", "pattern": crate::fault_rules::RULE_REFERENCE },
+                    "transactionId": id,
+                },
+                "additionalProperties": false,
+            },
+            "after": { "type": "integer", "minimum": 0, "maximum": MAX_COUNT, "default": 0, "description": "Matching requests let through first" },
+            "times": { "type": "integer", "minimum": 0, "maximum": MAX_COUNT, "default": 1, "description": "Requests faulted before the rule is spent; 0: until removed" },
+            "probability": { "type": "number", "minimum": 0, "maximum": 1, "default": 1, "description": "Of faulting each request it may (drawn from --fault-seed)" },
+            "fault": { "type": "string", "pattern": FAULT_RULE_TOKEN, "description": "internal-error, commit-then-error, reset, commit-then-reset, rate-limit, answer-other, delay=<ms>, hang, commit-then-hang, truncate, slow-body=<bytes per second>, gateway=502|503|504" },
+        },
+        "additionalProperties": false,
+    });
+    if installed {
+        let props = &mut schema["properties"];
+        props["id"] = id.clone();
+        props["met"] =
+            json!({ "type": "integer", "minimum": 0, "description": "Requests it met while live" });
+        props["fired"] =
+            json!({ "type": "integer", "minimum": 0, "description": "Requests it faulted" });
+        props["remaining"] = json!({ "type": ["integer", "null"], "minimum": 0, "description": "Faults left; null for a rule without an end" });
+        schema["required"] = json!([
+            "id",
+            "match",
+            "after",
+            "times",
+            "probability",
+            "fault",
+            "met",
+            "fired",
+            "remaining"
+        ]);
+    }
+    schema
 }

@@ -56,7 +56,12 @@ pub(super) fn guard(id: &str) -> Guard {
         | "consoleReset"
         | "metrics"
         | "mockCoverage"
-        | "consoleCoverage" => Guard::Changes,
+        | "consoleCoverage"
+        | "mockFaults"
+        | "mockFaultAdd"
+        | "mockFaultsClear"
+        | "mockFaultRemove"
+        | "consoleFaults" => Guard::Changes,
         _ => Guard::Reads,
     }
 }
@@ -340,6 +345,43 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
             vec![(400, vec![ValidationError])],
         ),
         "mockCoverage" => admin(vec![], None, data("CoverageData"), vec![]),
+        "mockFaults" => admin(
+            vec![],
+            None,
+            data("FaultRuleList"),
+            vec![(403, vec![Forbidden])],
+        ),
+        "mockFaultAdd" => Spec {
+            ok: (201, data("FaultRule")),
+            ..admin(
+                vec![],
+                Some(("application/json", "FaultRuleRequest")),
+                Value::Null,
+                vec![
+                    (400, vec![ValidationError]),
+                    (403, vec![Forbidden]),
+                    (413, vec![PayloadTooLarge]),
+                    (415, vec![UnsupportedMediaType]),
+                ],
+            )
+        },
+        "mockFaultsClear" => admin(vec![], None, data("Removed"), vec![(403, vec![Forbidden])]),
+        "mockFaultRemove" => admin(
+            vec![(
+                "ruleId",
+                "path",
+                true,
+                json!({ "type": "string", "format": "uuid", "pattern": crate::fault_rules::UUID_PATTERN }),
+                "A fault rule's id",
+            )],
+            None,
+            data("Removed"),
+            vec![
+                (400, vec![ValidationError]),
+                (403, vec![Forbidden]),
+                (404, vec![NotFound]),
+            ],
+        ),
         "metrics" => Spec {
             kind: Kind::Admin,
             params: vec![],
@@ -433,6 +475,7 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
         ),
         "consoleCatalog" => page(vec![], None, 200, vec![]),
         "consoleCoverage" => page(vec![], None, 200, vec![]),
+        "consoleFaults" => page(vec![], None, 200, vec![]),
         "consoleResetPage" => page(vec![], None, 200, vec![]),
         "consoleReset" => page(
             vec![],

@@ -8,6 +8,7 @@
 //!   page (fields, timeline, journal, payment page link).
 //! - `requests.rs`: the request journal, live, and one request in full.
 //! - `controls.rs`: the clock, the catalogue, reset.
+//! - `faults.rs`: the scripted fault rules
 //! - `coverage.rs`: what the application under test met of the mock
 //!   (an admin's page).
 //! - `sign_in.rs`: with `--admin-key`, the way in (a key typed once, then
@@ -25,6 +26,7 @@
 
 mod controls;
 mod coverage;
+mod faults;
 mod form;
 mod requests;
 pub(crate) mod sign_in;
@@ -91,6 +93,7 @@ pub(crate) fn routes<T>(
     );
     let table = route(table, "/_mock/ui/catalog", &["get"], get(controls::catalog));
     let table = route(table, "/_mock/ui/coverage", &["get"], get(coverage::page));
+    let table = route(table, "/_mock/ui/faults", &["get"], get(faults::page));
     let table = route(
         table,
         "/_mock/ui/reset",
@@ -133,6 +136,7 @@ pub(crate) fn routes<T>(
     controls::advance,
     controls::catalog,
     coverage::page,
+    faults::page,
     controls::reset_page,
     controls::reset,
     sign_in::page,

@@ -1,0 +1,766 @@
+//! Scripted faults (CONTRACT section 19): rules that fault the requests
+//! they match, installed over HTTP (`POST /_mock/faults`) or in-process
+//! ([`crate::MockServer::add_fault_rule`]), so a test in any language can
+//! make the service commit and then hang, answer a gateway's page, or
+//! answer about another order, without sending `X-Mock-Fault` through the
+//! application it tests.
+//!
+//! A request meets the first live rule that matches it, in creation
+//! order; `X-Mock-Fault` (and a fault queued by the library) wins over
+//! rules. A rule skips its first `after` matching requests, then faults
+//! the next ones, each with its probability, until it has fired `times`
+//! times (0: until removed); a rule that has fired `times` times is spent
+//! and matches nothing more. The probability's draw is a pure function
+//! of the fault seed, the rule's creation number and how many requests
+//! the rule met, so `--fault-seed` repeats a run.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use payments_interface::Endpoint;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::faults::{Fault, KeyHasher};
+
+/// Most rules installed at once (per server).
+pub const MAX_RULES: usize = 1000;
+
+/// Longest `referenceNo` a rule can name (the interface's limit).
+const MAX_REFERENCE: usize = 64;
+
+/// Largest `after` and `times`.
+pub(crate) const MAX_COUNT: u64 = u32::MAX as u64;
+
+/// A rule's `fault`, exactly what [`Fault::from_rule_token`] takes (the
+/// OpenAPI document publishes it).
+pub(crate) const FAULT_RULE_TOKEN: &str = "^(internal-error|commit-then-error|reset|commit-then-reset|rate-limit|answer-other|hang|commit-then-hang|truncate|gateway=50[234]|delay=(0|[1-9][0-9]{0,3}|[1-5][0-9]{4}|60000)|slow-body=[1-9][0-9]{0,8})$";
+
+/// A rule's `match.referenceNo`: 1 to 64 characters, no control character.
+pub(crate) const RULE_REFERENCE: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]{1,64}$";
+
+/// A rule's ids: a hyphenated UUID, either case.
+pub(crate) const UUID_PATTERN: &str =
+    "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+
+/// What the requests a rule faults must be: each given part must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RuleMatch {
+    /// The endpoint; `None` for any.
+    pub endpoint: Option<Endpoint>,
+    /// The transaction's merchant.
+    pub merchant_id: Option<Uuid>,
+    /// The transaction's `referenceNo`.
+    pub reference_no: Option<String>,
+    /// The transaction's id (a confirm's or a status read's; an initiate
+    /// has none yet).
+    pub transaction_id: Option<Uuid>,
+}
+
+/// A fault rule, built in-process with [`FaultRule::new`] and its
+/// builder methods, or parsed from `POST /_mock/faults`.
+///
+/// ```
+/// use payments_mock_server::{Endpoint, Fault, FaultRule};
+///
+/// // The second confirm of ORDER-1 commits, then never answers.
+/// let rule = FaultRule::new(Fault::CommitThenHang)
+///     .on(Endpoint::Confirm)
+///     .reference("ORDER-1")
+///     .after(1);
+/// # drop(rule);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaultRule {
+    pub(crate) matching: RuleMatch,
+    pub(crate) after: u64,
+    pub(crate) times: u64,
+    pub(crate) probability: f64,
+    pub(crate) fault: Fault,
+}
+
+impl FaultRule {
+    /// A rule that faults the next request of any endpoint once with
+    /// `fault`.
+    pub fn new(fault: Fault) -> Self {
+        Self {
+            matching: RuleMatch::default(),
+            after: 0,
+            times: 1,
+            probability: 1.0,
+            fault,
+        }
+    }
+
+    /// Only requests to `endpoint`.
+    #[must_use]
+    pub fn on(mut self, endpoint: Endpoint) -> Self {
+        self.matching.endpoint = Some(endpoint);
+        self
+    }
+
+    /// Only requests about this merchant's transactions.
+    #[must_use]
+    pub fn merchant(mut self, merchant_id: Uuid) -> Self {
+        self.matching.merchant_id = Some(merchant_id);
+        self
+    }
+
+    /// Only requests about this `referenceNo`.
+    #[must_use]
+    pub fn reference(mut self, reference_no: impl Into<String>) -> Self {
+        self.matching.reference_no = Some(reference_no.into());
+        self
+    }
+
+    /// Only requests about this transaction.
+    #[must_use]
+    pub fn transaction(mut self, transaction_id: Uuid) -> Self {
+        self.matching.transaction_id = Some(transaction_id);
+        self
+    }
+
+    /// Lets the first `n` matching requests through.
+    #[must_use]
+    pub fn after(mut self, n: u64) -> Self {
+        self.after = n;
+        self
+    }
+
+    /// Faults `n` requests (0: every one until the rule is removed).
+    #[must_use]
+    pub fn times(mut self, n: u64) -> Self {
+        self.times = n;
+        self
+    }
+
+    /// Faults each request it may with probability `p` (0 to 1; checked
+    /// when the rule is added).
+    #[must_use]
+    pub fn probability(mut self, p: f64) -> Self {
+        self.probability = p;
+        self
+    }
+
+    /// The rule as JSON: what `POST /_mock/faults` takes.
+    fn to_json(&self) -> Value {
+        let mut matching = Map::new();
+        matching.insert(
+            "endpoint".into(),
+            Value::from(self.matching.endpoint.map_or("any", endpoint_name)),
+        );
+        if let Some(m) = self.matching.merchant_id {
+            matching.insert("merchantId".into(), Value::from(m.hyphenated().to_string()));
+        }
+        if let Some(r) = &self.matching.reference_no {
+            matching.insert("referenceNo".into(), Value::from(r.clone()));
+        }
+        if let Some(t) = self.matching.transaction_id {
+            matching.insert(
+                "transactionId".into(),
+                Value::from(t.hyphenated().to_string()),
+            );
+        }
+        serde_json::json!({
+            "match": matching,
+            "after": self.after,
+            "times": self.times,
+            "probability": self.probability,
+            "fault": self.fault.token(),
+        })
+    }
+
+    fn check(&self) -> Result<(), RuleError> {
+        if !(0.0..=1.0).contains(&self.probability) {
+            return Err(RuleError::new(
+                "probability",
+                "must be a number from 0 to 1",
+            ));
+        }
+        if let Some(r) = &self.matching.reference_no {
+            check_reference(r)?;
+        }
+        if let Fault::SlowBody(0) = self.fault {
+            return Err(RuleError::new(
+                "fault",
+                "slow-body needs at least 1 byte a second",
+            ));
+        }
+        if let Fault::Gateway(status) = self.fault
+            && !matches!(status, 502..=504)
+        {
+            return Err(RuleError::new("fault", "gateway is 502, 503 or 504"));
+        }
+        Ok(())
+    }
+}
+
+fn check_reference(r: &str) -> Result<(), RuleError> {
+    if r.is_empty() || r.chars().count() > MAX_REFERENCE || r.chars().any(char::is_control) {
+        return Err(RuleError::new(
+            "match.referenceNo",
+            "must be 1 to 64 characters, none of them a control character",
+        ));
+    }
+    Ok(())
+}
+
+/// The name of an endpoint in a rule's `match`.
+pub(crate) fn endpoint_name(endpoint: Endpoint) -> &'static str {
+    match endpoint {
+        Endpoint::Initiate => "initiate",
+        Endpoint::Confirm => "confirm",
+        Endpoint::StatusById => "status",
+        Endpoint::StatusByReference => "status-by-reference",
+    }
+}
+
+/// The endpoint names a rule takes, `any` last.
+pub(crate) const ENDPOINT_NAMES: [&str; 5] = [
+    "initiate",
+    "confirm",
+    "status",
+    "status-by-reference",
+    "any",
+];
+
+fn endpoint_of(name: &str) -> Option<Option<Endpoint>> {
+    Endpoint::ALL
+        .into_iter()
+        .find(|e| endpoint_name(*e) == name)
+        .map(Some)
+        .or_else(|| (name == "any").then_some(None))
+}
+
+/// A rule that cannot be: the field and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleError {
+    /// The field, as `match.referenceNo`.
+    pub field: &'static str,
+    /// What is wrong.
+    pub problem: String,
+}
+
+impl RuleError {
+    fn new(field: &'static str, problem: impl Into<String>) -> Self {
+        Self {
+            field,
+            problem: problem.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for RuleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.problem)
+    }
+}
+
+impl std::error::Error for RuleError {}
+
+fn count(body: &Map<String, Value>, field: &'static str, default: u64) -> Result<u64, RuleError> {
+    match body.get(field) {
+        None => Ok(default),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .filter(|n| *n <= MAX_COUNT)
+            .ok_or_else(|| RuleError::new(field, "must be a whole number from 0 to 4294967295")),
+        Some(_) => Err(RuleError::new(
+            field,
+            "must be a whole number from 0 to 4294967295",
+        )),
+    }
+}
+
+fn uuid_field(
+    matching: &Map<String, Value>,
+    name: &str,
+    field: &'static str,
+) -> Result<Option<Uuid>, RuleError> {
+    match matching.get(name) {
+        None => Ok(None),
+        Some(Value::String(s)) if s.len() == 36 => Uuid::parse_str(s)
+            .map(Some)
+            .map_err(|_| RuleError::new(field, "must be a UUID (8-4-4-4-12 hex digits)")),
+        Some(_) => Err(RuleError::new(
+            field,
+            "must be a UUID (8-4-4-4-12 hex digits)",
+        )),
+    }
+}
+
+/// Parses the body of `POST /_mock/faults` (an object, already read):
+/// strict, every field checked and named when wrong.
+///
+/// # Errors
+///
+/// The first field that is wrong, or unknown.
+pub fn parse_rule(body: &Map<String, Value>) -> Result<FaultRule, RuleError> {
+    for key in body.keys() {
+        if !["match", "after", "times", "probability", "fault"].contains(&key.as_str()) {
+            return Err(RuleError::new(
+                "body",
+                format!(
+                    "unknown field {:?}; a rule has match, after, times, probability and fault",
+                    key.chars().take(64).collect::<String>()
+                ),
+            ));
+        }
+    }
+    let fault = match body.get("fault") {
+        Some(Value::String(token)) => {
+            Fault::from_rule_token(token).map_err(|e| RuleError::new("fault", e))?
+        }
+        Some(_) => return Err(RuleError::new("fault", "must be a string")),
+        None => return Err(RuleError::new("fault", "is required")),
+    };
+    let mut rule = FaultRule::new(fault);
+    match body.get("match") {
+        None => {}
+        Some(Value::Object(m)) => {
+            for key in m.keys() {
+                if !["endpoint", "merchantId", "referenceNo", "transactionId"]
+                    .contains(&key.as_str())
+                {
+                    return Err(RuleError::new(
+                        "match",
+                        format!(
+                            "unknown field {:?}; match has endpoint, merchantId, referenceNo \
+                             and transactionId",
+                            key.chars().take(64).collect::<String>()
+                        ),
+                    ));
+                }
+            }
+            rule.matching.endpoint = match m.get("endpoint") {
+                None => None,
+                Some(Value::String(name)) => endpoint_of(name).ok_or_else(|| {
+                    RuleError::new(
+                        "match.endpoint",
+                        "must be initiate, confirm, status, status-by-reference or any",
+                    )
+                })?,
+                Some(_) => {
+                    return Err(RuleError::new(
+                        "match.endpoint",
+                        "must be initiate, confirm, status, status-by-reference or any",
+                    ));
+                }
+            };
+            rule.matching.merchant_id = uuid_field(m, "merchantId", "match.merchantId")?;
+            rule.matching.transaction_id = uuid_field(m, "transactionId", "match.transactionId")?;
+            rule.matching.reference_no = match m.get("referenceNo") {
+                None => None,
+                Some(Value::String(r)) => Some(r.clone()),
+                Some(_) => return Err(RuleError::new("match.referenceNo", "must be a string")),
+            };
+        }
+        Some(_) => return Err(RuleError::new("match", "must be an object")),
+    }
+    rule.after = count(body, "after", 0)?;
+    rule.times = count(body, "times", 1)?;
+    rule.probability = match body.get("probability") {
+        None => 1.0,
+        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+        Some(_) => f64::NAN,
+    };
+    rule.check()?;
+    Ok(rule)
+}
+
+/// What a request is about, as far as rules look: from the request
+/// itself, and for requests that name a transaction by id, from the
+/// stored transaction (the guard looks it up only when a rule needs it).
+#[derive(Debug, Default)]
+pub(crate) struct Facts {
+    pub(crate) endpoint: Option<Endpoint>,
+    pub(crate) merchant_id: Option<Uuid>,
+    pub(crate) reference_no: Option<String>,
+    pub(crate) transaction_id: Option<Uuid>,
+    /// Whether merchant and reference are known (from the request, or
+    /// looked up): without them, a rule that names either needs the look-up.
+    pub(crate) complete: bool,
+}
+
+/// How a rule stands against a request.
+enum Verdict {
+    No,
+    Yes,
+    /// It could match once the stored transaction is known.
+    NeedsLookup,
+}
+
+impl RuleMatch {
+    fn against(&self, facts: &Facts) -> Verdict {
+        if self.endpoint.is_some() && self.endpoint != facts.endpoint {
+            return Verdict::No;
+        }
+        if self.transaction_id.is_some() && self.transaction_id != facts.transaction_id {
+            return Verdict::No;
+        }
+        let merchant = self.merchant_id.is_none() || self.merchant_id == facts.merchant_id;
+        let reference = self.reference_no.is_none() || self.reference_no == facts.reference_no;
+        if merchant && reference {
+            return Verdict::Yes;
+        }
+        if facts.complete {
+            Verdict::No
+        } else {
+            Verdict::NeedsLookup
+        }
+    }
+}
+
+/// A rule as the server keeps it.
+#[derive(Debug)]
+struct Installed {
+    id: Uuid,
+    /// Its creation number: the draw's key.
+    number: u64,
+    rule: FaultRule,
+    /// Requests it met (matched while live), let through or not.
+    met: u64,
+    /// Requests it faulted.
+    fired: u64,
+}
+
+impl Installed {
+    fn live(&self) -> bool {
+        self.rule.times == 0 || self.fired < self.rule.times
+    }
+
+    fn view(&self) -> RuleView {
+        RuleView {
+            id: self.id.hyphenated().to_string(),
+            rule: self.rule.to_json(),
+            met: self.met,
+            fired: self.fired,
+            remaining: (self.rule.times != 0).then(|| self.rule.times - self.fired),
+        }
+    }
+}
+
+/// One rule as `GET /_mock/faults` and the console show it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleView {
+    /// Its id (`DELETE /_mock/faults/{id}`).
+    pub id: String,
+    /// The rule as `POST` takes it (defaults filled in).
+    #[serde(flatten)]
+    pub rule: Value,
+    /// Requests it met (while live), let through or not.
+    pub met: u64,
+    /// Requests it faulted.
+    pub fired: u64,
+    /// Faults left before it is spent; `null` for a rule without an end.
+    pub remaining: Option<u64>,
+}
+
+/// A request's fault from a rule: the fault and the rule's id.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Hit {
+    pub(crate) fault: Fault,
+    pub(crate) rule: Uuid,
+}
+
+/// The rules of one server.
+#[derive(Debug, Default)]
+pub(crate) struct RuleBook {
+    rules: Mutex<(Vec<Installed>, u64)>,
+    /// How many rules are installed: the guard's look without the lock.
+    len: AtomicUsize,
+}
+
+impl RuleBook {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<Installed>, u64)> {
+        self.rules.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether any rule is installed (the hot path's only cost without).
+    pub(crate) fn any(&self) -> bool {
+        self.len.load(Ordering::Relaxed) > 0
+    }
+
+    /// Installs `rule` last.
+    pub(crate) fn add(&self, rule: FaultRule) -> Result<RuleView, RuleError> {
+        rule.check()?;
+        let mut guard = self.lock();
+        let (rules, made) = &mut *guard;
+        if rules.len() >= MAX_RULES {
+            return Err(RuleError::new(
+                "body",
+                format!("at most {MAX_RULES} rules at once; delete some first"),
+            ));
+        }
+        *made += 1;
+        let installed = Installed {
+            id: Uuid::new_v4(),
+            number: *made,
+            rule,
+            met: 0,
+            fired: 0,
+        };
+        let view = installed.view();
+        rules.push(installed);
+        self.len.store(rules.len(), Ordering::Relaxed);
+        Ok(view)
+    }
+
+    /// Every rule, in creation order.
+    pub(crate) fn list(&self) -> Vec<RuleView> {
+        self.lock().0.iter().map(Installed::view).collect()
+    }
+
+    /// Removes one rule; whether it was there.
+    pub(crate) fn remove(&self, id: Uuid) -> bool {
+        let mut guard = self.lock();
+        let before = guard.0.len();
+        guard.0.retain(|r| r.id != id);
+        self.len.store(guard.0.len(), Ordering::Relaxed);
+        guard.0.len() != before
+    }
+
+    /// Removes every rule; how many there were. The creation numbers go
+    /// on (a new rule draws afresh).
+    pub(crate) fn clear(&self) -> usize {
+        let mut guard = self.lock();
+        let n = guard.0.len();
+        guard.0.clear();
+        self.len.store(0, Ordering::Relaxed);
+        n
+    }
+
+    /// The fault, if any, of the first live rule that `facts` match.
+    /// `Err(())` when a rule needs the stored transaction's merchant and
+    /// reference to decide: look it up, fill `facts`, ask again (nothing
+    /// was counted).
+    pub(crate) fn meet(&self, facts: &Facts, seed: u64) -> Result<Option<Hit>, ()> {
+        let mut guard = self.lock();
+        let mut first = None;
+        for (i, installed) in guard.0.iter().enumerate() {
+            if !installed.live() {
+                continue;
+            }
+            match installed.rule.matching.against(facts) {
+                Verdict::No => {}
+                Verdict::NeedsLookup => return Err(()),
+                Verdict::Yes => {
+                    first = Some(i);
+                    break;
+                }
+            }
+        }
+        let Some(i) = first else {
+            return Ok(None);
+        };
+        let installed = &mut guard.0[i];
+        let n = installed.met;
+        installed.met += 1;
+        if n < installed.rule.after {
+            return Ok(None);
+        }
+        let p = installed.rule.probability;
+        let hit = p >= 1.0
+            || (p > 0.0 && {
+                let draw = KeyHasher::new()
+                    .part(b"fault rule")
+                    .part(&seed.to_le_bytes())
+                    .part(&installed.number.to_le_bytes())
+                    .part(&n.to_le_bytes())
+                    .finish();
+                crate::faults::unit(draw) < p
+            });
+        if !hit {
+            return Ok(None);
+        }
+        installed.fired += 1;
+        Ok(Some(Hit {
+            fault: installed.rule.fault.clone(),
+            rule: installed.id,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parsed(body: Value) -> Result<FaultRule, RuleError> {
+        parse_rule(body.as_object().expect("an object"))
+    }
+
+    fn facts(endpoint: Endpoint, reference: Option<&str>) -> Facts {
+        Facts {
+            endpoint: Some(endpoint),
+            reference_no: reference.map(str::to_owned),
+            complete: true,
+            ..Facts::default()
+        }
+    }
+
+    #[test]
+    fn a_rule_parses_with_its_defaults() {
+        let rule = parsed(json!({"fault": "commit-then-hang"})).expect("valid");
+        assert_eq!(rule, FaultRule::new(Fault::CommitThenHang));
+        let rule = parsed(json!({
+            "match": {"endpoint": "confirm", "referenceNo": "ORDER-1",
+                      "merchantId": "6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10",
+                      "transactionId": "01937e1c-0000-7000-8000-0000000000c1"},
+            "after": 2, "times": 0, "probability": 0.25, "fault": "slow-body=100"
+        }))
+        .expect("valid");
+        assert_eq!(rule.matching.endpoint, Some(Endpoint::Confirm));
+        assert_eq!(rule.after, 2);
+        assert_eq!(rule.times, 0);
+        assert_eq!(rule.fault, Fault::SlowBody(100));
+        // And back to JSON as it came.
+        assert_eq!(parsed(rule.to_json()).expect("round trip"), rule);
+    }
+
+    #[test]
+    fn bad_rules_name_their_field() {
+        for (body, field) in [
+            (json!({}), "fault"),
+            (json!({"fault": "explode"}), "fault"),
+            (json!({"fault": 3}), "fault"),
+            (json!({"fault": "gateway=500"}), "fault"),
+            (json!({"fault": "slow-body=0"}), "fault"),
+            (json!({"fault": "slow-body=-1"}), "fault"),
+            (json!({"fault": "delay=60001"}), "fault"),
+            (json!({"fault": "hang", "after": -1}), "after"),
+            (json!({"fault": "hang", "times": 1.5}), "times"),
+            (json!({"fault": "hang", "times": "1"}), "times"),
+            (json!({"fault": "hang", "probability": 1.01}), "probability"),
+            (json!({"fault": "hang", "probability": -0.1}), "probability"),
+            (json!({"fault": "hang", "probability": "1"}), "probability"),
+            (json!({"fault": "hang", "match": []}), "match"),
+            (
+                json!({"fault": "hang", "match": {"endpoint": "refund"}}),
+                "match.endpoint",
+            ),
+            (
+                json!({"fault": "hang", "match": {"merchantId": "x"}}),
+                "match.merchantId",
+            ),
+            (
+                json!({"fault": "hang", "match": {"transactionId": "{01937e1c-0000-7000-8000-0000000000c1}"}}),
+                "match.transactionId",
+            ),
+            (
+                json!({"fault": "hang", "match": {"referenceNo": ""}}),
+                "match.referenceNo",
+            ),
+            (
+                json!({"fault": "hang", "match": {"referenceNo": "x".repeat(65)}}),
+                "match.referenceNo",
+            ),
+            (
+                json!({"fault": "hang", "match": {"referenceNo": "a\u{7}b"}}),
+                "match.referenceNo",
+            ),
+            (json!({"fault": "hang", "match": {"amount": 1}}), "match"),
+            (json!({"fault": "hang", "then": "reset"}), "body"),
+        ] {
+            let error = parsed(body.clone()).expect_err("refused");
+            assert_eq!(error.field, field, "{body}: {error}");
+        }
+    }
+
+    #[test]
+    fn after_then_times_then_spent() {
+        let book = RuleBook::default();
+        book.add(
+            FaultRule::new(Fault::InternalError)
+                .on(Endpoint::Confirm)
+                .after(1)
+                .times(2),
+        )
+        .expect("added");
+        let confirm = facts(Endpoint::Confirm, None);
+        let faults: Vec<bool> = (0..5)
+            .map(|_| book.meet(&confirm, 1).expect("decided").is_some())
+            .collect();
+        assert_eq!(faults, [false, true, true, false, false]);
+        // Another endpoint never matched it.
+        assert_eq!(book.meet(&facts(Endpoint::Initiate, None), 1), Ok(None));
+        let view = &book.list()[0];
+        assert_eq!((view.met, view.fired, view.remaining), (3, 2, Some(0)));
+    }
+
+    #[test]
+    fn the_first_live_rule_in_creation_order_wins() {
+        let book = RuleBook::default();
+        let first = book
+            .add(FaultRule::new(Fault::Gateway(502)).reference("A"))
+            .expect("added");
+        book.add(FaultRule::new(Fault::Hang).times(0))
+            .expect("added");
+        let a = facts(Endpoint::Initiate, Some("A"));
+        let hit = book.meet(&a, 1).expect("decided").expect("a fault");
+        assert_eq!(
+            (hit.fault, hit.rule.to_string()),
+            (Fault::Gateway(502), first.id)
+        );
+        // Spent: the next one goes on to the second rule.
+        let hit = book.meet(&a, 1).expect("decided").expect("a fault");
+        assert_eq!(hit.fault, Fault::Hang);
+    }
+
+    #[test]
+    fn a_rule_naming_a_reference_asks_for_the_stored_transaction() {
+        let book = RuleBook::default();
+        book.add(FaultRule::new(Fault::Truncate).reference("A"))
+            .expect("added");
+        let mut by_id = Facts {
+            endpoint: Some(Endpoint::StatusById),
+            transaction_id: Some(Uuid::nil()),
+            ..Facts::default()
+        };
+        assert_eq!(book.meet(&by_id, 1), Err(()));
+        assert_eq!(book.list()[0].met, 0, "nothing counted");
+        by_id.reference_no = Some("A".into());
+        by_id.complete = true;
+        assert!(book.meet(&by_id, 1).expect("decided").is_some());
+    }
+
+    #[test]
+    fn probabilities_repeat_with_the_seed() {
+        let run = |seed| {
+            let book = RuleBook::default();
+            book.add(FaultRule::new(Fault::RateLimit).times(0).probability(0.3))
+                .expect("added");
+            let any = facts(Endpoint::StatusById, None);
+            (0..2000)
+                .map(|_| book.meet(&any, seed).expect("decided").is_some())
+                .collect::<Vec<_>>()
+        };
+        let a = run(7);
+        assert_eq!(a, run(7));
+        assert_ne!(a, run(8));
+        let fired = a.iter().filter(|f| **f).count();
+        assert!((500..=700).contains(&fired), "{fired}");
+    }
+
+    #[test]
+    fn rules_are_bounded_and_removed() {
+        let book = RuleBook::default();
+        let mut last = None;
+        for _ in 0..MAX_RULES {
+            last = Some(book.add(FaultRule::new(Fault::Hang)).expect("added"));
+        }
+        assert!(book.add(FaultRule::new(Fault::Hang)).is_err());
+        let id = Uuid::parse_str(&last.expect("one").id).expect("a uuid");
+        assert!(book.remove(id));
+        assert!(!book.remove(id));
+        assert_eq!(book.clear(), MAX_RULES - 1);
+        assert!(!book.any());
+        assert!(
+            book.add(FaultRule::new(Fault::Hang).probability(2.0))
+                .is_err()
+        );
+    }
+}
