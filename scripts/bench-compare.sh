@@ -16,6 +16,8 @@
 #   COMPARE_PATH=post LOAD_RUNS=15 scripts/bench-compare.sh a=BIN b=BIN c=BIN
 #
 # COMPARE_PATH: get (GET status by id, the default) or post (POST initiate).
+# COMPARE_RULES_<LABEL>=N: that build serves with N fault rules installed
+# that match nothing (issue 42; COMPARE_RULE_MATCH says how they miss).
 # The control is $TARGET/release/perf-control unless CONTROL names another.
 # Environment as bench-hotpath.sh: LOAD_DURATION (10), LOAD_RUNS (3),
 # LOAD_CONNECTIONS (50), SERVER_CPU, CLIENT_CPU, MOCK_LOG, LOAD_OUT.
@@ -63,6 +65,21 @@ id=$(json_field transactionId <"$OUT/initiate-body.json")
 curl -sf "$BASE/api/payments/$id/status" >"$OUT/status-body.json" || die "${labels[0]} did not answer the status"
 stop_server
 
+# install_rules LABEL: COMPARE_RULES_<LABEL> (dashes as underscores) fault
+# rules that match none of the load's requests, installed before it
+# (issue 42): COMPARE_RULE_MATCH is their match object with {n} for the
+# rule's number (by default another order's reference, so a status read by
+# id looks its transaction up for them).
+install_rules() {
+  local var="COMPARE_RULES_${1//-/_}" i
+  local match=${COMPARE_RULE_MATCH:-'{"referenceNo":"NEVER-{n}"}'}
+  for i in $(seq 1 "${!var:-0}"); do
+    curl -sf -H 'content-type: application/json' "$BASE/_mock/faults" \
+      -d "{\"match\":${match//\{n\}/$i},\"fault\":\"internal-error\",\"times\":0}" >/dev/null \
+      || die "$1 did not take fault rule $i"
+  done
+}
+
 # serve LABEL RUN: one run of LABEL's server under the load.
 serve() {
   local label=$1 run=$2
@@ -78,6 +95,7 @@ serve() {
     id=$(echo "$body" | json_field transactionId)
     [ -n "$id" ] || die "$label answered the initiate without an id: $body"
     local url=$BASE/api/payments/$id/status
+    install_rules "$label"
   fi
   if [ "$PATH_KIND" = get ]; then
     wrk_once "$label" "$url" "$WRK/get.lua" "$LOG.$run" >/dev/null
