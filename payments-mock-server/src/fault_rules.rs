@@ -35,12 +35,15 @@ pub(crate) const MAX_COUNT: u64 = u32::MAX as u64;
 
 /// A rule's `fault`, exactly what [`Fault::from_rule_token`] takes (the
 /// OpenAPI document publishes it).
+#[cfg_attr(not(feature = "openapi"), allow(dead_code))] // the OpenAPI document
 pub(crate) const FAULT_RULE_TOKEN: &str = "^(internal-error|commit-then-error|reset|commit-then-reset|rate-limit|answer-other|hang|commit-then-hang|truncate|gateway=50[234]|delay=(0|[1-9][0-9]{0,3}|[1-5][0-9]{4}|60000)|slow-body=[1-9][0-9]{0,8})$";
 
 /// A rule's `match.referenceNo`: 1 to 64 characters, no control character.
+#[cfg_attr(not(feature = "openapi"), allow(dead_code))] // the OpenAPI document
 pub(crate) const RULE_REFERENCE: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]{1,64}$";
 
 /// A rule's ids: a hyphenated UUID, either case.
+#[cfg_attr(not(feature = "openapi"), allow(dead_code))] // the OpenAPI document
 pub(crate) const UUID_PATTERN: &str =
     "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
 
@@ -218,6 +221,7 @@ pub(crate) fn endpoint_name(endpoint: Endpoint) -> &'static str {
 }
 
 /// The endpoint names a rule takes, `any` last.
+#[cfg_attr(not(feature = "openapi"), allow(dead_code))] // the OpenAPI document
 pub(crate) const ENDPOINT_NAMES: [&str; 5] = [
     "initiate",
     "confirm",

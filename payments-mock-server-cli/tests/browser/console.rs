@@ -410,3 +410,85 @@ async fn the_coverage_page_counts_what_the_application_met() {
     browser.close().await;
     server.shutdown().await;
 }
+
+/// The Faults page (issue 42): reached from the navigation, each rule with
+/// its counts, a hostile reference shown as text and never obeyed, checked
+/// with axe at a desktop's and a phone's width.
+#[tokio::test]
+async fn the_faults_page_lists_the_rules_and_their_counts() {
+    use payments_mock_server::{Endpoint, Fault, FaultRule};
+    let Some(browser) = Browser::start("faults").await else {
+        return;
+    };
+    let server = MockServer::start().await;
+    browser.open(&console(&server, "faults")).await;
+    assert!(browser.text("#no-rules").await.starts_with("No rule"));
+    browser.check_page("the faults page without rules").await;
+    let hostile = "<img src=x onerror=window.pwned=1>\u{202e}gpj";
+    server
+        .add_fault_rule(
+            FaultRule::new(Fault::InternalError)
+                .on(Endpoint::Initiate)
+                .reference("FLT-1")
+                .times(2),
+        )
+        .expect("a rule");
+    server
+        .add_fault_rule(
+            FaultRule::new(Fault::Gateway(504))
+                .reference(hostile)
+                .times(0),
+        )
+        .expect("a rule");
+    call(
+        &server,
+        "POST",
+        "/api/payments/initiate",
+        Some(topup("FLT-1")),
+    )
+    .await;
+
+    browser.open(&console(&server, "")).await;
+    browser.click("a[href$='_mock/ui/faults']").await;
+    browser
+        .wait_for_url(|u| u.ends_with("/_mock/ui/faults"))
+        .await;
+    assert_eq!(browser.text("nav [aria-current=page]").await, "Faults");
+    let rows = browser
+        .script(
+            "return [...document.querySelectorAll('#rules tbody tr')]
+               .map(r => r.textContent.replace(/\\s+/g, ' ').trim())",
+        )
+        .await;
+    let rows: Vec<String> = rows
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r.as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(
+        rows[0].starts_with("internal-error endpoint initiate, referenceNo FLT-1 0 2 1.0 1 1 1"),
+        "{rows:?}"
+    );
+    assert!(rows[1].contains("gateway=504"), "{rows:?}");
+    assert!(
+        rows[1].contains("<img src=x onerror=window.pwned=1><U+202E>gpj"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[1].contains("until removed") && rows[1].contains("no end"),
+        "{rows:?}"
+    );
+    assert_eq!(
+        browser.script("return window.pwned === undefined").await,
+        true
+    );
+    browser.check_page("the faults page").await;
+    browser.screenshot("console-faults").await;
+    browser.size(PHONE).await;
+    browser.check_page("the faults page on a phone").await;
+    browser.screenshot("console-faults-phone").await;
+    browser.close().await;
+    server.shutdown().await;
+}

@@ -65,6 +65,8 @@ pub(crate) async fn page(State(state): State<AppState>, viewer: Viewer, uri: Uri
                         .join(", ")
                 })
                 .unwrap_or_default();
+            // A reference may hold a bidi override: shown, never obeyed.
+            let matching = payments_serve::pages::visible(&matching).into_owned();
             let times = view.rule["times"].as_u64().unwrap_or(0);
             Row {
                 id: view.id.clone(),
