@@ -675,6 +675,89 @@ mod tests {
     }
 
     #[test]
+    fn the_published_patterns_are_the_parsers() {
+        let token = regex::Regex::new(FAULT_RULE_TOKEN).expect("a pattern");
+        for text in [
+            "hang",
+            "commit-then-hang",
+            "truncate",
+            "gateway=502",
+            "gateway=503",
+            "gateway=504",
+            "delay=0",
+            "delay=7",
+            "delay=59999",
+            "delay=60000",
+            "slow-body=1",
+            "slow-body=999999999",
+            "internal-error",
+            "commit-then-error",
+            "reset",
+            "commit-then-reset",
+            "rate-limit",
+            "answer-other",
+            "gateway=500",
+            "gateway=5020",
+            "delay=60001",
+            "delay=01",
+            "delay=",
+            "slow-body=0",
+            "slow-body=01",
+            "slow-body=1000000000",
+            "slow-body=-1",
+            "HANG",
+            "hang ",
+            " hang",
+            "",
+            "hang,reset",
+        ] {
+            assert_eq!(
+                token.is_match(text),
+                Fault::from_rule_token(text).is_ok(),
+                "{text:?}"
+            );
+        }
+        let reference = regex::Regex::new(RULE_REFERENCE).expect("a pattern");
+        for text in [
+            "ORDER-1",
+            "a",
+            "x\u{202e}y",
+            " spaced ",
+            "\u{7}",
+            "a\u{85}b",
+            "a\u{9f}",
+            "",
+            &"x".repeat(64),
+            &"x".repeat(65),
+            &"é".repeat(64),
+        ] {
+            assert_eq!(
+                reference.is_match(text),
+                check_reference(text).is_ok(),
+                "{text:?}"
+            );
+        }
+        let uuid = regex::Regex::new(UUID_PATTERN).expect("a pattern");
+        for text in [
+            "6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10",
+            "6F1C0F0E-8D4B-4C47-9A4E-2F4F7F9D8A10",
+            "6f1c0f0e8d4b4c479a4e2f4f7f9d8a10",
+            "{6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10}",
+            "urn:uuid:6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10",
+            "x",
+        ] {
+            let parsed = uuid_field(
+                json!({ "merchantId": text })
+                    .as_object()
+                    .expect("an object"),
+                "merchantId",
+                "match.merchantId",
+            );
+            assert_eq!(uuid.is_match(text), parsed.is_ok(), "{text:?}");
+        }
+    }
+
+    #[test]
     fn after_then_times_then_spent() {
         let book = RuleBook::default();
         book.add(
