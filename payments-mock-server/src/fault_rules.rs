@@ -267,8 +267,15 @@ impl std::error::Error for RuleError {}
 fn count(body: &Map<String, Value>, field: &'static str, default: u64) -> Result<u64, RuleError> {
     match body.get(field) {
         None => Ok(default),
+        // An integer-valued number, as JSON Schema's `integer` has it
+        // (`2.0` is 2).
         Some(Value::Number(n)) => n
             .as_u64()
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && (0.0..=MAX_COUNT as f64).contains(f))
+                    .map(|f| f as u64)
+            })
             .filter(|n| *n <= MAX_COUNT)
             .ok_or_else(|| RuleError::new(field, "must be a whole number from 0 to 4294967295")),
         Some(_) => Err(RuleError::new(
@@ -621,6 +628,9 @@ mod tests {
         assert_eq!(rule.after, 2);
         assert_eq!(rule.times, 0);
         assert_eq!(rule.fault, Fault::SlowBody(100));
+        // JSON Schema's integer: 2.0 is 2.
+        let whole = parsed(json!({"fault": "hang", "after": 2.0, "times": 0.0})).expect("valid");
+        assert_eq!((whole.after, whole.times), (2, 0));
         // And back to JSON as it came.
         assert_eq!(parsed(rule.to_json()).expect("round trip"), rule);
     }
@@ -637,6 +647,8 @@ mod tests {
             (json!({"fault": "delay=60001"}), "fault"),
             (json!({"fault": "hang", "after": -1}), "after"),
             (json!({"fault": "hang", "times": 1.5}), "times"),
+            (json!({"fault": "hang", "times": 4_294_967_296.0}), "times"),
+            (json!({"fault": "hang", "after": -0.5}), "after"),
             (json!({"fault": "hang", "times": "1"}), "times"),
             (json!({"fault": "hang", "probability": 1.01}), "probability"),
             (json!({"fault": "hang", "probability": -0.1}), "probability"),

@@ -353,6 +353,13 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
         ),
         "mockFaultAdd" => Spec {
             ok: (201, data("FaultRule")),
+            links: json!({
+                "remove": {
+                    "operationId": "mockFaultRemove",
+                    "parameters": { "ruleId": "$response.body#/data/id" },
+                    "description": "The rule just added, removed",
+                },
+            }),
             ..admin(
                 vec![],
                 Some(("application/json", "FaultRuleRequest")),
