@@ -17,7 +17,9 @@
 //! The mock's default catalogue gives every outcome without set-up:
 //! `TOPUP` succeeds, `DECLINED` is declined by the provider, `EWALLET` needs
 //! the OTP `123456` and fails with any other. `server.inject_faults` makes the
-//! service misbehave on cue, and `server.advance_clock` moves its time.
+//! service misbehave on cue (`server.add_fault_rule` on the requests a rule
+//! matches: a confirm that commits and never answers, a gateway's page, a
+//! truncated body), and `server.advance_clock` moves its time.
 //!
 //! Run the scenario, then the tests:
 //!
@@ -317,6 +319,43 @@ mod tests {
             "initiate 400 DUPLICATE_REFERENCE_NO",
             "transition INITIATED -> SUCCESSFUL",
         ]);
+    }
+
+    /// A fault rule (what `POST /_mock/faults` installs over HTTP): the
+    /// confirm of ORDER-10 is carried out, and then the service never
+    /// answers. The client gives up on the attempt after its timeout and
+    /// reads the payment back by its reference: paid once, not twice.
+    #[tokio::test]
+    async fn checkout_survives_a_confirm_that_never_answers() {
+        use payments_mock_server::{Endpoint, FaultRule};
+        let server = MockServer::start().await;
+        let client = Client::builder(server.base_url())
+            .timeout(std::time::Duration::from_millis(500))
+            .build()
+            .expect("the mock's base URL is valid");
+        server
+            .add_fault_rule(
+                FaultRule::new(Fault::CommitThenHang)
+                    .on(Endpoint::Confirm)
+                    .reference("ORDER-10"),
+            )
+            .expect("a valid rule");
+        let order = Order::new("ORDER-10", "TOPUP", 1050).payer_id("60123456789");
+
+        let receipt = checkout(&client, &order)
+            .await
+            .expect("the client recovers");
+
+        assert_eq!(receipt.status, TransactionStatus::Successful);
+        assert_eq!(server.transactions().await.len(), 1);
+        assert_eq!(server.fault_rules()[0].fired, 1);
+        let confirm = &server.requests().await[1];
+        assert_eq!(confirm.fault.as_deref(), Some("commit-then-hang"));
+        assert_eq!(confirm.status, None, "never answered");
+        server
+            .coverage()
+            .await
+            .assert_covered(["confirm commit-then-hang recovered"]);
     }
 
     /// A suite can demand that it met the answers that matter to the

@@ -144,7 +144,9 @@ where
             if hang {
                 // Until the client leaves (this future is dropped with its
                 // connection), the limit, or the server's shutdown.
-                state.faults.hold(crate::faults::HANG_LIMIT).await;
+                // Boxed: only a hanging request pays for its timer in its
+                // future; every other request's future stays as small.
+                Box::pin(state.faults.hold(crate::faults::HANG_LIMIT)).await;
             }
             match abort {
                 Some(abort) => {
@@ -236,16 +238,23 @@ where
     // Scripted faults (`fault_rules.rs`): only when no header or queued
     // fault came first; without rules, one relaxed load.
     let mut rule = None;
-    if plan.applied.is_empty()
-        && state.fault_rules.any()
-        && let Some(hit) = Box::pin(crate::http::rule_facts::meet(
-            state, &parts, caller, endpoint, &bytes,
-        ))
-        .await
-    {
-        plan.add(hit.fault);
-        rule = Some(hit.rule);
-        note_faults(&plan, rule, entry);
+    if plan.applied.is_empty() && state.fault_rules.any() {
+        let hit = match crate::http::rule_facts::meet(state, &parts, caller, endpoint, &bytes) {
+            Ok(hit) => hit,
+            // Boxed: only a request whose rules need its stored transaction
+            // pays for the store's future.
+            Err(facts) => {
+                Box::pin(crate::http::rule_facts::meet_after_lookup(
+                    state, caller, facts,
+                ))
+                .await
+            }
+        };
+        if let Some(hit) = hit {
+            plan.add(hit.fault);
+            rule = Some(hit.rule);
+            note_faults(&plan, rule, entry);
+        }
     }
     if state.faults.draws() {
         state

@@ -16,36 +16,51 @@ use crate::fault_rules::{Facts, Hit};
 use crate::http::extract::decoded_segment;
 use crate::state::AppState;
 
-/// The fault of the first live rule that the request matches, if any.
-pub(crate) async fn meet(
+/// The fault of the first live rule that the request matches, if any,
+/// when the request itself says enough; `Err` with what it says when a
+/// rule needs the stored transaction: then [`meet_after_lookup`].
+/// Synchronous: the common case (no rule matches, or one does by what the
+/// request names) allocates nothing and awaits nothing.
+pub(crate) fn meet(
     state: &AppState,
     parts: &Parts,
     caller: Caller,
     endpoint: Option<Endpoint>,
     body: &[u8],
+) -> Result<Option<Hit>, Facts> {
+    let facts = facts(parts, caller, endpoint, body);
+    match state.fault_rules.meet(&facts, state.faults.seed()) {
+        Ok(hit) => Ok(hit),
+        Err(()) => Err(facts),
+    }
+}
+
+/// [`meet`] once the stored transaction the request names (in the
+/// caller's merchant scope) has given its merchant and reference.
+pub(crate) async fn meet_after_lookup(
+    state: &AppState,
+    caller: Caller,
+    mut facts: Facts,
 ) -> Option<Hit> {
-    let mut facts = facts(parts, caller, endpoint, body);
-    let seed = state.faults.seed();
-    match state.fault_rules.meet(&facts, seed) {
-        Ok(hit) => hit,
-        Err(()) => {
-            if let Some(id) = facts.transaction_id {
-                // A store that cannot be read leaves the rule unmatched.
-                if let Ok(Some((merchant, reference))) = state
-                    .store
-                    .with_id(id, caller.merchant, |r| {
-                        (r.fields.merchant_id, r.fields.reference_no.to_string())
-                    })
-                    .await
-                {
-                    facts.merchant_id = Some(merchant);
-                    facts.reference_no = Some(reference);
-                }
-            }
-            facts.complete = true;
-            state.fault_rules.meet(&facts, seed).ok().flatten()
+    if let Some(id) = facts.transaction_id {
+        // A store that cannot be read leaves the rule unmatched.
+        if let Ok(Some((merchant, reference))) = state
+            .store
+            .with_id(id, caller.merchant, |r| {
+                (r.fields.merchant_id, r.fields.reference_no.to_string())
+            })
+            .await
+        {
+            facts.merchant_id = Some(merchant);
+            facts.reference_no = Some(reference);
         }
     }
+    facts.complete = true;
+    state
+        .fault_rules
+        .meet(&facts, state.faults.seed())
+        .ok()
+        .flatten()
 }
 
 fn text<'a>(object: Option<&'a Map<String, Value>>, field: &str) -> Option<&'a str> {
