@@ -127,6 +127,8 @@ LAYERS = {
         # answers, transitions and faults; the interface's cells sort them.
         ["coverage"],
         ["seed"],
+        # The live sandboxes (issue 42): whose, and until when.
+        ["sandboxes"],
         ["state"],
         ["web"],
         # Where the domain's refusals become answers, and what the journal

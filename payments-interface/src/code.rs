@@ -86,6 +86,11 @@ codes! {
     UnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE", Mock, 415;
     /// Rate limit exceeded (or injected).
     RateLimited = "RATE_LIMITED", Mock, 429;
+    /// The mock's sandboxes: `--max-sandboxes` live already.
+    TooManySandboxes = "TOO_MANY_SANDBOXES", Mock, 429;
+    /// The mock's sandboxes: no live sandbox has the id in the path
+    /// (unknown, malformed, removed or expired).
+    SandboxNotFound = "SANDBOX_NOT_FOUND", Mock, 404;
     /// Unexpected error, or an injected fault.
     InternalError = "INTERNAL_ERROR", Document, 500;
     /// The database behind the mock's store cannot be reached.

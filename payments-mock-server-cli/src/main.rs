@@ -129,6 +129,14 @@ struct ServeArgs {
     /// headers, e.g. `200ms`, `30s`.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     header_read_timeout: Duration,
+    /// How long a sandbox (POST /_mock/sandboxes) lives unused, e.g. `10m`,
+    /// `1h` (at most 7 days); each request to it renews it.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = humantime::parse_duration)]
+    sandbox_ttl: Duration,
+    /// At most this many sandboxes live at once; one more is 429
+    /// TOO_MANY_SANDBOXES.
+    #[arg(long, value_name = "N", default_value_t = payments_mock_server::DEFAULT_MAX_SANDBOXES, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u32).range(1..=1_000_000), |n| n as usize))]
+    max_sandboxes: usize,
     /// Base URL payment pages are announced under, when the mock is
     /// reached through another address than it listens on; default the
     /// listening address (loopback for 0.0.0.0 or ::).
@@ -211,6 +219,8 @@ fn serve_mock(args: ServeArgs) -> ExitCode {
     config.latency = args.latency;
     config.rate_limit = args.rate_limit;
     config.header_read_timeout = args.header_read_timeout;
+    config.sandbox_ttl = args.sandbox_ttl;
+    config.max_sandboxes = args.max_sandboxes;
     config.public_url = args.public_url;
     if let Err(e) = config.validate() {
         eprintln!("error: {}", error_chain(&e));

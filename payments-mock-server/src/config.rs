@@ -58,6 +58,12 @@ pub struct Config {
     /// response): a slow or idle client is disconnected after it, so it
     /// cannot hold a connection task forever (default 30 seconds).
     pub header_read_timeout: Duration,
+    /// How long a sandbox lives unused (`--sandbox-ttl`, default an hour;
+    /// CONTRACT section 19); each request to it renews it.
+    pub sandbox_ttl: Duration,
+    /// At most this many sandboxes live at once (`--max-sandboxes`,
+    /// default 1,000); one more is 429 `TOO_MANY_SANDBOXES`.
+    pub max_sandboxes: usize,
     /// The base URL payment pages are announced under (`--public-url`,
     /// CONTRACT section 13), for a mock reached through another address
     /// than it listens on. `None`: the listening address (the binary and
@@ -96,6 +102,8 @@ impl Default for Config {
             latency: None,
             rate_limit: None,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            sandbox_ttl: crate::sandboxes::DEFAULT_SANDBOX_TTL,
+            max_sandboxes: crate::sandboxes::DEFAULT_MAX_SANDBOXES,
             public_url: None,
             store: StoreSpec::Memory,
             durability: Durability::Process,
@@ -134,6 +142,11 @@ impl Config {
         if self.header_read_timeout.is_zero() {
             return Err(Error::Config(
                 "header read timeout must be greater than 0".to_owned(),
+            ));
+        }
+        if self.sandbox_ttl.is_zero() || self.sandbox_ttl > crate::sandboxes::MAX_SANDBOX_TTL {
+            return Err(Error::Config(
+                "sandbox time to live must be between 1 second and 7 days".to_owned(),
             ));
         }
         if self.rate_limit == Some(0) {

@@ -210,6 +210,7 @@ mod faults;
 mod forms;
 mod metrics;
 mod mock_server;
+mod sandboxes;
 pub mod seed;
 mod service;
 internal!(admin, domain, http, state, store);
@@ -244,6 +245,9 @@ pub use crate::faults::{Fault, HANG_LIMIT};
 pub use crate::http::CONSOLE_PATH;
 pub use crate::http::{BODY_LIMIT, HEADER_LIMIT};
 pub use crate::mock_server::{MockServer, MockServerBuilder, StoredTransaction};
+pub use crate::sandboxes::{
+    DEFAULT_MAX_SANDBOXES, DEFAULT_SANDBOX_TTL, MAX_SANDBOX_TTL, SandboxInfo,
+};
 pub use crate::service::Service;
 pub use crate::store::{Durability, StoreSpec};
 pub use payments_interface::{Endpoint, ErrorCode, Status};

@@ -11,6 +11,18 @@
 
 #[cfg(feature = "metrics")]
 pub(crate) use counted::*;
+
+/// The server's sandboxes as counts (CONTRACT section 19): the registry
+/// keeps them, `/metrics` reads them (no label per sandbox).
+#[derive(Debug, Default)]
+pub(crate) struct SandboxTally {
+    /// Live now.
+    pub(crate) live: std::sync::atomic::AtomicU64,
+    /// Made since start.
+    pub(crate) created: std::sync::atomic::AtomicU64,
+    /// Gone by their time to live since start.
+    pub(crate) expired: std::sync::atomic::AtomicU64,
+}
 #[cfg(not(feature = "metrics"))]
 pub(crate) use uncounted::*;
 
@@ -238,6 +250,8 @@ mod counted {
         faults: [AtomicU64; FAULT_KINDS.len()],
         /// The server's SQLite or PostgreSQL store; none for memory.
         store: Option<StoreCounts>,
+        /// The sandboxes.
+        sandboxes: Arc<super::SandboxTally>,
     }
 
     /// The operations of the SQLite or PostgreSQL store one server opened
@@ -280,7 +294,11 @@ mod counted {
     impl Metrics {
         /// Counts for the replica `replica`, with its store's operations
         /// when it runs on SQLite or PostgreSQL.
-        pub(crate) fn new(replica: &str, store: Option<StoreCounts>) -> Self {
+        pub(crate) fn new(
+            replica: &str,
+            store: Option<StoreCounts>,
+            sandboxes: Arc<super::SandboxTally>,
+        ) -> Self {
             let counts = Arc::new(Counts {
                 requests: (0..ROUTES.len() * PER_ROUTE)
                     .map(|_| AtomicU64::new(0))
@@ -288,6 +306,7 @@ mod counted {
                 durations: Default::default(),
                 faults: Default::default(),
                 store,
+                sandboxes,
             });
             let mut registry = Registry::with_labels(std::iter::once((
                 "replica".into(),
@@ -383,6 +402,33 @@ mod counted {
                     .encode_family(&[("kind", FAULT_KINDS[kind])])?
                     .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
             }
+            let tally = &self.sandboxes;
+            let live = i64::try_from(tally.live.load(Ordering::Relaxed)).unwrap_or(i64::MAX);
+            encoder
+                .encode_descriptor(
+                    "payments_mock_sandboxes",
+                    "Sandboxes live now (POST /_mock/sandboxes).",
+                    None,
+                    MetricType::Gauge,
+                )?
+                .encode_gauge(&live)?;
+            for (name, help, value) in [
+                (
+                    "payments_mock_sandboxes_created",
+                    "Sandboxes made since start.",
+                    &tally.created,
+                ),
+                (
+                    "payments_mock_sandboxes_expired",
+                    "Sandboxes removed by their time to live since start.",
+                    &tally.expired,
+                ),
+            ] {
+                let n = value.load(Ordering::Relaxed);
+                encoder
+                    .encode_descriptor(name, help, None, MetricType::Counter)?
+                    .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
+            }
             let mut family = encoder.encode_descriptor(
                 "payments_mock_store_operation_duration_seconds",
                 "Operations of the SQLite or PostgreSQL store, by store and operation.",
@@ -440,7 +486,7 @@ mod counted {
 
         #[test]
         fn a_request_is_counted_under_its_labels() {
-            let metrics = Metrics::new("r1", None);
+            let metrics = Metrics::new("r1", None, Arc::default());
             let started = Duration::from_millis(3);
             let endpoint = |path| payments_interface::route(path).map(|m| m.endpoint);
             let count =
@@ -496,7 +542,11 @@ mod uncounted {
     }
 
     impl Metrics {
-        pub(crate) fn new(_: &str, _: Option<StoreCounts>) -> Self {
+        pub(crate) fn new(
+            _: &str,
+            _: Option<StoreCounts>,
+            _: std::sync::Arc<super::SandboxTally>,
+        ) -> Self {
             Self
         }
 

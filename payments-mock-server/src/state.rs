@@ -17,7 +17,20 @@ use crate::domain::settings::Settings;
 use crate::domain::transaction::issued_id;
 use crate::error::Error;
 use crate::faults::Faults;
+use crate::sandboxes::Registry;
 use crate::store::{AnyStore, MemoryStore};
+
+/// Why `POST /_mock/sandboxes` made none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SandboxRefusal {
+    /// Asked of a sandbox: they do not nest.
+    Nested,
+    /// The server keeps its state in PostgreSQL, whose replicas share no
+    /// sandboxes yet.
+    Store,
+    /// This many live already (`--max-sandboxes`).
+    TooMany(usize),
+}
 
 /// Cheap to clone: one `Arc`.
 #[derive(Debug, Clone)]
@@ -31,14 +44,15 @@ pub struct AppState {
 pub struct Shared {
     /// Transactions, the clock and the journal (CONTRACT section 15).
     pub store: AnyStore,
-    /// Products (the store's, when it holds them).
-    pub catalog: Catalog,
+    /// Products (the store's, when it holds them); shared by the sandboxes.
+    pub catalog: Arc<Catalog>,
     /// Expiry of unconfirmed transactions (the store's, when it holds one).
     pub expiry: Duration,
-    /// API keys.
-    pub auth: Auth,
-    /// Admin keys and the console's sessions (CONTRACT section 18).
-    pub admin: AdminAccess,
+    /// API keys; shared by the sandboxes.
+    pub auth: Arc<Auth>,
+    /// Admin keys and the console's sessions (CONTRACT section 18); shared
+    /// by the sandboxes (one sign-in serves them all).
+    pub admin: Arc<AdminAccess>,
     /// Fault sources.
     pub faults: Faults,
     /// Scripted faults (`POST /_mock/faults`, CONTRACT section 19).
@@ -52,10 +66,37 @@ pub struct Shared {
     openapi: std::sync::OnceLock<bytes::Bytes>,
     /// `/api/` requests answered by this process.
     answered: Answered,
-    /// What `GET /metrics` reports (feature `metrics`; else nothing).
-    pub(crate) metrics: crate::metrics::Metrics,
+    /// What `GET /metrics` reports (feature `metrics`; else nothing); the
+    /// whole server's, sandboxes included.
+    pub(crate) metrics: Arc<crate::metrics::Metrics>,
     /// What the application under test met (`GET /_mock/coverage`).
     pub(crate) coverage: crate::coverage::Counter,
+    /// The root's live sandboxes (CONTRACT section 19); `None` in a
+    /// sandbox (sandboxes do not nest).
+    pub(crate) sandboxes: Option<Registry<AppState>>,
+    /// The sandbox this state is, `None` for the root.
+    pub(crate) sandbox: Option<Sandboxed>,
+    /// What a new sandbox's faults start from: the server's flags.
+    template: FaultTemplate,
+}
+
+/// Which sandbox a state is, and whose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Sandboxed {
+    /// Its id.
+    pub(crate) id: uuid::Uuid,
+    /// The merchant whose key made it; `None`: the admin's.
+    pub(crate) owner: Option<uuid::Uuid>,
+}
+
+/// The server's fault flags, which each sandbox starts with (its own rate
+/// counter and draws, the same seed).
+#[derive(Debug, Clone)]
+struct FaultTemplate {
+    fail_rate: f64,
+    seed: u64,
+    latency: Option<std::ops::RangeInclusive<Duration>>,
+    rate_limit: Option<u32>,
 }
 
 /// How many `/api/` requests a process has answered, and a way to wait
@@ -123,31 +164,127 @@ impl AppState {
     }
 
     fn with_store(config: Config, store: AnyStore, settings: Settings, replica: String) -> Self {
-        let metrics = crate::metrics::Metrics::new(&replica, store.counts());
+        let tally = Arc::new(crate::metrics::SandboxTally::default());
+        let metrics = crate::metrics::Metrics::new(&replica, store.counts(), Arc::clone(&tally));
+        let faults = Faults::new(
+            config.fail_rate,
+            config.fault_seed,
+            config.latency.clone(),
+            config.rate_limit,
+        );
+        let template = FaultTemplate {
+            fail_rate: config.fail_rate,
+            seed: faults.seed(),
+            latency: config.latency,
+            rate_limit: config.rate_limit,
+        };
         Self {
             inner: Arc::new(Shared {
                 store,
-                auth: Auth::new(config.api_keys),
-                admin: AdminAccess::new(config.admin_keys, config.session_lifetime)
-                    .with_secure_cookies(config.secure_cookies),
-                fault_rules: crate::fault_rules::RuleBook::default(),
-                faults: Faults::new(
-                    config.fail_rate,
-                    config.fault_seed,
-                    config.latency,
-                    config.rate_limit,
+                auth: Arc::new(Auth::new(config.api_keys)),
+                admin: Arc::new(
+                    AdminAccess::new(config.admin_keys, config.session_lifetime)
+                        .with_secure_cookies(config.secure_cookies),
                 ),
-                catalog: settings.catalog,
+                fault_rules: crate::fault_rules::RuleBook::default(),
+                faults,
+                catalog: Arc::new(settings.catalog),
                 expiry: settings.expiry,
                 public_url: config.public_url.unwrap_or_default(),
-                metrics,
+                metrics: Arc::new(metrics),
                 coverage: crate::coverage::Counter::new(),
                 replica,
                 #[cfg(feature = "openapi")]
                 openapi: std::sync::OnceLock::new(),
                 answered: Answered::default(),
+                sandboxes: Some(Registry::new(
+                    config.sandbox_ttl,
+                    config.max_sandboxes,
+                    tally,
+                )),
+                sandbox: None,
+                template,
             }),
         }
+    }
+
+    /// A new sandbox's state, for the sandbox `id` of `owner`: its own
+    /// store (in memory), clock, journal, faults, rules and coverage; the
+    /// root's catalogue, expiry, keys, sessions and metrics; its payment
+    /// pages under `/sandboxes/{id}/`.
+    fn new_sandbox(&self, id: uuid::Uuid, owner: Option<uuid::Uuid>) -> Self {
+        let t = &self.template;
+        let shared = Shared {
+            store: AnyStore::Memory(MemoryStore::new(&self.replica)),
+            auth: Arc::clone(&self.auth),
+            admin: Arc::clone(&self.admin),
+            fault_rules: crate::fault_rules::RuleBook::default(),
+            faults: Faults::new(t.fail_rate, Some(t.seed), t.latency.clone(), t.rate_limit),
+            catalog: Arc::clone(&self.catalog),
+            expiry: self.expiry,
+            public_url: self.public_url.joined(&format!("sandboxes/{id}/")),
+            metrics: Arc::clone(&self.metrics),
+            coverage: crate::coverage::Counter::new(),
+            replica: self.replica.clone(),
+            #[cfg(feature = "openapi")]
+            openapi: std::sync::OnceLock::new(),
+            answered: Answered::default(),
+            sandboxes: None,
+            sandbox: Some(Sandboxed { id, owner }),
+            template: t.clone(),
+        };
+        #[cfg(feature = "openapi")]
+        if let Some(document) = self.openapi.get() {
+            let _ = shared.openapi.set(document.clone());
+        }
+        Self {
+            inner: Arc::new(shared),
+        }
+    }
+
+    /// `POST /_mock/sandboxes`: a new sandbox of `owner` (CONTRACT section
+    /// 19).
+    ///
+    /// # Errors
+    ///
+    /// [`SandboxRefusal`]: this is a sandbox itself, the store keeps no
+    /// sandboxes, or the limit is reached.
+    pub(crate) fn create_sandbox(
+        &self,
+        owner: Option<uuid::Uuid>,
+        label: Option<String>,
+        ttl: Option<Duration>,
+    ) -> Result<crate::sandboxes::SandboxInfo, SandboxRefusal> {
+        let registry = self.sandboxes.as_ref().ok_or(SandboxRefusal::Nested)?;
+        // A sandbox lives in this process's memory, whatever the root's
+        // store: PostgreSQL replicas would not find each other's.
+        if self.store.is_shared() {
+            return Err(SandboxRefusal::Store);
+        }
+        let made = registry
+            .create(owner, label, ttl, |id| self.new_sandbox(id, owner))
+            .map_err(|crate::sandboxes::Refused::TooMany { max }| SandboxRefusal::TooMany(max))?;
+        Ok(made)
+    }
+
+    /// The sandbox `id` for a request (renewed by it): its state, or `None`
+    /// when this server has no such live sandbox.
+    pub(crate) fn sandbox_for(&self, id: uuid::Uuid) -> Option<AppState> {
+        let (_, state) = self.sandboxes.as_ref()?.use_sandbox(id)?;
+        Some(state)
+    }
+
+    /// Whether this state is the root (not a sandbox).
+    pub fn is_root(&self) -> bool {
+        self.sandbox.is_none()
+    }
+
+    /// Live sandboxes, made and expired since start (for `/metrics`).
+    pub(crate) fn sandbox_counts(&self) -> (usize, u64, u64) {
+        self.sandboxes.as_ref().map_or((0, 0, 0), |r| {
+            let (made, expired) = r.counts();
+            (r.live(), made, expired)
+        })
     }
 
     /// The OpenAPI document of this server, as served.
@@ -291,6 +428,29 @@ impl AppState {
         self.fault_rules.clear();
         self.coverage.reset();
         self.store.reset().await
+    }
+}
+
+/// The state a request outside `/api/` is served with, as a handler's
+/// extractor: its sandbox's (the server puts it on a request under
+/// `/sandboxes/{id}` as an extension), else the root's.
+#[derive(Debug, Clone)]
+pub(crate) struct Here(pub(crate) AppState);
+
+impl axum::extract::FromRequestParts<AppState> for Here {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Self(
+            parts
+                .extensions
+                .get::<AppState>()
+                .cloned()
+                .unwrap_or_else(|| state.clone()),
+        ))
     }
 }
 

@@ -94,6 +94,14 @@ impl PublicUrl {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+
+    /// This URL with `path` (relative, ending in `/`) after it: a
+    /// sandbox's base URL is the server's followed by `sandboxes/{id}/`.
+    pub fn joined(&self, path: &str) -> Self {
+        Self {
+            text: format!("{}{path}", self.text),
+        }
+    }
 }
 
 impl Default for PublicUrl {

@@ -21,7 +21,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::http::answers::panic_response;
 use crate::http::extract::BODY_LIMIT;
-use crate::http::handlers::{admin, faults};
+use crate::http::handlers::{admin, faults, sandboxes};
 use crate::http::middleware::{Others, respond};
 use crate::state::AppState;
 
@@ -97,6 +97,15 @@ impl MockService {
         let this = self.clone();
         Box::pin(async move {
             let (state, others) = &*this.shared;
+            if req.uri().path().starts_with(SANDBOXES) {
+                let req = match sandboxed(state, req) {
+                    Ok((sandbox, req)) => {
+                        return Ok(respond(&sandbox, others, this.abort.as_ref(), req).await);
+                    }
+                    Err(req) => req,
+                };
+                return Ok(respond(state, others, this.abort.as_ref(), req).await);
+            }
             Ok(respond(state, others, this.abort.as_ref(), req).await)
         })
     }
@@ -124,6 +133,55 @@ impl hyper::service::Service<Request<Incoming>> for MockService {
     fn call(&self, req: Request<Incoming>) -> Self::Future {
         self.answer(req)
     }
+}
+
+/// Where sandboxes are served: `/sandboxes/{id}/…` (CONTRACT section 19).
+const SANDBOXES: &str = "/sandboxes/";
+
+/// A request under `/sandboxes/{id}`: the live sandbox `id` (renewed) and
+/// the request with the prefix taken off its path, to be answered as the
+/// root answers it but with the sandbox's state. `Err` hands the request
+/// back unchanged when there is no such live sandbox, or it is another
+/// merchant's and the request's API key says so: the root's router then
+/// answers 404 `SANDBOX_NOT_FOUND`.
+#[allow(clippy::result_large_err)]
+fn sandboxed<B>(root: &AppState, req: Request<B>) -> Result<(AppState, Request<B>), Request<B>> {
+    let path = req.uri().path();
+    let rest = &path[SANDBOXES.len()..];
+    let (segment, tail) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
+    let Some(id) = crate::sandboxes::parse_id(segment) else {
+        return Err(req);
+    };
+    let Some(sandbox) = root.sandbox_for(id) else {
+        return Err(req);
+    };
+    // An API call under a merchant's sandbox with another merchant's key
+    // finds no sandbox (the admin side checks its own callers: `admit`).
+    if let Some(owner) = sandbox.sandbox.and_then(|s| s.owner)
+        && tail.starts_with("/api/")
+        && root.auth.is_enabled()
+    {
+        let token = req
+            .headers()
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| payments_serve::admin::bearer_token(v.as_bytes()));
+        if let Ok(caller) = root.auth.authenticate(token)
+            && caller.merchant != Some(owner)
+        {
+            return Err(req);
+        }
+    }
+    let tail = if tail.is_empty() { "/" } else { tail };
+    let target = match req.uri().query() {
+        Some(query) => format!("{tail}?{query}"),
+        None => tail.to_owned(),
+    };
+    let Ok(uri) = target.parse::<axum::http::Uri>() else {
+        return Err(req);
+    };
+    let (mut parts, body) = req.into_parts();
+    parts.uri = uri;
+    Ok((sandbox, Request::from_parts(parts, body)))
 }
 
 /// The route table outside `/api/`: the router, and what it routes
@@ -195,6 +253,25 @@ pub(crate) fn table() -> Table {
             "/_mock/faults/{ruleId}",
             &["delete"],
             axum::routing::delete(faults::remove),
+        )
+        .route(
+            "/_mock/sandboxes",
+            &["get", "post"],
+            get(sandboxes::list).post(sandboxes::add),
+        )
+        .route(
+            "/_mock/sandboxes/{sandboxId}",
+            &["delete"],
+            axum::routing::delete(sandboxes::remove),
+        );
+    // Under a sandbox that is not live: every route and method (a live
+    // one is served before routing, `MockService::answer`).
+    let table = table
+        .route("/sandboxes", &[], axum::routing::any(sandboxes::unknown))
+        .route(
+            "/sandboxes/{*rest}",
+            &[],
+            axum::routing::any(sandboxes::unknown),
         );
     #[cfg(feature = "openapi")]
     let table = table.route("/openapi.json", &["get"], get(admin::openapi));

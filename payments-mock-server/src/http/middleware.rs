@@ -14,7 +14,7 @@ use tower::ServiceExt as _;
 use tower::util::BoxCloneSyncService;
 use uuid::Uuid;
 
-use crate::domain::access::{Refusal, Viewer};
+use crate::domain::access::{Refusal, Role, Viewer};
 use crate::http::access::refusal_response;
 use crate::http::answers::panic_response;
 use crate::http::extract::{acceptable_request_id, is_json_content_type};
@@ -77,7 +77,11 @@ where
         guarded.await.unwrap_or_else(panic_response)
     } else {
         match admit(state, req.map(Body::new)) {
-            Ok(req) => {
+            Ok(mut req) => {
+                // A sandbox's handlers serve its state (`state::Here`).
+                if !state.is_root() {
+                    req.extensions_mut().insert(state.clone());
+                }
                 let routed = AssertUnwindSafe(others.clone().oneshot(req)).catch_unwind();
                 match routed.await {
                     Ok(Ok(response)) => response,
@@ -190,6 +194,9 @@ enum Area {
     /// `/metrics` and `/_mock/coverage`: an admin key only (a merchant's
     /// key is 403).
     AdminOnly,
+    /// `/_mock/sandboxes`: a key, the admin's or a merchant's (which makes,
+    /// lists and removes its own sandboxes only).
+    Sandboxes,
 }
 
 /// The console's paths that stay open with an admin key: the way in and
@@ -210,6 +217,9 @@ fn area(path: &str) -> Area {
     // faults every caller's requests.
     if path == "/_mock/faults" || path.starts_with("/_mock/faults/") {
         return Area::AdminOnly;
+    }
+    if path == "/_mock/sandboxes" || path.starts_with("/_mock/sandboxes/") {
+        return Area::Sandboxes;
     }
     let Some(rest) = path.strip_prefix("/_mock") else {
         return Area::Open;
@@ -257,7 +267,10 @@ fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<
             return Ok(req);
         }
         Area::Open => return Ok(req),
-        Area::Controls | Area::AdminOnly => match state.admin.bearer(req.headers(), &state.auth) {
+        Area::Controls | Area::AdminOnly | Area::Sandboxes => match state
+            .admin
+            .bearer(req.headers(), &state.auth)
+        {
             Some(Ok(role)) => Viewer {
                 role,
                 signed_in: false,
@@ -271,7 +284,20 @@ fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<
         *req.method(),
         axum::http::Method::GET | axum::http::Method::HEAD
     );
-    if (!reads || area == Area::AdminOnly) && !viewer.role.may_change() {
+    // Under a merchant's sandbox: its merchant's key controls it (clock,
+    // reset, faults, coverage); another merchant's finds no sandbox.
+    let owner = match (state.sandbox, viewer.role) {
+        (Some(sandbox), Role::Merchant(m)) if sandbox.owner == Some(m) => true,
+        (Some(_), Role::Merchant(_)) => {
+            return Err(Box::new(
+                crate::http::handlers::sandboxes::not_found().into_response(),
+            ));
+        }
+        _ => false,
+    };
+    if (!reads || area == Area::AdminOnly) && !viewer.role.may_change() && !owner
+        && area != Area::Sandboxes
+    {
         return Err(Box::new(refused(
             state,
             area,

@@ -150,6 +150,15 @@ impl AnyStore {
         }
     }
 
+    /// Whether replicas share this store (PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        if matches!(self, Self::Postgres(_)) {
+            return true;
+        }
+        false
+    }
+
     /// The store as the console and the log name it: `memory`,
     /// `sqlite:PATH`, or the PostgreSQL URL with its password as `***`.
     pub fn shown(&self) -> String {

@@ -9,7 +9,6 @@
 
 use askama::Template;
 use axum::body::{Body, to_bytes};
-use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::Response;
 use chrono::{DateTime, Utc};
@@ -19,7 +18,7 @@ use crate::domain::lifecycle;
 use crate::domain::port::{PaymentPageKey, Store as _, StoreError};
 use crate::domain::redirect::return_address;
 use crate::domain::transaction::{PayerAction, PaymentPage, Record, Status};
-use crate::state::AppState;
+use crate::state::Here;
 use crate::web::html::{error_page, render, root_of};
 use payments_interface::money::major_text;
 use payments_serve::admin::is_form;
@@ -86,7 +85,7 @@ fn token_of(uri: &Uri) -> &str {
         tag = "payment page"
     )
 )]
-pub async fn show(State(state): State<AppState>, uri: Uri) -> Response {
+pub async fn show(Here(state): Here, uri: Uri) -> Response {
     let path = uri.path();
     let now = match state.store.now().await {
         Ok(now) => now,
@@ -187,12 +186,7 @@ fn action_of(form: &[u8]) -> Result<PayerAction, String> {
         tag = "payment page"
     )
 )]
-pub async fn submit(
-    State(state): State<AppState>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
+pub async fn submit(Here(state): Here, uri: Uri, headers: HeaderMap, body: Body) -> Response {
     let path = uri.path();
     let token = token_of(&uri);
     match state

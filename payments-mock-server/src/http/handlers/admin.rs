@@ -30,7 +30,7 @@ use crate::domain::rules;
 use crate::domain::transaction::{PayerAction, Status};
 use crate::http::extract::{JsonObject, SameSite};
 use crate::http::handlers::{StatusData, status_data};
-use crate::state::AppState;
+use crate::state::{AppState, Here};
 use payments_serve::admin::query_pairs;
 use payments_serve::{ApiError, ErrorCode, success};
 
@@ -131,7 +131,7 @@ pub(crate) struct TransactionPage {
     )
 )]
 pub async fn transactions(
-    State(state): State<AppState>,
+    Here(state): Here,
     viewer: Viewer,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
@@ -311,7 +311,7 @@ impl<'a> PayerData<'a> {
 )]
 pub async fn payer(
     _: SameSite,
-    State(state): State<AppState>,
+    Here(state): Here,
     Path(id): Path<String>,
     JsonObject(body): JsonObject,
 ) -> Result<Response, ApiError> {
@@ -350,7 +350,7 @@ pub async fn payer(
     feature = "openapi",
     utoipa::path(post, path = "/_mock/reset", operation_id = "mockReset", tag = "mock")
 )]
-pub async fn reset(_: SameSite, State(state): State<AppState>) -> Result<Response, ApiError> {
+pub async fn reset(_: SameSite, Here(state): Here) -> Result<Response, ApiError> {
     state.reset().await?;
     Ok(success(Value::Null, Some("reset")))
 }
@@ -384,7 +384,7 @@ fn clock_data(reading: crate::domain::port::ClockReading) -> ClockData {
     feature = "openapi",
     utoipa::path(get, path = "/_mock/clock", operation_id = "mockClock", tag = "mock")
 )]
-pub async fn clock(State(state): State<AppState>) -> Result<Response, ApiError> {
+pub async fn clock(Here(state): Here) -> Result<Response, ApiError> {
     Ok(success(clock_data(state.store.clock().await?), None))
 }
 
@@ -400,7 +400,7 @@ pub async fn clock(State(state): State<AppState>) -> Result<Response, ApiError> 
 )]
 pub async fn advance(
     _: SameSite,
-    State(state): State<AppState>,
+    Here(state): Here,
     JsonObject(body): JsonObject,
 ) -> Result<Response, ApiError> {
     let by = crate::domain::clock::advance_seconds(&body)?;
@@ -476,7 +476,7 @@ fn seq_after(text: &str) -> Option<u64> {
     )
 )]
 pub async fn requests(
-    State(state): State<AppState>,
+    Here(state): Here,
     viewer: Viewer,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
@@ -543,7 +543,7 @@ pub async fn requests(
     feature = "openapi",
     utoipa::path(get, path = "/metrics", operation_id = "metrics", tag = "mock")
 )]
-pub async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+pub async fn metrics(Here(state): Here, headers: axum::http::HeaderMap) -> Response {
     use axum::response::IntoResponse as _;
     let accept = headers
         .get(axum::http::header::ACCEPT)
@@ -555,7 +555,7 @@ pub async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderM
 /// This document.
 #[cfg(feature = "openapi")]
 #[utoipa::path(get, path = "/openapi.json", operation_id = "openapi", tag = "mock")]
-pub async fn openapi(State(state): State<AppState>) -> Response {
+pub async fn openapi(Here(state): Here) -> Response {
     use axum::response::IntoResponse as _;
     (
         [(axum::http::header::CONTENT_TYPE, "application/json")],

@@ -9,7 +9,7 @@ use payments_interface::coverage::Cell;
 use serde::Serialize;
 
 use crate::coverage::CoverageReport;
-use crate::state::AppState;
+use crate::state::{AppState, Here};
 use payments_serve::success;
 
 /// `data` of `GET /_mock/coverage`.
@@ -231,6 +231,6 @@ impl CoverageData {
         tag = "mock"
     )
 )]
-pub async fn coverage(State(state): State<AppState>) -> Response {
+pub async fn coverage(Here(state): Here) -> Response {
     success(CoverageData::of(&state.coverage()), None)
 }

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::fault_rules::{RuleView, parse_rule};
 use crate::http::extract::{JsonObject, SameSite};
-use crate::state::AppState;
+use crate::state::{AppState, Here};
 use payments_serve::{ApiError, ErrorCode, success};
 
 /// `data` of `GET /_mock/faults`.
@@ -36,7 +36,7 @@ pub(crate) struct RuleList {
 )]
 pub async fn add(
     _: SameSite,
-    State(state): State<AppState>,
+    Here(state): Here,
     JsonObject(body): JsonObject,
 ) -> Result<Response, ApiError> {
     let rule = parse_rule(&body).map_err(|e| ApiError::validation(e.to_string()))?;
@@ -54,7 +54,7 @@ pub async fn add(
     feature = "openapi",
     utoipa::path(get, path = "/_mock/faults", operation_id = "mockFaults", tag = "mock")
 )]
-pub async fn list(State(state): State<AppState>) -> Result<Response, ApiError> {
+pub async fn list(Here(state): Here) -> Result<Response, ApiError> {
     Ok(success(
         RuleList {
             items: state.fault_rules.list(),
@@ -73,7 +73,7 @@ pub async fn list(State(state): State<AppState>) -> Result<Response, ApiError> {
         tag = "mock"
     )
 )]
-pub async fn clear(_: SameSite, State(state): State<AppState>) -> Result<Response, ApiError> {
+pub async fn clear(_: SameSite, Here(state): Here) -> Result<Response, ApiError> {
     let removed = state.fault_rules.clear();
     Ok(success(
         serde_json::json!({ "removed": removed }),
@@ -94,7 +94,7 @@ pub async fn clear(_: SameSite, State(state): State<AppState>) -> Result<Respons
 )]
 pub async fn remove(
     _: SameSite,
-    State(state): State<AppState>,
+    Here(state): Here,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let id = Uuid::try_parse(&id)

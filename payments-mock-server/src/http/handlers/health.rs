@@ -11,7 +11,7 @@ use crate::domain::access::Viewer;
 use crate::domain::clock::format_time;
 use crate::domain::port::{PageQuery, Store as _};
 use crate::http::handlers::admin::PAGE_MAX;
-use crate::state::AppState;
+use crate::state::{AppState, Here};
 use payments_serve::{ApiError, success};
 
 /// `data` of `GET /_mock/health`: with `--admin-key`, an anonymous
@@ -50,7 +50,7 @@ pub(crate) struct Health {
     utoipa::path(get, path = "/_mock/health", operation_id = "mockHealth", tag = "mock")
 )]
 pub async fn health(
-    State(state): State<AppState>,
+    Here(state): Here,
     viewer: Option<Viewer>,
 ) -> Result<Response, ApiError> {
     state.store.check().await?;

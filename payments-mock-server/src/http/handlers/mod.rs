@@ -8,6 +8,7 @@ pub mod coverage;
 pub mod faults;
 pub mod health;
 pub mod initiate;
+pub mod sandboxes;
 pub mod status;
 
 use axum::response::Response;

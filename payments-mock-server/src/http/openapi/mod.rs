@@ -76,6 +76,9 @@ use table::{Guard, Kind, Spec, component, guard, spec};
         crate::http::handlers::faults::add,
         crate::http::handlers::faults::clear,
         crate::http::handlers::faults::remove,
+        crate::http::handlers::sandboxes::list,
+        crate::http::handlers::sandboxes::add,
+        crate::http::handlers::sandboxes::remove,
         crate::http::handlers::admin::openapi,
     )
 )]
@@ -129,7 +132,9 @@ fn reason(status: u16) -> &'static str {
             "Body over the limit (64 KiB for JSON; a form's in its schema's description, which no form valid by its schema reaches)"
         }
         415 => "Body not of the content type the operation takes",
-        429 => "Rate limited (--rate-limit or the rate-limit fault); Retry-After says when",
+        429 => {
+            "Rate limited (--rate-limit or the rate-limit fault; Retry-After says when), or on /_mock/sandboxes: --max-sandboxes live already"
+        }
         500 => "Unexpected error, or an injected fault",
         503 => {
             "The database behind --store cannot be reached (sqlite: or postgres:// stores); retry later"
@@ -358,7 +363,7 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keys: Keys, catalog: &Cata
         // empty key: 401 with an admin key, into the console without.
         let required = !matches!(
             name,
-            "ConsoleResetForm" | "ConsoleSignOutForm" | "ConsoleSignInForm"
+            "ConsoleResetForm" | "ConsoleSignOutForm" | "ConsoleSignInForm" | "SandboxRequest"
         );
         let mut media = json!({ "schema": component(name) });
         if let Some(examples) = schemas::body_examples(id, catalog) {

@@ -201,6 +201,43 @@ pub(crate) fn components(catalog: &Catalog) -> Vec<(&'static str, Value)> {
             }),
         ),
         (
+            "SandboxRequest",
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "description": "Optional: an empty body makes a sandbox with the server's time to live",
+                "properties": {
+                    "ttlSeconds": { "type": ["integer", "null"], "minimum": 1, "maximum": crate::sandboxes::MAX_SANDBOX_TTL.as_secs(), "description": "How long it lives unused (each request renews it); default --sandbox-ttl" },
+                    "label": { "type": ["string", "null"], "maxLength": crate::sandboxes::MAX_LABEL_CHARS, "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$", "description": "A name for people (no control characters)" },
+                },
+            }),
+        ),
+        (
+            "Sandbox",
+            json!({
+                "type": "object",
+                "required": ["id", "label", "baseUrl", "owner", "createdAt", "expiresAt", "ttlSeconds"],
+                "properties": {
+                    "id": { "type": "string", "format": "uuid" },
+                    "label": { "type": ["string", "null"] },
+                    "baseUrl": { "type": "string", "description": "The server's base URL followed by /sandboxes/{id}: the service URL for the application under test" },
+                    "owner": { "type": ["string", "null"], "format": "uuid", "description": "The merchant whose key made it; null: the admin's" },
+                    "createdAt": { "type": "string", "format": "date-time" },
+                    "expiresAt": { "type": "string", "format": "date-time" },
+                    "ttlSeconds": { "type": "integer", "minimum": 1 },
+                    "transactions": { "type": "integer", "minimum": 0, "description": "In a list: how many transactions it holds" },
+                },
+            }),
+        ),
+        (
+            "SandboxList",
+            json!({
+                "type": "object",
+                "required": ["items"],
+                "properties": { "items": { "type": "array", "items": { "$ref": "#/components/schemas/Sandbox" } } },
+            }),
+        ),
+        (
             "Removed",
             json!({
                 "type": "object",
@@ -360,6 +397,13 @@ pub(crate) fn body_examples(operation: &str, catalog: &Catalog) -> Option<Value>
                 "flakyGateway".to_owned(),
                 json!({ "match": { "endpoint": "any" }, "fault": "gateway=502", "times": 0, "probability": 0.1 }),
             ),
+        ],
+        "mockSandboxAdd" => vec![
+            (
+                "labelled".to_owned(),
+                json!({ "label": "checkout tests, job 7", "ttlSeconds": 600 }),
+            ),
+            ("serverDefaults".to_owned(), json!({})),
         ],
         "mockClockAdvance" => vec![
             ("pastExpiry".to_owned(), json!({ "seconds": 901 })),

@@ -373,6 +373,41 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
             )
         },
         "mockFaultsClear" => admin(vec![], None, data("Removed"), vec![(403, vec![Forbidden])]),
+        "mockSandboxes" => admin(vec![], None, data("SandboxList"), vec![]),
+        "mockSandboxAdd" => Spec {
+            ok: (201, data("Sandbox")),
+            links: json!({
+                "remove": {
+                    "operationId": "mockSandboxRemove",
+                    "parameters": { "sandboxId": "$response.body#/data/id" },
+                    "description": "The sandbox just made, removed",
+                },
+            }),
+            ..admin(
+                vec![],
+                Some(("application/json", "SandboxRequest")),
+                Value::Null,
+                vec![
+                    (400, vec![ValidationError]),
+                    (403, vec![Forbidden]),
+                    (413, vec![PayloadTooLarge]),
+                    (415, vec![UnsupportedMediaType]),
+                    (429, vec![TooManySandboxes]),
+                ],
+            )
+        },
+        "mockSandboxRemove" => admin(
+            vec![(
+                "sandboxId",
+                "path",
+                true,
+                json!({ "type": "string" }),
+                "A sandbox's id (any other text finds no sandbox: 404)",
+            )],
+            None,
+            data("Removed"),
+            vec![(404, vec![SandboxNotFound])],
+        ),
         "mockFaultRemove" => admin(
             vec![(
                 "ruleId",

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use askama::Template;
 use axum::body::Body;
-use axum::extract::{RawQuery, State};
+use axum::extract::RawQuery;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use serde_json::{Map, Number, Value};
@@ -19,7 +19,7 @@ use crate::domain::access::Viewer;
 use crate::domain::catalog::{Flow, Outcome, Product};
 use crate::domain::invalid::Invalid;
 use crate::domain::port::Store as _;
-use crate::state::AppState;
+use crate::state::{AppState, Here};
 use crate::web::html::render;
 
 use crate::forms::{CLOCK_FIELDS, NO_FIELDS};
@@ -109,7 +109,7 @@ async fn clock_page(
     )
 )]
 pub(crate) async fn clock(
-    State(state): State<AppState>,
+    Here(state): Here,
     viewer: Viewer,
     uri: Uri,
     RawQuery(query): RawQuery,
@@ -129,7 +129,7 @@ pub(crate) async fn clock(
     )
 )]
 pub(crate) async fn advance(
-    State(state): State<AppState>,
+    Here(state): Here,
     viewer: Viewer,
     uri: Uri,
     headers: HeaderMap,
@@ -247,7 +247,7 @@ struct CatalogPage {
         tag = "console"
     )
 )]
-pub(crate) async fn catalog(State(state): State<AppState>, viewer: Viewer, uri: Uri) -> Response {
+pub(crate) async fn catalog(Here(state): Here, viewer: Viewer, uri: Uri) -> Response {
     console_page(render(
         StatusCode::OK,
         &CatalogPage {
@@ -276,11 +276,7 @@ struct ResetPage {
         tag = "console"
     )
 )]
-pub(crate) async fn reset_page(
-    State(state): State<AppState>,
-    viewer: Viewer,
-    uri: Uri,
-) -> Response {
+pub(crate) async fn reset_page(Here(state): Here, viewer: Viewer, uri: Uri) -> Response {
     if !viewer.role.may_change() {
         return super::sign_in::refused(
             &state,
@@ -314,7 +310,7 @@ pub(crate) async fn reset_page(
     )
 )]
 pub(crate) async fn reset(
-    State(state): State<AppState>,
+    Here(state): Here,
     _: Viewer,
     uri: Uri,
     headers: HeaderMap,

@@ -4,7 +4,6 @@
 //! merchant's key is refused, as on `/_mock/coverage`.
 
 use askama::Template;
-use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 use payments_interface::Endpoint;
@@ -13,7 +12,7 @@ use payments_interface::coverage::Cell;
 use super::{Chrome, console_page};
 use crate::coverage::CoverageReport;
 use crate::domain::access::{Refusal, Viewer};
-use crate::state::AppState;
+use crate::state::Here;
 use crate::web::html::render;
 
 /// One cell's line.
@@ -129,7 +128,7 @@ impl CoveragePage {
         tag = "console"
     )
 )]
-pub(crate) async fn page(State(state): State<AppState>, viewer: Viewer, uri: Uri) -> Response {
+pub(crate) async fn page(Here(state): Here, viewer: Viewer, uri: Uri) -> Response {
     if !viewer.role.may_change() {
         return super::sign_in::refused(&state, Refusal::ReadOnly, &uri, Some(viewer));
     }

@@ -4,13 +4,12 @@
 //! as the rules are the admin's.
 
 use askama::Template;
-use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 
 use super::{Chrome, console_page};
 use crate::domain::access::{Refusal, Viewer};
-use crate::state::AppState;
+use crate::state::Here;
 use crate::web::html::render;
 
 /// One rule's row: every text is the rule's own (escaped by the template).
@@ -45,7 +44,7 @@ struct FaultsPage {
         tag = "console"
     )
 )]
-pub(crate) async fn page(State(state): State<AppState>, viewer: Viewer, uri: Uri) -> Response {
+pub(crate) async fn page(Here(state): Here, viewer: Viewer, uri: Uri) -> Response {
     if !viewer.role.may_change() {
         return super::sign_in::refused(&state, Refusal::ReadOnly, &uri, Some(viewer));
     }

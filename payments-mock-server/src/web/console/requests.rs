@@ -4,7 +4,7 @@
 //! in full.
 
 use askama::Template;
-use axum::extract::{RawQuery, State};
+use axum::extract::RawQuery;
 use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::response::Response;
 
@@ -14,7 +14,7 @@ use super::{
 use crate::domain::access::Viewer;
 use crate::domain::journal::{CAPACITY, JournalEntry};
 use crate::domain::port::{Store as _, StoreError};
-use crate::state::AppState;
+use crate::state::{AppState, Here};
 use crate::web::html::render;
 
 /// Rows the list starts with, and the most one poll adds: under load the
@@ -118,7 +118,7 @@ async fn newest(
         tag = "console"
     )
 )]
-pub(crate) async fn list(State(state): State<AppState>, viewer: Viewer, uri: Uri) -> Response {
+pub(crate) async fn list(Here(state): Here, viewer: Viewer, uri: Uri) -> Response {
     // The script asks for what came after the newest row shown; with no
     // row, after the newest seq read before the rows were (so a request
     // recorded in between is neither missed nor shown twice).
@@ -164,7 +164,7 @@ pub(crate) async fn list(State(state): State<AppState>, viewer: Viewer, uri: Uri
     )
 )]
 pub(crate) async fn feed(
-    State(state): State<AppState>,
+    Here(state): Here,
     viewer: Viewer,
     uri: Uri,
     RawQuery(query): RawQuery,
@@ -230,7 +230,7 @@ struct DetailPage {
         tag = "console"
     )
 )]
-pub(crate) async fn detail(State(state): State<AppState>, viewer: Viewer, uri: Uri) -> Response {
+pub(crate) async fn detail(Here(state): Here, viewer: Viewer, uri: Uri) -> Response {
     let path = uri.path();
     let seq = path
         .strip_prefix("/_mock/ui/requests/")

@@ -9,7 +9,7 @@
 //! no page ever shows a key or a session id.
 
 use axum::body::Body;
-use axum::extract::{RawQuery, State};
+use axum::extract::RawQuery;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use payments_serve::admin::sign_in::{self as flow, Console, Form, Refused, SignIn};
@@ -18,7 +18,7 @@ use super::{form, viewed_error};
 use crate::admin::{COOKIE, Sessions};
 use crate::domain::access::{Refusal, Role, Viewer};
 use crate::forms::{NO_FIELDS, SIGN_IN_FIELDS};
-use crate::state::AppState;
+use crate::state::{AppState, Here};
 
 /// Where a sign-in goes when it is not told where (relative to the root).
 const HOME: &str = "_mock/ui/";
@@ -129,11 +129,7 @@ pub(crate) fn refused(
         tag = "console"
     )
 )]
-pub(crate) async fn page(
-    State(state): State<AppState>,
-    uri: Uri,
-    RawQuery(query): RawQuery,
-) -> Response {
+pub(crate) async fn page(Here(state): Here, uri: Uri, RawQuery(query): RawQuery) -> Response {
     flow::show(&state, uri.path(), query.as_deref())
 }
 
@@ -150,7 +146,7 @@ pub(crate) async fn page(
     )
 )]
 pub(crate) async fn submit(
-    State(state): State<AppState>,
+    Here(state): Here,
     uri: Uri,
     headers: HeaderMap,
     body: Body,
@@ -170,7 +166,7 @@ pub(crate) async fn submit(
     )
 )]
 pub(crate) async fn sign_out(
-    State(state): State<AppState>,
+    Here(state): Here,
     uri: Uri,
     headers: HeaderMap,
     body: Body,

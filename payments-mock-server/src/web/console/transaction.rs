@@ -2,7 +2,6 @@
 //! journal entries that concern it, and its payment page when it has one.
 
 use askama::Template;
-use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 use chrono::{DateTime, Utc};
@@ -16,7 +15,7 @@ use crate::domain::port::Store as _;
 use crate::domain::redirect::payment_url;
 use crate::domain::transaction::issued_id;
 use crate::domain::transaction::{ConfirmResult, Record};
-use crate::state::AppState;
+use crate::state::{AppState, Here};
 use crate::web::html::render;
 use payments_interface::Endpoint;
 use payments_interface::money::major_text;
@@ -62,7 +61,7 @@ struct DetailPage {
         tag = "console"
     )
 )]
-pub(crate) async fn detail(State(state): State<AppState>, viewer: Viewer, uri: Uri) -> Response {
+pub(crate) async fn detail(Here(state): Here, viewer: Viewer, uri: Uri) -> Response {
     let path = uri.path();
     let scope = viewer.role.scope();
     let id = path

@@ -3,7 +3,7 @@
 //! transaction in full is `transaction.rs`.
 
 use askama::Template;
-use axum::extract::{RawQuery, State};
+use axum::extract::RawQuery;
 use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 use chrono::{DateTime, Utc};
@@ -15,7 +15,7 @@ use super::{
 use crate::domain::access::Viewer;
 use crate::domain::port::{Order, PageQuery, Store as _, StoreError};
 use crate::domain::transaction::{Record, Status};
-use crate::state::AppState;
+use crate::state::{AppState, Here};
 use crate::web::html::render;
 use payments_interface::money::major_text;
 
@@ -255,7 +255,7 @@ async fn page(
     )
 )]
 pub(crate) async fn list(
-    State(state): State<AppState>,
+    Here(state): Here,
     viewer: Viewer,
     uri: Uri,
     RawQuery(query): RawQuery,
@@ -349,7 +349,7 @@ pub(crate) async fn list(
     )
 )]
 pub(crate) async fn rows(
-    State(state): State<AppState>,
+    Here(state): Here,
     viewer: Viewer,
     uri: Uri,
     RawQuery(query): RawQuery,
