@@ -120,6 +120,8 @@ LAYERS = {
         ["store"],
         # The admin side's keys and sessions; the HTML forms' bounds.
         ["admin", "forms"],
+        # The live sandboxes (issue 42): whose, and until when.
+        ["sandboxes"],
         ["config", "faults"],
         # Scripted faults (issue 42): rules that choose a fault.
         ["fault_rules"],
@@ -127,8 +129,6 @@ LAYERS = {
         # answers, transitions and faults; the interface's cells sort them.
         ["coverage"],
         ["seed"],
-        # The live sandboxes (issue 42): whose, and until when.
-        ["sandboxes"],
         ["state"],
         ["web"],
         # Where the domain's refusals become answers, and what the journal
