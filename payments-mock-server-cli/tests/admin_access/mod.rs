@@ -268,6 +268,21 @@ fn matrix() -> Vec<Row> {
             None,
             [401, 401, 404, 403, 403],
         ),
+        // Sandboxes: a merchant's key makes, lists and removes its own
+        // (an unknown one is not found for anybody).
+        row("GET", "/_mock/sandboxes", None, READS),
+        row(
+            "POST",
+            "/_mock/sandboxes",
+            Some((JSON, r#"{"label":"matrix"}"#)),
+            [401, 401, 201, 201, 403],
+        ),
+        row(
+            "DELETE",
+            "/_mock/sandboxes/{sandboxId}",
+            None,
+            [401, 401, 404, 404, 403],
+        ),
         row("GET", "/_mock/transactions", None, READS),
         row("GET", "/_mock/requests", None, READS),
         row("GET", "/_mock/clock", None, READS),
@@ -343,7 +358,8 @@ pub(crate) async fn run_matrix(target: &Target, fresh: Option<&dyn Fn() -> Targe
                 .replace("{transactionId}", &id)
                 .replace("{seq}", &seq)
                 .replace("{token}", token)
-                .replace("{ruleId}", "01937e1c-0000-7000-8000-0000000000c1");
+                .replace("{ruleId}", "01937e1c-0000-7000-8000-0000000000c1")
+                .replace("{sandboxId}", "01937e1c-0000-4000-8000-0000000000c2");
             let mut headers: Vec<(&str, &str)> = Vec::new();
             let auth = role_header(role);
             if let Some(auth) = &auth {

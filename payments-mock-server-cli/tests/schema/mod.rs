@@ -403,6 +403,7 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
         d.expect(reply, 404, "NOT_FOUND").await;
     }
     drive_fault_rules(&mut d).await;
+    drive_sandboxes(&mut d).await;
     drive_redirect_payments(&mut d).await;
     drive_console(&mut d).await;
 
@@ -474,6 +475,59 @@ async fn drive_fault_rules(d: &mut Driver<'_>) {
     }
 }
 
+/// `/_mock/sandboxes` (CONTRACT section 19) on an open server: every
+/// answer but the keys' and the limit's (the keyed server's).
+async fn drive_sandboxes(d: &mut Driver<'_>) {
+    let reply = d
+        .json(
+            Method::POST,
+            "/_mock/sandboxes",
+            &json!({"label": "schema", "ttlSeconds": 60}),
+        )
+        .await;
+    let made = d.expect(reply, 201, "").await;
+    let id = made.data()["id"].as_str().expect("an id").to_owned();
+    let reply = d.call(Method::POST, "/_mock/sandboxes", &[], None).await;
+    d.expect(reply, 201, "").await;
+    let reply = d.call(Method::GET, "/_mock/sandboxes", &[], None).await;
+    d.expect(reply, 200, "").await;
+    let reply = d
+        .json(Method::POST, "/_mock/sandboxes", &json!({"ttlSeconds": 0}))
+        .await;
+    d.expect(reply, 400, "VALIDATION_ERROR").await;
+    let huge = format!(r#"{{"label":"{}"}}"#, "a".repeat(70 * 1024));
+    let json_type = ("content-type", "application/json");
+    let reply = d
+        .call(Method::POST, "/_mock/sandboxes", &[json_type], Some(&huge))
+        .await;
+    d.expect(reply, 413, "PAYLOAD_TOO_LARGE").await;
+    let reply = d
+        .call(
+            Method::POST,
+            "/_mock/sandboxes",
+            &[("content-type", "text/plain")],
+            Some("{}"),
+        )
+        .await;
+    d.expect(reply, 415, "UNSUPPORTED_MEDIA_TYPE").await;
+    let path = format!("/_mock/sandboxes/{id}");
+    let reply = d.call(Method::DELETE, &path, &[], None).await;
+    d.expect(reply, 200, "").await;
+    let reply = d.call(Method::DELETE, &path, &[], None).await;
+    d.expect(reply, 404, "SANDBOX_NOT_FOUND").await;
+    let reply = d
+        .call(Method::DELETE, "/_mock/sandboxes/not-a-sandbox", &[], None)
+        .await;
+    d.expect(reply, 404, "SANDBOX_NOT_FOUND").await;
+    for (method, path) in [
+        (Method::PUT, "/_mock/sandboxes".to_owned()),
+        (Method::GET, path.clone()),
+    ] {
+        let reply = d.call(method, &path, &[], None).await;
+        d.expect(reply, 405, "METHOD_NOT_ALLOWED").await;
+    }
+}
+
 /// The errors that need API keys: 401 on every route, 403 on initiate;
 /// and those of the admin side behind an admin key.
 async fn drive_keyed_server(router: &Router, checker: &mut Checker) {
@@ -520,6 +574,7 @@ async fn every_documented_route_and_status_answers_its_documented_schema() {
         "sk_unbound".parse().expect("key"),
     ];
     config.admin_keys = vec!["adm_schema".parse().expect("an admin key")];
+    config.max_sandboxes = 2;
     let (_, keyed) = service_with(config);
     let mut keyed_checker = Checker::new(document(&keyed).await);
     drive_keyed_server(&keyed, &mut keyed_checker).await;

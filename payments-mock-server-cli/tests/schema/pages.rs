@@ -459,6 +459,28 @@ pub(super) async fn drive_admin_keys(d: &mut Driver<'_>) {
             d.expect(reply, 200, "").await;
         }
     }
+    // Sandboxes: a key, the admin's or a merchant's; two live at most.
+    for (method, path) in [
+        (Method::GET, "/_mock/sandboxes"),
+        (Method::POST, "/_mock/sandboxes"),
+        (
+            Method::DELETE,
+            "/_mock/sandboxes/0b6f3c2e-5d1a-4f7e-9c3b-8a2d4e6f1a90",
+        ),
+    ] {
+        let reply = d.call(method.clone(), path, &[json], None).await;
+        d.expect(reply, 401, "UNAUTHORIZED").await;
+        let reply = d.call(method.clone(), path, &[json, unbound], None).await;
+        d.expect(reply, 403, "FORBIDDEN").await;
+    }
+    for key in [admin, bound] {
+        let reply = d.call(Method::POST, "/_mock/sandboxes", &[key], None).await;
+        d.expect(reply, 201, "").await;
+    }
+    let reply = d
+        .call(Method::POST, "/_mock/sandboxes", &[admin], None)
+        .await;
+    d.expect(reply, 429, "TOO_MANY_SANDBOXES").await;
     let reply = d.call(Method::GET, "/_mock/health", &[], None).await;
     d.expect(reply, 200, "").await;
     // The metrics: an admin key alone.

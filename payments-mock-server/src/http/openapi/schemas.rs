@@ -429,6 +429,7 @@ pub(crate) fn path_example(name: &str) -> Option<&'static str> {
     match name {
         "transactionId" => Some(EXAMPLE_TRANSACTION),
         "ruleId" => Some("6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10"),
+        "sandboxId" => Some("0b6f3c2e-5d1a-4f7e-9c3b-8a2d4e6f1a90"),
         "referenceNo" => Some(EXAMPLE_REFERENCE),
         "token" => Some("Q3vX9kTq2LmN8pRw5ZyB7cDf4GhJ6sKa"),
         "seq" => Some("1"),
