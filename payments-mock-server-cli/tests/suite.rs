@@ -62,3 +62,4 @@ mod metrics;
 mod metrics_text;
 // What the application under test met: cells, faults, recovered (issue 43).
 mod coverage;
+mod sandboxes;

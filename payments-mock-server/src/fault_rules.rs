@@ -1,6 +1,6 @@
 //! Scripted faults (CONTRACT section 19): rules that fault the requests
 //! they match, installed over HTTP (`POST /_mock/faults`) or in-process
-//! ([`crate::MockServer::add_fault_rule`]), so a test in any language can
+//! ([`crate::Controls::add_fault_rule`]), so a test in any language can
 //! make the service commit and then hang, answer a gateway's page, or
 //! answer about another order, without sending `X-Mock-Fault` through the
 //! application it tests.

@@ -72,7 +72,7 @@
 //! - expiry (`--expiry`, default 15 minutes) and settlement derived from the
 //!   virtual clock at read time;
 //! - faults: `X-Mock-Fault: internal-error | commit-then-error | reset |
-//!   commit-then-reset | delay=<ms> | rate-limit | answer-other`, [`MockServer::inject_faults`],
+//!   commit-then-reset | delay=<ms> | rate-limit | answer-other`, [`Controls::inject_faults`],
 //!   and the start-time fail rate, latency and rate limit. The fail-rate
 //!   fault and the latency of each `/api/` request derive from the fault
 //!   seed, the request's identity (route, merchantId and referenceNo, the
@@ -89,7 +89,7 @@
 //! - redirect-based products (`flow = "redirect"`, `ONLINEBANKING`): the
 //!   confirm hands out a payment page (`GET /pay/{token}`, HTML) where the
 //!   payer pays, declines or cancels once within the payer window, and is
-//!   sent back to `returnUrl`; [`MockServer::payer`] plays the payer in a
+//!   sent back to `returnUrl`; [`Controls::payer`] plays the payer in a
 //!   test;
 //! - the `/_mock/` controls, and `/openapi.json` (feature `openapi`);
 //!   with an admin key ([`MockServerBuilder::admin_key`], `--admin-key`)
@@ -244,7 +244,7 @@ pub use crate::faults::{Fault, HANG_LIMIT};
 #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
 pub use crate::http::CONSOLE_PATH;
 pub use crate::http::{BODY_LIMIT, HEADER_LIMIT};
-pub use crate::mock_server::{MockServer, MockServerBuilder, StoredTransaction};
+pub use crate::mock_server::{Controls, MockServer, MockServerBuilder, Sandbox, StoredTransaction};
 pub use crate::sandboxes::{
     DEFAULT_MAX_SANDBOXES, DEFAULT_SANDBOX_TTL, MAX_SANDBOX_TTL, SandboxInfo,
 };

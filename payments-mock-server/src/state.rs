@@ -100,7 +100,7 @@ struct FaultTemplate {
 }
 
 /// How many `/api/` requests a process has answered, and a way to wait
-/// for more ([`crate::MockServer::answered_reach`]).
+/// for more ([`crate::Controls::answered_reach`]).
 #[derive(Debug, Default)]
 struct Answered {
     count: AtomicU64,

@@ -9,7 +9,7 @@ use payments_interface::Endpoint;
 use payments_interface::coverage::{Coverage, percent};
 
 /// What the application under test met of this mock since it started or
-/// was last reset ([`crate::MockServer::coverage`], `GET /_mock/coverage`,
+/// was last reset ([`crate::Controls::coverage`], `GET /_mock/coverage`,
 /// the console's Coverage page): the interface's answers and transitions
 /// (the matrix of [`payments_interface::coverage`]), the injected faults
 /// per endpoint, and whether the application came back after each fault

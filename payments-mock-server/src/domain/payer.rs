@@ -11,7 +11,7 @@ use crate::domain::port::{PayerRefusal, PaymentPageKey, Store, StoreError};
 use crate::domain::redirect::return_address;
 use crate::domain::transaction::{PayerAction, Record};
 
-/// What playing the payer did ([`crate::MockServer::payer`], the admin
+/// What playing the payer did ([`crate::Controls::payer`], the admin
 /// control): the status after it and where the browser
 /// would have been sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub struct PayerOutcome {
     pub record: Record,
 }
 
-/// Why playing the payer ([`crate::MockServer::payer`]) decided nothing.
+/// Why playing the payer ([`crate::Controls::payer`]) decided nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PayerError {

@@ -2,7 +2,7 @@
 //! it, `POST /pay/{token}` decides once and sends the browser (303) to the
 //! merchant's return address. Also the same decision for tests without a
 //! browser ([`play_payer`], behind `POST /_mock/transactions/{id}/payer`
-//! and [`crate::MockServer::payer`]).
+//! and [`crate::Controls::payer`]).
 //!
 //! No API key (the payer has none), never faulted, delayed or limited: the
 //! `/api/` guard does not see these paths.
