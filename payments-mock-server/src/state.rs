@@ -76,6 +76,8 @@ pub struct Shared {
     pub(crate) sandboxes: Option<Registry<AppState>>,
     /// The sandbox this state is, `None` for the root.
     pub(crate) sandbox: Option<Sandboxed>,
+    /// Its label, when its creator gave one.
+    sandbox_label: Option<String>,
     /// What a new sandbox's faults start from: the server's flags.
     template: FaultTemplate,
 }
@@ -203,6 +205,7 @@ impl AppState {
                     tally,
                 )),
                 sandbox: None,
+                sandbox_label: None,
                 template,
             }),
         }
@@ -212,7 +215,12 @@ impl AppState {
     /// store (in memory), clock, journal, faults, rules and coverage; the
     /// root's catalogue, expiry, keys, sessions and metrics; its payment
     /// pages under `/sandboxes/{id}/`.
-    fn new_sandbox(&self, id: uuid::Uuid, owner: Option<uuid::Uuid>) -> Self {
+    fn new_sandbox(
+        &self,
+        id: uuid::Uuid,
+        owner: Option<uuid::Uuid>,
+        label: Option<String>,
+    ) -> Self {
         let t = &self.template;
         let shared = Shared {
             store: AnyStore::Memory(MemoryStore::new(&self.replica)),
@@ -231,6 +239,7 @@ impl AppState {
             answered: Answered::default(),
             sandboxes: None,
             sandbox: Some(Sandboxed { id, owner }),
+            sandbox_label: label,
             template: t.clone(),
         };
         #[cfg(feature = "openapi")]
@@ -261,8 +270,9 @@ impl AppState {
         if self.store.is_shared() {
             return Err(SandboxRefusal::Store);
         }
+        let kept = label.clone();
         let made = registry
-            .create(owner, label, ttl, |id| self.new_sandbox(id, owner))
+            .create(owner, label, ttl, |id| self.new_sandbox(id, owner, kept))
             .map_err(|crate::sandboxes::Refused::TooMany { max }| SandboxRefusal::TooMany(max))?;
         Ok(made)
     }
@@ -272,6 +282,11 @@ impl AppState {
     pub(crate) fn sandbox_for(&self, id: uuid::Uuid) -> Option<AppState> {
         let (_, state) = self.sandboxes.as_ref()?.use_sandbox(id)?;
         Some(state)
+    }
+
+    /// A sandbox's label (`None` at the root, or when none was given).
+    pub(crate) fn sandbox_label(&self) -> Option<String> {
+        self.sandbox_label.clone()
     }
 
     /// Whether this state is the root (not a sandbox).

@@ -304,6 +304,7 @@ fn matrix() -> Vec<Row> {
         row("GET", "/_mock/ui/transactions/rows", None, READS),
         row("GET", "/_mock/ui/transactions/{transactionId}", None, READS),
         row("GET", "/_mock/ui/requests", None, READS),
+        row("GET", "/_mock/ui/sandboxes", None, READS),
         row("GET", "/_mock/ui/requests/feed", None, READS),
         row("GET", "/_mock/ui/requests/{seq}", None, READS),
         row("GET", "/_mock/ui/clock", None, READS),

@@ -492,3 +492,102 @@ async fn the_faults_page_lists_the_rules_and_their_counts() {
     browser.close().await;
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_sandbox_picker_leads_to_each_sandboxs_own_console_and_back() {
+    let Some(browser) = Browser::start("sandboxes").await else {
+        return;
+    };
+    let server = MockServer::start().await;
+    browser.open(&console(&server, "sandboxes")).await;
+    assert_eq!(browser.text("#no-sandboxes").await, "No sandbox is live.");
+    browser
+        .check_page("the sandbox picker without sandboxes")
+        .await;
+    let hostile = "<img src=x onerror=window.pwned=1>\u{202e}gpj";
+    let made = reqwest::Client::new()
+        .post(format!("{}/_mock/sandboxes", server.base_url()))
+        .json(&json!({ "label": hostile }))
+        .send()
+        .await
+        .expect("made")
+        .json::<serde_json::Value>()
+        .await
+        .expect("an envelope");
+    let id = made["data"]["id"].as_str().expect("an id").to_owned();
+    let other = server.sandbox();
+    call(
+        &other,
+        "POST",
+        "/api/payments/initiate",
+        Some(topup("SBX-1")),
+    )
+    .await;
+
+    browser.open(&console(&server, "")).await;
+    browser.click("a[href$='_mock/ui/sandboxes']").await;
+    browser
+        .wait_for_url(|u| u.ends_with("/_mock/ui/sandboxes"))
+        .await;
+    assert_eq!(browser.text("nav [aria-current=page]").await, "Sandboxes");
+    let rows = browser
+        .script(
+            "return [...document.querySelectorAll('#sandboxes tbody tr')]
+               .map(r => r.textContent.replace(/\\s+/g, ' ').trim())",
+        )
+        .await;
+    let rows: Vec<String> = rows
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r.as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(
+        rows[0].starts_with("<img src=x onerror=window.pwned=1><U+202E>gpj"),
+        "{rows:?}"
+    );
+    assert!(rows[1].starts_with("no label"), "{rows:?}");
+    assert!(rows[1].contains(" 1 admin"), "one transaction: {rows:?}");
+    assert_eq!(
+        browser.script("return window.pwned === undefined").await,
+        true
+    );
+    browser.check_page("the sandbox picker").await;
+    browser.screenshot("console-sandboxes").await;
+
+    // Into the second sandbox's console: its transaction, its name.
+    browser
+        .click(&format!("a[href$='sandboxes/{}/_mock/ui/']", other.id()))
+        .await;
+    browser
+        .wait_for_url(|u| u.ends_with(&format!("/sandboxes/{}/_mock/ui/", other.id())))
+        .await;
+    assert_eq!(browser.text("#sandbox-name").await, other.id().to_string());
+    browser.wait_for_text("main", |t| t.contains("SBX-1")).await;
+    browser.check_page("a sandbox's console").await;
+    browser.click("a[href$='_mock/ui/requests']").await;
+    browser
+        .wait_for_url(|u| u.ends_with(&format!("/sandboxes/{}/_mock/ui/requests", other.id())))
+        .await;
+    browser.click(".sandbox a").await;
+    browser
+        .wait_for_url(|u| u == console(&server, "sandboxes"))
+        .await;
+    // The hostile one's console names it, escaped.
+    browser
+        .open(&format!("{}/sandboxes/{id}/_mock/ui/", server.base_url()))
+        .await;
+    assert_eq!(
+        browser.text("#sandbox-name").await,
+        "<img src=x onerror=window.pwned=1><U+202E>gpj"
+    );
+    assert_eq!(
+        browser.script("return window.pwned === undefined").await,
+        true
+    );
+    browser.size(PHONE).await;
+    browser.check_page("a sandbox's console on a phone").await;
+    browser.close().await;
+    server.shutdown().await;
+}

@@ -310,3 +310,31 @@ async fn the_page_checks_catch_a_violation_and_sideways_scrolling() {
     browser.close().await;
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_sandboxs_payment_page_is_under_its_prefix_and_pays_in_the_sandbox_alone() {
+    let Some(browser) = Browser::start("sandbox payment page").await else {
+        return;
+    };
+    let server = MockServer::start().await;
+    let sandbox = server.sandbox();
+    let shop = Shop::start().await;
+    let (id, page) = confirmed_redirect(&sandbox, online_banking(&shop, "INV/2026/18")).await;
+    assert!(
+        page.starts_with(&format!("{}/pay/", sandbox.base_url())),
+        "{page}"
+    );
+    browser.open(&page).await;
+    assert_eq!(browser.text("[data-testid=reference]").await, "INV/2026/18");
+    browser.check_page("a sandbox's payment page").await;
+    browser.click("#pay").await;
+    let arrived = browser.wait_for_url(|u| u.starts_with(&shop.base)).await;
+    assert!(
+        query_of(&arrived).contains(&("status".to_owned(), "SUCCESSFUL".to_owned())),
+        "{arrived}"
+    );
+    assert_eq!(status(&sandbox, &id).await["status"], "SUCCESSFUL");
+    assert!(server.transactions().await.is_empty(), "the root has none");
+    browser.close().await;
+    server.shutdown().await;
+}

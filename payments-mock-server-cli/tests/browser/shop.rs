@@ -8,7 +8,7 @@ use axum::Router;
 use axum::extract::{RawQuery, State};
 use axum::response::Html;
 use axum::routing::get;
-use payments_mock_server::MockServer;
+use payments_mock_server::Controls;
 use serde_json::{Value, json};
 
 pub const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
@@ -90,7 +90,7 @@ impl Drop for Shop {
 
 /// Calls `/api/` of `server` with a JSON body (or none) and returns the
 /// envelope.
-pub async fn call(server: &MockServer, method: &str, path: &str, body: Option<Value>) -> Value {
+pub async fn call(server: &Controls, method: &str, path: &str, body: Option<Value>) -> Value {
     let http = reqwest::Client::new();
     let url = format!("{}{path}", server.base_url());
     let request = match method {
@@ -107,7 +107,7 @@ pub async fn call(server: &MockServer, method: &str, path: &str, body: Option<Va
 }
 
 /// Initiates `body`, confirms it, and returns (transactionId, paymentUrl).
-pub async fn confirmed_redirect(server: &MockServer, body: Value) -> (String, String) {
+pub async fn confirmed_redirect(server: &Controls, body: Value) -> (String, String) {
     let reference = body["referenceNo"].clone();
     let initiated = call(server, "POST", "/api/payments/initiate", Some(body)).await;
     let id = initiated["data"]["transactionId"]
@@ -148,6 +148,6 @@ pub fn online_banking(shop: &Shop, reference: &str) -> Value {
 }
 
 /// The status `data` of `id`.
-pub async fn status(server: &MockServer, id: &str) -> Value {
+pub async fn status(server: &Controls, id: &str) -> Value {
     call(server, "GET", &format!("/api/payments/{id}/status"), None).await["data"].clone()
 }

@@ -294,6 +294,13 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
         ),
         (
             Method::GET,
+            "/_mock/ui/sandboxes".to_owned(),
+            vec![],
+            None,
+            200,
+        ),
+        (
+            Method::GET,
             "/_mock/ui/static/console.css".to_owned(),
             vec![],
             None,
@@ -413,6 +420,7 @@ pub(super) async fn drive_console(d: &mut Driver<'_>) {
         "/_mock/ui/catalog",
         "/_mock/ui/coverage",
         "/_mock/ui/faults",
+        "/_mock/ui/sandboxes",
         "/_mock/ui/reset",
         "/_mock/ui/static/console.css",
         "/_mock/ui/static/console.js",
@@ -561,6 +569,7 @@ pub(super) async fn drive_admin_keys(d: &mut Driver<'_>) {
         "/_mock/ui/catalog",
         "/_mock/ui/reset",
         "/_mock/ui/coverage",
+        "/_mock/ui/sandboxes",
     ];
     for path in reads {
         let reply = d.call(Method::GET, path, &[], None).await;

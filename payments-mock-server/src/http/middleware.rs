@@ -286,16 +286,18 @@ fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<
     );
     // Under a merchant's sandbox: its merchant's key controls it (clock,
     // reset, faults, coverage); another merchant's finds no sandbox.
-    let owner = match (state.sandbox, viewer.role) {
-        (Some(sandbox), Role::Merchant(m)) if sandbox.owner == Some(m) => true,
-        (Some(_), Role::Merchant(_)) => {
+    let mut viewer = viewer;
+    if let (Some(sandbox), Role::Merchant(m)) = (state.sandbox, viewer.role) {
+        if sandbox.owner != Some(m) {
             return Err(Box::new(
                 crate::http::handlers::sandboxes::not_found().into_response(),
             ));
         }
-        _ => false,
-    };
-    if (!reads || area == Area::AdminOnly) && !viewer.role.may_change() && !owner
+        viewer.role = Role::Owner(m);
+    }
+    // A merchant's key makes, lists and removes its own sandboxes.
+    if (!reads || area == Area::AdminOnly)
+        && !viewer.role.may_change()
         && area != Area::Sandboxes
     {
         return Err(Box::new(refused(

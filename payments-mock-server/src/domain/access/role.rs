@@ -15,6 +15,10 @@ pub enum Role {
     /// An API key bound to this merchant: reads that merchant's
     /// transactions and requests, changes nothing.
     Merchant(Uuid),
+    /// An API key bound to this merchant, in a sandbox that merchant made
+    /// (CONTRACT section 19): reads its part, and controls the sandbox
+    /// (clock, reset, faults, coverage).
+    Owner(Uuid),
 }
 
 impl Role {
@@ -22,11 +26,12 @@ impl Role {
     pub fn scope(self) -> Option<Uuid> {
         match self {
             Self::Open | Self::Admin => None,
-            Self::Merchant(m) => Some(m),
+            Self::Merchant(m) | Self::Owner(m) => Some(m),
         }
     }
 
-    /// Whether this role may change the mock (reset, clock, payer).
+    /// Whether this role may change the mock (reset, clock, payer; an
+    /// owner its own sandbox).
     pub fn may_change(self) -> bool {
         !matches!(self, Self::Merchant(_))
     }

@@ -518,6 +518,7 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
         "consoleCatalog" => page(vec![], None, 200, vec![]),
         "consoleCoverage" => page(vec![], None, 200, vec![]),
         "consoleFaults" => page(vec![], None, 200, vec![]),
+        "consoleSandboxes" => page(vec![], None, 200, vec![]),
         "consoleResetPage" => page(vec![], None, 200, vec![]),
         "consoleReset" => page(
             vec![],

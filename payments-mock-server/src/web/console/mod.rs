@@ -9,6 +9,7 @@
 //! - `requests.rs`: the request journal, live, and one request in full.
 //! - `controls.rs`: the clock, the catalogue, reset.
 //! - `faults.rs`: the scripted fault rules
+//! - `sandboxes.rs`: the sandbox picker (the root's)
 //! - `coverage.rs`: what the application under test met of the mock
 //!   (an admin's page).
 //! - `sign_in.rs`: with `--admin-key`, the way in (a key typed once, then
@@ -29,6 +30,7 @@ mod coverage;
 mod faults;
 mod form;
 mod requests;
+mod sandboxes;
 pub(crate) mod sign_in;
 mod transaction;
 mod transactions;
@@ -94,6 +96,7 @@ pub(crate) fn routes<T>(
     let table = route(table, "/_mock/ui/catalog", &["get"], get(controls::catalog));
     let table = route(table, "/_mock/ui/coverage", &["get"], get(coverage::page));
     let table = route(table, "/_mock/ui/faults", &["get"], get(faults::page));
+    let table = route(table, "/_mock/ui/sandboxes", &["get"], get(sandboxes::page));
     let table = route(
         table,
         "/_mock/ui/reset",
@@ -137,6 +140,7 @@ pub(crate) fn routes<T>(
     controls::catalog,
     coverage::page,
     faults::page,
+    sandboxes::page,
     controls::reset_page,
     controls::reset,
     sign_in::page,
@@ -178,6 +182,9 @@ pub(crate) struct Chrome {
     /// Whether the viewer may change the mock (a merchant's key may not:
     /// no reset in the navigation).
     pub may_change: bool,
+    /// The sandbox this console shows (its label or id), when it is one;
+    /// empty at the root, whose navigation lists the sandboxes instead.
+    pub sandbox: String,
 }
 
 impl Chrome {
@@ -193,6 +200,10 @@ impl Chrome {
             who: String::new(),
             signed_in: false,
             may_change: true,
+            sandbox: state.sandbox.map_or_else(String::new, |s| {
+                let label = state.sandbox_label().unwrap_or_else(|| s.id.to_string());
+                visible(&label).into_owned()
+            }),
         }
     }
 
@@ -202,6 +213,7 @@ impl Chrome {
             Role::Open => String::new(),
             Role::Admin => "with the admin key".to_owned(),
             Role::Merchant(m) => format!("as merchant {m}"),
+            Role::Owner(m) => format!("as merchant {m}, in its sandbox"),
         };
         self.signed_in = viewer.signed_in;
         self.may_change = viewer.role.may_change();
