@@ -313,6 +313,12 @@ async fn unknown_malformed_and_removed_ids_are_sandbox_not_found_on_every_route(
         .await;
         assert_eq!(status, 404, "{id:?}: {envelope}");
     }
+    // `/sandboxes/` with nothing after it finds no sandbox either.
+    let (status, envelope) = get(&format!("{root}/sandboxes/"), None).await;
+    assert_eq!(
+        (status, envelope["errorCode"].as_str()),
+        (404, Some("SANDBOX_NOT_FOUND"))
+    );
     // Sandboxes do not nest.
     let (_, inner) = make(&server, None).await;
     let (status, _) = post(&format!("{inner}/_mock/sandboxes"), json!({}), None).await;

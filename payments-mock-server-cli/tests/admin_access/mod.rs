@@ -278,6 +278,12 @@ fn matrix() -> Vec<Row> {
             [401, 401, 201, 201, 403],
         ),
         row(
+            "GET",
+            "/_mock/sandboxes/{sandboxId}",
+            None,
+            [401, 401, 404, 404, 403],
+        ),
+        row(
             "DELETE",
             "/_mock/sandboxes/{sandboxId}",
             None,

@@ -511,9 +511,13 @@ async fn drive_sandboxes(d: &mut Driver<'_>) {
         .await;
     d.expect(reply, 415, "UNSUPPORTED_MEDIA_TYPE").await;
     let path = format!("/_mock/sandboxes/{id}");
+    let reply = d.call(Method::GET, &path, &[], None).await;
+    d.expect(reply, 200, "").await;
     let reply = d.call(Method::DELETE, &path, &[], None).await;
     d.expect(reply, 200, "").await;
     let reply = d.call(Method::DELETE, &path, &[], None).await;
+    d.expect(reply, 404, "SANDBOX_NOT_FOUND").await;
+    let reply = d.call(Method::GET, &path, &[], None).await;
     d.expect(reply, 404, "SANDBOX_NOT_FOUND").await;
     let reply = d
         .call(Method::DELETE, "/_mock/sandboxes/not-a-sandbox", &[], None)
@@ -521,7 +525,7 @@ async fn drive_sandboxes(d: &mut Driver<'_>) {
     d.expect(reply, 404, "SANDBOX_NOT_FOUND").await;
     for (method, path) in [
         (Method::PUT, "/_mock/sandboxes".to_owned()),
-        (Method::GET, path.clone()),
+        (Method::PUT, path.clone()),
     ] {
         let reply = d.call(method, &path, &[], None).await;
         d.expect(reply, 405, "METHOD_NOT_ALLOWED").await;

@@ -475,6 +475,10 @@ pub(super) async fn drive_admin_keys(d: &mut Driver<'_>) {
             Method::DELETE,
             "/_mock/sandboxes/0b6f3c2e-5d1a-4f7e-9c3b-8a2d4e6f1a90",
         ),
+        (
+            Method::GET,
+            "/_mock/sandboxes/0b6f3c2e-5d1a-4f7e-9c3b-8a2d4e6f1a90",
+        ),
     ] {
         let reply = d.call(method.clone(), path, &[json], None).await;
         d.expect(reply, 401, "UNAUTHORIZED").await;

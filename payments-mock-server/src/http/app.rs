@@ -261,13 +261,14 @@ pub(crate) fn table() -> Table {
         )
         .route(
             "/_mock/sandboxes/{sandboxId}",
-            &["delete"],
-            axum::routing::delete(sandboxes::remove),
+            &["get", "delete"],
+            get(sandboxes::one).delete(sandboxes::remove),
         );
     // Under a sandbox that is not live: every route and method (a live
     // one is served before routing, `MockService::answer`).
     let table = table
         .route("/sandboxes", &[], axum::routing::any(sandboxes::unknown))
+        .route("/sandboxes/", &[], axum::routing::any(sandboxes::unknown))
         .route(
             "/sandboxes/{*rest}",
             &[],

@@ -117,14 +117,19 @@ where
     if let Some(endpoint) = endpoint {
         state.coverage.answer(endpoint, status, tag);
     }
+    // A sandbox's request is logged with its prefix: the whole path asked.
+    let prefix = state
+        .sandbox
+        .map(|s| format!("/sandboxes/{}", s.id))
+        .unwrap_or_default();
     let shown = if path.len() > MAX_LOGGED_PATH {
         let mut end = MAX_LOGGED_PATH;
         while !path.is_char_boundary(end) {
             end -= 1;
         }
-        ShownPath(&path[..end], "…")
+        ShownPath(&prefix, &path[..end], "…")
     } else {
-        ShownPath(path, "")
+        ShownPath(&prefix, path, "")
     };
     tracing::info!(
         target: "payments_mock_server::request",
@@ -140,15 +145,17 @@ where
     response
 }
 
-/// A logged path and what marks it cut (`…`, or nothing), written as two
+/// A logged path (after its sandbox's prefix, or none) and what marks it
+/// cut (`…`, or nothing), written as three
 /// strings: `format_args!("{path}{cut}")` went through the formatting
 /// machinery and padding checks for each.
-struct ShownPath<'a>(&'a str, &'static str);
+struct ShownPath<'a>(&'a str, &'a str, &'static str);
 
 impl std::fmt::Display for ShownPath<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.0)?;
-        f.write_str(self.1)
+        f.write_str(self.1)?;
+        f.write_str(self.2)
     }
 }
 

@@ -107,7 +107,7 @@ fn parse_request(body: &[u8]) -> Result<(Option<std::time::Duration>, Option<Str
                     .filter(|s| (1..=MAX_SANDBOX_TTL.as_secs()).contains(s))
                     .ok_or_else(|| {
                         ApiError::validation(format!(
-                            "ttlSeconds must be a whole number of seconds from 1 to {}",
+                            "ttlSeconds: must be a whole number of seconds from 1 to {}",
                             MAX_SANDBOX_TTL.as_secs()
                         ))
                     })?;
@@ -115,7 +115,7 @@ fn parse_request(body: &[u8]) -> Result<(Option<std::time::Duration>, Option<Str
             }
             ("ttlSeconds", _) => {
                 return Err(ApiError::validation(
-                    "ttlSeconds must be a whole number of seconds",
+                    "ttlSeconds: must be a whole number of seconds",
                 ));
             }
             ("label", Value::String(text)) => {
@@ -123,16 +123,16 @@ fn parse_request(body: &[u8]) -> Result<(Option<std::time::Duration>, Option<Str
                     || text.chars().any(char::is_control)
                 {
                     return Err(ApiError::validation(format!(
-                        "label must be at most {MAX_LABEL_CHARS} characters, none a control character"
+                        "label: must be at most {MAX_LABEL_CHARS} characters, none a control character"
                     )));
                 }
                 label = Some(text.clone()).filter(|t| !t.is_empty());
             }
-            ("label", _) => return Err(ApiError::validation("label must be a string")),
+            ("label", _) => return Err(ApiError::validation("label: must be a string")),
             (other, _) => {
                 let shown: String = other.chars().take(40).collect();
                 return Err(ApiError::validation(format!(
-                    "unknown field {shown:?}: a sandbox takes ttlSeconds and label"
+                    "{shown:?}: unknown field (a sandbox takes ttlSeconds and label)"
                 )));
             }
         }
@@ -202,6 +202,37 @@ pub async fn list(Here(state): Here, viewer: Viewer) -> Result<Response, ApiErro
         items.push(view(&state, &info, held));
     }
     Ok(success(SandboxList { items }, None))
+}
+
+/// One live sandbox the caller may see. Reading it does not renew it.
+#[cfg_attr(
+    feature = "openapi",
+    utoipa::path(
+        get,
+        path = "/_mock/sandboxes/{sandboxId}",
+        operation_id = "mockSandbox",
+        tag = "mock",
+        params(("sandboxId" = String, Path, format = Uuid, description = "The sandbox's id"))
+    )
+)]
+pub async fn one(
+    Here(state): Here,
+    viewer: Viewer,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    root_only(&state)?;
+    let (Some(id), Some(registry)) = (parse_id(&id), state.sandboxes.as_ref()) else {
+        return Err(not_found());
+    };
+    let Some((info, sandbox)) = registry
+        .list(viewer.role.scope())
+        .into_iter()
+        .find(|(info, _)| info.id == id)
+    else {
+        return Err(not_found());
+    };
+    let held = sandbox.store.count().await.ok();
+    Ok(success(view(&state, &info, held), None))
 }
 
 /// Removes a sandbox with everything it holds. An id that is no live

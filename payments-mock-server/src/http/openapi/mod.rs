@@ -78,6 +78,7 @@ use table::{Guard, Kind, Spec, component, guard, spec};
         crate::http::handlers::faults::remove,
         crate::http::handlers::sandboxes::list,
         crate::http::handlers::sandboxes::add,
+        crate::http::handlers::sandboxes::one,
         crate::http::handlers::sandboxes::remove,
         crate::http::handlers::admin::openapi,
     )

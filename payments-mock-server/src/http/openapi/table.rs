@@ -396,6 +396,18 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
                 ],
             )
         },
+        "mockSandbox" => admin(
+            vec![(
+                "sandboxId",
+                "path",
+                true,
+                json!({ "type": "string" }),
+                "A sandbox's id (any other text finds no sandbox: 404)",
+            )],
+            None,
+            data("Sandbox"),
+            vec![(404, vec![SandboxNotFound])],
+        ),
         "mockSandboxRemove" => admin(
             vec![(
                 "sandboxId",
