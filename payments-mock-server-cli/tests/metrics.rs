@@ -338,3 +338,75 @@ fn assert_histograms_consistent_or_empty(samples: &std::collections::BTreeMap<St
         assert_histograms_consistent(samples);
     }
 }
+
+/// Sandboxes (CONTRACT section 19): live ones as a gauge, made and
+/// expired ones as counters, with no label per sandbox.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandboxes_are_counted_live_made_and_expired() {
+    let (child, base) = start(&["--sandbox-ttl", "1s"]);
+    let http = reqwest::Client::new();
+    let mut made = Vec::new();
+    for _ in 0..3 {
+        let answer: serde_json::Value = http
+            .post(format!("{base}/_mock/sandboxes"))
+            .send()
+            .await
+            .expect("answered")
+            .json()
+            .await
+            .expect("an envelope");
+        made.push(answer["data"]["id"].as_str().expect("an id").to_owned());
+    }
+    let (_, _, text) = scrape(&base, &[]).await;
+    let samples = parse(&text);
+    assert_eq!(
+        value(&samples, "payments_mock_sandboxes", &[]),
+        3.0,
+        "{text}"
+    );
+    assert_eq!(
+        value(&samples, "payments_mock_sandboxes_created_total", &[]),
+        3.0
+    );
+    assert_eq!(
+        value(&samples, "payments_mock_sandboxes_expired_total", &[]),
+        0.0
+    );
+    assert!(!text.contains(&made[0]), "no label per sandbox: {text}");
+    promtool_check(&text, "the scrape with sandboxes");
+    // One removed; the other two left unused past their time to live.
+    let removed = http
+        .delete(format!("{base}/_mock/sandboxes/{}", made[0]))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(removed.status(), 200);
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    // Listing drops the expired ones.
+    let listed: serde_json::Value = http
+        .get(format!("{base}/_mock/sandboxes"))
+        .send()
+        .await
+        .expect("answered")
+        .json()
+        .await
+        .expect("an envelope");
+    assert_eq!(listed["data"]["items"], serde_json::json!([]));
+    let (_, _, text) = scrape(&base, &[]).await;
+    let samples = parse(&text);
+    assert_eq!(
+        value(&samples, "payments_mock_sandboxes", &[]),
+        0.0,
+        "{text}"
+    );
+    assert_eq!(
+        value(&samples, "payments_mock_sandboxes_created_total", &[]),
+        3.0
+    );
+    assert_eq!(
+        value(&samples, "payments_mock_sandboxes_expired_total", &[]),
+        2.0
+    );
+    promtool_check(&text, "the scrape after sandboxes expired");
+    terminate_expecting_success(child);
+}
