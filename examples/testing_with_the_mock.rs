@@ -21,6 +21,10 @@
 //! matches: a confirm that commits and never answers, a gateway's page, a
 //! truncated body), and `server.advance_clock` moves its time.
 //!
+//! Tests that share one mock take a sandbox each (`server.sandbox()`): its
+//! own base URL, transactions, references, clock, faults and journal, so
+//! they run in parallel without touching each other (the last two tests).
+//!
 //! Run the scenario, then the tests:
 //!
 //! ```sh
@@ -387,5 +391,71 @@ mod tests {
             coverage.uncovered(["confirm 400 TRANSACTION_EXPIRED"]),
             ["\"confirm 400 TRANSACTION_EXPIRED\": not exercised"]
         );
+    }
+
+    /// One mock for the tests below, on a runtime of its own: each
+    /// `#[tokio::test]` has its own runtime, which ends with its test.
+    fn shared() -> &'static MockServer {
+        static SHARED: std::sync::OnceLock<MockServer> = std::sync::OnceLock::new();
+        SHARED.get_or_init(|| {
+            let (started, server) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(1)
+                    .enable_all()
+                    .build()
+                    .expect("a runtime");
+                runtime.block_on(async move {
+                    let _ = started.send(MockServer::start().await);
+                    std::future::pending::<()>().await;
+                });
+            });
+            server.recv().expect("the shared mock started")
+        })
+    }
+
+    /// A client for a sandbox's base URL.
+    fn client_of(base_url: String) -> Client {
+        Client::builder(base_url)
+            .build()
+            .expect("the sandbox's base URL is valid")
+    }
+
+    /// Two tests on the shared mock use the same order reference: each in
+    /// its sandbox, each pays once, and neither sees the other.
+    #[tokio::test]
+    async fn a_sandbox_of_a_shared_mock_is_a_tests_own() {
+        let sandbox = shared().sandbox();
+        let client = client_of(sandbox.base_url());
+        let order = Order::new("SHARED-1", "TOPUP", 1050).payer_id("60123456789");
+
+        let receipt = checkout(&client, &order).await.expect("checkout succeeds");
+
+        assert_eq!(receipt.status, TransactionStatus::Successful);
+        assert_eq!(sandbox.transactions().await.len(), 1);
+        assert_eq!(sandbox.requests().await.len(), 2);
+    }
+
+    /// Faults queued in one sandbox meet that sandbox's requests alone.
+    #[tokio::test]
+    async fn a_fault_in_one_sandbox_leaves_the_others_alone() {
+        let faulty = shared().sandbox();
+        let calm = shared().sandbox();
+        faulty.inject_faults([Fault::CommitThenError]);
+        let order = Order::new("SHARED-1", "TOPUP", 1050).payer_id("60123456789");
+
+        let (faulty_client, calm_client) =
+            (client_of(faulty.base_url()), client_of(calm.base_url()));
+        let (a, b) = tokio::join!(
+            checkout(&faulty_client, &order),
+            checkout(&calm_client, &order),
+        );
+
+        assert_eq!(a.expect("recovers").status, TransactionStatus::Successful);
+        assert_eq!(b.expect("pays").status, TransactionStatus::Successful);
+        let first = |requests: Vec<payments_mock_server::JournalEntry>| requests[0].status;
+        assert_eq!(first(faulty.requests().await), Some(500));
+        assert_eq!(first(calm.requests().await), Some(200));
+        assert_eq!(calm.requests().await.len(), 2);
     }
 }
