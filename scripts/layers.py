@@ -93,8 +93,9 @@ LAYERS = {
         ["rules"],
         ["redact", "record", "metrics"],
         # What each judged exchange leaves for interface coverage, and for
-        # the JUnit and SARIF files (issue 43).
-        ["coverage", "trail"],
+        # the JUnit and SARIF files (issue 43); the last exchanges, short,
+        # for `GET /_proxy/exchanges` (issue 44).
+        ["coverage", "trail", "listing"],
         ["report", "junit", "sarif"],
         ["check"],
         # One proxy's state and its judge; then what serves it.

@@ -69,7 +69,8 @@ enum Area {
     /// `/_proxy/report` and `/_proxy/coverage`: a key or a session (the
     /// console links to them); refused with the envelope.
     Summary,
-    /// `/metrics` and anything else under `/_proxy`: a key only.
+    /// `/metrics`, `/_proxy/exchanges` and anything else under `/_proxy`:
+    /// a key only.
     Keyed,
 }
 
@@ -272,6 +273,7 @@ mod tests {
         assert_eq!(area("/_proxy/report"), Area::Summary);
         for keyed in [
             "/metrics",
+            "/_proxy/exchanges",
             "/_proxy",
             "/_proxy/",
             "/_proxy/report/",

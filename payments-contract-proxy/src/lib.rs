@@ -45,7 +45,8 @@
 // - `coverage.rs` — interface coverage: the cells each exchange shows, the
 //   table, `/_proxy/coverage`, the `--min-coverage` gate.
 // - `trail.rs` — each exchange compactly, for `junit.rs` (JUnit XML) and
-//   `sarif.rs` (SARIF 2.1.0).
+//   `sarif.rs` (SARIF 2.1.0); `listing.rs` — the last exchanges, short,
+//   for `GET /_proxy/exchanges` (`payments tail --proxy`).
 // - `redact/` — secrets replaced before anything is recorded, reported
 //   or shown; `record.rs` — reading recordings back.
 // - `check.rs` — the same checks offline, on a recording.
@@ -72,6 +73,7 @@ mod exchange;
 mod forward;
 mod json;
 mod junit;
+mod listing;
 mod memory;
 mod metrics;
 mod record;

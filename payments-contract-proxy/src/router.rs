@@ -1,6 +1,7 @@
 //! The proxy's routes and how a request reaches them: `/api/` straight to
-//! the forwarder, everything else (the report, the console and its
-//! sign-in, `/metrics`) through the router, behind the admin key.
+//! the forwarder, everything else (the report, the coverage, the listing
+//! of exchanges, the console and its sign-in, `/metrics`) through the
+//! router, behind the admin key.
 
 use axum::Router;
 use axum::routing::{any, get};
@@ -64,6 +65,23 @@ async fn coverage(
     payments_serve::success(crate::coverage::Shown::of(&seen), None)
 }
 
+/// `GET /_proxy/exchanges?after=SEQ&limit=N`: the last judged exchanges,
+/// short, oldest first (`crate::listing`); a bad `after` or `limit` is 400
+/// `VALIDATION_ERROR` saying which and why.
+async fn exchanges(
+    axum::extract::State(proxy): axum::extract::State<ProxyState>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    match crate::listing::Page::parse(query.as_deref()) {
+        Ok(page) => {
+            let shown = proxy.lock().listing.page(page);
+            payments_serve::success(shown, None)
+        }
+        Err(problem) => ApiError::validation(problem).into_response(),
+    }
+}
+
 /// `GET /metrics`: the proxy's counts in the Prometheus text format, or
 /// OpenMetrics text when `Accept` asks for it (CONTRACT section 18).
 async fn metrics(
@@ -79,7 +97,7 @@ async fn metrics(
 }
 
 /// The proxy's routes: `/api/` forwarded; `/_proxy/report`,
-/// `/_proxy/coverage`, the console
+/// `/_proxy/coverage`, `/_proxy/exchanges`, the console
 /// under `/_proxy/ui/` (with its sign-in), `/metrics` and nothing else its
 /// own, behind [`access::admit`] (the `/api/` routes pass it untouched:
 /// only requests [`dispatch`] does not forward come through the router).
@@ -90,6 +108,7 @@ pub(crate) fn router(state: ProxyState) -> Router {
         .route("/api/", any(forward::forward))
         .route("/_proxy/report", get(report))
         .route("/_proxy/coverage", get(coverage))
+        .route("/_proxy/exchanges", get(exchanges))
         .route("/metrics", get(metrics))
         .merge(console::routes())
         .route("/_proxy/ui/sign-in", get(access::page).post(access::submit))

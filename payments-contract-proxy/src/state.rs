@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use payments_interface::coverage::Coverage;
 
 use crate::exchange::{self, Parsed};
+use crate::listing::{self, Listing};
 use crate::memory::Memory;
 use crate::trail::Trail;
 use crate::upstream_tls::{Upstream, upstream_client};
@@ -54,6 +55,8 @@ pub(crate) struct Judge {
     pub(crate) recent: VecDeque<Judged>,
     /// The `row` of the last exchange the console kept.
     pub(crate) rows: u64,
+    /// The last exchanges, short (`GET /_proxy/exchanges`).
+    pub(crate) listing: Listing,
 }
 
 /// The proxy's state: cheap to clone.
@@ -189,6 +192,7 @@ impl ProxyState {
                     record,
                     recent: VecDeque::with_capacity(CONSOLE_KEEPS),
                     rows: 0,
+                    listing: Listing::default(),
                 }),
             }),
         })
@@ -235,6 +239,9 @@ impl ProxyState {
         } else {
             (Verdict::Unchecked, Vec::new())
         };
+        // Its transaction as the exchange names it or the memory (which
+        // now holds it) remembers it, for the listing.
+        let facts = listing::Facts::of(&parsed, &judge.memory);
         let exchange::Parsed { endpoint, .. } = parsed;
         self.metrics.exchange(&endpoint, verdict, &findings);
         // A message quotes values of the exchange: never a secret one.
@@ -243,6 +250,7 @@ impl ProxyState {
                 finding.message = self.redactor.scrub(&finding.message, &redaction.secrets);
             }
         }
+        let facts = facts.scrubbed(|value| self.redactor.scrub(value, &redaction.secrets));
         let redacted = redaction.apply(exchange);
         judge.summary.add(&redacted, &endpoint, verdict, &findings);
         judge
@@ -269,6 +277,9 @@ impl ProxyState {
             redacted.response.status,
             verdict.as_str()
         );
+        judge
+            .listing
+            .push(listing::Item::of(&redacted, verdict, &findings, facts));
         if judge.recent.len() == CONSOLE_KEEPS {
             judge.recent.pop_front();
         }

@@ -46,12 +46,13 @@ async fn get(rig: &Rig, path: &str, headers: &[(&str, &str)]) -> (u16, String, S
     )
 }
 
-const OWN_ROUTES: [&str; 6] = [
+const OWN_ROUTES: [&str; 7] = [
     "/_proxy/ui/",
     "/_proxy/ui",
     "/_proxy/ui/exchanges/1",
     "/_proxy/ui/exchanges/feed?after=0",
     "/_proxy/report",
+    "/_proxy/exchanges?after=0",
     "/metrics",
 ];
 
@@ -225,6 +226,9 @@ async fn a_sign_in_keeps_a_session_until_sign_out_and_never_the_key() {
     let (status, ..) = get(&rig, "/_proxy/report", &[(COOKIE.as_str(), &cookie)]).await;
     assert_eq!(status, 200);
     let (status, ..) = get(&rig, "/metrics", &[(COOKIE.as_str(), &cookie)]).await;
+    assert_eq!(status, 401);
+    // Nor the listing of exchanges (`payments tail --proxy` sends the key).
+    let (status, ..) = get(&rig, "/_proxy/exchanges", &[(COOKIE.as_str(), &cookie)]).await;
     assert_eq!(status, 401);
     // A console reached with the key itself offers no sign-out.
     let bearer = format!("Bearer {KEY}");

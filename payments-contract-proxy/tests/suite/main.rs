@@ -28,6 +28,8 @@ mod framing;
 // The admin key in front of the console, the summary and the metrics;
 // the console's sign-in.
 mod access;
+// `GET /_proxy/exchanges`: the last exchanges, short, paged by `after`.
+mod listing;
 // The mock behind the proxy: hundreds of correct exchanges, no violation.
 mod verified_fake;
 // Interface coverage: the mock behind the proxy, every cell it can give.

@@ -1,0 +1,424 @@
+//! `GET /_proxy/exchanges?after=SEQ&limit=N` (issue 44): the most recent
+//! judged exchanges, one short item each (what `payments tail --proxy`
+//! prints), oldest first. Bounded: the last [`KEEPS`] exchanges in a
+//! ring, each text cut at [`TEXT`] bytes and no body kept, so the listing
+//! stays under a megabyte whatever passes through.
+//!
+//! Exchanges are judged in the order they end, not the order of their
+//! `seq` (a slow exchange is judged after a quick later one), so `after`
+//! pages by the order they were judged in: `after=SEQ` gives what was
+//! judged after exchange `SEQ`. A reader that asks again with the `seq` of
+//! the last item it got never misses a slow exchange. When exchange `SEQ`
+//! is no longer kept (or never was), it gives those numbered above `SEQ`.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::exchange::{Endpoint, Exchange, Parsed};
+use crate::memory::Memory;
+use crate::rules::{Finding, Level, Verdict};
+
+/// Exchanges kept, and the largest (and default) `limit`.
+pub const KEEPS: usize = 1000;
+/// The most bytes of a path, query, reference, id or code kept.
+pub const TEXT: usize = 256;
+/// The largest `after` (as the mock's journal: a `BIGINT`).
+const SEQ_MAX: u64 = i64::MAX as u64;
+
+/// What a request for a page asks: `after` and `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Page {
+    after: Option<u64>,
+    limit: usize,
+}
+
+impl Page {
+    /// Reads `after` and `limit` from a query (other parameters are
+    /// ignored; the first of a repeated one counts).
+    ///
+    /// # Errors
+    ///
+    /// What is wrong with them, each said once, for a 400
+    /// `VALIDATION_ERROR`: an `after` that is not a whole number from 0 to
+    /// 9223372036854775807, a `limit` that is not one from 1 to
+    /// [`KEEPS`], either given empty.
+    pub(crate) fn parse(query: Option<&str>) -> Result<Self, String> {
+        let pairs: Vec<(Cow<'_, str>, Cow<'_, str>)> = query
+            .map(|q| url::form_urlencoded::parse(q.as_bytes()).collect())
+            .unwrap_or_default();
+        let first = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+        let mut problems = Vec::new();
+        let after = first("after").and_then(|text| {
+            let after = whole(text).filter(|n| *n <= SEQ_MAX);
+            if after.is_none() {
+                problems.push(format!(
+                    "after must be a whole number from 0 to {SEQ_MAX}: the seq of the last \
+                     exchange seen"
+                ));
+            }
+            after
+        });
+        let limit = match first("limit") {
+            None => KEEPS,
+            Some(text) => match whole(text)
+                .and_then(|n| usize::try_from(n).ok())
+                .filter(|n| (1..=KEEPS).contains(n))
+            {
+                Some(limit) => limit,
+                None => {
+                    problems.push(format!("limit must be a whole number from 1 to {KEEPS}"));
+                    KEEPS
+                }
+            },
+        };
+        if problems.is_empty() {
+            Ok(Self { after, limit })
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+}
+
+/// Digits only (no sign, space or fraction), as a number.
+fn whole(text: &str) -> Option<u64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// One finding, without its message (the console and the report have it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub(crate) struct Brief {
+    rule: &'static str,
+    level: Level,
+}
+
+/// One judged exchange, as `GET /_proxy/exchanges` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Item {
+    /// The exchange's number (as in the report, the recording and the
+    /// console).
+    seq: u64,
+    /// When the request arrived.
+    time: DateTime<Utc>,
+    method: Box<str>,
+    /// As sent (secrets replaced).
+    path: Box<str>,
+    query: Option<Box<str>>,
+    /// The answer's status.
+    status: u16,
+    /// Request to answer, milliseconds.
+    duration_ms: f64,
+    verdict: Verdict,
+    findings: Box<[Brief]>,
+    /// The answer's `errorCode`, when it is an envelope with one.
+    error_code: Option<Box<str>>,
+    /// `X-Request-Id` of the request, or of the answer.
+    request_id: Option<Box<str>>,
+    /// The transaction's reference, when the exchange names it or the
+    /// proxy remembers it of the transaction.
+    reference_no: Option<Box<str>>,
+    /// The transaction's id, likewise.
+    transaction_id: Option<Box<str>>,
+}
+
+/// What an exchange says (or the proxy remembers) of its transaction and
+/// its answer: read while its bodies are parsed, before the exchange is
+/// redacted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Facts {
+    error_code: Option<String>,
+    reference_no: Option<String>,
+    transaction_id: Option<String>,
+}
+
+impl Facts {
+    /// The answer's `errorCode`; the reference and the transaction the
+    /// path or the request names, else the successful answer's, else what
+    /// `memory` (after this exchange was remembered) has of the other.
+    pub(crate) fn of(parsed: &Parsed<'_>, memory: &Memory) -> Self {
+        let text = |value: Option<Cow<'_, str>>| value.map(Cow::into_owned);
+        let answered = |field: &str| text(parsed.success_data().and_then(|d| d.text(field)));
+        let mut reference_no = match &parsed.endpoint {
+            Endpoint::StatusByReference(reference) => Some(reference.clone()),
+            _ => text(parsed.request_text("referenceNo")),
+        }
+        .or_else(|| answered("referenceNo"));
+        let mut transaction_id = match &parsed.endpoint {
+            Endpoint::StatusById(id) => Some(id.clone()),
+            _ => text(parsed.request_text("transactionId")),
+        }
+        .or_else(|| answered("transactionId"));
+        if parsed.endpoint.operation().is_some() {
+            if reference_no.is_none()
+                && let Some(id) = &transaction_id
+            {
+                reference_no = memory
+                    .transaction(id)
+                    .and_then(|seen| seen.reference_no.clone());
+            }
+            if transaction_id.is_none()
+                && let Some(reference) = &reference_no
+            {
+                transaction_id = memory
+                    .transaction_of_reference(reference)
+                    .map(str::to_owned);
+            }
+        }
+        Self {
+            error_code: text(parsed.envelope().and_then(|e| e.code())),
+            reference_no: reference_no.filter(|r| !r.is_empty()),
+            transaction_id: transaction_id.filter(|t| !t.is_empty()),
+        }
+    }
+
+    /// Each value passed through `scrub` (secrets replaced).
+    pub(crate) fn scrubbed(self, scrub: impl Fn(&str) -> String) -> Self {
+        let each = |value: Option<String>| value.map(|v| scrub(&v));
+        Self {
+            error_code: each(self.error_code),
+            reference_no: each(self.reference_no),
+            transaction_id: each(self.transaction_id),
+        }
+    }
+}
+
+/// `text` cut to at most [`TEXT`] bytes (at a character boundary), with
+/// `…` when cut.
+fn kept(text: &str) -> Box<str> {
+    if text.len() <= TEXT {
+        return text.into();
+    }
+    let mut end = TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end]).into_boxed_str()
+}
+
+impl Item {
+    /// The item of a judged exchange (already redacted).
+    pub(crate) fn of(
+        exchange: &Exchange,
+        verdict: Verdict,
+        findings: &[Finding],
+        facts: Facts,
+    ) -> Self {
+        let request_id = exchange
+            .request
+            .header("x-request-id")
+            .or_else(|| exchange.response.header("x-request-id"));
+        Self {
+            seq: exchange.seq,
+            time: exchange.time,
+            method: kept(&exchange.request.method),
+            path: kept(&exchange.request.path),
+            query: exchange.request.query.as_deref().map(kept),
+            status: exchange.response.status,
+            duration_ms: (exchange.duration_ms.max(0.0) * 1000.0).round() / 1000.0,
+            verdict,
+            findings: findings
+                .iter()
+                .map(|f| Brief {
+                    rule: f.rule,
+                    level: f.level,
+                })
+                .collect(),
+            error_code: facts.error_code.as_deref().map(kept),
+            request_id: request_id.map(kept),
+            reference_no: facts.reference_no.as_deref().map(kept),
+            transaction_id: facts.transaction_id.as_deref().map(kept),
+        }
+    }
+}
+
+/// `data` of `GET /_proxy/exchanges`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Shown {
+    items: Vec<Item>,
+}
+
+/// The last [`KEEPS`] judged exchanges, in the order they were judged.
+#[derive(Debug, Default)]
+pub(crate) struct Listing {
+    items: VecDeque<Item>,
+}
+
+impl Listing {
+    /// Keeps `item`, forgetting the oldest beyond [`KEEPS`].
+    pub(crate) fn push(&mut self, item: Item) {
+        if self.items.len() == KEEPS {
+            self.items.pop_front();
+        }
+        self.items.push_back(item);
+    }
+
+    /// A page, oldest first: without `after`, the newest `limit`; with
+    /// it, the first `limit` judged after exchange `after` (see the
+    /// module's documentation).
+    pub(crate) fn page(&self, page: Page) -> Shown {
+        let items = match page.after {
+            None => {
+                let skip = self.items.len().saturating_sub(page.limit);
+                self.items.iter().skip(skip).cloned().collect()
+            }
+            Some(after) => match self.items.iter().rposition(|i| i.seq == after) {
+                Some(at) => self
+                    .items
+                    .iter()
+                    .skip(at + 1)
+                    .take(page.limit)
+                    .cloned()
+                    .collect(),
+                None => self
+                    .items
+                    .iter()
+                    .filter(|i| i.seq > after)
+                    .take(page.limit)
+                    .cloned()
+                    .collect(),
+            },
+        };
+        Shown { items }
+    }
+
+    /// How many are kept.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::rules::test_support::exchange;
+
+    fn item(seq: u64) -> Item {
+        let mut e = exchange("GET", "/api/payments/x/status", json!(null), 404, json!({}));
+        e.seq = seq;
+        Item::of(&e, Verdict::Pass, &[], Facts::default())
+    }
+
+    fn seqs(shown: &Shown) -> Vec<u64> {
+        shown.items.iter().map(|i| i.seq).collect()
+    }
+
+    fn page(query: &str) -> Page {
+        Page::parse(Some(query)).expect("a good query")
+    }
+
+    #[test]
+    fn pages_are_read_and_refused_with_a_reason() {
+        assert_eq!(
+            Page::parse(None),
+            Ok(Page {
+                after: None,
+                limit: KEEPS
+            })
+        );
+        assert_eq!(
+            page("after=7&limit=2&other=x"),
+            Page {
+                after: Some(7),
+                limit: 2
+            }
+        );
+        assert_eq!(page("after=9223372036854775807").after, Some(SEQ_MAX));
+        for bad in [
+            "after=",
+            "after=-1",
+            "after=+1",
+            "after=1.5",
+            "after=%201",
+            "after=abc",
+            "after=9223372036854775808",
+            "after=99999999999999999999999",
+        ] {
+            let problem = Page::parse(Some(bad)).expect_err(bad);
+            assert!(
+                problem.starts_with("after must be a whole number"),
+                "{bad}: {problem}"
+            );
+        }
+        for bad in [
+            "limit=",
+            "limit=0",
+            "limit=1001",
+            "limit=-5",
+            "limit=1e3",
+            "limit=x",
+        ] {
+            let problem = Page::parse(Some(bad)).expect_err(bad);
+            assert_eq!(
+                problem, "limit must be a whole number from 1 to 1000",
+                "{bad}"
+            );
+        }
+        let both = Page::parse(Some("after=x&limit=0")).expect_err("two problems");
+        assert!(
+            both.contains("after must") && both.contains("; limit must"),
+            "{both}"
+        );
+    }
+
+    #[test]
+    fn the_ring_keeps_the_last_thousand() {
+        let mut listing = Listing::default();
+        for seq in 1..=1500 {
+            listing.push(item(seq));
+        }
+        assert_eq!(listing.len(), KEEPS);
+        let newest = listing.page(page("limit=3"));
+        assert_eq!(seqs(&newest), [1498, 1499, 1500]);
+        let all = listing.page(Page::parse(None).expect("no query"));
+        assert_eq!(all.items.first().map(|i| i.seq), Some(501));
+        assert_eq!(all.items.len(), KEEPS);
+    }
+
+    #[test]
+    fn after_pages_by_the_order_judged_so_a_slow_exchange_is_not_skipped() {
+        let mut listing = Listing::default();
+        // 2 was slow: judged after 3.
+        for seq in [1, 3, 2, 4] {
+            listing.push(item(seq));
+        }
+        assert_eq!(seqs(&listing.page(page("after=3"))), [2, 4]);
+        assert_eq!(seqs(&listing.page(page("after=2"))), [4]);
+        assert_eq!(seqs(&listing.page(page("after=1&limit=2"))), [3, 2]);
+        assert_eq!(seqs(&listing.page(page("after=4"))), Vec::<u64>::new());
+        // Not kept: those numbered above it.
+        assert_eq!(seqs(&listing.page(page("after=0"))), [1, 3, 2, 4]);
+        assert_eq!(seqs(&listing.page(page("after=99"))), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn long_texts_are_cut() {
+        let long = format!("/api/{}", "é".repeat(400));
+        let mut e = exchange("GET", &long, json!(null), 404, json!({}));
+        e.seq = 1;
+        let item = Item::of(
+            &e,
+            Verdict::Pass,
+            &[],
+            Facts {
+                reference_no: Some("R".repeat(10_000)),
+                ..Facts::default()
+            },
+        );
+        assert!(item.path.len() <= TEXT + '…'.len_utf8());
+        assert!(item.path.ends_with('…'));
+        assert!(
+            item.reference_no
+                .as_deref()
+                .is_some_and(|r| r.len() <= TEXT + 3)
+        );
+    }
+}
