@@ -127,6 +127,21 @@ impl Fault {
         }
     }
 
+    /// Whether `X-Mock-Fault` may ask for this kind (the seven of CONTRACT
+    /// section 10); the others are the scripted rules' alone.
+    fn is_header_kind(&self) -> bool {
+        matches!(
+            self,
+            Self::InternalError
+                | Self::CommitThenError
+                | Self::Reset
+                | Self::CommitThenReset
+                | Self::RateLimit
+                | Self::AnswerOther
+                | Self::Delay(_)
+        )
+    }
+
     /// A fault rule's kind (CONTRACT section 19): the seven tokens of
     /// `X-Mock-Fault`, and `hang`, `commit-then-hang`, `truncate`,
     /// `slow-body=BYTES_PER_SECOND` and `gateway=502|503|504`.
@@ -207,26 +222,18 @@ pub fn parse_header(value: &[u8]) -> Result<Vec<Fault>, ApiError> {
     }
     let mut faults = Vec::new();
     for token in text.split(',').map(|t| t.trim_matches(' ')) {
-        let fault = match token {
-            "internal-error" => Fault::InternalError,
-            "commit-then-error" => Fault::CommitThenError,
-            "reset" => Fault::Reset,
-            "commit-then-reset" => Fault::CommitThenReset,
-            "rate-limit" => Fault::RateLimit,
-            "answer-other" => Fault::AnswerOther,
-            other => match other.strip_prefix("delay=").map(str::parse::<u64>) {
-                Some(Ok(ms)) if Duration::from_millis(ms) <= MAX_DELAY => {
-                    Fault::Delay(Duration::from_millis(ms))
-                }
-                _ => {
-                    return Err(ApiError::validation(format!(
-                        "X-Mock-Fault: unknown fault {token:?}; expected internal-error, \
-                         commit-then-error, reset, commit-then-reset, rate-limit, \
-                         answer-other or delay=<ms> (at most 60000)"
-                    )));
-                }
-            },
-        };
+        // The rules' tokens, less the kinds a header cannot ask for (a
+        // hang or a truncated body is a rule's: `POST /_mock/faults`).
+        let fault = Fault::from_rule_token(token)
+            .ok()
+            .filter(Fault::is_header_kind)
+            .ok_or_else(|| {
+                ApiError::validation(format!(
+                    "X-Mock-Fault: unknown fault {token:?}; expected internal-error, \
+                     commit-then-error, reset, commit-then-reset, rate-limit, \
+                     answer-other or delay=<ms> (at most 60000)"
+                ))
+            })?;
         faults.push(fault);
     }
     Ok(faults)
