@@ -1,0 +1,266 @@
+//! Unit tests of `fault_rules.rs`.
+use super::*;
+use serde_json::json;
+
+fn parsed(body: Value) -> Result<FaultRule, RuleError> {
+    parse_rule(body.as_object().expect("an object"))
+}
+
+fn facts(endpoint: Endpoint, reference: Option<&str>) -> Facts {
+    Facts {
+        endpoint: Some(endpoint),
+        reference_no: reference.map(str::to_owned),
+        complete: true,
+        ..Facts::default()
+    }
+}
+
+#[test]
+fn a_rule_parses_with_its_defaults() {
+    let rule = parsed(json!({"fault": "commit-then-hang"})).expect("valid");
+    assert_eq!(rule, FaultRule::new(Fault::CommitThenHang));
+    let rule = parsed(json!({
+        "match": {"endpoint": "confirm", "referenceNo": "ORDER-1",
+                  "merchantId": "6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10",
+                  "transactionId": "01937e1c-0000-7000-8000-0000000000c1"},
+        "after": 2, "times": 0, "probability": 0.25, "fault": "slow-body=100"
+    }))
+    .expect("valid");
+    assert_eq!(rule.matching.endpoint, Some(Endpoint::Confirm));
+    assert_eq!(rule.after, 2);
+    assert_eq!(rule.times, 0);
+    assert_eq!(rule.fault, Fault::SlowBody(100));
+    // JSON Schema's integer: 2.0 is 2.
+    let whole = parsed(json!({"fault": "hang", "after": 2.0, "times": 0.0})).expect("valid");
+    assert_eq!((whole.after, whole.times), (2, 0));
+    // And back to JSON as it came.
+    assert_eq!(parsed(rule.to_json()).expect("round trip"), rule);
+}
+
+#[test]
+fn bad_rules_name_their_field() {
+    for (body, field) in [
+        (json!({}), "fault"),
+        (json!({"fault": "explode"}), "fault"),
+        (json!({"fault": 3}), "fault"),
+        (json!({"fault": "gateway=500"}), "fault"),
+        (json!({"fault": "slow-body=0"}), "fault"),
+        (json!({"fault": "slow-body=-1"}), "fault"),
+        (json!({"fault": "delay=60001"}), "fault"),
+        (json!({"fault": "hang", "after": -1}), "after"),
+        (json!({"fault": "hang", "times": 1.5}), "times"),
+        (json!({"fault": "hang", "times": 4_294_967_296.0}), "times"),
+        (json!({"fault": "hang", "after": -0.5}), "after"),
+        (json!({"fault": "hang", "times": "1"}), "times"),
+        (json!({"fault": "hang", "probability": 1.01}), "probability"),
+        (json!({"fault": "hang", "probability": -0.1}), "probability"),
+        (json!({"fault": "hang", "probability": "1"}), "probability"),
+        (json!({"fault": "hang", "match": []}), "match"),
+        (
+            json!({"fault": "hang", "match": {"endpoint": "refund"}}),
+            "match.endpoint",
+        ),
+        (
+            json!({"fault": "hang", "match": {"merchantId": "x"}}),
+            "match.merchantId",
+        ),
+        (
+            json!({"fault": "hang", "match": {"transactionId": "{01937e1c-0000-7000-8000-0000000000c1}"}}),
+            "match.transactionId",
+        ),
+        (
+            json!({"fault": "hang", "match": {"referenceNo": ""}}),
+            "match.referenceNo",
+        ),
+        (
+            json!({"fault": "hang", "match": {"referenceNo": "x".repeat(65)}}),
+            "match.referenceNo",
+        ),
+        (
+            json!({"fault": "hang", "match": {"referenceNo": "a\u{7}b"}}),
+            "match.referenceNo",
+        ),
+        (json!({"fault": "hang", "match": {"amount": 1}}), "match"),
+        (json!({"fault": "hang", "then": "reset"}), "body"),
+    ] {
+        let error = parsed(body.clone()).expect_err("refused");
+        assert_eq!(error.field, field, "{body}: {error}");
+    }
+}
+
+#[test]
+fn the_published_patterns_are_the_parsers() {
+    let token = regex::Regex::new(FAULT_RULE_TOKEN).expect("a pattern");
+    for text in [
+        "hang",
+        "commit-then-hang",
+        "truncate",
+        "gateway=502",
+        "gateway=503",
+        "gateway=504",
+        "delay=0",
+        "delay=7",
+        "delay=59999",
+        "delay=60000",
+        "slow-body=1",
+        "slow-body=999999999",
+        "internal-error",
+        "commit-then-error",
+        "reset",
+        "commit-then-reset",
+        "rate-limit",
+        "answer-other",
+        "gateway=500",
+        "gateway=5020",
+        "delay=60001",
+        "delay=01",
+        "delay=",
+        "slow-body=0",
+        "slow-body=01",
+        "slow-body=1000000000",
+        "slow-body=-1",
+        "HANG",
+        "hang ",
+        " hang",
+        "",
+        "hang,reset",
+    ] {
+        assert_eq!(
+            token.is_match(text),
+            Fault::from_rule_token(text).is_ok(),
+            "{text:?}"
+        );
+    }
+    let reference = regex::Regex::new(RULE_REFERENCE).expect("a pattern");
+    for text in [
+        "ORDER-1",
+        "a",
+        "x\u{202e}y",
+        " spaced ",
+        "\u{7}",
+        "a\u{85}b",
+        "a\u{9f}",
+        "",
+        &"x".repeat(64),
+        &"x".repeat(65),
+        &"é".repeat(64),
+    ] {
+        assert_eq!(
+            reference.is_match(text),
+            check_reference(text).is_ok(),
+            "{text:?}"
+        );
+    }
+    let uuid = regex::Regex::new(UUID_PATTERN).expect("a pattern");
+    for text in [
+        "6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10",
+        "6F1C0F0E-8D4B-4C47-9A4E-2F4F7F9D8A10",
+        "6f1c0f0e8d4b4c479a4e2f4f7f9d8a10",
+        "{6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10}",
+        "urn:uuid:6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10",
+        "x",
+    ] {
+        let parsed = uuid_field(
+            json!({ "merchantId": text })
+                .as_object()
+                .expect("an object"),
+            "merchantId",
+            "match.merchantId",
+        );
+        assert_eq!(uuid.is_match(text), parsed.is_ok(), "{text:?}");
+    }
+}
+
+#[test]
+fn after_then_times_then_spent() {
+    let book = RuleBook::default();
+    book.add(
+        FaultRule::new(Fault::InternalError)
+            .on(Endpoint::Confirm)
+            .after(1)
+            .times(2),
+    )
+    .expect("added");
+    let confirm = facts(Endpoint::Confirm, None);
+    let faults: Vec<bool> = (0..5)
+        .map(|_| book.meet(&confirm, 1).expect("decided").is_some())
+        .collect();
+    assert_eq!(faults, [false, true, true, false, false]);
+    // Another endpoint never matched it.
+    assert_eq!(book.meet(&facts(Endpoint::Initiate, None), 1), Ok(None));
+    let view = &book.list()[0];
+    assert_eq!((view.met, view.fired, view.remaining), (3, 2, Some(0)));
+}
+
+#[test]
+fn the_first_live_rule_in_creation_order_wins() {
+    let book = RuleBook::default();
+    let first = book
+        .add(FaultRule::new(Fault::Gateway(502)).reference("A"))
+        .expect("added");
+    book.add(FaultRule::new(Fault::Hang).times(0))
+        .expect("added");
+    let a = facts(Endpoint::Initiate, Some("A"));
+    let hit = book.meet(&a, 1).expect("decided").expect("a fault");
+    assert_eq!(
+        (hit.fault, hit.rule.to_string()),
+        (Fault::Gateway(502), first.id)
+    );
+    // Spent: the next one goes on to the second rule.
+    let hit = book.meet(&a, 1).expect("decided").expect("a fault");
+    assert_eq!(hit.fault, Fault::Hang);
+}
+
+#[test]
+fn a_rule_naming_a_reference_asks_for_the_stored_transaction() {
+    let book = RuleBook::default();
+    book.add(FaultRule::new(Fault::Truncate).reference("A"))
+        .expect("added");
+    let mut by_id = Facts {
+        endpoint: Some(Endpoint::StatusById),
+        transaction_id: Some(Uuid::nil()),
+        ..Facts::default()
+    };
+    assert_eq!(book.meet(&by_id, 1), Err(()));
+    assert_eq!(book.list()[0].met, 0, "nothing counted");
+    by_id.reference_no = Some("A".into());
+    by_id.complete = true;
+    assert!(book.meet(&by_id, 1).expect("decided").is_some());
+}
+
+#[test]
+fn probabilities_repeat_with_the_seed() {
+    let run = |seed| {
+        let book = RuleBook::default();
+        book.add(FaultRule::new(Fault::RateLimit).times(0).probability(0.3))
+            .expect("added");
+        let any = facts(Endpoint::StatusById, None);
+        (0..2000)
+            .map(|_| book.meet(&any, seed).expect("decided").is_some())
+            .collect::<Vec<_>>()
+    };
+    let a = run(7);
+    assert_eq!(a, run(7));
+    assert_ne!(a, run(8));
+    let fired = a.iter().filter(|f| **f).count();
+    assert!((500..=700).contains(&fired), "{fired}");
+}
+
+#[test]
+fn rules_are_bounded_and_removed() {
+    let book = RuleBook::default();
+    let mut last = None;
+    for _ in 0..MAX_RULES {
+        last = Some(book.add(FaultRule::new(Fault::Hang)).expect("added"));
+    }
+    assert!(book.add(FaultRule::new(Fault::Hang)).is_err());
+    let id = Uuid::parse_str(&last.expect("one").id).expect("a uuid");
+    assert!(book.remove(id));
+    assert!(!book.remove(id));
+    assert_eq!(book.clear(), MAX_RULES - 1);
+    assert!(!book.any());
+    assert!(
+        book.add(FaultRule::new(Fault::Hang).probability(2.0))
+            .is_err()
+    );
+}
