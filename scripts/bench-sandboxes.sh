@@ -78,8 +78,11 @@ stop_server
 start_server "$OUT/mock-idle.out" "$MOCK" --port 0 --max-sandboxes 1000000
 for _ in $(seq 1 100); do curl -sf -X POST "$BASE/_mock/sandboxes" >/dev/null; done
 before=$(rss)
-(cd "$ROOT" && taskset -c "$CLIENT_CPU" wrk -t1 -c4 -d30s -s "$WRK/sandbox_create.lua" \
-  "$BASE/_mock/sandboxes" >/dev/null) &
+# wrk itself in the background (not a subshell around it), so the kill
+# below stops it: a wrk left running would load the next run.
+cd "$ROOT"
+taskset -c "$CLIENT_CPU" wrk -t1 -c4 -d30s -s "$WRK/sandbox_create.lua" \
+  "$BASE/_mock/sandboxes" >/dev/null &
 wrk_pid=$!
 live() { curl -sf "$BASE/metrics" | awk '/^payments_mock_sandboxes[{ ]/ { print $NF }'; }
 while [ "$(live)" -lt $((IDLE + 100)) ]; do sleep 0.2; done
