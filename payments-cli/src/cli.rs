@@ -143,6 +143,14 @@ pub enum Command {
     /// disagrees with the service. The address is a convenience anyone can
     /// forge: the service is the truth.
     VerifyReturn(VerifyReturnArgs),
+    /// Print the mock's request journal (or, with --proxy, the contract proxy's exchanges)
+    ///
+    /// The entries the server keeps (the last 1,000), newest last: a table
+    /// on a terminal, one JSON object per line otherwise (or with -o json).
+    /// With --follow, keeps printing new entries until Ctrl-C (exit 0). Use
+    /// the mock's admin key, or a merchant's API key to see that
+    /// merchant's requests only.
+    Tail(TailArgs),
     /// Print shell completions to stdout
     Completions(CompletionsArgs),
 }
@@ -330,6 +338,111 @@ pub struct VerifyReturnArgs {
     pub url: String,
 }
 
+/// Arguments of `payments tail`.
+#[derive(Debug, Args)]
+#[command(after_help = TAIL_HELP)]
+pub struct TailArgs {
+    /// The contract proxy's exchanges and verdicts (/_proxy/exchanges) instead of the mock's journal
+    #[arg(long, conflicts_with = "sandbox")]
+    pub proxy: bool,
+
+    /// A sandbox of the mock: its own journal (/sandboxes/ID/_mock/requests)
+    #[arg(long, value_name = "ID", value_parser = parse_sandbox_id)]
+    pub sandbox: Option<String>,
+
+    /// Only requests to this path, exactly as sent, e.g. /api/payments/initiate
+    #[arg(long, value_name = "P", value_parser = parse_path)]
+    pub path: Option<String>,
+
+    /// Only entries answered with this HTTP status, e.g. 404
+    #[arg(long, value_name = "N", value_parser = parse_http_status,
+          allow_negative_numbers = true)]
+    pub status: Option<u16>,
+
+    /// Only requests about this reference (and, on the mock, about the
+    /// transaction a confirm of it named)
+    #[arg(long, value_name = "REF")]
+    pub reference_no: Option<String>,
+
+    /// Only entries after this seq (the SEQ column; 0 for all)
+    #[arg(long, value_name = "SEQ", value_parser = parse_seq,
+          allow_negative_numbers = true)]
+    pub since: Option<u64>,
+
+    /// Keep printing new entries until Ctrl-C
+    #[arg(short, long)]
+    pub follow: bool,
+
+    /// With --follow: seconds between polls
+    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds,
+          hide = true)]
+    pub poll_interval: Duration,
+}
+
+/// The end of `payments tail --help`.
+pub const TAIL_HELP: &str = "\
+Columns: SEQ (the entry's number; --since takes it), TIME (UTC), METHOD,
+HTTP (the answer's status), CODE (the answer's errorCode; with --proxy,
+VERDICT, and the findings' rules on the line below), REQUEST (the request
+id's first 8 characters) and PATH. -o json prints each entry whole, as the
+server gave it.
+
+Exit codes:
+  0  done (with --follow: stopped with Ctrl-C)
+  1  the server refused the key (401, 403), or has no such sandbox
+  2  a bad flag
+  4  the server cannot be reached, fails, or went away during --follow";
+
+/// `--sandbox`: a sandbox's id, a UUID as its baseUrl writes it.
+fn parse_sandbox_id(text: &str) -> Result<String, String> {
+    match Uuid::try_parse(text.trim()) {
+        Ok(id) => Ok(id.hyphenated().to_string()),
+        Err(_) => Err(
+            "not a sandbox id; a sandbox's id is a UUID, the last segment of its baseUrl \
+             (…/sandboxes/ID)"
+                .to_owned(),
+        ),
+    }
+}
+
+/// `--path`: a path as sent, from its leading `/`.
+fn parse_path(text: &str) -> Result<String, String> {
+    if !text.starts_with('/') {
+        return Err("must start with /, e.g. /api/payments/initiate".to_owned());
+    }
+    if text.contains(['?', '#']) || text.chars().any(char::is_control) {
+        return Err("a path only, without a query, a fragment or control characters".to_owned());
+    }
+    Ok(text.to_owned())
+}
+
+/// `--status`: an HTTP status, 100 to 599.
+fn parse_http_status(text: &str) -> Result<u16, String> {
+    match text.parse::<u16>() {
+        Ok(status) if (100..=599).contains(&status) && text.bytes().all(|b| b.is_ascii_digit()) => {
+            Ok(status)
+        }
+        _ => Err("not an HTTP status; give a number from 100 to 599, e.g. 404".to_owned()),
+    }
+}
+
+/// The largest seq the servers number with (a `BIGINT`).
+pub const SEQ_MAX: u64 = i64::MAX as u64;
+
+/// `--since`: a seq, a whole number from 0 to [`SEQ_MAX`].
+fn parse_seq(text: &str) -> Result<u64, String> {
+    if !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(seq) = text.parse::<u64>()
+        && seq <= SEQ_MAX
+    {
+        return Ok(seq);
+    }
+    Err(format!(
+        "not a seq; give a whole number from 0 to {SEQ_MAX} (the SEQ column of an entry)"
+    ))
+}
+
 /// Arguments of `payments completions`.
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -447,6 +560,28 @@ mod tests {
         ] {
             assert!(parse_seconds(bad).is_err(), "{bad:?} accepted");
         }
+    }
+
+    #[test]
+    fn tail_flags_are_checked() {
+        assert_eq!(parse_http_status("404"), Ok(404));
+        for bad in ["", "99", "600", "+200", "2xx", "abc", "70000"] {
+            assert!(parse_http_status(bad).is_err(), "{bad:?} accepted");
+        }
+        assert_eq!(parse_seq("0"), Ok(0));
+        assert_eq!(parse_seq("9223372036854775807"), Ok(SEQ_MAX));
+        for bad in ["", "-1", "+1", "1.0", " 1", "9223372036854775808", "x"] {
+            assert!(parse_seq(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(parse_path("/api/payments/initiate").is_ok());
+        for bad in ["api/payments", "", "/a?b=1", "/a#b", "/a\u{1b}[2J"] {
+            assert!(parse_path(bad).is_err(), "{bad:?} accepted");
+        }
+        assert_eq!(
+            parse_sandbox_id("6F1C0D3E-1B7A-4C1E-9A55-1C2B3D4E5F60").as_deref(),
+            Ok("6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60")
+        );
+        assert!(parse_sandbox_id("sandbox-1").is_err());
     }
 
     #[test]

@@ -50,6 +50,11 @@ pub enum CliError {
     #[error("cannot start: {0}")]
     Runtime(#[source] std::io::Error),
 
+    /// A server's journal (`tail`) could not be read: the whole line, and
+    /// the exit code it maps to.
+    #[error("{message}")]
+    Journal { message: String, exit: Exit },
+
     /// A call to the service failed.
     #[error("{}", describe_call_failure(.call, .base_url, .source, .advice.as_deref()))]
     Call {
@@ -121,6 +126,7 @@ impl CliError {
             }
             Self::Output(_) | Self::Runtime(_) => Exit::Unavailable,
             Self::Call { source, .. } => exit_for_client_error(source),
+            Self::Journal { exit, .. } => *exit,
         }
     }
 

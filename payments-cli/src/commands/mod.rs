@@ -9,6 +9,7 @@ mod confirm;
 mod initiate;
 mod reconcile;
 mod status;
+mod tail;
 mod verify_return;
 
 use std::{
@@ -86,15 +87,17 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         .map_err(CliError::Runtime)?;
     runtime.block_on(async move {
         let ctx = Context::new(settings)?;
-        // reconcile's stdout is its rows and its summary line, nothing else:
-        // whatever stops it goes to stderr (COMMANDS.md, "reconcile").
-        let prints_failures = !matches!(cli.command, Command::Reconcile(_));
+        // reconcile's stdout is its rows and its summary line, tail's its
+        // entries, nothing else: whatever stops them goes to stderr
+        // (COMMANDS.md, "reconcile", "tail").
+        let prints_failures = !matches!(cli.command, Command::Reconcile(_) | Command::Tail(_));
         let result = match cli.command {
             Command::Initiate(args) => initiate::run(&ctx, args).await,
             Command::Confirm(args) => confirm::run(&ctx, args).await,
             Command::Status(args) => status::run(&ctx, args).await,
             Command::Reconcile(args) => reconcile::run(&ctx, args).await,
             Command::VerifyReturn(args) => verify_return::run(&ctx, args).await,
+            Command::Tail(args) => tail::run(&ctx, args).await,
             Command::Completions(_) => Ok(Exit::Ok),
         };
         if let Err(err) = &result {
@@ -319,13 +322,7 @@ impl Context {
 /// (CONTRACT section 18). Files are read here, so a missing one is named
 /// with the flag or the profile key that named it.
 fn tls(mut builder: ClientBuilder, settings: &Settings) -> Result<ClientBuilder, CliError> {
-    let read = |file: &SettingFile| {
-        std::fs::read(&file.path).map_err(|source| CliError::SettingFile {
-            path: file.path.clone(),
-            named_by: file.named_by.clone(),
-            source,
-        })
-    };
+    let read = read_setting_file;
     if let Some(ca) = &settings.ca_cert {
         builder = builder.add_root_certificate_pem(read(ca)?);
     }
@@ -351,6 +348,19 @@ fn tls(mut builder: ClientBuilder, settings: &Settings) -> Result<ClientBuilder,
         }
     }
     Ok(builder)
+}
+
+/// The bytes of a file a setting names (a certificate, a key).
+///
+/// # Errors
+///
+/// It cannot be read: named with the flag or the profile key that named it.
+pub fn read_setting_file(file: &SettingFile) -> Result<Vec<u8>, CliError> {
+    std::fs::read(&file.path).map_err(|source| CliError::SettingFile {
+        path: file.path.clone(),
+        named_by: file.named_by.clone(),
+        source,
+    })
 }
 
 /// A builder error about a certificate, as a usage error naming the file.

@@ -28,6 +28,9 @@ mod secrets;
 /// `status`: one, many, by reference, `--from-file`, stdin, exit codes,
 /// json lines that join back to their input.
 mod status;
+/// `tail`: the mock's journal, a merchant's part, a sandbox's, filters,
+/// `--follow` until Ctrl-C or the server goes away, and `--proxy`.
+mod tail;
 /// The commands above through the contract proxy: the mock is a verified fake.
 mod through_proxy;
 /// HTTPS: --ca-cert, --client-cert, --client-key; unknown CA, expiry, mutual TLS.

@@ -37,7 +37,7 @@ async fn the_key_is_never_printed_from_any_source_with_verbose() {
         server.base_url(),
         crate::common::MERCHANT
     ));
-    let commands: [&[&str]; 4] = [
+    let commands: [&[&str]; 6] = [
         &[
             "initiate",
             "--reference-no",
@@ -66,6 +66,8 @@ async fn the_key_is_never_printed_from_any_source_with_verbose() {
             "--reference-no",
             "K-1",
         ],
+        &["tail"],
+        &["tail", "--proxy"],
     ];
     for output in ["json", "table"] {
         for args in commands {

@@ -27,6 +27,7 @@ fn help_of_every_command_is_pinned() {
         insta::assert_snapshot!("help_completions", help_of(&["completions"]));
         insta::assert_snapshot!("help_verify_return", help_of(&["verify-return"]));
         insta::assert_snapshot!("help_reconcile", help_of(&["reconcile"]));
+        insta::assert_snapshot!("help_tail", help_of(&["tail"]));
     });
 }
 

@@ -1,0 +1,222 @@
+//! `payments tail` (issue 44): the mock's request journal, or with
+//! `--proxy` the contract proxy's exchanges and verdicts, newest last: a
+//! table on a terminal, the entries as JSON lines otherwise; `--follow`
+//! keeps printing new entries until Ctrl-C (exit 0).
+//!
+//! Entries are read a page at a time with `after=SEQ`, from `--since`
+//! (or 0: everything the server keeps) on; with `--follow`, again every
+//! poll interval from the last seq read. `--path` is the mock's own
+//! filter; `--status`, `--reference-no` (and `--path` on the proxy) are
+//! applied here, to every entry read, so the cursor moves over what they
+//! leave out too.
+//!
+//! - `source.rs`: the HTTP reads, retries and what a failure says;
+//! - `entry.rs`: an entry of either server, and the filters;
+//! - `table.rs`: the table's lines.
+
+mod entry;
+mod source;
+mod table;
+
+use std::time::Duration;
+
+use crate::{cli::TailArgs, commands::Context, error::CliError, exit::Exit};
+
+use entry::{Entry, Filter};
+use source::{Kind, Source};
+use table::Layout;
+
+/// Between two attempts at a page the server failed (times the attempt's
+/// number), at most: shorter when the poll interval is.
+const RETRY_DELAY: Duration = Duration::from_millis(500);
+
+/// Runs `payments tail`.
+///
+/// # Errors
+///
+/// A page that could not be read (exit 1 for a refused key or an unknown
+/// sandbox, 4 for a server that cannot be reached, fails, or went away),
+/// or stdout closed.
+pub async fn run(ctx: &Context, args: TailArgs) -> Result<Exit, CliError> {
+    let kind = match (&args.sandbox, args.proxy) {
+        (_, true) => Kind::Proxy,
+        (Some(id), false) => Kind::Sandbox(id.clone()),
+        (None, false) => Kind::Mock,
+    };
+    let proxy = kind == Kind::Proxy;
+    let source = Source::new(
+        ctx,
+        kind,
+        args.path.clone(),
+        RETRY_DELAY.min(args.poll_interval),
+    )?;
+    // The mock filters by path itself; the proxy's listing is filtered here.
+    let filter = Filter::new(
+        args.path.clone().filter(|_| proxy),
+        args.status,
+        args.reference_no.clone(),
+    );
+    let mut tail = Tail {
+        ctx,
+        source: &source,
+        filter,
+        layout: None,
+        after: args.since.unwrap_or(0),
+        read: 0,
+        shown: 0,
+        proxy,
+        named: named_filters(&args),
+    };
+    if !args.follow {
+        tail.drain(false).await?;
+        if tail.shown == 0 {
+            eprintln!("{}", tail.nothing_shown());
+        }
+        return Ok(Exit::Ok);
+    }
+    // Ctrl-C is listened for before the first read, so it is never the
+    // default (a kill, exit 130) once anything was printed.
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    let follow = async {
+        tail.drain(false).await?;
+        // The table's header at once, so a terminal shows what it waits for.
+        tail.header()?;
+        loop {
+            tokio::time::sleep(args.poll_interval).await;
+            tail.drain(true).await?;
+        }
+    };
+    tokio::select! {
+        biased;
+        _ = &mut interrupted => {
+            ctx.flush_queued()?;
+            Ok(Exit::Ok)
+        }
+        result = follow => result,
+    }
+}
+
+/// What a run has read and shown so far.
+struct Tail<'a> {
+    ctx: &'a Context,
+    source: &'a Source,
+    filter: Filter,
+    /// Set when the first line is printed (the columns then stay).
+    layout: Option<Layout>,
+    /// The seq of the last entry read (shown or not): the next page's
+    /// `after`.
+    after: u64,
+    read: u64,
+    shown: u64,
+    proxy: bool,
+    /// The filters as the command line gave them, for a note.
+    named: Vec<String>,
+}
+
+impl Tail<'_> {
+    /// Reads and prints every page after `after`; `following`: a read
+    /// succeeded before (a failure then says the server went away).
+    async fn drain(&mut self, following: bool) -> Result<(), CliError> {
+        loop {
+            let page = self.source.page(self.after).await.map_err(|failure| {
+                let last = (self.read > 0).then_some(self.after);
+                self.source.error(&failure, following.then_some(last))
+            })?;
+            let full = page.full;
+            self.print(page.entries)?;
+            if !full {
+                return Ok(());
+            }
+        }
+    }
+
+    fn print(&mut self, entries: Vec<Entry>) -> Result<(), CliError> {
+        let Some(last) = entries.last().map(|e| e.seq) else {
+            return Ok(());
+        };
+        self.read += entries.len() as u64;
+        let kept: Vec<Entry> = entries
+            .into_iter()
+            .filter(|e| self.filter.keeps(e))
+            .collect();
+        // The proxy's pages are in the order judged: its `after` is the
+        // last item's seq, whatever its number.
+        self.after = if self.proxy {
+            last
+        } else {
+            last.max(self.after)
+        };
+        if kept.is_empty() {
+            return Ok(());
+        }
+        self.shown += kept.len() as u64;
+        if self.ctx.is_json() {
+            for entry in &kept {
+                self.ctx.queue_line(entry.raw.get())?;
+            }
+            return self.ctx.flush_queued();
+        }
+        let mut text = String::new();
+        if self.layout.is_none() {
+            let seen = kept
+                .iter()
+                .map(|e| e.seq)
+                .max()
+                .unwrap_or(0)
+                .max(self.after);
+            let layout = Layout::new(self.ctx.style(), self.proxy, seen);
+            text.push_str(&layout.header());
+            self.layout = Some(layout);
+        }
+        if let Some(layout) = &self.layout {
+            for entry in &kept {
+                text.push_str(&layout.row(entry));
+            }
+        }
+        self.ctx.print(&text)
+    }
+
+    /// The table's header, when no line has been printed yet.
+    fn header(&mut self) -> Result<(), CliError> {
+        if self.ctx.is_json() || self.layout.is_some() {
+            return Ok(());
+        }
+        let layout = Layout::new(self.ctx.style(), self.proxy, self.after);
+        self.layout = Some(layout);
+        self.ctx.print(&layout.header())
+    }
+
+    /// Said on stderr when nothing was shown.
+    fn nothing_shown(&self) -> String {
+        let what = if self.proxy { "exchanges" } else { "entries" };
+        if self.named.is_empty() {
+            format!("note: no {what} to show")
+        } else {
+            format!(
+                "note: no {what} match {} ({} read)",
+                self.named.join(", "),
+                self.read
+            )
+        }
+    }
+}
+
+/// The filters of the command line, as typed.
+fn named_filters(args: &TailArgs) -> Vec<String> {
+    let quote = crate::usage::quote;
+    let mut named = Vec::new();
+    if let Some(path) = &args.path {
+        named.push(format!("--path {}", quote(path)));
+    }
+    if let Some(status) = args.status {
+        named.push(format!("--status {status}"));
+    }
+    if let Some(reference) = &args.reference_no {
+        named.push(format!("--reference-no {}", quote(reference)));
+    }
+    if let Some(since) = args.since {
+        named.push(format!("--since {since}"));
+    }
+    named
+}

@@ -1,0 +1,522 @@
+//! Where `tail` reads: the mock's journal (`GET /_mock/requests`, a
+//! sandbox's under `/sandboxes/ID`) or the contract proxy's exchanges
+//! (`GET /_proxy/exchanges`), a page at a time with `after=SEQ`, with the
+//! CLI's key, TLS settings, timeout and retries; and what a failed read
+//! says, in one line, with its exit code.
+
+use std::time::{Duration, Instant};
+
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use secrecy::ExposeSecret as _;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::entry::Entry;
+use crate::{commands::Context, error::CliError, exit::Exit, output::printable};
+
+/// Entries asked for at once from the mock (each may carry a body of up to
+/// 64 KiB), and from the proxy (a few hundred bytes each).
+const MOCK_PAGE: usize = 100;
+const PROXY_PAGE: usize = 1000;
+/// The most a page's answer may take.
+const ANSWER_LIMIT: usize = 32 * 1024 * 1024;
+
+/// Which journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    Mock,
+    Sandbox(String),
+    Proxy,
+}
+
+/// A journal, ready to be read.
+#[derive(Debug)]
+pub struct Source {
+    kind: Kind,
+    http: reqwest::Client,
+    /// The endpoint, without its query.
+    url: reqwest::Url,
+    /// The base URL as messages show it (no user or password).
+    base: String,
+    /// `path=` (the mock filters by it).
+    path: Option<String>,
+    key: Option<HeaderValue>,
+    retries: u32,
+    retry_delay: Duration,
+    timeout: Duration,
+    verbose: bool,
+}
+
+/// A page of entries, oldest first.
+#[derive(Debug)]
+pub struct Page {
+    pub entries: Vec<Entry>,
+    /// A whole page: there may be more after it.
+    pub full: bool,
+}
+
+/// Why a page could not be read.
+#[derive(Debug)]
+pub enum Failure {
+    /// No answer: `connect`, `timeout`, `tls` or `broke off`, and the
+    /// innermost reason.
+    NoAnswer { kind: NoAnswer, reason: String },
+    /// An envelope with `isSuccess` false.
+    Refused {
+        status: u16,
+        code: String,
+        message: String,
+    },
+    /// Not the envelope (an HTML page, an empty answer).
+    NotEnvelope {
+        status: u16,
+        content_type: Option<String>,
+    },
+    /// An envelope `tail` cannot read.
+    Unreadable { status: u16, reason: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoAnswer {
+    Connect,
+    Timeout,
+    Tls,
+    BrokeOff,
+}
+
+impl Failure {
+    /// Whether asking again may help.
+    fn is_transient(&self) -> bool {
+        match self {
+            Self::NoAnswer { kind, .. } => *kind != NoAnswer::Tls,
+            Self::Refused { status, .. }
+            | Self::NotEnvelope { status, .. }
+            | Self::Unreadable { status, .. } => *status == 429 || *status >= 500,
+        }
+    }
+}
+
+/// The envelope, read leniently.
+#[derive(Debug, Deserialize)]
+struct Envelope {
+    #[serde(rename = "isSuccess")]
+    is_success: Option<bool>,
+    #[serde(rename = "errorCode")]
+    error_code: Option<String>,
+    message: Option<String>,
+    data: Option<Box<RawValue>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Items {
+    items: Vec<Box<RawValue>>,
+}
+
+impl Source {
+    /// The journal `kind` at the CLI's base URL; the mock's filters `path`.
+    ///
+    /// # Errors
+    ///
+    /// A certificate or key that cannot be read or used (the client
+    /// already refused them by now, so this is a file that changed).
+    pub fn new(
+        ctx: &Context,
+        kind: Kind,
+        path: Option<String>,
+        retry_delay: Duration,
+    ) -> Result<Self, CliError> {
+        let settings = &ctx.settings;
+        let endpoint = match &kind {
+            Kind::Mock => "/_mock/requests".to_owned(),
+            Kind::Sandbox(id) => format!("/sandboxes/{id}/_mock/requests"),
+            Kind::Proxy => "/_proxy/exchanges".to_owned(),
+        };
+        let base = ctx.base_url.trim_end_matches('/');
+        let url = reqwest::Url::parse(&format!("{base}{endpoint}")).map_err(|e| {
+            CliError::Usage(format!("invalid service URL {base} (--base-url): {e}"))
+        })?;
+        let mut shown = reqwest::Url::parse(base).map_err(|e| {
+            CliError::Usage(format!("invalid service URL {base} (--base-url): {e}"))
+        })?;
+        let _ = shown.set_username("");
+        let _ = shown.set_password(None);
+        let key = match &settings.api_key {
+            Some(key) => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {}", key.0.expose_secret()))
+                    .map_err(|_| {
+                        CliError::Usage(
+                            "the API key cannot be sent in a header; check --api-key, \
+                             PAYMENTS_API_KEY or api_key in the profile"
+                                .to_owned(),
+                        )
+                    })?;
+                value.set_sensitive(true);
+                Some(value)
+            }
+            None => None,
+        };
+        Ok(Self {
+            kind,
+            http: http_client(ctx)?,
+            url,
+            base: shown.as_str().trim_end_matches('/').to_owned(),
+            path,
+            key,
+            retries: settings.retries,
+            retry_delay,
+            timeout: settings.timeout,
+            verbose: settings.verbose,
+        })
+    }
+
+    /// The entries after `after` (in the order the server keeps them),
+    /// one page; asked again after a failure that may pass (no answer,
+    /// 429, 5xx) up to `--retries` times.
+    ///
+    /// # Errors
+    ///
+    /// The last attempt's failure.
+    pub async fn page(&self, after: u64) -> Result<Page, Failure> {
+        let mut attempt = 0;
+        loop {
+            match self.attempt(after).await {
+                Err(failure) if failure.is_transient() && attempt < self.retries => {
+                    attempt += 1;
+                    tokio::time::sleep(self.retry_delay * attempt).await;
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+
+    async fn attempt(&self, after: u64) -> Result<Page, Failure> {
+        let limit = match self.kind {
+            Kind::Proxy => PROXY_PAGE,
+            Kind::Mock | Kind::Sandbox(_) => MOCK_PAGE,
+        };
+        let mut url = self.url.clone();
+        {
+            let mut query = url.query_pairs_mut();
+            query
+                .append_pair("after", &after.to_string())
+                .append_pair("limit", &limit.to_string());
+            if let Some(path) = self.path.as_deref().filter(|_| self.kind != Kind::Proxy) {
+                query.append_pair("path", path);
+            }
+        }
+        let started = Instant::now();
+        if self.verbose {
+            let auth = if self.key.is_some() {
+                " (authorization: Bearer [REDACTED])"
+            } else {
+                " (no API key)"
+            };
+            eprintln!("> GET {}{auth}", shown_url(&url));
+        }
+        let mut request = self.http.get(url);
+        if let Some(key) = &self.key {
+            request = request.header(AUTHORIZATION, key.clone());
+        }
+        let outcome = self.answer(request).await;
+        if self.verbose {
+            let elapsed = started.elapsed().as_millis();
+            match &outcome {
+                Ok(page) => eprintln!("< HTTP 200 in {elapsed} ms, {} entries", page.entries.len()),
+                Err(failure) => eprintln!("< after {elapsed} ms: {}", describe(failure)),
+            }
+        }
+        let mut page = outcome?;
+        page.full = page.entries.len() >= limit;
+        Ok(page)
+    }
+
+    async fn answer(&self, request: reqwest::RequestBuilder) -> Result<Page, Failure> {
+        let mut response = request.send().await.map_err(|e| no_answer(&e))?;
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| no_answer(&e))? {
+            body.extend_from_slice(&chunk);
+            if body.len() > ANSWER_LIMIT {
+                return Err(Failure::Unreadable {
+                    status,
+                    reason: "the answer is larger than 32 MiB".to_owned(),
+                });
+            }
+        }
+        let Ok(envelope) = serde_json::from_slice::<Envelope>(&body) else {
+            return Err(Failure::NotEnvelope {
+                status,
+                content_type,
+            });
+        };
+        match envelope.is_success {
+            Some(true) if (200..300).contains(&status) => {}
+            Some(false) if status >= 400 => {
+                return Err(Failure::Refused {
+                    status,
+                    code: envelope.error_code.unwrap_or_default(),
+                    message: envelope.message.unwrap_or_default(),
+                });
+            }
+            _ => {
+                return Err(Failure::Unreadable {
+                    status,
+                    reason: "its isSuccess and HTTP status disagree".to_owned(),
+                });
+            }
+        }
+        let items = envelope
+            .data
+            .ok_or("no data")
+            .and_then(|data| {
+                serde_json::from_str::<Items>(data.get()).map_err(|_| "no data.items list")
+            })
+            .map_err(|reason| Failure::Unreadable {
+                status,
+                reason: reason.to_owned(),
+            })?;
+        let entries = items
+            .items
+            .into_iter()
+            .map(Entry::read)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|reason| Failure::Unreadable {
+                status,
+                reason: format!("an entry is not one: {reason}"),
+            })?;
+        Ok(Page {
+            entries,
+            full: false,
+        })
+    }
+
+    /// What it is, for messages: `the mock's journal at URL`.
+    fn what(&self) -> String {
+        match &self.kind {
+            Kind::Mock => format!("the mock's journal at {}", self.base),
+            Kind::Sandbox(id) => format!("the journal of sandbox {id} at {}", self.base),
+            Kind::Proxy => format!("the contract proxy's exchanges at {}", self.base),
+        }
+    }
+
+    /// The one line a failure says, and its exit code: `following` once
+    /// the first read succeeded (with `--follow`), with the seq of the
+    /// last entry read, if any.
+    pub fn error(&self, failure: &Failure, following: Option<Option<u64>>) -> CliError {
+        let exit = match failure {
+            Failure::Refused { status, .. } if *status != 429 && *status < 500 => Exit::Rejected,
+            _ => Exit::Unavailable,
+        };
+        let mut message = match following {
+            None => format!(
+                "tail failed: cannot read {}: {}",
+                self.what(),
+                describe(failure)
+            ),
+            Some(last) => format!(
+                "tail stopped: {} stopped answering: {} ({})",
+                self.what(),
+                describe(failure),
+                last.map_or_else(
+                    || "no entry read yet".to_owned(),
+                    |seq| format!("the last entry read: seq {seq}")
+                )
+            ),
+        };
+        if let Some(hint) = self.hint(failure) {
+            message.push_str("; ");
+            message.push_str(&hint);
+        }
+        CliError::Journal { message, exit }
+    }
+
+    fn hint(&self, failure: &Failure) -> Option<String> {
+        let server = match self.kind {
+            Kind::Proxy => "the contract proxy",
+            Kind::Mock | Kind::Sandbox(_) => "the mock",
+        };
+        Some(match failure {
+            Failure::NoAnswer {
+                kind: NoAnswer::Connect,
+                ..
+            } => format!(
+                "is {server} running at {}? set the URL with --base-url or PAYMENTS_BASE_URL",
+                self.base
+            ),
+            Failure::NoAnswer {
+                kind: NoAnswer::Timeout,
+                ..
+            } => format!(
+                "no answer within {} s; try again, or raise --timeout",
+                self.timeout.as_secs_f64()
+            ),
+            Failure::NoAnswer {
+                kind: NoAnswer::Tls,
+                ..
+            } => "trust its CA with --ca-cert FILE (PAYMENTS_CA_CERT, ca_cert in the profile); \
+                  a server that wants a client certificate takes --client-cert and --client-key"
+                .to_owned(),
+            Failure::NoAnswer { .. } => return None,
+            Failure::Refused { status: 401, .. } | Failure::Refused { status: 403, .. } => {
+                match self.kind {
+                    Kind::Proxy => "give the proxy's admin key (its --admin-key) with --api-key \
+                                    or PAYMENTS_API_KEY"
+                        .to_owned(),
+                    Kind::Mock | Kind::Sandbox(_) => "give the mock's admin key, or a merchant's \
+                                                      API key for that merchant's requests, with \
+                                                      --api-key or PAYMENTS_API_KEY"
+                        .to_owned(),
+                }
+            }
+            Failure::Refused { code, .. } if code == "SANDBOX_NOT_FOUND" => {
+                "is --sandbox right? a sandbox is removed when its owner deletes it or after its \
+                 time to live unused"
+                    .to_owned()
+            }
+            Failure::Refused { status: 404, .. } => match self.kind {
+                Kind::Proxy => format!(
+                    "is {} the contract proxy? (for the mock's journal, leave out --proxy)",
+                    self.base
+                ),
+                Kind::Mock | Kind::Sandbox(_) => format!(
+                    "is {} the mock? (for a contract proxy's exchanges, add --proxy)",
+                    self.base
+                ),
+            },
+            Failure::Refused { status, .. } if *status == 429 || *status >= 500 => {
+                "the server may be having trouble; try again later".to_owned()
+            }
+            Failure::Refused { .. } => return None,
+            Failure::NotEnvelope { .. } | Failure::Unreadable { .. } => match self.kind {
+                Kind::Proxy => format!("is {} the contract proxy?", self.base),
+                Kind::Mock | Kind::Sandbox(_) => format!(
+                    "is {} the mock? (for a contract proxy's exchanges, add --proxy)",
+                    self.base
+                ),
+            },
+        })
+    }
+}
+
+/// A failure in words, the server's text escaped for the terminal.
+fn describe(failure: &Failure) -> String {
+    match failure {
+        Failure::NoAnswer { kind, reason } => {
+            let what = match kind {
+                NoAnswer::Connect => "could not connect",
+                NoAnswer::Timeout => "no answer in time",
+                NoAnswer::Tls => "the TLS handshake failed",
+                NoAnswer::BrokeOff => "the connection broke off",
+            };
+            format!("{what} ({})", printable(reason))
+        }
+        Failure::Refused {
+            status,
+            code,
+            message,
+        } => {
+            let code = if code.is_empty() {
+                "no errorCode"
+            } else {
+                code
+            };
+            if message.is_empty() {
+                printable(&format!("{code} (HTTP {status})"))
+            } else {
+                printable(&format!("{code} (HTTP {status}): {message}"))
+            }
+        }
+        Failure::NotEnvelope {
+            status,
+            content_type,
+        } => format!(
+            "it answered HTTP {status} with {} instead of the JSON envelope",
+            printable(content_type.as_deref().unwrap_or("no content type"))
+        ),
+        Failure::Unreadable { status, reason } => {
+            format!("its answer (HTTP {status}) cannot be read: {reason}")
+        }
+    }
+}
+
+/// What kept a request from an answer, and its innermost reason (without
+/// the URL).
+fn no_answer(error: &reqwest::Error) -> Failure {
+    let mut reason = error.to_string();
+    let mut chain = String::new();
+    let mut source = std::error::Error::source(error);
+    while let Some(inner) = source {
+        reason = inner.to_string();
+        chain.push_str(&reason);
+        chain.push(' ');
+        source = inner.source();
+    }
+    let lower = chain.to_ascii_lowercase();
+    let kind = if lower.contains("certificate") || lower.contains("tls") || lower.contains("alert")
+    {
+        NoAnswer::Tls
+    } else if error.is_timeout() {
+        NoAnswer::Timeout
+    } else if error.is_connect() {
+        NoAnswer::Connect
+    } else {
+        NoAnswer::BrokeOff
+    };
+    if kind == NoAnswer::Timeout {
+        reason = "timed out".to_owned();
+    }
+    Failure::NoAnswer { kind, reason }
+}
+
+/// A URL without its user and password.
+fn shown_url(url: &reqwest::Url) -> String {
+    let mut url = url.clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.to_string()
+}
+
+/// An HTTP client with the CLI's timeout and TLS settings (`--ca-cert`,
+/// `--client-cert`, `--client-key`), not following redirects.
+fn http_client(ctx: &Context) -> Result<reqwest::Client, CliError> {
+    let settings = &ctx.settings;
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .timeout(settings.timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("payments-cli/", env!("CARGO_PKG_VERSION")));
+    if let Some(ca) = &settings.ca_cert {
+        let pem = super::super::read_setting_file(ca)?;
+        let roots = reqwest::Certificate::from_pem_bundle(&pem).map_err(|_| {
+            CliError::Usage(format!(
+                "--ca-cert {}: not a PEM certificate (-----BEGIN CERTIFICATE-----)",
+                ca.path.display()
+            ))
+        })?;
+        for root in roots {
+            builder = builder.add_root_certificate(root);
+        }
+    }
+    if let (Some(cert), Some(key)) = (&settings.client_cert, &settings.client_key) {
+        let mut identity = super::super::read_setting_file(cert)?;
+        identity.push(b'\n');
+        identity.extend(super::super::read_setting_file(key)?);
+        let identity = reqwest::Identity::from_pem(&identity).map_err(|_| {
+            CliError::Usage(format!(
+                "--client-cert {} and --client-key {}: not a PEM certificate and its PEM \
+                 private key",
+                cert.path.display(),
+                key.path.display()
+            ))
+        })?;
+        builder = builder.identity(identity);
+    }
+    builder
+        .build()
+        .map_err(|e| CliError::Usage(format!("cannot create the HTTP client: {e}")))
+}
