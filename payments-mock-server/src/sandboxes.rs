@@ -227,11 +227,13 @@ impl<S: Clone> Registry<S> {
     }
 
     /// How many sandboxes are held (expired ones not yet dropped included).
+    #[cfg(test)]
     pub(crate) fn live(&self) -> usize {
         self.lock().len()
     }
 
     /// How many sandboxes were made, and how many expired, since start.
+    #[cfg(test)]
     pub(crate) fn counts(&self) -> (u64, u64) {
         (
             self.tally.created.load(Ordering::Relaxed),

@@ -76,7 +76,8 @@ pub struct Shared {
     pub(crate) sandboxes: Option<Registry<AppState>>,
     /// The sandbox this state is, `None` for the root.
     pub(crate) sandbox: Option<Sandboxed>,
-    /// Its label, when its creator gave one.
+    /// Its label, when its creator gave one (the console shows it).
+    #[cfg_attr(not(feature = "pages"), allow(dead_code))]
     sandbox_label: Option<String>,
     /// What a new sandbox's faults start from: the server's flags.
     template: FaultTemplate,
@@ -285,6 +286,7 @@ impl AppState {
     }
 
     /// A sandbox's label (`None` at the root, or when none was given).
+    #[cfg_attr(not(feature = "pages"), allow(dead_code))]
     pub(crate) fn sandbox_label(&self) -> Option<String> {
         self.sandbox_label.clone()
     }
@@ -292,14 +294,6 @@ impl AppState {
     /// Whether this state is the root (not a sandbox).
     pub fn is_root(&self) -> bool {
         self.sandbox.is_none()
-    }
-
-    /// Live sandboxes, made and expired since start (for `/metrics`).
-    pub(crate) fn sandbox_counts(&self) -> (usize, u64, u64) {
-        self.sandboxes.as_ref().map_or((0, 0, 0), |r| {
-            let (made, expired) = r.counts();
-            (r.live(), made, expired)
-        })
     }
 
     /// The OpenAPI document of this server, as served.

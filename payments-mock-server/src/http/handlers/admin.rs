@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, RawQuery};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
@@ -30,7 +30,7 @@ use crate::domain::rules;
 use crate::domain::transaction::{PayerAction, Status};
 use crate::http::extract::{JsonObject, SameSite};
 use crate::http::handlers::{StatusData, status_data};
-use crate::state::{AppState, Here};
+use crate::state::Here;
 use payments_serve::admin::query_pairs;
 use payments_serve::{ApiError, ErrorCode, success};
 

@@ -3,13 +3,12 @@
 //! `--admin-key`, the admin key's alone (the middleware): the counts are
 //! the whole process's, never split by merchant.
 
-use axum::extract::State;
 use axum::response::Response;
 use payments_interface::coverage::Cell;
 use serde::Serialize;
 
 use crate::coverage::CoverageReport;
-use crate::state::{AppState, Here};
+use crate::state::Here;
 use payments_serve::success;
 
 /// `data` of `GET /_mock/coverage`.

@@ -4,7 +4,7 @@
 //! `--admin-key`, the rules are the admin's alone (a merchant's key is 403:
 //! a rule may name any merchant's reference).
 
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::fault_rules::{RuleView, parse_rule};
 use crate::http::extract::{JsonObject, SameSite};
-use crate::state::{AppState, Here};
+use crate::state::Here;
 use payments_serve::{ApiError, ErrorCode, success};
 
 /// `data` of `GET /_mock/faults`.

@@ -4,7 +4,6 @@
 use serde::Serialize;
 use uuid::Uuid;
 
-use axum::extract::State;
 use axum::response::Response;
 
 use crate::domain::access::Viewer;
