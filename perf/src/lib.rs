@@ -76,7 +76,7 @@ pub fn vm_rss_kib(pid: &str) -> Option<u64> {
 
 /// The request log exactly as the mock binary sets it up (text, `info`, on
 /// stderr), so in-process measurements pay the same logging cost.
-pub fn init_request_log() -> tracing_appender::non_blocking::WorkerGuard {
+pub fn init_request_log() -> payments_serve::logging::BatchGuard<std::io::Stderr> {
     payments_serve::logging::init_logging(payments_serve::logging::LogFormat::Text)
 }
 

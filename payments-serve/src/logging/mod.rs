@@ -20,8 +20,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use tracing_subscriber::fmt::format::Writer;
 
+mod batch;
 mod json;
 mod text;
+
+pub use batch::{BatchGuard, Batched};
 
 pub use json::JsonLines;
 pub use text::PlainText;
@@ -39,24 +42,18 @@ pub enum LogFormat {
 /// `RUST_LOG` (default `info`, the migration crate's progress lines at
 /// `warn`) on stderr, colours only on a terminal.
 ///
-/// Lines are written by a background thread through a 64 KiB buffer: they
-/// queue while requests are served and go out many to a `write` once the
-/// queue is drained, instead of one `write` system call per request on
-/// the serving thread. Nothing is dropped (a full queue makes the logger
-/// wait). Keep the returned guard alive: dropping it flushes what is left.
+/// Lines are written in batches (`batch.rs`): a serving thread appends its
+/// line to a shared buffer and goes on, and a background thread writes what
+/// gathered every 50 ms (`batch::INTERVAL`), many lines to a `write`,
+/// with no wake-up per line. Nothing is dropped. Keep the returned guard
+/// alive: dropping it writes what is left.
 ///
 /// Panics if a global subscriber is already installed (as
 /// `tracing_subscriber`'s `init` does).
-pub fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
+pub fn init_logging(format: LogFormat) -> BatchGuard<std::io::Stderr> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,refinery_core=warn"));
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        .thread_name("payments-log")
-        .finish(std::io::BufWriter::with_capacity(
-            64 * 1024,
-            std::io::stderr(),
-        ));
+    let (writer, guard) = batch::batched(std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
