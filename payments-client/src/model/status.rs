@@ -141,6 +141,11 @@ wire_enum! {
         /// The mock's database cannot be reached (503) *(ext)*; retried
         /// like any 503, the outcome of the call unknown.
         StoreUnavailable => "STORE_UNAVAILABLE",
+        /// The mock: no live sandbox has the id in the base URL (404): it
+        /// was removed or expired *(ext)*; nothing was done.
+        SandboxNotFound => "SANDBOX_NOT_FOUND",
+        /// The mock: `--max-sandboxes` live already (429) *(ext)*.
+        TooManySandboxes => "TOO_MANY_SANDBOXES",
         /// The contract proxy could not reach the service (502) *(ext)*.
         UpstreamUnavailable => "UPSTREAM_UNAVAILABLE",
         /// The contract proxy with `--enforce` refused the service's answer
