@@ -9,6 +9,11 @@
 //! paused clock can move it), never a sandbox's virtual clock. An expired
 //! sandbox is gone the moment it is asked for; the registry drops the
 //! others that expired whenever it is listed or grows.
+//!
+//! A store that keeps sandboxes across restarts (SQLite) hears of their
+//! lives through [`Lifetime`]: an expiry moved on by use (at most once a
+//! quarter of the time to live, so a restart may find a sandbox expiring
+//! up to that much earlier than it would have), and an expiry reached.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -62,9 +67,23 @@ pub enum Refused {
     },
 }
 
+/// What a sandbox's state hears of its life, for a store that writes it
+/// down. Called under the registry's lock: nothing here may wait.
+pub(crate) trait Lifetime {
+    /// Its expiry moved on to `expires_at`.
+    fn renewed(&self, expires_at: DateTime<Utc>) {
+        let _ = expires_at;
+    }
+
+    /// It expired and was dropped.
+    fn expired(&self) {}
+}
+
 struct Entry<S> {
     info: SandboxInfo,
     deadline: Instant,
+    /// The deadline its store last heard of.
+    told: Instant,
     state: S,
 }
 
@@ -92,7 +111,7 @@ fn wall(deadline: Instant, now: Instant) -> DateTime<Utc> {
     Utc::now() + chrono::Duration::from_std(left).unwrap_or(chrono::Duration::MAX)
 }
 
-impl<S: Clone> Registry<S> {
+impl<S: Clone + Lifetime> Registry<S> {
     /// No sandbox; each lives `ttl` unless renewed; at most `max` at once;
     /// counted in `tally`.
     pub(crate) fn new(ttl: Duration, max: usize, tally: Arc<SandboxTally>) -> Self {
@@ -120,7 +139,13 @@ impl<S: Clone> Registry<S> {
     /// Drops every expired sandbox; counts them.
     fn sweep(&self, entries: &mut HashMap<Uuid, Entry<S>>, now: Instant) {
         let before = entries.len();
-        entries.retain(|_, e| e.deadline > now);
+        entries.retain(|_, e| {
+            let live = e.deadline > now;
+            if !live {
+                e.state.expired();
+            }
+            live
+        });
         let gone = before - entries.len();
         if gone > 0 {
             self.gone(gone, true);
@@ -128,7 +153,7 @@ impl<S: Clone> Registry<S> {
     }
 
     /// Makes a sandbox: `make` builds its state from its id. `ttl`: its own
-    /// time to live (else the server's).
+    /// time to live (else the server's). Its description and its state.
     ///
     /// # Errors
     ///
@@ -139,7 +164,7 @@ impl<S: Clone> Registry<S> {
         label: Option<String>,
         ttl: Option<Duration>,
         make: impl FnOnce(Uuid) -> S,
-    ) -> Result<SandboxInfo, Refused> {
+    ) -> Result<(SandboxInfo, S), Refused> {
         let now = Instant::now();
         let ttl = ttl.unwrap_or(self.ttl);
         let mut entries = self.lock();
@@ -159,17 +184,44 @@ impl<S: Clone> Registry<S> {
             expires_at: wall(deadline, now),
             ttl,
         };
+        let state = make(id);
         entries.insert(
             id,
             Entry {
                 info: info.clone(),
                 deadline,
-                state: make(id),
+                told: deadline,
+                state: state.clone(),
             },
         );
         self.tally.created.fetch_add(1, Ordering::Relaxed);
         self.tally.live.fetch_add(1, Ordering::Relaxed);
-        Ok(info)
+        Ok((info, state))
+    }
+
+    /// Takes back a sandbox a store kept from an earlier run, as `info`
+    /// says (live until `info.expires_at`, wall clock); whether it is
+    /// still live (an expired one is dropped and counted as expired).
+    pub(crate) fn restore(&self, info: SandboxInfo, state: S) -> bool {
+        let now = Instant::now();
+        let left = (info.expires_at - Utc::now()).to_std().unwrap_or_default();
+        if left.is_zero() {
+            state.expired();
+            self.tally.expired.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        let deadline = now + left.min(info.ttl);
+        self.lock().insert(
+            info.id,
+            Entry {
+                info,
+                deadline,
+                told: deadline,
+                state,
+            },
+        );
+        self.tally.live.fetch_add(1, Ordering::Relaxed);
+        true
     }
 
     /// The sandbox `id`, renewed (its time to live counts from now), with
@@ -180,11 +232,16 @@ impl<S: Clone> Registry<S> {
         let mut entries = self.lock();
         let entry = entries.get_mut(&id)?;
         if entry.deadline <= now {
+            entry.state.expired();
             entries.remove(&id);
             self.gone(1, true);
             return None;
         }
         entry.deadline = now + entry.info.ttl;
+        if entry.deadline.saturating_duration_since(entry.told) >= entry.info.ttl / 4 {
+            entry.told = entry.deadline;
+            entry.state.renewed(wall(entry.deadline, now));
+        }
         Some((entry.info.owner, entry.state.clone()))
     }
 
@@ -207,22 +264,24 @@ impl<S: Clone> Registry<S> {
         listed
     }
 
-    /// Removes the sandbox `id` if `scope` may see it; whether it did.
-    pub(crate) fn remove(&self, id: Uuid, scope: Option<Uuid>) -> bool {
+    /// Removes the sandbox `id` if `scope` may see it: its state (for its
+    /// store to forget it), or `None`.
+    pub(crate) fn remove(&self, id: Uuid, scope: Option<Uuid>) -> Option<S> {
         let now = Instant::now();
         let mut entries = self.lock();
         match entries.get(&id) {
             Some(e) if e.deadline <= now => {
+                e.state.expired();
                 entries.remove(&id);
                 self.gone(1, true);
-                false
+                None
             }
             Some(e) if scope.is_none() || e.info.owner == scope => {
-                entries.remove(&id);
+                let removed = entries.remove(&id).map(|e| e.state);
                 self.gone(1, false);
-                true
+                removed
             }
-            _ => false,
+            _ => None,
         }
     }
 
@@ -256,11 +315,14 @@ pub(crate) fn parse_id(segment: &str) -> Option<Uuid> {
 mod tests {
     use super::*;
 
+    impl Lifetime for u32 {}
+    impl Lifetime for () {}
+
     #[tokio::test(start_paused = true)]
     async fn a_sandbox_expires_after_its_ttl_unless_used() {
         let registry: Registry<u32> = Registry::new(Duration::from_secs(10), 5, Arc::default());
-        let a = registry.create(None, None, None, |_| 1).expect("made");
-        let b = registry
+        let (a, _) = registry.create(None, None, None, |_| 1).expect("made");
+        let (b, _) = registry
             .create(None, Some("b".into()), Some(Duration::from_secs(30)), |_| 2)
             .expect("made");
         tokio::time::advance(Duration::from_secs(8)).await;
@@ -295,15 +357,96 @@ mod tests {
         let registry: Registry<()> = Registry::new(DEFAULT_SANDBOX_TTL, 10, Arc::default());
         let m = Uuid::new_v4();
         let n = Uuid::new_v4();
-        let mine = registry.create(Some(m), None, None, |_| ()).expect("made");
-        let theirs = registry.create(Some(n), None, None, |_| ()).expect("made");
+        let (mine, _) = registry.create(Some(m), None, None, |_| ()).expect("made");
+        let (theirs, _) = registry.create(Some(n), None, None, |_| ()).expect("made");
         let listed: Vec<Uuid> = registry.list(Some(m)).iter().map(|(i, _)| i.id).collect();
         assert_eq!(listed, vec![mine.id]);
         assert_eq!(registry.list(None).len(), 2);
-        assert!(!registry.remove(theirs.id, Some(m)), "not its own");
-        assert!(registry.remove(mine.id, Some(m)));
-        assert!(!registry.remove(mine.id, None), "already gone");
-        assert!(registry.remove(theirs.id, None), "the admin's");
+        assert!(registry.remove(theirs.id, Some(m)).is_none(), "not its own");
+        assert!(registry.remove(mine.id, Some(m)).is_some());
+        assert!(registry.remove(mine.id, None).is_none(), "already gone");
+        assert!(registry.remove(theirs.id, None).is_some(), "the admin's");
+    }
+
+    /// A state that notes what its store would hear.
+    #[derive(Clone, Default)]
+    struct Heard(Arc<Mutex<Vec<String>>>);
+
+    impl Lifetime for Heard {
+        fn renewed(&self, expires_at: DateTime<Utc>) {
+            let left = (expires_at - Utc::now()).num_seconds();
+            self.0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(format!("renewed {left}"));
+        }
+
+        fn expired(&self) {
+            self.0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push("expired".into());
+        }
+    }
+
+    impl Heard {
+        fn take(&self) -> Vec<String> {
+            std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn its_store_hears_of_renewals_a_quarter_apart_and_of_expiry() {
+        let registry: Registry<Heard> = Registry::new(Duration::from_secs(100), 5, Arc::default());
+        let heard = Heard::default();
+        let (made, _) = registry
+            .create(None, None, None, |_| heard.clone())
+            .expect("made");
+        // Used every 10 s: the store hears at most once per 25 s.
+        for _ in 0..6 {
+            tokio::time::advance(Duration::from_secs(10)).await;
+            assert!(registry.use_sandbox(made.id).is_some());
+        }
+        let told = heard.take();
+        assert_eq!(told.len(), 2, "{told:?}");
+        assert!(told.iter().all(|t| t.starts_with("renewed ")), "{told:?}");
+        tokio::time::advance(Duration::from_secs(101)).await;
+        assert!(registry.use_sandbox(made.id).is_none());
+        assert_eq!(heard.take(), ["expired"]);
+        // Removed by hand: the caller forgets it, the state hears nothing.
+        let (other, _) = registry
+            .create(None, None, None, |_| heard.clone())
+            .expect("made");
+        assert!(registry.remove(other.id, None).is_some());
+        assert_eq!(heard.take(), Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn a_kept_sandbox_comes_back_until_its_time_is_past() {
+        let registry: Registry<Heard> = Registry::new(DEFAULT_SANDBOX_TTL, 5, Arc::default());
+        let heard = Heard::default();
+        let info = |expires_in: i64| SandboxInfo {
+            id: Uuid::new_v4(),
+            label: Some("kept".into()),
+            owner: None,
+            created_at: Utc::now() - chrono::Duration::hours(1),
+            expires_at: Utc::now() + chrono::Duration::seconds(expires_in),
+            ttl: DEFAULT_SANDBOX_TTL,
+        };
+        let live = info(600);
+        assert!(registry.restore(live.clone(), heard.clone()));
+        assert!(!registry.restore(info(-1), heard.clone()));
+        assert_eq!(
+            heard.take(),
+            ["expired"],
+            "the store forgets the expired one"
+        );
+        let listed = registry.list(None);
+        assert_eq!(listed.len(), 1);
+        let left = (listed[0].0.expires_at - Utc::now()).num_seconds();
+        assert!((590..=600).contains(&left), "{left}");
+        assert_eq!(listed[0].0.label.as_deref(), Some("kept"));
+        assert_eq!(registry.counts(), (0, 1), "restored, not made; one expired");
     }
 
     #[test]

@@ -20,3 +20,5 @@ mod replicas;
 mod journal;
 // The database gone while serving: 503 within 5 s, back without a restart.
 mod outage;
+// Sandboxes on SQLite come back after a kill -9 and a restart (issue 42).
+mod sandboxes;

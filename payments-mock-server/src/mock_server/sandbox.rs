@@ -52,9 +52,7 @@ impl std::ops::Deref for Sandbox {
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
-        if let Some(registry) = self.root.sandboxes.as_ref() {
-            registry.remove(self.id, None);
-        }
+        self.root.drop_sandbox(self.id);
     }
 }
 
@@ -70,12 +68,9 @@ impl MockServer {
     /// state in PostgreSQL (whose replicas share no sandboxes yet).
     pub fn sandbox(&self) -> Sandbox {
         let root = self.controls.state.clone();
-        let info = match root.create_sandbox(None, None, None) {
-            Ok(info) => info,
+        let (info, state) = match root.create_sandbox_now() {
+            Ok(made) => made,
             Err(refusal) => panic!("payments-mock-server: no sandbox: {refusal:?}"),
-        };
-        let Some(state) = root.sandbox_for(info.id) else {
-            panic!("payments-mock-server: the sandbox just made is gone");
         };
         Sandbox {
             controls: Controls::new(state, format!("{}/sandboxes/{}", self.base_url(), info.id)),

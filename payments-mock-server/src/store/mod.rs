@@ -24,6 +24,7 @@ mod memory_payer;
 #[cfg(feature = "postgres")]
 mod postgres;
 pub(crate) mod records;
+mod sandboxes;
 mod spec;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
@@ -33,6 +34,9 @@ mod sqlite;
 mod stored_settings;
 #[cfg(test)]
 pub(crate) mod test_support;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
 
 // What every store implements and returns: the domain's port, imported
 // once here for the stores below (not re-exported).
@@ -49,6 +53,19 @@ use crate::domain::transaction::{
 };
 
 pub use any::AnyStore;
+
+/// A sandbox as a store that keeps sandboxes writes it down (CONTRACT
+/// section 19): what `GET /_mock/sandboxes` shows of it. Times are wall
+/// clock (a sandbox's time to live is real time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeptSandbox {
+    pub id: Uuid,
+    pub owner: Option<Uuid>,
+    pub label: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub ttl: std::time::Duration,
+    pub expires_at: DateTime<Utc>,
+}
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]

@@ -161,13 +161,15 @@ pub async fn add(
     let owner = viewer.role.scope();
     let info = state
         .create_sandbox(owner, label, ttl)
+        .await
         .map_err(|refusal| match refusal {
             SandboxRefusal::Nested => ApiError::not_found(),
             SandboxRefusal::Store => ApiError::new(
                 StatusCode::FORBIDDEN,
                 ErrorCode::Forbidden,
-                "this server's PostgreSQL store shares no sandboxes between replicas yet: sandboxes need the memory or SQLite store (where they live in the process's memory)",
+                "this server's PostgreSQL store shares no sandboxes between replicas yet: sandboxes need the memory or SQLite store",
             ),
+            SandboxRefusal::Unavailable(e) => ApiError::from(e),
             SandboxRefusal::TooMany(max) => ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 ErrorCode::TooManySandboxes,
@@ -254,12 +256,13 @@ pub async fn remove(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     root_only(&state)?;
-    let removed = parse_id(&id).is_some_and(|id| {
-        state
-            .sandboxes
-            .as_ref()
-            .is_some_and(|r| r.remove(id, viewer.role.scope()))
-    });
+    let removed = match parse_id(&id) {
+        Some(id) => state
+            .remove_sandbox(id, viewer.role.scope())
+            .await
+            .map_err(ApiError::from)?,
+        None => false,
+    };
     if removed {
         Ok(success(
             serde_json::json!({ "removed": 1 }),

@@ -20,6 +20,12 @@
 //!   the clock and count after each commit that changes them, the journal
 //!   behind the answers, at most every 250 ms and at most its last 1,000
 //!   entries (it reports no change, so no request waits for it).
+//! - **Sandboxes** (CONTRACT section 19) live in the same tables, told
+//!   apart by a `sandbox` column (empty for the root, the id's 16 bytes for
+//!   a sandbox): each has its own view of the file ([`SqliteStore`] with
+//!   its own clock, count and journal) over the one writer and the one
+//!   pool of readers; `mock_sandboxes` keeps what each is, its clock
+//!   offset and its journal's last number, so they come back at a restart.
 //! - **Ownership**: a second process on the same file refuses to start,
 //!   naming the holder (an OS lock on `PATH.lock`, which holds its pid).
 //! - **Opening never changes a file it refuses**: the header is checked
@@ -32,8 +38,8 @@
 use std::fs::File;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -45,7 +51,7 @@ use uuid::Uuid;
 use super::journal::Journal;
 use super::sql::{COLUMNS, ConfirmColumns, JOURNAL_COLUMNS, JournalRow, Row, millis, new_row};
 use super::{
-    ClockReading, Confirmation, Decided, Durability, InsertRefusal, JournalStats, LookupError,
+    KeptSandbox, ClockReading, Confirmation, Decided, Durability, InsertRefusal, JournalStats, LookupError,
     NewTransaction, Order, Page, PageQuery, PayerAction, PayerRefusal, PaymentPage, PaymentPageKey,
     STORE_TIMEOUT, Settings, Store, StoreError, Transition,
 };
@@ -58,6 +64,7 @@ use crate::error::Error;
 mod cache;
 mod open;
 mod rows;
+mod sandboxes;
 mod writer;
 
 pub(super) mod migrations {
@@ -124,7 +131,19 @@ enum Job {
         entries: Vec<JournalEntry>,
         last_seq: u64,
     },
+    /// Writes down a new sandbox (its view's scope is the sandbox).
+    KeepSandbox {
+        kept: Box<KeptSandbox>,
+        reply: Reply<()>,
+    },
+    /// Removes the view's sandbox with all it holds.
+    ForgetSandbox { reply: Option<Reply<()>> },
+    /// Writes down when the view's sandbox expires now.
+    RenewSandbox { expires_at: DateTime<Utc> },
 }
+
+/// A job and the view it is for: the root's or a sandbox's.
+type Sent = (Arc<Shared>, Job);
 
 /// What a committed job changes in the process's copies.
 #[derive(Debug, Clone, Copy)]
@@ -140,27 +159,83 @@ enum Effect {
     },
 }
 
-/// What the store and its two threads share.
+/// One view of the file (the root's or a sandbox's), as the store and its
+/// two threads share it.
 #[derive(Debug)]
 struct Shared {
-    /// Transactions read lately (`cache.rs`).
-    cache: cache::ReadCache,
+    /// Its rows' `sandbox` column: empty for the root, the id's bytes for
+    /// a sandbox.
+    key: Vec<u8>,
+    /// The sandbox it is, `None` for the root.
+    sandbox: Option<Uuid>,
+    /// Transactions read lately (`cache.rs`); the root's only (a sandbox's
+    /// reads go to the file: tests, not load, and a copy per sandbox would
+    /// cost more memory than the sandbox).
+    cache: Option<cache::ReadCache>,
     clock: Clock,
     count: AtomicUsize,
     journal: Journal,
     /// The `seq` of the last journal entry handed to the writer.
     journal_written: AtomicU64,
-    stop: AtomicBool,
+    /// The writer's own: the clock offset as of the jobs it has run
+    /// (committed or about to be)...
+    writer_offset: AtomicI64,
+    /// ...and the newest `seq` a reset has forgotten (see the writer).
+    journal_floor: AtomicU64,
+    /// Removed: nothing more of it is written.
+    gone: AtomicBool,
 }
 
-/// A SQLite file behind the mock.
+impl Shared {
+    fn new(sandbox: Option<Uuid>, replica: &str, offset: i64, count: usize) -> Self {
+        let clock = Clock::new();
+        clock.set_offset_nanos(offset);
+        Self {
+            key: sandbox.map_or_else(Vec::new, |id| id.as_bytes().to_vec()),
+            sandbox,
+            cache: sandbox.is_none().then(cache::ReadCache::default),
+            clock,
+            count: AtomicUsize::new(count),
+            journal: Journal::new(replica),
+            journal_written: AtomicU64::new(0),
+            writer_offset: AtomicI64::new(offset),
+            journal_floor: AtomicU64::new(0),
+            gone: AtomicBool::new(false),
+        }
+    }
+}
+
+/// The views whose journals the flusher writes behind, and its stop.
+#[derive(Debug, Default)]
+struct Views {
+    stop: AtomicBool,
+    live: Mutex<Vec<Weak<Shared>>>,
+}
+
+impl Views {
+    fn add(&self, view: &Arc<Shared>) {
+        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        live.retain(|v| v.strong_count() > 0);
+        live.push(Arc::downgrade(view));
+    }
+
+    fn all(&self) -> Vec<Arc<Shared>> {
+        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        live.retain(|v| v.strong_count() > 0);
+        live.iter().filter_map(Weak::upgrade).collect()
+    }
+}
+
+/// What every view of one file shares: its threads, its readers, its
+/// owner lock.
 #[derive(Debug)]
-pub struct SqliteStore {
+struct Opened {
     shown: String,
     path: PathBuf,
-    shared: Arc<Shared>,
-    jobs: mpsc::Sender<Job>,
+    replica: String,
+    jobs: mpsc::Sender<Sent>,
     readers: Mutex<Vec<Connection>>,
+    views: Arc<Views>,
     writer: Option<JoinHandle<()>>,
     flusher: Option<JoinHandle<()>>,
     /// The OS lock that makes this process the file's only owner; released
@@ -170,6 +245,14 @@ pub struct SqliteStore {
     counts: StoreCounts,
 }
 
+/// A SQLite file behind the mock: the root's view of it, or a sandbox's
+/// ([`SqliteStore::new_sandbox`]).
+#[derive(Debug)]
+pub struct SqliteStore {
+    file: Arc<Opened>,
+    shared: Arc<Shared>,
+}
+
 use crate::metrics::StoreCounts;
 use open::open_reader;
 use rows::*;
@@ -177,12 +260,12 @@ use rows::*;
 impl SqliteStore {
     /// How the console names it: `sqlite:PATH`.
     pub fn shown(&self) -> &str {
-        &self.shown
+        &self.file.shown
     }
 
     /// Its operations' counts (`GET /metrics`).
     pub(crate) fn counts(&self) -> &StoreCounts {
-        &self.counts
+        &self.file.counts
     }
 
     /// Runs `f` on a read connection of the pool.
@@ -191,16 +274,21 @@ impl SqliteStore {
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let pooled = self
+            .file
             .readers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop();
         let conn = match pooled {
             Some(conn) => conn,
-            None => open_reader(&self.path).map_err(|e| store_error(&e))?,
+            None => open_reader(&self.file.path).map_err(|e| store_error(&e))?,
         };
         let result = f(&conn);
-        let mut readers = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut readers = self
+            .file
+            .readers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if readers.len() < IDLE_READERS {
             readers.push(conn);
         }
@@ -213,7 +301,11 @@ impl SqliteStore {
         let (reply, answer) = oneshot::channel();
         let gone = || StoreError::new("the SQLite writer has stopped");
         let work = async {
-            self.jobs.send(job(reply)).await.map_err(|_| gone())?;
+            self.file
+                .jobs
+                .send((Arc::clone(&self.shared), job(reply)))
+                .await
+                .map_err(|_| gone())?;
             answer.await.map_err(|_| gone())?
         };
         tokio::time::timeout(STORE_TIMEOUT, work)
@@ -228,8 +320,9 @@ impl SqliteStore {
         mut f: impl FnMut(&Record) -> T,
     ) -> Result<Option<Page<T>>, StoreError> {
         self.read(|conn| {
+            let key = &self.shared.key;
             if let Some(from) = query.from
-                && select_id(conn, from)?.is_none()
+                && select_id(conn, key, from)?.is_none()
             {
                 return Ok(None);
             }
@@ -237,8 +330,8 @@ impl SqliteStore {
                 Order::OldestFirst => (">", "ASC"),
                 Order::NewestFirst => ("<", "DESC"),
             };
-            let mut sql = format!("SELECT {COLUMNS} FROM mock_transactions WHERE 1 = 1");
-            let mut values: Vec<rusqlite::types::Value> = Vec::new();
+            let mut sql = format!("SELECT {COLUMNS} FROM mock_transactions WHERE sandbox = ?1");
+            let mut values: Vec<rusqlite::types::Value> = vec![key.clone().into()];
             if let Some(from) = query.from {
                 values.push(from.as_bytes().to_vec().into());
                 sql.push_str(&format!(" AND id {cmp} ?{}", values.len()));
@@ -274,9 +367,9 @@ impl SqliteStore {
     }
 }
 
-impl Drop for SqliteStore {
+impl Drop for Opened {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
+        self.views.stop.store(true, Ordering::SeqCst);
         if let Some(flusher) = self.flusher.take() {
             flusher.thread().unpark();
             let _ = flusher.join();
@@ -378,15 +471,19 @@ impl Store for SqliteStore {
         scope: Option<Uuid>,
         f: impl FnOnce(&Record) -> T + Send,
     ) -> Result<Option<T>, StoreError> {
-        let record = match self.shared.cache.get(id) {
-            Ok(record) => Some(record),
-            Err(generation) => {
-                let read = self.read(|conn| select_id(conn, id))?.map(Arc::new);
-                if let Some(record) = &read {
-                    self.shared.cache.keep(Arc::clone(record), generation);
+        let key = &self.shared.key;
+        let record = match &self.shared.cache {
+            None => self.read(|conn| select_id(conn, key, id))?.map(Arc::new),
+            Some(cache) => match cache.get(id) {
+                Ok(record) => Some(record),
+                Err(generation) => {
+                    let read = self.read(|conn| select_id(conn, key, id))?.map(Arc::new);
+                    if let Some(record) = &read {
+                        cache.keep(Arc::clone(record), generation);
+                    }
+                    read
                 }
-                read
-            }
+            },
         };
         Ok(record
             .filter(|r| scope.is_none_or(|m| m == r.fields.merchant_id))
@@ -400,6 +497,7 @@ impl Store for SqliteStore {
         scope: Option<Uuid>,
         f: impl FnOnce(&Record) -> T + Send,
     ) -> Result<Result<T, LookupError>, StoreError> {
+        let key = self.shared.key.as_slice();
         let found = self.read(|conn| {
             let mut records = Vec::with_capacity(1);
             let map = |e: rusqlite::Error| store_error(&e);
@@ -407,11 +505,11 @@ impl Store for SqliteStore {
                 Some(merchant) => {
                     let mut s = conn
                         .prepare_cached(&format!(
-                            "SELECT {COLUMNS} FROM mock_transactions WHERE merchant_id = ?1 AND reference_no = ?2"
+                            "SELECT {COLUMNS} FROM mock_transactions WHERE sandbox = ?3 AND merchant_id = ?1 AND reference_no = ?2"
                         ))
                         .map_err(map)?;
                     for r in s
-                        .query_map(params![merchant.as_bytes().as_slice(), reference_no], record_of)
+                        .query_map(params![merchant.as_bytes().as_slice(), reference_no, key], record_of)
                         .map_err(map)?
                     {
                         records.push(r.map_err(map)??);
@@ -420,10 +518,10 @@ impl Store for SqliteStore {
                 None => {
                     let mut s = conn
                         .prepare_cached(&format!(
-                            "SELECT {COLUMNS} FROM mock_transactions WHERE reference_no = ?1 LIMIT 2"
+                            "SELECT {COLUMNS} FROM mock_transactions WHERE sandbox = ?2 AND reference_no = ?1 LIMIT 2"
                         ))
                         .map_err(map)?;
-                    for r in s.query_map([reference_no], record_of).map_err(map)? {
+                    for r in s.query_map(params![reference_no, key], record_of).map_err(map)? {
                         records.push(r.map_err(map)??);
                     }
                 }
@@ -452,7 +550,7 @@ impl Store for SqliteStore {
             },
             PaymentPageKey::Token(_) => return Ok(None),
         };
-        let record = self.read(|conn| select_page(conn, &key))?;
+        let record = self.read(|conn| select_page(conn, &self.shared.key, &key))?;
         Ok(
             record.and_then(|r| match &r.confirmation.as_deref()?.result {
                 ConfirmResult::AwaitingPayer(page) => Some(f(&r, page)),

@@ -266,65 +266,78 @@ impl SqliteStore {
                 |r| r.get(0),
             )
             .map_err(why)?;
-        let count: i64 = conn
-            .query_row("SELECT count(*) FROM mock_transactions", [], |r| r.get(0))
-            .map_err(why)?;
-        let journal = Journal::new(replica);
-        let kept = {
-            let mut statement = conn
-                .prepare(&format!(
-                    "SELECT {JOURNAL_COLUMNS} FROM mock_journal ORDER BY seq DESC LIMIT {CAPACITY}"
-                ))
-                .map_err(why)?;
-            let rows = statement.query_map([], journal_row_of).map_err(why)?;
-            let mut kept: Vec<JournalEntry> = rows
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(why)?
-                .into_iter()
-                .map(JournalRow::into_entry)
-                .collect();
-            kept.reverse();
-            kept
-        };
         let last_seq = setting(&conn, "journal_last_seq")
             .map_err(why)?
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0);
-        journal.restore(&kept, last_seq);
-        let clock = Clock::new();
-        clock.set_offset_nanos(offset);
-        let shared = Arc::new(Shared {
-            cache: super::cache::ReadCache::default(),
-            clock,
-            count: AtomicUsize::new(usize::try_from(count).unwrap_or(0)),
-            journal_written: AtomicU64::new(journal.last_seq()),
-            journal,
-            stop: AtomicBool::new(false),
-        });
+        let shared = Arc::new(load_view(&conn, None, replica, offset, last_seq).map_err(why)?);
+        let views = Arc::new(Views::default());
+        views.add(&shared);
         let (jobs, receiver) = mpsc::channel(4 * BATCH);
-        let writer_shared = shared.clone();
         let writer = std::thread::Builder::new()
             .name("sqlite-writer".to_owned())
-            .spawn(move || Writer::new(&conn, writer_shared, offset).run(receiver))
+            .spawn(move || Writer::new(&conn).run(receiver))
             .map_err(|e| open_error(shown, format!("cannot start its writer: {e}")))?;
         let flusher = {
-            let (shared, jobs) = (shared.clone(), jobs.clone());
+            let (views, jobs) = (Arc::clone(&views), jobs.clone());
             std::thread::Builder::new()
                 .name("sqlite-journal".to_owned())
-                .spawn(move || flush_journal(&shared, &jobs))
+                .spawn(move || flush_journal(&views, &jobs))
                 .map_err(|e| open_error(shown, format!("cannot start its journal writer: {e}")))?
         };
         let reader = open_reader(path).map_err(why)?;
-        Ok(Self {
+        let file = Opened {
             shown: shown.to_owned(),
             path: path.to_owned(),
-            shared,
+            replica: replica.to_owned(),
             jobs,
             readers: Mutex::new(vec![reader]),
+            views,
             writer: Some(writer),
             flusher: Some(flusher),
             _owner: owner,
             counts: crate::metrics::StoreCounts::new(crate::metrics::Backend::Sqlite),
+        };
+        Ok(Self {
+            file: Arc::new(file),
+            shared,
         })
     }
+}
+
+/// The view of the sandbox `sandbox` (`None`: the root) as the file holds
+/// it: its transaction count and the last [`CAPACITY`] entries of its
+/// journal, its clock at `offset`, its journal numbered on from
+/// `last_seq`.
+pub(super) fn load_view(
+    conn: &Connection,
+    sandbox: Option<Uuid>,
+    replica: &str,
+    offset: i64,
+    last_seq: u64,
+) -> rusqlite::Result<Shared> {
+    let shared = Shared::new(sandbox, replica, offset, 0);
+    let count: i64 = conn.query_row(
+        "SELECT count(*) FROM mock_transactions WHERE sandbox = ?1",
+        [&shared.key],
+        |r| r.get(0),
+    )?;
+    shared
+        .count
+        .store(usize::try_from(count).unwrap_or(0), Ordering::SeqCst);
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT {JOURNAL_COLUMNS} FROM mock_journal WHERE sandbox = ?1 ORDER BY seq DESC LIMIT {CAPACITY}"
+    ))?;
+    let mut kept: Vec<JournalEntry> = statement
+        .query_map([&shared.key], journal_row_of)?
+        .collect::<rusqlite::Result<Vec<_>>>()?
+        .into_iter()
+        .map(JournalRow::into_entry)
+        .collect();
+    kept.reverse();
+    shared.journal.restore(&kept, last_seq);
+    shared
+        .journal_written
+        .store(shared.journal.last_seq(), Ordering::SeqCst);
+    Ok(shared)
 }

@@ -81,41 +81,54 @@ pub(super) fn journal_row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<JournalR
     })
 }
 
-/// The statement that reads one transaction by id.
-pub(super) const SELECT_ID: &str =
-    concat_columns!("SELECT ", " FROM mock_transactions WHERE id = ?1");
+/// The statement that reads one transaction by id, in one sandbox (`?2`:
+/// the sandbox column, empty for the root).
+pub(super) const SELECT_ID: &str = concat_columns!(
+    "SELECT ",
+    " FROM mock_transactions WHERE id = ?1 AND sandbox = ?2"
+);
 
-/// One transaction by id.
-pub(super) fn select_id(conn: &Connection, id: Uuid) -> Result<Option<Record>, StoreError> {
+/// One transaction by id, in the sandbox `key` (empty: the root).
+pub(super) fn select_id(
+    conn: &Connection,
+    key: &[u8],
+    id: Uuid,
+) -> Result<Option<Record>, StoreError> {
     let mut statement = conn
         .prepare_cached(SELECT_ID)
         .map_err(|e| store_error(&e))?;
-    select_id_with(&mut statement, id)
+    select_id_with(&mut statement, key, id)
 }
 
 /// One transaction by id, with [`SELECT_ID`] prepared.
 pub(super) fn select_id_with(
     statement: &mut rusqlite::Statement<'_>,
+    key: &[u8],
     id: Uuid,
 ) -> Result<Option<Record>, StoreError> {
     statement
-        .query_row([id.as_bytes().as_slice()], record_of)
+        .query_row(params![id.as_bytes().as_slice(), key], record_of)
         .optional()
         .map_err(|e| store_error(&e))?
         .transpose()
 }
 
-pub(super) fn select_page(conn: &Connection, key: &PageKey) -> Result<Option<Record>, StoreError> {
-    match key {
-        PageKey::Transaction(id) => select_id(conn, *id),
+/// The transaction a payment page belongs to, in the sandbox `key`.
+pub(super) fn select_page(
+    conn: &Connection,
+    key: &[u8],
+    page: &PageKey,
+) -> Result<Option<Record>, StoreError> {
+    match page {
+        PageKey::Transaction(id) => select_id(conn, key, *id),
         PageKey::Token(token) => {
             let mut statement = conn
                 .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM mock_transactions WHERE page_token = ?1"
+                    "SELECT {COLUMNS} FROM mock_transactions WHERE page_token = ?1 AND sandbox = ?2"
                 ))
                 .map_err(|e| store_error(&e))?;
             statement
-                .query_row([token], record_of)
+                .query_row(params![token, key], record_of)
                 .optional()
                 .map_err(|e| store_error(&e))?
                 .transpose()
@@ -142,18 +155,22 @@ pub(super) fn put_setting(conn: &Connection, key: &str, value: &str) -> rusqlite
 }
 
 /// The statement that inserts a transaction unless its merchant holds
-/// its reference.
+/// its reference in its sandbox (`?30`).
 pub(super) const INSERT: &str = concat_columns!(
     "INSERT INTO mock_transactions (",
-    ") VALUES \
+    ", sandbox) VALUES \
      (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
-     ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29) \
+     ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30) \
      ON CONFLICT DO NOTHING"
 );
 
-/// Inserts a new transaction unless its merchant holds its reference,
-/// with [`INSERT`] prepared; whether it did.
-pub(super) fn insert(statement: &mut rusqlite::Statement<'_>, row: &Row) -> rusqlite::Result<bool> {
+/// Inserts a new transaction into the sandbox `key` unless its merchant
+/// holds its reference there, with [`INSERT`] prepared; whether it did.
+pub(super) fn insert(
+    statement: &mut rusqlite::Statement<'_>,
+    key: &[u8],
+    row: &Row,
+) -> rusqlite::Result<bool> {
     let c = row.confirm.as_ref();
     let changed = statement.execute(params![
         row.id.as_bytes().as_slice(),
@@ -185,6 +202,7 @@ pub(super) fn insert(statement: &mut rusqlite::Statement<'_>, row: &Row) -> rusq
         row.decision,
         row.decided_at,
         row.later_submits,
+        key,
     ])?;
     Ok(changed == 1)
 }

@@ -5,18 +5,20 @@ use super::*;
 use rows::*;
 
 /// The writer thread's state: the connection, the statements it runs for
-/// nearly every job, and the clock offset and the journal's floor as of the
-/// jobs it has run (committed or about to be).
+/// nearly every job, and what to put back when a batch is rolled back.
+///
+/// Each view keeps the writer's clock offset and journal floor as of the
+/// jobs it has run (committed or about to be): `Shared::writer_offset` and
+/// `Shared::journal_floor`, the newest `seq` a reset has forgotten (a
+/// journal job taken before that reset and run after it, the flusher and a
+/// reset racing, writes only what is newer, so no entry from before a
+/// reset comes back, not even after a restart).
 pub(super) struct Writer<'c> {
     conn: &'c Connection,
-    shared: Arc<Shared>,
-    offset_nanos: i64,
-    /// The newest `seq` a reset has forgotten: a journal job taken before
-    /// that reset and run after it (the flusher and a reset race) writes
-    /// only what is newer, so no entry from before a reset comes back,
-    /// not even after a restart.
-    journal_floor: u64,
     statements: Statements<'c>,
+    /// The offsets and floors of the views the running batch changed, as
+    /// they were before it.
+    undo: Vec<(Arc<Shared>, i64, u64)>,
 }
 
 /// The statements of creates and confirms, prepared on first use and
@@ -44,11 +46,11 @@ fn prepared<'s, 'c>(
         .ok_or_else(|| StoreError::new("a prepared statement went missing"))
 }
 
-/// Confirms a transaction that is still confirmable.
+/// Confirms a transaction of the sandbox `?11` that is still confirmable.
 const CONFIRM: &str = "UPDATE mock_transactions SET confirmed_at = ?2, result = ?3, settles_at = ?4, \
      error_message = ?5, provider_reference = ?6, confirm_extra = ?7, \
      page_token = ?8, page_deadline = ?9 \
-     WHERE id = ?1 AND confirmed_at IS NULL AND expires_at > ?10";
+     WHERE id = ?1 AND sandbox = ?11 AND confirmed_at IS NULL AND expires_at > ?10";
 
 /// Runs one statement without parameters, prepared once per connection:
 /// `execute_batch` parsed `SAVEPOINT job` and `RELEASE job` again for every
@@ -59,22 +61,35 @@ fn step(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 }
 
 impl<'c> Writer<'c> {
-    /// The writer of `conn`, its clock at `offset_nanos`.
-    pub(super) fn new(conn: &'c Connection, shared: Arc<Shared>, offset_nanos: i64) -> Self {
+    /// The writer of `conn`.
+    pub(super) fn new(conn: &'c Connection) -> Self {
         Self {
             conn,
-            shared,
-            offset_nanos,
-            journal_floor: 0,
             statements: Statements::default(),
+            undo: Vec::new(),
         }
     }
 
-    fn now(&self) -> DateTime<Utc> {
-        Clock::at_offset(self.offset_nanos)
+    /// Notes `view`'s offset and floor before the batch changes them.
+    fn changing(&mut self, view: &Arc<Shared>) {
+        if !self.undo.iter().any(|(v, ..)| Arc::ptr_eq(v, view)) {
+            self.undo.push((
+                Arc::clone(view),
+                view.writer_offset.load(Ordering::SeqCst),
+                view.journal_floor.load(Ordering::SeqCst),
+            ));
+        }
     }
 
-    pub(super) fn run(mut self, mut jobs: mpsc::Receiver<Job>) {
+    /// Puts back what the batch changed in the views' offsets and floors.
+    fn undo(&mut self) {
+        for (view, offset, floor) in self.undo.drain(..).rev() {
+            view.writer_offset.store(offset, Ordering::SeqCst);
+            view.journal_floor.store(floor, Ordering::SeqCst);
+        }
+    }
+
+    pub(super) fn run(mut self, mut jobs: mpsc::Receiver<Sent>) {
         let mut batch = Vec::with_capacity(BATCH);
         while let Some(first) = jobs.blocking_recv() {
             batch.push(first);
@@ -97,11 +112,11 @@ impl<'c> Writer<'c> {
     /// transaction is rolled back (nothing has been answered or applied
     /// yet) and the batch runs again with each job in its own savepoint, so
     /// that the failure is that job's alone.
-    fn commit(&mut self, batch: &mut Vec<Job>) {
-        let (start_offset, start_floor) = (self.offset_nanos, self.journal_floor);
+    pub(super) fn commit(&mut self, batch: &mut Vec<Sent>) {
+        self.undo.clear();
         let mut run = self.run_batch(batch, false);
         if matches!(run, Err(Stop::JobFailed)) {
-            (self.offset_nanos, self.journal_floor) = (start_offset, start_floor);
+            self.undo();
             run = self.run_batch(batch, true);
         }
         let run = run.and_then(|done| match step(self.conn, "COMMIT") {
@@ -112,36 +127,40 @@ impl<'c> Writer<'c> {
             Ok(done) => done,
             Err(stop) => {
                 self.roll_back();
-                (self.offset_nanos, self.journal_floor) = (start_offset, start_floor);
+                self.undo();
                 let error = match stop {
                     Stop::Batch(error) => error,
                     Stop::JobFailed => {
                         StoreError::new("a job failed with each job in its own savepoint")
                     }
                 };
-                for job in batch.drain(..) {
+                for (_, job) in batch.drain(..) {
                     fail(job, &error);
                 }
                 return;
             }
         };
         // The copies of changed rows go before any answer does.
-        for (job, (effect, _)) in batch.iter().zip(&done) {
-            if effect.is_ok() {
-                match job {
-                    Job::Confirm { id, .. } => self.shared.cache.changed(*id),
-                    Job::Decide { .. } | Job::Reset { .. } => self.shared.cache.changed_all(),
-                    Job::Seed { .. }
-                    | Job::Create { .. }
-                    | Job::Advance { .. }
-                    | Job::SaveSettings { .. }
-                    | Job::Journal { .. } => {}
-                }
+        for ((view, job), (effect, _)) in batch.iter().zip(&done) {
+            let Some(cache) = view.cache.as_ref().filter(|_| effect.is_ok()) else {
+                continue;
+            };
+            match job {
+                Job::Confirm { id, .. } => cache.changed(*id),
+                Job::Decide { .. } | Job::Reset { .. } => cache.changed_all(),
+                Job::Seed { .. }
+                | Job::Create { .. }
+                | Job::Advance { .. }
+                | Job::SaveSettings { .. }
+                | Job::Journal { .. }
+                | Job::KeepSandbox { .. }
+                | Job::ForgetSandbox { .. }
+                | Job::RenewSandbox { .. } => {}
             }
         }
-        for (job, (effect, outcome)) in batch.drain(..).zip(done) {
+        for ((view, job), (effect, outcome)) in batch.drain(..).zip(done) {
             if let Ok(effect) = &effect {
-                self.shared.apply(*effect);
+                view.apply(*effect);
             }
             answer(job, effect, outcome);
         }
@@ -154,14 +173,14 @@ impl<'c> Writer<'c> {
     /// answer. Either way, when SQLite has rolled the whole transaction
     /// back by itself (a full disk, an I/O error, a `RAISE(ROLLBACK)`),
     /// nothing of the batch stands and the run ends with [`Stop::Batch`].
-    fn run_batch(&mut self, jobs: &[Job], isolated: bool) -> Result<Vec<Done>, Stop> {
+    fn run_batch(&mut self, jobs: &[Sent], isolated: bool) -> Result<Vec<Done>, Stop> {
         step(self.conn, "BEGIN IMMEDIATE").map_err(|e| Stop::Batch(store_error(&e)))?;
         let mut done = Vec::with_capacity(jobs.len());
-        for job in jobs {
+        for (view, job) in jobs {
             if isolated {
                 let _ = step(self.conn, "SAVEPOINT job");
             }
-            match self.apply(job) {
+            match self.apply(view, job) {
                 Ok((effect, outcome)) => {
                     if isolated {
                         let _ = step(self.conn, "RELEASE job");
@@ -191,14 +210,17 @@ impl<'c> Writer<'c> {
         }
     }
 
-    /// One job inside the transaction: what it changes in the process and
-    /// what it answers.
-    fn apply(&mut self, job: &Job) -> Result<(Effect, Outcome), StoreError> {
+    /// One job of `view` inside the transaction: what it changes in the
+    /// process and what it answers.
+    fn apply(&mut self, view: &Arc<Shared>, job: &Job) -> Result<(Effect, Outcome), StoreError> {
         let conn = self.conn;
+        let key = view.key.as_slice();
+        let now_of = |view: &Shared| Clock::at_offset(view.writer_offset.load(Ordering::SeqCst));
         match job {
             Job::Seed { record, .. } => {
                 let statement = prepared(&mut self.statements.insert, conn, INSERT)?;
-                let inserted = insert(statement, &Row::of(record)).map_err(|e| store_error(&e))?;
+                let inserted =
+                    insert(statement, key, &Row::of(record)).map_err(|e| store_error(&e))?;
                 Ok(if inserted {
                     (Effect::Created, Outcome::Seeded(Ok(())))
                 } else {
@@ -214,7 +236,7 @@ impl<'c> Writer<'c> {
                 expiry,
                 ..
             } => {
-                let now = self.now();
+                let now = now_of(view);
                 let id = id_at(now);
                 let row = new_row(
                     id,
@@ -224,15 +246,15 @@ impl<'c> Writer<'c> {
                     crate::domain::clock::add(now, *expiry),
                 );
                 let statement = prepared(&mut self.statements.insert, conn, INSERT)?;
-                let inserted = insert(statement, &row).map_err(|e| store_error(&e))?;
+                let inserted = insert(statement, key, &row).map_err(|e| store_error(&e))?;
                 if inserted {
                     let record = row.into_record()?;
                     Ok((Effect::Created, Outcome::Created(Ok(record))))
                 } else {
                     let existing: Vec<u8> = conn
                         .query_row(
-                            "SELECT id FROM mock_transactions WHERE merchant_id = ?1 AND reference_no = ?2",
-                            params![new.merchant_id.as_bytes().as_slice(), new.reference_no],
+                            "SELECT id FROM mock_transactions WHERE sandbox = ?3 AND merchant_id = ?1 AND reference_no = ?2",
+                            params![new.merchant_id.as_bytes().as_slice(), new.reference_no, key],
                             |r| r.get(0),
                         )
                         .map_err(|e| store_error(&e))?;
@@ -262,10 +284,11 @@ impl<'c> Writer<'c> {
                         c.page_token,
                         c.page_deadline,
                         millis(*now),
+                        key,
                     ])
                     .map_err(|e| store_error(&e))?;
                 let select = prepared(&mut self.statements.select_id, conn, SELECT_ID)?;
-                let transition = match select_id_with(select, *id)? {
+                let transition = match select_id_with(select, key, *id)? {
                     None => Transition::Missing,
                     Some(record) if changed == 1 => Transition::Moved(record),
                     Some(record) => Transition::Unmoved(record),
@@ -273,25 +296,25 @@ impl<'c> Writer<'c> {
                 Ok((Effect::None, Outcome::Confirmed(transition)))
             }
             Job::Decide {
-                key,
+                key: page,
                 scope,
                 action,
                 now,
                 ..
             } => {
-                let Some(record) = select_page(conn, key)?
+                let Some(record) = select_page(conn, key, page)?
                     .filter(|r| scope.is_none_or(|m| m == r.fields.merchant_id))
                 else {
                     return Ok((Effect::None, Outcome::Decided(Err(PayerRefusal::NotFound))));
                 };
-                let Some(page) = record.payment_page() else {
-                    let refusal = match key {
+                let Some(payment_page) = record.payment_page() else {
+                    let refusal = match page {
                         PageKey::Token(_) => PayerRefusal::NotFound,
                         PageKey::Transaction(_) => PayerRefusal::NoPaymentPage,
                     };
                     return Ok((Effect::None, Outcome::Decided(Err(refusal))));
                 };
-                let decided_now = page.is_open(*now);
+                let decided_now = payment_page.is_open(*now);
                 let id = record.id.as_bytes().to_vec();
                 if decided_now {
                     conn.execute(
@@ -305,7 +328,7 @@ impl<'c> Writer<'c> {
                     )
                 }
                 .map_err(|e| store_error(&e))?;
-                let record = select_id(conn, record.id)?
+                let record = select_id(conn, key, record.id)?
                     .ok_or_else(|| StoreError::new("a decided transaction vanished"))?;
                 Ok((
                     Effect::None,
@@ -316,42 +339,67 @@ impl<'c> Writer<'c> {
                 ))
             }
             Job::Advance { by, .. } => {
+                self.changing(view);
                 let add = i64::try_from(by.as_nanos()).unwrap_or(i64::MAX);
-                let offset = self.offset_nanos.saturating_add(add);
-                conn.execute(
-                    "UPDATE mock_clock SET offset_nanos = ?1 WHERE id = 1",
-                    [offset],
-                )
+                let offset = view.writer_offset.load(Ordering::SeqCst).saturating_add(add);
+                match view.sandbox {
+                    None => conn.execute(
+                        "UPDATE mock_clock SET offset_nanos = ?1 WHERE id = 1",
+                        [offset],
+                    ),
+                    Some(_) => conn.execute(
+                        "UPDATE mock_sandboxes SET offset_nanos = ?1 WHERE id = ?2",
+                        params![offset, key],
+                    ),
+                }
                 .map_err(|e| store_error(&e))?;
-                self.offset_nanos = offset;
+                view.writer_offset.store(offset, Ordering::SeqCst);
                 Ok((
                     Effect::Clock(offset),
                     Outcome::Clock(ClockReading {
-                        now: self.now(),
+                        now: now_of(view),
                         offset_nanos: offset,
                     }),
                 ))
             }
             Job::Reset { erase, .. } => {
-                let mut sql = String::from(
-                    "DELETE FROM mock_transactions; DELETE FROM mock_journal; \
-                     UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;",
-                );
+                self.changing(view);
                 // Everything recorded up to here goes; what is recorded from
                 // now on stays (in the process and in the file alike).
-                let floor = self.shared.journal.last_seq();
+                let floor = view.journal.last_seq();
+                let floor_sql = i64::try_from(floor).unwrap_or(i64::MAX);
                 if *erase {
-                    sql.push_str("DELETE FROM mock_settings;");
+                    // `--fresh`, before serving: every sandbox goes too.
+                    conn.execute_batch(
+                        "DELETE FROM mock_transactions; DELETE FROM mock_journal; \
+                         DELETE FROM mock_sandboxes; DELETE FROM mock_settings; \
+                         UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;",
+                    )
                 } else {
-                    sql.push_str(&format!(
-                        "INSERT INTO mock_settings (key, value) VALUES ('journal_last_seq', '{floor}') \
-                         ON CONFLICT (key) DO UPDATE SET value = excluded.value;"
-                    ));
+                    conn.execute(
+                        "DELETE FROM mock_transactions WHERE sandbox = ?1",
+                        [key],
+                    )
+                    .and_then(|_| conn.execute("DELETE FROM mock_journal WHERE sandbox = ?1", [key]))
+                    .and_then(|_| match view.sandbox {
+                        None => conn
+                            .execute("UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1", [])
+                            .and_then(|_| {
+                                put_setting(conn, "journal_last_seq", &floor.to_string())
+                            }),
+                        Some(_) => conn
+                            .execute(
+                                "UPDATE mock_sandboxes SET offset_nanos = 0, journal_last_seq = ?1 WHERE id = ?2",
+                                params![floor_sql, key],
+                            )
+                            .map(|_| ()),
+                    })
                 }
-                conn.execute_batch(&sql).map_err(|e| store_error(&e))?;
-                self.offset_nanos = 0;
+                .map_err(|e| store_error(&e))?;
+                view.writer_offset.store(0, Ordering::SeqCst);
                 // `--fresh` numbers from 1 again, before serving: no floor.
-                self.journal_floor = if *erase { 0 } else { floor };
+                view.journal_floor
+                    .store(if *erase { 0 } else { floor }, Ordering::SeqCst);
                 Ok((
                     Effect::Reset {
                         erase: *erase,
@@ -375,13 +423,18 @@ impl<'c> Writer<'c> {
                 Ok((Effect::None, Outcome::Done))
             }
             Job::Journal { entries, last_seq } => {
+                // A removed sandbox's last entries are not written back.
+                if view.gone.load(Ordering::SeqCst) {
+                    return Ok((Effect::None, Outcome::Done));
+                }
                 let mut insert = conn
                     .prepare_cached(&format!(
-                        "INSERT OR REPLACE INTO mock_journal ({JOURNAL_COLUMNS}) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                        "INSERT OR REPLACE INTO mock_journal (sandbox, {JOURNAL_COLUMNS}) \
+                         VALUES (?13, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
                     ))
                     .map_err(|e| store_error(&e))?;
-                for entry in entries.iter().filter(|e| e.seq > self.journal_floor) {
+                let floor = view.journal_floor.load(Ordering::SeqCst);
+                for entry in entries.iter().filter(|e| e.seq > floor) {
                     let r = JournalRow::of(entry);
                     insert
                         .execute(params![
@@ -396,15 +449,63 @@ impl<'c> Writer<'c> {
                             r.error_code,
                             r.request_id,
                             r.fault,
-                            r.replica
+                            r.replica,
+                            key
                         ])
                         .map_err(|e| store_error(&e))?;
                 }
                 let keep_from =
                     i64::try_from(last_seq.saturating_sub(CAPACITY as u64)).unwrap_or(0);
-                conn.execute("DELETE FROM mock_journal WHERE seq <= ?1", [keep_from])
-                    .and_then(|_| put_setting(conn, "journal_last_seq", &last_seq.to_string()))
+                let last = i64::try_from(*last_seq).unwrap_or(i64::MAX);
+                conn.execute(
+                    "DELETE FROM mock_journal WHERE sandbox = ?2 AND seq <= ?1",
+                    params![keep_from, key],
+                )
+                .and_then(|_| match view.sandbox {
+                    None => put_setting(conn, "journal_last_seq", &last_seq.to_string()),
+                    Some(_) => conn
+                        .execute(
+                            "UPDATE mock_sandboxes SET journal_last_seq = ?1 WHERE id = ?2",
+                            params![last, key],
+                        )
+                        .map(|_| ()),
+                })
+                .map_err(|e| store_error(&e))?;
+                Ok((Effect::None, Outcome::Done))
+            }
+            Job::KeepSandbox { kept, .. } => {
+                conn.execute(
+                    "INSERT INTO mock_sandboxes (id, owner, label, created_at, ttl_ms, expires_at) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![
+                        kept.id.as_bytes().as_slice(),
+                        kept.owner.map(|o| o.as_bytes().to_vec()),
+                        kept.label,
+                        millis(kept.created_at),
+                        i64::try_from(kept.ttl.as_millis()).unwrap_or(i64::MAX),
+                        millis(kept.expires_at),
+                    ],
+                )
+                .map_err(|e| store_error(&e))?;
+                Ok((Effect::None, Outcome::Done))
+            }
+            Job::ForgetSandbox { .. } => {
+                if view.sandbox.is_none() {
+                    return Err(StoreError::new("the root is not a sandbox to remove"));
+                }
+                view.gone.store(true, Ordering::SeqCst);
+                conn.execute("DELETE FROM mock_transactions WHERE sandbox = ?1", [key])
+                    .and_then(|_| conn.execute("DELETE FROM mock_journal WHERE sandbox = ?1", [key]))
+                    .and_then(|_| conn.execute("DELETE FROM mock_sandboxes WHERE id = ?1", [key]))
                     .map_err(|e| store_error(&e))?;
+                Ok((Effect::None, Outcome::Done))
+            }
+            Job::RenewSandbox { expires_at } => {
+                conn.execute(
+                    "UPDATE mock_sandboxes SET expires_at = MAX(expires_at, ?1) WHERE id = ?2",
+                    params![millis(*expires_at), key],
+                )
+                .map_err(|e| store_error(&e))?;
                 Ok((Effect::None, Outcome::Done))
             }
         }
@@ -450,11 +551,24 @@ pub(super) fn answer(job: Job, effect: Result<Effect, StoreError>, outcome: Outc
         (Job::Confirm { reply, .. }, Ok(_), Outcome::Confirmed(r)) => send(reply, Ok(r)),
         (Job::Decide { reply, .. }, Ok(_), Outcome::Decided(r)) => send(reply, Ok(r)),
         (Job::Advance { reply, .. }, Ok(_), Outcome::Clock(r)) => send(reply, Ok(r)),
-        (Job::Reset { reply, .. } | Job::SaveSettings { reply, .. }, Ok(_), Outcome::Done) => {
+        (
+            Job::Reset { reply, .. }
+            | Job::SaveSettings { reply, .. }
+            | Job::KeepSandbox { reply, .. }
+            | Job::ForgetSandbox {
+                reply: Some(reply), ..
+            },
+            Ok(_),
+            Outcome::Done,
+        ) => {
             send(reply, Ok(()));
         }
         // Written behind the answers: nobody waits for it, nothing to say.
-        (Job::Journal { .. }, Ok(_), _) => {}
+        (
+            Job::Journal { .. } | Job::RenewSandbox { .. } | Job::ForgetSandbox { reply: None },
+            Ok(_),
+            _,
+        ) => {}
         (job, effect, _) => {
             let error = effect.err().unwrap_or_else(missing);
             match job {
@@ -463,11 +577,19 @@ pub(super) fn answer(job: Job, effect: Result<Effect, StoreError>, outcome: Outc
                 Job::Confirm { reply, .. } => send(reply, Err(error)),
                 Job::Decide { reply, .. } => send(reply, Err(error)),
                 Job::Advance { reply, .. } => send(reply, Err(error)),
-                Job::Reset { reply, .. } | Job::SaveSettings { reply, .. } => {
+                Job::Reset { reply, .. }
+                | Job::SaveSettings { reply, .. }
+                | Job::KeepSandbox { reply, .. }
+                | Job::ForgetSandbox {
+                    reply: Some(reply), ..
+                } => {
                     send(reply, Err(error));
                 }
                 Job::Journal { .. } => {
                     tracing::warn!(error = %error, "the request journal could not be written to the SQLite store");
+                }
+                Job::RenewSandbox { .. } | Job::ForgetSandbox { reply: None } => {
+                    tracing::warn!(error = %error, "a sandbox's expiry or removal could not be written to the SQLite store");
                 }
             }
         }
@@ -513,12 +635,15 @@ impl Shared {
     }
 }
 
-/// The journal's write-behind: every [`JOURNAL_EVERY`], what is new.
-pub(super) fn flush_journal(shared: &Shared, jobs: &mpsc::Sender<Job>) {
+/// The journal's write-behind: every [`JOURNAL_EVERY`], what is new in
+/// each view.
+pub(super) fn flush_journal(views: &Views, jobs: &mpsc::Sender<Sent>) {
     loop {
-        let stopping = shared.stop.load(Ordering::SeqCst);
-        if let Some((entries, last_seq)) = shared.unwritten() {
-            let _ = jobs.blocking_send(Job::Journal { entries, last_seq });
+        let stopping = views.stop.load(Ordering::SeqCst);
+        for view in views.all() {
+            if let Some((entries, last_seq)) = view.unwritten() {
+                let _ = jobs.blocking_send((view, Job::Journal { entries, last_seq }));
+            }
         }
         if stopping {
             return;

@@ -23,17 +23,37 @@ fn database() -> Connection {
     conn
 }
 
-/// A writer of `conn` whose clock is not moved.
-fn writer(conn: &Connection) -> Writer<'_> {
-    let shared = Arc::new(Shared {
-        cache: super::super::cache::ReadCache::default(),
-        clock: Clock::new(),
-        count: AtomicUsize::new(0),
-        journal: Journal::new("test"),
-        journal_written: AtomicU64::new(0),
-        stop: AtomicBool::new(false),
-    });
-    Writer::new(conn, shared, 0)
+/// A writer and the root's view, whose clock is not moved.
+struct Tested<'c> {
+    writer: Writer<'c>,
+    conn: &'c Connection,
+    shared: Arc<Shared>,
+    offset_nanos: i64,
+}
+
+impl Tested<'_> {
+    /// Runs `batch` as jobs of the root's view.
+    fn commit(&mut self, batch: &mut Vec<Job>) {
+        let root = Arc::clone(&self.shared);
+        self.commit_on(&root, batch);
+    }
+
+    /// Runs `batch` as jobs of `view`.
+    fn commit_on(&mut self, view: &Arc<Shared>, batch: &mut Vec<Job>) {
+        let mut sent: Vec<Sent> = batch.drain(..).map(|j| (Arc::clone(view), j)).collect();
+        self.writer.commit(&mut sent);
+        assert!(sent.is_empty());
+        self.offset_nanos = self.shared.writer_offset.load(Ordering::SeqCst);
+    }
+}
+
+fn writer(conn: &Connection) -> Tested<'_> {
+    Tested {
+        writer: Writer::new(conn),
+        conn,
+        shared: Arc::new(Shared::new(None, "test", 0, 0)),
+        offset_nanos: 0,
+    }
 }
 
 type Created = oneshot::Receiver<Result<Result<Record, InsertRefusal>, StoreError>>;
@@ -54,7 +74,7 @@ fn advance(by: Duration) -> (Job, oneshot::Receiver<Result<ClockReading, StoreEr
     (Job::Advance { by, reply }, answer)
 }
 
-fn references(writer: &Writer<'_>) -> Vec<String> {
+fn references(writer: &Tested<'_>) -> Vec<String> {
     let mut statement = writer
         .conn
         .prepare("SELECT reference_no FROM mock_transactions ORDER BY reference_no")
@@ -93,7 +113,7 @@ fn logged(f: impl FnOnce()) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-fn recorded(writer: &Writer<'_>, path: &str) {
+fn recorded(writer: &Tested<'_>, path: &str) {
     writer.shared.journal.record(Capture::new(
         &axum::http::Method::GET,
         &path.parse().expect("a path"),
@@ -103,12 +123,12 @@ fn recorded(writer: &Writer<'_>, path: &str) {
     ));
 }
 
-fn journal_job(writer: &Writer<'_>) -> Job {
+fn journal_job(writer: &Tested<'_>) -> Job {
     let (entries, last_seq) = writer.shared.unwritten().expect("something to write");
     Job::Journal { entries, last_seq }
 }
 
-fn journal_rows(writer: &Writer<'_>) -> Vec<(i64, String)> {
+fn journal_rows(writer: &Tested<'_>) -> Vec<(i64, String)> {
     let mut statement = writer
         .conn
         .prepare("SELECT seq, path FROM mock_journal ORDER BY seq")
@@ -306,4 +326,123 @@ fn a_transaction_rolled_back_by_sqlite_fails_every_job_and_keeps_nothing() {
         .expect("ok")
         .expect("created");
     assert_eq!(references(&writer), ["C"]);
+}
+
+/// The rows of `table` in the sandbox column `key`.
+fn rows_in(conn: &Connection, table: &str, key: &[u8]) -> i64 {
+    conn.query_row(
+        &format!("SELECT count(*) FROM {table} WHERE sandbox = ?1"),
+        [key],
+        |r| r.get(0),
+    )
+    .expect("count")
+}
+
+#[test]
+fn a_sandbox_is_its_own_world_in_the_same_tables() {
+    let conn = database();
+    let mut writer = writer(&conn);
+    let id = Uuid::new_v4();
+    let sandbox = Arc::new(Shared::new(Some(id), "test", 0, 0));
+    let (reply, mut kept) = oneshot::channel();
+    let now = Utc::now();
+    writer.commit_on(
+        &sandbox,
+        &mut vec![Job::KeepSandbox {
+            kept: Box::new(KeptSandbox {
+                id,
+                owner: None,
+                label: Some("ci job 7".into()),
+                created_at: now,
+                ttl: Duration::from_secs(3600),
+                expires_at: now,
+            }),
+            reply,
+        }],
+    );
+    kept.try_recv().expect("answered").expect("kept");
+    // The same reference in both: each its own.
+    let (a, mut a_answer) = create("A");
+    writer.commit(&mut vec![a]);
+    let (b, mut b_answer) = create("A");
+    let (again, mut again_answer) = create("A");
+    let (moved, mut moved_answer) = advance(Duration::from_secs(3600));
+    writer.commit_on(&sandbox, &mut vec![b, again, moved]);
+    let root_a = a_answer.try_recv().expect("answered").expect("ok").expect("made");
+    let sandbox_a = b_answer.try_recv().expect("answered").expect("ok").expect("made");
+    assert_ne!(root_a.id, sandbox_a.id);
+    assert!(matches!(
+        again_answer.try_recv().expect("answered").expect("ok"),
+        Err(InsertRefusal::Duplicate(id)) if id == sandbox_a.id
+    ));
+    assert_eq!(
+        moved_answer.try_recv().expect("answered").expect("ok").offset_nanos,
+        3_600_000_000_000
+    );
+    assert_eq!(writer.offset_nanos, 0, "the root's clock did not move");
+    assert_eq!(sandbox.clock.offset_nanos(), 3_600_000_000_000);
+    let offset: i64 = conn
+        .query_row(
+            "SELECT offset_nanos FROM mock_sandboxes WHERE id = ?1",
+            [id.as_bytes().as_slice()],
+            |r| r.get(0),
+        )
+        .expect("kept");
+    assert_eq!(offset, 3_600_000_000_000);
+    // Each view finds its own by id, never the other's.
+    assert!(select_id(&conn, &sandbox.key, root_a.id).expect("read").is_none());
+    assert!(select_id(&conn, &[], sandbox_a.id).expect("read").is_none());
+    assert!(select_id(&conn, &sandbox.key, sandbox_a.id).expect("read").is_some());
+    // Its journal is numbered from 1 beside the root's.
+    sandbox.journal.record(Capture::new(
+        &axum::http::Method::GET,
+        &"/api/in-sandbox".parse().expect("a path"),
+        &axum::http::HeaderMap::new(),
+        axum::http::HeaderValue::from_static("rid"),
+        DateTime::<Utc>::UNIX_EPOCH,
+    ));
+    recorded(&writer, "/api/in-root");
+    let (entries, last_seq) = sandbox.unwritten().expect("one");
+    writer.commit_on(&sandbox, &mut vec![Job::Journal { entries, last_seq }]);
+    let mut batch = vec![journal_job(&writer)];
+    writer.commit(&mut batch);
+    assert_eq!(rows_in(&conn, "mock_journal", &sandbox.key), 1);
+    assert_eq!(rows_in(&conn, "mock_journal", &[]), 1);
+    // A reset of the sandbox leaves the root alone.
+    let (reply, mut reset) = oneshot::channel();
+    writer.commit_on(&sandbox, &mut vec![Job::Reset { erase: false, reply }]);
+    reset.try_recv().expect("answered").expect("reset");
+    assert_eq!(rows_in(&conn, "mock_transactions", &sandbox.key), 0);
+    assert_eq!(rows_in(&conn, "mock_journal", &sandbox.key), 0);
+    assert_eq!(rows_in(&conn, "mock_transactions", &[]), 1);
+    assert_eq!(rows_in(&conn, "mock_journal", &[]), 1);
+    assert_eq!(sandbox.clock.offset_nanos(), 0);
+    // Removed: its rows go, and a journal write taken before comes to
+    // nothing.
+    let (b, _) = create("B");
+    writer.commit_on(&sandbox, &mut vec![b]);
+    sandbox.journal.record(Capture::new(
+        &axum::http::Method::GET,
+        &"/api/late".parse().expect("a path"),
+        &axum::http::HeaderMap::new(),
+        axum::http::HeaderValue::from_static("rid"),
+        DateTime::<Utc>::UNIX_EPOCH,
+    ));
+    let (entries, last_seq) = sandbox.unwritten().expect("one");
+    let (reply, mut forgot) = oneshot::channel();
+    writer.commit_on(
+        &sandbox,
+        &mut vec![
+            Job::ForgetSandbox { reply: Some(reply) },
+            Job::Journal { entries, last_seq },
+        ],
+    );
+    forgot.try_recv().expect("answered").expect("forgot");
+    assert_eq!(rows_in(&conn, "mock_transactions", &sandbox.key), 0);
+    assert_eq!(rows_in(&conn, "mock_journal", &sandbox.key), 0);
+    let left: i64 = conn
+        .query_row("SELECT count(*) FROM mock_sandboxes", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(left, 0);
+    assert_eq!(rows_in(&conn, "mock_transactions", &[]), 1, "the root's stays");
 }

@@ -1,0 +1,197 @@
+//! Sandboxes on a SQLite store (CONTRACT section 19) outlive the process:
+//! what each holds (transactions, clock, journal) comes back after a
+//! `kill -9` and a restart, each still its own; one removed stays removed;
+//! one whose time ran out while the server was down is gone.
+
+use serde_json::{Value, json};
+
+use crate::mock::{Mock, get, http, initiate_body, post};
+
+/// The ids of the sandboxes `GET /_mock/sandboxes` lists.
+async fn listed(http: &reqwest::Client, mock: &Mock) -> Vec<String> {
+    let reply = get(http, &mock.url("/_mock/sandboxes"))
+        .await
+        .expect("list");
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    reply.data()["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|s| s["id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+async fn made(http: &reqwest::Client, mock: &Mock, body: Value) -> String {
+    let reply = post(http, &mock.url("/_mock/sandboxes"), &body)
+        .await
+        .expect("made");
+    assert_eq!(reply.status, 201, "{}", reply.text);
+    reply.data()["id"].as_str().expect("an id").to_owned()
+}
+
+async fn clock(http: &reqwest::Client, mock: &Mock, base: &str) -> crate::mock::Reply {
+    get(http, &mock.url(&format!("{base}/_mock/clock")))
+        .await
+        .expect("clock")
+}
+
+fn offset(reply: &crate::mock::Reply) -> f64 {
+    reply.data()["offsetSeconds"].as_f64().unwrap_or(-1.0)
+}
+
+#[tokio::test]
+async fn sqlite_keeps_each_sandbox_across_a_kill_and_a_restart() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let spec = format!("sqlite:{}", dir.path().join("mock.db").display());
+    let http = http();
+    let mock = Mock::start(&["--store", &spec]);
+    let a = made(&http, &mock, json!({"label": "job 1"})).await;
+    let b = made(&http, &mock, json!({})).await;
+    let removed = made(&http, &mock, json!({})).await;
+    let short = made(&http, &mock, json!({"ttlSeconds": 1})).await;
+    // One reference at the root and in A and B: three transactions.
+    let mut ids = Vec::new();
+    for base in [
+        String::new(),
+        format!("/sandboxes/{a}"),
+        format!("/sandboxes/{b}"),
+    ] {
+        let reply = post(
+            &http,
+            &mock.url(&format!("{base}/api/payments/initiate")),
+            &initiate_body("ORDER-1", "TOPUP", 1050),
+        )
+        .await
+        .expect("initiate");
+        assert_eq!(reply.status, 200, "{base}: {}", reply.text);
+        ids.push(
+            reply.data()["transactionId"]
+                .as_str()
+                .expect("id")
+                .to_owned(),
+        );
+    }
+    let moved = post(
+        &http,
+        &mock.url(&format!("/sandboxes/{a}/_mock/clock/advance")),
+        &json!({"seconds": 901}),
+    )
+    .await
+    .expect("advance");
+    assert_eq!(moved.status, 200, "{}", moved.text);
+    let gone = http
+        .delete(mock.url(&format!("/_mock/sandboxes/{removed}")))
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(gone.status(), 200);
+    // The journal is written behind the answers (every 250 ms), and the
+    // short sandbox's second must pass.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    mock.kill9();
+
+    let mock = Mock::start(&["--store", &spec]);
+    let mut live = listed(&http, &mock).await;
+    live.sort();
+    let mut expected = vec![a.clone(), b.clone()];
+    expected.sort();
+    assert_eq!(
+        live, expected,
+        "the removed and the expired ({short}) are gone"
+    );
+    let again = get(
+        &http,
+        &mock.url(&format!("/sandboxes/{removed}/_mock/clock")),
+    )
+    .await
+    .expect("read");
+    assert_eq!((again.status, again.code()), (404, "SANDBOX_NOT_FOUND"));
+    // A's clock, and with it the expiry of its payment, came back; B's and
+    // the root's clocks did not move.
+    assert!(offset(&clock(&http, &mock, &format!("/sandboxes/{a}")).await) >= 901.0);
+    assert_eq!(
+        offset(&clock(&http, &mock, &format!("/sandboxes/{b}")).await),
+        0.0
+    );
+    assert_eq!(offset(&clock(&http, &mock, "").await), 0.0);
+    for (base, id, status) in [
+        (String::new(), &ids[0], "INITIATED"),
+        (format!("/sandboxes/{a}"), &ids[1], "EXPIRED"),
+        (format!("/sandboxes/{b}"), &ids[2], "INITIATED"),
+    ] {
+        let read = get(
+            &http,
+            &mock.url(&format!("{base}/api/payments/{id}/status")),
+        )
+        .await
+        .expect("status");
+        assert_eq!(read.status, 200, "{base}: {}", read.text);
+        assert_eq!(read.data()["status"], status, "{base}");
+        // Each transaction is its own sandbox's only.
+        for other in ids.iter().filter(|other| *other != id) {
+            let read = get(
+                &http,
+                &mock.url(&format!("{base}/api/payments/{other}/status")),
+            )
+            .await
+            .expect("status");
+            assert_eq!(read.status, 404, "{base} sees {other}");
+        }
+    }
+    // The reference is still taken in B, and free in a new sandbox.
+    let taken = post(
+        &http,
+        &mock.url(&format!("/sandboxes/{b}/api/payments/initiate")),
+        &initiate_body("ORDER-1", "TOPUP", 1050),
+    )
+    .await
+    .expect("initiate");
+    assert_eq!(taken.code(), "DUPLICATE_REFERENCE_NO");
+    // A's journal came back with A's requests only, numbered on.
+    let journal = get(&http, &mock.url(&format!("/sandboxes/{a}/_mock/requests")))
+        .await
+        .expect("journal");
+    let items = journal.data()["items"].as_array().expect("items").clone();
+    let paths: Vec<&str> = items.iter().filter_map(|e| e["path"].as_str()).collect();
+    let seqs: Vec<u64> = items.iter().filter_map(|e| e["seq"].as_u64()).collect();
+    // Its initiate before the kill, then the status reads since (the test
+    // controls are not journaled), numbered on from 1.
+    assert_eq!(paths.first(), Some(&"/api/payments/initiate"), "{paths:?}");
+    assert_eq!(paths.len(), 4, "{paths:?}");
+    assert_eq!(seqs, [1, 2, 3, 4], "{items:?}");
+    // A reset of A after the restart empties A alone, and stays done.
+    let reset = post(
+        &http,
+        &mock.url(&format!("/sandboxes/{a}/_mock/reset")),
+        &json!({}),
+    )
+    .await
+    .expect("reset");
+    assert_eq!(reset.status, 200);
+    let (code, _) = mock.stop();
+    assert_eq!(code, Some(0));
+
+    let mock = Mock::start(&["--store", &spec]);
+    let read = get(
+        &http,
+        &mock.url(&format!("/sandboxes/{a}/api/payments/{}/status", ids[1])),
+    )
+    .await
+    .expect("status");
+    assert_eq!(read.status, 404, "reset before the restart: {}", read.text);
+    assert_eq!(
+        offset(&clock(&http, &mock, &format!("/sandboxes/{a}")).await),
+        0.0
+    );
+    let read = get(
+        &http,
+        &mock.url(&format!("/sandboxes/{b}/api/payments/{}/status", ids[2])),
+    )
+    .await
+    .expect("status");
+    assert_eq!(read.status, 200);
+    // --fresh empties the file, sandboxes and all.
+    drop(mock);
+    let mock = Mock::start(&["--store", &spec, "--fresh"]);
+    assert_eq!(listed(&http, &mock).await, Vec::<String>::new());
+}
