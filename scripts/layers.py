@@ -77,7 +77,7 @@ LAYERS = {
     "payments-serve": [
         ["answer", "admin"],
         ["tls"],
-        ["server", "pages", "logging", "metrics"],
+        ["server", "pages", "logging", "metrics", "trace"],
         # The consoles' sign-in (admin and pages): drawn with the pages'
         # chrome.
         ["admin::sign_in"],

@@ -5,6 +5,8 @@
 //!   closed without an answer), header read timeouts, graceful shutdown.
 //! - [`ApiError`] and [`success`]: every answer is the interface's
 //!   envelope, and a failure becomes one in exactly one place.
+//! - [`trace`]: the W3C `traceparent` a caller sends, read (CONTRACT
+//!   section 21).
 //! - `pages` (feature `pages`): the chrome of server-rendered pages.
 //! - `logging` (feature `logging`): the binaries' stderr log.
 //! - `tls` (feature `tls`): HTTPS listeners (`server::serve_tls`), a
@@ -67,6 +69,7 @@ pub mod server;
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;
+pub mod trace;
 
 pub use answer::{ApiError, ErrorCodeTag, success};
 pub use payments_interface::ErrorCode;

@@ -1,0 +1,209 @@
+//! The W3C Trace Context `traceparent` header, as the mock and the proxy
+//! read it from a caller (CONTRACT section 21): the caller's trace id and
+//! the id of the span that sent the request, so a journal entry or an
+//! exchange can be found from the caller's trace.
+//!
+//! Read by hand: the mock's light build takes no OpenTelemetry crate (the
+//! SDK's propagator would bring it), and the small crates that parse this
+//! header alone are unmaintained (`trace-context` 0.1.0, 2019). The rules
+//! are those of <https://www.w3.org/TR/trace-context/#traceparent-header>:
+//! a malformed header is ignored, never an error.
+//!
+//! ```
+//! use payments_serve::trace::TraceParent;
+//!
+//! let read = TraceParent::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+//!     .expect("a valid header");
+//! assert_eq!(read.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
+//! assert_eq!(read.span_id(), "00f067aa0ba902b7");
+//! assert!(read.sampled());
+//! assert_eq!(TraceParent::parse("00-0000-bad"), None);
+//! ```
+
+use std::fmt::Write as _;
+
+/// The header's name.
+pub const HEADER: &str = "traceparent";
+
+/// A `traceparent` read from a request: its trace id and parent (span) id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TraceParent {
+    trace: [u8; 16],
+    span: [u8; 8],
+    flags: u8,
+}
+
+/// `n` bytes of lowercase hex from `text` (uppercase is invalid).
+fn hex<const N: usize>(text: &[u8]) -> Option<[u8; N]> {
+    if text.len() != 2 * N {
+        return None;
+    }
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; N];
+    for (i, pair) in text.chunks_exact(2).enumerate() {
+        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+impl TraceParent {
+    /// Reads a header's value; `None` when it is malformed: a version of
+    /// `ff` or not two hex digits, ids of the wrong length, uppercase or
+    /// all zeros, a version `00` header with anything after its flags, or
+    /// a later version's without a `-` before what it adds (what a later
+    /// version adds is ignored, as the specification asks).
+    pub fn parse(value: &str) -> Option<Self> {
+        let bytes = value.trim_matches([' ', '\t']).as_bytes();
+        if bytes.len() < 55 || bytes[2] != b'-' || bytes[35] != b'-' || bytes[52] != b'-' {
+            return None;
+        }
+        let [version] = hex::<1>(&bytes[..2])?;
+        match version {
+            0xff => return None,
+            0 if bytes.len() != 55 => return None,
+            _ if bytes.len() > 55 && bytes[55] != b'-' => return None,
+            _ => {}
+        }
+        let trace = hex::<16>(&bytes[3..35])?;
+        let span = hex::<8>(&bytes[36..52])?;
+        let [flags] = hex::<1>(&bytes[53..55])?;
+        if trace == [0; 16] || span == [0; 8] {
+            return None;
+        }
+        Some(Self { trace, span, flags })
+    }
+
+    /// Reads the first `traceparent` of `headers` (a request with several
+    /// is malformed: ignored).
+    pub fn from_headers(headers: &axum::http::HeaderMap) -> Option<Self> {
+        let mut all = headers.get_all(HEADER).iter();
+        let first = all.next()?;
+        if all.next().is_some() {
+            return None;
+        }
+        Self::parse(first.to_str().ok()?)
+    }
+
+    /// Reads the one `traceparent` among `headers` (names in any case), as
+    /// a journal or a recording keeps them; none when it is missing,
+    /// repeated or malformed.
+    pub fn from_pairs<'a>(headers: impl IntoIterator<Item = (&'a str, &'a str)>) -> Option<Self> {
+        let mut sent = headers
+            .into_iter()
+            .filter(|(name, _)| name.eq_ignore_ascii_case(HEADER));
+        match (sent.next(), sent.next()) {
+            (Some((_, value)), None) => Self::parse(value),
+            _ => None,
+        }
+    }
+
+    /// The trace id: 32 lowercase hex digits.
+    pub fn trace_id(&self) -> String {
+        to_hex(&self.trace)
+    }
+
+    /// The id of the caller's span that sent the request: 16 lowercase hex
+    /// digits.
+    pub fn span_id(&self) -> String {
+        to_hex(&self.span)
+    }
+
+    /// Whether the caller records this trace (the `sampled` flag).
+    pub fn sampled(&self) -> bool {
+        self.flags & 1 == 1
+    }
+
+    /// The trace id's bytes.
+    pub fn trace_bytes(&self) -> [u8; 16] {
+        self.trace
+    }
+
+    /// The span id's bytes.
+    pub fn span_bytes(&self) -> [u8; 8] {
+        self.span
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    #[test]
+    fn a_valid_header_gives_its_ids() {
+        let read = TraceParent::parse(GOOD).expect("valid");
+        assert_eq!(read.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(read.span_id(), "00f067aa0ba902b7");
+        assert!(read.sampled());
+        let unsampled = TraceParent::parse(&GOOD.replace("-01", "-00")).expect("valid");
+        assert!(!unsampled.sampled());
+        // Spaces and tabs around a value are the field's, not the header's.
+        assert!(TraceParent::parse(&format!(" {GOOD}\t")).is_some());
+        // A later version may add fields after a dash.
+        let later = format!("cc{}-what-comes-later", &GOOD[2..]);
+        assert_eq!(
+            TraceParent::parse(&later).map(|t| t.trace_id()),
+            Some(read.trace_id())
+        );
+    }
+
+    #[test]
+    fn malformed_headers_are_ignored() {
+        let long = "a".repeat(10_000);
+        for bad in [
+            "",
+            "00",
+            &GOOD[..54],
+            &format!("{GOOD}-"),
+            &format!("{GOOD}0"),
+            &GOOD.replace("00-4b", "ff-4b"),
+            &GOOD.replace("00-4b", "0g-4b"),
+            &GOOD.to_uppercase(),
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473-600f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0x",
+            "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b\u{e9}-0",
+            &long,
+        ] {
+            assert_eq!(TraceParent::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn two_headers_are_none() {
+        let mut headers = axum::http::HeaderMap::new();
+        headers.append(HEADER, GOOD.parse().expect("a value"));
+        assert!(TraceParent::from_headers(&headers).is_some());
+        headers.append(HEADER, GOOD.parse().expect("a value"));
+        assert_eq!(TraceParent::from_headers(&headers), None);
+        let mut bytes = axum::http::HeaderMap::new();
+        bytes.append(
+            HEADER,
+            axum::http::HeaderValue::from_bytes(b"00-\xff").expect("opaque bytes"),
+        );
+        assert_eq!(TraceParent::from_headers(&bytes), None);
+        let kept = [("Content-Type", "application/json"), ("TraceParent", GOOD)];
+        assert!(TraceParent::from_pairs(kept).is_some(), "any case");
+        assert_eq!(
+            TraceParent::from_pairs([(HEADER, GOOD), (HEADER, GOOD)]),
+            None
+        );
+        assert_eq!(TraceParent::from_pairs([("x-other", GOOD)]), None);
+    }
+}
