@@ -129,6 +129,50 @@ async fn requests_journal_keeps_api_calls_newest_last() {
     assert_eq!(reply.data()["items"].as_array().map(Vec::len), Some(1));
 }
 
+/// A `traceparent` (CONTRACT section 21): its trace and span id are the
+/// journal entry's; a malformed, repeated or missing one leaves them null
+/// and never fails the request.
+#[tokio::test]
+async fn requests_name_the_callers_trace_and_ignore_a_malformed_one() {
+    let (_, router) = service();
+    let good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let long = "0".repeat(20_000);
+    let sent: [&[&str]; 6] = [
+        &[good],
+        &["00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01"],
+        &["00-00000000000000000000000000000000-00f067aa0ba902b7-01"],
+        &["not a trace"],
+        &[long.as_str()],
+        &[good, good],
+    ];
+    for (n, headers) in sent.iter().enumerate() {
+        let mut request = request(
+            Method::POST,
+            "/api/payments/initiate",
+            Some(&initiate_body(&format!("TRACE-{n}"), "TOPUP").to_string()),
+        );
+        for value in *headers {
+            request
+                .headers_mut()
+                .append("traceparent", value.parse().expect("a header value"));
+        }
+        let reply = send(&router, request).await;
+        assert_eq!(reply.status.as_u16(), 200, "{n}: {:?}", reply.body);
+    }
+    let get_status = request(Method::GET, "/api/payments/reference/TRACE-0/status", None);
+    let reply = send(&router, get_status).await;
+    assert_eq!(reply.status.as_u16(), 200);
+    let reply = get(&router, "/_mock/requests").await;
+    let items = reply.data()["items"].as_array().expect("items");
+    assert_eq!(items.len(), 7);
+    assert_eq!(items[0]["traceId"], "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_eq!(items[0]["spanId"], "00f067aa0ba902b7");
+    for item in &items[1..] {
+        assert!(item["traceId"].is_null(), "{item}");
+        assert!(item["spanId"].is_null(), "{item}");
+    }
+}
+
 #[tokio::test]
 async fn requests_carry_a_growing_seq_and_page_after_it() {
     let (_, router) = service();

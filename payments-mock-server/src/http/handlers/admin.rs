@@ -435,6 +435,14 @@ pub(crate) struct JournalItem {
     /// The id of the fault rule that faulted it, if a rule did.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Uuid))]
     fault_rule: Option<String>,
+    /// The caller's W3C trace id, from its `traceparent` (32 hex digits),
+    /// when it sent one well-formed header.
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9a-f]{32}$"))]
+    trace_id: Option<String>,
+    /// The id of the caller's span that sent the request (16 hex digits),
+    /// likewise.
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[0-9a-f]{16}$"))]
+    span_id: Option<String>,
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::http::schema::timestamp))]
     at: String,
     /// The replica that served it (`--replica-name`).
@@ -516,7 +524,11 @@ pub async fn requests(
         .into_iter()
         .skip(skip)
         .take(limit)
-        .map(|e| JournalItem {
+        .map(|e| {
+            let trace = payments_serve::trace::TraceParent::from_pairs(
+                e.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            );
+            JournalItem {
             seq: e.seq,
             method: e.method,
             path: e.path,
@@ -528,9 +540,11 @@ pub async fn requests(
             request_id: e.request_id,
             fault: e.fault,
             fault_rule: e.fault_rule,
+            trace_id: trace.map(|t| t.trace_id()),
+            span_id: trace.map(|t| t.span_id()),
             at: format_time(e.at),
             replica: e.replica,
-        })
+        }})
         .collect();
     Ok(success(JournalPage { items }, None))
 }

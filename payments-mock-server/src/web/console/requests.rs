@@ -38,9 +38,15 @@ struct Row {
     fault: String,
     request_id: String,
     replica: String,
+    /// The caller's trace and span id (`traceparent`), empty without.
+    trace_id: String,
+    span_id: String,
 }
 
 fn row(entry: JournalEntry) -> Row {
+    let trace = payments_serve::trace::TraceParent::from_pairs(
+        entry.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    );
     let target = match &entry.query {
         Some(q) => format!("{}?{q}", entry.path),
         None => entry.path.clone(),
@@ -62,6 +68,8 @@ fn row(entry: JournalEntry) -> Row {
         fault: entry.fault.unwrap_or_default(),
         request_id: visible(&entry.request_id).into_owned(),
         replica: visible(&entry.replica).into_owned(),
+        trace_id: trace.map(|t| t.trace_id()).unwrap_or_default(),
+        span_id: trace.map(|t| t.span_id()).unwrap_or_default(),
     }
 }
 
