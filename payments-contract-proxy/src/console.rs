@@ -216,6 +216,9 @@ struct DetailPage {
     signed_in: bool,
     row: Row,
     duration: String,
+    /// The caller's trace and span id (`traceparent`), empty without.
+    trace_id: String,
+    span_id: String,
     sides: Vec<Side>,
 }
 
@@ -285,6 +288,8 @@ async fn detail(
             enforce: proxy.config.enforce,
             signed_in,
             duration: format!("{:.1} ms", judged.exchange.duration_ms),
+            trace_id: judged.exchange.trace_id.clone().unwrap_or_default(),
+            span_id: judged.exchange.span_id.clone().unwrap_or_default(),
             row: row(&judged),
             sides,
         },

@@ -34,6 +34,22 @@ pub struct Exchange {
     /// `--seed-from` honour it, so offline they see what the live proxy saw.
     #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
     pub judged: bool,
+    /// The caller's W3C trace id, from its `traceparent` (CONTRACT section
+    /// 21), when it sent one well-formed header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// The id of the caller's span that sent the request, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
+}
+
+/// The trace and span id of a request's `traceparent`: one well-formed
+/// header, else none (a malformed one is ignored, never an error).
+pub(crate) fn traced(headers: &[(String, String)]) -> (Option<String>, Option<String>) {
+    let read = payments_serve::trace::TraceParent::from_pairs(
+        headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    );
+    (read.map(|t| t.trace_id()), read.map(|t| t.span_id()))
 }
 
 fn yes() -> bool {

@@ -422,6 +422,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
             return refuse(request_message, proxy.unavailable("broke off its answer"));
         }
     };
+    let (trace_id, span_id) = super::exchange::traced(&request_message.headers);
     let exchange = Exchange {
         seq,
         time,
@@ -430,6 +431,8 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         duration_ms: started.elapsed().as_secs_f64() * 1000.0,
         proxy_answer: false,
         judged: true,
+        trace_id,
+        span_id,
     };
     let (verdict, findings) = proxy.judge(exchange, judged && !compressed);
     let mut response = if verdict == Verdict::Violation && proxy.config.enforce {
@@ -487,6 +490,7 @@ impl ProxyState {
         // The body the error answers with, as bytes to record and send.
         let body = Bytes::from(error.body_bytes());
         let (parts, _) = error.into_response().into_parts();
+        let (trace_id, span_id) = super::exchange::traced(&request.headers);
         let exchange = Exchange {
             seq,
             time,
@@ -501,6 +505,8 @@ impl ProxyState {
             duration_ms: started.elapsed().as_secs_f64() * 1000.0,
             proxy_answer: true,
             judged: false,
+            trace_id,
+            span_id,
         };
         let (verdict, _) = self.judge(exchange, false);
         let mut response = Response::from_parts(parts, Body::from(body));

@@ -120,6 +120,11 @@ pub(crate) struct Item {
     error_code: Option<Box<str>>,
     /// `X-Request-Id` of the request, or of the answer.
     request_id: Option<Box<str>>,
+    /// The caller's W3C trace id and span id (its `traceparent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace_id: Option<Box<str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    span_id: Option<Box<str>>,
     /// The transaction's reference, when the exchange names it or the
     /// proxy remembers it of the transaction.
     reference_no: Option<Box<str>>,
@@ -231,6 +236,8 @@ impl Item {
                 .collect(),
             error_code: facts.error_code.as_deref().map(kept),
             request_id: request_id.map(kept),
+            trace_id: exchange.trace_id.as_deref().map(kept),
+            span_id: exchange.span_id.as_deref().map(kept),
             reference_no: facts.reference_no.as_deref().map(kept),
             transaction_id: facts.transaction_id.as_deref().map(kept),
         }

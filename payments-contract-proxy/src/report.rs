@@ -29,6 +29,12 @@ pub struct ReportLine<'a> {
     pub duration_ms: f64,
     /// `X-Request-Id` of the request or, failing that, of the answer.
     pub request_id: Option<&'a str>,
+    /// The caller's W3C trace id (its `traceparent`), when it sent one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<&'a str>,
+    /// The id of the caller's span that sent the request, likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<&'a str>,
     /// The verdict.
     pub verdict: Verdict,
     /// Every finding.
@@ -49,6 +55,8 @@ impl<'a> ReportLine<'a> {
                 .request
                 .header("x-request-id")
                 .or_else(|| exchange.response.header("x-request-id")),
+            trace_id: exchange.trace_id.as_deref(),
+            span_id: exchange.span_id.as_deref(),
             verdict,
             findings,
         }

@@ -42,6 +42,8 @@ pub fn exchange(
         duration_ms: 1.0,
         proxy_answer: false,
         judged: true,
+        trace_id: None,
+        span_id: None,
     }
 }
 

@@ -238,3 +238,59 @@ async fn the_listing_keeps_the_last_thousand() {
     // A seq no longer kept: those numbered above it.
     assert_eq!(seqs(&listing(&rig, "?after=3&limit=2").await), [6, 7]);
 }
+
+/// The caller's `traceparent` (CONTRACT section 21): its trace and span
+/// id are in the listing, the report line and the recording line of its
+/// exchange; a malformed one is ignored (no ids, the exchange passes
+/// through as ever).
+#[tokio::test]
+async fn the_callers_trace_is_listed_reported_and_recorded() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let upstream = crate::upstream::Upstream::start().await;
+    let mut config =
+        payments_contract_proxy::ProxyConfig::new(upstream.url().parse().expect("a URL"));
+    config.report = Some(dir.path().join("report.jsonl"));
+    config.record = Some(dir.path().join("run.jsonl"));
+    let proxy = payments_contract_proxy::Proxy::start(config)
+        .await
+        .expect("the proxy starts");
+    let rig = Rig {
+        upstream,
+        proxy,
+        client: crate::rig::client(),
+    };
+    let good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    for (reference, traceparent) in [("TR-1", good), ("TR-2", "00-nonsense-01")] {
+        rig.upstream
+            .push(Canned::ok(initiate_data(ID, reference, 1050)));
+        let reply = rig
+            .client
+            .post(rig.url("/api/payments/initiate"))
+            .header("content-type", "application/json")
+            .header("traceparent", traceparent)
+            .body(initiate_body(reference, 1050).to_string())
+            .send()
+            .await
+            .expect("the proxy answers");
+        assert_eq!(reply.status(), 200);
+    }
+    let items = listing(&rig, "").await;
+    assert_eq!(items[0]["traceId"], "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_eq!(items[0]["spanId"], "00f067aa0ba902b7");
+    assert!(items[1].get("traceId").is_none(), "{}", items[1]);
+    rig.proxy.finish().await;
+    for file in ["report.jsonl", "run.jsonl"] {
+        let text = std::fs::read_to_string(dir.path().join(file)).expect("written");
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        assert_eq!(lines.len(), 2, "{file}");
+        assert_eq!(
+            lines[0]["traceId"], "4bf92f3577b34da6a3ce929d0e0e4736",
+            "{file}"
+        );
+        assert_eq!(lines[0]["spanId"], "00f067aa0ba902b7", "{file}");
+        assert!(lines[1].get("traceId").is_none(), "{file}: {}", lines[1]);
+    }
+}
