@@ -14,7 +14,8 @@ use crate::error::Error;
 use crate::model::envelope::Reply;
 use crate::model::transaction::{Confirmation, Initiated, PaymentStatus};
 use crate::reconcile;
-use crate::transport::{Transport, redact_url};
+use crate::transport::{Transport, finish, redact_url};
+use tracing::Instrument as _;
 
 mod builder;
 #[cfg(any(feature = "rustls", feature = "native-tls"))]
@@ -161,22 +162,36 @@ impl Client {
     pub async fn initiate(&self, req: InitiateRequest) -> Result<Reply<Initiated>, Error> {
         let ctx = self.inner.context();
         let call = req.call()?;
-        let reply = match self.inner.execute::<Initiated>(&call, &ctx).await {
-            Ok(reply) => reply,
-            Err(failed) => reconcile::initiate(&self.inner, &ctx, &req, failed).await?,
-        };
-        let Some(guard) = &self.inner.guard else {
-            return Ok(reply);
-        };
-        match guard.initiate(&req, &reply) {
-            Ok(()) => Ok(reply),
-            // A reconciled reply is already a read-back: nothing to settle.
-            Err(mismatch) if reply.is_reconciled() => Err(Error::AnswerMismatch(mismatch)),
-            Err(mismatch) => {
-                reconcile::settle_initiate(&self.inner, &ctx, &req, mismatch, reply.attempts())
-                    .await
+        let span = self.inner.call_span(&call, &ctx);
+        span.record("payments.reference_no", req.reference_no());
+        let result = async {
+            let reply = match self.inner.execute::<Initiated>(&call, &ctx).await {
+                Ok(reply) => reply,
+                Err(failed) => reconcile::initiate(&self.inner, &ctx, &req, failed).await?,
+            };
+            let Some(guard) = &self.inner.guard else {
+                return Ok(reply);
+            };
+            match guard.initiate(&req, &reply) {
+                Ok(()) => Ok(reply),
+                // A reconciled reply is already a read-back: nothing to settle.
+                Err(mismatch) if reply.is_reconciled() => Err(Error::AnswerMismatch(mismatch)),
+                Err(mismatch) => {
+                    reconcile::settle_initiate(&self.inner, &ctx, &req, mismatch, reply.attempts())
+                        .await
+                }
             }
         }
+        .instrument(span.clone())
+        .await;
+        if let Ok(reply) = &result {
+            span.record(
+                "payments.transaction_id",
+                reply.data().transaction_id.as_ref() as &str,
+            );
+        }
+        finish(&self.inner, "initiate", &span, &result);
+        result
     }
 
     /// Confirms a transaction.
@@ -205,14 +220,26 @@ impl Client {
     pub async fn confirm(&self, req: ConfirmRequest) -> Result<Reply<Confirmation>, Error> {
         let ctx = self.inner.context();
         let call = req.call()?;
-        let reply = match self.inner.execute::<Confirmation>(&call, &ctx).await {
-            Ok(reply) => reply,
-            Err(failed) => reconcile::confirm(&self.inner, &ctx, &req, failed).await?,
-        };
-        if let Some(guard) = &self.inner.guard {
-            guard.confirm(&req, &reply).map_err(Error::AnswerMismatch)?;
+        let span = self.inner.call_span(&call, &ctx);
+        span.record("payments.reference_no", req.reference_no());
+        span.record(
+            "payments.transaction_id",
+            req.transaction_id().as_ref() as &str,
+        );
+        let result = async {
+            let reply = match self.inner.execute::<Confirmation>(&call, &ctx).await {
+                Ok(reply) => reply,
+                Err(failed) => reconcile::confirm(&self.inner, &ctx, &req, failed).await?,
+            };
+            if let Some(guard) = &self.inner.guard {
+                guard.confirm(&req, &reply).map_err(Error::AnswerMismatch)?;
+            }
+            Ok(reply)
         }
-        Ok(reply)
+        .instrument(span.clone())
+        .await;
+        finish(&self.inner, "confirm", &span, &result);
+        result
     }
 
     /// Reads a transaction by id.

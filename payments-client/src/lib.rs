@@ -260,6 +260,8 @@ pub mod error;
 mod guard;
 pub mod model;
 pub mod money;
+#[cfg(feature = "opentelemetry")]
+mod otel;
 mod reconcile;
 mod redirect;
 pub mod retry;

@@ -91,6 +91,9 @@ pub(crate) struct Transport {
     /// Checks every answer against its request; `None` when the builder
     /// turned the check off.
     pub guard: Option<AnswerGuard>,
+    /// The OpenTelemetry instruments (feature `opentelemetry`).
+    #[cfg(feature = "opentelemetry")]
+    pub metrics: crate::otel::Metrics,
 }
 
 impl Transport {
@@ -154,16 +157,54 @@ impl Transport {
         ctx: &CallContext,
     ) -> Result<Reply<PaymentStatus>, Error> {
         let call = lookup.call()?;
-        let reply = self
-            .execute::<PaymentStatus>(&call, ctx)
-            .await
-            .map_err(Failed::into_error)?;
-        if let Some(guard) = &self.guard {
-            guard
-                .status(lookup, &reply)
-                .map_err(Error::AnswerMismatch)?;
+        let span = self.call_span(&call, ctx);
+        match lookup {
+            Lookup::Id(id) => span.record("payments.transaction_id", id),
+            Lookup::Reference { reference_no, .. } => {
+                span.record("payments.reference_no", reference_no)
+            }
+        };
+        let read = async {
+            let reply = self
+                .execute::<PaymentStatus>(&call, ctx)
+                .await
+                .map_err(Failed::into_error)?;
+            if let Some(guard) = &self.guard {
+                guard
+                    .status(lookup, &reply)
+                    .map_err(Error::AnswerMismatch)?;
+            }
+            Ok(reply)
         }
-        Ok(reply)
+        .instrument(span.clone())
+        .await;
+        finish(self, call.name, &span, &read);
+        read
+    }
+
+    /// The span of one call (CONTRACT section 21): every attempt, and a
+    /// reconciliation's read-back, is its child. Named `payments.call` (as
+    /// the log shows it) and, for OpenTelemetry, `payments <call>`; it
+    /// carries the call's `url.template`, and later its reference,
+    /// transaction, outcome (`ok`, `not_carried_out`, `unknown`,
+    /// `mismatch`) and whether it was reconciled. Never a key, an OTP or a
+    /// payer id.
+    pub(crate) fn call_span(&self, call: &Call, ctx: &CallContext) -> tracing::Span {
+        tracing::info_span!(
+            "payments.call",
+            otel.name = %format_args!("payments {}", call.name),
+            call = call.name,
+            method = call.method.as_str(),
+            path = %call.path,
+            request_id = %ctx.request_id,
+            attempts = field::Empty,
+            "url.template" = call.template,
+            "payments.reference_no" = field::Empty,
+            "payments.transaction_id" = field::Empty,
+            "payments.outcome" = field::Empty,
+            "payments.reconciled" = field::Empty,
+            "error.type" = field::Empty,
+        )
     }
 
     /// Runs a call with retries and decodes its envelope.
@@ -172,18 +213,6 @@ impl Transport {
         call: &Call,
         ctx: &CallContext,
     ) -> Result<Reply<T>, Failed> {
-        let method = match call.method {
-            Method::Get => "GET",
-            Method::Post => "POST",
-        };
-        let span = tracing::info_span!(
-            "payments.call",
-            call = call.name,
-            method,
-            path = %call.path,
-            request_id = %ctx.request_id,
-            attempts = field::Empty,
-        );
         async {
             let url = self.url(call);
             let mut attempt = 0u32;
@@ -216,11 +245,12 @@ impl Transport {
                     });
                 };
                 earlier_ambiguous |= error.outcome() == Outcome::Unknown;
+                #[cfg(feature = "opentelemetry")]
+                self.metrics.retry(call.template);
                 tracing::warn!(attempt, error = %error, wait_ms = wait.as_millis() as u64, "retrying");
                 tokio::time::sleep(wait).await;
             }
         }
-        .instrument(span)
         .await
     }
 
@@ -231,15 +261,57 @@ impl Transport {
         ctx: &CallContext,
         attempt: u32,
     ) -> Result<Reply<T>, Error> {
-        let span = tracing::debug_span!(
+        // An HTTP client span by OpenTelemetry's conventions: named
+        // `METHOD template`, with the server, the template, the retry's
+        // number, and the answer's status or the failure's type.
+        let method = call.method.as_str();
+        let span = tracing::info_span!(
             "attempt",
+            otel.name = %format_args!("{method} {}", call.template),
+            otel.kind = "client",
             attempt,
             status = field::Empty,
             latency_ms = field::Empty,
+            "http.request.method" = method,
+            "server.address" = self.base_url.host_str().unwrap_or_default(),
+            "server.port" = self.base_url.port_or_known_default().unwrap_or_default(),
+            "url.template" = call.template,
+            "http.request.resend_count" = field::Empty,
+            "http.response.status_code" = field::Empty,
+            "error.type" = field::Empty,
         );
-        self.attempt_inner(call, url, ctx, attempt)
+        if attempt > 1 {
+            span.record("http.request.resend_count", attempt - 1);
+        }
+        let mut answered = None;
+        #[cfg(feature = "opentelemetry")]
+        let started = Instant::now();
+        let result = self
+            .attempt_inner(call, url, ctx, attempt, &mut answered)
             .instrument(span)
-            .await
+            .await;
+        #[cfg(feature = "opentelemetry")]
+        {
+            let error = match (&result, answered) {
+                (_, Some(status)) if status >= 400 => Some(status.to_string()),
+                (Err(e), _) => Some(e.type_name().to_owned()),
+                (Ok(_), _) => None,
+            };
+            self.metrics.attempt(
+                crate::otel::Attempt {
+                    method,
+                    server: self.base_url.host_str().unwrap_or_default(),
+                    port: self.base_url.port_or_known_default().unwrap_or_default(),
+                    template: call.template,
+                },
+                started.elapsed().as_secs_f64(),
+                answered,
+                error.as_deref(),
+            );
+        }
+        #[cfg(not(feature = "opentelemetry"))]
+        let _ = answered;
+        result
     }
 
     async fn attempt_inner<T: DeserializeOwned>(
@@ -248,6 +320,7 @@ impl Transport {
         url: &Url,
         ctx: &CallContext,
         attempt: u32,
+        answered: &mut Option<u16>,
     ) -> Result<Reply<T>, Error> {
         let started = Instant::now();
         let limit = match (self.timeout, ctx.deadline) {
@@ -264,6 +337,10 @@ impl Transport {
         // the body shared with the other attempts.
         let mut request = reqwest::Request::new(method, url.clone());
         *request.headers_mut() = self.headers(ctx, call.body.is_some());
+        // The W3C trace context of this attempt's span (feature
+        // `opentelemetry`).
+        #[cfg(feature = "opentelemetry")]
+        crate::otel::inject(request.headers_mut());
         if let Some(body) = &call.body {
             *request.body_mut() = Some(body.clone().into());
         }
@@ -293,10 +370,12 @@ impl Transport {
         let (status, content_type, retry_after, body) = match outcome {
             Err(_elapsed) => {
                 tracing::debug!("attempt timed out");
+                span.record("error.type", "timeout");
                 return Err(transport_error(TransportKind::Timeout, None));
             }
             Ok(Err(e)) => {
                 let kind = classify(&e);
+                span.record("error.type", kind.as_str());
                 // Without the URL: it may carry `user:pass@` of the base URL.
                 let e = e.without_url();
                 tracing::debug!(error = %e, "attempt failed");
@@ -304,7 +383,12 @@ impl Transport {
             }
             Ok(Ok(parts)) => parts,
         };
+        *answered = Some(status);
         span.record("status", status);
+        span.record("http.response.status_code", status);
+        if status >= 400 {
+            span.record("error.type", status);
+        }
         tracing::debug!(status, "response received");
         decode::decode(Exchange {
             status,
@@ -315,6 +399,37 @@ impl Transport {
             attempt,
         })
     }
+}
+
+/// Records how a call ended on its span: `payments.outcome` (`ok`,
+/// `not_carried_out`, `unknown`, `mismatch`), `payments.reconciled`, and
+/// `error.type` of a failure.
+pub(crate) fn finish<T>(
+    transport: &Transport,
+    call: &'static str,
+    span: &tracing::Span,
+    result: &Result<Reply<T>, Error>,
+) {
+    let outcome = match result {
+        Ok(reply) => {
+            span.record("payments.reconciled", reply.is_reconciled());
+            "ok"
+        }
+        Err(error) => {
+            span.record("payments.reconciled", false);
+            span.record("error.type", error.type_name());
+            match (error, error.outcome()) {
+                (Error::AnswerMismatch(_), _) => "mismatch",
+                (_, Outcome::NotCarriedOut) => "not_carried_out",
+                (_, Outcome::Unknown) => "unknown",
+            }
+        }
+    };
+    span.record("payments.outcome", outcome);
+    #[cfg(feature = "opentelemetry")]
+    transport.metrics.finished(call, outcome);
+    #[cfg(not(feature = "opentelemetry"))]
+    let _ = (transport, call);
 }
 
 fn classify(e: &reqwest::Error) -> TransportKind {

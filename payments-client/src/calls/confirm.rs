@@ -70,6 +70,7 @@ impl ConfirmRequest {
         Ok(Call {
             name: "confirm",
             method: Method::Post,
+            template: "/api/payments/confirm",
             path: "/api/payments/confirm".to_owned(),
             query: Vec::new(),
             body: Some(body.into()),

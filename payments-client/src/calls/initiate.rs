@@ -156,6 +156,7 @@ impl InitiateRequest {
         Ok(Call {
             name: "initiate",
             method: Method::Post,
+            template: "/api/payments/initiate",
             path: "/api/payments/initiate".to_owned(),
             query: Vec::new(),
             body: Some(body.into()),

@@ -17,12 +17,24 @@ pub(crate) enum Method {
     Post,
 }
 
+impl Method {
+    /// As HTTP spells it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Get => "GET",
+            Self::Post => "POST",
+        }
+    }
+}
+
 /// A description of one call: everything but how to send it.
 #[derive(Debug, Clone)]
 pub(crate) struct Call {
     /// Short name for logs (`initiate`).
     pub name: &'static str,
     pub method: Method,
+    /// The interface's path template (`url.template` of its spans).
+    pub template: &'static str,
     /// Already percent-encoded path, starting with `/api/`.
     pub path: String,
     pub query: Vec<(&'static str, String)>,

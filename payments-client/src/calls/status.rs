@@ -17,6 +17,7 @@ pub(crate) fn by_id(transaction_id: &str) -> Result<Call, Error> {
     Ok(Call {
         name: "status",
         method: Method::Get,
+        template: "/api/payments/{transactionId}/status",
         path: format!(
             "/api/payments/{}/status",
             encode_path_segment(transaction_id)
@@ -38,6 +39,7 @@ pub(crate) fn by_reference(reference_no: &str, merchant_id: Option<Uuid>) -> Res
     Ok(Call {
         name: "status_by_reference",
         method: Method::Get,
+        template: "/api/payments/reference/{referenceNo}/status",
         path: format!(
             "/api/payments/reference/{}/status",
             encode_path_segment(reference_no)

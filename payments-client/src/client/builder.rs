@@ -265,6 +265,8 @@ impl ClientBuilder {
                 guard: self
                     .check_answers
                     .then(|| AnswerGuard::new(self.answer_memory)),
+                #[cfg(feature = "opentelemetry")]
+                metrics: crate::otel::Metrics::new(),
             }),
         })
     }

@@ -55,6 +55,19 @@ pub enum TransportKind {
     Tls,
 }
 
+impl TransportKind {
+    /// A short name: `connect`, `timeout`, `connection`, `tls` (a span's
+    /// `error.type`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::Connect => "connect",
+            TransportKind::Timeout => "timeout",
+            TransportKind::Connection => "connection",
+            TransportKind::Tls => "tls",
+        }
+    }
+}
+
 impl fmt::Display for TransportKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -385,6 +398,29 @@ impl Error {
             Error::UnexpectedResponse { status, .. } => is_retryable_status(*status),
             Error::AfterAmbiguousAttempt { last, .. } => last.is_retryable(),
             _ => false,
+        }
+    }
+
+    /// A short, stable name of what failed, for a span's `error.type`
+    /// (CONTRACT section 21): the service's `errorCode` for an API error,
+    /// the transport failure's kind (`timeout`, `connect`, `connection`,
+    /// `tls`), else the variant (`unexpected_response`, `answer_mismatch`,
+    /// …). Never a message, a key or an id.
+    pub fn type_name(&self) -> &str {
+        match self {
+            Error::Api(e) => e.code.as_str(),
+            Error::InvalidInput(_) => "invalid_input",
+            Error::Money(_) => "money",
+            Error::Config { .. } => "config",
+            Error::Transport { kind, .. } => kind.as_str(),
+            Error::UnexpectedResponse { .. } => "unexpected_response",
+            Error::MissingData { .. } => "missing_data",
+            Error::Decode { .. } => "decode",
+            Error::Reconciliation { .. } => "reconciliation",
+            Error::AfterAmbiguousAttempt { last, .. } => last.type_name(),
+            Error::AnswerMismatch(_) => "answer_mismatch",
+            Error::ReturnMismatch { .. } => "return_mismatch",
+            Error::WaitTimeout { .. } => "wait_timeout",
         }
     }
 
