@@ -164,6 +164,9 @@ LAYERS = {
         ["error"],
         ["secret", "retry", "calls"],
         ["decode", "guard"],
+        # OpenTelemetry (feature `opentelemetry`): the trace context and
+        # the instruments an attempt uses.
+        ["otel"],
         ["transport"],
         ["reconcile"],
         ["client", "redirect"],

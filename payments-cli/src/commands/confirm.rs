@@ -1,6 +1,7 @@
 //! `payments confirm`: confirm an initiated transaction.
 
 use payments_client::ConfirmRequest;
+use tracing::Instrument as _;
 
 use super::Context;
 use crate::{
@@ -47,9 +48,9 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
     })?;
 
     let started = ctx.log_request("POST", "/api/payments/confirm");
-    let result = ctx.client.confirm(request).await;
+    let result = ctx.client.confirm(request).instrument(started.span()).await;
     ctx.log_response(
-        started,
+        &started,
         result
             .as_ref()
             .map(|reply| (reply.http_status(), reply.request_id(), reply.attempts())),

@@ -1,6 +1,7 @@
 //! `payments initiate`: create a payment transaction.
 
 use payments_client::{Currency, InitiateRequest, MinorAmount};
+use tracing::Instrument as _;
 
 use super::Context;
 use crate::{
@@ -48,9 +49,13 @@ pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
     let request = build_request(args, merchant_id, minor, &currency_code)?;
 
     let started = ctx.log_request("POST", "/api/payments/initiate");
-    let result = ctx.client.initiate(request).await;
+    let result = ctx
+        .client
+        .initiate(request)
+        .instrument(started.span())
+        .await;
     ctx.log_response(
-        started,
+        &started,
         result
             .as_ref()
             .map(|reply| (reply.http_status(), reply.request_id(), reply.attempts())),

@@ -10,6 +10,7 @@ mod initiate;
 mod reconcile;
 mod status;
 mod tail;
+mod trace;
 mod verify_return;
 
 use std::{
@@ -114,19 +115,69 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
     })
 }
 
-/// `-v`: the client's own events (retries, attempts) on stderr.
+/// `-v`: the client's own events (retries, attempts) on stderr, and each
+/// call in a trace of its own (CONTRACT section 21): its id is printed
+/// with the response line, and the client sends it as the W3C
+/// `traceparent`, so the service's journal (or the proxy's report) finds
+/// the call.
 ///
 /// The client never puts the key in an event; the filter keeps everything
-/// else (reqwest, hyper) out.
+/// else (reqwest, hyper) out. No span is exported: each call's span is
+/// given a new trace and span id ([`Context::log_request`]), and the
+/// client's spans, under OpenTelemetry's no-op tracer, carry them on.
 fn install_verbose_logging() {
-    let filter = tracing_subscriber::EnvFilter::new("payments_client=debug");
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+
+    opentelemetry::global::set_text_map_propagator(trace::W3c);
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_target(false)
         .without_time()
         .with_ansi(false)
+        .with_filter(tracing_subscriber::EnvFilter::new("payments_client=debug"));
+    let traces = tracing_opentelemetry::layer().with_filter(tracing_subscriber::EnvFilter::new(
+        "payments_cli=info,payments_client=info",
+    ));
+    let _ = tracing_subscriber::registry()
+        .with(log)
+        .with(traces)
         .try_init();
+}
+
+/// A call as `-v` follows it: when it started, and its span (a trace of
+/// its own under `-v`; none otherwise), which the client's spans and its
+/// `traceparent` descend from.
+#[derive(Debug)]
+pub struct Started {
+    at: Instant,
+    span: tracing::Span,
+}
+
+impl Started {
+    /// The span to run the call in.
+    pub fn span(&self) -> tracing::Span {
+        self.span.clone()
+    }
+
+    /// How long since the call started.
+    pub fn elapsed(&self) -> std::time::Duration {
+        self.at.elapsed()
+    }
+
+    /// The call's trace id, when `-v` gave it one.
+    fn trace_id(&self) -> Option<String> {
+        use opentelemetry::trace::TraceContextExt as _;
+        use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+        if self.span.is_none() {
+            return None;
+        }
+        let context = self.span.context();
+        let span = context.span();
+        let ids = span.span_context();
+        ids.is_valid().then(|| ids.trace_id().to_string())
+    }
 }
 
 /// What every command needs.
@@ -262,8 +313,10 @@ impl Context {
         }
     }
 
-    /// `-v`: the request line, before the call.
-    pub fn log_request(&self, method: &str, path: &str) -> Instant {
+    /// `-v`: the request line, before the call; the call's span (a new
+    /// trace) to run it in.
+    pub fn log_request(&self, method: &str, path: &str) -> Started {
+        let mut span = tracing::Span::none();
         if self.settings.verbose {
             let auth = if self.settings.api_key.is_some() {
                 " (authorization: Bearer [REDACTED])"
@@ -271,33 +324,42 @@ impl Context {
                 " (no API key)"
             };
             eprintln!("> {method} {}{path}{auth}", self.base_url);
+            span = tracing::info_span!(target: "payments_cli", parent: None, "payments");
+            trace::begin(&span);
         }
-        Instant::now()
+        Started {
+            at: Instant::now(),
+            span,
+        }
     }
 
     /// `-v`: the response line, after the call.
     pub fn log_response(
         &self,
-        started: Instant,
+        started: &Started,
         outcome: Result<(u16, &str, u32), &payments_client::Error>,
     ) {
         if !self.settings.verbose {
             return;
         }
-        let elapsed = started.elapsed().as_millis();
+        let elapsed = started.at.elapsed().as_millis();
+        let trace = started
+            .trace_id()
+            .map(|id| format!(", trace {id}"))
+            .unwrap_or_default();
         match outcome {
             Ok((status, request_id, attempts)) => eprintln!(
-                "< HTTP {status} in {elapsed} ms, {attempts} attempt(s), request id {request_id}"
+                "< HTTP {status} in {elapsed} ms, {attempts} attempt(s), request id {request_id}{trace}"
             ),
             Err(err) => {
                 let request_id = err.request_id().unwrap_or("none");
                 let reason = crate::error::reason(err);
                 match err.http_status() {
                     Some(status) => eprintln!(
-                        "< HTTP {status} in {elapsed} ms: {reason} (request id {request_id})"
+                        "< HTTP {status} in {elapsed} ms: {reason} (request id {request_id}{trace})"
                     ),
                     None => eprintln!(
-                        "< no answer after {elapsed} ms: {reason} (request id {request_id})"
+                        "< no answer after {elapsed} ms: {reason} (request id {request_id}{trace})"
                     ),
                 }
                 // What came back, as it came: never on stdout, where a

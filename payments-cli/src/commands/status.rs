@@ -11,11 +11,8 @@
 //! "error":...}` (`"arg":N` for an id or reference given as an argument), so
 //! results join back to their input (COMMANDS.md, "Output").
 
-use std::{
-    io::Read as _,
-    path::Path,
-    time::{Duration, Instant},
-};
+use std::{io::Read as _, path::Path, time::Duration};
+use tracing::Instrument as _;
 
 use futures::{FutureExt as _, StreamExt as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -302,8 +299,8 @@ pub(crate) async fn look_up(
         Lookup::Id(id) => {
             let path = format!("/api/payments/{}/status", encode_path_segment(id));
             let started = ctx.log_request("GET", &path);
-            let result = ctx.client.status(id).await;
-            log(ctx, started, &result);
+            let result = ctx.client.status(id).instrument(started.span()).await;
+            log(ctx, &started, &result);
             result.map_err(fail)?
         }
         Lookup::Reference(reference) => {
@@ -315,8 +312,12 @@ pub(crate) async fn look_up(
                 encode_path_segment(reference)
             );
             let started = ctx.log_request("GET", &path);
-            let result = ctx.client.status_by_reference(reference, merchant_id).await;
-            log(ctx, started, &result);
+            let result = ctx
+                .client
+                .status_by_reference(reference, merchant_id)
+                .instrument(started.span())
+                .await;
+            log(ctx, &started, &result);
             result.map_err(fail)?
         }
     };
@@ -329,12 +330,20 @@ pub(crate) async fn look_up(
     let id = reply.data().transaction_id.clone();
     let started = ctx.log_request("GET", &format!("/api/payments/{id}/status (polling)"));
     let options = WaitOptions::default().timeout(timeout);
-    let result = ctx.client.wait_for_final(&id, options).await;
-    log(ctx, started, &result);
+    let result = ctx
+        .client
+        .wait_for_final(&id, options)
+        .instrument(started.span())
+        .await;
+    log(ctx, &started, &result);
     result.map_err(fail)
 }
 
-fn log(ctx: &Context, started: Instant, result: &Result<Reply<PaymentStatus>, ClientError>) {
+fn log(
+    ctx: &Context,
+    started: &crate::commands::Started,
+    result: &Result<Reply<PaymentStatus>, ClientError>,
+) {
     ctx.log_response(
         started,
         result

@@ -6,6 +6,7 @@
 use payments_client::PaymentStatus;
 use payments_client::wire::encode_path_segment;
 use payments_client::{Error as ClientError, Reply, ReturnAddress};
+use tracing::Instrument as _;
 
 use super::Context;
 use super::status::view_in;
@@ -37,9 +38,13 @@ pub async fn run(ctx: &Context, args: VerifyReturnArgs) -> Result<Exit, CliError
     let call = format!("verify-return of {id}");
     let path = format!("/api/payments/{}/status", encode_path_segment(id.as_str()));
     let started = ctx.log_request("GET", &path);
-    let result = ctx.client.verify_return(&address).await;
+    let result = ctx
+        .client
+        .verify_return(&address)
+        .instrument(started.span())
+        .await;
     ctx.log_response(
-        started,
+        &started,
         result.as_ref().map(|v| {
             let reply = v.reply();
             (reply.http_status(), reply.request_id(), reply.attempts())

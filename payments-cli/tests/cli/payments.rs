@@ -252,3 +252,56 @@ async fn confirming_twice_is_a_rejection() {
         .code(1)
         .stderr(contains("TRANSACTION_ALREADY_CONFIRMED"));
 }
+
+/// `-v` prints each call's trace id (CONTRACT section 21), and the client
+/// sent it as the W3C `traceparent`: the mock's journal entry of the call
+/// names the same trace. Without `-v`, no `traceparent` is sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn verbose_prints_each_calls_trace_id_the_service_saw() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let mut cmd = initiate_cmd(&sandbox, &server.base_url(), "TRACE-V", "TOPUP");
+    cmd.arg("-v");
+    let assert = run(cmd).await.success();
+    let err = stderr(&assert);
+    let trace = err
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix("< HTTP 200")
+                .and_then(|rest| rest.split(", trace ").nth(1))
+        })
+        .unwrap_or_else(|| panic!("a response line with its trace id: {err}"))
+        .trim()
+        .to_owned();
+    assert_eq!(trace.len(), 32, "{trace}");
+    assert!(trace.bytes().all(|b| b.is_ascii_hexdigit()), "{trace}");
+    let journal = server.requests().await;
+    let sent = journal
+        .last()
+        .and_then(|entry| {
+            entry
+                .headers
+                .iter()
+                .find(|(name, _)| name == "traceparent")
+                .map(|(_, value)| value.clone())
+        })
+        .unwrap_or_else(|| panic!("the initiate carried a traceparent: {journal:?}"));
+    assert_eq!(sent.split('-').nth(1), Some(trace.as_str()), "{sent}");
+
+    // Without -v: no trace, no header.
+    let assert = run(initiate_cmd(
+        &sandbox,
+        &server.base_url(),
+        "TRACE-Q",
+        "TOPUP",
+    ))
+    .await
+    .success();
+    assert!(!stderr(&assert).contains("trace"), "{}", stderr(&assert));
+    let journal = server.requests().await;
+    let last = journal.last().expect("the second initiate");
+    assert!(
+        !last.headers.iter().any(|(name, _)| name == "traceparent"),
+        "{last:?}"
+    );
+}
