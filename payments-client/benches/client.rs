@@ -57,10 +57,10 @@ fn traced() -> Option<opentelemetry_sdk::trace::SdkTracerProvider> {
     let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
     let layer = tracing_opentelemetry::layer()
         .with_tracer(provider.tracer("bench"))
-        .with_filter(tracing_subscriber::filter::Targets::new().with_target(
-            "payments_client",
-            tracing::Level::INFO,
-        ));
+        .with_filter(
+            tracing_subscriber::filter::Targets::new()
+                .with_target("payments_client", tracing::Level::INFO),
+        );
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
         .expect("one subscriber");
     eprintln!("client spans recorded by OpenTelemetry (no exporter)");
