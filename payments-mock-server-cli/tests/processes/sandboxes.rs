@@ -195,3 +195,27 @@ async fn sqlite_keeps_each_sandbox_across_a_kill_and_a_restart() {
     let mock = Mock::start(&["--store", &spec, "--fresh"]);
     assert_eq!(listed(&http, &mock).await, Vec::<String>::new());
 }
+
+/// A sandbox row changed outside the mock (an id that is no UUID) makes
+/// the store unreadable at start: exit 1 naming the store, the file left
+/// as it was; never a panic, never a sandbox made up.
+#[tokio::test]
+async fn a_damaged_sandbox_row_refuses_the_start_naming_the_store() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let path = dir.path().join("mock.db");
+    let spec = format!("sqlite:{}", path.display());
+    let http = http();
+    let mock = Mock::start(&["--store", &spec]);
+    made(&http, &mock, json!({"label": "kept"})).await;
+    let (code, _) = mock.stop();
+    assert_eq!(code, Some(0));
+    rusqlite::Connection::open(&path)
+        .and_then(|c| c.execute("UPDATE mock_sandboxes SET id = x'00ff'", []))
+        .expect("a damaged row");
+    let before = crate::mock::bytes(&path);
+    let (code, stderr) = crate::mock::run(&["--store", &spec], &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains(&spec), "names the store: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(crate::mock::bytes(&path), before, "left as it was");
+}
