@@ -246,7 +246,7 @@ struct Opened {
 }
 
 /// A SQLite file behind the mock: the root's view of it, or a sandbox's
-/// ([`SqliteStore::new_sandbox`]).
+/// (made for a sandbox by the store itself).
 #[derive(Debug)]
 pub struct SqliteStore {
     file: Arc<Opened>,
