@@ -11,7 +11,11 @@
 - Every generated initiate starts from an empty store. referenceNo is unique
   per merchant (CONTRACT section 4), so the second initiate of a generated
   reference ("0", say) is refused, 400 DUPLICATE_REFERENCE_NO, by design;
-  the schema cannot say "not used before", so the run makes it true.
+  the schema cannot say "not used before", so the run makes it true. In
+  the stateful phase the reference is made new instead: a reset there
+  would also remove the fault rules a scenario installed (CONTRACT section
+  19), unseen by schemathesis, which would then find a rule it made gone
+  (ST302 on DELETE /_mock/faults/{ruleId}).
 - No link reaches the core logic of some operations with generated
   values: a generated transactionId names no transaction, and the page
   token sits inside confirm's extraProperties string. So every other case
@@ -105,11 +109,20 @@ def _every_other(case, operation):
     return _turn[operation] % 2 == 0
 
 
+def _stateful(case):
+    phase = getattr(getattr(case, "meta", None), "phase", None)
+    return phase is not None and phase.name.value == "stateful"
+
+
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
     method, path = case.operation.method.upper(), case.operation.path
     if method == "POST" and path == "/api/payments/initiate":
-        _call("POST", "/_mock/reset")
+        if not _stateful(case):
+            _call("POST", "/_mock/reset")
+        elif isinstance(case.body, dict) and isinstance(case.body.get("referenceNo"), str):
+            _made["n"] += 1
+            case.body = {**case.body, "referenceNo": f"st-{_made['n']}"}
     elif method == "POST" and path == "/api/payments/confirm" and _every_other(case, path):
         if isinstance(case.body, dict):
             product = _CONFIRMABLE[_turn[path] // 2 % len(_CONFIRMABLE)]
