@@ -20,41 +20,8 @@ use crate::faults::Faults;
 use crate::sandboxes::Registry;
 use crate::store::{AnyStore, MemoryStore};
 
-/// Why `POST /_mock/sandboxes` made none.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum SandboxRefusal {
-    /// Asked of a sandbox: they do not nest.
-    Nested,
-    /// The server keeps its state in PostgreSQL, whose replicas share no
-    /// sandboxes yet.
-    Store,
-    /// This many live already (`--max-sandboxes`).
-    TooMany(usize),
-    /// The store could not write it down.
-    Unavailable(StoreError),
-}
-
-/// A sandbox as its store writes it down.
-fn kept(info: &crate::sandboxes::SandboxInfo) -> crate::store::KeptSandbox {
-    crate::store::KeptSandbox {
-        id: info.id,
-        owner: info.owner,
-        label: info.label.clone(),
-        created_at: info.created_at,
-        ttl: info.ttl,
-        expires_at: info.expires_at,
-    }
-}
-
-impl crate::sandboxes::Lifetime for AppState {
-    fn renewed(&self, expires_at: chrono::DateTime<chrono::Utc>) {
-        self.store.renew_sandbox(expires_at);
-    }
-
-    fn expired(&self) {
-        self.store.forget_sandbox_later();
-    }
-}
+mod sandboxes;
+pub(crate) use sandboxes::SandboxRefusal;
 
 /// Cheap to clone: one `Arc`.
 #[derive(Debug, Clone)]
@@ -192,27 +159,6 @@ impl AppState {
         Ok(state)
     }
 
-    /// Takes back the sandboxes the store kept from an earlier run (SQLite);
-    /// those whose time ran out while the server was down go.
-    fn restore_sandboxes(&self) -> Result<(), StoreError> {
-        let Some(registry) = self.sandboxes.as_ref() else {
-            return Ok(());
-        };
-        for (kept, store) in self.store.kept_sandboxes()? {
-            let info = crate::sandboxes::SandboxInfo {
-                id: kept.id,
-                label: kept.label,
-                owner: kept.owner,
-                created_at: kept.created_at,
-                expires_at: kept.expires_at,
-                ttl: kept.ttl,
-            };
-            let state = self.sandbox_state(store, info.id, info.owner, info.label.clone());
-            registry.restore(info, state);
-        }
-        Ok(())
-    }
-
     fn with_store(config: Config, store: AnyStore, settings: Settings, replica: String) -> Self {
         let tally = Arc::new(crate::metrics::SandboxTally::default());
         let metrics = crate::metrics::Metrics::new(&replica, store.counts(), Arc::clone(&tally));
@@ -256,144 +202,6 @@ impl AppState {
                 sandbox_label: None,
                 template,
             }),
-        }
-    }
-
-    /// A new sandbox's state, for the sandbox `id` of `owner`: its own
-    /// store (in memory), clock, journal, faults, rules and coverage; the
-    /// root's catalogue, expiry, keys, sessions and metrics; its payment
-    /// pages under `/sandboxes/{id}/`.
-    fn sandbox_state(
-        &self,
-        store: AnyStore,
-        id: uuid::Uuid,
-        owner: Option<uuid::Uuid>,
-        label: Option<String>,
-    ) -> Self {
-        let t = &self.template;
-        let shared = Shared {
-            store,
-            auth: Arc::clone(&self.auth),
-            admin: Arc::clone(&self.admin),
-            fault_rules: crate::fault_rules::RuleBook::default(),
-            faults: Faults::new(t.fail_rate, Some(t.seed), t.latency.clone(), t.rate_limit),
-            catalog: Arc::clone(&self.catalog),
-            expiry: self.expiry,
-            public_url: self.public_url.joined(&format!("sandboxes/{id}/")),
-            metrics: Arc::clone(&self.metrics),
-            coverage: crate::coverage::Counter::new(),
-            replica: self.replica.clone(),
-            #[cfg(feature = "openapi")]
-            openapi: std::sync::OnceLock::new(),
-            answered: Answered::default(),
-            sandboxes: None,
-            sandbox: Some(Sandboxed { id, owner }),
-            sandbox_label: label,
-            template: t.clone(),
-        };
-        #[cfg(feature = "openapi")]
-        if let Some(document) = self.openapi.get() {
-            let _ = shared.openapi.set(document.clone());
-        }
-        Self {
-            inner: Arc::new(shared),
-        }
-    }
-
-    /// A new sandbox of `owner` (CONTRACT section 19), made in the
-    /// registry; its store hears of it with `keep`, waiting or not.
-    fn make_sandbox(
-        &self,
-        owner: Option<uuid::Uuid>,
-        label: Option<String>,
-        ttl: Option<Duration>,
-    ) -> Result<(crate::sandboxes::SandboxInfo, AppState), SandboxRefusal> {
-        let registry = self.sandboxes.as_ref().ok_or(SandboxRefusal::Nested)?;
-        let mut refused = false;
-        let made = registry
-            .create(owner, label.clone(), ttl, |id| {
-                let store = self.store.new_sandbox(id, &self.replica);
-                refused = store.is_none();
-                // A refused store still needs a state to drop at once.
-                let store =
-                    store.unwrap_or_else(|| AnyStore::Memory(MemoryStore::new(&self.replica)));
-                self.sandbox_state(store, id, owner, label)
-            })
-            .map_err(|crate::sandboxes::Refused::TooMany { max }| SandboxRefusal::TooMany(max))?;
-        if refused {
-            registry.remove(made.0.id, None);
-            return Err(SandboxRefusal::Store);
-        }
-        Ok(made)
-    }
-
-    /// `POST /_mock/sandboxes`: a new sandbox of `owner`, written down by a
-    /// store that keeps sandboxes before this returns.
-    ///
-    /// # Errors
-    ///
-    /// [`SandboxRefusal`]: this is a sandbox itself, the store keeps no
-    /// sandboxes, the limit is reached, or the store could not write it.
-    pub(crate) async fn create_sandbox(
-        &self,
-        owner: Option<uuid::Uuid>,
-        label: Option<String>,
-        ttl: Option<Duration>,
-    ) -> Result<crate::sandboxes::SandboxInfo, SandboxRefusal> {
-        if self.store.is_shared() {
-            return Err(SandboxRefusal::Store);
-        }
-        let (info, state) = self.make_sandbox(owner, label, ttl)?;
-        if let Err(e) = state.store.keep_sandbox(&kept(&info)).await {
-            if let Some(registry) = self.sandboxes.as_ref() {
-                registry.remove(info.id, None);
-            }
-            return Err(SandboxRefusal::Unavailable(e));
-        }
-        Ok(info)
-    }
-
-    /// A new sandbox for an in-process test ([`crate::MockServer::sandbox`]):
-    /// written down behind the answers by a store that keeps sandboxes.
-    ///
-    /// # Errors
-    ///
-    /// As [`AppState::create_sandbox`], but for the store's write.
-    pub(crate) fn create_sandbox_now(
-        &self,
-    ) -> Result<(crate::sandboxes::SandboxInfo, AppState), SandboxRefusal> {
-        if self.store.is_shared() {
-            return Err(SandboxRefusal::Store);
-        }
-        let (info, state) = self.make_sandbox(None, None, None)?;
-        state.store.keep_sandbox_later(&kept(&info));
-        Ok((info, state))
-    }
-
-    /// Removes the sandbox `id` if `scope` may see it, with all it holds
-    /// (gone from the store before this returns); whether there was one.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError`] when the store could not forget it (the sandbox is
-    /// gone from this server all the same).
-    pub(crate) async fn remove_sandbox(
-        &self,
-        id: uuid::Uuid,
-        scope: Option<uuid::Uuid>,
-    ) -> Result<bool, StoreError> {
-        let Some(removed) = self.sandboxes.as_ref().and_then(|r| r.remove(id, scope)) else {
-            return Ok(false);
-        };
-        removed.store.forget_sandbox().await?;
-        Ok(true)
-    }
-
-    /// Removes the sandbox `id`, its store forgetting it behind the
-    /// answers (an in-process test's sandbox, dropped).
-    pub(crate) fn drop_sandbox(&self, id: uuid::Uuid) {
-        if let Some(removed) = self.sandboxes.as_ref().and_then(|r| r.remove(id, None)) {
-            removed.store.forget_sandbox_later();
         }
     }
 
