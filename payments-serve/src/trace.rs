@@ -88,12 +88,13 @@ impl TraceParent {
     /// Reads the first `traceparent` of `headers` (a request with several
     /// is malformed: ignored).
     pub fn from_headers(headers: &axum::http::HeaderMap) -> Option<Self> {
-        let mut all = headers.get_all(HEADER).iter();
-        let first = all.next()?;
-        if all.next().is_some() {
-            return None;
-        }
-        Self::parse(first.to_str().ok()?)
+        // A value that is not text is a malformed header: "" never parses.
+        Self::from_pairs(
+            headers
+                .get_all(HEADER)
+                .iter()
+                .map(|v| (HEADER, v.to_str().unwrap_or_default())),
+        )
     }
 
     /// Reads the one `traceparent` among `headers` (names in any case), as
