@@ -6,8 +6,8 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command as StdCommand, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
+use tokio::sync::mpsc;
 
 use payments_contract_proxy::{Proxy, ProxyConfig};
 use payments_mock_server::MockServer;
@@ -497,9 +497,9 @@ async fn a_server_that_cannot_be_reached_or_is_not_the_mock_exits_4_or_1() {
 }
 
 /// The child's stdout, line by line, as it comes.
-fn line_reader(child: &mut Child) -> mpsc::Receiver<String> {
+fn line_reader(child: &mut Child) -> mpsc::UnboundedReceiver<String> {
     let out = child.stdout.take().expect("stdout is piped");
-    let (send, receive) = mpsc::channel();
+    let (send, receive) = mpsc::unbounded_channel();
     std::thread::spawn(move || {
         for line in BufReader::new(out).lines() {
             let Ok(line) = line else { break };
@@ -511,16 +511,13 @@ fn line_reader(child: &mut Child) -> mpsc::Receiver<String> {
     receive
 }
 
-/// The next line, within 20 s.
-async fn next_line(lines: &mpsc::Receiver<String>) -> String {
-    for _ in 0..400 {
-        match lines.try_recv() {
-            Ok(line) => return line,
-            Err(mpsc::TryRecvError::Empty) => tokio::time::sleep(Duration::from_millis(50)).await,
-            Err(mpsc::TryRecvError::Disconnected) => panic!("stdout closed"),
-        }
+/// The next line, within 20 s (awaited as it comes, no polling).
+async fn next_line(lines: &mut mpsc::UnboundedReceiver<String>) -> String {
+    match tokio::time::timeout(Duration::from_secs(20), lines.recv()).await {
+        Ok(Some(line)) => line,
+        Ok(None) => panic!("stdout closed"),
+        Err(_) => panic!("no line in 20 s"),
     }
-    panic!("no line in 20 s");
 }
 
 /// `payments tail --follow` as a child process, its stdout piped.
@@ -548,20 +545,24 @@ fn follow(sandbox: &Sandbox, base: &str, key: &str, args: &[&str]) -> Child {
         .expect("payments starts")
 }
 
-/// Waits for the child to exit (at most 20 s); its code and stderr.
-async fn exit_of(mut child: Child) -> (Option<i32>, String) {
-    for _ in 0..400 {
-        if let Some(status) = child.try_wait().expect("a status") {
-            let mut err = String::new();
-            if let Some(mut stderr) = child.stderr.take() {
-                std::io::Read::read_to_string(&mut stderr, &mut err).expect("stderr");
-            }
-            return (status.code(), err);
+/// Waits for the child to exit (at most 20 s, then it is killed); its
+/// code and stderr.
+async fn exit_of(child: Child) -> (Option<i32>, String) {
+    let pid = child.id().to_string();
+    let waited = tokio::task::spawn_blocking(move || child.wait_with_output());
+    match tokio::time::timeout(Duration::from_secs(20), waited).await {
+        Ok(output) => {
+            let output = output.expect("the wait ran").expect("an exit status");
+            (
+                output.status.code(),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            )
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        Err(_) => {
+            let _ = StdCommand::new("kill").args(["-KILL", &pid]).status();
+            panic!("payments tail --follow did not exit");
+        }
     }
-    let _ = child.kill();
-    panic!("payments tail --follow did not exit");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -571,8 +572,8 @@ async fn follow_prints_what_comes_later_and_ctrl_c_exits_0() {
     initiate(&base, KEY_A, MERCHANT, "BEFORE-1").await;
     let sandbox = Sandbox::new();
     let mut child = follow(&sandbox, &base, ADMIN, &[]);
-    let lines = line_reader(&mut child);
-    let first: Value = serde_json::from_str(&next_line(&lines).await).expect("JSON");
+    let mut lines = line_reader(&mut child);
+    let first: Value = serde_json::from_str(&next_line(&mut lines).await).expect("JSON");
     assert!(
         first["body"]
             .as_str()
@@ -582,7 +583,7 @@ async fn follow_prints_what_comes_later_and_ctrl_c_exits_0() {
 
     // Made after tail started: printed by a later poll.
     initiate(&base, KEY_A, MERCHANT, "AFTER-1").await;
-    let later: Value = serde_json::from_str(&next_line(&lines).await).expect("JSON");
+    let later: Value = serde_json::from_str(&next_line(&mut lines).await).expect("JSON");
     assert_eq!(later["seq"], 2);
     assert!(
         later["body"]
@@ -607,7 +608,7 @@ async fn follow_with_filters_reads_on_past_what_they_leave_out() {
     let base = server.base_url();
     let sandbox = Sandbox::new();
     let mut child = follow(&sandbox, &base, ADMIN, &["--status", "404"]);
-    let lines = line_reader(&mut child);
+    let mut lines = line_reader(&mut child);
     // Entries it leaves out, then one it shows.
     initiate(&base, KEY_A, MERCHANT, "F-1").await;
     initiate(&base, KEY_A, MERCHANT, "F-2").await;
@@ -619,7 +620,7 @@ async fn follow_with_filters_reads_on_past_what_they_leave_out() {
         None,
     )
     .await;
-    let shown: Value = serde_json::from_str(&next_line(&lines).await).expect("JSON");
+    let shown: Value = serde_json::from_str(&next_line(&mut lines).await).expect("JSON");
     assert_eq!(
         (shown["seq"].as_u64(), shown["status"].as_u64()),
         (Some(3), Some(404))
@@ -637,8 +638,8 @@ async fn follow_says_when_the_server_goes_away_and_exits_4() {
     initiate(&base, KEY_A, MERCHANT, "GONE-1").await;
     let sandbox = Sandbox::new();
     let mut child = follow(&sandbox, &base, ADMIN, &[]);
-    let lines = line_reader(&mut child);
-    next_line(&lines).await;
+    let mut lines = line_reader(&mut child);
+    next_line(&mut lines).await;
     server.shutdown().await;
     let (code, err) = exit_of(child).await;
     assert_eq!(code, Some(4), "{err}");
@@ -772,10 +773,10 @@ async fn follow_through_the_proxy_shows_violations_as_they_happen() {
     let base = proxy.base_url();
     let sandbox = Sandbox::new();
     let mut child = follow(&sandbox, &base, "unused", &["--proxy"]);
-    let lines = line_reader(&mut child);
+    let mut lines = line_reader(&mut child);
     // Before or after its first read: shown either way.
     let _ = reqwest::get(format!("{base}/api/payments/{UNKNOWN}/status")).await;
-    let shown: Value = serde_json::from_str(&next_line(&lines).await).expect("JSON");
+    let shown: Value = serde_json::from_str(&next_line(&mut lines).await).expect("JSON");
     assert_eq!(shown["verdict"], "violation");
     assert_eq!(shown["status"], 502);
     assert!(
