@@ -224,6 +224,50 @@ impl<S: Clone + Lifetime> Registry<S> {
         true
     }
 
+    /// The sandbox `info` describes, as a store the replicas share holds it
+    /// (live until `info.expires_at`): the state this registry holds for
+    /// it, its deadline moved on to that expiry if another replica renewed
+    /// it; else a new entry with the state `make` builds (made on another
+    /// replica, or dropped here as unused while others used it).
+    pub(crate) fn adopt(&self, info: SandboxInfo, make: impl FnOnce() -> S) -> S {
+        let now = Instant::now();
+        let left = (info.expires_at - Utc::now()).to_std().unwrap_or_default();
+        let deadline = now + left.min(info.ttl);
+        let mut entries = self.lock();
+        if let Some(entry) = entries.get_mut(&info.id) {
+            if entry.deadline < deadline {
+                entry.deadline = deadline;
+                entry.told = entry.told.max(deadline);
+            }
+            return entry.state.clone();
+        }
+        let state = make();
+        entries.insert(
+            info.id,
+            Entry {
+                info,
+                deadline,
+                told: deadline,
+                state: state.clone(),
+            },
+        );
+        self.tally.live.fetch_add(1, Ordering::Relaxed);
+        state
+    }
+
+    /// Drops the sandbox `id` from this registry without a word to its
+    /// store (another replica removed it, or its time ran out there).
+    pub(crate) fn drop_gone(&self, id: Uuid) {
+        if self.lock().remove(&id).is_some() {
+            self.gone(1, false);
+        }
+    }
+
+    /// The most sandboxes live at once (`--max-sandboxes`).
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
     /// The sandbox `id`, renewed (its time to live counts from now), with
     /// its owner; `None` when there is none, or it expired (then it is
     /// dropped).

@@ -98,7 +98,14 @@ impl MockService {
         Box::pin(async move {
             let (state, others) = &*this.shared;
             if req.uri().path().starts_with(SANDBOXES) {
-                let req = match sandboxed(state, req) {
+                // Replicas share sandboxes through the database: one made
+                // or removed on another replica is asked of it.
+                let found = match sandbox_id(req.uri().path()) {
+                    Some(id) if state.store.is_shared() => state.shared_sandbox(id).await,
+                    Some(id) => state.sandbox_for(id),
+                    None => None,
+                };
+                let req = match sandboxed(state, found, req) {
                     Ok((sandbox, req)) => {
                         return Ok(respond(&sandbox, others, this.abort.as_ref(), req).await);
                     }
@@ -138,23 +145,31 @@ impl hyper::service::Service<Request<Incoming>> for MockService {
 /// Where sandboxes are served: `/sandboxes/{id}/…` (CONTRACT section 19).
 const SANDBOXES: &str = "/sandboxes/";
 
-/// A request under `/sandboxes/{id}`: the live sandbox `id` (renewed) and
-/// the request with the prefix taken off its path, to be answered as the
-/// root answers it but with the sandbox's state. `Err` hands the request
-/// back unchanged when there is no such live sandbox, or it is another
-/// merchant's and the request's API key says so: the root's router then
-/// answers 404 `SANDBOX_NOT_FOUND`.
+/// The sandbox id a path under `/sandboxes/` names, if it is one.
+fn sandbox_id(path: &str) -> Option<uuid::Uuid> {
+    let rest = path.get(SANDBOXES.len()..)?;
+    let segment = rest.find('/').map_or(rest, |i| &rest[..i]);
+    crate::sandboxes::parse_id(segment)
+}
+
+/// A request under `/sandboxes/{id}`, with the live sandbox `id` it names
+/// (`found`, renewed): the sandbox and the request with the prefix taken
+/// off its path, to be answered as the root answers it but with the
+/// sandbox's state. `Err` hands the request back unchanged when there is
+/// no such live sandbox, or it is another merchant's and the request's API
+/// key says so: the root's router then answers 404 `SANDBOX_NOT_FOUND`.
 #[allow(clippy::result_large_err)]
-fn sandboxed<B>(root: &AppState, req: Request<B>) -> Result<(AppState, Request<B>), Request<B>> {
+fn sandboxed<B>(
+    root: &AppState,
+    found: Option<AppState>,
+    req: Request<B>,
+) -> Result<(AppState, Request<B>), Request<B>> {
+    let Some(sandbox) = found else {
+        return Err(req);
+    };
     let path = req.uri().path();
     let rest = &path[SANDBOXES.len()..];
-    let (segment, tail) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
-    let Some(id) = crate::sandboxes::parse_id(segment) else {
-        return Err(req);
-    };
-    let Some(sandbox) = root.sandbox_for(id) else {
-        return Err(req);
-    };
+    let tail = rest.find('/').map_or("", |i| &rest[i..]);
     // An API call under a merchant's sandbox with another merchant's key
     // finds no sandbox (the admin side checks its own callers: `admit`).
     if let Some(owner) = sandbox.sandbox.and_then(|s| s.owner)

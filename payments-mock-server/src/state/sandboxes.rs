@@ -9,20 +9,33 @@ use std::sync::Arc;
 use super::{Answered, AppState, Sandboxed, Shared};
 use crate::domain::port::StoreError;
 use crate::faults::Faults;
-use crate::store::{AnyStore, MemoryStore};
+use crate::store::AnyStore;
 
 /// Why `POST /_mock/sandboxes` made none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum SandboxRefusal {
     /// Asked of a sandbox: they do not nest.
     Nested,
-    /// The server keeps its state in PostgreSQL, whose replicas share no
-    /// sandboxes yet.
+    /// An in-process test's sandbox, made without waiting, on a server
+    /// that keeps its state in PostgreSQL: the other replicas would not
+    /// find it (sandboxes are made there over HTTP).
     Store,
     /// This many live already (`--max-sandboxes`).
     TooMany(usize),
     /// The store could not write it down.
     Unavailable(StoreError),
+}
+
+/// A sandbox as the registry holds it, from what a store kept.
+fn info_of(kept: crate::store::KeptSandbox) -> crate::sandboxes::SandboxInfo {
+    crate::sandboxes::SandboxInfo {
+        id: kept.id,
+        label: kept.label,
+        owner: kept.owner,
+        created_at: kept.created_at,
+        expires_at: kept.expires_at,
+        ttl: kept.ttl,
+    }
 }
 
 /// A sandbox as its store writes it down.
@@ -55,14 +68,7 @@ impl AppState {
             return Ok(());
         };
         for (kept, store) in self.store.kept_sandboxes()? {
-            let info = crate::sandboxes::SandboxInfo {
-                id: kept.id,
-                label: kept.label,
-                owner: kept.owner,
-                created_at: kept.created_at,
-                expires_at: kept.expires_at,
-                ttl: kept.ttl,
-            };
+            let info = info_of(kept);
             let state = self.sandbox_state(store, info.id, info.owner, info.label.clone());
             registry.restore(info, state);
         }
@@ -119,22 +125,12 @@ impl AppState {
         ttl: Option<Duration>,
     ) -> Result<(crate::sandboxes::SandboxInfo, AppState), SandboxRefusal> {
         let registry = self.sandboxes.as_ref().ok_or(SandboxRefusal::Nested)?;
-        let mut refused = false;
-        let made = registry
+        registry
             .create(owner, label.clone(), ttl, |id| {
                 let store = self.store.new_sandbox(id, &self.replica);
-                refused = store.is_none();
-                // A refused store still needs a state to drop at once.
-                let store =
-                    store.unwrap_or_else(|| AnyStore::Memory(MemoryStore::new(&self.replica)));
                 self.sandbox_state(store, id, owner, label)
             })
-            .map_err(|crate::sandboxes::Refused::TooMany { max }| SandboxRefusal::TooMany(max))?;
-        if refused {
-            registry.remove(made.0.id, None);
-            return Err(SandboxRefusal::Store);
-        }
-        Ok(made)
+            .map_err(|crate::sandboxes::Refused::TooMany { max }| SandboxRefusal::TooMany(max))
     }
 
     /// `POST /_mock/sandboxes`: a new sandbox of `owner`, written down by a
@@ -142,25 +138,77 @@ impl AppState {
     ///
     /// # Errors
     ///
-    /// [`SandboxRefusal`]: this is a sandbox itself, the store keeps no
-    /// sandboxes, the limit is reached, or the store could not write it.
+    /// [`SandboxRefusal`]: this is a sandbox itself, the limit is reached
+    /// (in this process, or across the replicas of a shared store), or the
+    /// store could not write it.
     pub(crate) async fn create_sandbox(
         &self,
         owner: Option<uuid::Uuid>,
         label: Option<String>,
         ttl: Option<Duration>,
     ) -> Result<crate::sandboxes::SandboxInfo, SandboxRefusal> {
-        if self.store.is_shared() {
-            return Err(SandboxRefusal::Store);
-        }
         let (info, state) = self.make_sandbox(owner, label, ttl)?;
-        if let Err(e) = state.store.keep_sandbox(&kept(&info)).await {
-            if let Some(registry) = self.sandboxes.as_ref() {
-                registry.remove(info.id, None);
-            }
-            return Err(SandboxRefusal::Unavailable(e));
+        let max = self.sandboxes.as_ref().map_or(0, |r| r.max());
+        let refusal = match state.store.keep_sandbox(&kept(&info), max).await {
+            Ok(true) => return Ok(info),
+            Ok(false) => SandboxRefusal::TooMany(max),
+            Err(e) => SandboxRefusal::Unavailable(e),
+        };
+        if let Some(registry) = self.sandboxes.as_ref() {
+            registry.remove(info.id, None);
         }
-        Ok(info)
+        Err(refusal)
+    }
+
+    /// The sandbox `id` for a request on a store the replicas share
+    /// (renewed by it): asked of the database, which knows the sandboxes
+    /// every replica made and removed. `None` when it holds no such live
+    /// sandbox. When the database cannot be asked, this replica's own view
+    /// answers (the request then meets the store's error itself).
+    pub(crate) async fn shared_sandbox(&self, id: uuid::Uuid) -> Option<AppState> {
+        let registry = self.sandboxes.as_ref()?;
+        match self.store.shared_sandbox(id).await {
+            Ok(Some((kept, store))) => {
+                let info = info_of(kept);
+                let (owner, label) = (info.owner, info.label.clone());
+                registry.adopt(info, || self.sandbox_state(store, id, owner, label));
+                self.sandbox_for(id)
+            }
+            Ok(None) => {
+                registry.drop_gone(id);
+                None
+            }
+            Err(_) => self.sandbox_for(id),
+        }
+    }
+
+    /// The live sandboxes `scope` may see (all without a scope), oldest
+    /// first, each with its state: on a store the replicas share, those
+    /// the database holds (made on any replica).
+    pub(crate) async fn live_sandboxes(
+        &self,
+        scope: Option<uuid::Uuid>,
+    ) -> Vec<(crate::sandboxes::SandboxInfo, AppState)> {
+        let Some(registry) = self.sandboxes.as_ref() else {
+            return Vec::new();
+        };
+        if self.store.is_shared()
+            && let Ok(held) = self.store.shared_sandboxes().await
+        {
+            let live: std::collections::HashSet<uuid::Uuid> =
+                held.iter().map(|(kept, _)| kept.id).collect();
+            for (info, _) in registry.list(None) {
+                if !live.contains(&info.id) {
+                    registry.drop_gone(info.id);
+                }
+            }
+            for (kept, store) in held {
+                let info = info_of(kept);
+                let (id, owner, label) = (info.id, info.owner, info.label.clone());
+                registry.adopt(info, || self.sandbox_state(store, id, owner, label));
+            }
+        }
+        registry.list(scope)
     }
 
     /// A new sandbox for an in-process test ([`crate::MockServer::sandbox`]):
@@ -192,6 +240,10 @@ impl AppState {
         id: uuid::Uuid,
         scope: Option<uuid::Uuid>,
     ) -> Result<bool, StoreError> {
+        if self.store.is_shared() {
+            // Made on another replica: this one learns of it first.
+            let _ = self.shared_sandbox(id).await;
+        }
         let Some(removed) = self.sandboxes.as_ref().and_then(|r| r.remove(id, scope)) else {
             return Ok(false);
         };

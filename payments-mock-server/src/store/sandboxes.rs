@@ -1,7 +1,8 @@
 //! Sandboxes in whichever store a server runs on (CONTRACT section 19):
 //! the memory store makes each sandbox a store of its own and forgets them
 //! with the process; the SQLite store keeps each as a view of its file and
-//! finds them again at a restart; the PostgreSQL store keeps none yet.
+//! finds them again at a restart; the PostgreSQL store keeps each as a view
+//! of the database, which every replica asks (`postgres/sandboxes.rs`).
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -9,19 +10,61 @@ use uuid::Uuid;
 use super::{AnyStore, KeptSandbox, MemoryStore, StoreError};
 
 impl AnyStore {
-    /// The store of a new sandbox `id` of this (root) store, empty; `None`
-    /// when this store cannot hold sandboxes (PostgreSQL: its replicas
-    /// would not find each other's).
-    pub(crate) fn new_sandbox(&self, id: Uuid, replica: &str) -> Option<Self> {
-        #[cfg(not(feature = "sqlite"))]
+    /// The store of a new sandbox `id` of this (root) store, empty.
+    pub(crate) fn new_sandbox(&self, id: Uuid, replica: &str) -> Self {
+        #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
         let _ = id;
         match self {
-            Self::Memory(_) => Some(Self::Memory(MemoryStore::new(replica))),
+            Self::Memory(_) => Self::Memory(MemoryStore::new(replica)),
             #[cfg(feature = "sqlite")]
-            Self::Sqlite(s) => Some(Self::Sqlite(s.new_sandbox(id))),
+            Self::Sqlite(s) => Self::Sqlite(s.new_sandbox(id)),
             #[cfg(feature = "postgres")]
-            Self::Postgres(_) => None,
+            Self::Postgres(s) => Self::Postgres(s.sandbox_view(id, 0)),
         }
+    }
+
+    /// The live sandbox `id` as a store the replicas share holds it
+    /// (made on any replica), with its store; `None` when it holds none
+    /// (or the store is not shared).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when the store cannot be read.
+    pub(crate) async fn shared_sandbox(
+        &self,
+        id: Uuid,
+    ) -> Result<Option<(KeptSandbox, Self)>, StoreError> {
+        #[cfg(feature = "postgres")]
+        if let Self::Postgres(s) = self {
+            return Ok(s
+                .find_sandbox(id)
+                .await?
+                .map(|(kept, offset)| (kept, Self::Postgres(s.sandbox_view(id, offset)))));
+        }
+        let _ = id;
+        Ok(None)
+    }
+
+    /// Every live sandbox a store the replicas share holds, oldest first,
+    /// each with its store; none for a store that is not shared.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when the store cannot be read.
+    pub(crate) async fn shared_sandboxes(&self) -> Result<Vec<(KeptSandbox, Self)>, StoreError> {
+        #[cfg(feature = "postgres")]
+        if let Self::Postgres(s) = self {
+            return Ok(s
+                .live_sandboxes()
+                .await?
+                .into_iter()
+                .map(|(kept, offset)| {
+                    let view = Self::Postgres(s.sandbox_view(kept.id, offset));
+                    (kept, view)
+                })
+                .collect());
+        }
+        Ok(Vec::new())
     }
 
     /// The sandboxes this (root) store kept from an earlier run, each with
@@ -43,18 +86,29 @@ impl AnyStore {
     }
 
     /// Writes down the sandbox this store is, before its creation is
-    /// answered (nothing to do where sandboxes die with the process).
+    /// answered (nothing to do where sandboxes die with the process);
+    /// `false` when a store the replicas share holds `max` live sandboxes
+    /// already (one process's limit is its registry's).
     ///
     /// # Errors
     ///
     /// [`StoreError`] when the store cannot be written.
-    pub(crate) async fn keep_sandbox(&self, kept: &KeptSandbox) -> Result<(), StoreError> {
+    pub(crate) async fn keep_sandbox(
+        &self,
+        kept: &KeptSandbox,
+        max: usize,
+    ) -> Result<bool, StoreError> {
         #[cfg(feature = "sqlite")]
         if let Self::Sqlite(s) = self {
-            return Box::pin(s.keep_sandbox(kept)).await;
+            Box::pin(s.keep_sandbox(kept)).await?;
+            return Ok(true);
         }
-        let _ = kept;
-        Ok(())
+        #[cfg(feature = "postgres")]
+        if let Self::Postgres(s) = self {
+            return Box::pin(s.keep_sandbox(kept, max)).await;
+        }
+        let _ = (kept, max);
+        Ok(true)
     }
 
     /// Writes down the sandbox this store is, behind the answers (a test's
@@ -78,15 +132,25 @@ impl AnyStore {
         if let Self::Sqlite(s) = self {
             return Box::pin(s.forget_sandbox()).await;
         }
+        #[cfg(feature = "postgres")]
+        if let Self::Postgres(s) = self {
+            return Box::pin(s.forget_sandbox()).await;
+        }
         Ok(())
     }
 
     /// Removes the sandbox this store is, behind the answers (it expired,
-    /// or a test's sandbox was dropped).
+    /// or a test's sandbox was dropped). A store the replicas share
+    /// removes it only if its time ran out there too: another replica may
+    /// have used it.
     pub(crate) fn forget_sandbox_later(&self) {
         #[cfg(feature = "sqlite")]
         if let Self::Sqlite(s) = self {
             s.forget_sandbox_later();
+        }
+        #[cfg(feature = "postgres")]
+        if let Self::Postgres(s) = self {
+            s.forget_sandbox_if_expired();
         }
     }
 
@@ -95,6 +159,10 @@ impl AnyStore {
     pub(crate) fn renew_sandbox(&self, expires_at: DateTime<Utc>) {
         #[cfg(feature = "sqlite")]
         if let Self::Sqlite(s) = self {
+            s.renew_sandbox(expires_at);
+        }
+        #[cfg(feature = "postgres")]
+        if let Self::Postgres(s) = self {
             s.renew_sandbox(expires_at);
         }
         let _ = expires_at;

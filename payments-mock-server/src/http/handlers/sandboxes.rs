@@ -164,11 +164,8 @@ pub async fn add(
         .await
         .map_err(|refusal| match refusal {
             SandboxRefusal::Nested => ApiError::not_found(),
-            SandboxRefusal::Store => ApiError::new(
-                StatusCode::FORBIDDEN,
-                ErrorCode::Forbidden,
-                "this server's PostgreSQL store shares no sandboxes between replicas yet: sandboxes need the memory or SQLite store",
-            ),
+            // Only an in-process test's sandbox is refused by the store.
+            SandboxRefusal::Store => ApiError::not_found(),
             SandboxRefusal::Unavailable(e) => ApiError::from(e),
             SandboxRefusal::TooMany(max) => ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
@@ -195,11 +192,11 @@ pub async fn add(
 )]
 pub async fn list(Here(state): Here, viewer: Viewer) -> Result<Response, ApiError> {
     root_only(&state)?;
-    let Some(registry) = state.sandboxes.as_ref() else {
+    if state.sandboxes.is_none() {
         return Err(ApiError::not_found());
-    };
+    }
     let mut items = Vec::new();
-    for (info, sandbox) in registry.list(viewer.role.scope()) {
+    for (info, sandbox) in state.live_sandboxes(viewer.role.scope()).await {
         let held = sandbox.store.count().await.ok();
         items.push(view(&state, &info, held));
     }
@@ -223,11 +220,12 @@ pub async fn one(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     root_only(&state)?;
-    let (Some(id), Some(registry)) = (parse_id(&id), state.sandboxes.as_ref()) else {
+    let Some(id) = parse_id(&id) else {
         return Err(not_found());
     };
-    let Some((info, sandbox)) = registry
-        .list(viewer.role.scope())
+    let Some((info, sandbox)) = state
+        .live_sandboxes(viewer.role.scope())
+        .await
         .into_iter()
         .find(|(info, _)| info.id == id)
     else {

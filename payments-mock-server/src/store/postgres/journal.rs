@@ -144,7 +144,9 @@ async fn write(
             let locked = u64::try_from(locked).unwrap_or(0);
             lock(pending).adopt(locked);
             let before = taken.entries.len();
-            taken.entries.retain(|h| h.epoch >= locked);
+            taken
+                .entries
+                .retain(|h| !h.sandbox.is_nil() || h.epoch >= locked);
             taken.skipped += (before - taken.entries.len()) as u64;
         }
         if !taken.entries.is_empty() {
@@ -176,13 +178,16 @@ async fn write(
 
 /// Inserts `entries`, captured by the replica `instance`, unnumbered. An
 /// entry already there (a write whose commit was cut off, retried) is not
-/// inserted again.
+/// inserted again; nor is a sandbox's entry stamped before its last reset
+/// (served before it), or one of a sandbox that is gone. Under the counter
+/// row's lock, which a sandbox's reset and removal also take.
 async fn insert(
     tx: &tokio_postgres::Transaction<'_>,
     entries: &VecDeque<Held>,
     instance: Uuid,
 ) -> Result<(), StoreError> {
     let stamp: Vec<i64> = entries.iter().map(|h| h.stamp).collect();
+    let sandbox: Vec<Uuid> = entries.iter().map(|h| h.sandbox).collect();
     let rows: Vec<JournalRow> = entries.iter().map(|h| JournalRow::of(&h.entry)).collect();
     let column = |f: fn(&JournalRow) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
     let at: Vec<i64> = rows.iter().map(|r| r.at).collect();
@@ -199,9 +204,12 @@ async fn insert(
     let texts = Type::TEXT_ARRAY;
     tx.execute_typed(
         "INSERT INTO mock_journal (instance, stamp, at, method, path, query, headers, body, status, \
-         error_code, request_id, fault, replica) \
-         SELECT $1, * FROM UNNEST($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], \
-         $7::text[], $8::text[], $9::integer[], $10::text[], $11::text[], $12::text[], $13::text[]) \
+         error_code, request_id, fault, replica, sandbox) \
+         SELECT $1, u.* FROM UNNEST($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], \
+         $7::text[], $8::text[], $9::integer[], $10::text[], $11::text[], $12::text[], $13::text[], \
+         $14::uuid[]) AS u(stamp, at, method, path, query, headers, body, status, error_code, \
+         request_id, fault, replica, sandbox) \
+         WHERE EXISTS (SELECT 1 FROM mock_sandboxes s WHERE s.id = u.sandbox AND s.reset_stamp <= u.stamp) \
          ON CONFLICT (instance, stamp) DO NOTHING",
         &[
             (&instance, Type::UUID),
@@ -217,6 +225,7 @@ async fn insert(
             (&request_id, texts.clone()),
             (&fault, texts.clone()),
             (&replica, texts),
+            (&sandbox, Type::UUID_ARRAY),
         ],
     )
     .await
@@ -261,7 +270,8 @@ impl Due {
 /// counter row's lock: first `skipped` numbers (entries dropped unwritten;
 /// their numbers are taken), then one each for the due entries in stamp
 /// order (by replica instance where two stamps are equal), after the last
-/// number given; then trims the journal to the last [`CAPACITY`].
+/// number given; then trims the journal of each sandbox (the root
+/// included) that grew to its last [`CAPACITY`] entries.
 ///
 /// An entry is due when it is stamped before the watermark stamp of every
 /// replica in question: each of those has written (committed, so this
@@ -287,23 +297,36 @@ async fn number(
          numbered AS ( \
            UPDATE mock_journal j SET seq = base.last + todo.k FROM todo, base \
            WHERE j.seq IS NULL AND j.instance = todo.instance AND j.stamp = todo.stamp \
-           RETURNING 1) \
-         UPDATE mock_journal_counter SET last = last + $1 + (SELECT count(*) FROM numbered) \
-         WHERE id = 1"
+           RETURNING j.sandbox), \
+         counted AS ( \
+           UPDATE mock_journal_counter SET last = last + $1 + (SELECT count(*) FROM numbered) \
+           WHERE id = 1 RETURNING 1) \
+         SELECT DISTINCT sandbox FROM numbered"
     );
     let mut params: Vec<(&(dyn ToSql + Sync), Type)> = vec![(&skipped, Type::INT8)];
     if let Some(tick) = tick {
         params.push((tick, Type::INT8));
     }
     let capacity = i64::try_from(CAPACITY).unwrap_or(i64::MAX);
-    // Pipelined, run in this order: the trim sees the numbers given.
-    futures_util::future::try_join(
-        tx.execute_typed(&numbered, &params),
-        tx.execute_typed(
-            "DELETE FROM mock_journal \
-             WHERE seq <= (SELECT last FROM mock_journal_counter WHERE id = 1) - $1",
-            &[(&capacity, Type::INT8)],
-        ),
+    let grown: Vec<Uuid> = tx
+        .query_typed(&numbered, &params)
+        .await
+        .map_err(|e| store_error(&e))?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    if grown.is_empty() {
+        return Ok(());
+    }
+    // Each sandbox that grew keeps its last CAPACITY entries.
+    tx.execute_typed(
+        "DELETE FROM mock_journal j USING ( \
+           SELECT g.sandbox, (SELECT x.seq FROM mock_journal x \
+             WHERE x.sandbox = g.sandbox AND x.seq IS NOT NULL \
+             ORDER BY x.seq DESC OFFSET $2 LIMIT 1) AS floor \
+           FROM UNNEST($1::uuid[]) AS g(sandbox)) f \
+         WHERE j.sandbox = f.sandbox AND j.seq <= f.floor",
+        &[(&grown, Type::UUID_ARRAY), (&capacity, Type::INT8)],
     )
     .await
     .map_err(|e| store_error(&e))?;
@@ -364,8 +387,9 @@ pub(super) async fn detached<T: Send + 'static>(
 }
 
 impl PostgresStore {
-    /// Empties the transactions and the journal, zeroes the clock and moves
-    /// the reset epoch on, for every replica; then waits (at most 3 s) until
+    /// Empties the root's transactions and journal, zeroes its clock and
+    /// moves the reset epoch on, for every replica (with [`Clear::Erase`]:
+    /// every sandbox's too, and the sandboxes); then waits (at most 3 s) until
     /// every other live replica has written since, and so has seen the new
     /// epoch.
     ///
@@ -398,15 +422,38 @@ impl PostgresStore {
                 // Under the counter row's lock (taken above): the entries
                 // written but not yet numbered go with the rest, and their
                 // numbers are taken, as for every entry dropped unwritten.
-                let clear = match how {
-                    Clear::Reset => {
+                //
+                // A reset empties the root alone. Without sandboxes (no
+                // new one can be made meanwhile: the table is locked) the
+                // tables are truncated, quicker than a delete.
+                tx.batch_execute("LOCK TABLE mock_sandboxes IN SHARE MODE")
+                    .await
+                    .map_err(|e| store_error(&e))?;
+                let sandboxes: bool = tx
+                    .query_one(
+                        "SELECT EXISTS (SELECT 1 FROM mock_sandboxes WHERE id <> $1)",
+                        &[&Uuid::nil()],
+                    )
+                    .await
+                    .map_err(|e| store_error(&e))?
+                    .get(0);
+                let clear = match (how, sandboxes) {
+                    (Clear::Reset, false) => {
                         "UPDATE mock_journal_counter \
                          SET last = last + (SELECT count(*) FROM mock_journal WHERE seq IS NULL) WHERE id = 1; \
                          TRUNCATE mock_transactions, mock_journal; \
                          UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;"
                     }
-                    Clear::Erase => {
+                    (Clear::Reset, true) => {
+                        "UPDATE mock_journal_counter SET last = last + (SELECT count(*) FROM mock_journal \
+                         WHERE seq IS NULL AND sandbox = '00000000-0000-0000-0000-000000000000') WHERE id = 1; \
+                         DELETE FROM mock_transactions WHERE sandbox = '00000000-0000-0000-0000-000000000000'; \
+                         DELETE FROM mock_journal WHERE sandbox = '00000000-0000-0000-0000-000000000000'; \
+                         UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;"
+                    }
+                    (Clear::Erase, _) => {
                         "TRUNCATE mock_transactions, mock_journal RESTART IDENTITY; \
+                         DELETE FROM mock_sandboxes WHERE id <> '00000000-0000-0000-0000-000000000000'; \
                          DELETE FROM mock_settings; UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;"
                     }
                 };
@@ -418,7 +465,7 @@ impl PostgresStore {
             })
             .await?;
             lock(&self.inner.pending).reset(epoch, how);
-            self.inner.offset_hint.store(0, Ordering::Relaxed);
+            self.view.offset_hint.store(0, Ordering::Relaxed);
         }
         // Committed: the reset stands whatever the wait below finds.
         if let Err(e) = self.barrier(RESET_WAIT).await {
@@ -480,9 +527,9 @@ impl PostgresStore {
                 .query(
                     &format!(
                         "SELECT {JOURNAL_COLUMNS} FROM (SELECT {JOURNAL_COLUMNS} FROM mock_journal \
-                         WHERE seq > $1 ORDER BY seq DESC LIMIT $2) newest ORDER BY seq"
+                         WHERE sandbox = $3 AND seq > $1 ORDER BY seq DESC LIMIT $2) newest ORDER BY seq"
                     ),
-                    &[&after, &limit],
+                    &[&after, &limit, &self.view.sandbox],
                 )
                 .await
                 .map_err(|e| store_error(&e))?;
@@ -500,8 +547,10 @@ impl PostgresStore {
             let client = self.client().await?;
             let row = client
                 .query_opt(
-                    &format!("SELECT {JOURNAL_COLUMNS} FROM mock_journal WHERE seq = $1"),
-                    &[&seq],
+                    &format!(
+                        "SELECT {JOURNAL_COLUMNS} FROM mock_journal WHERE seq = $1 AND sandbox = $2"
+                    ),
+                    &[&seq, &self.view.sandbox],
                 )
                 .await
                 .map_err(|e| store_error(&e))?;
@@ -521,9 +570,9 @@ impl PostgresStore {
             // (those not numbered yet are not in the journal yet).
             let row = client
                 .query_one(
-                    "SELECT (SELECT count(seq) FROM mock_journal), \
+                    "SELECT (SELECT count(seq) FROM mock_journal WHERE sandbox = $1), \
                      (SELECT last FROM mock_journal_counter WHERE id = 1)",
-                    &[],
+                    &[&self.view.sandbox],
                 )
                 .await
                 .map_err(|e| store_error(&e))?;

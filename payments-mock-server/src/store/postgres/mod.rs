@@ -66,12 +66,14 @@ mod pending;
 mod queries;
 mod replicas;
 mod rows;
+mod sandboxes;
 mod settings;
 
 use queries::PageParam;
 
 use journal::{Clear, Pending, detached};
 use replicas::Signals;
+use sandboxes::sandbox_gone;
 use rows::*;
 
 pub(super) mod migrations {
@@ -92,6 +94,27 @@ const POOL_SIZE: usize = 16;
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     inner: Arc<Inner>,
+    /// Which sandbox of the database this store is (CONTRACT section 19).
+    view: Arc<View>,
+}
+
+/// The sandbox a [`PostgresStore`] serves: the root (the nil id) or one
+/// of the sandboxes the replicas share (`sandboxes.rs`).
+#[derive(Debug)]
+struct View {
+    sandbox: Uuid,
+    /// The last clock offset read: the journal's arrival times use it, so
+    /// journaling costs no round trip.
+    offset_hint: AtomicI64,
+}
+
+impl View {
+    fn new(sandbox: Uuid, offset: i64) -> Arc<Self> {
+        Arc::new(Self {
+            sandbox,
+            offset_hint: AtomicI64::new(offset),
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -116,9 +139,6 @@ struct Inner {
     signals: Arc<Signals>,
     /// Dropped with the store: the listening task stops.
     _alive: tokio::sync::watch::Sender<()>,
-    /// The last clock offset read: the journal's arrival times use it, so
-    /// journaling costs no round trip.
-    offset_hint: AtomicI64,
     /// Its operations, for the server's `GET /metrics`.
     counts: crate::metrics::StoreCounts,
 }
@@ -171,16 +191,28 @@ impl Store for PostgresStore {
             let client = self.client().await?;
             // Saturating: the offset is never negative (advances are not,
             // and a reset sets 0), so the headroom below cannot overflow.
-            let offset: i64 = client
-                .query_one(
-                    "UPDATE mock_clock SET offset_nanos = offset_nanos + \
-                     LEAST($1::bigint, 9223372036854775807 - offset_nanos) WHERE id = 1 RETURNING offset_nanos",
-                    &[&add],
-                )
-                .await
+            let advanced = if self.is_root() {
+                client
+                    .query_opt(
+                        "UPDATE mock_clock SET offset_nanos = offset_nanos + \
+                         LEAST($1::bigint, 9223372036854775807 - offset_nanos) WHERE id = 1 RETURNING offset_nanos",
+                        &[&add],
+                    )
+                    .await
+            } else {
+                client
+                    .query_opt(
+                        "UPDATE mock_sandboxes SET offset_nanos = offset_nanos + \
+                         LEAST($1::bigint, 9223372036854775807 - offset_nanos) WHERE id = $2 RETURNING offset_nanos",
+                        &[&add, &self.view.sandbox],
+                    )
+                    .await
+            };
+            let offset: i64 = advanced
                 .map_err(|e| store_error(&e))?
+                .ok_or_else(sandbox_gone)?
                 .get(0);
-            self.inner.offset_hint.store(offset, Ordering::Relaxed);
+            self.view.offset_hint.store(offset, Ordering::Relaxed);
             Ok(ClockReading {
                 now: Clock::at_offset(offset),
                 offset_nanos: offset,
@@ -197,15 +229,26 @@ impl Store for PostgresStore {
     ) -> Result<Result<Record, InsertRefusal>, StoreError> {
         bounded(async {
             let client = self.client().await?;
-            let now = Clock::at_offset(self.offset(&client).await?);
-            let id = id_at(now);
+            let read = Clock::at_offset(self.offset(&client).await?);
+            let id = id_at(read);
+            // Ids of one process never go back: one made a moment later on
+            // another thread may carry a later millisecond than `read`.
+            // The transaction is created when its id says, so ids follow
+            // creation times.
+            let now = id
+                .get_timestamp()
+                .and_then(|t| {
+                    let (secs, nanos) = t.to_unix();
+                    DateTime::from_timestamp(i64::try_from(secs).ok()?, nanos)
+                })
+                .map_or(read, |at| at.max(read));
             let row = new_row(id, new, initial, now, crate::domain::clock::add(now, expiry));
             let statement = client
                 .prepare_cached(&format!(
-                    "INSERT INTO mock_transactions ({COLUMNS}) VALUES \
+                    "INSERT INTO mock_transactions ({COLUMNS}, sandbox) VALUES \
                      ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
-                     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0) \
-                     ON CONFLICT (merchant_id, reference_no) DO NOTHING RETURNING id"
+                     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, $19) \
+                     ON CONFLICT (sandbox, merchant_id, reference_no) DO NOTHING RETURNING id"
                 ))
                 .await
                 .map_err(|e| store_error(&e))?;
@@ -231,10 +274,11 @@ impl Store for PostgresStore {
                         &row.initial,
                         &row.created_at,
                         &row.expires_at,
+                        &self.view.sandbox,
                     ],
                 )
                 .await
-                .map_err(|e| store_error(&e))?;
+                .map_err(|e| self.insert_error(&e))?;
             if inserted.is_some() {
                 return Ok(Ok(row.into_record()?));
             }
@@ -242,8 +286,8 @@ impl Store for PostgresStore {
             // waits for a rival in flight), so it is there to read.
             let holder = Self::select_one(
                 &client,
-                "merchant_id = $1 AND reference_no = $2",
-                &[&row.merchant_id, &row.reference_no],
+                "merchant_id = $1 AND reference_no = $2 AND sandbox = $3",
+                &[&row.merchant_id, &row.reference_no, &self.view.sandbox],
             )
             .await?;
             Ok(Err(holder.map_or(InsertRefusal::Full, |h| {
@@ -260,9 +304,9 @@ impl Store for PostgresStore {
             let client = self.client().await?;
             let statement = client
                 .prepare_cached(&format!(
-                    "INSERT INTO mock_transactions ({COLUMNS}) VALUES \
+                    "INSERT INTO mock_transactions ({COLUMNS}, sandbox) VALUES \
                      ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
-                     $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29) \
+                     $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30) \
                      ON CONFLICT DO NOTHING RETURNING id"
                 ))
                 .await
@@ -301,10 +345,11 @@ impl Store for PostgresStore {
                         &row.decision,
                         &row.decided_at,
                         &row.later_submits,
+                        &self.view.sandbox,
                     ],
                 )
                 .await
-                .map_err(|e| store_error(&e))?;
+                .map_err(|e| self.insert_error(&e))?;
             Ok(match inserted {
                 Some(_) => Ok(()),
                 None => Err(InsertRefusal::Duplicate(row.id)),
@@ -327,7 +372,8 @@ impl Store for PostgresStore {
                     "UPDATE mock_transactions SET confirmed_at = $2, result = $3, settles_at = $4, \
                      error_message = $5, provider_reference = $6, confirm_extra = $7, \
                      page_token = $8, page_deadline = $9 \
-                     WHERE id = $1 AND confirmed_at IS NULL AND expires_at > $10 RETURNING {COLUMNS}"
+                     WHERE id = $1 AND sandbox = $11 AND confirmed_at IS NULL AND expires_at > $10 \
+                     RETURNING {COLUMNS}"
                 ))
                 .await
                 .map_err(|e| store_error(&e))?;
@@ -345,6 +391,7 @@ impl Store for PostgresStore {
                         &c.page_token,
                         &c.page_deadline,
                         &millis(now),
+                        &self.view.sandbox,
                     ],
                 )
                 .await
@@ -352,7 +399,13 @@ impl Store for PostgresStore {
             if let Some(row) = moved {
                 return Ok(Transition::Moved(record_of(&row)?));
             }
-            Ok(match Self::select_one(&client, "id = $1", &[&id]).await? {
+            Ok(match Self::select_one(
+                &client,
+                "id = $1 AND sandbox = $2",
+                &[&id, &self.view.sandbox],
+            )
+            .await?
+            {
                 Some(record) => Transition::Unmoved(record),
                 None => Transition::Missing,
             })
@@ -373,18 +426,27 @@ impl Store for PostgresStore {
         let by_token = matches!(param, PageParam::Token(_));
         bounded(async {
             let client = self.client().await?;
-            let scope_filter = "($2::uuid IS NULL OR merchant_id = $2)";
+            let scope_filter = "($2::uuid IS NULL OR merchant_id = $2) AND sandbox = $3";
             let decide = client
                 .prepare_cached(&format!(
-                    "UPDATE mock_transactions SET decision = $3, decided_at = $4 \
+                    "UPDATE mock_transactions SET decision = $4, decided_at = $5 \
                      WHERE {filter} AND {scope_filter} AND page_token IS NOT NULL \
-                     AND decision IS NULL AND page_deadline > $4 RETURNING {COLUMNS}"
+                     AND decision IS NULL AND page_deadline > $5 RETURNING {COLUMNS}"
                 ))
                 .await
                 .map_err(|e| store_error(&e))?;
             let at = millis(now);
             let decided = client
-                .query_opt(&decide, &[param.value(), &scope, &action.as_str(), &at])
+                .query_opt(
+                    &decide,
+                    &[
+                        param.value(),
+                        &scope,
+                        &self.view.sandbox,
+                        &action.as_str(),
+                        &at,
+                    ],
+                )
                 .await
                 .map_err(|e| store_error(&e))?;
             if let Some(row) = decided {
@@ -401,7 +463,7 @@ impl Store for PostgresStore {
                 .await
                 .map_err(|e| store_error(&e))?;
             let counted = client
-                .query_opt(&later, &[param.value(), &scope])
+                .query_opt(&later, &[param.value(), &scope, &self.view.sandbox])
                 .await
                 .map_err(|e| store_error(&e))?;
             if let Some(row) = counted {
@@ -414,7 +476,7 @@ impl Store for PostgresStore {
                 && Self::select_one(
                     &client,
                     &format!("{filter} AND {scope_filter}"),
-                    &[param.value(), &scope],
+                    &[param.value(), &scope, &self.view.sandbox],
                 )
                 .await?
                 .is_some();
@@ -435,7 +497,12 @@ impl Store for PostgresStore {
     ) -> Result<Option<T>, StoreError> {
         let record = bounded(async {
             let client = self.client().await?;
-            Self::select_one(&client, "id = $1", &[&id]).await
+            Self::select_one(
+                &client,
+                "id = $1 AND sandbox = $2",
+                &[&id, &self.view.sandbox],
+            )
+            .await
         })
         .await?;
         Ok(record
@@ -456,12 +523,19 @@ impl Store for PostgresStore {
                 Some(merchant) => {
                     Self::select(
                         &client,
-                        "merchant_id = $1 AND reference_no = $2",
-                        &[&merchant, &reference_no],
+                        "merchant_id = $1 AND reference_no = $2 AND sandbox = $3",
+                        &[&merchant, &reference_no, &self.view.sandbox],
                     )
                     .await
                 }
-                None => Self::select(&client, "reference_no = $1 LIMIT 2", &[&reference_no]).await,
+                None => {
+                    Self::select(
+                        &client,
+                        "sandbox = $2 AND reference_no = $1 LIMIT 2",
+                        &[&reference_no, &self.view.sandbox],
+                    )
+                    .await
+                }
             }
         })
         .await?;
@@ -482,7 +556,12 @@ impl Store for PostgresStore {
         };
         let record = bounded(async {
             let client = self.client().await?;
-            Self::select_one(&client, filter, &[param.value()]).await
+            Self::select_one(
+                &client,
+                &format!("{filter} AND sandbox = $2"),
+                &[param.value(), &self.view.sandbox],
+            )
+            .await
         })
         .await?;
         Ok(
@@ -506,7 +585,10 @@ impl Store for PostgresStore {
         bounded(async {
             let client = self.client().await?;
             let n: i64 = client
-                .query_one("SELECT count(*) FROM mock_transactions", &[])
+                .query_one(
+                    "SELECT count(*) FROM mock_transactions WHERE sandbox = $1",
+                    &[&self.view.sandbox],
+                )
                 .await
                 .map_err(|e| store_error(&e))?
                 .get(0);
@@ -526,7 +608,7 @@ impl Store for PostgresStore {
             .pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(entry);
+            .push(self.view.sandbox, entry);
     }
 
     async fn requests_since(
@@ -549,6 +631,9 @@ impl Store for PostgresStore {
         // Numbered on across a reset: entries dropped unwritten keep their
         // numbers taken.
         let store = self.clone();
+        if !self.is_root() {
+            return detached(async move { store.reset_sandbox().await }).await;
+        }
         detached(async move { store.clear_journal(Clear::Reset).await }).await
     }
 

@@ -81,9 +81,9 @@ impl PostgresStore {
                 flushing: tokio::sync::Mutex::new(()),
                 signals: Arc::clone(&signals),
                 _alive: alive,
-                offset_hint: AtomicI64::new(offset),
                 counts: crate::metrics::StoreCounts::new(crate::metrics::Backend::Postgres),
             }),
+            view: View::new(Uuid::nil(), offset),
         };
         tokio::spawn(write_journal(Arc::downgrade(&store.inner), signals));
         Ok(store)

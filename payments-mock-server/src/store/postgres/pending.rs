@@ -5,6 +5,8 @@
 
 use std::collections::VecDeque;
 
+use uuid::Uuid;
+
 use crate::domain::journal::{CAPACITY, JournalEntry};
 
 /// This replica's journal entries not yet written, and how many were
@@ -29,9 +31,11 @@ pub(super) struct Pending {
     clock: i64,
 }
 
-/// A pending entry: the reset epoch it was captured under, and its stamp.
+/// A pending entry: its sandbox (nil: the root), the root's reset epoch
+/// it was captured under, and its stamp.
 #[derive(Debug)]
 pub(super) struct Held {
+    pub(super) sandbox: Uuid,
     pub(super) epoch: u64,
     pub(super) stamp: i64,
     pub(super) entry: JournalEntry,
@@ -72,10 +76,11 @@ impl Pending {
         self.clock
     }
 
-    /// Captures `entry` (its request answered), stamped now.
-    pub(super) fn push(&mut self, entry: JournalEntry) {
+    /// Captures `entry` (its request answered) in `sandbox`, stamped now.
+    pub(super) fn push(&mut self, sandbox: Uuid, entry: JournalEntry) {
         let (epoch, stamp) = (self.epoch, self.stamp());
         self.push_held(Held {
+            sandbox,
             epoch,
             stamp,
             entry,
@@ -95,15 +100,30 @@ impl Pending {
         self.entries.is_empty() && self.skipped == 0
     }
 
-    /// Learns of the reset epoch `epoch` (read from the database): the
-    /// entries captured under an older one were served before that reset,
-    /// and are dropped instead of written after it.
+    /// Learns of the root's reset epoch `epoch` (read from the database):
+    /// the root's entries captured under an older one were served before
+    /// that reset, and are dropped instead of written after it. (A
+    /// sandbox's reset is fenced by its stamp: [`Pending::reset_sandbox`].)
     pub(super) fn adopt(&mut self, epoch: u64) {
         self.epoch = self.epoch.max(epoch);
         let before = self.entries.len();
         let current = self.epoch;
-        self.entries.retain(|h| h.epoch >= current);
+        self.entries.retain(|h| !h.sandbox.is_nil() || h.epoch >= current);
         self.skipped += (before - self.entries.len()) as u64;
+    }
+
+    /// A stamp for a sandbox's reset, answered by this replica: every
+    /// entry captured before it was served before the reset.
+    pub(super) fn reset_stamp(&mut self) -> i64 {
+        self.stamp()
+    }
+
+    /// The sandbox `sandbox` was reset at `stamp` (or removed: `i64::MAX`):
+    /// its entries captured before are dropped (their numbers are not
+    /// taken: a sandbox's journal is numbered across sandboxes, with gaps).
+    pub(super) fn reset_sandbox(&mut self, sandbox: Uuid, stamp: i64) {
+        self.entries
+            .retain(|h| h.sandbox != sandbox || h.stamp >= stamp);
     }
 
     /// A watermark, then everything, for one write: every entry captured

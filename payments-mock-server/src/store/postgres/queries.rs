@@ -23,16 +23,29 @@ impl PostgresStore {
         &self,
         client: &deadpool_postgres::Object,
     ) -> Result<i64, StoreError> {
-        let statement = client
-            .prepare_cached("SELECT offset_nanos FROM mock_clock WHERE id = 1")
-            .await
-            .map_err(|e| store_error(&e))?;
-        let offset: i64 = client
-            .query_one(&statement, &[])
-            .await
-            .map_err(|e| store_error(&e))?
-            .get(0);
-        self.inner.offset_hint.store(offset, Ordering::Relaxed);
+        let offset: i64 = if self.is_root() {
+            let statement = client
+                .prepare_cached("SELECT offset_nanos FROM mock_clock WHERE id = 1")
+                .await
+                .map_err(|e| store_error(&e))?;
+            client
+                .query_one(&statement, &[])
+                .await
+                .map_err(|e| store_error(&e))?
+                .get(0)
+        } else {
+            let statement = client
+                .prepare_cached("SELECT offset_nanos FROM mock_sandboxes WHERE id = $1")
+                .await
+                .map_err(|e| store_error(&e))?;
+            client
+                .query_opt(&statement, &[&self.view.sandbox])
+                .await
+                .map_err(|e| store_error(&e))?
+                .ok_or_else(sandbox_gone)?
+                .get(0)
+        };
+        self.view.offset_hint.store(offset, Ordering::Relaxed);
         Ok(offset)
     }
 
@@ -88,9 +101,13 @@ impl PostgresStore {
     ) -> Result<Option<Page<T>>, StoreError> {
         let client = self.client().await?;
         if let Some(from) = query.from
-            && Self::select_one(&client, "id = $1", &[&from])
-                .await?
-                .is_none()
+            && Self::select_one(
+                &client,
+                "id = $1 AND sandbox = $2",
+                &[&from, &self.view.sandbox],
+            )
+            .await?
+            .is_none()
         {
             return Ok(None);
         }
@@ -98,8 +115,8 @@ impl PostgresStore {
             Order::OldestFirst => (">", "ASC"),
             Order::NewestFirst => ("<", "DESC"),
         };
-        let mut filter = String::from("TRUE");
-        let mut values: Vec<Box<dyn ToSql + Sync + Send>> = Vec::new();
+        let mut filter = String::from("sandbox = $1");
+        let mut values: Vec<Box<dyn ToSql + Sync + Send>> = vec![Box::new(self.view.sandbox)];
         if let Some(from) = query.from {
             values.push(Box::new(from));
             filter.push_str(&format!(" AND id {cmp} ${}", values.len()));
@@ -146,7 +163,7 @@ impl PostgresStore {
 
     /// The clock offset this replica last read.
     pub(super) fn offset_hint(&self) -> i64 {
-        self.inner.offset_hint.load(Ordering::Relaxed)
+        self.view.offset_hint.load(Ordering::Relaxed)
     }
 }
 

@@ -46,10 +46,10 @@ struct SandboxesPage {
 pub(crate) async fn page(Here(state): Here, viewer: Viewer, uri: Uri) -> Response {
     let chrome = Chrome::new(&state, uri.path(), "sandboxes").seen_by(viewer);
     let mut rows = Vec::new();
-    if let Some(registry) = state.sandboxes.as_ref() {
+    if state.sandboxes.is_some() {
         let time =
             |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        for (info, sandbox) in registry.list(viewer.role.scope()) {
+        for (info, sandbox) in state.live_sandboxes(viewer.role.scope()).await {
             let transactions = sandbox
                 .store
                 .count()
