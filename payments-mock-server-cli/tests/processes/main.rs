@@ -22,3 +22,5 @@ mod journal;
 mod outage;
 // Sandboxes on SQLite come back after a kill -9 and a restart (issue 42).
 mod sandboxes;
+// Sandboxes shared by replicas on PostgreSQL (issue 42).
+mod shared_sandboxes;
