@@ -11,6 +11,8 @@
 #    latency), p50 and p99. Goal: p50 at or under 1 ms in memory.
 # 3. An idle sandbox's memory: VmRSS before and after making IDLE more,
 #    divided by IDLE. Goal: at or under 16 KiB.
+# 4. With PAYMENTS_BENCH_POSTGRES_URL (a database this may empty), making
+#    a sandbox on PostgreSQL, as 2. Goal: p50 at or under 20 ms.
 #
 #   scripts/bench-sandboxes.sh                  # 10 rounds x 5 s
 #   LOAD_RUNS=2 LOAD_DURATION=2 scripts/bench-sandboxes.sh   # smoke
@@ -77,6 +79,16 @@ start_server "$OUT/mock-create.out" "$MOCK" --port 0 --max-sandboxes 1000000
   -s "$WRK/sandbox_create.lua" "$BASE/_mock/sandboxes") | grep '^RESULT' | sed 's/^RESULT/create/' | tee -a "$LOG"
 stop_server
 
+# 4. Making a sandbox on PostgreSQL, one connection (run before 3., whose
+# server must be the last).
+if [ -n "${PAYMENTS_BENCH_POSTGRES_URL:-}" ]; then
+  start_server "$OUT/mock-create-pg.out" "$MOCK" --port 0 --max-sandboxes 1000000 \
+    --store "$PAYMENTS_BENCH_POSTGRES_URL" --fresh
+  (cd "$ROOT" && taskset -c "$CLIENT_CPU" wrk -t1 -c1 -d"${DURATION}s" --latency \
+    -s "$WRK/sandbox_create.lua" "$BASE/_mock/sandboxes") | grep '^RESULT' | sed 's/^RESULT/create_pg/' | tee -a "$LOG"
+  stop_server
+fi
+
 # 3. An idle sandbox's memory.
 start_server "$OUT/mock-idle.out" "$MOCK" --port 0 --max-sandboxes 1000000
 for _ in $(seq 1 100); do curl -sf -X POST "$BASE/_mock/sandboxes" >/dev/null; done
@@ -116,6 +128,11 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
   c50=$(awk '/^create / { for (i = 2; i <= NF; i++) if ($i ~ /^p50_us=/) { sub("p50_us=", "", $i); print $i } }' "$LOG")
   c99=$(awk '/^create / { for (i = 2; i <= NF; i++) if ($i ~ /^p99_us=/) { sub("p99_us=", "", $i); print $i } }' "$LOG")
   echo "| making a sandbox, one connection: p50 / p99 (µs) | $c50 / $c99 | p50 ≤ 1000 |"
+  if grep -q '^create_pg ' "$LOG"; then
+    p50=$(awk '/^create_pg / { for (i = 2; i <= NF; i++) if ($i ~ /^p50_us=/) { sub("p50_us=", "", $i); print $i } }' "$LOG")
+    p99=$(awk '/^create_pg / { for (i = 2; i <= NF; i++) if ($i ~ /^p99_us=/) { sub("p99_us=", "", $i); print $i } }' "$LOG")
+    echo "| making a sandbox on PostgreSQL, one connection: p50 / p99 (µs) | $p50 / $p99 | p50 ≤ 20000 |"
+  fi
   awk -v idle="$IDLE" '/^idle / { split($2, m, "="); split($3, b, "="); split($4, a, "=");
     printf "| an idle sandbox: (VmRSS after - before) / sandboxes made | (%d - %d) KiB / %d = %.1f KiB | ≤ 16 KiB |\n", a[2], b[2], m[2] - 100, (a[2] - b[2]) / (m[2] - 100) }' "$LOG"
   echo

@@ -65,7 +65,9 @@ impl MockServer {
     /// # Panics
     ///
     /// When the server has `--max-sandboxes` live already, or keeps its
-    /// state in PostgreSQL (whose replicas share no sandboxes yet).
+    /// state in PostgreSQL (it makes the sandbox without waiting, and the
+    /// other replicas would not find it yet: make those with
+    /// `POST /_mock/sandboxes`).
     pub fn sandbox(&self) -> Sandbox {
         let root = self.controls.state.clone();
         let (info, state) = match root.create_sandbox_now() {
