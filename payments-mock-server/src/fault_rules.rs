@@ -14,6 +14,7 @@
 //! of the fault seed, the rule's creation number and how many requests
 //! the rule met, so `--fault-seed` repeats a run.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
@@ -483,7 +484,17 @@ pub(crate) struct RuleBook {
     rules: Mutex<(Vec<Installed>, u64)>,
     /// How many rules are installed: the guard's look without the lock.
     len: AtomicUsize,
+    /// The merchant and reference of transactions looked up for rules
+    /// ([`RuleBook::remember`]): a transaction's never change, so a
+    /// request about one met again (a status polled) decides without a
+    /// second read of the store. Emptied with the rules (a reset), and
+    /// when full.
+    known: Mutex<HashMap<Uuid, (Uuid, String)>>,
 }
+
+/// The most transactions [`RuleBook::remember`] holds before it starts
+/// afresh.
+const KNOWN: usize = 4096;
 
 impl RuleBook {
     fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<Installed>, u64)> {
@@ -541,7 +552,41 @@ impl RuleBook {
         let n = guard.0.len();
         guard.0.clear();
         self.len.store(0, Ordering::Relaxed);
+        self.known_lock().clear();
         n
+    }
+
+    fn known_lock(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, (Uuid, String)>> {
+        self.known.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Notes the merchant and reference of the stored transaction `id`,
+    /// looked up for a rule.
+    pub(crate) fn remember(&self, id: Uuid, merchant: Uuid, reference: &str) {
+        let mut known = self.known_lock();
+        if known.len() >= KNOWN {
+            known.clear();
+        }
+        known.insert(id, (merchant, reference.to_owned()));
+    }
+
+    /// Fills `facts` from a transaction [`RuleBook::remember`] noted, as a
+    /// look-up in `scope` would (another merchant's is not found);
+    /// whether it knew the transaction.
+    pub(crate) fn recall(&self, facts: &mut Facts, scope: Option<Uuid>) -> bool {
+        let Some(id) = facts.transaction_id else {
+            return false;
+        };
+        let known = self.known_lock();
+        let Some((merchant, reference)) = known.get(&id) else {
+            return false;
+        };
+        if scope.is_none_or(|m| m == *merchant) {
+            facts.merchant_id = Some(*merchant);
+            facts.reference_no = Some(reference.clone());
+        }
+        facts.complete = true;
+        true
     }
 
     /// The fault, if any, of the first live rule that `facts` match.

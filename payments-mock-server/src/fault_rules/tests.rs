@@ -229,6 +229,38 @@ fn a_rule_naming_a_reference_asks_for_the_stored_transaction() {
 }
 
 #[test]
+fn a_transaction_looked_up_once_is_recalled_in_its_scope_until_the_rules_go() {
+    let book = RuleBook::default();
+    book.add(FaultRule::new(Fault::Truncate).reference("A").times(0))
+        .expect("added");
+    let (id, merchant, other) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+    let by_id = || Facts {
+        endpoint: Some(Endpoint::StatusById),
+        transaction_id: Some(id),
+        ..Facts::default()
+    };
+    let mut unknown = by_id();
+    assert!(!book.recall(&mut unknown, None), "never looked up");
+    book.remember(id, merchant, "A");
+    let mut admin = by_id();
+    assert!(book.recall(&mut admin, None));
+    assert!(book.meet(&admin, 1).expect("decided").is_some());
+    let mut own = by_id();
+    assert!(book.recall(&mut own, Some(merchant)));
+    assert_eq!(own.reference_no.as_deref(), Some("A"));
+    // Another merchant's key does not find it: the rule does not match.
+    let mut theirs = by_id();
+    assert!(book.recall(&mut theirs, Some(other)));
+    assert_eq!(
+        (theirs.reference_no.as_deref(), theirs.complete),
+        (None, true)
+    );
+    assert_eq!(book.meet(&theirs, 1), Ok(None));
+    book.clear();
+    assert!(!book.recall(&mut by_id(), None), "forgotten with the rules");
+}
+
+#[test]
 fn probabilities_repeat_with_the_seed() {
     let run = |seed| {
         let book = RuleBook::default();

@@ -28,9 +28,15 @@ pub(crate) fn meet(
     endpoint: Option<Endpoint>,
     body: &[u8],
 ) -> Result<Option<Hit>, Facts> {
-    let facts = facts(parts, caller, endpoint, body);
+    let mut facts = facts(parts, caller, endpoint, body);
     match state.fault_rules.meet(&facts, state.faults.seed()) {
         Ok(hit) => Ok(hit),
+        // A transaction met before (a status polled): no store read.
+        Err(()) if state.fault_rules.recall(&mut facts, caller.merchant) => Ok(state
+            .fault_rules
+            .meet(&facts, state.faults.seed())
+            .ok()
+            .flatten()),
         Err(()) => Err(facts),
     }
 }
@@ -51,6 +57,7 @@ pub(crate) async fn meet_after_lookup(
             })
             .await
         {
+            state.fault_rules.remember(id, merchant, &reference);
             facts.merchant_id = Some(merchant);
             facts.reference_no = Some(reference);
         }
