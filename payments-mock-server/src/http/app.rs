@@ -101,7 +101,8 @@ impl MockService {
                 // Replicas share sandboxes through the database: one made
                 // or removed on another replica is asked of it.
                 let found = match sandbox_id(req.uri().path()) {
-                    Some(id) if state.store.is_shared() => state.shared_sandbox(id).await,
+                    // Boxed: only a shared store's requests carry its future.
+                    Some(id) if state.store.is_shared() => Box::pin(state.shared_sandbox(id)).await,
                     Some(id) => state.sandbox_for(id),
                     None => None,
                 };
