@@ -333,6 +333,18 @@ async fn rules_match_by_transaction_merchant_and_reference_after_a_lookup() {
         status("01937e1c-0000-7000-8000-0000000000c1".to_owned()).await,
         404
     );
+    // Polled again (the transaction's reference now known without a
+    // look-up): the same answers.
+    for _ in 0..3 {
+        assert_eq!(status(b.clone()).await, 429);
+        assert_eq!(status(a.clone()).await, 500);
+    }
+    // A reset removes the rules and what they knew: B is gone, and a read
+    // of its id is 404 again under the same rule.
+    server.reset().await;
+    add_rule(&server, json!({"match": {"endpoint": "status", "referenceNo": "M-B"}, "fault": "rate-limit", "times": 0})).await;
+    assert_eq!(status(b.clone()).await, 404);
+    server.clear_fault_rules();
     // The merchant named, by the initiate's body.
     let other_merchant = uuid::Uuid::new_v4();
     server
