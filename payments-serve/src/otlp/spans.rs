@@ -63,6 +63,10 @@ impl<S> ServerSpans<S> {
         let path = req.uri().path();
         let route = route_of(path);
         let name: Cow<'static, str> = match (&route, method) {
+            (Some(Cow::Borrowed(route)), method) => match known_name(method, route) {
+                Some(name) => Cow::Borrowed(name),
+                None => Cow::Owned(format!("{method} {route}")),
+            },
             (Some(route), _) => Cow::Owned(format!("{method} {route}")),
             (None, "_OTHER") => Cow::Borrowed("HTTP"),
             (None, method) => Cow::Borrowed(method),
@@ -179,6 +183,20 @@ impl Drop for Open {
     }
 }
 
+/// The names of the interface's operations with the methods they take:
+/// the hot paths' span names, written once instead of per request.
+fn known_name(method: &str, route: &str) -> Option<&'static str> {
+    use payments_interface::Endpoint;
+    let endpoint = Endpoint::ALL.into_iter().find(|e| e.template() == route)?;
+    Some(match (method, endpoint) {
+        ("POST", Endpoint::Initiate) => "POST /api/payments/initiate",
+        ("POST", Endpoint::Confirm) => "POST /api/payments/confirm",
+        ("GET", Endpoint::StatusById) => "GET /api/payments/{transactionId}/status",
+        ("GET", Endpoint::StatusByReference) => "GET /api/payments/reference/{referenceNo}/status",
+        _ => return None,
+    })
+}
+
 /// The method as the conventions name it: one of the nine of RFC 9110
 /// and RFC 5789, or `_OTHER`.
 fn known_method(method: &Method) -> &'static str {
@@ -242,17 +260,24 @@ fn cut(text: &str, max: usize) -> &str {
 /// target's authority).
 fn host_and_port<B>(req: &Request<B>) -> Option<(String, Option<u16>)> {
     let authority = match req.uri().authority() {
-        Some(authority) => authority.clone(),
-        None => {
-            let host = req.headers().get(header::HOST)?.to_str().ok()?;
-            host.parse::<axum::http::uri::Authority>().ok()?
-        }
+        Some(authority) => authority.as_str(),
+        None => req.headers().get(header::HOST)?.to_str().ok()?,
     };
-    let host = authority
-        .host()
-        .trim_start_matches('[')
-        .trim_end_matches(']');
-    Some((cut(host, MAX_PATH).to_owned(), authority.port_u16()))
+    // Read in place: parsing it as an `Authority` copied it first.
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !port.contains(']') => (host, Some(port.parse::<u16>().ok()?)),
+        _ => (authority, None),
+    };
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.strip_suffix(']')?,
+        None if host.contains(':') => return None,
+        None => host,
+    };
+    let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '%');
+    if host.is_empty() || !host.chars().all(valid) {
+        return None;
+    }
+    Some((cut(host, MAX_PATH).to_owned(), port))
 }
 
 #[cfg(test)]
@@ -316,5 +341,41 @@ mod tests {
             .body(())
             .expect("a request");
         assert_eq!(host_and_port(&bad), None);
+        for (given, read) in [
+            ("shop.example", Some(("shop.example".to_owned(), None))),
+            ("[::1]", Some(("::1".to_owned(), None))),
+            ("shop.example:99999", None),
+            ("shop.example:", None),
+            ("::1", None),
+            ("[::1", None),
+            ("a/b:80", None),
+            ("", None),
+        ] {
+            let req = Request::builder()
+                .uri("/")
+                .header(header::HOST, given)
+                .body(())
+                .expect("a request");
+            assert_eq!(host_and_port(&req), read, "{given}");
+        }
+    }
+
+    #[test]
+    fn the_operations_names_are_written_once() {
+        for endpoint in payments_interface::Endpoint::ALL {
+            let method = if endpoint.template().ends_with("/status") {
+                "GET"
+            } else {
+                "POST"
+            };
+            assert_eq!(
+                known_name(method, endpoint.template()),
+                Some(format!("{method} {}", endpoint.template()).as_str())
+            );
+        }
+        assert_eq!(
+            known_name("HEAD", "/api/payments/{transactionId}/status"),
+            None
+        );
     }
 }
