@@ -81,6 +81,12 @@ LAYERS = {
         # The consoles' sign-in (admin and pages): drawn with the pages'
         # chrome.
         ["admin::sign_in"],
+        # The span export (feature `otlp`, issue 44): the flag's URL, the
+        # span around each request (reads `trace` and the answer's tags),
+        # the export that makes them.
+        ["otlp::endpoint"],
+        ["otlp::spans"],
+        ["otlp"],
         # What the two binaries' command lines share (feature `cli`).
         ["cli"],
         ["lib"],

@@ -70,6 +70,25 @@ async fn status_of(base: &str, path: &str, bearer: Option<&str>) -> u16 {
     request.send().await.expect("answered").status().as_u16()
 }
 
+#[test]
+fn a_bad_otlp_endpoint_is_a_usage_error_that_never_repeats_it() {
+    for bad in [
+        "",
+        "collector:4318",
+        "http://otel:hunter2@collector:4318",
+        "http://collector:4318/?key=hunter2",
+    ] {
+        let output = Command::new(BIN)
+            .args(["--upstream", "http://127.0.0.1:1", "--otlp-endpoint", bad])
+            .output()
+            .expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{bad:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("--otlp-endpoint"), "{stderr}");
+        assert!(!stderr.contains("hunter2"), "{stderr}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn it_serves_by_default_records_and_check_repeats_the_run() {
     let mock = MockServer::start().await;

@@ -95,6 +95,14 @@ pub struct ProxyArgs {
         value_parser = QuietParser::<AdminKey>::new("an admin key")
     )]
     admin_keys: Vec<AdminKey>,
+    /// Export a server span per request over OTLP/HTTP to this receiver,
+    /// e.g. `http://localhost:4318` (`/v1/traces` is added unless the URL
+    /// ends with it), each a child of the caller's traceparent, and send
+    /// the upstream this span's traceparent instead; batched, the last
+    /// batch sent at the stop.
+    #[cfg(feature = "otlp")]
+    #[arg(long, value_name = "URL", value_parser = QuietParser::<payments_serve::otlp::OtlpEndpoint>::new("an OTLP endpoint"))]
+    otlp_endpoint: Option<payments_serve::otlp::OtlpEndpoint>,
 }
 
 /// Run the proxy's checks offline on a recording (`--record`): the same
@@ -245,6 +253,10 @@ pub fn run_proxy(
     config.upstream_ca = args.upstream_ca;
     config.upstream_identity = args.upstream_client_cert.zip(args.upstream_client_key);
     config.admin_keys = admin_keys;
+    #[cfg(feature = "otlp")]
+    {
+        config.otlp_endpoint = args.otlp_endpoint;
+    }
     config.tls = match args.tls.server_tls(&args.host, None) {
         Ok(tls) => tls,
         Err(e) => {

@@ -52,12 +52,19 @@ pub struct ProxyConfig {
     pub admin_keys: Vec<payments_serve::admin::AdminKey>,
     /// How long a console session lasts (default 12 hours).
     pub session_lifetime: Duration,
+    /// `--otlp-endpoint URL` (feature `otlp`, CONTRACT section 21): a
+    /// server span per request exported there, and its `traceparent` sent
+    /// upstream instead of the caller's, so the service's span is its
+    /// child. `None`: no span, and the caller's header goes on untouched.
+    #[cfg(feature = "otlp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
+    pub otlp_endpoint: Option<payments_serve::otlp::OtlpEndpoint>,
 }
 
 impl std::fmt::Debug for ProxyConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProxyConfig")
-            .field("upstream", &self.shown_upstream())
+        let mut f = f.debug_struct("ProxyConfig");
+        f.field("upstream", &self.shown_upstream())
             .field("report", &self.report)
             .field("record", &self.record)
             .field("junit", &self.junit)
@@ -69,8 +76,10 @@ impl std::fmt::Debug for ProxyConfig {
             .field("upstream_ca", &self.upstream_ca)
             .field("upstream_identity", &self.upstream_identity)
             .field("admin_keys", &self.admin_keys)
-            .field("session_lifetime", &self.session_lifetime)
-            .finish()
+            .field("session_lifetime", &self.session_lifetime);
+        #[cfg(feature = "otlp")]
+        f.field("otlp_endpoint", &self.otlp_endpoint);
+        f.finish()
     }
 }
 
@@ -91,6 +100,8 @@ impl ProxyConfig {
             upstream_identity: None,
             admin_keys: Vec::new(),
             session_lifetime: payments_serve::admin::DEFAULT_SESSION_LIFETIME,
+            #[cfg(feature = "otlp")]
+            otlp_endpoint: None,
         }
     }
 

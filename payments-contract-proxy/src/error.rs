@@ -17,4 +17,10 @@ pub enum Error {
     /// credential).
     #[error("invalid option: {0}")]
     Config(String),
+    /// The span export (`--otlp-endpoint`, feature `otlp`) cannot start:
+    /// its HTTP client cannot be made.
+    #[cfg(feature = "otlp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
+    #[error(transparent)]
+    SpanExport(#[from] payments_serve::otlp::ExportError),
 }

@@ -346,6 +346,14 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         return refuse(request_message, ApiError::not_found());
     };
     let mut headers = end_to_end(&parts.headers);
+    // Exporting spans (`--otlp-endpoint`), the proxy's own span is the
+    // upstream's parent: its `traceparent` replaces the caller's (which the
+    // exchange keeps), so one trace runs shop -> proxy -> service.
+    if let Some(serving) = parts.extensions.get::<payments_serve::trace::ServingSpan>()
+        && let Ok(value) = HeaderValue::from_str(&serving.0.to_header())
+    {
+        headers.insert(payments_serve::trace::HEADER, value);
+    }
     if let Some(basic) = &proxy.basic_auth
         && !headers.contains_key(header::AUTHORIZATION)
     {

@@ -30,7 +30,16 @@ pub struct Proxy {
     state: ProxyState,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
+    /// The server spans' export (`otlp_endpoint`), flushed by
+    /// [`Proxy::finish`].
+    #[cfg(feature = "otlp")]
+    spans: Option<payments_serve::otlp::SpanExport>,
 }
+
+/// The name of the proxy's spans' tool (`service.name`, CONTRACT section
+/// 21); its listening `HOST:PORT` is `service.instance.id`.
+#[cfg(feature = "otlp")]
+pub const SERVICE_NAME: &str = "payments-contract-proxy";
 
 impl Proxy {
     /// Starts a proxy on `127.0.0.1:0`.
@@ -78,27 +87,36 @@ impl Proxy {
         let stopped = async move {
             let _ = stopped.await;
         };
-        let task = match state.config.tls.clone() {
-            Some(tls) => tokio::spawn(payments_serve::server::serve_tls(
-                listener,
-                tls,
-                per_connection,
-                payments_serve::DEFAULT_HEADER_READ_TIMEOUT,
-                stopped,
-            )),
-            None => tokio::spawn(payments_serve::server::serve(
-                listener,
-                per_connection,
-                payments_serve::DEFAULT_HEADER_READ_TIMEOUT,
-                stopped,
-            )),
+        #[cfg(feature = "otlp")]
+        let spans = match &state.config.otlp_endpoint {
+            Some(endpoint) => Some(payments_serve::otlp::SpanExport::start(
+                endpoint,
+                SERVICE_NAME,
+                &addr.to_string(),
+            )?),
+            None => None,
         };
+        #[cfg(feature = "otlp")]
+        let task = match &spans {
+            // Each connection's service in the span layer, only then.
+            Some(export) => {
+                let export = export.clone();
+                let https = state.config.tls.is_some();
+                let spanned = move |abort| export.spans(per_connection(abort), https);
+                serve(&state, listener, spanned, stopped)
+            }
+            None => serve(&state, listener, per_connection, stopped),
+        };
+        #[cfg(not(feature = "otlp"))]
+        let task = serve(&state, listener, per_connection, stopped);
         tracing::info!(upstream = %state.config.shown_upstream(), "contract proxy in front of {}", state.config.shown_upstream());
         Ok(Self {
             addr,
             state,
             stop: Some(stop),
             task: Some(task),
+            #[cfg(feature = "otlp")]
+            spans,
         })
     }
 
@@ -180,10 +198,48 @@ impl Proxy {
         }
         self.state.flush();
         self.state.write_evidence();
+        #[cfg(feature = "otlp")]
+        if let Some(spans) = &self.spans {
+            spans.shutdown().await;
+        }
         Finished {
             summary: self.state.summary(),
             coverage: self.state.coverage(),
         }
+    }
+}
+
+/// The accept loop of `per_connection`'s services on `listener` (HTTPS
+/// when the proxy has TLS), as a task, until `stopped`.
+fn serve<S>(
+    state: &ProxyState,
+    listener: tokio::net::TcpListener,
+    per_connection: impl Fn(payments_serve::ConnectionAbort) -> S + Send + 'static,
+    stopped: impl std::future::Future<Output = ()> + Send + 'static,
+) -> JoinHandle<()>
+where
+    S: hyper::service::Service<
+            axum::extract::Request<hyper::body::Incoming>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    match state.config.tls.clone() {
+        Some(tls) => tokio::spawn(payments_serve::server::serve_tls(
+            listener,
+            tls,
+            per_connection,
+            payments_serve::DEFAULT_HEADER_READ_TIMEOUT,
+            stopped,
+        )),
+        None => tokio::spawn(payments_serve::server::serve(
+            listener,
+            per_connection,
+            payments_serve::DEFAULT_HEADER_READ_TIMEOUT,
+            stopped,
+        )),
     }
 }
 

@@ -20,6 +20,7 @@ use payments_serve::cli::{
     LogFormatArg, QuietParser, TlsArgs, error_chain, runtime, shutdown_signal,
 };
 use payments_serve::logging::init_logging;
+use payments_serve::otlp::OtlpEndpoint;
 
 mod recording;
 
@@ -145,6 +146,12 @@ struct ServeArgs {
     /// Request log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
     log_format: LogFormatArg,
+    /// Export a server span per request over OTLP/HTTP to this receiver,
+    /// e.g. `http://localhost:4318` (`/v1/traces` is added unless the URL
+    /// ends with it), each a child of the caller's traceparent; batched,
+    /// the last batch sent at the stop.
+    #[arg(long, value_name = "URL", value_parser = QuietParser::<OtlpEndpoint>::new("an OTLP endpoint"))]
+    otlp_endpoint: Option<OtlpEndpoint>,
     /// Start with the transactions a proxy recording (--record) shows, each
     /// in the last state it saw.
     #[arg(long, value_name = "FILE")]
@@ -222,6 +229,7 @@ fn serve_mock(args: ServeArgs) -> ExitCode {
     config.sandbox_ttl = args.sandbox_ttl;
     config.max_sandboxes = args.max_sandboxes;
     config.public_url = args.public_url;
+    config.otlp_endpoint = args.otlp_endpoint;
     if let Err(e) = config.validate() {
         eprintln!("error: {}", error_chain(&e));
         return ExitCode::from(2);

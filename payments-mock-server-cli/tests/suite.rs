@@ -63,3 +63,6 @@ mod metrics_text;
 // What the application under test met: cells, faults, recovered (issue 43).
 mod coverage;
 mod sandboxes;
+// --otlp-endpoint: server spans decoded by a real OTLP receiver, through the
+// proxy too, the binary's flush at SIGTERM, a collector that is down (issue 44).
+mod otlp;

@@ -82,6 +82,11 @@ pub struct Config {
     /// listening `HOST:PORT` (the binary and [`crate::MockServer`] fill it
     /// in once bound).
     pub replica_name: Option<String>,
+    /// Where the mock's server spans go (`--otlp-endpoint`, feature
+    /// `otlp`, CONTRACT section 21); `None`: no span is made.
+    #[cfg(feature = "otlp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
+    pub otlp_endpoint: Option<payments_serve::otlp::OtlpEndpoint>,
     /// Which of `catalog` and `expiry` this start chose itself: a store
     /// that already holds settings serves its own for the others, and
     /// refuses chosen ones that differ (CONTRACT section 15).
@@ -109,6 +114,8 @@ impl Default for Config {
             durability: Durability::Process,
             fresh: false,
             replica_name: None,
+            #[cfg(feature = "otlp")]
+            otlp_endpoint: None,
             given: Given::default(),
         }
     }

@@ -84,6 +84,12 @@ pub enum Error {
     #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     #[error(transparent)]
     Tls(#[from] payments_serve::tls::TlsError),
+    /// The span export (`--otlp-endpoint`, feature `otlp`) cannot start:
+    /// its HTTP client cannot be made.
+    #[cfg(feature = "otlp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
+    #[error(transparent)]
+    SpanExport(#[from] payments_serve::otlp::ExportError),
 }
 
 impl Error {
@@ -99,6 +105,8 @@ impl Error {
             // What the flags point at: a usage error too.
             #[cfg(feature = "tls")]
             Self::Tls(_) => 2,
+            #[cfg(feature = "otlp")]
+            Self::SpanExport(_) => 1,
             Self::Bind { .. }
             | Self::StoreOpen { .. }
             | Self::Store { .. }

@@ -18,6 +18,7 @@
 //! | `postgres` | `--store postgres://…`, replicas sharing one database |
 //! | `tls` | HTTPS (`MockServerBuilder::tls_self_signed`, the `tls` module) |
 //! | `metrics` | `GET /metrics` in the Prometheus text format |
+//! | `otlp` | a server span per request over OTLP/HTTP (`MockServerBuilder::otlp_endpoint`, `--otlp-endpoint`) |
 //! | `full` | all of the above: what the binary serves |
 //! | `test-support` | opens the internal modules (hidden from these docs) to this workspace's own tests, benchmarks and fuzz targets; no stability promise |
 //!

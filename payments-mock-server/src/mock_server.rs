@@ -70,6 +70,10 @@ pub struct MockServer {
     controls: Controls,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
+    /// The server spans' export ([`MockServerBuilder::otlp_endpoint`]),
+    /// flushed by [`MockServer::shutdown`].
+    #[cfg(feature = "otlp")]
+    spans: crate::http::server::Spans,
 }
 
 impl MockServer {
@@ -113,7 +117,8 @@ impl MockServer {
         self.controls.state.faults.seed()
     }
 
-    /// Stops accepting, lets in-flight requests finish, and returns.
+    /// Stops accepting, lets in-flight requests finish, and returns;
+    /// exporting spans, the last batch is sent first (within 5 s).
     pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
@@ -121,6 +126,8 @@ impl MockServer {
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
+        #[cfg(feature = "otlp")]
+        crate::http::server::flush(&self.spans).await;
     }
 }
 
@@ -251,6 +258,16 @@ impl MockServerBuilder {
         self
     }
 
+    /// Export a server span per request to this OTLP/HTTP receiver
+    /// (`--otlp-endpoint`, feature `otlp`, CONTRACT section 21), batched;
+    /// [`MockServer::shutdown`] sends the last batch.
+    #[cfg(feature = "otlp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
+    pub fn otlp_endpoint(mut self, endpoint: payments_serve::otlp::OtlpEndpoint) -> Self {
+        self.config.otlp_endpoint = Some(endpoint);
+        self
+    }
+
     /// This server's name in the journal (`--replica-name`); by default
     /// `HOST:PORT` as it listens.
     pub fn replica_name(mut self, name: impl Into<String>) -> Self {
@@ -311,7 +328,13 @@ impl MockServerBuilder {
             .public_url
             .get_or_insert_with(|| crate::config::listening_url_with(addr, https));
         config.replica_name.get_or_insert_with(|| addr.to_string());
+        #[cfg(feature = "otlp")]
+        let endpoint = config.otlp_endpoint.clone();
         let state = AppState::open(config).await?;
+        #[cfg(feature = "otlp")]
+        let spans = crate::http::server::export_spans(endpoint.as_ref(), &state.replica)?;
+        #[cfg(not(feature = "otlp"))]
+        let spans = crate::http::server::NoSpans;
         if random_seed {
             let seed = state.faults.seed();
             tracing::info!(
@@ -328,21 +351,23 @@ impl MockServerBuilder {
         #[cfg(feature = "tls")]
         let (task, tls) = match tls {
             Some((server_tls, started)) => (
-                tokio::spawn(crate::http::server::serve_app_tls(
+                tokio::spawn(crate::http::server::serve_spanned_tls(
                     listener,
                     state.clone(),
                     server_tls,
                     header_read_timeout,
+                    spans.clone(),
                     || {},
                     stopped,
                 )),
                 started,
             ),
             None => (
-                tokio::spawn(crate::http::server::serve_app(
+                tokio::spawn(crate::http::server::serve_spanned(
                     listener,
                     state.clone(),
                     header_read_timeout,
+                    spans.clone(),
                     || {},
                     stopped,
                 )),
@@ -350,10 +375,11 @@ impl MockServerBuilder {
             ),
         };
         #[cfg(not(feature = "tls"))]
-        let task = tokio::spawn(crate::http::server::serve_app(
+        let task = tokio::spawn(crate::http::server::serve_spanned(
             listener,
             state.clone(),
             header_read_timeout,
+            spans.clone(),
             || {},
             stopped,
         ));
@@ -365,6 +391,8 @@ impl MockServerBuilder {
             controls: Controls::new(state, format!("{scheme}://{addr}")),
             stop: Some(stop),
             task: Some(task),
+            #[cfg(feature = "otlp")]
+            spans,
         })
     }
 }

@@ -39,6 +39,8 @@ use crate::state::AppState;
 pub struct Service {
     state: AppState,
     header_read_timeout: Duration,
+    /// The server spans' export (`--otlp-endpoint`), flushed at the stop.
+    spans: crate::http::server::Spans,
 }
 
 impl Service {
@@ -50,14 +52,23 @@ impl Service {
     ///
     /// [`Error::Config`] for an option out of range; [`Error::StoreOpen`],
     /// [`Error::StoreSchemaNewer`] (exit 1) and [`Error::SettingsDiffer`]
-    /// (exit 2): [`Error::exit_code`] says which.
+    /// (exit 2): [`Error::exit_code`] says which. With the feature `otlp`
+    /// and `config.otlp_endpoint`, `Error::SpanExport` (exit 1) when the
+    /// export cannot start.
     pub async fn open(config: Config) -> Result<Self, Error> {
         config.validate()?;
         let header_read_timeout = config.header_read_timeout;
+        #[cfg(feature = "otlp")]
+        let endpoint = config.otlp_endpoint.clone();
         let state = AppState::open(config).await?;
+        #[cfg(feature = "otlp")]
+        let spans = crate::http::server::export_spans(endpoint.as_ref(), &state.replica)?;
+        #[cfg(not(feature = "otlp"))]
+        let spans = crate::http::server::NoSpans;
         Ok(Self {
             state,
             header_read_timeout,
+            spans,
         })
     }
 
@@ -101,7 +112,8 @@ impl Service {
     }
 
     /// Serves on `listener` until `shutdown` completes, then finishes the
-    /// requests in flight. `ready` runs once the routes (and the OpenAPI
+    /// requests in flight (and, exporting spans, sends the last batch,
+    /// within 5 s). `ready` runs once the routes (and the OpenAPI
     /// document) are built, before the first connection is taken: the
     /// binary prints its banner there.
     pub async fn serve(
@@ -110,14 +122,19 @@ impl Service {
         ready: impl FnOnce(),
         shutdown: impl Future<Output = ()>,
     ) {
-        crate::http::server::serve_app(
+        #[cfg(feature = "otlp")]
+        let spans = self.spans.clone();
+        crate::http::server::serve_spanned(
             listener,
             self.state,
             self.header_read_timeout,
+            self.spans,
             ready,
             shutdown,
         )
         .await;
+        #[cfg(feature = "otlp")]
+        crate::http::server::flush(&spans).await;
     }
 
     /// [`Service::serve`] over TLS (HTTPS only, feature `tls`).
@@ -130,14 +147,19 @@ impl Service {
         ready: impl FnOnce(),
         shutdown: impl Future<Output = ()>,
     ) {
-        crate::http::server::serve_app_tls(
+        #[cfg(feature = "otlp")]
+        let spans = self.spans.clone();
+        crate::http::server::serve_spanned_tls(
             listener,
             self.state,
             tls,
             self.header_read_timeout,
+            self.spans,
             ready,
             shutdown,
         )
         .await;
+        #[cfg(feature = "otlp")]
+        crate::http::server::flush(&spans).await;
     }
 }

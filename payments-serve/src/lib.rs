@@ -19,6 +19,8 @@
 //!   the mock and the proxy.
 //! - `cli` (feature `cli`): what the two binaries' command lines share:
 //!   the `--tls-*` flags, the log format flag, the shutdown signal.
+//! - `otlp` (feature `otlp`): a server span per request, a child of the
+//!   caller's `traceparent`, exported over OTLP/HTTP (`--otlp-endpoint`).
 //!
 //! # Example
 //!
@@ -62,6 +64,9 @@ pub mod logging;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;
+#[cfg(feature = "otlp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
+pub mod otlp;
 #[cfg(feature = "pages")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
 pub mod pages;

@@ -135,7 +135,52 @@ impl TraceParent {
     pub fn span_bytes(&self) -> [u8; 8] {
         self.span
     }
+
+    /// A span's ids as a header would carry them; `None` when either is
+    /// all zeros (no span).
+    pub fn from_bytes(trace: [u8; 16], span: [u8; 8], sampled: bool) -> Option<Self> {
+        if trace == [0; 16] || span == [0; 8] {
+            return None;
+        }
+        Some(Self {
+            trace,
+            span,
+            flags: u8::from(sampled),
+        })
+    }
+
+    /// The header's value in version `00`, as this crate sends it (the
+    /// flags a later version would add are not carried on).
+    ///
+    /// ```
+    /// use payments_serve::trace::TraceParent;
+    ///
+    /// let value = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    /// let read = TraceParent::parse(value).expect("a valid header");
+    /// assert_eq!(read.to_header(), value);
+    /// ```
+    pub fn to_header(&self) -> String {
+        format!(
+            "00-{}-{}-{:02x}",
+            self.trace_id(),
+            self.span_id(),
+            self.flags & 1
+        )
+    }
 }
+
+/// The span a server serves a request in, when it exports its spans
+/// (`--otlp-endpoint`, feature `otlp`): put into the request's extensions
+/// by the span layer, so what the request sends on (the contract proxy's
+/// call upstream) names it as its parent and one trace runs through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServingSpan(pub TraceParent);
+
+/// The faults a server injected into an answer, in the journal's words
+/// (`internal-error`, `delay=200`…): put into the response's extensions,
+/// so the request's span names them (`payments.fault`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InjectedFault(pub String);
 
 #[cfg(test)]
 mod tests {
@@ -184,6 +229,23 @@ mod tests {
         ] {
             assert_eq!(TraceParent::parse(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_span_written_as_a_header_reads_back() {
+        let read = TraceParent::parse(GOOD).expect("valid");
+        let made = TraceParent::from_bytes(read.trace_bytes(), read.span_bytes(), true);
+        assert_eq!(made, Some(read));
+        assert_eq!(read.to_header(), GOOD);
+        let unsampled =
+            TraceParent::from_bytes(read.trace_bytes(), read.span_bytes(), false).expect("ids");
+        assert!(unsampled.to_header().ends_with("-00"));
+        assert_eq!(TraceParent::parse(&unsampled.to_header()), Some(unsampled));
+        assert_eq!(TraceParent::from_bytes([0; 16], [1; 8], true), None);
+        assert_eq!(TraceParent::from_bytes([1; 16], [0; 8], true), None);
+        // A later version's flags are not carried on: only `sampled`.
+        let later = TraceParent::parse(&format!("cc{}ff", &GOOD[2..53])).expect("a later version");
+        assert!(later.to_header().starts_with("00-") && later.to_header().ends_with("-01"));
     }
 
     #[test]

@@ -115,7 +115,15 @@ where
         .cloned();
     let ending = guarded(state, req, endpoint, &mut entry).await;
     match ending {
-        Ending::Respond(response) => {
+        Ending::Respond(mut response) => {
+            // Named on the request's span (`payments.fault`), when spans
+            // are exported; only a faulted answer carries it.
+            if let (Some(tokens), _) = crate::domain::journal::split_fault(entry.fault.as_deref())
+            {
+                response
+                    .extensions_mut()
+                    .insert(payments_serve::trace::InjectedFault(tokens.to_owned()));
+            }
             entry.status = Some(response.status().as_u16());
             entry.error_code = response
                 .extensions()

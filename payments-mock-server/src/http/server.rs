@@ -9,6 +9,45 @@ use tokio::net::TcpListener;
 use crate::http::app::MockService;
 use crate::state::AppState;
 
+/// The name of the mock's spans' tool (`service.name`, CONTRACT section
+/// 21); the replica is `service.instance.id`.
+#[cfg(feature = "otlp")]
+pub(crate) const SERVICE_NAME: &str = "payments-mock-server";
+
+/// Where a mock's server spans go (feature `otlp`): none without
+/// `--otlp-endpoint`, and then no span layer is installed at all.
+#[cfg(feature = "otlp")]
+pub(crate) type Spans = Option<payments_serve::otlp::SpanExport>;
+/// Without the feature `otlp` a mock exports no span.
+#[cfg(not(feature = "otlp"))]
+pub(crate) type Spans = NoSpans;
+
+/// What a mock without the feature `otlp` exports: nothing.
+#[cfg(not(feature = "otlp"))]
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NoSpans;
+
+/// The span export of the replica `replica`, to `endpoint` when one is
+/// given.
+#[cfg(feature = "otlp")]
+pub(crate) fn export_spans(
+    endpoint: Option<&payments_serve::otlp::OtlpEndpoint>,
+    replica: &str,
+) -> Result<Spans, crate::Error> {
+    endpoint
+        .map(|endpoint| payments_serve::otlp::SpanExport::start(endpoint, SERVICE_NAME, replica))
+        .transpose()
+        .map_err(crate::Error::from)
+}
+
+/// Sends the spans still batched, within `payments_serve::otlp::FLUSH_TIMEOUT`.
+#[cfg(feature = "otlp")]
+pub(crate) async fn flush(spans: &Spans) {
+    if let Some(export) = spans {
+        export.shutdown().await;
+    }
+}
+
 /// Serves the mock for `state` as `payments_serve::server::run_with`
 /// serves the router of `app.rs`, but
 /// without the router `app` puts around the service (it has no route of
@@ -23,16 +62,42 @@ pub async fn serve_app(
     ready: impl FnOnce(),
     shutdown: impl Future<Output = ()>,
 ) {
-    let service = MockService::new(state.clone());
-    ready();
-    let per_connection = move |abort| service.on_connection(abort);
-    payments_serve::server::serve(
+    serve_spanned(
         listener,
-        per_connection,
+        state,
         header_read_timeout,
-        closing(&state, shutdown),
+        Spans::default(),
+        ready,
+        shutdown,
     )
     .await;
+}
+
+/// [`serve_app`], each request in a server span when `spans` exports
+/// them (the span layer wraps each connection's service then, and only
+/// then).
+pub(crate) async fn serve_spanned(
+    listener: TcpListener,
+    state: AppState,
+    header_read_timeout: Duration,
+    spans: Spans,
+    ready: impl FnOnce(),
+    shutdown: impl Future<Output = ()>,
+) {
+    let service = MockService::new(state.clone());
+    ready();
+    let shutdown = closing(&state, shutdown);
+    #[cfg(feature = "otlp")]
+    if let Some(export) = spans {
+        let per_connection = move |abort| export.spans(service.on_connection(abort), false);
+        payments_serve::server::serve(listener, per_connection, header_read_timeout, shutdown)
+            .await;
+        return;
+    }
+    #[cfg(not(feature = "otlp"))]
+    let NoSpans = spans;
+    let per_connection = move |abort| service.on_connection(abort);
+    payments_serve::server::serve(listener, per_connection, header_read_timeout, shutdown).await;
 }
 
 /// [`serve_app`] over TLS (HTTPS only, feature `tls`): the handshake is
@@ -49,17 +114,50 @@ pub async fn serve_app_tls(
     ready: impl FnOnce(),
     shutdown: impl Future<Output = ()>,
 ) {
-    let service = MockService::new(state.clone());
-    ready();
-    let per_connection = move |abort| service.on_connection(abort);
-    payments_serve::server::serve_tls(
+    serve_spanned_tls(
         listener,
+        state,
         tls,
-        per_connection,
         header_read_timeout,
-        closing(&state, shutdown),
+        Spans::default(),
+        ready,
+        shutdown,
     )
     .await;
+}
+
+/// [`serve_app_tls`] with the spans of [`serve_spanned`].
+#[cfg(feature = "tls")]
+pub(crate) async fn serve_spanned_tls(
+    listener: TcpListener,
+    state: AppState,
+    tls: payments_serve::tls::ServerTls,
+    header_read_timeout: Duration,
+    spans: Spans,
+    ready: impl FnOnce(),
+    shutdown: impl Future<Output = ()>,
+) {
+    let service = MockService::new(state.clone());
+    ready();
+    let shutdown = closing(&state, shutdown);
+    #[cfg(feature = "otlp")]
+    if let Some(export) = spans {
+        let per_connection = move |abort| export.spans(service.on_connection(abort), true);
+        payments_serve::server::serve_tls(
+            listener,
+            tls,
+            per_connection,
+            header_read_timeout,
+            shutdown,
+        )
+        .await;
+        return;
+    }
+    #[cfg(not(feature = "otlp"))]
+    let NoSpans = spans;
+    let per_connection = move |abort| service.on_connection(abort);
+    payments_serve::server::serve_tls(listener, tls, per_connection, header_read_timeout, shutdown)
+        .await;
 }
 
 /// `shutdown`, and then the end of every hanging fault (`hang`,

@@ -1,0 +1,658 @@
+//! `--otlp-endpoint` (CONTRACT section 21, issue 44): the spans the mock
+//! and the proxy export, as a real OTLP/HTTP receiver gets them. The
+//! receiver is an axum server on a loopback port that decodes each
+//! `ExportTraceServiceRequest` with the OpenTelemetry project's own types
+//! (`opentelemetry-proto`), never by matching text.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode, header};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
+use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+use opentelemetry_proto::tonic::trace::v1::{Span, status::StatusCode as SpanStatus};
+use payments_contract_proxy::{Proxy, ProxyConfig};
+use payments_mock_server::MockServer;
+use payments_serve::otlp::OtlpEndpoint;
+use prost::Message as _;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use crate::common::{MERCHANT, address_of, initiate_body, spawn_with_banner};
+
+const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
+
+const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT: &str = "00f067aa0ba902b7";
+
+fn traceparent() -> String {
+    format!("00-{TRACE}-{PARENT}-01")
+}
+
+/// A span as the receiver got it, with its resource's attributes.
+#[derive(Debug, Clone)]
+struct Seen {
+    resource: Vec<KeyValue>,
+    span: Span,
+}
+
+impl Seen {
+    fn service(&self) -> Option<&str> {
+        text(&self.resource, "service.name")
+    }
+
+    fn instance(&self) -> Option<&str> {
+        text(&self.resource, "service.instance.id")
+    }
+
+    fn text(&self, key: &str) -> Option<&str> {
+        text(&self.span.attributes, key)
+    }
+
+    fn int(&self, key: &str) -> Option<i64> {
+        match value(&self.span.attributes, key)? {
+            any_value::Value::IntValue(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    fn trace_id(&self) -> String {
+        hex(&self.span.trace_id)
+    }
+
+    fn parent_id(&self) -> String {
+        hex(&self.span.parent_span_id)
+    }
+
+    fn span_id(&self) -> String {
+        hex(&self.span.span_id)
+    }
+}
+
+fn value<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a any_value::Value> {
+    attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref())
+        .and_then(|v| v.value.as_ref())
+}
+
+fn text<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a str> {
+    match value(attributes, key)? {
+        any_value::Value::StringValue(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Every value an attribute list holds, as text (nested values too).
+fn all_values(attributes: &[KeyValue]) -> Vec<String> {
+    fn walk(value: &AnyValue, out: &mut Vec<String>) {
+        match &value.value {
+            Some(any_value::Value::StringValue(s)) => out.push(s.clone()),
+            Some(any_value::Value::IntValue(n)) => out.push(n.to_string()),
+            Some(any_value::Value::DoubleValue(n)) => out.push(n.to_string()),
+            Some(any_value::Value::BoolValue(b)) => out.push(b.to_string()),
+            Some(any_value::Value::BytesValue(b)) => {
+                out.push(String::from_utf8_lossy(b).into_owned());
+            }
+            Some(any_value::Value::ArrayValue(array)) => {
+                for v in &array.values {
+                    walk(v, out);
+                }
+            }
+            Some(any_value::Value::KvlistValue(list)) => {
+                for kv in &list.values {
+                    out.push(kv.key.clone());
+                    if let Some(v) = &kv.value {
+                        walk(v, out);
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+    let mut out = Vec::new();
+    for kv in attributes {
+        out.push(kv.key.clone());
+        if let Some(v) = &kv.value {
+            walk(v, &mut out);
+        }
+    }
+    out
+}
+
+/// An OTLP/HTTP receiver on a loopback port: `POST /v1/traces` with a
+/// protobuf `ExportTraceServiceRequest`, each decoded one handed to the
+/// test through a channel.
+struct Receiver {
+    base: String,
+    requests: mpsc::UnboundedReceiver<ExportTraceServiceRequest>,
+}
+
+impl Receiver {
+    async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let base = format!("http://{}", listener.local_addr().expect("an address"));
+        let (sent, requests) = mpsc::unbounded_channel();
+        let app = axum::Router::new().route(
+            "/v1/traces",
+            axum::routing::post(move |headers: HeaderMap, body: Bytes| {
+                let sent = sent.clone();
+                async move {
+                    let protobuf = headers
+                        .get(header::CONTENT_TYPE)
+                        .is_some_and(|v| v == "application/x-protobuf");
+                    let Ok(request) = ExportTraceServiceRequest::decode(body) else {
+                        return (StatusCode::BAD_REQUEST, Vec::new());
+                    };
+                    if !protobuf {
+                        return (StatusCode::UNSUPPORTED_MEDIA_TYPE, Vec::new());
+                    }
+                    let _ = sent.send(request);
+                    (
+                        StatusCode::OK,
+                        ExportTraceServiceResponse::default().encode_to_vec(),
+                    )
+                }
+            }),
+        );
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self { base, requests }
+    }
+
+    fn endpoint(&self) -> OtlpEndpoint {
+        self.base.parse().expect("the receiver's URL")
+    }
+
+    /// The spans received so far (the senders have flushed: their
+    /// shutdown returned once the receiver answered).
+    fn spans(&mut self) -> Vec<Seen> {
+        let mut seen = Vec::new();
+        while let Ok(request) = self.requests.try_recv() {
+            flatten(request, &mut seen);
+        }
+        seen
+    }
+
+    /// Waits (at most 20 s) for the next export, then takes all there is.
+    async fn next_spans(&mut self) -> Vec<Seen> {
+        let first = tokio::time::timeout(Duration::from_secs(20), self.requests.recv())
+            .await
+            .expect("an export within 20 s")
+            .expect("the receiver runs");
+        let mut seen = Vec::new();
+        flatten(first, &mut seen);
+        seen.extend(self.spans());
+        seen
+    }
+}
+
+fn flatten(request: ExportTraceServiceRequest, out: &mut Vec<Seen>) {
+    for resource_spans in request.resource_spans {
+        let resource = resource_spans
+            .resource
+            .map(|r| r.attributes)
+            .unwrap_or_default();
+        for scope in resource_spans.scope_spans {
+            for span in scope.spans {
+                out.push(Seen {
+                    resource: resource.clone(),
+                    span,
+                });
+            }
+        }
+    }
+}
+
+fn named<'a>(spans: &'a [Seen], name: &str) -> Vec<&'a Seen> {
+    spans.iter().filter(|s| s.span.name == name).collect()
+}
+
+async fn mock_exporting_to(receiver: &Receiver) -> MockServer {
+    MockServer::builder()
+        .replica_name("replica-a")
+        .otlp_endpoint(receiver.endpoint())
+        .start()
+        .await
+        .expect("the mock starts")
+}
+
+#[tokio::test]
+async fn a_request_with_a_traceparent_is_a_server_span_under_the_callers() {
+    let mut receiver = Receiver::start().await;
+    let mock = mock_exporting_to(&receiver).await;
+    let http = reqwest::Client::new();
+    let reply = http
+        .post(format!("{}/api/payments/initiate", mock.base_url()))
+        .header("traceparent", traceparent())
+        .json(&initiate_body("OT-1", "TOPUP"))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(reply.status(), 200);
+    let body: serde_json::Value = reply.json().await.expect("JSON");
+    let id = body["data"]["transactionId"].as_str().expect("an id");
+    let reply = http
+        .get(format!("{}/api/payments/{id}/status", mock.base_url()))
+        .header("traceparent", traceparent())
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(reply.status(), 200);
+    let port = mock.addr().port();
+    mock.shutdown().await;
+
+    let spans = receiver.spans();
+    let initiate = named(&spans, "POST /api/payments/initiate");
+    let [initiate] = initiate.as_slice() else {
+        panic!("one initiate span: {spans:#?}");
+    };
+    assert_eq!(initiate.span.kind, SpanKind::Server as i32);
+    assert_eq!(initiate.trace_id(), TRACE);
+    assert_eq!(initiate.parent_id(), PARENT);
+    assert_eq!(initiate.service(), Some("payments-mock-server"));
+    assert_eq!(initiate.instance(), Some("replica-a"));
+    assert_eq!(initiate.text("http.request.method"), Some("POST"));
+    assert_eq!(initiate.text("http.route"), Some("/api/payments/initiate"));
+    assert_eq!(initiate.text("url.path"), Some("/api/payments/initiate"));
+    assert_eq!(initiate.text("url.scheme"), Some("http"));
+    assert_eq!(initiate.int("http.response.status_code"), Some(200));
+    assert_eq!(initiate.text("server.address"), Some("127.0.0.1"));
+    assert_eq!(initiate.int("server.port"), Some(i64::from(port)));
+    assert_eq!(initiate.text("error.type"), None);
+    assert!(initiate.span.end_time_unix_nano >= initiate.span.start_time_unix_nano);
+
+    let status = named(&spans, "GET /api/payments/{transactionId}/status");
+    let [status] = status.as_slice() else {
+        panic!("one status span: {spans:#?}");
+    };
+    assert_eq!(status.trace_id(), TRACE);
+    assert_eq!(status.parent_id(), PARENT);
+    assert_eq!(
+        status.text("url.path"),
+        Some(format!("/api/payments/{id}/status").as_str())
+    );
+    assert_ne!(status.span_id(), initiate.span_id());
+}
+
+#[tokio::test]
+async fn without_a_good_traceparent_a_request_starts_a_trace_of_its_own() {
+    let mut receiver = Receiver::start().await;
+    let mock = mock_exporting_to(&receiver).await;
+    let http = reqwest::Client::new();
+    let url = format!("{}/api/payments/reference/R-1/status", mock.base_url());
+    let bare = http.get(&url).send().await.expect("an answer");
+    assert_eq!(bare.status(), 404);
+    let long = "0".repeat(20_000);
+    for malformed in [
+        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01",
+        "nonsense",
+        long.as_str(),
+    ] {
+        let reply = http
+            .get(format!("{}/_mock/health", mock.base_url()))
+            .header("traceparent", malformed)
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(reply.status(), 200);
+    }
+    mock.shutdown().await;
+
+    let spans = receiver.spans();
+    let [bare] = named(&spans, "GET /api/payments/reference/{referenceNo}/status")[..] else {
+        panic!("one by-reference span: {spans:#?}");
+    };
+    assert_eq!(bare.parent_id(), "", "a root");
+    assert_eq!(bare.trace_id().len(), 32);
+    assert_ne!(bare.trace_id(), "0".repeat(32));
+    assert_eq!(bare.int("http.response.status_code"), Some(404));
+    assert_eq!(
+        bare.text("payments.error_code"),
+        Some("TRANSACTION_NOT_FOUND")
+    );
+    // No route of the interface: named by the method alone.
+    let health = named(&spans, "GET");
+    assert_eq!(health.len(), 4, "{spans:#?}");
+    for span in health {
+        assert_eq!(span.parent_id(), "", "a root: {span:?}");
+        assert_ne!(span.trace_id(), TRACE);
+        assert_eq!(span.text("http.route"), None);
+        assert_eq!(span.text("url.path"), Some("/_mock/health"));
+        assert_eq!(span.int("http.response.status_code"), Some(200));
+    }
+}
+
+#[tokio::test]
+async fn an_injected_fault_is_an_error_span_naming_it() {
+    let mut receiver = Receiver::start().await;
+    let mock = mock_exporting_to(&receiver).await;
+    let reply = reqwest::Client::new()
+        .post(format!("{}/api/payments/initiate", mock.base_url()))
+        .header("x-mock-fault", "internal-error")
+        .json(&initiate_body("OT-F", "TOPUP"))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(reply.status(), 500);
+    mock.shutdown().await;
+
+    let spans = receiver.spans();
+    let [span] = named(&spans, "POST /api/payments/initiate")[..] else {
+        panic!("one span: {spans:#?}");
+    };
+    assert_eq!(span.int("http.response.status_code"), Some(500));
+    assert_eq!(span.text("error.type"), Some("500"));
+    assert_eq!(span.text("payments.fault"), Some("internal-error"));
+    let status = span.span.status.as_ref().expect("a status");
+    assert_eq!(status.code, SpanStatus::Error as i32);
+}
+
+#[tokio::test]
+async fn a_sandboxed_request_is_named_by_the_sandboxes_route() {
+    let mut receiver = Receiver::start().await;
+    let mock = mock_exporting_to(&receiver).await;
+    let http = reqwest::Client::new();
+    let made: serde_json::Value = http
+        .post(format!("{}/_mock/sandboxes", mock.base_url()))
+        .json(&json!({"label": "spans"}))
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON");
+    let sandbox = made["data"]["id"].as_str().expect("a sandbox id");
+    let reply = http
+        .post(format!(
+            "{}/sandboxes/{sandbox}/api/payments/initiate",
+            mock.base_url()
+        ))
+        .json(&initiate_body("OT-S", "TOPUP"))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(reply.status(), 200);
+    mock.shutdown().await;
+
+    let spans = receiver.spans();
+    let [span] = named(&spans, "POST /sandboxes/{sandboxId}/api/payments/initiate")[..] else {
+        panic!("one sandboxed span: {spans:#?}");
+    };
+    assert_eq!(
+        span.text("url.path"),
+        Some(format!("/sandboxes/{sandbox}/api/payments/initiate").as_str())
+    );
+}
+
+#[tokio::test]
+async fn no_key_otp_or_payer_id_reaches_an_exported_attribute() {
+    const API_KEY: &str = "sk_test_otlp_never_exported";
+    const ADMIN_KEY: &str = "admin_otlp_never_exported";
+    const OTP: &str = "123456";
+    const PAYER: &str = "60198765432";
+    let mut receiver = Receiver::start().await;
+    let mock = MockServer::builder()
+        .api_key(API_KEY, None)
+        .admin_key(ADMIN_KEY)
+        .otlp_endpoint(receiver.endpoint())
+        .start()
+        .await
+        .expect("the mock starts");
+    let http = reqwest::Client::new();
+    let mut body = initiate_body("OT-K", "EWALLET");
+    body["payerId"] = json!(PAYER);
+    let initiated: serde_json::Value = http
+        .post(format!("{}/api/payments/initiate", mock.base_url()))
+        .bearer_auth(API_KEY)
+        .json(&body)
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON");
+    let id = initiated["data"]["transactionId"].as_str().expect("an id");
+    let confirmed = http
+        .post(format!("{}/api/payments/confirm", mock.base_url()))
+        .bearer_auth(API_KEY)
+        .json(&json!({ "transactionId": id, "referenceNo": "OT-K", "confirmationCode": OTP }))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(confirmed.status(), 200);
+    // A wrong key, an admin read, a key in the query: none of them either.
+    for (path, key) in [
+        (
+            "/api/payments/initiate".to_owned(),
+            "sk_wrong_never_exported",
+        ),
+        ("/_mock/requests".to_owned(), ADMIN_KEY),
+        (format!("/_mock/requests?key={ADMIN_KEY}"), ADMIN_KEY),
+    ] {
+        let _ = http
+            .get(format!("{}{path}", mock.base_url()))
+            .bearer_auth(key)
+            .header("x-api-key", key)
+            .send()
+            .await
+            .expect("an answer");
+    }
+    mock.shutdown().await;
+
+    let spans = receiver.spans();
+    assert!(spans.len() >= 5, "{spans:#?}");
+    for seen in &spans {
+        let mut values = all_values(&seen.span.attributes);
+        values.extend(all_values(&seen.resource));
+        values.push(seen.span.name.clone());
+        for value in values {
+            for secret in [
+                API_KEY,
+                ADMIN_KEY,
+                "sk_wrong_never_exported",
+                OTP,
+                PAYER,
+                MERCHANT,
+            ] {
+                assert!(!value.contains(secret), "{secret} in {value}: {seen:?}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn one_trace_runs_from_the_caller_through_the_proxy_to_the_mock() {
+    let mut receiver = Receiver::start().await;
+    let mock = mock_exporting_to(&receiver).await;
+    let mut config = ProxyConfig::new(mock.base_url().parse().expect("a URL"));
+    config.otlp_endpoint = Some(receiver.endpoint());
+    let proxy = Proxy::start(config).await.expect("the proxy starts");
+    let reply = reqwest::Client::new()
+        .post(format!("{}/api/payments/initiate", proxy.base_url()))
+        .header("traceparent", traceparent())
+        .json(&initiate_body("OT-P", "TOPUP"))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(reply.status(), 200);
+    // The proxy's exchange still names the caller's trace and span.
+    let listed = proxy.exchanges();
+    assert_eq!(listed.len(), 1);
+    proxy.shutdown().await;
+    let journal = mock.requests().await;
+    mock.shutdown().await;
+
+    let spans = receiver.spans();
+    let initiate = named(&spans, "POST /api/payments/initiate");
+    let by = |service: &str| {
+        initiate
+            .iter()
+            .find(|s| s.service() == Some(service))
+            .unwrap_or_else(|| panic!("a span of {service}: {spans:#?}"))
+    };
+    let (at_proxy, at_mock) = (by("payments-contract-proxy"), by("payments-mock-server"));
+    assert_eq!(at_proxy.trace_id(), TRACE);
+    assert_eq!(at_proxy.parent_id(), PARENT);
+    assert_eq!(at_proxy.span.kind, SpanKind::Server as i32);
+    assert_eq!(
+        at_proxy.instance(),
+        Some(proxy_address(&spans).as_str()),
+        "the proxy's HOST:PORT"
+    );
+    assert_eq!(at_mock.trace_id(), TRACE, "one trace");
+    assert_eq!(at_mock.parent_id(), at_proxy.span_id(), "the proxy's child");
+    // What the mock's journal saw: the proxy's span, not the caller's.
+    let entry = journal.last().expect("a journal entry");
+    let sent = payments_serve::trace::TraceParent::from_pairs(
+        entry.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    )
+    .expect("a traceparent");
+    assert_eq!(sent.trace_id(), TRACE);
+    assert_eq!(sent.span_id(), at_proxy.span_id());
+}
+
+/// The proxy's own `HOST:PORT`, from its span's `server.port`.
+fn proxy_address(spans: &[Seen]) -> String {
+    let at_proxy = spans
+        .iter()
+        .find(|s| s.service() == Some("payments-contract-proxy"))
+        .expect("a proxy span");
+    format!(
+        "127.0.0.1:{}",
+        at_proxy
+            .int("server.port")
+            .expect("the port it was asked on")
+    )
+}
+
+#[tokio::test]
+async fn the_binary_sends_its_last_batch_at_sigterm() {
+    let mut receiver = Receiver::start().await;
+    let (child, base) = spawn_with_banner(
+        Command::new(BIN)
+            .args(["--port", "0", "--replica-name", "bin-1", "--otlp-endpoint"])
+            .arg(&receiver.base)
+            // A batch waits ten minutes: what arrives was sent by the stop.
+            .env("OTEL_BSP_SCHEDULE_DELAY", "600000")
+            .stderr(Stdio::piped()),
+    );
+    let reply = reqwest::Client::new()
+        .get(format!("{base}/api/payments/x/status"))
+        .header("traceparent", traceparent())
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(reply.status(), 404);
+    let stopped = tokio::task::spawn_blocking(move || terminate(child));
+    let spans = receiver.next_spans().await;
+    let (ok, log) = stopped.await.expect("the child's exit");
+    assert!(ok, "{log}");
+    let [span] = named(&spans, "GET /api/payments/{transactionId}/status")[..] else {
+        panic!("one span: {spans:#?}");
+    };
+    assert_eq!(span.trace_id(), TRACE);
+    assert_eq!(span.parent_id(), PARENT);
+    assert_eq!(span.instance(), Some("bin-1"));
+    assert!(log.contains("exporting spans to"), "{log}");
+    let _ = address_of(&base);
+}
+
+/// SIGTERM, then the exit: whether it was 0, and stderr.
+fn terminate(child: std::process::Child) -> (bool, String) {
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let output = child.wait_with_output().expect("exit");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn a_receiver_that_is_down_costs_no_request_and_one_warning() {
+    // A port nobody listens on any more.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let endpoint = format!("http://{}", closed.local_addr().expect("an address"));
+    drop(closed);
+    let (child, base) = spawn_with_banner(
+        Command::new(BIN)
+            .args(["--port", "0", "--otlp-endpoint", &endpoint])
+            // A batch per span: many exports fail, one warning says so.
+            .env("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "1")
+            .stderr(Stdio::piped()),
+    );
+    let http = reqwest::Client::new();
+    for _ in 0..40 {
+        let reply = http
+            .get(format!("{base}/_mock/health"))
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(reply.status(), 200);
+    }
+    let started = std::time::Instant::now();
+    let (ok, log) = tokio::task::spawn_blocking(move || terminate(child))
+        .await
+        .expect("the child's exit");
+    assert!(ok, "{log}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the stop waited {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        log.matches("cannot export spans to").count(),
+        1,
+        "one warning, not one per batch: {log}"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+#[test]
+fn a_bad_endpoint_is_a_usage_error_that_never_repeats_it() {
+    let huge = format!("http://localhost/{}", "x".repeat(4096));
+    for bad in [
+        "",
+        "localhost:4318",
+        "ftp://localhost:4318",
+        "http://user:hunter2@localhost:4318",
+        "http://localhost:4318/?token=hunter2",
+        "http://local\nhost",
+        huge.as_str(),
+    ] {
+        for args in [
+            vec!["--otlp-endpoint", bad],
+            vec![
+                "proxy",
+                "--upstream",
+                "http://127.0.0.1:1",
+                "--otlp-endpoint",
+                bad,
+            ],
+        ] {
+            let output = Command::new(BIN).args(&args).output().expect("runs");
+            assert_eq!(output.status.code(), Some(2), "{bad:?}");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(stderr.contains("--otlp-endpoint"), "{stderr}");
+            assert!(!stderr.contains("hunter2"), "{stderr}");
+            assert!(!stderr.contains("xxxxxxxx"), "{stderr}");
+        }
+    }
+}

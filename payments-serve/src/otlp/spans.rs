@@ -1,0 +1,381 @@
+//! [`ServerSpans`]: a span of kind server around each request a
+//! connection serves, by the OpenTelemetry HTTP server conventions.
+//!
+//! Named `{method} {http.route}` (`POST /api/payments/initiate`,
+//! `GET /api/payments/{transactionId}/status`), or the method alone where
+//! no route of the interface matched. Attributes: `http.request.method`,
+//! `http.route`, `url.path`, `url.scheme`, `server.address` and
+//! `server.port` (the `Host` the caller sent), `http.response.status_code`,
+//! `error.type` (a 5xx's status, or `aborted` when no answer was sent),
+//! and `payments.error_code` and `payments.fault` where the server named
+//! them. Never a header's value, a body, a query or a payment page's path:
+//! no key, OTP or payer id can reach a span.
+
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+
+use axum::http::{Method, Request, header};
+use axum::response::Response;
+use opentelemetry::trace::{
+    Span as _, SpanContext, SpanId, SpanKind, Status, TraceContextExt as _, TraceFlags, TraceId,
+    TraceState, Tracer as _,
+};
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_sdk::trace::{SdkTracer, Span};
+
+use crate::ErrorCodeTag;
+use crate::trace::{InjectedFault, ServingSpan, TraceParent};
+
+/// Longest `url.path` written; a longer path is cut at a character.
+const MAX_PATH: usize = 256;
+
+/// Paths whose segments are capabilities (a payment page's token): never
+/// written as `url.path`.
+const HIDDEN_PATHS: [&str; 1] = ["/pay/"];
+
+/// Where sandboxes are served (CONTRACT section 19).
+const SANDBOXES: &str = "/sandboxes/";
+
+/// One connection's service with a server span around each request
+/// ([`SpanExport::spans`](super::SpanExport::spans)).
+#[derive(Debug, Clone)]
+pub struct ServerSpans<S> {
+    inner: S,
+    tracer: SdkTracer,
+    scheme: &'static str,
+}
+
+impl<S> ServerSpans<S> {
+    pub(super) fn new(inner: S, tracer: SdkTracer, https: bool) -> Self {
+        Self {
+            inner,
+            tracer,
+            scheme: if https { "https" } else { "http" },
+        }
+    }
+
+    /// The span of `req`, a child of its `traceparent` (remote) when it
+    /// has one well-formed, else the root of a new trace.
+    fn open<B>(&self, req: &Request<B>) -> Span {
+        let method = known_method(req.method());
+        let path = req.uri().path();
+        let route = route_of(path);
+        let name: Cow<'static, str> = match (&route, method) {
+            (Some(Cow::Borrowed(route)), method) => match known_name(method, route) {
+                Some(name) => Cow::Borrowed(name),
+                None => Cow::Owned(format!("{method} {route}")),
+            },
+            (Some(route), _) => Cow::Owned(format!("{method} {route}")),
+            (None, "_OTHER") => Cow::Borrowed("HTTP"),
+            (None, method) => Cow::Borrowed(method),
+        };
+        let mut attributes = Vec::with_capacity(8);
+        attributes.push(KeyValue::new("http.request.method", method));
+        if method == "_OTHER" {
+            attributes.push(KeyValue::new(
+                "http.request.method_original",
+                cut(req.method().as_str(), 32).to_owned(),
+            ));
+        }
+        if let Some(route) = route {
+            attributes.push(KeyValue::new("http.route", route));
+        }
+        if !HIDDEN_PATHS.iter().any(|hidden| path.starts_with(hidden)) {
+            attributes.push(KeyValue::new("url.path", cut(path, MAX_PATH).to_owned()));
+        }
+        attributes.push(KeyValue::new("url.scheme", self.scheme));
+        if let Some((host, port)) = host_and_port(req) {
+            attributes.push(KeyValue::new("server.address", host));
+            if let Some(port) = port {
+                attributes.push(KeyValue::new("server.port", i64::from(port)));
+            }
+        }
+        let parent = match TraceParent::from_headers(req.headers()) {
+            Some(caller) => Context::new().with_remote_span_context(SpanContext::new(
+                TraceId::from_bytes(caller.trace_bytes()),
+                SpanId::from_bytes(caller.span_bytes()),
+                if caller.sampled() {
+                    TraceFlags::SAMPLED
+                } else {
+                    TraceFlags::default()
+                },
+                true,
+                TraceState::default(),
+            )),
+            None => Context::new(),
+        };
+        let builder = self
+            .tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Server)
+            .with_attributes(attributes);
+        self.tracer.build_with_context(builder, &parent)
+    }
+}
+
+impl<S, B> hyper::service::Service<Request<B>> for ServerSpans<S>
+where
+    S: hyper::service::Service<Request<B>, Response = Response, Error = Infallible>,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn call(&self, mut req: Request<B>) -> Self::Future {
+        let span = self.open(&req);
+        let context = span.span_context();
+        if let Some(serving) = TraceParent::from_bytes(
+            context.trace_id().to_bytes(),
+            context.span_id().to_bytes(),
+            context.is_sampled(),
+        ) {
+            req.extensions_mut().insert(ServingSpan(serving));
+        }
+        let answer = self.inner.call(req);
+        Box::pin(async move {
+            let mut open = Open(Some(span));
+            let Ok(response) = answer.await;
+            open.close(&response);
+            Ok(response)
+        })
+    }
+}
+
+/// A request's span until its answer: ended with the answer's status, or,
+/// when the answer is never sent (the connection closed first, an
+/// injected reset), ended on drop as `aborted`.
+struct Open(Option<Span>);
+
+impl Open {
+    fn close(&mut self, response: &Response) {
+        let Some(mut span) = self.0.take() else {
+            return;
+        };
+        let status = response.status();
+        span.set_attribute(KeyValue::new(
+            "http.response.status_code",
+            i64::from(status.as_u16()),
+        ));
+        if status.is_server_error() {
+            span.set_attribute(KeyValue::new("error.type", status.as_str().to_owned()));
+            span.set_status(Status::error(""));
+        }
+        if let Some(code) = response.extensions().get::<ErrorCodeTag>() {
+            span.set_attribute(KeyValue::new("payments.error_code", code.0.as_str()));
+        }
+        if let Some(fault) = response.extensions().get::<InjectedFault>() {
+            span.set_attribute(KeyValue::new("payments.fault", fault.0.clone()));
+        }
+        span.end();
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        if let Some(mut span) = self.0.take() {
+            span.set_attribute(KeyValue::new("error.type", "aborted"));
+            span.set_status(Status::error("no answer was sent"));
+            span.end();
+        }
+    }
+}
+
+/// The names of the interface's operations with the methods they take:
+/// the hot paths' span names, written once instead of per request.
+fn known_name(method: &str, route: &str) -> Option<&'static str> {
+    use payments_interface::Endpoint;
+    let endpoint = Endpoint::ALL.into_iter().find(|e| e.template() == route)?;
+    Some(match (method, endpoint) {
+        ("POST", Endpoint::Initiate) => "POST /api/payments/initiate",
+        ("POST", Endpoint::Confirm) => "POST /api/payments/confirm",
+        ("GET", Endpoint::StatusById) => "GET /api/payments/{transactionId}/status",
+        ("GET", Endpoint::StatusByReference) => "GET /api/payments/reference/{referenceNo}/status",
+        _ => return None,
+    })
+}
+
+/// The method as the conventions name it: one of the nine of RFC 9110
+/// and RFC 5789, or `_OTHER`.
+fn known_method(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::CONNECT => "CONNECT",
+        Method::OPTIONS => "OPTIONS",
+        Method::TRACE => "TRACE",
+        Method::PATCH => "PATCH",
+        _ => "_OTHER",
+    }
+}
+
+/// The interface's route template of `path` (`http.route`): the four
+/// operations of `payments_interface`, at the root or in a sandbox
+/// (`/sandboxes/{sandboxId}/api/…`); none for any other path.
+///
+/// ```
+/// use payments_serve::otlp::route_of;
+///
+/// assert_eq!(
+///     route_of("/api/payments/5f0c/status").as_deref(),
+///     Some("/api/payments/{transactionId}/status")
+/// );
+/// assert_eq!(
+///     route_of("/sandboxes/0198/api/payments/initiate").as_deref(),
+///     Some("/sandboxes/{sandboxId}/api/payments/initiate")
+/// );
+/// assert_eq!(route_of("/_mock/health"), None);
+/// ```
+pub fn route_of(path: &str) -> Option<Cow<'static, str>> {
+    if let Some(routed) = payments_interface::route(path) {
+        return Some(Cow::Borrowed(routed.endpoint.template()));
+    }
+    let rest = path.strip_prefix(SANDBOXES)?;
+    let tail = &rest[rest.find('/')?..];
+    let routed = payments_interface::route(tail)?;
+    Some(Cow::Owned(format!(
+        "{SANDBOXES}{{sandboxId}}{}",
+        routed.endpoint.template()
+    )))
+}
+
+/// `text` cut to at most `max` bytes, at a character's boundary.
+fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The host and port the caller asked for (its `Host`, or the request
+/// target's authority).
+fn host_and_port<B>(req: &Request<B>) -> Option<(String, Option<u16>)> {
+    let authority = match req.uri().authority() {
+        Some(authority) => authority.as_str(),
+        None => req.headers().get(header::HOST)?.to_str().ok()?,
+    };
+    // Read in place: parsing it as an `Authority` copied it first.
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !port.contains(']') => (host, Some(port.parse::<u16>().ok()?)),
+        _ => (authority, None),
+    };
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.strip_suffix(']')?,
+        None if host.contains(':') => return None,
+        None => host,
+    };
+    let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '%');
+    if host.is_empty() || !host.chars().all(valid) {
+        return None;
+    }
+    Some((cut(host, MAX_PATH).to_owned(), port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_are_the_interfaces_templates() {
+        for (path, route) in [
+            ("/api/payments/initiate", Some("/api/payments/initiate")),
+            ("/api/payments/confirm", Some("/api/payments/confirm")),
+            (
+                "/api/payments/abc/status",
+                Some("/api/payments/{transactionId}/status"),
+            ),
+            (
+                "/api/payments/reference/R-1/status",
+                Some("/api/payments/reference/{referenceNo}/status"),
+            ),
+            (
+                "/sandboxes/x/api/payments/confirm",
+                Some("/sandboxes/{sandboxId}/api/payments/confirm"),
+            ),
+            ("/sandboxes/x", None),
+            ("/sandboxes/", None),
+            ("/api/payments/a/b/c", None),
+            ("/_mock/requests", None),
+            ("/", None),
+        ] {
+            assert_eq!(route_of(path).as_deref(), route, "{path}");
+        }
+    }
+
+    #[test]
+    fn long_text_is_cut_at_a_character() {
+        assert_eq!(cut("abc", 5), "abc");
+        assert_eq!(cut("abcdef", 3), "abc");
+        assert_eq!(cut("aé", 2), "a");
+    }
+
+    #[test]
+    fn the_host_comes_from_the_host_header() {
+        let req = Request::builder()
+            .uri("/api/payments/initiate")
+            .header(header::HOST, "shop.example:8443")
+            .body(())
+            .expect("a request");
+        assert_eq!(
+            host_and_port(&req),
+            Some(("shop.example".to_owned(), Some(8443)))
+        );
+        let v6 = Request::builder()
+            .uri("/")
+            .header(header::HOST, "[::1]:80")
+            .body(())
+            .expect("a request");
+        assert_eq!(host_and_port(&v6), Some(("::1".to_owned(), Some(80))));
+        let bad = Request::builder()
+            .uri("/")
+            .header(header::HOST, "a b")
+            .body(())
+            .expect("a request");
+        assert_eq!(host_and_port(&bad), None);
+        for (given, read) in [
+            ("shop.example", Some(("shop.example".to_owned(), None))),
+            ("[::1]", Some(("::1".to_owned(), None))),
+            ("shop.example:99999", None),
+            ("shop.example:", None),
+            ("::1", None),
+            ("[::1", None),
+            ("a/b:80", None),
+            ("", None),
+        ] {
+            let req = Request::builder()
+                .uri("/")
+                .header(header::HOST, given)
+                .body(())
+                .expect("a request");
+            assert_eq!(host_and_port(&req), read, "{given}");
+        }
+    }
+
+    #[test]
+    fn the_operations_names_are_written_once() {
+        for endpoint in payments_interface::Endpoint::ALL {
+            let method = if endpoint.template().ends_with("/status") {
+                "GET"
+            } else {
+                "POST"
+            };
+            assert_eq!(
+                known_name(method, endpoint.template()),
+                Some(format!("{method} {}", endpoint.template()).as_str())
+            );
+        }
+        assert_eq!(
+            known_name("HEAD", "/api/payments/{transactionId}/status"),
+            None
+        );
+    }
+}
