@@ -481,23 +481,15 @@ pub(crate) struct Hit {
 /// The rules of one server.
 #[derive(Debug, Default)]
 pub(crate) struct RuleBook {
-    rules: Mutex<(Vec<Installed>, u64)>,
+    rules: Mutex<Rules>,
     /// How many rules are installed: the guard's look without the lock.
     len: AtomicUsize,
-    /// The merchant and reference of transactions looked up for rules
-    /// ([`RuleBook::remember`]): a transaction's never change, so a
-    /// request about one met again (a status polled) decides without a
-    /// second read of the store. Emptied with the rules (a reset), and
-    /// when full.
+    /// The transactions it looked up (`known.rs`).
     known: Mutex<HashMap<Uuid, (Uuid, String)>>,
 }
 
-/// The most transactions [`RuleBook::remember`] holds before it starts
-/// afresh.
-const KNOWN: usize = 4096;
-
 impl RuleBook {
-    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<Installed>, u64)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Rules> {
         self.rules.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -510,7 +502,11 @@ impl RuleBook {
     pub(crate) fn add(&self, rule: FaultRule) -> Result<RuleView, RuleError> {
         rule.check()?;
         let mut guard = self.lock();
-        let (rules, made) = &mut *guard;
+        let Rules {
+            installed: rules,
+            made,
+            ..
+        } = &mut *guard;
         if rules.len() >= MAX_RULES {
             return Err(RuleError::new(
                 "body",
@@ -528,65 +524,35 @@ impl RuleBook {
         let view = installed.view();
         rules.push(installed);
         self.len.store(rules.len(), Ordering::Relaxed);
+        guard.index();
         Ok(view)
     }
 
     /// Every rule, in creation order.
     pub(crate) fn list(&self) -> Vec<RuleView> {
-        self.lock().0.iter().map(Installed::view).collect()
+        self.lock().installed.iter().map(Installed::view).collect()
     }
 
     /// Removes one rule; whether it was there.
     pub(crate) fn remove(&self, id: Uuid) -> bool {
         let mut guard = self.lock();
-        let before = guard.0.len();
-        guard.0.retain(|r| r.id != id);
-        self.len.store(guard.0.len(), Ordering::Relaxed);
-        guard.0.len() != before
+        let before = guard.installed.len();
+        guard.installed.retain(|r| r.id != id);
+        guard.index();
+        self.len.store(guard.installed.len(), Ordering::Relaxed);
+        guard.installed.len() != before
     }
 
     /// Removes every rule; how many there were. The creation numbers go
     /// on (a new rule draws afresh).
     pub(crate) fn clear(&self) -> usize {
         let mut guard = self.lock();
-        let n = guard.0.len();
-        guard.0.clear();
+        let n = guard.installed.len();
+        guard.installed.clear();
+        guard.index();
         self.len.store(0, Ordering::Relaxed);
         self.known_lock().clear();
         n
-    }
-
-    fn known_lock(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, (Uuid, String)>> {
-        self.known.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Notes the merchant and reference of the stored transaction `id`,
-    /// looked up for a rule.
-    pub(crate) fn remember(&self, id: Uuid, merchant: Uuid, reference: &str) {
-        let mut known = self.known_lock();
-        if known.len() >= KNOWN {
-            known.clear();
-        }
-        known.insert(id, (merchant, reference.to_owned()));
-    }
-
-    /// Fills `facts` from a transaction [`RuleBook::remember`] noted, as a
-    /// look-up in `scope` would (another merchant's is not found);
-    /// whether it knew the transaction.
-    pub(crate) fn recall(&self, facts: &mut Facts, scope: Option<Uuid>) -> bool {
-        let Some(id) = facts.transaction_id else {
-            return false;
-        };
-        let known = self.known_lock();
-        let Some((merchant, reference)) = known.get(&id) else {
-            return false;
-        };
-        if scope.is_none_or(|m| m == *merchant) {
-            facts.merchant_id = Some(*merchant);
-            facts.reference_no = Some(reference.clone());
-        }
-        facts.complete = true;
-        true
     }
 
     /// The fault, if any, of the first live rule that `facts` match.
@@ -595,24 +561,10 @@ impl RuleBook {
     /// was counted).
     pub(crate) fn meet(&self, facts: &Facts, seed: u64) -> Result<Option<Hit>, ()> {
         let mut guard = self.lock();
-        let mut first = None;
-        for (i, installed) in guard.0.iter().enumerate() {
-            if !installed.live() {
-                continue;
-            }
-            match installed.rule.matching.against(facts) {
-                Verdict::No => {}
-                Verdict::NeedsLookup => return Err(()),
-                Verdict::Yes => {
-                    first = Some(i);
-                    break;
-                }
-            }
-        }
-        let Some(i) = first else {
+        let Some(i) = guard.first(facts)? else {
             return Ok(None);
         };
-        let installed = &mut guard.0[i];
+        let installed = &mut guard.installed[i];
         let n = installed.met;
         installed.met += 1;
         if n < installed.rule.after {
@@ -640,5 +592,9 @@ impl RuleBook {
     }
 }
 
+mod known;
+mod rules;
 #[cfg(test)]
 mod tests;
+
+use rules::Rules;

@@ -296,3 +296,66 @@ fn rules_are_bounded_and_removed() {
             .is_err()
     );
 }
+
+/// The first live matching rule by a plain walk in creation order: what
+/// the book's positions by reference must always agree with.
+fn first_by_walk(rules: &Rules, facts: &Facts) -> Result<Option<usize>, ()> {
+    for (i, installed) in rules.installed.iter().enumerate() {
+        if !installed.live() {
+            continue;
+        }
+        match installed.rule.matching.against(facts) {
+            Verdict::No => {}
+            Verdict::NeedsLookup => return Err(()),
+            Verdict::Yes => return Ok(Some(i)),
+        }
+    }
+    Ok(None)
+}
+
+#[test]
+fn rules_found_by_reference_are_the_walks_in_creation_order() {
+    // A small deterministic generator: many books of rules naming a
+    // reference or not, an endpoint or not, some spent; many requests.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |n: u64| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % n
+    };
+    let endpoints = [Endpoint::Initiate, Endpoint::Confirm, Endpoint::StatusById];
+    let references = ["A", "B", "C"];
+    for _ in 0..300 {
+        let book = RuleBook::default();
+        for _ in 0..next(12) {
+            let mut rule = FaultRule::new(Fault::InternalError).times(next(3));
+            if next(2) == 0 {
+                rule = rule.reference(references[next(3) as usize]);
+            }
+            if next(3) == 0 {
+                rule = rule.on(endpoints[next(3) as usize]);
+            }
+            book.add(rule).expect("added");
+        }
+        if next(4) == 0
+            && let Some(first) = book.list().first()
+        {
+            book.remove(first.id.parse().expect("an id"));
+        }
+        for _ in 0..20 {
+            let reference = (next(4) > 0).then(|| references[next(3) as usize]);
+            let mut facts = facts(endpoints[next(3) as usize], reference);
+            facts.complete = next(5) > 0;
+            let rules = book.lock();
+            assert_eq!(
+                rules.first(&facts),
+                first_by_walk(&rules, &facts),
+                "{facts:?}"
+            );
+            drop(rules);
+            // Spend some rules as requests would.
+            let _ = book.meet(&facts, 1);
+        }
+    }
+}

@@ -29,14 +29,13 @@ pub(crate) fn meet(
     body: &[u8],
 ) -> Result<Option<Hit>, Facts> {
     let mut facts = facts(parts, caller, endpoint, body);
+    // A transaction met before (a status polled): its merchant and
+    // reference without a store read, and the rules walked once.
+    if !facts.complete {
+        state.fault_rules.recall(&mut facts, caller.merchant);
+    }
     match state.fault_rules.meet(&facts, state.faults.seed()) {
         Ok(hit) => Ok(hit),
-        // A transaction met before (a status polled): no store read.
-        Err(()) if state.fault_rules.recall(&mut facts, caller.merchant) => Ok(state
-            .fault_rules
-            .meet(&facts, state.faults.seed())
-            .ok()
-            .flatten()),
         Err(()) => Err(facts),
     }
 }
