@@ -1,0 +1,150 @@
+//! The PostgreSQL store's two inserts: a new transaction (`create`: the
+//! unique index on sandbox, merchant and reference decides which of racing
+//! initiates wins) and one taken from a recording (`seed`).
+
+use super::*;
+use rows::*;
+
+impl PostgresStore {
+    /// [`Store::create`].
+    pub(super) async fn insert_new(
+        &self,
+        new: NewTransaction,
+        initial: InitialState,
+        expiry: Duration,
+    ) -> Result<Result<Record, InsertRefusal>, StoreError> {
+        bounded(async {
+            let client = self.client().await?;
+            let read = Clock::at_offset(self.offset(&client).await?);
+            let id = id_at(read);
+            // Ids of one process never go back: one made a moment later on
+            // another thread may carry a later millisecond than `read`.
+            // The transaction is created when its id says, so ids follow
+            // creation times.
+            let now = id
+                .get_timestamp()
+                .and_then(|t| {
+                    let (secs, nanos) = t.to_unix();
+                    DateTime::from_timestamp(i64::try_from(secs).ok()?, nanos)
+                })
+                .map_or(read, |at| at.max(read));
+            let row = new_row(id, new, initial, now, crate::domain::clock::add(now, expiry));
+            let statement = client
+                .prepare_cached(&format!(
+                    "INSERT INTO mock_transactions ({COLUMNS}, sandbox) VALUES \
+                     ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
+                     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, $19) \
+                     ON CONFLICT (sandbox, merchant_id, reference_no) DO NOTHING RETURNING id"
+                ))
+                .await
+                .map_err(|e| store_error(&e))?;
+            let inserted = client
+                .query_opt(
+                    &statement,
+                    &[
+                        &row.id,
+                        &row.merchant_id,
+                        &row.reference_no,
+                        &row.description,
+                        &row.amount_minor,
+                        &row.currency_code,
+                        &row.currency_exponent,
+                        &row.product_code,
+                        &row.quantity,
+                        &row.country_code,
+                        &row.store_id,
+                        &row.device_id,
+                        &row.payer_id,
+                        &row.return_url,
+                        &row.extra_properties,
+                        &row.initial,
+                        &row.created_at,
+                        &row.expires_at,
+                        &self.view.sandbox,
+                    ],
+                )
+                .await
+                .map_err(|e| self.insert_error(&e))?;
+            if inserted.is_some() {
+                return Ok(Ok(row.into_record()?));
+            }
+            // The holder committed before our insert looked (ON CONFLICT
+            // waits for a rival in flight), so it is there to read.
+            let holder = Self::select_one(
+                &client,
+                "merchant_id = $1 AND reference_no = $2 AND sandbox = $3",
+                &[&row.merchant_id, &row.reference_no, &self.view.sandbox],
+            )
+            .await?;
+            Ok(Err(holder.map_or(InsertRefusal::Full, |h| {
+                InsertRefusal::Duplicate(h.id)
+            })))
+        })
+        .await
+    }
+
+    /// [`Store::seed`].
+    pub(super) async fn insert_seeded(
+        &self,
+        record: Record,
+    ) -> Result<Result<(), InsertRefusal>, StoreError> {
+        let row = Row::of(&record);
+        let c = row.confirm.clone();
+        bounded(async {
+            let client = self.client().await?;
+            let statement = client
+                .prepare_cached(&format!(
+                    "INSERT INTO mock_transactions ({COLUMNS}, sandbox) VALUES \
+                     ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
+                     $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30) \
+                     ON CONFLICT DO NOTHING RETURNING id"
+                ))
+                .await
+                .map_err(|e| store_error(&e))?;
+            let c = c.as_ref();
+            let inserted = client
+                .query_opt(
+                    &statement,
+                    &[
+                        &row.id,
+                        &row.merchant_id,
+                        &row.reference_no,
+                        &row.description,
+                        &row.amount_minor,
+                        &row.currency_code,
+                        &row.currency_exponent,
+                        &row.product_code,
+                        &row.quantity,
+                        &row.country_code,
+                        &row.store_id,
+                        &row.device_id,
+                        &row.payer_id,
+                        &row.return_url,
+                        &row.extra_properties,
+                        &row.initial,
+                        &row.created_at,
+                        &row.expires_at,
+                        &c.map(|c| c.confirmed_at),
+                        &c.map(|c| c.result),
+                        &c.and_then(|c| c.settles_at),
+                        &c.and_then(|c| c.error_message.clone()),
+                        &c.and_then(|c| c.provider_reference.clone()),
+                        &c.and_then(|c| c.confirm_extra.clone()),
+                        &c.and_then(|c| c.page_token.clone()),
+                        &c.and_then(|c| c.page_deadline),
+                        &row.decision,
+                        &row.decided_at,
+                        &row.later_submits,
+                        &self.view.sandbox,
+                    ],
+                )
+                .await
+                .map_err(|e| self.insert_error(&e))?;
+            Ok(match inserted {
+                Some(_) => Ok(()),
+                None => Err(InsertRefusal::Duplicate(row.id)),
+            })
+        })
+        .await
+    }
+}
