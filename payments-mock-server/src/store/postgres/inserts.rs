@@ -38,31 +38,10 @@ impl PostgresStore {
                 ))
                 .await
                 .map_err(|e| store_error(&e))?;
+            let mut params = fields(&row).to_vec();
+            params.push(&self.view.sandbox);
             let inserted = client
-                .query_opt(
-                    &statement,
-                    &[
-                        &row.id,
-                        &row.merchant_id,
-                        &row.reference_no,
-                        &row.description,
-                        &row.amount_minor,
-                        &row.currency_code,
-                        &row.currency_exponent,
-                        &row.product_code,
-                        &row.quantity,
-                        &row.country_code,
-                        &row.store_id,
-                        &row.device_id,
-                        &row.payer_id,
-                        &row.return_url,
-                        &row.extra_properties,
-                        &row.initial,
-                        &row.created_at,
-                        &row.expires_at,
-                        &self.view.sandbox,
-                    ],
-                )
+                .query_opt(&statement, &params)
                 .await
                 .map_err(|e| self.insert_error(&e))?;
             if inserted.is_some() {
@@ -102,42 +81,37 @@ impl PostgresStore {
                 .await
                 .map_err(|e| store_error(&e))?;
             let c = c.as_ref();
+            let (confirmed_at, result, settles_at) = (
+                c.map(|c| c.confirmed_at),
+                c.map(|c| c.result),
+                c.and_then(|c| c.settles_at),
+            );
+            let (error_message, provider_reference, confirm_extra) = (
+                c.and_then(|c| c.error_message.clone()),
+                c.and_then(|c| c.provider_reference.clone()),
+                c.and_then(|c| c.confirm_extra.clone()),
+            );
+            let (page_token, page_deadline) = (
+                c.and_then(|c| c.page_token.clone()),
+                c.and_then(|c| c.page_deadline),
+            );
+            let mut params = fields(&row).to_vec();
+            params.extend_from_slice(&[
+                &confirmed_at,
+                &result,
+                &settles_at,
+                &error_message,
+                &provider_reference,
+                &confirm_extra,
+                &page_token,
+                &page_deadline,
+                &row.decision,
+                &row.decided_at,
+                &row.later_submits,
+                &self.view.sandbox,
+            ]);
             let inserted = client
-                .query_opt(
-                    &statement,
-                    &[
-                        &row.id,
-                        &row.merchant_id,
-                        &row.reference_no,
-                        &row.description,
-                        &row.amount_minor,
-                        &row.currency_code,
-                        &row.currency_exponent,
-                        &row.product_code,
-                        &row.quantity,
-                        &row.country_code,
-                        &row.store_id,
-                        &row.device_id,
-                        &row.payer_id,
-                        &row.return_url,
-                        &row.extra_properties,
-                        &row.initial,
-                        &row.created_at,
-                        &row.expires_at,
-                        &c.map(|c| c.confirmed_at),
-                        &c.map(|c| c.result),
-                        &c.and_then(|c| c.settles_at),
-                        &c.and_then(|c| c.error_message.clone()),
-                        &c.and_then(|c| c.provider_reference.clone()),
-                        &c.and_then(|c| c.confirm_extra.clone()),
-                        &c.and_then(|c| c.page_token.clone()),
-                        &c.and_then(|c| c.page_deadline),
-                        &row.decision,
-                        &row.decided_at,
-                        &row.later_submits,
-                        &self.view.sandbox,
-                    ],
-                )
+                .query_opt(&statement, &params)
                 .await
                 .map_err(|e| self.insert_error(&e))?;
             Ok(match inserted {
@@ -147,4 +121,29 @@ impl PostgresStore {
         })
         .await
     }
+}
+
+/// The parameters `$1` to `$18` of both inserts: a transaction's own
+/// fields, in [`COLUMNS`]' order, up to its expiry.
+fn fields(row: &Row) -> [&(dyn ToSql + Sync); 18] {
+    [
+        &row.id,
+        &row.merchant_id,
+        &row.reference_no,
+        &row.description,
+        &row.amount_minor,
+        &row.currency_code,
+        &row.currency_exponent,
+        &row.product_code,
+        &row.quantity,
+        &row.country_code,
+        &row.store_id,
+        &row.device_id,
+        &row.payer_id,
+        &row.return_url,
+        &row.extra_properties,
+        &row.initial,
+        &row.created_at,
+        &row.expires_at,
+    ]
 }
