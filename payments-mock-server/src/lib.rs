@@ -245,7 +245,9 @@ pub use crate::faults::{Fault, HANG_LIMIT};
 #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
 pub use crate::http::CONSOLE_PATH;
 pub use crate::http::{BODY_LIMIT, HEADER_LIMIT};
-pub use crate::mock_server::{Controls, MockServer, MockServerBuilder, Sandbox, StoredTransaction};
+pub use crate::mock_server::{
+    Controls, MockServer, MockServerBuilder, Sandbox, SandboxError, StoredTransaction,
+};
 pub use crate::sandboxes::{
     DEFAULT_MAX_SANDBOXES, DEFAULT_SANDBOX_TTL, MAX_SANDBOX_TTL, SandboxInfo,
 };

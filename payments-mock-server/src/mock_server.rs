@@ -21,7 +21,7 @@ mod sandbox;
 mod tls;
 
 pub use controls::Controls;
-pub use sandbox::Sandbox;
+pub use sandbox::{Sandbox, SandboxError};
 
 /// A stored transaction as the API would show it now.
 #[derive(Debug, Clone, PartialEq, Eq)]

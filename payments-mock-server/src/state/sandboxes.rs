@@ -133,8 +133,9 @@ impl AppState {
             .map_err(|crate::sandboxes::Refused::TooMany { max }| SandboxRefusal::TooMany(max))
     }
 
-    /// `POST /_mock/sandboxes`: a new sandbox of `owner`, written down by a
-    /// store that keeps sandboxes before this returns.
+    /// `POST /_mock/sandboxes` and [`crate::MockServer::create_sandbox`]: a
+    /// new sandbox of `owner` with its state, written down by a store that
+    /// keeps sandboxes before this returns.
     ///
     /// # Errors
     ///
@@ -146,11 +147,11 @@ impl AppState {
         owner: Option<uuid::Uuid>,
         label: Option<String>,
         ttl: Option<Duration>,
-    ) -> Result<crate::sandboxes::SandboxInfo, SandboxRefusal> {
+    ) -> Result<(crate::sandboxes::SandboxInfo, AppState), SandboxRefusal> {
         let (info, state) = self.make_sandbox(owner, label, ttl)?;
         let max = self.sandboxes.as_ref().map_or(0, |r| r.max());
         let refusal = match state.store.keep_sandbox(&kept(&info), max).await {
-            Ok(true) => return Ok(info),
+            Ok(true) => return Ok((info, state)),
             Ok(false) => SandboxRefusal::TooMany(max),
             Err(e) => SandboxRefusal::Unavailable(e),
         };
@@ -255,7 +256,7 @@ impl AppState {
     /// answers (an in-process test's sandbox, dropped).
     pub(crate) fn drop_sandbox(&self, id: uuid::Uuid) {
         if let Some(removed) = self.sandboxes.as_ref().and_then(|r| r.remove(id, None)) {
-            removed.store.forget_sandbox_later();
+            removed.store.forget_dropped_sandbox();
         }
     }
 }

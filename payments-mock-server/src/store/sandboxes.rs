@@ -154,6 +154,20 @@ impl AnyStore {
         }
     }
 
+    /// Removes the sandbox this store is, behind the answers, on every
+    /// store (an in-process test's sandbox, dropped: on a store the
+    /// replicas share too, since the test that made it is done with it).
+    pub(crate) fn forget_dropped_sandbox(&self) {
+        #[cfg(feature = "sqlite")]
+        if let Self::Sqlite(s) = self {
+            s.forget_sandbox_later();
+        }
+        #[cfg(feature = "postgres")]
+        if let Self::Postgres(s) = self {
+            s.forget_sandbox_later();
+        }
+    }
+
     /// Writes down, behind the answers, that the sandbox this store is now
     /// expires at `expires_at`.
     pub(crate) fn renew_sandbox(&self, expires_at: DateTime<Utc>) {

@@ -14,6 +14,9 @@ mod kept;
 mod journal;
 // GET /metrics counts each server's own store operations.
 mod metrics;
+// In-process sandboxes on PostgreSQL: MockServer::create_sandbox shared
+// by two embedded replicas.
+mod sandboxes;
 // Opening stores: what a database store keeps across a reopen, and every
 // bad store of CONTRACT section 15 (files, schema, URLs, credentials).
 mod opening;

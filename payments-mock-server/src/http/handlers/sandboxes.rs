@@ -159,7 +159,7 @@ pub async fn add(
     root_only(&state)?;
     let (ttl, label) = parse_request(&body)?;
     let owner = viewer.role.scope();
-    let info = state
+    let (info, _) = state
         .create_sandbox(owner, label, ttl)
         .await
         .map_err(|refusal| match refusal {

@@ -281,6 +281,13 @@ impl PostgresStore {
         detached(async move { store.remove(false).await }).await
     }
 
+    /// Removes the sandbox this store is behind the answers, whatever its
+    /// row's expiry (an in-process test's sandbox, dropped).
+    pub(crate) fn forget_sandbox_later(&self) {
+        let store = self.clone();
+        later(async move { store.remove(false).await });
+    }
+
     /// Removes the sandbox this store is behind the answers, if its time
     /// ran out by the database's row: this replica saw no use of it for its
     /// time to live, another one may have.
