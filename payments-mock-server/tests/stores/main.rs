@@ -14,6 +14,8 @@ mod kept;
 mod journal;
 // GET /metrics counts each server's own store operations.
 mod metrics;
+// Seeding (`--seed-from`): whole records placed as given, by every store.
+mod seeded;
 // In-process sandboxes on PostgreSQL: MockServer::create_sandbox shared
 // by two embedded replicas.
 mod sandboxes;
@@ -24,7 +26,7 @@ mod opening;
 macro_rules! every_store {
     ($backend:ident) => {
         mod $backend {
-            use super::{backends, behaviour, kept};
+            use super::{backends, behaviour, kept, seeded};
 
             macro_rules! promise {
                 ($name:ident, shared) => {
@@ -54,6 +56,15 @@ macro_rules! every_store {
                         kept::$name(&*made.store).await;
                     }
                 };
+                ($name:ident, seeded) => {
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                    async fn $name() {
+                        let Some(made) = backends::$backend().await else {
+                            return;
+                        };
+                        seeded::$name(&*made.store).await;
+                    }
+                };
                 ($name:ident) => {
                     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                     async fn $name() {
@@ -74,6 +85,7 @@ macro_rules! every_store {
             promise!(the_payer_decides_once, shared);
             promise!(reads_after_an_answer_see_it, shared);
             promise!(pages_run_both_ways_with_filters);
+            promise!(seed_places_whole_records_and_refuses_taken_ones, seeded);
             promise!(the_clock_moves_forward_and_resets, kept);
             promise!(the_journal_keeps_the_last_thousand, kept);
             promise!(
