@@ -142,9 +142,7 @@ async fn a_slow_exchange_judged_after_a_later_one_is_not_skipped() {
         let url = rig.url("/api/payments/slow/status");
         tokio::spawn(async move { client.get(url).send().await.expect("answered").status() })
     };
-    while rig.upstream.count() < 1 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    rig.upstream.until_received(1).await;
     rig.exchange(
         &Method::GET,
         "/api/payments/quick/status",

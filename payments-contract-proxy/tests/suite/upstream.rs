@@ -166,10 +166,22 @@ impl Received {
 }
 
 /// The script: answers still to give, in order, and what was received.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Script {
     answers: VecDeque<Canned>,
     received: Vec<Received>,
+    /// How many were received, for a test that waits for the next.
+    arrived: tokio::sync::watch::Sender<usize>,
+}
+
+impl Default for Script {
+    fn default() -> Self {
+        Self {
+            answers: VecDeque::new(),
+            received: Vec::new(),
+            arrived: tokio::sync::watch::Sender::new(0),
+        }
+    }
 }
 
 type Shared = Arc<Mutex<Script>>;
@@ -306,6 +318,8 @@ async fn answer(
             headers: parts.headers.clone(),
             body,
         });
+        let arrived = script.received.len();
+        script.arrived.send_replace(arrived);
         script.answers.pop_front()
     };
     let Some(canned) = canned else {
@@ -411,6 +425,16 @@ impl Upstream {
     /// How many requests were received.
     pub fn count(&self) -> usize {
         lock(&self.script).received.len()
+    }
+
+    /// Waits until `n` requests were received (however slow their
+    /// answers are scripted to be).
+    pub async fn until_received(&self, n: usize) {
+        let mut arrived = lock(&self.script).arrived.subscribe();
+        arrived
+            .wait_for(|count| *count >= n)
+            .await
+            .expect("the script outlives this upstream's handle");
     }
 
     /// How many scripted answers are still unused.
