@@ -63,6 +63,8 @@ mod metrics_text;
 // What the application under test met: cells, faults, recovered (issue 43).
 mod coverage;
 mod sandboxes;
+// Under /sandboxes/{id}: queries and odd tails answered as at the root.
+mod sandbox_paths;
 // --otlp-endpoint: server spans decoded by a real OTLP receiver, through the
 // proxy too, the binary's flush at SIGTERM, a collector that is down (issue 44).
 mod otlp;

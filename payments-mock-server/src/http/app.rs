@@ -187,12 +187,21 @@ fn sandboxed<B>(
             return Err(req);
         }
     }
-    let tail = if tail.is_empty() { "/" } else { tail };
-    let target = match req.uri().query() {
-        Some(query) => format!("{tail}?{query}"),
-        None => tail.to_owned(),
+    // The path after the prefix and the query, one slice of what was
+    // asked: validated once more, but not formatted again.
+    let uri = if tail.is_empty() {
+        match req.uri().query() {
+            Some(query) => format!("/?{query}").parse::<axum::http::Uri>().ok(),
+            None => Some(axum::http::Uri::from_static("/")),
+        }
+    } else {
+        let asked = req.uri().path_and_query().map_or("", |pq| pq.as_str());
+        let from = SANDBOXES.len() + (rest.len() - tail.len());
+        asked
+            .get(from..)
+            .and_then(|after| axum::http::Uri::try_from(after).ok())
     };
-    let Ok(uri) = target.parse::<axum::http::Uri>() else {
+    let Some(uri) = uri else {
         return Err(req);
     };
     let (mut parts, body) = req.into_parts();

@@ -117,19 +117,20 @@ where
     if let Some(endpoint) = endpoint {
         state.coverage.answer(endpoint, status, tag);
     }
-    // A sandbox's request is logged with its prefix: the whole path asked.
-    let prefix = state
+    // A sandbox's request is logged with its prefix: the whole path asked
+    // (its id written on the stack: no allocation per request).
+    let mut id_text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    let sandbox = state
         .sandbox
-        .map(|s| format!("/sandboxes/{}", s.id))
-        .unwrap_or_default();
+        .map(|s| &*s.id.hyphenated().encode_lower(&mut id_text));
     let shown = if path.len() > MAX_LOGGED_PATH {
         let mut end = MAX_LOGGED_PATH;
         while !path.is_char_boundary(end) {
             end -= 1;
         }
-        ShownPath(&prefix, &path[..end], "…")
+        ShownPath(sandbox, &path[..end], "…")
     } else {
-        ShownPath(&prefix, path, "")
+        ShownPath(sandbox, path, "")
     };
     tracing::info!(
         target: "payments_mock_server::request",
@@ -145,15 +146,18 @@ where
     response
 }
 
-/// A logged path (after its sandbox's prefix, or none) and what marks it
-/// cut (`…`, or nothing), written as three
-/// strings: `format_args!("{path}{cut}")` went through the formatting
-/// machinery and padding checks for each.
-struct ShownPath<'a>(&'a str, &'a str, &'static str);
+/// A logged path (after its sandbox's prefix `/sandboxes/{id}`, or none)
+/// and what marks it cut (`…`, or nothing), written as plain strings:
+/// `format_args!("{path}{cut}")` went through the formatting machinery
+/// and padding checks for each.
+struct ShownPath<'a>(Option<&'a str>, &'a str, &'static str);
 
 impl std::fmt::Display for ShownPath<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)?;
+        if let Some(sandbox) = self.0 {
+            f.write_str("/sandboxes/")?;
+            f.write_str(sandbox)?;
+        }
         f.write_str(self.1)?;
         f.write_str(self.2)
     }
@@ -439,6 +443,16 @@ mod tests {
     use crate::http::app::MockService;
 
     use super::*;
+
+    #[test]
+    fn a_logged_path_carries_its_sandbox_and_its_cut() {
+        let id = "01a2269a-4271-7261-9406-1a90300163bd";
+        assert_eq!(
+            ShownPath(Some(id), "/api/payments/x/status", "").to_string(),
+            format!("/sandboxes/{id}/api/payments/x/status")
+        );
+        assert_eq!(ShownPath(None, "/api/a", "…").to_string(), "/api/a…");
+    }
 
     #[test]
     fn every_spelling_under_the_mock_prefix_is_behind_the_key() {
