@@ -106,12 +106,10 @@ impl MockService {
                     Some(id) => state.sandbox_for(id),
                     None => None,
                 };
-                let req = match sandboxed(state, found, req) {
-                    Ok((sandbox, req)) => {
-                        return Ok(respond(&sandbox, others, this.abort.as_ref(), req).await);
-                    }
-                    Err(req) => req,
-                };
+                let mut req = req;
+                if let Some(sandbox) = sandboxed(state, found, &mut req) {
+                    return Ok(respond(&sandbox, others, this.abort.as_ref(), req).await);
+                }
                 return Ok(respond(state, others, this.abort.as_ref(), req).await);
             }
             Ok(respond(state, others, this.abort.as_ref(), req).await)
@@ -154,20 +152,14 @@ fn sandbox_id(path: &str) -> Option<uuid::Uuid> {
 }
 
 /// A request under `/sandboxes/{id}`, with the live sandbox `id` it names
-/// (`found`, renewed): the sandbox and the request with the prefix taken
-/// off its path, to be answered as the root answers it but with the
-/// sandbox's state. `Err` hands the request back unchanged when there is
-/// no such live sandbox, or it is another merchant's and the request's API
+/// (`found`, renewed): the sandbox, the prefix taken off the request's
+/// path in place, to be answered as the root answers it but with the
+/// sandbox's state. `None` leaves the request unchanged when there is no
+/// such live sandbox, or it is another merchant's and the request's API
 /// key says so: the root's router then answers 404 `SANDBOX_NOT_FOUND`.
-#[allow(clippy::result_large_err)]
-fn sandboxed<B>(
-    root: &AppState,
-    found: Option<AppState>,
-    req: Request<B>,
-) -> Result<(AppState, Request<B>), Request<B>> {
-    let Some(sandbox) = found else {
-        return Err(req);
-    };
+/// (In place: moving the request in and out cost a copy of it each way.)
+fn sandboxed<B>(root: &AppState, found: Option<AppState>, req: &mut Request<B>) -> Option<AppState> {
+    let sandbox = found?;
     let path = req.uri().path();
     let rest = &path[SANDBOXES.len()..];
     let tail = rest.find('/').map_or("", |i| &rest[i..]);
@@ -184,7 +176,7 @@ fn sandboxed<B>(
         if let Ok(caller) = root.auth.authenticate(token)
             && caller.merchant != Some(owner)
         {
-            return Err(req);
+            return None;
         }
     }
     // The path after the prefix and the query, one slice of what was
@@ -201,12 +193,8 @@ fn sandboxed<B>(
             .get(from..)
             .and_then(|after| axum::http::Uri::try_from(after).ok())
     };
-    let Some(uri) = uri else {
-        return Err(req);
-    };
-    let (mut parts, body) = req.into_parts();
-    parts.uri = uri;
-    Ok((sandbox, Request::from_parts(parts, body)))
+    *req.uri_mut() = uri?;
+    Some(sandbox)
 }
 
 /// The route table outside `/api/`: the router, and what it routes
