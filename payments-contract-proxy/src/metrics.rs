@@ -44,6 +44,14 @@ pub(crate) enum Failure {
 
 const FAILURES: [&str; 5] = ["connect", "unreachable", "timeout", "broke_off", "tls"];
 
+impl Failure {
+    /// Its name, as the metric's label and a call span's `error.type`
+    /// write it.
+    pub(crate) fn as_str(self) -> &'static str {
+        FAILURES[self as usize]
+    }
+}
+
 /// The proxy's counts, and the registry that writes them.
 #[derive(Debug)]
 pub(crate) struct Metrics {

@@ -102,7 +102,7 @@ impl Proxy {
             Some(export) => {
                 let export = export.clone();
                 let https = state.config.tls.is_some();
-                let spanned = move |abort| export.spans(per_connection(abort), https);
+                let spanned = move |abort| export.spans_with_calls(per_connection(abort), https);
                 serve(&state, listener, spanned, stopped)
             }
             None => serve(&state, listener, per_connection, stopped),

@@ -176,6 +176,57 @@ impl TraceParent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServingSpan(pub TraceParent);
 
+/// A call a server makes of its own while serving a request (the contract
+/// proxy's to its upstream), as its span of kind client describes it.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    /// The span it is made under: the request's [`ServingSpan`].
+    pub parent: TraceParent,
+    /// The request's method.
+    pub method: &'a axum::http::Method,
+    /// `http` or `https`.
+    pub scheme: &'a str,
+    /// The host called.
+    pub host: &'a str,
+    /// The port called.
+    pub port: u16,
+    /// The path called (no query). Where it names a capability (a payment
+    /// page's token) the span leaves it out.
+    pub path: &'a str,
+}
+
+/// A call's span, open until the call is answered or fails; dropped
+/// without either (the caller went away first), it ends as `cancelled`.
+pub trait CallSpan: Send {
+    /// The `traceparent` the call sends: this span's (`None` only for a
+    /// span without valid ids, which then sends the server span's).
+    fn traceparent(&self) -> Option<TraceParent>;
+    /// The call was answered with `status`.
+    fn answered(self: Box<Self>, status: u16);
+    /// The call failed before an answer; `error_type` names how
+    /// (`timeout`, `connect`, …).
+    fn failed(self: Box<Self>, error_type: &'static str);
+}
+
+/// What opens [`CallSpan`]s (the span export, feature `otlp`).
+pub trait StartCall: Send + Sync {
+    /// A span for `call`, a child of `call.parent`.
+    fn start(&self, call: Call<'_>) -> Box<dyn CallSpan>;
+}
+
+/// Spans for the calls a server makes while serving a request: put into
+/// the request's extensions by the span layer of a server that exports
+/// spans and makes calls of its own (the contract proxy), so one trace
+/// shows the caller's span, the server's, its call, and the service's.
+#[derive(Clone)]
+pub struct CallSpans(pub std::sync::Arc<dyn StartCall>);
+
+impl std::fmt::Debug for CallSpans {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallSpans")
+    }
+}
+
 /// The faults a server injected into an answer, in the journal's words
 /// (`internal-error`, `delay=200`…): put into the response's extensions,
 /// so the request's span names them (`payments.fault`).

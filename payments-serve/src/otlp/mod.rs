@@ -25,6 +25,7 @@
 //! # Ok(()) }
 //! ```
 
+mod calls;
 mod endpoint;
 mod spans;
 
@@ -126,7 +127,16 @@ impl SpanExport {
     /// `service` (one connection's) with a span around each request;
     /// `https` says the connection's scheme (`url.scheme`).
     pub fn spans<S>(&self, service: S, https: bool) -> ServerSpans<S> {
-        ServerSpans::new(service, self.inner.tracer.clone(), https)
+        ServerSpans::new(service, self.inner.tracer.clone(), https, None)
+    }
+
+    /// As [`SpanExport::spans`], for a server that makes calls of its own
+    /// while serving (the contract proxy): each request also carries
+    /// [`CallSpans`](crate::trace::CallSpans) in its extensions, which
+    /// open a span of kind client per call, a child of the request's.
+    pub fn spans_with_calls<S>(&self, service: S, https: bool) -> ServerSpans<S> {
+        let calls = crate::trace::CallSpans(Arc::new(calls::Calls(self.inner.tracer.clone())));
+        ServerSpans::new(service, self.inner.tracer.clone(), https, Some(calls))
     }
 
     /// Sends what is still batched and stops the export, within

@@ -26,7 +26,7 @@ use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::trace::{SdkTracer, Span};
 
 use crate::ErrorCodeTag;
-use crate::trace::{InjectedFault, ServingSpan, TraceParent};
+use crate::trace::{CallSpans, InjectedFault, ServingSpan, TraceParent};
 
 /// Longest `url.path` written; a longer path is cut at a character.
 const MAX_PATH: usize = 256;
@@ -45,14 +45,16 @@ pub struct ServerSpans<S> {
     inner: S,
     tracer: SdkTracer,
     scheme: &'static str,
+    calls: Option<CallSpans>,
 }
 
 impl<S> ServerSpans<S> {
-    pub(super) fn new(inner: S, tracer: SdkTracer, https: bool) -> Self {
+    pub(super) fn new(inner: S, tracer: SdkTracer, https: bool, calls: Option<CallSpans>) -> Self {
         Self {
             inner,
             tracer,
             scheme: if https { "https" } else { "http" },
+            calls,
         }
     }
 
@@ -133,6 +135,9 @@ where
             context.is_sampled(),
         ) {
             req.extensions_mut().insert(ServingSpan(serving));
+            if let Some(calls) = &self.calls {
+                req.extensions_mut().insert(calls.clone());
+            }
         }
         let answer = self.inner.call(req);
         Box::pin(async move {
@@ -199,7 +204,7 @@ fn known_name(method: &str, route: &str) -> Option<&'static str> {
 
 /// The method as the conventions name it: one of the nine of RFC 9110
 /// and RFC 5789, or `_OTHER`.
-fn known_method(method: &Method) -> &'static str {
+pub(super) fn known_method(method: &Method) -> &'static str {
     match *method {
         Method::GET => "GET",
         Method::HEAD => "HEAD",
