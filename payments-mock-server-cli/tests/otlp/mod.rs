@@ -96,6 +96,45 @@ async fn a_request_with_a_traceparent_is_a_server_span_under_the_callers() {
 }
 
 #[tokio::test]
+async fn the_callers_tracestate_is_carried_by_its_span_and_a_bad_one_ignored() {
+    let mut receiver = Receiver::start().await;
+    let mock = mock_exporting_to(&receiver).await;
+    let http = reqwest::Client::new();
+    let huge = format!("k={}", "v".repeat(9_000));
+    let cases: [(&str, &[&str], &str); 5] = [
+        ("TS-ONE", &["vendor=abc,other=1"], "vendor=abc,other=1"),
+        // Split over two headers: one list.
+        ("TS-TWO", &["vendor=abc", "other=1"], "vendor=abc,other=1"),
+        ("TS-BAD", &["==not a list=="], ""),
+        ("TS-HUGE", &[huge.as_str()], ""),
+        ("TS-NONE", &[], ""),
+    ];
+    for (reference, headers, _) in &cases {
+        let mut request = http
+            .post(format!("{}/api/payments/initiate", mock.base_url()))
+            .header("traceparent", traceparent())
+            .json(&initiate_body(reference, "TOPUP"));
+        for value in *headers {
+            request = request.header("tracestate", *value);
+        }
+        let reply = request.send().await.expect("an answer");
+        assert_eq!(reply.status(), 200, "{reference}: never refused");
+    }
+    let journal = mock.requests().await;
+    mock.shutdown().await;
+    let spans = receiver.spans();
+    let initiates = named(&spans, "POST /api/payments/initiate");
+    assert_eq!(initiates.len(), cases.len());
+    // In the order sent: each span's state is its request's.
+    let mut by_start: Vec<_> = initiates;
+    by_start.sort_by_key(|s| s.span.start_time_unix_nano);
+    for ((reference, _, carried), seen) in cases.iter().zip(by_start) {
+        assert_eq!(seen.span.trace_state, *carried, "{reference}");
+    }
+    assert_eq!(journal.len(), cases.len());
+}
+
+#[tokio::test]
 async fn without_a_good_traceparent_a_request_starts_a_trace_of_its_own() {
     let mut receiver = Receiver::start().await;
     let mock = mock_exporting_to(&receiver).await;

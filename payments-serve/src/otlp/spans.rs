@@ -104,7 +104,7 @@ impl<S> ServerSpans<S> {
                     TraceFlags::default()
                 },
                 true,
-                TraceState::default(),
+                trace_state(req.headers()),
             )),
             None => Context::new(),
         };
@@ -147,6 +147,33 @@ where
             Ok(response)
         })
     }
+}
+
+/// The caller's W3C `tracestate` (its headers joined, as the
+/// recommendation lets a list be split over several), carried by its span
+/// as the conventions ask; a malformed or oversized one is ignored, never
+/// an error.
+fn trace_state(headers: &axum::http::HeaderMap) -> TraceState {
+    /// Longer than the recommendation's 512 characters by far: a header
+    /// this long is no list a tracer wrote.
+    const MAX: usize = 8 * 1024;
+    let mut joined = String::new();
+    for value in headers.get_all("tracestate") {
+        let Ok(text) = value.to_str() else {
+            return TraceState::default();
+        };
+        if joined.len() + text.len() >= MAX {
+            return TraceState::default();
+        }
+        if !joined.is_empty() {
+            joined.push(',');
+        }
+        joined.push_str(text);
+    }
+    if joined.is_empty() {
+        return TraceState::default();
+    }
+    joined.parse::<TraceState>().unwrap_or_default()
 }
 
 /// A request's span until its answer: ended with the answer's status, or,
