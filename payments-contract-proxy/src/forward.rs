@@ -28,6 +28,8 @@ use bytes::{Bytes, BytesMut};
 use futures::StreamExt as _;
 use http_body_util::BodyExt as _;
 
+mod traced;
+
 use super::exchange::{Exchange, Message};
 use super::metrics::Failure;
 use super::rules::Verdict;
@@ -346,23 +348,9 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         return refuse(request_message, ApiError::not_found());
     };
     let mut headers = end_to_end(&parts.headers);
-    // Exporting spans (`--otlp-endpoint`), the call upstream is a span of
-    // its own (kind client) under the proxy's server span, and the
-    // upstream's parent: its `traceparent` replaces the caller's (which
-    // the exchange keeps), so one trace runs shop -> proxy -> its call ->
-    // service.
-    let mut call = call_span(&parts, &uri);
-    let sent_parent = call.as_ref().and_then(|c| c.traceparent()).or_else(|| {
-        parts
-            .extensions
-            .get::<payments_serve::trace::ServingSpan>()
-            .map(|s| s.0)
-    });
-    if let Some(parent) = sent_parent
-        && let Ok(value) = HeaderValue::from_str(&parent.to_header())
-    {
-        headers.insert(payments_serve::trace::HEADER, value);
-    }
+    // Exporting spans, the call upstream is a span of its own, and its
+    // `traceparent` the upstream's (`traced`).
+    let mut call = traced::call_upstream(&parts, &uri, &mut headers);
     if let Some(basic) = &proxy.basic_auth
         && !headers.contains_key(header::AUTHORIZATION)
     {
@@ -542,31 +530,6 @@ impl ProxyState {
         );
         response
     }
-}
-
-/// The span of the call upstream for a request served under a span that
-/// makes them ([`payments_serve::trace::CallSpans`], only with
-/// `--otlp-endpoint`): `None` otherwise, at no cost.
-fn call_span(
-    parts: &axum::http::request::Parts,
-    uri: &axum::http::Uri,
-) -> Option<Box<dyn payments_serve::trace::CallSpan>> {
-    let calls = parts.extensions.get::<payments_serve::trace::CallSpans>()?;
-    let serving = parts
-        .extensions
-        .get::<payments_serve::trace::ServingSpan>()?;
-    let scheme = uri.scheme_str().unwrap_or("http");
-    let port = uri
-        .port_u16()
-        .unwrap_or(if scheme == "https" { 443 } else { 80 });
-    Some(calls.0.start(payments_serve::trace::Call {
-        parent: serving.0,
-        method: &parts.method,
-        scheme,
-        host: uri.host().unwrap_or_default(),
-        port,
-        path: uri.path(),
-    }))
 }
 
 #[cfg(test)]

@@ -1,0 +1,44 @@
+//! The call upstream in the trace (`--otlp-endpoint`, CONTRACT section
+//! 21): a span of kind client under the proxy's server span, whose
+//! `traceparent` the upstream gets, so one trace runs shop -> proxy -> its
+//! call -> service. Without the export nothing is made and the caller's
+//! `traceparent` goes upstream untouched.
+
+use axum::http::{HeaderMap, HeaderValue};
+use payments_serve::trace::{Call, CallSpan, CallSpans, HEADER, ServingSpan};
+
+/// The span of the call upstream to `uri` for a request served under a
+/// span that makes them ([`CallSpans`], only with `--otlp-endpoint`), its
+/// `traceparent` put into the upstream's `headers` in place of the
+/// caller's (which the exchange keeps). `None` without the export.
+pub(super) fn call_upstream(
+    parts: &axum::http::request::Parts,
+    uri: &axum::http::Uri,
+    headers: &mut HeaderMap,
+) -> Option<Box<dyn CallSpan>> {
+    let serving = parts.extensions.get::<ServingSpan>()?;
+    let call = parts.extensions.get::<CallSpans>().map(|calls| {
+        let scheme = uri.scheme_str().unwrap_or("http");
+        let port = uri
+            .port_u16()
+            .unwrap_or(if scheme == "https" { 443 } else { 80 });
+        calls.0.start(Call {
+            parent: serving.0,
+            method: &parts.method,
+            scheme,
+            host: uri.host().unwrap_or_default(),
+            port,
+            path: uri.path(),
+        })
+    });
+    // The call's span is the upstream's parent; a span without ids of its
+    // own leaves the proxy's server span as the parent.
+    let parent = call
+        .as_ref()
+        .and_then(|c| c.traceparent())
+        .unwrap_or(serving.0);
+    if let Ok(value) = HeaderValue::from_str(&parent.to_header()) {
+        headers.insert(HEADER, value);
+    }
+    call
+}
