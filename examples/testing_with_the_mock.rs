@@ -24,6 +24,10 @@
 //! Tests that share one mock take a sandbox each (`server.sandbox()`): its
 //! own base URL, transactions, references, clock, faults and journal, so
 //! they run in parallel without touching each other (the last two tests).
+//! On a mock that keeps its state in PostgreSQL, shared by replicas, take
+//! it with `server.create_sandbox().await?` instead: it waits for the
+//! database, so every replica serves it at once, and reports the
+//! `--max-sandboxes` limit as an error.
 //!
 //! Run the scenario, then the tests:
 //!
