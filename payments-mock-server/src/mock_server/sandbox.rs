@@ -114,10 +114,8 @@ impl Sandbox {
     /// [`SandboxError::Store`] when the store could not remove it (it is
     /// gone from this server all the same).
     pub async fn remove(self) -> Result<(), SandboxError> {
-        let (root, id) = (self.root.clone(), self.id);
-        // Removed below, waiting: the drop has nothing left to do.
-        std::mem::forget(self);
-        match root.remove_sandbox(id, None).await {
+        // Removed here, waiting: the drop then finds nothing left to do.
+        match self.root.remove_sandbox(self.id, None).await {
             Ok(_) => Ok(()),
             Err(e) => Err(SandboxError::Store {
                 reason: e.to_string(),
