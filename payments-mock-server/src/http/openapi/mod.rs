@@ -14,9 +14,10 @@
 //!   started with (`schemas.rs`), the constants and patterns the validator
 //!   checks.
 //! - **What each operation answers**, its parameters, the `errorCode`s each
-//!   status carries, security and links are the table in `table.rs`,
-//!   held to the handlers by `tests/schema` (every answer the mock gives is
-//!   checked against it) and by the schemathesis run of `scripts/`.
+//!   status carries, security and links are the table in `table.rs` (what
+//!   an operation is, and who may call it, in `operation.rs`), held to the
+//!   handlers by `tests/schema` (every answer the mock gives is checked
+//!   against it) and by the schemathesis run of `scripts/`.
 //!
 //! Generated once per server (it depends on the catalogue, the API keys,
 //! the admin keys and the public URL) and served as bytes. Its `security`
@@ -26,6 +27,7 @@
 //! for what reads it, and on the console a sign-in session
 //! (`consoleSession`) for either; nothing for the open routes.
 
+mod operation;
 mod schemas;
 mod table;
 
@@ -36,7 +38,8 @@ use crate::domain::catalog::Catalog;
 use crate::domain::rules;
 use crate::state::AppState;
 use payments_serve::ErrorCode::{self, *};
-use table::{Guard, Kind, Spec, component, guard, spec};
+use operation::{Guard, Kind, Spec, guard};
+use table::{component, spec};
 
 /// The schemas of the types handlers serialize.
 #[derive(utoipa::OpenApi)]

@@ -1,0 +1,254 @@
+//! The SQLite store's verbs (the `Store` trait): each write handed to the
+//! writer as a job and answered after its commit; each read on a pooled
+//! read connection, or for a look-up by id the root's read cache.
+
+use super::*;
+
+impl Store for SqliteStore {
+    async fn now(&self) -> Result<DateTime<Utc>, StoreError> {
+        Ok(self.shared.clock.now())
+    }
+
+    async fn clock(&self) -> Result<ClockReading, StoreError> {
+        Ok(ClockReading {
+            now: self.shared.clock.now(),
+            offset_nanos: self.shared.clock.offset_nanos(),
+        })
+    }
+
+    async fn advance_clock(&self, by: Duration) -> Result<ClockReading, StoreError> {
+        self.send(|reply| Job::Advance { by, reply }).await
+    }
+
+    async fn create(
+        &self,
+        new: NewTransaction,
+        initial: InitialState,
+        expiry: Duration,
+    ) -> Result<Result<Record, InsertRefusal>, StoreError> {
+        self.send(|reply| Job::Create {
+            new: Box::new(new),
+            initial,
+            expiry,
+            reply,
+        })
+        .await
+    }
+
+    async fn seed(&self, record: Record) -> Result<Result<(), InsertRefusal>, StoreError> {
+        self.send(|reply| Job::Seed {
+            record: Box::new(record),
+            reply,
+        })
+        .await
+    }
+
+    async fn confirm(
+        &self,
+        id: Uuid,
+        now: DateTime<Utc>,
+        confirmation: Confirmation,
+    ) -> Result<Transition, StoreError> {
+        self.send(|reply| Job::Confirm {
+            id,
+            now,
+            confirmation: Box::new(confirmation),
+            reply,
+        })
+        .await
+    }
+
+    async fn decide(
+        &self,
+        key: PaymentPageKey<'_>,
+        scope: Option<Uuid>,
+        action: PayerAction,
+        now: DateTime<Utc>,
+    ) -> Result<Result<Decided, PayerRefusal>, StoreError> {
+        let key = match key {
+            PaymentPageKey::Token(token) if crate::domain::redirect::is_token(token) => {
+                PageKey::Token(token.to_owned())
+            }
+            PaymentPageKey::Transaction(id) => match issued_id(id) {
+                Some(id) => PageKey::Transaction(id),
+                None => return Ok(Err(PayerRefusal::NotFound)),
+            },
+            PaymentPageKey::Token(_) => return Ok(Err(PayerRefusal::NotFound)),
+        };
+        self.send(|reply| Job::Decide {
+            key,
+            scope,
+            action,
+            now,
+            reply,
+        })
+        .await
+    }
+
+    async fn with_id<T: Send>(
+        &self,
+        id: Uuid,
+        scope: Option<Uuid>,
+        f: impl FnOnce(&Record) -> T + Send,
+    ) -> Result<Option<T>, StoreError> {
+        let key = &self.shared.key;
+        let record = match &self.shared.cache {
+            None => self.read(|conn| select_id(conn, key, id))?.map(Arc::new),
+            Some(cache) => match cache.get(id) {
+                Ok(record) => Some(record),
+                Err(generation) => {
+                    let read = self.read(|conn| select_id(conn, key, id))?.map(Arc::new);
+                    if let Some(record) = &read {
+                        cache.keep(Arc::clone(record), generation);
+                    }
+                    read
+                }
+            },
+        };
+        Ok(record
+            .filter(|r| scope.is_none_or(|m| m == r.fields.merchant_id))
+            .as_deref()
+            .map(f))
+    }
+
+    async fn with_reference<T: Send>(
+        &self,
+        reference_no: &str,
+        scope: Option<Uuid>,
+        f: impl FnOnce(&Record) -> T + Send,
+    ) -> Result<Result<T, LookupError>, StoreError> {
+        let key = self.shared.key.as_slice();
+        let found = self.read(|conn| {
+            let mut records = Vec::with_capacity(1);
+            let map = |e: rusqlite::Error| store_error(&e);
+            match scope {
+                Some(merchant) => {
+                    let mut s = conn
+                        .prepare_cached(&format!(
+                            "SELECT {COLUMNS} FROM mock_transactions WHERE sandbox = ?3 AND merchant_id = ?1 AND reference_no = ?2"
+                        ))
+                        .map_err(map)?;
+                    for r in s
+                        .query_map(params![merchant.as_bytes().as_slice(), reference_no, key], record_of)
+                        .map_err(map)?
+                    {
+                        records.push(r.map_err(map)??);
+                    }
+                }
+                None => {
+                    let mut s = conn
+                        .prepare_cached(&format!(
+                            "SELECT {COLUMNS} FROM mock_transactions WHERE sandbox = ?2 AND reference_no = ?1 LIMIT 2"
+                        ))
+                        .map_err(map)?;
+                    for r in s.query_map(params![reference_no, key], record_of).map_err(map)? {
+                        records.push(r.map_err(map)??);
+                    }
+                }
+            }
+            Ok(records)
+        })?;
+        Ok(match found.as_slice() {
+            [] => Err(LookupError::NotFound),
+            [one] => Ok(f(one)),
+            _ => Err(LookupError::Ambiguous),
+        })
+    }
+
+    async fn with_payment_page<T: Send>(
+        &self,
+        key: PaymentPageKey<'_>,
+        f: impl FnOnce(&Record, &PaymentPage) -> T + Send,
+    ) -> Result<Option<T>, StoreError> {
+        let key = match key {
+            PaymentPageKey::Token(token) if crate::domain::redirect::is_token(token) => {
+                PageKey::Token(token.to_owned())
+            }
+            PaymentPageKey::Transaction(id) => match issued_id(id) {
+                Some(id) => PageKey::Transaction(id),
+                None => return Ok(None),
+            },
+            PaymentPageKey::Token(_) => return Ok(None),
+        };
+        let record = self.read(|conn| select_page(conn, &self.shared.key, &key))?;
+        Ok(
+            record.and_then(|r| match &r.confirmation.as_deref()?.result {
+                ConfirmResult::AwaitingPayer(page) => Some(f(&r, page)),
+                _ => None,
+            }),
+        )
+    }
+
+    async fn page<T: Send>(
+        &self,
+        query: &PageQuery,
+        keep: impl FnMut(&Record) -> bool + Send,
+        f: impl FnMut(&Record) -> T + Send,
+    ) -> Result<Option<Page<T>>, StoreError> {
+        self.page_now(query, keep, f)
+    }
+
+    async fn count(&self) -> Result<usize, StoreError> {
+        Ok(self.shared.count.load(Ordering::SeqCst))
+    }
+
+    fn now_hint(&self) -> DateTime<Utc> {
+        self.shared.clock.now()
+    }
+
+    fn record_request(&self, capture: Capture) {
+        self.shared.journal.record(capture);
+    }
+
+    async fn requests_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<JournalEntry>, StoreError> {
+        Ok(self.shared.journal.since(after, limit.min(CAPACITY)))
+    }
+
+    async fn request(&self, seq: u64) -> Result<Option<JournalEntry>, StoreError> {
+        Ok(self.shared.journal.get(seq))
+    }
+
+    async fn journal_stats(&self) -> Result<JournalStats, StoreError> {
+        Ok(JournalStats {
+            last_seq: self.shared.journal.last_seq(),
+            len: self.shared.journal.len(),
+        })
+    }
+
+    async fn reset(&self) -> Result<(), StoreError> {
+        self.send(|reply| Job::Reset {
+            erase: false,
+            reply,
+        })
+        .await
+    }
+
+    async fn settings(&self) -> Result<Option<Settings>, StoreError> {
+        self.read(|conn| {
+            let catalog = setting(conn, "catalog").map_err(|e| store_error(&e))?;
+            let expiry = setting(conn, "expiry_ms").map_err(|e| store_error(&e))?;
+            crate::store::stored_settings::from_texts(catalog, expiry).map_err(StoreError::new)
+        })
+    }
+
+    async fn save_settings(&self, settings: &Settings) -> Result<(), StoreError> {
+        let settings = settings.clone();
+        self.send(|reply| Job::SaveSettings { settings, reply })
+            .await
+    }
+
+    async fn erase(&self) -> Result<(), StoreError> {
+        self.send(|reply| Job::Reset { erase: true, reply }).await
+    }
+
+    async fn check(&self) -> Result<(), StoreError> {
+        self.read(|conn| {
+            conn.query_row("SELECT 1", [], |_| Ok(()))
+                .map_err(|e| store_error(&e))
+        })
+    }
+}

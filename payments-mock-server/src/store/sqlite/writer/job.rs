@@ -1,0 +1,330 @@
+//! One job inside the writer's transaction: its statements and what it
+//! changes in the process and answers.
+
+use super::*;
+
+/// `slot`'s statement, prepared from `sql` on `conn` if it is not yet.
+fn prepared<'s, 'c>(
+    slot: &'s mut Option<rusqlite::Statement<'c>>,
+    conn: &'c Connection,
+    sql: &str,
+) -> Result<&'s mut rusqlite::Statement<'c>, StoreError> {
+    if slot.is_none() {
+        *slot = Some(conn.prepare(sql).map_err(|e| store_error(&e))?);
+    }
+    slot.as_mut()
+        .ok_or_else(|| StoreError::new("a prepared statement went missing"))
+}
+
+/// Confirms a transaction of the sandbox `?11` that is still confirmable.
+const CONFIRM: &str = "UPDATE mock_transactions SET confirmed_at = ?2, result = ?3, settles_at = ?4, \
+     error_message = ?5, provider_reference = ?6, confirm_extra = ?7, \
+     page_token = ?8, page_deadline = ?9 \
+     WHERE id = ?1 AND sandbox = ?11 AND confirmed_at IS NULL AND expires_at > ?10";
+
+impl Writer<'_> {
+    /// One job of `view` inside the transaction: what it changes in the
+    /// process and what it answers.
+    pub(super) fn apply(
+        &mut self,
+        view: &Arc<Shared>,
+        job: &Job,
+    ) -> Result<(Effect, Outcome), StoreError> {
+        let conn = self.conn;
+        let key = view.key.as_slice();
+        let now_of = |view: &Shared| Clock::at_offset(view.writer_offset.load(Ordering::SeqCst));
+        match job {
+            Job::Seed { record, .. } => {
+                let statement = prepared(&mut self.statements.insert, conn, INSERT)?;
+                let inserted =
+                    insert(statement, key, &Row::of(record)).map_err(|e| store_error(&e))?;
+                Ok(if inserted {
+                    (Effect::Created, Outcome::Seeded(Ok(())))
+                } else {
+                    (
+                        Effect::None,
+                        Outcome::Seeded(Err(InsertRefusal::Duplicate(record.id))),
+                    )
+                })
+            }
+            Job::Create {
+                new,
+                initial,
+                expiry,
+                ..
+            } => {
+                let now = now_of(view);
+                let id = id_at(now);
+                let row = new_row(
+                    id,
+                    (**new).clone(),
+                    *initial,
+                    now,
+                    crate::domain::clock::add(now, *expiry),
+                );
+                let statement = prepared(&mut self.statements.insert, conn, INSERT)?;
+                let inserted = insert(statement, key, &row).map_err(|e| store_error(&e))?;
+                if inserted {
+                    let record = row.into_record()?;
+                    Ok((Effect::Created, Outcome::Created(Ok(record))))
+                } else {
+                    let existing: Vec<u8> = conn
+                        .query_row(
+                            "SELECT id FROM mock_transactions WHERE sandbox = ?3 AND merchant_id = ?1 AND reference_no = ?2",
+                            params![new.merchant_id.as_bytes().as_slice(), new.reference_no, key],
+                            |r| r.get(0),
+                        )
+                        .map_err(|e| store_error(&e))?;
+                    let existing = uuid_of(&existing).map_err(|e| store_error(&e))?;
+                    Ok((
+                        Effect::None,
+                        Outcome::Created(Err(InsertRefusal::Duplicate(existing))),
+                    ))
+                }
+            }
+            Job::Confirm {
+                id,
+                now,
+                confirmation,
+                ..
+            } => {
+                let c = ConfirmColumns::of(confirmation);
+                let changed = prepared(&mut self.statements.confirm, conn, CONFIRM)?
+                    .execute(params![
+                        id.as_bytes().as_slice(),
+                        c.confirmed_at,
+                        c.result,
+                        c.settles_at,
+                        c.error_message,
+                        c.provider_reference,
+                        c.confirm_extra,
+                        c.page_token,
+                        c.page_deadline,
+                        millis(*now),
+                        key,
+                    ])
+                    .map_err(|e| store_error(&e))?;
+                let select = prepared(&mut self.statements.select_id, conn, SELECT_ID)?;
+                let transition = match select_id_with(select, key, *id)? {
+                    None => Transition::Missing,
+                    Some(record) if changed == 1 => Transition::Moved(record),
+                    Some(record) => Transition::Unmoved(record),
+                };
+                Ok((Effect::None, Outcome::Confirmed(transition)))
+            }
+            Job::Decide {
+                key: page,
+                scope,
+                action,
+                now,
+                ..
+            } => {
+                let Some(record) = select_page(conn, key, page)?
+                    .filter(|r| scope.is_none_or(|m| m == r.fields.merchant_id))
+                else {
+                    return Ok((Effect::None, Outcome::Decided(Err(PayerRefusal::NotFound))));
+                };
+                let Some(payment_page) = record.payment_page() else {
+                    let refusal = match page {
+                        PageKey::Token(_) => PayerRefusal::NotFound,
+                        PageKey::Transaction(_) => PayerRefusal::NoPaymentPage,
+                    };
+                    return Ok((Effect::None, Outcome::Decided(Err(refusal))));
+                };
+                let decided_now = payment_page.is_open(*now);
+                let id = record.id.as_bytes().to_vec();
+                if decided_now {
+                    conn.execute(
+                        "UPDATE mock_transactions SET decision = ?2, decided_at = ?3 WHERE id = ?1",
+                        params![id, action.as_str(), millis(*now)],
+                    )
+                } else {
+                    conn.execute(
+                        "UPDATE mock_transactions SET later_submits = MIN(later_submits + 1, 4294967295) WHERE id = ?1",
+                        params![id],
+                    )
+                }
+                .map_err(|e| store_error(&e))?;
+                let record = select_id(conn, key, record.id)?
+                    .ok_or_else(|| StoreError::new("a decided transaction vanished"))?;
+                Ok((
+                    Effect::None,
+                    Outcome::Decided(Ok(Decided {
+                        record,
+                        decided_now,
+                    })),
+                ))
+            }
+            Job::Advance { by, .. } => {
+                self.changing(view);
+                let add = i64::try_from(by.as_nanos()).unwrap_or(i64::MAX);
+                let offset = view.writer_offset.load(Ordering::SeqCst).saturating_add(add);
+                match view.sandbox {
+                    None => conn.execute(
+                        "UPDATE mock_clock SET offset_nanos = ?1 WHERE id = 1",
+                        [offset],
+                    ),
+                    Some(_) => conn.execute(
+                        "UPDATE mock_sandboxes SET offset_nanos = ?1 WHERE id = ?2",
+                        params![offset, key],
+                    ),
+                }
+                .map_err(|e| store_error(&e))?;
+                view.writer_offset.store(offset, Ordering::SeqCst);
+                Ok((
+                    Effect::Clock(offset),
+                    Outcome::Clock(ClockReading {
+                        now: now_of(view),
+                        offset_nanos: offset,
+                    }),
+                ))
+            }
+            Job::Reset { erase, .. } => {
+                self.changing(view);
+                // Everything recorded up to here goes; what is recorded from
+                // now on stays (in the process and in the file alike).
+                let floor = view.journal.last_seq();
+                let floor_sql = i64::try_from(floor).unwrap_or(i64::MAX);
+                if *erase {
+                    // `--fresh`, before serving: every sandbox goes too.
+                    conn.execute_batch(
+                        "DELETE FROM mock_transactions; DELETE FROM mock_journal; \
+                         DELETE FROM mock_sandboxes; DELETE FROM mock_settings; \
+                         UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;",
+                    )
+                } else {
+                    conn.execute(
+                        "DELETE FROM mock_transactions WHERE sandbox = ?1",
+                        [key],
+                    )
+                    .and_then(|_| conn.execute("DELETE FROM mock_journal WHERE sandbox = ?1", [key]))
+                    .and_then(|_| match view.sandbox {
+                        None => conn
+                            .execute("UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1", [])
+                            .and_then(|_| {
+                                put_setting(conn, "journal_last_seq", &floor.to_string())
+                            }),
+                        Some(_) => conn
+                            .execute(
+                                "UPDATE mock_sandboxes SET offset_nanos = 0, journal_last_seq = ?1 WHERE id = ?2",
+                                params![floor_sql, key],
+                            )
+                            .map(|_| ()),
+                    })
+                }
+                .map_err(|e| store_error(&e))?;
+                view.writer_offset.store(0, Ordering::SeqCst);
+                // `--fresh` numbers from 1 again, before serving: no floor.
+                view.journal_floor
+                    .store(if *erase { 0 } else { floor }, Ordering::SeqCst);
+                Ok((
+                    Effect::Reset {
+                        erase: *erase,
+                        floor,
+                    },
+                    Outcome::Done,
+                ))
+            }
+            Job::SaveSettings { settings, .. } => {
+                let expiry = crate::store::stored_settings::expiry_millis(settings).to_string();
+                for (key, value) in [
+                    ("catalog", settings.catalog.to_toml()),
+                    ("expiry_ms", expiry),
+                ] {
+                    conn.execute(
+                        "INSERT INTO mock_settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING",
+                        params![key, value],
+                    )
+                    .map_err(|e| store_error(&e))?;
+                }
+                Ok((Effect::None, Outcome::Done))
+            }
+            Job::Journal { entries, last_seq } => {
+                // A removed sandbox's last entries are not written back.
+                if view.gone.load(Ordering::SeqCst) {
+                    return Ok((Effect::None, Outcome::Done));
+                }
+                let mut insert = conn
+                    .prepare_cached(&format!(
+                        "INSERT OR REPLACE INTO mock_journal (sandbox, {JOURNAL_COLUMNS}) \
+                         VALUES (?13, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                    ))
+                    .map_err(|e| store_error(&e))?;
+                let floor = view.journal_floor.load(Ordering::SeqCst);
+                for entry in entries.iter().filter(|e| e.seq > floor) {
+                    let r = JournalRow::of(entry);
+                    insert
+                        .execute(params![
+                            r.seq,
+                            r.at,
+                            r.method,
+                            r.path,
+                            r.query,
+                            r.headers,
+                            r.body,
+                            r.status,
+                            r.error_code,
+                            r.request_id,
+                            r.fault,
+                            r.replica,
+                            key
+                        ])
+                        .map_err(|e| store_error(&e))?;
+                }
+                let keep_from =
+                    i64::try_from(last_seq.saturating_sub(CAPACITY as u64)).unwrap_or(0);
+                let last = i64::try_from(*last_seq).unwrap_or(i64::MAX);
+                conn.execute(
+                    "DELETE FROM mock_journal WHERE sandbox = ?2 AND seq <= ?1",
+                    params![keep_from, key],
+                )
+                .and_then(|_| match view.sandbox {
+                    None => put_setting(conn, "journal_last_seq", &last_seq.to_string()),
+                    Some(_) => conn
+                        .execute(
+                            "UPDATE mock_sandboxes SET journal_last_seq = ?1 WHERE id = ?2",
+                            params![last, key],
+                        )
+                        .map(|_| ()),
+                })
+                .map_err(|e| store_error(&e))?;
+                Ok((Effect::None, Outcome::Done))
+            }
+            Job::KeepSandbox { kept, .. } => {
+                conn.execute(
+                    "INSERT INTO mock_sandboxes (id, owner, label, created_at, ttl_ms, expires_at) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![
+                        kept.id.as_bytes().as_slice(),
+                        kept.owner.map(|o| o.as_bytes().to_vec()),
+                        kept.label,
+                        millis(kept.created_at),
+                        i64::try_from(kept.ttl.as_millis()).unwrap_or(i64::MAX),
+                        millis(kept.expires_at),
+                    ],
+                )
+                .map_err(|e| store_error(&e))?;
+                Ok((Effect::None, Outcome::Done))
+            }
+            Job::ForgetSandbox { .. } => {
+                if view.sandbox.is_none() {
+                    return Err(StoreError::new("the root is not a sandbox to remove"));
+                }
+                view.gone.store(true, Ordering::SeqCst);
+                conn.execute("DELETE FROM mock_transactions WHERE sandbox = ?1", [key])
+                    .and_then(|_| conn.execute("DELETE FROM mock_journal WHERE sandbox = ?1", [key]))
+                    .and_then(|_| conn.execute("DELETE FROM mock_sandboxes WHERE id = ?1", [key]))
+                    .map_err(|e| store_error(&e))?;
+                Ok((Effect::None, Outcome::Done))
+            }
+            Job::RenewSandbox { expires_at } => {
+                conn.execute(
+                    "UPDATE mock_sandboxes SET expires_at = MAX(expires_at, ?1) WHERE id = ?2",
+                    params![millis(*expires_at), key],
+                )
+                .map_err(|e| store_error(&e))?;
+                Ok((Effect::None, Outcome::Done))
+            }
+        }
+    }
+}
