@@ -21,6 +21,10 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok(minor) = amount::parse_major(number, currency) {
         let shown = amount::format_minor(minor, exponent);
-        assert_eq!(amount::parse_major(&shown, currency), Ok(minor), "{number} -> {shown}");
+        assert_eq!(
+            amount::parse_major(&shown, currency),
+            Ok(minor),
+            "{number} -> {shown}"
+        );
     }
 });

@@ -5,7 +5,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use payments_mock_server::Catalog;
-use payments_mock_server::domain::validate::{parse_object, confirm as validate_confirm, initiate as validate_initiate};
+use payments_mock_server::domain::validate::{
+    confirm as validate_confirm, initiate as validate_initiate, parse_object,
+};
 
 const FIELDS: [&str; 15] = [
     "merchantId",

@@ -160,9 +160,15 @@ mod tests {
         let text = join_fault("truncate", Some("6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10"));
         assert_eq!(
             split_fault(Some(&text)),
-            (Some("truncate"), Some("6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10"))
+            (
+                Some("truncate"),
+                Some("6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10")
+            )
         );
-        assert_eq!(split_fault(Some("reset,delay=5")), (Some("reset,delay=5"), None));
+        assert_eq!(
+            split_fault(Some("reset,delay=5")),
+            (Some("reset,delay=5"), None)
+        );
         assert_eq!(split_fault(None), (None, None));
     }
     // A capture is made from a request by `http/journal.rs`.

@@ -158,7 +158,11 @@ fn sandbox_id(path: &str) -> Option<uuid::Uuid> {
 /// such live sandbox, or it is another merchant's and the request's API
 /// key says so: the root's router then answers 404 `SANDBOX_NOT_FOUND`.
 /// (In place: moving the request in and out cost a copy of it each way.)
-fn sandboxed<B>(root: &AppState, found: Option<AppState>, req: &mut Request<B>) -> Option<AppState> {
+fn sandboxed<B>(
+    root: &AppState,
+    found: Option<AppState>,
+    req: &mut Request<B>,
+) -> Option<AppState> {
     let sandbox = found?;
     let path = req.uri().path();
     let rest = &path[SANDBOXES.len()..];

@@ -118,8 +118,7 @@ where
         Ending::Respond(mut response) => {
             // Named on the request's span (`payments.fault`), when spans
             // are exported; only a faulted answer carries it.
-            if let (Some(tokens), _) = crate::domain::journal::split_fault(entry.fault.as_deref())
-            {
+            if let (Some(tokens), _) = crate::domain::journal::split_fault(entry.fault.as_deref()) {
                 response
                     .extensions_mut()
                     .insert(payments_serve::trace::InjectedFault(tokens.to_owned()));

@@ -278,17 +278,16 @@ fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<
             return Ok(req);
         }
         Area::Open => return Ok(req),
-        Area::Controls | Area::AdminOnly | Area::Sandboxes => match state
-            .admin
-            .bearer(req.headers(), &state.auth)
-        {
-            Some(Ok(role)) => Viewer {
-                role,
-                signed_in: false,
-            },
-            Some(Err(refusal)) => return Err(Box::new(refusal_response(refusal))),
-            None => return Err(Box::new(refusal_response(Refusal::Unauthenticated))),
-        },
+        Area::Controls | Area::AdminOnly | Area::Sandboxes => {
+            match state.admin.bearer(req.headers(), &state.auth) {
+                Some(Ok(role)) => Viewer {
+                    role,
+                    signed_in: false,
+                },
+                Some(Err(refusal)) => return Err(Box::new(refusal_response(refusal))),
+                None => return Err(Box::new(refusal_response(Refusal::Unauthenticated))),
+            }
+        }
         Area::Console => console_viewer(state, &req)?,
     };
     let reads = matches!(
@@ -307,10 +306,7 @@ fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<
         viewer.role = Role::Owner(m);
     }
     // A merchant's key makes, lists and removes its own sandboxes.
-    if (!reads || area == Area::AdminOnly)
-        && !viewer.role.may_change()
-        && area != Area::Sandboxes
-    {
+    if (!reads || area == Area::AdminOnly) && !viewer.role.may_change() && area != Area::Sandboxes {
         return Err(Box::new(refused(
             state,
             area,

@@ -529,22 +529,23 @@ pub async fn requests(
                 e.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
             );
             JournalItem {
-            seq: e.seq,
-            method: e.method,
-            path: e.path,
-            query: e.query,
-            headers: e.headers.into_iter().collect(),
-            body: e.body,
-            status: e.status,
-            error_code: e.error_code,
-            request_id: e.request_id,
-            fault: e.fault,
-            fault_rule: e.fault_rule,
-            trace_id: trace.map(|t| t.trace_id()),
-            span_id: trace.map(|t| t.span_id()),
-            at: format_time(e.at),
-            replica: e.replica,
-        }})
+                seq: e.seq,
+                method: e.method,
+                path: e.path,
+                query: e.query,
+                headers: e.headers.into_iter().collect(),
+                body: e.body,
+                status: e.status,
+                error_code: e.error_code,
+                request_id: e.request_id,
+                fault: e.fault,
+                fault_rule: e.fault_rule,
+                trace_id: trace.map(|t| t.trace_id()),
+                span_id: trace.map(|t| t.span_id()),
+                at: format_time(e.at),
+                replica: e.replica,
+            }
+        })
         .collect();
     Ok(success(JournalPage { items }, None))
 }

@@ -48,10 +48,7 @@ pub(crate) struct Health {
     feature = "openapi",
     utoipa::path(get, path = "/_mock/health", operation_id = "mockHealth", tag = "mock")
 )]
-pub async fn health(
-    Here(state): Here,
-    viewer: Option<Viewer>,
-) -> Result<Response, ApiError> {
+pub async fn health(Here(state): Here, viewer: Option<Viewer>) -> Result<Response, ApiError> {
     state.store.check().await?;
     let mut health = Health {
         status: "ok",

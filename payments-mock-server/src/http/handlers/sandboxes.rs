@@ -47,9 +47,8 @@ pub(crate) struct SandboxView {
 }
 
 fn view(root: &AppState, info: &SandboxInfo, transactions: Option<usize>) -> SandboxView {
-    let time = |t: chrono::DateTime<chrono::Utc>| {
-        t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-    };
+    let time =
+        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     SandboxView {
         id: info.id.to_string(),
         label: info.label.clone(),
@@ -119,9 +118,7 @@ fn parse_request(body: &[u8]) -> Result<(Option<std::time::Duration>, Option<Str
                 ));
             }
             ("label", Value::String(text)) => {
-                if text.chars().count() > MAX_LABEL_CHARS
-                    || text.chars().any(char::is_control)
-                {
+                if text.chars().count() > MAX_LABEL_CHARS || text.chars().any(char::is_control) {
                     return Err(ApiError::validation(format!(
                         "label: must be at most {MAX_LABEL_CHARS} characters, none a control character"
                     )));
@@ -296,8 +293,7 @@ mod tests {
         assert_eq!(parse_request(b"").expect("empty"), (None, None));
         assert_eq!(parse_request(b"  \n").expect("blank"), (None, None));
         assert_eq!(parse_request(b"{}").expect("{}"), (None, None));
-        let (ttl, label) =
-            parse_request(br#"{"ttlSeconds": 60, "label": "job 7"}"#).expect("both");
+        let (ttl, label) = parse_request(br#"{"ttlSeconds": 60, "label": "job 7"}"#).expect("both");
         assert_eq!(ttl, Some(std::time::Duration::from_secs(60)));
         assert_eq!(label.as_deref(), Some("job 7"));
         assert_eq!(

@@ -37,8 +37,8 @@ use utoipa::OpenApi as _;
 use crate::domain::catalog::Catalog;
 use crate::domain::rules;
 use crate::state::AppState;
-use payments_serve::ErrorCode::{self, *};
 use operation::{Guard, Kind, Spec, guard};
+use payments_serve::ErrorCode::{self, *};
 use table::{component, spec};
 
 /// The schemas of the types handlers serialize.

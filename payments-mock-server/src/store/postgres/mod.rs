@@ -75,8 +75,8 @@ use queries::PageParam;
 
 use journal::{Clear, Pending, detached};
 use replicas::Signals;
-use sandboxes::sandbox_gone;
 use rows::*;
+use sandboxes::sandbox_gone;
 
 pub(super) mod migrations {
     refinery::embed_migrations!("migrations/postgres");
@@ -277,16 +277,18 @@ impl Store for PostgresStore {
             if let Some(row) = moved {
                 return Ok(Transition::Moved(record_of(&row)?));
             }
-            Ok(match Self::select_one(
-                &client,
-                "id = $1 AND sandbox = $2",
-                &[&id, &self.view.sandbox],
+            Ok(
+                match Self::select_one(
+                    &client,
+                    "id = $1 AND sandbox = $2",
+                    &[&id, &self.view.sandbox],
+                )
+                .await?
+                {
+                    Some(record) => Transition::Unmoved(record),
+                    None => Transition::Missing,
+                },
             )
-            .await?
-            {
-                Some(record) => Transition::Unmoved(record),
-                None => Transition::Missing,
-            })
         })
         .await
     }

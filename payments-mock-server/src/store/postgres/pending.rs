@@ -108,7 +108,8 @@ impl Pending {
         self.epoch = self.epoch.max(epoch);
         let before = self.entries.len();
         let current = self.epoch;
-        self.entries.retain(|h| !h.sandbox.is_nil() || h.epoch >= current);
+        self.entries
+            .retain(|h| !h.sandbox.is_nil() || h.epoch >= current);
         self.skipped += (before - self.entries.len()) as u64;
     }
 

@@ -346,9 +346,12 @@ impl PostgresStore {
             if found == 0 {
                 return Err(sandbox_gone());
             }
-            tx.execute("DELETE FROM mock_transactions WHERE sandbox = $1", &[&sandbox])
-                .await
-                .map_err(|e| store_error(&e))?;
+            tx.execute(
+                "DELETE FROM mock_transactions WHERE sandbox = $1",
+                &[&sandbox],
+            )
+            .await
+            .map_err(|e| store_error(&e))?;
             tx.execute("DELETE FROM mock_journal WHERE sandbox = $1", &[&sandbox])
                 .await
                 .map_err(|e| store_error(&e))?;

@@ -52,9 +52,9 @@ use uuid::Uuid;
 use super::journal::Journal;
 use super::sql::{COLUMNS, ConfirmColumns, JOURNAL_COLUMNS, JournalRow, Row, millis, new_row};
 use super::{
-    KeptSandbox, ClockReading, Confirmation, Decided, Durability, InsertRefusal, JournalStats, LookupError,
-    NewTransaction, Order, Page, PageQuery, PayerAction, PayerRefusal, PaymentPage, PaymentPageKey,
-    STORE_TIMEOUT, Settings, Store, StoreError, Transition,
+    ClockReading, Confirmation, Decided, Durability, InsertRefusal, JournalStats, KeptSandbox,
+    LookupError, NewTransaction, Order, Page, PageQuery, PayerAction, PayerRefusal, PaymentPage,
+    PaymentPageKey, STORE_TIMEOUT, Settings, Store, StoreError, Transition,
 };
 use crate::domain::catalog::InitialState;
 use crate::domain::clock::Clock;
@@ -139,9 +139,13 @@ enum Job {
         reply: Reply<()>,
     },
     /// Removes the view's sandbox with all it holds.
-    ForgetSandbox { reply: Option<Reply<()>> },
+    ForgetSandbox {
+        reply: Option<Reply<()>>,
+    },
     /// Writes down when the view's sandbox expires now.
-    RenewSandbox { expires_at: DateTime<Utc> },
+    RenewSandbox {
+        expires_at: DateTime<Utc>,
+    },
 }
 
 /// A job and the view it is for: the root's or a sandbox's.

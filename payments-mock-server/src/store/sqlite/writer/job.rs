@@ -158,7 +158,10 @@ impl Writer<'_> {
             Job::Advance { by, .. } => {
                 self.changing(view);
                 let add = i64::try_from(by.as_nanos()).unwrap_or(i64::MAX);
-                let offset = view.writer_offset.load(Ordering::SeqCst).saturating_add(add);
+                let offset = view
+                    .writer_offset
+                    .load(Ordering::SeqCst)
+                    .saturating_add(add);
                 match view.sandbox {
                     None => conn.execute(
                         "UPDATE mock_clock SET offset_nanos = ?1 WHERE id = 1",
@@ -312,7 +315,9 @@ impl Writer<'_> {
                 }
                 view.gone.store(true, Ordering::SeqCst);
                 conn.execute("DELETE FROM mock_transactions WHERE sandbox = ?1", [key])
-                    .and_then(|_| conn.execute("DELETE FROM mock_journal WHERE sandbox = ?1", [key]))
+                    .and_then(|_| {
+                        conn.execute("DELETE FROM mock_journal WHERE sandbox = ?1", [key])
+                    })
                     .and_then(|_| conn.execute("DELETE FROM mock_sandboxes WHERE id = ?1", [key]))
                     .map_err(|e| store_error(&e))?;
                 Ok((Effect::None, Outcome::Done))

@@ -368,15 +368,27 @@ fn a_sandbox_is_its_own_world_in_the_same_tables() {
     let (again, mut again_answer) = create("A");
     let (moved, mut moved_answer) = advance(Duration::from_secs(3600));
     writer.commit_on(&sandbox, &mut vec![b, again, moved]);
-    let root_a = a_answer.try_recv().expect("answered").expect("ok").expect("made");
-    let sandbox_a = b_answer.try_recv().expect("answered").expect("ok").expect("made");
+    let root_a = a_answer
+        .try_recv()
+        .expect("answered")
+        .expect("ok")
+        .expect("made");
+    let sandbox_a = b_answer
+        .try_recv()
+        .expect("answered")
+        .expect("ok")
+        .expect("made");
     assert_ne!(root_a.id, sandbox_a.id);
     assert!(matches!(
         again_answer.try_recv().expect("answered").expect("ok"),
         Err(InsertRefusal::Duplicate(id)) if id == sandbox_a.id
     ));
     assert_eq!(
-        moved_answer.try_recv().expect("answered").expect("ok").offset_nanos,
+        moved_answer
+            .try_recv()
+            .expect("answered")
+            .expect("ok")
+            .offset_nanos,
         3_600_000_000_000
     );
     assert_eq!(writer.offset_nanos, 0, "the root's clock did not move");
@@ -390,9 +402,17 @@ fn a_sandbox_is_its_own_world_in_the_same_tables() {
         .expect("kept");
     assert_eq!(offset, 3_600_000_000_000);
     // Each view finds its own by id, never the other's.
-    assert!(select_id(&conn, &sandbox.key, root_a.id).expect("read").is_none());
+    assert!(
+        select_id(&conn, &sandbox.key, root_a.id)
+            .expect("read")
+            .is_none()
+    );
     assert!(select_id(&conn, &[], sandbox_a.id).expect("read").is_none());
-    assert!(select_id(&conn, &sandbox.key, sandbox_a.id).expect("read").is_some());
+    assert!(
+        select_id(&conn, &sandbox.key, sandbox_a.id)
+            .expect("read")
+            .is_some()
+    );
     // Its journal is numbered from 1 beside the root's.
     sandbox.journal.record(Capture::new(
         &axum::http::Method::GET,
@@ -410,7 +430,13 @@ fn a_sandbox_is_its_own_world_in_the_same_tables() {
     assert_eq!(rows_in(&conn, "mock_journal", &[]), 1);
     // A reset of the sandbox leaves the root alone.
     let (reply, mut reset) = oneshot::channel();
-    writer.commit_on(&sandbox, &mut vec![Job::Reset { erase: false, reply }]);
+    writer.commit_on(
+        &sandbox,
+        &mut vec![Job::Reset {
+            erase: false,
+            reply,
+        }],
+    );
     reset.try_recv().expect("answered").expect("reset");
     assert_eq!(rows_in(&conn, "mock_transactions", &sandbox.key), 0);
     assert_eq!(rows_in(&conn, "mock_journal", &sandbox.key), 0);
@@ -444,5 +470,9 @@ fn a_sandbox_is_its_own_world_in_the_same_tables() {
         .query_row("SELECT count(*) FROM mock_sandboxes", [], |r| r.get(0))
         .expect("count");
     assert_eq!(left, 0);
-    assert_eq!(rows_in(&conn, "mock_transactions", &[]), 1, "the root's stays");
+    assert_eq!(
+        rows_in(&conn, "mock_transactions", &[]),
+        1,
+        "the root's stays"
+    );
 }
