@@ -22,7 +22,7 @@
 //! ```text
 //! create(new, initial, expiry):
 //!     lock; if map has (new.merchant, new.reference) → Err(Duplicate(id));
-//!     now = clock.now(); id = id_at(now);       // stamped under the lock:
+//!     now = clock.now(); id = ids.at(now);      // stamped under the lock:
 //!     insert Record { id, created_at: now, expires_at: now + expiry, .. }
 //! confirm(id, now, confirmation):
 //!     lock; record unconfirmed and now < expires_at → set it, Moved;
@@ -209,7 +209,7 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// holder. The check and the insert are one atomic step.
     ///
     /// The store stamps it: a fresh transactionId from
-    /// [`crate::domain::transaction::id_at`] and `createdAt` from the same
+    /// its clock's [`crate::domain::transaction::Ids`] and `createdAt` from the same
     /// reading of its clock, so ids sort like creation times; it expires
     /// `expiry` after that.
     fn create(

@@ -9,21 +9,52 @@ use uuid::Uuid;
 
 use crate::domain::catalog::InitialState;
 
-/// A fresh transactionId for a transaction created at `now` (virtual time):
-/// a UUID v7 whose timestamp is `now`, so ids sort like creation times in
-/// every store and across replicas (CONTRACT section 1). Within one process
-/// ids of the same millisecond still sort in the order they were made (a
-/// counter, uuid's `ContextV7`); the rest of the id is random.
-pub fn id_at(now: DateTime<Utc>) -> Uuid {
-    static CONTEXT: std::sync::Mutex<uuid::ContextV7> =
-        std::sync::Mutex::new(uuid::ContextV7::new());
-    let millis = u64::try_from(now.timestamp_millis()).unwrap_or(0);
-    let timestamp = uuid::Timestamp::from_unix(
-        &CONTEXT,
-        millis / 1000,
-        u32::try_from(millis % 1000).unwrap_or(0) * 1_000_000,
-    );
-    Uuid::new_v7(timestamp)
+/// The transactionIds of one virtual clock (the root's, or one
+/// sandbox's): each store, and each sandbox's view of a store, has its own.
+///
+/// An id is a UUID v7 whose timestamp is the transaction's creation time
+/// (virtual), so ids sort like creation times in every store and across
+/// replicas (CONTRACT section 1); ids of the same millisecond still sort
+/// in the order they were made (a counter, uuid's `ContextV7`), and the
+/// rest is random. The counter never lets an id go back in time, so one
+/// counter shared by clocks that differ would carry one sandbox's advanced
+/// clock into the ids, and the creation times, of every other: hence one
+/// per clock. A clock that goes back (a reset sets it to real time again)
+/// starts the counter afresh, for the same reason.
+pub struct Ids(std::sync::Mutex<(uuid::ContextV7, u64)>);
+
+impl Default for Ids {
+    fn default() -> Self {
+        Self(std::sync::Mutex::new((uuid::ContextV7::new(), 0)))
+    }
+}
+
+impl std::fmt::Debug for Ids {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Ids")
+    }
+}
+
+impl Ids {
+    /// A fresh transactionId for a transaction created at `now`.
+    pub fn at(&self, now: DateTime<Utc>) -> Uuid {
+        let millis = u64::try_from(now.timestamp_millis()).unwrap_or(0);
+        let mut guard = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (context, last) = &mut *guard;
+        if millis < *last {
+            *context = uuid::ContextV7::new();
+        }
+        *last = millis;
+        let timestamp = uuid::Timestamp::from_unix(
+            &*context,
+            millis / 1000,
+            u32::try_from(millis % 1000).unwrap_or(0) * 1_000_000,
+        );
+        Uuid::new_v7(timestamp)
+    }
 }
 
 /// The UUID `text` spells in exactly the form the mock issues ids in:
@@ -352,5 +383,42 @@ impl PaymentPage {
     /// Whether the payer may still decide at `now`.
     pub fn is_open(&self, now: DateTime<Utc>) -> bool {
         self.decision.is_none() && now < self.deadline
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn millis_of(id: Uuid) -> u64 {
+        let (secs, nanos) = id.get_timestamp().expect("a v7 id").to_unix();
+        secs * 1000 + u64::from(nanos / 1_000_000)
+    }
+
+    #[test]
+    fn each_clock_has_its_own_ids_and_one_that_goes_back_starts_afresh() {
+        let now: DateTime<Utc> = "2026-11-29T10:00:00.000Z".parse().expect("a time");
+        let tomorrow = now + chrono::Duration::days(1);
+        let (root, sandbox) = (Ids::default(), Ids::default());
+        // A sandbox a day ahead does not carry the root's ids with it.
+        let ahead = sandbox.at(tomorrow);
+        let here = root.at(now);
+        assert_eq!(
+            millis_of(ahead),
+            u64::try_from(tomorrow.timestamp_millis()).expect("after 1970")
+        );
+        assert_eq!(
+            millis_of(here),
+            u64::try_from(now.timestamp_millis()).expect("after 1970")
+        );
+        // One clock set back (a reset) gives ids of its new time.
+        let after_reset = sandbox.at(now);
+        assert_eq!(millis_of(after_reset), millis_of(here));
+        // Within one millisecond of one clock, ids sort as they were made.
+        let made: Vec<Uuid> = (0..500).map(|_| root.at(now)).collect();
+        let mut sorted = made.clone();
+        sorted.sort();
+        assert_eq!(made, sorted);
+        assert!(made.iter().all(|id| millis_of(*id) == millis_of(here)));
     }
 }

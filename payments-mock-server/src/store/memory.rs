@@ -30,7 +30,7 @@ use crate::domain::catalog::InitialState;
 use crate::domain::clock::Clock;
 use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
 use crate::domain::port::{Decided, PayerRefusal, PaymentPageKey};
-use crate::domain::transaction::{ConfirmResult, Fields, RareFields, Record, id_at};
+use crate::domain::transaction::{ConfirmResult, Fields, Ids, RareFields, Record};
 use crate::store::index::Index;
 use crate::store::records::{Interner, Records};
 
@@ -138,6 +138,8 @@ pub struct MemoryStore {
     /// updated (each writes after all checks, with infallible inserts).
     inner: RwLock<Inner>,
     clock: Clock,
+    /// The ids of this store's clock (one per clock: `Ids`).
+    ids: Ids,
     journal: Journal,
     settings: Mutex<Option<Settings>>,
 }
@@ -174,7 +176,7 @@ impl MemoryStore {
         expires_at: DateTime<Utc>,
     ) -> Result<Record, InsertRefusal> {
         self.write()
-            .insert(fields, initial, || (id_at(now), now, expires_at))
+            .insert(fields, initial, || (self.ids.at(now), now, expires_at))
     }
 
     /// The clock (virtual time), which this store keeps in the process.
@@ -350,7 +352,11 @@ impl Store for MemoryStore {
         // positions, ids and `createdAt` follow one order.
         Ok(self.write().insert(new, initial, || {
             let now = self.clock.now();
-            (id_at(now), now, crate::domain::clock::add(now, expiry))
+            (
+                self.ids.at(now),
+                now,
+                crate::domain::clock::add(now, expiry),
+            )
         }))
     }
 

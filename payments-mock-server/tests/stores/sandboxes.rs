@@ -171,3 +171,81 @@ async fn sandbox_without_waiting_on_postgres_points_to_create_sandbox() {
         "{message}"
     );
 }
+
+/// `transactionId`'s and `createdAt`'s times of an initiate under `base`.
+async fn created(base: &str, reference: &str) -> (chrono::DateTime<chrono::Utc>, i64) {
+    let reply = reqwest::Client::new()
+        .post(format!("{base}/api/payments/initiate"))
+        .json(&json!({
+            "merchantId": MERCHANT,
+            "referenceNo": reference,
+            "amount": 1050,
+            "productCode": "TOPUP",
+            "storeId": "S1",
+            "payerId": "60123456789",
+        }))
+        .send()
+        .await
+        .expect("an answer");
+    let body: Value = reply.json().await.expect("JSON");
+    let id = body["data"]["transactionId"].as_str().expect("an id");
+    let (_, read) = get(base, &format!("/api/payments/{id}/status")).await;
+    let data = &read["data"];
+    let at: chrono::DateTime<chrono::Utc> = data["createdAt"]
+        .as_str()
+        .expect("createdAt")
+        .parse()
+        .expect("a time");
+    let id: uuid::Uuid = data["transactionId"]
+        .as_str()
+        .expect("an id")
+        .parse()
+        .expect("a UUID");
+    let (secs, nanos) = id.get_timestamp().expect("a v7 id").to_unix();
+    let id_millis = i64::try_from(secs * 1000 + u64::from(nanos / 1_000_000)).expect("in range");
+    (at, id_millis)
+}
+
+/// A sandbox whose clock is a day ahead makes a transaction; the root's
+/// next one is still created now, with an id of now: one sandbox's time
+/// never reaches another's ids or times.
+async fn a_clock_ahead_stays_in_its_sandbox(
+    server: &MockServer,
+    sandbox: &payments_mock_server::Sandbox,
+) {
+    sandbox.advance_clock(Duration::from_secs(86_400)).await;
+    let (ahead, ahead_id) = created(&sandbox.base_url(), "AHEAD-1").await;
+    let (here, here_id) = created(&server.base_url(), "HERE-1").await;
+    let real = chrono::Utc::now();
+    assert!(ahead > real + chrono::Duration::hours(23), "{ahead}");
+    assert_eq!(
+        ahead_id,
+        ahead.timestamp_millis(),
+        "the id carries its creation time"
+    );
+    assert!(
+        (real - here).num_seconds().abs() < 60,
+        "the root's transaction was created at {here}, now is {real}"
+    );
+    assert!(
+        (here_id - here.timestamp_millis()).abs() < 1_000,
+        "the root's id says {here_id} ms, its createdAt {here}"
+    );
+}
+
+#[tokio::test]
+async fn a_sandboxs_clock_never_moves_the_roots_ids_in_memory() {
+    let server = MockServer::start().await;
+    let sandbox = server.sandbox();
+    a_clock_ahead_stays_in_its_sandbox(&server, &sandbox).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxs_clock_never_moves_the_roots_ids_or_times_on_postgres() {
+    let Some(url) = postgres_database("ids of one clock on PostgreSQL").await else {
+        return;
+    };
+    let server = replica(&url, "a").await;
+    let sandbox = server.create_sandbox().await.expect("a sandbox");
+    a_clock_ahead_stays_in_its_sandbox(&server, &sandbox).await;
+}

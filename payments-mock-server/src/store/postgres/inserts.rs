@@ -16,7 +16,7 @@ impl PostgresStore {
         bounded(async {
             let client = self.client().await?;
             let read = Clock::at_offset(self.offset(&client).await?);
-            let id = id_at(read);
+            let id = self.view.ids.at(read);
             // Ids of one process never go back: one made a moment later on
             // another thread may carry a later millisecond than `read`.
             // The transaction is created when its id says, so ids follow

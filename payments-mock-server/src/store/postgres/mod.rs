@@ -58,7 +58,7 @@ use super::{
 use crate::domain::catalog::InitialState;
 use crate::domain::clock::Clock;
 use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
-use crate::domain::transaction::{ConfirmResult, Record, id_at, issued_id};
+use crate::domain::transaction::{ConfirmResult, Ids, Record, issued_id};
 use crate::error::Error;
 
 mod inserts;
@@ -108,6 +108,9 @@ struct View {
     /// The last clock offset read: the journal's arrival times use it, so
     /// journaling costs no round trip.
     offset_hint: AtomicI64,
+    /// The ids this replica makes on this view's clock (one per clock:
+    /// `Ids`).
+    ids: Ids,
 }
 
 impl View {
@@ -115,6 +118,7 @@ impl View {
         Arc::new(Self {
             sandbox,
             offset_hint: AtomicI64::new(offset),
+            ids: Ids::default(),
         })
     }
 }

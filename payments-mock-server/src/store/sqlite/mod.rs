@@ -59,7 +59,7 @@ use super::{
 use crate::domain::catalog::InitialState;
 use crate::domain::clock::Clock;
 use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
-use crate::domain::transaction::{ConfirmResult, Record, id_at, issued_id};
+use crate::domain::transaction::{ConfirmResult, Ids, Record, issued_id};
 use crate::error::Error;
 
 mod cache;
@@ -179,6 +179,8 @@ struct Shared {
     /// cost more memory than the sandbox).
     cache: Option<cache::ReadCache>,
     clock: Clock,
+    /// The ids of this view's clock (one per clock: `Ids`).
+    ids: Ids,
     count: AtomicUsize,
     journal: Journal,
     /// The `seq` of the last journal entry handed to the writer.
@@ -201,6 +203,7 @@ impl Shared {
             sandbox,
             cache: sandbox.is_none().then(cache::ReadCache::default),
             clock,
+            ids: Ids::default(),
             count: AtomicUsize::new(count),
             journal: Journal::new(replica),
             journal_written: AtomicU64::new(0),

@@ -54,7 +54,7 @@ impl Writer<'_> {
                 ..
             } => {
                 let now = now_of(view);
-                let id = id_at(now);
+                let id = view.ids.at(now);
                 let row = new_row(
                     id,
                     (**new).clone(),
