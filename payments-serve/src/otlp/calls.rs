@@ -8,17 +8,11 @@
 //! server span is then this span's child, so a trace shows the time spent
 //! waiting on the call apart from the server's own.
 
-use opentelemetry::trace::{
-    Span as _, SpanContext, SpanId, SpanKind, Status, TraceContextExt as _, TraceFlags, TraceId,
-    TraceState, Tracer as _,
-};
-use opentelemetry::{Context, KeyValue};
+use opentelemetry::KeyValue;
+use opentelemetry::trace::{Span as _, SpanKind, Status, TraceState, Tracer as _};
 use opentelemetry_sdk::trace::{SdkTracer, Span};
 
 use crate::trace::{Call, CallSpan, StartCall, TraceParent};
-
-/// Paths whose segments are capabilities (a payment page's token).
-const HIDDEN_PATHS: [&str; 1] = ["/pay/"];
 
 /// Opens client spans on the export's tracer.
 pub(super) struct Calls(pub(super) SdkTracer);
@@ -26,7 +20,7 @@ pub(super) struct Calls(pub(super) SdkTracer);
 impl StartCall for Calls {
     fn start(&self, call: Call<'_>) -> Box<dyn CallSpan> {
         let method = super::spans::known_method(call.method);
-        let path = if HIDDEN_PATHS
+        let path = if super::spans::HIDDEN_PATHS
             .iter()
             .any(|hidden| call.path.starts_with(hidden))
         {
@@ -50,31 +44,15 @@ impl StartCall for Calls {
             ));
         }
         let name = if method == "_OTHER" { "HTTP" } else { method };
-        let parent = Context::new().with_remote_span_context(SpanContext::new(
-            TraceId::from_bytes(call.parent.trace_bytes()),
-            SpanId::from_bytes(call.parent.span_bytes()),
-            if call.parent.sampled() {
-                TraceFlags::SAMPLED
-            } else {
-                TraceFlags::default()
-            },
-            // The server span is this process's own, not a remote one; the
-            // SDK takes it as the parent either way.
-            false,
-            TraceState::default(),
-        ));
+        // The server span is this process's own, not a remote one.
+        let parent = super::spans::under(&call.parent, false, TraceState::default());
         let builder = self
             .0
             .span_builder(name)
             .with_kind(SpanKind::Client)
             .with_attributes(attributes);
         let span = self.0.build_with_context(builder, &parent);
-        let context = span.span_context();
-        let sent = TraceParent::from_bytes(
-            context.trace_id().to_bytes(),
-            context.span_id().to_bytes(),
-            context.is_sampled(),
-        );
+        let sent = super::spans::traceparent_of(span.span_context());
         Box::new(Open(Some(span), sent))
     }
 }

@@ -77,6 +77,8 @@ pub struct SpanExport {
 struct Inner {
     provider: SdkTracerProvider,
     tracer: SdkTracer,
+    /// The client spans of a server's own calls, on `tracer`.
+    calls: crate::trace::CallSpans,
 }
 
 impl SpanExport {
@@ -120,7 +122,11 @@ impl SpanExport {
         let tracer = provider.tracer(service);
         tracing::info!(endpoint = %endpoint, "exporting spans to {endpoint} (OTLP/HTTP)");
         Ok(Self {
-            inner: Arc::new(Inner { provider, tracer }),
+            inner: Arc::new(Inner {
+                provider,
+                calls: crate::trace::CallSpans(Arc::new(calls::Calls(tracer.clone()))),
+                tracer,
+            }),
         })
     }
 
@@ -135,8 +141,12 @@ impl SpanExport {
     /// [`CallSpans`](crate::trace::CallSpans) in its extensions, which
     /// open a span of kind client per call, a child of the request's.
     pub fn spans_with_calls<S>(&self, service: S, https: bool) -> ServerSpans<S> {
-        let calls = crate::trace::CallSpans(Arc::new(calls::Calls(self.inner.tracer.clone())));
-        ServerSpans::new(service, self.inner.tracer.clone(), https, Some(calls))
+        ServerSpans::new(
+            service,
+            self.inner.tracer.clone(),
+            https,
+            Some(self.inner.calls.clone()),
+        )
     }
 
     /// Sends what is still batched and stops the export, within

@@ -33,7 +33,7 @@ const MAX_PATH: usize = 256;
 
 /// Paths whose segments are capabilities (a payment page's token): never
 /// written as `url.path`.
-const HIDDEN_PATHS: [&str; 1] = ["/pay/"];
+pub(super) const HIDDEN_PATHS: [&str; 1] = ["/pay/"];
 
 /// Where sandboxes are served (CONTRACT section 19).
 const SANDBOXES: &str = "/sandboxes/";
@@ -95,17 +95,7 @@ impl<S> ServerSpans<S> {
             }
         }
         let parent = match TraceParent::from_headers(req.headers()) {
-            Some(caller) => Context::new().with_remote_span_context(SpanContext::new(
-                TraceId::from_bytes(caller.trace_bytes()),
-                SpanId::from_bytes(caller.span_bytes()),
-                if caller.sampled() {
-                    TraceFlags::SAMPLED
-                } else {
-                    TraceFlags::default()
-                },
-                true,
-                trace_state(req.headers()),
-            )),
+            Some(caller) => under(&caller, true, trace_state(req.headers())),
             None => Context::new(),
         };
         let builder = self
@@ -128,12 +118,7 @@ where
 
     fn call(&self, mut req: Request<B>) -> Self::Future {
         let span = self.open(&req);
-        let context = span.span_context();
-        if let Some(serving) = TraceParent::from_bytes(
-            context.trace_id().to_bytes(),
-            context.span_id().to_bytes(),
-            context.is_sampled(),
-        ) {
+        if let Some(serving) = traceparent_of(span.span_context()) {
             req.extensions_mut().insert(ServingSpan(serving));
             if let Some(calls) = &self.calls {
                 req.extensions_mut().insert(calls.clone());
@@ -147,6 +132,33 @@ where
             Ok(response)
         })
     }
+}
+
+/// A context whose current span is `parent` (the caller's, `remote`; or
+/// this process's own server span), carrying `state`: what a new span is
+/// made under.
+pub(super) fn under(parent: &TraceParent, remote: bool, state: TraceState) -> Context {
+    Context::new().with_remote_span_context(SpanContext::new(
+        TraceId::from_bytes(parent.trace_bytes()),
+        SpanId::from_bytes(parent.span_bytes()),
+        if parent.sampled() {
+            TraceFlags::SAMPLED
+        } else {
+            TraceFlags::default()
+        },
+        remote,
+        state,
+    ))
+}
+
+/// The `traceparent` a span sends on (`None` for a span without valid
+/// ids).
+pub(super) fn traceparent_of(context: &SpanContext) -> Option<TraceParent> {
+    TraceParent::from_bytes(
+        context.trace_id().to_bytes(),
+        context.span_id().to_bytes(),
+        context.is_sampled(),
+    )
 }
 
 /// The caller's W3C `tracestate` (its headers joined, as the
