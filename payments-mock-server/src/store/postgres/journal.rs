@@ -503,12 +503,7 @@ impl PostgresStore {
             return Ok(());
         }
         let tx = client.transaction().await.map_err(|e| store_error(&e))?;
-        tx.execute_typed(
-            "SELECT 1 FROM mock_journal_counter WHERE id = 1 FOR UPDATE",
-            &[],
-        )
-        .await
-        .map_err(|e| store_error(&e))?;
+        lock_counter(&tx).await?;
         number(&tx, due, 0).await?;
         tx.commit().await.map_err(|e| store_error(&e))
     }
@@ -585,4 +580,17 @@ impl PostgresStore {
         })
         .await
     }
+}
+
+/// Takes the journal counter's row lock for the rest of `tx`: the journal's
+/// writers number and insert under it, so what `tx` removes or fences
+/// (a sandbox gone, a reset's stamp) no writer races.
+pub(super) async fn lock_counter(tx: &tokio_postgres::Transaction<'_>) -> Result<(), StoreError> {
+    tx.execute_typed(
+        "SELECT 1 FROM mock_journal_counter WHERE id = 1 FOR UPDATE",
+        &[],
+    )
+    .await
+    .map(|_| ())
+    .map_err(|e| store_error(&e))
 }

@@ -221,12 +221,7 @@ impl PostgresStore {
             let tx = client.transaction().await.map_err(|e| store_error(&e))?;
             // The journal's writers insert under this lock, checking the
             // row: none adds an entry of this sandbox once it is gone.
-            tx.execute(
-                "SELECT 1 FROM mock_journal_counter WHERE id = 1 FOR UPDATE",
-                &[],
-            )
-            .await
-            .map_err(|e| store_error(&e))?;
+            journal::lock_counter(&tx).await?;
             let until = if only_expired {
                 wall_millis(Utc::now())
             } else {
@@ -329,12 +324,7 @@ impl PostgresStore {
         bounded(async {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(|e| store_error(&e))?;
-            tx.execute(
-                "SELECT 1 FROM mock_journal_counter WHERE id = 1 FOR UPDATE",
-                &[],
-            )
-            .await
-            .map_err(|e| store_error(&e))?;
+            journal::lock_counter(&tx).await?;
             let stamp = journal::lock(&self.inner.pending).reset_stamp();
             let found = tx
                 .execute(
