@@ -344,7 +344,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         inner: upstream_body,
         progress: Arc::clone(&progress),
     });
-    let Some(uri) = proxy.upstream_uri(&path, query.as_deref()) else {
+    let Some(uri) = proxy.upstream_uri(&parts.uri) else {
         return refuse(request_message, ApiError::not_found());
     };
     let mut headers = end_to_end(&parts.headers);

@@ -4,8 +4,9 @@
 //! answered twice, an id answered for two references), and the status
 //! each transaction was last seen in (interface coverage's transitions).
 //!
-//! Bounded: at most [`CAPACITY`] transactions and [`CAPACITY`] references,
-//! the least recently seen forgotten first, so a day-long run stays within
+//! Bounded: at most [`CAPACITY`] transactions and [`CAPACITY`] references
+//! (each with the merchants that initiated it, at most eight), the least
+//! recently seen forgotten first, so a day-long run stays within
 //! a few tens of megabytes. A rule about a forgotten transaction simply
 //! finds nothing to compare with: it never reports what it cannot know.
 
@@ -105,12 +106,54 @@ pub struct Seen {
 #[derive(Debug)]
 pub struct Memory {
     transactions: LruCache<String, Seen>,
-    /// `(merchantId, referenceNo)` → the transactionId an initiate of it
-    /// was answered 200 with.
-    references: LruCache<(String, String), String>,
-    /// `referenceNo` → the transactionId an initiate of it was answered
-    /// 200 with (the status by reference names no merchant).
-    reference_nos: LruCache<String, String>,
+    /// `referenceNo` → the `(merchantId, transactionId)` of each initiate
+    /// of it answered 200: one entry per reference, whatever the number of
+    /// merchants that used it (the status by reference names no merchant,
+    /// and an initiate names both), so a new reference costs one entry of
+    /// one map.
+    references: LruCache<String, Initiated>,
+}
+
+/// Merchants kept per reference: a reference the proxy saw initiated by
+/// more merchants forgets the earliest after the first (a rule then finds
+/// nothing to compare with; memory stays bounded whatever is sent).
+const MERCHANTS_PER_REFERENCE: usize = 8;
+
+/// The 200 initiates of one `referenceNo`: each merchant (canonical) and
+/// the transaction its first such initiate was answered with, the latest
+/// last.
+#[derive(Debug)]
+struct Initiated {
+    first: (Box<str>, Box<str>),
+    more: Vec<(Box<str>, Box<str>)>,
+}
+
+impl Initiated {
+    fn of(&self, merchant: &str) -> Option<&str> {
+        std::iter::once(&self.first)
+            .chain(&self.more)
+            .find(|(m, _)| &**m == merchant)
+            .map(|(_, id)| &**id)
+    }
+
+    fn latest(&self) -> &str {
+        &self.more.last().unwrap_or(&self.first).1
+    }
+
+    fn put(&mut self, merchant: &str, transaction_id: &str) {
+        let entry = std::iter::once(&mut self.first)
+            .chain(&mut self.more)
+            .find(|(m, _)| &**m == merchant);
+        match entry {
+            Some((_, id)) => *id = transaction_id.into(),
+            None => {
+                if self.more.len() + 1 == MERCHANTS_PER_REFERENCE {
+                    self.more.remove(0);
+                }
+                self.more.push((merchant.into(), transaction_id.into()));
+            }
+        }
+    }
 }
 
 impl Default for Memory {
@@ -126,7 +169,6 @@ impl Memory {
         Self {
             transactions: LruCache::new(capacity),
             references: LruCache::new(capacity),
-            reference_nos: LruCache::new(capacity),
         }
     }
 
@@ -138,9 +180,7 @@ impl Memory {
     /// The transaction an initiate of `(merchant, reference)` was answered
     /// 200 with.
     pub fn initiated(&self, merchant: &str, reference: &str) -> Option<&str> {
-        self.references
-            .peek(&(merchant.to_owned(), reference.to_owned()))
-            .map(String::as_str)
+        self.references.peek(reference)?.of(merchant)
     }
 
     /// The entry of `transaction_id`, made if new (and the most recent).
@@ -152,18 +192,24 @@ impl Memory {
 
     /// Remembers a 200 initiate of `(merchant, reference)`.
     pub fn remember_reference(&mut self, merchant: &str, reference: &str, transaction_id: &str) {
-        self.references.put(
-            (merchant.to_owned(), reference.to_owned()),
-            transaction_id.to_owned(),
-        );
-        self.reference_nos
-            .put(reference.to_owned(), transaction_id.to_owned());
+        match self.references.get_mut(reference) {
+            Some(initiated) => initiated.put(merchant, transaction_id),
+            None => {
+                self.references.put(
+                    reference.to_owned(),
+                    Initiated {
+                        first: (merchant.into(), transaction_id.into()),
+                        more: Vec::new(),
+                    },
+                );
+            }
+        }
     }
 
     /// The transaction the latest 200 initiate of `reference` (any
     /// merchant) was answered with.
     pub fn transaction_of_reference(&self, reference: &str) -> Option<&str> {
-        self.reference_nos.peek(reference).map(String::as_str)
+        self.references.peek(reference).map(Initiated::latest)
     }
 
     /// How many transactions and references are remembered.
@@ -187,5 +233,43 @@ mod tests {
         assert!(memory.transaction("b").is_none(), "b was the least recent");
         assert!(memory.transaction("a").is_some_and(|s| s.confirmed));
         assert_eq!(memory.len().0, 3);
+    }
+
+    #[test]
+    fn a_reference_remembers_each_merchant_and_the_latest() {
+        let mut memory = Memory::with_capacity(2);
+        memory.remember_reference("m1", "R", "t1");
+        memory.remember_reference("m2", "R", "t2");
+        assert_eq!(memory.initiated("m1", "R"), Some("t1"));
+        assert_eq!(memory.initiated("m2", "R"), Some("t2"));
+        assert_eq!(memory.initiated("m3", "R"), None);
+        assert_eq!(memory.transaction_of_reference("R"), Some("t2"));
+        // Two merchants of one reference are one reference.
+        assert_eq!(memory.len().1, 1);
+        memory.remember_reference("m1", "S", "t3");
+        memory.remember_reference("m1", "T", "t4");
+        assert_eq!(memory.initiated("m1", "R"), None, "R was the least recent");
+        assert_eq!(memory.transaction_of_reference("S"), Some("t3"));
+        assert_eq!(memory.len().1, 2);
+    }
+
+    #[test]
+    fn one_reference_keeps_a_bounded_number_of_merchants() {
+        let mut memory = Memory::with_capacity(4);
+        for n in 0..1000 {
+            memory.remember_reference(&format!("m{n}"), "R", &format!("t{n}"));
+        }
+        assert_eq!(memory.initiated("m0", "R"), Some("t0"), "the first stays");
+        assert_eq!(memory.initiated("m999", "R"), Some("t999"));
+        assert_eq!(
+            memory.initiated("m900", "R"),
+            None,
+            "the earliest after the first go"
+        );
+        assert_eq!(memory.transaction_of_reference("R"), Some("t999"));
+        let kept = (0..1000)
+            .filter(|n| memory.initiated(&format!("m{n}"), "R").is_some())
+            .count();
+        assert_eq!(kept, MERCHANTS_PER_REFERENCE);
     }
 }

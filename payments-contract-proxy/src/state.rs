@@ -71,6 +71,10 @@ pub(crate) struct Inner {
     /// `scheme://host:port/prefix` of `--upstream`, without its user and
     /// password: what a request target is appended to.
     pub(crate) upstream: String,
+    /// The scheme and authority of `upstream` when it has no path prefix:
+    /// a request's target then goes upstream as it came (its path and
+    /// query shared, not copied and parsed again).
+    pub(crate) origin: Option<(axum::http::uri::Scheme, axum::http::uri::Authority)>,
     /// `Authorization: Basic …` from the user and password of `--upstream`,
     /// sent when a request has none of its own.
     pub(crate) basic_auth: Option<axum::http::HeaderValue>,
@@ -150,6 +154,14 @@ impl ProxyState {
                 }),
             url.path().trim_end_matches('/')
         );
+        let origin = upstream
+            .parse::<axum::http::Uri>()
+            .ok()
+            .filter(|uri| uri.path() == "/" && !upstream.ends_with('/'))
+            .and_then(|uri| {
+                let parts = uri.into_parts();
+                parts.scheme.zip(parts.authority)
+            });
         let report = config
             .report
             .as_ref()
@@ -177,6 +189,7 @@ impl ProxyState {
             inner: Arc::new(Inner {
                 config,
                 upstream,
+                origin,
                 basic_auth,
                 client,
                 seq: AtomicU64::new(0),
@@ -208,7 +221,17 @@ impl ProxyState {
 
     /// The upstream URI of a request target: the upstream's own path
     /// prefix, then the path and query exactly as the application sent them.
-    pub(crate) fn upstream_uri(&self, path: &str, query: Option<&str>) -> Option<axum::http::Uri> {
+    pub(crate) fn upstream_uri(&self, asked: &axum::http::Uri) -> Option<axum::http::Uri> {
+        if let (Some((scheme, authority)), Some(target)) = (&self.origin, asked.path_and_query())
+            && target.as_str().starts_with('/')
+        {
+            let mut parts = axum::http::uri::Parts::default();
+            parts.scheme = Some(scheme.clone());
+            parts.authority = Some(authority.clone());
+            parts.path_and_query = Some(target.clone());
+            return axum::http::Uri::from_parts(parts).ok();
+        }
+        let (path, query) = (asked.path(), asked.query());
         let target = match query {
             Some(q) => format!("{}{path}?{q}", self.upstream),
             None => format!("{}{path}", self.upstream),
