@@ -223,9 +223,10 @@ impl<'a> Parsed<'a> {
     /// Parses the bodies of `exchange`.
     pub fn of(exchange: &'a Exchange) -> Self {
         let endpoint = Endpoint::of(&exchange.request.method, &exchange.request.path);
+        // No body (a status read) is no object, without a parse that fails.
         let body = exchange.request.body.as_deref().unwrap_or("");
-        let request = match Body::of(body) {
-            Body::Object(object) => Some(object),
+        let request = match (!body.is_empty()).then(|| Body::of(body)) {
+            Some(Body::Object(object)) => Some(object),
             _ => None,
         };
         let request_not_json = request.is_none();
