@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use http::{HeaderValue, Method};
+use http::Method;
 
 /// How many entries are kept.
 pub const CAPACITY: usize = 1000;
@@ -55,13 +55,15 @@ pub struct Capture {
     /// Set when recorded.
     pub(crate) seq: u64,
     pub(crate) method: Method,
-    /// Path, query, each header's name and value, body, one after another.
+    /// Path, query, request id, each header's name and value, body, one
+    /// after another: one allocation for all the text of a request (a
+    /// journal far out of the cache frees it with one miss, not one per
+    /// part).
     pub(crate) text: String,
-    /// Where each part of `text` ends: path, query, the header names and
-    /// values in turn; the body is the rest.
+    /// Where each part of `text` ends: path, query, request id, the header
+    /// names and values in turn; the body is the rest.
     pub(crate) ends: Vec<usize>,
     pub(crate) has_query: bool,
-    pub(crate) request_id: HeaderValue,
     pub(crate) at: DateTime<Utc>,
     /// Response status; `None` when the connection was reset on purpose.
     pub(crate) status: Option<u16>,
@@ -95,16 +97,19 @@ impl Capture {
 
     /// The request id.
     pub(crate) fn request_id(&self) -> &str {
-        self.request_id.to_str().unwrap_or("")
+        self.part(REQUEST_ID)
+    }
+
+    /// Part `i` of `text` (see `ends`).
+    fn part(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
     }
 
     /// The entry, expanded.
     pub(crate) fn entry(&self) -> JournalEntry {
-        let part = |i: usize| {
-            let start = if i == 0 { 0 } else { self.ends[i - 1] };
-            self.text[start..self.ends[i]].to_owned()
-        };
-        let headers = (2..self.ends.len())
+        let part = |i: usize| self.part(i).to_owned();
+        let headers = (HEADERS..self.ends.len())
             .step_by(2)
             .map(|i| (part(i), part(i + 1)))
             .collect();
@@ -126,6 +131,12 @@ impl Capture {
         }
     }
 }
+
+/// The part of a capture's text that is the request id (after the path and
+/// the query).
+pub(crate) const REQUEST_ID: usize = 2;
+/// The first of a capture's header names and values.
+pub(crate) const HEADERS: usize = 3;
 
 /// What separates a capture's fault tokens from the rule that chose them:
 /// a capture keeps both in its one `fault` text (the stores' column), as
@@ -172,7 +183,7 @@ mod tests {
         assert_eq!(split_fault(None), (None, None));
     }
     // A capture is made from a request by `http/journal.rs`.
-    use axum::http::{HeaderMap, Uri, header};
+    use axum::http::{HeaderMap, HeaderValue, Uri, header};
 
     #[test]
     fn a_capture_reads_back_as_sent_with_the_key_redacted() {
@@ -188,13 +199,7 @@ mod tests {
         headers.append("x-twice", HeaderValue::from_static("1"));
         headers.append("x-twice", HeaderValue::from_static("2"));
         let at = DateTime::<Utc>::UNIX_EPOCH;
-        let mut capture = Capture::new(
-            &Method::POST,
-            &uri,
-            &headers,
-            HeaderValue::from_static("rid"),
-            at,
-        );
+        let mut capture = Capture::new(&Method::POST, &uri, &headers, "rid", at);
         capture.set_body(b"{\"a\":1}");
         capture.set_body(b"{\"b\":\xff}");
         capture.status = Some(404);
@@ -226,7 +231,7 @@ mod tests {
             &Method::GET,
             &"/api/payments/y/status".parse().expect("uri"),
             &HeaderMap::new(),
-            HeaderValue::from_static("r2"),
+            "r2",
             at,
         )
         .entry();

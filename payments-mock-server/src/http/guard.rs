@@ -110,7 +110,7 @@ where
         req.method(),
         req.uri(),
         req.headers(),
-        request_id.clone(),
+        request_id.to_str().unwrap_or(""),
         state.store.now_hint(),
     );
     let abort = abort

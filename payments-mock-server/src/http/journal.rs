@@ -3,10 +3,10 @@
 //! redacted), cheaply, into a [`Capture`] (the domain's journal entry in
 //! the making; the guard adds the body and the outcome).
 
-use axum::http::{HeaderMap, HeaderValue, Method, Uri, header};
+use axum::http::{HeaderMap, Method, Uri, header};
 use chrono::{DateTime, Utc};
 
-use crate::domain::journal::Capture;
+use crate::domain::journal::{Capture, HEADERS};
 
 impl Capture {
     /// The request line and headers of `parts`, `Authorization` redacted.
@@ -14,14 +14,16 @@ impl Capture {
         method: &Method,
         uri: &Uri,
         headers: &HeaderMap,
-        request_id: HeaderValue,
+        request_id: &str,
         at: DateTime<Utc>,
     ) -> Self {
         let mut text = String::with_capacity(256);
-        let mut ends = Vec::with_capacity(2 + 2 * headers.len());
+        let mut ends = Vec::with_capacity(HEADERS + 2 * headers.len());
         text.push_str(uri.path());
         ends.push(text.len());
         text.push_str(uri.query().unwrap_or(""));
+        ends.push(text.len());
+        text.push_str(request_id);
         ends.push(text.len());
         for (name, value) in headers {
             text.push_str(name.as_str());
@@ -42,7 +44,6 @@ impl Capture {
             text,
             ends,
             has_query: uri.query().is_some(),
-            request_id,
             at,
             status: None,
             error_code: None,

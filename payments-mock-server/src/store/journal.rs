@@ -44,10 +44,20 @@ impl Journal {
         if capture.replica.is_none() {
             capture.replica = Some(self.replica.clone());
         }
-        if entries.captures.len() == CAPACITY {
-            entries.captures.pop_front();
+        let captures = &mut entries.captures;
+        if captures.len() == CAPACITY {
+            captures.pop_front();
+        } else if captures.len() == captures.capacity() {
+            // Grown by hand to exactly CAPACITY at most (by itself it
+            // would grow to 1,024): a full journal then writes its newest
+            // entry into the very slot its oldest left, which dropping
+            // that entry has just brought into the cache, instead of a
+            // slot last written 1,024 requests ago (with many sandboxes,
+            // each with its own journal, far out of the cache).
+            let len = captures.len();
+            captures.reserve_exact((len * 2).clamp(8, CAPACITY) - len);
         }
-        entries.captures.push_back(capture);
+        captures.push_back(capture);
         entries.last_seq
     }
 
@@ -127,10 +137,13 @@ impl Capture {
     pub(crate) fn from_entry(entry: &JournalEntry) -> Self {
         let method = http::Method::from_bytes(entry.method.as_bytes()).unwrap_or(http::Method::GET);
         let mut text = String::with_capacity(entry.path.len() + entry.body.len() + 128);
-        let mut ends = Vec::with_capacity(2 + 2 * entry.headers.len());
+        let mut ends =
+            Vec::with_capacity(crate::domain::journal::HEADERS + 2 * entry.headers.len());
         text.push_str(&entry.path);
         ends.push(text.len());
         text.push_str(entry.query.as_deref().unwrap_or(""));
+        ends.push(text.len());
+        text.push_str(&entry.request_id);
         ends.push(text.len());
         for (name, value) in &entry.headers {
             text.push_str(name);
@@ -145,8 +158,6 @@ impl Capture {
             text,
             ends,
             has_query: entry.query.is_some(),
-            request_id: http::HeaderValue::from_str(&entry.request_id)
-                .unwrap_or_else(|_| http::HeaderValue::from_static("")),
             at: entry.at,
             status: entry.status,
             error_code: entry
@@ -164,7 +175,7 @@ impl Capture {
 
 #[cfg(test)]
 mod tests {
-    use axum::http::{HeaderMap, HeaderValue, Method};
+    use axum::http::{HeaderMap, Method};
     use chrono::{DateTime, Utc};
 
     use super::*;
@@ -174,7 +185,7 @@ mod tests {
             &Method::GET,
             &path.parse().expect("uri"),
             &HeaderMap::new(),
-            HeaderValue::from_static("r"),
+            "r",
             DateTime::<Utc>::UNIX_EPOCH,
         )
     }
@@ -200,5 +211,29 @@ mod tests {
         assert_eq!(journal.len(), 0);
         journal.record(capture("/api/after"));
         assert_eq!(journal.since(1005, 10)[0].seq, 1006);
+    }
+
+    #[test]
+    fn a_full_journal_writes_its_newest_entry_where_its_oldest_was() {
+        let journal = Journal::new("test");
+        assert_eq!(
+            journal.lock().captures.capacity(),
+            0,
+            "an idle journal holds nothing"
+        );
+        for n in 0..(2 * CAPACITY + 7) {
+            journal.record(capture(&format!("/api/{n}")));
+            assert!(journal.lock().captures.capacity() <= CAPACITY);
+        }
+        let entries = journal.lock();
+        assert_eq!(entries.captures.capacity(), CAPACITY);
+        // One ring of exactly CAPACITY: the slot the oldest leaves is the
+        // next one written.
+        let slot = |c: &Capture| std::ptr::from_ref(c) as usize;
+        let oldest = entries.captures.front().map(slot);
+        drop(entries);
+        journal.record(capture("/api/next"));
+        assert_eq!(journal.lock().captures.back().map(slot), oldest);
+        assert_eq!(journal.since(0, 1)[0].path, "/api/next");
     }
 }

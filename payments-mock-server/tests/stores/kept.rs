@@ -56,7 +56,7 @@ pub fn capture(path: &str) -> Capture {
         &Method::POST,
         &path.parse().expect("a URI"),
         &headers,
-        HeaderValue::from_static("rid-1"),
+        "rid-1",
         DateTime::from_timestamp_millis(1_795_000_000_123).expect("a time"),
     );
     capture.set_body(b"{\"a\":\"\\u00e9\"}");

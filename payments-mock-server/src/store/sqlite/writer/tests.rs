@@ -118,7 +118,7 @@ fn recorded(writer: &Tested<'_>, path: &str) {
         &axum::http::Method::GET,
         &path.parse().expect("a path"),
         &axum::http::HeaderMap::new(),
-        axum::http::HeaderValue::from_static("rid"),
+        "rid",
         DateTime::<Utc>::UNIX_EPOCH,
     ));
 }
@@ -418,7 +418,7 @@ fn a_sandbox_is_its_own_world_in_the_same_tables() {
         &axum::http::Method::GET,
         &"/api/in-sandbox".parse().expect("a path"),
         &axum::http::HeaderMap::new(),
-        axum::http::HeaderValue::from_static("rid"),
+        "rid",
         DateTime::<Utc>::UNIX_EPOCH,
     ));
     recorded(&writer, "/api/in-root");
@@ -451,7 +451,7 @@ fn a_sandbox_is_its_own_world_in_the_same_tables() {
         &axum::http::Method::GET,
         &"/api/late".parse().expect("a path"),
         &axum::http::HeaderMap::new(),
-        axum::http::HeaderValue::from_static("rid"),
+        "rid",
         DateTime::<Utc>::UNIX_EPOCH,
     ));
     let (entries, last_seq) = sandbox.unwritten().expect("one");
