@@ -58,7 +58,7 @@ use super::{
 use crate::domain::catalog::InitialState;
 use crate::domain::clock::Clock;
 use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
-use crate::domain::transaction::{ConfirmResult, Ids, Record, issued_id};
+use crate::domain::transaction::{Ids, Record, issued_id};
 use crate::error::Error;
 
 mod inserts;
@@ -448,12 +448,7 @@ impl Store for PostgresStore {
             .await
         })
         .await?;
-        Ok(
-            record.and_then(|r| match &r.confirmation.as_deref()?.result {
-                ConfirmResult::AwaitingPayer(page) => Some(f(&r, page)),
-                _ => None,
-            }),
-        )
+        Ok(record.and_then(|r| r.payment_page().map(|page| f(&r, page))))
     }
 
     async fn page<T: Send>(

@@ -59,7 +59,7 @@ use super::{
 use crate::domain::catalog::InitialState;
 use crate::domain::clock::Clock;
 use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
-use crate::domain::transaction::{ConfirmResult, Ids, Record, issued_id};
+use crate::domain::transaction::{Ids, Record, issued_id};
 use crate::error::Error;
 
 mod cache;

@@ -171,12 +171,7 @@ impl Store for SqliteStore {
             PaymentPageKey::Token(_) => return Ok(None),
         };
         let record = self.read(|conn| select_page(conn, &self.shared.key, &key))?;
-        Ok(
-            record.and_then(|r| match &r.confirmation.as_deref()?.result {
-                ConfirmResult::AwaitingPayer(page) => Some(f(&r, page)),
-                _ => None,
-            }),
-        )
+        Ok(record.and_then(|r| r.payment_page().map(|page| f(&r, page))))
     }
 
     async fn page<T: Send>(
