@@ -138,34 +138,36 @@ async fn read_up_to<S, E>(mut stream: S) -> Result<Read<S>, E>
 where
     S: futures::Stream<Item = Result<Bytes, E>> + Unpin,
 {
-    // The usual body is one chunk: kept as it came, copied only when a
-    // second one follows.
+    // The usual body is one chunk: kept as it came (`first`), copied into
+    // `joined` only when a second one follows.
     let mut first = Bytes::new();
-    let mut head = BytesMut::new();
+    let mut joined = BytesMut::new();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk?;
-        if first.is_empty() && head.is_empty() {
+        if first.is_empty() && joined.is_empty() {
             first = chunk;
         } else {
-            if head.is_empty() {
-                head.extend_from_slice(&std::mem::take(&mut first));
+            if joined.is_empty() {
+                joined.extend_from_slice(&std::mem::take(&mut first));
             }
-            head.extend_from_slice(&chunk);
+            joined.extend_from_slice(&chunk);
         }
-        if first.len().max(head.len()) > JUDGE_LIMIT {
-            let head = if head.is_empty() {
-                first
-            } else {
-                head.freeze()
-            };
+        if first.len() + joined.len() > JUDGE_LIMIT {
+            let head = one(first, joined);
             return Ok(Read::Streaming { head, rest: stream });
         }
     }
-    Ok(Read::Whole(if head.is_empty() {
+    Ok(Read::Whole(one(first, joined)))
+}
+
+/// What [`read_up_to`] read: the one chunk, or the chunks joined (only
+/// one of the two is ever non-empty).
+fn one(first: Bytes, joined: BytesMut) -> Bytes {
+    if joined.is_empty() {
         first
     } else {
-        head.freeze()
-    }))
+        joined.freeze()
+    }
 }
 
 /// A body that paused longer than the upstream timeout.

@@ -154,10 +154,10 @@ impl ProxyState {
                 }),
             url.path().trim_end_matches('/')
         );
-        let origin = upstream
-            .parse::<axum::http::Uri>()
-            .ok()
-            .filter(|uri| uri.path() == "/" && !upstream.ends_with('/'))
+        let no_prefix = url.path().trim_end_matches('/').is_empty();
+        let origin = no_prefix
+            .then(|| upstream.parse::<axum::http::Uri>().ok())
+            .flatten()
             .and_then(|uri| {
                 let parts = uri.into_parts();
                 parts.scheme.zip(parts.authority)
@@ -388,5 +388,39 @@ fn write_line(writer: &mut BufWriter<File>, value: &impl serde::Serialize, what:
         .and_then(|()| writer.flush());
     if let Err(e) = written {
         tracing::warn!(error = %e, "the {what} could not be written");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(upstream: &str) -> ProxyState {
+        let url = upstream.parse().expect("a URL");
+        ProxyState::new(ProxyConfig::new(url)).expect("a proxy")
+    }
+
+    #[test]
+    fn a_target_goes_upstream_as_it_came_or_after_the_upstreams_prefix() {
+        let asked: axum::http::Uri = "/api/payments/a%2Fb/status?x=%20&y".parse().expect("uri");
+        for upstream in ["http://127.0.0.1:8080", "http://127.0.0.1:8080/"] {
+            let proxy = state(upstream);
+            assert!(
+                proxy.origin.is_some(),
+                "{upstream}: no prefix, shared target"
+            );
+            let uri = proxy.upstream_uri(&asked).expect("a URI");
+            assert_eq!(
+                uri.to_string(),
+                "http://127.0.0.1:8080/api/payments/a%2Fb/status?x=%20&y"
+            );
+        }
+        let proxy = state("https://user:secret@svc.test/v1/");
+        assert!(proxy.origin.is_none(), "a prefix is put before the target");
+        let uri = proxy.upstream_uri(&asked).expect("a URI");
+        assert_eq!(
+            uri.to_string(),
+            "https://svc.test/v1/api/payments/a%2Fb/status?x=%20&y"
+        );
     }
 }
