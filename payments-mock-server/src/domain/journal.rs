@@ -1,6 +1,7 @@
 //! The request journal (CONTRACT section 10, `GET /_mock/requests`): the
 //! last 1,000 `/api/` requests, newest last, with `Authorization` redacted.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -76,6 +77,45 @@ pub struct Capture {
 }
 
 impl Capture {
+    /// A capture of a request's method, path, query, request id and
+    /// headers (as they are to be kept: secrets already redacted), laid
+    /// out as `text` and `ends` say: the one place that knows the layout,
+    /// for a request (`http/journal.rs`) and for an entry a store kept.
+    /// `capacity`: of `text`, for what is still to come (the body).
+    pub(crate) fn assemble<'a>(
+        method: Method,
+        (path, query): (&str, Option<&str>),
+        request_id: &str,
+        headers: impl Iterator<Item = (&'a str, Cow<'a, str>)>,
+        capacity: usize,
+        at: DateTime<Utc>,
+    ) -> Self {
+        let mut text = String::with_capacity(capacity);
+        let mut ends = Vec::with_capacity(HEADERS + 2 * headers.size_hint().0);
+        for part in [path, query.unwrap_or(""), request_id] {
+            text.push_str(part);
+            ends.push(text.len());
+        }
+        for (name, value) in headers {
+            text.push_str(name);
+            ends.push(text.len());
+            text.push_str(&value);
+            ends.push(text.len());
+        }
+        Self {
+            seq: 0,
+            method,
+            text,
+            ends,
+            has_query: query.is_some(),
+            at,
+            status: None,
+            error_code: None,
+            fault: None,
+            replica: None,
+        }
+    }
+
     /// The request body (lossy UTF-8).
     pub fn set_body(&mut self, body: &[u8]) {
         self.text.truncate(self.ends.last().copied().unwrap_or(0));

@@ -3,10 +3,12 @@
 //! redacted), cheaply, into a [`Capture`] (the domain's journal entry in
 //! the making; the guard adds the body and the outcome).
 
+use std::borrow::Cow;
+
 use axum::http::{HeaderMap, Method, Uri, header};
 use chrono::{DateTime, Utc};
 
-use crate::domain::journal::{Capture, HEADERS};
+use crate::domain::journal::Capture;
 
 impl Capture {
     /// The request line and headers of `parts`, `Authorization` redacted.
@@ -17,38 +19,24 @@ impl Capture {
         request_id: &str,
         at: DateTime<Utc>,
     ) -> Self {
-        let mut text = String::with_capacity(256);
-        let mut ends = Vec::with_capacity(HEADERS + 2 * headers.len());
-        text.push_str(uri.path());
-        ends.push(text.len());
-        text.push_str(uri.query().unwrap_or(""));
-        ends.push(text.len());
-        text.push_str(request_id);
-        ends.push(text.len());
-        for (name, value) in headers {
-            text.push_str(name.as_str());
-            ends.push(text.len());
-            if name == header::AUTHORIZATION {
-                text.push_str("[redacted]");
+        let kept = headers.iter().map(|(name, value)| {
+            let value = if name == header::AUTHORIZATION {
+                Cow::Borrowed("[redacted]")
             } else if let Ok(visible) = value.to_str() {
                 // The usual case; cheaper than the UTF-8 check below.
-                text.push_str(visible);
+                Cow::Borrowed(visible)
             } else {
-                text.push_str(&String::from_utf8_lossy(value.as_bytes()));
-            }
-            ends.push(text.len());
-        }
-        Self {
-            seq: 0,
-            method: method.clone(),
-            text,
-            ends,
-            has_query: uri.query().is_some(),
+                String::from_utf8_lossy(value.as_bytes())
+            };
+            (name.as_str(), value)
+        });
+        Self::assemble(
+            method.clone(),
+            (uri.path(), uri.query()),
+            request_id,
+            kept,
+            256,
             at,
-            status: None,
-            error_code: None,
-            fault: None,
-            replica: None,
-        }
+        )
     }
 }

@@ -136,40 +136,32 @@ impl Capture {
     /// journal of the last run), numbered and attributed as it was.
     pub(crate) fn from_entry(entry: &JournalEntry) -> Self {
         let method = http::Method::from_bytes(entry.method.as_bytes()).unwrap_or(http::Method::GET);
-        let mut text = String::with_capacity(entry.path.len() + entry.body.len() + 128);
-        let mut ends =
-            Vec::with_capacity(crate::domain::journal::HEADERS + 2 * entry.headers.len());
-        text.push_str(&entry.path);
-        ends.push(text.len());
-        text.push_str(entry.query.as_deref().unwrap_or(""));
-        ends.push(text.len());
-        text.push_str(&entry.request_id);
-        ends.push(text.len());
-        for (name, value) in &entry.headers {
-            text.push_str(name);
-            ends.push(text.len());
-            text.push_str(value);
-            ends.push(text.len());
-        }
-        text.push_str(&entry.body);
-        Self {
-            seq: entry.seq,
+        let headers = entry
+            .headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), std::borrow::Cow::Borrowed(value.as_str())));
+        let mut capture = Self::assemble(
             method,
-            text,
-            ends,
-            has_query: entry.query.is_some(),
-            at: entry.at,
-            status: entry.status,
-            error_code: entry
-                .error_code
-                .as_deref()
-                .and_then(payments_interface::ErrorCode::parse)
-                .map(payments_interface::ErrorCode::as_str),
-            fault: entry.fault.as_deref().map(|tokens| {
-                crate::domain::journal::join_fault(tokens, entry.fault_rule.as_deref())
-            }),
-            replica: Some(Arc::from(entry.replica.as_str())),
-        }
+            (&entry.path, entry.query.as_deref()),
+            &entry.request_id,
+            headers,
+            entry.path.len() + entry.body.len() + 128,
+            entry.at,
+        );
+        capture.text.push_str(&entry.body);
+        capture.seq = entry.seq;
+        capture.status = entry.status;
+        capture.error_code = entry
+            .error_code
+            .as_deref()
+            .and_then(payments_interface::ErrorCode::parse)
+            .map(payments_interface::ErrorCode::as_str);
+        capture.fault = entry
+            .fault
+            .as_deref()
+            .map(|tokens| crate::domain::journal::join_fault(tokens, entry.fault_rule.as_deref()));
+        capture.replica = Some(Arc::from(entry.replica.as_str()));
+        capture
     }
 }
 
