@@ -56,14 +56,13 @@ pub struct Capture {
     /// Set when recorded.
     pub(crate) seq: u64,
     pub(crate) method: Method,
-    /// Path, query, request id, each header's name and value, body, one
-    /// after another: one allocation for all the text of a request (a
-    /// journal far out of the cache frees it with one miss, not one per
-    /// part).
+    /// Path, query, request id, each header's name and value, each ended
+    /// by [`END`], then the body: one allocation for all the text of a
+    /// request, its layout included (a journal far out of the cache frees
+    /// it with one miss, not one per part).
     pub(crate) text: String,
-    /// Where each part of `text` ends: path, query, request id, the header
-    /// names and values in turn; the body is the rest.
-    pub(crate) ends: Vec<usize>,
+    /// Where the body starts in `text`, after the last [`END`].
+    pub(crate) body_at: usize,
     pub(crate) has_query: bool,
     pub(crate) at: DateTime<Utc>,
     /// Response status; `None` when the connection was reset on purpose.
@@ -72,14 +71,15 @@ pub struct Capture {
     pub(crate) error_code: Option<&'static str>,
     /// Faults applied, as `X-Mock-Fault` tokens joined by `,`.
     pub(crate) fault: Option<String>,
-    /// The replica that served it; set when recorded (or kept from a store).
+    /// The replica that served it, when a store kept it from another run
+    /// or replica; `None`: the journal's own.
     pub(crate) replica: Option<Arc<str>>,
 }
 
 impl Capture {
     /// A capture of a request's method, path, query, request id and
     /// headers (as they are to be kept: secrets already redacted), laid
-    /// out as `text` and `ends` say: the one place that knows the layout,
+    /// out as `text` says: the one place that knows the layout,
     /// for a request (`http/journal.rs`) and for an entry a store kept.
     /// `capacity`: of `text`, for what is still to come (the body).
     pub(crate) fn assemble<'a>(
@@ -91,22 +91,18 @@ impl Capture {
         at: DateTime<Utc>,
     ) -> Self {
         let mut text = String::with_capacity(capacity);
-        let mut ends = Vec::with_capacity(HEADERS + 2 * headers.size_hint().0);
         for part in [path, query.unwrap_or(""), request_id] {
-            text.push_str(part);
-            ends.push(text.len());
+            push_part(&mut text, part);
         }
         for (name, value) in headers {
-            text.push_str(name);
-            ends.push(text.len());
-            text.push_str(&value);
-            ends.push(text.len());
+            push_part(&mut text, name);
+            push_part(&mut text, &value);
         }
         Self {
             seq: 0,
             method,
+            body_at: text.len(),
             text,
-            ends,
             has_query: query.is_some(),
             at,
             status: None,
@@ -118,7 +114,7 @@ impl Capture {
 
     /// The request body (lossy UTF-8).
     pub fn set_body(&mut self, body: &[u8]) {
-        self.text.truncate(self.ends.last().copied().unwrap_or(0));
+        self.text.truncate(self.body_at);
         match std::str::from_utf8(body) {
             Ok(text) => self.text.push_str(text),
             Err(_) => self.text.push_str(&String::from_utf8_lossy(body)),
@@ -132,38 +128,41 @@ impl Capture {
 
     /// The path as sent.
     pub(crate) fn path(&self) -> &str {
-        &self.text[..self.ends[0]]
+        self.parts().next().unwrap_or_default()
     }
 
     /// The request id.
     pub(crate) fn request_id(&self) -> &str {
-        self.part(REQUEST_ID)
+        self.parts().nth(REQUEST_ID).unwrap_or_default()
     }
 
-    /// Part `i` of `text` (see `ends`).
-    fn part(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.text[start..self.ends[i]]
+    /// The parts of `text` before the body: path, query, request id, the
+    /// header names and values in turn.
+    fn parts(&self) -> std::str::SplitTerminator<'_, char> {
+        self.text[..self.body_at].split_terminator(END)
     }
 
     /// The entry, expanded.
     pub(crate) fn entry(&self) -> JournalEntry {
-        let part = |i: usize| self.part(i).to_owned();
-        let headers = (HEADERS..self.ends.len())
-            .step_by(2)
-            .map(|i| (part(i), part(i + 1)))
-            .collect();
+        let mut parts = self.parts().map(str::to_owned);
+        let path = parts.next().unwrap_or_default();
+        let query = parts.next().filter(|_| self.has_query);
+        let request_id = parts.next().unwrap_or_default();
+        let mut headers = Vec::new();
+        while let (Some(name), Some(value)) = (parts.next(), parts.next()) {
+            headers.push((name, value));
+        }
         let (fault, rule) = split_fault(self.fault.as_deref());
         JournalEntry {
             seq: self.seq,
             method: self.method.to_string(),
-            path: part(0),
-            query: self.has_query.then(|| part(1)),
+            path,
+            query,
             headers,
-            body: self.text[self.ends.last().copied().unwrap_or(0)..].to_owned(),
+            body: self.text[self.body_at..].to_owned(),
             status: self.status,
             error_code: self.error_code.map(str::to_owned),
-            request_id: self.request_id().to_owned(),
+            request_id,
             fault: fault.map(str::to_owned),
             fault_rule: rule.map(str::to_owned),
             at: self.at,
@@ -174,9 +173,24 @@ impl Capture {
 
 /// The part of a capture's text that is the request id (after the path and
 /// the query).
-pub(crate) const REQUEST_ID: usize = 2;
-/// The first of a capture's header names and values.
-pub(crate) const HEADERS: usize = 3;
+const REQUEST_ID: usize = 2;
+
+/// What ends each part of a capture's text before the body. No part of a
+/// request holds it: a URI, a header's name or value never does (HTTP
+/// refuses control characters in them), and a request id is a header's
+/// value or the mock's own. One read back from a store that does hold it
+/// has it replaced (U+FFFD, as invalid UTF-8 is), so the layout holds.
+const END: char = '\n';
+
+/// Appends `part` and its [`END`] to a capture's text.
+fn push_part(text: &mut String, part: &str) {
+    if part.contains(END) {
+        text.push_str(&part.replace(END, "\u{fffd}"));
+    } else {
+        text.push_str(part);
+    }
+    text.push(END);
+}
 
 /// What separates a capture's fault tokens from the rule that chose them:
 /// a capture keeps both in its one `fault` text (the stores' column), as
@@ -279,5 +293,67 @@ mod tests {
             (bare.query, bare.headers, bare.body),
             (None, vec![], String::new())
         );
+    }
+
+    #[test]
+    fn an_entry_holds_the_room_it_needs() {
+        // Kept for as long as the journal keeps it (with many sandboxes,
+        // a thousand entries each): no room beyond the text itself.
+        let uri: Uri = "/api/payments/initiate?x=1".parse().expect("uri");
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static("10"));
+        let at = DateTime::<Utc>::UNIX_EPOCH;
+        let mut capture = Capture::new(&Method::POST, &uri, &headers, "rid-1", at);
+        let room = capture.text.capacity();
+        capture.set_body(b"{\"a\":\"bc\"}");
+        assert_eq!(capture.text.len(), room, "{:?}", capture.text);
+        assert_eq!(capture.text.capacity(), room, "the body did not move it");
+        let get = Capture::new(&Method::GET, &uri, &HeaderMap::new(), "rid-1", at);
+        assert_eq!(get.text.capacity(), get.text.len());
+        // A Content-Length far beyond any body makes no large room.
+        headers.insert(
+            header::CONTENT_LENGTH,
+            HeaderValue::from_static("999999999"),
+        );
+        let huge = Capture::new(&Method::POST, &uri, &headers, "rid-1", at);
+        assert!(huge.text.capacity() < 5000, "{}", huge.text.capacity());
+    }
+
+    #[test]
+    fn parts_that_hold_the_separator_keep_the_layout() {
+        // Only a store's file could hand back such parts (HTTP refuses
+        // control characters in a URI or a header): each is kept, the
+        // separator replaced, and every other part stays where it was.
+        let headers = [
+            ("x-a", Cow::Borrowed("one\ntwo")),
+            ("x-b\n", Cow::Borrowed("")),
+            ("x-c", Cow::Borrowed("3")),
+        ];
+        let mut capture = Capture::assemble(
+            Method::PUT,
+            ("/api/\nx", Some("")),
+            "rid\n",
+            headers.into_iter(),
+            0,
+            DateTime::<Utc>::UNIX_EPOCH,
+        );
+        capture.set_body(b"line one\nline two\n");
+        let entry = capture.entry();
+        assert_eq!(entry.path, "/api/\u{fffd}x");
+        assert_eq!(entry.query.as_deref(), Some(""));
+        assert_eq!(entry.request_id, "rid\u{fffd}");
+        let names: Vec<(&str, &str)> = entry
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [("x-a", "one\u{fffd}two"), ("x-b\u{fffd}", ""), ("x-c", "3")]
+        );
+        assert_eq!(entry.body, "line one\nline two\n", "the body as sent");
+        assert_eq!(capture.path(), "/api/\u{fffd}x");
+        assert_eq!(capture.request_id(), "rid\u{fffd}");
     }
 }

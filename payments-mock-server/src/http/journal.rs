@@ -30,13 +30,35 @@ impl Capture {
             };
             (name.as_str(), value)
         });
+        // The text's room, made once: the parts as they come (each with
+        // its separator; a redacted or mended value may differ a little)
+        // and the body as its `Content-Length` announces it (up to a
+        // bound: a body refused as too large leaves no large buffer behind
+        // in the journal). An entry holds no more than it needs for as
+        // long as the journal keeps it.
+        let body = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+            .unwrap_or(0)
+            .min(BODY_ROOM);
+        let parts = headers
+            .iter()
+            .map(|(name, value)| name.as_str().len() + value.len() + 2)
+            .sum::<usize>()
+            + uri.path().len()
+            + uri.query().map_or(0, str::len)
+            + request_id.len()
+            + 3;
         Self::assemble(
             method.clone(),
             (uri.path(), uri.query()),
             request_id,
             kept,
-            256,
+            parts + body,
             at,
         )
     }
 }
+
+/// The most room a capture makes for a body before it is read.
+const BODY_ROOM: usize = 4096;

@@ -41,12 +41,13 @@ impl Journal {
         let mut entries = self.lock();
         entries.last_seq += 1;
         capture.seq = entries.last_seq;
-        if capture.replica.is_none() {
-            capture.replica = Some(self.replica.clone());
-        }
+        // A capture without a replica is this journal's (`expand` names
+        // it): no reference count to raise here and lower when it is
+        // dropped, on a line every request of every journal shares.
         let captures = &mut entries.captures;
+        let mut oldest = None;
         if captures.len() == CAPACITY {
-            captures.pop_front();
+            oldest = captures.pop_front();
         } else if captures.len() == captures.capacity() {
             // Grown by hand to exactly CAPACITY at most (by itself it
             // would grow to 1,024): a full journal then writes its newest
@@ -58,7 +59,23 @@ impl Journal {
             captures.reserve_exact((len * 2).clamp(8, CAPACITY) - len);
         }
         captures.push_back(capture);
-        entries.last_seq
+        let seq = entries.last_seq;
+        // The oldest entry is freed outside the lock: with many journals
+        // its text is out of the cache, and another request of this
+        // journal need not wait for it.
+        drop(entries);
+        drop(oldest);
+        seq
+    }
+
+    /// The entry of `capture`, naming this journal's replica unless a
+    /// store kept another's.
+    fn expand(&self, capture: &Capture) -> JournalEntry {
+        let mut entry = capture.entry();
+        if capture.replica.is_none() {
+            entry.replica.push_str(&self.replica);
+        }
+        entry
     }
 
     /// Puts back entries a store kept (oldest first), and the numbering
@@ -82,7 +99,7 @@ impl Journal {
     pub fn since(&self, after: u64, limit: usize) -> Vec<JournalEntry> {
         let entries = self.lock();
         let newer = entries.captures.iter().rev().take_while(|c| c.seq > after);
-        let mut picked: Vec<JournalEntry> = newer.take(limit).map(Capture::entry).collect();
+        let mut picked: Vec<JournalEntry> = newer.take(limit).map(|c| self.expand(c)).collect();
         picked.reverse();
         picked
     }
@@ -96,7 +113,7 @@ impl Journal {
             .captures
             .get(index)
             .filter(|c| c.seq == seq)
-            .map(Capture::entry)
+            .map(|c| self.expand(c))
     }
 
     /// The `seq` of the newest entry ever recorded (0 before the first).
@@ -148,7 +165,7 @@ impl Capture {
             entry.path.len() + entry.body.len() + 128,
             entry.at,
         );
-        capture.text.push_str(&entry.body);
+        capture.set_body(entry.body.as_bytes());
         capture.seq = entry.seq;
         capture.status = entry.status;
         capture.error_code = entry
@@ -194,6 +211,7 @@ mod tests {
         let newest = journal.since(0, 3);
         let seqs: Vec<u64> = newest.iter().map(|e| e.seq).collect();
         assert_eq!(seqs, [1003, 1004, 1005]);
+        assert!(newest.iter().all(|e| e.replica == "test"), "{newest:?}");
         assert_eq!(journal.since(1004, 50).len(), 1);
         assert!(journal.since(1005, 50).is_empty());
         assert_eq!(journal.get(6).map(|e| e.path), Some("/api/5".to_owned()));
