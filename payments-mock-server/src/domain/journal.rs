@@ -81,7 +81,8 @@ impl Capture {
     /// headers (as they are to be kept: secrets already redacted), laid
     /// out as `text` says: the one place that knows the layout,
     /// for a request (`http/journal.rs`) and for an entry a store kept.
-    /// `capacity`: of `text`, for what is still to come (the body).
+    /// `capacity`: of `text`, made once: [`room`] of its parts and of the
+    /// body still to come.
     pub(crate) fn assemble<'a>(
         method: Method,
         (path, query): (&str, Option<&str>),
@@ -181,6 +182,13 @@ const REQUEST_ID: usize = 2;
 /// value or the mock's own. One read back from a store that does hold it
 /// has it replaced (U+FFFD, as invalid UTF-8 is), so the layout holds.
 const END: char = '\n';
+
+/// The room a capture's text takes: each part before the body (the
+/// lengths of path, query, request id, each header's name and value) with
+/// its [`END`], then `body` bytes.
+pub(crate) fn room(parts: impl Iterator<Item = usize>, body: usize) -> usize {
+    parts.map(|len| len + END.len_utf8()).sum::<usize>() + body
+}
 
 /// Appends `part` and its [`END`] to a capture's text.
 fn push_part(text: &mut String, part: &str) {

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use axum::http::{HeaderMap, Method, Uri, header};
 use chrono::{DateTime, Utc};
 
-use crate::domain::journal::Capture;
+use crate::domain::journal::{Capture, room};
 
 impl Capture {
     /// The request line and headers of `parts`, `Authorization` redacted.
@@ -30,31 +30,31 @@ impl Capture {
             };
             (name.as_str(), value)
         });
-        // The text's room, made once: the parts as they come (each with
-        // its separator; a redacted or mended value may differ a little)
-        // and the body as its `Content-Length` announces it (up to a
-        // bound: a body refused as too large leaves no large buffer behind
-        // in the journal). An entry holds no more than it needs for as
-        // long as the journal keeps it.
+        // The text's room, made once: the parts as they come (a redacted
+        // or mended value may differ a little) and the body as its
+        // `Content-Length` announces it (up to a bound: a body refused as
+        // too large leaves no large buffer behind in the journal). An
+        // entry holds no more than it needs for as long as the journal
+        // keeps it.
         let body = headers
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
             .unwrap_or(0)
             .min(BODY_ROOM);
-        let parts = headers
-            .iter()
-            .map(|(name, value)| name.as_str().len() + value.len() + 2)
-            .sum::<usize>()
-            + uri.path().len()
-            + uri.query().map_or(0, str::len)
-            + request_id.len()
-            + 3;
+        let (path, query) = (uri.path(), uri.query());
+        let parts = [path.len(), query.map_or(0, str::len), request_id.len()]
+            .into_iter()
+            .chain(
+                headers
+                    .iter()
+                    .flat_map(|(name, value)| [name.as_str().len(), value.len()]),
+            );
         Self::assemble(
             method.clone(),
-            (uri.path(), uri.query()),
+            (path, query),
             request_id,
             kept,
-            parts + body,
+            room(parts, body),
             at,
         )
     }

@@ -157,12 +157,20 @@ impl Capture {
             .headers
             .iter()
             .map(|(name, value)| (name.as_str(), std::borrow::Cow::Borrowed(value.as_str())));
+        let query = entry.query.as_deref();
+        let parts = [
+            entry.path.len(),
+            query.map_or(0, str::len),
+            entry.request_id.len(),
+        ]
+        .into_iter()
+        .chain(entry.headers.iter().flat_map(|(n, v)| [n.len(), v.len()]));
         let mut capture = Self::assemble(
             method,
-            (&entry.path, entry.query.as_deref()),
+            (&entry.path, query),
             &entry.request_id,
             headers,
-            entry.path.len() + entry.body.len() + 128,
+            crate::domain::journal::room(parts, entry.body.len()),
             entry.at,
         );
         capture.set_body(entry.body.as_bytes());
@@ -221,6 +229,17 @@ mod tests {
         assert_eq!(journal.len(), 0);
         journal.record(capture("/api/after"));
         assert_eq!(journal.since(1005, 10)[0].seq, 1006);
+    }
+
+    #[cfg(feature = "sqlite")]
+    #[test]
+    fn an_entry_read_back_holds_the_room_it_needs() {
+        let mut kept = capture("/api/kept?a=1");
+        kept.set_body(b"{\"a\":1}");
+        let entry = kept.entry();
+        let back = Capture::from_entry(&entry);
+        assert_eq!(back.text.capacity(), back.text.len(), "{:?}", back.text);
+        assert_eq!(back.entry(), entry);
     }
 
     #[test]
