@@ -4,7 +4,7 @@
 //! it is about when the exchange or the proxy's memory knows it. Bad
 //! `after` and `limit` values are 400 `VALIDATION_ERROR`, never a panic.
 
-use std::time::Duration;
+use std::sync::Arc;
 
 use axum::http::Method;
 use serde_json::{Value, json};
@@ -135,8 +135,10 @@ async fn each_exchange_is_listed_with_its_verdict_findings_and_transaction() {
 #[tokio::test]
 async fn a_slow_exchange_judged_after_a_later_one_is_not_skipped() {
     let rig = Rig::start().await;
+    // The slow answer waits until the quick one was judged and listed.
+    let release = Arc::new(tokio::sync::Notify::new());
     rig.upstream
-        .push(Canned::raw(200, "slow").delayed(Duration::from_millis(600)));
+        .push(Canned::raw(200, "slow").held_until(Arc::clone(&release)));
     let slow = {
         let client = rig.client.clone();
         let url = rig.url("/api/payments/slow/status");
@@ -153,6 +155,7 @@ async fn a_slow_exchange_judged_after_a_later_one_is_not_skipped() {
     // A follower has seen the quick one (2) only.
     let seen = listing(&rig, "").await;
     assert_eq!(seqs(&seen), [2]);
+    release.notify_one();
     assert_eq!(slow.await.expect("the slow request"), 200);
     // Asking after the last it saw gives the slow one (1), judged later.
     assert_eq!(seqs(&listing(&rig, "?after=2").await), [1]);

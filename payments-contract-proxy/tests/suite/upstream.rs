@@ -50,6 +50,8 @@ pub struct Canned {
     headers: Vec<(HeaderName, HeaderValue)>,
     body: Bytes,
     delay: Option<Duration>,
+    /// Answers only once this is notified (the request is recorded first).
+    held: Option<Arc<tokio::sync::Notify>>,
     ending: Ending,
 }
 
@@ -62,6 +64,7 @@ impl Canned {
             headers: Vec::new(),
             body: body.into(),
             delay: None,
+            held: None,
             ending: Ending::Whole,
         }
     }
@@ -107,6 +110,13 @@ impl Canned {
     /// Waits this long before answering (the request is recorded first).
     pub fn delayed(mut self, delay: Duration) -> Self {
         self.delay = Some(delay);
+        self
+    }
+
+    /// Waits for `release` to be notified before answering (the request
+    /// is recorded first): a test decides when, on no clock at all.
+    pub fn held_until(mut self, release: Arc<tokio::sync::Notify>) -> Self {
+        self.held = Some(release);
         self
     }
 
@@ -325,6 +335,10 @@ async fn answer(
     let Some(canned) = canned else {
         return (StatusCode::INTERNAL_SERVER_ERROR, UNSCRIPTED).into_response();
     };
+    if let Some(release) = &canned.held {
+        release.notified().await;
+    }
+    // Only on tokio's paused clock (a virtual wait), as the tests use it.
     if let Some(delay) = canned.delay {
         tokio::time::sleep(delay).await;
     }
