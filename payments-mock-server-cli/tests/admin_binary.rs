@@ -340,6 +340,19 @@ async fn no_key_or_session_id_in_stdout_stderr_the_journal_or_the_console() {
                 sessions.push(pair.to_owned());
             }
         }
+        // A browser signed in to the console sends its session with every
+        // request to this host, /api/ too: the journal keeps the rest of
+        // the Cookie header, never a session.
+        let both = format!("theme=dark; {cookie};{merchant_cookie}");
+        let answer = target
+            .call(
+                "GET",
+                &format!("/api/payments/{id}/status"),
+                &[("cookie", &both)],
+                None,
+            )
+            .await;
+        seen.push_str(&answer.body);
         // Everything the console shows, to each session; the journal.
         let (_, _) = target.redirect_payment("SECRETS-2").await;
         let seq = target.newest_seq().await;
@@ -367,6 +380,13 @@ async fn no_key_or_session_id_in_stdout_stderr_the_journal_or_the_console() {
             )
             .await;
         assert!(journal.body.contains("[redacted]"), "{}", journal.body);
+        assert!(
+            journal
+                .body
+                .contains("theme=dark; payments_mock_session=[redacted];"),
+            "the journal keeps the other cookies: {}",
+            journal.body
+        );
         seen.push_str(&journal.body);
         let out = target
             .call(

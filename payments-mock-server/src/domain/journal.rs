@@ -1,5 +1,6 @@
 //! The request journal (CONTRACT section 10, `GET /_mock/requests`): the
-//! last 1,000 `/api/` requests, newest last, with `Authorization` redacted.
+//! last 1,000 `/api/` requests, newest last, with `Authorization` and the
+//! console's session cookie redacted.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -24,7 +25,8 @@ pub struct JournalEntry {
     pub path: String,
     /// Query string, if any.
     pub query: Option<String>,
-    /// Request headers in order; `Authorization` is `[redacted]`.
+    /// Request headers in order; `Authorization` is `[redacted]`, and so is
+    /// the console's session in a `Cookie` header.
     pub headers: Vec<(String, String)>,
     /// The body (lossy UTF-8).
     pub body: String,

@@ -1,7 +1,8 @@
 //! What the journal keeps of an `/api/` request, read off the request
-//! itself: the method, path, query and headers (`Authorization`
-//! redacted), cheaply, into a [`Capture`] (the domain's journal entry in
-//! the making; the guard adds the body and the outcome).
+//! itself: the method, path, query and headers (`Authorization` and the
+//! console's session cookie redacted), cheaply, into a [`Capture`] (the
+//! domain's journal entry in the making; the guard adds the body and the
+//! outcome).
 
 use std::borrow::Cow;
 
@@ -11,7 +12,8 @@ use chrono::{DateTime, Utc};
 use crate::domain::journal::{Capture, room};
 
 impl Capture {
-    /// The request line and headers of `parts`, `Authorization` redacted.
+    /// The request line and headers of `parts`, `Authorization` and the
+    /// console's session cookie redacted.
     pub fn new(
         method: &Method,
         uri: &Uri,
@@ -22,6 +24,15 @@ impl Capture {
         let kept = headers.iter().map(|(name, value)| {
             let value = if name == header::AUTHORIZATION {
                 Cow::Borrowed("[redacted]")
+            } else if name == header::COOKIE {
+                // The console's session grants what its key grants: a
+                // browser signed in sends it with every request here.
+                let text = String::from_utf8_lossy(value.as_bytes());
+                let redacted = match crate::admin::COOKIE.redacted(&text) {
+                    Cow::Owned(redacted) => Some(redacted),
+                    Cow::Borrowed(_) => None,
+                };
+                redacted.map_or(text, Cow::Owned)
             } else if let Ok(visible) = value.to_str() {
                 // The usual case; cheaper than the UTF-8 check below.
                 Cow::Borrowed(visible)

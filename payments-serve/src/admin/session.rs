@@ -11,6 +11,7 @@
 //! waiting. What a session grants (`R`) is the server's own: the mock's
 //! role, `()` for the proxy's admin-only console.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Mutex;
@@ -271,6 +272,32 @@ impl SessionCookie {
             })
             .take(8)
     }
+
+    /// A `Cookie` header's `value` with this cookie's value replaced by
+    /// `[redacted]` (each time it appears), the other cookies as they
+    /// came: what a journal or a log may keep of it, since the session
+    /// grants what its key grants. Borrowed when the cookie is not there.
+    pub fn redacted(self, value: &str) -> Cow<'_, str> {
+        let named = |pair: &str| {
+            pair.split_once('=')
+                .is_some_and(|(name, _)| name.trim() == self.name)
+        };
+        if !value.split(';').any(named) {
+            return Cow::Borrowed(value);
+        }
+        let pairs: Vec<Cow<'_, str>> = value
+            .split(';')
+            .map(|pair| {
+                if named(pair) {
+                    let lead = &pair[..pair.len() - pair.trim_start().len()];
+                    Cow::Owned(format!("{lead}{}=[redacted]", self.name))
+                } else {
+                    Cow::Borrowed(pair)
+                }
+            })
+            .collect();
+        Cow::Owned(pairs.join(";"))
+    }
 }
 
 #[cfg(test)]
@@ -388,5 +415,34 @@ mod tests {
         );
         let found: Vec<&str> = COOKIE.read(&headers).collect();
         assert_eq!(found, vec![id.as_str(), "other"]);
+    }
+
+    #[test]
+    fn a_cookie_header_is_kept_with_only_the_session_redacted() {
+        let sessions = Sessions::new(Duration::from_secs(60));
+        let id = sessions.start(());
+        let sent = format!(
+            "x=y; test_session={}; other_session=z;test_session=again",
+            id.as_str()
+        );
+        let kept = COOKIE.redacted(&sent);
+        assert_eq!(
+            kept,
+            "x=y; test_session=[redacted]; other_session=z;test_session=[redacted]"
+        );
+        assert!(!kept.contains(id.as_str()));
+        // Without the session (or only a look-alike name), the value is
+        // kept as it came, not copied.
+        for plain in ["a=1; b=2", "", "test_sessionx=1", "; ;", "test_session"] {
+            assert!(
+                matches!(COOKIE.redacted(plain), Cow::Borrowed(s) if s == plain),
+                "{plain:?}"
+            );
+        }
+        // An empty session value is still the session's.
+        assert_eq!(
+            COOKIE.redacted(" test_session= "),
+            " test_session=[redacted]"
+        );
     }
 }

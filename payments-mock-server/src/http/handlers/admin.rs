@@ -420,7 +420,8 @@ pub(crate) struct JournalItem {
     /// As sent, still percent-encoded.
     path: String,
     query: Option<String>,
-    /// Header names and values; `Authorization` is `[redacted]`.
+    /// Header names and values; `Authorization` is `[redacted]`, and so is
+    /// the console's session in a `Cookie` header.
     headers: BTreeMap<String, String>,
     /// The body, lossy UTF-8.
     body: String,
