@@ -277,6 +277,7 @@ pub use model::{
 };
 pub use redirect::{ReturnAddress, VerifiedReturn};
 pub use retry::RetryPolicy;
+pub use transport::redact_url;
 
 /// Re-exported so callers can name amounts without adding the crate.
 pub use rust_decimal::Decimal;

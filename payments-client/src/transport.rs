@@ -455,9 +455,23 @@ pub(crate) fn parse_retry_after(v: &HeaderValue) -> Option<Duration> {
     Some(delta.to_std().unwrap_or(Duration::ZERO))
 }
 
-/// `url` with any `user:pass@` userinfo replaced by `***@`, for messages,
-/// `Debug` and logs. Works on text that does not parse as a URL too.
-pub(crate) fn redact_url(url: &str) -> String {
+/// `url` as a message, `Debug` or a log may show it: any `user:pass@`
+/// userinfo replaced by `***@`, everything else as it came. Works on text
+/// that does not parse as a URL too, so a mistyped URL is shown as safely
+/// as a good one.
+///
+/// ```
+/// use payments_client::redact_url;
+///
+/// assert_eq!(
+///     redact_url("https://alice:s3cret@payments.example.com/v1"),
+///     "https://***@payments.example.com/v1"
+/// );
+/// assert_eq!(redact_url("http://alice:s3cret@host:99999"), "http://***@host:99999");
+/// assert_eq!(redact_url("https://payments.example.com"), "https://payments.example.com");
+/// ```
+#[must_use]
+pub fn redact_url(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_owned();
     };

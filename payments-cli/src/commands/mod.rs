@@ -185,7 +185,10 @@ impl Started {
 pub struct Context {
     pub settings: Settings,
     pub client: Client,
+    /// The service's base URL, as given (with any `user:pass@`).
     pub base_url: String,
+    /// The same as messages and `-v` show it: userinfo as `***@`.
+    pub shown_url: String,
     /// Lines queued by [`Context::queue_line`], not yet written.
     queued: RefCell<Vec<u8>>,
     /// Whether stdout is a terminal (queued lines are then written at once).
@@ -195,6 +198,7 @@ pub struct Context {
 impl Context {
     fn new(settings: Settings) -> Result<Self, CliError> {
         let base_url = settings.require_base_url()?.to_owned();
+        let shown_url = payments_client::redact_url(&base_url);
         let mut builder = Client::builder(base_url.as_str())
             .timeout(settings.timeout)
             .retry_policy(RetryPolicy::default().max_retries(settings.retries))
@@ -220,13 +224,14 @@ impl Context {
                 _ => "--base-url or PAYMENTS_BASE_URL",
             };
             CliError::Usage(format!(
-                "invalid service URL {base_url} (from {from}): {err}"
+                "invalid service URL {shown_url} (from {from}): {err}"
             ))
         })?;
         Ok(Self {
             settings,
             client,
             base_url,
+            shown_url,
             queued: RefCell::new(Vec::new()),
             stdout_is_terminal: std::io::stdout().is_terminal(),
         })
@@ -307,7 +312,7 @@ impl Context {
     pub fn call_failed(&self, call: impl Into<String>, source: payments_client::Error) -> CliError {
         CliError::Call {
             call: call.into(),
-            base_url: self.base_url.clone(),
+            base_url: self.shown_url.clone(),
             source: Box::new(source),
             advice: None,
         }
@@ -323,7 +328,7 @@ impl Context {
             } else {
                 " (no API key)"
             };
-            eprintln!("> {method} {}{path}{auth}", self.base_url);
+            eprintln!("> {method} {}{path}{auth}", self.shown_url);
             span = tracing::info_span!(target: "payments_cli", parent: None, "payments");
             trace::begin(&span);
         }

@@ -147,3 +147,68 @@ async fn verbose_prints_request_and_response_lines_on_stderr() {
     assert!(err.contains("request id"), "{err}");
     assert_no_key(&assert, "verbose");
 }
+
+/// A password in the service's URL (`https://user:pass@host`) is shown as
+/// `***@` by `-v`, by the hints of a failed call and by the usage error of
+/// a URL that does not parse, in every command.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_password_in_the_base_url_is_never_printed() {
+    const PASSWORD: &str = "S3cretURLpass";
+    let server = MockServer::start().await;
+    let with_password = |base: &str| base.replacen("://", &format!("://alice:{PASSWORD}@"), 1);
+    let live = with_password(&server.base_url());
+    let closed = with_password(&closed_port_url());
+    let sandbox = Sandbox::new();
+    let id = "01937e1c-0000-7000-8000-000000000000";
+    let runs: [(&str, Vec<&str>, i32); 5] = [
+        (
+            "-v, answered",
+            vec!["-v", "--base-url", &live, "status", id],
+            3,
+        ),
+        (
+            "-v, unreachable",
+            vec!["-v", "--retries", "0", "--base-url", &closed, "status", id],
+            4,
+        ),
+        (
+            "a port that cannot be",
+            vec![
+                "--base-url",
+                "http://alice:S3cretURLpass@127.0.0.1:99999",
+                "status",
+                id,
+            ],
+            2,
+        ),
+        (
+            "tail, a port that cannot be",
+            vec![
+                "--base-url",
+                "http://alice:S3cretURLpass@127.0.0.1:99999",
+                "tail",
+            ],
+            2,
+        ),
+        ("tail, unreachable", vec!["--base-url", &closed, "tail"], 4),
+    ];
+    for (what, args, code) in runs {
+        let mut cmd = sandbox.payments();
+        cmd.args(&args);
+        let assert = run(cmd).await.code(code);
+        let output = assert.get_output();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            !text.contains(PASSWORD),
+            "{what}: the password leaked in:\n{text}"
+        );
+        assert!(
+            text.contains("127.0.0.1"),
+            "{what}: the host is still named:\n{text}"
+        );
+    }
+}

@@ -132,12 +132,14 @@ impl Source {
             Kind::Proxy => "/_proxy/exchanges".to_owned(),
         };
         let base = ctx.base_url.trim_end_matches('/');
-        let url = reqwest::Url::parse(&format!("{base}{endpoint}")).map_err(|e| {
-            CliError::Usage(format!("invalid service URL {base} (--base-url): {e}"))
-        })?;
-        let mut shown = reqwest::Url::parse(base).map_err(|e| {
-            CliError::Usage(format!("invalid service URL {base} (--base-url): {e}"))
-        })?;
+        let invalid = |e: &dyn std::fmt::Display| {
+            CliError::Usage(format!(
+                "invalid service URL {} (--base-url): {e}",
+                ctx.shown_url
+            ))
+        };
+        let url = reqwest::Url::parse(&format!("{base}{endpoint}")).map_err(|e| invalid(&e))?;
+        let mut shown = reqwest::Url::parse(base).map_err(|e| invalid(&e))?;
         let _ = shown.set_username("");
         let _ = shown.set_password(None);
         let key = match &settings.api_key {
