@@ -14,6 +14,9 @@ use std::fmt;
 use payments_client::money::{self, MAX_AMOUNT, MoneyError};
 use payments_client::{Currency, Decimal, MinorAmount};
 
+use crate::output::printable;
+use crate::usage::quote;
+
 /// Why an amount was refused; the message completes "--amount ...".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AmountError {
@@ -40,30 +43,47 @@ impl fmt::Display for AmountError {
         match self {
             Self::NotANumber(text) => write!(
                 f,
-                "'{text}' is not an amount: use digits with an optional decimal point, e.g. 10.50"
+                "{} is not an amount: use digits with an optional decimal point, e.g. 10.50",
+                quote(text)
             ),
-            Self::NotPositive(text) => write!(f, "'{text}' must be greater than zero"),
+            Self::NotPositive(text) => write!(f, "{} must be greater than zero", quote(text)),
             Self::TooManyDecimals {
                 text,
                 currency,
                 exponent: 0,
-            } => write!(f, "'{text}' has decimals but {currency} has no minor unit"),
+            } => write!(
+                f,
+                "{} has decimals but {currency} has no minor unit",
+                quote(text)
+            ),
             Self::TooManyDecimals {
                 text,
                 currency,
                 exponent,
             } => write!(
                 f,
-                "'{text}' has more than {exponent} decimal places, the most {currency} allows"
+                "{} has more than {exponent} decimal places, the most {currency} allows",
+                quote(text)
             ),
             Self::TooLarge(text) => write!(
                 f,
-                "'{text}' is too large: at most {MAX_AMOUNT} in minor units"
+                "{} is too large: at most {MAX_AMOUNT} in minor units",
+                quote(text)
             ),
             Self::UnknownCurrency(code) => {
-                write!(f, "'{code}' is not an ISO 4217 currency code such as MYR")
+                write!(
+                    f,
+                    "{} is not an ISO 4217 currency code such as MYR",
+                    quote(code)
+                )
             }
-            Self::NoMinorUnit(code) => write!(f, "{code} has no minor unit and cannot be paid"),
+            Self::NoMinorUnit(code) => {
+                write!(
+                    f,
+                    "{} has no minor unit and cannot be paid",
+                    printable(code)
+                )
+            }
         }
     }
 }

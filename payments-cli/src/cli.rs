@@ -500,14 +500,14 @@ pub fn parse_seconds(text: &str) -> Result<Duration, String> {
     let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
     let digits_only = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if whole.is_empty() && fraction.is_empty() || !digits_only(whole) || !digits_only(fraction) {
-        return Err(format!("'{text}' is not a number of seconds"));
+        return Err("not a number of seconds, e.g. 30 or 0.5".to_owned());
     }
     let secs: u64 = if whole.is_empty() {
         0
     } else {
         whole
             .parse()
-            .map_err(|_| format!("'{text}' is too many seconds"))?
+            .map_err(|_| "too many seconds: at most a year".to_owned())?
     };
     let nanos = fraction
         .bytes()
@@ -519,7 +519,7 @@ pub fn parse_seconds(text: &str) -> Result<Duration, String> {
         return Err("must be more than 0 seconds".to_owned());
     }
     if secs > 24 * 60 * 60 * 365 {
-        return Err(format!("'{text}' is too many seconds"));
+        return Err("too many seconds: at most a year".to_owned());
     }
     Ok(duration)
 }

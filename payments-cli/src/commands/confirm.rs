@@ -40,7 +40,8 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
             CliError::Usage(usage::invalid_request(&errors, |field| match field {
                 "transactionId" => Some(args.transaction_id.as_str()),
                 "referenceNo" => Some(args.reference_no.as_str()),
-                "confirmationCode" => args.code.as_deref(),
+                // An OTP is never repeated, not even a malformed one.
+                "confirmationCode" => None,
                 _ => None,
             }))
         }

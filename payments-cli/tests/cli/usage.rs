@@ -235,3 +235,84 @@ fn an_unknown_output_format_is_a_usage_error() {
         .code(2)
         .stderr(contains("yaml"));
 }
+
+/// A usage error never repeats more than 200 bytes of the offending value
+/// (COMMANDS.md), whichever flag it came through, and never a confirmation
+/// code at all.
+#[test]
+fn usage_errors_quote_at_most_200_bytes_and_never_a_code() {
+    let sandbox = Sandbox::new();
+    let huge = "1".repeat(5000);
+    let letters = "A".repeat(5000);
+    let huge_seconds = format!("{huge}x");
+    let initiate = |amount: &[&str]| -> Vec<String> {
+        [
+            &[
+                "initiate",
+                "--reference-no",
+                "X1",
+                "--product",
+                "TOPUP",
+                "--store-id",
+                "S1",
+            ][..],
+            amount,
+        ]
+        .concat()
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+    };
+    let runs: Vec<(&str, Vec<String>)> = vec![
+        ("--amount", initiate(&["--amount", &huge])),
+        ("--amount-minor", initiate(&["--amount-minor", &huge])),
+        (
+            "--currency",
+            initiate(&["--amount", "1", "--currency", &letters]),
+        ),
+        (
+            "--timeout",
+            vec![
+                "--timeout".into(),
+                huge_seconds.clone(),
+                "status".into(),
+                "x".into(),
+            ],
+        ),
+        (
+            "--wait-timeout",
+            ["status", "x", "--wait", "--wait-timeout", &huge_seconds]
+                .map(str::to_owned)
+                .to_vec(),
+        ),
+    ];
+    for (flag, args) in runs {
+        let assert = sandbox
+            .payments()
+            .env("PAYMENTS_BASE_URL", "http://127.0.0.1:1")
+            .env(
+                "PAYMENTS_MERCHANT_ID",
+                "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60",
+            )
+            .args(&args)
+            .assert()
+            .code(2);
+        let err = crate::common::stderr(&assert);
+        assert!(err.contains(flag), "{flag}: {err}");
+        assert!(err.len() < 500, "{flag}: {} bytes: {err}", err.len());
+        assert!(err.contains("(the first 200 of "), "{flag}: {err}");
+    }
+    let code = "493817493817493817493817493817493817";
+    let assert = sandbox
+        .payments()
+        .env("PAYMENTS_BASE_URL", "http://127.0.0.1:1")
+        .args(["confirm", "x", "--reference-no", "R", "--code", code])
+        .assert()
+        .code(2);
+    let err = crate::common::stderr(&assert);
+    assert!(
+        err.contains("--code must be at most 32 characters"),
+        "{err}"
+    );
+    assert!(!err.contains("493817"), "{err}");
+}
