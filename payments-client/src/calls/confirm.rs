@@ -1,5 +1,7 @@
 //! `POST /api/payments/confirm`.
 
+use std::fmt;
+
 use serde::Serialize;
 
 use crate::calls::{Call, ExtraProperties, Method, check_len, check_reference_no};
@@ -7,7 +9,19 @@ use crate::error::{Error, ValidationErrors};
 use crate::model::ids::TransactionId;
 
 /// A validated confirm request (interface document section 2.4).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+///
+/// Its `Debug` shows the confirmation code as `[REDACTED]`: an OTP never
+/// reaches a log through it.
+///
+/// ```
+/// use payments_client::ConfirmRequest;
+/// let req = ConfirmRequest::builder("0192f7c4-2d1e-7a10-9c55-5d3a8f7b1e01", "INV-1")
+///     .confirmation_code("493817")
+///     .build()?;
+/// assert!(!format!("{req:?}").contains("493817"));
+/// # Ok::<(), payments_client::Error>(())
+/// ```
+#[derive(Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfirmRequest {
     transaction_id: TransactionId,
@@ -78,14 +92,48 @@ impl ConfirmRequest {
     }
 }
 
-/// Builder of a [`ConfirmRequest`]; see [`ConfirmRequest::builder`].
-#[derive(Debug, Clone)]
+/// Builder of a [`ConfirmRequest`]; see [`ConfirmRequest::builder`]. Its
+/// `Debug` shows the confirmation code as `[REDACTED]`.
+#[derive(Clone)]
 #[must_use = "a builder does nothing until build() is called"]
 pub struct ConfirmRequestBuilder {
     transaction_id: TransactionId,
     reference_no: String,
     confirmation_code: Option<String>,
     extra_properties: ExtraProperties,
+}
+
+/// What `Debug` shows of a confirmation code: whether there is one.
+fn redacted(code: Option<&String>) -> Option<&'static str> {
+    code.map(|_| "[REDACTED]")
+}
+
+impl fmt::Debug for ConfirmRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConfirmRequest")
+            .field("transaction_id", &self.transaction_id)
+            .field("reference_no", &self.reference_no)
+            .field(
+                "confirmation_code",
+                &redacted(self.confirmation_code.as_ref()),
+            )
+            .field("extra_properties", &self.extra_properties)
+            .finish()
+    }
+}
+
+impl fmt::Debug for ConfirmRequestBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConfirmRequestBuilder")
+            .field("transaction_id", &self.transaction_id)
+            .field("reference_no", &self.reference_no)
+            .field(
+                "confirmation_code",
+                &redacted(self.confirmation_code.as_ref()),
+            )
+            .field("extra_properties", &self.extra_properties)
+            .finish()
+    }
 }
 
 impl ConfirmRequestBuilder {
@@ -155,5 +203,30 @@ impl ConfirmRequestBuilder {
             confirmation_code: self.confirmation_code,
             extra_properties: extra,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ConfirmRequest;
+
+    #[test]
+    fn debug_never_shows_the_confirmation_code() {
+        let builder = ConfirmRequest::builder("0192f7c4-2d1e-7a10-9c55-5d3a8f7b1e01", "INV-1")
+            .confirmation_code("493817");
+        let shown = format!("{builder:?}");
+        assert!(!shown.contains("493817"), "{shown}");
+        assert!(
+            shown.contains("[REDACTED]") && shown.contains("INV-1"),
+            "{shown}"
+        );
+        let request = builder.build().expect("valid");
+        let shown = format!("{request:?} {request:#?}");
+        assert!(!shown.contains("493817"), "{shown}");
+        assert!(shown.contains("[REDACTED]"), "{shown}");
+        let without = ConfirmRequest::builder("0192f7c4-2d1e-7a10-9c55-5d3a8f7b1e01", "INV-1")
+            .build()
+            .expect("valid");
+        assert!(format!("{without:?}").contains("confirmation_code: None"));
     }
 }
