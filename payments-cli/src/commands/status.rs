@@ -509,8 +509,11 @@ fn read_source(path: &Path) -> Result<Vec<u8>, CliError> {
 }
 
 /// One id (or reference) per line; blank lines and `#` comments skipped;
-/// anything that cannot be one is reported with its line number.
+/// anything that cannot be one is reported with its line number. A UTF-8
+/// byte order mark before the first line (Notepad and Excel write one) is
+/// not part of it.
 pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let mut inputs = Vec::new();
     for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = index + 1;

@@ -34,6 +34,26 @@ fn lines_skip_blanks_and_comments_and_report_the_rest() {
 }
 
 #[test]
+fn a_byte_order_mark_is_not_part_of_the_first_line() {
+    for by_reference in [false, true] {
+        let inputs = parse_lines(b"\xef\xbb\xbfabc\r\n\xef\xbb\xbfdef\r\n", by_reference);
+        let lookup = |v: &str| {
+            if by_reference {
+                Lookup::Reference(v.into())
+            } else {
+                Lookup::Id(v.into())
+            }
+        };
+        assert_eq!(inputs[0], line(1, "abc", Ok(lookup("abc"))));
+        // Only the file's first bytes are a mark; one later is the line's.
+        assert_eq!(inputs[1].value.trim_start_matches('\u{feff}'), "def");
+        assert_ne!(inputs[1].value, "def");
+    }
+    // A file that is only a mark holds nothing to look up.
+    assert!(parse_lines(b"\xef\xbb\xbf", false).is_empty());
+}
+
+#[test]
 fn references_may_hold_inner_spaces_and_slashes() {
     let inputs = parse_lines("INV/2026 0001\nnon-utf8 \u{e9}\n".as_bytes(), true);
     assert_eq!(
