@@ -96,8 +96,22 @@ impl fmt::Debug for Profile {
     }
 }
 
+/// A key: a string, or an error that does not repeat the value (serde's
+/// "invalid type: integer `123…`" would print an unquoted key).
 fn secret<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<SecretString>, D::Error> {
-    Ok(Option::<String>::deserialize(d)?.map(SecretString::from))
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Key {
+        Text(String),
+        Other(serde::de::IgnoredAny),
+    }
+    match Option::<Key>::deserialize(d)? {
+        Some(Key::Text(key)) => Ok(Some(SecretString::from(key))),
+        Some(Key::Other(_)) => Err(serde::de::Error::custom(
+            "api_key must be a quoted string, e.g. api_key = \"sk_...\" (its value is not shown)",
+        )),
+        None => Ok(None),
+    }
 }
 
 impl ConfigFile {
@@ -537,11 +551,22 @@ retries = 0
 
     #[test]
     fn malformed_secrets_are_not_echoed() {
-        // A key given with a wrong type: the message may not repeat file contents.
-        let err = parse("[profiles.a]\napi_key = 12345678901\n")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("line 2"), "{err}");
+        // A key given with a wrong type: the message may not repeat it
+        // (serde's own says "invalid type: integer `12345678901`").
+        for value in [
+            "12345678901",
+            "1234.5678901",
+            "12345678901e3",
+            "[12345678901]",
+            "{ k = 12345678901 }",
+        ] {
+            let err = parse(&format!("[profiles.a]\napi_key = {value}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("line 2"), "{err}");
+            assert!(err.contains("api_key must be a quoted string"), "{err}");
+            assert!(!err.contains("12345678901"), "{value}: {err}");
+        }
     }
 
     #[test]
