@@ -3,6 +3,7 @@
 //! decodes every attempt here; [`decode_response`] (in [`wire`](crate::wire))
 //! does the same for a body obtained some other way.
 
+use bytes::{Bytes, BytesMut};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -49,11 +50,52 @@ fn lenient_text(raw: Option<&RawValue>) -> Option<String> {
     }
 }
 
+/// The most of an answer's body the client reads. The interface's answers
+/// are under 1 KiB (with 16 KiB of `extraProperties` at most); a larger one
+/// is not the service's envelope, and is not read whole into memory (a
+/// gateway or a hostile server could send gigabytes).
+pub const MAX_ANSWER: usize = 1024 * 1024;
+
+/// Reads an answer's body, up to [`MAX_ANSWER`] bytes: `(body, false)`
+/// when it came whole, `(its start, true)` when it is larger (the rest is
+/// never read; dropping the response closes the connection).
+pub(crate) async fn read_body(
+    mut response: reqwest::Response,
+) -> Result<(Bytes, bool), reqwest::Error> {
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_ANSWER as u64)
+    {
+        let start = response.chunk().await?.unwrap_or_default();
+        return Ok((start.slice(..start.len().min(BODY_PREFIX_LEN)), true));
+    }
+    // The usual answer is one chunk, kept as it came.
+    let Some(first) = response.chunk().await? else {
+        return Ok((Bytes::new(), false));
+    };
+    let mut next = response.chunk().await?;
+    if next.is_none() && first.len() <= MAX_ANSWER {
+        return Ok((first, false));
+    }
+    let mut joined = BytesMut::from(&first[..first.len().min(MAX_ANSWER + 1)]);
+    while joined.len() <= MAX_ANSWER {
+        let Some(chunk) = next else {
+            return Ok((joined.freeze(), false));
+        };
+        joined.extend_from_slice(&chunk[..chunk.len().min(MAX_ANSWER + 1 - joined.len())]);
+        next = response.chunk().await?;
+    }
+    joined.truncate(BODY_PREFIX_LEN);
+    Ok((joined.freeze(), true))
+}
+
 /// What one HTTP exchange produced, before it becomes a [`Reply`].
 pub(crate) struct Exchange<'a> {
     pub status: u16,
     pub content_type: Option<String>,
     pub body: &'a [u8],
+    /// `body` is only the start of an answer larger than [`MAX_ANSWER`].
+    pub too_large: bool,
     pub request_id: &'a str,
     pub retry_after: Option<std::time::Duration>,
     pub attempt: u32,
@@ -80,6 +122,12 @@ pub(crate) fn decode<T: DeserializeOwned>(ex: Exchange<'_>) -> Result<Reply<T>, 
         reason,
         retry_after: ex.retry_after,
     };
+    if ex.too_large {
+        return Err(unexpected(format!(
+            "the answer is larger than {} KiB, the most the client reads (the service's are under 1 KiB)",
+            MAX_ANSWER / 1024
+        )));
+    }
     let Ok(text) = std::str::from_utf8(ex.body) else {
         return Err(unexpected("body is not UTF-8".to_owned()));
     };
@@ -205,6 +253,7 @@ pub fn decode_response<T: DeserializeOwned>(
         status: http_status,
         content_type: content_type.map(str::to_owned),
         body,
+        too_large: false,
         request_id: "",
         retry_after: None,
         attempt: 1,

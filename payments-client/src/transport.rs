@@ -353,7 +353,7 @@ impl Transport {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
             let retry_after = headers.get(RETRY_AFTER).and_then(parse_retry_after);
-            let body = response.bytes().await?;
+            let body = decode::read_body(response).await?;
             Ok::<_, reqwest::Error>((status, content_type, retry_after, body))
         };
         let outcome = match limit {
@@ -367,7 +367,7 @@ impl Transport {
             request_id: ctx.request_id.clone(),
             source,
         };
-        let (status, content_type, retry_after, body) = match outcome {
+        let (status, content_type, retry_after, (body, too_large)) = match outcome {
             Err(_elapsed) => {
                 tracing::debug!("attempt timed out");
                 span.record("error.type", "timeout");
@@ -394,6 +394,7 @@ impl Transport {
             status,
             content_type,
             body: &body,
+            too_large,
             request_id: &ctx.request_id,
             retry_after,
             attempt,

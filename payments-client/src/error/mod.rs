@@ -171,7 +171,8 @@ pub enum Error {
         source: Option<reqwest::Error>,
     },
 
-    /// The body is not the envelope (an HTML 502 from a proxy, an empty 504).
+    /// The body is not the envelope (an HTML 502 from a proxy, an empty 504,
+    /// an answer larger than 1 MiB, which is not read whole).
     #[error("unexpected response (HTTP {status}): {reason}")]
     UnexpectedResponse {
         /// HTTP status.
