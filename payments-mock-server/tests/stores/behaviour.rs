@@ -111,6 +111,32 @@ pub async fn create_keeps_every_field_and_refuses_a_taken_reference<S: Store>(st
     let other = create(store, OTHER, "INV/1 ✓ ?#%").await;
     assert_ne!(other.id, record.id);
     assert_eq!(store.count().await.expect("count"), 2);
+    // Free text may hold a NUL (which PostgreSQL's text cannot) and
+    // U+FFFF: kept as sent by every store.
+    let odd = |text: &str| Some(format!("{text}\0\u{FFFF}0\u{FFFF}\u{FFFF}\0"));
+    let mut nul = new(MERCHANT, "NUL");
+    nul.description = odd("d");
+    nul.store_id = odd("s").expect("some");
+    nul.device_id = odd("");
+    nul.payer_id = odd("p");
+    nul.return_url = odd("https://shop.example/");
+    let made = store
+        .create(nul.clone(), InitialState::Initiated, MINUTE)
+        .await
+        .expect("answers")
+        .expect("a new reference");
+    let read = store
+        .with_id(made.id, None, Record::clone)
+        .await
+        .expect("answers")
+        .expect("stored");
+    assert_eq!(read, made);
+    assert_eq!(*read.fields.store_id, nul.store_id);
+    assert_eq!(read.fields.payer_id.as_deref(), nul.payer_id.as_deref());
+    let rare = read.fields.rare.as_deref().expect("rare fields");
+    assert_eq!(rare.description.as_deref(), nul.description.as_deref());
+    assert_eq!(rare.device_id.as_deref(), nul.device_id.as_deref());
+    assert_eq!(rare.return_url.as_deref(), nul.return_url.as_deref());
 }
 
 /// Of many concurrent creates of one reference exactly one creates; the

@@ -97,6 +97,14 @@ pub async fn the_journal_keeps_the_last_thousand<S: Store>(store: &S) {
     let after = store.requests_since(1005, 10).await.expect("answers");
     assert_eq!(after.len(), 1);
     assert_eq!(after[0].seq, 1006, "numbering goes on across a reset");
+    // A body may hold a NUL (which PostgreSQL's text cannot) and U+FFFF:
+    // kept as sent by every store.
+    let mut odd = capture("/api/odd");
+    odd.set_body("{\0}\u{FFFF}0\u{FFFF}\u{FFFF}\0".as_bytes());
+    store.record_request(odd);
+    let kept = store.requests_since(1006, 10).await.expect("answers");
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].body, "{\0}\u{FFFF}0\u{FFFF}\u{FFFF}\0");
 }
 
 /// The journal is exact (issue 33): a read after a recording includes it,

@@ -38,7 +38,8 @@ impl PostgresStore {
                 ))
                 .await
                 .map_err(|e| store_error(&e))?;
-            let mut params = fields(&row).to_vec();
+            let stored = nul::escaped_row(&row);
+            let mut params = fields(&stored).to_vec();
             params.push(&self.view.sandbox);
             let inserted = client
                 .query_opt(&statement, &params)
@@ -95,7 +96,8 @@ impl PostgresStore {
                 c.and_then(|c| c.page_token.clone()),
                 c.and_then(|c| c.page_deadline),
             );
-            let mut params = fields(&row).to_vec();
+            let stored = nul::escaped_row(&row);
+            let mut params = fields(&stored).to_vec();
             params.extend_from_slice(&[
                 &confirmed_at,
                 &result,

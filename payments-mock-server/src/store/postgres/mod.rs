@@ -63,6 +63,7 @@ use crate::error::Error;
 
 mod inserts;
 mod journal;
+mod nul;
 mod open;
 mod pending;
 mod queries;

@@ -46,7 +46,7 @@ pub(super) fn row_of(r: &tokio_postgres::Row) -> Result<Row, StoreError> {
         }),
         _ => None,
     };
-    Ok(Row {
+    let mut row = Row {
         id: r.try_get(0).map_err(get)?,
         merchant_id: r.try_get(1).map_err(get)?,
         reference_no: r.try_get(2).map_err(get)?,
@@ -69,7 +69,9 @@ pub(super) fn row_of(r: &tokio_postgres::Row) -> Result<Row, StoreError> {
         decision: r.try_get(26).map_err(get)?,
         decided_at: r.try_get(27).map_err(get)?,
         later_submits: r.try_get(28).map_err(get)?,
-    })
+    };
+    nul::unescape_row(&mut row);
+    Ok(row)
 }
 
 pub(super) fn record_of(r: &tokio_postgres::Row) -> Result<Record, StoreError> {
@@ -78,7 +80,7 @@ pub(super) fn record_of(r: &tokio_postgres::Row) -> Result<Record, StoreError> {
 
 pub(super) fn journal_row_of(r: &tokio_postgres::Row) -> Result<JournalRow, StoreError> {
     let get = |e: tokio_postgres::Error| store_error(&e);
-    Ok(JournalRow {
+    let mut row = JournalRow {
         seq: r.try_get(0).map_err(get)?,
         at: r.try_get(1).map_err(get)?,
         method: r.try_get(2).map_err(get)?,
@@ -91,7 +93,9 @@ pub(super) fn journal_row_of(r: &tokio_postgres::Row) -> Result<JournalRow, Stor
         request_id: r.try_get(9).map_err(get)?,
         fault: r.try_get(10).map_err(get)?,
         replica: r.try_get(11).map_err(get)?,
-    })
+    };
+    nul::unescape_journal(&mut row);
+    Ok(row)
 }
 
 /// Bounds a database call by [`STORE_TIMEOUT`].
