@@ -428,6 +428,34 @@ async fn each_role_makes_sees_and_controls_only_what_it_may() {
             "{url}"
         );
     }
+    // Its health too: else its id (and its clock) could be probed; and
+    // the whole server's metrics are the admin's under any sandbox.
+    let health = format!("{mine_base}/_mock/health");
+    for (key, expected) in [
+        (None, 404),
+        (Some(other), 404),
+        (Some(bound), 200),
+        (Some(admin), 200),
+    ] {
+        assert_eq!(get(&health, key).await.0, expected, "{key:?}");
+    }
+    assert_eq!(
+        get(&format!("{admins_base}/_mock/health"), Some(bound))
+            .await
+            .0,
+        404
+    );
+    assert_eq!(
+        get(&format!("{admins_base}/_mock/health"), None).await.0,
+        404
+    );
+    for (key, expected) in [(Some(bound), 403), (Some(other), 404), (Some(admin), 200)] {
+        assert_eq!(
+            get(&format!("{mine_base}/metrics"), key).await.0,
+            expected,
+            "{key:?}"
+        );
+    }
     // Anonymous under it: the controls want a key, the API a key too.
     assert_eq!(get(&format!("{mine_base}/_mock/clock"), None).await.0, 401);
     assert_eq!(initiate(None).await.0, 401);

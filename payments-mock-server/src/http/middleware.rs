@@ -269,7 +269,26 @@ fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<
         // 18): a valid key's viewer goes with it; no key, or a wrong one,
         // is anonymous (no viewer) and is told only that the mock is up.
         Area::Open if req.uri().path() == "/_mock/health" => {
-            if let Some(Ok(role)) = state.admin.bearer(req.headers(), &state.auth) {
+            let role = match state.admin.bearer(req.headers(), &state.auth) {
+                Some(Ok(role)) => Some(role),
+                _ => None,
+            };
+            // A sandbox's health is its own: to anyone but the admin and
+            // its merchant it does not exist, as on every other route
+            // (else its id, and its clock, could be probed).
+            if let Some(sandbox) = state.sandbox {
+                let sees = match role {
+                    Some(Role::Admin) => true,
+                    Some(Role::Merchant(m)) => sandbox.owner == Some(m),
+                    _ => false,
+                };
+                if !sees {
+                    return Err(Box::new(
+                        crate::http::handlers::sandboxes::not_found().into_response(),
+                    ));
+                }
+            }
+            if let Some(role) = role {
                 req.extensions_mut().insert(Viewer {
                     role,
                     signed_in: false,
@@ -305,8 +324,13 @@ fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<
         }
         viewer.role = Role::Owner(m);
     }
+    // `/metrics` counts the whole server, whichever sandbox it is asked
+    // under: the admin's alone (a sandbox's owner controls only its own).
+    let server_wide = cfg!(feature = "metrics") && req.uri().path() == "/metrics";
     // A merchant's key makes, lists and removes its own sandboxes.
-    if (!reads || area == Area::AdminOnly) && !viewer.role.may_change() && area != Area::Sandboxes {
+    if (!reads || area == Area::AdminOnly) && !viewer.role.may_change() && area != Area::Sandboxes
+        || server_wide && viewer.role != Role::Admin
+    {
         return Err(Box::new(refused(
             state,
             area,
@@ -427,159 +451,4 @@ fn ensure_page(response: Response, path: &str, state: &AppState) -> Response {
 }
 
 #[cfg(test)]
-mod tests {
-    use axum::Router;
-    use axum::body::Body;
-    use axum::http::{Request, StatusCode};
-    use axum::routing::get;
-    use http_body_util::BodyExt;
-    use tower::ServiceExt;
-    use tower_http::catch_panic::CatchPanicLayer;
-
-    use crate::http::app::MockService;
-
-    use super::*;
-
-    #[test]
-    fn a_logged_path_carries_its_sandbox_and_its_cut() {
-        let id = "01a2269a-4271-7261-9406-1a90300163bd";
-        assert_eq!(
-            ShownPath(Some(id), "/api/payments/x/status", "").to_string(),
-            format!("/sandboxes/{id}/api/payments/x/status")
-        );
-        assert_eq!(ShownPath(None, "/api/a", "…").to_string(), "/api/a…");
-    }
-
-    #[test]
-    fn every_spelling_under_the_mock_prefix_is_behind_the_key() {
-        for open in [
-            "/_mock/health",
-            "/openapi.json",
-            "/pay/abc",
-            "/",
-            "//_mock/reset",
-            "/_mock/ui/sign-in",
-            "/_mock/ui/static/console.css",
-        ] {
-            assert_eq!(area(open), Area::Open, "{open}");
-        }
-        for controls in [
-            "/_mock",
-            "/_mock/",
-            "/_mock/reset",
-            "/_mock//reset",
-            "/_mock/health/",
-            "/_mock/healthz",
-            "/_mockx",
-            "/_mock/transactions/x/payer",
-        ] {
-            assert_eq!(area(controls), Area::Controls, "{controls}");
-        }
-        #[cfg(feature = "metrics")]
-        assert_eq!(area("/metrics"), Area::AdminOnly);
-        assert_eq!(area("/_mock/coverage"), Area::AdminOnly);
-        assert_eq!(area("/_mock/faults"), Area::AdminOnly);
-        assert_eq!(area("/_mock/faults/x"), Area::AdminOnly);
-        assert_eq!(area("/_mock/coverage/"), Area::Controls);
-        assert_eq!(area("/metrics/"), Area::Open);
-        #[cfg(feature = "pages")]
-        for console in [
-            "/_mock/ui",
-            "/_mock/ui/",
-            "/_mock/ui/reset",
-            "/_mock/ui/sign-in/",
-            "/_mock/ui/static/console.css/..",
-            "/_mock/ui/static/",
-        ] {
-            assert_eq!(area(console), Area::Console, "{console}");
-        }
-    }
-
-    #[test]
-    fn a_callers_request_id_is_copied_out_of_the_read_buffer() {
-        // As hyper hands it over: a slice of the connection's buffer.
-        let buffer = bytes::Bytes::from(vec![b'a'; 8192]);
-        let given = HeaderValue::from_maybe_shared(buffer.slice(100..136)).expect("visible ASCII");
-        let kept = detached(&given);
-        assert_eq!(kept, given);
-        let inside = buffer.as_ptr_range();
-        assert!(
-            !inside.contains(&kept.as_bytes().as_ptr()),
-            "the kept id must not pin the read buffer"
-        );
-    }
-
-    /// `routes` as the service's routes outside `/api/`.
-    fn with_context(routes: Router) -> MockService {
-        MockService::around(AppState::new(crate::config::Config::default()), routes)
-    }
-
-    /// A GET of `/boom` (whose handler panics with `message`) is answered
-    /// 500 `INTERNAL_ERROR` with the request id and without the message.
-    async fn assert_boom_is_500(router: &MockService, message: &str) {
-        let request = Request::get("/boom")
-            .header("x-request-id", "panic-1")
-            .body(Body::empty())
-            .expect("request");
-        let response = router.clone().oneshot(request).await.expect("infallible");
-        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
-        assert_eq!(response.headers()[&REQUEST_ID], "panic-1");
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .expect("body")
-            .to_bytes();
-        let text = String::from_utf8_lossy(&body);
-        assert!(text.contains("\"errorCode\":\"INTERNAL_ERROR\""), "{text}");
-        assert!(!text.contains(message));
-    }
-
-    async fn boom() -> &'static str {
-        panic!("handler bug")
-    }
-
-    #[tokio::test]
-    async fn a_panicking_handler_becomes_500_envelope_and_the_router_keeps_serving() {
-        let router = with_context(
-            Router::new()
-                .route("/boom", get(boom))
-                .route("/fine", get(|| async { "fine" }))
-                .layer(CatchPanicLayer::custom(panic_response)),
-        );
-        assert_boom_is_500(&router, "handler bug").await;
-        let request = Request::get("/fine").body(Body::empty()).expect("request");
-        let response = router.oneshot(request).await.expect("infallible");
-        assert_eq!(response.status(), StatusCode::OK);
-    }
-
-    #[tokio::test]
-    async fn a_panic_below_the_context_without_a_panic_layer_still_gets_the_500_envelope() {
-        // No CatchPanicLayer: the service itself must answer (as it does
-        // for a panic in the /api/ guard).
-        let router = with_context(Router::new().route("/boom", get(boom)));
-        assert_boom_is_500(&router, "handler bug").await;
-    }
-
-    #[tokio::test]
-    async fn a_bare_rejection_is_rewritten_as_the_envelope() {
-        let router: Router = Router::new().route(
-            "/teapot",
-            get(|| async { (StatusCode::IM_A_TEAPOT, "short and stout") }),
-        );
-        let router = with_context(router);
-        let request = Request::get("/teapot")
-            .body(Body::empty())
-            .expect("request");
-        let response = router.oneshot(request).await.expect("infallible");
-        assert_eq!(response.status(), StatusCode::IM_A_TEAPOT);
-        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .expect("body")
-            .to_bytes();
-        assert!(String::from_utf8_lossy(&body).contains("VALIDATION_ERROR"));
-    }
-}
+mod tests;
