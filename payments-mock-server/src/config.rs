@@ -151,7 +151,9 @@ impl Config {
                 "header read timeout must be greater than 0".to_owned(),
             ));
         }
-        if self.sandbox_ttl.is_zero() || self.sandbox_ttl > crate::sandboxes::MAX_SANDBOX_TTL {
+        if self.sandbox_ttl < Duration::from_secs(1)
+            || self.sandbox_ttl > crate::sandboxes::MAX_SANDBOX_TTL
+        {
             return Err(Error::Config(
                 "sandbox time to live must be between 1 second and 7 days".to_owned(),
             ));
@@ -272,6 +274,33 @@ mod tests {
     use uuid::Uuid;
 
     use super::*;
+
+    #[test]
+    fn a_sandbox_lives_from_one_second_to_seven_days() {
+        for (ttl, ok) in [
+            (Duration::ZERO, false),
+            (Duration::from_millis(500), false),
+            (Duration::from_millis(999), false),
+            (Duration::from_secs(1), true),
+            (crate::sandboxes::MAX_SANDBOX_TTL, true),
+            (
+                crate::sandboxes::MAX_SANDBOX_TTL + Duration::from_millis(1),
+                false,
+            ),
+        ] {
+            let config = Config {
+                sandbox_ttl: ttl,
+                ..Config::default()
+            };
+            match config.validate() {
+                Ok(()) => assert!(ok, "{ttl:?} accepted"),
+                Err(e) => {
+                    assert!(!ok, "{ttl:?} refused");
+                    assert!(e.to_string().contains("between 1 second and 7 days"), "{e}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn keys_parse_with_and_without_merchant() {
