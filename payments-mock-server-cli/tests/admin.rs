@@ -59,6 +59,41 @@ async fn clock_advances_by_fractional_seconds_and_rejects_bad_values() {
     assert_eq!(reply.status, 400);
 }
 
+/// The clock goes about 292 years ahead at most: an advance past that is
+/// refused (it used to answer "clock advanced" and move nothing), and the
+/// clock stays where it was.
+#[tokio::test]
+async fn an_advance_past_the_clocks_end_is_refused_and_moves_nothing() {
+    let (_, router) = service();
+    let century = json!({ "seconds": 3_153_600_000_u64 });
+    for _ in 0..2 {
+        let reply = post(&router, "/_mock/clock/advance", &century).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+    }
+    let before = get(&router, "/_mock/clock").await.data()["offsetSeconds"].to_string();
+    let reply = post(&router, "/_mock/clock/advance", &century).await;
+    assert_eq!(
+        (reply.status.as_u16(), reply.code()),
+        (400, "VALIDATION_ERROR")
+    );
+    assert!(
+        reply.message().starts_with("seconds must be at most 2916"),
+        "{}",
+        reply.message()
+    );
+    let after = get(&router, "/_mock/clock").await.data()["offsetSeconds"].to_string();
+    assert_eq!(before, after);
+    assert_eq!(before, "6307200000");
+    // What is left may still be taken.
+    let rest = post(
+        &router,
+        "/_mock/clock/advance",
+        &json!({ "seconds": 2_916_172_036_u64 }),
+    )
+    .await;
+    assert_eq!(rest.status, 200, "{}", rest.body);
+}
+
 #[tokio::test]
 async fn transactions_filter_and_page() {
     let (_, router) = service();

@@ -70,6 +70,16 @@ async fn the_clock_page_shows_and_moves_the_clock() {
     let huge = format!("seconds=1&pad={}", "x".repeat(30_000));
     assert_page(&form(&router, "/_mock/ui/clock", &huge, None).await, 413);
     assert_eq!(clock_offset(&state).await, before, "nothing moved");
+    // Past the clock's end (about 292 years): refused, as the JSON control.
+    for _ in 0..2 {
+        let reply = form(&router, "/_mock/ui/clock", "seconds=3153600000", None).await;
+        assert_eq!(reply.status, 303);
+    }
+    let moved = clock_offset(&state).await;
+    let reply = form(&router, "/_mock/ui/clock", "seconds=3153600000", None).await;
+    let page = assert_page(&reply, 400);
+    assert!(page.contains("seconds must be at most 2916"), "{page}");
+    assert_eq!(clock_offset(&state).await, moved, "nothing moved");
 }
 
 #[tokio::test]

@@ -175,11 +175,40 @@ pub fn advance_seconds(body: &Map<String, Value>) -> Result<Duration, Invalid> {
     Ok(Duration::from_nanos(nanos))
 }
 
+/// Whether a clock `offset_nanos` ahead of real time may move `by` more:
+/// its offset ends at about 292 years, where it would stop moving while an
+/// advance still answered "clock advanced".
+pub fn room_for(offset_nanos: i64, by: Duration) -> Result<(), Invalid> {
+    let after = i128::from(offset_nanos) + i128::try_from(by.as_nanos()).unwrap_or(i128::MAX);
+    if after > i128::from(i64::MAX) {
+        let left = (i64::MAX - offset_nanos.max(0)) / 1_000_000_000;
+        return Err(Invalid::rules(format!(
+            "seconds must be at most {left}: the virtual clock goes at most about 292 years \
+             ahead of real time; reset it to start again"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn an_advance_past_the_clocks_end_is_refused() {
+        let year = Duration::from_secs(365 * 24 * 3600);
+        assert!(room_for(0, year * 100).is_ok());
+        assert!(room_for(0, Duration::from_nanos(i64::MAX as u64)).is_ok());
+        let err = room_for(1, Duration::from_nanos(i64::MAX as u64)).expect_err("past the end");
+        assert!(format!("{err:?}").contains("seconds must be at most 9223372036"), "{err:?}");
+        let far = i64::try_from((year * 250).as_nanos()).expect("fits");
+        assert!(room_for(far, year * 100).is_err());
+        assert!(room_for(far, year * 40).is_ok());
+        assert!(room_for(i64::MAX, Duration::from_nanos(1)).is_err());
+        assert!(room_for(i64::MAX, Duration::ZERO).is_ok());
+    }
 
     proptest! {
         #[test]

@@ -404,6 +404,7 @@ pub async fn advance(
     JsonObject(body): JsonObject,
 ) -> Result<Response, ApiError> {
     let by = crate::domain::clock::advance_seconds(&body)?;
+    crate::domain::clock::room_for(state.store.clock().await?.offset_nanos, by)?;
     let reading = state.store.advance_clock(by).await?;
     Ok(success(clock_data(reading), Some("clock advanced")))
 }

@@ -156,6 +156,14 @@ pub(crate) async fn advance(
         ),
         other => other,
     };
+    // As the JSON control: not past the clock's end.
+    let advanced = match advanced {
+        Ok(by) => match state.store.clock().await {
+            Ok(now) => crate::domain::clock::room_for(now.offset_nanos, by).map(|()| by),
+            Err(e) => return store_down(&state, &e, path),
+        },
+        other => other,
+    };
     match advanced {
         Ok(by) => {
             if let Err(e) = state.store.advance_clock(by).await {
