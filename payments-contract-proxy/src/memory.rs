@@ -206,6 +206,20 @@ impl Memory {
         }
     }
 
+    /// The transaction a status read of `reference` is about: with the
+    /// merchant it was scoped to (`merchantId`), that merchant's initiate;
+    /// unscoped, the one merchant's that initiated it, and none when
+    /// several did (the scope then lies with the caller's key, which the
+    /// proxy does not know).
+    pub fn transaction_for(&self, reference: &str, merchant: Option<&str>) -> Option<&str> {
+        let initiated = self.references.peek(reference)?;
+        match merchant {
+            Some(merchant) => initiated.of(merchant),
+            None if initiated.more.is_empty() => Some(&initiated.first.1),
+            None => None,
+        }
+    }
+
     /// The transaction the latest 200 initiate of `reference` (any
     /// merchant) was answered with.
     pub fn transaction_of_reference(&self, reference: &str) -> Option<&str> {

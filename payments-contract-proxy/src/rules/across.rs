@@ -83,17 +83,27 @@ fn amount_units(p: &Parsed<'_>, memory: &Memory) -> Hits {
 pub(super) const STATUS_AGREE: Rule = Rule {
     id: "status.agree",
     level: Level::Violation,
-    text: "Status by id and status by reference of one transaction disagree on `transactionId`, `referenceNo`, `amount` (compared as numbers), `productCode` or `createdAt`. The transaction of a status read is the one its path names: the id, or the transaction the reference was initiated with through this proxy (else the one the answer names).",
+    text: "Status by id and status by reference of one transaction disagree on `transactionId`, `referenceNo`, `amount` (compared as numbers), `productCode` or `createdAt`. The transaction of a status read is the one its path names: the id, or the transaction the reference was initiated with through this proxy by the merchant the read is scoped to (its `merchantId`, or the one merchant that initiated it; else the one the answer names).",
     check: status_agree,
 };
 
+/// The merchant a status read by reference was scoped to by its
+/// `merchantId` query parameter (canonical when a UUID).
+fn scope_of(p: &Parsed<'_>) -> Option<String> {
+    let query = p.exchange.request.query.as_deref()?;
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(name, _)| name == "merchantId")
+        .map(|(_, value)| merchant_key(&value).into_owned())
+}
+
 /// The transaction a status read is about: the id in its path, or the
-/// transaction its reference was initiated with (else the answer's).
+/// transaction its reference was initiated with by the merchant it was
+/// scoped to (else the answer's).
 fn read_of<'a>(p: &'a Parsed<'_>, data: &Object<'a>, memory: &'a Memory) -> Option<Cow<'a, str>> {
     match &p.endpoint {
         Endpoint::StatusById(id) => Some(Cow::Borrowed(id.as_str())),
         Endpoint::StatusByReference(reference) => memory
-            .transaction_of_reference(reference)
+            .transaction_for(reference, scope_of(p).as_deref())
             .map(Cow::Borrowed)
             .or_else(|| transaction_of(data)),
         _ => None,
@@ -364,7 +374,7 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
             let snapshot = Snapshot::of(data);
             seen_status(memory.seen(&id));
             let of = memory
-                .transaction_of_reference(reference)
+                .transaction_for(reference, scope_of(p).as_deref())
                 .unwrap_or(&id)
                 .to_owned();
             memory.seen(&of).by_reference = Some(snapshot);

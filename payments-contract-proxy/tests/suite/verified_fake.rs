@@ -149,6 +149,50 @@ async fn hundreds_of_correct_exchanges_have_no_finding_at_all() {
     );
 }
 
+/// One reference initiated by two merchants is two transactions (CONTRACT
+/// 4), and a status read by reference scoped to either merchant is
+/// answered with that merchant's: the proxy finds nothing, in either order
+/// of the reads (it once compared a read scoped to the first merchant with
+/// the second's transaction, a false `status.agree` violation).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_reference_of_two_merchants_read_by_each_scope_has_no_finding() {
+    const OTHER: &str = "0b7e2d51-93c4-4f0a-8d6e-2f1a3b4c5d6e";
+    let pair = Pair::start().await;
+    let mut ids = Vec::new();
+    for merchant in [MERCHANT, OTHER] {
+        let body = json!({
+            "merchantId": merchant, "referenceNo": "SHARED-1", "amount": 1050,
+            "productCode": "TOPUP", "storeId": "S1", "payerId": "60123456789",
+        });
+        let (status, verdict, initiated) = pair
+            .call("POST", "/api/payments/initiate", Some(&body))
+            .await;
+        assert_eq!((status, verdict.as_str()), (200, "pass"), "{initiated}");
+        ids.push(
+            initiated["data"]["transactionId"]
+                .as_str()
+                .expect("an id")
+                .to_owned(),
+        );
+    }
+    let scoped = |m: &str| format!("/api/payments/reference/SHARED-1/status?merchantId={m}");
+    let reads = [
+        format!("/api/payments/{}/status", ids[1]),
+        scoped(MERCHANT),
+        format!("/api/payments/{}/status", ids[0]),
+        scoped(OTHER),
+        format!("/api/payments/{}/status", ids[1]),
+        scoped(&MERCHANT.to_uppercase()),
+        format!("/api/payments/{}/status", ids[0]),
+    ];
+    for path in &reads {
+        let (status, verdict, read) = pair.call("GET", path, None).await;
+        assert_eq!((status, verdict.as_str()), (200, "pass"), "{path}: {read}");
+    }
+    let summary = pair.proxy.shutdown().await;
+    assert!(summary.rules.is_empty(), "no finding: {:#?}", summary.rules);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mocks_extensions_are_undocumented_never_violations() {
     let pair = Pair::start().await;

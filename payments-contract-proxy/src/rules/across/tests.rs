@@ -391,3 +391,60 @@ fn transaction_id_reused_spares_a_replay_and_another_merchants_own_transaction()
         .is_empty()
     );
 }
+
+/// One reference initiated by two merchants is two transactions (CONTRACT
+/// 4): a status read scoped to one of them (`merchantId`) is about that
+/// merchant's, whichever initiated last; an unscoped one (a merchant's key
+/// scopes it, which the proxy cannot see) is about the one its answer names.
+#[test]
+fn status_agree_follows_the_merchant_a_read_by_reference_is_scoped_to() {
+    let merchant = crate::rules::test_support::MERCHANT;
+    let read = |path: &str, id: &str, amount: &str| {
+        exchange(
+            "GET",
+            path,
+            json!(null),
+            200,
+            ok(status_data(id, "R", "INITIATED", amount)),
+        )
+    };
+    let scoped = |m: &str, id: &str, amount: &str| {
+        let mut e = read(BY_REF, id, amount);
+        e.request.query = Some(format!("merchantId={m}"));
+        e
+    };
+    let first = [
+        initiate_of(merchant, "R", "tA"),
+        initiate_of(OTHER_MERCHANT, "R", "tB"),
+        read("/api/payments/tB/status", "tB", "11.00"),
+    ];
+    // The mock answers merchant A's read with A's transaction: no finding,
+    // and the next read of B's by id agrees with B's own.
+    let clean = [
+        first.to_vec(),
+        vec![
+            scoped(merchant, "tA", "10.50"),
+            scoped(&merchant.to_uppercase(), "tA", "10.50"),
+            read(BY_REF, "tA", "10.50"),
+            read("/api/payments/tB/status", "tB", "11.00"),
+            read("/api/payments/tA/status", "tA", "10.50"),
+        ],
+    ]
+    .concat();
+    assert_eq!(found("status.agree", &clean), Vec::new());
+    // A read scoped to A answered with B's transaction disagrees with A's
+    // read by id.
+    let crossed = [
+        first.to_vec(),
+        vec![
+            read("/api/payments/tA/status", "tA", "10.50"),
+            scoped(merchant, "tB", "11.00"),
+        ],
+    ]
+    .concat();
+    let hits = found("status.agree", &crossed);
+    assert!(
+        hits.iter().any(|h| h.message.starts_with("transactionId")),
+        "{hits:?}"
+    );
+}
