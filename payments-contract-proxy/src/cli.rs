@@ -320,7 +320,10 @@ pub fn run_proxy(
         eprint!("{}", coverage_table(&finished.coverage));
         let verdict = finished.summary.exit_code(strict);
         let covered = coverage_passes(&finished.coverage, min_coverage);
-        ExitCode::from(verdict.max(u8::from(!covered)))
+        // Evidence asked for and not written: 2, as a file that cannot be
+        // opened at the start (a CI job must not pass without it).
+        let written = if finished.unwritten.is_empty() { 0 } else { 2 };
+        ExitCode::from(verdict.max(u8::from(!covered)).max(written))
     })
 }
 

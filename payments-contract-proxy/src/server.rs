@@ -21,6 +21,9 @@ pub struct Finished {
     /// What the service was seen to do of the interface's answers and
     /// transitions (CONTRACT section 20).
     pub coverage: Coverage,
+    /// The JUnit and SARIF files that could not be written (each logged as
+    /// an error); the binary then exits 2.
+    pub unwritten: Vec<std::path::PathBuf>,
 }
 
 /// A running proxy on a loopback port (or a listener given to it).
@@ -180,7 +183,7 @@ impl Proxy {
     /// [`Proxy::shutdown`], returning the interface coverage beside the
     /// summary. The JUnit and SARIF files (`junit`, `sarif` of
     /// [`ProxyConfig`]) are written then; one that cannot be is logged as
-    /// an error.
+    /// an error and named in [`Finished::unwritten`].
     pub async fn finish(mut self) -> Finished {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
@@ -197,7 +200,7 @@ impl Proxy {
             }
         }
         self.state.flush();
-        self.state.write_evidence();
+        let unwritten = self.state.write_evidence();
         #[cfg(feature = "otlp")]
         if let Some(spans) = &self.spans {
             spans.shutdown().await;
@@ -205,6 +208,7 @@ impl Proxy {
         Finished {
             summary: self.state.summary(),
             coverage: self.state.coverage(),
+            unwritten,
         }
     }
 }

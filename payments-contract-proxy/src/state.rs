@@ -110,6 +110,9 @@ fn open_append(path: &PathBuf, what: &str) -> Result<BufWriter<File>, Error> {
         })
 }
 
+/// How one evidence file is written into the file made for it.
+type WriteWith<'a> = &'a dyn Fn(File) -> std::io::Result<()>;
+
 impl ProxyState {
     pub(crate) fn new(config: ProxyConfig) -> Result<Self, Error> {
         config.validate()?;
@@ -341,32 +344,34 @@ impl ProxyState {
     }
 
     /// Writes the JUnit and SARIF files (`--junit`, `--sarif`), if asked
-    /// for: at the stop. A file that cannot be written is logged.
-    pub(crate) fn write_evidence(&self) {
+    /// for: at the stop. A file that cannot be written is logged, and
+    /// returned (the binary then exits 2: a CI job must not pass without
+    /// its evidence).
+    pub(crate) fn write_evidence(&self) -> Vec<std::path::PathBuf> {
         let judge = self.lock();
         let strict = self.config.strict;
-        if let Some(path) = &self.config.junit {
-            let written = File::create(path).and_then(|file| judge.trail.write_junit(file, strict));
-            match written {
+        let mut unwritten = Vec::new();
+        let files: [(&str, Option<&std::path::PathBuf>, WriteWith<'_>); 2] = [
+            ("JUnit", self.config.junit.as_ref(), &|file| {
+                judge.trail.write_junit(file, strict)
+            }),
+            ("SARIF", self.config.sarif.as_ref(), &|file| {
+                judge.trail.write_sarif(file, None)
+            }),
+        ];
+        for (what, path, write) in files {
+            let Some(path) = path else { continue };
+            match File::create(path).and_then(write) {
                 Ok(()) => {
-                    tracing::info!(path = %path.display(), "JUnit written to {}", path.display())
+                    tracing::info!(path = %path.display(), "{what} written to {}", path.display());
                 }
                 Err(e) => {
-                    tracing::error!(path = %path.display(), error = %e, "the JUnit file {} could not be written: {e}", path.display())
+                    tracing::error!(path = %path.display(), error = %e, "the {what} file {} could not be written: {e}", path.display());
+                    unwritten.push(path.clone());
                 }
             }
         }
-        if let Some(path) = &self.config.sarif {
-            let written = File::create(path).and_then(|file| judge.trail.write_sarif(file, None));
-            match written {
-                Ok(()) => {
-                    tracing::info!(path = %path.display(), "SARIF written to {}", path.display())
-                }
-                Err(e) => {
-                    tracing::error!(path = %path.display(), error = %e, "the SARIF file {} could not be written: {e}", path.display())
-                }
-            }
-        }
+        unwritten
     }
 
     /// Flushes the report and the recording.

@@ -118,3 +118,45 @@ async fn the_aliases_write_junit_and_sarif_and_gate_on_coverage() {
     ]);
     assert_eq!(code, Some(2), "{stderr}");
 }
+
+/// Evidence asked for and not written at the stop (a full disk, a removed
+/// directory) fails the run with 2, as a file that cannot be opened at the
+/// start does: a clean run's CI job must not pass without its report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evidence_that_cannot_be_written_at_the_stop_exits_2() {
+    let mock = MockServer::start().await;
+    let dir = tempfile::tempdir().expect("a directory");
+    let gone = dir.path().join("gone");
+    let sarif = gone.join("proxy.sarif").display().to_string();
+    let cases: [(&str, &str, &str); 2] = [
+        (
+            "--junit",
+            "/dev/full",
+            "the JUnit file /dev/full could not be written",
+        ),
+        ("--sarif", &sarif, "the SARIF file"),
+    ];
+    for (flag, file, says) in cases {
+        std::fs::create_dir_all(&gone).expect("a directory");
+        let (proxy, base) = spawn(&[
+            "proxy",
+            "--upstream",
+            &mock.base_url(),
+            "--port",
+            "0",
+            flag,
+            file,
+        ]);
+        let answer = post(
+            &base,
+            "/api/payments/initiate",
+            &topup(&format!("EV-LOST{flag}")),
+        )
+        .await;
+        assert_eq!(answer["isSuccess"], true, "{answer}");
+        std::fs::remove_dir_all(&gone).ok();
+        let (code, stderr) = stop(proxy);
+        assert_eq!(code, Some(2), "{flag}: {stderr}");
+        assert!(stderr.contains(says), "{flag}: {stderr}");
+    }
+}
