@@ -9,7 +9,7 @@ use payments_interface::coverage::Coverage;
 use super::coverage;
 use super::exchange::Parsed;
 use super::memory::Memory;
-use super::record::{self, BadLine};
+use super::record::{self, BadLines};
 use super::report::Summary;
 use super::rules::{self, Verdict};
 use super::trail::Trail;
@@ -20,8 +20,9 @@ use super::trail::Trail;
 pub struct CheckOutcome {
     /// The summary, as the proxy would have made it.
     pub summary: Summary,
-    /// Lines that are no recorded exchange, by number.
-    pub bad_lines: Vec<BadLine>,
+    /// Lines that are no recorded exchange: the first ones, by number, and
+    /// how many.
+    pub bad_lines: BadLines,
     /// The interface's answers and transitions the recording shows
     /// (CONTRACT section 20).
     pub coverage: Coverage,
@@ -82,7 +83,7 @@ pub(crate) fn check(
     })
     .map_err(|e| format!("cannot read the recording: {e}"))?;
     if !any {
-        return Err(match bad_lines.first() {
+        return Err(match bad_lines.first.first() {
             Some(first) => format!(
                 "not a recording (JSON Lines of exchanges): no line is a recorded exchange; line {}: {}",
                 first.line, first.reason
@@ -125,8 +126,8 @@ mod tests {
         .expect("serializes");
         let outcome =
             check_recording(format!("{good}\n{{oops\n{bad}\n").as_bytes()).expect("a recording");
-        assert_eq!(outcome.bad_lines.len(), 1);
-        assert_eq!(outcome.bad_lines[0].line, 2);
+        assert_eq!(outcome.bad_lines.count, 1);
+        assert_eq!(outcome.bad_lines.first[0].line, 2);
         assert_eq!(outcome.summary.exchanges, 2);
         assert_eq!(outcome.summary.exit_code(false), 1);
         // Recorded unjudged (a compressed body): never judged offline either.

@@ -350,8 +350,16 @@ pub fn run_check(args: &CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    for bad in &outcome.bad_lines {
+    for bad in &outcome.bad_lines.first {
         eprintln!("{}:{}: {}", args.file.display(), bad.line, bad.reason);
+    }
+    let unshown = outcome.bad_lines.count - outcome.bad_lines.first.len();
+    if unshown > 0 {
+        eprintln!(
+            "{}: {unshown} more lines are no recorded exchange ({} in all)",
+            args.file.display(),
+            outcome.bad_lines.count
+        );
     }
     match args.output {
         CheckOutput::Table => {

@@ -93,7 +93,7 @@ pub use coverage::table as coverage_table;
 pub use exchange::{Endpoint, Exchange, Message};
 pub use forward::{JUDGE_LIMIT, VERDICT_HEADER, end_to_end};
 pub use memory::CAPACITY as MEMORY_CAPACITY;
-pub use record::{BadLine, each as read_recording};
+pub use record::{BadLine, BadLines, each as read_recording};
 pub use redact::{REDACTED, Redactor};
 
 pub use error::Error;

@@ -107,7 +107,7 @@ impl Sightings {
 pub fn sightings(reader: impl std::io::BufRead) -> std::io::Result<(Vec<Sighting>, usize)> {
     let mut seen = Sightings::default();
     let bad = read_recording(reader, |exchange| seen.add(&exchange))?;
-    Ok((seen.into_ordered(), bad.len()))
+    Ok((seen.into_ordered(), bad.count))
 }
 
 #[cfg(test)]
