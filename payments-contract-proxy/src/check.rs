@@ -63,8 +63,20 @@ pub(crate) fn check(
     let mut coverage = Coverage::new();
     let mut trail = Trail::default();
     let mut any = false;
-    let bad_lines = record::numbered(reader, |line, exchange| {
+    // A recording appended to by several runs (`--record` appends) starts
+    // its `seq` again at each: each run is judged on its own, with the
+    // memory its proxy started with, and its exchanges numbered on after
+    // the run before (so each keeps one name in the JUnit and the summary).
+    let (mut last_seq, mut offset, mut numbered) = (0, 0, 0);
+    let bad_lines = record::numbered(reader, |line, mut exchange| {
         any = true;
+        if exchange.seq <= last_seq {
+            memory = Memory::default();
+            offset = numbered;
+        }
+        last_seq = exchange.seq;
+        exchange.seq = exchange.seq.saturating_add(offset);
+        numbered = exchange.seq;
         let parsed = Parsed::of(&exchange);
         let whole = exchange.request.is_whole() && exchange.response.is_whole();
         let (verdict, findings) = if whole && exchange.judged && !exchange.proxy_answer {
@@ -169,5 +181,38 @@ mod tests {
         let lean = check(format!("{missing}\n").as_bytes(), false).expect("a recording");
         assert!(lean.trail.is_empty());
         assert_eq!(lean.summary.exchanges, 1);
+    }
+
+    /// `--record` appends: two runs that each initiated `R` once are each
+    /// clean, as each live proxy found; one run that initiated it twice
+    /// is not. The later run's exchanges are numbered on.
+    #[test]
+    fn a_recording_appended_by_two_runs_judges_each_on_its_own() {
+        let initiate = |seq: u64, id: &str| {
+            let mut e = exchange(
+                "POST",
+                "/api/payments/initiate",
+                crate::rules::test_support::initiate_body("R", 1050),
+                200,
+                crate::rules::test_support::ok(crate::rules::test_support::initiate_data(
+                    id, "R", 1050,
+                )),
+            );
+            e.seq = seq;
+            serde_json::to_string(&e).expect("serializes")
+        };
+        let two_runs = format!("{}\n{}\n", initiate(1, "t1"), initiate(1, "t2"));
+        let outcome = check_recording(two_runs.as_bytes()).expect("a recording");
+        assert_eq!(
+            outcome.summary.exit_code(false),
+            0,
+            "{}",
+            outcome.summary.table()
+        );
+        let seqs: Vec<u64> = outcome.trail.cases().map(|c| c.seq).collect();
+        assert_eq!(seqs, [1, 2]);
+        let one_run = format!("{}\n{}\n", initiate(1, "t1"), initiate(2, "t2"));
+        let outcome = check_recording(one_run.as_bytes()).expect("a recording");
+        assert_eq!(outcome.summary.exit_code(false), 1, "initiate.duplicate");
     }
 }
