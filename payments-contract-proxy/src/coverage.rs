@@ -248,7 +248,12 @@ pub fn table(coverage: &Coverage) -> String {
     } else {
         let _ = writeln!(out, "seen outside the cells:");
         for (name, count) in coverage.outside() {
-            let _ = writeln!(out, "{count:>8}  {:<8}  {name}", "outside");
+            let _ = writeln!(
+                out,
+                "{count:>8}  {:<8}  {}",
+                "outside",
+                crate::report::cell(name)
+            );
         }
     }
     out
@@ -274,6 +279,24 @@ mod tests {
             remember(&parsed, &mut memory);
         }
         coverage
+    }
+
+    #[test]
+    fn the_table_shows_an_outside_codes_control_characters_as_symbols() {
+        let coverage = run(&[exchange(
+            "GET",
+            "/api/payments/t1/status",
+            json!(null),
+            409,
+            failure("X\u{1b}[31m\nforged line"),
+        )]);
+        assert_eq!(coverage.outside().len(), 1);
+        let table = table(&coverage);
+        assert!(
+            !table.chars().any(|c| c.is_control() && c != '\n'),
+            "{table:?}"
+        );
+        assert!(!table.lines().any(|l| l.starts_with("forged")), "{table}");
     }
 
     #[test]

@@ -187,9 +187,9 @@ impl Summary {
                     level,
                     n,
                     count.first.seq,
-                    count.first.request,
+                    cell(&count.first.request),
                     count.first.status,
-                    count.first.message
+                    cell(&count.first.message)
                 );
             }
         }
@@ -202,6 +202,20 @@ impl Summary {
         );
         out
     }
+}
+
+/// Text from outside (a message quoting the upstream's answer, a path) as
+/// one cell of the terminal's table: control characters as their control
+/// pictures (an ESC could recolour or rewrite a CI log), a line break too.
+pub(crate) fn cell(text: &str) -> std::borrow::Cow<'_, str> {
+    let shown = payments_serve::pages::visible(text);
+    if shown.contains(['\n', '\t']) {
+        return shown
+            .replace('\n', "\u{240a}")
+            .replace('\t', "\u{2409}")
+            .into();
+    }
+    shown
 }
 
 #[cfg(test)]
@@ -250,5 +264,38 @@ mod tests {
         assert!(table.contains("envelope.shape"), "{table}");
         assert!(table.contains("code.undocumented"), "{table}");
         assert!(table.contains("2 exchanges (statusById 2)"), "{table}");
+    }
+
+    /// The table goes to a terminal or a CI log: an upstream's control
+    /// characters (an ESC, a line break) reach it as visible symbols.
+    #[test]
+    fn the_table_shows_the_upstreams_control_characters_as_symbols() {
+        let mut summary = Summary::default();
+        let hostile = exchange(
+            "GET",
+            "/api/payments/x/status",
+            json!(null),
+            409,
+            failure("X\u{1}]]>\u{1b}[31m\nforged line"),
+        );
+        let parsed = Parsed::of(&hostile);
+        let findings = judge(&parsed, &Memory::default());
+        assert!(!findings.is_empty());
+        summary.add(
+            &hostile,
+            &parsed.endpoint,
+            Verdict::of(&findings),
+            &findings,
+        );
+        let table = summary.table();
+        assert!(
+            !table.chars().any(|c| c.is_control() && c != '\n'),
+            "{table:?}"
+        );
+        assert!(table.contains('\u{241b}'), "ESC as its picture: {table}");
+        assert!(
+            !table.lines().any(|l| l.starts_with("forged line")),
+            "{table}"
+        );
     }
 }
