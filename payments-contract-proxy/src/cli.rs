@@ -153,14 +153,14 @@ fn parse_percent(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Whether `coverage` passes `--min-coverage` (said on stderr when not).
+/// Whether `coverage` passes `--min-coverage` (said on stderr when not):
+/// the percentage as the table and the JSON show it (one decimal place),
+/// so a gate set to the figure a team sees passes at that figure.
 fn coverage_passes(coverage: &Coverage, min: Option<f64>) -> bool {
+    let percent = crate::coverage::shown(coverage.percent());
     match min {
-        Some(min) if coverage.percent() < min => {
-            eprintln!(
-                "interface coverage {:.1} % is below --min-coverage {min} %",
-                coverage.percent()
-            );
+        Some(min) if percent < min => {
+            eprintln!("interface coverage {percent:.1} % is below --min-coverage {min} %");
             false
         }
         _ => true,
@@ -442,5 +442,32 @@ mod tests {
         assert!(coverage_passes(&none, None));
         assert!(coverage_passes(&none, Some(0.0)));
         assert!(!coverage_passes(&none, Some(0.1)));
+        // A gate set to the figure shown passes at that figure: 9 of 49
+        // cells is 18.367…, shown 18.4.
+        use payments_interface::Status;
+        let mut some = Coverage::new();
+        let statuses = [
+            Status::Initiated,
+            Status::Pending,
+            Status::Confirmed,
+            Status::Successful,
+            Status::Failed,
+            Status::Expired,
+        ];
+        for to in statuses {
+            some.transition(None, to);
+            for from in statuses {
+                some.transition(Some(from), to);
+            }
+        }
+        let seen = some.cells().iter().filter(|(_, n)| *n > 0).count();
+        let shown = crate::coverage::shown(some.percent());
+        assert!(
+            seen > 0 && shown > some.percent(),
+            "rounded up: {seen}: {}",
+            some.percent()
+        );
+        assert!(coverage_passes(&some, Some(shown)), "{shown}");
+        assert!(!coverage_passes(&some, Some(shown + 0.1)), "{shown}");
     }
 }

@@ -98,7 +98,7 @@ pub(crate) fn observe(
 }
 
 /// The percentage as shown: one decimal place.
-fn shown(percent: f64) -> f64 {
+pub(crate) fn shown(percent: f64) -> f64 {
     (percent * 10.0).round() / 10.0
 }
 
