@@ -250,6 +250,25 @@ mod tests {
         }
     }
 
+    /// A recording may say anything of a duration: what no exchange takes
+    /// (infinite, not a number, negative, past a day) is written as 0,
+    /// never `time="inf"`, which JUnit's readers refuse.
+    #[test]
+    fn a_duration_no_exchange_takes_is_written_as_zero() {
+        let mut trail = Trail::default();
+        let path = "/api/payments/t1/status";
+        for ms in [f64::INFINITY, f64::NAN, -5.0, 1e300, 86_400_001.0, 2500.0] {
+            let mut e = exchange("GET", path, json!(null), 404, json!({}));
+            e.duration_ms = ms;
+            trail.push(&e, &Route::of("GET", path), Verdict::Pass, &[], None);
+        }
+        let mut out = Vec::new();
+        trail.write_junit(&mut out, false).expect("written");
+        let xml = String::from_utf8(out).expect("UTF-8");
+        assert!(!xml.contains("inf") && !xml.contains("NaN"), "{xml}");
+        assert!(xml.contains(r#"time="2.500000""#), "{xml}");
+    }
+
     #[test]
     fn suites_cases_failures_and_output_lines() {
         let mut trail = Trail::default();

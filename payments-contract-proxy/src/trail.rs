@@ -9,6 +9,8 @@ use std::num::NonZeroU32;
 use crate::exchange::{Endpoint, Exchange};
 use crate::rules::{Finding, Verdict};
 
+/// A day in milliseconds: no exchange through the proxy takes longer.
+const DAY_MS: f64 = 86_400_000.0;
 /// The most of an unmatched request's method and path kept for its name.
 const OTHER_NAME: usize = 160;
 
@@ -140,9 +142,16 @@ impl Trail {
                 findings: findings.into(),
             })
         });
-        // Milliseconds as f32: exact enough for a report, half the room.
+        // Milliseconds as f32: exact enough for a report, half the room. A
+        // recording's line may say anything: what no exchange can take
+        // (negative, not a number, past a day) is kept as 0, never as a
+        // JUnit `time="inf"` its readers refuse.
         #[allow(clippy::cast_possible_truncation)]
-        let duration_ms = exchange.duration_ms.max(0.0) as f32;
+        let duration_ms = if (0.0..=DAY_MS).contains(&exchange.duration_ms) {
+            exchange.duration_ms as f32
+        } else {
+            0.0
+        };
         self.cases.push(Case {
             seq: exchange.seq,
             extra,
