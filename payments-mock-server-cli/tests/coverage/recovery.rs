@@ -175,6 +175,71 @@ async fn a_commit_then_error_never_followed_up_is_not_recovered() {
     server.shutdown().await;
 }
 
+/// A committing fault on an initiate whose true answer stored nothing
+/// (refused as invalid) leaves nothing to come back for: a later payment of
+/// that reference, by another merchant or the same, read back, is no
+/// recovery. And a read that itself met a fault (a delay) is no look at
+/// the transaction; a plain one after it is.
+#[tokio::test]
+async fn a_fault_that_stored_nothing_or_a_faulted_read_recovers_nothing() {
+    let server = MockServer::start().await;
+    let app = App::of(&server);
+    let mut nameless = initiate_body("VOID-1", "TOPUP");
+    nameless
+        .as_object_mut()
+        .expect("an object")
+        .remove("merchantId");
+    let mut zero = initiate_body("VOID-2", "TOPUP");
+    zero["amount"] = json!(0);
+    for body in [&nameless, &zero] {
+        let answer = app
+            .send(
+                reqwest::Method::POST,
+                "/api/payments/initiate",
+                Some(body),
+                Some("commit-then-error"),
+            )
+            .await;
+        assert_eq!(answer.map(|(s, _)| s), Some(500));
+    }
+    let mut other = initiate_body("VOID-1", "TOPUP");
+    other["merchantId"] = json!(OTHER_MERCHANT);
+    let stored = app
+        .send(
+            reqwest::Method::POST,
+            "/api/payments/initiate",
+            Some(&other),
+            None,
+        )
+        .await;
+    assert_eq!(stored.map(|(s, _)| s), Some(200));
+    app.initiate("VOID-2", None).await;
+    assert_eq!(app.read("/api/payments/reference/VOID-1/status").await, 200);
+    assert_eq!(
+        app.read(&format!(
+            "/api/payments/reference/VOID-2/status?merchantId={MERCHANT}"
+        ))
+        .await,
+        200
+    );
+    assert_eq!(recovered(&server, "initiate commit-then-error").await, 0);
+
+    app.initiate("SLOW-1", Some("commit-then-error")).await;
+    let delayed = app
+        .send(
+            reqwest::Method::GET,
+            "/api/payments/reference/SLOW-1/status",
+            None,
+            Some("delay=5"),
+        )
+        .await;
+    assert_eq!(delayed.map(|(s, _)| s), Some(200));
+    assert_eq!(recovered(&server, "initiate commit-then-error").await, 0);
+    assert_eq!(app.read("/api/payments/reference/SLOW-1/status").await, 200);
+    assert_eq!(recovered(&server, "initiate commit-then-error").await, 1);
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_commit_then_reset_is_recovered_by_a_read_after_the_closed_connection() {
     let server = MockServer::start().await;

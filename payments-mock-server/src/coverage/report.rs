@@ -65,15 +65,17 @@ pub struct CoverageReport {
 pub struct FaultCell {
     /// The endpoint the faulted request was for.
     pub endpoint: Endpoint,
-    /// The fault's kind, as `X-Mock-Fault` names it: `internal-error`,
-    /// `commit-then-error`, `reset`, `commit-then-reset`, `delay`,
-    /// `rate-limit` or `answer-other`.
+    /// The fault's kind, as `X-Mock-Fault` and fault rules name it:
+    /// `internal-error`, `commit-then-error`, `reset`, `commit-then-reset`,
+    /// `delay`, `rate-limit`, `answer-other`, `hang`, `commit-then-hang`,
+    /// `truncate`, `slow-body` or `gateway`.
     pub fault: &'static str,
     /// How many requests met it (`X-Mock-Fault`, a queued fault or
     /// `--fail-rate`).
     pub met: u64,
     /// For the faults that make the change before failing
-    /// (`commit-then-error`, `commit-then-reset`, `answer-other`): how many
+    /// (`commit-then-error`, `commit-then-reset`, `answer-other`,
+    /// `commit-then-hang`, `truncate`): how many
     /// of those requests the application came back for afterwards (a
     /// status read of the transaction, by id or by reference, or a retried
     /// initiate answered `DUPLICATE_REFERENCE_NO`); `None` for the others.

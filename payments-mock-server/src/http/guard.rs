@@ -316,7 +316,9 @@ where
                     ))
                     .await;
                 }
-                (Some(endpoint), _) if state.coverage.awaits() => {
+                // A read that met a fault itself (a delay, a trickled
+                // body) is no look at the transaction.
+                (Some(endpoint), _) if plan.applied.is_empty() && state.coverage.awaits() => {
                     let answered = (
                         response.status(),
                         response.extensions().get::<ErrorCodeTag>().map(|t| t.0),

@@ -1,14 +1,16 @@
 //! The recovered half of the coverage's fault cells (`coverage.rs`): what a
 //! committed fault was about, and whether the application came back for
 //! it. Off the common path: [`committed`] runs only for a request that met
-//! `commit-then-error`, `commit-then-reset` or `answer-other`, and
+//! a fault that commits first (`commit-then-error`, `commit-then-reset`,
+//! `answer-other`, `commit-then-hang`, `truncate`), and
 //! [`follow_up`] only while a note of one waits (the guard asks
 //! `Counter::awaits` first, one atomic load).
 //!
 //! The application came back when, after the fault, it
 //!
 //! - read the transaction's status, by id or by reference, and was
-//!   answered 200 (a 404, or another merchant's view, is no look at it);
+//!   answered 200 without a fault of its own (a 404, another merchant's
+//!   view, or a read that was itself delayed or trickled is no look at it);
 //! - retried the initiate and was answered 400 `DUPLICATE_REFERENCE_NO`
 //!   for the same merchant and reference.
 
@@ -99,7 +101,6 @@ async fn subject(
         };
     }
     match endpoint {
-        Endpoint::Initiate => named(object().as_ref()),
         Endpoint::StatusByReference => Subject {
             id: None,
             merchant: caller
@@ -107,8 +108,10 @@ async fn subject(
                 .or_else(|| merchant_query(parts.uri.query()).ok().flatten()),
             reference: segment().map(String::into_boxed_str),
         },
-        // An unknown transaction: nothing was changed to come back for.
-        Endpoint::Confirm | Endpoint::StatusById => Subject::default(),
+        // An unknown transaction, or an initiate whose true answer stored
+        // none (refused, a duplicate, rate-limited): nothing was changed to
+        // come back for.
+        Endpoint::Initiate | Endpoint::Confirm | Endpoint::StatusById => Subject::default(),
     }
 }
 
