@@ -321,6 +321,76 @@ async fn no_key_otp_or_payer_id_reaches_an_exported_attribute() {
     }
 }
 
+/// A payment page's path ends in its token, the payer's capability: the
+/// span of a page's request never carries its path, at the root and under a
+/// sandbox (where it once slipped through as `url.path`).
+#[tokio::test]
+async fn a_payment_pages_token_never_reaches_an_exported_attribute() {
+    let mut receiver = Receiver::start().await;
+    let mock = mock_exporting_to(&receiver).await;
+    let sandbox = mock.sandbox();
+    let http = reqwest::Client::new();
+    let mut tokens = Vec::new();
+    for base in [mock.base_url(), sandbox.base_url()] {
+        let mut body = initiate_body("OT-PAGE", "ONLINEBANKING");
+        body["returnUrl"] = json!("https://shop.example/back");
+        let initiated: serde_json::Value = http
+            .post(format!("{base}/api/payments/initiate"))
+            .json(&body)
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("JSON");
+        let id = initiated["data"]["transactionId"].as_str().expect("an id");
+        let confirmed: serde_json::Value = http
+            .post(format!("{base}/api/payments/confirm"))
+            .json(&json!({ "transactionId": id, "referenceNo": "OT-PAGE" }))
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("JSON");
+        let extra: serde_json::Value = serde_json::from_str(
+            confirmed["data"]["extraProperties"]
+                .as_str()
+                .expect("extraProperties"),
+        )
+        .expect("JSON");
+        let url = extra["paymentUrl"]
+            .as_str()
+            .expect("a payment URL")
+            .to_owned();
+        let page = http.get(&url).send().await.expect("an answer");
+        assert_eq!(page.status(), 200, "{url}");
+        tokens.push(url.rsplit('/').next().expect("a token").to_owned());
+    }
+    drop(sandbox);
+    mock.shutdown().await;
+    let spans = receiver.spans();
+    for seen in &spans {
+        let mut values = all_values(&seen.span.attributes);
+        values.push(seen.span.name.clone());
+        for value in values {
+            for token in &tokens {
+                assert!(
+                    !value.contains(token.as_str()),
+                    "a token in {value}: {seen:?}"
+                );
+            }
+        }
+    }
+    // Both pages' spans were exported (named by their method alone).
+    assert_eq!(
+        spans.iter().filter(|s| s.span.name == "GET").count(),
+        2,
+        "{:?}",
+        spans.iter().map(|s| &s.span.name).collect::<Vec<_>>()
+    );
+}
+
 #[tokio::test]
 async fn the_binary_sends_its_last_batch_at_sigterm() {
     let mut receiver = Receiver::start().await;

@@ -20,13 +20,9 @@ pub(super) struct Calls(pub(super) SdkTracer);
 impl StartCall for Calls {
     fn start(&self, call: Call<'_>) -> Box<dyn CallSpan> {
         let method = super::spans::known_method(call.method);
-        let path = if super::spans::HIDDEN_PATHS
-            .iter()
-            .any(|hidden| call.path.starts_with(hidden))
-        {
-            "/pay/REDACTED"
-        } else {
-            call.path
+        let path = match super::spans::before_token(call.path) {
+            Some(page) => std::borrow::Cow::Owned(format!("{page}REDACTED")),
+            None => std::borrow::Cow::Borrowed(call.path),
         };
         let mut attributes = vec![
             KeyValue::new("http.request.method", method),

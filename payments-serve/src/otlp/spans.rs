@@ -31,9 +31,22 @@ use crate::trace::{CallSpans, InjectedFault, ServingSpan, TraceParent};
 /// Longest `url.path` written; a longer path is cut at a character.
 const MAX_PATH: usize = 256;
 
-/// Paths whose segments are capabilities (a payment page's token): never
-/// written as `url.path`.
-pub(super) const HIDDEN_PATHS: [&str; 1] = ["/pay/"];
+/// Where a payment page is served: its path's last segment is its token,
+/// the payer's capability, never written as `url.path`.
+const PAYMENT_PAGES: &str = "/pay/";
+
+/// The start of `path` up to its payment page's token (`/pay/`, or a
+/// sandbox's `/sandboxes/{id}/pay/`), when it is one: what may be shown
+/// of it.
+pub(super) fn before_token(path: &str) -> Option<&str> {
+    let page = match path.strip_prefix(SANDBOXES) {
+        Some(rest) => SANDBOXES.len() + rest.find('/')?,
+        None => 0,
+    };
+    path[page..]
+        .starts_with(PAYMENT_PAGES)
+        .then(|| &path[..page + PAYMENT_PAGES.len()])
+}
 
 /// Where sandboxes are served (CONTRACT section 19).
 const SANDBOXES: &str = "/sandboxes/";
@@ -84,7 +97,7 @@ impl<S> ServerSpans<S> {
         if let Some(route) = route {
             attributes.push(KeyValue::new("http.route", route));
         }
-        if !HIDDEN_PATHS.iter().any(|hidden| path.starts_with(hidden)) {
+        if before_token(path).is_none() {
             attributes.push(KeyValue::new("url.path", cut(path, MAX_PATH).to_owned()));
         }
         attributes.push(KeyValue::new("url.scheme", self.scheme));
@@ -327,6 +340,29 @@ fn host_and_port<B>(req: &Request<B>) -> Option<(String, Option<u16>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A payment page's token is the payer's capability: at the root and
+    /// under a sandbox, only what comes before it may be shown.
+    #[test]
+    fn a_payment_pages_token_is_found_at_the_root_and_under_a_sandbox() {
+        for (path, shown) in [
+            ("/pay/TOKEN", Some("/pay/")),
+            ("/pay/", Some("/pay/")),
+            (
+                "/sandboxes/2dca662f/pay/TOKEN",
+                Some("/sandboxes/2dca662f/pay/"),
+            ),
+            ("/sandboxes/x/pay/", Some("/sandboxes/x/pay/")),
+            ("/payments/x", None),
+            ("/api/payments/pay/status", None),
+            ("/sandboxes/x/api/payments/initiate", None),
+            ("/sandboxes/pay/TOKEN", None),
+            ("/sandboxes/", None),
+            ("/x/pay/TOKEN", None),
+        ] {
+            assert_eq!(before_token(path), shown, "{path}");
+        }
+    }
 
     #[test]
     fn routes_are_the_interfaces_templates() {
