@@ -8,8 +8,10 @@
 //! [`Next::TooLong`], so memory stays bounded whatever the file holds (the
 //! `csv` crate grows its record to any size: a 50 MB line costs 50 MB).
 //!
-//! Line numbers are those of a record's first byte, counting `\n` (so a
-//! quoted field that spans lines moves the next record's number on). Empty
+//! Line numbers are those of a record's first byte, counting line breaks
+//! as csv-core ends records at them: `\n`, `\r\n`, and a `\r` alone (a
+//! "CSV (Macintosh)" export); a quoted field that spans lines moves the
+//! next record's number on. Empty
 //! lines are skipped; a UTF-8 byte order mark at the start is dropped.
 
 use std::io::{self, Read};
@@ -54,6 +56,9 @@ pub struct Records<R> {
     ends: Vec<usize>,
     fields: usize,
     newlines: u64,
+    /// The last byte counted was a `\r` (a `\n` right after it ends the
+    /// same line).
+    after_cr: bool,
     consumed: u64,
 }
 
@@ -72,6 +77,7 @@ impl<R: Read> Records<R> {
             ends: vec![0; 16],
             fields: 0,
             newlines: 0,
+            after_cr: false,
             consumed: 0,
         }
     }
@@ -114,7 +120,7 @@ impl<R: Read> Records<R> {
             self.fill()?;
             match self.input[self.pos..self.len].first() {
                 Some(&byte @ (b'\n' | b'\r')) => {
-                    self.newlines += u64::from(byte == b'\n');
+                    self.count_breaks(&[byte]);
                     self.pos += 1;
                     self.consumed += 1;
                 }
@@ -130,7 +136,11 @@ impl<R: Read> Records<R> {
             let (result, nin, out, ends) =
                 self.parser
                     .read_record(input, &mut self.output[nout..], &mut self.ends[nends..]);
-            self.newlines += count_newlines(&input[..nin]);
+            let (breaks, after_cr) = line_breaks(&input[..nin], self.after_cr);
+            self.newlines += breaks;
+            if nin > 0 {
+                self.after_cr = after_cr;
+            }
             self.pos += nin;
             self.consumed += nin as u64;
             nout += out;
@@ -170,6 +180,15 @@ impl<R: Read> Records<R> {
                     return Ok(Next::End);
                 }
             }
+        }
+    }
+
+    /// Counts the line breaks of `bytes`, which follow what was counted.
+    fn count_breaks(&mut self, bytes: &[u8]) {
+        let (breaks, after_cr) = line_breaks(bytes, self.after_cr);
+        self.newlines += breaks;
+        if !bytes.is_empty() {
+            self.after_cr = after_cr;
         }
     }
 
@@ -216,8 +235,16 @@ impl<R: Read> Records<R> {
     }
 }
 
-fn count_newlines(bytes: &[u8]) -> u64 {
-    bytes.iter().filter(|&&b| b == b'\n').count() as u64
+/// The line breaks in `bytes` after a `\r` (`after_cr`) or not: each
+/// `\n` and each `\r`, but a `\n` right after a `\r` ends the same line.
+/// Gives the count and whether `bytes` ended with a `\r`.
+fn line_breaks(bytes: &[u8], mut after_cr: bool) -> (u64, bool) {
+    let mut breaks = 0;
+    for &byte in bytes {
+        breaks += u64::from(byte == b'\r' || (byte == b'\n' && !after_cr));
+        after_cr = byte == b'\r';
+    }
+    (breaks, after_cr)
 }
 
 #[cfg(test)]
@@ -258,6 +285,33 @@ mod tests {
                 (5, fields(&["B", "2"])),
                 (6, fields(&["multi\nline", "3"])),
                 (8, fields(&["last", "4"])),
+            ]
+        );
+    }
+
+    /// csv-core ends a record at a `\r` alone too (a "CSV (Macintosh)"
+    /// file, or one stray in a Windows file): each such record has a line
+    /// of its own, so no two records share a number.
+    #[test]
+    fn a_carriage_return_alone_is_a_line_break() {
+        assert_eq!(
+            all(b"referenceNo,amount\rA,1\rB,2\r\rC,3"),
+            vec![
+                (1, fields(&["referenceNo", "amount"])),
+                (2, fields(&["A", "1"])),
+                (3, fields(&["B", "2"])),
+                (5, fields(&["C", "3"])),
+            ]
+        );
+        assert_eq!(
+            all(b"h\nA,1\rA,1\r\nB,2\n\"x\ry\",3\nC,4"),
+            vec![
+                (1, fields(&["h"])),
+                (2, fields(&["A", "1"])),
+                (3, fields(&["A", "1"])),
+                (4, fields(&["B", "2"])),
+                (5, fields(&["x\ry", "3"])),
+                (7, fields(&["C", "4"])),
             ]
         );
     }
@@ -321,9 +375,11 @@ mod tests {
         #[test]
         fn any_bytes_end_without_panicking(bytes in proptest::collection::vec(any::<u8>(), 0..2000)) {
             let records = all(&bytes);
-            let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+            let lines = line_breaks(&bytes, false).0 + 1;
             prop_assert!(records.iter().all(|(line, _)| *line <= lines));
-            prop_assert!(records.windows(2).all(|w| w[0].0 <= w[1].0));
+            // Each record on a line of its own: a ledger's duplicate is
+            // told by its line.
+            prop_assert!(records.windows(2).all(|w| w[0].0 < w[1].0));
         }
     }
 }
