@@ -335,12 +335,19 @@ fn check_amount(
     problems: &mut Vec<String>,
 ) -> Option<MinorAmount> {
     let exponent = currency.exponent().unwrap_or_default();
-    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    // A point needs digits on both sides: `10.` and `.5` are no amount a
+    // ledger means (a cut-off cell, a lost digit), and are not guessed at.
+    let (whole, fraction) = match text.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (text, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let fraction_ok = fraction.is_none_or(digits);
+    let fraction = fraction.unwrap_or_default();
     let quoted = usage::quote(text);
     let problem = if text.is_empty() {
         "amount is empty".to_owned()
-    } else if (whole.is_empty() && fraction.is_empty()) || !digits(whole) || !digits(fraction) {
+    } else if !digits(whole) || !fraction_ok {
         if text.starts_with('-') && text.len() > 1 && digits(&text[1..].replacen('.', "", 1)) {
             format!("amount {quoted} must be greater than zero")
         } else {
@@ -501,7 +508,8 @@ mod tests {
         let rows = rows(
             "referenceNo,amount,currency\n\
              A,10.505,MYR\nB,1500,jpy\nC,1.5,JPY\nD,1.500,KWD\nE,0,MYR\nF,-5,MYR\n\
-             G,1e3,MYR\nH,\"1,000.00\",MYR\nI,10.50,XYZ\nJ,,MYR\nK,90071992547409.92,MYR\n",
+             G,1e3,MYR\nH,\"1,000.00\",MYR\nI,10.50,XYZ\nJ,,MYR\nK,90071992547409.92,MYR\n\
+             L,10.,MYR\nM,.5,MYR\nN,.,MYR\nO,0.5,MYR\n",
         );
         assert!(invalid(&rows[0]).contains("more than 2 decimal places, the most MYR allows"));
         assert!(matches!(&rows[1].verdict, Verdict::LookUp(v) if v.amount.get() == 1500));
@@ -514,6 +522,11 @@ mod tests {
         assert!(invalid(&rows[8]).contains("not an ISO 4217 code"));
         assert_eq!(invalid(&rows[9]), "amount is empty");
         assert!(invalid(&rows[10]).contains("too large"));
+        // A point needs digits on both sides.
+        for row in &rows[11..14] {
+            assert!(invalid(row).contains("is not an amount"), "{row:?}");
+        }
+        assert!(matches!(&rows[14].verdict, Verdict::LookUp(v) if v.amount.get() == 50));
     }
 
     #[test]
