@@ -35,6 +35,10 @@ use crate::{cli::Cli, error::CliError, exit::Exit};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The exit code when stdout's reader went away: 128 + SIGPIPE (13), what
+/// a shell reports for a program that signal stopped.
+const BROKEN_PIPE: u8 = 141;
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -61,7 +65,11 @@ fn main() -> ExitCode {
     };
     match commands::run(cli) {
         Ok(exit) => exit.into(),
-        Err(err) if err.is_broken_pipe() => Exit::Ok.into(),
+        // The reader went away (`| head`): stop quietly, with the code a
+        // shell gives a program stopped by SIGPIPE, never 0: the run did
+        // not finish, so it has no verdict to give (a `reconcile | head -1`
+        // with every row missing exited 0).
+        Err(err) if err.is_broken_pipe() => ExitCode::from(BROKEN_PIPE),
         Err(err) => {
             report(&err);
             err.exit_code().into()
