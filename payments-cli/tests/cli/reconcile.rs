@@ -182,6 +182,10 @@ async fn a_ledger_that_matches_exits_0_and_the_report_has_every_row() {
             .any(|line| line.split_whitespace().eq(["match", "2"])),
         "{out}"
     );
+    assert!(
+        !sandbox.path().join("report.csv.partial").exists(),
+        "a complete run's report is put in place"
+    );
     let report = std::fs::read_to_string(&report).expect("the report is written");
     settings().bind(|| insta::assert_snapshot!("reconcile_report_csv", report));
 }
@@ -395,6 +399,11 @@ async fn an_unreachable_service_stops_the_run_with_exit_4() {
         "reconcile",
     ])
     .arg(&ledger);
+    // A report of an earlier, complete run stays as it was: the stopped
+    // run's rows go to report.csv.partial, whose name says what it is.
+    let report = sandbox.path().join("report.csv");
+    std::fs::write(&report, "an earlier complete report\n").expect("written");
+    cmd.arg("--report").arg(&report);
     let assert = run(cmd).await.code(4);
     let out = stdout(&assert);
     assert!(
@@ -405,6 +414,18 @@ async fn an_unreachable_service_stops_the_run_with_exit_4() {
     let err = stderr(&assert);
     assert!(err.contains("reconcile stopped at ledger line 3"), "{err}");
     assert!(err.contains("is the service running at"), "{err}");
+    assert!(err.contains("report.csv.partial"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&report).expect("still there"),
+        "an earlier complete report\n"
+    );
+    let mut partial = csv::Reader::from_path(sandbox.path().join("report.csv.partial"))
+        .expect("the partial report");
+    let lines: Vec<String> = partial
+        .records()
+        .map(|r| r.expect("a record")[0].to_owned())
+        .collect();
+    assert_eq!(lines, ["2"], "the rows judged before the stop");
 }
 
 /// Issue 40: a row with an unquoted comma got cascading complaints about

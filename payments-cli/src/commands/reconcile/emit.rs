@@ -137,6 +137,8 @@ pub fn json_summary(counts: &Counts, default_currency: &str, complete: bool) -> 
 #[derive(Debug)]
 pub struct Report {
     path: PathBuf,
+    /// Where the rows go until the run is complete: `FILE.partial`.
+    partial: PathBuf,
     writer: csv::Writer<BufWriter<File>>,
 }
 
@@ -160,19 +162,24 @@ const REPORT_HEADER: [&str; 16] = [
 ];
 
 impl Report {
-    /// Creates (or empties) the file and writes the header.
+    /// Starts the report of `path` in `path.partial` (made or emptied),
+    /// header first: `path` itself is only ever a complete report, put in
+    /// place by [`Report::finish`] (a run stopped by a failure or Ctrl-C
+    /// leaves the one before it as it was).
     ///
     /// # Errors
     ///
     /// The file cannot be created or written.
     pub fn create(path: &Path) -> Result<Self, CliError> {
-        let file = File::create(path).map_err(|source| report_error(path, &source))?;
+        let partial = partial_of(path);
+        let file = File::create(&partial).map_err(|source| report_error(&partial, &source))?;
         let mut writer = csv::Writer::from_writer(BufWriter::new(file));
         writer
             .write_record(REPORT_HEADER)
-            .map_err(|err| report_error(path, &err))?;
+            .map_err(|err| report_error(&partial, &err))?;
         Ok(Self {
             path: path.to_owned(),
+            partial,
             writer,
         })
     }
@@ -214,20 +221,40 @@ impl Report {
             .map_err(|err| report_error(&self.path, &err))
     }
 
-    /// Writes what is buffered.
+    /// Writes what is buffered; for a `complete` run, puts the report in
+    /// its place (a rename: whole or not at all), else leaves it in
+    /// `FILE.partial` and says so on stderr.
     ///
     /// # Errors
     ///
-    /// The file cannot be written.
-    pub fn finish(mut self) -> Result<(), CliError> {
+    /// The file cannot be written or put in place.
+    pub fn finish(mut self, complete: bool) -> Result<(), CliError> {
         self.writer
             .flush()
-            .map_err(|err| report_error(&self.path, &err))
+            .map_err(|err| report_error(&self.partial, &err))?;
+        if complete {
+            std::fs::rename(&self.partial, &self.path)
+                .map_err(|err| report_error(&self.path, &err))?;
+        } else {
+            eprintln!(
+                "the report of the rows judged is in {}: {} is left as it was",
+                self.partial.display(),
+                self.path.display()
+            );
+        }
+        Ok(())
     }
 }
 
 fn rfc3339(at: chrono::DateTime<chrono::Utc>) -> String {
     at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// `FILE.partial`, beside `FILE`.
+pub fn partial_of(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".partial");
+    PathBuf::from(name)
 }
 
 fn report_error(path: &Path, err: &dyn std::fmt::Display) -> CliError {

@@ -170,7 +170,7 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
         ctx.flush_queued()?;
     }
     if let Some(report) = report {
-        report.finish()?;
+        report.finish(complete)?;
     }
     if let Some(spool) = spool {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -320,10 +320,12 @@ fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Option<u64>), CliError> {
 
 /// `--report` naming the ledger itself would empty the shop's ledger.
 fn refuse_to_overwrite(ledger: &Path, report: &Path) -> Result<(), CliError> {
-    let same = match (std::fs::canonicalize(ledger), std::fs::canonicalize(report)) {
-        (Ok(ledger), Ok(report)) => ledger == report,
+    let is_ledger = |path: &Path| match (std::fs::canonicalize(ledger), std::fs::canonicalize(path))
+    {
+        (Ok(ledger), Ok(path)) => ledger == path,
         _ => false,
     };
+    let same = is_ledger(report) || is_ledger(&emit::partial_of(report));
     if same {
         return Err(CliError::Usage(format!(
             "--report {}: that is the ledger itself; name another file",
