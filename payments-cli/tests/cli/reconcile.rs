@@ -426,6 +426,23 @@ async fn an_unreachable_service_stops_the_run_with_exit_4() {
         .map(|r| r.expect("a record")[0].to_owned())
         .collect();
     assert_eq!(lines, ["2"], "the rows judged before the stop");
+    // The table says its counts are not the ledger's.
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &closed_port_url(),
+        "--retries",
+        "0",
+        "reconcile",
+        "-o",
+        "table",
+    ])
+    .arg(&ledger);
+    let table = stdout(&run(cmd).await.code(4));
+    assert!(
+        table.contains("incomplete: the run stopped before the end"),
+        "{table}"
+    );
 }
 
 /// Issue 40: a row with an unquoted comma got cascading complaints about

@@ -321,6 +321,7 @@ impl Spool {
     pub fn print(
         self,
         counts: &Counts,
+        complete: bool,
         width: usize,
         out: &mut dyn std::io::Write,
     ) -> Result<(), CliError> {
@@ -344,6 +345,15 @@ impl Spool {
             counts.total()
         )
         .map_err(io)?;
+        if !complete {
+            // As the json summary's `"complete":false`: these counts are
+            // of the rows judged before the run stopped, not the ledger's.
+            writeln!(
+                out,
+                "incomplete: the run stopped before the end of the ledger (stderr says where)"
+            )
+            .map_err(io)?;
+        }
         if self.rows == 0 {
             return Ok(());
         }

@@ -174,7 +174,7 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
     }
     if let Some(spool) = spool {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        spool.print(&counts, ctx.style().width, &mut out)?;
+        spool.print(&counts, complete, ctx.style().width, &mut out)?;
         out.flush().map_err(CliError::Output)?;
     }
     match stopped {
