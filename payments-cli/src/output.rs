@@ -432,10 +432,12 @@ pub fn statuses(rows: &[LookupRow], style: Style) -> String {
         // The last column's right padding is trimmed from every line.
         .set_width(u16::try_from(style.width + 2).unwrap_or(u16::MAX));
     let text = finish(table);
-    let fits = {
-        use unicode_width::UnicodeWidthStr as _;
-        text.lines().all(|line| line.width() <= style.width)
-    };
+    // As the terminal shows it: a coloured STATUS's escape codes take no
+    // room (counted, they made every row 13 columns too wide, and many
+    // look-ups fell back to blocks at 100 columns and more).
+    let fits = text
+        .lines()
+        .all(|line| console::measure_text_width(line) <= style.width);
     if fits { text } else { blocks(rows, style) }
 }
 

@@ -158,10 +158,22 @@ fn many_rows_drop_columns_then_shorten_ids_then_wrap_and_stay_rows_from_80_colum
     };
     let wide = statuses(&rows, PLAIN);
     assert!(wide.contains("PROVIDER REF") && wide.contains("01937e1c-0000-7000-8000-000000000001"));
-    for columns in [80, 100, 120] {
-        let text = statuses(&rows, width(columns));
+    // In colour too: the STATUS column's escape codes take no room on a
+    // terminal (measured as text, they once sent every row to blocks).
+    let sizes = [80, 100, 120].map(|columns| (columns, false));
+    let coloured = [80, 100, 120].map(|columns| (columns, true));
+    for (columns, colour) in sizes.into_iter().chain(coloured) {
+        let text = statuses(
+            &rows,
+            Style {
+                colour,
+                width: columns,
+            },
+        );
+        assert_eq!(text.contains('\u{1b}'), colour, "{text:?}");
         assert!(
-            text.lines().all(|line| line.chars().count() <= columns),
+            text.lines()
+                .all(|line| console::measure_text_width(line) <= columns),
             "{columns}:\n{text}"
         );
         assert!(
