@@ -94,16 +94,25 @@ fn or_dash(value: Option<&str>) -> String {
 }
 
 /// Text from the service or an input file, made safe for a terminal:
-/// control characters (including ESC, so no ANSI sequences) are shown
-/// escaped instead of being interpreted.
+/// control characters (including ESC, so no ANSI sequences) and the
+/// bidirectional controls (which would show what follows them reversed:
+/// U+202E turns `ABC/status` into `sutats/CBA`) are shown escaped instead
+/// of being interpreted.
 #[must_use]
 pub fn printable(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(
+                c,
+                '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            )
+    };
+    if !text.chars().any(hidden) {
         return text.to_owned();
     }
     text.chars()
         .map(|c| {
-            if c.is_control() {
+            if hidden(c) {
                 c.escape_default().to_string()
             } else {
                 c.to_string()

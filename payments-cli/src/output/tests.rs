@@ -100,6 +100,17 @@ fn control_characters_from_the_service_are_escaped() {
     let table = statuses(&[LookupRow::Found(row)], PLAIN);
     assert!(!table.contains('\u{1b}'), "{table}");
     assert!(table.contains("\\u{1b}]0;pwned\\u{7}"), "{table}");
+    // Bidirectional controls would show what follows them reversed.
+    assert_eq!(
+        printable("/api/payments/\u{202e}ABC/status"),
+        "/api/payments/\\u{202e}ABC/status"
+    );
+    for c in [
+        '\u{61c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{2066}', '\u{2069}',
+    ] {
+        assert!(!printable(&format!("a{c}b")).contains(c), "{c:?}");
+    }
+    assert_eq!(printable("ünïcødé → ok"), "ünïcødé → ok");
 }
 
 #[test]
