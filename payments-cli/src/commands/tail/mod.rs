@@ -153,7 +153,7 @@ impl Tail<'_> {
         self.shown += kept.len() as u64;
         if self.ctx.is_json() {
             for entry in &kept {
-                self.ctx.queue_line(entry.raw.get())?;
+                self.ctx.queue_line(&one_line(entry.raw.get()))?;
             }
             return self.ctx.flush_queued();
         }
@@ -219,4 +219,35 @@ fn named_filters(args: &TailArgs) -> Vec<String> {
         named.push(format!("--since {since}"));
     }
     named
+}
+
+/// An entry as one line of JSON: as the server wrote it when it is one
+/// line (the mock's and the proxy's are), else written again compactly (a
+/// server that pretty-prints would break a reader of JSON lines).
+fn one_line(raw: &str) -> std::borrow::Cow<'_, str> {
+    if !raw.contains(['\n', '\r']) {
+        return std::borrow::Cow::Borrowed(raw);
+    }
+    serde_json::from_str::<serde_json::Value>(raw).map_or_else(
+        |_| raw.replace(['\n', '\r'], " ").into(),
+        |v| v.to_string().into(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn an_entry_is_printed_on_one_line() {
+        let compact = r#"{"seq":1,"path":"/api/x"}"#;
+        assert!(matches!(one_line(compact), std::borrow::Cow::Borrowed(s) if s == compact));
+        let pretty = "{\n  \"seq\": 1,\r\n  \"body\": \"a\\nb\",\n  \"amount\": 10.50\n}";
+        let line = one_line(pretty);
+        assert!(!line.contains(['\n', '\r']), "{line}");
+        let back: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(back["seq"], 1);
+        assert_eq!(back["body"], "a\nb");
+        assert_eq!(back["amount"].to_string(), "10.50", "numbers as written");
+    }
 }
