@@ -198,7 +198,32 @@ fn trace_state(headers: &axum::http::HeaderMap) -> TraceState {
     if joined.is_empty() {
         return TraceState::default();
     }
-    joined.parse::<TraceState>().unwrap_or_default()
+    list_members(&joined)
+        .and_then(|members| TraceState::from_key_value(members).ok())
+        .unwrap_or_default()
+}
+
+/// The members of a W3C `tracestate` list: split at commas with the
+/// optional white space around them, empty members skipped (the
+/// recommendation allows both); `None` for a list it rules out: a member
+/// without `=`, a key twice, or more than 32 members. Keys and values are
+/// then checked by [`TraceState::from_key_value`].
+fn list_members(list: &str) -> Option<Vec<(&str, &str)>> {
+    /// The most members a list may hold.
+    const MAX_MEMBERS: usize = 32;
+    let mut members: Vec<(&str, &str)> = Vec::new();
+    for member in list.split(',') {
+        let member = member.trim_matches([' ', '\t']);
+        if member.is_empty() {
+            continue;
+        }
+        let (key, value) = member.split_once('=')?;
+        if members.len() == MAX_MEMBERS || members.iter().any(|(k, _)| *k == key) {
+            return None;
+        }
+        members.push((key, value));
+    }
+    Some(members)
 }
 
 /// A request's span until its answer: ended with the answer's status, or,
@@ -340,6 +365,28 @@ fn host_and_port<B>(req: &Request<B>) -> Option<(String, Option<u16>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tracestate_list_is_read_as_the_recommendation_writes_it() {
+        let read = |list: &str| {
+            let mut headers = axum::http::HeaderMap::new();
+            headers.insert("tracestate", list.parse().expect("a header value"));
+            trace_state(&headers).header()
+        };
+        assert_eq!(read("a=1,b=2"), "a=1,b=2");
+        // Empty members and white space around the commas are allowed.
+        assert_eq!(read("a=1,,b=2"), "a=1,b=2");
+        assert_eq!(read("a=1 , \tb=2, "), "a=1,b=2");
+        assert_eq!(read("vendor@tenant=x"), "vendor@tenant=x");
+        // A key twice, more than 32 members, no `=`, a bad key: ignored.
+        assert_eq!(read("a=1,a=2"), "");
+        let many: Vec<String> = (0..33).map(|n| format!("k{n}=v")).collect();
+        assert_eq!(read(&many.join(",")), "");
+        let most: Vec<String> = (0..32).map(|n| format!("k{n}=v")).collect();
+        assert_eq!(read(&most.join(",")), most.join(","));
+        assert_eq!(read("a=1,b"), "");
+        assert_eq!(read("A=1"), "");
+    }
 
     /// A payment page's token is the payer's capability: at the root and
     /// under a sandbox, only what comes before it may be shown.
