@@ -40,5 +40,11 @@ pub(super) fn call_upstream(
     if let Ok(value) = HeaderValue::from_str(&parent.to_header()) {
         headers.insert(HEADER, value);
     }
+    // Without one well-formed `traceparent` from the caller the trace is
+    // the proxy's own, and the caller's `tracestate` belongs to none it
+    // continues: it is not passed on (as the W3C recommendation has it).
+    if payments_serve::trace::TraceParent::from_headers(&parts.headers).is_none() {
+        headers.remove("tracestate");
+    }
     call
 }

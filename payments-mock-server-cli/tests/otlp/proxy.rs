@@ -88,6 +88,49 @@ async fn one_trace_runs_from_the_caller_through_the_proxy_to_the_mock() {
     assert_eq!(sent.span_id(), call.span_id());
 }
 
+/// The caller's `tracestate` goes upstream with its trace, and only then:
+/// with no well-formed `traceparent` (none, an upper-case one, two) the
+/// trace upstream is the proxy's own, and the state of the caller's is
+/// not passed on.
+#[tokio::test]
+async fn the_callers_tracestate_goes_upstream_only_with_its_trace() {
+    let receiver = Receiver::start().await;
+    let mock = MockServer::start().await;
+    let mut config = ProxyConfig::new(mock.base_url().parse().expect("a URL"));
+    config.otlp_endpoint = Some(receiver.endpoint());
+    let proxy = Proxy::start(config).await.expect("the proxy starts");
+    let http = reqwest::Client::new();
+    let cases: [(&str, &[String], bool); 4] = [
+        ("kept", &[traceparent()], true),
+        ("none", &[], false),
+        ("upper case", &[traceparent().to_uppercase()], false),
+        ("two", &[traceparent(), traceparent()], false),
+    ];
+    for (n, (what, parents, kept)) in cases.into_iter().enumerate() {
+        let mut request = http
+            .post(format!("{}/api/payments/initiate", proxy.base_url()))
+            .header("tracestate", "vendor=opaque")
+            .json(&initiate_body(&format!("OT-TS-{n}"), "TOPUP"));
+        for parent in parents {
+            request = request.header("traceparent", parent);
+        }
+        assert_eq!(
+            request.send().await.expect("an answer").status(),
+            200,
+            "{what}"
+        );
+        let entry = mock.requests().await.pop().expect("journaled");
+        let state = entry
+            .headers
+            .iter()
+            .find(|(k, _)| k == "tracestate")
+            .map(|(_, v)| v.as_str());
+        assert_eq!(state, kept.then_some("vendor=opaque"), "{what}");
+    }
+    proxy.shutdown().await;
+    mock.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_call_upstream_that_fails_or_is_refused_is_an_error_span() {
     let mut receiver = Receiver::start().await;
