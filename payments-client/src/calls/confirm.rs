@@ -21,13 +21,13 @@ use crate::model::ids::TransactionId;
 /// assert!(!format!("{req:?}").contains("493817"));
 /// # Ok::<(), payments_client::Error>(())
 /// ```
-#[derive(Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfirmRequest {
     transaction_id: TransactionId,
     reference_no: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    confirmation_code: Option<String>,
+    confirmation_code: Option<Code>,
     /// Sent as a string holding compact JSON, as the document types it.
     #[serde(skip_serializing_if = "Option::is_none")]
     extra_properties: Option<String>,
@@ -70,7 +70,7 @@ impl ConfirmRequest {
 
     /// The OTP or other code, if any.
     pub fn confirmation_code(&self) -> Option<&str> {
-        self.confirmation_code.as_deref()
+        self.confirmation_code.as_ref().map(|code| code.0.as_str())
     }
 
     /// The compact JSON string sent as `extraProperties`.
@@ -94,52 +94,31 @@ impl ConfirmRequest {
 
 /// Builder of a [`ConfirmRequest`]; see [`ConfirmRequest::builder`]. Its
 /// `Debug` shows the confirmation code as `[REDACTED]`.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until build() is called"]
 pub struct ConfirmRequestBuilder {
     transaction_id: TransactionId,
     reference_no: String,
-    confirmation_code: Option<String>,
+    confirmation_code: Option<Code>,
     extra_properties: ExtraProperties,
 }
 
-/// What `Debug` shows of a confirmation code: whether there is one.
-fn redacted(code: Option<&String>) -> Option<&'static str> {
-    code.map(|_| "[REDACTED]")
-}
+/// A confirmation code (an OTP): sent as it is, shown by `Debug` as
+/// `[REDACTED]`.
+#[derive(Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+struct Code(String);
 
-impl fmt::Debug for ConfirmRequest {
+impl fmt::Debug for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConfirmRequest")
-            .field("transaction_id", &self.transaction_id)
-            .field("reference_no", &self.reference_no)
-            .field(
-                "confirmation_code",
-                &redacted(self.confirmation_code.as_ref()),
-            )
-            .field("extra_properties", &self.extra_properties)
-            .finish()
-    }
-}
-
-impl fmt::Debug for ConfirmRequestBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConfirmRequestBuilder")
-            .field("transaction_id", &self.transaction_id)
-            .field("reference_no", &self.reference_no)
-            .field(
-                "confirmation_code",
-                &redacted(self.confirmation_code.as_ref()),
-            )
-            .field("extra_properties", &self.extra_properties)
-            .finish()
+        f.write_str("[REDACTED]")
     }
 }
 
 impl ConfirmRequestBuilder {
     /// OTP or other verification code, 1–32 characters.
     pub fn confirmation_code(mut self, v: impl Into<String>) -> Self {
-        self.confirmation_code = Some(v.into());
+        self.confirmation_code = Some(Code(v.into()));
         self
     }
 
@@ -193,7 +172,7 @@ impl ConfirmRequestBuilder {
         }
         check_reference_no(&mut errors, &self.reference_no);
         if let Some(c) = &self.confirmation_code {
-            check_len(&mut errors, "confirmationCode", c, 1, 32);
+            check_len(&mut errors, "confirmationCode", &c.0, 1, 32);
         }
         let extra = self.extra_properties.check(&mut errors);
         errors.into_result()?;
