@@ -28,6 +28,21 @@ fn traceparent() -> String {
     format!("00-{TRACE}-{PARENT}-01")
 }
 
+/// `body` posted to `url` (with `key` as a bearer), its answer's JSON.
+async fn post_json(url: &str, key: Option<&str>, body: &serde_json::Value) -> serde_json::Value {
+    let mut request = reqwest::Client::new().post(url).json(body);
+    if let Some(key) = key {
+        request = request.bearer_auth(key);
+    }
+    request
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON")
+}
+
 async fn mock_exporting_to(receiver: &Receiver) -> MockServer {
     MockServer::builder()
         .replica_name("replica-a")
@@ -213,15 +228,12 @@ async fn a_sandboxed_request_is_named_by_the_sandboxes_route() {
     let mut receiver = Receiver::start().await;
     let mock = mock_exporting_to(&receiver).await;
     let http = reqwest::Client::new();
-    let made: serde_json::Value = http
-        .post(format!("{}/_mock/sandboxes", mock.base_url()))
-        .json(&json!({"label": "spans"}))
-        .send()
-        .await
-        .expect("an answer")
-        .json()
-        .await
-        .expect("JSON");
+    let made = post_json(
+        &format!("{}/_mock/sandboxes", mock.base_url()),
+        None,
+        &json!({"label": "spans"}),
+    )
+    .await;
     let sandbox = made["data"]["id"].as_str().expect("a sandbox id");
     let reply = http
         .post(format!(
@@ -262,16 +274,12 @@ async fn no_key_otp_or_payer_id_reaches_an_exported_attribute() {
     let http = reqwest::Client::new();
     let mut body = initiate_body("OT-K", "EWALLET");
     body["payerId"] = json!(PAYER);
-    let initiated: serde_json::Value = http
-        .post(format!("{}/api/payments/initiate", mock.base_url()))
-        .bearer_auth(API_KEY)
-        .json(&body)
-        .send()
-        .await
-        .expect("an answer")
-        .json()
-        .await
-        .expect("JSON");
+    let initiated = post_json(
+        &format!("{}/api/payments/initiate", mock.base_url()),
+        Some(API_KEY),
+        &body,
+    )
+    .await;
     let id = initiated["data"]["transactionId"].as_str().expect("an id");
     let confirmed = http
         .post(format!("{}/api/payments/confirm", mock.base_url()))
@@ -334,25 +342,14 @@ async fn a_payment_pages_token_never_reaches_an_exported_attribute() {
     for base in [mock.base_url(), sandbox.base_url()] {
         let mut body = initiate_body("OT-PAGE", "ONLINEBANKING");
         body["returnUrl"] = json!("https://shop.example/back");
-        let initiated: serde_json::Value = http
-            .post(format!("{base}/api/payments/initiate"))
-            .json(&body)
-            .send()
-            .await
-            .expect("an answer")
-            .json()
-            .await
-            .expect("JSON");
+        let initiated = post_json(&format!("{base}/api/payments/initiate"), None, &body).await;
         let id = initiated["data"]["transactionId"].as_str().expect("an id");
-        let confirmed: serde_json::Value = http
-            .post(format!("{base}/api/payments/confirm"))
-            .json(&json!({ "transactionId": id, "referenceNo": "OT-PAGE" }))
-            .send()
-            .await
-            .expect("an answer")
-            .json()
-            .await
-            .expect("JSON");
+        let confirmed = post_json(
+            &format!("{base}/api/payments/confirm"),
+            None,
+            &json!({ "transactionId": id, "referenceNo": "OT-PAGE" }),
+        )
+        .await;
         let extra: serde_json::Value = serde_json::from_str(
             confirmed["data"]["extraProperties"]
                 .as_str()
