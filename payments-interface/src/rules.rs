@@ -70,13 +70,19 @@ const HOST_NAME: &str = r"(?:[A-Za-z0-9-]+\.)*[A-Za-z][A-Za-z0-9-]*";
 /// percent-encode them).
 const URL_CHARS: &str = r"[A-Za-z0-9._~!$&'()*+,;=:@/?% -퟿-�-]";
 
+/// An IPv6 address in brackets, loosely (hex digits, colons and dots, at
+/// least one colon): the URL parse that follows the pattern checks it.
+const IPV6: &str = r"\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*\]";
+
 /// `returnUrl`: an absolute http or https URL (at most
-/// [`RETURN_URL_MAX`] characters): a host name or IPv4 address, an
+/// [`RETURN_URL_MAX`] characters; the scheme in any letter case, as URLs
+/// have it): a host name, an IPv4 address or an IPv6 one in brackets, an
 /// optional port, then an optional path, query and fragment of URL
-/// characters.
+/// characters. Written without inline flags, so JSON Schema's (ECMA 262)
+/// dialect reads it too.
 pub static RETURN_URL: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "^https?://(?:{HOST_NAME}|{IPV4})(?::{PORT})?(?:/{URL_CHARS}*)?(?:\\?{URL_CHARS}*)?(?:#{URL_CHARS}*)?$"
+        "^[Hh][Tt][Tt][Pp][Ss]?://(?:{HOST_NAME}|{IPV4}|{IPV6})(?::{PORT})?(?:/{URL_CHARS}*)?(?:\\?{URL_CHARS}*)?(?:#{URL_CHARS}*)?$"
     )
 });
 
@@ -185,6 +191,13 @@ mod tests {
             "HTTPS://Shop.Example/b".to_lowercase().as_str(),
             "https://a-b.c-d.example:65535/x/y;z?q=%20&r=1",
             "https://shop.example/café?q=ünï#✓",
+            // A URL's scheme is in any letter case (RFC 3986 3.1), and a
+            // host may be an IPv6 address (a test shop on [::1]).
+            "HTTP://shop.example",
+            "Https://shop.example/back",
+            "https://[::1]/",
+            "http://[::1]:8080/back?order=1",
+            "http://[2001:db8::7]/",
         ] {
             assert!(is_return_url(good), "{good}");
             assert!(url::Url::parse(good).is_ok(), "{good}");
@@ -200,8 +213,9 @@ mod tests {
             "https://shop example",
             "https://shop.example/a b",
             "https://shop_example.com",
-            "HTTP://shop.example",
-            "https://[::1]/",
+            "https://[]/",
+            "https://[shop.example]/",
+            "https://[::1/",
         ] {
             assert!(!is_return_url(bad), "{bad}");
         }

@@ -179,6 +179,32 @@ async fn initiate_of_a_redirect_product_needs_an_absolute_http_return_url() {
     }
 }
 
+/// An absolute http URL is one in any letter case of its scheme, and with
+/// an IPv6 host (a test shop on [::1]): the payer is sent back there.
+#[tokio::test]
+async fn a_return_url_may_have_an_upper_case_scheme_or_an_ipv6_host() {
+    let (_, router) = service();
+    for (n, back) in [
+        "HTTPS://shop.example/back",
+        "http://[::1]:8080/back?order=1",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut body = online_banking(&format!("OB-URL-{n}"));
+        body["returnUrl"] = json!(back);
+        let (id, path) = confirmed_with(&router, body).await;
+        let reply = submit(&router, &path, "action=pay").await;
+        assert_eq!(reply.status, StatusCode::SEE_OTHER, "{back}");
+        let sent_to = location(&reply);
+        assert!(
+            sent_to.to_lowercase().starts_with(&back.to_lowercase())
+                && sent_to.contains(&format!("transactionId={id}")),
+            "{back}: {sent_to}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn the_page_shows_amount_reference_and_three_buttons_and_never_the_merchant() {
     let (_, router) = service();
