@@ -123,7 +123,10 @@ fn extra_properties(body: &impl Fields, problems: &mut Problems) -> Option<Strin
 }
 
 fn check_reference(reference: &str, name: &str, problems: &mut Problems) {
-    if !length(reference, name, 1, rules::REFERENCE_MAX, problems) {
+    // Every rule it fails is listed (CONTRACT section 2): a reference too
+    // long is checked for the others too; only an empty one has nothing
+    // more to fail.
+    if !length(reference, name, 1, rules::REFERENCE_MAX, problems) && reference.is_empty() {
         return;
     }
     // Printable ASCII, as nearly every reference is, holds no control
@@ -394,7 +397,8 @@ mod tests {
             1,
             crate::domain::rules::REFERENCE_MAX,
             &mut problems,
-        ) {
+        ) && reference.is_empty()
+        {
             return problems.0;
         }
         if reference.trim() != reference {
@@ -418,6 +422,33 @@ mod tests {
         } else {
             i128::MAX
         }))
+    }
+
+    /// Every rule a reference fails is listed, a too long one's others too
+    /// (CONTRACT section 2).
+    #[test]
+    fn a_reference_too_long_is_judged_by_every_rule() {
+        let mut problems = Problems::default();
+        check_reference(&format!(" {}", "a".repeat(64)), "r", &mut problems);
+        assert_eq!(
+            problems.0,
+            [
+                "r must be between 1 and 64 characters",
+                "r must not have leading or trailing whitespace"
+            ]
+        );
+        let mut problems = Problems::default();
+        check_reference(&format!("a\u{1}{}", "b".repeat(64)), "r", &mut problems);
+        assert_eq!(
+            problems.0,
+            [
+                "r must be between 1 and 64 characters",
+                "r must not contain control characters"
+            ]
+        );
+        let mut problems = Problems::default();
+        check_reference("", "r", &mut problems);
+        assert_eq!(problems.0, ["r must be between 1 and 64 characters"]);
     }
 
     proptest! {
