@@ -200,14 +200,26 @@ async fn control_characters_and_crlf_in_request_id_over_tcp_never_break_the_serv
     assert_eq!(health.status(), 200);
 }
 
+/// An id or reference that is not UTF-8 once decoded is not empty, so not
+/// the document's 400: it is no stored transaction's, simply unknown
+/// (CONTRACT section 3), and the message says why.
 #[tokio::test]
-async fn invalid_utf8_in_path_segments_is_a_clear_400() {
+async fn invalid_utf8_in_path_segments_is_an_unknown_transaction() {
     let (_, router) = service();
     let reply = get(&router, "/api/payments/%FF/status").await;
-    assert_envelope(&reply, 400, "INVALID_TRANSACTION_ID");
-    assert!(reply.message().contains("UTF-8"));
+    assert_envelope(&reply, 404, "TRANSACTION_NOT_FOUND");
+    assert!(
+        reply.message().contains("%FF (not UTF-8"),
+        "{}",
+        reply.message()
+    );
     let reply = get(&router, "/api/payments/reference/%C3%28/status").await;
-    assert_envelope(&reply, 400, "INVALID_REFERENCE_NO");
+    assert_envelope(&reply, 404, "TRANSACTION_NOT_FOUND");
+    assert!(
+        reply.message().contains("referenceNo %C3%28"),
+        "{}",
+        reply.message()
+    );
     let reply = get(&router, "/api/payments/reference/%zz/status").await;
     assert_envelope(&reply, 404, "TRANSACTION_NOT_FOUND");
 }

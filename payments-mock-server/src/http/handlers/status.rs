@@ -38,8 +38,9 @@ pub(crate) async fn by_id(
 ) -> Result<Response, ApiError> {
     let invalid =
         |m: &str| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidTransactionId, m);
-    let id = decoded_segment(raw)
-        .ok_or_else(|| invalid("transactionId is not valid UTF-8 after percent-decoding"))?;
+    // An id that is no text once decoded is no stored transaction's:
+    // simply unknown, as any id that is not a UUID (CONTRACT section 3).
+    let id = decoded_segment(raw).ok_or_else(|| not_text("transactionId", raw))?;
     if id.trim().is_empty() {
         return Err(invalid("transactionId must not be empty"));
     }
@@ -63,6 +64,16 @@ pub(crate) async fn by_id(
             format!("no transaction with transactionId {id}"),
         )
     })
+}
+
+/// 404 `TRANSACTION_NOT_FOUND` for a path segment `raw` that is not UTF-8
+/// once percent-decoded (named as it came: its escapes are ASCII).
+fn not_text(field: &str, raw: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        ErrorCode::TransactionNotFound,
+        format!("no transaction with {field} {raw} (not UTF-8 once percent-decoded)"),
+    )
 }
 
 /// The `merchantId` query parameter, if given. Given empty
@@ -105,8 +116,7 @@ pub(crate) async fn by_reference(
 ) -> Result<Response, ApiError> {
     let invalid =
         |m: &str| ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidReferenceNo, m);
-    let reference = decoded_segment(raw)
-        .ok_or_else(|| invalid("referenceNo is not valid UTF-8 after percent-decoding"))?;
+    let reference = decoded_segment(raw).ok_or_else(|| not_text("referenceNo", raw))?;
     if reference.trim().is_empty() {
         return Err(invalid("referenceNo must not be empty"));
     }
