@@ -137,7 +137,8 @@ impl Client {
     /// `productCode` and currency and carry a `transactionId`; one that
     /// does not is settled by reading the sent reference back, and is a
     /// success (marked [`Reply::is_reconciled`]) only if that transaction
-    /// is this request's.
+    /// is this request's; an answer in another currency never is (a status
+    /// read shows none to settle it with).
     ///
     /// # Errors
     ///

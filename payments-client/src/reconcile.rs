@@ -216,8 +216,9 @@ fn as_initiated(
 /// sent reference back (the request's merchant as scope) and succeeds,
 /// marked reconciled, only when that transaction is the request's (same
 /// amount in the request's currency, same product; the reference is
-/// checked by the read itself). Otherwise the mismatch stands, saying what
-/// the read-back found or how it failed. Never a blind retry.
+/// checked by the read itself) and the answer disagreed on nothing a
+/// status read cannot show (its currency). Otherwise the mismatch stands,
+/// saying what the read-back found or how it failed. Never a blind retry.
 pub(crate) async fn settle_initiate(
     transport: &Transport,
     ctx: &CallContext,
@@ -266,6 +267,17 @@ pub(crate) async fn settle_initiate(
         mismatch.read_back = Some(Found::Disagrees {
             found: Box::new(found),
             disagreements: differences,
+        });
+        return Err(Error::AnswerMismatch(mismatch));
+    }
+    // A status read has no currency: an answer that named another one (or
+    // none, which means MYR, for a request in another currency) may have
+    // booked the amount in it, and the read cannot tell. Never settled
+    // into a success in the request's currency.
+    if mismatch.has("currencyCode") {
+        mismatch.read_back = Some(Found::Unsettled {
+            found: Box::new(found),
+            field: "currencyCode",
         });
         return Err(Error::AnswerMismatch(mismatch));
     }

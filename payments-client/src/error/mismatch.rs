@@ -165,6 +165,16 @@ pub enum ReadBack {
     /// Reading the reference back failed (not found, a transport error,
     /// another answer that disagrees).
     Failed(Box<Error>),
+    /// The reference holds a transaction of the request's amount and
+    /// product, but the answer disagreed on what a status read does not
+    /// show (`field`: the `currencyCode`; 150.00 MYR and 150.00 USD read the
+    /// same): the read cannot settle it, and the mismatch stands.
+    Unsettled {
+        /// The status read.
+        found: Box<Reply<PaymentStatus>>,
+        /// The field the read cannot show.
+        field: &'static str,
+    },
 }
 
 /// An answer that is not about what was asked: an initiate answered with
@@ -217,6 +227,11 @@ impl fmt::Display for AnswerMismatch {
             // The read-back's own error is told here, once; it is not also
             // the `source` (STYLE: the source is not repeated).
             Some(ReadBack::Failed(e)) => write!(f, "; reading {reference} back failed: {e}"),
+            Some(ReadBack::Unsettled { field, .. }) => write!(
+                f,
+                "; reading {reference} back found a transaction of the amount and product sent, \
+                 but a status read does not show its {field}"
+            ),
         }
     }
 }

@@ -286,8 +286,10 @@ pub enum Error {
     /// not provably what was asked. It is never retried and never turned
     /// into a success, with one exception: an initiate whose answer
     /// disagrees is settled by reading the sent referenceNo back; when that
-    /// transaction matches the request (amount, product), the initiate
-    /// succeeds with it, marked [`Reply::is_reconciled`]. Otherwise this
+    /// transaction matches the request (amount, product) and the answer
+    /// disagreed on nothing the read cannot show (a status read has no
+    /// currency: an answer in another currency is never settled), the
+    /// initiate succeeds with it, marked [`Reply::is_reconciled`]. Otherwise this
     /// error stands, and [`AnswerMismatch::read_back`] says what the read
     /// showed. Do not confirm, ship or book against an answer like this:
     /// look the transaction up (by your referenceNo) first.

@@ -182,6 +182,47 @@ async fn a_mismatch_whose_read_back_matches_the_request_is_a_reconciled_success(
     assert!(ids.iter().all(|id| id == reply.request_id()));
 }
 
+/// An answer in another currency (here none, which is MYR, for a USD
+/// request) is never settled by a read-back: a status read has no currency,
+/// and 150.00 MYR reads as 150.00 USD. The mismatch stands, saying the read
+/// found a transaction it cannot tell apart.
+#[tokio::test]
+async fn a_mismatch_of_currency_stands_whatever_the_read_back_shows() {
+    for answered in [r#""currencyCode":"MYR","#, r#""currencyCode":"EUR","#] {
+        let server = MockServer::start().await;
+        let data = initiate_data().replace(r#""currencyCode":"MYR","#, answered);
+        let data = if answered.contains("MYR") {
+            data.replace(answered, "")
+        } else {
+            data
+        };
+        answer_initiate(&server, &data).await;
+        let same = status_data_with("INITIATED", "150.00", "TOPUP");
+        answer_read_back(&server, "INV-1", json(200, ok_envelope(&same))).await;
+        let err = client(&server)
+            .initiate(initiate_request_with("INV-1", 15000, Some(Currency::USD)))
+            .await
+            .expect_err("never a success in USD");
+        let m = mismatch(&err);
+        assert!(m.has("currencyCode"), "{m}");
+        assert!(
+            matches!(
+                &m.read_back,
+                Some(ReadBack::Unsettled {
+                    field: "currencyCode",
+                    ..
+                })
+            ),
+            "{m:?}"
+        );
+        assert!(
+            err.to_string().contains("does not show its currencyCode"),
+            "{err}"
+        );
+        assert_eq!(err.outcome(), payments_client::Outcome::Unknown);
+    }
+}
+
 #[tokio::test]
 async fn a_mismatch_whose_read_back_disagrees_stands_and_says_what_was_found() {
     let server = MockServer::start().await;
