@@ -478,7 +478,14 @@ pub fn redact_url(url: &str) -> String {
     };
     let authority_start = scheme_end + 3;
     let rest = &url[authority_start..];
-    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    // Text that is no URL may hold a password with an unescaped `/`, `?` or
+    // `#` (`https://alice:s3cr#et@host`): everything up to its last `@` is
+    // hidden then, since where its authority ends cannot be known.
+    let authority_len = if url::Url::parse(url).is_ok() {
+        rest.find(['/', '?', '#']).unwrap_or(rest.len())
+    } else {
+        rest.len()
+    };
     match rest[..authority_len].rfind('@') {
         Some(at) => format!(
             "{}***{}",
@@ -513,5 +520,24 @@ mod tests {
         assert_eq!(redact_url("http://host/a@b"), "http://host/a@b");
         assert_eq!(redact_url("not a url"), "not a url");
         assert_eq!(redact_url("http://u:p@"), "http://***@");
+        // A password with an unescaped `#`, `/` or `?` makes no URL: all of
+        // it up to the last `@` is hidden.
+        for text in [
+            "https://alice:s3cr#et@payments.example.com",
+            "https://alice:s3cr/et@payments.example.com",
+            "https://alice:s3cr?et@payments.example.com:99999",
+        ] {
+            let shown = redact_url(text);
+            assert!(
+                shown.starts_with("https://***@payments.example.com"),
+                "{shown}"
+            );
+            assert!(
+                !shown.contains("s3cr") && !shown.contains("alice"),
+                "{shown}"
+            );
+        }
+        // A URL that parses keeps an `@` of its path.
+        assert_eq!(redact_url("https://u:p@host/a@b"), "https://***@host/a@b");
     }
 }

@@ -55,10 +55,11 @@ async fn userinfo_of_the_base_url_is_never_shown() {
     let (dropping, _) = dropping_server().await;
     let refused = refused_url().await;
     for base in [dropping, refused] {
-        let client = Client::builder(with_userinfo(&base))
-            .retry_policy(fast_retries())
-            .build()
-            .unwrap();
+        let builder = Client::builder(with_userinfo(&base)).retry_policy(fast_retries());
+        let shown = format!("{builder:?} {builder:#?}");
+        assert!(!shown.contains(PASSWORD), "the builder's Debug: {shown}");
+        assert!(shown.contains("***@"), "{shown}");
+        let client = builder.build().unwrap();
         assert!(
             client.base_url().contains(PASSWORD),
             "documented: kept as given"

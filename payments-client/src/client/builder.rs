@@ -14,11 +14,12 @@ use crate::retry::RetryPolicy;
 use crate::secret::Credential;
 use crate::transport::{Transport, redact_url};
 
-/// Builder of a [`Client`]; see [`Client::builder`].
+/// Builder of a [`Client`]; see [`Client::builder`]. Its `Debug` shows the
+/// base URL's `user:pass@` as `***@`, and no key.
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until build() is called"]
 pub struct ClientBuilder {
-    pub(super) base_url: String,
+    pub(super) base_url: BaseUrl,
     pub(super) api_key: Option<SecretString>,
     pub(super) auth_header: Option<String>,
     pub(super) connect_timeout: Option<Duration>,
@@ -33,11 +34,22 @@ pub struct ClientBuilder {
     pub(super) tls: super::tls::TlsOptions,
 }
 
+/// The base URL as given: `Debug` shows it as messages do, its userinfo
+/// as `***@`.
+#[derive(Clone)]
+pub(super) struct BaseUrl(String);
+
+impl std::fmt::Debug for BaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&redact_url(&self.0), f)
+    }
+}
+
 impl ClientBuilder {
     /// The defaults; see [`Client::builder`].
     pub(super) fn new(base_url: String) -> Self {
         ClientBuilder {
-            base_url,
+            base_url: BaseUrl(base_url),
             api_key: None,
             auth_header: None,
             connect_timeout: None,
@@ -196,8 +208,8 @@ impl ClientBuilder {
     /// ```
     pub fn build(self) -> Result<Client, Error> {
         // Messages show the URL without `user:pass@`.
-        let shown = redact_url(&self.base_url);
-        let parsed = url::Url::parse(self.base_url.trim())
+        let shown = redact_url(&self.base_url.0);
+        let parsed = url::Url::parse(self.base_url.0.trim())
             .map_err(|e| Error::config(format!("invalid base URL {shown:?}: {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") || !parsed.has_host() {
             return Err(Error::config(format!(
