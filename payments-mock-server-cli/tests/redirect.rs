@@ -179,6 +179,24 @@ async fn initiate_of_a_redirect_product_needs_an_absolute_http_return_url() {
     }
 }
 
+/// The payer reads the merchant's reference and description as they are:
+/// a bidirectional control is shown, never obeyed (`INV-<U+202E>9999-VNI`
+/// would read `INV-INV-9999`, a description could claim another amount).
+#[tokio::test]
+async fn the_page_shows_bidirectional_controls_instead_of_obeying_them() {
+    let (_, router) = service();
+    let mut body = online_banking("INV-\u{202e}9999-VNI");
+    body["description"] = json!("Total charged: \u{202e}RYM 00.1");
+    let (_, path) = confirmed_with(&router, body).await;
+    let page = text(&get(&router, &path).await);
+    assert!(!page.contains('\u{202e}'), "obeyed: {page}");
+    assert!(page.contains("INV-&#60;U+202E&#62;9999-VNI"), "{page}");
+    assert!(
+        page.contains("Total charged: &#60;U+202E&#62;RYM 00.1"),
+        "{page}"
+    );
+}
+
 /// An absolute http URL is one in any letter case of its scheme, and with
 /// an IPv6 host (a test shop on [::1]): the payer is sent back there.
 #[tokio::test]

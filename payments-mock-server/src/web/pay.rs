@@ -7,11 +7,14 @@
 //! No API key (the payer has none), never faulted, delayed or limited: the
 //! `/api/` guard does not see these paths.
 
+use std::borrow::Cow;
+
 use askama::Template;
 use axum::body::{Body, to_bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::Response;
 use chrono::{DateTime, Utc};
+use payments_serve::pages::visible;
 
 use crate::domain::clock::format_time;
 use crate::domain::lifecycle;
@@ -37,8 +40,11 @@ struct PayPage<'a> {
     message: Option<&'a str>,
     amount: String,
     currency: &'a str,
-    reference: &'a str,
-    description: Option<&'a str>,
+    /// The merchant's text, made visible: a bidirectional control would
+    /// reorder what the payer reads (`INV-<U+202E>9999-VNI` shown as
+    /// `INV-INV-9999`, a description claiming another amount).
+    reference: Cow<'a, str>,
+    description: Option<Cow<'a, str>>,
     deadline_iso: String,
     deadline_text: String,
     return_address: Option<String>,
@@ -138,8 +144,12 @@ fn page_of<'a>(
         message: view.message,
         amount: major_text(fields.amount_minor, fields.currency_exponent),
         currency: &fields.currency_code,
-        reference: &fields.reference_no,
-        description: fields.rare.as_ref().and_then(|r| r.description.as_deref()),
+        reference: visible(&fields.reference_no),
+        description: fields
+            .rare
+            .as_ref()
+            .and_then(|r| r.description.as_deref())
+            .map(visible),
         deadline_iso: format_time(page.deadline),
         deadline_text: page.deadline.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
         return_address: return_address(record, view.status.as_str()),
