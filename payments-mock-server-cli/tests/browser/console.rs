@@ -296,7 +296,8 @@ async fn every_page_passes_axe_and_fits_a_phone() {
 
 /// The longest values the API accepts, without a break opportunity (a
 /// 64-character reference, a 255-character description, a long status
-/// path and query), never make a list page scroll sideways.
+/// path and query, a sandbox's 200-character label, a rule's reference),
+/// never make a list page scroll sideways.
 #[tokio::test]
 async fn the_longest_values_never_widen_a_page() {
     let Some(browser) = Browser::start("long values").await else {
@@ -316,12 +317,18 @@ async fn the_longest_values_never_widen_a_page() {
         None,
     )
     .await;
+    let label = json!({ "label": "L".repeat(200) });
+    call(&server, "POST", "/_mock/sandboxes", Some(label)).await;
+    let rule = json!({ "fault": "hang", "match": { "referenceNo": "F".repeat(64) } });
+    call(&server, "POST", "/_mock/faults", Some(rule)).await;
     for page in [
         "",
         &format!("?reference={reference}") as &str,
         "requests",
         "requests/2",
         &format!("transactions/{id}"),
+        "sandboxes",
+        "faults",
     ] {
         browser.open(&console(&server, page)).await;
         browser.check_page(&format!("console page {page:?}")).await;
