@@ -130,6 +130,21 @@ async fn each_exchange_is_listed_with_its_verdict_findings_and_transaction() {
         seqs(&listing(&rig, "?after=0&limit=1000").await),
         [1, 2, 3, 4]
     );
+    // The console's summary counts findings, not exchanges (one exchange
+    // may have several): it says so.
+    let page = rig
+        .client
+        .get(rig.url("/_proxy/ui/"))
+        .send()
+        .await
+        .expect("the console answers")
+        .text()
+        .await
+        .expect("a page");
+    assert!(
+        page.contains("4 exchanges had been checked, with findings: "),
+        "{page}"
+    );
 }
 
 #[tokio::test]
