@@ -234,6 +234,36 @@ struct NotFound {
     signed_in: bool,
 }
 
+#[derive(Template)]
+#[template(
+    source = r#"{% extends "base.html" %}{% block title %}Not found{% endblock %}{% block content %}<h1>No such page</h1><p>The console has no page at this address.</p><p><a href="{{ root }}_proxy/ui/">Back to the exchanges</a></p>{% endblock %}"#,
+    ext = "html"
+)]
+struct NoSuchPage {
+    root: String,
+    upstream: String,
+    enforce: bool,
+    signed_in: bool,
+}
+
+/// Any other address under `/_proxy/ui/`: a page saying so (404), as a
+/// browser shows it, with the way back; never the JSON envelope.
+async fn no_such_page(
+    State(proxy): State<ProxyState>,
+    SignedIn(signed_in): SignedIn,
+    uri: Uri,
+) -> Response {
+    page(render(
+        StatusCode::NOT_FOUND,
+        &NoSuchPage {
+            root: root_of(uri.path()),
+            upstream: proxy.config.shown_upstream(),
+            enforce: proxy.config.enforce,
+            signed_in,
+        },
+    ))
+}
+
 /// `GET /_proxy/ui/exchanges/{seq}`: one exchange in full.
 async fn detail(
     State(proxy): State<ProxyState>,
@@ -346,6 +376,7 @@ pub(super) fn routes() -> axum::Router<ProxyState> {
         .route("/_proxy/ui/exchanges/feed", get(feed))
         .route("/_proxy/ui/exchanges/{seq}", get(detail))
         .route("/_proxy/ui/coverage", get(coverage_page))
+        .route("/_proxy/ui/{*rest}", axum::routing::any(no_such_page))
         .route(
             "/_proxy/ui/static/console.css",
             get(|| async { asset(STYLESHEET, "text/css; charset=utf-8") }),

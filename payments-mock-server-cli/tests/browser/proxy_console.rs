@@ -91,6 +91,11 @@ async fn exchanges_appear_live_with_their_verdicts_and_pass_axe() {
         .await;
     assert!(browser.text("h1").await.contains("No such exchange"));
     browser.check_page("an unknown exchange").await;
+    // Any other address under the console: a page, as the mock's console
+    // answers (it was the JSON envelope, with five axe violations).
+    browser.open(&format!("{base}/_proxy/ui/nope")).await;
+    assert!(browser.text("h1").await.contains("No such page"));
+    browser.check_page("an unknown console page").await;
     browser.close().await;
     proxy.shutdown().await;
 }
