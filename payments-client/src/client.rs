@@ -83,6 +83,9 @@ impl Default for WaitOptions {
     }
 }
 
+/// The least pause between polls: a zero one would poll without pause.
+const MIN_POLL_INTERVAL: Duration = Duration::from_millis(10);
+
 impl WaitOptions {
     /// How long to wait in total.
     pub fn timeout(mut self, d: Duration) -> Self {
@@ -90,7 +93,8 @@ impl WaitOptions {
         self
     }
 
-    /// The first pause between polls; it doubles after each poll.
+    /// The first pause between polls (at least 10 ms); it doubles after
+    /// each poll.
     pub fn poll_interval(mut self, d: Duration) -> Self {
         self.poll_interval = d;
         self
@@ -331,8 +335,9 @@ impl Client {
     ) -> Result<Reply<PaymentStatus>, Error> {
         let id = transaction_id.as_ref();
         let started = tokio::time::Instant::now();
-        let deadline = started + options.timeout;
-        let mut interval = options.poll_interval;
+        let deadline = crate::transport::later(started, options.timeout);
+        // Never a busy loop: a zero first pause is the least one.
+        let mut interval = options.poll_interval.max(MIN_POLL_INTERVAL);
         let mut last = None;
         loop {
             // Each poll (its retries and backoff included) ends by the wait's
@@ -357,7 +362,8 @@ impl Client {
             tokio::time::sleep(interval.min(deadline - now)).await;
             interval = interval
                 .saturating_mul(2)
-                .min(options.max_poll_interval.max(options.poll_interval));
+                .min(options.max_poll_interval.max(options.poll_interval))
+                .max(MIN_POLL_INTERVAL);
         }
     }
 

@@ -106,7 +106,7 @@ impl Transport {
 
     /// The client's per-call deadline, counted from now.
     pub(crate) fn fresh_deadline(&self) -> Option<Instant> {
-        self.deadline.map(|d| Instant::now() + d)
+        self.deadline.map(|d| later(Instant::now(), d))
     }
 
     fn url(&self, call: &Call) -> Url {
@@ -231,7 +231,7 @@ impl Transport {
                 let wait = match decision {
                     Decision::Stop => None,
                     Decision::RetryAfter(wait) => match ctx.deadline {
-                        Some(deadline) if Instant::now() + wait >= deadline => None,
+                        Some(deadline) if later(Instant::now(), wait) >= deadline => None,
                         _ => Some(wait),
                     },
                 };
@@ -445,11 +445,23 @@ fn classify(e: &reqwest::Error) -> TransportKind {
     }
 }
 
-/// `Retry-After` as delay-seconds or an HTTP date.
+/// `at` plus `wait`, or, past what a clock can count (`Duration::MAX`
+/// given as a timeout), thirty years on: never a panic on overflow.
+pub(crate) fn later(at: Instant, wait: Duration) -> Instant {
+    at.checked_add(wait)
+        .unwrap_or_else(|| at + Duration::from_secs(30 * 365 * 24 * 3600))
+}
+
+/// `Retry-After` as delay-seconds or an HTTP date. Seconds too many for a
+/// `u64` are the longest wait there is (the retry policy caps it), not
+/// none.
 pub(crate) fn parse_retry_after(v: &HeaderValue) -> Option<Duration> {
     let text = v.to_str().ok()?.trim();
     if let Ok(secs) = text.parse::<u64>() {
         return Some(Duration::from_secs(secs));
+    }
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(Duration::MAX);
     }
     let at = chrono::DateTime::parse_from_rfc2822(text).ok()?;
     let delta = at.with_timezone(&chrono::Utc) - chrono::Utc::now();
