@@ -821,6 +821,10 @@ def load_package(src):
                 loose.append(file)
     loose.sort(key=lambda f: (f.count(os.sep), f))
     for file in loose:
+        # A loose file adopted before may declare this one its unit tests
+        # (`#[cfg(test)] mod tests;`), shallower files first.
+        if any(t(file) for t in tests):
+            continue
         if os.path.basename(file) not in ("lib.rs", "main.rs") or os.path.dirname(file) != src:
             crates[0].adopt(file, src)
     return crates
@@ -1045,6 +1049,18 @@ def self_test():
                 "pkg/src/domain/other.rs:1: domain::other uses tower (::tower), which domain may not use",
                 "pkg/src/domain/other.rs:2: domain::other uses axum (crate::Json), which domain may not use",
             ])
+
+        def test_unit_tests_of_a_file_no_declaration_reached(self):
+            # `http` is declared by a macro: its files are adopted by their
+            # place, and an adopted file's `mod tests;` file is a test too.
+            found = self.run_on({
+                "src/lib.rs": "internal!(http);\nmod app;\n",
+                "src/http/mod.rs": "pub(crate) mod middleware;\n",
+                "src/http/middleware.rs": "#[cfg(test)]\nmod tests;\n",
+                "src/http/middleware/tests.rs": "use crate::app::Service;\n",
+                "src/app.rs": "use crate::http::middleware;\npub struct Service;\n",
+            }, [["http"], ["app"], ["lib"]])
+            self.assertEqual(found, [])
 
         def test_a_binary_package_and_unit_tests(self):
             found = self.run_on({

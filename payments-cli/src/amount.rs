@@ -14,8 +14,7 @@ use std::fmt;
 use payments_client::money::{self, MAX_AMOUNT, MoneyError};
 use payments_client::{Currency, Decimal, MinorAmount};
 
-use crate::output::printable;
-use crate::usage::quote;
+use crate::output::{printable, quote};
 
 /// Why an amount was refused; the message completes "--amount ...".
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,27 +13,7 @@ use payments_client::error::ValidationErrors;
 
 use crate::output::printable;
 
-/// At most this many bytes of an offending value are repeated in a message.
-pub const MAX_ECHO: usize = 200;
-
-/// A value quoted for a message: control characters escaped, cut to
-/// [`MAX_ECHO`] bytes (at a character boundary) with the full length said.
-#[must_use]
-pub fn quote(value: &str) -> String {
-    let shown = printable(value);
-    if shown.len() <= MAX_ECHO {
-        return format!("'{shown}'");
-    }
-    let mut end = MAX_ECHO;
-    while !shown.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!(
-        "'{}…' (the first {end} of {} bytes)",
-        &shown[..end],
-        value.len()
-    )
-}
+pub use crate::output::{MAX_ECHO, quote};
 
 /// The flag (or argument) of the command line that sets a JSON field of
 /// initiate or confirm.

@@ -248,15 +248,24 @@ pub fn table(coverage: &Coverage) -> String {
     } else {
         let _ = writeln!(out, "seen outside the cells:");
         for (name, count) in coverage.outside() {
-            let _ = writeln!(
-                out,
-                "{count:>8}  {:<8}  {}",
-                "outside",
-                crate::report::cell(name)
-            );
+            let _ = writeln!(out, "{count:>8}  {:<8}  {}", "outside", cell(name));
         }
     }
     out
+}
+
+/// Text from outside (a message quoting the upstream's answer, a path) as
+/// one cell of the terminal's table: control characters as their control
+/// pictures (an ESC could recolour or rewrite a CI log), a line break too.
+pub(crate) fn cell(text: &str) -> std::borrow::Cow<'_, str> {
+    let shown = payments_serve::pages::visible(text);
+    if shown.contains(['\n', '\t']) {
+        return shown
+            .replace('\n', "\u{240a}")
+            .replace('\t', "\u{2409}")
+            .into();
+    }
+    shown
 }
 
 #[cfg(test)]

@@ -187,9 +187,9 @@ impl Summary {
                     level,
                     n,
                     count.first.seq,
-                    cell(&count.first.request),
+                    crate::coverage::cell(&count.first.request),
                     count.first.status,
-                    cell(&count.first.message)
+                    crate::coverage::cell(&count.first.message)
                 );
             }
         }
@@ -202,20 +202,6 @@ impl Summary {
         );
         out
     }
-}
-
-/// Text from outside (a message quoting the upstream's answer, a path) as
-/// one cell of the terminal's table: control characters as their control
-/// pictures (an ESC could recolour or rewrite a CI log), a line break too.
-pub(crate) fn cell(text: &str) -> std::borrow::Cow<'_, str> {
-    let shown = payments_serve::pages::visible(text);
-    if shown.contains(['\n', '\t']) {
-        return shown
-            .replace('\n', "\u{240a}")
-            .replace('\t', "\u{2409}")
-            .into();
-    }
-    shown
 }
 
 #[cfg(test)]
