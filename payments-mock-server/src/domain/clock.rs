@@ -202,7 +202,10 @@ mod tests {
         assert!(room_for(0, year * 100).is_ok());
         assert!(room_for(0, Duration::from_nanos(i64::MAX as u64)).is_ok());
         let err = room_for(1, Duration::from_nanos(i64::MAX as u64)).expect_err("past the end");
-        assert!(format!("{err:?}").contains("seconds must be at most 9223372036"), "{err:?}");
+        assert!(
+            format!("{err:?}").contains("seconds must be at most 9223372036"),
+            "{err:?}"
+        );
         let far = i64::try_from((year * 250).as_nanos()).expect("fits");
         assert!(room_for(far, year * 100).is_err());
         assert!(room_for(far, year * 40).is_ok());
