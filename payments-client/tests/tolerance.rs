@@ -169,7 +169,18 @@ async fn extra_properties_as_an_object_is_stored_as_a_json_string() {
     let st = status_with_data(&data).await.unwrap();
     assert_eq!(
         st.extra_properties.as_deref(),
-        Some(r#"{"n":1.50,"pins":["1","2"]}"#)
+        Some(r#"{"pins":["1","2"],"n":1.50}"#),
+        "as sent, keys in their order, numbers as written"
+    );
+    // Compacted: the white space between tokens goes, a string's stays.
+    let spaced = status_data().replace(
+        r#""extraProperties":null"#,
+        "\"extraProperties\": { \"note\" : \"a \\\" b\" ,\n \"n\": [ 1 , 2.0 ] }",
+    );
+    let st = status_with_data(&spaced).await.unwrap();
+    assert_eq!(
+        st.extra_properties.as_deref(),
+        Some(r#"{"note":"a \" b","n":[1,2.0]}"#)
     );
 }
 

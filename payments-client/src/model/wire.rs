@@ -1,14 +1,17 @@
 //! Tolerant field decoders for CONTRACT section 11.
 //!
-//! Each goes through [`serde_json::Value`], which keeps a number's literal
-//! text (the workspace enables `arbitrary_precision`), so amounts are parsed
-//! from text and never through `f64`.
+//! Amounts are read from the JSON text of the value itself
+//! ([`RawValue`]), so they are parsed from text and never through `f64`,
+//! whether or not an application turns on `serde_json`'s
+//! `arbitrary_precision` (this crate does not: Cargo would turn it on for
+//! the whole application).
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use rust_decimal::Decimal;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::model::money_error::MoneyError;
 
@@ -42,13 +45,21 @@ fn describe(v: &Value) -> &'static str {
 
 /// A decimal from a JSON number (its literal text) or a numeric string.
 pub(crate) fn decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
-    match Value::deserialize(d)? {
-        Value::Number(n) => parse_decimal(&n.to_string()).map_err(D::Error::custom),
-        Value::String(s) => parse_decimal(&s).map_err(D::Error::custom),
-        other => Err(D::Error::custom(format!(
-            "expected a decimal number or numeric string, found {}",
-            describe(&other)
-        ))),
+    let raw = Box::<RawValue>::deserialize(d)?;
+    let text = raw.get().trim();
+    match text.as_bytes().first() {
+        Some(b'-' | b'0'..=b'9') => parse_decimal(text).map_err(D::Error::custom),
+        Some(b'"') => {
+            let s: String = serde_json::from_str(text).map_err(D::Error::custom)?;
+            parse_decimal(&s).map_err(D::Error::custom)
+        }
+        _ => {
+            let other: Value = serde_json::from_str(text).map_err(D::Error::custom)?;
+            Err(D::Error::custom(format!(
+                "expected a decimal number or numeric string, found {}",
+                describe(&other)
+            )))
+        }
     }
 }
 
@@ -109,17 +120,45 @@ pub(crate) fn opt_timestamp<'de, D: Deserializer<'de>>(
 
 /// `extraProperties`: a JSON string is kept as is, `null` is `None`, and any
 /// other JSON value (an object, as a request sample shows) is stored as its
-/// compact JSON text.
+/// JSON text as sent, without the white space between its tokens (its keys
+/// in their order, its numbers as written: `1.50` stays `1.50`).
 pub(crate) fn extra_properties<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Option<String>, D::Error> {
-    match Value::deserialize(d)? {
-        Value::Null => Ok(None),
-        Value::String(s) => Ok(Some(s)),
-        other => serde_json::to_string(&other)
+    let raw = Box::<RawValue>::deserialize(d)?;
+    let text = raw.get().trim();
+    match text.as_bytes().first() {
+        Some(b'n') => Ok(None),
+        Some(b'"') => serde_json::from_str(text)
             .map(Some)
             .map_err(D::Error::custom),
+        _ => Ok(Some(compact(text))),
     }
+}
+
+/// JSON text (valid: a [`RawValue`]'s) without the white space between its
+/// tokens; strings kept exactly.
+fn compact(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A currency code; absent or `null` means `MYR`, the document's default.
@@ -139,6 +178,9 @@ pub(crate) fn decimal_as_number<S: serde::Serializer>(
 ) -> Result<S::Ok, S::Error> {
     use serde::Serialize as _;
     use serde::ser::Error as _;
-    let n: serde_json::Number = d.to_string().parse().map_err(S::Error::custom)?;
+    // The number's own text, as it reads: `150.00` keeps its scale and
+    // `90071992547409.91` its digits (a `Number` would be an `f64` without
+    // `arbitrary_precision`).
+    let n = RawValue::from_string(d.to_string()).map_err(S::Error::custom)?;
     n.serialize(s)
 }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# payments-client in an application of its own (scripts/client-alone/),
+# outside the workspace: Cargo unifies features per build, so only there
+# does serde_json lack `arbitrary_precision`, as in a merchant's
+# application. Checks that the client does not turn the feature on (it
+# would change the application's own serde types) and still reads and
+# writes amounts exactly without it. Uses the workspace's lock file, so
+# the versions are the tested ones and nothing is fetched.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+app=scripts/client-alone
+target=${CARGO_TARGET_DIR:-target}/client-alone
+cp Cargo.lock "$app/Cargo.lock"
+trap 'rm -f "$app/Cargo.lock"' EXIT
+if cargo tree --offline --manifest-path "$app/Cargo.toml" -e normal,features -i serde_json \
+    | grep -q 'feature "arbitrary_precision"'; then
+  echo "payments-client turns on serde_json's arbitrary_precision for the application" >&2
+  exit 1
+fi
+CARGO_TARGET_DIR="$target" cargo run --offline --quiet --manifest-path "$app/Cargo.toml"
