@@ -22,7 +22,7 @@ pub const MAX_LINE: usize = 128 * 1024 * 1024;
 pub const BAD_LINES_KEPT: usize = 100;
 
 /// The lines of a recording that are no exchange: the first
-/// [`BAD_LINES_KEPT`] of them, and how many there were in all (a file of
+/// 100 of them, and how many there were in all (a file of
 /// millions of broken lines takes no more memory than one of a hundred).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -49,7 +49,7 @@ impl BadLines {
 /// # Errors
 ///
 /// The reader's error when it fails (a line that is not UTF-8, not an
-/// exchange or longer than [`MAX_LINE`] is a [`BadLine`], not an error).
+/// exchange or longer than 128 MiB is a [`BadLine`], not an error).
 pub fn each(
     reader: impl std::io::BufRead,
     mut on: impl FnMut(Exchange),
