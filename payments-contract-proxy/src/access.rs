@@ -41,6 +41,32 @@ const CONSOLE: Console = Console {
     cookie: SessionCookie::new("payments_proxy_session"),
 };
 
+/// The request `headers` going upstream without the proxy's own console
+/// session: a browser signed in to the console sends it with every request
+/// to the host, `/api/` too, and it is a credential of this proxy, never
+/// the service's. Other cookies go on as they came.
+pub(crate) fn without_own_session(headers: &mut axum::http::HeaderMap) {
+    use axum::http::{HeaderValue, header};
+    if !headers.contains_key(header::COOKIE) {
+        return;
+    }
+    let kept: Vec<HeaderValue> = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| match value.to_str() {
+            Ok(text) => match CONSOLE.cookie.removed(text)? {
+                std::borrow::Cow::Borrowed(_) => Some(value.clone()),
+                std::borrow::Cow::Owned(rest) => HeaderValue::from_str(&rest).ok(),
+            },
+            Err(_) => Some(value.clone()),
+        })
+        .collect();
+    headers.remove(header::COOKIE);
+    for value in kept {
+        headers.append(header::COOKIE, value);
+    }
+}
+
 /// Whether a console request came with a session (the console then offers
 /// sign-out): set by [`admit`], `false` when it is not there.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

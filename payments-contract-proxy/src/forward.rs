@@ -372,6 +372,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         return refuse(request_message, ApiError::not_found());
     };
     let mut headers = end_to_end(&parts.headers);
+    crate::access::without_own_session(&mut headers);
     // Exporting spans, the call upstream is a span of its own, and its
     // `traceparent` the upstream's (`traced`).
     let mut call = traced::call_upstream(&parts, &uri, &mut headers);

@@ -209,6 +209,36 @@ async fn hop_by_hop_request_headers_are_dropped_and_host_is_the_upstreams() {
     assert_ne!(rig.upstream.authority(), rig.proxy.addr().to_string());
 }
 
+/// The proxy's own console session is a credential of the proxy: a
+/// browser signed in to the console sends it with every request to the
+/// host, and it never goes on to the service; the application's cookies
+/// do, as they came.
+#[tokio::test]
+async fn the_proxys_own_session_cookie_never_goes_upstream() {
+    let rig = Rig::start().await;
+    for (sent, upstream) in [
+        (
+            "theme=dark; payments_proxy_session=abc123; cart=7",
+            Some("theme=dark; cart=7"),
+        ),
+        ("payments_proxy_session=abc123", None),
+        ("theme=dark", Some("theme=dark")),
+    ] {
+        rig.upstream.push(Canned::raw(200, "seen"));
+        let reply = rig
+            .client
+            .get(rig.url("/api/cookies"))
+            .header("cookie", sent)
+            .send()
+            .await
+            .expect("the proxy answers");
+        assert_eq!(reply.status(), 200);
+        let received = rig.upstream.received().pop().expect("forwarded");
+        let expected = upstream.map_or_else(Vec::new, |c| bytes_of(&[c]));
+        assert_eq!(received.values("cookie"), expected, "{sent}");
+    }
+}
+
 /// An answer with every kind of hop-by-hop header and end-to-end ones
 /// beside them.
 pub(crate) fn hop_by_hop_answer() -> Canned {

@@ -273,6 +273,26 @@ impl SessionCookie {
             .take(8)
     }
 
+    /// A `Cookie` header's `value` without this cookie (each time it
+    /// appears), the others as they came: what may go on to another
+    /// server. `None` when nothing else is left; borrowed when the cookie
+    /// is not there.
+    pub fn removed(self, value: &str) -> Option<Cow<'_, str>> {
+        let named = |pair: &str| {
+            pair.split_once('=')
+                .is_some_and(|(name, _)| name.trim() == self.name)
+        };
+        if !value.split(';').any(named) {
+            return Some(Cow::Borrowed(value));
+        }
+        let rest: Vec<&str> = value
+            .split(';')
+            .filter(|pair| !named(pair) && !pair.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        (!rest.is_empty()).then(|| Cow::Owned(rest.join("; ")))
+    }
+
     /// A `Cookie` header's `value` with this cookie's value replaced by
     /// `[redacted]` (each time it appears), the other cookies as they
     /// came: what a journal or a log may keep of it, since the session
@@ -444,5 +464,23 @@ mod tests {
             COOKIE.redacted(" test_session= "),
             " test_session=[redacted]"
         );
+    }
+
+    #[test]
+    fn a_cookie_header_goes_on_without_the_session() {
+        let sent = "x=y; test_session=abc;other_session=z; test_session=again";
+        assert_eq!(
+            COOKIE.removed(sent).as_deref(),
+            Some("x=y; other_session=z")
+        );
+        assert_eq!(COOKIE.removed("test_session=abc"), None, "nothing left");
+        assert!(matches!(
+            COOKIE.removed("a=1; b=2"),
+            Some(Cow::Borrowed("a=1; b=2"))
+        ));
+        assert!(matches!(
+            COOKIE.removed("test_sessionx=1"),
+            Some(Cow::Borrowed(_))
+        ));
     }
 }
