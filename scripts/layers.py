@@ -182,7 +182,7 @@ LAYERS = {
     ],
     "payments-cli": [
         # The vocabulary: exit codes, printable text and tables, amounts.
-        ["exit", "output", "amount"],
+        ["exit", "output", "amount", "text"],
         # The errors (the CLI's and the config file's), and usage errors.
         ["error", "usage"],
         # The command line, the settings it resolves to, the commands.

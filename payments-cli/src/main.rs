@@ -21,6 +21,7 @@ mod config;
 mod error;
 mod exit;
 mod output;
+mod text;
 mod usage;
 
 use std::{io::Write as _, process::ExitCode};

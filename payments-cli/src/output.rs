@@ -15,6 +15,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use comfy_table::{Cell, Color, ColumnConstraint, ContentArrangement, Table, presets};
 use payments_client::{Currency, Decimal};
 
+pub use crate::text::{MAX_ECHO, printable, quote};
+
 /// A status read, as shown in a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusView {
@@ -91,56 +93,6 @@ fn or_dash(value: Option<&str>) -> String {
         Some(text) if !text.is_empty() => text.to_owned(),
         _ => "-".to_owned(),
     }
-}
-
-/// At most this many bytes of an offending value are repeated in a message.
-pub const MAX_ECHO: usize = 200;
-
-/// A value quoted for a message: control characters escaped, cut to
-/// [`MAX_ECHO`] bytes (at a character boundary) with the full length said.
-#[must_use]
-pub fn quote(value: &str) -> String {
-    let shown = printable(value);
-    if shown.len() <= MAX_ECHO {
-        return format!("'{shown}'");
-    }
-    let mut end = MAX_ECHO;
-    while !shown.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!(
-        "'{}…' (the first {end} of {} bytes)",
-        &shown[..end],
-        value.len()
-    )
-}
-
-/// Text from the service or an input file, made safe for a terminal:
-/// control characters (including ESC, so no ANSI sequences) and the
-/// bidirectional controls (which would show what follows them reversed:
-/// U+202E turns `ABC/status` into `sutats/CBA`) are shown escaped instead
-/// of being interpreted.
-#[must_use]
-pub fn printable(text: &str) -> String {
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(
-                c,
-                '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-            )
-    };
-    if !text.chars().any(hidden) {
-        return text.to_owned();
-    }
-    text.chars()
-        .map(|c| {
-            if hidden(c) {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 /// The envelope `-o json` prints for a reconciled initiate or confirm.

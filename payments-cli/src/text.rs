@@ -1,0 +1,53 @@
+//! Text from outside (the service, a file, a flag) made safe to show on a
+//! terminal or in a message: control and bidirectional characters escaped
+//! ([`printable`]), a value quoted and cut for a usage error ([`quote`]).
+
+/// At most this many bytes of an offending value are repeated in a message.
+pub const MAX_ECHO: usize = 200;
+
+/// A value quoted for a message: control characters escaped, cut to
+/// [`MAX_ECHO`] bytes (at a character boundary) with the full length said.
+#[must_use]
+pub fn quote(value: &str) -> String {
+    let shown = printable(value);
+    if shown.len() <= MAX_ECHO {
+        return format!("'{shown}'");
+    }
+    let mut end = MAX_ECHO;
+    while !shown.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "'{}…' (the first {end} of {} bytes)",
+        &shown[..end],
+        value.len()
+    )
+}
+
+/// Text from the service or an input file, made safe for a terminal:
+/// control characters (including ESC, so no ANSI sequences) and the
+/// bidirectional controls (which would show what follows them reversed:
+/// U+202E turns `ABC/status` into `sutats/CBA`) are shown escaped instead
+/// of being interpreted.
+#[must_use]
+pub fn printable(text: &str) -> String {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(
+                c,
+                '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            )
+    };
+    if !text.chars().any(hidden) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| {
+            if hidden(c) {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
