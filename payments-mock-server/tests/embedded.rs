@@ -145,3 +145,27 @@ async fn the_light_mock_has_every_rule_state_fault_the_clock_and_the_journal() {
     assert!(server.transactions().await.is_empty());
     server.shutdown().await;
 }
+
+/// The clock goes up to about 292 years ahead; an advance past that is
+/// refused loudly, as the HTTP control answers 400, instead of the clock
+/// stopping short while the test goes on as if it had moved.
+#[tokio::test]
+#[should_panic(expected = "the virtual clock goes at most about 292 years")]
+async fn an_advance_past_the_clocks_end_panics() {
+    let server = MockServer::start().await;
+    let year = Duration::from_secs(365 * 86_400);
+    server.advance_clock(year * 200).await;
+    server.advance_clock(year * 100).await;
+}
+
+/// Up to the end, it moves.
+#[tokio::test]
+async fn the_clock_moves_up_to_its_end() {
+    let server = MockServer::start().await;
+    let before = server.now().await;
+    let year = Duration::from_secs(365 * 86_400);
+    server.advance_clock(year * 290).await;
+    let after = server.now().await;
+    assert!((after - before).num_days() >= 290 * 365, "{before} {after}");
+    server.shutdown().await;
+}

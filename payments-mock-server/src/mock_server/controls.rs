@@ -40,8 +40,15 @@ impl Controls {
     /// # Panics
     ///
     /// When the store fails (its database is gone): the HTTP control
-    /// answers 503 instead.
+    /// answers 503 instead. When the clock would go past its end, about
+    /// 292 years ahead of real time (the HTTP control answers 400
+    /// `VALIDATION_ERROR`): a clock that stopped there while the test went
+    /// on would be a test that passes for the wrong reason.
     pub async fn advance_clock(&self, by: Duration) {
+        let offset = expect_store(self.state.store.clock().await).offset_nanos;
+        if let Err(e) = crate::domain::clock::room_for(offset, by) {
+            panic!("payments-mock-server: advance_clock({by:?}): {e}");
+        }
         expect_store(self.state.store.advance_clock(by).await);
     }
 
