@@ -23,24 +23,40 @@ const HEADER: &str = "traceparent";
 /// parent, sampled. Without random bytes (never on a working system) the
 /// span keeps no trace and nothing is sent.
 pub(super) fn begin(span: &tracing::Span) {
-    let mut bytes = [0u8; 24];
-    if getrandom::fill(&mut bytes).is_err() {
-        return;
+    if let Some(parent) = fresh() {
+        let _ = span.set_parent(Context::new().with_remote_span_context(parent));
     }
+}
+
+/// A new trace for a request the CLI sends without the client (`tail`'s
+/// pages): its trace id as `-v` shows it, and the `traceparent` to send.
+pub(super) fn header() -> Option<(String, String)> {
+    let ids = fresh()?;
+    let mut headers = std::collections::HashMap::new();
+    W3c.inject_context(
+        &Context::new().with_remote_span_context(ids.clone()),
+        &mut headers,
+    );
+    let value = headers.remove(HEADER)?;
+    Some((ids.trace_id().to_string(), value))
+}
+
+/// A random trace id and span id, sampled; `None` without random bytes.
+fn fresh() -> Option<SpanContext> {
+    let mut bytes = [0u8; 24];
+    getrandom::fill(&mut bytes).ok()?;
     let mut trace = [0u8; 16];
     let mut id = [0u8; 8];
     trace.copy_from_slice(&bytes[..16]);
     id.copy_from_slice(&bytes[16..]);
-    let parent = SpanContext::new(
+    let ids = SpanContext::new(
         TraceId::from_bytes(trace),
         SpanId::from_bytes(id),
         TraceFlags::SAMPLED,
         true,
         TraceState::default(),
     );
-    if parent.is_valid() {
-        let _ = span.set_parent(Context::new().with_remote_span_context(parent));
-    }
+    ids.is_valid().then_some(ids)
 }
 
 /// The W3C Trace Context propagator, writing only (`traceparent`).

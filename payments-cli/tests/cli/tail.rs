@@ -418,3 +418,56 @@ async fn a_faulted_request_shows_its_fault() {
     .success();
     assert_eq!(stdout(&none), "");
 }
+
+/// `-v` prints each page's trace id, as every other command's call, and
+/// the page's request carries it as the W3C `traceparent`; without `-v`,
+/// none is sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn verbose_prints_each_pages_trace_id_it_sent() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer as Stub, ResponseTemplate};
+    let stub = Stub::start().await;
+    Mock::given(method("GET"))
+        .and(path("/_mock/requests"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "isSuccess": true, "data": {"items": []}
+        })))
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    let mut cmd = tail(&sandbox, &stub.uri(), ADMIN, "json", &[]);
+    cmd.arg("-v");
+    let err = stderr(&run(cmd).await.success());
+    let trace = err
+        .lines()
+        .find(|line| line.starts_with("< HTTP 200"))
+        .and_then(|line| line.split(", trace ").nth(1))
+        .unwrap_or_else(|| panic!("a response line with its trace id: {err}"))
+        .to_owned();
+    assert_eq!(trace.len(), 32, "{trace}");
+    assert!(trace.bytes().all(|b| b.is_ascii_hexdigit()), "{trace}");
+    let sent = stub.received_requests().await.expect("recorded");
+    let header = sent[0]
+        .headers
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok())
+        .expect("a traceparent")
+        .to_owned();
+    let parts: Vec<&str> = header.split('-').collect();
+    assert_eq!(parts.len(), 4, "{header}");
+    assert_eq!((parts[0], parts[1], parts[3]), ("00", trace.as_str(), "01"));
+    assert_eq!(parts[2].len(), 16, "{header}");
+    // Without -v: no header.
+    stub.reset().await;
+    Mock::given(method("GET"))
+        .and(path("/_mock/requests"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "isSuccess": true, "data": {"items": []}
+        })))
+        .mount(&stub)
+        .await;
+    let quiet = run(tail(&sandbox, &stub.uri(), ADMIN, "json", &[])).await;
+    assert!(!stderr(&quiet.success()).contains("trace"));
+    let sent = stub.received_requests().await.expect("recorded");
+    assert!(sent[0].headers.get("traceparent").is_none());
+}

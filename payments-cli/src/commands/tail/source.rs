@@ -207,6 +207,9 @@ impl Source {
             }
         }
         let started = Instant::now();
+        // `-v`: each page is a trace of its own, its id printed, as every
+        // other command's call (CONTRACT section 21).
+        let trace = self.verbose.then(crate::commands::trace::header).flatten();
         if self.verbose {
             let auth = if self.key.is_some() {
                 " (authorization: Bearer [REDACTED])"
@@ -219,12 +222,21 @@ impl Source {
         if let Some(key) = &self.key {
             request = request.header(AUTHORIZATION, key.clone());
         }
+        if let Some((_, traceparent)) = &trace {
+            request = request.header("traceparent", traceparent.as_str());
+        }
         let outcome = self.answer(request).await;
         if self.verbose {
             let elapsed = started.elapsed().as_millis();
+            let trace = trace
+                .map(|(id, _)| format!(", trace {id}"))
+                .unwrap_or_default();
             match &outcome {
-                Ok(page) => eprintln!("< HTTP 200 in {elapsed} ms, {} entries", page.entries.len()),
-                Err(failure) => eprintln!("< after {elapsed} ms: {}", describe(failure)),
+                Ok(page) => eprintln!(
+                    "< HTTP 200 in {elapsed} ms, {} entries{trace}",
+                    page.entries.len()
+                ),
+                Err(failure) => eprintln!("< after {elapsed} ms: {}{trace}", describe(failure)),
             }
         }
         let mut page = outcome?;
