@@ -5,6 +5,8 @@
 //! the config file, into validated settings once; commands never look at these
 //! types for anything but their own flags.
 
+pub mod environment;
+
 use std::{fmt, path::PathBuf, time::Duration};
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};

@@ -26,7 +26,7 @@ mod usage;
 
 use std::{io::Write as _, process::ExitCode};
 
-use clap::{CommandFactory as _, Parser as _};
+use clap::CommandFactory as _;
 
 use crate::{cli::Cli, error::CliError, exit::Exit};
 
@@ -41,7 +41,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const BROKEN_PIPE: u8 = 141;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match cli::environment::parse() {
         Ok(cli) => cli,
         Err(err) => {
             // Help and version go to stdout and exit 0; real errors exit 2.

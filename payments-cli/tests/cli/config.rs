@@ -148,6 +148,68 @@ fn config_can_be_given_with_a_path() {
     assert_tried(&assert, &url, &[]);
 }
 
+/// A flag on the command line beats its variable, which is then not read
+/// at all: a bad or empty one cannot break the command; an empty variable
+/// is unset (COMMANDS.md: a flag beats the environment).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_typed_flag_is_never_broken_by_its_variable_and_an_empty_one_is_unset() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let id = "01a20813-0000-7000-8000-000000000000";
+    for args in [
+        vec![
+            "--merchant-id",
+            MERCHANT,
+            "-o",
+            "json",
+            "--api-key",
+            "k",
+            "status",
+            id,
+        ],
+        vec![
+            "status",
+            id,
+            "--merchant-id",
+            MERCHANT,
+            "--output=json",
+            "--api-key=k",
+        ],
+    ] {
+        let mut cmd = sandbox.payments();
+        cmd.env("PAYMENTS_MERCHANT_ID", "bad")
+            .env("PAYMENTS_OUTPUT", "yaml")
+            .env("PAYMENTS_API_KEY", "")
+            .env("PAYMENTS_CA_CERT", "")
+            .args(["--base-url", &server.base_url()])
+            .args(&args);
+        let out = run(cmd).await.code(3);
+        let err = crate::common::stderr(&out);
+        assert!(!err.contains("PAYMENTS_"), "{args:?}: {err}");
+        let line: serde_json::Value =
+            serde_json::from_str(crate::common::stdout(&out).trim()).expect("json");
+        assert_eq!(line["errorCode"], "TRANSACTION_NOT_FOUND");
+    }
+    // Empty variables alone: as if unset (no key, json when piped).
+    let mut cmd = sandbox.payments();
+    cmd.env("PAYMENTS_API_KEY", "")
+        .env("PAYMENTS_OUTPUT", "")
+        .env("PAYMENTS_MERCHANT_ID", "")
+        .env("PAYMENTS_CONFIG", "")
+        .args(["--base-url", &server.base_url(), "status", id]);
+    let out = run(cmd).await.code(3);
+    assert!(crate::common::stdout(&out).starts_with('{'));
+    // A bad variable without its flag is still a usage error naming it.
+    let mut cmd = sandbox.payments();
+    cmd.env("PAYMENTS_MERCHANT_ID", "bad")
+        .args(["--base-url", &server.base_url(), "status", id]);
+    let err = crate::common::stderr(&run(cmd).await.code(2));
+    assert!(
+        err.contains("PAYMENTS_MERCHANT_ID (for --merchant-id)"),
+        "{err}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn merchant_precedence_is_flag_then_env_then_profile() {
     let server = MockServer::start().await;
