@@ -104,7 +104,9 @@ fn or_dash(value: Option<&str>) -> String {
 /// currency). Printing that body would hand scripts an initiate answer whose
 /// `amount` is off by the currency's exponent. Instead this writes the call's
 /// own envelope shape from the typed data, with `message` saying what
-/// happened. Decimal amounts are written as JSON numbers, as the service does.
+/// happened and `"reconciled": true` (a field no service envelope has), so
+/// a script can tell it from an answer as received; README's decisions say
+/// so. Decimal amounts are written as JSON numbers, as the service does.
 ///
 /// # Errors
 ///
@@ -122,6 +124,7 @@ pub fn reconciled_envelope<T: serde::Serialize>(
     }
     let envelope = serde_json::json!({
         "isSuccess": true,
+        "reconciled": true,
         "errorCode": null,
         "message": format!(
             "reconciled: data read back from the status endpoint, because a retry found \

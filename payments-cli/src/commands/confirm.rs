@@ -87,11 +87,11 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
         {
             eprintln!("{}", super::other_decimals_note(&data.amount, currency));
         }
-        if reply.is_reconciled() {
-            eprintln!(
-                "note: a retry found this transaction already confirmed; it was confirmed once"
-            );
-        }
+    }
+    // Said in either output, on stderr, where a script's parsing of stdout
+    // does not meet it.
+    if reply.is_reconciled() {
+        eprintln!("note: a retry found this transaction already confirmed; it was confirmed once");
     }
     Ok(Exit::Ok)
 }

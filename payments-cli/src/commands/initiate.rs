@@ -101,12 +101,14 @@ pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
             extra_properties: data.extra_properties.clone(),
         };
         ctx.print(&output::initiated(&view, ctx.style()))?;
-        if reply.is_reconciled() {
-            eprintln!(
-                "note: this transaction was read back by its reference (a retry found it \
-                 already created, or the first answer was about another request); it was created once"
-            );
-        }
+    }
+    // Said in either output, on stderr, where a script's parsing of stdout
+    // does not meet it.
+    if reply.is_reconciled() {
+        eprintln!(
+            "note: this transaction was read back by its reference (a retry found it \
+             already created, or the first answer was about another request); it was created once"
+        );
     }
     Ok(Exit::Ok)
 }

@@ -249,5 +249,50 @@ async fn a_reconciled_initiate_prints_an_initiate_shaped_envelope_in_json() {
             .is_some_and(|m| m.starts_with("reconciled")),
         "{line}"
     );
+    // Marked as made by the CLI, not received, and said on stderr too.
+    assert_eq!(envelope["reconciled"], true, "{line}");
+    assert!(
+        crate::common::stderr(&assert).contains("it was created once"),
+        "{}",
+        crate::common::stderr(&assert)
+    );
     assert_eq!(server.transactions().await.len(), 1);
+}
+
+/// A confirm whose answer was lost: the retry finds it already confirmed,
+/// the CLI reads it back; in JSON the envelope is marked as the CLI's
+/// (`"reconciled": true`) and stderr says it was confirmed once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reconciled_confirm_is_marked_in_json_and_noted_on_stderr() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &base,
+        "--merchant-id",
+        crate::common::MERCHANT,
+    ])
+    .args(["-o", "json", "initiate", "--reference-no", "LOST-3"])
+    .args(["--amount", "5", "--product", "TOPUP", "--store-id", "S1"])
+    .args(["--payer-id", "P"]);
+    let out = crate::common::stdout(&run(cmd).await.success());
+    let initiated: serde_json::Value = serde_json::from_str(out.trim()).expect("json");
+    let id = initiated["data"]["transactionId"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    server.inject_faults([Fault::CommitThenError]);
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &base, "-o", "json", "confirm", &id])
+        .args(["--reference-no", "LOST-3"]);
+    let assert = run(cmd).await.success();
+    let line = crate::common::stdout(&assert);
+    let envelope: serde_json::Value = serde_json::from_str(line.trim()).expect("one JSON line");
+    assert_eq!(envelope["isSuccess"], true, "{line}");
+    assert_eq!(envelope["reconciled"], true, "{line}");
+    assert_eq!(envelope["data"]["transactionId"], id.as_str(), "{line}");
+    let err = crate::common::stderr(&assert);
+    assert!(err.contains("it was confirmed once"), "{err}");
 }
