@@ -34,7 +34,7 @@ pub enum CliError {
     },
 
     /// Reading a file a setting names (a certificate, a key).
-    #[error("cannot read {} ({named_by}): {source}", .path.display())]
+    #[error("cannot read {} ({named_by}): {source}", shown(.path))]
     SettingFile {
         path: PathBuf,
         /// The flag, or the profile key and the config file.
@@ -72,12 +72,12 @@ pub enum CliError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
-    #[error("cannot read config file {path}: {source}")]
+    #[error("cannot read config file {}: {source}", shown(.path))]
     Read {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("config file {path}, line {line}: {message}")]
+    #[error("config file {}, line {line}: {message}", shown(.path))]
     Malformed {
         path: PathBuf,
         line: usize,
@@ -96,23 +96,30 @@ pub enum ConfigError {
 fn unknown_profile_message(name: &str, path: &Path, known: &[String]) -> String {
     if known.is_empty() {
         format!(
-            "profile '{name}' not found: {} has no profiles",
-            path.display()
+            "profile {} not found: {} has no profiles",
+            crate::text::quote(name),
+            shown(path)
         )
     } else {
         format!(
-            "profile '{name}' not found in {}; known profiles: {}",
-            path.display(),
-            known.join(", ")
+            "profile {} not found in {}; known profiles: {}",
+            crate::text::quote(name),
+            shown(path),
+            crate::text::cut(&known.join(", "))
         )
     }
+}
+
+/// A path as a message shows it: printable, at most 200 bytes of it.
+fn shown(path: &Path) -> String {
+    crate::text::cut(&path.display().to_string())
 }
 
 fn display_path(path: &Path) -> String {
     if path.as_os_str() == "-" {
         "standard input".to_owned()
     } else {
-        path.display().to_string()
+        shown(path)
     }
 }
 

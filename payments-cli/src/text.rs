@@ -9,18 +9,37 @@ pub const MAX_ECHO: usize = 200;
 /// [`MAX_ECHO`] bytes (at a character boundary) with the full length said.
 #[must_use]
 pub fn quote(value: &str) -> String {
-    let shown = printable(value);
+    match cut_at(value) {
+        (shown, None) => format!("'{shown}'"),
+        (shown, Some(of)) => format!("'{shown}…' {of}"),
+    }
+}
+
+/// A value for a message, unquoted (a path, a URL): as [`quote`], without
+/// the quotes.
+#[must_use]
+pub fn cut(value: &str) -> String {
+    match cut_at(value) {
+        (shown, None) => shown,
+        (shown, Some(of)) => format!("{shown}… {of}"),
+    }
+}
+
+/// The printable value, at most [`MAX_ECHO`] bytes of it, and when it was
+/// cut, `(the first N of M bytes)`.
+fn cut_at(value: &str) -> (String, Option<String>) {
+    let mut shown = printable(value);
     if shown.len() <= MAX_ECHO {
-        return format!("'{shown}'");
+        return (shown, None);
     }
     let mut end = MAX_ECHO;
     while !shown.is_char_boundary(end) {
         end -= 1;
     }
-    format!(
-        "'{}…' (the first {end} of {} bytes)",
-        &shown[..end],
-        value.len()
+    shown.truncate(end);
+    (
+        shown,
+        Some(format!("(the first {end} of {} bytes)", value.len())),
     )
 }
 

@@ -56,7 +56,7 @@ where
             || arg
                 .get_env()
                 .and_then(std::env::var_os)
-                .is_none_or(|value| value.is_empty())
+                .is_some_and(|value| value.is_empty())
     });
     let matches = command.try_get_matches_from(&args)?;
     Cli::from_arg_matches(&matches)

@@ -223,8 +223,12 @@ impl Context {
                 Some(Source::Profile) => "base_url in the profile",
                 _ => "--base-url or PAYMENTS_BASE_URL",
             };
+            // The client's reason repeats the URL: said once, cut.
+            let reason = text.replace(&shown_url, "…");
             CliError::Usage(format!(
-                "invalid service URL {shown_url} (from {from}): {err}"
+                "invalid service URL {} (from {from}): {}",
+                crate::text::cut(&shown_url),
+                crate::text::cut(&reason)
             ))
         })?;
         Ok(Self {
@@ -433,13 +437,23 @@ pub fn read_setting_file(file: &SettingFile) -> Result<Vec<u8>, CliError> {
 /// A builder error about a certificate, as a usage error naming the file.
 fn tls_usage(text: &str, settings: &Settings) -> Option<CliError> {
     let shown = |p: &Option<SettingFile>| {
-        p.as_ref()
-            .map_or_else(String::new, |p| p.path.display().to_string())
+        p.as_ref().map_or_else(String::new, |p| {
+            crate::text::cut(&p.path.display().to_string())
+        })
     };
     if text.contains("root certificate") {
         return Some(CliError::Usage(format!(
             "--ca-cert {}: not a PEM certificate (-----BEGIN CERTIFICATE-----)",
             shown(&settings.ca_cert)
+        )));
+    }
+    if settings.client_cert.is_some()
+        && (text.contains("KeyMismatch") || text.contains("keys may not be consistent"))
+    {
+        return Some(CliError::Usage(format!(
+            "--client-cert {} and --client-key {}: the private key is not the certificate's",
+            shown(&settings.client_cert),
+            shown(&settings.client_key)
         )));
     }
     if text.contains("client identity") {

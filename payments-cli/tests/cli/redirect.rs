@@ -175,6 +175,13 @@ async fn an_address_without_its_parameters_is_a_usage_error() {
     let hostile = "https://shop.example/back?transactionId=\u{1b}[2J&referenceNo=&status=x";
     let assert = run(verify_cmd(&sandbox, &base, hostile)).await.code(2);
     assert!(!stderr(&assert).contains('\u{1b}'));
+    // A well-formed address whose id holds them: the call's message shows
+    // them escaped (a forged address reached the failure message raw).
+    let hostile = "https://shop.example/back?transactionId=%1B%5B2Jabc&referenceNo=a&status=b";
+    let assert = run(verify_cmd(&sandbox, &base, hostile)).await.code(4);
+    let err = stderr(&assert);
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    assert!(err.contains("verify-return of \\u{1b}[2Jabc"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

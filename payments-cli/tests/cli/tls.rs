@@ -225,6 +225,37 @@ async fn certificate_files_that_are_missing_or_not_pem_are_usage_errors() {
         err.contains("not a PEM certificate and its PEM private key"),
         "{err}"
     );
+
+    // A certificate with another one's key: said as that, never blamed on
+    // the base URL.
+    let ca = LocalCa::generate().expect("a CA");
+    let one = ca.client_cert("one").expect("a cert");
+    let two = ca.client_cert("two").expect("a cert");
+    let cert = sandbox.write_file("one.pem", &one.cert_pem);
+    let key = sandbox.write_file("two-key.pem", two.key_pem());
+    let (code, err) = status(
+        &sandbox,
+        base,
+        &["--client-cert", path(&cert), "--client-key", path(&key)],
+    )
+    .await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the private key is not the certificate's"),
+        "{err}"
+    );
+    assert!(!err.contains("invalid service URL"), "{err}");
+
+    // A path of 1,000 bytes is repeated 200 at most.
+    let long = sandbox
+        .path()
+        .join("d".repeat(200))
+        .join("e".repeat(200))
+        .join("f".repeat(200));
+    let (code, err) = status(&sandbox, base, &["--ca-cert", path(&long)]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("(the first 200 of "), "{err}");
+    assert!(err.len() < 500, "{} bytes: {err}", err.len());
 }
 
 /// Issue 40: `ca_cert = "ca.pem"` in a profile (as the docs show) was read

@@ -239,6 +239,30 @@ fn an_unknown_output_format_is_a_usage_error() {
 /// A usage error never repeats more than 200 bytes of the offending value
 /// (COMMANDS.md), whichever flag it came through, and never a confirmation
 /// code at all.
+/// The global options' values too: a base URL, a profile's name, a config
+/// file's path, each repeated 200 bytes at most.
+#[test]
+fn global_options_values_are_repeated_200_bytes_at_most() {
+    let sandbox = Sandbox::new();
+    let long = "x".repeat(1000);
+    let config = sandbox.path().join("y".repeat(250));
+    let long_config = config.to_str().expect("UTF-8");
+    sandbox.write_config("[profiles.default]\nbase_url = \"http://127.0.0.1:1\"\n");
+    for (flag, args) in [
+        (
+            "--base-url",
+            vec!["--base-url", long.as_str(), "status", "x"],
+        ),
+        ("--profile", vec!["--profile", long.as_str(), "status", "x"]),
+        ("--config", vec!["--config", long_config, "status", "x"]),
+    ] {
+        let assert = sandbox.payments().args(&args).assert().code(2);
+        let err = crate::common::stderr(&assert);
+        assert!(err.contains("(the first 200 of "), "{flag}: {err}");
+        assert!(err.len() < 600, "{flag}: {} bytes: {err}", err.len());
+    }
+}
+
 #[test]
 fn usage_errors_quote_at_most_200_bytes_and_never_a_code() {
     let sandbox = Sandbox::new();
