@@ -295,48 +295,73 @@ pub(crate) async fn look_up(
     wait: Option<Duration>,
 ) -> Result<Reply<PaymentStatus>, CliError> {
     let fail = |source| ctx.call_failed(lookup.describe(), source);
-    let reply = match lookup {
-        Lookup::Id(id) => {
-            let path = format!("/api/payments/{}/status", encode_path_segment(id));
-            let started = ctx.log_request("GET", &path);
-            let result = ctx.client.status(id).instrument(started.span()).await;
-            log(ctx, &started, &result);
-            result.map_err(fail)?
-        }
-        Lookup::Reference(reference) => {
-            let query = merchant_id
-                .map(|m| format!("?merchantId={m}"))
-                .unwrap_or_default();
-            let path = format!(
-                "/api/payments/reference/{}/status{query}",
-                encode_path_segment(reference)
-            );
-            let started = ctx.log_request("GET", &path);
-            let result = ctx
-                .client
-                .status_by_reference(reference, merchant_id)
-                .instrument(started.span())
-                .await;
-            log(ctx, &started, &result);
-            result.map_err(fail)?
+    // `--wait-timeout` counts from here: the first read is part of the wait.
+    let began = tokio::time::Instant::now();
+    let first = async {
+        match lookup {
+            Lookup::Id(id) => {
+                let path = format!("/api/payments/{}/status", encode_path_segment(id));
+                let started = ctx.log_request("GET", &path);
+                let result = ctx.client.status(id).instrument(started.span()).await;
+                log(ctx, &started, &result);
+                result
+            }
+            Lookup::Reference(reference) => {
+                let query = merchant_id
+                    .map(|m| format!("?merchantId={m}"))
+                    .unwrap_or_default();
+                let path = format!(
+                    "/api/payments/reference/{}/status{query}",
+                    encode_path_segment(reference)
+                );
+                let started = ctx.log_request("GET", &path);
+                let result = ctx
+                    .client
+                    .status_by_reference(reference, merchant_id)
+                    .instrument(started.span())
+                    .await;
+                log(ctx, &started, &result);
+                result
+            }
         }
     };
     let Some(timeout) = wait else {
-        return Ok(reply);
+        return first.await.map_err(fail);
     };
+    let gave_up = |last: Option<Box<Reply<PaymentStatus>>>| ClientError::WaitTimeout {
+        waited: began.elapsed(),
+        last,
+    };
+    let deadline = began.checked_add(timeout);
+    let reply = match deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline, first)
+            .await
+            .map_err(|_| fail(gave_up(None)))?,
+        None => first.await,
+    }
+    .map_err(fail)?;
     if reply.data().status.is_final() {
         return Ok(reply);
     }
+    let remaining = timeout.saturating_sub(began.elapsed());
+    if remaining.is_zero() {
+        return Err(fail(gave_up(Some(Box::new(reply)))));
+    }
     let id = reply.data().transaction_id.clone();
     let started = ctx.log_request("GET", &format!("/api/payments/{id}/status (polling)"));
-    let options = WaitOptions::default().timeout(timeout);
+    let options = WaitOptions::default().timeout(remaining);
     let result = ctx
         .client
         .wait_for_final(&id, options)
         .instrument(started.span())
         .await;
     log(ctx, &started, &result);
-    result.map_err(fail)
+    result.map_err(|err| match err {
+        // The first read is what was last seen when no poll answered; the
+        // time waited is the whole wait's.
+        ClientError::WaitTimeout { last, .. } => fail(gave_up(last.or(Some(Box::new(reply))))),
+        other => fail(other),
+    })
 }
 
 fn log(

@@ -112,3 +112,28 @@ async fn wait_timeout_needs_wait() {
     ]);
     run(cmd).await.code(2).stderr(contains("--wait"));
 }
+
+/// What the first read saw is what was last seen when no later poll
+/// answers in time (every poll after it hangs): exit 5 with that envelope,
+/// where the wait said nothing of it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_read_is_part_of_the_wait_and_is_what_was_last_seen() {
+    use payments_mock_server::{Endpoint, Fault, FaultRule};
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let id = initiate(&sandbox, &base, "SLOW-1", "TOPUP").await;
+    server
+        .add_fault_rule(
+            FaultRule::new(Fault::Hang)
+                .on(Endpoint::StatusById)
+                .after(1),
+        )
+        .expect("a rule");
+    let assert = run(wait_cmd(&sandbox, &base, &id, "1")).await.code(5);
+    let envelope: serde_json::Value =
+        serde_json::from_str(stdout(&assert).trim()).expect("the first read's envelope");
+    assert_eq!(envelope["data"]["status"], "INITIATED");
+    let err = stderr(&assert);
+    assert!(err.contains("last seen INITIATED"), "{err}");
+}
