@@ -29,6 +29,8 @@ pub enum AmountError {
         currency: String,
         exponent: u32,
     },
+    /// Minor units that are not a whole number (`--amount-minor 10.50`).
+    NotWhole(String),
     /// Beyond what the service accepts.
     TooLarge(String),
     /// The currency code is not an ISO 4217 code.
@@ -43,6 +45,11 @@ impl fmt::Display for AmountError {
             Self::NotANumber(text) => write!(
                 f,
                 "{} is not an amount: use digits with an optional decimal point, e.g. 10.50",
+                quote(text)
+            ),
+            Self::NotWhole(text) => write!(
+                f,
+                "{} is not a whole number of minor units: use digits only, e.g. 1050 for 10.50 MYR",
                 quote(text)
             ),
             Self::NotPositive(text) => write!(f, "{} must be greater than zero", quote(text)),
@@ -165,7 +172,7 @@ pub fn parse_minor(text: &str) -> Result<u64, AmountError> {
         return Err(AmountError::NotPositive(text.to_owned()));
     }
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(AmountError::NotANumber(text.to_owned()));
+        return Err(AmountError::NotWhole(text.to_owned()));
     }
     let minor = text
         .parse::<u64>()

@@ -123,7 +123,11 @@ fn bad_amounts_are_usage_errors_with_a_reason() {
             &["--amount", "1", "--currency", "XYZ"][..],
             "not an ISO 4217 currency",
         ),
-        (&["--amount-minor", "10.5"][..], "not an amount"),
+        (
+            &["--amount-minor", "10.5"][..],
+            "not a whole number of minor units: use digits only",
+        ),
+        (&["--amount-minor", "+5"][..], "e.g. 1050 for 10.50 MYR"),
         (&["--amount-minor", "0"][..], "greater than zero"),
         (&["--amount-minor", "9007199254740992"][..], "too large"),
     ] {
