@@ -68,9 +68,11 @@ pub struct Profile {
     pub api_key: Option<SecretString>,
     pub merchant_id: Option<Uuid>,
     pub output: Option<OutputFormat>,
-    /// Seconds, per attempt.
-    /// Zero is refused when the file is read: every attempt would time out.
-    pub timeout: Option<std::num::NonZeroU32>,
+    /// Seconds, per attempt, a whole number or with a fraction (`1.5`), as
+    /// `--timeout` takes them. Zero is refused when the file is read:
+    /// every attempt would time out.
+    #[serde(default, deserialize_with = "seconds")]
+    pub timeout: Option<Duration>,
     pub retries: Option<u32>,
     /// Also trust this CA (PEM file).
     pub ca_cert: Option<PathBuf>,
@@ -114,6 +116,41 @@ fn secret<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<SecretString>
     }
 }
 
+/// serde's message without the string it quotes: a string where a table
+/// or a number belongs may be a key put in the wrong place (`[profiles]`
+/// then `api_key = "sk_..."`, the profile's name left out, reads as a
+/// profile named `api_key`); the message says what was expected without it.
+fn unquoted(message: &str) -> String {
+    match (
+        message.strip_prefix("invalid type: string "),
+        message.rfind(", expected "),
+    ) {
+        (Some(_), Some(at)) => format!("invalid type: a string (not shown){}", &message[at..]),
+        _ => message.to_owned(),
+    }
+}
+
+/// `timeout = 10` or `timeout = 1.5`: read as `--timeout` reads its text.
+fn seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Seconds {
+        Whole(i64),
+        Fraction(f64),
+    }
+    let text = match Option::<Seconds>::deserialize(d)? {
+        None => return Ok(None),
+        Some(Seconds::Whole(n)) => n.to_string(),
+        // The shortest text that reads back as the same number: 1.5, not
+        // 1.5000000000000000001.
+        Some(Seconds::Fraction(x)) if x.is_finite() => format!("{x}"),
+        Some(Seconds::Fraction(_)) => String::new(),
+    };
+    crate::cli::parse_seconds(&text)
+        .map(Some)
+        .map_err(|reason| serde::de::Error::custom(format!("timeout: {reason}")))
+}
+
 impl ConfigFile {
     /// Parses the text of a config file; `path` only names it in errors.
     ///
@@ -124,7 +161,7 @@ impl ConfigFile {
         toml::from_str(text).map_err(|err| ConfigError::Malformed {
             path: path.to_owned(),
             line: err.span().map_or(1, |span| line_of(text, span.start)),
-            message: err.message().trim_end_matches('\n').to_owned(),
+            message: unquoted(err.message().trim_end_matches('\n')),
         })
     }
 
@@ -350,9 +387,7 @@ impl Settings {
             colour: stdout_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             timeout: global
                 .timeout
-                .or(profile
-                    .timeout
-                    .map(|s| Duration::from_secs(u64::from(s.get()))))
+                .or(profile.timeout)
                 .unwrap_or(DEFAULT_TIMEOUT),
             retries: global
                 .retries
@@ -575,6 +610,42 @@ retries = 0
         assert_eq!(line_of("", 0), 1);
     }
 
+    #[test]
+    fn a_profiles_timeout_takes_a_fraction_as_the_flag_does() {
+        let read = |value: &str| {
+            parse(&format!("[profiles.p]\ntimeout = {value}\n"))
+                .map(|file| file.profiles["p"].timeout)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(read("10"), Ok(Some(Duration::from_secs(10))));
+        assert_eq!(read("1.5"), Ok(Some(Duration::from_millis(1500))));
+        assert_eq!(read("0.25"), Ok(Some(Duration::from_millis(250))));
+        for bad in ["0", "0.0", "-1", "-0.5", "nan", "inf", "1e300", "40000000"] {
+            let err = read(bad).expect_err(bad);
+            assert!(
+                err.contains("line 2") && err.contains("timeout"),
+                "{bad}: {err}"
+            );
+        }
+        assert!(read("\"10\"").is_err());
+    }
+
+    /// A key put where a profile belongs (`[profiles]`, then `api_key`)
+    /// reads as a profile named `api_key`: the error says so without the
+    /// key.
+    #[test]
+    fn a_string_where_a_profile_belongs_is_not_repeated() {
+        let err = parse("[profiles]\napi_key = \"sk_live_CANARY\"\n")
+            .expect_err("not a profile")
+            .to_string();
+        assert!(!err.contains("CANARY"), "{err}");
+        assert!(
+            err.contains("a string (not shown), expected struct Profile"),
+            "{err}"
+        );
+        assert!(err.contains("line 2"), "{err}");
+    }
+
     proptest! {
         #[test]
         fn hostile_text_never_panics(text in "\\PC{0,200}") {
@@ -586,9 +657,11 @@ retries = 0
             let text = format!("[profiles.p]\nretries = {n}\ntimeout = {n}\nbase_url = \"{s}\"\n");
             match parse(&text) {
                 Ok(file) => prop_assert!(file.profiles.contains_key("p")),
-                // retries is on line 2, timeout (which refuses 0) on line 3.
+                // retries is on line 2, timeout (which refuses 0 and more
+                // than a year) on line 3.
                 Err(err) => prop_assert!(
-                    err.to_string().contains("line 2") || (n == 0 && err.to_string().contains("line 3")),
+                    err.to_string().contains("line 2")
+                        || ((n == 0 || n > 365 * 86_400) && err.to_string().contains("line 3")),
                     "{}", err
                 ),
             }
