@@ -139,12 +139,20 @@ pub async fn confirm(
     if *record.fields.reference_no != *attempt.reference_no {
         return Ok(Err(ConfirmRefusal::ReferenceMismatch));
     }
-    if let Some(refusal) = unconfirmable(&record, now) {
-        return Ok(Err(refusal));
-    }
+    // Expired as read is not yet an answer: a confirm that read the clock
+    // a moment earlier may be committing now, and would succeed while this
+    // one said "expired". The store settles it where confirms are ordered
+    // (its check of the expiry is at its own now, never earlier), and the
+    // record it answers with shows that confirm if it came first.
+    let expired = match unconfirmable(&record, now) {
+        Some(ConfirmRefusal::Expired) => true,
+        Some(refusal) => return Ok(Err(refusal)),
+        None => false,
+    };
     let product = catalog.product(&record.fields.product_code);
     let expected_code = product.and_then(|p| p.confirmation_code.as_deref());
     let code_ok = match (expected_code, attempt.confirmation_code) {
+        _ if expired => false,
         (Some(_), None) => {
             return Ok(Err(ConfirmRefusal::CodeRequired(
                 record.fields.product_code.to_string(),
@@ -155,11 +163,14 @@ pub async fn confirm(
     };
     let confirmation = outcome(&record, product, code_ok, now, attempt.public_url);
     Ok(match store.confirm(id, now, confirmation).await? {
+        // Never when `expired`: the store refuses at `now` or later.
         Transition::Moved(record) => Ok((record, now)),
         // Another confirm won, or the expiry passed, between the read and
-        // the store's check: the refusal the record shows now.
+        // the store's check: the refusal the record shows at a now no
+        // earlier than the store's.
         Transition::Unmoved(record) => {
-            Err(unconfirmable(&record, now).unwrap_or(ConfirmRefusal::AlreadyConfirmed))
+            let later = store.now().await?.max(now);
+            Err(unconfirmable(&record, later).unwrap_or(ConfirmRefusal::AlreadyConfirmed))
         }
         Transition::Missing => Err(ConfirmRefusal::NotFound),
     })

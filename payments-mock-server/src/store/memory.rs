@@ -209,7 +209,14 @@ impl MemoryStore {
         }
     }
 
-    fn confirm_now(&self, id: Uuid, now: DateTime<Utc>, confirmation: Confirmation) -> Transition {
+    /// Confirms `id` if it is unconfirmed and, with `now`, unexpired then;
+    /// without (a seeded record's recorded confirmation), whenever.
+    fn confirm_now(
+        &self,
+        id: Uuid,
+        now: Option<DateTime<Utc>>,
+        confirmation: Confirmation,
+    ) -> Transition {
         let mut inner = self.write();
         let Some(position) = inner.position_of_id(id) else {
             return Transition::Missing;
@@ -217,7 +224,11 @@ impl MemoryStore {
         let Some(record) = inner.records.get_mut(position) else {
             return Transition::Missing;
         };
-        if record.confirmation.is_some() || now >= record.expires_at {
+        // The expiry at the clock's now under the lock, no earlier than the
+        // caller's: a confirm that read the clock before another one was
+        // refused as expired cannot succeed after it.
+        let expired = now.is_some_and(|now| now.max(self.clock.now()) >= record.expires_at);
+        if record.confirmation.is_some() || expired {
             return Transition::Unmoved(record.clone());
         }
         let token = match &confirmation.result {
@@ -366,7 +377,7 @@ impl Store for MemoryStore {
         now: DateTime<Utc>,
         confirmation: Confirmation,
     ) -> Result<Transition, StoreError> {
-        Ok(self.confirm_now(id, now, confirmation))
+        Ok(self.confirm_now(id, Some(now), confirmation))
     }
 
     async fn seed(&self, record: Record) -> Result<Result<(), InsertRefusal>, StoreError> {
@@ -405,7 +416,7 @@ impl Store for MemoryStore {
         };
         if let Some(confirmation) = confirmation {
             drop(inner);
-            let _ = self.confirm_now(stored.id, DateTime::<Utc>::MIN_UTC, *confirmation);
+            let _ = self.confirm_now(stored.id, None, *confirmation);
         }
         Ok(Ok(()))
     }

@@ -264,6 +264,28 @@ pub async fn confirm_checks_expiry_and_keeps_the_confirmation<S: Store>(store: &
     assert_eq!(read, Some(moved));
 }
 
+/// A confirm that read the clock before the expiry and reaches the store
+/// after it (another confirm read the later clock meanwhile and was told
+/// "expired") is refused: the store checks the expiry at its own now, no
+/// earlier than the caller's.
+pub async fn a_confirm_with_a_stale_now_is_refused_after_the_expiry<S: Store>(store: &S) {
+    let record = create(store, MERCHANT, "C-STALE").await;
+    let stale = store.now().await.expect("now");
+    let until = (record.expires_at - stale).to_std().expect("ahead");
+    store
+        .advance_clock(until + Duration::from_millis(1))
+        .await
+        .expect("answers");
+    match store
+        .confirm(record.id, stale, success(stale))
+        .await
+        .expect("answers")
+    {
+        Transition::Unmoved(r) => assert!(r.confirmation.is_none(), "{r:?}"),
+        other => panic!("confirmed after its expiry: {other:?}"),
+    }
+}
+
 /// Reads by id respect the scope; by reference: scoped, the only holder,
 /// or ambiguous between merchants.
 pub async fn reads_by_id_and_reference_respect_the_scope<S: Store>(store: &S) {

@@ -81,6 +81,7 @@ macro_rules! every_store {
             promise!(ids_follow_creation_times, shared);
             promise!(racing_confirms_move_once, shared);
             promise!(confirm_checks_expiry_and_keeps_the_confirmation);
+            promise!(a_confirm_with_a_stale_now_is_refused_after_the_expiry);
             promise!(reads_by_id_and_reference_respect_the_scope);
             promise!(the_payer_decides_once, shared);
             promise!(reads_after_an_answer_see_it, shared);

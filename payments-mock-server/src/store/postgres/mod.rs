@@ -74,6 +74,14 @@ mod settings;
 
 use queries::PageParam;
 
+/// The virtual now in milliseconds as the statement runs: the database's
+/// clock and the offset of the sandbox `$11` (the root's, the nil id, is
+/// `mock_clock`'s).
+const DATABASE_NOW: &str = "(floor(extract(epoch from clock_timestamp()) * 1000)::bigint + \
+     (CASE WHEN $11 = '00000000-0000-0000-0000-000000000000'::uuid \
+     THEN (SELECT offset_nanos FROM mock_clock WHERE id = 1) \
+     ELSE (SELECT offset_nanos FROM mock_sandboxes WHERE id = $11) END) / 1000000)";
+
 use journal::{Clear, Pending, detached};
 use replicas::Signals;
 use rows::*;
@@ -241,6 +249,12 @@ impl Store for PostgresStore {
         self.insert_seeded(record).await
     }
 
+    /// The expiry is checked at the database's now (its clock and the
+    /// sandbox's offset, as the statement runs, after any other confirm of
+    /// the row), no earlier than the caller's: a confirm that read the
+    /// clock before another one was refused as expired cannot succeed after
+    /// it. (The replicas read the clock of their own host; on hosts whose
+    /// clocks differ the order holds to within that difference.)
     async fn confirm(
         &self,
         id: Uuid,
@@ -255,7 +269,8 @@ impl Store for PostgresStore {
                     "UPDATE mock_transactions SET confirmed_at = $2, result = $3, settles_at = $4, \
                      error_message = $5, provider_reference = $6, confirm_extra = $7, \
                      page_token = $8, page_deadline = $9 \
-                     WHERE id = $1 AND sandbox = $11 AND confirmed_at IS NULL AND expires_at > $10 \
+                     WHERE id = $1 AND sandbox = $11 AND confirmed_at IS NULL \
+                     AND expires_at > GREATEST($10, {DATABASE_NOW}) \
                      RETURNING {COLUMNS}"
                 ))
                 .await

@@ -100,7 +100,9 @@ impl Writer<'_> {
                         c.confirm_extra,
                         c.page_token,
                         c.page_deadline,
-                        millis(*now),
+                        // The expiry at the writer's now, no earlier than the
+                        // caller's: confirms are ordered here.
+                        millis((*now).max(now_of(view))),
                         key,
                     ])
                     .map_err(|e| store_error(&e))?;
