@@ -314,3 +314,65 @@ async fn the_binary_takes_header_read_timeout_as_a_flag() {
     assert!(closed.is_some(), "an idle connection outlived the timeout");
     assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
 }
+
+/// A request whose body stops short (its `Content-Length` says 10, 4
+/// bytes come) is answered 400 once `--header-read-timeout` has passed
+/// since its head, on the API and on the admin routes, and such a request
+/// never holds the server's shutdown: it waited for the rest without end,
+/// and a SIGTERM never finished.
+#[tokio::test(start_paused = true)]
+async fn a_body_that_stops_short_is_answered_400_and_never_holds_the_shutdown() {
+    let timeout = Duration::from_millis(500);
+    let server = MockServer::builder()
+        .header_read_timeout(timeout)
+        .start()
+        .await
+        .expect("start");
+    let addr = server.addr();
+    let stalled = |path: &str| {
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             Content-Length: 10\r\n\r\n{{\"a\""
+        )
+    };
+    for path in [
+        "/api/payments/initiate",
+        "/_mock/sandboxes",
+        "/_mock/faults",
+    ] {
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        stream
+            .write_all(stalled(path).as_bytes())
+            .await
+            .expect("sent");
+        let mut got = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(10), async {
+            let mut buf = [0u8; 4096];
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") || !got.ends_with(b"}") {
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+        })
+        .await;
+        assert!(read.is_ok(), "{path}: no answer within 10 s");
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.starts_with("HTTP/1.1 400"), "{path}: {text}");
+        assert!(text.contains("VALIDATION_ERROR"), "{path}: {text}");
+        assert!(
+            text.contains("request body did not arrive within 0.5 s of its head"),
+            "{path}: {text}"
+        );
+    }
+    // One left waiting: the shutdown still finishes.
+    let mut waiting = TcpStream::connect(addr).await.expect("connect");
+    waiting
+        .write_all(stalled("/api/payments/initiate").as_bytes())
+        .await
+        .expect("sent");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::timeout(Duration::from_secs(10), server.shutdown())
+        .await
+        .expect("the shutdown finished");
+}

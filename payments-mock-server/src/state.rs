@@ -39,6 +39,10 @@ pub struct Shared {
     pub catalog: Arc<Catalog>,
     /// Expiry of unconfirmed transactions (the store's, when it holds one).
     pub expiry: Duration,
+    /// How long a request's body may take to arrive, once its head has
+    /// (`--header-read-timeout`): a body that stops short is answered 400,
+    /// never waited for without end.
+    pub(crate) body_timeout: Duration,
     /// API keys; shared by the sandboxes.
     pub auth: Arc<Auth>,
     /// Admin keys and the console's sessions (CONTRACT section 18); shared
@@ -186,6 +190,7 @@ impl AppState {
                 faults,
                 catalog: Arc::new(settings.catalog),
                 expiry: settings.expiry,
+                body_timeout: config.header_read_timeout,
                 public_url: config.public_url.unwrap_or_default(),
                 metrics: Arc::new(metrics),
                 coverage: crate::coverage::Counter::new(),

@@ -39,10 +39,10 @@ pub fn is_json_content_type(value: &[u8]) -> bool {
     essence.eq_ignore_ascii_case("application/json")
 }
 
-impl<S: Send + Sync> FromRequest<S> for JsonObject {
+impl FromRequest<crate::state::AppState> for JsonObject {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(req: Request, state: &crate::state::AppState) -> Result<Self, Self::Rejection> {
         let JsonBytes(bytes) = JsonBytes::from_request(req, state).await?;
         Ok(parse_object(&bytes).map(Self)?)
     }
@@ -69,12 +69,23 @@ pub(crate) fn declared_json(headers: &HeaderMap) -> Result<(), ApiError> {
 #[derive(Debug, Clone)]
 pub(crate) struct JsonBytes(pub(crate) Bytes);
 
-impl<S: Send + Sync> FromRequest<S> for JsonBytes {
+impl FromRequest<crate::state::AppState> for JsonBytes {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(
+        req: Request,
+        state: &crate::state::AppState,
+    ) -> Result<Self, Self::Rejection> {
         declared_json(req.headers())?;
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+        let within = req
+            .extensions()
+            .get::<crate::state::AppState>()
+            .unwrap_or(state)
+            .body_timeout;
+        let read = tokio::time::timeout(within, Bytes::from_request(req, state))
+            .await
+            .map_err(|_| late_body(within))?;
+        let bytes = read.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::payload_too_large()
             } else {
@@ -83,6 +94,15 @@ impl<S: Send + Sync> FromRequest<S> for JsonBytes {
         })?;
         Ok(Self(bytes))
     }
+}
+
+/// A body that did not arrive within `within` of its head: 400, said as
+/// that (CONTRACT section 2's malformed body), and the connection free.
+pub(crate) fn late_body(within: std::time::Duration) -> ApiError {
+    ApiError::validation(format!(
+        "request body did not arrive within {} s of its head",
+        within.as_secs_f64()
+    ))
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {

@@ -268,7 +268,13 @@ where
     let bytes: Bytes = if body.is_end_stream() {
         Bytes::new()
     } else {
-        match read_body(Limited::new(body.as_mut(), BODY_LIMIT)).await {
+        let within = state.body_timeout;
+        let Ok(read) =
+            tokio::time::timeout(within, read_body(Limited::new(body.as_mut(), BODY_LIMIT))).await
+        else {
+            return Ending::Respond(crate::http::extract::late_body(within).into_response());
+        };
+        match read {
             Ok(bytes) => bytes,
             Err(e) if is_length_limit(e.as_ref()) => {
                 drain(&parts, body.as_mut()).await;

@@ -95,6 +95,7 @@ impl AppState {
             faults: Faults::new(t.fail_rate, Some(t.seed), t.latency.clone(), t.rate_limit),
             catalog: Arc::clone(&self.catalog),
             expiry: self.expiry,
+            body_timeout: self.body_timeout,
             public_url: self.public_url.joined(&format!("sandboxes/{id}/")),
             metrics: Arc::clone(&self.metrics),
             coverage: crate::coverage::Counter::new(),

@@ -216,7 +216,8 @@ pub async fn submit(Here(state): Here, uri: Uri, headers: HeaderMap, body: Body)
             path,
         );
     }
-    let Ok(form) = to_bytes(body, FORM_LIMIT).await else {
+    let within = state.body_timeout;
+    let Ok(Ok(form)) = tokio::time::timeout(within, to_bytes(body, FORM_LIMIT)).await else {
         return error_page(
             StatusCode::PAYLOAD_TOO_LARGE,
             "Request too large",
