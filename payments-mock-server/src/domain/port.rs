@@ -55,6 +55,7 @@ pub const STORE_TIMEOUT: Duration = Duration::from_secs(4);
 #[error("the store is unavailable: {reason}")]
 pub struct StoreError {
     reason: String,
+    sandbox_gone: bool,
 }
 
 impl StoreError {
@@ -62,7 +63,24 @@ impl StoreError {
     pub fn new(reason: impl Into<String>) -> Self {
         Self {
             reason: reason.into(),
+            sandbox_gone: false,
         }
+    }
+
+    /// Not a failure of the database: the sandbox the request was served
+    /// in was removed (by a `DELETE`, its time to live, or another
+    /// replica) while it ran; answered as every request in a removed
+    /// sandbox is, 404 `SANDBOX_NOT_FOUND`, never 503.
+    pub fn sandbox_gone() -> Self {
+        Self {
+            reason: "the sandbox was removed".to_owned(),
+            sandbox_gone: true,
+        }
+    }
+
+    /// Whether this is [`StoreError::sandbox_gone`].
+    pub fn is_sandbox_gone(&self) -> bool {
+        self.sandbox_gone
     }
 
     /// What failed.

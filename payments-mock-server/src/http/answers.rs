@@ -28,13 +28,33 @@ pub(crate) fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Resp
 }
 
 /// A store failure as an answer: 503 `STORE_UNAVAILABLE`, saying what
-/// failed, never with a password.
+/// failed, never with a password; a sandbox removed while the request ran
+/// is 404 `SANDBOX_NOT_FOUND`, as any later request in it.
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
+        if error.is_sandbox_gone() {
+            return crate::http::handlers::sandboxes::not_found();
+        }
         Self::new(
             StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::StoreUnavailable,
             format!("{error}; retry later"),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sandbox removed while its request ran (a foreign key the
+    /// database refused) is answered as any request in a removed sandbox;
+    /// only a real failure of the store is 503.
+    #[test]
+    fn a_removed_sandbox_is_404_and_a_failed_store_503() {
+        let gone = ApiError::from(StoreError::sandbox_gone()).into_response();
+        assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+        let failed = ApiError::from(StoreError::new("connection refused")).into_response();
+        assert_eq!(failed.status(), StatusCode::SERVICE_UNAVAILABLE);
     }
 }

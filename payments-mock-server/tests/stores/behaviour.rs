@@ -16,6 +16,8 @@ use payments_mock_server::domain::transaction::{
 use payments_mock_server::{InitialState, PayerAction, Status};
 use uuid::Uuid;
 
+pub use crate::races::*;
+
 pub const MINUTE: Duration = Duration::from_secs(60);
 pub const MERCHANT: Uuid = Uuid::from_u128(0x6f1c_0d3e_1b7a_4c1e_9a55_1c2b_3d4e_5f60);
 pub const OTHER: Uuid = Uuid::from_u128(0x0b0c_8a9e_52a4_4c2e_8f6f_2f8f_3c4d_5e6a);
@@ -48,7 +50,7 @@ pub async fn create<S: Store>(store: &S, merchant: Uuid, reference: &str) -> Rec
         .expect("a new reference")
 }
 
-fn success(now: DateTime<Utc>) -> Confirmation {
+pub fn success(now: DateTime<Utc>) -> Confirmation {
     Confirmation {
         confirmed_at: now,
         result: ConfirmResult::Successful,
@@ -139,34 +141,6 @@ pub async fn create_keeps_every_field_and_refuses_a_taken_reference<S: Store>(st
     assert_eq!(rare.return_url.as_deref(), nul.return_url.as_deref());
 }
 
-/// Of many concurrent creates of one reference exactly one creates; the
-/// rest name it.
-pub async fn racing_creates_of_one_reference_create_one<S: Store>(store: Arc<S>) {
-    let tasks: Vec<_> = (0..24)
-        .map(|_| {
-            let store = store.clone();
-            tokio::spawn(async move {
-                store
-                    .create(new(MERCHANT, "RACE"), InitialState::Initiated, MINUTE)
-                    .await
-                    .expect("answers")
-            })
-        })
-        .collect();
-    let mut created = Vec::new();
-    let mut refused = Vec::new();
-    for task in tasks {
-        match task.await.expect("no panic") {
-            Ok(record) => created.push(record.id),
-            Err(InsertRefusal::Duplicate(id)) => refused.push(id),
-            Err(other) => panic!("{other:?}"),
-        }
-    }
-    assert_eq!(created.len(), 1, "{created:?}");
-    assert!(refused.iter().all(|id| *id == created[0]));
-    assert_eq!(store.count().await.expect("count"), 1);
-}
-
 /// Ids sort like creation times: oldest first by id is oldest first by
 /// `createdAt`, under concurrent creates too.
 pub async fn ids_follow_creation_times<S: Store>(store: Arc<S>) {
@@ -189,36 +163,6 @@ pub async fn ids_follow_creation_times<S: Store>(store: Arc<S>) {
         assert!(pair[0].id < pair[1].id);
         assert!(pair[0].created_at <= pair[1].created_at, "{pair:?}");
     }
-}
-
-/// Of many concurrent confirms exactly one moves the transaction; every
-/// other sees it moved.
-pub async fn racing_confirms_move_once<S: Store>(store: Arc<S>) {
-    let record = create(&*store, MERCHANT, "C-RACE").await;
-    let now = store.now().await.expect("now");
-    let tasks: Vec<_> = (0..24)
-        .map(|_| {
-            let store = store.clone();
-            tokio::spawn(async move {
-                store
-                    .confirm(record.id, now, success(now))
-                    .await
-                    .expect("answers")
-            })
-        })
-        .collect();
-    let mut moved = 0;
-    for task in tasks {
-        match task.await.expect("no panic") {
-            Transition::Moved(r) => {
-                moved += 1;
-                assert_eq!(r.view(now).status, Status::Successful);
-            }
-            Transition::Unmoved(r) => assert!(r.confirmation.is_some()),
-            Transition::Missing => panic!("the transaction vanished"),
-        }
-    }
-    assert_eq!(moved, 1);
 }
 
 /// A confirm at or after the expiry moves nothing; an unknown id is
@@ -262,28 +206,6 @@ pub async fn confirm_checks_expiry_and_keeps_the_confirmation<S: Store>(store: &
         .await
         .expect("answers");
     assert_eq!(read, Some(moved));
-}
-
-/// A confirm that read the clock before the expiry and reaches the store
-/// after it (another confirm read the later clock meanwhile and was told
-/// "expired") is refused: the store checks the expiry at its own now, no
-/// earlier than the caller's.
-pub async fn a_confirm_with_a_stale_now_is_refused_after_the_expiry<S: Store>(store: &S) {
-    let record = create(store, MERCHANT, "C-STALE").await;
-    let stale = store.now().await.expect("now");
-    let until = (record.expires_at - stale).to_std().expect("ahead");
-    store
-        .advance_clock(until + Duration::from_millis(1))
-        .await
-        .expect("answers");
-    match store
-        .confirm(record.id, stale, success(stale))
-        .await
-        .expect("answers")
-    {
-        Transition::Unmoved(r) => assert!(r.confirmation.is_none(), "{r:?}"),
-        other => panic!("confirmed after its expiry: {other:?}"),
-    }
 }
 
 /// Reads by id respect the scope; by reference: scoped, the only holder,

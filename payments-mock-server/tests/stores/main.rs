@@ -8,6 +8,8 @@
 mod backends;
 mod behaviour;
 mod kept;
+/// Races between creates, confirms, resets and the clock.
+mod races;
 // The PostgreSQL journal's numbers (failed writes, uncommitted writes,
 // resets, a first-version database), and its exactness across two replicas
 // in one process (reads wait for the other's writes, resets fence them).
@@ -78,6 +80,7 @@ macro_rules! every_store {
 
             promise!(create_keeps_every_field_and_refuses_a_taken_reference);
             promise!(racing_creates_of_one_reference_create_one, shared);
+            promise!(creates_racing_a_reset_create_or_name_the_holder, shared);
             promise!(ids_follow_creation_times, shared);
             promise!(racing_confirms_move_once, shared);
             promise!(confirm_checks_expiry_and_keeps_the_confirmation);

@@ -5,6 +5,10 @@
 use super::*;
 use rows::*;
 
+/// How many times an initiate tries again when the reference's holder was
+/// removed between its insert and its read of the holder.
+const RETRIES_AFTER_A_VANISHED_HOLDER: usize = 8;
+
 impl PostgresStore {
     /// [`Store::create`].
     pub(super) async fn insert_new(
@@ -41,24 +45,32 @@ impl PostgresStore {
             let stored = nul::escaped_row(&row);
             let mut params = fields(&stored).to_vec();
             params.push(&self.view.sandbox);
-            let inserted = client
-                .query_opt(&statement, &params)
-                .await
-                .map_err(|e| self.insert_error(&e))?;
-            if inserted.is_some() {
-                return Ok(Ok(row.into_record()?));
-            }
             // The holder committed before our insert looked (ON CONFLICT
-            // waits for a rival in flight), so it is there to read.
-            let holder = Self::select_one(
-                &client,
-                "merchant_id = $1 AND reference_no = $2 AND sandbox = $3",
-                &[&row.merchant_id, &row.reference_no, &self.view.sandbox],
-            )
-            .await?;
-            Ok(Err(holder.map_or(InsertRefusal::Full, |h| {
-                InsertRefusal::Duplicate(h.id)
-            })))
+            // waits for a rival in flight), so it is there to read, unless
+            // a reset (or the sandbox's removal) took it away in between:
+            // then the reference is free again, and the insert is tried
+            // again (it said "the mock is full" here).
+            for _ in 0..RETRIES_AFTER_A_VANISHED_HOLDER {
+                let inserted = client
+                    .query_opt(&statement, &params)
+                    .await
+                    .map_err(|e| self.insert_error(&e))?;
+                if inserted.is_some() {
+                    return Ok(Ok(row.into_record()?));
+                }
+                let holder = Self::select_one(
+                    &client,
+                    "merchant_id = $1 AND reference_no = $2 AND sandbox = $3",
+                    &[&row.merchant_id, &row.reference_no, &self.view.sandbox],
+                )
+                .await?;
+                if let Some(holder) = holder {
+                    return Ok(Err(InsertRefusal::Duplicate(holder.id)));
+                }
+            }
+            Err(StoreError::new(
+                "the reference's holder vanished each time it was looked for (resets in a row)",
+            ))
         })
         .await
     }

@@ -31,7 +31,7 @@ const FOREIGN_KEY_VIOLATION: &str = "23503";
 
 /// What a request in a sandbox that another replica removed meets.
 pub(super) fn sandbox_gone() -> StoreError {
-    StoreError::new("the sandbox was removed")
+    StoreError::sandbox_gone()
 }
 
 /// Milliseconds since the epoch of a wall-clock time (a sandbox's).
