@@ -82,7 +82,15 @@ impl Sightings {
                 at: exchange.time,
             });
         }
-        if endpoint.is_some() {
+        // The last state is the answer to the request asked last: lines are
+        // written as exchanges finish, so a slow read asked before a
+        // confirm can follow it in the file with the state before it.
+        if endpoint.is_some()
+            && seen
+                .last
+                .as_ref()
+                .is_none_or(|last| exchange.time >= last.at)
+        {
             seen.last = Some(SeenAnswer {
                 data,
                 at: exchange.time,
@@ -191,5 +199,33 @@ mod tests {
         let text = recording(&[unjudged, refused]);
         let (seen, bad) = sightings(text.as_bytes()).expect("reads");
         assert_eq!((seen.len(), bad), (0, 0));
+    }
+
+    /// A slow read asked before the confirm, finished (and written) after
+    /// it: the last state is the confirm's, the answer asked last.
+    #[test]
+    fn the_last_state_is_the_answer_asked_last_not_written_last() {
+        let confirmed_at = "2026-11-22T08:16:00Z".parse().expect("a time");
+        let read_at = "2026-11-22T08:15:59Z".parse().expect("a time");
+        let mut confirm = exchange(
+            "POST",
+            "/api/payments/confirm",
+            json!({"transactionId": ID, "referenceNo": "R1"}),
+            200,
+            ok(confirm_data(ID, "R1", "SUCCESSFUL", "10.50")),
+        );
+        confirm.time = confirmed_at;
+        let mut slow = exchange(
+            "GET",
+            &format!("/api/payments/{ID}/status"),
+            json!(null),
+            200,
+            ok(status_data(ID, "R1", "INITIATED", "10.50")),
+        );
+        slow.time = read_at;
+        let text = recording(&[confirm, slow]);
+        let (seen, _) = sightings(text.as_bytes()).expect("reads");
+        let last = seen[0].last.as_ref().expect("its last answer");
+        assert_eq!(last.data["status"], "SUCCESSFUL");
     }
 }

@@ -177,7 +177,10 @@ fn record_of(seen: &Sighting, now: DateTime<Utc>, expiry: Duration) -> Option<Re
                 settles_at: DateTime::<Utc>::MAX_UTC,
             }),
         ),
-        "EXPIRED" => (changed_at, None),
+        // Expired by now whatever time the service wrote: a
+        // `lastModifiedAt` ahead of this clock (the service's clock, or a
+        // mock's moved virtual clock) would make it confirmable again.
+        "EXPIRED" => (changed_at.min(now), None),
         "PENDING" | "INITIATED" => (crate::domain::clock::add(now, expiry), None),
         _ => return None,
     };
@@ -333,5 +336,32 @@ mod tests {
             .expect("answers")
             .expect("found");
         assert_eq!(kept, (other.to_owned(), 700), "the first given");
+    }
+
+    /// An `EXPIRED` seen with a `lastModifiedAt` ahead of this clock (a
+    /// service whose clock runs ahead, or a mock whose virtual clock was
+    /// moved) is expired here too, never confirmable again.
+    #[tokio::test]
+    async fn an_expiry_written_ahead_of_this_clock_is_expired_now() {
+        let store = MemoryStore::new("seed");
+        let mut expired = initiated(ID, "R1", 1050);
+        let ahead = (Utc::now() + chrono::TimeDelta::hours(2)).to_rfc3339();
+        expired.last = Some(SeenAnswer {
+            data: object(json!({
+                "transactionId": ID, "referenceNo": "R1", "status": "EXPIRED",
+                "lastModifiedAt": ahead,
+            })),
+            at: Utc::now(),
+        });
+        seed(&store, [expired], Duration::from_secs(900))
+            .await
+            .expect("seeds");
+        let now = store.now().await.expect("now");
+        let status = store
+            .with_reference("R1", None, |r| r.view(now).status)
+            .await
+            .expect("answers")
+            .expect("found");
+        assert_eq!(status, Status::Expired);
     }
 }
