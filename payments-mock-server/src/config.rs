@@ -16,6 +16,10 @@ use crate::store::{Durability, StoreSpec};
 /// (the proxy's console has the same).
 pub use payments_serve::admin::DEFAULT_SESSION_LIFETIME;
 
+/// The longest [`Config::expiry`]: 100 years (an expiry is a time on the
+/// virtual clock, which ends about 292 years on).
+pub const MAX_EXPIRY: Duration = Duration::from_secs(100 * 365 * 86_400);
+
 /// Default of [`Config::header_read_timeout`]: 30 seconds.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = payments_serve::DEFAULT_HEADER_READ_TIMEOUT;
 
@@ -136,6 +140,17 @@ impl Config {
         }
         if self.expiry.is_zero() {
             return Err(Error::Config("expiry must be greater than 0".to_owned()));
+        }
+        // The stores keep it in milliseconds: a finer one came back
+        // different from what was given (and 1ns as 0, an expiry no store
+        // would open with again).
+        if self.expiry.subsec_nanos() % 1_000_000 != 0 {
+            return Err(Error::Config(
+                "expiry must be a whole number of milliseconds, e.g. 1500ms".to_owned(),
+            ));
+        }
+        if self.expiry > MAX_EXPIRY {
+            return Err(Error::Config("expiry must be at most 100 years".to_owned()));
         }
         if self
             .latency
@@ -299,6 +314,28 @@ mod tests {
                     assert!(e.to_string().contains("between 1 second and 7 days"), "{e}");
                 }
             }
+        }
+    }
+
+    /// The stores keep an expiry in milliseconds: a finer one, or one
+    /// past the clock's reach, is refused up front (a SQLite file took
+    /// 1500us as 1ms and refused its own settings; 1ns as 0, and no start
+    /// opened it again).
+    #[test]
+    fn an_expiry_is_whole_milliseconds_up_to_100_years() {
+        for (expiry, ok) in [
+            (Duration::from_millis(1), true),
+            (Duration::from_micros(1500), false),
+            (Duration::from_nanos(1), false),
+            (MAX_EXPIRY, true),
+            (MAX_EXPIRY + Duration::from_millis(1), false),
+            (Duration::from_secs(u64::MAX), false),
+        ] {
+            let config = Config {
+                expiry,
+                ..Config::default()
+            };
+            assert_eq!(config.validate().is_ok(), ok, "{expiry:?}");
         }
     }
 
