@@ -249,6 +249,35 @@ fn lasts(ca_pem: &str, cert_pem: &str, names: &[String]) -> bool {
         })
 }
 
+/// Whether a kept `ca.pem` is a certificate of the kept CA key: a corrupt
+/// or foreign one would be announced to clients ("trust it") while every
+/// server certificate is signed by the key.
+fn check_ca_cert(
+    cert_pem: &str,
+    key: &KeyPair,
+    cert_path: &Path,
+    key_path: &Path,
+) -> Result<(), TlsError> {
+    use rustls_pki_types::pem::PemObject as _;
+    let der =
+        rustls_pki_types::CertificateDer::from_pem_slice(cert_pem.as_bytes()).map_err(|_| {
+            TlsError::NotPem {
+                name: cert_path.display().to_string(),
+                expected: "a PEM certificate (the local CA's)",
+            }
+        })?;
+    // The key's public key is in the certificate's subject public key
+    // info, as it was written (rcgen writes the raw point or modulus).
+    let public = key.public_key_raw();
+    if public.is_empty() || !der.windows(public.len()).any(|w| w == public) {
+        return Err(TlsError::KeyMismatch {
+            key: key_path.display().to_string(),
+            cert: cert_path.display().to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// The local CA in `dir` and a server certificate for `names`: made on
 /// first use (the directory too), reused after. The server certificate is
 /// issued again when it lacks one of `names` (a new `--host` or public
@@ -288,6 +317,7 @@ pub fn self_signed_dir(dir: &Path, names: &[String]) -> Result<SelfSignedFiles, 
             path: ca_path.clone(),
             source,
         })?;
+        check_ca_cert(&cert_pem, &key, &ca_path, &ca_key_path)?;
         (LocalCa { key, cert_pem }, false)
     } else {
         let ca = LocalCa::generate()?;
@@ -452,5 +482,26 @@ mod tests {
         assert!(lasts(&ca, &cert, &names()));
         assert!(!lasts(&ca, &cert, &["elsewhere.example".to_owned()]));
         assert!(!lasts(&ca, &cert, &[]));
+    }
+
+    /// A kept `ca.pem` that is not a certificate, or the certificate of
+    /// another CA, stops the start naming the file: it would be announced
+    /// to clients to trust while every server certificate is the key's.
+    #[test]
+    fn a_kept_ca_certificate_that_is_not_the_keys_stops_the_start() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let first = self_signed_dir(dir.path(), &names()).expect("made");
+        let kept = std::fs::read_to_string(&first.ca).expect("the CA");
+        std::fs::write(&first.ca, "garbage\n").expect("written");
+        let err = self_signed_dir(dir.path(), &names()).expect_err("garbage");
+        assert!(matches!(err, TlsError::NotPem { .. }), "{err}");
+        assert!(err.to_string().contains("ca.pem"), "{err}");
+        let other = LocalCa::generate().expect("another CA");
+        std::fs::write(&first.ca, &other.cert_pem).expect("written");
+        let err = self_signed_dir(dir.path(), &names()).expect_err("foreign");
+        assert!(matches!(err, TlsError::KeyMismatch { .. }), "{err}");
+        std::fs::write(&first.ca, kept).expect("written");
+        let again = self_signed_dir(dir.path(), &names()).expect("its own again");
+        assert!(!again.new_ca);
     }
 }
