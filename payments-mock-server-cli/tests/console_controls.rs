@@ -93,7 +93,7 @@ async fn the_catalogue_page_says_what_each_product_does() {
         "GIFTCARD",
         "quantity 1–10",
         "EWALLET",
-        "confirmationCode 123456",
+        "with confirmationCode 123456: SUCCESSFUL",
         "DECLINED",
         "FAILED (declined by provider)",
         "ONLINEBANKING",
@@ -104,6 +104,32 @@ async fn the_catalogue_page_says_what_each_product_does() {
     ] {
         assert!(page.contains(expected), "{expected} missing: {page}");
     }
+}
+
+/// A confirmation code lets the product's outcome happen, it does not
+/// replace it: a declining product with a code still declines, an async
+/// one settles later; and the catalogue's own text shows bidirectional
+/// controls as symbols, as every other page.
+#[tokio::test]
+async fn the_catalogue_page_says_what_a_code_does_and_shows_controls() {
+    let catalog = payments_mock_server::Catalog::from_toml_str(
+        "[[product]]\ncode = \"DC\"\noutcome = \"decline\"\ndecline_message = \"nope\"\nconfirmation_code = \"111\"\n\
+         [[product]]\ncode = \"AC\"\noutcome = \"async\"\nsettle_after = \"5s\"\nconfirmation_code = \"222\"\n\
+         [[product]]\ncode = \"EVIL\"\ndescription = \"x \\u202e y\"\n",
+    )
+    .expect("a catalogue");
+    let mut config = payments_mock_server::Config::default();
+    config.catalog = catalog;
+    let (_, router) = crate::common::service_with(config);
+    let page = assert_page(&get(&router, "/_mock/ui/catalog").await, 200);
+    for expected in [
+        "with confirmationCode 111: FAILED (nope); any other code → FAILED (invalid confirmation code)",
+        "with confirmationCode 222: CONFIRMED, then SUCCESSFUL 5s later",
+        "x &#60;U+202E&#62; y",
+    ] {
+        assert!(page.contains(expected), "{expected} missing: {page}");
+    }
+    assert!(!page.contains('\u{202e}'), "a raw override: {page}");
 }
 
 #[tokio::test]

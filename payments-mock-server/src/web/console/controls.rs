@@ -13,6 +13,7 @@ use axum::response::Response;
 use serde_json::{Map, Number, Value};
 
 use payments_serve::admin::see_other;
+use payments_serve::pages::visible;
 
 use super::{Chrome, console_page, form, param, query_pairs, store_down};
 use crate::domain::access::Viewer;
@@ -195,15 +196,24 @@ struct ProductRow {
 }
 
 fn product_row(p: &Product) -> ProductRow {
-    let outcome = match (&p.flow, &p.outcome, &p.confirmation_code) {
-        (Flow::Redirect { .. }, _, _) => "CONFIRMED with a payment page; the payer decides: Pay → SUCCESSFUL, Decline → FAILED (declined by bank), Cancel → FAILED (cancelled by payer), nothing → FAILED when the window ends".to_owned(),
-        (_, _, Some(code)) => format!("SUCCESSFUL with confirmationCode {code}; any other code → FAILED (invalid confirmation code)"),
-        (_, Outcome::Success, None) => "SUCCESSFUL".to_owned(),
-        (_, Outcome::Async { settle_after }, None) => format!(
+    let outcome = match (&p.flow, &p.outcome) {
+        (Flow::Redirect { .. }, _) => "CONFIRMED with a payment page; the payer decides: Pay → SUCCESSFUL, Decline → FAILED (declined by bank), Cancel → FAILED (cancelled by payer), nothing → FAILED when the window ends".to_owned(),
+        (_, Outcome::Success) => "SUCCESSFUL".to_owned(),
+        (_, Outcome::Async { settle_after }) => format!(
             "CONFIRMED, then SUCCESSFUL {} later (virtual clock)",
             humantime::format_duration(*settle_after)
         ),
-        (_, Outcome::Decline { message }, None) => format!("FAILED ({message})"),
+        (_, Outcome::Decline { message }) => format!("FAILED ({})", visible(message)),
+    };
+    // The code only lets the outcome happen: with the right one, the
+    // product's outcome (a declining product still declines); with any
+    // other, FAILED.
+    let outcome = match (&p.flow, &p.confirmation_code) {
+        (Flow::Direct, Some(code)) => format!(
+            "with confirmationCode {}: {outcome}; any other code → FAILED (invalid confirmation code)",
+            visible(code)
+        ),
+        _ => outcome,
     };
     let mut rules = Vec::new();
     if p.payer_id_required {
@@ -223,7 +233,7 @@ fn product_row(p: &Product) -> ProductRow {
     }
     ProductRow {
         code: p.code.clone(),
-        description: p.description.clone(),
+        description: visible(&p.description).into_owned(),
         flow: match p.flow {
             Flow::Direct => "direct".to_owned(),
             Flow::Redirect { payer_timeout } => format!(
