@@ -144,7 +144,7 @@ impl Config {
         // The stores keep it in milliseconds: a finer one came back
         // different from what was given (and 1ns as 0, an expiry no store
         // would open with again).
-        if self.expiry.subsec_nanos() % 1_000_000 != 0 {
+        if !self.expiry.subsec_nanos().is_multiple_of(1_000_000) {
             return Err(Error::Config(
                 "expiry must be a whole number of milliseconds, e.g. 1500ms".to_owned(),
             ));

@@ -27,13 +27,23 @@ pub(crate) fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Resp
     ApiError::internal().into_response()
 }
 
+/// 404 `SANDBOX_NOT_FOUND`: what every route under an unknown, malformed,
+/// removed or expired sandbox id answers (and under another merchant's).
+pub(crate) fn sandbox_not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        ErrorCode::SandboxNotFound,
+        "no live sandbox has this id (unknown, malformed, removed or expired)",
+    )
+}
+
 /// A store failure as an answer: 503 `STORE_UNAVAILABLE`, saying what
 /// failed, never with a password; a sandbox removed while the request ran
 /// is 404 `SANDBOX_NOT_FOUND`, as any later request in it.
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
         if error.is_sandbox_gone() {
-            return crate::http::handlers::sandboxes::not_found();
+            return sandbox_not_found();
         }
         Self::new(
             StatusCode::SERVICE_UNAVAILABLE,

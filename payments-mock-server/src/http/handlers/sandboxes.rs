@@ -271,11 +271,7 @@ pub async fn remove(
 /// 404 `SANDBOX_NOT_FOUND`: what every route under an unknown, malformed,
 /// removed or expired sandbox id answers (and under another merchant's).
 pub(crate) fn not_found() -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        ErrorCode::SandboxNotFound,
-        "no live sandbox has this id (unknown, malformed, removed or expired)",
-    )
+    crate::http::answers::sandbox_not_found()
 }
 
 /// Every route under `/sandboxes/` that reaches the router: its sandbox is
