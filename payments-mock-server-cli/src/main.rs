@@ -192,9 +192,17 @@ fn main() -> ExitCode {
     }
 }
 
-fn serve_mock(args: ServeArgs) -> ExitCode {
+fn serve_mock(mut args: ServeArgs) -> ExitCode {
     // Flushes the last log lines when main returns.
     let _log = init_logging(args.log_format.into());
+    // `[::1]`, as the banner writes an IPv6 address, is the address `::1`.
+    if let Some(bare) = args
+        .host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+    {
+        args.host = bare.to_owned();
+    }
     let catalog = match &args.catalog {
         Some(path) => match Catalog::from_path(path) {
             Ok(c) => c,
@@ -299,8 +307,10 @@ async fn serve(
     let listener = match tokio::net::TcpListener::bind((host, port)).await {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("error: cannot listen on {host}:{port}: {e}");
-            return ExitCode::FAILURE;
+            // A usage error (2), as the proxy's: a --host that does not
+            // resolve, a --port taken or not allowed.
+            eprintln!("error: cannot listen on {host}:{port} (--host, --port): {e}");
+            return ExitCode::from(2);
         }
     };
     let addr: SocketAddr = match listener.local_addr() {

@@ -48,6 +48,27 @@ fn an_unknown_scheme_or_an_empty_path_is_a_usage_error() {
     assert_eq!(code, Some(2), "{stderr}");
 }
 
+/// An address that cannot be listened on is a usage error naming the
+/// flags (it exited 1, like a failure of the mock); `[::1]`, as the banner
+/// writes an IPv6 address, is `::1`.
+#[test]
+fn a_host_that_cannot_be_listened_on_exits_2_naming_the_flag() {
+    let (code, stderr) = run(&["--host", "bogus..host.invalid"], &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("(--host, --port)"), "{stderr}");
+    if std::net::TcpListener::bind("[::1]:0").is_ok() {
+        let mock = Mock::start(&["--host", "[::1]"]);
+        assert!(
+            mock.url("/").starts_with("http://[::1]:"),
+            "{}",
+            mock.url("/")
+        );
+        mock.stop();
+    } else {
+        eprintln!("SKIPPED: [::1] (no IPv6 loopback on this machine)");
+    }
+}
+
 #[test]
 fn help_never_shows_the_store_from_the_environment() {
     let output = std::process::Command::new(crate::mock::BIN)
