@@ -219,6 +219,35 @@ async fn fail_rate_faults_are_counted_by_kind() {
     terminate_expecting_success(child);
 }
 
+/// `--latency` shapes every request and injects no fault: nothing is
+/// counted for it (the metric's help and the docs say so); a `delay` asked
+/// for by `X-Mock-Fault` is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latency_is_not_counted_as_a_fault_and_an_asked_delay_is() {
+    let (child, base) = start(&["--latency", "1"]);
+    let http = reqwest::Client::new();
+    for _ in 0..3 {
+        let _ = http
+            .get(format!("{base}/api/payments/{UNKNOWN_ID}/status"))
+            .send()
+            .await;
+    }
+    let _ = http
+        .get(format!("{base}/api/payments/{UNKNOWN_ID}/status"))
+        .header("x-mock-fault", "delay=1")
+        .send()
+        .await;
+    let (_, _, text) = scrape(&base, &[]).await;
+    let samples = parse(&text);
+    let delays = value(
+        &samples,
+        "payments_mock_faults_injected_total",
+        &[("kind", "delay")],
+    );
+    assert_eq!(delays, 1.0, "{text}");
+    terminate_expecting_success(child);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_an_admin_key_metrics_answers_the_admin_key_alone() {
     let merchant_key = format!("{MERCHANT_KEY}={MERCHANT}");

@@ -392,7 +392,7 @@ mod counted {
             }
             let mut family = encoder.encode_descriptor(
                 "payments_mock_faults_injected",
-                "Faults injected (X-Mock-Fault, --fail-rate, --latency), by kind.",
+                "Faults injected (X-Mock-Fault, fault rules, --fail-rate), by kind; --latency and --rate-limit are not counted here.",
                 None,
                 MetricType::Counter,
             )?;
