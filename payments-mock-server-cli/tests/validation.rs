@@ -301,7 +301,16 @@ async fn return_url_length_counts_characters_not_bytes() {
 async fn status_by_reference_with_empty_merchant_query_is_validation_error() {
     let (_, router) = service();
     crate::common::initiated(&router, "R-EMPTY-Q", "TOPUP").await;
-    for query in ["merchantId=", "merchantId", "merchantId=&x=1"] {
+    // The hyphenated form only, as initiate's body: braces, a URN and 32
+    // bare hex digits are no UUID of the document's.
+    for query in [
+        "merchantId=",
+        "merchantId",
+        "merchantId=&x=1",
+        "merchantId=%7B6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60%7D",
+        "merchantId=urn:uuid:6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60",
+        "merchantId=6f1c0d3e1b7a4c1e9a551c2b3d4e5f60",
+    ] {
         let reply = crate::common::get(
             &router,
             &format!("/api/payments/reference/R-EMPTY-Q/status?{query}"),

@@ -88,9 +88,12 @@ pub(crate) fn merchant_query(query: Option<&str>) -> Result<Option<Uuid>, ApiErr
         .map(|(_, v)| v.into_owned());
     match value {
         None => Ok(None),
-        Some(v) => Uuid::parse_str(&v)
+        // The hyphenated form only, as initiate's body takes it
+        // (rules::UUID): `{…}`, `urn:uuid:…` and 32 bare hex digits are
+        // not the document's UUID.
+        Some(v) => payments_interface::rules::uuid(&v)
             .map(Some)
-            .map_err(|_| ApiError::validation("merchantId must be a UUID")),
+            .ok_or_else(|| ApiError::validation("merchantId must be a UUID")),
     }
 }
 
