@@ -181,8 +181,9 @@ LAYERS = {
         ["model", "wire", "lib"],
     ],
     "payments-cli": [
-        # The vocabulary: exit codes, printable text and tables, amounts.
-        ["exit", "output", "amount", "text"],
+        # The vocabulary: exit codes, printable text and tables, amounts,
+        # the secrets a run sends (hidden from what it shows).
+        ["exit", "output", "amount", "text", "secrets"],
         # The errors (the CLI's and the config file's), and usage errors.
         ["error", "usage"],
         # The command line, the settings it resolves to, the commands.

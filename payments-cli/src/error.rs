@@ -253,6 +253,11 @@ fn describe_call_failure(
 /// The reason part of a failure, without the request id.
 #[must_use]
 pub fn reason(error: &ClientError) -> String {
+    crate::secrets::hide(&reason_as_said(error))
+}
+
+/// [`reason`] before the secrets this run sent are hidden.
+fn reason_as_said(error: &ClientError) -> String {
     match error {
         ClientError::Api(api) if api.message.is_empty() => {
             format!("{} (HTTP {})", api.code, api.status)

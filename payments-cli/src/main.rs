@@ -21,6 +21,7 @@ mod config;
 mod error;
 mod exit;
 mod output;
+mod secrets;
 mod text;
 mod usage;
 
@@ -82,5 +83,5 @@ fn main() -> ExitCode {
 /// the command's job; here it is one line on stderr.
 fn report(err: &CliError) {
     let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "error: {err}");
+    let _ = writeln!(stderr, "error: {}", secrets::hide(&err.to_string()));
 }

@@ -131,6 +131,14 @@ pub fn clap_error_line(err: &clap::Error, command: &clap::Command) -> Option<Str
         }
         ErrorKind::UnknownArgument => {
             let arg = text(ContextKind::InvalidArg)?;
+            // A secret that starts with `-` (`--api-key -abc…`) is read as
+            // an argument of its own: never repeated.
+            if let Some(flag) = after_a_secret_flag(arg) {
+                return Some(format!(
+                    "{flag} needs a value; one that starts with '-' is given as {flag}=VALUE \
+                     (the argument after it is not shown)"
+                ));
+            }
             let suggestion = match err.get(ContextKind::SuggestedArg) {
                 Some(ContextValue::String(s)) => format!("; did you mean {s}?"),
                 _ => String::new(),
@@ -142,6 +150,18 @@ pub fn clap_error_line(err: &clap::Error, command: &clap::Command) -> Option<Str
         }
         _ => None,
     }
+}
+
+/// The secret-bearing flag `arg` follows on the command line, when it
+/// does: `--api-key` or `--code` (their values are never echoed).
+fn after_a_secret_flag(arg: &str) -> Option<&'static str> {
+    let args: Vec<String> = std::env::args().collect();
+    args.windows(2).find_map(|pair| {
+        let flag = ["--api-key", "--code"]
+            .into_iter()
+            .find(|flag| pair[0] == *flag)?;
+        (pair[1] == arg || pair[1].starts_with(arg)).then_some(flag)
+    })
 }
 
 /// `--merchant-id <UUID>` → `--merchant-id`, or the environment variable

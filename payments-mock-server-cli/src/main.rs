@@ -180,7 +180,8 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let Args { command, serve } = Args::parse();
+    let Args { command, serve } =
+        payments_serve::cli::parse_hiding_secrets::<Args>(&["--api-key", "--admin-key"]);
     match command {
         None => serve_mock(serve),
         Some(Command::Proxy(args)) => run_proxy(*args, |path| {

@@ -207,6 +207,30 @@ fn a_malformed_api_key_flag_is_a_usage_error_that_does_not_echo_the_value() {
     }
 }
 
+/// A key that starts with `-` is read by clap as an argument of its own;
+/// its "unexpected argument" error never repeats it (for the mock and its
+/// `proxy` subcommand).
+#[test]
+fn a_key_that_starts_with_a_dash_is_never_echoed() {
+    for args in [
+        vec!["--port", "0", "--api-key", "--sk_DASH_CANARY"],
+        vec!["--port", "0", "--admin-key", "-adm_DASH_CANARY"],
+        vec![
+            "proxy",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--admin-key",
+            "--adm_DASH_CANARY",
+        ],
+    ] {
+        let output = Command::new(BIN).args(&args).output().expect("run");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("CANARY"), "{args:?}: {stderr}");
+        assert!(stderr.contains("needs a value"), "{args:?}: {stderr}");
+    }
+}
+
 /// Runs the binary with a key and trace logging, drives it, stops it, and
 /// returns its stderr.
 async fn binary_stderr(log_format: &str) -> String {

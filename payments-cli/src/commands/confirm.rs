@@ -30,6 +30,7 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
     let mut builder =
         ConfirmRequest::builder(args.transaction_id.clone(), args.reference_no.clone());
     if let Some(code) = &args.code {
+        crate::secrets::remember(code);
         builder = builder.confirmation_code(code.clone());
     }
     if let Some(extra) = args.extra {

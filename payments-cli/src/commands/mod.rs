@@ -204,6 +204,7 @@ impl Context {
             .retry_policy(RetryPolicy::default().max_retries(settings.retries))
             .user_agent(concat!("payments-cli/", env!("CARGO_PKG_VERSION")));
         if let Some(key) = &settings.api_key {
+            crate::secrets::remember(key.0.expose_secret());
             builder = builder.api_key(key.0.expose_secret());
         }
         builder = tls(builder, &settings)?;
@@ -376,7 +377,7 @@ impl Context {
                 if let Some(envelope) = crate::error::refused_envelope(err) {
                     eprintln!(
                         "< refused answer, as received: {}",
-                        crate::output::printable(envelope)
+                        crate::secrets::hide(&crate::output::printable(envelope))
                     );
                 }
             }

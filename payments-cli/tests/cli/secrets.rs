@@ -124,6 +124,31 @@ fn the_key_is_not_in_help_or_usage_errors() {
         .assert()
         .code(2);
     assert_no_key(&usage, "usage error");
+    // A key or a code that starts with '-' is read as an argument of its
+    // own: its "unknown argument" error never repeats it.
+    for args in [
+        vec![
+            "--api-key",
+            "--sk_live_FLAGSECRET_1234567890",
+            "status",
+            "x",
+        ],
+        vec!["--api-key", "-sk_live_FLAGSECRET_1234567890", "status", "x"],
+        vec![
+            "confirm",
+            "x",
+            "--reference-no",
+            "R",
+            "--code",
+            "--SECRET_123456",
+        ],
+    ] {
+        let usage = sandbox.payments().args(&args).assert().code(2);
+        assert_no_key(&usage, "a value that starts with '-'");
+        let err = crate::common::stderr(&usage);
+        assert!(!err.contains("SECRET"), "{err}");
+        assert!(err.contains("needs a value"), "{err}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -209,6 +234,49 @@ async fn a_password_in_the_base_url_is_never_printed() {
         assert!(
             text.contains("127.0.0.1"),
             "{what}: the host is still named:\n{text}"
+        );
+    }
+}
+
+/// A service (or a proxy) that echoes the key and the code in its message:
+/// `-v` and the error line show them as `[REDACTED]`, as written or
+/// percent-encoded; `-o json` still prints the envelope as received.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_or_code_the_service_echoes_is_never_shown_on_stderr() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer as Stub, ResponseTemplate};
+    const KEY: &str = "sk_ECHO_CANARY/9+x=";
+    const CODE: &str = "otp_ECHO_CANARY_7";
+    let stub = Stub::start().await;
+    Mock::given(method("POST"))
+        .and(path("/api/payments/confirm"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(serde_json::json!({
+            "isSuccess": false,
+            "errorCode": "VALIDATION_ERROR",
+            "message": format!(
+                "bad code {CODE} for key Bearer {KEY} (sk_ECHO_CANARY%2f9%2bx%3d)"
+            ),
+            "data": null,
+        })))
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    for output in ["table", "json"] {
+        let mut cmd = sandbox.payments();
+        cmd.args(["-v", "--base-url", &stub.uri(), "--api-key", KEY])
+            .args(["--retries", "0", "-o", output, "confirm"])
+            .args([
+                "01930000-0000-7000-8000-000000000000",
+                "--reference-no",
+                "R1",
+            ])
+            .args(["--code", CODE]);
+        let assert = run(cmd).await.code(1);
+        let err = crate::common::stderr(&assert);
+        assert!(!err.contains("CANARY"), "{output}: {err}");
+        assert!(
+            err.contains("bad code [REDACTED] for key Bearer [REDACTED]"),
+            "{err}"
         );
     }
 }

@@ -13,6 +13,45 @@ use std::process::ExitCode;
 
 pub use tls_args::TlsArgs;
 
+/// Parses the process's command line as `T::parse()` does, except that an
+/// argument clap does not know which follows one of `secret_flags` is never
+/// repeated: a key that starts with `-` (`--api-key --abc…`) is read as an
+/// argument of its own, and clap's "unexpected argument '--abc…'" would
+/// print it. Exits 2 with a line naming the flag instead.
+pub fn parse_hiding_secrets<T: clap::Parser>(secret_flags: &[&str]) -> T {
+    match T::try_parse() {
+        Ok(parsed) => parsed,
+        Err(err) => {
+            if err.kind() == clap::error::ErrorKind::UnknownArgument
+                && let Some(clap::error::ContextValue::String(arg)) =
+                    err.get(clap::error::ContextKind::InvalidArg)
+                && let Some(flag) = follows(secret_flags, arg, std::env::args())
+            {
+                eprintln!(
+                    "error: {flag} needs a value; one that starts with '-' is given as \
+                     {flag}=VALUE (the argument after it is not shown)"
+                );
+                std::process::exit(2);
+            }
+            err.exit()
+        }
+    }
+}
+
+/// Which of `flags` the argument `arg` (or what clap cut of it: `-s` of
+/// `-sk…`) follows in `args`.
+fn follows<'f>(
+    flags: &[&'f str],
+    arg: &str,
+    args: impl Iterator<Item = String>,
+) -> Option<&'f str> {
+    let args: Vec<String> = args.collect();
+    args.windows(2).find_map(|pair| {
+        let flag = flags.iter().find(|flag| pair[0] == **flag)?;
+        (pair[1] == arg || pair[1].starts_with(arg)).then_some(*flag)
+    })
+}
+
 /// Parses a value with its `FromStr` (whose error never repeats the
 /// value), but unlike clap's own parsers the error never quotes the value
 /// either: an API key, or a store URL with a password, is still a secret
