@@ -36,7 +36,7 @@ const REFERENCE: &str = "ORDER-2026-0042";
 async fn main() -> anyhow::Result<()> {
     if std::env::var_os("PAYMENTS_BASE_URL").is_some() {
         println!("Skipped: this example injects faults into the in-process mock and reads");
-        println!("its store, so it ignores PAYMENTS_BASE_URL. Unset it to run the example.");
+        println!("its store, so it cannot run against PAYMENTS_BASE_URL. Unset it to run it.");
         return Ok(());
     }
     let server = MockServer::start().await;

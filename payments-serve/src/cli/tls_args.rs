@@ -25,7 +25,7 @@ pub struct TlsArgs {
     /// Serve HTTPS only, with a local certificate authority kept in DIR
     /// (made on first use, reused after; DIR/ca.pem is what clients
     /// trust) and a server certificate for localhost, 127.0.0.1, ::1, the
-    /// listening address and the --public-url host.
+    /// listening address (and, for the mock, its --public-url host).
     #[arg(long, value_name = "DIR")]
     tls_self_signed: Option<PathBuf>,
     /// Also require a client certificate issued by this CA (PEM) on every
