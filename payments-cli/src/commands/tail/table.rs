@@ -199,19 +199,39 @@ fn clock(time: &str) -> String {
     }
 }
 
-/// The findings by level: `violation: envelope.shape, http.status;
-/// undocumented: code.undocumented`.
+/// The findings by level, each rule once with how often it was found:
+/// `violation: envelope.shape, status.agree ×5; undocumented:
+/// code.undocumented`.
 fn findings(entry: &Entry) -> String {
-    let mut levels: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut levels: Vec<(&str, Vec<(&str, usize)>)> = Vec::new();
     for finding in &entry.findings {
-        match levels.iter_mut().find(|(level, _)| *level == finding.level) {
-            Some((_, rules)) => rules.push(&finding.rule),
-            None => levels.push((&finding.level, vec![&finding.rule])),
+        let rules = match levels.iter_mut().find(|(level, _)| *level == finding.level) {
+            Some((_, rules)) => rules,
+            None => {
+                levels.push((&finding.level, Vec::new()));
+                match levels.last_mut() {
+                    Some((_, rules)) => rules,
+                    None => continue,
+                }
+            }
+        };
+        match rules.iter_mut().find(|(rule, _)| *rule == finding.rule) {
+            Some((_, count)) => *count += 1,
+            None => rules.push((&finding.rule, 1)),
         }
     }
     let text = levels
         .iter()
-        .map(|(level, rules)| format!("{level}: {}", rules.join(", ")))
+        .map(|(level, rules)| {
+            let rules: Vec<String> = rules
+                .iter()
+                .map(|(rule, count)| match count {
+                    1 => (*rule).to_owned(),
+                    n => format!("{rule} ×{n}"),
+                })
+                .collect();
+            format!("{level}: {}", rules.join(", "))
+        })
         .collect::<Vec<_>>()
         .join("; ");
     printable(&text)
@@ -394,6 +414,14 @@ mod tests {
         assert_eq!(
             lines[1].trim_start(),
             "↳ violation: envelope.shape, http.status; undocumented: http.undocumented"
+        );
+        // A rule found five times is named once, with its count.
+        let line = layout.row(&entry(
+            r#"{"seq":4,"method":"GET","path":"/api/payments/x/status","status":200,"verdict":"violation","findings":[{"rule":"status.agree","level":"violation"},{"rule":"status.agree","level":"violation"},{"rule":"status.agree","level":"violation"},{"rule":"status.agree","level":"violation"},{"rule":"status.agree","level":"violation"}]}"#,
+        ));
+        assert_eq!(
+            line.lines().nth(1).map(str::trim_start),
+            Some("↳ violation: status.agree ×5")
         );
     }
 
