@@ -70,3 +70,28 @@ pub fn printable(text: &str) -> String {
         })
         .collect()
 }
+
+/// JSON text on one line: as it is when it has no line break, else
+/// without the white space between its tokens (strings untouched; a JSON
+/// string never holds a raw line break), so a service that pretty-prints
+/// its envelope still gives one document per line.
+#[must_use]
+pub fn one_json_line(json: &str) -> std::borrow::Cow<'_, str> {
+    if !json.contains(['\n', '\r']) {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_string = true;
+        } else if matches!(c, ' ' | '\t' | '\n' | '\r') {
+            continue;
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
+}

@@ -307,6 +307,8 @@ impl Context {
 
     /// Prints one line (an envelope).
     pub fn print_line(&self, line: &str) -> Result<(), CliError> {
+        // One document per line, whatever line breaks the service sent.
+        let line = crate::text::one_json_line(line);
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "{line}")
             .and_then(|()| stdout.flush())

@@ -185,7 +185,7 @@ fn print_json(ctx: &Context, input: &Input, outcome: &Outcome, many: bool) -> Re
     };
     if !many {
         return match envelope {
-            Some(envelope) => ctx.queue_line(envelope),
+            Some(envelope) => ctx.queue_line(&crate::text::one_json_line(envelope)),
             None => Ok(()),
         };
     }
@@ -237,15 +237,8 @@ fn joined_line(
         arg: Option<usize>,
         value: &'a str,
     }
-    fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
-        if text.contains(['\n', '\r']) {
-            std::borrow::Cow::Owned(without_blanks(text))
-        } else {
-            std::borrow::Cow::Borrowed(text)
-        }
-    }
-    let envelope = envelope.map(one_line);
-    let received_text = received.map(one_line);
+    let envelope = envelope.map(crate::text::one_json_line);
+    let received_text = received.map(crate::text::one_json_line);
     let (line, arg) = match input.origin {
         Origin::Line(line) => (Some(line), None),
         Origin::Arg(arg) => (None, Some(arg)),
@@ -584,24 +577,6 @@ pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
         }
     }
     inputs
-}
-
-/// JSON text without the white space between tokens; strings untouched.
-fn without_blanks(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    let (mut in_string, mut escaped) = (false, false);
-    for c in json.chars() {
-        if in_string {
-            in_string = escaped || c != '"';
-            escaped = !escaped && c == '\\';
-        } else if c == '"' {
-            in_string = true;
-        } else if matches!(c, ' ' | '\t' | '\n' | '\r') {
-            continue;
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A line as the json output repeats it: trimmed, at most 200 bytes.

@@ -321,3 +321,34 @@ async fn a_real_server_answering_about_another_transaction_exits_4() {
     );
     assert_eq!(stdout(&assert), "", "a refused answer never reaches stdout");
 }
+
+/// A service that pretty-prints its envelope: `-o json` still prints one
+/// document per line, its strings untouched (a single look-up printed the
+/// envelope over several lines, the many-look-ups form did not).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pretty_printed_envelope_is_printed_on_one_line() {
+    let stub = Stub::start().await;
+    let pretty = serde_json::to_string_pretty(
+        &serde_json::from_str::<serde_json::Value>(&status_envelope(
+            TX,
+            "INV  two  spaces",
+            "150.00",
+            "TOPUP",
+        ))
+        .expect("json"),
+    )
+    .expect("pretty");
+    assert!(pretty.contains('\n'));
+    Mock::given(method("GET"))
+        .and(path(format!("/api/payments/{TX}/status")))
+        .respond_with(json(200, pretty))
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &stub.uri(), "-o", "json", "status", TX]);
+    let out = stdout(&run(cmd).await.success());
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let envelope: serde_json::Value = serde_json::from_str(out.trim()).expect("one document");
+    assert_eq!(envelope["data"]["referenceNo"], "INV  two  spaces");
+}
