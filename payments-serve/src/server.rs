@@ -232,6 +232,23 @@ async fn serve_on<S>(
     graceful.shutdown().await;
 }
 
+/// `reading` (a request body being read) to its end, or `Err(())` once
+/// `limit` has passed. A body that is already there (the common case: it
+/// came with the head, or a test's in-memory body) is read without a
+/// timer, so a runtime without timers (an embedding test's) serves it as
+/// before.
+pub async fn read_within<F: std::future::Future>(
+    limit: std::time::Duration,
+    reading: F,
+) -> Result<F::Output, ()> {
+    let mut reading = std::pin::pin!(reading);
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(reading.as_mut().poll(cx))).await;
+    match first {
+        std::task::Poll::Ready(read) => Ok(read),
+        std::task::Poll::Pending => tokio::time::timeout(limit, reading).await.map_err(|_| ()),
+    }
+}
+
 /// A connection's byte stream, plain or TLS: one type, so hyper's
 /// connection code is built once. Two (a `TcpStream` and a `TlsStream`)
 /// made LLVM stop inlining hyper's head encoding and parsing into the

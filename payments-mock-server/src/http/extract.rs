@@ -82,9 +82,9 @@ impl FromRequest<crate::state::AppState> for JsonBytes {
             .get::<crate::state::AppState>()
             .unwrap_or(state)
             .body_timeout;
-        let read = tokio::time::timeout(within, Bytes::from_request(req, state))
+        let read = read_within(within, Bytes::from_request(req, state))
             .await
-            .map_err(|_| late_body(within))?;
+            .map_err(|()| late_body(within))?;
         let bytes = read.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::payload_too_large()
@@ -95,6 +95,8 @@ impl FromRequest<crate::state::AppState> for JsonBytes {
         Ok(Self(bytes))
     }
 }
+
+pub(crate) use payments_serve::server::read_within;
 
 /// A body that did not arrive within `within` of its head: 400, said as
 /// that (CONTRACT section 2's malformed body), and the connection free.

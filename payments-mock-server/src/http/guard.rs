@@ -269,8 +269,11 @@ where
         Bytes::new()
     } else {
         let within = state.body_timeout;
-        let Ok(read) =
-            tokio::time::timeout(within, read_body(Limited::new(body.as_mut(), BODY_LIMIT))).await
+        let Ok(read) = crate::http::extract::read_within(
+            within,
+            read_body(Limited::new(body.as_mut(), BODY_LIMIT)),
+        )
+        .await
         else {
             return Ending::Respond(crate::http::extract::late_body(within).into_response());
         };

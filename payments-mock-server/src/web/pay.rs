@@ -217,7 +217,9 @@ pub async fn submit(Here(state): Here, uri: Uri, headers: HeaderMap, body: Body)
         );
     }
     let within = state.body_timeout;
-    let Ok(Ok(form)) = tokio::time::timeout(within, to_bytes(body, FORM_LIMIT)).await else {
+    let Ok(Ok(form)) =
+        payments_serve::server::read_within(within, to_bytes(body, FORM_LIMIT)).await
+    else {
         return error_page(
             StatusCode::PAYLOAD_TOO_LARGE,
             "Request too large",
