@@ -201,6 +201,22 @@ async fn the_admin_key_comes_from_its_own_variable_and_the_old_one_is_still_read
 }
 
 #[test]
+fn an_upstream_timeout_beyond_a_day_stops_the_start_naming_the_flag() {
+    for long in ["5000000000000000h", "25h", "86401s"] {
+        let output = Command::new(BIN)
+            .args(["--upstream", "http://127.0.0.1:1", "--port", "0"])
+            .args(["--upstream-timeout", long])
+            .output()
+            .expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{long}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("--upstream-timeout"), "{stderr}");
+        assert!(stderr.contains("at most 1day"), "{stderr}");
+        assert!(output.stdout.is_empty(), "{long}");
+    }
+}
+
+#[test]
 fn without_an_upstream_it_says_what_is_missing_and_check_needs_none() {
     let output = Command::new(BIN).output().expect("runs");
     assert_eq!(output.status.code(), Some(2));

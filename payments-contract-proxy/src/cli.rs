@@ -57,7 +57,8 @@ pub struct ProxyArgs {
     /// An undocumented finding fails the run too.
     #[arg(long)]
     strict: bool,
-    /// How long the upstream may take to answer, e.g. `5s`.
+    /// How long the upstream may take to answer, e.g. `5s` (at most a
+    /// day, `24h`).
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     upstream_timeout: Duration,
     /// A product catalogue (accepted for symmetry with the mock; the rules

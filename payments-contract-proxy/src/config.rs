@@ -9,6 +9,11 @@ use crate::Error;
 /// Default of [`ProxyConfig::upstream_timeout`].
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The longest [`ProxyConfig::upstream_timeout`] accepted: a day. A
+/// longer wait is no test run's, and a timeout near the clock's range
+/// would overflow the deadlines the proxy sets from it.
+pub const MAX_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// Everything that shapes a proxy (COMMANDS.md, `proxy`).
 #[derive(Clone)]
 #[non_exhaustive]
@@ -129,6 +134,12 @@ impl ProxyConfig {
                 "--upstream-timeout must be greater than 0".to_owned(),
             ));
         }
+        if self.upstream_timeout > MAX_UPSTREAM_TIMEOUT {
+            return Err(Error::Config(format!(
+                "--upstream-timeout must be at most {} (a day)",
+                humantime::format_duration(MAX_UPSTREAM_TIMEOUT)
+            )));
+        }
         // The proxy takes no API key of its own: an admin key is any key.
         payments_serve::admin::check_config(&self.admin_keys, [], self.session_lifetime)
             .map_err(Error::Config)
@@ -145,5 +156,27 @@ impl ProxyConfig {
             let _ = shown.set_password(Some("***"));
         }
         shown.to_string().replace("%2A%2A%2A", "***")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upstream_timeout_longer_than_a_day_is_refused_naming_the_flag() {
+        let mut config = ProxyConfig::new("http://127.0.0.1:1".parse().expect("a URL"));
+        config.upstream_timeout = MAX_UPSTREAM_TIMEOUT;
+        assert!(config.validate().is_ok());
+        for long in [
+            MAX_UPSTREAM_TIMEOUT + Duration::from_secs(1),
+            Duration::from_secs(5_000_000_000_000_000 * 3600),
+            Duration::MAX,
+        ] {
+            config.upstream_timeout = long;
+            let refused = config.validate().expect_err("refused").to_string();
+            assert!(refused.contains("--upstream-timeout"), "{refused}");
+            assert!(refused.contains("at most 1day"), "{refused}");
+        }
     }
 }

@@ -208,7 +208,10 @@ impl Progress {
                 .0
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let deadline = last + timeout;
+            // A deadline past the clock's range never comes.
+            let Some(deadline) = last.checked_add(timeout) else {
+                return std::future::pending().await;
+            };
             if Instant::now() >= deadline {
                 return;
             }

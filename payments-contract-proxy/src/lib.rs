@@ -88,7 +88,7 @@ mod trail;
 mod upstream_tls;
 
 pub use check::{CheckOutcome, check_recording};
-pub use config::{DEFAULT_UPSTREAM_TIMEOUT, ProxyConfig};
+pub use config::{DEFAULT_UPSTREAM_TIMEOUT, MAX_UPSTREAM_TIMEOUT, ProxyConfig};
 pub use coverage::table as coverage_table;
 pub use exchange::{Endpoint, Exchange, Message};
 pub use forward::{JUDGE_LIMIT, VERDICT_HEADER, end_to_end};

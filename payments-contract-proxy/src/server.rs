@@ -189,7 +189,11 @@ impl Proxy {
             let _ = stop.send(());
         }
         if let Some(mut task) = self.task.take() {
-            let grace = self.state.config.upstream_timeout + Duration::from_secs(1);
+            let grace = self
+                .state
+                .config
+                .upstream_timeout
+                .saturating_add(Duration::from_secs(1));
             if tokio::time::timeout(grace, &mut task).await.is_err() {
                 tracing::warn!(
                     "exchanges still open {} after the stop: cut off",

@@ -78,3 +78,16 @@ fn a_body_past_the_limit_streams_from_what_was_read() {
         Read::Whole(_) => panic!("past the limit"),
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_past_the_clocks_range_never_comes_and_never_panics() {
+    let progress = Progress::new();
+    // `Instant + Duration::MAX` panics ("overflow when adding duration to
+    // instant"); the wait is endless instead.
+    let waited = tokio::time::timeout(
+        std::time::Duration::from_secs(3600),
+        progress.overdue(std::time::Duration::MAX),
+    )
+    .await;
+    assert!(waited.is_err(), "overdue with Duration::MAX returned");
+}
