@@ -110,11 +110,43 @@ fn read_of<'a>(p: &'a Parsed<'_>, data: &Object<'a>, memory: &'a Memory) -> Opti
     }
 }
 
-/// `status.agree`: both status reads describe one transaction alike.
+/// Whether a success answer is about another request than it answers
+/// (`answer.other`, or `data.echo` of the `referenceNo`): an initiate
+/// answered with another `referenceNo`, a confirm with another
+/// `transactionId` or `referenceNo` than it sent, a status read with
+/// another `transactionId` (by id) or `referenceNo` (by reference) than
+/// its path names. What such an answer shows is never filed under what
+/// was asked.
+fn about_other(p: &Parsed<'_>, data: &Object<'_>) -> bool {
+    let differs = |field: &str, asked: &str| data.text(field).is_some_and(|a| a != asked);
+    match &p.endpoint {
+        Endpoint::Initiate => match (
+            p.request.as_ref().and_then(|r| r.get("referenceNo")),
+            data.get("referenceNo"),
+        ) {
+            (Some(asked), Some(answered)) => !same(asked, answered),
+            _ => false,
+        },
+        Endpoint::Confirm => ["transactionId", "referenceNo"].into_iter().any(|field| {
+            p.request_text(field)
+                .is_some_and(|sent| differs(field, &sent))
+        }),
+        Endpoint::StatusById(id) => differs("transactionId", id),
+        Endpoint::StatusByReference(reference) => differs("referenceNo", reference),
+        Endpoint::Other => false,
+    }
+}
+
+/// `status.agree`: both status reads describe one transaction alike. A
+/// read answered about another transaction than it asked for is
+/// `answer.other`'s, not compared.
 fn status_agree(p: &Parsed<'_>, memory: &Memory) -> Hits {
     let Some(data) = p.success_data() else {
         return Vec::new();
     };
+    if about_other(p, data) {
+        return Vec::new();
+    }
     let Some(seen) = read_of(p, data, memory).and_then(|id| memory.transaction(&id)) else {
         return Vec::new();
     };
@@ -323,6 +355,14 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
         }
         seen_final(seen);
     };
+    // An answer about another request than it answers: only the status
+    // of the transaction it names is kept; no reference, snapshot,
+    // amount or confirm is filed under what was asked (a correct answer
+    // later would be compared with it).
+    if about_other(p, data) {
+        seen_status(memory.seen(&id));
+        return;
+    }
     match &p.endpoint {
         Endpoint::Initiate => {
             let request = p.request.as_ref();
@@ -359,16 +399,11 @@ pub(super) fn remember(p: &Parsed<'_>, memory: &mut Memory) {
             seen.confirmed = true;
             seen_status(seen);
         }
-        Endpoint::StatusById(path_id) => {
-            let snapshot = Snapshot::of(data);
-            if *path_id == id {
-                let seen = memory.seen(&id);
-                seen_status(seen);
-                seen.by_id = Some(snapshot);
-            } else {
-                seen_status(memory.seen(&id));
-                memory.seen(path_id).by_id = Some(snapshot);
-            }
+        Endpoint::StatusById(_) => {
+            // About the id its path names (else `about_other` above).
+            let seen = memory.seen(&id);
+            seen_status(seen);
+            seen.by_id = Some(Snapshot::of(data));
         }
         Endpoint::StatusByReference(reference) => {
             let snapshot = Snapshot::of(data);

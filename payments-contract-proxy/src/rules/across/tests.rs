@@ -448,3 +448,84 @@ fn status_agree_follows_the_merchant_a_read_by_reference_is_scoped_to() {
         "{hits:?}"
     );
 }
+
+/// An answer about another request than it answers files nothing under
+/// what was asked: a correct read later is not compared with it.
+#[test]
+fn status_agree_never_compares_with_an_answer_about_another_request() {
+    let read = |path: &str, id: &str, reference: &str| {
+        exchange(
+            "GET",
+            path,
+            json!(null),
+            200,
+            ok(status_data(id, reference, "INITIATED", "10.50")),
+        )
+    };
+    // Initiate B; initiate C answered with B's transaction (data.echo);
+    // C read by reference (C's own transaction); B read by id: correct.
+    let initiate_c_answered_b = exchange(
+        "POST",
+        INITIATE,
+        initiate_body("C", 1050),
+        200,
+        ok(initiate_data("tB", "B", 1050)),
+    );
+    let sequence = [
+        exchange(
+            "POST",
+            INITIATE,
+            initiate_body("B", 1050),
+            200,
+            ok(initiate_data("tB", "B", 1050)),
+        ),
+        initiate_c_answered_b.clone(),
+        read("/api/payments/reference/C/status", "tC", "C"),
+        read("/api/payments/tB/status", "tB", "B"),
+    ];
+    assert_eq!(found("data.echo", &sequence[..2]).len(), 1);
+    assert_eq!(found("status.agree", &sequence), Vec::new());
+    // And B read by reference after: agrees with B's read by id.
+    let more = [
+        sequence.to_vec(),
+        vec![read("/api/payments/reference/B/status", "tB", "B")],
+    ]
+    .concat();
+    assert_eq!(found("status.agree", &more), Vec::new());
+    // A status by id of tB answered about tC (answer.other) is not filed
+    // as tB's: B's read by reference then agrees with nothing wrong.
+    let crossed = [
+        read("/api/payments/tB/status", "tC", "C"),
+        read("/api/payments/reference/B/status", "tB", "B"),
+    ];
+    assert_eq!(found("answer.other", &crossed[..1]).len(), 1);
+    assert_eq!(found("status.agree", &crossed), Vec::new());
+    // Nor a status by reference B answered about C.
+    let crossed = [
+        exchange(
+            "POST",
+            INITIATE,
+            initiate_body("B", 1050),
+            200,
+            ok(initiate_data("tB", "B", 1050)),
+        ),
+        read("/api/payments/reference/B/status", "tC", "C"),
+        read("/api/payments/tB/status", "tB", "B"),
+    ];
+    assert_eq!(found("status.agree", &crossed), Vec::new());
+    // Nor a confirm of tC answered about tB: tB is not confirmed by it.
+    let confirm = |id: &str, reference: &str, answered: (&str, &str)| {
+        exchange(
+            "POST",
+            CONFIRM,
+            json!({"transactionId": id, "referenceNo": reference}),
+            200,
+            ok(confirm_data(answered.0, answered.1, "SUCCESSFUL", "10.50")),
+        )
+    };
+    let twice = [
+        confirm("tC", "C", ("tB", "B")),
+        confirm("tB", "B", ("tB", "B")),
+    ];
+    assert_eq!(found("confirm.twice", &twice), Vec::new());
+}
