@@ -67,16 +67,17 @@ pub(crate) fn check(
     // its `seq` again at each: each run is judged on its own, with the
     // memory its proxy started with, and its exchanges numbered on after
     // the run before (so each keeps one name in the JUnit and the summary).
-    let (mut last_seq, mut offset, mut numbered) = (0, 0, 0);
+    // Within a run the lines come in the order the proxy judged them (as
+    // each exchange finished, so 1, 3, 2 under concurrency): that order is
+    // kept, and only a `seq` the run already showed starts a new one.
+    let mut runs = Runs::default();
     let bad_lines = record::numbered(reader, |line, mut exchange| {
         any = true;
-        if exchange.seq <= last_seq {
+        let (new_run, number) = runs.place(exchange.seq);
+        if new_run {
             memory = Memory::default();
-            offset = numbered;
         }
-        last_seq = exchange.seq;
-        exchange.seq = exchange.seq.saturating_add(offset);
-        numbered = exchange.seq;
+        exchange.seq = number;
         let parsed = Parsed::of(&exchange);
         let whole = exchange.request.is_whole() && exchange.response.is_whole();
         let (verdict, findings) = if whole && exchange.judged && !exchange.proxy_answer {
@@ -109,6 +110,52 @@ pub(crate) fn check(
         coverage,
         trail,
     })
+}
+
+/// How many `seq`s below the highest of a run may still come (an
+/// exchange overtaken by this many later ones is past it: taken for the
+/// start of a new run).
+const OVERTAKEN: u64 = 65_536;
+
+/// Where a recording's runs start, and each exchange's number across them.
+#[derive(Debug, Default)]
+struct Runs {
+    /// The highest `seq` of this run.
+    max: u64,
+    /// The `seq`s below `max` this run has not shown yet (the highest
+    /// [`OVERTAKEN`] of them): exchanges still to finish.
+    missing: std::collections::BTreeSet<u64>,
+    /// The numbers the runs before used.
+    offset: u64,
+    /// The highest number given.
+    numbered: u64,
+}
+
+impl Runs {
+    /// Whether `seq` starts a new run (a `seq` this run showed already),
+    /// and its number in the whole recording.
+    fn place(&mut self, seq: u64) -> (bool, u64) {
+        let new_run = self.max != 0 && seq <= self.max && !self.missing.remove(&seq);
+        if new_run {
+            self.offset = self.numbered;
+            self.max = 0;
+            self.missing.clear();
+        }
+        if seq > self.max {
+            let from = self
+                .max
+                .saturating_add(1)
+                .max(seq.saturating_sub(OVERTAKEN));
+            self.missing.extend(from..seq);
+            self.max = seq;
+            while self.missing.len() as u64 > OVERTAKEN {
+                self.missing.pop_first();
+            }
+        }
+        let number = seq.saturating_add(self.offset);
+        self.numbered = self.numbered.max(number);
+        (new_run, number)
+    }
 }
 
 #[cfg(test)]
@@ -214,5 +261,77 @@ mod tests {
         let one_run = format!("{}\n{}\n", initiate(1, "t1"), initiate(2, "t2"));
         let outcome = check_recording(one_run.as_bytes()).expect("a recording");
         assert_eq!(outcome.summary.exit_code(false), 1, "initiate.duplicate");
+    }
+
+    /// Lines are written as exchanges finish: 1, 3, 2 is one run, judged
+    /// in that order as the live proxy judged it (the reviewer's case: a
+    /// slow read of A, a quick one, then an initiate of B answered with
+    /// A's transaction; and a regression after the out-of-order pair).
+    #[test]
+    fn exchanges_that_finished_out_of_order_are_one_run() {
+        use crate::rules::test_support::{initiate_body, initiate_data, ok, status_data};
+        let line = |seq: u64, at_ms: i64, took_ms: f64, mut e: crate::exchange::Exchange| {
+            e.seq = seq;
+            e.time = chrono::DateTime::UNIX_EPOCH + chrono::Duration::milliseconds(at_ms);
+            e.duration_ms = took_ms;
+            serde_json::to_string(&e).expect("serializes")
+        };
+        let read = |status: &str| {
+            exchange(
+                "GET",
+                "/api/payments/tA/status",
+                json!(null),
+                200,
+                ok(status_data("tA", "A", status, "10.50")),
+            )
+        };
+        let initiate = |reference: &str| {
+            exchange(
+                "POST",
+                "/api/payments/initiate",
+                initiate_body(reference, 1050),
+                200,
+                ok(initiate_data("tA", "A", 1050)),
+            )
+        };
+        let recording = [
+            line(1, 0, 1.0, initiate("A")),
+            line(3, 2000, 1.0, read("SUCCESSFUL")),
+            line(2, 1000, 5000.0, read("INITIATED")),
+            line(4, 10_000, 1.0, initiate("B")),
+            line(5, 11_000, 1.0, read("INITIATED")),
+        ]
+        .join("\n");
+        let outcome = check_recording(recording.as_bytes()).expect("a recording");
+        let cases: Vec<_> = outcome.trail.cases().collect();
+        let seqs: Vec<u64> = cases.iter().map(|c| c.seq).collect();
+        assert_eq!(seqs, [1, 3, 2, 4, 5], "numbered as recorded");
+        let rules = |n: usize| -> Vec<&str> { cases[n].findings.iter().map(|f| f.rule).collect() };
+        assert_eq!(rules(2), Vec::<&str>::new(), "overlapping: either order");
+        assert_eq!(
+            rules(3),
+            ["data.echo", "status.regressed", "transaction.id-reused"]
+        );
+        assert_eq!(rules(4), ["status.regressed"]);
+        assert_eq!(outcome.summary.exit_code(false), 1);
+        // Two runs appended, the second's first exchange finishing after
+        // its second: 1, 2, 3 then 2, 1.
+        let appended = [
+            line(1, 0, 1.0, initiate("A")),
+            line(2, 1, 1.0, read("INITIATED")),
+            line(3, 2, 1.0, read("INITIATED")),
+            line(2, 100_000, 1.0, read("INITIATED")),
+            line(1, 99_000, 5000.0, initiate("A")),
+        ]
+        .join("\n");
+        let outcome = check_recording(appended.as_bytes()).expect("a recording");
+        let seqs: Vec<u64> = outcome.trail.cases().map(|c| c.seq).collect();
+        assert_eq!(seqs, [1, 2, 3, 5, 4]);
+        assert_eq!(
+            outcome.summary.exit_code(false),
+            0,
+            "each run on its own: {}",
+            outcome.summary.table()
+        );
     }
 }
