@@ -147,6 +147,21 @@ impl ProxyState {
                 .also(credential)
                 .also(&percent_encoding::percent_decode_str(credential).decode_utf8_lossy());
         }
+        if basic_auth.is_some() {
+            // `user:pass` as basic authentication pairs them: long enough
+            // together when each alone is not.
+            let decode = |s: &str| {
+                percent_encoding::percent_decode_str(s)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            };
+            let pair = format!(
+                "{}:{}",
+                decode(url.username()),
+                decode(url.password().unwrap_or_default())
+            );
+            redactor = redactor.also(&pair);
+        }
         let upstream = format!(
             "{}://{}{}",
             url.scheme(),

@@ -48,9 +48,46 @@ impl Redactor {
                 self.walk(&mut value, &mut met).then(|| value.to_string())
             }
             Err(_) if body.contains("confirmationCode") || body.contains("payerId") => {
+                // Replaced whole; its secret values still met, so an echo
+                // of them elsewhere (the answer's) is replaced too.
+                if let Some(met) = met {
+                    self.scan_not_json(body, met);
+                }
                 Some("[redacted: a body that is not JSON names a secret field]".to_owned())
             }
             Err(_) => None,
+        }
+    }
+
+    /// The values a body that is not JSON gives its secret fields, read
+    /// leniently: `"confirmationCode"` or `"payerId"` (or either name
+    /// bare), then `:` or `=`, then a JSON string, or a run of characters
+    /// up to a delimiter.
+    fn scan_not_json(&self, body: &str, met: &mut Secrets) {
+        static FIELD: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+            regex::Regex::new(
+                r#""?(confirmationCode|payerId)"?\s*[:=]\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,;&}\]"]+))"#,
+            )
+            .expect("a valid pattern")
+        });
+        for found in FIELD.captures_iter(body) {
+            let value = match (found.get(2), found.get(3)) {
+                (Some(quoted), _) => {
+                    serde_json::from_str::<String>(&format!("\"{}\"", quoted.as_str()))
+                        .unwrap_or_else(|_| quoted.as_str().to_owned())
+                }
+                (None, Some(bare)) => bare.as_str().to_owned(),
+                (None, None) => continue,
+            };
+            if value.is_empty() {
+                continue;
+            }
+            let shown = if &found[1] == "payerId" {
+                self.token(&value)
+            } else {
+                REDACTED.to_owned()
+            };
+            met.push((value, shown));
         }
     }
 

@@ -1,27 +1,121 @@
-//! Secret values replaced wherever else they are echoed: in text, and in a
-//! JSON body's strings (never its keys, numbers or structure).
+//! Secret values replaced wherever else they are echoed: in text (as
+//! written or under any percent-encoding of any of its bytes), and in a
+//! JSON body's strings and member names (never its numbers or structure).
 
 use serde_json::Value;
 
 use super::Secrets;
 
-/// `text` with the values of `secrets` replaced, or `None` when none occurs.
+/// `text` with the values of `secrets` replaced, or `None` when none occurs:
+/// as written, and where the text percent-decoded holds one (`%2f` or
+/// `%2F`, `%73k` for `sk`: any byte encoded, either case), the encoded
+/// span replaced whole.
 pub(super) fn scrub_text(text: &str, secrets: &Secrets) -> Option<String> {
-    if !secrets.iter().any(|(v, _)| text.contains(v.as_str())) {
+    let plain = secrets.iter().any(|(v, _)| text.contains(v.as_str()));
+    if !plain && !text.contains('%') {
         return None;
     }
     let mut out = text.to_owned();
+    let mut changed = false;
     for (secret, shown) in secrets {
         if out.contains(secret.as_str()) {
             out = out.replace(secret.as_str(), shown);
+            changed = true;
+        }
+        if out.contains('%')
+            && let Some(clean) = scrub_encoded(&out, secret, shown)
+        {
+            out = clean;
+            changed = true;
         }
     }
-    Some(out)
+    changed.then_some(out)
 }
 
-/// Replaces `secrets` inside the string values of `value` (never its keys,
-/// numbers or structure); whether anything changed.
+/// `text` with each span that percent-decodes to `secret` replaced by
+/// `shown`, or `None` when there is none.
+fn scrub_encoded(text: &str, secret: &str, shown: &str) -> Option<String> {
+    if secret.is_empty() {
+        return None;
+    }
+    // Each decoded byte, and the span of `text` it came from.
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut spans = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        let escaped = (bytes[at] == b'%')
+            .then(|| Some((hex(*bytes.get(at + 1)?)?, hex(*bytes.get(at + 2)?)?)))
+            .flatten();
+        match escaped {
+            Some((high, low)) => {
+                decoded.push(u8::try_from(high * 16 + low).unwrap_or(0));
+                spans.push((at, at + 3));
+                at += 3;
+            }
+            None => {
+                decoded.push(bytes[at]);
+                spans.push((at, at + 1));
+                at += 1;
+            }
+        }
+    }
+    let needle = secret.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut copied, mut from, mut found) = (0, 0, false);
+    while let Some(offset) = decoded
+        .get(from..)
+        .and_then(|rest| rest.windows(needle.len()).position(|w| w == needle))
+    {
+        let first = from + offset;
+        let last = first + needle.len() - 1;
+        let (start, end) = (spans[first].0, spans[last].1);
+        if text.is_char_boundary(start) && text.is_char_boundary(end) {
+            out.push_str(&text[copied..start]);
+            out.push_str(shown);
+            copied = end;
+            found = true;
+        }
+        from = last + 1;
+    }
+    found.then(|| {
+        out.push_str(&text[copied..]);
+        out
+    })
+}
+
+/// Replaces `secrets` inside the string values and the member names of
+/// `value` (never its numbers or structure); whether anything changed. A
+/// name that becomes another member's gets ` (2)`, ` (3)`… so none is
+/// lost and the document stays valid JSON.
 fn scrub_strings(value: &mut Value, secrets: &Secrets) -> bool {
+    if let Value::Object(map) = value
+        && map.keys().any(|k| scrub_text(k, secrets).is_some())
+    {
+        let members = std::mem::take(map);
+        let mut renamed = Vec::with_capacity(members.len());
+        for (key, member) in members {
+            match scrub_text(&key, secrets) {
+                Some(clean) => renamed.push((clean, member, true)),
+                None => renamed.push((key, member, false)),
+            }
+        }
+        // Names left as they were first, so a replaced one never takes
+        // theirs.
+        renamed.sort_by_key(|(_, _, scrubbed)| *scrubbed);
+        for (key, mut member, _) in renamed {
+            scrub_strings(&mut member, secrets);
+            let mut name = key.clone();
+            let mut n = 1;
+            while map.contains_key(&name) {
+                n += 1;
+                name = format!("{key} ({n})");
+            }
+            map.insert(name, member);
+        }
+        return true;
+    }
     match value {
         Value::String(text) => match scrub_text(text, secrets) {
             Some(clean) => {
@@ -45,8 +139,9 @@ fn scrub_strings(value: &mut Value, secrets: &Secrets) -> bool {
 /// not JSON; `None` when none occurs.
 pub(super) fn scrub_body(body: &str, secrets: &Secrets) -> Option<String> {
     // Without an escape, a value inside a JSON string appears in the text
-    // as itself.
-    let may_hold = body.contains('\\') || secrets.iter().any(|(v, _)| body.contains(v.as_str()));
+    // as itself, or percent-encoded.
+    let may_hold =
+        body.contains(['\\', '%']) || secrets.iter().any(|(v, _)| body.contains(v.as_str()));
     if !may_hold {
         return None;
     }

@@ -293,3 +293,78 @@ fn the_quick_body_replacement_is_the_walks() {
     }
     assert!(quick_taken >= 6, "the usual bodies take the quick path");
 }
+
+/// A secret echoed under any percent-encoding (lower case, a letter
+/// encoded that needs none), as a JSON member name, or from a request body
+/// that is not JSON: replaced wherever it shows.
+#[test]
+fn echoes_encoded_any_way_member_names_and_a_not_json_bodys_codes_are_replaced() {
+    let redactor = Redactor::new().also("upuser:uppass");
+    let mut e = exchange(
+        "GET",
+        "/api/payments/reference/sk_LEAKCHECK%2f%2b%3dx:y/status",
+        json!(null),
+        200,
+        json!({ "data": { "sk_LEAKCHECK/+=x:y": 1, "upuser:uppass": 3, "a": "sk_LEAKCHECK%2F%2B%3Dx:y" } }),
+    );
+    e.request.headers = vec![(
+        "Authorization".to_owned(),
+        "Bearer sk_LEAKCHECK/+=x:y".to_owned(),
+    )];
+    e.request.query = Some("x=sk%5FLEAKCHECK%2f%2B%3dx%3Ay".to_owned());
+    e.response.headers.push((
+        "Location".to_owned(),
+        "/r?k=sk_LEAKCHECK%2f%2b%3dx%3ay&p=%73k_LEAKCHECK/+=x:y".to_owned(),
+    ));
+    let (redacted, secrets) = redactor.redact(&e);
+    let text = serde_json::to_string(&redacted).expect("serializes");
+    assert!(!text.contains("LEAKCHECK"), "{text}");
+    assert!(!text.contains("uppass"), "{text}");
+    assert_eq!(
+        redacted.request.path,
+        "/api/payments/reference/[redacted]/status"
+    );
+    let body: Value =
+        serde_json::from_str(redacted.response.body.as_deref().expect("a body")).expect("JSON");
+    let members = body["data"].as_object().expect("an object");
+    assert_eq!(members.len(), 3, "no member lost: {body}");
+    assert!(members.contains_key("[redacted]") && members.contains_key("[redacted] (2)"));
+    assert_eq!(
+        redactor.scrub("path %73k_LEAKCHECK%2F%2b%3Dx:y", &secrets),
+        "path [redacted]"
+    );
+
+    // A confirmationCode's value used as a member name of the same body.
+    let mut e = exchange(
+        "POST",
+        "/api/payments/confirm",
+        json!({ "transactionId": "t", "referenceNo": "R",
+                "confirmationCode": "otp_LEAKCHECK_key", "otp_LEAKCHECK_key": 1 }),
+        200,
+        json!({ "data": { "otp_LEAKCHECK_key": true } }),
+    );
+    let text = serde_json::to_string(&redactor.exchange(&e)).expect("serializes");
+    assert!(!text.contains("LEAKCHECK"), "{text}");
+
+    // A request body that is not JSON (a byte order mark first) names the
+    // code: replaced whole, and its value is replaced where the answer
+    // echoes it (plain and encoded).
+    e.request.body = Some(
+        "\u{feff}{\"transactionId\":\"t\",\"confirmationCode\":\"otp_LEAKCHECK_bom\",\"payerId\":\"PAYER_LEAKCHECK_bom\"}"
+            .to_owned(),
+    );
+    e.response.body = Some(
+        json!({ "message": "bad code otp_LEAKCHECK_bom for PAYER_LEAKCHECK_bom" }).to_string(),
+    );
+    e.response.headers.push((
+        "Location".to_owned(),
+        "/x?c=otp%5fLEAKCHECK%5Fbom".to_owned(),
+    ));
+    let redacted = redactor.exchange(&e);
+    let text = serde_json::to_string(&redacted).expect("serializes");
+    assert!(!text.contains("LEAKCHECK"), "{text}");
+    assert!(
+        text.contains(&redactor.token("PAYER_LEAKCHECK_bom")),
+        "payers still join: {text}"
+    );
+}

@@ -30,6 +30,8 @@ mod framing;
 mod access;
 // `GET /_proxy/exchanges`: the last exchanges, short, paged by `after`.
 mod listing;
+// Canary secrets echoed encoded, as member names, from a body not JSON.
+mod secrets;
 // The mock behind the proxy: hundreds of correct exchanges, no violation.
 mod verified_fake;
 // Interface coverage: the mock behind the proxy, every cell it can give.
