@@ -10,6 +10,9 @@ use serde_json::{Value, json};
 
 use crate::common::{MERCHANT, initiate_body};
 
+/// A sandbox's time to live: real time, renewed by use and by a long request.
+mod lifetime;
+
 const OTHER_MERCHANT: &str = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
 
 async fn call(
@@ -218,49 +221,6 @@ async fn two_sandboxes_racing_confirms_on_one_reference_each_get_exactly_one_win
     }
     assert_eq!(wins.len(), 2, "{wins:?}");
     assert!(wins.values().all(|&n| n == 1), "{wins:?}");
-}
-
-#[tokio::test]
-async fn a_sandbox_unused_for_its_ttl_is_gone_whatever_its_virtual_clock_says() {
-    let server = MockServer::builder()
-        .config({
-            let mut config = payments_mock_server::Config::default();
-            config.sandbox_ttl = Duration::from_secs(1);
-            config
-        })
-        .start()
-        .await
-        .expect("a server");
-    let (_, base) = make(&server, None).await;
-    // The virtual clock a day on: the sandbox lives (real time decides).
-    let (status, _) = post(
-        &format!("{base}/_mock/clock/advance"),
-        json!({"seconds": 86400}),
-        None,
-    )
-    .await;
-    assert_eq!(status, 200);
-    assert_eq!(get(&format!("{base}/_mock/clock"), None).await.0, 200);
-    // Real time past its time to live, unused: gone on every route. The
-    // time to live is counted on the runtime's clock (Tokio's `Instant`),
-    // which the test moves on instead of waiting: paused only while it is
-    // moved, so the requests around it run on real time.
-    tokio::time::pause();
-    tokio::time::advance(Duration::from_millis(1300)).await;
-    tokio::time::resume();
-    for path in [
-        "/_mock/clock",
-        "/api/payments/reference/X/status",
-        "/_mock/ui/",
-    ] {
-        let (status, envelope) = get(&format!("{base}{path}"), None).await;
-        assert_eq!(status, 404, "{path}");
-        if path != "/_mock/ui/" {
-            assert_eq!(envelope["errorCode"], "SANDBOX_NOT_FOUND", "{path}");
-        }
-    }
-    let (_, listed) = get(&format!("{}/_mock/sandboxes", server.base_url()), None).await;
-    assert_eq!(listed["data"]["items"], json!([]));
 }
 
 #[tokio::test]

@@ -77,6 +77,13 @@ pub(crate) trait Lifetime {
 
     /// It expired and was dropped.
     fn expired(&self) {}
+
+    /// Whether a request is being served in it now: a sandbox is never
+    /// dropped under a request (its answer would describe a change no
+    /// later request can see); its time to live starts again instead.
+    fn in_use(&self) -> bool {
+        false
+    }
 }
 
 struct Entry<S> {
@@ -140,11 +147,15 @@ impl<S: Clone + Lifetime> Registry<S> {
     fn sweep(&self, entries: &mut HashMap<Uuid, Entry<S>>, now: Instant) {
         let before = entries.len();
         entries.retain(|_, e| {
-            let live = e.deadline > now;
-            if !live {
-                e.state.expired();
+            if e.deadline > now {
+                return true;
             }
-            live
+            if e.state.in_use() {
+                e.deadline = now + e.info.ttl;
+                return true;
+            }
+            e.state.expired();
+            false
         });
         let gone = before - entries.len();
         if gone > 0 {
@@ -275,7 +286,7 @@ impl<S: Clone + Lifetime> Registry<S> {
         let now = Instant::now();
         let mut entries = self.lock();
         let entry = entries.get_mut(&id)?;
-        if entry.deadline <= now {
+        if entry.deadline <= now && !entry.state.in_use() {
             entry.state.expired();
             entries.remove(&id);
             self.gone(1, true);
@@ -287,6 +298,16 @@ impl<S: Clone + Lifetime> Registry<S> {
             entry.state.renewed(wall(entry.deadline, now));
         }
         Some((entry.info.owner, entry.state.clone()))
+    }
+
+    /// Starts the sandbox `id`'s time to live again from now, if it is
+    /// still here: a request that took longer than the time to live
+    /// renews it as it is answered, so the change it answered stays.
+    pub(crate) fn renew(&self, id: Uuid) {
+        let now = Instant::now();
+        if let Some(entry) = self.lock().get_mut(&id) {
+            entry.deadline = entry.deadline.max(now + entry.info.ttl);
+        }
     }
 
     /// The live sandboxes `scope` may see (all without a scope), oldest
@@ -361,6 +382,40 @@ mod tests {
 
     impl Lifetime for u32 {}
     impl Lifetime for () {}
+
+    /// A state whose clones are requests being served.
+    impl Lifetime for Arc<u8> {
+        fn in_use(&self) -> bool {
+            Arc::strong_count(self) > 1
+        }
+    }
+
+    /// A request served past the sandbox's time to live keeps it: neither
+    /// another request to it nor a sweep drops it while the first is
+    /// served, and it lives a whole time to live from then.
+    #[tokio::test(start_paused = true)]
+    async fn a_sandbox_is_never_dropped_under_a_request() {
+        let registry: Registry<Arc<u8>> = Registry::new(Duration::from_secs(1), 5, Arc::default());
+        let (made, _) = registry
+            .create(None, None, None, |_| Arc::new(0))
+            .expect("made");
+        let (_, serving) = registry.use_sandbox(made.id).expect("live");
+        tokio::time::advance(Duration::from_millis(1500)).await;
+        assert_eq!(registry.list(None).len(), 1, "a sweep keeps it");
+        assert!(
+            registry.use_sandbox(made.id).is_some(),
+            "another request too"
+        );
+        registry.renew(made.id);
+        drop(serving);
+        tokio::time::advance(Duration::from_millis(900)).await;
+        assert!(
+            registry.use_sandbox(made.id).is_some(),
+            "renewed when in use"
+        );
+        tokio::time::advance(Duration::from_millis(1100)).await;
+        assert!(registry.use_sandbox(made.id).is_none(), "unused: gone");
+    }
 
     #[tokio::test(start_paused = true)]
     async fn a_sandbox_expires_after_its_ttl_unless_used() {

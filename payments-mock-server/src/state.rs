@@ -210,6 +210,14 @@ impl AppState {
         }
     }
 
+    /// Renews the sandbox `id` (a request in it that took long was just
+    /// answered).
+    pub(crate) fn renew_sandbox(&self, id: uuid::Uuid) {
+        if let Some(registry) = self.sandboxes.as_ref() {
+            registry.renew(id);
+        }
+    }
+
     /// The sandbox `id` for a request (renewed by it): its state, or `None`
     /// when this server has no such live sandbox.
     pub(crate) fn sandbox_for(&self, id: uuid::Uuid) -> Option<AppState> {

@@ -20,6 +20,10 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::http::answers::panic_response;
+
+/// A request in a sandbox that takes this long renews it again as it is
+/// answered: half the shortest time to live (1 s).
+const LONG_REQUEST: std::time::Duration = std::time::Duration::from_millis(500);
 use crate::http::extract::BODY_LIMIT;
 use crate::http::handlers::{admin, faults, sandboxes};
 use crate::http::middleware::{Others, respond};
@@ -108,7 +112,17 @@ impl MockService {
                 };
                 let mut req = req;
                 if let Some(sandbox) = sandboxed(state, found, &mut req) {
-                    return Ok(respond(&sandbox, others, this.abort.as_ref(), req).await);
+                    let started = tokio::time::Instant::now();
+                    let response = respond(&sandbox, others, this.abort.as_ref(), req).await;
+                    // A request long enough to outlast the shortest time to
+                    // live renews its sandbox as it is answered (it was kept
+                    // while served: `Lifetime::in_use`).
+                    if started.elapsed() >= LONG_REQUEST
+                        && let Some(id) = sandbox.sandbox.as_ref().map(|s| s.id)
+                    {
+                        state.renew_sandbox(id);
+                    }
+                    return Ok(response);
                 }
                 return Ok(respond(state, others, this.abort.as_ref(), req).await);
             }

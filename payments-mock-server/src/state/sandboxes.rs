@@ -58,6 +58,12 @@ impl crate::sandboxes::Lifetime for AppState {
     fn expired(&self) {
         self.store.forget_sandbox_later();
     }
+
+    /// The registry holds one reference; each request served in it (and an
+    /// in-process test's handle) holds another.
+    fn in_use(&self) -> bool {
+        std::sync::Arc::strong_count(&self.inner) > 1
+    }
 }
 
 impl AppState {

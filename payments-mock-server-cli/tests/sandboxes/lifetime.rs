@@ -1,0 +1,90 @@
+//! A sandbox's time to live (CONTRACT section 19): counted in real time
+//! (the runtime's clock), whatever its virtual clock says; renewed by each
+//! request, and kept under a request that outlasts it.
+
+use std::time::Duration;
+
+use payments_mock_server::MockServer;
+use serde_json::json;
+
+use super::{get, make, post};
+use crate::common::initiate_body;
+
+#[tokio::test]
+async fn a_sandbox_unused_for_its_ttl_is_gone_whatever_its_virtual_clock_says() {
+    let server = MockServer::builder()
+        .config({
+            let mut config = payments_mock_server::Config::default();
+            config.sandbox_ttl = Duration::from_secs(1);
+            config
+        })
+        .start()
+        .await
+        .expect("a server");
+    let (_, base) = make(&server, None).await;
+    // The virtual clock a day on: the sandbox lives (real time decides).
+    let (status, _) = post(
+        &format!("{base}/_mock/clock/advance"),
+        json!({"seconds": 86400}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(get(&format!("{base}/_mock/clock"), None).await.0, 200);
+    // Real time past its time to live, unused: gone on every route. The
+    // time to live is counted on the runtime's clock (Tokio's `Instant`),
+    // which the test moves on instead of waiting: paused only while it is
+    // moved, so the requests around it run on real time.
+    tokio::time::pause();
+    tokio::time::advance(Duration::from_millis(1300)).await;
+    tokio::time::resume();
+    for path in [
+        "/_mock/clock",
+        "/api/payments/reference/X/status",
+        "/_mock/ui/",
+    ] {
+        let (status, envelope) = get(&format!("{base}{path}"), None).await;
+        assert_eq!(status, 404, "{path}");
+        if path != "/_mock/ui/" {
+            assert_eq!(envelope["errorCode"], "SANDBOX_NOT_FOUND", "{path}");
+        }
+    }
+    let (_, listed) = get(&format!("{}/_mock/sandboxes", server.base_url()), None).await;
+    assert_eq!(listed["data"]["items"], json!([]));
+}
+
+/// A request served for longer than its sandbox's time to live (a delay
+/// of 1.5 s, a time to live of 1 s) keeps the sandbox while it is served
+/// and renews it as it is answered: the transaction it answered is there
+/// for the next request (the sandbox was gone the moment after). On the
+/// paused clock: the delay and the time to live are Tokio timers.
+#[tokio::test(start_paused = true)]
+async fn a_request_longer_than_the_sandboxs_ttl_keeps_it() {
+    let server = MockServer::builder()
+        .config({
+            let mut config = payments_mock_server::Config::default();
+            config.sandbox_ttl = Duration::from_secs(1);
+            config
+        })
+        .start()
+        .await
+        .expect("a server");
+    let (_, base) = make(&server, None).await;
+    let reply = reqwest::Client::new()
+        .post(format!("{base}/api/payments/initiate"))
+        .header("x-mock-fault", "delay=1500")
+        .json(&initiate_body("SLOW-1", "TOPUP"))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(reply.status(), 200);
+    let (status, envelope) = get(
+        &format!("{base}/api/payments/reference/SLOW-1/status"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{envelope}");
+    // Unused for its time to live after that: gone, as ever.
+    tokio::time::advance(Duration::from_millis(1100)).await;
+    assert_eq!(get(&format!("{base}/_mock/clock"), None).await.0, 404);
+}
