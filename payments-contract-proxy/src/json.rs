@@ -128,6 +128,24 @@ impl<'a> Json<'a> {
         self.number()?.parse().ok()
     }
 
+    /// Whether the number's literal is an integer, of any size (`-` and
+    /// digits: no fraction, no exponent, as [`Json::as_u64`] reads one).
+    pub fn is_integer(self) -> bool {
+        self.number().is_some_and(|text| {
+            let digits = text.strip_prefix('-').unwrap_or(text);
+            !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+        })
+    }
+
+    /// Whether the number's literal is an integer greater than 0, of any
+    /// size (`18446744073709551616` is one, though no `u64` holds it).
+    pub fn is_positive_integer(self) -> bool {
+        self.is_integer()
+            && self
+                .number()
+                .is_some_and(|text| !text.starts_with('-') && text.bytes().any(|b| b != b'0'))
+    }
+
     /// The number as an `i64`, when its literal is one.
     pub fn as_i64(self) -> Option<i64> {
         self.number()?.parse().ok()

@@ -133,11 +133,7 @@ fn problem(name: &str, kind: Kind, value: Option<Json<'_>>) -> Option<String> {
         (Kind::Text | Kind::OptionalText, Some(Shape::String)) => None,
         (Kind::Text, _) => Some(format!("{name} is not a string")),
         (Kind::OptionalText, _) => Some(format!("{name} is neither a string nor null")),
-        (Kind::Integer, Some(Shape::Number))
-            if value.is_some_and(|n| n.as_u64().is_some() || n.as_i64().is_some()) =>
-        {
-            None
-        }
+        (Kind::Integer, Some(Shape::Number)) if value.is_some_and(Json::is_integer) => None,
         (Kind::Integer, _) => Some(format!("{name} is not an integer")),
         (Kind::Decimal, Some(Shape::Number)) => None,
         (Kind::Decimal, _) => Some(format!("{name} is not a number (a decimal in major units)")),

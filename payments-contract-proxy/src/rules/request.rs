@@ -21,7 +21,8 @@ fn initiate_ruled_out(body: &Object<'_>) -> Vec<String> {
         .map(|f| format!("{f} is missing"))
         .collect();
     if let Some(amount) = body.get("amount").filter(|a| !a.is_null()) {
-        let positive = amount.as_u64().is_some_and(|a| a > 0);
+        // Any size: the document sets no upper bound.
+        let positive = amount.is_positive_integer();
         if !positive {
             problems.push("amount is not an integer greater than 0".to_owned());
         }
@@ -151,6 +152,48 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// An amount of any size is an integer (the document sets no upper
+    /// bound): 2^64 answered 200 is no violation and no client finding,
+    /// where it was "not an integer" (and a 502 under `--enforce`); a
+    /// fraction, an exponent, zero and a negative one still are.
+    #[test]
+    fn an_integer_amount_of_any_size_is_one() {
+        let with_amount = |amount: &str| -> serde_json::Value {
+            let mut body = initiate_body("R", 1);
+            body["amount"] = serde_json::from_str(amount).expect("a number");
+            body
+        };
+        for amount in ["18446744073709551616", "99999999999999999999999999999999"] {
+            let exchange = || {
+                let mut data = initiate_data("t", "R", 1);
+                data["amount"] = serde_json::from_str(amount).expect("a number");
+                exchange("POST", INITIATE, with_amount(amount), 200, ok(data))
+            };
+            assert!(
+                found("initiate.accepted-invalid", &[exchange()]).is_empty(),
+                "{amount}"
+            );
+            assert!(found("data.fields", &[exchange()]).is_empty(), "{amount}");
+            assert!(
+                found("request.invalid", &[exchange()]).is_empty(),
+                "{amount}"
+            );
+        }
+        for amount in ["1.5", "1e2", "0", "-18446744073709551616", "-0"] {
+            let hits = found(
+                "initiate.accepted-invalid",
+                &[exchange(
+                    "POST",
+                    INITIATE,
+                    with_amount(amount),
+                    200,
+                    ok(initiate_data("t", "R", 1)),
+                )],
+            );
+            assert_eq!(hits.len(), 1, "{amount}: {hits:?}");
+        }
     }
 
     /// Issue 41: the proxy took a `merchantId` of 32 bare hex digits,
