@@ -294,16 +294,29 @@ fn failure_reason(e: &hyper_util::client::legacy::Error) -> (String, Failure) {
     }
 }
 
-/// Whether a path has a `.` or `..` segment, plainly or percent-encoded.
-fn has_dot_segment(path: &str) -> bool {
+/// Whether a path, its dot segments resolved as RFC 3986 (5.2.4) resolves
+/// them (`.` and `..`, plainly or percent-encoded), leads out of `/api/`:
+/// such a request is refused, since the upstream would answer another of
+/// its paths (or one outside its prefix). A dot segment that stays inside
+/// (`/api/payments/./status`, `/api/payments/../status`) is forwarded as
+/// it came, as every other request.
+fn leaves_api(path: &str) -> bool {
     // Neither a dot nor an escape: no segment can be one (most paths).
     if !path.contains(['.', '%']) {
         return false;
     }
-    path.split('/').any(|segment| {
+    let mut resolved: Vec<&str> = Vec::new();
+    for segment in path.split('/').skip(1) {
         let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
-        decoded == "." || decoded == ".."
-    })
+        match decoded.as_ref() {
+            "." => {}
+            ".." => {
+                resolved.pop();
+            }
+            _ => resolved.push(segment),
+        }
+    }
+    resolved.first() != Some(&"api") || resolved.len() < 2
 }
 
 /// Forwards one `/api/` request and judges the exchange.
@@ -324,7 +337,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     let refuse = |request_message: Message, error: ApiError| {
         proxy.own_answer(seq, time, started, request_message, error)
     };
-    if has_dot_segment(&path) {
+    if leaves_api(&path) {
         return refuse(request_message, ApiError::not_found());
     }
     let timeout = proxy.config.upstream_timeout;

@@ -112,5 +112,24 @@ async fn a_dot_segment_never_takes_a_request_out_of_api_or_the_upstream_prefix()
                 );
             }
         }
+        // A dot segment that stays inside /api/ is forwarded as it came
+        // (the upstream decides what it means): it was refused.
+        for target in [
+            "/api/payments/./status",
+            "/api/payments/%2e/status",
+            "/api/payments/reference/%2E/status",
+            "/api/payments/../status",
+        ] {
+            let before = rig.upstream.count();
+            rig.upstream.push(Canned::raw(404, "seen"));
+            raw_get(rig.proxy.addr(), target, "").await;
+            assert_eq!(
+                rig.upstream.count(),
+                before + 1,
+                "{prefix:?} {target}: forwarded"
+            );
+            let received = rig.upstream.received().pop().expect("forwarded");
+            assert_eq!(received.path, format!("{prefix}{target}"), "{prefix:?}");
+        }
     }
 }
