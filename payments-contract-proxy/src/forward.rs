@@ -352,16 +352,19 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     };
     let body = match read {
         Ok(body) => body,
-        Err(_) => {
-            // The application broke off (or paused) its own request:
-            // nothing to forward.
-            return refuse(
-                request_message,
-                ApiError::validation(format!(
-                    "the request body broke off or paused for longer than {}",
+        Err(e) => {
+            // The application paused, broke off or malformed its own
+            // request: nothing to forward. Said as what happened: a pause
+            // as a pause, anything else in the mock's words.
+            let message = if e.downcast_ref::<Paused>().is_some() {
+                format!(
+                    "the request body paused for longer than {}",
                     humantime::format_duration(timeout)
-                )),
-            );
+                )
+            } else {
+                "request body could not be read".to_owned()
+            };
+            return refuse(request_message, ApiError::validation(message));
         }
     };
     let mut judged = !is_compressed(&parts.headers);

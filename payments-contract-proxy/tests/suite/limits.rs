@@ -49,10 +49,52 @@ async fn a_request_body_that_stops_coming_is_400_within_the_timeout_and_never_fo
         "{head}"
     );
     assert!(head.contains("VALIDATION_ERROR"), "{head}");
+    assert!(
+        head.contains("the request body paused for longer than"),
+        "{head}"
+    );
     assert_eq!(rig.upstream.count(), 0, "nothing forwarded");
     let summary = rig.proxy.summary();
     assert_eq!(summary.exchanges, 1);
     assert_eq!(summary.verdicts.get("unchecked"), Some(&1));
+}
+
+/// A chunked body whose framing is malformed is answered at once in the
+/// mock's words ("request body could not be read"), never said to have
+/// paused (it said "broke off or paused for longer than 30s" at once).
+#[tokio::test]
+async fn a_malformed_chunked_body_is_400_saying_it_could_not_be_read() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let rig = Rig::with(short()).await;
+    for size in ["zz", "-5", "0x15"] {
+        let mut stream = tokio::net::TcpStream::connect(rig.proxy.addr())
+            .await
+            .expect("connect to the proxy");
+        stream
+            .write_all(
+                format!(
+                    "POST /api/payments/initiate HTTP/1.1\r\nHost: proxy.test\r\n\
+                     Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\
+                     {size}\r\n{{}}\r\n0\r\n\r\n"
+                )
+                .as_bytes(),
+            )
+            .await
+            .expect("write");
+        let mut answer = vec![0; 4096];
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut answer))
+            .await
+            .expect("answered")
+            .expect("read");
+        let text = String::from_utf8_lossy(&answer[..n]);
+        if text.is_empty() {
+            // The HTTP library closed it without an answer: no claim made.
+            continue;
+        }
+        assert!(text.starts_with("HTTP/1.1 400"), "{size}: {text}");
+        assert!(!text.contains("paused"), "{size}: {text}");
+    }
+    assert_eq!(rig.upstream.count(), 0, "nothing forwarded");
 }
 
 #[tokio::test]
