@@ -113,12 +113,25 @@ pub(crate) fn router(state: ProxyState) -> Router {
         .merge(console::routes())
         .route("/_proxy/ui/sign-in", get(access::page).post(access::submit))
         .route("/_proxy/ui/sign-out", axum::routing::post(access::sign_out))
-        .fallback(|| async { ApiError::not_found() })
+        .fallback(|| async { not_forwarded() })
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             access::admit,
         ))
         .with_state(state)
+}
+
+/// Any other path: 404 `NOT_FOUND`, the proxy's own answer, marked
+/// `unchecked` as every answer of its own is. Nothing was asked of the
+/// service, so it is no exchange: not recorded, reported or counted.
+fn not_forwarded() -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let mut response = ApiError::not_found().into_response();
+    response.headers_mut().insert(
+        axum::http::HeaderName::from_static(crate::forward::VERDICT_HEADER),
+        axum::http::HeaderValue::from_static("unchecked"),
+    );
+    response
 }
 
 /// Whether a path is forwarded (the router's `/api`, `/api/` and

@@ -133,3 +133,27 @@ async fn a_dot_segment_never_takes_a_request_out_of_api_or_the_upstream_prefix()
         }
     }
 }
+
+/// A path outside `/api/` is the proxy's own 404, marked `unchecked` as
+/// every answer of its own is (it carried no verdict), and no exchange:
+/// nothing is forwarded, recorded or counted.
+#[tokio::test]
+async fn a_path_outside_api_is_an_unchecked_404_and_no_exchange() {
+    let rig = Rig::start().await;
+    for path in ["/apix", "/API/payments/x/status", "/x"] {
+        let reply = reqwest::get(format!("http://{}{path}", rig.proxy.addr()))
+            .await
+            .expect("an answer");
+        assert_eq!(reply.status(), 404, "{path}");
+        assert_eq!(
+            reply
+                .headers()
+                .get("x-contract-verdict")
+                .and_then(|v| v.to_str().ok()),
+            Some("unchecked"),
+            "{path}"
+        );
+    }
+    assert_eq!(rig.upstream.count(), 0);
+    assert_eq!(rig.proxy.summary().exchanges, 0);
+}
