@@ -42,7 +42,8 @@ enum Command {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let Args { command, serve } = Args::parse();
+    let Args { command, serve } =
+        payments_contract_proxy::cli::parse_hiding_secrets::<Args>(&["--admin-key"]);
     match command {
         Some(Command::Check(args)) => run_check(&args),
         // The rules do not use a catalogue: it only has to be readable.

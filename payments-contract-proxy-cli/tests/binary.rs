@@ -89,6 +89,22 @@ fn a_bad_otlp_endpoint_is_a_usage_error_that_never_repeats_it() {
     }
 }
 
+/// An admin key that starts with `-` is read by clap as an argument of
+/// its own; the error never repeats it.
+#[test]
+fn an_admin_key_that_starts_with_a_dash_is_never_echoed() {
+    for key in ["--adm_DASH_CANARY", "-adm_DASH_CANARY"] {
+        let output = Command::new(BIN)
+            .args(["--upstream", "http://127.0.0.1:1", "--admin-key", key])
+            .output()
+            .expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{key}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("CANARY"), "{stderr}");
+        assert!(stderr.contains("--admin-key needs a value"), "{stderr}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn it_serves_by_default_records_and_check_repeats_the_run() {
     let mock = MockServer::start().await;

@@ -13,6 +13,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// The binaries' command line read without echoing a secret that starts
+/// with `-` (`--admin-key -abc…`).
+pub use payments_serve::cli::parse_hiding_secrets;
 use payments_serve::cli::{
     LogFormatArg, QuietParser, TlsArgs, error_chain, runtime, shutdown_signal,
 };
@@ -98,9 +101,9 @@ pub struct ProxyArgs {
     admin_keys: Vec<AdminKey>,
     /// Export a server span per request over OTLP/HTTP to this receiver,
     /// e.g. `http://localhost:4318` (`/v1/traces` is added unless the URL
-    /// ends with it), each a child of the caller's traceparent, and send
-    /// the upstream this span's traceparent instead; batched, the last
-    /// batch sent at the stop.
+    /// ends with it), each a child of the caller's traceparent, with a
+    /// client span under it for the call upstream, whose traceparent the
+    /// upstream is sent instead; batched, the last batch sent at the stop.
     #[cfg(feature = "otlp")]
     #[arg(long, value_name = "URL", value_parser = QuietParser::<payments_serve::otlp::OtlpEndpoint>::new("an OTLP endpoint"))]
     otlp_endpoint: Option<payments_serve::otlp::OtlpEndpoint>,
