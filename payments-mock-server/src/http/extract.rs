@@ -42,7 +42,10 @@ pub fn is_json_content_type(value: &[u8]) -> bool {
 impl FromRequest<crate::state::AppState> for JsonObject {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &crate::state::AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request(
+        req: Request,
+        state: &crate::state::AppState,
+    ) -> Result<Self, Self::Rejection> {
         let JsonBytes(bytes) = JsonBytes::from_request(req, state).await?;
         Ok(parse_object(&bytes).map(Self)?)
     }

@@ -1,0 +1,185 @@
+//! The config file: parsing, profiles, precedence, hostile values.
+
+use super::*;
+use proptest::prelude::*;
+use secrecy::ExposeSecret as _;
+
+fn parse(text: &str) -> Result<ConfigFile, ConfigError> {
+    ConfigFile::parse(text, Path::new("/tmp/config.toml"))
+}
+
+#[test]
+fn a_full_profile_parses() {
+    let file = parse(
+        r#"
+default_profile = "staging"
+[profiles.staging]
+base_url = "http://localhost:8080"
+api_key = "sk_test"
+merchant_id = "4F1C6A2E-0B7D-4C1E-9A53-2F8E6D1B7C90"
+output = "json"
+timeout = 5
+retries = 0
+"#,
+    )
+    .unwrap();
+    let profile = file.select(None, Path::new("x")).unwrap().unwrap();
+    assert_eq!(profile.base_url.as_deref(), Some("http://localhost:8080"));
+    assert_eq!(profile.api_key.as_ref().unwrap().expose_secret(), "sk_test");
+    assert_eq!(profile.output, Some(OutputFormat::Json));
+    assert_eq!(profile.retries, Some(0));
+    assert!(!format!("{profile:?}").contains("sk_test"));
+}
+
+#[test]
+fn an_empty_file_has_no_profile() {
+    assert!(
+        parse("")
+            .unwrap()
+            .select(None, Path::new("x"))
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn malformed_files_name_the_file_and_line() {
+    let err = parse("[profiles.a]\nbase_url = \"x\"\nretries = \"many\"\n").unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("config file /tmp/config.toml, line 3:"),
+        "{text}"
+    );
+
+    let err = parse("[profiles.a]\n\n\nbse_url = 1\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("line 4") && err.contains("bse_url"), "{err}");
+
+    let err = parse("not toml at all").unwrap_err().to_string();
+    assert!(err.contains("line 1"), "{err}");
+
+    let err = parse("[profiles.a]\nmerchant_id = \"nope\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("line 2"), "{err}");
+}
+
+#[test]
+fn unknown_profiles_list_the_known_ones() {
+    let file = parse("[profiles.prod]\n[profiles.staging]\n").unwrap();
+    let err = file.select(Some("dev"), Path::new("/c.toml")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "profile 'dev' not found in /c.toml; known profiles: prod, staging"
+    );
+    let err = parse("")
+        .unwrap()
+        .select(Some("dev"), Path::new("/c.toml"))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "profile 'dev' not found: /c.toml has no profiles"
+    );
+}
+
+#[test]
+fn a_profiles_output_applies_on_a_terminal_only() {
+    use OutputFormat::{Json, Table};
+    assert_eq!(output_format(None, Some(Table), false), Json);
+    assert_eq!(output_format(None, Some(Table), true), Table);
+    assert_eq!(output_format(None, Some(Json), true), Json);
+    assert_eq!(output_format(None, None, true), Table);
+    assert_eq!(output_format(Some(Table), Some(Json), false), Table);
+    assert_eq!(output_format(Some(Json), None, true), Json);
+}
+
+#[test]
+fn a_dangling_default_profile_is_an_error() {
+    let file = parse("default_profile = \"gone\"\n[profiles.prod]\n").unwrap();
+    assert!(file.select(None, Path::new("x")).is_err());
+}
+
+#[test]
+fn malformed_secrets_are_not_echoed() {
+    // A key given with a wrong type: the message may not repeat it
+    // (serde's own says "invalid type: integer `12345678901`").
+    for value in [
+        "12345678901",
+        "1234.5678901",
+        "12345678901e3",
+        "[12345678901]",
+        "{ k = 12345678901 }",
+    ] {
+        let err = parse(&format!("[profiles.a]\napi_key = {value}\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 2"), "{err}");
+        assert!(err.contains("api_key must be a quoted string"), "{err}");
+        assert!(!err.contains("12345678901"), "{value}: {err}");
+    }
+}
+
+#[test]
+fn line_numbers_clamp_to_the_text() {
+    assert_eq!(line_of("a\nb\n", 999), 3);
+    assert_eq!(line_of("", 0), 1);
+}
+
+#[test]
+fn a_profiles_timeout_takes_a_fraction_as_the_flag_does() {
+    let read = |value: &str| {
+        parse(&format!("[profiles.p]\ntimeout = {value}\n"))
+            .map(|file| file.profiles["p"].timeout)
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(read("10"), Ok(Some(Duration::from_secs(10))));
+    assert_eq!(read("1.5"), Ok(Some(Duration::from_millis(1500))));
+    assert_eq!(read("0.25"), Ok(Some(Duration::from_millis(250))));
+    for bad in ["0", "0.0", "-1", "-0.5", "nan", "inf", "1e300", "40000000"] {
+        let err = read(bad).expect_err(bad);
+        assert!(
+            err.contains("line 2") && err.contains("timeout"),
+            "{bad}: {err}"
+        );
+    }
+    assert!(read("\"10\"").is_err());
+}
+
+/// A key put where a profile belongs (`[profiles]`, then `api_key`)
+/// reads as a profile named `api_key`: the error says so without the
+/// key.
+#[test]
+fn a_string_where_a_profile_belongs_is_not_repeated() {
+    let err = parse("[profiles]\napi_key = \"sk_live_CANARY\"\n")
+        .expect_err("not a profile")
+        .to_string();
+    assert!(!err.contains("CANARY"), "{err}");
+    assert!(
+        err.contains("a string (not shown), expected struct Profile"),
+        "{err}"
+    );
+    assert!(err.contains("line 2"), "{err}");
+}
+
+proptest! {
+    #[test]
+    fn hostile_text_never_panics(text in "\\PC{0,200}") {
+        let _ = parse(&text);
+    }
+
+    #[test]
+    fn huge_values_are_errors_not_panics(n in any::<i64>(), s in "[a-z]{0,5000}") {
+        let text = format!("[profiles.p]\nretries = {n}\ntimeout = {n}\nbase_url = \"{s}\"\n");
+        match parse(&text) {
+            Ok(file) => prop_assert!(file.profiles.contains_key("p")),
+            // retries is on line 2, timeout (which refuses 0 and more
+            // than a year) on line 3.
+            Err(err) => prop_assert!(
+                err.to_string().contains("line 2")
+                    || ((n == 0 || n > 365 * 86_400) && err.to_string().contains("line 3")),
+                "{}", err
+            ),
+        }
+    }
+}
