@@ -118,18 +118,21 @@ impl ProxyState {
         config.validate()?;
         let client = upstream_client(&config)?;
         let url = &config.upstream;
-        let basic_auth = (!url.username().is_empty() || url.password().is_some()).then(|| {
-            use base64::Engine as _;
+        // `user:pass` decoded, as basic authentication pairs them.
+        let pair = (!url.username().is_empty() || url.password().is_some()).then(|| {
             let decode = |s: &str| {
                 percent_encoding::percent_decode_str(s)
                     .decode_utf8_lossy()
                     .into_owned()
             };
-            let pair = format!(
+            format!(
                 "{}:{}",
                 decode(url.username()),
                 url.password().map(decode).unwrap_or_default()
-            );
+            )
+        });
+        let basic_auth = pair.as_ref().map(|pair| {
+            use base64::Engine as _;
             let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
             let mut value = axum::http::HeaderValue::from_str(&format!("Basic {encoded}"))
                 .unwrap_or_else(|_| axum::http::HeaderValue::from_static(""));
@@ -147,20 +150,9 @@ impl ProxyState {
                 .also(credential)
                 .also(&percent_encoding::percent_decode_str(credential).decode_utf8_lossy());
         }
-        if basic_auth.is_some() {
-            // `user:pass` as basic authentication pairs them: long enough
-            // together when each alone is not.
-            let decode = |s: &str| {
-                percent_encoding::percent_decode_str(s)
-                    .decode_utf8_lossy()
-                    .into_owned()
-            };
-            let pair = format!(
-                "{}:{}",
-                decode(url.username()),
-                decode(url.password().unwrap_or_default())
-            );
-            redactor = redactor.also(&pair);
+        if let Some(pair) = &pair {
+            // Long enough together when each alone is not.
+            redactor = redactor.also(pair);
         }
         let upstream = format!(
             "{}://{}{}",
