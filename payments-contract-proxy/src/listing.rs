@@ -149,16 +149,30 @@ impl Facts {
     pub(crate) fn of(parsed: &Parsed<'_>, memory: &Memory) -> Self {
         let text = |value: Option<Cow<'_, str>>| value.map(Cow::into_owned);
         let answered = |field: &str| text(parsed.success_data().and_then(|d| d.text(field)));
-        let mut reference_no = match &parsed.endpoint {
+        let asked_reference = match &parsed.endpoint {
             Endpoint::StatusByReference(reference) => Some(reference.clone()),
             _ => text(parsed.request_text("referenceNo")),
-        }
-        .or_else(|| answered("referenceNo"));
-        let mut transaction_id = match &parsed.endpoint {
+        };
+        let asked_id = match &parsed.endpoint {
             Endpoint::StatusById(id) => Some(id.clone()),
             _ => text(parsed.request_text("transactionId")),
-        }
-        .or_else(|| answered("transactionId"));
+        };
+        let (answered_reference, answered_id) =
+            (answered("referenceNo"), answered("transactionId"));
+        // An answer about another transaction or reference than the one
+        // asked (answer.other) tells nothing of the one asked: its fields
+        // are never paired with what the request named.
+        let agrees = |asked: &Option<String>, answered: &Option<String>| {
+            asked
+                .as_ref()
+                .zip(answered.as_ref())
+                .is_none_or(|(asked, answered)| asked == answered)
+        };
+        let about_asked =
+            agrees(&asked_id, &answered_id) && agrees(&asked_reference, &answered_reference);
+        let mut reference_no =
+            asked_reference.or_else(|| answered_reference.filter(|_| about_asked));
+        let mut transaction_id = asked_id.or_else(|| answered_id.filter(|_| about_asked));
         if parsed.endpoint.operation().is_some() {
             if reference_no.is_none()
                 && let Some(id) = &transaction_id
@@ -374,6 +388,36 @@ mod tests {
             both.contains("after must") && both.contains("; limit must"),
             "{both}"
         );
+    }
+
+    /// A status read answered about another transaction: the item names
+    /// the transaction asked, never paired with the other one's reference
+    /// (it showed the path's id beside the answer's referenceNo).
+    #[test]
+    fn an_answer_about_another_transaction_is_not_paired_with_what_was_asked() {
+        use crate::rules::test_support::{ok, status_data};
+        let asked = "01a2f000-0000-7000-8000-00000000000a";
+        let other = "01a2f000-0000-7000-8000-00000000000b";
+        let e = exchange(
+            "GET",
+            &format!("/api/payments/{asked}/status"),
+            json!(null),
+            200,
+            ok(status_data(other, "REF-OTHER", "INITIATED", "10.50")),
+        );
+        let facts = Facts::of(&Parsed::of(&e), &Memory::default());
+        assert_eq!(facts.transaction_id.as_deref(), Some(asked));
+        assert_eq!(facts.reference_no, None, "{facts:?}");
+        // About the one asked: its reference is the item's.
+        let e = exchange(
+            "GET",
+            &format!("/api/payments/{asked}/status"),
+            json!(null),
+            200,
+            ok(status_data(asked, "REF-ASKED", "INITIATED", "10.50")),
+        );
+        let facts = Facts::of(&Parsed::of(&e), &Memory::default());
+        assert_eq!(facts.reference_no.as_deref(), Some("REF-ASKED"));
     }
 
     #[test]
