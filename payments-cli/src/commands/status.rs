@@ -11,7 +11,7 @@
 //! "error":...}` (`"arg":N` for an id or reference given as an argument), so
 //! results join back to their input (COMMANDS.md, "Output").
 
-use std::{io::Read as _, path::Path, time::Duration};
+use std::time::Duration;
 use tracing::Instrument as _;
 
 use futures::{FutureExt as _, StreamExt as _};
@@ -27,11 +27,7 @@ use crate::{
     error::{self, CliError},
     exit::Exit,
     output::{self, LookupRow, StatusView},
-    usage,
 };
-
-/// The longest id or reference a line may hold before it is called malformed.
-const MAX_LINE_CHARS: usize = 128;
 
 /// What one input asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -491,106 +487,12 @@ pub(crate) fn view_in(data: &PaymentStatus, currency: Option<&Currency>) -> Stat
     }
 }
 
-/// The inputs from arguments or `--from-file`, in order.
-fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> {
-    let mut inputs: Vec<Input> = args
-        .transaction_ids
-        .iter()
-        .map(|id| Lookup::Id(id.clone()))
-        .chain(
-            args.reference_no
-                .iter()
-                .map(|reference| Lookup::Reference(reference.clone())),
-        )
-        .enumerate()
-        .map(|(index, lookup)| Input::arg(index, lookup))
-        .collect();
-    if let Some(path) = &args.from_file {
-        let bytes = read_source(path)?;
-        inputs.extend(parse_lines(&bytes, args.by_reference));
-    }
-    Ok(inputs)
-}
+/// The inputs: arguments, `--from-file` lines.
+mod inputs;
 
-fn read_source(path: &Path) -> Result<Vec<u8>, CliError> {
-    let mut bytes = Vec::new();
-    let result = if path.as_os_str() == "-" {
-        std::io::stdin().lock().read_to_end(&mut bytes).map(|_| ())
-    } else {
-        std::fs::read(path).map(|read| bytes = read)
-    };
-    result.map_err(|source| CliError::Input {
-        path: path.to_owned(),
-        source,
-    })?;
-    Ok(bytes)
-}
-
-/// One id (or reference) per line; blank lines and `#` comments skipped;
-/// anything that cannot be one is reported with its line number. A UTF-8
-/// byte order mark before the first line (Notepad and Excel write one) is
-/// not part of it.
-pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
-    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    let mut inputs = Vec::new();
-    for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = index + 1;
-        let malformed = |reason: String| Input {
-            origin: Origin::Line(line),
-            value: echo(&String::from_utf8_lossy(raw)),
-            lookup: Err(reason),
-        };
-        let Ok(text) = std::str::from_utf8(raw) else {
-            inputs.push(malformed("not valid UTF-8".to_owned()));
-            continue;
-        };
-        let text = text.trim();
-        if text.is_empty() || text.starts_with('#') {
-            continue;
-        }
-        let found = |lookup: Lookup| Input {
-            origin: Origin::Line(line),
-            value: text.to_owned(),
-            lookup: Ok(lookup),
-        };
-        let what = if by_reference {
-            "reference"
-        } else {
-            "transaction id"
-        };
-        if text.chars().any(char::is_control) {
-            inputs.push(malformed(format!(
-                "the {what} contains a control character"
-            )));
-        } else if text.chars().count() > MAX_LINE_CHARS {
-            inputs.push(malformed(format!(
-                "the {what} is longer than {MAX_LINE_CHARS} characters"
-            )));
-        } else if !by_reference && text.chars().any(char::is_whitespace) {
-            inputs.push(malformed(format!(
-                "'{text}' is not a transaction id (it has spaces; use --by-reference for references)"
-            )));
-        } else if by_reference {
-            inputs.push(found(Lookup::Reference(text.to_owned())));
-        } else {
-            inputs.push(found(Lookup::Id(text.to_owned())));
-        }
-    }
-    inputs
-}
-
-/// A line as the json output repeats it: trimmed, at most 200 bytes.
-fn echo(text: &str) -> String {
-    let text = text.trim();
-    if text.len() <= usage::MAX_ECHO {
-        return text.to_owned();
-    }
-    let mut end = usage::MAX_ECHO;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
+use inputs::collect_inputs;
+#[cfg(test)]
+use inputs::parse_lines;
 
 #[cfg(test)]
 mod tests;

@@ -243,6 +243,35 @@ fn an_unknown_output_format_is_a_usage_error() {
 /// A usage error never repeats more than 200 bytes of the offending value
 /// (COMMANDS.md), whichever flag it came through, and never a confirmation
 /// code at all.
+/// An id or reference given as an argument is held to a `--from-file`
+/// line's rules: a control character or more than 128 characters is a
+/// usage error naming it (it was sent to the service, exit 3, while the
+/// same line in a file was exit 2).
+#[test]
+fn ids_and_references_on_the_command_line_follow_a_lines_rules() {
+    let sandbox = Sandbox::new();
+    let long = "x".repeat(129);
+    for args in [
+        vec!["status", "a\tb"],
+        vec!["status", "ok", "x\u{1b}[2J"],
+        vec!["status", long.as_str()],
+        vec!["status", "--reference-no", "R\u{7}"],
+    ] {
+        let assert = sandbox
+            .payments()
+            .env("PAYMENTS_BASE_URL", "http://127.0.0.1:1")
+            .args(&args)
+            .assert()
+            .code(2);
+        let err = crate::common::stderr(&assert);
+        assert!(
+            err.contains("contains a control character") || err.contains("longer than 128"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains('\u{1b}'), "{err:?}");
+    }
+}
+
 /// The global options' values too: a base URL, a profile's name, a config
 /// file's path, each repeated 200 bytes at most.
 #[test]

@@ -1,0 +1,133 @@
+//! The look-ups' inputs: the command line's ids and references, and the
+//! lines of `--from-file` (or stdin), each checked alike.
+
+use std::{io::Read as _, path::Path};
+
+use super::{Input, Lookup, Origin, StatusArgs};
+use crate::{error::CliError, usage};
+
+/// The most characters of an id or reference (a line, or an argument).
+const MAX_LINE_CHARS: usize = 128;
+
+/// The inputs from arguments or `--from-file`, in order. An argument is
+/// held to a file line's rules (no control character, at most 128
+/// characters), as a usage error naming it.
+pub(super) fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> {
+    for (text, what) in args
+        .transaction_ids
+        .iter()
+        .map(|id| (id, "transaction id"))
+        .chain(args.reference_no.iter().map(|r| (r, "--reference-no")))
+    {
+        let problem = if text.chars().any(char::is_control) {
+            Some("contains a control character")
+        } else if text.chars().count() > MAX_LINE_CHARS {
+            Some("is longer than 128 characters")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(CliError::Usage(format!(
+                "{what} {} {problem}",
+                crate::text::quote(text)
+            )));
+        }
+    }
+    let mut inputs: Vec<Input> = args
+        .transaction_ids
+        .iter()
+        .map(|id| Lookup::Id(id.clone()))
+        .chain(
+            args.reference_no
+                .iter()
+                .map(|reference| Lookup::Reference(reference.clone())),
+        )
+        .enumerate()
+        .map(|(index, lookup)| Input::arg(index, lookup))
+        .collect();
+    if let Some(path) = &args.from_file {
+        let bytes = read_source(path)?;
+        inputs.extend(parse_lines(&bytes, args.by_reference));
+    }
+    Ok(inputs)
+}
+
+fn read_source(path: &Path) -> Result<Vec<u8>, CliError> {
+    let mut bytes = Vec::new();
+    let result = if path.as_os_str() == "-" {
+        std::io::stdin().lock().read_to_end(&mut bytes).map(|_| ())
+    } else {
+        std::fs::read(path).map(|read| bytes = read)
+    };
+    result.map_err(|source| CliError::Input {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(bytes)
+}
+
+/// One id (or reference) per line; blank lines and `#` comments skipped;
+/// anything that cannot be one is reported with its line number. A UTF-8
+/// byte order mark before the first line (Notepad and Excel write one) is
+/// not part of it.
+pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let mut inputs = Vec::new();
+    for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = index + 1;
+        let malformed = |reason: String| Input {
+            origin: Origin::Line(line),
+            value: echo(&String::from_utf8_lossy(raw)),
+            lookup: Err(reason),
+        };
+        let Ok(text) = std::str::from_utf8(raw) else {
+            inputs.push(malformed("not valid UTF-8".to_owned()));
+            continue;
+        };
+        let text = text.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        let found = |lookup: Lookup| Input {
+            origin: Origin::Line(line),
+            value: text.to_owned(),
+            lookup: Ok(lookup),
+        };
+        let what = if by_reference {
+            "reference"
+        } else {
+            "transaction id"
+        };
+        if text.chars().any(char::is_control) {
+            inputs.push(malformed(format!(
+                "the {what} contains a control character"
+            )));
+        } else if text.chars().count() > MAX_LINE_CHARS {
+            inputs.push(malformed(format!(
+                "the {what} is longer than {MAX_LINE_CHARS} characters"
+            )));
+        } else if !by_reference && text.chars().any(char::is_whitespace) {
+            inputs.push(malformed(format!(
+                "'{text}' is not a transaction id (it has spaces; use --by-reference for references)"
+            )));
+        } else if by_reference {
+            inputs.push(found(Lookup::Reference(text.to_owned())));
+        } else {
+            inputs.push(found(Lookup::Id(text.to_owned())));
+        }
+    }
+    inputs
+}
+
+/// A line as the json output repeats it: trimmed, at most 200 bytes.
+fn echo(text: &str) -> String {
+    let text = text.trim();
+    if text.len() <= usage::MAX_ECHO {
+        return text.to_owned();
+    }
+    let mut end = usage::MAX_ECHO;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
