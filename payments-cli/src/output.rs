@@ -15,7 +15,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use comfy_table::{Cell, Color, ColumnConstraint, ContentArrangement, Table, presets};
 use payments_client::{Currency, Decimal};
 
-pub use crate::text::{MAX_ECHO, printable, quote};
+pub use crate::text::{printable, quote};
 
 /// A status read, as shown in a table.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -28,19 +28,34 @@ pub fn cut(value: &str) -> String {
 /// The printable value, at most [`MAX_ECHO`] bytes of it, and when it was
 /// cut, `(the first N of M bytes)`.
 fn cut_at(value: &str) -> (String, Option<String>) {
-    let mut shown = printable(value);
-    if shown.len() <= MAX_ECHO {
+    let shown = printable(value);
+    let kept = prefix(&shown);
+    if kept.len() == shown.len() {
         return (shown, None);
     }
-    let mut end = MAX_ECHO;
-    while !shown.is_char_boundary(end) {
+    let of = format!("(the first {} of {} bytes)", kept.len(), value.len());
+    (kept.to_owned(), Some(of))
+}
+
+/// The longest start of `text` of at most [`MAX_ECHO`] bytes that ends on
+/// a character boundary.
+#[must_use]
+pub fn prefix(text: &str) -> &str {
+    let mut end = MAX_ECHO.min(text.len());
+    while !text.is_char_boundary(end) {
         end -= 1;
     }
-    shown.truncate(end);
-    (
-        shown,
-        Some(format!("(the first {end} of {} bytes)", value.len())),
-    )
+    &text[..end]
+}
+
+/// `text` as an echo repeats it: whole when it is at most [`MAX_ECHO`]
+/// bytes, else its [`prefix`] and `…`.
+#[must_use]
+pub fn clipped(text: &str) -> String {
+    match prefix(text) {
+        kept if kept.len() == text.len() => text.to_owned(),
+        kept => format!("{kept}…"),
+    }
 }
 
 /// Text from the service or an input file, made safe for a terminal:

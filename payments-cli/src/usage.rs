@@ -1,6 +1,6 @@
 //! Usage errors in the words of the command line: each names the flag (not
 //! the JSON field the service or the client speaks of), says what to do, and
-//! never repeats more than [`MAX_ECHO`] bytes of the offending value
+//! never repeats more than [`MAX_ECHO`](crate::text::MAX_ECHO) bytes of the offending value
 //! (COMMANDS.md, "Output"; issue 34).
 //!
 //! Three sources are rewritten here: clap's own errors for a value a value
@@ -13,7 +13,7 @@ use payments_client::error::ValidationErrors;
 
 use crate::output::printable;
 
-pub use crate::output::{MAX_ECHO, quote};
+pub use crate::output::quote;
 
 /// The flag (or argument) of the command line that sets a JSON field of
 /// initiate or confirm.
@@ -94,7 +94,7 @@ pub fn check_code(flag: &str, value: &str, what: &str, max: usize) -> Option<Str
 
 /// One line for a clap error about a value (a value parser said no, a
 /// value outside a list, an unknown flag), naming the flag or its
-/// environment variable and quoting at most [`MAX_ECHO`] bytes of the
+/// environment variable and quoting at most [`MAX_ECHO`](crate::text::MAX_ECHO) bytes of the
 /// value. `None` for other errors: clap's own text is kept for them.
 #[must_use]
 pub fn clap_error_line(err: &clap::Error, command: &clap::Command) -> Option<String> {
@@ -248,14 +248,18 @@ mod tests {
         assert_eq!(quote("abc"), "'abc'");
         let long = "é".repeat(30_000);
         let quoted = quote(&long);
-        assert!(quoted.len() < MAX_ECHO + 60, "{}", quoted.len());
+        assert!(
+            quoted.len() < crate::text::MAX_ECHO + 60,
+            "{}",
+            quoted.len()
+        );
         assert!(
             quoted.ends_with("(the first 200 of 60000 bytes)"),
             "{quoted}"
         );
         let escaped = quote("\u{1b}[2J".repeat(100).as_str());
         assert!(!escaped.contains('\u{1b}'));
-        assert!(escaped.len() < MAX_ECHO + 60);
+        assert!(escaped.len() < crate::text::MAX_ECHO + 60);
     }
 
     #[test]

@@ -419,14 +419,7 @@ fn trim(bytes: &[u8]) -> &[u8] {
 
 /// A cell as the output repeats it: at most 200 bytes.
 fn echo(text: &str) -> String {
-    if text.len() <= usage::MAX_ECHO {
-        return text.to_owned();
-    }
-    let mut end = usage::MAX_ECHO;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    crate::text::clipped(text)
 }
 
 /// Reads the header: the columns, or why the ledger cannot be used.

@@ -4,7 +4,7 @@
 use std::{io::Read as _, path::Path};
 
 use super::{Input, Lookup, Origin, StatusArgs};
-use crate::{error::CliError, usage};
+use crate::error::CliError;
 
 /// The most characters of an id or reference (a line, or an argument).
 const MAX_LINE_CHARS: usize = 128;
@@ -19,14 +19,7 @@ pub(super) fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> 
         .map(|id| (id, "transaction id"))
         .chain(args.reference_no.iter().map(|r| (r, "--reference-no")))
     {
-        let problem = if text.chars().any(char::is_control) {
-            Some("contains a control character")
-        } else if text.chars().count() > MAX_LINE_CHARS {
-            Some("is longer than 128 characters")
-        } else {
-            None
-        };
-        if let Some(problem) = problem {
+        if let Some(problem) = unusable(text) {
             return Err(CliError::Usage(format!(
                 "{what} {} {problem}",
                 crate::text::quote(text)
@@ -98,14 +91,8 @@ pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
         } else {
             "transaction id"
         };
-        if text.chars().any(char::is_control) {
-            inputs.push(malformed(format!(
-                "the {what} contains a control character"
-            )));
-        } else if text.chars().count() > MAX_LINE_CHARS {
-            inputs.push(malformed(format!(
-                "the {what} is longer than {MAX_LINE_CHARS} characters"
-            )));
+        if let Some(problem) = unusable(text) {
+            inputs.push(malformed(format!("the {what} {problem}")));
         } else if !by_reference && text.chars().any(char::is_whitespace) {
             inputs.push(malformed(format!(
                 "'{text}' is not a transaction id (it has spaces; use --by-reference for references)"
@@ -119,15 +106,19 @@ pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
     inputs
 }
 
+/// Why an id or reference (a line or an argument) cannot be looked up:
+/// a control character, or more than [`MAX_LINE_CHARS`] characters.
+fn unusable(text: &str) -> Option<String> {
+    if text.chars().any(char::is_control) {
+        Some("contains a control character".to_owned())
+    } else if text.chars().count() > MAX_LINE_CHARS {
+        Some(format!("is longer than {MAX_LINE_CHARS} characters"))
+    } else {
+        None
+    }
+}
+
 /// A line as the json output repeats it: trimmed, at most 200 bytes.
 fn echo(text: &str) -> String {
-    let text = text.trim();
-    if text.len() <= usage::MAX_ECHO {
-        return text.to_owned();
-    }
-    let mut end = usage::MAX_ECHO;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    crate::text::clipped(text.trim())
 }

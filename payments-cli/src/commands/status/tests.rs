@@ -104,7 +104,7 @@ fn a_long_malformed_line_is_echoed_at_most_200_bytes() {
     let long = "x ".repeat(100_000);
     let inputs = parse_lines(long.as_bytes(), false);
     assert!(
-        inputs[0].value.len() <= crate::usage::MAX_ECHO + 3,
+        inputs[0].value.len() <= crate::text::MAX_ECHO + 3,
         "{}",
         inputs[0].value.len()
     );
