@@ -10,17 +10,20 @@ use serde_json::json;
 use super::{get, make, post};
 use crate::common::initiate_body;
 
-#[tokio::test]
-async fn a_sandbox_unused_for_its_ttl_is_gone_whatever_its_virtual_clock_says() {
-    let server = MockServer::builder()
-        .config({
-            let mut config = payments_mock_server::Config::default();
-            config.sandbox_ttl = Duration::from_secs(1);
-            config
-        })
+/// A server whose sandboxes live 1 s unused.
+async fn one_second_sandboxes() -> MockServer {
+    let mut config = payments_mock_server::Config::default();
+    config.sandbox_ttl = Duration::from_secs(1);
+    MockServer::builder()
+        .config(config)
         .start()
         .await
-        .expect("a server");
+        .expect("a server")
+}
+
+#[tokio::test]
+async fn a_sandbox_unused_for_its_ttl_is_gone_whatever_its_virtual_clock_says() {
+    let server = one_second_sandboxes().await;
     let (_, base) = make(&server, None).await;
     // The virtual clock a day on: the sandbox lives (real time decides).
     let (status, _) = post(
@@ -60,15 +63,7 @@ async fn a_sandbox_unused_for_its_ttl_is_gone_whatever_its_virtual_clock_says() 
 /// paused clock: the delay and the time to live are Tokio timers.
 #[tokio::test(start_paused = true)]
 async fn a_request_longer_than_the_sandboxs_ttl_keeps_it() {
-    let server = MockServer::builder()
-        .config({
-            let mut config = payments_mock_server::Config::default();
-            config.sandbox_ttl = Duration::from_secs(1);
-            config
-        })
-        .start()
-        .await
-        .expect("a server");
+    let server = one_second_sandboxes().await;
     let (_, base) = make(&server, None).await;
     let reply = reqwest::Client::new()
         .post(format!("{base}/api/payments/initiate"))
