@@ -190,6 +190,13 @@ pub fn refused_envelope(error: &ClientError) -> Option<&str> {
 pub fn exit_for_client_error(error: &ClientError) -> Exit {
     let not_found = matches!(error.error_code(), Some(ErrorCode::TransactionNotFound));
     match error {
+        // An answer that leaves the outcome open (a 5xx, INTERNAL_ERROR on
+        // any HTTP status, a gateway's 408 or 499 with an envelope) is the
+        // service failing, never the service rejecting the call: exit 1
+        // would tell a script a payment the service made was refused.
+        ClientError::Api(_) if !not_found && error.outcome() == Outcome::Unknown => {
+            Exit::Unavailable
+        }
         ClientError::Api(api) => Exit::for_service_answer(api.status, not_found),
         ClientError::InvalidInput(..) | ClientError::Money(..) | ClientError::Config { .. } => {
             Exit::Usage
@@ -340,7 +347,11 @@ fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<String> {
         // Said once: a service whose message already advises a retry
         // ("...; retry later") needs no second "try again later".
         ClientError::Api(api)
-            if (api.status >= 500 || api.status == 429) && !advises_retry(&api.message) =>
+            if (api.status >= 500
+                || api.status == 429
+                || api.code == ErrorCode::InternalError
+                || matches!(api.status, 408 | 499))
+                && !advises_retry(&api.message) =>
         {
             Some("the service may be having trouble; try again later".to_owned())
         }
@@ -474,20 +485,24 @@ mod tests {
         assert_eq!(CliError::Usage("x".to_owned()).exit_code(), Exit::Usage);
     }
 
-    /// An `ApiError` as the client builds it from a 503 envelope.
-    fn unavailable(message: &str) -> ClientError {
+    /// An `ApiError` as the client builds it from a failure envelope.
+    fn answered(status: u16, code: &str, message: &str) -> ClientError {
         let envelope = serde_json::json!({
-            "isSuccess": false, "errorCode": "STORE_UNAVAILABLE", "message": message, "data": null
+            "isSuccess": false, "errorCode": code, "message": message, "data": null
         })
         .to_string();
         match payments_client::wire::decode_response::<serde_json::Value>(
-            503,
+            status,
             Some("application/json"),
             envelope.as_bytes(),
         ) {
             Err(err) => err,
             Ok(_) => panic!("a failure envelope decodes to an error"),
         }
+    }
+
+    fn unavailable(message: &str) -> ClientError {
+        answered(503, "STORE_UNAVAILABLE", message)
     }
 
     #[test]
@@ -499,6 +514,27 @@ mod tests {
         assert_eq!(text.matches("later").count(), 1, "{text}");
         let text = call(unavailable("boom")).to_string();
         assert!(text.contains("try again later"), "{text}");
+    }
+
+    #[test]
+    fn an_answer_that_leaves_the_outcome_open_is_never_a_rejection() {
+        for (status, code) in [
+            (200, "INTERNAL_ERROR"),
+            (400, "INTERNAL_ERROR"),
+            (408, "REQUEST_TIMEOUT"),
+            (499, "CLIENT_CLOSED_REQUEST"),
+        ] {
+            let err = call(answered(status, code, "m"));
+            assert_eq!(err.exit_code(), Exit::Unavailable, "{status} {code}");
+        }
+        assert_eq!(
+            call(answered(400, "VALIDATION_ERROR", "m")).exit_code(),
+            Exit::Rejected
+        );
+        assert_eq!(
+            call(answered(500, "TRANSACTION_NOT_FOUND", "m")).exit_code(),
+            Exit::NotFound
+        );
     }
 
     #[test]

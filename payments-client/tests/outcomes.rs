@@ -38,12 +38,30 @@ async fn a_proxy_timeout_408_or_499_without_an_envelope_is_unknown() {
     assert_eq!(err.outcome(), Outcome::NotCarriedOut);
 }
 
+/// A gateway that gave up waiting may answer with an envelope of its own:
+/// the rule is the status's, not the body's (it was `NotCarriedOut`, so a
+/// CLI said "rejected" of a payment the service had made).
+#[tokio::test]
+async fn a_proxy_timeout_408_or_499_with_an_envelope_is_unknown_too() {
+    for status in [408, 499] {
+        let page = status_error(ResponseTemplate::new(status).set_body_string("timeout")).await;
+        let body = err_envelope("REQUEST_TIMEOUT", "upstream timed out");
+        let err = status_error(json(status, body)).await;
+        assert!(matches!(err, Error::Api(_)), "{err:?}");
+        assert_eq!(err.outcome(), Outcome::Unknown, "{status}");
+        // Retried (or not) exactly as the same status with a page.
+        assert_eq!(err.is_retryable(), page.is_retryable(), "{status}");
+    }
+}
+
 #[tokio::test]
 async fn internal_error_is_unknown_on_any_status() {
     for status in [200, 400, 500] {
         let err = status_error(json(status, err_envelope("INTERNAL_ERROR", "boom"))).await;
         assert_eq!(err.error_code(), Some(&ErrorCode::InternalError));
         assert_eq!(err.outcome(), Outcome::Unknown, "{status}");
+        // "The caller may retry", whatever HTTP status carried it.
+        assert!(err.is_retryable(), "{status}");
     }
 }
 

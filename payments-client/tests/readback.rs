@@ -101,6 +101,38 @@ fn reconciliation_outcome(err: &Error) -> Outcome {
     err.outcome()
 }
 
+/// `INTERNAL_ERROR` on HTTP 200 is the service's "unexpected server error;
+/// the caller may retry" (CONTRACT section 11: the envelope is the truth):
+/// retried, and the retry's "already done" read back, exactly as after a
+/// 500. It was a plain rejection: no retry, no read-back, while the
+/// service had carried the call out.
+#[tokio::test]
+async fn an_internal_error_on_http_200_is_retried_and_reconciled_like_a_500() {
+    let internal_on_200 = || {
+        json(
+            200,
+            err_envelope("INTERNAL_ERROR", "committed, then failed"),
+        )
+    };
+    let server = MockServer::start().await;
+    post_answers(&server, "initiate", internal_on_200(), duplicate()).await;
+    let stored = ok_envelope(&status_data_with("INITIATED", "150.00", "TOPUP"));
+    status_by_reference_answers(&server, json(200, stored)).await;
+    let reply = client(&server).initiate(initiate_request()).await.unwrap();
+    assert!(reply.is_reconciled());
+    assert_eq!(reply.attempts(), 2);
+    assert_eq!(reply.data().transaction_id, TX_ID);
+
+    let server = MockServer::start().await;
+    post_answers(&server, "confirm", internal_on_200(), already_confirmed()).await;
+    let stored = ok_envelope(&status_data_with("SUCCESSFUL", "150.00", "TOPUP"));
+    status_by_id_answers(&server, json(200, stored)).await;
+    let reply = client(&server).confirm(confirm_request()).await.unwrap();
+    assert!(reply.is_reconciled());
+    assert_eq!(reply.attempts(), 2);
+    assert_eq!(reply.data().status, TransactionStatus::Successful);
+}
+
 // I2: only a compared initiate mismatch proves "not carried out".
 
 #[tokio::test]

@@ -16,6 +16,9 @@ mod failures;
 mod layout;
 /// Usage errors said with flags (issue 34): each message before and after.
 mod messages;
+/// Answers that leave the outcome open: exit 4 or reconciled, never 1;
+/// look-ups never ambiguous; notes that say what happened.
+mod outcomes;
 /// `initiate` and `confirm` against the mock, table and json.
 mod payments;
 /// `reconcile`: every class, every output, ledgers as they come.

@@ -28,8 +28,9 @@ pub enum Outcome {
     /// refused), or answered with a 4xx, and no earlier attempt of the same
     /// call was ambiguous.
     NotCarriedOut,
-    /// Perhaps carried out: a 5xx or `INTERNAL_ERROR`, a timeout after
-    /// sending (including a non-envelope 408 or 499 from a proxy), a
+    /// Perhaps carried out: a 5xx or `INTERNAL_ERROR` (whatever the HTTP
+    /// status, 200 included), a timeout after sending (including a 408 or
+    /// 499 from a proxy, with or without an envelope), a
     /// connection closed mid-response, a success the client could not read,
     /// or any failure after an earlier attempt of the same call was itself
     /// ambiguous ([`Error::AfterAmbiguousAttempt`]). Check with a status
@@ -326,12 +327,31 @@ pub(crate) fn is_retryable_status(status: u16) -> bool {
     matches!(status, 429 | 500 | 502 | 503 | 504)
 }
 
+/// 408 and 499: a proxy or load balancer gave up waiting, which says
+/// nothing of whether the service carried the call out. The same whether
+/// the body is an envelope or a proxy's page.
+fn gave_up_waiting(status: u16) -> bool {
+    matches!(status, 408 | 499)
+}
+
+impl ApiError {
+    /// `INTERNAL_ERROR` is the service's own "unexpected server error; the
+    /// caller may retry" (interface document, error codes): a 500 in what
+    /// it means, whatever HTTP status carried it (CONTRACT section 11: on
+    /// a 200 the envelope is the truth).
+    fn says_internal_error(&self) -> bool {
+        self.code == ErrorCode::InternalError
+    }
+}
+
 impl Error {
     /// Whether retrying the same call could succeed: connection failures,
-    /// timeouts, 429, 500, 502, 503 and 504.
+    /// timeouts, 429, 500, 502, 503 and 504, and `INTERNAL_ERROR` whatever
+    /// the HTTP status (a 200 included): it is retried, and reconciled,
+    /// exactly as a 500 is.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Error::Api(e) => is_retryable_status(e.status),
+            Error::Api(e) => is_retryable_status(e.status) || e.says_internal_error(),
             Error::Transport {
                 kind: TransportKind::Tls,
                 ..
@@ -370,8 +390,11 @@ impl Error {
     pub fn outcome(&self) -> Outcome {
         match self {
             // A 5xx or INTERNAL_ERROR, whatever the other says: the
-            // service may have failed after committing.
-            Error::Api(e) if e.status >= 500 || e.code == ErrorCode::InternalError => {
+            // service may have failed after committing. A 408 or 499 is a
+            // gateway that gave up waiting, envelope or not.
+            Error::Api(e)
+                if e.status >= 500 || e.says_internal_error() || gave_up_waiting(e.status) =>
+            {
                 Outcome::Unknown
             }
             Error::Api(_) => Outcome::NotCarriedOut,
@@ -387,7 +410,7 @@ impl Error {
             // 408 and 499 from a proxy or load balancer mean it gave up
             // waiting, not that the service refused.
             Error::UnexpectedResponse { status, .. }
-                if (400..500).contains(status) && !matches!(status, 408 | 499) =>
+                if (400..500).contains(status) && !gave_up_waiting(*status) =>
             {
                 Outcome::NotCarriedOut
             }
