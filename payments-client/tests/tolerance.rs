@@ -93,6 +93,48 @@ async fn an_amount_that_is_not_a_number_is_a_decode_error() {
     );
 }
 
+/// Only JSON's number syntax is an amount, as a number or in a string:
+/// `rust_decimal` also reads `_` separators and a leading `+`, so a status
+/// `"2_0.00"` was 20.00 (a reconcile `match`) and an initiate `"1_050"`
+/// passed the answer check as 1050.
+#[test]
+fn an_amount_only_rust_would_read_is_a_decode_error() {
+    use payments_client::Initiated;
+    use payments_client::wire::decode_response;
+    for amount in [
+        "2_0.00", "1_0.5", "+20.00", " 20.00", "20.00 ", "20.", ".5", "1e", "1.5e+", "0x10",
+        "1,050.00", "NaN", "",
+    ] {
+        let quoted = serde_json::to_string(amount).unwrap();
+        let body = ok_envelope(&status_data_with("SUCCESSFUL", &quoted, "TOPUP"));
+        let err = decode_response::<PaymentStatus>(200, None, body.as_bytes()).unwrap_err();
+        assert!(
+            matches!(&err, Error::Decode { path, .. } if path == "data.amount"),
+            "{amount:?}: {err:?}"
+        );
+        let body = ok_envelope(&initiate_data().replace("15000", &quoted));
+        let err = decode_response::<Initiated>(200, None, body.as_bytes()).unwrap_err();
+        assert!(
+            matches!(&err, Error::Decode { path, .. } if path == "data.amount"),
+            "{amount:?}: {err:?}"
+        );
+    }
+    // What a JSON number may be, a numeric string may be too: exponents,
+    // a minus, leading zeros.
+    for (amount, read) in [("1.5e2", "150"), ("-1.25", "-1.25"), ("007.50", "7.50")] {
+        let body = ok_envelope(&status_data_with(
+            "SUCCESSFUL",
+            &format!("{amount:?}"),
+            "TOPUP",
+        ));
+        let reply = decode_response::<PaymentStatus>(200, None, body.as_bytes()).unwrap();
+        assert_eq!(reply.data().amount.to_string(), read, "{amount}");
+    }
+    let body = ok_envelope(&status_data_with("SUCCESSFUL", "1.5E2", "TOPUP"));
+    let reply = decode_response::<PaymentStatus>(200, None, body.as_bytes()).unwrap();
+    assert_eq!(reply.data().amount.to_string(), "150");
+}
+
 async fn created_at(text: &str) -> String {
     let data = status_data().replace("2026-11-22T08:15:30.123Z", text);
     status_with_data(&data)

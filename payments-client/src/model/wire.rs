@@ -17,19 +17,68 @@ use crate::model::money_error::MoneyError;
 
 /// Parses decimal text exactly, keeping its scale (`150.00` stays 2 dp).
 ///
-/// Accepts plain (`-1.25`) and scientific (`1.5e2`) notation.
+/// Only a number as JSON writes one is read: an optional `-`, digits, an
+/// optional `.` and digits, an optional exponent (`e` or `E`, an optional
+/// sign, digits): plain (`-1.25`) and scientific (`1.5e2`) notation, as
+/// the client reads a JSON number, and the same text in a numeric string.
+/// Leading zeros (`007.50`) are allowed, as in a ledger's cell. Anything
+/// else is refused, never guessed at: `1_050` (Rust's digit separator),
+/// `+5`, ` 5`, `5.`, `.5`, `1,050.00`.
 ///
 /// # Errors
 ///
 /// [`MoneyError::Invalid`] for anything that is not an exact decimal.
+///
+/// # Examples
+///
+/// ```
+/// use payments_client::money::parse_decimal;
+/// assert_eq!(parse_decimal("150.00")?.to_string(), "150.00");
+/// assert_eq!(parse_decimal("1.5e2")?.to_string(), "150");
+/// assert!(parse_decimal("2_0.00").is_err());
+/// assert!(parse_decimal("+20.00").is_err());
+/// # Ok::<(), payments_client::money::MoneyError>(())
+/// ```
 pub fn parse_decimal(text: &str) -> Result<Decimal, MoneyError> {
-    let t = text.trim();
-    let parsed = if t.contains(['e', 'E']) {
-        Decimal::from_scientific(t)
+    let invalid = || MoneyError::Invalid(text.to_owned());
+    if !is_number_text(text) {
+        return Err(invalid());
+    }
+    let parsed = if text.contains(['e', 'E']) {
+        Decimal::from_scientific(text)
     } else {
-        Decimal::from_str_exact(t)
+        Decimal::from_str_exact(text)
     };
-    parsed.map_err(|_| MoneyError::Invalid(text.to_owned()))
+    parsed.map_err(|_| invalid())
+}
+
+/// `-? DIGITS (. DIGITS)? ([eE] [+-]? DIGITS)?`: JSON's number, with
+/// leading zeros allowed. `rust_decimal`'s parsers also take `_`
+/// separators and a leading `+`, which no JSON number has: `"2_0.00"` was
+/// read as 20.00.
+fn is_number_text(text: &str) -> bool {
+    fn digits(s: &str) -> Option<&str> {
+        let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+        (end > 0).then(|| &s[end..])
+    }
+    let rest = text.strip_prefix('-').unwrap_or(text);
+    let Some(mut rest) = digits(rest) else {
+        return false;
+    };
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let Some(after) = digits(fraction) else {
+            return false;
+        };
+        rest = after;
+    }
+    if let Some(exponent) = rest.strip_prefix(['e', 'E']) {
+        let exponent = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+        let Some(after) = digits(exponent) else {
+            return false;
+        };
+        rest = after;
+    }
+    rest.is_empty()
 }
 
 fn describe(v: &Value) -> &'static str {
