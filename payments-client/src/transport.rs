@@ -69,6 +69,14 @@ impl Failed {
             self.error
         }
     }
+
+    /// The error to report for a status read: the last attempt's, never
+    /// wrapped. A read changes nothing (interface document, section 3), so
+    /// no earlier attempt of it can have been "carried out": a 503 then a
+    /// 400 `AMBIGUOUS_REFERENCE_NO` is that 400, as on a first attempt.
+    pub(crate) fn into_read_error(self) -> Error {
+        self.error
+    }
 }
 
 #[derive(Debug)]
@@ -168,7 +176,7 @@ impl Transport {
             let reply = self
                 .execute::<PaymentStatus>(&call, ctx)
                 .await
-                .map_err(Failed::into_error)?;
+                .map_err(Failed::into_read_error)?;
             if let Some(guard) = &self.guard {
                 guard
                     .status(lookup, &reply)

@@ -210,19 +210,40 @@ async fn a_final_connection_refused_after_a_dropped_connection_has_an_unknown_ou
     assert_eq!(err.outcome(), Outcome::Unknown);
 }
 
+/// A status read changes nothing (interface document, section 3), so an
+/// earlier failed attempt of it is never "ambiguous": its last answer is
+/// told as it is. A 503 then a 404 was `AfterAmbiguousAttempt` ("an earlier
+/// attempt may have been carried out"), and a 503 then a 400
+/// `AMBIGUOUS_REFERENCE_NO` lost the CLI's `--merchant-id` advice (exit 4,
+/// where the same 400 on a first attempt is 1).
 #[tokio::test]
-async fn status_reads_report_the_same_way() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(json(503, err_envelope("INTERNAL_ERROR", "busy")))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("GET"))
-        .respond_with(json(404, err_envelope("TRANSACTION_NOT_FOUND", "no")))
-        .mount(&server)
-        .await;
-    let err = client(&server).status(TX_ID).await.unwrap_err();
-    assert_eq!(err.error_code(), Some(&ErrorCode::TransactionNotFound));
-    assert_eq!(err.outcome(), Outcome::Unknown);
+async fn a_status_read_after_a_503_reports_its_last_answer_as_it_is() {
+    for (lookup, status, code) in [
+        ("id", 404, "TRANSACTION_NOT_FOUND"),
+        ("reference", 400, "AMBIGUOUS_REFERENCE_NO"),
+    ] {
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .respond_with(json(503, err_envelope("INTERNAL_ERROR", "busy")))
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .respond_with(json(status, err_envelope(code, "no")))
+            .mount(&server)
+            .await;
+        let client = client(&server);
+        let err = match lookup {
+            "id" => client.status(TX_ID).await.unwrap_err(),
+            _ => client.status_by_reference("INV-1", None).await.unwrap_err(),
+        };
+        assert!(
+            matches!(err, Error::Api(ref api) if api.status == status),
+            "{err:?}"
+        );
+        assert_eq!(err.outcome(), Outcome::NotCarriedOut, "{lookup}");
+        assert!(!err.to_string().contains("earlier attempt"), "{err}");
+        let requests = server.received_requests().await.unwrap_or_default();
+        assert_eq!(requests.len(), 2, "{lookup}: the 503 was retried");
+    }
 }

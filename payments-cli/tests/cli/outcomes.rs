@@ -133,3 +133,33 @@ async fn a_gateways_408_with_an_envelope_exits_4_like_one_with_a_page() {
         assert_eq!(posts(&stub, "initiate").await, 1, "not retried blindly");
     }
 }
+
+/// A look-up changes nothing, so an earlier failed attempt never makes its
+/// last answer "ambiguous": a 503 then a 400 `AMBIGUOUS_REFERENCE_NO` is
+/// that 400, exit 1 with the `--merchant-id` advice, as on a first attempt.
+/// It was exit 4, "an earlier attempt may have been carried out", and no
+/// advice.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_look_up_retried_after_a_503_reports_its_last_answer_with_its_advice() {
+    let stub = Stub::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(503))
+        .up_to_n_times(1)
+        .mount(&stub)
+        .await;
+    let ambiguous = failure("AMBIGUOUS_REFERENCE_NO", "several merchants use it");
+    Mock::given(method("GET"))
+        .respond_with(json(400, ambiguous))
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &stub.uri(), "-o", "json"])
+        .args(["status", "--reference-no", "R1"]);
+    let assert = run(cmd).await.code(1);
+    let err = stderr(&assert);
+    assert!(err.contains("--merchant-id"), "{err}");
+    assert!(!err.contains("earlier attempt"), "{err}");
+    let requests = stub.received_requests().await.unwrap_or_default();
+    assert_eq!(requests.len(), 2, "the 503 was retried");
+}

@@ -32,9 +32,11 @@ pub enum Outcome {
     /// status, 200 included), a timeout after sending (including a 408 or
     /// 499 from a proxy, with or without an envelope), a
     /// connection closed mid-response, a success the client could not read,
-    /// or any failure after an earlier attempt of the same call was itself
-    /// ambiguous ([`Error::AfterAmbiguousAttempt`]). Check with a status
-    /// call (or let the client's retries reconcile it).
+    /// or any failure of an initiate or confirm after an earlier attempt of
+    /// the same call was itself ambiguous
+    /// ([`Error::AfterAmbiguousAttempt`]). Check with a status call (or let
+    /// the client's retries reconcile it). A status read changes nothing,
+    /// so whatever this says of it, nothing was carried out.
     Unknown,
 }
 
@@ -239,12 +241,15 @@ pub enum Error {
         source: Option<Box<Error>>,
     },
 
-    /// The last attempt of a call failed in a way that alone would mean
-    /// "not carried out" (a 4xx, 429, connection refused, a deadline that
-    /// stopped the retries), but an earlier attempt of the same call was
-    /// ambiguous (a 5xx, a timeout, a dropped connection), so the service
-    /// may have carried the call out: [`Error::outcome`] is
+    /// The last attempt of an initiate or confirm failed in a way that
+    /// alone would mean "not carried out" (a 4xx, 429, connection refused,
+    /// a deadline that stopped the retries), but an earlier attempt of the
+    /// same call was ambiguous (a 5xx, a timeout, a dropped connection), so
+    /// the service may have carried the call out: [`Error::outcome`] is
     /// [`Outcome::Unknown`]. Look the transaction up before trying again.
+    /// Never a status read's error: a read changes nothing, so its earlier
+    /// attempts are never ambiguous, and its last attempt's error is told
+    /// as it is.
     ///
     /// [`is_retryable`](Error::is_retryable),
     /// [`error_code`](Error::error_code), [`http_status`](Error::http_status),
