@@ -11,6 +11,7 @@ mod reconcile;
 mod status;
 mod tail;
 mod trace;
+mod verbose;
 mod verify_return;
 
 use std::{
@@ -80,7 +81,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
     }
     let settings = Settings::resolve(cli.global)?;
     if settings.verbose {
-        install_verbose_logging();
+        verbose::install();
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -113,37 +114,6 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         }
         result
     })
-}
-
-/// `-v`: the client's own events (retries, attempts) on stderr, and each
-/// call in a trace of its own (CONTRACT section 21): its id is printed
-/// with the response line, and the client sends it as the W3C
-/// `traceparent`, so the service's journal (or the proxy's report) finds
-/// the call.
-///
-/// The client never puts the key in an event; the filter keeps everything
-/// else (reqwest, hyper) out. No span is exported: each call's span is
-/// given a new trace and span id ([`Context::log_request`]), and the
-/// client's spans, under OpenTelemetry's no-op tracer, carry them on.
-fn install_verbose_logging() {
-    use tracing_subscriber::Layer as _;
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
-
-    opentelemetry::global::set_text_map_propagator(trace::W3c);
-    let log = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .without_time()
-        .with_ansi(false)
-        .with_filter(tracing_subscriber::EnvFilter::new("payments_client=debug"));
-    let traces = tracing_opentelemetry::layer().with_filter(tracing_subscriber::EnvFilter::new(
-        "payments_cli=info,payments_client=info",
-    ));
-    let _ = tracing_subscriber::registry()
-        .with(log)
-        .with(traces)
-        .try_init();
 }
 
 /// A call as `-v` follows it: when it started, and its span (a trace of
@@ -335,7 +305,7 @@ impl Context {
             } else {
                 " (no API key)"
             };
-            eprintln!("> {method} {}{path}{auth}", self.shown_url);
+            verbose::say(&format!("> {method} {}{path}{auth}", self.shown_url));
             span = tracing::info_span!(target: "payments_cli", parent: None, "payments");
             trace::begin(&span);
         }
@@ -359,28 +329,27 @@ impl Context {
             .trace_id()
             .map(|id| format!(", trace {id}"))
             .unwrap_or_default();
+        // Each line through `verbose::say`: the reason and the envelope are
+        // the service's text, which must not drive the terminal.
         match outcome {
-            Ok((status, request_id, attempts)) => eprintln!(
+            Ok((status, request_id, attempts)) => verbose::say(&format!(
                 "< HTTP {status} in {elapsed} ms, {attempts} attempt(s), request id {request_id}{trace}"
-            ),
+            )),
             Err(err) => {
                 let request_id = err.request_id().unwrap_or("none");
                 let reason = crate::error::reason(err);
-                match err.http_status() {
-                    Some(status) => eprintln!(
+                verbose::say(&match err.http_status() {
+                    Some(status) => format!(
                         "< HTTP {status} in {elapsed} ms: {reason} (request id {request_id}{trace})"
                     ),
-                    None => eprintln!(
+                    None => format!(
                         "< no answer after {elapsed} ms: {reason} (request id {request_id}{trace})"
                     ),
-                }
+                });
                 // What came back, as it came: never on stdout, where a
                 // script would take it for the service's answer.
                 if let Some(envelope) = crate::error::refused_envelope(err) {
-                    eprintln!(
-                        "< refused answer, as received: {}",
-                        crate::secrets::hide(&crate::output::printable(envelope))
-                    );
+                    verbose::say(&format!("< refused answer, as received: {envelope}"));
                 }
             }
         }

@@ -40,5 +40,7 @@ mod through_proxy;
 mod tls;
 /// `--help` of every command, completions, and usage errors (exit 2).
 mod usage;
+/// `-v`: the service's text escaped on every line.
+mod verbose;
 /// `status --wait` on the mock's virtual clock.
 mod wait;
