@@ -282,6 +282,12 @@ fn reason_as_said(error: &ClientError) -> String {
             "no final state (SUCCESSFUL, FAILED, EXPIRED) within {:.1} s",
             waited.as_secs_f64()
         ),
+        // The read-back's own failure is the reason a reader needs: the
+        // error's source, which its one line leaves out.
+        ClientError::Reconciliation {
+            source: Some(read_back),
+            ..
+        } => format!("{error}: {}", reason_as_said(read_back)),
         // Without the call's name, which the look-up's row already shows.
         ClientError::AnswerMismatch(mismatch) => {
             let line = mismatch.to_string();

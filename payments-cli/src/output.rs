@@ -13,7 +13,7 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use comfy_table::{Cell, Color, ColumnConstraint, ContentArrangement, Table, presets};
-use payments_client::{Currency, Decimal};
+use payments_client::{Currency, Decimal, Reconciled};
 
 pub use crate::text::{printable, quote};
 
@@ -95,12 +95,29 @@ fn or_dash(value: Option<&str>) -> String {
     }
 }
 
+/// Why a reconciled reply was read back, as its messages say it: what
+/// happened, never a retry that did not.
+#[must_use]
+pub fn read_back_because(why: Reconciled) -> &'static str {
+    match why {
+        Reconciled::RetryFoundItDone => {
+            "a retry found this call already carried out (an earlier attempt's answer was lost)"
+        }
+        Reconciled::AnswerUnreadable => "the service's answer to this call could not be read",
+        Reconciled::AnswerAboutAnotherRequest => {
+            "the service's answer to this call was about another request"
+        }
+        _ => "the service's answer to this call could not be used",
+    }
+}
+
 /// The envelope `-o json` prints for a reconciled initiate or confirm.
 ///
 /// A reconciled reply's data was read back from the status endpoint after a
-/// retry was rejected as a repeat (or, for an initiate, after its answer was
-/// about another request), so no single response of the call holds
-/// it, and the status body has another shape (amounts in major units, no
+/// retry was rejected as a repeat, or after the call's answer could not be
+/// read or (for an initiate) was about another request (`why`), so no
+/// single response of the call holds it, and the status body has another
+/// shape (amounts in major units, no
 /// currency). Printing that body would hand scripts an initiate answer whose
 /// `amount` is off by the currency's exponent. Instead this writes the call's
 /// own envelope shape from the typed data, with `message` saying what
@@ -114,6 +131,7 @@ fn or_dash(value: Option<&str>) -> String {
 pub fn reconciled_envelope<T: serde::Serialize>(
     data: &T,
     request_id: &str,
+    why: Reconciled,
 ) -> Result<String, serde_json::Error> {
     let mut data = serde_json::to_value(data)?;
     if let Some(amount) = data.get_mut("amount")
@@ -127,9 +145,9 @@ pub fn reconciled_envelope<T: serde::Serialize>(
         "reconciled": true,
         "errorCode": null,
         "message": format!(
-            "reconciled: data read back from the status endpoint, because a retry found \
-             this call already carried out or its answer was about another request \
-             (request id {request_id})"
+            "reconciled: data read back from the status endpoint, because {} \
+             (request id {request_id})",
+            read_back_because(why)
         ),
         "data": data,
     });

@@ -273,7 +273,7 @@ pub use client::{Client, ClientBuilder, WaitOptions};
 pub use error::{ApiError, Error, Outcome};
 pub use model::{
     ConfirmRequest, Confirmation, Currency, ErrorCode, InitiateRequest, Initiated, MinorAmount,
-    PaymentStatus, Reply, TransactionId, TransactionStatus,
+    PaymentStatus, Reconciled, Reply, TransactionId, TransactionStatus,
 };
 pub use redirect::{ReturnAddress, VerifiedReturn};
 pub use retry::RetryPolicy;

@@ -28,7 +28,7 @@ use crate::calls::initiate::InitiateRequest;
 use crate::calls::status::Lookup;
 use crate::error::{AnswerMismatch, Disagreement, ReadBack as Found};
 use crate::error::{Error, Outcome};
-use crate::model::envelope::Reply;
+use crate::model::envelope::{Reconciled, Reply};
 use crate::model::status::{ErrorCode, TransactionStatus};
 use crate::model::transaction::{Confirmation, Initiated, PaymentStatus};
 use crate::money::{to_major, to_minor};
@@ -60,6 +60,14 @@ impl ReadBack {
             Some(ReadBack::UnreadableSuccess)
         } else {
             None
+        }
+    }
+
+    /// What the reply read back will say of itself.
+    fn reconciled(self) -> Reconciled {
+        match self {
+            ReadBack::Repeat => Reconciled::RetryFoundItDone,
+            ReadBack::UnreadableSuccess => Reconciled::AnswerUnreadable,
         }
     }
 
@@ -185,7 +193,12 @@ pub(crate) async fn initiate(
         );
         return Err(mismatch(ctx, reason, compared_mismatch, found.into_data()));
     }
-    Ok(as_initiated(req, found, failed.attempts))
+    Ok(as_initiated(
+        req,
+        found,
+        failed.attempts,
+        read_back.reconciled(),
+    ))
 }
 
 /// A status read of the request's reference as the initiate's result,
@@ -194,6 +207,7 @@ fn as_initiated(
     req: &InitiateRequest,
     found: Reply<PaymentStatus>,
     attempts: u32,
+    why: Reconciled,
 ) -> Reply<Initiated> {
     let amount = req.amount();
     let currency = req.effective_currency();
@@ -208,7 +222,7 @@ fn as_initiated(
         extra_properties: st.extra_properties,
     });
     reply.attempts = attempts;
-    reply.reconciled = true;
+    reply.reconciled = Some(why);
     reply
 }
 
@@ -281,7 +295,7 @@ pub(crate) async fn settle_initiate(
         });
         return Err(Error::AnswerMismatch(mismatch));
     }
-    let reply = as_initiated(req, found, attempts);
+    let reply = as_initiated(req, found, attempts, Reconciled::AnswerAboutAnotherRequest);
     if let Some(guard) = &transport.guard {
         // Remembers the initiated amount for later confirms.
         guard.initiate(req, &reply).map_err(Error::AnswerMismatch)?;
@@ -345,6 +359,6 @@ pub(crate) async fn confirm(
         }
     });
     reply.attempts = failed.attempts;
-    reply.reconciled = true;
+    reply.reconciled = Some(read_back.reconciled());
     Ok(reply)
 }

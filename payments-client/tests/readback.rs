@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::*;
 use payments_client::{
-    Client, ConfirmRequest, Currency, Error, InitiateRequest, MinorAmount, Outcome,
+    Client, ConfirmRequest, Currency, Error, InitiateRequest, MinorAmount, Outcome, Reconciled,
     TransactionStatus,
 };
 use wiremock::matchers::{method, path, query_param};
@@ -119,7 +119,7 @@ async fn an_internal_error_on_http_200_is_retried_and_reconciled_like_a_500() {
     let stored = ok_envelope(&status_data_with("INITIATED", "150.00", "TOPUP"));
     status_by_reference_answers(&server, json(200, stored)).await;
     let reply = client(&server).initiate(initiate_request()).await.unwrap();
-    assert!(reply.is_reconciled());
+    assert_eq!(reply.reconciled(), Some(Reconciled::RetryFoundItDone));
     assert_eq!(reply.attempts(), 2);
     assert_eq!(reply.data().transaction_id, TX_ID);
 
@@ -128,7 +128,7 @@ async fn an_internal_error_on_http_200_is_retried_and_reconciled_like_a_500() {
     let stored = ok_envelope(&status_data_with("SUCCESSFUL", "150.00", "TOPUP"));
     status_by_id_answers(&server, json(200, stored)).await;
     let reply = client(&server).confirm(confirm_request()).await.unwrap();
-    assert!(reply.is_reconciled());
+    assert_eq!(reply.reconciled(), Some(Reconciled::RetryFoundItDone));
     assert_eq!(reply.attempts(), 2);
     assert_eq!(reply.data().status, TransactionStatus::Successful);
 }
@@ -304,7 +304,12 @@ async fn an_unreadable_initiate_success_is_read_back_by_reference() {
         )
         .await;
         let reply = client(&server).initiate(initiate_request()).await.unwrap();
-        assert!(reply.is_reconciled(), "{body}");
+        // Said as it happened: one attempt, its answer unreadable; no retry.
+        assert_eq!(
+            reply.reconciled(),
+            Some(Reconciled::AnswerUnreadable),
+            "{body}"
+        );
         assert_eq!(reply.attempts(), 1);
         assert_eq!(reply.data().transaction_id, TX_ID);
         assert_eq!(reply.data().amount.get(), 15000);
@@ -330,7 +335,15 @@ async fn an_unreadable_initiate_success_whose_read_back_fails_is_unknown() {
         .await
         .unwrap_err();
     assert_eq!(reconciliation_outcome(&err), Outcome::Unknown);
-    assert!(err.to_string().contains("could not be read"), "{err}");
+    // One attempt: no "retried call"; the read-back's failure is the source.
+    let text = err.to_string();
+    assert!(text.contains("could not be read"), "{text}");
+    assert!(!text.contains("retr"), "{text}");
+    let read_back = std::error::Error::source(&err).expect("the read-back's error");
+    assert!(
+        read_back.to_string().contains("TRANSACTION_NOT_FOUND"),
+        "{read_back}"
+    );
 }
 
 #[tokio::test]
@@ -375,7 +388,7 @@ async fn an_unreadable_confirm_success_is_read_back_by_id() {
     )
     .await;
     let reply = client(&server).confirm(confirm_request()).await.unwrap();
-    assert!(reply.is_reconciled());
+    assert_eq!(reply.reconciled(), Some(Reconciled::AnswerUnreadable));
     assert_eq!(reply.data().status, TransactionStatus::Successful);
 }
 

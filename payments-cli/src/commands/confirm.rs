@@ -1,6 +1,6 @@
 //! `payments confirm`: confirm an initiated transaction.
 
-use payments_client::ConfirmRequest;
+use payments_client::{ConfirmRequest, Reconciled};
 use tracing::Instrument as _;
 
 use super::Context;
@@ -59,8 +59,8 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
     );
     let reply = result.map_err(|source| ctx.call_failed(call, source))?;
 
-    if ctx.is_json() && reply.is_reconciled() {
-        let envelope = output::reconciled_envelope(reply.data(), reply.request_id())
+    if let (true, Some(why)) = (ctx.is_json(), reply.reconciled()) {
+        let envelope = output::reconciled_envelope(reply.data(), reply.request_id(), why)
             .map_err(|err| CliError::Output(std::io::Error::other(err)))?;
         ctx.print_line(&envelope)?;
     } else if ctx.is_json() {
@@ -91,8 +91,24 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
     }
     // Said in either output, on stderr, where a script's parsing of stdout
     // does not meet it.
-    if reply.is_reconciled() {
-        eprintln!("note: a retry found this transaction already confirmed; it was confirmed once");
+    if let Some(why) = reply.reconciled() {
+        eprintln!("{}", reconciled_note(why));
     }
     Ok(Exit::Ok)
+}
+
+/// What stderr says of a confirm read back by id: what happened (a
+/// single confirm whose answer was `data: null` had no retry to speak of).
+fn reconciled_note(why: Reconciled) -> String {
+    let what = match why {
+        Reconciled::RetryFoundItDone => {
+            "a retry found this transaction already confirmed (an earlier attempt's answer was \
+             lost)"
+        }
+        _ => &format!(
+            "{}, so the transaction was read back by its id",
+            output::read_back_because(why)
+        ),
+    };
+    format!("note: {what}; it was confirmed once")
 }

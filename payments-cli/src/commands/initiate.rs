@@ -76,8 +76,8 @@ pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
         }
     };
 
-    if ctx.is_json() && reply.is_reconciled() {
-        let envelope = output::reconciled_envelope(reply.data(), reply.request_id())
+    if let (true, Some(why)) = (ctx.is_json(), reply.reconciled()) {
+        let envelope = output::reconciled_envelope(reply.data(), reply.request_id(), why)
             .map_err(|err| CliError::Output(std::io::Error::other(err)))?;
         ctx.print_line(&envelope)?;
     } else if ctx.is_json() {
@@ -104,10 +104,10 @@ pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
     }
     // Said in either output, on stderr, where a script's parsing of stdout
     // does not meet it.
-    if reply.is_reconciled() {
+    if let Some(why) = reply.reconciled() {
         eprintln!(
-            "note: this transaction was read back by its reference (a retry found it \
-             already created, or the first answer was about another request); it was created once"
+            "note: {}, so this transaction was read back by its reference; it was created once",
+            output::read_back_because(why)
         );
     }
     Ok(Exit::Ok)

@@ -65,7 +65,7 @@ fn a_reconciled_confirmation_keeps_the_confirm_shape_with_exact_amounts() {
             "providerReference":"PRV-1","confirmedAt":null,"errorMessage":null,"extraProperties":null}"#,
     )
     .unwrap();
-    let line = reconciled_envelope(&confirmation, "req-9").unwrap();
+    let line = reconciled_envelope(&confirmation, "req-9", Reconciled::RetryFoundItDone).unwrap();
     assert!(!line.contains('\n'), "{line}");
     let value: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!(value["isSuccess"], true);
@@ -81,10 +81,16 @@ fn a_reconciled_initiate_keeps_minor_units_and_currency() {
             "currencyCode":"MYR","productCode":"TOPUP","createdAt":"2026-11-22T08:15:30.123Z"}"#,
     )
     .unwrap();
-    let value: serde_json::Value =
-        serde_json::from_str(&reconciled_envelope(&initiated, "req-10").unwrap()).unwrap();
+    let value: serde_json::Value = serde_json::from_str(
+        &reconciled_envelope(&initiated, "req-10", Reconciled::AnswerUnreadable).unwrap(),
+    )
+    .unwrap();
     assert_eq!(value["data"]["amount"].to_string(), "1050");
     assert_eq!(value["data"]["currencyCode"], "MYR");
+    // What happened, and no retry that did not.
+    let message = value["message"].as_str().unwrap();
+    assert!(message.contains("could not be read"), "{message}");
+    assert!(!message.contains("retry"), "{message}");
     assert_eq!(value["data"]["createdAt"], "2026-11-22T08:15:30.123Z");
 }
 

@@ -163,3 +163,80 @@ async fn a_look_up_retried_after_a_503_reports_its_last_answer_with_its_advice()
     let requests = stub.received_requests().await.unwrap_or_default();
     assert_eq!(requests.len(), 2, "the 503 was retried");
 }
+
+/// One confirm answered 200 with `data: null`, then read back by id: no
+/// retry happened, and the note said "a retry found this transaction
+/// already confirmed".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_confirm_read_back_after_an_unreadable_answer_says_so_not_a_retry() {
+    let stub = Stub::start().await;
+    let unreadable = r#"{"isSuccess":true,"errorCode":null,"message":null,"data":null}"#;
+    Mock::given(method("POST"))
+        .and(path("/api/payments/confirm"))
+        .respond_with(json(200, unreadable))
+        .expect(2) // one confirm per run: no retry
+        .mount(&stub)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(format!("/api/payments/{TX}/status")))
+        .respond_with(json(200, stored("RC-1", "SUCCESSFUL")))
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    for output in ["table", "json"] {
+        let mut cmd = sandbox.payments();
+        cmd.args(["--base-url", &stub.uri(), "-o", output]).args([
+            "confirm",
+            TX,
+            "--reference-no",
+            "RC-1",
+        ]);
+        let assert = run(cmd).await.success();
+        let err = stderr(&assert);
+        assert!(err.contains("could not be read"), "{err}");
+        assert!(err.contains("it was confirmed once"), "{err}");
+        assert!(!err.contains("retry"), "{err}");
+        if output == "json" {
+            let line = stdout(&assert);
+            assert!(!line.contains("retry"), "{line}");
+        }
+    }
+}
+
+/// An initiate whose one answer was unreadable and whose read-back failed:
+/// the error said "could not reconcile a retried call … and reading the
+/// transaction back failed", neither the read-back's reason nor that no
+/// retry happened. The reason is said, with the run's secrets hidden.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_read_back_says_why_and_claims_no_retry() {
+    const KEY: &str = "sk_test_CANARY_4711";
+    let stub = Stub::start().await;
+    let unreadable = r#"{"isSuccess":true,"errorCode":null,"message":null,"data":null}"#;
+    Mock::given(method("POST"))
+        .and(path("/api/payments/initiate"))
+        .respond_with(json(200, unreadable))
+        .mount(&stub)
+        .await;
+    let not_yet = failure(
+        "TRANSACTION_NOT_FOUND",
+        &format!("not visible yet to {KEY}"),
+    );
+    Mock::given(method("GET"))
+        .and(path("/api/payments/reference/RC-1/status"))
+        .respond_with(json(404, not_yet))
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    let assert = run(initiate(&sandbox, &stub.uri(), &["--api-key", KEY]))
+        .await
+        .code(4);
+    let err = stderr(&assert);
+    assert!(
+        err.contains("TRANSACTION_NOT_FOUND (HTTP 404): not visible yet"),
+        "{err}"
+    );
+    assert!(!err.contains("retried"), "{err}");
+    assert!(!err.contains(KEY) && err.contains("[REDACTED]"), "{err}");
+    assert!(err.contains("may have carried this out"), "{err}");
+    assert_eq!(stdout(&assert), "");
+}

@@ -219,10 +219,12 @@ pub enum Error {
     },
 
     /// A retried initiate or confirm was rejected as a repeat (or a 2xx
-    /// answer could not be read), and reading the transaction back did not
-    /// show the caller's call.
+    /// answer could not be read, on any attempt), and reading the
+    /// transaction back did not show the caller's call. `reason` says which
+    /// of the two happened; when the read-back itself failed, its error is
+    /// the `source`.
     // CONTRACT section 12.
-    #[error("could not reconcile a retried call: {reason}")]
+    #[error("could not reconcile the call: {reason}")]
     Reconciliation {
         /// Why.
         reason: String,

@@ -2,6 +2,24 @@
 //! response envelope and everything known about the exchange. Decoding the
 //! envelope into a reply or an error is `decode.rs`'s.
 
+/// Why a [`Reply`] was read back from the status endpoint instead of taken
+/// from the call's own answer (CONTRACT section 12, section 17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Reconciled {
+    /// A retry was rejected as a repeat (`DUPLICATE_REFERENCE_NO`,
+    /// `TRANSACTION_ALREADY_CONFIRMED`) after an attempt whose outcome was
+    /// unknown: that attempt had been carried out.
+    RetryFoundItDone,
+    /// The service answered 2xx, but the answer could not be read (not the
+    /// envelope, `data` null, `data` of another shape): it carried the call
+    /// out, and the read-back is its result. No retry need have happened.
+    AnswerUnreadable,
+    /// An initiate's answer was about another request; the sent reference,
+    /// read back, held this request's transaction.
+    AnswerAboutAnotherRequest,
+}
+
 /// A successful answer: the decoded `data` plus everything known about the
 /// exchange that produced it.
 #[derive(Debug, Clone, PartialEq)]
@@ -10,7 +28,7 @@ pub struct Reply<T> {
     pub(crate) message: Option<String>,
     pub(crate) request_id: String,
     pub(crate) attempts: u32,
-    pub(crate) reconciled: bool,
+    pub(crate) reconciled: Option<Reconciled>,
     pub(crate) http_status: u16,
     pub(crate) raw_envelope: String,
 }
@@ -49,6 +67,14 @@ impl<T> Reply<T> {
     /// back, held this request's transaction. The raw envelope and HTTP
     /// status are then those of that status read.
     pub fn is_reconciled(&self) -> bool {
+        self.reconciled.is_some()
+    }
+
+    /// Why the result was read back ([`is_reconciled`](Self::is_reconciled)),
+    /// so that what is said of it is what happened: a retry found the call
+    /// already carried out, or the call's one answer could not be read, or
+    /// was about another request. `None` for the call's own answer.
+    pub fn reconciled(&self) -> Option<Reconciled> {
         self.reconciled
     }
 

@@ -18,7 +18,7 @@ pub use crate::calls::confirm::{ConfirmRequest, ConfirmRequestBuilder};
 pub use crate::calls::initiate::{InitiateRequest, InitiateRequestBuilder};
 pub use crate::money::MinorAmount;
 pub use currency::Currency;
-pub use envelope::Reply;
+pub use envelope::{Reconciled, Reply};
 pub use ids::TransactionId;
 pub use status::{ErrorCode, TransactionStatus};
 pub use transaction::{Confirmation, Initiated, PaymentStatus};

@@ -167,7 +167,10 @@ async fn a_mismatch_whose_read_back_matches_the_request_is_a_reconciled_success(
     let truth = status_data_with("INITIATED", "150.0", "TOPUP");
     answer_read_back(&server, "INV-1", json(200, ok_envelope(&truth))).await;
     let reply = client(&server).initiate(initiate_request()).await.unwrap();
-    assert!(reply.is_reconciled());
+    assert_eq!(
+        reply.reconciled(),
+        Some(payments_client::Reconciled::AnswerAboutAnotherRequest)
+    );
     assert_eq!(reply.attempts(), 1);
     let d = reply.data();
     assert_eq!(d.transaction_id, TX_ID);
