@@ -55,6 +55,21 @@ pub enum CliError {
     #[error("{message}")]
     Journal { message: String, exit: Exit },
 
+    /// An answer the service gave, refused by the CLI on seeing another
+    /// answer of the same run contradict it (one transactionId answered
+    /// for two references): which is true cannot be known, so neither is
+    /// used. Like an answer the client refused: exit 4, and never printed
+    /// as the service's envelope.
+    #[error("{call}: {reason}")]
+    Refused {
+        /// What was asked, e.g. `status of reference RC1`.
+        call: String,
+        /// Why, printable.
+        reason: String,
+        /// The answer, exactly as it came.
+        received: String,
+    },
+
     /// A call to the service failed.
     #[error("{}", describe_call_failure(.call, .base_url, .source, .advice.as_deref()))]
     Call {
@@ -131,7 +146,7 @@ impl CliError {
             Self::Usage(_) | Self::Config(_) | Self::Input { .. } | Self::SettingFile { .. } => {
                 Exit::Usage
             }
-            Self::Output(_) | Self::Runtime(_) => Exit::Unavailable,
+            Self::Output(_) | Self::Runtime(_) | Self::Refused { .. } => Exit::Unavailable,
             Self::Call { source, .. } => exit_for_client_error(source),
             Self::Journal { exit, .. } => *exit,
         }
@@ -164,6 +179,7 @@ impl CliError {
     pub fn refused_envelope(&self) -> Option<&str> {
         match self {
             Self::Call { source, .. } => refused_envelope(source),
+            Self::Refused { received, .. } => Some(received),
             _ => None,
         }
     }

@@ -128,6 +128,7 @@ pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
 
     let progress = progress_bar(ctx, inputs.len(), wait.is_some());
     let mut outcomes: Vec<Option<Outcome>> = (0..inputs.len()).map(|_| None).collect();
+    let mut conflicts = Conflicts::default();
     // json lines go out as soon as every earlier input is done, so a script
     // reading a long file sees results while the rest are still running.
     let mut printed = 0;
@@ -155,7 +156,17 @@ pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
         };
         let Some((index, outcome)) = next else { break };
         progress.inc(1);
+        let conflicted = conflicts.note(index, &outcome);
         outcomes[index] = Some(outcome);
+        // Found answers that another answer of the run contradicts are
+        // refused, the one before as well as the one after (conflicts.rs).
+        for k in conflicted {
+            if let (Some(Outcome::Found(reply)), Ok(lookup)) = (&outcomes[k], &inputs[k].lookup) {
+                let written = k < printed && ctx.is_json();
+                let refused = conflicts.refuse(lookup, reply, written);
+                outcomes[k] = Some(Outcome::Failed(refused));
+            }
+        }
         while let Some(Some(ready)) = outcomes.get(printed) {
             if ctx.is_json() {
                 let input = &inputs[printed];
@@ -459,6 +470,7 @@ fn failed_row(lookup: &Lookup, err: &CliError, currency: Option<&Currency>) -> L
     }
     let (label, reason) = match err {
         CliError::Call { source, .. } => (error::label_for(source), error::reason(source)),
+        CliError::Refused { reason, .. } => ("ERROR", reason.clone()),
         other => ("ERROR", other.to_string()),
     };
     LookupRow::Failed {
@@ -487,8 +499,12 @@ pub(crate) fn view_in(data: &PaymentStatus, currency: Option<&Currency>) -> Stat
     }
 }
 
+/// One transactionId answered for two references: neither is used.
+mod conflicts;
 /// The inputs: arguments, `--from-file` lines.
 mod inputs;
+
+use conflicts::Conflicts;
 
 use inputs::collect_inputs;
 #[cfg(test)]

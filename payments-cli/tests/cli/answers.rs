@@ -352,3 +352,106 @@ async fn a_pretty_printed_envelope_is_printed_on_one_line() {
     let envelope: serde_json::Value = serde_json::from_str(out.trim()).expect("one document");
     assert_eq!(envelope["data"]["referenceNo"], "INV  two  spaces");
 }
+
+/// `status --reference-no RC1 RC2` answered with one transactionId for
+/// both: one answer is false, and the client cannot tell which. The first
+/// to arrive was kept and the second refused, even when the first was the
+/// false one (here RC2's answer arrives first: RC1's is delayed). Now
+/// neither is used: each line is an error naming the conflict.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_transaction_answered_for_two_references_refuses_both() {
+    use std::time::Duration;
+    let stub = Stub::start().await;
+    Mock::given(method("GET"))
+        .and(path("/api/payments/reference/RC1/status"))
+        .respond_with(
+            json(200, status_envelope(TX, "RC1", "10.50", "TOPUP"))
+                .set_delay(Duration::from_millis(400)),
+        )
+        .mount(&stub)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/api/payments/reference/RC2/status"))
+        .respond_with(json(200, status_envelope(TX, "RC2", "10.50", "TOPUP")))
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    for output in ["json", "table"] {
+        let mut cmd = sandbox.payments();
+        cmd.args(["--base-url", &stub.uri(), "-o", output]).args([
+            "status",
+            "--reference-no",
+            "RC1",
+            "RC2",
+        ]);
+        let assert = run(cmd).await.code(4);
+        let err = stderr(&assert);
+        for reference in ["RC1", "RC2"] {
+            assert!(
+                err.lines().any(|line| line.starts_with("error: ")
+                    && line.contains(&format!("status of reference {reference}: "))
+                    && line.contains(TX)),
+                "{reference}: {err}"
+            );
+        }
+        let out = stdout(&assert);
+        if output == "json" {
+            let lines: Vec<serde_json::Value> = out
+                .lines()
+                .map(|line| serde_json::from_str(line).expect("a json line"))
+                .collect();
+            assert_eq!(lines.len(), 2, "{out}");
+            for line in &lines {
+                assert!(line["envelope"].is_null(), "{line}");
+                assert!(
+                    line["error"].as_str().is_some_and(|e| e.contains(TX)),
+                    "{line}"
+                );
+                assert_eq!(line["received"]["data"]["transactionId"], TX, "{line}");
+            }
+        } else {
+            assert!(
+                !out.contains("PENDING"),
+                "no row shows either answer: {out}"
+            );
+            assert_eq!(out.matches("ERROR").count(), 2, "{out}");
+        }
+    }
+}
+
+/// A json line already written when the contradicting answer comes cannot
+/// be taken back: stderr says not to use it, and the exit code is 4.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_json_line_written_before_the_conflict_is_disowned_on_stderr() {
+    use std::time::Duration;
+    let stub = Stub::start().await;
+    Mock::given(method("GET"))
+        .and(path("/api/payments/reference/RC1/status"))
+        .respond_with(json(200, status_envelope(TX, "RC1", "10.50", "TOPUP")))
+        .mount(&stub)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/api/payments/reference/RC2/status"))
+        .respond_with(
+            json(200, status_envelope(TX, "RC2", "10.50", "TOPUP"))
+                .set_delay(Duration::from_millis(400)),
+        )
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &stub.uri(), "-o", "json"]).args([
+        "status",
+        "--reference-no",
+        "RC1",
+        "RC2",
+    ]);
+    let assert = run(cmd).await.code(4);
+    let err = stderr(&assert);
+    assert!(
+        err.lines().any(
+            |line| line.contains("status of reference RC1: ") && line.contains("do not use it")
+        ),
+        "{err}"
+    );
+}
