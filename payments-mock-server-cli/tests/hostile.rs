@@ -131,6 +131,132 @@ async fn a_declared_ten_megabyte_body_is_refused_over_tcp_before_it_is_sent() {
     assert!(text.contains("PAYLOAD_TOO_LARGE"));
 }
 
+/// RFC 9112, section 3.2: an HTTP/1.1 request without a `Host`, with
+/// two, or with one that is not a host and port is a 400 envelope, and
+/// never reaches the service (nothing journaled); HTTP/1.0 needs none.
+#[tokio::test]
+async fn a_missing_a_second_or_a_malformed_host_is_a_validation_error() {
+    let server = MockServer::start().await;
+    for heads in [
+        "GET /api/payments/x/status HTTP/1.1\r\n",
+        "GET /api/payments/x/status HTTP/1.1\r\nHost: a\r\nHost: b\r\n",
+        "GET /api/payments/x/status HTTP/1.1\r\nHost: user@a\r\n",
+        "GET /api/payments/x/status HTTP/1.0\r\nHost: a\r\nHost: b\r\n",
+    ] {
+        let bytes = raw(
+            server.addr(),
+            format!("{heads}Connection: close\r\n\r\n").as_bytes(),
+        )
+        .await;
+        let text = String::from_utf8_lossy(&bytes);
+        // An HTTP/1.0 request is answered in HTTP/1.0.
+        assert!(
+            text.starts_with("HTTP/1.1 400") || text.starts_with("HTTP/1.0 400"),
+            "{heads:?}: {text}"
+        );
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let body: serde_json::Value = serde_json::from_str(body).expect("an envelope");
+        assert_eq!(body["errorCode"], "VALIDATION_ERROR", "{heads:?}");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("Host"),
+            "{body}"
+        );
+    }
+    assert!(
+        server.requests().await.is_empty(),
+        "none reached the service"
+    );
+    let bytes = raw(
+        server.addr(),
+        b"GET /api/payments/x/status HTTP/1.0\r\n\r\n",
+    )
+    .await;
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(
+        text.starts_with("HTTP/1.0 404"),
+        "HTTP/1.0 without Host: {text}"
+    );
+}
+
+/// A client that shuts its side down once its request is sent (`nc -N`)
+/// still gets its answer: hyper's default took that end of input for the
+/// connection gone and dropped most such requests unanswered (a confirm
+/// among them, cut off wherever it was).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_half_closes_after_its_request_gets_its_answer() {
+    let server = MockServer::start().await;
+    let client = reqwest::Client::new();
+    for round in 0..20 {
+        let reference = format!("HALF-{round}");
+        let initiated: serde_json::Value = client
+            .post(format!("{}/api/payments/initiate", server.base_url()))
+            .json(&crate::common::initiate_body(&reference, "TOPUP"))
+            .send()
+            .await
+            .expect("initiated")
+            .json()
+            .await
+            .expect("an envelope");
+        let id = initiated["data"]["transactionId"].as_str().expect("an id");
+        let body = format!(r#"{{"transactionId":"{id}","referenceNo":"{reference}"}}"#);
+        for request in [
+            format!(
+                "POST /api/payments/confirm HTTP/1.1\r\nHost: x\r\n\
+                 Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            ),
+            format!("GET /api/payments/{id}/status HTTP/1.1\r\nHost: x\r\n\r\n"),
+        ] {
+            let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
+            stream.write_all(request.as_bytes()).await.expect("sent");
+            stream.shutdown().await.expect("half-closed");
+            let mut answer = Vec::new();
+            tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer))
+                .await
+                .expect("answered and closed, not a hang")
+                .expect("read");
+            let text = String::from_utf8_lossy(&answer);
+            assert!(
+                text.starts_with("HTTP/1.1 200") && text.contains("SUCCESSFUL"),
+                "round {round}, {request:?}: {text:?}"
+            );
+        }
+    }
+}
+
+/// A client that gives up during an injected `delay` (a test of its
+/// timeout) left no journal entry: its handler was dropped with the
+/// connection. The service carries on with a request whose client left,
+/// and so does the mock: answered after the delay, journaled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_whose_client_left_during_a_delay_is_carried_out_and_journaled() {
+    let server = MockServer::start().await;
+    let mut stream = TcpStream::connect(server.addr()).await.expect("connect");
+    stream
+        .write_all(
+            b"GET /api/payments/01930000-0000-7000-8000-000000000000/status HTTP/1.1\r\n\
+              Host: x\r\nX-Mock-Fault: delay=300\r\nX-Request-Id: gave-up\r\n\r\n",
+        )
+        .await
+        .expect("sent");
+    drop(stream);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let entries = loop {
+        let entries = server.requests().await;
+        if !entries.is_empty() || tokio::time::Instant::now() > deadline {
+            break entries;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(entries.len(), 1, "journaled");
+    assert_eq!(entries[0].request_id, "gave-up");
+    assert_eq!(entries[0].fault.as_deref(), Some("delay=300"));
+    assert_eq!(entries[0].status, Some(404));
+}
+
 #[tokio::test]
 async fn very_long_paths_and_headers_get_envelopes() {
     let (_, router) = service();

@@ -193,9 +193,17 @@ async fn serve_on<S>(
         };
         let _ = stream.set_nodelay(true);
         let abort = ConnectionAbort::default();
-        let service = per_connection(abort.clone());
+        let service = OneHost(per_connection(abort.clone()));
         let mut builder = hyper::server::conn::http1::Builder::new();
+        // A client may shut its side down once its request is sent (`nc
+        // -N`, `curl` through some proxies): the request is answered all
+        // the same. By default hyper read that end of input as the
+        // connection gone and dropped the request's handler, so most such
+        // requests went unanswered (and a confirm could be cut off
+        // anywhere). The price: a hanging fault outlives a client that
+        // left (up to its limit, or the shutdown).
         builder
+            .half_close(true)
             .timer(TokioTimer::new())
             .header_read_timeout(header_read_timeout)
             .max_header_size(HEADER_LIMIT);
@@ -336,6 +344,91 @@ impl tokio::io::AsyncWrite for Io {
     }
 }
 
+/// A connection's service behind the `Host` rule of HTTP/1.1 (RFC 9112,
+/// section 3.2: a server MUST answer 400 to an HTTP/1.1 request without a
+/// `Host` header, and to any request with more than one or with a value
+/// that is not a host and port). The 400 is the envelope's
+/// `VALIDATION_ERROR`; the request never reaches the service (no journal
+/// entry, no `X-Request-Id`), like hyper's own 400 and 431.
+struct OneHost<S>(S);
+
+impl<S> hyper::service::Service<Request<Incoming>> for OneHost<S>
+where
+    S: hyper::service::Service<
+            Request<Incoming>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        >,
+{
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = futures_util::future::Either<
+        S::Future,
+        std::future::Ready<Result<axum::response::Response, std::convert::Infallible>>,
+    >;
+
+    #[inline]
+    fn call(&self, req: Request<Incoming>) -> Self::Future {
+        match host_refused(&req) {
+            None => futures_util::future::Either::Left(self.0.call(req)),
+            Some(why) => {
+                use axum::response::IntoResponse;
+                let answer = crate::answer::ApiError::validation(why).into_response();
+                futures_util::future::Either::Right(std::future::ready(Ok(answer)))
+            }
+        }
+    }
+}
+
+/// Why a request's `Host` header breaks RFC 9112's rule, if it does.
+fn host_refused<B>(req: &Request<B>) -> Option<&'static str> {
+    let mut hosts = req.headers().get_all(axum::http::header::HOST).iter();
+    let first = hosts.next();
+    if hosts.next().is_some() {
+        return Some("the request carries more than one Host header");
+    }
+    match first {
+        None if req.version() == axum::http::Version::HTTP_11 => {
+            Some("an HTTP/1.1 request needs a Host header")
+        }
+        Some(host) if !is_host_and_port(host.as_bytes()) => {
+            Some("the Host header is not a host and an optional port")
+        }
+        _ => None,
+    }
+}
+
+/// `uri-host [ ":" port ]` of RFC 3986, as far as its characters go: a
+/// name, an IPv4 address or a bracketed IPv6 one, percent-encoded bytes;
+/// never user information (`@`), a path, a query or white space. Empty is
+/// allowed (RFC 9112: the target has no authority).
+fn is_host_and_port(host: &[u8]) -> bool {
+    host.iter().all(|&b| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'%'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'['
+                    | b']'
+            )
+    })
+}
+
 /// Serves one connection until it ends or its [`ConnectionAbort`] fires.
 async fn drive(conn: impl Future<Output = Result<(), hyper::Error>>, abort: ConnectionAbort) {
     tokio::select! {
@@ -345,5 +438,69 @@ async fn drive(conn: impl Future<Output = Result<(), hyper::Error>>, abort: Conn
             }
         }
         () = abort.0.notified() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::{Request, Version, header::HOST};
+
+    use super::host_refused;
+
+    fn request(version: Version, hosts: &[&str]) -> Request<()> {
+        let mut builder = Request::builder()
+            .uri("/api/payments/x/status")
+            .version(version);
+        for host in hosts {
+            builder = builder.header(HOST, *host);
+        }
+        builder.body(()).expect("request")
+    }
+
+    #[test]
+    fn one_host_of_host_and_port_characters_passes() {
+        for host in [
+            "127.0.0.1:8080",
+            "shop.example",
+            "[::1]:80",
+            "xn--bcher-kva.example",
+            "",
+        ] {
+            assert_eq!(
+                host_refused(&request(Version::HTTP_11, &[host])),
+                None,
+                "{host:?}"
+            );
+        }
+        // HTTP/1.0 had no Host header.
+        assert_eq!(host_refused(&request(Version::HTTP_10, &[])), None);
+    }
+
+    #[test]
+    fn a_missing_a_second_or_a_malformed_host_is_refused() {
+        assert_eq!(
+            host_refused(&request(Version::HTTP_11, &[])),
+            Some("an HTTP/1.1 request needs a Host header")
+        );
+        for version in [Version::HTTP_10, Version::HTTP_11] {
+            assert_eq!(
+                host_refused(&request(version, &["a.example", "b.example"])),
+                Some("the request carries more than one Host header")
+            );
+        }
+        for host in [
+            "a b",
+            "user@shop.example",
+            "shop.example/x",
+            "shop?x",
+            "a\"b",
+            "é",
+        ] {
+            assert_eq!(
+                host_refused(&request(Version::HTTP_11, &[host])),
+                Some("the Host header is not a host and an optional port"),
+                "{host:?}"
+            );
+        }
     }
 }

@@ -310,3 +310,40 @@ async fn the_callers_trace_is_listed_reported_and_recorded() {
         assert!(lines[1].get("traceId").is_none(), "{file}: {}", lines[1]);
     }
 }
+
+/// An application that gives up (closes its connection) before the
+/// upstream answers: the upstream carried the request out, so the
+/// exchange is judged, listed and reported all the same. The handler was
+/// dropped with the connection before, and nothing kept the exchange.
+#[tokio::test]
+async fn an_exchange_the_application_gave_up_on_is_still_judged_and_listed() {
+    use tokio::io::AsyncWriteExt as _;
+    let rig = Rig::start().await;
+    let release = Arc::new(tokio::sync::Notify::new());
+    rig.upstream
+        .push(Canned::ok(initiate_data(ID, "GAVE-UP", 1050)).held_until(Arc::clone(&release)));
+    let body = initiate_body("GAVE-UP", 1050).to_string();
+    let mut stream = tokio::net::TcpStream::connect(rig.proxy.addr())
+        .await
+        .expect("connect to the proxy");
+    let request = format!(
+        "POST /api/payments/initiate HTTP/1.1\r\nHost: proxy.test\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.expect("sent");
+    rig.upstream.until_received(1).await;
+    drop(stream);
+    release.notify_one();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let items = loop {
+        let items = listing(&rig, "").await;
+        if !items.is_empty() || tokio::time::Instant::now() > deadline {
+            break items;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    assert_eq!(seqs(&items), [1], "the exchange is listed");
+    assert_eq!(items[0]["verdict"], "pass");
+    assert_eq!(items[0]["referenceNo"], "GAVE-UP");
+}

@@ -157,3 +157,25 @@ async fn a_path_outside_api_is_an_unchecked_404_and_no_exchange() {
     assert_eq!(rig.upstream.count(), 0);
     assert_eq!(rig.proxy.summary().exchanges, 0);
 }
+
+/// RFC 9112, section 3.2: an HTTP/1.1 request with a second `Host` or
+/// one that is not a host and port is answered 400 by the proxy itself
+/// and never reaches the upstream (which could read another host).
+#[tokio::test]
+async fn a_second_or_a_malformed_host_is_refused_and_never_forwarded() {
+    let rig = Rig::start().await;
+    for extra in ["Host: other.test\r\n", "Host: a b\r\n"] {
+        assert_eq!(
+            raw_get(rig.proxy.addr(), "/api/payments/x/status", extra).await,
+            400,
+            "{extra:?}"
+        );
+    }
+    assert_eq!(rig.upstream.count(), 0, "nothing forwarded");
+    rig.upstream.push(Canned::raw(200, "seen"));
+    assert_eq!(
+        raw_get(rig.proxy.addr(), "/api/payments/x/status", "").await,
+        200,
+        "one Host passes"
+    );
+}
