@@ -109,8 +109,15 @@ pub fn uuid(text: &str) -> Option<uuid::Uuid> {
     }
 }
 
+/// Codes `iso_currency` marks superseded that ISO 4217's list one still
+/// carries as active: the bolívar soberano, `VES` (928), stays Venezuela's
+/// currency beside `VED` (926), which ISO added for the 2021
+/// redenomination.
+const STILL_ACTIVE: [&str; 1] = ["VES"];
+
 /// The active ISO 4217 currencies `iso_currency` knows (with a minor-unit
-/// exponent, not superseded), by code: what `currencyCode` accepts. A
+/// exponent, not superseded, or in [`STILL_ACTIVE`]), by code: what
+/// `currencyCode` accepts. A
 /// table made once: `Currency::from_code` compares a code with each of
 /// its codes in turn, about 600 instructions an initiate (BENCHMARKS.md).
 static ACTIVE_CURRENCIES: LazyLock<BTreeMap<String, iso_currency::Currency>> =
@@ -118,8 +125,9 @@ static ACTIVE_CURRENCIES: LazyLock<BTreeMap<String, iso_currency::Currency>> =
         three_letters()
             .filter_map(|code| {
                 let currency = iso_currency::Currency::from_code(&code)?;
-                (currency.is_superseded().is_none() && currency.exponent().is_some())
-                    .then_some((code, currency))
+                let superseded =
+                    currency.is_superseded().is_some() && !STILL_ACTIVE.contains(&code.as_str());
+                (!superseded && currency.exponent().is_some()).then_some((code, currency))
             })
             .collect()
     });
@@ -177,6 +185,12 @@ mod tests {
         assert!(currencies.contains(&"MYR".to_owned()) && currencies.contains(&"KWD".to_owned()));
         assert!(!currencies.contains(&"AAA".to_owned()));
         assert!(currencies.len() > 150, "{}", currencies.len());
+        // Both of Venezuela's codes are active; the superseded ones are not.
+        for (code, active) in [("VES", true), ("VED", true), ("VEF", false)] {
+            assert_eq!(currencies.contains(&code.to_owned()), active, "{code}");
+            assert_eq!(active_currency(code).is_some(), active, "{code}");
+        }
+        assert_eq!(active_currency("VES").and_then(|c| c.exponent()), Some(2));
         let countries = country_codes();
         assert_eq!(countries.len(), 249);
         assert!(countries.contains(&"MY".to_owned()) && !countries.contains(&"AA".to_owned()));

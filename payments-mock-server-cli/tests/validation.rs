@@ -31,7 +31,7 @@ initiate_rule!(
     |b| b["merchantId"] = json!("m-1")
 );
 initiate_rule!(
-    initiate_with_numeric_merchant_id_says_string,
+    initiate_with_numeric_merchant_id_says_uuid,
     |b| b["merchantId"] = json!(5)
 );
 initiate_rule!(initiate_without_reference_says_required, |b| b

@@ -48,7 +48,12 @@ fn string<'a>(
         }
         Some(Field::Str(s)) => Some(s),
         Some(Field::Number(_) | Field::Value(_)) => {
-            problems.push(format!("{} must be a string", name.as_str()));
+            // CONTRACT 2: "Type errors read ... `merchantId must be a UUID`".
+            let kind = match name {
+                Name::MerchantId => "a UUID",
+                _ => "a string",
+            };
+            problems.push(format!("{} must be {kind}", name.as_str()));
             None
         }
     }
