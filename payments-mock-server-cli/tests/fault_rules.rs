@@ -12,6 +12,8 @@ use tokio::net::TcpStream;
 
 use crate::common::initiate_body;
 
+mod shutdown;
+
 async fn call(
     server: &MockServer,
     method: reqwest::Method,
@@ -402,32 +404,6 @@ async fn after_times_and_a_seeded_probability_repeat() {
         "{first:?}"
     );
     assert_eq!(first, run(11).await, "the seed repeats the run");
-}
-
-#[tokio::test]
-async fn hang_holds_the_request_without_a_change_and_never_the_shutdown() {
-    let server = MockServer::start().await;
-    server
-        .add_fault_rule(FaultRule::new(Fault::Hang))
-        .expect("valid");
-    let addr = server.addr();
-    let hanging = tokio::spawn(async move {
-        raw(addr, &initiate_request("HANG-1"), Duration::from_secs(60)).await
-    });
-    // The request is journaled (no status) and changed nothing.
-    server.answered_reach(1).await;
-    assert!(server.transactions().await.is_empty());
-    assert_eq!(server.requests().await[0].status, None);
-    // The shutdown ends the hang: the connection closes without a byte.
-    tokio::time::timeout(Duration::from_secs(30), server.shutdown())
-        .await
-        .expect("the shutdown is not held by the hanging request");
-    let (bytes, closed) = hanging.await.expect("joined");
-    assert!(
-        closed && bytes.is_empty(),
-        "{:?}",
-        String::from_utf8_lossy(&bytes)
-    );
 }
 
 #[tokio::test]

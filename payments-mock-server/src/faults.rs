@@ -54,8 +54,10 @@ pub enum Fault {
     /// Never drawn by `--fail-rate`: a test asks for it.
     AnswerOther,
     /// The request is read and never answered, before any change: the
-    /// connection stays open until the client leaves, at most
-    /// [`HANG_LIMIT`], and never past the server's shutdown.
+    /// connection is held for [`HANG_LIMIT`], and never past the server's
+    /// shutdown. A client that leaves earlier is not noticed before then
+    /// (the server answers a client that only shut its sending side, and
+    /// the two look alike).
     Hang,
     /// The change is made, then no answer ([`Fault::Hang`] after the
     /// commit point): what a client's timeout meets.
@@ -336,6 +338,11 @@ pub(crate) fn unit(seed: u64) -> f64 {
     SplitMix64(seed).unit()
 }
 
+/// The signal that ends a server's hanging requests at its shutdown,
+/// shared by its sandboxes' [`Faults`].
+#[derive(Debug, Clone)]
+pub(crate) struct Closing(std::sync::Arc<tokio::sync::watch::Sender<bool>>);
+
 /// Fault sources of one server.
 #[derive(Debug)]
 pub struct Faults {
@@ -350,8 +357,10 @@ pub struct Faults {
     /// 429 + `Retry-After` under load. Real (not virtual) time, because it
     /// limits real throughput.
     window: Mutex<Window>,
-    /// Set when the server shuts down: hanging requests end then.
-    closing: tokio::sync::watch::Sender<bool>,
+    /// Set when the server shuts down: hanging requests end then. One
+    /// for the server: its sandboxes' faults share the root's
+    /// ([`Faults::closing_with`]).
+    closing: std::sync::Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl Faults {
@@ -376,11 +385,24 @@ impl Faults {
                 started: Instant::now(),
                 count: 0,
             }),
-            closing: tokio::sync::watch::Sender::new(false),
+            closing: std::sync::Arc::new(tokio::sync::watch::Sender::new(false)),
         }
     }
 
     /// Tells hanging requests that the server is shutting down.
+    /// What ends these faults' hanging requests: a sandbox's faults take
+    /// the server's ([`Faults::closing_with`]).
+    pub(crate) fn closing(&self) -> Closing {
+        Closing(std::sync::Arc::clone(&self.closing))
+    }
+
+    /// These faults, their hanging requests ended by `closing` (a
+    /// sandbox's, by the server's shutdown).
+    pub(crate) fn closing_with(mut self, closing: &Closing) -> Self {
+        self.closing = std::sync::Arc::clone(&closing.0);
+        self
+    }
+
     pub(crate) fn close(&self) {
         self.closing.send_replace(true);
     }

@@ -91,6 +91,8 @@ pub(crate) struct Sandboxed {
 /// counter and draws, the same seed).
 #[derive(Debug, Clone)]
 struct FaultTemplate {
+    /// The server's shutdown signal, which ends a sandbox's hangs too.
+    closing: crate::faults::Closing,
     fail_rate: f64,
     seed: u64,
     latency: Option<std::ops::RangeInclusive<Duration>>,
@@ -173,6 +175,7 @@ impl AppState {
             config.rate_limit,
         );
         let template = FaultTemplate {
+            closing: faults.closing(),
             fail_rate: config.fail_rate,
             seed: faults.seed(),
             latency: config.latency,

@@ -98,7 +98,8 @@ impl AppState {
             auth: Arc::clone(&self.auth),
             admin: Arc::clone(&self.admin),
             fault_rules: crate::fault_rules::RuleBook::default(),
-            faults: Faults::new(t.fail_rate, Some(t.seed), t.latency.clone(), t.rate_limit),
+            faults: Faults::new(t.fail_rate, Some(t.seed), t.latency.clone(), t.rate_limit)
+                .closing_with(&t.closing),
             catalog: Arc::clone(&self.catalog),
             expiry: self.expiry,
             body_timeout: self.body_timeout,
