@@ -12,6 +12,7 @@ use crate::common::{MERCHANT, initiate_body};
 
 /// A sandbox's time to live: real time, renewed by use and by a long request.
 mod lifetime;
+mod removal;
 
 const OTHER_MERCHANT: &str = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
 
@@ -380,6 +381,10 @@ async fn each_role_makes_sees_and_controls_only_what_it_may() {
             Some(other),
         ),
         (format!("{mine_base}/_mock/transactions"), Some(other)),
+        // Its console too, exactly as an unknown sandbox: not a page
+        // drawn with its label, clock and store.
+        (format!("{mine_base}/_mock/ui/"), Some(other)),
+        (format!("{mine_base}/_mock/ui/requests"), Some(other)),
     ] {
         let (status, envelope) = get(&url, key).await;
         assert_eq!(
@@ -387,6 +392,19 @@ async fn each_role_makes_sees_and_controls_only_what_it_may() {
             (404, Some("SANDBOX_NOT_FOUND")),
             "{url}"
         );
+    }
+    // Its merchant sees its console, but not the store (a file path, a
+    // database's host and user) or the replica's name: the admin's.
+    for (base, key, shown) in [
+        (&mine_base, Some(bound), false),
+        (&mine_base, Some(admin), true),
+        (&root, Some(bound), false),
+        (&root, Some(admin), true),
+    ] {
+        let (status, page) = get(&format!("{base}/_mock/ui/"), key).await;
+        let page = page.as_str().expect("a page");
+        assert_eq!(status, 200, "{base} {key:?}");
+        assert_eq!(page.contains("replica"), shown, "{base} {key:?}: {page}");
     }
     // Its health too: else its id (and its clock) could be probed; and
     // the whole server's metrics are the admin's under any sandbox.

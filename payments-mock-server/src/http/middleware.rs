@@ -437,6 +437,16 @@ fn ensure_page(response: Response, path: &str, state: &AppState) -> Response {
     {
         return response;
     }
+    // A sandbox another merchant's key asked for is answered exactly as
+    // an unknown one (CONTRACT 18: invisible), never by a page drawn with
+    // the sandbox's own label, clock and store.
+    if response
+        .extensions()
+        .get::<payments_serve::ErrorCodeTag>()
+        .is_some_and(|tag| tag.0 == payments_serve::ErrorCode::SandboxNotFound)
+    {
+        return response;
+    }
     let mut replacement = if path.starts_with("/_mock/ui") {
         crate::web::console::error_for_status(state, status, path)
     } else {

@@ -44,6 +44,10 @@ pub(super) struct Inner {
     /// Payment page token → position (confirmed redirect transactions).
     pub(super) by_token: Index,
     codes: Interner,
+    /// The sandbox this store is was removed: nothing more is written
+    /// (set under the write lock, so a change checked under it either
+    /// came before the removal or is refused).
+    gone: bool,
 }
 
 impl Inner {
@@ -161,6 +165,13 @@ impl MemoryStore {
         self.inner.write().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The sandbox this store is was removed: a change that has not taken
+    /// the lock yet is refused ([`StoreError::sandbox_gone`]), as the
+    /// other stores refuse it.
+    pub(crate) fn forget(&self) {
+        self.write().gone = true;
+    }
+
     /// A transaction with times the caller chose, for preloading a store
     /// and benchmarks; requests go through [`Store::create`], which stamps
     /// them in order.
@@ -218,6 +229,9 @@ impl MemoryStore {
         confirmation: Confirmation,
     ) -> Transition {
         let mut inner = self.write();
+        if inner.gone {
+            return Transition::Missing;
+        }
         let Some(position) = inner.position_of_id(id) else {
             return Transition::Missing;
         };
@@ -361,7 +375,11 @@ impl Store for MemoryStore {
     ) -> Result<Result<Record, InsertRefusal>, StoreError> {
         // The time is read and the id made under the write lock, so
         // positions, ids and `createdAt` follow one order.
-        Ok(self.write().insert(new, initial, || {
+        let mut inner = self.write();
+        if inner.gone {
+            return Err(StoreError::sandbox_gone());
+        }
+        Ok(inner.insert(new, initial, || {
             let now = self.clock.now();
             (
                 self.ids.at(now),
@@ -377,7 +395,11 @@ impl Store for MemoryStore {
         now: DateTime<Utc>,
         confirmation: Confirmation,
     ) -> Result<Transition, StoreError> {
-        Ok(self.confirm_now(id, Some(now), confirmation))
+        match self.confirm_now(id, Some(now), confirmation) {
+            // Refused under the lock because its sandbox was removed.
+            Transition::Missing if self.read().gone => Err(StoreError::sandbox_gone()),
+            moved => Ok(moved),
+        }
     }
 
     async fn seed(&self, record: Record) -> Result<Result<(), InsertRefusal>, StoreError> {

@@ -128,15 +128,16 @@ impl AnyStore {
     ///
     /// [`StoreError`] when the store cannot be written.
     pub(crate) async fn forget_sandbox(&self) -> Result<(), StoreError> {
-        #[cfg(feature = "sqlite")]
-        if let Self::Sqlite(s) = self {
-            return Box::pin(s.forget_sandbox()).await;
+        match self {
+            Self::Memory(m) => {
+                m.forget();
+                Ok(())
+            }
+            #[cfg(feature = "sqlite")]
+            Self::Sqlite(s) => Box::pin(s.forget_sandbox()).await,
+            #[cfg(feature = "postgres")]
+            Self::Postgres(s) => Box::pin(s.forget_sandbox()).await,
         }
-        #[cfg(feature = "postgres")]
-        if let Self::Postgres(s) = self {
-            return Box::pin(s.forget_sandbox()).await;
-        }
-        Ok(())
     }
 
     /// Removes the sandbox this store is, behind the answers (it expired,
@@ -144,13 +145,12 @@ impl AnyStore {
     /// removes it only if its time ran out there too: another replica may
     /// have used it.
     pub(crate) fn forget_sandbox_later(&self) {
-        #[cfg(feature = "sqlite")]
-        if let Self::Sqlite(s) = self {
-            s.forget_sandbox_later();
-        }
-        #[cfg(feature = "postgres")]
-        if let Self::Postgres(s) = self {
-            s.forget_sandbox_if_expired();
+        match self {
+            Self::Memory(m) => m.forget(),
+            #[cfg(feature = "sqlite")]
+            Self::Sqlite(s) => s.forget_sandbox_later(),
+            #[cfg(feature = "postgres")]
+            Self::Postgres(s) => s.forget_sandbox_if_expired(),
         }
     }
 
@@ -158,13 +158,12 @@ impl AnyStore {
     /// store (an in-process test's sandbox, dropped: on a store the
     /// replicas share too, since the test that made it is done with it).
     pub(crate) fn forget_dropped_sandbox(&self) {
-        #[cfg(feature = "sqlite")]
-        if let Self::Sqlite(s) = self {
-            s.forget_sandbox_later();
-        }
-        #[cfg(feature = "postgres")]
-        if let Self::Postgres(s) = self {
-            s.forget_sandbox_later();
+        match self {
+            Self::Memory(m) => m.forget(),
+            #[cfg(feature = "sqlite")]
+            Self::Sqlite(s) => s.forget_sandbox_later(),
+            #[cfg(feature = "postgres")]
+            Self::Postgres(s) => s.forget_sandbox_later(),
         }
     }
 

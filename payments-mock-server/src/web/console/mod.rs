@@ -217,6 +217,13 @@ impl Chrome {
         };
         self.signed_in = viewer.signed_in;
         self.may_change = viewer.role.may_change();
+        // CONTRACT 18: the store (a file path, a database's host and
+        // user) and the replica's name need the admin key, as on
+        // `/_mock/health`.
+        if matches!(viewer.role, Role::Merchant(_) | Role::Owner(_)) {
+            self.store.clear();
+            self.replica.clear();
+        }
         self
     }
 }

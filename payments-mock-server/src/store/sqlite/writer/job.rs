@@ -33,6 +33,19 @@ impl Writer<'_> {
         let conn = self.conn;
         let key = view.key.as_slice();
         let now_of = |view: &Shared| Clock::at_offset(view.writer_offset.load(Ordering::SeqCst));
+        // A sandbox removed (its `ForgetSandbox` ran before this job) gets
+        // no row back: the change is refused as its request is answered,
+        // 404 `SANDBOX_NOT_FOUND`. Only this thread writes, so the check
+        // and the write cannot be split by the removal.
+        if view.sandbox.is_some()
+            && view.gone.load(Ordering::SeqCst)
+            && matches!(
+                job,
+                Job::Seed { .. } | Job::Create { .. } | Job::Confirm { .. }
+            )
+        {
+            return Err(StoreError::sandbox_gone());
+        }
         match job {
             Job::Seed { record, .. } => {
                 let statement = prepared(&mut self.statements.insert, conn, INSERT)?;

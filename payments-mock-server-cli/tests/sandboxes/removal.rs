@@ -1,0 +1,61 @@
+//! A sandbox removed while one of its requests is in flight.
+
+use std::time::Duration;
+
+use payments_mock_server::MockServer;
+use serde_json::Value;
+
+use super::{call, make};
+use crate::common::initiate_body;
+
+/// A `DELETE` of a sandbox while one of its requests is in flight (held
+/// by a `delay`): the request is answered 404 `SANDBOX_NOT_FOUND`, never
+/// 200 for a payment in a sandbox already gone, and the SQLite file keeps
+/// no row of it (it kept one under the removed id, seen nowhere, never
+/// removed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_in_flight_when_its_sandbox_is_deleted_is_not_found() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let file = dir.path().join("mock.db");
+    for spec in [None, Some(format!("sqlite:{}", file.display()))] {
+        let mut builder = MockServer::builder();
+        if let Some(spec) = &spec {
+            builder = builder.store(spec.parse().expect("a store spec"));
+        }
+        let server = builder.start().await.expect("started");
+        let (id, base) = make(&server, None).await;
+        let initiate = tokio::spawn({
+            let url = format!("{base}/api/payments/initiate");
+            async move {
+                reqwest::Client::new()
+                    .post(url)
+                    .header("x-mock-fault", "delay=400")
+                    .json(&initiate_body("GONE-1", "TOPUP"))
+                    .send()
+                    .await
+                    .expect("an answer")
+            }
+        });
+        // Sent, and held by its delay (if it were not there yet, it
+        // would meet no sandbox at all: the same answer).
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (status, _) = call(
+            reqwest::Method::DELETE,
+            &format!("{}/_mock/sandboxes/{id}", server.base_url()),
+            None,
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{spec:?}");
+        let reply = initiate.await.expect("joined");
+        assert_eq!(reply.status(), 404, "{spec:?}");
+        let body: Value = reply.json().await.expect("an envelope");
+        assert_eq!(body["errorCode"], "SANDBOX_NOT_FOUND", "{spec:?}");
+        server.shutdown().await;
+    }
+    let db = rusqlite::Connection::open(&file).expect("the file");
+    let rows: i64 = db
+        .query_row("SELECT COUNT(*) FROM mock_transactions", [], |r| r.get(0))
+        .expect("counted");
+    assert_eq!(rows, 0, "no row of the removed sandbox");
+}
