@@ -233,6 +233,26 @@ impl std::fmt::Debug for CallSpans {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InjectedFault(pub String);
 
+/// Where a server names the fault of a request it will never answer (an
+/// injected `reset` or `hang`): there is no response to carry an
+/// [`InjectedFault`], so the request's span, ended as `aborted`, reads it
+/// from here. Put into a request's extensions by the span layer, only when
+/// spans are exported.
+#[derive(Debug, Clone, Default)]
+pub struct UnansweredFault(std::sync::Arc<std::sync::OnceLock<String>>);
+
+impl UnansweredFault {
+    /// Names the fault (the journal's words); the first name stays.
+    pub fn name(&self, fault: &str) {
+        let _ = self.0.set(fault.to_owned());
+    }
+
+    /// The fault named, if any.
+    pub fn named(&self) -> Option<&str> {
+        self.0.get().map(String::as_str)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -223,6 +223,52 @@ async fn an_injected_fault_is_an_error_span_naming_it() {
     assert_eq!(status.code, SpanStatus::Error as i32);
 }
 
+/// A fault never answered (a reset, a hang) has no response to name it
+/// on: its span, ended as `aborted`, names it all the same, so a trace
+/// tells an injected reset from a client that left.
+#[tokio::test]
+async fn a_reset_or_a_hang_is_an_aborted_span_naming_its_fault() {
+    let mut receiver = Receiver::start().await;
+    let mock = mock_exporting_to(&receiver).await;
+    let http = reqwest::Client::new();
+    let reset = http
+        .post(format!("{}/api/payments/initiate", mock.base_url()))
+        .header("x-mock-fault", "commit-then-reset")
+        .json(&initiate_body("OT-R", "TOPUP"))
+        .send()
+        .await;
+    assert!(reset.is_err(), "no answer: {reset:?}");
+    // A hang is a rule's (the header has the seven answered kinds).
+    mock.add_fault_rule(
+        payments_mock_server::FaultRule::new(payments_mock_server::Fault::Hang)
+            .on(payments_mock_server::Endpoint::StatusById),
+    )
+    .expect("valid");
+    let hanging = tokio::spawn(
+        http.get(format!("{}/api/payments/OT-H/status", mock.base_url()))
+            .send(),
+    );
+    while mock.requests().await.len() < 2 {
+        tokio::task::yield_now().await;
+    }
+    mock.shutdown().await;
+    let hung = hanging.await.expect("joined");
+    assert!(hung.is_err(), "never answered: {hung:?}");
+
+    let spans = receiver.spans();
+    let [reset] = named(&spans, "POST /api/payments/initiate")[..] else {
+        panic!("one initiate span: {spans:#?}");
+    };
+    let [hang] = named(&spans, "GET /api/payments/{transactionId}/status")[..] else {
+        panic!("one status span: {spans:#?}");
+    };
+    for (span, fault) in [(reset, "commit-then-reset"), (hang, "hang")] {
+        assert_eq!(span.text("error.type"), Some("aborted"), "{span:?}");
+        assert_eq!(span.text("payments.fault"), Some(fault), "{span:?}");
+        assert_eq!(span.int("http.response.status_code"), None);
+    }
+}
+
 #[tokio::test]
 async fn a_sandboxed_request_is_named_by_the_sandboxes_route() {
     let mut receiver = Receiver::start().await;

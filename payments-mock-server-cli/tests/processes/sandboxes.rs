@@ -219,3 +219,28 @@ async fn a_damaged_sandbox_row_refuses_the_start_naming_the_store() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(crate::mock::bytes(&path), before, "left as it was");
 }
+
+/// The log line of a sandbox's request that is never answered (an
+/// injected reset) shows the whole path asked, its prefix included, as an
+/// answered request's line does.
+#[tokio::test]
+async fn a_sandboxs_reset_is_logged_with_its_whole_path() {
+    let mock = Mock::start(&[]);
+    let http = http();
+    let id = made(&http, &mock, json!({})).await;
+    let reset = http
+        .get(mock.url(&format!("/sandboxes/{id}/api/payments/RESET-LOG/status")))
+        .header("x-mock-fault", "reset")
+        .send()
+        .await;
+    assert!(reset.is_err(), "no answer: {reset:?}");
+    let (_, log) = mock.stop();
+    let line = log
+        .lines()
+        .find(|line| line.contains("connection reset (injected fault)"))
+        .unwrap_or_else(|| panic!("the reset's line: {log}"));
+    assert!(
+        line.contains(&format!("/sandboxes/{id}/api/payments/RESET-LOG/status")),
+        "{line}"
+    );
+}

@@ -150,6 +150,13 @@ where
     let abort = abort
         .or_else(|| req.extensions().get::<ConnectionAbort>())
         .cloned();
+    // Where a reset or a hang names its fault for the request's span
+    // (only there when spans are exported).
+    #[cfg(feature = "otlp")]
+    let unanswered = req
+        .extensions()
+        .get::<payments_serve::trace::UnansweredFault>()
+        .cloned();
     let ending = guarded(state, req, endpoint, &mut entry).await;
     match ending {
         Ending::Respond(mut response) => {
@@ -171,10 +178,23 @@ where
         }
         Ending::Reset | Ending::Hang => {
             let hang = matches!(ending, Ending::Hang);
+            #[cfg(feature = "otlp")]
+            if let (Some(slot), (Some(tokens), _)) = (
+                &unanswered,
+                crate::domain::journal::split_fault(entry.fault.as_deref()),
+            ) {
+                slot.name(tokens);
+            }
+            // The whole path asked, a sandbox's prefix included, as an
+            // answered request's line has it (a cold path: one `format!`).
+            let prefix = state
+                .sandbox
+                .map(|s| format!("/sandboxes/{}", s.id))
+                .unwrap_or_default();
             tracing::info!(
                 target: "payments_mock_server::request",
                 method = %entry.method(),
-                path = %entry.path(),
+                path = %format!("{prefix}{}", entry.path()),
                 request_id = %entry.request_id(),
                 "{}",
                 if hang {
@@ -186,8 +206,10 @@ where
             state.store.record_request(entry);
             state.count_answered();
             if hang {
-                // Until the client leaves (this future is dropped with its
-                // connection), the limit, or the server's shutdown.
+                // Until the limit or the server's shutdown (a client that
+                // left is not noticed: connections serve half-closed
+                // clients, so this future is dropped only with a
+                // connection that breaks).
                 // Boxed: only a hanging request pays for its timer in its
                 // future; every other request's future stays as small.
                 Box::pin(state.faults.hold(crate::faults::HANG_LIMIT)).await;

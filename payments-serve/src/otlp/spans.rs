@@ -26,7 +26,7 @@ use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::trace::{SdkTracer, Span};
 
 use crate::ErrorCodeTag;
-use crate::trace::{CallSpans, InjectedFault, ServingSpan, TraceParent};
+use crate::trace::{CallSpans, InjectedFault, ServingSpan, TraceParent, UnansweredFault};
 
 /// Longest `url.path` written; a longer path is cut at a character.
 const MAX_PATH: usize = 256;
@@ -137,9 +137,11 @@ where
                 req.extensions_mut().insert(calls.clone());
             }
         }
+        let unanswered = UnansweredFault::default();
+        req.extensions_mut().insert(unanswered.clone());
         let answer = self.inner.call(req);
         Box::pin(async move {
-            let mut open = Open(Some(span));
+            let mut open = Open(Some(span), unanswered);
             let Ok(response) = answer.await;
             open.close(&response);
             Ok(response)
@@ -228,8 +230,9 @@ fn list_members(list: &str) -> Option<Vec<(&str, &str)>> {
 
 /// A request's span until its answer: ended with the answer's status, or,
 /// when the answer is never sent (the connection closed first, an
-/// injected reset), ended on drop as `aborted`.
-struct Open(Option<Span>);
+/// injected reset), ended on drop as `aborted`, with the fault the server
+/// named, if it named one.
+struct Open(Option<Span>, UnansweredFault);
 
 impl Open {
     fn close(&mut self, response: &Response) {
@@ -259,6 +262,9 @@ impl Drop for Open {
     fn drop(&mut self) {
         if let Some(mut span) = self.0.take() {
             span.set_attribute(KeyValue::new("error.type", "aborted"));
+            if let Some(fault) = self.1.named() {
+                span.set_attribute(KeyValue::new("payments.fault", fault.to_owned()));
+            }
             span.set_status(Status::error("no answer was sent"));
             span.end();
         }
