@@ -141,7 +141,7 @@ pub struct MemoryStore {
     /// Poisoning is ignored: no critical section can leave the maps half
     /// updated (each writes after all checks, with infallible inserts).
     inner: RwLock<Inner>,
-    clock: Clock,
+    pub(super) clock: Clock,
     /// The ids of this store's clock (one per clock: `Ids`).
     ids: Ids,
     journal: Journal,

@@ -96,6 +96,9 @@ impl MemoryStore {
         let page = record
             .payment_page_mut()
             .ok_or(PayerRefusal::NoPaymentPage)?;
+        // The window at the clock's now under the lock, never earlier
+        // than the caller's (as confirm's expiry).
+        let now = now.max(self.clock.now());
         let decided_now = page.is_open(now);
         if decided_now {
             page.decision = Some(PayerDecision { action, at: now });

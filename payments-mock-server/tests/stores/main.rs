@@ -14,6 +14,8 @@ mod races;
 // resets, a first-version database), and its exactness across two replicas
 // in one process (reads wait for the other's writes, resets fence them).
 mod journal;
+// A PostgreSQL confirm that missed the row waits for the one that holds it.
+mod pg_races;
 // GET /metrics counts each server's own store operations.
 mod metrics;
 // Seeding (`--seed-from`): whole records placed as given, by every store.
@@ -85,6 +87,7 @@ macro_rules! every_store {
             promise!(racing_confirms_move_once, shared);
             promise!(confirm_checks_expiry_and_keeps_the_confirmation);
             promise!(a_confirm_with_a_stale_now_is_refused_after_the_expiry);
+            promise!(a_submit_with_a_stale_now_decides_nothing_after_the_window);
             promise!(reads_by_id_and_reference_respect_the_scope);
             promise!(the_payer_decides_once, shared);
             promise!(reads_after_an_answer_see_it, shared);

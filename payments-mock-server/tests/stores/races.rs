@@ -127,3 +127,42 @@ pub async fn a_confirm_with_a_stale_now_is_refused_after_the_expiry<S: Store>(st
         other => panic!("confirmed after its expiry: {other:?}"),
     }
 }
+
+/// A payer's submit that read the clock before the window closed and
+/// reaches the store after it (a status read meanwhile saw the window
+/// closed: FAILED) decides nothing: the store judges the window at its
+/// own now, no earlier than the caller's, as it does a confirm's expiry.
+pub async fn a_submit_with_a_stale_now_decides_nothing_after_the_window<S: Store>(store: &S) {
+    use payments_mock_server::domain::port::PaymentPageKey;
+    use payments_mock_server::domain::transaction::PayerAction;
+    let record = create(store, MERCHANT, "PAY-STALE").await;
+    let now = store.now().await.expect("now");
+    let page = crate::behaviour::token(7);
+    store
+        .confirm(
+            record.id,
+            now,
+            crate::behaviour::page_confirmation(now, &page, MINUTE),
+        )
+        .await
+        .expect("answers");
+    let stale = store.now().await.expect("now");
+    let deadline = now + MINUTE;
+    let until = (deadline - stale).to_std().expect("ahead");
+    store
+        .advance_clock(until + Duration::from_millis(1))
+        .await
+        .expect("answers");
+    let decided = store
+        .decide(PaymentPageKey::Token(&page), None, PayerAction::Pay, stale)
+        .await
+        .expect("answers")
+        .expect("a page");
+    assert!(!decided.decided_now, "decided after the window closed");
+    let stored = store
+        .with_payment_page(PaymentPageKey::Token(&page), |_, p| p.clone())
+        .await
+        .expect("answers")
+        .expect("a page");
+    assert_eq!(stored.decision, None, "{stored:?}");
+}

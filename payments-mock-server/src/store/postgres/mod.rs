@@ -297,10 +297,16 @@ impl Store for PostgresStore {
             if let Some(row) = moved {
                 return Ok(Transition::Moved(record_of(&row)?));
             }
+            // Read with a share lock: a confirm that won the row and has
+            // not committed yet is waited for, so an UPDATE that missed
+            // the row because its expiry had passed at this statement's
+            // now sees the winner's confirmation (already confirmed), not
+            // the row before it (expired: two answers that cannot both
+            // be true).
             Ok(
                 match Self::select_one(
                     &client,
-                    "id = $1 AND sandbox = $2",
+                    "id = $1 AND sandbox = $2 FOR SHARE",
                     &[&id, &self.view.sandbox],
                 )
                 .await?
@@ -327,11 +333,16 @@ impl Store for PostgresStore {
         bounded(async {
             let client = self.client().await?;
             let scope_filter = "($2::uuid IS NULL OR merchant_id = $2) AND sandbox = $3";
+            // The window judged at this statement's now, never earlier than
+            // the caller's (as confirm's expiry): a submit that read the
+            // clock before the deadline cannot decide after a read has
+            // seen the window closed (FAILED, then SUCCESSFUL).
+            let now_here = DATABASE_NOW.replace("$11", "$3");
             let decide = client
                 .prepare_cached(&format!(
-                    "UPDATE mock_transactions SET decision = $4, decided_at = $5 \
+                    "UPDATE mock_transactions SET decision = $4, decided_at = GREATEST($5, {now_here}) \
                      WHERE {filter} AND {scope_filter} AND page_token IS NOT NULL \
-                     AND decision IS NULL AND page_deadline > $5 RETURNING {COLUMNS}"
+                     AND decision IS NULL AND page_deadline > GREATEST($5, {now_here}) RETURNING {COLUMNS}"
                 ))
                 .await
                 .map_err(|e| store_error(&e))?;

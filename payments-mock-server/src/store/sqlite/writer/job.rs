@@ -146,6 +146,11 @@ impl Writer<'_> {
                     };
                     return Ok((Effect::None, Outcome::Decided(Err(refusal))));
                 };
+                // The window at the writer's now, never earlier than the
+                // caller's (as confirm's expiry): a submit that read the
+                // clock before the deadline cannot decide after a read
+                // saw the window closed.
+                let now = &(*now).max(now_of(view));
                 let decided_now = payment_page.is_open(*now);
                 let id = record.id.as_bytes().to_vec();
                 if decided_now {
