@@ -10,6 +10,8 @@ mod behaviour;
 mod kept;
 /// Races between creates, confirms, resets and the clock.
 mod races;
+// Look-ups with text no transaction can hold (a NUL).
+mod odd_text;
 // The PostgreSQL journal's numbers (failed writes, uncommitted writes,
 // resets, a first-version database), and its exactness across two replicas
 // in one process (reads wait for the other's writes, resets fence them).
@@ -88,6 +90,7 @@ macro_rules! every_store {
             promise!(confirm_checks_expiry_and_keeps_the_confirmation);
             promise!(a_confirm_with_a_stale_now_is_refused_after_the_expiry);
             promise!(a_submit_with_a_stale_now_decides_nothing_after_the_window);
+            promise!(a_reference_with_a_nul_is_not_found);
             promise!(reads_by_id_and_reference_respect_the_scope);
             promise!(the_payer_decides_once, shared);
             promise!(reads_after_an_answer_see_it, shared);

@@ -428,6 +428,13 @@ impl Store for PostgresStore {
         scope: Option<Uuid>,
         f: impl FnOnce(&Record) -> T + Send,
     ) -> Result<Result<T, LookupError>, StoreError> {
+        // No reference holds a NUL (the interface refuses control
+        // characters), and PostgreSQL's text cannot take one: not found,
+        // as on the other stores, never a 503 (which also made a merchant's
+        // journal unreadable while such a request was in it).
+        if reference_no.contains('\0') {
+            return Ok(Err(LookupError::NotFound));
+        }
         let found = bounded(async {
             let client = self.client().await?;
             match scope {

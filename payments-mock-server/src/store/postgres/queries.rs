@@ -111,6 +111,19 @@ impl PostgresStore {
         {
             return Ok(None);
         }
+        // No reference holds a NUL (the interface refuses control
+        // characters), and PostgreSQL's text cannot take one: such a
+        // filter finds nothing, as on the other stores, never a 503.
+        if query
+            .reference_contains
+            .as_deref()
+            .is_some_and(|part| part.contains('\0'))
+        {
+            return Ok(Some(Page {
+                items: Vec::new(),
+                more: false,
+            }));
+        }
         let (cmp, order) = match query.order {
             Order::OldestFirst => (">", "ASC"),
             Order::NewestFirst => ("<", "DESC"),
