@@ -58,6 +58,28 @@ pub fn clipped(text: &str) -> String {
     }
 }
 
+/// `text` whole when it has at most `max` characters, else its first
+/// `max` characters and `…`: cut by characters (never inside one), and a
+/// cut value is one character longer than any value shown whole, so the
+/// two can never look the same.
+#[must_use]
+pub fn clip_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}…", &text[..end]),
+    }
+}
+
+/// Whether a terminal would act on `c` rather than show it: a control
+/// character, or a bidirectional control.
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
 /// Text from the service or an input file, made safe for a terminal:
 /// control characters (including ESC, so no ANSI sequences) and the
 /// bidirectional controls (which would show what follows them reversed:
@@ -65,13 +87,6 @@ pub fn clipped(text: &str) -> String {
 /// of being interpreted.
 #[must_use]
 pub fn printable(text: &str) -> String {
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(
-                c,
-                '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-            )
-    };
     if !text.chars().any(hidden) {
         return text.to_owned();
     }

@@ -23,6 +23,11 @@ use crate::{output::printable, usage};
 const MAX_ID_CHARS: usize = 128;
 /// The longest referenceNo the service accepts (CONTRACT section 1).
 const MAX_REFERENCE_CHARS: usize = 64;
+/// The most characters of a cell the output repeats when the row's check
+/// did not accept it: more than any valid referenceNo, transactionId,
+/// currency or status has, so only a value that cannot be valid is cut.
+/// (An accepted amount is whole, however many leading zeros it has.)
+pub const MAX_CELL_CHARS: usize = 200;
 
 /// Where each known column is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,8 +107,10 @@ impl Columns {
     }
 }
 
-/// What the ledger says on one row, as written (trimmed, at most 200 bytes
-/// each, lossy UTF-8): for the output, whatever the row's fate.
+/// What the ledger says on one row, as written (trimmed, lossy UTF-8):
+/// for the output, whatever the row's fate. A value the row's check
+/// accepted is whole; any other longer than [`MAX_CELL_CHARS`] is its
+/// first [`MAX_CELL_CHARS`] characters and `…`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cells {
     pub reference: Option<String>,
@@ -223,6 +230,7 @@ impl Checker {
                 )),
             };
         }
+        let mut cells = cells;
         let mut problems = Vec::new();
         let reference = text("referenceNo", raw_reference, &mut problems)
             .and_then(|reference| check_reference(reference, &mut problems));
@@ -257,6 +265,10 @@ impl Checker {
             u64::from(*self.seen.entry(key).or_insert(short_line))
         });
         let line_seen = u64::from(short_line);
+        if amount.is_some() {
+            // Accepted: whole (leading zeros may make it any length).
+            cells.amount = raw_amount.map(|bytes| String::from_utf8_lossy(bytes).into_owned());
+        }
         let verdict = match (reference, amount, currency) {
             _ if !problems.is_empty() => Verdict::Invalid(problems.join("; ")),
             _ if first_line.is_some_and(|first| first != line_seen) => Verdict::Duplicate {
@@ -417,9 +429,10 @@ fn trim(bytes: &[u8]) -> &[u8] {
     bytes.trim_ascii()
 }
 
-/// A cell as the output repeats it: at most 200 bytes.
+/// A cell as the output repeats it: at most [`MAX_CELL_CHARS`] characters
+/// and `…`.
 fn echo(text: &str) -> String {
-    crate::text::clipped(text)
+    crate::text::clip_chars(text, MAX_CELL_CHARS)
 }
 
 /// Reads the header: the columns, or why the ledger cannot be used.
@@ -444,148 +457,4 @@ pub fn header<R: Read>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rows(text: &str) -> Vec<Row> {
-        let mut records = Records::new(text.as_bytes());
-        let columns = header(&mut records).unwrap().unwrap();
-        let mut checker = Checker::new(columns, Currency::MYR);
-        let mut out = Vec::new();
-        loop {
-            match records.next().unwrap() {
-                Next::Record { line } => out.push(checker.check(&records, line)),
-                Next::TooLong { line, why } => out.push(checker.too_long(line, why)),
-                Next::End => return out,
-            }
-        }
-    }
-
-    fn invalid(row: &Row) -> &str {
-        match &row.verdict {
-            Verdict::Invalid(reason) => reason,
-            other => panic!("line {} not invalid: {other:?}", row.line),
-        }
-    }
-
-    #[test]
-    fn columns_are_found_by_name_in_any_order_and_case() {
-        let rows = rows("Status, AMOUNT ,note,referenceno\nsuccessful,10.50,x,R1\n");
-        let Verdict::LookUp(valid) = &rows[0].verdict else {
-            panic!("{:?}", rows[0]);
-        };
-        assert_eq!(valid.reference, "R1");
-        assert_eq!(valid.amount.get(), 1050);
-        assert_eq!(valid.status, Some(TransactionStatus::Successful));
-        assert_eq!(valid.currency, Currency::MYR);
-    }
-
-    #[test]
-    fn header_problems_say_what_is_wrong() {
-        let find = |text: &str| {
-            let mut records = Records::new(text.as_bytes());
-            header(&mut records).unwrap().unwrap_err().0
-        };
-        assert!(find("").contains("the ledger is empty"));
-        assert!(
-            find("ref,amount\n").contains("no referenceNo column"),
-            "{}",
-            find("ref,amount\n")
-        );
-        assert!(find("a,b\n").contains("no referenceNo and no amount column"));
-        assert!(find("amount,referenceNo,Amount\n").contains("amount twice (columns 1 and 3)"));
-    }
-
-    #[test]
-    fn amounts_follow_the_currency_exponent_exactly() {
-        let rows = rows(
-            "referenceNo,amount,currency\n\
-             A,10.505,MYR\nB,1500,jpy\nC,1.5,JPY\nD,1.500,KWD\nE,0,MYR\nF,-5,MYR\n\
-             G,1e3,MYR\nH,\"1,000.00\",MYR\nI,10.50,XYZ\nJ,,MYR\nK,90071992547409.92,MYR\n\
-             L,10.,MYR\nM,.5,MYR\nN,.,MYR\nO,0.5,MYR\n",
-        );
-        assert!(invalid(&rows[0]).contains("more than 2 decimal places, the most MYR allows"));
-        assert!(matches!(&rows[1].verdict, Verdict::LookUp(v) if v.amount.get() == 1500));
-        assert!(invalid(&rows[2]).contains("more than 0 decimal places"));
-        assert!(matches!(&rows[3].verdict, Verdict::LookUp(v) if v.amount.get() == 1500));
-        assert!(invalid(&rows[4]).contains("greater than zero"));
-        assert!(invalid(&rows[5]).contains("greater than zero"));
-        assert!(invalid(&rows[6]).contains("is not an amount"));
-        assert!(invalid(&rows[7]).contains("is not an amount"));
-        assert!(invalid(&rows[8]).contains("not an ISO 4217 code"));
-        assert_eq!(invalid(&rows[9]), "amount is empty");
-        assert!(invalid(&rows[10]).contains("too large"));
-        // A point needs digits on both sides.
-        for row in &rows[11..14] {
-            assert!(invalid(row).contains("is not an amount"), "{row:?}");
-        }
-        assert!(matches!(&rows[14].verdict, Verdict::LookUp(v) if v.amount.get() == 50));
-    }
-
-    #[test]
-    fn the_second_row_of_a_reference_is_a_duplicate_of_the_first() {
-        let rows = rows("referenceNo,amount\nR1,1\nR2,2\nR1,3\nR1,x\n");
-        assert!(matches!(rows[0].verdict, Verdict::LookUp(_)));
-        assert_eq!(rows[2].verdict, Verdict::Duplicate { first_line: 2 });
-        assert!(
-            invalid(&rows[3]).contains("not an amount"),
-            "malformed wins"
-        );
-    }
-
-    #[test]
-    fn every_problem_of_a_row_is_named() {
-        let rows = rows("referenceNo,amount,status,transactionId\n,abc,PAID,a b\nR,1\n");
-        let reason = invalid(&rows[0]);
-        for part in [
-            "referenceNo is empty",
-            "'abc' is not an amount",
-            "'PAID' is not one of",
-            "has a space",
-        ] {
-            assert!(reason.contains(part), "{part}: {reason}");
-        }
-        assert!(invalid(&rows[1]).contains("the row has 2 fields, the header 4"));
-    }
-
-    /// Issue 40: an unquoted comma gave cascading complaints about values
-    /// in the wrong columns; now one message, and the row is no reference's
-    /// first sighting (its values are not where the header says).
-    #[test]
-    fn a_row_with_another_field_count_is_invalid_with_one_message() {
-        let rows = rows(
-            "referenceNo,amount,currency,status\nINV-1,1,000.00,MYR,SUCCESSFUL\nINV-1,1000.00,MYR,SUCCESSFUL\n",
-        );
-        assert_eq!(
-            invalid(&rows[0]),
-            "the row has 5 fields, the header 4 (a comma in a value must be quoted)"
-        );
-        assert!(
-            matches!(rows[1].verdict, Verdict::LookUp(_)),
-            "{:?}",
-            rows[1].verdict
-        );
-    }
-
-    #[test]
-    fn cells_that_are_not_utf8_are_named() {
-        let mut text = b"referenceNo,amount,other\n".to_vec();
-        text.extend(b"R\xff,1,\xfe\nR2,1,\xfe\n");
-        let mut records = Records::new(text.as_slice());
-        let columns = header(&mut records).unwrap().unwrap();
-        let mut checker = Checker::new(columns, Currency::MYR);
-        let Next::Record { line } = records.next().unwrap() else {
-            panic!()
-        };
-        let row = checker.check(&records, line);
-        assert_eq!(invalid(&row), "referenceNo is not valid UTF-8");
-        assert_eq!(row.cells.reference.as_deref(), Some("R\u{fffd}"));
-        let Next::Record { line } = records.next().unwrap() else {
-            panic!()
-        };
-        assert!(
-            matches!(checker.check(&records, line).verdict, Verdict::LookUp(_)),
-            "an unused column may hold anything"
-        );
-    }
-}
+mod tests;
