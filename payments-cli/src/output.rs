@@ -15,7 +15,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use comfy_table::{Cell, Color, ColumnConstraint, ContentArrangement, Table, presets};
 use payments_client::{Currency, Decimal, Reconciled};
 
-pub use crate::text::{printable, quote};
+pub use crate::text::{printable, quote, wrap};
 
 /// A status read, as shown in a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,34 +185,41 @@ fn status_cell(status: &str, style: Style) -> Cell {
     }
 }
 
-/// A two-column table of named fields (initiate and confirm results).
+/// A two-column table of named fields (initiate and confirm results, a
+/// status too wide for its row), no wider than the style's width: a
+/// value wider than what the labels leave is wrapped (at spaces, and
+/// between characters within a word longer than a line), except what is
+/// there to be copied: the payment page's address and the extra
+/// properties (JSON), each whole on its line.
 #[must_use]
 pub fn fields(rows: &[(&str, String)], style: Style) -> String {
+    use unicode_width::UnicodeWidthStr as _;
+    let labels = rows.iter().map(|(name, _)| name.width()).max().unwrap_or(0);
+    let room = style.width.saturating_sub(labels + 2);
     let mut table = new_table(style);
     for (name, value) in rows {
-        let value_cell = if *name == "Status" {
-            status_cell(value, style)
-        } else if *name == "Message" {
-            message_cell(value, style)
+        let text = printable(value);
+        let text = if WHOLE.contains(name) || room < MIN_FIELD_WIDTH || text.width() <= room {
+            text
         } else {
-            cell(value)
+            wrap(&text, room).join("\n")
+        };
+        let value_cell = if *name == "Status" {
+            status_cell(&text, style)
+        } else {
+            Cell::new(text)
         };
         table.add_row(vec![cell(name), value_cell]);
     }
     finish(table)
 }
 
-/// A `Message` field: escaped like any cell, then wrapped to what the
-/// width leaves after the widest label (`Transaction ID  `), words whole.
-/// (Only messages wrap: an id, a URL or JSON stays whole, ready to copy.)
-fn message_cell(value: &str, style: Style) -> Cell {
-    let room = style.width.saturating_sub("Transaction ID".len() + 2);
-    let text = printable(value);
-    if room < 20 || text.chars().count() <= room {
-        return Cell::new(text);
-    }
-    Cell::new(wrap(&text, room).join("\n"))
-}
+/// The fields never wrapped: copied whole into a browser or a tool.
+const WHOLE: [&str; 2] = ["Payment URL", "Extra"];
+
+/// A field's value wraps only when at least this wide (a terminal under
+/// about 36 columns gets its values whole).
+const MIN_FIELD_WIDTH: usize = 20;
 
 /// The result of `initiate`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -312,26 +319,6 @@ fn status_fields(view: &StatusView, style: Style) -> String {
         ],
         style,
     )
-}
-
-/// Words of `text` in lines of at most `width` display columns (a word
-/// longer than that keeps a line of its own).
-#[must_use]
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    use unicode_width::UnicodeWidthStr as _;
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        if !line.is_empty() && line.width() + 1 + word.width() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    lines.push(line);
-    lines
 }
 
 /// The columns of [`statuses`], and the order the least needed ones are
@@ -568,14 +555,42 @@ fn finish(mut table: Table) -> String {
     trim_lines(&table.to_string())
 }
 
-/// comfy-table pads the last column; trailing blanks only make diffs noisy.
+/// comfy-table pads the last column; trailing blanks only make diffs
+/// noisy, and in colour (a STATUS value) they sit inside the colour's
+/// codes, where they took the line two columns past the width: the
+/// blanks go, the codes stay.
 fn trim_lines(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 1);
     for line in text.lines() {
-        out.push_str(line.trim_end());
+        let mut rest = line;
+        let mut codes = Vec::new();
+        loop {
+            rest = rest.trim_end();
+            match colour_code_at_end(rest) {
+                Some(start) => {
+                    codes.push(&rest[start..]);
+                    rest = &rest[..start];
+                }
+                None => break,
+            }
+        }
+        out.push_str(rest);
+        out.extend(codes.into_iter().rev());
         out.push('\n');
     }
     out
+}
+
+/// Where an SGR code (`ESC [ 0-9; m`) that ends `text` starts. The text
+/// of cells never holds an ESC ([`printable`] escapes it): only the
+/// table's own colour does.
+fn colour_code_at_end(text: &str) -> Option<usize> {
+    let body = text.strip_suffix('m')?;
+    let start = body.rfind("\u{1b}[")?;
+    body[start + 2..]
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b == b';')
+        .then_some(start)
 }
 
 #[cfg(test)]

@@ -255,3 +255,85 @@ fn colour_is_only_used_when_asked() {
     );
     assert!(text.contains('\u{1b}'), "{text:?}");
 }
+
+/// CJK text takes two columns a character and has no spaces: a status
+/// message of 54 such characters made a 124-column line at 80 columns,
+/// a 64-character CJK reference a 143-column one.
+#[test]
+fn a_single_look_up_fits_the_width_in_any_script() {
+    let narrow = Style {
+        colour: false,
+        width: 80,
+    };
+    let fits = |text: &str| {
+        text.lines()
+            .all(|line| console::measure_text_width(line) <= 80)
+    };
+    let reference = format!("{}X", "請求書".repeat(21));
+    let message = "支払いは銀行によって拒否されました。".repeat(3);
+    let mut view = found();
+    view.message = Some(message.clone());
+    view.reference_no = reference.clone();
+    let text = status(&view, narrow);
+    assert!(fits(&text), "{text}");
+    // In colour too: the STATUS value's padding sat inside its codes.
+    let coloured = status(
+        &view,
+        Style {
+            colour: true,
+            width: 80,
+        },
+    );
+    assert!(
+        coloured.contains('\u{1b}') && fits(&coloured),
+        "{coloured:?}"
+    );
+    let unwrapped = text.lines().map(|line| line.trim()).collect::<String>();
+    assert!(
+        unwrapped.contains(&message) && unwrapped.contains(&reference),
+        "{text}"
+    );
+    let text = initiated(
+        &InitiatedView {
+            transaction_id: "01a229b6-2411-742a-a4b6-0f252b81f3ff".into(),
+            reference_no: reference.clone(),
+            status: "INITIATED".into(),
+            amount: "1.00 MYR".into(),
+            product_code: "DECLINED".into(),
+            created_at: at("2026-11-22T08:15:30Z"),
+            extra_properties: None,
+        },
+        narrow,
+    );
+    assert!(fits(&text), "{text}");
+    assert!(text.contains("Reference       請求書"), "{text}");
+    // Many look-ups: one row each, or blocks, but within the width.
+    let many = statuses(
+        &[LookupRow::Found(view.clone()), LookupRow::Found(found())],
+        narrow,
+    );
+    assert!(fits(&many), "{many}");
+    // The payment page stays whole on its line, ready to copy.
+    let url = format!("https://bank.example/pay?session={}", "a".repeat(90));
+    let text = confirmed(
+        &ConfirmedView {
+            transaction_id: "t".into(),
+            reference_no: reference,
+            status: "CONFIRMED".into(),
+            amount: "1.00".into(),
+            provider_reference: None,
+            confirmed_at: None,
+            error_message: Some(message),
+            extra_properties: None,
+            payment_url: Some(url.clone()),
+        },
+        narrow,
+    );
+    assert!(text.contains(&url), "{text}");
+    assert!(
+        text.lines()
+            .filter(|line| !line.contains(&url))
+            .all(|line| console::measure_text_width(line) <= 80),
+        "{text}"
+    );
+}

@@ -271,7 +271,7 @@ pub struct Spool {
     rows: u64,
 }
 
-/// The longest reference the table shows whole.
+/// The longest reference the table shows whole (the longest valid one).
 const REFERENCE_SHOWN: usize = 64;
 /// The detail column wraps only when at least this wide.
 const MIN_DETAIL_WIDTH: usize = 20;
@@ -367,9 +367,17 @@ impl Spool {
         let mut rows = csv::ReaderBuilder::new()
             .has_headers(false)
             .from_reader(std::io::BufReader::new(file));
-        let (lw, rw) = (self.line_width, self.reference_width);
-        let indent = lw + 2 + rw + 2 + class_width + 2;
-        let detail_width = width.saturating_sub(indent);
+        let lw = self.line_width;
+        // The references whole when the detail keeps its least width
+        // beside them; else their column takes half of what is left (at
+        // least the header's width) and a reference wraps in it.
+        let fixed = lw + 2 + 2 + class_width + 2;
+        let rw = if fixed + self.reference_width + MIN_DETAIL_WIDTH <= width {
+            self.reference_width
+        } else {
+            (width.saturating_sub(fixed) / 2).clamp("REFERENCE".len(), self.reference_width)
+        };
+        let detail_width = width.saturating_sub(fixed + rw);
         writeln!(out).map_err(io)?;
         writeln!(
             out,
@@ -386,37 +394,38 @@ impl Spool {
         {
             let field = |i| record.get(i).unwrap_or_default();
             let detail = field(3);
-            let mut lines = if detail_width >= MIN_DETAIL_WIDTH {
+            let details = if detail_width >= MIN_DETAIL_WIDTH {
                 crate::output::wrap(detail, detail_width)
             } else {
                 vec![detail.to_owned()]
-            }
-            .into_iter();
-            let first = lines.next().unwrap_or_default();
-            let head = format!(
-                "{:<lw$}  {}  {:<class_width$}  {first}",
-                field(0),
-                pad(field(1), rw),
-                field(2)
-            );
-            writeln!(out, "{}", head.trim_end()).map_err(io)?;
-            for more in lines {
-                writeln!(out, "{:indent$}{more}", "").map_err(io)?;
+            };
+            let references = crate::output::wrap(field(1), rw);
+            for n in 0..details.len().max(references.len()) {
+                let (number, class) = if n == 0 {
+                    (field(0), field(2))
+                } else {
+                    ("", "")
+                };
+                let text = format!(
+                    "{number:<lw$}  {}  {class:<class_width$}  {}",
+                    pad(references.get(n).map_or("", String::as_str), rw),
+                    details.get(n).map_or("", String::as_str)
+                );
+                writeln!(out, "{}", text.trim_end()).map_err(io)?;
             }
         }
         Ok(())
     }
 }
 
-/// A reference as the table shows it: printable, at most 64 characters.
+/// A reference as the table shows it: a valid one whole, a longer one
+/// its first 64 characters and `…` (cut as written, then made printable,
+/// so an escape is never cut).
 fn shown_reference(reference: Option<&str>) -> String {
-    let text = printable(reference.unwrap_or("-"));
-    if text.chars().count() <= REFERENCE_SHOWN {
-        return text;
-    }
-    let mut cut: String = text.chars().take(REFERENCE_SHOWN - 1).collect();
-    cut.push('…');
-    cut
+    printable(&crate::text::clip_chars(
+        reference.unwrap_or("-"),
+        REFERENCE_SHOWN,
+    ))
 }
 
 /// `text` padded to `width` display columns.
@@ -430,18 +439,61 @@ fn pad(text: &str, width: usize) -> String {
 mod tests {
     use super::*;
 
+    /// At 80 columns a 64-character CJK reference (128 columns) and a
+    /// detail of CJK text (no spaces) ran to 140 columns and more: the
+    /// reference wraps in its column, the detail between characters.
     #[test]
-    fn wrapping_keeps_words_whole() {
-        use crate::output::wrap;
-        assert_eq!(
-            wrap("ledger 10.00 MYR, service 10.50 MYR", 20),
-            ["ledger 10.00 MYR,", "service 10.50 MYR"]
+    fn rows_fit_the_width_whatever_their_script() {
+        let reference = format!("{}X", "請求書".repeat(21));
+        let message = "支払いは銀行によって拒否されました。".repeat(3);
+        let mut spool = Spool::new().unwrap();
+        let row = |line, reference: &str, detail: String| Judged {
+            line,
+            cells: Cells {
+                reference: Some(reference.to_owned()),
+                ..Cells::default()
+            },
+            judgement: Judgement {
+                class: Class::Status,
+                detail: Some(detail),
+            },
+            service: None,
+        };
+        spool
+            .push(&row(
+                2,
+                &reference,
+                format!("ledger SUCCESSFUL, service FAILED ({message})"),
+            ))
+            .unwrap();
+        spool.push(&row(3, "R1", "short".to_owned())).unwrap();
+        let mut counts = Counts::default();
+        counts.add(Class::Status);
+        counts.add(Class::Status);
+        let mut out = Vec::new();
+        spool.print(&counts, true, 80, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.lines().all(|line| line.width() <= 80), "{text}");
+        let rows: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("LINE"))
+            .collect();
+        // Nothing lost: the reference and the detail go on down their columns.
+        assert!(rows[1].starts_with("2     請求書"), "{text}");
+        assert!(rows[5].starts_with("      請求書X  "), "{text}");
+        assert!(rows[5].ends_with("行によって拒否されました。)"), "{text}");
+        assert!(rows.iter().any(|l| l.starts_with("3     R1")), "{text}");
+        // The references, whole, when they fit beside the detail.
+        let mut spool = Spool::new().unwrap();
+        spool.push(&row(2, "INV-1", message.clone())).unwrap();
+        let mut out = Vec::new();
+        spool.print(&counts, true, 80, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.lines().all(|line| line.width() <= 80), "{text}");
+        assert!(
+            text.contains("\n2     INV-1      status     支払い"),
+            "{text}"
         );
-        assert_eq!(
-            wrap("averyveryverylongword x", 5),
-            ["averyveryverylongword", "x"]
-        );
-        assert_eq!(wrap("", 5), [""]);
     }
 
     #[test]

@@ -1,0 +1,156 @@
+//! Text fitted to terminal columns, measured as a terminal shows it: a
+//! CJK character takes two columns, a combining mark none (display width,
+//! not characters or bytes). Nothing is ever cut inside a character, and
+//! nothing inside an escape [`printable`] wrote (`\u{202e}`).
+
+use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
+
+#[cfg(doc)]
+use super::printable;
+
+/// Printable `text` in lines of at most `width` display columns, broken
+/// at spaces; a word wider than a whole line (text without spaces, as
+/// CJK text is written, or a long id) is broken between characters,
+/// starting beside what its line already holds. Only a single character
+/// wider than `width` runs past it.
+#[must_use]
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut used = 0;
+    let mut end_line = |line: &mut String, used: &mut usize| {
+        lines.push(line.trim_end().to_owned());
+        line.clear();
+        *used = 0;
+    };
+    for word in text.split(' ') {
+        let wide = word.width();
+        let gap = usize::from(!line.is_empty());
+        if used + gap + wide <= width {
+            if gap == 1 {
+                line.push(' ');
+            }
+            line.push_str(word);
+            used += gap + wide;
+            continue;
+        }
+        if wide <= width {
+            end_line(&mut line, &mut used);
+            line.push_str(word);
+            used = wide;
+            continue;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+            used += 1;
+        }
+        for unit in units(word) {
+            let unit_width = unit.width();
+            if used + unit_width > width && !line.trim_end().is_empty() {
+                end_line(&mut line, &mut used);
+            }
+            line.push_str(unit);
+            used += unit_width;
+        }
+    }
+    lines.push(line);
+    lines
+}
+
+/// The pieces a word may be broken between: a character with the marks
+/// that follow it (which take no column), or an escape [`printable`]
+/// wrote, whole.
+fn units(word: &str) -> Vec<&str> {
+    let mut starts = Vec::new();
+    let mut at = 0;
+    while let Some(c) = word[at..].chars().next() {
+        let len = escape_len(&word[at..]).unwrap_or(c.len_utf8());
+        let mark = len == c.len_utf8() && c.width() == Some(0);
+        if starts.is_empty() || !mark {
+            starts.push(at);
+        }
+        at += len;
+    }
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, &start)| &word[start..starts.get(i + 1).copied().unwrap_or(word.len())])
+        .collect()
+}
+
+/// The length of the escape [`printable`] writes (`char::escape_default`)
+/// at the start of `text`: `\u{…}` with one to six hex digits, or `\t`,
+/// `\r`, `\n`.
+fn escape_len(text: &str) -> Option<usize> {
+    let rest = text.strip_prefix('\\')?;
+    if let Some(hex) = rest.strip_prefix("u{") {
+        let end = hex.find('}')?;
+        let digits = &hex[..end];
+        return ((1..=6).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then_some("\\u{".len() + end + 1);
+    }
+    matches!(rest.as_bytes().first(), Some(b't' | b'r' | b'n')).then_some(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::printable;
+    use super::*;
+
+    fn widest(lines: &[String]) -> usize {
+        lines.iter().map(|line| line.width()).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn words_stay_whole_where_they_fit() {
+        assert_eq!(
+            wrap("ledger 10.00 MYR, service 10.50 MYR", 20),
+            ["ledger 10.00 MYR,", "service 10.50 MYR"]
+        );
+        assert_eq!(wrap("", 5), [""]);
+        assert_eq!(wrap("short", 5), ["short"]);
+    }
+
+    #[test]
+    fn a_word_wider_than_a_line_is_broken_between_characters() {
+        assert_eq!(
+            wrap("averyveryverylongword x", 5),
+            ["avery", "veryv", "erylo", "ngwor", "d x"]
+        );
+        // CJK: two columns a character, no spaces to break at.
+        let message = "支払いは銀行によって拒否されました。".repeat(3);
+        let lines = wrap(
+            &format!("ledger SUCCESSFUL, service FAILED ({message})"),
+            40,
+        );
+        assert!(widest(&lines) <= 40, "{lines:#?}");
+        assert_eq!(lines[0], "ledger SUCCESSFUL, service FAILED (支払");
+        assert_eq!(
+            lines.concat().replace(' ', ""),
+            format!("ledgerSUCCESSFUL,serviceFAILED({message})")
+        );
+        // An odd column left over: a wide character goes to the next line.
+        let lines = wrap("ab 請求書請求書", 6);
+        assert_eq!(lines, ["ab 請", "求書請", "求書"]);
+    }
+
+    #[test]
+    fn escapes_and_marks_are_never_split() {
+        let text = printable("INV-\u{202e}FDP-\u{1b}[31m");
+        let lines = wrap(&text, 6);
+        assert!(lines.contains(&"\\u{202e}".to_owned()), "{lines:#?}");
+        assert!(
+            lines
+                .iter()
+                .all(|l| !l.ends_with('\\') && !l.ends_with("\\u{")),
+            "{lines:#?}"
+        );
+        assert_eq!(lines.concat(), text);
+        // e + U+0301 (a combining acute): one column, one piece.
+        assert_eq!(
+            wrap("e\u{301}e\u{301}e\u{301}", 2),
+            ["e\u{301}e\u{301}", "e\u{301}"]
+        );
+    }
+}
