@@ -348,6 +348,21 @@ async fn hostile_text_shows_as_text_and_never_runs() {
             200,
         ));
     }
+    // The filter as typed, shown back in its field: escaped, its bidi
+    // override a visible symbol.
+    let filtered = assert_page(
+        &get(
+            &router,
+            "/_mock/ui/?reference=%E2%80%AEgnp%3Cscript%3Ealert",
+        )
+        .await,
+        200,
+    );
+    assert!(
+        filtered.contains("value=\"&#60;U+202E&#62;gnp&#60;script&#62;alert\""),
+        "{filtered}"
+    );
+    pages.push(filtered);
     for page in &pages {
         for bad in [
             "<script>alert",

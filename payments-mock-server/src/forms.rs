@@ -17,17 +17,20 @@ pub(crate) type Fields = &'static [(&'static str, usize)];
 pub const PAY_FORM_LIMIT: usize = 4 * 1024;
 
 /// Largest accepted console form. The sign-in form is the largest valid
-/// one: a key of 1,024 characters and a `next` of 400, each character at
+/// one: a key of 1,024 characters and a `next` of 512, each character at
 /// most 12 bytes percent-encoded (4 UTF-8 bytes), with the names and
-/// separators: 17,098 bytes, under 20 KiB.
+/// separators: 18,442 bytes, under 20 KiB.
 pub const CONSOLE_FORM_LIMIT: usize = 20 * 1024;
 
 /// The clock form: whole seconds, digits only.
 pub(crate) const CLOCK_FIELDS: Fields = &[("seconds", 20)];
 /// The reset and sign-out forms: no field.
 pub(crate) const NO_FIELDS: Fields = &[];
-/// The sign-in form: a key and where to go next.
-pub(crate) const SIGN_IN_FIELDS: Fields = &[("key", 1024), ("next", 400)];
+/// The sign-in form: a key and where to go next (as long as the sign-in
+/// page may offer: a filter of non-ASCII text, percent-encoded, made a
+/// `next` of 452 characters that the form then refused).
+pub(crate) const SIGN_IN_FIELDS: Fields =
+    &[("key", 1024), ("next", payments_serve::admin::MAX_NEXT)];
 
 /// The most characters `field` of `fields` may have (0 for none).
 pub(crate) fn most(fields: Fields, field: &str) -> usize {
@@ -81,11 +84,11 @@ mod tests {
             ),
             None
         );
-        let long = "é".repeat(401);
+        let long = "é".repeat(513);
         for (bad, says) in [
             (pairs(&[("x", "1")]), "no field \u{201c}x\u{201d}"),
             (pairs(&[("key", "a"), ("key", "b")]), "more than once"),
-            (pairs(&[("next", &long)]), "longer than 400 characters"),
+            (pairs(&[("next", &long)]), "longer than 512 characters"),
         ] {
             let why = unexpected_field(&bad, SIGN_IN_FIELDS).expect("refused");
             assert!(why.contains(says), "{why}");

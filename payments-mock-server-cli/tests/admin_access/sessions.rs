@@ -354,3 +354,30 @@ async fn another_sites_page_is_refused_even_with_a_session() {
         .await;
     assert_eq!(answer.status, 303);
 }
+
+/// The sign-in page keeps where the browser was going as `next`, up to
+/// 512 characters (a filter of non-ASCII text, percent-encoded, makes a
+/// long one); its form takes that `next` back. It refused anything over
+/// 400, so a sign-in from such a page was a 400 page.
+#[tokio::test]
+async fn a_long_next_the_sign_in_page_offers_is_taken_by_its_form() {
+    let (_, router) = guarded();
+    let target = Target::Router(router);
+    let filter: String = form_urlencoded::byte_serialize("書".repeat(48).as_bytes()).collect();
+    let next = format!("_mock/ui/?reference={filter}");
+    assert!(next.len() > 400 && next.len() <= 512, "{}", next.len());
+    let body: String = form_urlencoded::Serializer::new(String::new())
+        .append_pair("key", ADMIN_KEY)
+        .append_pair("next", &next)
+        .finish();
+    let answer = target
+        .call(
+            "POST",
+            "/_mock/ui/sign-in",
+            &[("content-type", FORM)],
+            Some(&body),
+        )
+        .await;
+    assert_eq!(answer.status, 303, "{}", answer.body);
+    assert_eq!(answer.headers["location"], format!("../../{next}"));
+}

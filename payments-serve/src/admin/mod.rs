@@ -224,8 +224,10 @@ fn origin_host(origin: &str) -> Option<String> {
     })
 }
 
-/// Longest `next` a sign-in keeps (a console address with its filters).
-const MAX_NEXT: usize = 512;
+/// Longest `next` a sign-in keeps (a console address with its filters):
+/// a server's sign-in form must take one this long, since its page offers
+/// one.
+pub const MAX_NEXT: usize = 512;
 
 /// Where a sign-in sends the browser: `next` when it is a console address
 /// relative to the server's root (starting with `home`, e.g. `_mock/ui/`;

@@ -50,6 +50,18 @@ struct Filters {
 }
 
 impl Filters {
+    /// The reference filter as the form shows it: control and bidi
+    /// characters as visible symbols, as everywhere on the console (the
+    /// page's links keep it as typed).
+    fn shown_reference(&self) -> std::borrow::Cow<'_, str> {
+        visible(&self.typed_reference)
+    }
+
+    /// The merchant filter as the form shows it.
+    fn shown_merchant(&self) -> std::borrow::Cow<'_, str> {
+        visible(&self.typed_merchant)
+    }
+
     /// Reads the query; every problem is collected.
     fn parse(query: Option<&str>) -> (Self, Vec<String>) {
         let pairs = query_pairs(query);
