@@ -1,11 +1,11 @@
 //! Text from outside (the service, a file, a flag) made safe to show on a
 //! terminal or in a message: control and bidirectional characters escaped
 //! ([`printable`]), a value quoted and cut for a usage error ([`quote`]),
-//! and wrapped to terminal columns ([`wrap`]).
+//! and fitted to terminal columns ([`wrap`], [`printable_within`]).
 
 mod width;
 
-pub use width::wrap;
+pub use width::{columns, printable_within, wrap};
 
 /// At most this many bytes of an offending value are repeated in a message.
 pub const MAX_ECHO: usize = 200;

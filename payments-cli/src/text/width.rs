@@ -5,8 +5,45 @@
 
 use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
 
-#[cfg(doc)]
-use super::printable;
+use super::{hidden, printable};
+
+/// The columns `c` takes once [`printable`]: its escape's when it is
+/// hidden, else its display width.
+#[must_use]
+pub fn columns(c: char) -> usize {
+    if hidden(c) {
+        c.escape_default().count()
+    } else {
+        c.width().unwrap_or(0)
+    }
+}
+
+/// `text` made [`printable`], in at most `room` columns: whole when it
+/// fits, else as much of its start as fits beside a closing `…`, each
+/// character (or its escape) whole.
+#[must_use]
+pub fn printable_within(text: &str, room: usize) -> String {
+    let shown = printable(text);
+    if shown.width() <= room {
+        return shown;
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let wide = columns(c);
+        if used + wide + 1 > room {
+            break;
+        }
+        if hidden(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+        used += wide;
+    }
+    out.push('…');
+    out
+}
 
 /// Printable `text` in lines of at most `width` display columns, broken
 /// at spaces; a word wider than a whole line (text without spaces, as
@@ -152,5 +189,18 @@ mod tests {
             wrap("e\u{301}e\u{301}e\u{301}", 2),
             ["e\u{301}e\u{301}", "e\u{301}"]
         );
+    }
+
+    #[test]
+    fn cut_to_fit_keeps_escapes_whole() {
+        assert_eq!(
+            printable_within("/ref/INV-A/status", 40),
+            "/ref/INV-A/status"
+        );
+        assert_eq!(printable_within("INV-\u{202e}FDP", 9), "INV-…");
+        assert_eq!(printable_within("INV-\u{202e}FDP", 13), "INV-\\u{202e}…");
+        assert_eq!(printable_within("請求書請求書", 6), "請求…");
+        assert_eq!(columns('請'), 2);
+        assert_eq!(columns('\u{202e}'), "\\u{202e}".len());
     }
 }

@@ -15,10 +15,11 @@
 //! With `--proxy`, CODE is VERDICT, and an exchange with findings has a
 //! second line naming their rules by level.
 
-use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
+use unicode_width::UnicodeWidthStr as _;
 
 use super::entry::Entry;
 use crate::output::{Style, printable};
+use crate::text::{columns, printable_within};
 
 /// The widths of the columns before the path, by what they hold.
 const TIME: usize = 8;
@@ -139,13 +140,16 @@ impl Layout {
             used += shown.max(*width) + GAP.len();
         }
         let room = self.style.width.saturating_sub(used).max(LEAST_PATH);
-        line.push_str(&fit_path(&printable(&entry.path), room));
+        line.push_str(&fit_path(&entry.path, room));
         let mut text = line.trim_end().to_owned();
         text.push('\n');
         if self.proxy && !entry.findings.is_empty() {
             let indent = " ".repeat(self.seq + GAP.len());
-            let findings = format!("{indent}↳ {}", findings(entry));
-            text.push_str(&cut_end(&findings, self.style.width.max(indent.len() + 20)));
+            let room = self.style.width.max(indent.len() + 20) - indent.len() - "↳ ".width();
+            text.push_str(&format!(
+                "{indent}↳ {}",
+                printable_within(&findings(entry), room)
+            ));
             text.push('\n');
         }
         text
@@ -199,7 +203,8 @@ fn clock(time: &str) -> String {
     }
 }
 
-/// The findings by level, each rule once with how often it was found:
+/// The findings by level, each rule once with how often it was found
+/// (as received: the caller makes it printable):
 /// `violation: envelope.shape, status.agree ×5; undocumented:
 /// code.undocumented`.
 fn findings(entry: &Entry) -> String {
@@ -220,7 +225,7 @@ fn findings(entry: &Entry) -> String {
             None => rules.push((&finding.rule, 1)),
         }
     }
-    let text = levels
+    levels
         .iter()
         .map(|(level, rules)| {
             let rules: Vec<String> = rules
@@ -233,85 +238,84 @@ fn findings(entry: &Entry) -> String {
             format!("{level}: {}", rules.join(", "))
         })
         .collect::<Vec<_>>()
-        .join("; ");
-    printable(&text)
+        .join("; ")
 }
 
-/// A path in at most `room` columns, giving up the least first: the
-/// path whole; long segments (ids) as their first and last characters;
-/// the interface's `/api/payments` prefix as `…` (and `reference` of a
-/// status read by reference as `ref`); then the longest segment shorter
-/// still; then the end.
+/// A path in at most `room` columns once [`printable`], giving up the
+/// least first: the path whole; long segments (ids) as their first and
+/// last characters; the interface's `/api/payments` prefix as `…` (and
+/// `reference` of a status read by reference as `ref`); then the longest
+/// segment shorter still; then the end. Shortened as written, escaped
+/// after: an escape (`\u{202e}`) is never cut.
 fn fit_path(path: &str, room: usize) -> String {
-    if path.width() <= room {
-        return path.to_owned();
+    let width = |text: &str| text.chars().map(columns).sum::<usize>();
+    if width(path) <= room {
+        return printable(path);
     }
-    // Each segment as written, and as shown.
+    // Each segment as written, and as it will be shown (before escaping).
     let mut raw: Vec<&str> = path.split('/').collect();
     let mut segments: Vec<String> = raw.iter().map(|s| crate::output::short_id(s)).collect();
     let joined = |segments: &[String]| segments.join("/");
     let mut shown = joined(&segments);
-    if shown.width() <= room {
-        return shown;
+    if width(&shown) <= room {
+        return printable(&shown);
     }
     if path.starts_with(&format!("{PAYMENTS}/")) {
         // "", "api", "payments", rest… → "…", rest…
         raw.splice(0..3, ["…"]);
         segments.splice(0..3, ["…".to_owned()]);
         shown = joined(&segments);
-        if shown.width() <= room {
-            return shown;
+        if width(&shown) <= room {
+            return printable(&shown);
         }
         // The status read by reference: the reference counts, not the word.
         if segments.len() == 4 && segments[1] == "reference" && segments[3] == "status" {
             raw[1] = "ref";
             segments[1] = "ref".to_owned();
             shown = joined(&segments);
-            if shown.width() <= room {
-                return shown;
+            if width(&shown) <= room {
+                return printable(&shown);
             }
         }
     }
-    // The longest segment, as its first and last characters (at least 2
-    // of each), from what was written.
-    if let Some(longest) = (0..segments.len()).max_by_key(|&i| segments[i].width()) {
-        let over = shown.width() - room;
-        let chars: Vec<char> = raw[longest].chars().collect();
-        let keep = segments[longest]
-            .chars()
-            .count()
-            .saturating_sub(over + 1)
-            .max(4);
-        if keep + 1 < chars.len() {
-            let head = keep.div_ceil(2);
-            let tail = keep - head;
-            let mut short: String = chars[..head].iter().collect();
-            short.push('…');
-            short.extend(&chars[chars.len() - tail..]);
+    // The longest segment, as its first and last characters, from what
+    // was written.
+    if let Some(longest) = (0..segments.len()).max_by_key(|&i| width(&segments[i])) {
+        let over = width(&shown) - room;
+        let budget = width(&segments[longest]).saturating_sub(over + 1);
+        if let Some(short) = ends(raw[longest], budget) {
             segments[longest] = short;
             shown = joined(&segments);
         }
     }
-    cut_end(&shown, room)
+    printable_within(&shown, room)
 }
 
-/// `text` in at most `room` columns, ending with `…` when cut.
-fn cut_end(text: &str, room: usize) -> String {
-    if text.width() <= room {
-        return text.to_owned();
-    }
-    let mut out = String::new();
-    let mut width = 0;
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        if width + w + 1 > room {
-            break;
+/// `segment` as its first and last characters (at least two of each) in
+/// about `budget` columns once printable, `…` between them; `None` when
+/// that would keep all of it.
+fn ends(segment: &str, budget: usize) -> Option<String> {
+    let chars: Vec<char> = segment.chars().collect();
+    let take = |from: &mut dyn Iterator<Item = &char>, budget: usize| {
+        let (mut count, mut used) = (0, 0);
+        for &c in from {
+            if count >= 2 && used + columns(c) > budget {
+                break;
+            }
+            used += columns(c);
+            count += 1;
         }
-        out.push(c);
-        width += w;
+        (count, used)
+    };
+    let (head, used) = take(&mut chars.iter(), budget.div_ceil(2));
+    let (tail, _) = take(&mut chars.iter().rev(), budget.saturating_sub(used));
+    if head + tail + 1 >= chars.len() {
+        return None;
     }
-    out.push('…');
-    out
+    let mut short: String = chars[..head].iter().collect();
+    short.push('…');
+    short.extend(&chars[chars.len() - tail..]);
+    Some(short)
 }
 
 #[cfg(test)]
@@ -455,6 +459,31 @@ mod tests {
         assert_eq!(fit_path(by_reference, 24), "…/ref/INV-A1/status");
         let long = fit_path("/api/payments/reference/INV-2026-0101-ABCDEFGH/status", 24);
         assert_eq!(long, "…/ref/INV-2…DEFGH/status");
+    }
+
+    /// A bidirectional control in a path is shown escaped; shortening
+    /// the path once cut inside that escape (`INV-\u{2…}FDP`).
+    #[test]
+    fn a_path_is_shortened_before_it_is_escaped() {
+        let path = "/api/payments/reference/INV-\u{202e}FDP-2026-0101/status";
+        for room in 12..60 {
+            let shown = fit_path(path, room);
+            assert!(shown.width() <= room, "{room}: {shown}");
+            assert!(!shown.contains('\u{202e}'), "{room}: {shown}");
+            let cut_escape = shown.match_indices("\\u{").any(|(at, _)| {
+                let rest = &shown[at + 3..];
+                !rest.starts_with("202e}")
+            });
+            assert!(!cut_escape, "{room}: {shown}");
+        }
+        assert_eq!(fit_path(path, 28), "…/ref/INV-…-2026-0101/status");
+        assert_eq!(fit_path(path, 34), "…/ref/INV-\\u{202e}FDP…0101/status");
+        let findings = layout(80, true).row(&entry(
+            r#"{"seq":5,"method":"GET","path":"/x","status":200,"verdict":"violation","findings":[{"rule":"r\u202e\u202e\u202e\u202e\u202e\u202e\u202e\u202e\u202e","level":"violation"}]}"#,
+        ));
+        let second = findings.lines().nth(1).expect("a findings line");
+        assert!(second.width() <= 80, "{second}");
+        assert!(second.ends_with("\\u{202e}…"), "{second}");
     }
 
     #[test]
