@@ -16,9 +16,10 @@ use crate::store::{Durability, StoreSpec};
 /// (the proxy's console has the same).
 pub use payments_serve::admin::DEFAULT_SESSION_LIFETIME;
 
-/// The longest [`Config::expiry`]: 100 years (an expiry is a time on the
-/// virtual clock, which ends about 292 years on).
-pub const MAX_EXPIRY: Duration = Duration::from_secs(100 * 365 * 86_400);
+/// The longest [`Config::expiry`]: 100 years of 365.25 days, as
+/// `--expiry 100y` reads (an expiry is a time on the virtual clock, which
+/// ends about 292 years on).
+pub const MAX_EXPIRY: Duration = Duration::from_secs(100 * 31_557_600);
 
 /// Default of [`Config::header_read_timeout`]: 30 seconds.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = payments_serve::DEFAULT_HEADER_READ_TIMEOUT;
@@ -328,6 +329,9 @@ mod tests {
             (Duration::from_micros(1500), false),
             (Duration::from_nanos(1), false),
             (MAX_EXPIRY, true),
+            // `--expiry 100y` (humantime's years are 365.25 days): it was
+            // refused as over 100 years.
+            (humantime::parse_duration("100y").expect("parses"), true),
             (MAX_EXPIRY + Duration::from_millis(1), false),
             (Duration::from_secs(u64::MAX), false),
         ] {

@@ -181,7 +181,16 @@ pub fn advance_seconds(body: &Map<String, Value>) -> Result<Duration, Invalid> {
 pub fn room_for(offset_nanos: i64, by: Duration) -> Result<(), Invalid> {
     let after = i128::from(offset_nanos) + i128::try_from(by.as_nanos()).unwrap_or(i128::MAX);
     if after > i128::from(i64::MAX) {
-        let left = (i64::MAX - offset_nanos.max(0)) / 1_000_000_000;
+        // What is left, to the millisecond below it: an advance may be a
+        // fraction (with 0.85 s left, "at most 0" refused 0.5, which
+        // passes).
+        let left = i64::MAX - offset_nanos.max(0);
+        let (whole, millis) = (left / 1_000_000_000, left % 1_000_000_000 / 1_000_000);
+        let left = if millis == 0 {
+            whole.to_string()
+        } else {
+            format!("{whole}.{millis:03}")
+        };
         return Err(Invalid::rules(format!(
             "seconds must be at most {left}: the virtual clock goes at most about 292 years \
              ahead of real time; reset it to start again"
@@ -211,6 +220,11 @@ mod tests {
         assert!(room_for(far, year * 40).is_ok());
         assert!(room_for(i64::MAX, Duration::from_nanos(1)).is_err());
         assert!(room_for(i64::MAX, Duration::ZERO).is_ok());
+        // With 0.85 s left, the message says so (it said "at most 0").
+        let near = i64::MAX - 850_000_000;
+        let err = room_for(near, Duration::from_secs(1)).expect_err("past the end");
+        assert!(format!("{err:?}").contains("at most 0.850:"), "{err:?}");
+        assert!(room_for(near, Duration::from_millis(850)).is_ok());
     }
 
     proptest! {
