@@ -186,6 +186,19 @@ impl Transport {
         }
         .instrument(span.clone())
         .await;
+        // What the lookup did not name, from the answer it accepted: the
+        // transaction a reference read found (a reconciliation's read-back
+        // included), the reference of a read by id.
+        if let Ok(reply) = &read {
+            let found = reply.data();
+            match lookup {
+                Lookup::Id(_) => span.record("payments.reference_no", found.reference_no.as_str()),
+                Lookup::Reference { .. } => span.record(
+                    "payments.transaction_id",
+                    found.transaction_id.as_ref() as &str,
+                ),
+            };
+        }
         finish(self, call.name, &span, &read);
         read
     }

@@ -335,4 +335,85 @@ async fn calls_and_attempts_are_spans_of_the_applications_trace() {
         entry["spanId"].as_str(),
         Some(attempt.span_context.span_id().to_string().as_str())
     );
+
+    // A read by reference names the transaction it found, a read by id
+    // the reference; so does an initiate's read-back by reference (500,
+    // then DUPLICATE_REFERENCE_NO, settled by reading INV-1 back).
+    exporter.reset();
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(json(500, err_envelope("INTERNAL_ERROR", "boom")))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(json(400, err_envelope("DUPLICATE_REFERENCE_NO", "dup")))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(json(200, ok_envelope(&status_data())))
+        .mount(&server)
+        .await;
+    let client = Client::builder(server.uri())
+        .retry_policy(fast_retries())
+        .build()
+        .expect("a client");
+    let request = payments_client::InitiateRequest::builder(
+        merchant(),
+        "INV-1",
+        payments_client::MinorAmount::new(15000).expect("an amount"),
+        "TOPUP",
+        "S1",
+    )
+    .build()
+    .expect("a request");
+    assert!(
+        client
+            .initiate(request)
+            .await
+            .expect("reconciled")
+            .is_reconciled()
+    );
+    client
+        .status_by_reference("INV-1", Some(merchant()))
+        .await
+        .expect("read by reference");
+    client.status(TX_ID).await.expect("read by id");
+    let _ = provider.force_flush();
+    let spans = exporter.get_finished_spans().expect("spans");
+    let by_reference: Vec<&SpanData> = spans
+        .iter()
+        .filter(|s| s.name == "payments status_by_reference")
+        .collect();
+    assert_eq!(
+        by_reference.len(),
+        2,
+        "the read-back and the read: {spans:#?}"
+    );
+    let initiate = spans
+        .iter()
+        .find(|s| s.name == "payments initiate")
+        .expect("an initiate span");
+    assert_eq!(
+        by_reference[0].parent_span_id,
+        initiate.span_context.span_id()
+    );
+    for read in by_reference {
+        assert_eq!(
+            attribute(read, "payments.transaction_id").as_deref(),
+            Some(TX_ID)
+        );
+        assert_eq!(
+            attribute(read, "payments.reference_no").as_deref(),
+            Some("INV-1")
+        );
+    }
+    let by_id = spans
+        .iter()
+        .find(|s| s.name == "payments status")
+        .expect("a status span");
+    assert_eq!(
+        attribute(by_id, "payments.reference_no").as_deref(),
+        Some("INV-1")
+    );
 }
