@@ -85,6 +85,12 @@ pub struct Message {
     /// is judged).
     #[serde(default)]
     pub body_bytes: u64,
+    /// The body's bytes were not UTF-8: `body` is their lossy text (each
+    /// bad sequence U+FFFD), and the rules read the body as not JSON (RFC
+    /// 8259 section 8.1: JSON between systems is UTF-8), whatever that
+    /// text reads as. Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub body_not_utf8: bool,
 }
 
 fn is_zero(n: &u16) -> bool {
@@ -92,6 +98,25 @@ fn is_zero(n: &u16) -> bool {
 }
 
 impl Message {
+    /// Keeps `bytes` as the whole body: its text (lossy, when the bytes
+    /// are not UTF-8: then [`Message::body_not_utf8`]), and its length.
+    pub(crate) fn keep_body(&mut self, bytes: &[u8]) {
+        self.body_bytes = bytes.len() as u64;
+        let (text, not_utf8) = match std::str::from_utf8(bytes) {
+            Ok(text) => (text.to_owned(), false),
+            Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
+        };
+        self.body = Some(text);
+        self.body_not_utf8 = not_utf8;
+    }
+
+    /// The body's text, when it is whole and UTF-8: what the rules read
+    /// (a body that is not UTF-8 is not JSON, whatever its lossy text
+    /// reads as).
+    fn utf8_body(&self) -> Option<&str> {
+        self.body.as_deref().filter(|_| !self.body_not_utf8)
+    }
+
     /// Whether the body was kept whole (not streamed through unjudged).
     pub fn is_whole(&self) -> bool {
         self.body.is_some() || self.body_bytes == 0
@@ -223,17 +248,20 @@ impl<'a> Parsed<'a> {
     /// Parses the bodies of `exchange`.
     pub fn of(exchange: &'a Exchange) -> Self {
         let endpoint = Endpoint::of(&exchange.request.method, &exchange.request.path);
-        // No body (a status read) is no object, without a parse that fails.
-        let body = exchange.request.body.as_deref().unwrap_or("");
-        let request = match (!body.is_empty()).then(|| Body::of(body)) {
-            Some(Body::Object(object)) => Some(object),
-            _ => None,
-        };
+        // No body (a status read) is no object, without a parse that
+        // fails; nor is a body that is not UTF-8 (not JSON).
+        let request = exchange
+            .request
+            .utf8_body()
+            .filter(|body| !body.is_empty())
+            .and_then(|body| match Body::of(body) {
+                Body::Object(object) => Some(object),
+                _ => None,
+            });
         let request_not_json = request.is_none();
         let read = exchange
             .response
-            .body
-            .as_deref()
+            .utf8_body()
             .map_or(Err(()), json::envelope_of);
         let response_is_json = read.is_ok();
         let (envelope, data) = match read {
@@ -285,6 +313,27 @@ impl<'a> Parsed<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_that_is_not_utf8_is_kept_as_lossy_text_and_said_so_in_the_recording() {
+        let mut message = Message::default();
+        message.keep_body(b"{\"a\":\"\xff\xfe\"}");
+        assert_eq!(
+            message.body.as_deref(),
+            Some("{\"a\":\"\u{fffd}\u{fffd}\"}")
+        );
+        assert_eq!(message.body_bytes, 10);
+        assert!(message.body_not_utf8);
+        let line = serde_json::to_value(&message).expect("serializes");
+        assert_eq!(line["bodyNotUtf8"], serde_json::json!(true));
+        let read: Message = serde_json::from_value(line).expect("reads back");
+        assert_eq!(read, message);
+        // UTF-8: as it came, and the flag not written.
+        message.keep_body("{\"a\":\"\u{fffd}\"}".as_bytes());
+        assert!(!message.body_not_utf8);
+        let line = serde_json::to_value(&message).expect("serializes");
+        assert!(line.get("bodyNotUtf8").is_none(), "{line}");
+    }
 
     #[test]
     fn endpoints_are_named_by_method_and_path() {

@@ -117,15 +117,6 @@ fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A body's bytes as text (lossy UTF-8), checking the usual valid UTF-8
-/// the quick way first.
-fn text_of(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => text.to_owned(),
-        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-    }
-}
-
 /// A body read up to [`JUDGE_LIMIT`]: whole, or its start and the rest
 /// still to come.
 enum Read<S> {
@@ -370,8 +361,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     let mut judged = !is_compressed(&parts.headers);
     let upstream_body = match body {
         Read::Whole(bytes) => {
-            request_message.body_bytes = bytes.len() as u64;
-            request_message.body = Some(text_of(&bytes));
+            request_message.keep_body(&bytes);
             Body::from(bytes)
         }
         Read::Streaming { head, rest } => {
@@ -454,8 +444,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     .await;
     let response_body = match read {
         Ok(Read::Whole(bytes)) => {
-            response_message.body_bytes = bytes.len() as u64;
-            response_message.body = Some(text_of(&bytes));
+            response_message.keep_body(&bytes);
             if sized {
                 Body::from(bytes)
             } else {

@@ -24,7 +24,7 @@ fn documented_statuses(endpoint: &Endpoint) -> &'static [u16] {
 pub(super) const SHAPE: Rule = Rule {
     id: "envelope.shape",
     level: Level::Violation,
-    text: "The body is not the envelope of section 2.1: not JSON, not an object, or a field missing or of the wrong type (`isSuccess` a boolean; `errorCode` and `message` a string or null; `data` an object or null). `message` may be left out of a success (the document calls it optional there). An answer HTTP gives no body (204, 304) is left to `http.undocumented`.",
+    text: "The body is not the envelope of section 2.1: not JSON (bytes that are not UTF-8 are not, RFC 8259 section 8.1), not an object, or a field missing or of the wrong type (`isSuccess` a boolean; `errorCode` and `message` a string or null; `data` an object or null). `message` may be left out of a success (the document calls it optional there). An answer HTTP gives no body (204, 304) is left to `http.undocumented`.",
     check: envelope_shape,
 };
 
@@ -44,6 +44,10 @@ fn envelope_shape(p: &Parsed<'_>, _: &Memory) -> Hits {
     let Some(envelope) = p.envelope() else {
         let what = if p.response_is_json {
             "the body is JSON but not an object"
+        } else if p.exchange.response.body_not_utf8 {
+            // RFC 8259 section 8.1: JSON between systems is UTF-8. Its
+            // lossy text may read as JSON; the bytes the client gets do not.
+            "the body is not UTF-8, so not JSON (RFC 8259 section 8.1)"
         } else if p
             .exchange
             .response
@@ -289,6 +293,22 @@ mod tests {
             trips(json!({ "isSuccess": false, "errorCode": "INTERNAL_ERROR", "data": null })).len(),
             1
         );
+    }
+
+    #[test]
+    fn a_body_that_is_not_utf8_is_not_json() {
+        // The bytes FF FE inside a string: the lossy text (U+FFFD for
+        // each) reads as the envelope; the bytes are not JSON.
+        let mut e = exchange("GET", STATUS, json!(null), 500, json!(null));
+        e.response
+            .keep_body(b"{\"isSuccess\":false,\"errorCode\":\"INTERNAL_ERROR\",\"message\":\"\xff\xfe\",\"data\":null}");
+        assert!(e.response.body_not_utf8);
+        let hits = found("envelope.shape", std::slice::from_ref(&e));
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert!(hits[0].message.contains("not UTF-8"), "{hits:?}");
+        // Control: the same text sent as UTF-8 is the envelope.
+        e.response.body_not_utf8 = false;
+        assert!(found("envelope.shape", &[e]).is_empty());
     }
 
     #[test]

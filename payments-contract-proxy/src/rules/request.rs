@@ -61,13 +61,16 @@ fn accepted_invalid(p: &Parsed<'_>, _: &Memory) -> Hits {
 pub(super) const INVALID: Rule = Rule {
     id: "request.invalid",
     level: Level::Client,
-    text: "The application's request breaks the document: a required field missing, `amount` not an integer greater than 0, `merchantId` not a UUID, a body that is not JSON, an empty `transactionId` or `referenceNo` in a status path.",
+    text: "The application's request breaks the document: a required field missing, `amount` not an integer greater than 0, `merchantId` not a UUID, a body that is not JSON (bytes that are not UTF-8 are not, RFC 8259 section 8.1), an empty `transactionId` or `referenceNo` in a status path.",
     check: request_invalid,
 };
 
 /// `request.invalid`: the application's own mistakes.
 fn request_invalid(p: &Parsed<'_>, _: &Memory) -> Hits {
     let problems = match (&p.endpoint, &p.request) {
+        (Endpoint::Initiate | Endpoint::Confirm, None) if p.exchange.request.body_not_utf8 => {
+            vec!["the request body is not UTF-8, so not JSON (RFC 8259 section 8.1)".to_owned()]
+        }
         (Endpoint::Initiate | Endpoint::Confirm, None) => {
             vec!["the request body is not a JSON object".to_owned()]
         }
@@ -111,6 +114,32 @@ mod tests {
     use crate::rules::test_support::{exchange, failure, found, initiate_body, initiate_data, ok};
 
     const INITIATE: &str = "/api/payments/initiate";
+
+    #[test]
+    fn a_request_body_that_is_not_utf8_is_not_json() {
+        // A valid initiate but for the byte FF in its referenceNo.
+        let mut e = exchange(
+            "POST",
+            INITIATE,
+            json!(null),
+            200,
+            ok(initiate_data("t", "R\u{fffd}", 1050)),
+        );
+        let text = initiate_body("R@", 1050).to_string();
+        let (head, tail) = text.split_once('@').expect("the marker");
+        e.request
+            .keep_body(&[head.as_bytes(), b"\xff", tail.as_bytes()].concat());
+        let invalid = found("request.invalid", std::slice::from_ref(&e));
+        assert_eq!(invalid.len(), 1, "{invalid:?}");
+        assert!(invalid[0].message.contains("not UTF-8"), "{invalid:?}");
+        assert_eq!(invalid[0].level, crate::rules::Level::Client);
+        let accepted = found("initiate.accepted-invalid", std::slice::from_ref(&e));
+        assert_eq!(accepted.len(), 1, "answered 200: {accepted:?}");
+        // Control: the same text sent as UTF-8 is a valid initiate.
+        e.request.body_not_utf8 = false;
+        assert!(found("request.invalid", std::slice::from_ref(&e)).is_empty());
+        assert!(found("initiate.accepted-invalid", &[e]).is_empty());
+    }
 
     #[test]
     fn accepted_invalid() {

@@ -3,6 +3,7 @@
 //! with the clean exchanges the rules that span requests need first.
 
 use axum::http::Method;
+use bytes::Bytes;
 use payments_contract_proxy::Level;
 use serde_json::{Value, json};
 
@@ -15,7 +16,7 @@ pub(crate) struct Step {
     pub(crate) method: Method,
     pub(crate) path: String,
     /// Raw body bytes (sent as `application/json`), if any.
-    pub(crate) body: Option<String>,
+    pub(crate) body: Option<Bytes>,
     pub(crate) canned: Canned,
 }
 
@@ -33,10 +34,14 @@ pub(crate) fn post(path: &str, body: &Value, canned: Canned) -> Step {
 }
 
 pub(crate) fn post_raw(path: &str, body: &str, canned: Canned) -> Step {
+    post_bytes(path, body.as_bytes(), canned)
+}
+
+pub(crate) fn post_bytes(path: &str, body: &[u8], canned: Canned) -> Step {
     Step {
         method: Method::POST,
         path: path.to_owned(),
-        body: Some(body.to_owned()),
+        body: Some(Bytes::copy_from_slice(body)),
         canned,
     }
 }
@@ -70,7 +75,7 @@ pub(crate) struct Deviation {
 }
 
 impl Deviation {
-    fn new(
+    pub(crate) fn new(
         what: &'static str,
         (rule, level): (&'static str, Level),
         trip: Step,
@@ -88,7 +93,7 @@ impl Deviation {
         }
     }
 
-    fn after(mut self, step: Step) -> Self {
+    pub(crate) fn after(mut self, step: Step) -> Self {
         self.before.push(step);
         self
     }
@@ -114,6 +119,14 @@ pub(crate) fn without(mut data: Value, field: &str) -> Value {
 /// Every scripted deviation. Transaction ids and references are unique to
 /// each, so all of them can pass through one proxy without meeting.
 pub(crate) fn deviations() -> Vec<Deviation> {
+    let mut all = by_rule();
+    // Bodies whose bytes are not the JSON their text reads as.
+    all.extend(crate::encodings::deviations());
+    all
+}
+
+/// The deviations of `deviations.rs`, rule by rule.
+fn by_rule() -> Vec<Deviation> {
     let html = "<html><head><title>502 Bad Gateway</title></head>\
                 <body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>";
     vec![

@@ -12,6 +12,9 @@ mod rig;
 mod deviant;
 // The script of those deviations, rule by rule.
 mod deviations;
+// Bodies that are not the JSON their text reads as: bytes that are not
+// UTF-8, a lone surrogate escape; scripted deviations, live and checked.
+mod encodings;
 // Bytes and headers passed through unchanged, both ways.
 mod passthrough;
 // Path and query bytes through, and no way out of /api/.
