@@ -18,6 +18,9 @@ use serde::Deserializer as _;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+mod escapes;
+pub(crate) use escapes::{json_but_lone_surrogate, lone_surrogate};
+
 /// The key serde_json hands a visitor for a number when its
 /// `arbitrary_precision` feature is on (as it is in this workspace): such
 /// a "map" is a number, not an object.
@@ -258,7 +261,8 @@ pub enum Body<'a> {
 }
 
 impl<'a> Body<'a> {
-    /// Reads `text`: one JSON value and nothing after it but whitespace.
+    /// Reads `text`: one JSON value and nothing after it but whitespace,
+    /// and no lone surrogate escape ([`lone_surrogate`]).
     pub fn of(text: &'a str) -> Self {
         let mut de = serde_json::Deserializer::from_str(text);
         let read = de.deserialize_any(ObjectVisitor).and_then(|read| {
@@ -266,6 +270,7 @@ impl<'a> Body<'a> {
             Ok(read)
         });
         match read {
+            Ok(_) if lone_surrogate(text) => Body::NotJson,
             Ok(Some(fields)) => Body::Object(Object { fields }),
             Ok(None) => Body::NotObject,
             Err(_) => Body::NotJson,
@@ -323,12 +328,14 @@ pub struct EnvelopeRead<'a> {
 /// fields (the last value of a repeated key, as [`Body::of`] reads them).
 pub fn envelope_of(text: &str) -> Result<Option<EnvelopeRead<'_>>, ()> {
     let mut de = serde_json::Deserializer::from_str(text);
-    de.deserialize_any(EnvelopeVisitor)
-        .and_then(|read| {
-            de.end()?;
-            Ok(read)
-        })
-        .map_err(|_| ())
+    let read = de.deserialize_any(EnvelopeVisitor).and_then(|read| {
+        de.end()?;
+        Ok(read)
+    });
+    match read {
+        Ok(read) if !lone_surrogate(text) => Ok(read),
+        _ => Err(()),
+    }
 }
 
 /// The top level of an answer.

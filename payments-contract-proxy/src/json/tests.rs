@@ -120,6 +120,41 @@ fn an_answer_is_read_as_its_envelope_in_one_pass_as_in_two() {
     }
 }
 
+/// A `\u` escape of a lone surrogate is no text: `Value` refuses the
+/// body (as every typed read does) wherever the string stands, and so do
+/// both readers; a pair, or an escaped backslash before `u`, is text.
+#[test]
+fn a_lone_surrogate_escape_is_not_json_as_value_reads_it() {
+    let bodies = [
+        (
+            r#"{"isSuccess":true,"errorCode":null,"message":null,"data":{"referenceNo":"R\ud800"}}"#,
+            false,
+        ),
+        (
+            r#"{"isSuccess":true,"message":"\udc00","data":null}"#,
+            false,
+        ),
+        (r#"{"data":null,"extra":[{"x":"x\uDBFF"}]}"#, false),
+        (r#"{"a":"\ud800\u0041"}"#, false),
+        (r#"{"a":"\ud800\ud800"}"#, false),
+        (r#"{"a":"\ud800\n"}"#, false),
+        (r#"{"a":"\ud800"}"#, false),
+        (r#"["\ud800"]"#, false),
+        (r#""\udfff""#, false),
+        (r#"{"\ud800":1}"#, false),
+        (r#"{"a":"\ud83d\ude00","b":"\uD83D\uDE00"}"#, true),
+        (r#"{"a":"\\ud800","b":"\\\ud83d\ude00"}"#, true),
+        (r#"{"a":"\u0041\"\\ud800"}"#, true),
+    ];
+    for (body, text) in bodies {
+        let value = serde_json::from_str::<Value>(body);
+        assert_eq!(value.is_ok(), text, "Value: {body}");
+        assert_eq!(Body::of(body).is_json(), text, "{body}");
+        assert_eq!(envelope_of(body).is_ok(), text, "{body}");
+        assert_eq!(lone_surrogate(body), !text, "{body}");
+    }
+}
+
 #[test]
 fn numbers_are_the_same_by_value_and_everything_else_as_value_compares() {
     let same_text = |a: &str, b: &str| same(Json::new(a), Json::new(b));

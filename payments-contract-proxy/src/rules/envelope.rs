@@ -24,7 +24,7 @@ fn documented_statuses(endpoint: &Endpoint) -> &'static [u16] {
 pub(super) const SHAPE: Rule = Rule {
     id: "envelope.shape",
     level: Level::Violation,
-    text: "The body is not the envelope of section 2.1: not JSON (bytes that are not UTF-8 are not, RFC 8259 section 8.1), not an object, or a field missing or of the wrong type (`isSuccess` a boolean; `errorCode` and `message` a string or null; `data` an object or null). `message` may be left out of a success (the document calls it optional there). An answer HTTP gives no body (204, 304) is left to `http.undocumented`.",
+    text: "The body is not the envelope of section 2.1: not JSON (bytes that are not UTF-8 are not, RFC 8259 section 8.1; nor is a string with a `\\u` escape of a lone surrogate such as `\"\\ud800\"`, which the client refuses), not an object, or a field missing or of the wrong type (`isSuccess` a boolean; `errorCode` and `message` a string or null; `data` an object or null). `message` may be left out of a success (the document calls it optional there). An answer HTTP gives no body (204, 304) is left to `http.undocumented`.",
     check: envelope_shape,
 };
 
@@ -48,6 +48,14 @@ fn envelope_shape(p: &Parsed<'_>, _: &Memory) -> Hits {
             // RFC 8259 section 8.1: JSON between systems is UTF-8. Its
             // lossy text may read as JSON; the bytes the client gets do not.
             "the body is not UTF-8, so not JSON (RFC 8259 section 8.1)"
+        } else if p
+            .exchange
+            .response
+            .body
+            .as_deref()
+            .is_some_and(crate::json::json_but_lone_surrogate)
+        {
+            "a string of the body escapes a lone surrogate (no Unicode text), so it is not JSON a client reads"
         } else if p
             .exchange
             .response
@@ -309,6 +317,22 @@ mod tests {
         // Control: the same text sent as UTF-8 is the envelope.
         e.response.body_not_utf8 = false;
         assert!(found("envelope.shape", &[e]).is_empty());
+    }
+
+    #[test]
+    fn a_lone_surrogate_escape_is_not_json() {
+        // The reviewers' answer: the client refuses it (serde_json).
+        let body = r#"{"isSuccess":true,"errorCode":null,"message":null,"data":{"referenceNo":"R\ud800"}}"#;
+        let e = exchange("GET", STATUS, json!(null), 200, json!(body));
+        let hits = found("envelope.shape", &[e]);
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert!(hits[0].message.contains("lone surrogate"), "{hits:?}");
+        // Control: a pair is text, and an escaped backslash is no escape.
+        for text in [r#""R\ud83d\ude00""#, r#""R\\ud800""#] {
+            let body = body.replace(r#""R\ud800""#, text);
+            let e = exchange("GET", STATUS, json!(null), 200, json!(body));
+            assert!(found("envelope.shape", &[e]).is_empty(), "{body}");
+        }
     }
 
     #[test]

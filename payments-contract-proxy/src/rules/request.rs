@@ -4,7 +4,7 @@
 
 use super::{Hits, Level, Rule};
 use crate::exchange::{Endpoint, Parsed};
-use crate::json::{Json, Object};
+use crate::json::{Json, Object, json_but_lone_surrogate};
 use crate::memory::Memory;
 
 /// The fields the document's request table marks required (2.2, 2.4).
@@ -61,7 +61,7 @@ fn accepted_invalid(p: &Parsed<'_>, _: &Memory) -> Hits {
 pub(super) const INVALID: Rule = Rule {
     id: "request.invalid",
     level: Level::Client,
-    text: "The application's request breaks the document: a required field missing, `amount` not an integer greater than 0, `merchantId` not a UUID, a body that is not JSON (bytes that are not UTF-8 are not, RFC 8259 section 8.1), an empty `transactionId` or `referenceNo` in a status path.",
+    text: "The application's request breaks the document: a required field missing, `amount` not an integer greater than 0, `merchantId` not a UUID, a body that is not JSON (bytes that are not UTF-8 are not, RFC 8259 section 8.1; nor is a string with a `\\u` escape of a lone surrogate), an empty `transactionId` or `referenceNo` in a status path.",
     check: request_invalid,
 };
 
@@ -70,6 +70,18 @@ fn request_invalid(p: &Parsed<'_>, _: &Memory) -> Hits {
     let problems = match (&p.endpoint, &p.request) {
         (Endpoint::Initiate | Endpoint::Confirm, None) if p.exchange.request.body_not_utf8 => {
             vec!["the request body is not UTF-8, so not JSON (RFC 8259 section 8.1)".to_owned()]
+        }
+        (Endpoint::Initiate | Endpoint::Confirm, None)
+            if p.exchange
+                .request
+                .body
+                .as_deref()
+                .is_some_and(json_but_lone_surrogate) =>
+        {
+            vec![
+                "a string of the request body escapes a lone surrogate, so it is not JSON"
+                    .to_owned(),
+            ]
         }
         (Endpoint::Initiate | Endpoint::Confirm, None) => {
             vec!["the request body is not a JSON object".to_owned()]
@@ -139,6 +151,31 @@ mod tests {
         e.request.body_not_utf8 = false;
         assert!(found("request.invalid", std::slice::from_ref(&e)).is_empty());
         assert!(found("initiate.accepted-invalid", &[e]).is_empty());
+    }
+
+    #[test]
+    fn a_request_body_with_a_lone_surrogate_escape_is_not_json() {
+        let confirm = r#"{"transactionId":"t","referenceNo":"R\udc00"}"#;
+        let e = exchange(
+            "POST",
+            "/api/payments/confirm",
+            json!(confirm),
+            400,
+            failure("VALIDATION_ERROR"),
+        );
+        let invalid = found("request.invalid", &[e]);
+        assert_eq!(invalid.len(), 1, "{invalid:?}");
+        assert!(invalid[0].message.contains("lone surrogate"), "{invalid:?}");
+        // Control: the pair's escape is a valid confirm.
+        let confirm = confirm.replace(r"\udc00", r"\ud83d\ude00");
+        let e = exchange(
+            "POST",
+            "/api/payments/confirm",
+            json!(confirm),
+            400,
+            failure("VALIDATION_ERROR"),
+        );
+        assert!(found("request.invalid", &[e]).is_empty());
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! Bodies whose bytes are not the JSON their text reads as. JSON between
 //! systems is UTF-8 (RFC 8259 section 8.1): a body with the bytes `FF FE`
 //! inside a string is not JSON, though its lossy text (U+FFFD for each bad
-//! byte) reads as JSON. The scripted deviations here join the others
-//! (`deviations.rs`); the tests follow one such answer live, into the
-//! recording, through `check` and under `--enforce`.
+//! byte) reads as JSON. Nor is a string with a `\u` escape of a lone
+//! surrogate (`"\ud800"`), which serde_json (this project's client's
+//! reader) refuses. The scripted deviations here join the others
+//! (`deviations.rs`); the tests follow an answer that is not UTF-8 live,
+//! into the recording, through `check` and under `--enforce`.
 
 use axum::http::Method;
 use payments_contract_proxy::{Proxy, ProxyConfig, check_recording};
@@ -37,6 +39,15 @@ fn not_utf8_answer() -> Canned {
 pub(crate) fn deviations() -> Vec<Deviation> {
     let confirm = spliced(&confirm_body("t-utf8-2", "R-MARK"), b"\xff\xfe");
     let initiate = spliced(&initiate_body("R-utf8-3-MARK", 1050), b"\xff\xfe");
+    let surrogate_answer = spliced(
+        &ok(status_data(
+            "t-surrogate-1",
+            "R-MARK",
+            "SUCCESSFUL",
+            "10.50",
+        )),
+        br"\ud800",
+    );
     vec![
         Deviation::new(
             "a status answer with the bytes FF FE inside a string (not UTF-8)",
@@ -49,6 +60,27 @@ pub(crate) fn deviations() -> Vec<Deviation> {
             "the application's confirm body is not UTF-8 (the service rightly refuses it)",
             ("request.invalid", C),
             post_bytes(CONFIRM, &confirm, Canned::failure(400, "VALIDATION_ERROR")),
+            &["request.invalid"],
+            "pass",
+        ),
+        Deviation::new(
+            "a status answer whose referenceNo escapes a lone surrogate (\\ud800)",
+            ("envelope.shape", V),
+            get(
+                &by_id("t-surrogate-1"),
+                Canned::raw(200, surrogate_answer).header("content-type", "application/json"),
+            ),
+            &["envelope.shape"],
+            "violation",
+        ),
+        Deviation::new(
+            "the application's confirm escapes a lone surrogate (the service rightly refuses it)",
+            ("request.invalid", C),
+            post_bytes(
+                CONFIRM,
+                &spliced(&confirm_body("t-surrogate-2", "R-MARK"), br"\udc00"),
+                Canned::failure(400, "VALIDATION_ERROR"),
+            ),
             &["request.invalid"],
             "pass",
         ),
