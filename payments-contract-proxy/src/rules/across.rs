@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use rust_decimal::Decimal;
 
-use super::data::{same, status_of};
+use super::data::{same, same_instant, status_of};
 use super::{Hits, Level, Rule};
 use crate::exchange::{Endpoint, Parsed};
 use crate::json::{Json, Object, Shape};
@@ -83,7 +83,7 @@ fn amount_units(p: &Parsed<'_>, memory: &Memory) -> Hits {
 pub(super) const STATUS_AGREE: Rule = Rule {
     id: "status.agree",
     level: Level::Violation,
-    text: "Status by id and status by reference of one transaction disagree on `transactionId`, `referenceNo`, `amount` (compared as numbers), `productCode` or `createdAt`. The transaction of a status read is the one its path names: the id, or the transaction the reference was initiated with through this proxy by the merchant the read is scoped to (its `merchantId`, or the one merchant that initiated it; else the one the answer names).",
+    text: "Status by id and status by reference of one transaction disagree on `transactionId`, `referenceNo`, `amount` (compared as numbers), `productCode` or `createdAt` (compared as the instant it names when both are ISO 8601 timestamps as `data.fields` reads them: `2026-11-29T23:00:00Z`, `2026-11-29T23:00:00.000+00:00` and `2026-11-30T10:00:00+11:00` are one; two without an offset as one local time; else as text). The transaction of a status read is the one its path names: the id, or the transaction the reference was initiated with through this proxy by the merchant the read is scoped to (its `merchantId`, or the one merchant that initiated it; else the one the answer names).",
     check: status_agree,
 };
 
@@ -160,7 +160,11 @@ fn status_agree(p: &Parsed<'_>, memory: &Memory) -> Hits {
     Snapshot::fields_of(data)
         .into_iter()
         .zip(other.fields())
-        .filter(|((_, a), (_, b))| !same(*a, *b))
+        .filter(|((name, a), (_, b))| match *name {
+            // Two spellings of one instant are one `createdAt`.
+            "createdAt" => !same_instant(*a, *b),
+            _ => !same(*a, *b),
+        })
         .map(|((name, a), (_, b))| {
             (
                 Level::Violation,

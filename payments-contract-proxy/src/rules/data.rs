@@ -9,6 +9,8 @@ use crate::exchange::{Endpoint, Parsed};
 use crate::json::{Json, Object, Shape};
 use crate::memory::Memory;
 
+mod instant;
+
 /// What a `data` field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -56,7 +58,7 @@ fn fields_of(endpoint: &Endpoint) -> &'static [payments_interface::Field] {
 /// offset (`±hh`, `±hh:mm`, and the `±hhmm` services often send).
 static EXTENDED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     regex::Regex::new(
-        r"^(?:(?P<y>[0-9]{4})-(?:(?P<m>[0-9]{2})-(?P<d>[0-9]{2})|(?P<o>[0-9]{3})|W(?P<w>[0-9]{2})-(?P<wd>[0-9]))T(?P<h>[0-9]{2})(?::(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2}))?)?(?:[.,][0-9]+)?(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)?)$",
+        r"^(?:(?P<y>[0-9]{4})-(?:(?P<m>[0-9]{2})-(?P<d>[0-9]{2})|(?P<o>[0-9]{3})|W(?P<w>[0-9]{2})-(?P<wd>[0-9]))T(?P<h>[0-9]{2})(?::(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2}))?)?(?:[.,](?P<f>[0-9]+))?(?P<z>Z|[+-][0-9]{2}(?::?[0-9]{2})?)?)$",
     )
     .expect("a valid pattern")
 });
@@ -64,7 +66,7 @@ static EXTENDED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
 /// The same in basic format (`20261122T081530Z`, offsets `±hh` or `±hhmm`).
 static BASIC: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     regex::Regex::new(
-        r"^(?:(?P<y>[0-9]{4})(?:(?P<m>[0-9]{2})(?P<d>[0-9]{2})|(?P<o>[0-9]{3})|W(?P<w>[0-9]{2})(?P<wd>[0-9]))T(?P<h>[0-9]{2})(?:(?P<mi>[0-9]{2})(?:(?P<s>[0-9]{2}))?)?(?:[.,][0-9]+)?(?:Z|[+-][0-9]{2}(?:[0-9]{2})?)?)$",
+        r"^(?:(?P<y>[0-9]{4})(?:(?P<m>[0-9]{2})(?P<d>[0-9]{2})|(?P<o>[0-9]{3})|W(?P<w>[0-9]{2})(?P<wd>[0-9]))T(?P<h>[0-9]{2})(?:(?P<mi>[0-9]{2})(?:(?P<s>[0-9]{2}))?)?(?:[.,](?P<f>[0-9]+))?(?P<z>Z|[+-][0-9]{2}(?:[0-9]{2})?)?)$",
     )
     .expect("a valid pattern")
 });
@@ -96,10 +98,22 @@ fn by_pattern(text: &str) -> bool {
         return false;
     };
     let number = |name: &str| c.name(name).and_then(|m| m.as_str().parse::<u32>().ok());
-    let Some(year) = number("y").and_then(|y| i32::try_from(y).ok()) else {
-        return false;
-    };
-    let date = match (
+    let date = date_of(&c);
+    let hour = number("h").unwrap_or(99);
+    let minute = number("mi").unwrap_or(0);
+    let second = number("s").unwrap_or(0);
+    // 24:00 is the end of a day; 60 is a leap second.
+    let time =
+        (hour < 24 && minute < 60 && second <= 60) || (hour == 24 && minute == 0 && second == 0);
+    date.is_some() && time
+}
+
+/// The date of a timestamp the patterns matched (calendar, ordinal or
+/// week date), when it is one.
+fn date_of(c: &regex::Captures<'_>) -> Option<chrono::NaiveDate> {
+    let number = |name: &str| c.name(name).and_then(|m| m.as_str().parse::<u32>().ok());
+    let year = number("y").and_then(|y| i32::try_from(y).ok())?;
+    match (
         number("m"),
         number("d"),
         number("o"),
@@ -115,14 +129,7 @@ fn by_pattern(text: &str) -> bool {
                 .and_then(|day| chrono::NaiveDate::from_isoywd_opt(year, w, day))
         }
         _ => None,
-    };
-    let hour = number("h").unwrap_or(99);
-    let minute = number("mi").unwrap_or(0);
-    let second = number("s").unwrap_or(0);
-    // 24:00 is the end of a day; 60 is a leap second.
-    let time =
-        (hour < 24 && minute < 60 && second <= 60) || (hour == 24 && minute == 0 && second == 0);
-    date.is_some() && time
+    }
 }
 
 fn problem(name: &str, kind: Kind, value: Option<Json<'_>>) -> Option<String> {
@@ -244,6 +251,7 @@ fn data_echo(p: &Parsed<'_>, _: &Memory) -> Hits {
 
 // Equal JSON values, numbers by their exact value (`150` and `150.0`).
 pub(super) use crate::json::same;
+pub(super) use instant::same_instant;
 
 pub(super) const STATUS_UNDOCUMENTED: Rule = Rule {
     id: "status.undocumented",

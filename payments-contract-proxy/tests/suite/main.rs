@@ -15,6 +15,8 @@ mod deviations;
 // Bodies that are not the JSON their text reads as: bytes that are not
 // UTF-8, a lone surrogate escape; scripted deviations, live and checked.
 mod encodings;
+// status.agree's createdAt: two spellings of one instant agree.
+mod instants;
 // Bytes and headers passed through unchanged, both ways.
 mod passthrough;
 // Path and query bytes through, and no way out of /api/.

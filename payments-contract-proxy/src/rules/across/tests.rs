@@ -125,6 +125,35 @@ fn status_agree() {
     assert_eq!(hits.len(), 1, "{hits:?}");
 }
 
+/// A status read of t1 whose `createdAt` is `created`.
+fn created(path: &str, created: &str) -> crate::exchange::Exchange {
+    let mut data = status_data("t1", "R", "INITIATED", "10.50");
+    data["createdAt"] = json!(created);
+    exchange("GET", path, json!(null), 200, ok(data))
+}
+
+#[test]
+fn status_agree_compares_created_at_as_the_instant_it_names() {
+    for (by_id, by_reference) in [
+        ("2026-11-29T23:00:00Z", "2026-11-29T23:00:00.000Z"),
+        ("2026-11-29T23:00:00.000Z", "2026-11-29T23:00:00+00:00"),
+        ("2026-11-30T10:00:00.000+11:00", "2026-11-29T23:00:00.000Z"),
+    ] {
+        let reads = [created(BY_ID, by_id), created(BY_REF, by_reference)];
+        assert_eq!(found("status.agree", &reads), Vec::new(), "{by_id}");
+        let reads = [created(BY_REF, by_reference), created(BY_ID, by_id)];
+        assert_eq!(found("status.agree", &reads), Vec::new(), "{by_id}");
+    }
+    // Control: two instants a millisecond apart disagree.
+    let reads = [
+        created(BY_ID, "2026-11-29T23:00:00.000Z"),
+        created(BY_REF, "2026-11-29T23:00:00.001Z"),
+    ];
+    let hits = found("status.agree", &reads);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].message.starts_with("createdAt"), "{hits:?}");
+}
+
 #[test]
 fn status_regressed() {
     assert_eq!(
