@@ -135,7 +135,18 @@ impl Client {
     /// Creates a payment transaction.
     ///
     /// Retried per the policy; a retry answered `DUPLICATE_REFERENCE_NO` is
-    /// reconciled by reading the reference back.
+    /// reconciled by reading the reference back: the transaction found is
+    /// the result (marked [`Reply::is_reconciled`]) when its amount and
+    /// product are the request's.
+    ///
+    /// A status read carries no currency, so that amount is compared in
+    /// the request's currency and cannot tell currencies apart: a
+    /// transaction under the same reference in another currency with the
+    /// same digits (MYR 1000.00 for a JPY 1000 request, USD 10.00 for MYR
+    /// 10.00) is taken as the result and stamped with the request's
+    /// currency. Only an amount no value of the request's currency can be
+    /// (`1000.50` for a JPY request) fails, with [`Error::Reconciliation`].
+    /// A referenceNo must name one order, and never be reused for another.
     ///
     /// The answer must echo the request's `referenceNo`, `amount`,
     /// `productCode` and currency and carry a `transactionId`; one that

@@ -109,7 +109,10 @@
 //! confirm is safe: when a retry is rejected as a repeat, the client reads
 //! the transaction back and returns it, marked [`Reply::is_reconciled`], or
 //! fails with [`Error::Reconciliation`] if it is not yours. A success
-//! answer that cannot be read is read back the same way.
+//! answer that cannot be read is read back the same way. A status read
+//! carries no currency, so a read-back is compared in your request's:
+//! a referenceNo must name one order and never be reused for another
+//! (see [`Client::initiate`]).
 //!
 //! # Every answer is checked
 //!

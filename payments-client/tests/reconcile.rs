@@ -273,3 +273,50 @@ async fn already_confirmed_on_the_first_attempt_is_a_plain_api_error() {
         Some(&ErrorCode::TransactionAlreadyConfirmed)
     );
 }
+
+/// What the read-back can and cannot tell of the currency (a status read
+/// carries none; README, "Retries and reconciliation"): for a JPY 1000
+/// request, a transaction of 1000.00 is taken as the result (it may be a
+/// MYR 1000.00 payment under the same reference: the limit that makes a
+/// referenceNo one order's for good), while 1000.50, which no JPY amount
+/// can be, is never a success.
+#[tokio::test]
+async fn a_read_back_is_compared_in_the_requests_currency() {
+    let jpy = || {
+        InitiateRequest::builder(
+            merchant(),
+            "INV-1",
+            MinorAmount::new(1000).unwrap(),
+            "TOPUP",
+            "S1",
+        )
+        .currency(Currency::JPY)
+        .payer_id("60123456789")
+        .build()
+        .unwrap()
+    };
+    let read_back_says = |amount: &'static str| async move {
+        let server = MockServer::start().await;
+        initiate_500_then_duplicate(&server).await;
+        Mock::given(method("GET"))
+            .and(path("/api/payments/reference/INV-1/status"))
+            .respond_with(json(
+                200,
+                ok_envelope(&status_data_with("INITIATED", amount, "TOPUP")),
+            ))
+            .mount(&server)
+            .await;
+        client(&server).initiate(jpy()).await
+    };
+    let same_digits = read_back_says("1000.00").await.expect("indistinguishable");
+    assert!(same_digits.is_reconciled());
+    assert_eq!(same_digits.data().currency_code, Currency::JPY);
+    assert_eq!(same_digits.data().amount.get(), 1000);
+    let err = read_back_says("1000.50").await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Reconciliation { found: Some(_), .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("cannot be compared"), "{err}");
+    assert_eq!(err.outcome(), Outcome::Unknown);
+}
