@@ -155,12 +155,27 @@ impl Client {
     /// is this request's; an answer in another currency never is (a status
     /// read shows none to settle it with).
     ///
+    /// # Cancellation
+    ///
+    /// Dropping this future before it completes (your own
+    /// `tokio::time::timeout` around it, a `select!`) leaves the call's
+    /// outcome unknown: the service may have created the transaction. A
+    /// new call with the same reference may then fail on its first attempt
+    /// with `DUPLICATE_REFERENCE_NO`, whose [`Error::outcome`] is
+    /// `NotCarriedOut` (true of the new call only) and which
+    /// [`Error::is_repeat`] names: read the reference back
+    /// ([`status_by_reference`](Self::status_by_reference)) before acting,
+    /// and never pay the order again under a new reference. Bound the call
+    /// with the client's [`timeout`](ClientBuilder::timeout) and
+    /// [`deadline`](ClientBuilder::deadline) rather than by dropping it.
+    ///
     /// # Errors
     ///
     /// Any [`Error`]; [`Error::Reconciliation`] when a retry found the
     /// reference holding a different transaction; [`Error::AnswerMismatch`]
     /// when the answer was about another request and the read-back did not
-    /// show this one.
+    /// show this one; an error that [`is_repeat`](Error::is_repeat) when the
+    /// reference already holds a transaction this call did not create.
     ///
     /// # Examples
     ///
@@ -215,11 +230,24 @@ impl Client {
     /// A retry answered `TRANSACTION_ALREADY_CONFIRMED` is reconciled by
     /// reading the status.
     ///
+    /// # Cancellation
+    ///
+    /// Dropping this future before it completes leaves the call's outcome
+    /// unknown: the service may have confirmed (and the payer paid). A new
+    /// confirm may then fail on its first attempt with
+    /// `TRANSACTION_ALREADY_CONFIRMED`, `NotCarriedOut` of the new call
+    /// and [`Error::is_repeat`]: read the status
+    /// ([`status`](Self::status)) for the payment's outcome before acting.
+    /// Prefer the client's [`timeout`](ClientBuilder::timeout) and
+    /// [`deadline`](ClientBuilder::deadline) to dropping the call.
+    ///
     /// # Errors
     ///
     /// Any [`Error`]; [`Error::AnswerMismatch`] when the answer is for
     /// another transaction or reference, or its amount is not the one this
-    /// client initiated the transaction with.
+    /// client initiated the transaction with; an error that
+    /// [`is_repeat`](Error::is_repeat) when the transaction was already
+    /// confirmed by another call.
     ///
     /// # Examples
     ///

@@ -45,6 +45,12 @@
 //!             let now = client.status_by_reference("ORDER-1001", Some(merchant)).await?;
 //!             println!("after {e}: the payment is {}", now.data().status);
 //!         }
+//!         // Refused as a repeat: an earlier call (one you gave up on, say)
+//!         // confirmed it. What does the service hold?
+//!         Err(e) if e.is_repeat() => {
+//!             let now = client.status(&tx.transaction_id).await?;
+//!             println!("already confirmed: the payment is {}", now.data().status);
+//!         }
 //!         Err(Error::Api(api)) => println!("refused: {} {}", api.code, api.message),
 //!         Err(e) => return Err(e.into()),
 //!     }
@@ -99,7 +105,14 @@
 //! Every failure is one [`Error`]: match on its class, and ask
 //! [`Error::outcome`] whether the service may have carried the call out
 //! ([`Outcome::Unknown`]: look the payment up before trying again) or
-//! certainly did not ([`Outcome::NotCarriedOut`]).
+//! certainly did not ([`Outcome::NotCarriedOut`]). The outcome is of that
+//! call alone: a call whose future you dropped (your own
+//! `tokio::time::timeout`) has an unknown one, and a later call of the same
+//! payment refused as a repeat ([`Error::is_repeat`]:
+//! `DUPLICATE_REFERENCE_NO`, `TRANSACTION_ALREADY_CONFIRMED`) means it was
+//! carried out: read it back before acting. Prefer the client's own
+//! [`timeout`](ClientBuilder::timeout) and
+//! [`deadline`](ClientBuilder::deadline) to dropping a call.
 //!
 //! # Retries never pay twice
 //!

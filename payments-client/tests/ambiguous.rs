@@ -11,7 +11,7 @@ use payments_client::{
     Client, ConfirmRequest, Currency, Error, ErrorCode, InitiateRequest, MinorAmount, Outcome,
     RetryPolicy,
 };
-use payments_mock_server::{Fault, MockServer as PaymentsMock};
+use payments_mock_server::{Endpoint, Fault, FaultRule, MockServer as PaymentsMock};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer};
 
@@ -245,5 +245,100 @@ async fn a_status_read_after_a_503_reports_its_last_answer_as_it_is() {
         assert!(!err.to_string().contains("earlier attempt"), "{err}");
         let requests = server.received_requests().await.unwrap_or_default();
         assert_eq!(requests.len(), 2, "{lookup}: the 503 was retried");
+    }
+}
+
+/// An application that wraps a call in its own timeout drops it mid-flight:
+/// the service carried it out (commit, then no answer), and the next call
+/// of the same payment is refused as a repeat on its first attempt. Its
+/// outcome is `NotCarriedOut`, true of that call alone (`Outcome`'s
+/// documentation); `is_repeat` says the payment is done, to be read back,
+/// not paid again under a new reference (review: a double charge).
+#[tokio::test]
+async fn a_call_after_a_dropped_one_is_a_repeat_to_read_back() {
+    let server = PaymentsMock::start().await;
+    let client = mock_client(&server);
+    let gave_up = Duration::from_millis(300);
+    server
+        .add_fault_rule(
+            FaultRule::new(Fault::CommitThenHang)
+                .on(Endpoint::Initiate)
+                .times(1),
+        )
+        .expect("a rule");
+    let dropped = tokio::time::timeout(gave_up, client.initiate(topup("DROPPED-1"))).await;
+    assert!(dropped.is_err(), "the application's own timeout fired");
+    let err = client
+        .initiate(topup("DROPPED-1"))
+        .await
+        .expect_err("the reference is taken");
+    assert_eq!(err.error_code(), Some(&ErrorCode::DuplicateReferenceNo));
+    assert_eq!(err.outcome(), Outcome::NotCarriedOut, "of this call");
+    assert!(err.is_repeat(), "{err:?}");
+    let held = client
+        .status_by_reference("DROPPED-1", Some(merchant()))
+        .await
+        .expect("the dropped call's transaction");
+    assert_eq!(held.data().amount.to_string(), "150.00");
+
+    server
+        .add_fault_rule(
+            FaultRule::new(Fault::CommitThenHang)
+                .on(Endpoint::Confirm)
+                .times(1),
+        )
+        .expect("a rule");
+    let confirm = ConfirmRequest::builder(held.data().transaction_id.clone(), "DROPPED-1")
+        .build()
+        .expect("a confirm");
+    let dropped = tokio::time::timeout(gave_up, client.confirm(confirm.clone())).await;
+    assert!(dropped.is_err());
+    let err = client
+        .confirm(confirm)
+        .await
+        .expect_err("already confirmed");
+    assert_eq!(
+        err.error_code(),
+        Some(&ErrorCode::TransactionAlreadyConfirmed)
+    );
+    assert_eq!(err.outcome(), Outcome::NotCarriedOut);
+    assert!(err.is_repeat(), "{err:?}");
+    let now = client
+        .status(held.data().transaction_id.as_ref() as &str)
+        .await
+        .expect("a status");
+    assert_eq!(
+        now.data().status,
+        payments_client::TransactionStatus::Successful,
+        "the dropped confirm was carried out"
+    );
+    assert_eq!(server.transactions().await.len(), 1, "never two payments");
+}
+
+/// Only the two repeat codes are repeats: a refusal of the request itself
+/// is not, nor an unknown outcome.
+#[tokio::test]
+async fn only_the_repeat_codes_are_repeats() {
+    for (status, code, repeat) in [
+        (400, "DUPLICATE_REFERENCE_NO", true),
+        (400, "TRANSACTION_ALREADY_CONFIRMED", true),
+        (400, "VALIDATION_ERROR", false),
+        (400, "TRANSACTION_EXPIRED", false),
+        (404, "TRANSACTION_NOT_FOUND", false),
+        (503, "SERVICE_UNAVAILABLE", false),
+    ] {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(json(status, err_envelope(code, "no")))
+            .mount(&server)
+            .await;
+        let err = Client::builder(server.uri())
+            .retry_policy(RetryPolicy::none())
+            .build()
+            .expect("a client")
+            .initiate(topup("INV-1"))
+            .await
+            .expect_err("refused");
+        assert_eq!(err.is_repeat(), repeat, "{code}: {err:?}");
     }
 }

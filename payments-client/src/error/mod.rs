@@ -16,29 +16,12 @@ use crate::model::status::ErrorCode;
 use crate::model::transaction::PaymentStatus;
 
 mod mismatch;
+mod outcome;
 mod validation;
 
 pub use mismatch::{AnswerMismatch, Asked, Disagreement, ReadBack};
+pub use outcome::Outcome;
 pub use validation::{FieldError, ValidationErrors};
-
-/// Whether the service may have carried out a call that failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    /// Certainly not carried out: rejected locally, never sent (connection
-    /// refused), or answered with a 4xx, and no earlier attempt of the same
-    /// call was ambiguous.
-    NotCarriedOut,
-    /// Perhaps carried out: a 5xx or `INTERNAL_ERROR` (whatever the HTTP
-    /// status, 200 included), a timeout after sending (including a 408 or
-    /// 499 from a proxy, with or without an envelope), a
-    /// connection closed mid-response, a success the client could not read,
-    /// or any failure of an initiate or confirm after an earlier attempt of
-    /// the same call was itself ambiguous
-    /// ([`Error::AfterAmbiguousAttempt`]). Check with a status call (or let
-    /// the client's retries reconcile it). A status read changes nothing,
-    /// so whatever this says of it, nothing was carried out.
-    Unknown,
-}
 
 /// What went wrong below HTTP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -334,13 +317,6 @@ pub(crate) fn is_retryable_status(status: u16) -> bool {
     matches!(status, 429 | 500 | 502 | 503 | 504)
 }
 
-/// 408 and 499: a proxy or load balancer gave up waiting, which says
-/// nothing of whether the service carried the call out. The same whether
-/// the body is an envelope or a proxy's page.
-fn gave_up_waiting(status: u16) -> bool {
-    matches!(status, 408 | 499)
-}
-
 impl ApiError {
     /// `INTERNAL_ERROR` is the service's own "unexpected server error; the
     /// caller may retry" (interface document, error codes): a 500 in what
@@ -390,40 +366,6 @@ impl Error {
             Error::AnswerMismatch(_) => "answer_mismatch",
             Error::ReturnMismatch { .. } => "return_mismatch",
             Error::WaitTimeout { .. } => "wait_timeout",
-        }
-    }
-
-    /// Whether the service may have carried the call out.
-    pub fn outcome(&self) -> Outcome {
-        match self {
-            // A 5xx or INTERNAL_ERROR, whatever the other says: the
-            // service may have failed after committing. A 408 or 499 is a
-            // gateway that gave up waiting, envelope or not.
-            Error::Api(e)
-                if e.status >= 500 || e.says_internal_error() || gave_up_waiting(e.status) =>
-            {
-                Outcome::Unknown
-            }
-            Error::Api(_) => Outcome::NotCarriedOut,
-            Error::InvalidInput(_) | Error::Money(_) | Error::Config { .. } => {
-                Outcome::NotCarriedOut
-            }
-            // A refused handshake: the service never read the request.
-            Error::Transport {
-                kind: TransportKind::Connect | TransportKind::Tls,
-                ..
-            } => Outcome::NotCarriedOut,
-            Error::Transport { .. } => Outcome::Unknown,
-            // 408 and 499 from a proxy or load balancer mean it gave up
-            // waiting, not that the service refused.
-            Error::UnexpectedResponse { status, .. }
-                if (400..500).contains(status) && !gave_up_waiting(*status) =>
-            {
-                Outcome::NotCarriedOut
-            }
-            Error::Reconciliation { outcome, .. } => *outcome,
-            Error::AfterAmbiguousAttempt { .. } | Error::AnswerMismatch(_) => Outcome::Unknown,
-            _ => Outcome::Unknown,
         }
     }
 
