@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use payments_mock_server::MockServer;
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::{call, make};
+use super::{call, get, make, post};
 use crate::common::initiate_body;
 
 /// A `DELETE` of a sandbox while one of its requests is in flight (held
@@ -24,21 +24,33 @@ async fn a_request_in_flight_when_its_sandbox_is_deleted_is_not_found() {
         }
         let server = builder.start().await.expect("started");
         let (id, base) = make(&server, None).await;
+        // A rule holds the initiate for 1.5 s: long enough for the DELETE
+        // below, which is sent once the rule has met the request (so the
+        // request is in flight, not yet arrived: no pause to guess).
+        let rule = json!({"fault": "delay=1500", "match": {"endpoint": "initiate"}});
+        assert_eq!(
+            post(&format!("{base}/_mock/faults"), rule, None).await.0,
+            201
+        );
         let initiate = tokio::spawn({
             let url = format!("{base}/api/payments/initiate");
             async move {
                 reqwest::Client::new()
                     .post(url)
-                    .header("x-mock-fault", "delay=400")
                     .json(&initiate_body("GONE-1", "TOPUP"))
                     .send()
                     .await
                     .expect("an answer")
             }
         });
-        // Sent, and held by its delay (if it were not there yet, it
-        // would meet no sandbox at all: the same answer).
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while get(&format!("{base}/_mock/faults"), None).await.1["data"]["items"][0]["met"] != 1
+            {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the rule met the initiate");
         let (status, _) = call(
             reqwest::Method::DELETE,
             &format!("{}/_mock/sandboxes/{id}", server.base_url()),
