@@ -186,15 +186,15 @@ where
                 slot.name(tokens);
             }
             // The whole path asked, a sandbox's prefix included, as an
-            // answered request's line has it (a cold path: one `format!`).
-            let prefix = state
+            // answered request's line shows it.
+            let mut id_text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+            let sandbox = state
                 .sandbox
-                .map(|s| format!("/sandboxes/{}", s.id))
-                .unwrap_or_default();
+                .map(|s| &*s.id.hyphenated().encode_lower(&mut id_text));
             tracing::info!(
                 target: "payments_mock_server::request",
                 method = %entry.method(),
-                path = %format!("{prefix}{}", entry.path()),
+                path = %crate::http::middleware::shown_path(sandbox, entry.path()),
                 request_id = %entry.request_id(),
                 "{}",
                 if hang {

@@ -123,15 +123,7 @@ where
     let sandbox = state
         .sandbox
         .map(|s| &*s.id.hyphenated().encode_lower(&mut id_text));
-    let shown = if path.len() > MAX_LOGGED_PATH {
-        let mut end = MAX_LOGGED_PATH;
-        while !path.is_char_boundary(end) {
-            end -= 1;
-        }
-        ShownPath(sandbox, &path[..end], "…")
-    } else {
-        ShownPath(sandbox, path, "")
-    };
+    let shown = shown_path(sandbox, path);
     tracing::info!(
         target: "payments_mock_server::request",
         method = %method,
@@ -150,7 +142,21 @@ where
 /// and what marks it cut (`…`, or nothing), written as plain strings:
 /// `format_args!("{path}{cut}")` went through the formatting machinery
 /// and padding checks for each.
-struct ShownPath<'a>(Option<&'a str>, &'a str, &'static str);
+pub(super) struct ShownPath<'a>(Option<&'a str>, &'a str, &'static str);
+
+/// How a request's `path` is logged: after `/sandboxes/{sandbox}` when it
+/// was asked in one, cut at [`MAX_LOGGED_PATH`] bytes on a character.
+pub(super) fn shown_path<'a>(sandbox: Option<&'a str>, path: &'a str) -> ShownPath<'a> {
+    if path.len() > MAX_LOGGED_PATH {
+        let mut end = MAX_LOGGED_PATH;
+        while !path.is_char_boundary(end) {
+            end -= 1;
+        }
+        ShownPath(sandbox, &path[..end], "…")
+    } else {
+        ShownPath(sandbox, path, "")
+    }
+}
 
 impl std::fmt::Display for ShownPath<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
