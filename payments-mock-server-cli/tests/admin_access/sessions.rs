@@ -123,21 +123,26 @@ async fn wrong_empty_and_huge_keys_and_cookies_are_refused_without_an_echo() {
     assert!(!answer.body.contains("kkkkkkkk"));
 }
 
-/// Signs in with `key` on the sign-in page: the session cookie's
-/// `name=value`, and the whole `Set-Cookie`.
-pub(crate) async fn sign_in(target: &Target, key: &str) -> (String, String) {
+/// The sign-in form posted with `key` and `next`: the answer as it is.
+async fn post_sign_in(target: &Target, key: &str, next: &str) -> Answer {
     let body: String = form_urlencoded::Serializer::new(String::new())
         .append_pair("key", key)
-        .append_pair("next", "_mock/ui/requests")
+        .append_pair("next", next)
         .finish();
-    let answer = target
+    target
         .call(
             "POST",
             "/_mock/ui/sign-in",
             &[("content-type", FORM)],
             Some(&body),
         )
-        .await;
+        .await
+}
+
+/// Signs in with `key` on the sign-in page: the session cookie's
+/// `name=value`, and the whole `Set-Cookie`.
+pub(crate) async fn sign_in(target: &Target, key: &str) -> (String, String) {
+    let answer = post_sign_in(target, key, "_mock/ui/requests").await;
     assert_eq!(answer.status, 303, "{}", answer.body);
     assert_eq!(answer.headers["location"], "../../_mock/ui/requests");
     let set = answer.headers["set-cookie"]
@@ -366,18 +371,7 @@ async fn a_long_next_the_sign_in_page_offers_is_taken_by_its_form() {
     let filter: String = form_urlencoded::byte_serialize("書".repeat(48).as_bytes()).collect();
     let next = format!("_mock/ui/?reference={filter}");
     assert!(next.len() > 400 && next.len() <= 512, "{}", next.len());
-    let body: String = form_urlencoded::Serializer::new(String::new())
-        .append_pair("key", ADMIN_KEY)
-        .append_pair("next", &next)
-        .finish();
-    let answer = target
-        .call(
-            "POST",
-            "/_mock/ui/sign-in",
-            &[("content-type", FORM)],
-            Some(&body),
-        )
-        .await;
+    let answer = post_sign_in(&target, ADMIN_KEY, &next).await;
     assert_eq!(answer.status, 303, "{}", answer.body);
     assert_eq!(answer.headers["location"], format!("../../{next}"));
 }
