@@ -149,6 +149,9 @@ LAYERS = {
         # Scripted faults: what a request is about, and how a faulted
         # answer is delivered (issue 42).
         ["http::rule_facts", "http::delivery"],
+        # How a request's path is logged (the request line's, and an
+        # unanswered request's).
+        ["http::log_path"],
         ["http::guard", "http::route", "http::middleware"],
         ["http::app"],
         ["http::server", "http"],

@@ -194,7 +194,7 @@ where
             tracing::info!(
                 target: "payments_mock_server::request",
                 method = %entry.method(),
-                path = %crate::http::middleware::shown_path(sandbox, entry.path()),
+                path = %crate::http::log_path::shown_path(sandbox, entry.path()),
                 request_id = %entry.request_id(),
                 "{}",
                 if hang {

@@ -29,9 +29,6 @@ pub(crate) type Others = BoxCloneSyncService<Request<Body>, Response, Infallible
 /// `X-Request-Id`.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// Longest path written to the log.
-const MAX_LOGGED_PATH: usize = 256;
-
 /// Answers a request: sets the request id, runs `/api/` requests through
 /// the guard and their routes ([`api_guard`]: auth, rate limit, faults,
 /// journal) and everything else through `others` (the router of the
@@ -123,7 +120,7 @@ where
     let sandbox = state
         .sandbox
         .map(|s| &*s.id.hyphenated().encode_lower(&mut id_text));
-    let shown = shown_path(sandbox, path);
+    let shown = crate::http::log_path::shown_path(sandbox, path);
     tracing::info!(
         target: "payments_mock_server::request",
         method = %method,
@@ -136,37 +133,6 @@ where
         "request"
     );
     response
-}
-
-/// A logged path (after its sandbox's prefix `/sandboxes/{id}`, or none)
-/// and what marks it cut (`…`, or nothing), written as plain strings:
-/// `format_args!("{path}{cut}")` went through the formatting machinery
-/// and padding checks for each.
-pub(super) struct ShownPath<'a>(Option<&'a str>, &'a str, &'static str);
-
-/// How a request's `path` is logged: after `/sandboxes/{sandbox}` when it
-/// was asked in one, cut at [`MAX_LOGGED_PATH`] bytes on a character.
-pub(super) fn shown_path<'a>(sandbox: Option<&'a str>, path: &'a str) -> ShownPath<'a> {
-    if path.len() > MAX_LOGGED_PATH {
-        let mut end = MAX_LOGGED_PATH;
-        while !path.is_char_boundary(end) {
-            end -= 1;
-        }
-        ShownPath(sandbox, &path[..end], "…")
-    } else {
-        ShownPath(sandbox, path, "")
-    }
-}
-
-impl std::fmt::Display for ShownPath<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if let Some(sandbox) = self.0 {
-            f.write_str("/sandboxes/")?;
-            f.write_str(sandbox)?;
-        }
-        f.write_str(self.1)?;
-        f.write_str(self.2)
-    }
 }
 
 /// `elapsed` in milliseconds, rounded down to whole microseconds.

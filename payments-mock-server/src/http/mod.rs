@@ -13,6 +13,7 @@ pub(crate) mod guard;
 pub(crate) mod handlers;
 pub(crate) mod journal;
 pub(crate) mod json;
+pub(crate) mod log_path;
 pub(crate) mod middleware;
 #[cfg(feature = "openapi")]
 pub(crate) mod openapi;

@@ -11,16 +11,6 @@ use crate::http::app::MockService;
 use super::*;
 
 #[test]
-fn a_logged_path_carries_its_sandbox_and_its_cut() {
-    let id = "01a2269a-4271-7261-9406-1a90300163bd";
-    assert_eq!(
-        ShownPath(Some(id), "/api/payments/x/status", "").to_string(),
-        format!("/sandboxes/{id}/api/payments/x/status")
-    );
-    assert_eq!(ShownPath(None, "/api/a", "…").to_string(), "/api/a…");
-}
-
-#[test]
 fn every_spelling_under_the_mock_prefix_is_behind_the_key() {
     for open in [
         "/_mock/health",
