@@ -75,7 +75,7 @@ LAYERS = {
         ["lib"],
     ],
     "payments-serve": [
-        ["answer", "admin"],
+        ["answer", "admin", "request_log"],
         ["tls"],
         ["server", "pages", "logging", "metrics", "trace"],
         # The consoles' sign-in (admin and pages): drawn with the pages'

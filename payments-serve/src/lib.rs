@@ -70,6 +70,7 @@ pub mod otlp;
 #[cfg(feature = "pages")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
 pub mod pages;
+mod request_log;
 pub mod server;
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
@@ -78,6 +79,7 @@ pub mod trace;
 
 pub use answer::{ApiError, ErrorCodeTag, success};
 pub use payments_interface::ErrorCode;
+pub use request_log::{RequestLine, log_request};
 pub use server::{ConnectionAbort, DEFAULT_HEADER_READ_TIMEOUT, HEADER_LIMIT};
 
 /// The README's examples, compiled as doc tests.

@@ -121,26 +121,15 @@ where
         .sandbox
         .map(|s| &*s.id.hyphenated().encode_lower(&mut id_text));
     let shown = crate::http::log_path::shown_path(sandbox, path);
-    tracing::info!(
-        target: "payments_mock_server::request",
-        method = %method,
-        path = %shown,
+    payments_serve::log_request(&payments_serve::RequestLine {
+        method: method.as_str(),
+        path: &shown,
         status,
-        // Whole microseconds: a short number, and cheap to write (`logging/`).
-        latency_ms = micros_as_millis(elapsed),
-        request_id = %id.to_str().unwrap_or(""),
-        error_code = code,
-        "request"
-    );
+        elapsed,
+        request_id: id.to_str().unwrap_or(""),
+        error_code: code,
+    });
     response
-}
-
-/// `elapsed` in milliseconds, rounded down to whole microseconds.
-fn micros_as_millis(elapsed: std::time::Duration) -> f64 {
-    // Exact below 2^53 microseconds (285 years).
-    #[allow(clippy::cast_precision_loss)]
-    let micros = elapsed.as_micros() as f64;
-    micros / 1000.0
 }
 
 /// A copy of a request header value that owns its bytes.

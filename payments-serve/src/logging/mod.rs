@@ -18,7 +18,10 @@ use std::cell::RefCell;
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+
+use crate::request_log::DirectLines;
 
 mod batch;
 mod json;
@@ -54,15 +57,56 @@ pub fn init_logging(format: LogFormat) -> BatchGuard<std::io::Stderr> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,refinery_core=warn"));
     let (writer, guard) = batch::batched(std::io::stderr());
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(writer);
+        .with_ansi(ansi)
+        .with_writer(writer.clone());
     match format {
+        // Request lines written directly (`request_log.rs`), except in
+        // colour: the default paints them.
+        LogFormat::Text if !ansi => builder
+            .event_format(PlainText::default())
+            .finish()
+            .with(direct_lines(writer))
+            .init(),
         LogFormat::Text => builder.event_format(PlainText::default()).init(),
         LogFormat::Json => builder.json().event_format(JsonLines::default()).init(),
     }
     guard
+}
+
+/// The layer that writes the mock's request lines to `writer` directly,
+/// as the text format without colours writes their events.
+fn direct_lines<M>(writer: M) -> DirectLines
+where
+    M: for<'a> tracing_subscriber::fmt::MakeWriter<'a> + Send + Sync + 'static,
+{
+    DirectLines {
+        write: Box::new(move |request| {
+            let mut out = writer.make_writer();
+            let mut io = IoText(&mut out);
+            let mut written = false;
+            let result = with_line(&mut io, |line| {
+                written = text::write_request_line(line, request);
+                Ok(written)
+            });
+            // A line that could not be made is the event's to write; one
+            // the log could not take is lost either way.
+            written || result.is_err()
+        }),
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for DirectLines {}
+
+/// A `fmt::Write` onto an `io::Write` (the batched log).
+struct IoText<'a, W: std::io::Write>(&'a mut W);
+
+impl<W: std::io::Write> fmt::Write for IoText<'_, W> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        self.0.write_all(text.as_bytes()).map_err(|_| fmt::Error)
+    }
 }
 
 /// The targets of the per-request log lines, written by the fast paths: the
@@ -82,8 +126,8 @@ fn fast(target: &str) -> bool {
 /// writes, no dynamic call per piece), then hands it to `writer` whole
 /// when `build` says so. A `Debug` value that logs while its line is built
 /// gets a buffer of its own.
-fn with_line(
-    writer: &mut Writer<'_>,
+fn with_line<W: fmt::Write + ?Sized>(
+    writer: &mut W,
     build: impl FnOnce(&mut String) -> Result<bool, fmt::Error>,
 ) -> fmt::Result {
     thread_local! {

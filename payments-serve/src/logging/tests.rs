@@ -12,6 +12,8 @@ use super::*;
 thread_local! {
     /// Lines the fast path wrote on this thread.
     pub(super) static FAST_LINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Request lines written directly (`request_log.rs`) on this thread.
+    pub(super) static DIRECT_LINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 #[derive(Clone, Default)]
@@ -287,4 +289,144 @@ fn fast_targets_need_no_escaping() {
         );
         assert!(super::fast(target));
     }
+}
+
+/// Request lines with every value the direct writer treats apart:
+/// quotes, escapes, text that is not ASCII, the latency's edges (a day and
+/// more goes to the event), each as `log_request` gets it.
+fn request_lines() -> Vec<(String, String, u16, std::time::Duration, String, String)> {
+    use std::time::Duration;
+    let mut lines = Vec::new();
+    for (method, path) in [
+        ("GET", "/api/payments/reference/R%20%22x/status"),
+        (
+            "POST",
+            "/sandboxes/0b3f1d8e-1f0a-4c59-9b1e-1c9a3e7f2d41/api/payments/initiate",
+        ),
+        ("M-SEARCH", "/caf\u{e9}/\"q\"\\ \u{7}"),
+        ("GET", ""),
+    ] {
+        for elapsed in [
+            Duration::ZERO,
+            Duration::from_nanos(999),
+            Duration::from_micros(65_548),
+            Duration::from_micros(999_999_999_999),
+            Duration::from_micros(1_000_000_000_000),
+            Duration::MAX,
+        ] {
+            for (request_id, error_code) in [
+                ("05c17ed9-3606-41fa-a1cf-d4e2c4f8b5fc", ""),
+                ("a\"b", "TRANSACTION_NOT_FOUND"),
+                ("\u{e9}\\", "a\"b\tc\u{e9}"),
+            ] {
+                lines.push((
+                    method.to_owned(),
+                    path.to_owned(),
+                    404,
+                    elapsed,
+                    request_id.to_owned(),
+                    error_code.to_owned(),
+                ));
+            }
+        }
+    }
+    lines
+}
+
+/// What the binary's text log (`plain`: with its direct request lines, as
+/// `init_logging` sets it up; otherwise tracing-subscriber's default
+/// formatter, events only) writes for `request_lines`, outside a span and
+/// (`in_span`) inside one; timestamps checked for shape and cut off.
+fn logged_requests(plain: bool, in_span: bool) -> Vec<String> {
+    let capture = Capture::default();
+    let builder = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_max_level(Level::TRACE)
+        .with_writer(capture.clone());
+    let run = || {
+        let span = tracing::info_span!("outer", id = 7u64);
+        let _entered = in_span.then(|| span.enter());
+        for (method, path, status, elapsed, request_id, error_code) in request_lines() {
+            crate::log_request(&crate::RequestLine {
+                method: &method,
+                path: &path,
+                status,
+                elapsed,
+                request_id: &request_id,
+                error_code: &error_code,
+            });
+        }
+    };
+    if plain {
+        let subscriber = builder
+            .event_format(PlainText::default())
+            .finish()
+            .with(direct_lines(capture.clone()));
+        tracing::subscriber::with_default(subscriber, run);
+    } else {
+        tracing::subscriber::with_default(builder.finish(), run);
+    }
+    let text = String::from_utf8(capture.0.lock().expect("lock").clone()).expect("utf-8");
+    text.lines()
+        .map(|line| {
+            let (stamp, rest) = line.split_at(27);
+            let b = stamp.as_bytes();
+            assert!(
+                b[4] == b'-' && b[10] == b'T' && b[19] == b'.' && b[26] == b'Z',
+                "{line}"
+            );
+            rest.to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn request_lines_written_directly_are_the_default_formatters_lines() {
+    let count = || DIRECT_LINES.with(std::cell::Cell::get);
+    let before = count();
+    let direct = logged_requests(true, false);
+    // All but the two latencies of 11 days and more (each with four
+    // paths and three ids) were written directly.
+    assert_eq!(count() - before, request_lines().len() - 2 * 4 * 3);
+    assert_eq!(direct, logged_requests(false, false));
+    assert_eq!(
+        direct[6],
+        "  INFO payments_mock_server::request: request method=GET \
+         path=/api/payments/reference/R%20%22x/status status=404 \
+         latency_ms=65.548 request_id=05c17ed9-3606-41fa-a1cf-d4e2c4f8b5fc error_code=\"\""
+    );
+    // Inside a span the default writes the span's context: the event.
+    let before = count();
+    let in_span = logged_requests(true, true);
+    assert_eq!(count(), before, "none written directly inside a span");
+    assert_eq!(in_span, logged_requests(false, true));
+    assert!(in_span[0].contains("outer{id=7}"), "{}", in_span[0]);
+}
+
+#[test]
+fn request_lines_follow_the_filter() {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_env_filter(tracing_subscriber::EnvFilter::new(
+            "info,payments_mock_server::request=warn",
+        ))
+        .with_writer(capture.clone())
+        .event_format(PlainText::default())
+        .finish()
+        .with(direct_lines(capture.clone()));
+    tracing::subscriber::with_default(subscriber, || {
+        crate::log_request(&crate::RequestLine {
+            method: "GET",
+            path: &"/x",
+            status: 200,
+            elapsed: std::time::Duration::ZERO,
+            request_id: "r",
+            error_code: "",
+        });
+        tracing::info!("kept");
+    });
+    let text = String::from_utf8(capture.0.lock().expect("lock").clone()).expect("utf-8");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.ends_with("kept\n"), "{text}");
 }

@@ -10,6 +10,7 @@ use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
 use super::{fast, thousandths, with_line, write_thousandths, write_timestamp};
+use crate::request_log::RequestLine;
 
 /// The text format: default output, fast request lines.
 #[derive(Debug, Default)]
@@ -115,25 +116,65 @@ impl Fields<'_> {
     }
 }
 
+/// A `&str` field's value as the default writes it: its `Debug`, which
+/// for text with nothing to escape is the text in quotes.
+fn write_str_value(writer: &mut String, value: &str) -> fmt::Result {
+    let plain = value
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\');
+    if plain {
+        writer.push('"');
+        writer.push_str(value);
+        writer.push('"');
+        Ok(())
+    } else {
+        write!(writer, "{value:?}")
+    }
+}
+
+/// The mock's request line (`request_log.rs`) as [`PlainText`] writes its
+/// event outside a span, without colours; false (nothing written) for a
+/// latency the event writes in another form (11 days or more).
+pub(super) fn write_request_line(line: &mut String, request: &RequestLine<'_>) -> bool {
+    let micros = request.elapsed.as_micros();
+    let Some(micros) = u64::try_from(micros)
+        .ok()
+        .filter(|&m| m < 1_000_000_000_000)
+    else {
+        return false;
+    };
+    let written = (|| {
+        write_timestamp(line)?;
+        line.push_str("  INFO payments_mock_server::request: request method=");
+        line.push_str(request.method);
+        line.push_str(" path=");
+        write!(line, "{}", request.path)?;
+        line.push_str(" status=");
+        line.push_str(itoa::Buffer::new().format(request.status));
+        line.push_str(" latency_ms=");
+        write_thousandths(line, micros)?;
+        line.push_str(" request_id=");
+        line.push_str(request.request_id);
+        line.push_str(" error_code=");
+        write_str_value(line, request.error_code)?;
+        line.push('\n');
+        Ok::<(), fmt::Error>(())
+    })();
+    #[cfg(test)]
+    super::tests::DIRECT_LINES.with(|n| n.set(n.get() + 1));
+    written.is_ok()
+}
+
 impl Visit for Fields<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
         if !self.begin(field) {
             return;
         }
-        let plain = value
-            .bytes()
-            .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\');
-        self.result = match (field.name() == "message", plain) {
-            (true, _) => {
-                self.unusual |= self.sanitize && escaped_in_messages(value);
-                self.writer.write_str(value)
-            }
-            (false, true) => self
-                .writer
-                .write_char('"')
-                .and_then(|()| self.writer.write_str(value))
-                .and_then(|()| self.writer.write_char('"')),
-            (false, false) => write!(self.writer, "{value:?}"),
+        self.result = if field.name() == "message" {
+            self.unusual |= self.sanitize && escaped_in_messages(value);
+            self.writer.write_str(value)
+        } else {
+            write_str_value(self.writer, value)
         };
     }
 
