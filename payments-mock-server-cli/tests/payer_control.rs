@@ -241,3 +241,58 @@ async fn by_default_pages_are_announced_under_the_listening_address() {
     assert_eq!(paid.status(), 303);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_public_url_with_a_path_and_no_last_slash_carries_on_into_sandboxes() {
+    // `--public-url https://dev.example/mock`: a sandbox's base URL,
+    // its payment pages and its OpenAPI document's server are under
+    // `/mock/sandboxes/{id}` (it read `/mocksandboxes/{id}`).
+    let server = MockServer::builder()
+        .public_url("https://dev.example/mock".parse().expect("a URL"))
+        .start()
+        .await
+        .expect("started");
+    let made = post_over_http(
+        &format!("{}/_mock/sandboxes", server.base_url()),
+        &json!({}),
+    )
+    .await;
+    let sandbox = made["data"]["id"].as_str().expect("an id").to_owned();
+    let announced = format!("https://dev.example/mock/sandboxes/{sandbox}");
+    assert_eq!(made["data"]["baseUrl"], announced.as_str(), "{made}");
+
+    let here = format!("{}/sandboxes/{sandbox}", server.base_url());
+    let initiated = post_over_http(
+        &format!("{here}/api/payments/initiate"),
+        &online_banking("OB-P"),
+    )
+    .await;
+    let id = initiated["data"]["transactionId"].as_str().expect("id");
+    let confirmed = post_over_http(
+        &format!("{here}/api/payments/confirm"),
+        &json!({"transactionId": id, "referenceNo": "OB-P"}),
+    )
+    .await;
+    let extra = confirmed["data"]["extraProperties"]
+        .as_str()
+        .expect("a string");
+    assert!(extra.contains(&format!("{announced}/pay/")), "{extra}");
+
+    let document = |url: String| async move {
+        reqwest::get(url)
+            .await
+            .expect("answered")
+            .json::<serde_json::Value>()
+            .await
+            .expect("JSON")
+    };
+    let sandboxed = document(format!("{here}/openapi.json")).await;
+    assert_eq!(sandboxed["servers"][0]["url"], announced.as_str());
+    let root = document(format!("{}/openapi.json", server.base_url())).await;
+    assert_eq!(root["servers"][0]["url"], "https://dev.example/mock");
+    assert_eq!(
+        root["paths"], sandboxed["paths"],
+        "the same document otherwise"
+    );
+    server.shutdown().await;
+}

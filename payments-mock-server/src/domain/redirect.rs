@@ -95,11 +95,14 @@ impl PublicUrl {
         &self.text
     }
 
-    /// This URL with `path` (relative, ending in `/`) after it: a
-    /// sandbox's base URL is the server's followed by `sandboxes/{id}/`.
+    /// This URL with `path` (relative) after it, one `/` between them
+    /// whether or not the URL ends in one (`https://dev.example/mock` and
+    /// `https://dev.example/mock/` both give `https://dev.example/mock/x`): a
+    /// sandbox's base URL is the server's followed by `sandboxes/{id}`.
     pub fn joined(&self, path: &str) -> Self {
+        let base = self.text.strip_suffix('/').unwrap_or(&self.text);
         Self {
-            text: format!("{}{path}", self.text),
+            text: format!("{base}/{path}"),
         }
     }
 }

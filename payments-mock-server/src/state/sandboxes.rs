@@ -109,16 +109,14 @@ impl AppState {
             replica: self.replica.clone(),
             #[cfg(feature = "openapi")]
             openapi: std::sync::OnceLock::new(),
+            #[cfg(feature = "openapi")]
+            openapi_root: self.openapi.get().cloned(),
             answered: Answered::default(),
             sandboxes: None,
             sandbox: Some(Sandboxed { id, owner }),
             sandbox_label: label,
             template: t.clone(),
         };
-        #[cfg(feature = "openapi")]
-        if let Some(document) = self.openapi.get() {
-            let _ = shared.openapi.set(document.clone());
-        }
         Self {
             inner: Arc::new(shared),
         }

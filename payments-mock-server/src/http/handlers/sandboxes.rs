@@ -52,11 +52,11 @@ fn view(root: &AppState, info: &SandboxInfo, transactions: Option<usize>) -> San
     SandboxView {
         id: info.id.to_string(),
         label: info.label.clone(),
-        base_url: format!(
-            "{}sandboxes/{}",
-            root.public_url.as_str(),
-            info.id.hyphenated()
-        ),
+        base_url: root
+            .public_url
+            .joined(&format!("sandboxes/{}", info.id.hyphenated()))
+            .as_str()
+            .to_owned(),
         owner: info.owner.map(|m| m.to_string()),
         created_at: time(info.created_at),
         expires_at: time(info.expires_at),
