@@ -134,6 +134,7 @@ pub async fn confirm(
     };
     let now = store.now().await?;
     let Some(record) = store.with_id(id, attempt.scope, Record::clone).await? else {
+        store.still_here().await?;
         return Ok(Err(ConfirmRefusal::NotFound));
     };
     if *record.fields.reference_no != *attempt.reference_no {
@@ -172,7 +173,10 @@ pub async fn confirm(
             let later = store.now().await?.max(now);
             Err(unconfirmable(&record, later).unwrap_or(ConfirmRefusal::AlreadyConfirmed))
         }
-        Transition::Missing => Err(ConfirmRefusal::NotFound),
+        Transition::Missing => {
+            store.still_here().await?;
+            Err(ConfirmRefusal::NotFound)
+        }
     })
 }
 
@@ -254,10 +258,39 @@ pub async fn decide(
     action: PayerAction,
 ) -> Result<Result<(Decided, DateTime<Utc>), PayerRefusal>, StoreError> {
     let now = store.now().await?;
-    Ok(store
-        .decide(key, scope, action, now)
-        .await?
-        .map(|decided| (decided, now)))
+    decide_at(store, key, scope, action, now).await
+}
+
+/// [`decide`] for a submit that read the clock at `now`. The store judges
+/// the window at its own now, never earlier; the now returned (to show the
+/// status at) is no earlier than the store's either.
+///
+/// # Errors
+///
+/// As [`decide`].
+pub async fn decide_at(
+    store: &impl Store,
+    key: PaymentPageKey<'_>,
+    scope: Option<Uuid>,
+    action: PayerAction,
+    now: DateTime<Utc>,
+) -> Result<Result<(Decided, DateTime<Utc>), PayerRefusal>, StoreError> {
+    let decided = store.decide(key, scope, action, now).await?;
+    match decided {
+        Ok(decided) => {
+            // The store judged the window at its own now, never earlier
+            // than this one: the status to show is the one at a now no
+            // earlier than its (a submit that missed the deadline by a
+            // moment shows FAILED, not the CONFIRMED of before it).
+            let later = store.now().await?.max(now);
+            Ok(Ok((decided, later)))
+        }
+        Err(PayerRefusal::NotFound) => {
+            store.still_here().await?;
+            Ok(Err(PayerRefusal::NotFound))
+        }
+        Err(refusal) => Ok(Err(refusal)),
+    }
 }
 
 fn new_pin() -> String {

@@ -308,6 +308,14 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// How many transactions are stored.
     fn count(&self) -> impl Future<Output = Result<usize, StoreError>> + Send;
 
+    /// [`StoreError::sandbox_gone`] when this store is a sandbox's that was
+    /// removed (on any replica). A look-up that found nothing asks before
+    /// it answers "not found": the sandbox's rows went with it, and its
+    /// request is answered as every request in a removed sandbox is.
+    fn still_here(&self) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async { Ok(()) }
+    }
+
     /// Virtual now without asking the database: exact for the stores that
     /// keep the clock in the process; a PostgreSQL replica uses the offset
     /// it read last (the journal's arrival times, which need no round trip).

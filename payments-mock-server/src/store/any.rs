@@ -266,6 +266,16 @@ impl Store for AnyStore {
         awaited!(self, Count, s => s.count())
     }
 
+    async fn still_here(&self) -> Result<(), StoreError> {
+        match self {
+            AnyStore::Memory(s) => s.still_here().await,
+            #[cfg(feature = "sqlite")]
+            AnyStore::Sqlite(s) => s.still_here().await,
+            #[cfg(feature = "postgres")]
+            AnyStore::Postgres(s) => Box::pin(s.still_here()).await,
+        }
+    }
+
     fn now_hint(&self) -> DateTime<Utc> {
         each!(self, s => s.now_hint())
     }

@@ -460,6 +460,11 @@ impl Store for MemoryStore {
         f: impl FnOnce(&Record) -> T + Send,
     ) -> Result<Option<T>, StoreError> {
         let inner = self.read();
+        if inner.gone {
+            // Its sandbox was removed: as on the stores whose rows went
+            // with it.
+            return Err(StoreError::sandbox_gone());
+        }
         let found = inner
             .position_of_id(id)
             .and_then(|p| inner.records.get(p))
@@ -473,6 +478,7 @@ impl Store for MemoryStore {
         scope: Option<Uuid>,
         f: impl FnOnce(&Record) -> T + Send,
     ) -> Result<Result<T, LookupError>, StoreError> {
+        self.still_here().await?;
         Ok(self.lookup_reference(reference_no, scope, f))
     }
 
@@ -481,6 +487,7 @@ impl Store for MemoryStore {
         key: PaymentPageKey<'_>,
         f: impl FnOnce(&Record, &PaymentPage) -> T + Send,
     ) -> Result<Option<T>, StoreError> {
+        self.still_here().await?;
         Ok(self.payment_page_now(key, f))
     }
 
@@ -495,6 +502,13 @@ impl Store for MemoryStore {
 
     async fn count(&self) -> Result<usize, StoreError> {
         Ok(self.len())
+    }
+
+    async fn still_here(&self) -> Result<(), StoreError> {
+        if self.read().gone {
+            return Err(StoreError::sandbox_gone());
+        }
+        Ok(())
     }
 
     fn now_hint(&self) -> DateTime<Utc> {

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use askama::Template;
 use axum::body::{Body, to_bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
-use axum::response::Response;
+use axum::response::{IntoResponse as _, Response};
 use chrono::{DateTime, Utc};
 use payments_serve::pages::visible;
 
@@ -21,7 +21,7 @@ use crate::domain::lifecycle;
 use crate::domain::port::{PaymentPageKey, Store as _, StoreError};
 use crate::domain::redirect::return_address;
 use crate::domain::transaction::{PayerAction, PaymentPage, Record, Status};
-use crate::state::Here;
+use crate::state::{AppState, Here};
 use crate::web::html::{error_page, render, root_of};
 use payments_interface::money::major_text;
 use payments_serve::admin::is_form;
@@ -53,6 +53,11 @@ struct PayPage<'a> {
 /// The page while the store's database cannot be reached (CONTRACT
 /// section 15): a 503 page, nothing decided.
 pub(crate) fn store_down(error: &StoreError, path: &str) -> Response {
+    if error.is_sandbox_gone() {
+        // Removed while the request ran: answered as every request in a
+        // removed sandbox is.
+        return crate::http::answers::sandbox_not_found().into_response();
+    }
     tracing::warn!(error = %error, "payment page: the store is unavailable");
     error_page(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -113,7 +118,16 @@ pub async fn show(Here(state): Here, uri: Uri) -> Response {
         .await;
     match shown {
         Ok(Some(page)) => page,
-        Ok(None) => not_found(path),
+        Ok(None) => missing(&state, path).await,
+        Err(e) => store_down(&e, path),
+    }
+}
+
+/// No such page: 404, unless its sandbox was removed meanwhile (its pages
+/// went with it).
+async fn missing(state: &AppState, path: &str) -> Response {
+    match state.store.still_here().await {
+        Ok(()) => not_found(path),
         Err(e) => store_down(&e, path),
     }
 }
@@ -205,7 +219,7 @@ pub async fn submit(Here(state): Here, uri: Uri, headers: HeaderMap, body: Body)
         .await
     {
         Ok(Some(())) => {}
-        Ok(None) => return not_found(path),
+        Ok(None) => return missing(&state, path).await,
         Err(e) => return store_down(&e, path),
     }
     if !is_form(&headers) {

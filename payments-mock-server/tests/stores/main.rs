@@ -90,6 +90,7 @@ macro_rules! every_store {
             promise!(confirm_checks_expiry_and_keeps_the_confirmation);
             promise!(a_confirm_with_a_stale_now_is_refused_after_the_expiry);
             promise!(a_submit_with_a_stale_now_decides_nothing_after_the_window);
+            promise!(a_late_submit_shows_the_status_at_the_stores_now);
             promise!(a_reference_with_a_nul_is_not_found);
             promise!(reads_by_id_and_reference_respect_the_scope);
             promise!(the_payer_decides_once, shared);

@@ -166,3 +166,44 @@ pub async fn a_submit_with_a_stale_now_decides_nothing_after_the_window<S: Store
         .expect("a page");
     assert_eq!(stored.decision, None, "{stored:?}");
 }
+
+/// A payer's submit that read the clock just before the page's deadline
+/// and reached the store just after it: nothing is decided, and the status
+/// shown (the browser's return address carries it) is the one at the
+/// store's now, FAILED, not the CONFIRMED of the stale instant (SQLite and
+/// PostgreSQL sent the payer back with `status=CONFIRMED` for a payment
+/// that failed).
+pub async fn a_late_submit_shows_the_status_at_the_stores_now<S: Store>(store: &S) {
+    use payments_mock_server::domain::lifecycle::decide_at;
+    use payments_mock_server::domain::port::PaymentPageKey;
+    use payments_mock_server::domain::transaction::PayerAction;
+    let record = create(store, MERCHANT, "PAY-LATE").await;
+    let now = store.now().await.expect("now");
+    let page = crate::behaviour::token(8);
+    store
+        .confirm(
+            record.id,
+            now,
+            crate::behaviour::page_confirmation(now, &page, MINUTE),
+        )
+        .await
+        .expect("answers");
+    let stale = store.now().await.expect("now");
+    let until = (now + MINUTE - stale).to_std().expect("ahead");
+    store
+        .advance_clock(until + Duration::from_millis(1))
+        .await
+        .expect("answers");
+    let (decided, shown_at) = decide_at(
+        store,
+        PaymentPageKey::Token(&page),
+        None,
+        PayerAction::Pay,
+        stale,
+    )
+    .await
+    .expect("answers")
+    .expect("a page");
+    assert!(!decided.decided_now, "decided after the window closed");
+    assert_eq!(decided.record.view(shown_at).status, Status::Failed);
+}

@@ -57,6 +57,10 @@ pub(crate) async fn by_id(
         }
         None => None,
     };
+    if found.is_none() {
+        // Its sandbox removed meanwhile: 404 SANDBOX_NOT_FOUND.
+        state.store.still_here().await?;
+    }
     found.ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,
@@ -135,11 +139,15 @@ pub(crate) async fn by_reference(
         .await?;
     match found {
         Ok(response) => Ok(response),
-        Err(LookupError::NotFound) => Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            ErrorCode::TransactionNotFound,
-            format!("no transaction with referenceNo {reference}"),
-        )),
+        Err(LookupError::NotFound) => {
+            // Its sandbox removed meanwhile: 404 SANDBOX_NOT_FOUND.
+            state.store.still_here().await?;
+            Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::TransactionNotFound,
+                format!("no transaction with referenceNo {reference}"),
+            ))
+        }
         Err(LookupError::Ambiguous) => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             ErrorCode::AmbiguousReferenceNo,

@@ -510,6 +510,11 @@ impl Store for PostgresStore {
         .await
     }
 
+    async fn still_here(&self) -> Result<(), StoreError> {
+        // A sandbox's clock is its row: gone with it.
+        self.now().await.map(drop)
+    }
+
     fn now_hint(&self) -> DateTime<Utc> {
         Clock::at_offset(self.offset_hint())
     }

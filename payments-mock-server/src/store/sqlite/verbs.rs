@@ -187,6 +187,13 @@ impl Store for SqliteStore {
         Ok(self.shared.count.load(Ordering::SeqCst))
     }
 
+    async fn still_here(&self) -> Result<(), StoreError> {
+        if self.shared.gone.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::sandbox_gone());
+        }
+        Ok(())
+    }
+
     fn now_hint(&self) -> DateTime<Utc> {
         self.shared.clock.now()
     }
