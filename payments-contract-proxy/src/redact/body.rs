@@ -45,15 +45,23 @@ impl Redactor {
         match serde_json::from_str::<Value>(body) {
             Ok(mut value) => {
                 let mut met = met;
-                self.walk(&mut value, &mut met).then(|| value.to_string())
+                self.walk(&mut value, &mut met, 0)
+                    .then(|| value.to_string())
             }
-            Err(_) if body.contains("confirmationCode") || body.contains("payerId") => {
+            // JSON nested deeper than serde_json reads (128) may spell a
+            // secret field's name with escapes: replaced whole too.
+            Err(e) if names_a_secret(body) || (too_deep(&e) && body.contains("\\u")) => {
                 // Replaced whole; its secret values still met, so an echo
                 // of them elsewhere (the answer's) is replaced too.
                 if let Some(met) = met {
                     self.scan_not_json(body, met);
                 }
-                Some("[redacted: a body that is not JSON names a secret field]".to_owned())
+                Some(if too_deep(&e) {
+                    "[redacted: a body nested too deep to read, which may name a secret field]"
+                        .to_owned()
+                } else {
+                    "[redacted: a body that is not JSON names a secret field]".to_owned()
+                })
             }
             Err(_) => None,
         }
@@ -201,8 +209,13 @@ impl Redactor {
     }
 
     /// Replaces secrets in `value`, noting the string values replaced in
-    /// `met`; whether anything changed.
-    fn walk(&self, value: &mut Value, met: &mut Found<'_>) -> bool {
+    /// `met`; whether anything changed. `depth`: the objects and arrays
+    /// around `value`, counted across the JSON held in strings it is
+    /// inside of (each string's JSON is read afresh, so serde_json's own
+    /// limit of 128 would start again at each; the walk recurses, and a
+    /// body of strings holding JSON in strings, 16 MiB of it, would
+    /// otherwise overflow the stack).
+    fn walk(&self, value: &mut Value, met: &mut Found<'_>, depth: usize) -> bool {
         match value {
             Value::Object(map) => {
                 let mut changed = false;
@@ -238,23 +251,28 @@ impl Redactor {
                             *inner = Value::String(token);
                             changed = true;
                         }
-                        _ => changed |= self.walk(inner, met),
+                        _ => changed |= self.walk(inner, met, depth + 1),
                     }
                 }
                 changed
             }
-            Value::Array(items) => items.iter_mut().fold(false, |c, v| self.walk(v, met) | c),
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |c, v| self.walk(v, met, depth + 1) | c),
             // JSON held in a string (extraProperties): walked too, also
             // when its keys are spelled with escapes.
             Value::String(text) => {
-                let names = text.contains("confirmationCode") || text.contains("payerId");
+                let names = names_a_secret(text);
                 let escaped_json = text.contains('\\') && text.trim_start().starts_with(['{', '[']);
                 if !names && !escaped_json {
                     return false;
                 }
+                if depth + nesting(text) > DEPTH {
+                    return self.unread(text, met);
+                }
                 match serde_json::from_str::<Value>(text) {
                     Ok(mut inner) if inner.is_object() || inner.is_array() => {
-                        let changed = self.walk(&mut inner, met);
+                        let changed = self.walk(&mut inner, met, depth);
                         if changed {
                             *text = inner.to_string();
                         }
@@ -275,12 +293,72 @@ impl Redactor {
                         *text = "[redacted: text that names a secret field]".to_owned();
                         true
                     }
+                    Err(e) if too_deep(&e) => self.unread(text, met),
                     _ => false,
                 }
             }
             _ => false,
         }
     }
+
+    /// A string of JSON nested too deep to walk: replaced whole when it
+    /// may name a secret field (as written, or spelled with `\u`
+    /// escapes), its values read leniently for the echo pass; else left.
+    fn unread(&self, text: &mut String, met: &mut Found<'_>) -> bool {
+        if !names_a_secret(text) && !text.contains("\\u") {
+            return false;
+        }
+        if let Some(met) = met.as_deref_mut() {
+            self.scan_not_json(text, met);
+        }
+        *text =
+            "[redacted: JSON nested too deep to read, which may name a secret field]".to_owned();
+        true
+    }
+}
+
+/// The most objects and arrays the walk goes into, counted across the
+/// JSON held in strings: as deep as serde_json reads one document. JSON
+/// held in a string that would go deeper is not read (see
+/// [`Redactor::unread`]).
+const DEPTH: usize = 128;
+
+/// How deep the objects and arrays of JSON text nest (of text that is not
+/// JSON, about that), read without recursing.
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0_usize, 0_usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Whether `text` names a secret field as written.
+fn names_a_secret(text: &str) -> bool {
+    text.contains("confirmationCode") || text.contains("payerId")
+}
+
+/// Whether serde_json stopped reading at its nesting limit.
+fn too_deep(e: &serde_json::Error) -> bool {
+    e.to_string().starts_with("recursion limit exceeded")
 }
 
 /// Hands every string and number inside `value` (itself included) to `on`,

@@ -368,3 +368,128 @@ fn echoes_encoded_any_way_member_names_and_a_not_json_bodys_codes_are_replaced()
         "payers still join: {text}"
     );
 }
+
+/// `text` escaped `times` times as a JSON string's content is (each `"`
+/// and `\` escaped): built in runs, not character by character, so the
+/// 16 MiB of backslashes below take no time.
+fn escaped(text: &str, times: u32) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        match c {
+            '"' => {
+                out.push_str(&"\\".repeat((1 << times) - 1));
+                out.push('"');
+            }
+            '\\' => out.push_str(&"\\".repeat(1 << times)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON held in a string held in JSON, `levels` times: each level
+/// `arrays` arrays and an object (`{"a":…}`) deep around the string of
+/// the level inside, `core` innermost; escaped `times` times.
+fn nested(levels: usize, arrays: usize, core: &str, times: u32) -> String {
+    if levels == 0 {
+        return escaped(core, times);
+    }
+    let quote = escaped("\"", times);
+    format!(
+        "{}{}{quote}{}{quote}}}{}",
+        "[".repeat(arrays),
+        escaped("{\"a\":", times),
+        nested(levels - 1, arrays, core, times + 1),
+        "]".repeat(arrays)
+    )
+}
+
+/// The most levels of [`nested`] whose body (`whole`) fits the judging
+/// limit (16 MiB), and that body.
+fn deepest(arrays: usize, whole: impl Fn(usize) -> String) -> String {
+    let (mut levels, mut body) = (1, whole(1));
+    loop {
+        let deeper = whole(levels + 1);
+        if deeper.len() > crate::forward::JUDGE_LIMIT {
+            assert!(body.len() > 6 << 20, "{arrays}: {}", body.len());
+            return body;
+        }
+        (levels, body) = (levels + 1, deeper);
+    }
+}
+
+/// A body whose strings hold JSON in strings, level after level, is
+/// walked only as deep as serde_json reads one document, counted across
+/// the levels (each string's JSON read afresh would otherwise recurse past
+/// the stack, 16 MiB of it); what lies deeper and may name a secret
+/// field is replaced whole.
+#[test]
+fn json_nested_in_strings_past_any_depth_never_overflows_and_keeps_no_secret() {
+    let core = r#"{"payerId":"PAYER-DEEP-CANARY","payer\u0049d":"PAYER-ESCAPED-CANARY"}"#;
+    // The generator is JSON held in strings: each level's string is the
+    // level inside.
+    let two: Value = serde_json::from_str(&nested(2, 1, core, 0)).expect("JSON");
+    assert_eq!(two[0]["a"], json!(nested(1, 1, core, 0)));
+    // 20 levels of 127 (2,540 deep in all, 13 MiB), and 20 levels of 6,
+    // each read and walked (the core at depth 121 at most).
+    for (arrays, read) in [(126, false), (5, true)] {
+        let mut e = exchange(
+            "POST",
+            "/api/payments/initiate",
+            json!(null),
+            404,
+            json!(null),
+        );
+        e.request.body = Some(deepest(arrays, |n| nested(n, arrays, core, 0)));
+        e.response.body = Some(deepest(arrays, |n| {
+            format!(
+                r#"{{"isSuccess":false,"errorCode":"TRANSACTION_NOT_FOUND","message":"{}","data":null}}"#,
+                nested(n, arrays, core, 1)
+            )
+        }));
+        // Judged whole by a proxy (the rules, redaction, the recording,
+        // the console's copy) on a thread with a tokio worker's stack
+        // (2 MiB), where the proxy judges.
+        let recording = tempfile::NamedTempFile::new().expect("a file");
+        let mut config = crate::ProxyConfig::new("http://127.0.0.1:9".parse().expect("a URL"));
+        config.record = Some(recording.path().to_owned());
+        let (verdict, token) = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let proxy = crate::state::ProxyState::new(config).expect("a proxy");
+                let (verdict, _) = proxy.judge(e, true);
+                // The last of two members named alike is the one JSON keeps.
+                (verdict, proxy.redactor.token("PAYER-ESCAPED-CANARY"))
+            })
+            .expect("a thread")
+            .join()
+            .expect("judged without overflowing the stack");
+        assert_ne!(verdict, crate::Verdict::Unchecked, "judged");
+        // Both bodies, as the recording holds them.
+        let line = std::fs::read_to_string(recording.path()).expect("recorded");
+        assert!(!line.contains("CANARY"), "{arrays}: {}", &line[..300]);
+        let (said, what) = if read {
+            (line.matches(&token).count(), "walked to the core")
+        } else {
+            (
+                line.matches("nested too deep to read").count(),
+                "said why, each side",
+            )
+        };
+        assert_eq!(said, 2, "{arrays}: {what}: {}", &line[line.len() - 300..]);
+    }
+
+    // One document deeper than serde_json reads, a field spelled with an
+    // escape: replaced whole, not left unread.
+    let deep = format!(
+        "{}{}{}",
+        "[".repeat(200),
+        r#"{"payer\u0049d":"PAYER-UNREAD-CANARY"}"#,
+        "]".repeat(200)
+    );
+    let replaced = Redactor::new().body(&deep);
+    assert!(!replaced.contains("CANARY"), "{replaced}");
+    // Deep, and nothing that may name a secret field: as it came.
+    let plain = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    assert_eq!(Redactor::new().body(&plain), plain);
+}
