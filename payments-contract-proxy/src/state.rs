@@ -145,11 +145,19 @@ impl ProxyState {
                 .also(basic)
                 .also(basic.trim_start_matches("Basic "));
         }
-        for credential in [url.username(), url.password().unwrap_or_default()] {
-            redactor = redactor
-                .also(credential)
-                .also(&percent_encoding::percent_decode_str(credential).decode_utf8_lossy());
-        }
+        // The password is the secret, not the user name (`payments`,
+        // `api`: replaced wherever it appears, it would rewrite paths and
+        // member names), but for a user name given alone: an API key sent
+        // as the user name, as some services take one.
+        let password = url.password().unwrap_or_default();
+        let credential = if password.is_empty() {
+            url.username()
+        } else {
+            password
+        };
+        redactor = redactor
+            .also(credential)
+            .also(&percent_encoding::percent_decode_str(credential).decode_utf8_lossy());
         if let Some(pair) = &pair {
             // Long enough together when each alone is not.
             redactor = redactor.also(pair);
@@ -434,5 +442,38 @@ mod tests {
             uri.to_string(),
             "https://svc.test/v1/api/payments/a%2Fb/status?x=%20&y"
         );
+    }
+
+    #[test]
+    fn the_upstreams_password_is_a_secret_and_its_user_name_only_when_alone() {
+        let e = rules::test_support::exchange(
+            "GET",
+            "/api/payments/x/status",
+            serde_json::Value::Null,
+            404,
+            serde_json::Value::Null,
+        );
+        for (upstream, secret, user) in [
+            (
+                "http://payments:Zq9xK2mP7w@svc.test",
+                "Zq9xK2mP7w",
+                "payments",
+            ),
+            // An API key sent as the user name, no password: the key.
+            (
+                "http://sk_live_Zq9xK2mP7w@svc.test",
+                "sk_live_Zq9xK2mP7w",
+                "",
+            ),
+        ] {
+            let proxy = state(upstream);
+            let (_, secrets) = proxy.redactor.redact(&e);
+            // As written, and with its first byte percent-encoded.
+            let encoded = format!("%{:02x}{}", secret.as_bytes()[0], &secret[1..]);
+            let shown = proxy
+                .redactor
+                .scrub(&format!("{user} {secret} {encoded}"), &secrets);
+            assert_eq!(shown, format!("{user} [redacted] [redacted]"), "{upstream}");
+        }
     }
 }

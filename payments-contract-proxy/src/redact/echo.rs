@@ -32,6 +32,45 @@ pub(super) fn scrub_text(text: &str, secrets: &Secrets) -> Option<String> {
     changed.then_some(out)
 }
 
+/// `path` with the values of `secrets` replaced, or `None` when none
+/// occurs: in a path of the interface's endpoints
+/// (`/api/payments/{transactionId}/status`…) only in its transaction id
+/// or reference, since its words are the same in every exchange (they
+/// show nothing of a secret, and `check` must find the endpoint again in
+/// the recording); any other path as text.
+pub(super) fn scrub_path(path: &str, secrets: &Secrets) -> Option<String> {
+    let Some(route) = payments_interface::route(path) else {
+        return scrub_text(path, secrets);
+    };
+    if route.raw.is_empty() {
+        return None;
+    }
+    // The id or reference stands just before `/status`, the path's end.
+    let end = path.len().checked_sub("/status".len())?;
+    let start = end.checked_sub(route.raw.len())?;
+    let clean = scrub_text(path.get(start..end)?, secrets)?;
+    Some(format!("{}{clean}{}", &path[..start], &path[end..]))
+}
+
+/// Whether `name` is a member name the interface document defines (the
+/// envelope's, a request's, a `data`'s): the same in every exchange, so
+/// never rewritten for a secret it happens to contain.
+fn documented_name(name: &str) -> bool {
+    use payments_interface::fields::{
+        CONFIRM_DATA, CONFIRM_REQUEST, INITIATE_DATA, INITIATE_REQUEST, STATUS_DATA,
+    };
+    payments_interface::ENVELOPE_FIELDS.contains(&name)
+        || [
+            INITIATE_REQUEST,
+            CONFIRM_REQUEST,
+            INITIATE_DATA,
+            CONFIRM_DATA,
+            STATUS_DATA,
+        ]
+        .iter()
+        .any(|table| table.iter().any(|field| field.name == name))
+}
+
 /// `text` with each span that percent-decodes to `secret` replaced by
 /// `shown`, or `None` when there is none.
 fn scrub_encoded(text: &str, secret: &str, shown: &str) -> Option<String> {
@@ -86,17 +125,19 @@ fn scrub_encoded(text: &str, secret: &str, shown: &str) -> Option<String> {
 }
 
 /// Replaces `secrets` inside the string values and the member names of
-/// `value` (never its numbers or structure); whether anything changed. A
-/// name that becomes another member's gets ` (2)`, ` (3)`… so none is
-/// lost and the document stays valid JSON.
+/// `value` (never its numbers or structure, nor a member name the
+/// document defines); whether anything changed. A name that becomes
+/// another member's gets ` (2)`, ` (3)`… so none is lost and the document
+/// stays valid JSON.
 fn scrub_strings(value: &mut Value, secrets: &Secrets) -> bool {
+    let scrub_name = |name: &str| scrub_text(name, secrets).filter(|_| !documented_name(name));
     if let Value::Object(map) = value
-        && map.keys().any(|k| scrub_text(k, secrets).is_some())
+        && map.keys().any(|k| scrub_name(k).is_some())
     {
         let members = std::mem::take(map);
         let mut renamed = Vec::with_capacity(members.len());
         for (key, member) in members {
-            match scrub_text(&key, secrets) {
+            match scrub_name(&key) {
                 Some(clean) => renamed.push((clean, member, true)),
                 None => renamed.push((key, member, false)),
             }

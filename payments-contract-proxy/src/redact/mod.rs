@@ -10,15 +10,16 @@
 //! key is random per recording and never written. A body that is not JSON
 //! but mentions either field is replaced whole. Then every secret value of
 //! either side (of [`ECHO_MINIMUM`] characters or more) is replaced
-//! wherever else it is echoed. The console shows exchanges through the
-//! same redactor.
+//! wherever else it is echoed, but in text the interface fixes (an
+//! endpoint path's words, the document's member names), which shows
+//! nothing of it. The console shows exchanges through the same redactor.
 
 use hmac::{Hmac, KeyInit as _, Mac as _};
 use sha2::Sha256;
 
 use super::exchange::{Exchange, Message};
 use super::json;
-use echo::{scrub_body, scrub_text};
+use echo::{scrub_body, scrub_path, scrub_text};
 
 mod body;
 mod echo;
@@ -184,7 +185,7 @@ impl Redactor {
             let current = replaced.as_deref().unwrap_or(query);
             patch.query = scrub_text(current, secrets).or(replaced);
         }
-        patch.path = scrub_text(&message.path, secrets);
+        patch.path = scrub_path(&message.path, secrets);
         let current = body.as_deref().or(message.body.as_deref());
         patch.body = match current {
             Some(text) if !secrets.is_empty() => scrub_body(text, secrets).or(body),

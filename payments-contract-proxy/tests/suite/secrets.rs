@@ -96,3 +96,89 @@ async fn echoed_secrets_in_any_shape_never_reach_the_evidence() {
         assert!(!text.contains("uppass"), "{place}: {text}");
     }
 }
+
+/// The user and password of `--upstream`: the password is a secret, the
+/// user name is not (`payments` replaced wherever it appeared made
+/// `/api/[redacted]/initiate` of every path, and `check` of the recording
+/// judged other endpoints than the live run). Nor is a secret that
+/// happens to be one of the interface's words (`reference`) ever
+/// rewritten where the interface fixes the text: the path's words and
+/// the document's member names.
+#[tokio::test]
+async fn upstream_credentials_never_rewrite_the_interfaces_paths_or_member_names() {
+    use crate::rig::{initiate_body, initiate_data, status_data};
+    use axum::http::Method;
+    for (user, password) in [("payments", "Zq9xK2mP7w"), ("admin", "reference")] {
+        let dir = tempfile::tempdir().expect("a directory");
+        let upstream = crate::upstream::Upstream::start().await;
+        let url = upstream
+            .url()
+            .replace("http://", &format!("http://{user}:{password}@"));
+        let mut config = payments_contract_proxy::ProxyConfig::new(url.parse().expect("a URL"));
+        config.record = Some(dir.path().join("run.jsonl"));
+        let proxy = payments_contract_proxy::Proxy::start(config)
+            .await
+            .expect("the proxy starts");
+        let rig = Rig {
+            upstream,
+            proxy,
+            client: crate::rig::client(),
+        };
+        // The answer echoes the password, and names a member after the
+        // user.
+        let mut data = initiate_data("t-1", "R-1", 100);
+        data["extraProperties"] = json!(format!("{user}Note: sent by {user}"));
+        let mut answer = crate::rig::ok(data);
+        answer["message"] = json!(format!("authenticated with {password}"));
+        rig.upstream.push(Canned::json(200, &answer));
+        let body = initiate_body("R-1", 100);
+        let reply = rig
+            .send(&Method::POST, "/api/payments/initiate", Some(&body))
+            .await;
+        assert_eq!(reply.verdict(), "pass", "{user}");
+        // Asked by reference, answered about another: a violation, live
+        // and in `check`.
+        rig.upstream
+            .push(Canned::ok(status_data("t-0", "R-0", "INITIATED", "1.00")));
+        let reply = rig
+            .send(&Method::GET, "/api/payments/reference/R-1/status", None)
+            .await;
+        assert_eq!(reply.verdict(), "violation", "{user}");
+        let live = rig.proxy.finish().await.summary;
+        let recording = std::fs::read_to_string(dir.path().join("run.jsonl")).expect("recorded");
+        let lines: Vec<serde_json::Value> = recording
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        assert_eq!(lines[0]["request"]["path"], "/api/payments/initiate");
+        assert_eq!(
+            lines[1]["request"]["path"],
+            "/api/payments/reference/R-1/status"
+        );
+        let answer: serde_json::Value =
+            serde_json::from_str(lines[0]["response"]["body"].as_str().expect("a body"))
+                .expect("JSON");
+        assert_eq!(answer["message"], "authenticated with [redacted]", "{user}");
+        assert_eq!(
+            answer["data"]["extraProperties"],
+            format!("{user}Note: sent by {user}"),
+            "a user name is no secret"
+        );
+        assert_eq!(answer["data"]["referenceNo"], "R-1", "{answer}");
+        let checked = payments_contract_proxy::check_recording(recording.as_bytes())
+            .expect("a recording")
+            .summary;
+        assert_eq!(checked.endpoints, live.endpoints, "{user}");
+        assert_eq!(checked.verdicts, live.verdicts, "{user}");
+        assert_eq!(checked.levels, live.levels, "{user}");
+        assert!(checked.rules.keys().eq(live.rules.keys()), "{user}");
+        assert_eq!(checked.exit_code(false), 1, "{user}");
+        if password == "reference" {
+            // A finding's message is text: the word is replaced in it
+            // (`[redacted]No`), so only it differs.
+            continue;
+        }
+        assert!(!recording.contains(password), "{recording}");
+        assert_eq!(checked.table(), live.table(), "{user}");
+    }
+}
