@@ -334,4 +334,52 @@ mod tests {
             outcome.summary.table()
         );
     }
+
+    /// A hand-edited line may say any time chrono reads: the last instant
+    /// it holds, a long exchange at it, is judged (its answer complete at
+    /// that instant), not a panic of `check`.
+    #[test]
+    fn times_at_the_end_of_chronos_range_are_judged_without_overflow() {
+        use crate::rules::test_support::{initiate_body, initiate_data, ok, status_data};
+        let at_the_end = |seq: u64, mut e: crate::exchange::Exchange| {
+            let mut line: Value = serde_json::to_value({
+                e.seq = seq;
+                e.duration_ms = 1e12;
+                e
+            })
+            .expect("serializes");
+            line["time"] = json!("+262142-12-31T23:59:59.999999999Z");
+            line.to_string()
+        };
+        let read = |status: &str| {
+            exchange(
+                "GET",
+                "/api/payments/tA/status",
+                json!(null),
+                200,
+                ok(status_data("tA", "A", status, "10.50")),
+            )
+        };
+        let initiate = exchange(
+            "POST",
+            "/api/payments/initiate",
+            initiate_body("A", 1050),
+            200,
+            ok(initiate_data("tA", "A", 1050)),
+        );
+        let recording = [
+            at_the_end(1, initiate),
+            at_the_end(2, read("SUCCESSFUL")),
+            at_the_end(3, read("INITIATED")),
+        ]
+        .join("\n");
+        let outcome = check_recording(recording.as_bytes()).expect("a recording");
+        assert_eq!(outcome.bad_lines.count, 0, "each line an exchange");
+        let rules: Vec<Vec<&str>> = outcome
+            .trail
+            .cases()
+            .map(|c| c.findings.iter().map(|f| f.rule).collect())
+            .collect();
+        assert_eq!(rules[2], ["status.regressed"], "still judged: {rules:?}");
+    }
 }

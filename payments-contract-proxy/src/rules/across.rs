@@ -181,10 +181,15 @@ pub(super) const STATUS_REGRESSED: Rule = Rule {
     check: status_regressed,
 };
 
-/// When an exchange's answer was complete.
+/// When an exchange's answer was complete: at the last instant chrono
+/// holds at the latest (a recording's line may say any time, and
+/// `check` judges it, never overflows on it).
 fn completed(p: &Parsed<'_>) -> chrono::DateTime<chrono::Utc> {
     let micros = (p.exchange.duration_ms.max(0.0) * 1000.0).min(1e15) as i64;
-    p.exchange.time + chrono::Duration::microseconds(micros)
+    p.exchange
+        .time
+        .checked_add_signed(chrono::Duration::microseconds(micros))
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC)
 }
 
 /// `status.regressed`: statuses only move forward. Judged against the
