@@ -577,3 +577,5 @@ async fn a_report_never_overwrites_the_ledger() {
 
 // Ledgers whose lines end another way.
 mod line_breaks;
+// What `--report FILE` may be, and what is left of it.
+mod report;

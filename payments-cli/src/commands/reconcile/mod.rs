@@ -318,15 +318,31 @@ fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Option<u64>), CliError> {
     Ok((Box::new(file), size))
 }
 
-/// `--report` naming the ledger itself would empty the shop's ledger.
+/// `--report` naming the ledger itself would empty the shop's ledger: the
+/// same file (device and inode), whatever path names it, standard input
+/// included (`reconcile - --report shop.csv < shop.csv`).
 fn refuse_to_overwrite(ledger: &Path, report: &Path) -> Result<(), CliError> {
-    let is_ledger = |path: &Path| match (std::fs::canonicalize(ledger), std::fs::canonicalize(path))
-    {
-        (Ok(ledger), Ok(path)) => ledger == path,
-        _ => false,
+    use std::os::unix::fs::MetadataExt as _;
+    let ledger_file = if ledger.as_os_str() == "-" {
+        use std::os::fd::AsFd as _;
+        // fstat of fd 0: a file redirected in (`< shop.csv`) has its own
+        // device and inode; a pipe or a terminal is no report's.
+        std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(File::from)
+            .and_then(|stdin| stdin.metadata())
+    } else {
+        std::fs::metadata(ledger)
     };
-    let same = is_ledger(report) || is_ledger(&emit::partial_of(report));
-    if same {
+    let Ok(ledger_file) = ledger_file else {
+        return Ok(());
+    };
+    let is_ledger = |path: &Path| {
+        std::fs::metadata(path)
+            .is_ok_and(|file| file.dev() == ledger_file.dev() && file.ino() == ledger_file.ino())
+    };
+    if is_ledger(report) || is_ledger(&emit::partial_of(report)) {
         return Err(CliError::Usage(format!(
             "--report {}: that is the ledger itself; name another file",
             report.display()
