@@ -16,6 +16,7 @@ use payments_interface::coverage::Coverage;
 use crate::exchange::{self, Parsed};
 use crate::listing::{self, Listing};
 use crate::memory::Memory;
+use crate::redact::Earlier;
 use crate::trail::Trail;
 use crate::upstream_tls::{Upstream, upstream_client};
 use crate::{
@@ -81,6 +82,9 @@ pub(crate) struct Inner {
     pub(crate) client: Upstream,
     pub(crate) seq: AtomicU64,
     pub(crate) redactor: Redactor,
+    /// The secrets initiates carried (a payer id), for their transactions'
+    /// later exchanges.
+    pub(crate) earlier: Earlier,
     pub(crate) judge: Mutex<Judge>,
     /// What `GET /metrics` reports.
     pub(crate) metrics: metrics::Metrics,
@@ -212,6 +216,7 @@ impl ProxyState {
                 client,
                 seq: AtomicU64::new(0),
                 redactor,
+                earlier: Earlier::default(),
                 metrics: metrics::Metrics::new(),
                 sessions: payments_serve::admin::Sessions::new(session_lifetime),
                 judge: Mutex::new(Judge {
@@ -265,7 +270,12 @@ impl ProxyState {
         // (the exchange itself is never copied: the plan is applied to it
         // once the rules have read it).
         let parsed = Parsed::of(&exchange);
-        let redaction = self.redactor.plan(&exchange, parsed.request.as_ref());
+        // The secrets of its transaction's initiate too (a payer id echoed
+        // in a reference), replaced as they were there.
+        let earlier = self.earlier.of(&parsed);
+        let redaction = self
+            .redactor
+            .plan(&exchange, parsed.request.as_ref(), earlier);
         let mut judge = self.lock();
         let (verdict, mut findings) = if exchange.judged {
             let findings = rules::judge(&parsed, &judge.memory);
@@ -283,6 +293,9 @@ impl ProxyState {
         // Its transaction as the exchange names it or the memory (which
         // now holds it) remembers it, for the listing.
         let facts = listing::Facts::of(&parsed, &judge.memory);
+        if exchange.judged {
+            self.earlier.keep(&parsed, redaction.carried.clone());
+        }
         let exchange::Parsed { endpoint, .. } = parsed;
         self.metrics.exchange(&endpoint, verdict, &findings);
         // A message quotes values of the exchange: never a secret one.

@@ -22,7 +22,10 @@ use super::json;
 use echo::{scrub_body, scrub_path, scrub_text};
 
 mod body;
+mod earlier;
 mod echo;
+
+pub(crate) use earlier::Earlier;
 
 /// What a URL component encodes (RFC 3986's unreserved characters stay).
 const COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
@@ -127,7 +130,7 @@ impl Redactor {
     /// Each body is parsed at most twice (once for its fields, once for
     /// echoes), and only when its text can hold what is looked for.
     pub fn redact(&self, exchange: &Exchange) -> (Exchange, Secrets) {
-        let plan = self.plan(exchange, None);
+        let plan = self.plan(exchange, None, Secrets::new());
         let secrets = plan.secrets.clone();
         (plan.apply(exchange.clone()), secrets)
     }
@@ -139,13 +142,18 @@ impl Redactor {
     ///
     /// `request` is the request body's object when it was read already
     /// (the rules' parse), so it is not read twice.
+    ///
+    /// `earlier`: secrets the exchange may echo without carrying them (its
+    /// transaction's initiate's, [`Earlier`]), replaced wherever they
+    /// appear like those it carries.
     pub(crate) fn plan(
         &self,
         exchange: &Exchange,
         request: Option<&json::Object<'_>>,
+        earlier: Secrets,
     ) -> Redaction {
         // The secret values of both bodies, each with what replaces it.
-        let mut met: Secrets = Vec::new();
+        let mut met: Secrets = earlier;
         let request_body = exchange
             .request
             .body
@@ -156,6 +164,14 @@ impl Redactor {
             .body
             .as_deref()
             .and_then(|b| self.replaced_body(b, Some(&mut met)));
+        // What an initiate leaves for its transaction's later exchanges:
+        // the values its bodies carried (its payer id), long enough to be
+        // replaced wherever they appear.
+        let carried = met
+            .iter()
+            .filter(|(value, _)| value.chars().count() >= ECHO_MINIMUM)
+            .cloned()
+            .collect();
         let secrets = self.secrets(exchange, met);
         let request = self.patch(&exchange.request, request_body, &secrets);
         let response = self.patch(&exchange.response, response_body, &secrets);
@@ -163,6 +179,7 @@ impl Redactor {
             request,
             response,
             secrets,
+            carried,
         }
     }
 
@@ -325,6 +342,9 @@ pub(crate) struct Redaction {
     response: Patch,
     /// The secret values replaced everywhere, for the findings' messages.
     pub(crate) secrets: Secrets,
+    /// The secret values of its bodies (and those it was planned with),
+    /// of [`ECHO_MINIMUM`] characters or more, for [`Earlier::keep`].
+    pub(crate) carried: Secrets,
 }
 
 impl std::fmt::Debug for Redaction {

@@ -182,3 +182,92 @@ async fn upstream_credentials_never_rewrite_the_interfaces_paths_or_member_names
         assert_eq!(checked.table(), live.table(), "{user}");
     }
 }
+
+/// A payer id echoed in a reference (`TOPUP-60123456789-1`) is a secret
+/// of its initiate: the transaction's later exchanges (status by id, by
+/// reference, its confirm), which carry no `payerId`, show the same token
+/// in its place, in the listing, the console, the report and the
+/// recording, where they showed it in clear.
+#[tokio::test]
+async fn a_payer_id_of_an_initiate_stays_a_token_in_its_transactions_later_exchanges() {
+    use crate::rig::{confirm_body, confirm_data, initiate_body, initiate_data, status_data};
+    use axum::http::Method;
+    const PAYER: &str = "60123456789";
+    let reference = format!("TOPUP-{PAYER}-1");
+    let dir = tempfile::tempdir().expect("a directory");
+    let upstream = crate::upstream::Upstream::start().await;
+    let mut config =
+        payments_contract_proxy::ProxyConfig::new(upstream.url().parse().expect("a URL"));
+    config.report = Some(dir.path().join("report.jsonl"));
+    config.record = Some(dir.path().join("run.jsonl"));
+    let proxy = payments_contract_proxy::Proxy::start(config)
+        .await
+        .expect("the proxy starts");
+    let rig = Rig {
+        upstream,
+        proxy,
+        client: crate::rig::client(),
+    };
+    let mut body = initiate_body(&reference, 100);
+    body["payerId"] = json!(PAYER);
+    let status = || Canned::ok(status_data("t-1", &reference, "INITIATED", "1.00"));
+    for (method, path, body, canned) in [
+        (
+            Method::POST,
+            "/api/payments/initiate".to_owned(),
+            Some(body),
+            Canned::ok(initiate_data("t-1", &reference, 100)),
+        ),
+        (
+            Method::GET,
+            "/api/payments/t-1/status".to_owned(),
+            None,
+            status(),
+        ),
+        (
+            Method::GET,
+            format!("/api/payments/reference/{reference}/status"),
+            None,
+            status(),
+        ),
+        (
+            Method::POST,
+            "/api/payments/confirm".to_owned(),
+            Some(confirm_body("t-1", &reference)),
+            Canned::ok(confirm_data("t-1", &reference, "CONFIRMED", "1.00")),
+        ),
+    ] {
+        let reply = rig.exchange(&method, &path, body.as_ref(), canned).await;
+        assert_eq!(reply.verdict(), "pass", "{path}");
+    }
+    let listed: serde_json::Value = rig
+        .client
+        .get(rig.url("/_proxy/exchanges"))
+        .send()
+        .await
+        .expect("the proxy answers")
+        .json()
+        .await
+        .expect("an envelope");
+    let items = listed["data"]["items"].as_array().expect("items");
+    let shown = items[0]["referenceNo"].as_str().expect("a reference");
+    assert!(shown.starts_with("TOPUP-payer-"), "{shown}");
+    for item in items {
+        assert_eq!(item["referenceNo"], shown, "the same token: {item}");
+    }
+    let mut places = vec![("/_proxy/exchanges".to_owned(), listed.to_string())];
+    for n in 1..=4 {
+        let page = format!("/_proxy/ui/exchanges/{n}");
+        let reply = rig.client.get(rig.url(&page)).send().await.expect("a page");
+        places.push((page, reply.text().await.expect("a body")));
+    }
+    rig.proxy.finish().await;
+    for file in ["report.jsonl", "run.jsonl"] {
+        let text = std::fs::read_to_string(dir.path().join(file)).expect("written");
+        assert_eq!(text.lines().count(), 4, "{file}");
+        places.push((file.to_owned(), text));
+    }
+    for (place, text) in places {
+        assert!(!text.contains(PAYER), "{place}: {text}");
+    }
+}
