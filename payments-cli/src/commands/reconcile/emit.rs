@@ -1,5 +1,6 @@
-//! What reconcile writes: a json line per row and a summary, the `--report`
-//! CSV, and the table (the counts, then the rows that are not `match`).
+//! What reconcile writes: a json line per row and a summary, and the table
+//! (the counts, then the rows that are not `match`); the `--report` CSV is
+//! `report`'s.
 //!
 //! Everything is written in ledger order as rows are judged, so memory does
 //! not grow with the ledger. The table is the exception that needs the end
@@ -10,7 +11,6 @@
 use std::{
     fs::File,
     io::{BufWriter, Seek as _, SeekFrom},
-    path::{Path, PathBuf},
 };
 
 use payments_client::PaymentStatus;
@@ -131,134 +131,6 @@ pub fn json_summary(counts: &Counts, default_currency: &str, complete: bool) -> 
         },
     };
     serde_json::to_string(&line).unwrap_or_default()
-}
-
-/// `--report FILE`: the json lines' content as CSV, one record per row.
-#[derive(Debug)]
-pub struct Report {
-    path: PathBuf,
-    /// Where the rows go until the run is complete: `FILE.partial`.
-    partial: PathBuf,
-    writer: csv::Writer<BufWriter<File>>,
-}
-
-const REPORT_HEADER: [&str; 16] = [
-    "line",
-    "referenceNo",
-    "class",
-    "detail",
-    "ledgerAmount",
-    "ledgerCurrency",
-    "ledgerStatus",
-    "ledgerTransactionId",
-    "serviceTransactionId",
-    "serviceStatus",
-    "serviceAmount",
-    "serviceProductCode",
-    "serviceCreatedAt",
-    "serviceLastModifiedAt",
-    "serviceProviderReference",
-    "serviceMessage",
-];
-
-impl Report {
-    /// Starts the report of `path` in `path.partial` (made or emptied),
-    /// header first: `path` itself is only ever a complete report, put in
-    /// place by [`Report::finish`] (a run stopped by a failure or Ctrl-C
-    /// leaves the one before it as it was).
-    ///
-    /// # Errors
-    ///
-    /// The file cannot be created or written.
-    pub fn create(path: &Path) -> Result<Self, CliError> {
-        let partial = partial_of(path);
-        let file = File::create(&partial).map_err(|source| report_error(&partial, &source))?;
-        let mut writer = csv::Writer::from_writer(BufWriter::new(file));
-        writer
-            .write_record(REPORT_HEADER)
-            .map_err(|err| report_error(&partial, &err))?;
-        Ok(Self {
-            path: path.to_owned(),
-            partial,
-            writer,
-        })
-    }
-
-    /// Writes one row.
-    ///
-    /// # Errors
-    ///
-    /// The file cannot be written.
-    pub fn write(&mut self, row: &Judged) -> Result<(), CliError> {
-        let cells = &row.cells;
-        let service = row.service.as_deref();
-        let text = |value: Option<&str>| value.unwrap_or_default().to_owned();
-        let record = [
-            row.line.to_string(),
-            text(cells.reference.as_deref()),
-            row.judgement.class.as_str().to_owned(),
-            text(row.judgement.detail.as_deref()),
-            text(cells.amount.as_deref()),
-            text(cells.currency.as_deref()),
-            text(cells.status.as_deref()),
-            text(cells.transaction_id.as_deref()),
-            service
-                .map(|s| s.transaction_id.to_string())
-                .unwrap_or_default(),
-            service.map(|s| s.status.to_string()).unwrap_or_default(),
-            service.map(|s| s.amount.to_string()).unwrap_or_default(),
-            service.map(|s| s.product_code.clone()).unwrap_or_default(),
-            service.map(|s| rfc3339(s.created_at)).unwrap_or_default(),
-            service
-                .and_then(|s| s.last_modified_at)
-                .map(rfc3339)
-                .unwrap_or_default(),
-            text(service.and_then(|s| s.provider_reference.as_deref())),
-            text(service.and_then(|s| s.message.as_deref())),
-        ];
-        self.writer
-            .write_record(&record)
-            .map_err(|err| report_error(&self.path, &err))
-    }
-
-    /// Writes what is buffered; for a `complete` run, puts the report in
-    /// its place (a rename: whole or not at all), else leaves it in
-    /// `FILE.partial` and says so on stderr.
-    ///
-    /// # Errors
-    ///
-    /// The file cannot be written or put in place.
-    pub fn finish(mut self, complete: bool) -> Result<(), CliError> {
-        self.writer
-            .flush()
-            .map_err(|err| report_error(&self.partial, &err))?;
-        if complete {
-            std::fs::rename(&self.partial, &self.path)
-                .map_err(|err| report_error(&self.path, &err))?;
-        } else {
-            eprintln!(
-                "the report of the rows judged is in {}: {} is left as it was",
-                self.partial.display(),
-                self.path.display()
-            );
-        }
-        Ok(())
-    }
-}
-
-fn rfc3339(at: chrono::DateTime<chrono::Utc>) -> String {
-    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// `FILE.partial`, beside `FILE`.
-pub fn partial_of(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".partial");
-    PathBuf::from(name)
-}
-
-fn report_error(path: &Path, err: &dyn std::fmt::Display) -> CliError {
-    CliError::Usage(format!("--report {}: {err}", path.display()))
 }
 
 /// The rows of the table that are not `match`, kept in a temporary file

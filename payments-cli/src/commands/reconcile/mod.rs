@@ -7,7 +7,8 @@
 //! - `ledger`: the header's columns, and each row checked before anything
 //!   is sent (`invalid`, `duplicate`).
 //! - `judge`: the classes, and a looked-up row judged against the answer.
-//! - `emit`: json lines, the `--report` CSV, the table.
+//! - `emit`: json lines and the table.
+//! - `report`: the `--report` CSV, and what its FILE may be.
 //!
 //! # Memory
 //!
@@ -32,6 +33,7 @@ mod emit;
 mod judge;
 mod ledger;
 mod records;
+mod report;
 
 use std::{
     fs::File,
@@ -46,10 +48,11 @@ use payments_client::{Error as ClientError, ErrorCode};
 use tokio::sync::mpsc;
 
 use self::{
-    emit::{Counts, Judged, Report, Spool},
+    emit::{Counts, Judged, Spool},
     judge::{Class, Judgement},
     ledger::{Checker, Row, Verdict},
     records::{Next, Records},
+    report::Report,
 };
 use super::{
     Context,
@@ -87,10 +90,10 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
         .map_err(|problem| {
             CliError::Usage(format!("{}: {}", shown_path(&args.ledger), problem.0))
         })?;
-    if let Some(report) = &args.report {
-        refuse_to_overwrite(&args.ledger, report)?;
-    }
-    let mut report = args.report.as_deref().map(Report::create).transpose()?;
+    let mut report = match &args.report {
+        Some(report) => Some(Report::create(report, ledger_file(&args.ledger).as_ref())?),
+        None => None,
+    };
     let mut spool = if ctx.is_json() {
         None
     } else {
@@ -318,37 +321,21 @@ fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Option<u64>), CliError> {
     Ok((Box::new(file), size))
 }
 
-/// `--report` naming the ledger itself would empty the shop's ledger: the
-/// same file (device and inode), whatever path names it, standard input
-/// included (`reconcile - --report shop.csv < shop.csv`).
-fn refuse_to_overwrite(ledger: &Path, report: &Path) -> Result<(), CliError> {
-    use std::os::unix::fs::MetadataExt as _;
-    let ledger_file = if ledger.as_os_str() == "-" {
+/// The ledger's file, to tell a `--report` naming it: the file behind
+/// standard input for `-` (fstat of fd 0: `< shop.csv` is a file; a pipe
+/// or a terminal is no report's). `None` when it cannot be known.
+fn ledger_file(ledger: &Path) -> Option<std::fs::Metadata> {
+    if ledger.as_os_str() == "-" {
         use std::os::fd::AsFd as _;
-        // fstat of fd 0: a file redirected in (`< shop.csv`) has its own
-        // device and inode; a pipe or a terminal is no report's.
         std::io::stdin()
             .as_fd()
             .try_clone_to_owned()
             .map(File::from)
             .and_then(|stdin| stdin.metadata())
+            .ok()
     } else {
-        std::fs::metadata(ledger)
-    };
-    let Ok(ledger_file) = ledger_file else {
-        return Ok(());
-    };
-    let is_ledger = |path: &Path| {
-        std::fs::metadata(path)
-            .is_ok_and(|file| file.dev() == ledger_file.dev() && file.ino() == ledger_file.ino())
-    };
-    if is_ledger(report) || is_ledger(&emit::partial_of(report)) {
-        return Err(CliError::Usage(format!(
-            "--report {}: that is the ledger itself; name another file",
-            report.display()
-        )));
+        std::fs::metadata(ledger).ok()
     }
-    Ok(())
 }
 
 fn input_error(path: &Path, source: std::io::Error) -> CliError {

@@ -1,10 +1,14 @@
 //! `--report FILE`: what FILE may be, and what is left of it.
 
-use std::process::{Command as StdCommand, Stdio};
+use std::{
+    os::unix::fs::{FileTypeExt as _, PermissionsExt as _},
+    path::Path,
+    process::{Command as StdCommand, Stdio},
+};
 
 use payments_mock_server::MockServer;
 
-use crate::common::{MERCHANT, Sandbox};
+use crate::common::{MERCHANT, Sandbox, run};
 
 /// `payments reconcile - --report REPORT` with `stdin` as its standard
 /// input (a file, as a shell's `<` gives it): its code and stderr.
@@ -62,4 +66,69 @@ async fn a_report_never_overwrites_the_ledger_on_standard_input() {
         std::fs::read_to_string(&ledger).expect("still there"),
         contents
     );
+}
+
+/// `payments reconcile LEDGER --report REPORT`: its code and stderr.
+async fn reconcile_to(
+    sandbox: &Sandbox,
+    server: &MockServer,
+    ledger: &Path,
+    report: &Path,
+) -> (Option<i32>, String) {
+    let mut cmd = super::reconcile(sandbox, server, ledger);
+    cmd.arg("--report").arg(report);
+    let assert = run(cmd).await;
+    let output = assert.get_output();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// `--report FILE` replaced whatever FILE was with a regular file (a
+/// reviewer replaced /dev/full), a symbolic link instead of writing where
+/// it points, and a 0600 report came back 0644. A device, pipe or socket
+/// is refused before any look-up; a link is followed; FILE's permissions
+/// are kept.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_report_keeps_what_file_is_a_link_and_its_permissions() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file("ledger.csv", "referenceNo,amount\nR1,1.00\n");
+
+    let fifo = sandbox.path().join("fifo");
+    let made = StdCommand::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let (code, err) = reconcile_to(&sandbox, &server, &ledger, &fifo).await;
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    let kind = std::fs::symlink_metadata(&fifo)
+        .expect("still there")
+        .file_type();
+    assert!(kind.is_fifo(), "{kind:?}");
+    assert!(!sandbox.path().join("fifo.partial").exists());
+
+    let target = sandbox.write_file("target.csv", "old\n");
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let link = sandbox.path().join("link.csv");
+    std::os::unix::fs::symlink("target.csv", &link).expect("a link");
+    let (code, err) = reconcile_to(&sandbox, &server, &ledger, &link).await;
+    assert_eq!(code, Some(6), "{err}");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .expect("the link")
+            .file_type()
+            .is_symlink(),
+        "the link stays a link"
+    );
+    let report = std::fs::read_to_string(&target).expect("the report");
+    assert!(report.starts_with("line,referenceNo,class"), "{report}");
+    let mode = std::fs::metadata(&target)
+        .expect("the report")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
 }

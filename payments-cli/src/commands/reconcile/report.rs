@@ -1,0 +1,222 @@
+//! `--report FILE`: the rows as CSV, whatever `-o` says.
+//!
+//! FILE is only ever a complete report: the rows go to `FILE.partial`,
+//! which takes FILE's place (a rename) when the run ends complete. FILE is
+//! checked before the first look-up (exit 2): never the ledger (the same
+//! device and inode, standard input's file included), and a regular file
+//! or none, never a device, a pipe or a socket, which a rename would
+//! replace with a regular file. A symbolic link is followed: the report
+//! takes the place of the file it points to (its `.partial` beside that
+//! file), and the link stays. An existing FILE's permissions are kept; a
+//! new one is made with the umask's, as a shell's `>` makes it.
+
+use std::{
+    fs::{File, Metadata, OpenOptions},
+    io::{self, BufWriter},
+    os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _},
+    path::{Path, PathBuf},
+};
+
+use super::emit::Judged;
+use crate::error::CliError;
+
+/// The most symbolic links followed from FILE (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// `--report FILE`: the json lines' content as CSV, one record per row.
+#[derive(Debug)]
+pub struct Report {
+    /// FILE as the command line names it (for messages).
+    named: PathBuf,
+    /// Where the report goes: FILE, its symbolic links followed.
+    path: PathBuf,
+    /// Where the rows go until the run is complete: `FILE.partial`.
+    partial: PathBuf,
+    writer: csv::Writer<BufWriter<File>>,
+}
+
+const REPORT_HEADER: [&str; 16] = [
+    "line",
+    "referenceNo",
+    "class",
+    "detail",
+    "ledgerAmount",
+    "ledgerCurrency",
+    "ledgerStatus",
+    "ledgerTransactionId",
+    "serviceTransactionId",
+    "serviceStatus",
+    "serviceAmount",
+    "serviceProductCode",
+    "serviceCreatedAt",
+    "serviceLastModifiedAt",
+    "serviceProviderReference",
+    "serviceMessage",
+];
+
+impl Report {
+    /// Checks `named` (see the module docs) and starts its report in
+    /// `FILE.partial` (made anew), header first: FILE itself is only put in
+    /// place by [`Report::finish`] (a run stopped by a failure or Ctrl-C
+    /// leaves the one before it as it was). `ledger` is the ledger's file,
+    /// when it is one.
+    ///
+    /// # Errors
+    ///
+    /// FILE is the ledger, or not a regular file; the partial file cannot
+    /// be made or written.
+    pub fn create(named: &Path, ledger: Option<&Metadata>) -> Result<Self, CliError> {
+        let path = follow_links(named).map_err(|err| report_error(named, &err))?;
+        let partial = partial_of(&path);
+        let is_ledger = |path: &Path| {
+            ledger.is_some_and(|ledger| {
+                std::fs::metadata(path)
+                    .is_ok_and(|file| file.dev() == ledger.dev() && file.ino() == ledger.ino())
+            })
+        };
+        if is_ledger(&path) || is_ledger(&partial) {
+            return Err(report_error(
+                named,
+                &"that is the ledger itself; name another file",
+            ));
+        }
+        let mode = match std::fs::metadata(&path) {
+            Ok(file) if file.is_file() => Some(file.permissions().mode() & 0o777),
+            Ok(file) if file.is_dir() => None,
+            Ok(_) => {
+                return Err(report_error(
+                    named,
+                    &"not a regular file (a device, a pipe or a socket), which the report \
+                      would replace; name a file",
+                ));
+            }
+            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+            Err(err) => return Err(report_error(named, &err)),
+        };
+        // Made anew, never written through: an earlier run's partial file
+        // (or a link in its place) goes first.
+        match std::fs::remove_file(&partial) {
+            Ok(()) => {}
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(report_error(&partial, &err)),
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode.unwrap_or(0o666))
+            .open(&partial)
+            .map_err(|err| report_error(&partial, &err))?;
+        if let Some(mode) = mode {
+            // The umask took bits off: FILE's own, exactly.
+            file.set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(|err| report_error(&partial, &err))?;
+        }
+        let mut writer = csv::Writer::from_writer(BufWriter::new(file));
+        writer
+            .write_record(REPORT_HEADER)
+            .map_err(|err| report_error(&partial, &err))?;
+        Ok(Self {
+            named: named.to_owned(),
+            path,
+            partial,
+            writer,
+        })
+    }
+
+    /// Writes one row.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be written.
+    pub fn write(&mut self, row: &Judged) -> Result<(), CliError> {
+        let cells = &row.cells;
+        let service = row.service.as_deref();
+        let text = |value: Option<&str>| value.unwrap_or_default().to_owned();
+        let record = [
+            row.line.to_string(),
+            text(cells.reference.as_deref()),
+            row.judgement.class.as_str().to_owned(),
+            text(row.judgement.detail.as_deref()),
+            text(cells.amount.as_deref()),
+            text(cells.currency.as_deref()),
+            text(cells.status.as_deref()),
+            text(cells.transaction_id.as_deref()),
+            service
+                .map(|s| s.transaction_id.to_string())
+                .unwrap_or_default(),
+            service.map(|s| s.status.to_string()).unwrap_or_default(),
+            service.map(|s| s.amount.to_string()).unwrap_or_default(),
+            service.map(|s| s.product_code.clone()).unwrap_or_default(),
+            service.map(|s| rfc3339(s.created_at)).unwrap_or_default(),
+            service
+                .and_then(|s| s.last_modified_at)
+                .map(rfc3339)
+                .unwrap_or_default(),
+            text(service.and_then(|s| s.provider_reference.as_deref())),
+            text(service.and_then(|s| s.message.as_deref())),
+        ];
+        self.writer
+            .write_record(&record)
+            .map_err(|err| report_error(&self.partial, &err))
+    }
+
+    /// Writes what is buffered; for a `complete` run, puts the report in
+    /// its place (a rename: whole or not at all), else leaves it in
+    /// `FILE.partial` and says so on stderr.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be written or put in place.
+    pub fn finish(mut self, complete: bool) -> Result<(), CliError> {
+        self.writer
+            .flush()
+            .map_err(|err| report_error(&self.partial, &err))?;
+        if complete {
+            std::fs::rename(&self.partial, &self.path)
+                .map_err(|err| report_error(&self.named, &err))?;
+        } else {
+            eprintln!(
+                "the report of the rows judged is in {}: {} is left as it was",
+                self.partial.display(),
+                self.named.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `path`, its symbolic links followed (a link that points nowhere gives
+/// where it points: the report is made there).
+fn follow_links(path: &Path) -> io::Result<PathBuf> {
+    let mut path = path.to_owned();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&path) {
+            Ok(file) if file.file_type().is_symlink() => {
+                let target = std::fs::read_link(&path)?;
+                // Relative to the link's directory; an absolute target
+                // replaces the whole path.
+                path = match path.parent() {
+                    Some(directory) => directory.join(target),
+                    None => target,
+                };
+            }
+            _ => return Ok(path),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+fn rfc3339(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// `FILE.partial`, beside `FILE`.
+pub fn partial_of(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".partial");
+    PathBuf::from(name)
+}
+
+fn report_error(path: &Path, err: &dyn std::fmt::Display) -> CliError {
+    CliError::Usage(format!("--report {}: {err}", path.display()))
+}
