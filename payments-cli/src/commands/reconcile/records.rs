@@ -11,8 +11,8 @@
 //! Line numbers are those of a record's first byte, counting line breaks
 //! as csv-core ends records at them: `\n`, `\r\n`, and a `\r` alone (a
 //! "CSV (Macintosh)" export); a quoted field that spans lines moves the
-//! next record's number on. Empty
-//! lines are skipped; a UTF-8 byte order mark at the start is dropped.
+//! next record's number on. Empty lines, and lines of only spaces and
+//! tabs, are skipped; a UTF-8 byte order mark at the start is dropped.
 
 use std::io::{self, Read};
 
@@ -101,12 +101,26 @@ impl<R: Read> Records<R> {
         self.output.get(start..self.ends[index])
     }
 
-    /// The next record.
+    /// The next record; a line of only spaces and tabs is blank, and
+    /// skipped as an empty one is.
     ///
     /// # Errors
     ///
     /// Reading the source failed.
     pub fn next(&mut self) -> io::Result<Next> {
+        loop {
+            let next = self.next_record()?;
+            let blank = matches!(next, Next::Record { .. })
+                && self.fields == 1
+                && self.field(0).is_some_and(|f| f.trim_ascii().is_empty());
+            if !blank {
+                return Ok(next);
+            }
+        }
+    }
+
+    /// The next record, blank or not.
+    fn next_record(&mut self) -> io::Result<Next> {
         if !self.started {
             self.started = true;
             self.skip_bom()?;
@@ -313,6 +327,25 @@ mod tests {
                 (5, fields(&["x\ry", "3"])),
                 (7, fields(&["C", "4"])),
             ]
+        );
+    }
+
+    /// A line of only spaces or tabs is blank: skipped, as an empty line
+    /// is (it was an `invalid` row, and a matching ledger exited 6).
+    #[test]
+    fn lines_of_only_spaces_and_tabs_are_skipped() {
+        assert_eq!(
+            all(b"   \nreferenceNo,amount\n  \nA,1\n\t\r\n \t \nB,2\n  "),
+            vec![
+                (2, fields(&["referenceNo", "amount"])),
+                (4, fields(&["A", "1"])),
+                (7, fields(&["B", "2"])),
+            ]
+        );
+        // A row of empty cells is a row, not a blank line.
+        assert_eq!(
+            all(b"h\n , \n"),
+            vec![(1, fields(&["h"])), (2, fields(&[" ", " "]))]
         );
     }
 
