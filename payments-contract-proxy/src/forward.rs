@@ -286,11 +286,15 @@ fn failure_reason(e: &hyper_util::client::legacy::Error) -> (String, Failure) {
 }
 
 /// Whether a path, its dot segments resolved as RFC 3986 (5.2.4) resolves
-/// them (`.` and `..`, plainly or percent-encoded), leads out of `/api/`:
-/// such a request is refused, since the upstream would answer another of
-/// its paths (or one outside its prefix). A dot segment that stays inside
-/// (`/api/payments/./status`, `/api/payments/../status`) is forwarded as
-/// it came, as every other request.
+/// them (`.` and `..`, plainly or percent-encoded), leads out of `/api/`
+/// at any point: such a request is refused, since the upstream would
+/// answer another of its paths, or one outside its prefix. One that
+/// climbs out and comes back down (`/api/x/../../../api/…`) is refused
+/// too: RFC 3986 drops a `..` above the root, so behind an upstream's
+/// prefix (`/stage/api/x/../../../api/…`) it lands above the prefix. A
+/// dot segment that stays inside (`/api/payments/./status`,
+/// `/api/payments/../status`) is forwarded as it came, as every other
+/// request.
 fn leaves_api(path: &str) -> bool {
     // Neither a dot nor an escape: no segment can be one (most paths).
     if !path.contains(['.', '%']) {
@@ -301,6 +305,8 @@ fn leaves_api(path: &str) -> bool {
         let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
         match decoded.as_ref() {
             "." => {}
+            // Back to `/api` itself, or above it: out.
+            ".." if resolved.len() <= 1 => return true,
             ".." => {
                 resolved.pop();
             }

@@ -89,28 +89,28 @@ async fn a_dot_segment_never_takes_a_request_out_of_api_or_the_upstream_prefix()
             ..Setup::default()
         })
         .await;
+        // Refused, never forwarded: the upstream would resolve them to
+        // outside /api/ or its prefix, also those that climb out and come
+        // back down (resolved, the last lands on /api/ again, but above
+        // the prefix: /stage/api/x/../../../api/… is /api/…).
         for target in [
             "/api/../admin",
             "/api/%2e%2e/admin",
             "/api/payments/../../../../x",
             "/api/x/%2E%2e/%2e./y",
+            "/api/x/../../../api/payments/abc/status",
+            "/api/../api/payments/abc/status",
+            "/api/payments/../%2e%2e/api/payments/abc/status",
+            "/api/x/..",
         ] {
             let before = rig.upstream.count();
-            rig.upstream.push(Canned::raw(200, "seen"));
             let status = raw_get(rig.proxy.addr(), target, "").await;
-            if rig.upstream.count() == before {
-                // Refusing it is as good as forwarding it unchanged.
-                assert_eq!(status, 404, "{prefix:?} {target}: refused as NOT_FOUND");
-                let _ = rig.upstream.received();
-            } else {
-                let received = rig.upstream.received().pop().expect("received");
-                assert_eq!(
-                    received.path,
-                    format!("{prefix}{target}"),
-                    "{prefix:?} {target}: forwarded unchanged (or refused), \
-                     never resolved to another path of the upstream"
-                );
-            }
+            assert_eq!(status, 404, "{prefix:?} {target}: refused as NOT_FOUND");
+            assert_eq!(
+                rig.upstream.count(),
+                before,
+                "{prefix:?} {target}: never forwarded"
+            );
         }
         // A dot segment that stays inside /api/ is forwarded as it came
         // (the upstream decides what it means): it was refused.
