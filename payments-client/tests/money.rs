@@ -162,3 +162,47 @@ fn every_known_currency_round_trips_exactly() {
     }
     assert_eq!(exponents.into_iter().collect::<Vec<_>>(), [0, 2, 3, 4]);
 }
+
+#[test]
+fn exponent_forms_are_read_exactly_or_refused() {
+    // An exponent only moves the point: what the plain form could not hold
+    // is refused, never rounded (`from_scientific` read these as 10.50).
+    for text in [
+        "1.05000000000000000000000000001e1",
+        "10.5000000000000000000000000001e0",
+        "105000000000000000000000000001e-28",
+        "1e-29",
+        "1e29",
+        "1e1025",
+        "1e99999999999999999999",
+    ] {
+        assert!(money::parse_decimal(text).is_err(), "{text}");
+        assert!(
+            money::parse_decimal(&text.to_uppercase()).is_err(),
+            "{text}"
+        );
+    }
+    for (text, read) in [
+        ("1.5e2", "150"),
+        ("1.5E+2", "150"),
+        ("1.50e1", "15.0"),
+        ("1050e-2", "10.50"),
+        ("-1.25e0", "-1.25"),
+        ("125e-5", "0.00125"),
+        ("0e5", "0"),
+        (
+            "1.0500000000000000000000000000e1",
+            "10.500000000000000000000000000",
+        ),
+        (
+            "7.9228162514264337593543950335e28",
+            "79228162514264337593543950335",
+        ),
+    ] {
+        assert_eq!(
+            money::parse_decimal(text).unwrap().to_string(),
+            read,
+            "{text}"
+        );
+    }
+}

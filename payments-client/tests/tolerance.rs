@@ -135,6 +135,27 @@ fn an_amount_only_rust_would_read_is_a_decode_error() {
     assert_eq!(reply.data().amount.to_string(), "150");
 }
 
+#[test]
+fn amounts_in_exponent_form_that_would_round_are_refused() {
+    use payments_client::wire::decode_response;
+    // 10.5000000000000000000000000001 is refused; so is the same number
+    // with an exponent, as a JSON number or a string, rather than being
+    // rounded to 10.50 and matching an initiated 10.50.
+    for amount in [
+        "10.5000000000000000000000000001",
+        "10.5000000000000000000000000001e0",
+        "1.05000000000000000000000000001e1",
+        "\"1.05000000000000000000000000001e1\"",
+    ] {
+        let body = ok_envelope(&status_data_with("SUCCESSFUL", amount, "TOPUP"));
+        let err = decode_response::<PaymentStatus>(200, None, body.as_bytes()).unwrap_err();
+        assert!(
+            matches!(&err, Error::Decode { path, .. } if path == "data.amount"),
+            "{amount}: {err:?}"
+        );
+    }
+}
+
 async fn created_at(text: &str) -> String {
     let data = status_data().replace("2026-11-22T08:15:30.123Z", text);
     status_with_data(&data)

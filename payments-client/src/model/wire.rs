@@ -23,7 +23,10 @@ use crate::model::money_error::MoneyError;
 /// the client reads a JSON number, and the same text in a numeric string.
 /// Leading zeros (`007.50`) are allowed, as in a ledger's cell. Anything
 /// else is refused, never guessed at: `1_050` (Rust's digit separator),
-/// `+5`, ` 5`, `5.`, `.5`, `1,050.00`.
+/// `+5`, ` 5`, `5.`, `.5`, `1,050.00`. An exponent only moves the point:
+/// `1.05000000000000000000000000001e1` is refused as its plain form
+/// `10.5000000000000000000000000001` is (more digits than a decimal holds),
+/// never rounded to `10.50`.
 ///
 /// # Errors
 ///
@@ -44,12 +47,60 @@ pub fn parse_decimal(text: &str) -> Result<Decimal, MoneyError> {
     if !is_number_text(text) {
         return Err(invalid());
     }
-    let parsed = if text.contains(['e', 'E']) {
-        Decimal::from_scientific(text)
-    } else {
-        Decimal::from_str_exact(text)
+    let plain;
+    let exact = match text.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => {
+            plain = without_exponent(mantissa, exponent).ok_or_else(invalid)?;
+            plain.as_str()
+        }
+        None => text,
     };
-    parsed.map_err(|_| invalid())
+    // `from_str_exact` refuses what it would have to round;
+    // `Decimal::from_scientific` rounded `1.05000000000000000000000000001e1`
+    // to 10.500000000000000000000000000, equal to 10.50.
+    Decimal::from_str_exact(exact).map_err(|_| invalid())
+}
+
+/// The plain text of `mantissa` × 10^`exponent` (`1.5`, `2` → `150`;
+/// `15`, `-1` → `1.5`), moving the point and nothing else, so that the exact
+/// parser refuses what cannot be held exactly. `None` for an exponent past
+/// ±1024: no decimal this crate holds needs one, and the text would be that
+/// long.
+fn without_exponent(mantissa: &str, exponent: &str) -> Option<String> {
+    const MAX_EXPONENT: i64 = 1024;
+    let exponent: i64 = exponent
+        .strip_prefix('+')
+        .unwrap_or(exponent)
+        .parse()
+        .ok()?;
+    if !(-MAX_EXPONENT..=MAX_EXPONENT).contains(&exponent) {
+        return None;
+    }
+    let (sign, unsigned) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, ""));
+    let digits = format!("{whole}{fraction}");
+    // Where the point goes, counted in digits from the left.
+    let point = i64::try_from(whole.len()).ok()? + exponent;
+    let len = i64::try_from(digits.len()).ok()?;
+    let mut out = String::with_capacity(digits.len() + 3);
+    out.push_str(sign);
+    if point <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', usize::try_from(-point).ok()?));
+        out.push_str(&digits);
+    } else if point >= len {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', usize::try_from(point - len).ok()?));
+    } else {
+        let (left, right) = digits.split_at(usize::try_from(point).ok()?);
+        out.push_str(left);
+        out.push('.');
+        out.push_str(right);
+    }
+    Some(out)
 }
 
 /// `-? DIGITS (. DIGITS)? ([eE] [+-]? DIGITS)?`: JSON's number, with
