@@ -579,3 +579,5 @@ async fn a_report_never_overwrites_the_ledger() {
 mod line_breaks;
 // What `--report FILE` may be, and what is left of it.
 mod report;
+// Ctrl-C during a run.
+mod interrupt;

@@ -9,6 +9,8 @@
 //! - `judge`: the classes, and a looked-up row judged against the answer.
 //! - `emit`: json lines and the table.
 //! - `report`: the `--report` CSV, and what its FILE may be.
+//! - `signals`: Ctrl-C and SIGTERM, which stop the run as a failure does
+//!   (exit 130 or 143).
 //!
 //! # Memory
 //!
@@ -34,6 +36,7 @@ mod judge;
 mod ledger;
 mod records;
 mod report;
+mod signals;
 
 use std::{
     fs::File,
@@ -107,6 +110,9 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
         .spawn(move || read_rows(records, checker, &sender))
         .map_err(CliError::Runtime)?;
 
+    // Ctrl-C (or SIGTERM) stops the look-ups; what was judged is written
+    // whole, as for any stop.
+    let mut interrupt = signals::Interrupt::new().map_err(CliError::Runtime)?;
     let progress = progress_bar(size);
     let merchant_id = ctx.settings.merchant_id;
     let rows = futures::stream::poll_fn(move |cx| receiver.poll_recv(cx));
@@ -119,12 +125,24 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
 
     let mut counts = Counts::default();
     let mut stopped = None;
+    let mut last_line = 0;
     loop {
+        if let Some(signal) = interrupt.received().now_or_never() {
+            stopped = Some(Stop::Signal(signal));
+            break;
+        }
         let next = match judged.next().now_or_never() {
             Some(next) => next,
             None => {
                 progress.suspend(|| ctx.flush_queued())?;
-                judged.next().await
+                tokio::select! {
+                    biased;
+                    signal = interrupt.received() => {
+                        stopped = Some(Stop::Signal(signal));
+                        break;
+                    }
+                    next = judged.next() => next,
+                }
             }
         };
         let Some(result) = next else { break };
@@ -135,6 +153,7 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
                 break;
             }
         };
+        last_line = row.line;
         counts.add(row.judgement.class);
         progress.set_position(consumed);
         progress.set_message(format!("{} rows", counts.total()));
@@ -190,6 +209,14 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
                 format!("after {} bytes: {}", failed.at_byte, failed.source),
             ),
         )),
+        Some(Stop::Signal(signal)) => {
+            eprintln!(
+                "reconcile interrupted by {} after ledger line {last_line}: the rows judged \
+                 are shown, none after them",
+                signal.name()
+            );
+            std::process::exit(signal.exit_code());
+        }
         Some(Stop::Call { line, error }) => {
             eprintln!(
                 "reconcile stopped at ledger line {line}: the rows before it are shown, \
@@ -204,6 +231,7 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
 #[derive(Debug)]
 enum Stop {
     Read(ReadFailed),
+    Signal(signals::Signal),
     Call { line: u64, error: CliError },
 }
 
