@@ -4,8 +4,9 @@
 //! which takes FILE's place (a rename) when the run ends complete. FILE is
 //! checked before the first look-up (exit 2): never the ledger (the same
 //! device and inode, standard input's file included), and a regular file
-//! or none, never a device, a pipe or a socket, which a rename would
-//! replace with a regular file. A symbolic link is followed: the report
+//! or none, never a directory (which the rename at the end would fail on,
+//! after every look-up), a device, a pipe or a socket, which a rename
+//! would replace with a regular file. A symbolic link is followed: the report
 //! takes the place of the file it points to (its `.partial` beside that
 //! file), and the link stays. An existing FILE's permissions are kept; a
 //! new one is made with the umask's, as a shell's `>` makes it.
@@ -82,7 +83,9 @@ impl Report {
         }
         let mode = match std::fs::metadata(&path) {
             Ok(file) if file.is_file() => Some(file.permissions().mode() & 0o777),
-            Ok(file) if file.is_dir() => None,
+            Ok(file) if file.is_dir() => {
+                return Err(report_error(named, &"it is a directory; name a file"));
+            }
             Ok(_) => {
                 return Err(report_error(
                     named,

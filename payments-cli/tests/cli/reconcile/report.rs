@@ -132,3 +132,19 @@ async fn a_report_keeps_what_file_is_a_link_and_its_permissions() {
         .mode();
     assert_eq!(mode & 0o777, 0o600, "{mode:o}");
 }
+
+/// `--report adir` failed only at the end, after every row was looked up
+/// (hours on a big ledger), leaving `adir.partial` unmentioned: a
+/// directory is refused before the first look-up.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_report_naming_a_directory_is_refused_before_any_look_up() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file("ledger.csv", "referenceNo,amount\nR1,1.00\n");
+    let directory = sandbox.path().join("adir");
+    std::fs::create_dir(&directory).expect("a directory");
+    let (code, err) = reconcile_to(&sandbox, &server, &ledger, &directory).await;
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("it is a directory"), "{err}");
+    assert!(!sandbox.path().join("adir.partial").exists(), "{err}");
+}
