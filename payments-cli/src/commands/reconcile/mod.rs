@@ -377,7 +377,7 @@ fn shown_path(path: &Path) -> String {
     if path.as_os_str() == "-" {
         "standard input".to_owned()
     } else {
-        path.display().to_string()
+        crate::text::cut(&path.display().to_string())
     }
 }
 

@@ -180,8 +180,8 @@ impl Report {
         } else {
             eprintln!(
                 "the report of the rows judged is in {}: {} is left as it was",
-                self.partial.display(),
-                self.named.display()
+                shown(&self.partial),
+                shown(&self.named)
             );
         }
         Ok(())
@@ -220,6 +220,13 @@ pub fn partial_of(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// A path as a message shows it: printable, at most 200 bytes of it (a
+/// usage error never repeats more of the value; the ledger's path is shown
+/// the same way).
+fn shown(path: &Path) -> String {
+    crate::text::cut(&path.display().to_string())
+}
+
 fn report_error(path: &Path, err: &dyn std::fmt::Display) -> CliError {
-    CliError::Usage(format!("--report {}: {err}", path.display()))
+    CliError::Usage(format!("--report {}: {err}", shown(path)))
 }

@@ -148,3 +148,31 @@ async fn a_report_naming_a_directory_is_refused_before_any_look_up() {
     assert!(err.contains("it is a directory"), "{err}");
     assert!(!sandbox.path().join("adir.partial").exists(), "{err}");
 }
+
+/// `--report` errors printed the whole path raw: a 1,000-character path
+/// made a 1,060-byte line, and an ESC in it reached the terminal. Like the
+/// ledger's path (and, now, its header's errors), at most 200 bytes of it,
+/// escaped.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_path_with_escapes_is_cut_and_escaped_in_messages() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file("ledger.csv", "referenceNo,amount\nR1,1.00\n");
+    let long = format!("\u{1b}[31m{}", "d".repeat(250));
+    let report = sandbox.path().join("missing").join(long.repeat(4));
+    let (code, err) = reconcile_to(&sandbox, &server, &ledger, &report).await;
+    assert_eq!(code, Some(2), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
+    assert!(err.len() < 400, "{} bytes: {err}", err.len());
+    // The ledger's own header error, on a path as long.
+    let deep = sandbox.path().join(&long).join(&long).join(&long);
+    std::fs::create_dir_all(&deep).expect("directories");
+    let empty = deep.join("empty.csv");
+    std::fs::write(&empty, "").expect("an empty ledger");
+    let mut cmd = super::reconcile(&sandbox, &server, &empty);
+    cmd.args(["-o", "json"]);
+    let assert = run(cmd).await.code(2);
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(!err.contains('\u{1b}'), "{err}");
+    assert!(err.len() < 400, "{} bytes: {err}", err.len());
+}
