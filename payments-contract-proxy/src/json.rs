@@ -6,10 +6,11 @@
 //!
 //! It reads what `serde_json::Value` reads (the same parser underneath)
 //! and answers what the rules asked of a `Value` before, the same way: a
-//! repeated key's last value counts, numbers are equal when their decimal
-//! values are, and [`Json`]'s `Display` writes what `Value`'s does (the
-//! tests below hold the two together). Parsing a status answer this way
-//! allocates once (the field list) instead of once per key and value.
+//! repeated key's last value counts (but an answer read as the envelope
+//! that repeats one is refused: `unique`), numbers are equal when their
+//! decimal values are, and [`Json`]'s `Display` writes what `Value`'s does
+//! (the tests below hold the two together). Parsing a status answer this
+//! way allocates once (the field list) instead of once per key and value.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -19,7 +20,9 @@ use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 mod escapes;
+mod unique;
 pub(crate) use escapes::{json_but_lone_surrogate, lone_surrogate};
+use unique::{Names, Noted, check_fields, check_value, repeated};
 
 /// The key serde_json hands a visitor for a number when its
 /// `arbitrary_precision` feature is on (as it is in this workspace): such
@@ -324,14 +327,29 @@ pub struct EnvelopeRead<'a> {
     pub data_object: Option<Object<'a>>,
 }
 
-/// Reads an answer's body: `NotJson`, `NotObject`, or the envelope's
-/// fields (the last value of a repeated key, as [`Body::of`] reads them).
+/// Reads an answer's body: `NotJson` (`Err`), `NotObject` (`None`), or
+/// the envelope's fields. A body that repeats a member name in one of its
+/// objects is not JSON a client reads ([`unique`]).
 pub fn envelope_of(text: &str) -> Result<Option<EnvelopeRead<'_>>, ()> {
+    read_envelope(text, None)
+}
+
+/// The member name an answer repeats in one object, when that is why
+/// [`envelope_of`] refused it: for the finding's message.
+pub(crate) fn json_but_repeated_name(text: &str) -> Option<String> {
+    let noted = std::cell::RefCell::new(None);
+    let _ = read_envelope(text, Some(&noted));
+    noted.into_inner()
+}
+
+fn read_envelope<'a>(text: &'a str, noted: Noted<'_>) -> Result<Option<EnvelopeRead<'a>>, ()> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let read = de.deserialize_any(EnvelopeVisitor).and_then(|read| {
-        de.end()?;
-        Ok(read)
-    });
+    let read = de
+        .deserialize_any(EnvelopeVisitor { noted })
+        .and_then(|read| {
+            de.end()?;
+            Ok(read)
+        });
     match read {
         Ok(read) if !lone_surrogate(text) => Ok(read),
         _ => Err(()),
@@ -339,9 +357,11 @@ pub fn envelope_of(text: &str) -> Result<Option<EnvelopeRead<'_>>, ()> {
 }
 
 /// The top level of an answer.
-struct EnvelopeVisitor;
+struct EnvelopeVisitor<'n> {
+    noted: Noted<'n>,
+}
 
-impl<'de> Visitor<'de> for EnvelopeVisitor {
+impl<'de> Visitor<'de> for EnvelopeVisitor<'_> {
     type Value = Option<EnvelopeRead<'de>>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -351,6 +371,7 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut read = EnvelopeRead::default();
         let mut first = true;
+        let mut others = Names::default();
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             if first && key == NUMBER_TOKEN {
                 let Key(number) = map.next_value::<Key<'de>>()?;
@@ -364,18 +385,28 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
                 "isSuccess" => &mut read.is_success,
                 "errorCode" => &mut read.error_code,
                 "message" => &mut read.message,
+                "data" if read.data.is_some() => return Err(repeated(&key, self.noted)),
                 "data" => {
                     let (shape, fields) = map.next_value_seed(Nested)?;
+                    if let Some(fields) = &fields {
+                        check_fields(fields, self.noted)?;
+                    }
                     read.data = Some(shape);
                     read.data_object = fields.map(|fields| Object { fields });
                     continue;
                 }
+                _ if !others.add(key.clone()) => return Err(repeated(&key, self.noted)),
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    let value: &'de RawValue = map.next_value()?;
+                    check_value(Json(value.get()), self.noted)?;
                     continue;
                 }
             };
+            if slot.is_some() {
+                return Err(repeated(&key, self.noted));
+            }
             let value: &'de RawValue = map.next_value()?;
+            check_value(Json(value.get()), self.noted)?;
             *slot = Some(Json(value.get()));
         }
         Ok(Some(read))

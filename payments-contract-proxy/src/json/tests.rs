@@ -75,11 +75,11 @@ fn agrees(json: Json<'_>, value: &Value) {
 #[test]
 fn an_answer_is_read_as_its_envelope_in_one_pass_as_in_two() {
     let answers = [
-        r#"{"isSuccess":true,"errorCode":null,"message":"m","data":{"a":1,"b":"x","a":2},"extra":[1]}"#,
+        r#"{"isSuccess":true,"errorCode":null,"message":"m","data":{"a":1,"b":"x","c":2},"extra":[1]}"#,
         r#"{"data":null,"isSuccess":false,"errorCode":"X","message":null}"#,
         r#"{"data":5,"isSuccess":"yes"}"#,
-        r#"{"data":[1],"data":"s"}"#,
-        r#"{"data":{"x":1},"data":{"y":2}}"#,
+        r#"{"data":[1],"x":"s"}"#,
+        r#"{"data":{"x":1},"x":{"x":{"x":2}}}"#,
         r#"{"data":true,"message":1.5}"#,
         "[1]",
         "5",
@@ -117,6 +117,54 @@ fn an_answer_is_read_as_its_envelope_in_one_pass_as_in_two() {
             fields(data.and_then(object_of)),
             "{answer}"
         );
+    }
+}
+
+/// A member name repeated in one object, wherever in the answer: I-JSON
+/// (RFC 7493) forbids it and serde_json refuses a field given twice, so
+/// the answer is no envelope (where a reader keeping the last value saw
+/// the later one), and the name is told; the same name in two objects is
+/// fine.
+#[test]
+fn an_answer_that_repeats_a_member_name_is_no_envelope() {
+    for (answer, name) in [
+        (
+            r#"{"isSuccess":false,"errorCode":"INTERNAL_ERROR","message":"x","data":null,"isSuccess":true,"errorCode":null,"message":null,"data":{"transactionId":"t1"}}"#,
+            "isSuccess",
+        ),
+        (
+            r#"{"isSuccess":true,"errorCode":null,"message":"m","data":{"a":1,"b":"x","a":2}}"#,
+            "a",
+        ),
+        (r#"{"data":[1],"data":"s"}"#, "data"),
+        (r#"{"data":null,"data":null}"#, "data"),
+        (r#"{"x":1,"isSuccess":true,"x":2}"#, "x"),
+        (r#"{"data":{"extraProperties":{"k":1,"k":{}}}}"#, "k"),
+        (
+            r#"{"data":null,"extra":[{"k":[1]},{"n":{"k":1,"k":2}}]}"#,
+            "k",
+        ),
+        (r#"{"message":{"m":1,"m":1}}"#, "m"),
+        (r#"{"p\u0061yer":1,"payer":2}"#, "payer"),
+    ] {
+        assert!(Body::of(answer).is_json(), "{answer}");
+        assert!(envelope_of(answer).is_err(), "{answer}");
+        assert_eq!(
+            json_but_repeated_name(answer).as_deref(),
+            Some(name),
+            "{answer}"
+        );
+    }
+    let many: String = (0..1000).map(|n| format!(r#""k{n}":{n},"#)).collect();
+    let answer = format!(r#"{{"data":{{{many}"k7":0}}}}"#);
+    assert_eq!(json_but_repeated_name(&answer).as_deref(), Some("k7"));
+    for answer in [
+        r#"{"isSuccess":true,"errorCode":null,"message":null,"data":{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}}"#,
+        r#"{"data":{"amount":1.00,"n":1e2},"x":2.50,"y":{"z":1.0}}"#,
+        &format!(r#"{{"data":{{{many}"end":0}}}}"#),
+    ] {
+        assert!(envelope_of(answer).is_ok(), "{answer}");
+        assert_eq!(json_but_repeated_name(answer), None, "{answer}");
     }
 }
 

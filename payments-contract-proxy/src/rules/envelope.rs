@@ -24,7 +24,7 @@ fn documented_statuses(endpoint: &Endpoint) -> &'static [u16] {
 pub(super) const SHAPE: Rule = Rule {
     id: "envelope.shape",
     level: Level::Violation,
-    text: "The body is not the envelope of section 2.1: not JSON (bytes that are not UTF-8 are not, RFC 8259 section 8.1; nor is a string with a `\\u` escape of a lone surrogate such as `\"\\ud800\"`, which the client refuses), not an object, or a field missing or of the wrong type (`isSuccess` a boolean; `errorCode` and `message` a string or null; `data` an object or null). `message` may be left out of a success (the document calls it optional there). An answer HTTP gives no body (204, 304) is left to `http.undocumented`.",
+    text: "The body is not the envelope of section 2.1: not JSON (bytes that are not UTF-8 are not, RFC 8259 section 8.1; nor is a string with a `\\u` escape of a lone surrogate such as `\"\\ud800\"`, nor an object that repeats a member name, which the client refuses), not an object, or a field missing or of the wrong type (`isSuccess` a boolean; `errorCode` and `message` a string or null; `data` an object or null). `message` may be left out of a success (the document calls it optional there). An answer HTTP gives no body (204, 304) is left to `http.undocumented`.",
     check: envelope_shape,
 };
 
@@ -42,20 +42,22 @@ fn envelope_shape(p: &Parsed<'_>, _: &Memory) -> Hits {
         return Vec::new();
     }
     let Some(envelope) = p.envelope() else {
+        let body = p.exchange.response.body.as_deref();
+        let repeated = || body.and_then(crate::json::json_but_repeated_name);
         let what = if p.response_is_json {
-            "the body is JSON but not an object"
+            "the body is JSON but not an object".to_owned()
         } else if p.exchange.response.body_not_utf8 {
             // RFC 8259 section 8.1: JSON between systems is UTF-8. Its
             // lossy text may read as JSON; the bytes the client gets do not.
-            "the body is not UTF-8, so not JSON (RFC 8259 section 8.1)"
-        } else if p
-            .exchange
-            .response
-            .body
-            .as_deref()
-            .is_some_and(crate::json::json_but_lone_surrogate)
-        {
-            "a string of the body escapes a lone surrogate (no Unicode text), so it is not JSON a client reads"
+            "the body is not UTF-8, so not JSON (RFC 8259 section 8.1)".to_owned()
+        } else if body.is_some_and(crate::json::json_but_lone_surrogate) {
+            "a string of the body escapes a lone surrogate (no Unicode text), so it is not JSON a client reads".to_owned()
+        } else if let Some(name) = repeated() {
+            // RFC 7493 (I-JSON) section 2.3; serde_json refuses a struct's
+            // field given twice, and the client's answer with it.
+            format!(
+                "an object of the body names {name:?} twice (I-JSON, RFC 7493, forbids it), so it is not JSON a client reads"
+            )
         } else if p
             .exchange
             .response
@@ -63,9 +65,9 @@ fn envelope_shape(p: &Parsed<'_>, _: &Memory) -> Hits {
             .as_deref()
             .is_none_or(str::is_empty)
         {
-            "the body is empty"
+            "the body is empty".to_owned()
         } else {
-            "the body is not JSON"
+            "the body is not JSON".to_owned()
         };
         return vec![(
             Level::Violation,
@@ -333,6 +335,19 @@ mod tests {
             let e = exchange("GET", STATUS, json!(null), 200, json!(body));
             assert!(found("envelope.shape", &[e]).is_empty(), "{body}");
         }
+    }
+
+    #[test]
+    fn an_answer_that_repeats_a_member_name_is_not_json_a_client_reads() {
+        // The reviewer's: a failure's members, then a success's.
+        let body = r#"{"isSuccess":false,"errorCode":"INTERNAL_ERROR","message":"x","data":null,"isSuccess":true,"errorCode":null,"message":null,"data":{"transactionId":"abc"}}"#;
+        let e = exchange("GET", STATUS, json!(null), 200, json!(body));
+        let hits = found("envelope.shape", &[e]);
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert!(
+            hits[0].message.contains(r#"names "isSuccess" twice"#),
+            "{hits:?}"
+        );
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! inside a string is not JSON, though its lossy text (U+FFFD for each bad
 //! byte) reads as JSON. Nor is a string with a `\u` escape of a lone
 //! surrogate (`"\ud800"`), which serde_json (this project's client's
-//! reader) refuses. The scripted deviations here join the others
+//! reader) refuses, nor an object that names a member twice (I-JSON,
+//! RFC 7493, forbids it; serde_json refuses a field given twice). The
+//! scripted deviations here join the others
 //! (`deviations.rs`); the tests follow an answer that is not UTF-8 live,
 //! into the recording, through `check` and under `--enforce`.
 
@@ -33,6 +35,21 @@ fn not_utf8_answer() -> Canned {
         json!("MARK"),
     );
     Canned::raw(200, spliced(&ok(data), b"\xff\xfe")).header("content-type", "application/json")
+}
+
+/// A status answer about `t-repeated-1` that names the envelope's members
+/// twice: a failure's, then a success's (a reader that keeps the last
+/// value sees the success; serde_json refuses it).
+fn repeated_answer() -> String {
+    let failure = r#""isSuccess":false,"errorCode":"INTERNAL_ERROR","message":"x","data":null"#;
+    let success = ok(status_data(
+        "t-repeated-1",
+        "R-rep-1",
+        "SUCCESSFUL",
+        "10.50",
+    ))
+    .to_string();
+    format!("{{{failure},{}", &success[1..])
 }
 
 /// The scripted deviations of bodies that are not the JSON they read as.
@@ -69,6 +86,16 @@ pub(crate) fn deviations() -> Vec<Deviation> {
             get(
                 &by_id("t-surrogate-1"),
                 Canned::raw(200, surrogate_answer).header("content-type", "application/json"),
+            ),
+            &["envelope.shape"],
+            "violation",
+        ),
+        Deviation::new(
+            "a status answer that gives the envelope's members twice, a failure's then a success's (I-JSON forbids it, the client refuses it)",
+            ("envelope.shape", V),
+            get(
+                &by_id("t-repeated-1"),
+                Canned::raw(200, repeated_answer()).header("content-type", "application/json"),
             ),
             &["envelope.shape"],
             "violation",
