@@ -151,9 +151,9 @@ const MIN_DETAIL_WIDTH: usize = 20;
 impl Spool {
     /// # Errors
     ///
-    /// No temporary file can be made.
+    /// No temporary file can be made (exit 2, naming TMPDIR).
     pub fn new() -> Result<Self, CliError> {
-        let file = tempfile::tempfile().map_err(CliError::Output)?;
+        let file = tempfile::tempfile().map_err(|err| spool_error("make", &err))?;
         Ok(Self {
             writer: csv::Writer::from_writer(BufWriter::new(file)),
             line_width: "LINE".len(),
@@ -181,7 +181,7 @@ impl Spool {
                 row.judgement.class.as_str(),
                 &detail,
             ])
-            .map_err(|err| CliError::Output(std::io::Error::other(err)))
+            .map_err(|err| spool_error("write", &err))
     }
 
     /// Writes the counts table, then the kept rows, to `out`, fitted to
@@ -232,10 +232,11 @@ impl Spool {
         let mut file = self
             .writer
             .into_inner()
-            .map_err(|err| io(err.into_error()))?
+            .map_err(|err| spool_error("write", &err.into_error()))?
             .into_inner()
-            .map_err(|err| io(err.into_error()))?;
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
+            .map_err(|err| spool_error("write", &err.into_error()))?;
+        file.seek(SeekFrom::Start(0))
+            .map_err(|err| spool_error("read", &err))?;
         let mut rows = csv::ReaderBuilder::new()
             .has_headers(false)
             .from_reader(std::io::BufReader::new(file));
@@ -262,7 +263,7 @@ impl Spool {
         let mut record = csv::StringRecord::new();
         while rows
             .read_record(&mut record)
-            .map_err(|err| io(std::io::Error::other(err)))?
+            .map_err(|err| spool_error("read", &err))?
         {
             let field = |i| record.get(i).unwrap_or_default();
             let detail = field(3);
@@ -288,6 +289,17 @@ impl Spool {
         }
         Ok(())
     }
+}
+
+/// The table's temporary file failed: a local failure, not the service's
+/// (exit 2, as for a `--report` FILE), named with the directory it is in
+/// (TMPDIR, else /tmp).
+fn spool_error(what: &str, err: &dyn std::fmt::Display) -> CliError {
+    CliError::Usage(format!(
+        "cannot {what} the table's temporary file in {} (the directory TMPDIR names, \
+         else /tmp): {err}; set TMPDIR to a writable directory, or use -o json",
+        crate::text::cut(&std::env::temp_dir().display().to_string())
+    ))
 }
 
 /// A reference as the table shows it: a valid one whole, a longer one

@@ -1,4 +1,5 @@
-//! `--report FILE`: what FILE may be, and what is left of it.
+//! `--report FILE`: what FILE may be, and what is left of it; and the
+//! table's temporary file.
 
 use std::{
     os::unix::fs::{FileTypeExt as _, PermissionsExt as _},
@@ -175,4 +176,23 @@ async fn a_long_path_with_escapes_is_cut_and_escaped_in_messages() {
     let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
     assert!(!err.contains('\u{1b}'), "{err}");
     assert!(err.len() < 400, "{} bytes: {err}", err.len());
+}
+
+/// `TMPDIR=/nonexistent payments -o table reconcile` exited 4, "cannot
+/// write the output: No such file or directory": a local failure called
+/// the service's, naming nothing. It is exit 2 and names the temporary
+/// file and TMPDIR.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_temporary_directory_that_is_not_there_is_named_and_exits_2() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file("ledger.csv", "referenceNo,amount\nR1,1.00\n");
+    let mut cmd = super::reconcile(&sandbox, &server, &ledger);
+    cmd.args(["-o", "table"])
+        .env("TMPDIR", sandbox.path().join("nonexistent"));
+    let assert = run(cmd).await.code(2);
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(err.contains("temporary file"), "{err}");
+    assert!(err.contains("TMPDIR"), "{err}");
+    assert!(err.contains("nonexistent"), "{err}");
 }
