@@ -210,7 +210,10 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
             ),
         )),
         Some(Stop::Signal(signal)) => {
-            eprintln!(
+            // Not eprintln!, which panics when stderr cannot be written
+            // (`2>/dev/full`): the note is lost, the exit code is not.
+            let _ = writeln!(
+                std::io::stderr().lock(),
                 "reconcile interrupted by {} after ledger line {last_line}: the rows judged \
                  are shown, none after them",
                 signal.name()
@@ -218,7 +221,10 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
             std::process::exit(signal.exit_code());
         }
         Some(Stop::Call { line, error }) => {
-            eprintln!(
+            // Not eprintln!, which panics when stderr cannot be written
+            // (`2>/dev/full`): the note is lost, the exit code is not.
+            let _ = writeln!(
+                std::io::stderr().lock(),
                 "reconcile stopped at ledger line {line}: the rows before it are shown, \
                  none after it was judged"
             );

@@ -13,7 +13,7 @@
 
 use std::{
     fs::{File, Metadata, OpenOptions},
-    io::{self, BufWriter},
+    io::{self, BufWriter, Write as _},
     os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _},
     path::{Path, PathBuf},
 };
@@ -178,7 +178,10 @@ impl Report {
             std::fs::rename(&self.partial, &self.path)
                 .map_err(|err| report_error(&self.named, &err))?;
         } else {
-            eprintln!(
+            // Not eprintln!, which panics when stderr cannot be written
+            // (`2>/dev/full`): the note is lost, the exit code is not.
+            let _ = writeln!(
+                std::io::stderr().lock(),
                 "the report of the rows judged is in {}: {} is left as it was",
                 shown(&self.partial),
                 shown(&self.named)

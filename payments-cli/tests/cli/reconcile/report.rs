@@ -196,3 +196,38 @@ async fn a_temporary_directory_that_is_not_there_is_named_and_exits_2() {
     assert!(err.contains("TMPDIR"), "{err}");
     assert!(err.contains("nonexistent"), "{err}");
 }
+
+/// `eprintln!` panicked (exit 101) when stderr could not be written
+/// (`2>/dev/full`): a stopped run's notes are lost, its exit code is not.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_stderr_loses_the_notes_not_the_exit_code() {
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file("ledger.csv", "referenceNo,amount\nINV-1,1.00\n");
+    let report = sandbox.path().join("report.csv");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let mut cmd = StdCommand::new(env!("CARGO_BIN_EXE_payments"));
+    cmd.env_clear()
+        .env("XDG_CONFIG_HOME", sandbox.path())
+        .env("HOME", sandbox.path())
+        .args([
+            "--base-url",
+            &crate::common::closed_port_url(),
+            "--retries",
+            "0",
+        ])
+        .arg("reconcile")
+        .arg(&ledger)
+        .arg("--report")
+        .arg(&report)
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(full));
+    let status = tokio::task::spawn_blocking(move || cmd.status())
+        .await
+        .expect("the runner does not panic")
+        .expect("payments runs");
+    assert_eq!(status.code(), Some(4));
+    assert!(sandbox.path().join("report.csv.partial").exists());
+}
