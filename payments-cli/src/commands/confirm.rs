@@ -86,13 +86,13 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
             .as_ref()
             .filter(|currency| output::amount_in(&data.amount, currency).is_none())
         {
-            eprintln!("{}", super::other_decimals_note(&data.amount, currency));
+            super::stderr_line(super::other_decimals_note(&data.amount, currency));
         }
     }
     // Said in either output, on stderr, where a script's parsing of stdout
     // does not meet it.
     if let Some(why) = reply.reconciled() {
-        eprintln!("{}", reconciled_note(why));
+        super::stderr_line(reconciled_note(why));
     }
     Ok(Exit::Ok)
 }

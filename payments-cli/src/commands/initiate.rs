@@ -105,10 +105,10 @@ pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
     // Said in either output, on stderr, where a script's parsing of stdout
     // does not meet it.
     if let Some(why) = reply.reconciled() {
-        eprintln!(
+        super::stderr_line(format_args!(
             "note: {}, so this transaction was read back by its reference; it was created once",
             output::read_back_because(why)
-        );
+        ));
     }
     Ok(Exit::Ok)
 }
@@ -129,7 +129,7 @@ async fn product_advice(ctx: &Context, product: &str) -> String {
     let started = ctx.log_request("GET", "/openapi.json");
     let offered = offered_products(&ctx.base_url).await;
     if ctx.settings.verbose {
-        eprintln!(
+        super::stderr_line(format_args!(
             "< {} in {} ms",
             if offered.is_some() {
                 "product list read"
@@ -137,7 +137,7 @@ async fn product_advice(ctx: &Context, product: &str) -> String {
                 "no product list"
             },
             started.elapsed().as_millis()
-        );
+        ));
     }
     match offered {
         Some(codes) => format!(

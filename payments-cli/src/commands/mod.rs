@@ -67,6 +67,15 @@ pub fn other_decimals_note(
     )
 }
 
+/// Writes one line on stderr. A stderr that cannot be written (closed by
+/// `2>&1 >/dev/null | head -1`, full as `2>/dev/full`) loses the line, not
+/// the run: `eprintln!` panicked there (exit 101) instead of the command
+/// exiting with its documented code.
+pub(crate) fn stderr_line(line: impl std::fmt::Display) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// Queued output beyond this many bytes is written without waiting.
 const QUEUE_LIMIT: usize = 64 * 1024;
 

@@ -431,13 +431,17 @@ fn report(
         ctx.print(&table)?;
     }
     if let (Some(amount), Some(currency)) = (other_decimals.filter(|_| !ctx.is_json()), currency) {
-        eprintln!("{}", super::other_decimals_note(&amount, currency));
+        super::stderr_line(super::other_decimals_note(&amount, currency));
     }
     for problem in &problems {
-        eprintln!("error: {problem}");
+        super::stderr_line(format_args!("error: {problem}"));
     }
     if !single && !problems.is_empty() {
-        eprintln!("{} of {} look-ups failed", problems.len(), outcomes.len());
+        super::stderr_line(format_args!(
+            "{} of {} look-ups failed",
+            problems.len(),
+            outcomes.len()
+        ));
     }
     Ok(Exit::worst(exits))
 }

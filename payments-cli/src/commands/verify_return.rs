@@ -57,12 +57,12 @@ pub async fn run(ctx: &Context, args: VerifyReturnArgs) -> Result<Exit, CliError
             if verified.status_matches() {
                 return Ok(Exit::Ok);
             }
-            eprintln!(
+            super::stderr_line(format_args!(
                 "error: the return address says status {}, but the service says {}: the service is the truth (request id {})",
                 printable(verified.claimed_status().as_str()),
                 printable(verified.status().as_str()),
                 verified.reply().request_id()
-            );
+            ));
             Ok(Exit::Rejected)
         }
         Err(err) => {

@@ -70,7 +70,7 @@ pub async fn run(ctx: &Context, args: TailArgs) -> Result<Exit, CliError> {
     if !args.follow {
         tail.drain(false).await?;
         if tail.shown == 0 {
-            eprintln!("{}", tail.nothing_shown());
+            super::stderr_line(tail.nothing_shown());
         }
         return Ok(Exit::Ok);
     }

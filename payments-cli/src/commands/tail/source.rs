@@ -216,7 +216,7 @@ impl Source {
             } else {
                 " (no API key)"
             };
-            eprintln!("> GET {}{auth}", shown_url(&url));
+            crate::commands::stderr_line(format_args!("> GET {}{auth}", shown_url(&url)));
         }
         let mut request = self.http.get(url);
         if let Some(key) = &self.key {
@@ -232,11 +232,14 @@ impl Source {
                 .map(|(id, _)| format!(", trace {id}"))
                 .unwrap_or_default();
             match &outcome {
-                Ok(page) => eprintln!(
+                Ok(page) => crate::commands::stderr_line(format_args!(
                     "< HTTP 200 in {elapsed} ms, {} entries{trace}",
                     page.entries.len()
-                ),
-                Err(failure) => eprintln!("< after {elapsed} ms: {}{trace}", describe(failure)),
+                )),
+                Err(failure) => crate::commands::stderr_line(format_args!(
+                    "< after {elapsed} ms: {}{trace}",
+                    describe(failure)
+                )),
             }
         }
         let mut page = outcome?;
