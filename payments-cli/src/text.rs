@@ -75,21 +75,54 @@ pub fn clip_chars(text: &str, max: usize) -> String {
     }
 }
 
-/// Whether a terminal would act on `c` rather than show it: a control
-/// character, or a bidirectional control.
+/// Whether a terminal would act on `c`, or show nothing, rather than show
+/// it: a control character, a bidirectional control, or another invisible
+/// format character ([`is_format`]: a zero-width space, a byte order
+/// mark). The joiners (U+200C, U+200D) are shown as they are: scripts and
+/// emoji need them.
 fn hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-        )
+    c.is_control() || is_format(c) && !matches!(c, '\u{200c}' | '\u{200d}')
+}
+
+/// Whether `c` is a format character (Unicode's general category Cf):
+/// invisible, yet part of the text. U+FEFF (a byte order mark, or a
+/// zero-width no-break space), U+200B (zero-width space), the
+/// bidirectional controls (U+202E shows what follows it reversed), the
+/// soft hyphen, the tag characters.
+#[must_use]
+pub fn is_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{600}'..='\u{605}'
+            | '\u{61c}'
+            | '\u{6dd}'
+            | '\u{70f}'
+            | '\u{890}'..='\u{891}'
+            | '\u{8e2}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
+    )
 }
 
 /// Text from the service or an input file, made safe for a terminal:
-/// control characters (including ESC, so no ANSI sequences) and the
+/// control characters (including ESC, so no ANSI sequences), the
 /// bidirectional controls (which would show what follows them reversed:
-/// U+202E turns `ABC/status` into `sutats/CBA`) are shown escaped instead
-/// of being interpreted.
+/// U+202E turns `ABC/status` into `sutats/CBA`) and the other invisible
+/// format characters (U+200B, U+FEFF) are shown escaped instead of being
+/// interpreted or lost.
 #[must_use]
 pub fn printable(text: &str) -> String {
     if !text.chars().any(hidden) {

@@ -434,7 +434,7 @@ fn report(
         super::stderr_line(super::other_decimals_note(&amount, currency));
     }
     for problem in &problems {
-        super::stderr_line(format_args!("error: {problem}"));
+        super::stderr_line(format_args!("error: {}", crate::text::printable(problem)));
     }
     if !single && !problems.is_empty() {
         super::stderr_line(format_args!(

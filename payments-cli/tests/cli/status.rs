@@ -322,3 +322,55 @@ async fn one_look_up_prints_the_bare_envelope() {
         serde_json::from_str(stdout(&assert).trim()).expect("one envelope");
     assert_eq!(envelope["errorCode"], "TRANSACTION_NOT_FOUND");
 }
+
+/// Two files each starting with a byte order mark, joined with `cat`: the
+/// second's mark was sent as part of its id, answered TRANSACTION_NOT_FOUND
+/// though the transaction exists. A format character in an id is a
+/// malformed line; in a reference it is sent, and shown escaped on stderr
+/// as in the table (a raw U+202E reversed the terminal's line).
+#[tokio::test(flavor = "multi_thread")]
+async fn marks_and_format_characters_in_a_file_are_dropped_refused_or_escaped() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let base = server.base_url();
+    let first = initiate(&sandbox, &base, "BOM-1", "TOPUP").await;
+    let second = initiate(&sandbox, &base, "BOM-2", "TOPUP").await;
+    let joined = format!("\u{feff}{first}\r\n\u{feff}{second}\r\n");
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.args(["-o", "table", "--from-file", "-"])
+        .write_stdin(joined);
+    let assert = run(cmd).await.success();
+    let out = stdout(&assert);
+    assert!(out.contains(&first) && out.contains(&second), "{out}");
+
+    let file = sandbox.write_file("ids.txt", &format!("{first}\u{200b}\n"));
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.args(["-o", "table", "--from-file"]).arg(&file);
+    let err = stderr(&run(cmd).await.code(2));
+    assert!(
+        err.contains(
+            "--from-file line 1: the transaction id contains an invisible format character (U+200B)"
+        ),
+        "{err}"
+    );
+
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.args(["--merchant-id", crate::common::MERCHANT])
+        .args(["-o", "table", "--from-file", "-", "--by-reference"])
+        .write_stdin("X\u{202e}YZ\nA\u{200b}B\n");
+    let err = stderr(&run(cmd).await.code(3));
+    assert!(
+        err.contains("reference X\\u{202e}YZ") && err.contains("reference A\\u{200b}B"),
+        "{err}"
+    );
+    assert!(!err.contains(['\u{202e}', '\u{200b}']), "{err}");
+
+    // As an argument: a usage error, the character escaped.
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.arg(format!("{first}\u{feff}"));
+    let err = stderr(&run(cmd).await.code(2));
+    assert!(
+        err.contains("\\u{feff}' contains an invisible format character (U+FEFF)"),
+        "{err}"
+    );
+}

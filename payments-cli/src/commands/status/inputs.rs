@@ -26,6 +26,14 @@ pub(super) fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> 
             )));
         }
     }
+    for id in &args.transaction_ids {
+        if let Some(problem) = not_an_id(id) {
+            return Err(CliError::Usage(format!(
+                "transaction id {} {problem}",
+                crate::text::quote(id)
+            )));
+        }
+    }
     let mut inputs: Vec<Input> = args
         .transaction_ids
         .iter()
@@ -61,8 +69,9 @@ fn read_source(path: &Path) -> Result<Vec<u8>, CliError> {
 
 /// One id (or reference) per line; blank lines and `#` comments skipped;
 /// anything that cannot be one is reported with its line number. A UTF-8
-/// byte order mark before the first line (Notepad and Excel write one) is
-/// not part of it.
+/// byte order mark at the start of a line (Notepad and Excel write one
+/// before the first; files joined with `cat` have one at each file's
+/// first line) is not part of it.
 pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let mut inputs = Vec::new();
@@ -77,7 +86,7 @@ pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
             inputs.push(malformed("not valid UTF-8".to_owned()));
             continue;
         };
-        let text = text.trim();
+        let text = text.trim().trim_start_matches('\u{feff}').trim_start();
         if text.is_empty() || text.starts_with('#') {
             continue;
         }
@@ -92,6 +101,8 @@ pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
             "transaction id"
         };
         if let Some(problem) = unusable(text) {
+            inputs.push(malformed(format!("the {what} {problem}")));
+        } else if let Some(problem) = not_an_id(text).filter(|_| !by_reference) {
             inputs.push(malformed(format!("the {what} {problem}")));
         } else if !by_reference && text.chars().any(char::is_whitespace) {
             inputs.push(malformed(format!(
@@ -116,6 +127,19 @@ fn unusable(text: &str) -> Option<String> {
     } else {
         None
     }
+}
+
+/// Why a transaction id cannot be one: an invisible format character
+/// (U+200B, U+FEFF, U+202E) in it. Ids are UUIDs; such an id, sent, was
+/// answered TRANSACTION_NOT_FOUND, though the transaction it looks like
+/// exists. A reference may hold what the service accepts: it is sent, and
+/// shown escaped.
+fn not_an_id(text: &str) -> Option<String> {
+    let c = text.chars().find(|&c| crate::text::is_format(c))?;
+    Some(format!(
+        "contains an invisible format character (U+{:04X})",
+        u32::from(c)
+    ))
 }
 
 /// A line as the json output repeats it: trimmed, at most 200 bytes.

@@ -45,12 +45,33 @@ fn a_byte_order_mark_is_not_part_of_the_first_line() {
             }
         };
         assert_eq!(inputs[0], line(1, "abc", Ok(lookup("abc"))));
-        // Only the file's first bytes are a mark; one later is the line's.
-        assert_eq!(inputs[1].value.trim_start_matches('\u{feff}'), "def");
-        assert_ne!(inputs[1].value, "def");
+        // A mark at any line's start is not part of it: two files that
+        // each begin with one, joined with `cat`, put one mid-file.
+        assert_eq!(inputs[1], line(2, "def", Ok(lookup("def"))));
     }
     // A file that is only a mark holds nothing to look up.
     assert!(parse_lines(b"\xef\xbb\xbf", false).is_empty());
+}
+
+#[test]
+fn an_id_with_an_invisible_format_character_is_malformed() {
+    let text = "01a2\u{200b}0813-0000-7000-8000-000000000000\n\
+                01a20813-0000-7000-8000-00000000\u{202e}0001\n\
+                01a20813-0000-7000-8000-\u{feff}000000000002\n";
+    let inputs = parse_lines(text.as_bytes(), false);
+    let reasons: Vec<_> = inputs.iter().map(|input| input.lookup.clone()).collect();
+    assert_eq!(
+        reasons,
+        ["200B", "202E", "FEFF"].map(|code| Err(format!(
+            "the transaction id contains an invisible format character (U+{code})"
+        )))
+    );
+    // A reference is the service's to judge: it is sent as it is.
+    let inputs = parse_lines("INV\u{200b}1\n".as_bytes(), true);
+    assert_eq!(
+        inputs[0].lookup,
+        Ok(Lookup::Reference("INV\u{200b}1".into()))
+    );
 }
 
 #[test]
