@@ -444,5 +444,30 @@ fn tls_usage(text: &str, settings: &Settings) -> Option<CliError> {
             shown(&settings.client_key)
         )));
     }
+    // PEM that the TLS stack refuses (an X.509 v1 certificate, as `openssl
+    // x509 -req` makes one without extensions) was blamed on the URL. No
+    // connection is made while building, so a certificate is the client's.
+    if settings.client_cert.is_some() && text.contains("certificate") {
+        let named = |file: &Option<SettingFile>| {
+            file.as_ref().map_or_else(String::new, |file| {
+                format!(" ({})", crate::text::cut(&file.named_by))
+            })
+        };
+        let reason = text.rsplit_once("builder error: ").map_or(text, |(_, r)| r);
+        let hint = if reason.contains("UnsupportedCertVersion") {
+            "; it is an X.509 v1 certificate, and TLS takes v3 only \
+             (`openssl x509 -req` makes v3 given `-extfile` with extensions)"
+        } else {
+            ""
+        };
+        return Some(CliError::Usage(format!(
+            "the client certificate {}{} with the key {}{} cannot be used: {}{hint}",
+            shown(&settings.client_cert),
+            named(&settings.client_cert),
+            shown(&settings.client_key),
+            named(&settings.client_key),
+            crate::text::cut(reason)
+        )));
+    }
     None
 }

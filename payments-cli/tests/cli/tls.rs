@@ -258,6 +258,53 @@ async fn certificate_files_that_are_missing_or_not_pem_are_usage_errors() {
     assert!(err.len() < 500, "{} bytes: {err}", err.len());
 }
 
+/// An X.509 v1 certificate (`openssl x509 -req` without `-extfile`) and
+/// its key, made for this test only: PEM that the TLS stack refuses.
+const V1_CERT: &str = "-----BEGIN CERTIFICATE-----
+MIIBDjCBtAIBATAKBggqhkjOPQQDAjASMRAwDgYDVQQDDAd0ZXN0LWNhMCAXDTI2
+MTEzMDAyMzcxMFoYDzIxMjYxMTA2MDIzNzEwWjASMRAwDgYDVQQDDAd2MS10ZXN0
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEDOXKShOK0st+vBzoGpcNdqvM+n6A
++2ikY5pTDC5ix2hhzCnLVt2HO7XmiSejoTeyd7XOPRgbBMfA9HV4U7JOxTAKBggq
+hkjOPQQDAgNJADBGAiEA8BkVC9/xfxFsKTG0pWuUPJImuD6dR8HMO3O7/92psMUC
+IQC0j2FRnk8chd06SGatnb6qy2FUb3R3b0chD7YwQQpQqA==
+-----END CERTIFICATE-----
+";
+const V1_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgLv/tsxGbHlSs/YRp
+V4Br3HGcYPaLk7EerutxQgCxDzGhRANCAAQM5cpKE4rSy368HOgalw12q8z6foD7
+aKRjmlMMLmLHaGHMKctW3Yc7teaJJ6OhN7J3tc49GBsEx8D0dXhTsk7F
+-----END PRIVATE KEY-----
+";
+
+/// A client certificate the TLS stack refuses was reported as `invalid
+/// service URL https://…: … UnsupportedCertVersion`, naming neither file.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_certificate_tls_refuses_is_named_with_its_flag() {
+    let sandbox = Sandbox::new();
+    let cert = sandbox.write_file("v1.pem", V1_CERT);
+    let key = sandbox.write_file("v1-key.pem", V1_KEY);
+    let (code, err) = status(
+        &sandbox,
+        "https://127.0.0.1:9",
+        &["--client-cert", path(&cert), "--client-key", path(&key)],
+    )
+    .await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "the client certificate {} (--client-cert or PAYMENTS_CLIENT_CERT) with the key {} (--client-key or PAYMENTS_CLIENT_KEY) cannot be used",
+            path(&cert),
+            path(&key)
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("X.509 v1 certificate, and TLS takes v3 only (`openssl x509 -req`"),
+        "{err}"
+    );
+    assert!(!err.contains("invalid service URL"), "{err}");
+}
+
 /// Issue 40: `ca_cert = "ca.pem"` in a profile (as the docs show) was read
 /// from the working directory. Relative paths in a profile are read beside
 /// the config file, from any working directory; a file that is not there
