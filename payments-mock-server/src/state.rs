@@ -255,7 +255,7 @@ impl AppState {
                 // acts on that sandbox alone.
                 self.openapi_root
                     .as_ref()
-                    .map(|root| crate::http::openapi::with_server(root, &self.public_url))
+                    .map(|root| with_server(root, &self.public_url))
                     .unwrap_or_default()
             })
             .clone()
@@ -434,6 +434,30 @@ impl std::ops::Deref for AppState {
     fn deref(&self) -> &Shared {
         &self.inner
     }
+}
+
+/// The OpenAPI document's `servers`: the base URL without its last `/`.
+#[cfg(feature = "openapi")]
+pub(crate) fn openapi_servers(
+    public_url: &crate::domain::redirect::PublicUrl,
+) -> serde_json::Value {
+    serde_json::json!([{ "url": public_url.as_str().trim_end_matches('/') }])
+}
+
+/// `document` (the root's, as served) with `servers` naming `public_url`
+/// (a sandbox's base URL); empty if it does not read back.
+#[cfg(feature = "openapi")]
+fn with_server(
+    document: &bytes::Bytes,
+    public_url: &crate::domain::redirect::PublicUrl,
+) -> bytes::Bytes {
+    let Ok(mut doc) = serde_json::from_slice::<serde_json::Value>(document) else {
+        return bytes::Bytes::new();
+    };
+    doc["servers"] = openapi_servers(public_url);
+    serde_json::to_vec(&doc)
+        .map(bytes::Bytes::from)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
