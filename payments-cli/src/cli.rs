@@ -6,6 +6,7 @@
 //! types for anything but their own flags.
 
 pub mod environment;
+mod help;
 
 use std::{fmt, path::PathBuf, time::Duration};
 
@@ -13,20 +14,7 @@ use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use secrecy::SecretString;
 use uuid::Uuid;
 
-/// The exit codes, shown at the end of `--help`; `exit.rs` is the one place
-/// that produces them.
-pub const EXIT_CODES_HELP: &str = "\
-Exit codes (the call, not the payment):
-  0  every call succeeded
-  1  the service rejected a call (4xx other than not found)
-  2  usage error (bad flags, bad amount, bad JSON in --extra, bad config)
-  3  transaction not found (TRANSACTION_NOT_FOUND, whatever the HTTP status)
-  4  service error or unreachable after retries (5xx, 429, connection,
-     timeout, an answer that is not the service's JSON or is about
-     another request)
-  5  --wait gave up before a final state
-  6  reconcile found rows that do not match
-With many look-ups the code is the highest of the single calls.";
+pub use help::{COMPLETIONS_HELP, EXIT_CODES_HELP, TAIL_HELP, VERIFY_RETURN_HELP};
 
 /// Initiate, confirm and look up payment transactions.
 ///
@@ -333,7 +321,7 @@ Exit codes:
 
 /// Arguments of `payments verify-return`.
 #[derive(Debug, Args)]
-#[command(after_help = EXIT_CODES_HELP)]
+#[command(after_help = VERIFY_RETURN_HELP)]
 pub struct VerifyReturnArgs {
     /// The whole return address, e.g. `https://shop.example/back?order=17&transactionId=...&referenceNo=...&status=SUCCESSFUL`
     #[arg(value_name = "URL")]
@@ -380,20 +368,6 @@ pub struct TailArgs {
           hide = true)]
     pub poll_interval: Duration,
 }
-
-/// The end of `payments tail --help`.
-pub const TAIL_HELP: &str = "\
-Columns: SEQ (the entry's number; --since takes it), TIME (UTC), METHOD,
-HTTP (the answer's status), CODE (the answer's errorCode; with --proxy,
-VERDICT, and the findings' rules on the line below), REQUEST (the request
-id's first 8 characters) and PATH. -o json prints each entry whole, as the
-server gave it.
-
-Exit codes:
-  0  done (with --follow: stopped with Ctrl-C)
-  1  the server refused the key (401, 403), or has no such sandbox
-  2  a bad flag
-  4  the server cannot be reached, fails, or went away during --follow";
 
 /// `--sandbox`: a sandbox's id, a UUID as its baseUrl writes it.
 fn parse_sandbox_id(text: &str) -> Result<String, String> {
@@ -447,6 +421,7 @@ fn parse_seq(text: &str) -> Result<u64, String> {
 
 /// Arguments of `payments completions`.
 #[derive(Debug, Args)]
+#[command(after_help = COMPLETIONS_HELP)]
 pub struct CompletionsArgs {
     /// The shell to print completions for
     #[arg(value_enum)]

@@ -44,6 +44,50 @@ fn help_lists_the_exit_codes() {
     }
 }
 
+/// README: "every command also has --help, ending with the exit codes".
+/// `completions --help` had none, and `verify-return --help` the generic
+/// table, where docs/cli.md gives it its own (1 the address disagrees with
+/// the service, 2 not a return address).
+#[test]
+fn every_command_help_ends_with_its_own_exit_codes() {
+    let top = help_of(&[]);
+    let commands: Vec<&str> = top
+        .split_once("Commands:\n")
+        .expect("a list of commands")
+        .1
+        .lines()
+        .take_while(|line| line.starts_with("  "))
+        .filter(|line| !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|&command| command != "help")
+        .collect();
+    assert_eq!(commands.len(), 7, "{commands:?}");
+    for command in commands {
+        let help = help_of(&[command]);
+        let (_, codes) = help
+            .rsplit_once("Exit codes")
+            .unwrap_or_else(|| panic!("{command} --help has no exit codes:\n{help}"));
+        assert!(
+            !codes.contains("Options:") && codes.contains("  0  "),
+            "{command} --help does not end with its exit codes:\n{help}"
+        );
+    }
+    let verify = help_of(&["verify-return"]);
+    for code in [
+        "1  they disagree",
+        "2  not a return address",
+        "3  the service does not know the transaction",
+    ] {
+        assert!(verify.contains(code), "{code} missing from:\n{verify}");
+    }
+    assert!(!verify.contains("6  reconcile"), "{verify}");
+    let completions = help_of(&["completions"]);
+    assert!(
+        completions.contains("0  the script was printed"),
+        "{completions}"
+    );
+}
+
 #[test]
 fn completions_are_printed_for_every_shell() {
     let sandbox = Sandbox::new();
