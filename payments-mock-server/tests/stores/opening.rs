@@ -478,3 +478,55 @@ async fn a_newer_postgres_schema_is_refused() {
     let message = refused_postgres(&url).await;
     assert!(message.contains("schema version 99"), "{message}");
 }
+
+/// One owner whatever name reaches the file: a second open through a
+/// symlink, a hard link, or after the lock file was deleted, is refused
+/// naming this process, and the owner's file is left as it was.
+fn refused_while_owned(second: impl FnOnce(&Path) -> std::path::PathBuf) {
+    let (_dir, path) = backends::sqlite_path();
+    let owner = open_sqlite(&path).expect("a new store");
+    let other = second(&path);
+    let before = std::fs::read(&path).expect("read");
+    let message = refused(open_sqlite(&other));
+    assert!(
+        message.contains("held by another process (pid "),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("pid {}", std::process::id())),
+        "{message}"
+    );
+    assert_eq!(std::fs::read(&path).expect("read"), before, "unchanged");
+    drop(owner);
+    // Free once the owner has closed it.
+    drop(open_sqlite(&other).expect("opens once the owner is gone"));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_to_an_owned_file_is_refused() {
+    refused_while_owned(|path| {
+        let link = path.with_file_name("link.db");
+        std::os::unix::fs::symlink(path, &link).expect("a symlink");
+        link
+    });
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_hard_link_to_an_owned_file_is_refused() {
+    refused_while_owned(|path| {
+        let link = path.with_file_name("hard.db");
+        std::fs::hard_link(path, &link).expect("a hard link");
+        link
+    });
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_owned_file_whose_lock_file_was_deleted_is_refused() {
+    refused_while_owned(|path| {
+        std::fs::remove_file(backends_lock(path)).expect("the lock file");
+        path.to_owned()
+    });
+}

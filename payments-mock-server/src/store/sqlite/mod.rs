@@ -27,7 +27,9 @@
 //!   pool of readers; `mock_sandboxes` keeps what each is, its clock
 //!   offset and its journal's last number, so they come back at a restart.
 //! - **Ownership**: a second process on the same file refuses to start,
-//!   naming the holder (an OS lock on `PATH.lock`, which holds its pid).
+//!   naming the holder: an OS lock on the database file itself (on Linux;
+//!   whatever name reaches it, a symlink or a hard link) and one on
+//!   `PATH.lock` beside the file a symlink leads to, which holds its pid.
 //! - **Opening never changes a file it refuses**: the header is checked
 //!   (magic, truncation) and the schema version read before anything is
 //!   written.
@@ -249,7 +251,7 @@ struct Opened {
     flusher: Option<JoinHandle<()>>,
     /// The OS lock that makes this process the file's only owner; released
     /// when the store is dropped.
-    _owner: File,
+    _owner: open::Owner,
     /// Its operations, for the server's `GET /metrics`.
     counts: StoreCounts,
 }

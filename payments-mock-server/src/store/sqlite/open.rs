@@ -12,50 +12,64 @@ pub(super) fn open_error(shown: &str, reason: impl Into<String>) -> Error {
     }
 }
 
-/// The lock file beside a store: `PATH.lock`.
+/// The lock file beside a store: `PATH.lock`, `PATH` the file itself (a
+/// symlink followed), so every name of the store finds the same one.
 pub(super) fn lock_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let mut name = real.into_os_string();
     name.push(".lock");
     PathBuf::from(name)
 }
 
-/// Takes the store's OS lock, writing this process's id into the lock
-/// file, or says who holds it. Also whether the lock file is new (a store
-/// refused then takes it away again).
-pub(super) fn take_ownership(path: &Path, shown: &str) -> Result<(File, bool), Error> {
+/// What owning a store holds until it closes: on Linux an OS lock on the
+/// database file itself (so a symlink, a hard link or a deleted lock file
+/// cannot get round it), and the lock file with this process's id, also
+/// locked. Dropped after every connection of the store's (closing a handle
+/// on the database file drops the process's SQLite locks on it).
+#[derive(Debug)]
+pub(super) struct Owner {
+    _database: Option<File>,
+    _lock: File,
+}
+
+/// Takes the store's OS locks, writing this process's id into the lock
+/// file, or says who holds them. Also what it created (a store refused
+/// then takes it away again): the lock file, the (empty) database file.
+pub(super) fn take_ownership(path: &Path, shown: &str) -> Result<(Owner, Created), Error> {
+    let (database, database_created) = lock_database(path, shown)?;
     let lock = lock_path(path);
-    let created = !lock.exists();
-    let mut file = std::fs::OpenOptions::new()
+    let lock_created = !lock.exists();
+    let created = Created {
+        lock: lock_created.then(|| lock.clone()),
+        database: database_created.then(|| path.to_owned()),
+    };
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(&lock)
-        .map_err(|e| {
-            open_error(
+        .open(&lock);
+    let mut file = match file {
+        Ok(file) => file,
+        Err(e) => {
+            created.remove();
+            return Err(open_error(
                 shown,
                 format!("cannot create its lock file {}: {e}", lock.display()),
-            )
-        })?;
+            ));
+        }
+    };
+    // Also the lock file's own lock: what an older mock takes.
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             let mut holder = String::new();
             let _ = file.read_to_string(&mut holder);
-            let holder = holder.trim();
-            let holder = if holder.is_empty() {
-                "another process".to_owned()
-            } else {
-                format!("another process ({holder})")
-            };
-            return Err(open_error(
-                shown,
-                format!(
-                    "the file is held by {holder}; one server process owns a SQLite store (use PostgreSQL for several)"
-                ),
-            ));
+            created.remove();
+            return Err(held(shown, holder.trim()));
         }
         Err(std::fs::TryLockError::Error(e)) => {
+            created.remove();
             return Err(open_error(
                 shown,
                 format!("cannot lock {}: {e}", lock.display()),
@@ -64,7 +78,111 @@ pub(super) fn take_ownership(path: &Path, shown: &str) -> Result<(File, bool), E
     }
     let me = format!("pid {}, payments-mock-server", std::process::id());
     let _ = file.set_len(0).and_then(|()| file.write_all(me.as_bytes()));
-    Ok((file, created))
+    Ok((
+        Owner {
+            _database: database,
+            _lock: file,
+        },
+        created,
+    ))
+}
+
+/// What taking a store created, to take away again when it is refused.
+pub(super) struct Created {
+    lock: Option<PathBuf>,
+    database: Option<PathBuf>,
+}
+
+impl Created {
+    pub(super) fn remove(&self) {
+        for path in self.lock.iter().chain(&self.database) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+fn held(shown: &str, holder: &str) -> Error {
+    let holder = if holder.is_empty() {
+        "another process".to_owned()
+    } else {
+        format!("another process ({holder})")
+    };
+    open_error(
+        shown,
+        format!(
+            "the file is held by {holder}; one server process owns a SQLite store (use PostgreSQL for several)"
+        ),
+    )
+}
+
+/// The OS lock on the database file itself (created empty when missing:
+/// SQLite reads an empty file as an empty database), and whether this made
+/// the file. Linux only: there `flock` and SQLite's `fcntl` locks never
+/// meet; elsewhere they may (BSD, macOS) or the lock is mandatory
+/// (Windows), so the lock file alone owns the store.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn lock_database(path: &Path, shown: &str) -> Result<(Option<File>, bool), Error> {
+    let (file, created) = match File::open(path) {
+        Ok(file) => (file, false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(|e| open_error(shown, format!("cannot create it: {e}")))?;
+            (file, true)
+        }
+        Err(e) => return Err(open_error(shown, format!("cannot read it: {e}"))),
+    };
+    match file.try_lock() {
+        Ok(()) => Ok((Some(file), created)),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holder = holder_of(path, &file);
+            Err(held(shown, &holder))
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            drop(file);
+            if created {
+                let _ = std::fs::remove_file(path);
+            }
+            Err(open_error(shown, format!("cannot lock it: {e}")))
+        }
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn lock_database(_path: &Path, _shown: &str) -> Result<(Option<File>, bool), Error> {
+    Ok((None, false))
+}
+
+/// Who holds the database file: what its lock file says, or else (the lock
+/// file deleted, or another name's) the pid the kernel lists for the lock.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn holder_of(path: &Path, file: &File) -> String {
+    use std::os::unix::fs::MetadataExt as _;
+    let written = std::fs::read_to_string(lock_path(path)).unwrap_or_default();
+    if !written.trim().is_empty() {
+        return written.trim().to_owned();
+    }
+    let (Ok(meta), Ok(locks)) = (file.metadata(), std::fs::read_to_string("/proc/locks")) else {
+        return String::new();
+    };
+    let dev = meta.dev();
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let id = format!("{major:02x}:{minor:02x}:{}", meta.ino());
+    locks
+        .lines()
+        .filter_map(|line| {
+            // `1: FLOCK  ADVISORY  WRITE 4711 08:01:1234 0 EOF`
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.get(1) == Some(&"FLOCK") && fields.get(5) == Some(&id.as_str()))
+                .then(|| fields.get(4).map(|pid| format!("pid {pid}")))
+                .flatten()
+        })
+        .next()
+        .unwrap_or_default()
 }
 
 /// Checks a file that exists before SQLite opens it: the header's magic,
@@ -205,9 +323,9 @@ impl SqliteStore {
         }
         let (owner, created) = take_ownership(path, &shown)?;
         let opened = Self::open_owned(path, durability, replica, &shown, owner);
-        if opened.is_err() && created {
-            // Still ours (the failed open dropped our handle, not the file).
-            let _ = std::fs::remove_file(lock_path(path));
+        if opened.is_err() {
+            // Still ours (the failed open dropped our handles, not the files).
+            created.remove();
         }
         opened
     }
@@ -217,7 +335,7 @@ impl SqliteStore {
         durability: Durability,
         replica: &str,
         shown: &str,
-        owner: File,
+        owner: Owner,
     ) -> Result<Self, Error> {
         check_header(path, shown)?;
         let why = |e: rusqlite::Error| {
