@@ -424,3 +424,71 @@ async fn junit_sarif_and_the_coverage_gate_at_the_stop_and_in_check() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot open the SARIF file"));
 }
+
+/// The proxy's own pages on a network over HTTPS with `--tls-self-signed`
+/// (docs/contract-proxy.md): the console is announced where a client can
+/// reach it and the local CA's certificate names it: at `--host` when it
+/// is a name (`localhost` here, `proxy.internal.example` on a network),
+/// on the machine's loopback for `--host 0.0.0.0`, never at `0.0.0.0`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_over_tls_is_announced_at_an_address_its_certificate_names() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let tls = dir.path().join("proxy-tls");
+    let tls = tls.to_str().expect("UTF-8");
+    for (host, expected) in [
+        ("0.0.0.0", "https://127.0.0.1:"),
+        ("localhost", "https://localhost:"),
+    ] {
+        let mut child = Command::new(BIN)
+            .args([
+                "--upstream",
+                "http://127.0.0.1:9",
+                "--host",
+                host,
+                "--port",
+                "0",
+            ])
+            .args(["--tls-self-signed", tls, "--admin-key", KEY])
+            .env_remove("PAYMENTS_PROXY_ADMIN_KEY")
+            .env_remove("PAYMENTS_MOCK_ADMIN_KEY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawns");
+        let mut banner = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut banner)
+            .expect("a banner");
+        let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        let mut log = String::new();
+        let console = loop {
+            let mut line = String::new();
+            assert!(stderr.read_line(&mut line).expect("stderr") > 0, "{log}");
+            log.push_str(&line);
+            if let Some((_, at)) = line.split_once("web console at ") {
+                break at.split_whitespace().next().expect("a URL").to_owned();
+            }
+        };
+        assert!(console.starts_with(expected), "{host}: {console}");
+        assert!(console.ends_with("/_proxy/ui/"), "{host}: {console}");
+        let ca = std::fs::read(dir.path().join("proxy-tls/ca.pem")).expect("the local CA");
+        let client = reqwest::Client::builder()
+            .add_root_certificate(reqwest::Certificate::from_pem(&ca).expect("a CA"))
+            .build()
+            .expect("a client");
+        let metrics = console.replace("/_proxy/ui/", "/metrics");
+        let scrape = client
+            .get(&metrics)
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{host}: {metrics} over TLS: {e:?}"));
+        assert_eq!(scrape.status(), 200, "{host}: {metrics}");
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let status = child.wait().expect("exits");
+        assert_eq!(status.code(), Some(0), "{host}: {banner}{log}");
+    }
+}

@@ -315,7 +315,7 @@ pub fn run_proxy(
         }
         // The console's address goes to the log, as the mock's does:
         // stdout keeps its one line.
-        let console = format!("{scheme}://{addr}{CONSOLE_PATH}");
+        let console = format!("{}{CONSOLE_PATH}", announced(scheme, &args.host, addr));
         tracing::info!(console = %console, "web console at {console}");
         println!("listening on {scheme}://{addr}");
         stop.await;
@@ -329,6 +329,31 @@ pub fn run_proxy(
         let written = if finished.unwritten.is_empty() { 0 } else { 2 };
         ExitCode::from(verdict.max(u8::from(!covered)).max(written))
     })
+}
+
+/// Where the proxy is announced (the console's address in the log): at
+/// `--host` when it is a name (`localhost`, `proxy.internal.example`: the
+/// certificate of `--tls-self-signed` names it, an address it resolves to
+/// may not be named), at the loopback address when it is unspecified
+/// (`0.0.0.0` or `::`, the address of no machine: on the machine itself,
+/// named by the certificate), else at the address it listens on.
+fn announced(scheme: &str, host: &str, addr: std::net::SocketAddr) -> String {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) if ip.is_unspecified() => {
+            let loopback: std::net::IpAddr = if ip.is_ipv4() {
+                std::net::Ipv4Addr::LOCALHOST.into()
+            } else {
+                std::net::Ipv6Addr::LOCALHOST.into()
+            };
+            format!(
+                "{scheme}://{}",
+                std::net::SocketAddr::new(loopback, addr.port())
+            )
+        }
+        Ok(_) => format!("{scheme}://{addr}"),
+        Err(_) => format!("{scheme}://{bare}:{}", addr.port()),
+    }
 }
 
 /// `check FILE`: the proxy's rules on a recording; the summary on stdout
@@ -432,6 +457,25 @@ fn write_files(args: &CheckArgs, outcome: &CheckOutcome) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_console_is_announced_where_a_client_can_reach_it() {
+        let at =
+            |host: &str, addr: &str| announced("https", host, addr.parse().expect("an address"));
+        assert_eq!(at("0.0.0.0", "0.0.0.0:8090"), "https://127.0.0.1:8090");
+        assert_eq!(at("::", "[::]:8090"), "https://[::1]:8090");
+        assert_eq!(at("[::]", "[::]:8090"), "https://[::1]:8090");
+        assert_eq!(at("127.0.0.1", "127.0.0.1:8090"), "https://127.0.0.1:8090");
+        assert_eq!(at("10.1.2.3", "10.1.2.3:8090"), "https://10.1.2.3:8090");
+        assert_eq!(
+            at("proxy.internal.example", "10.1.2.3:8090"),
+            "https://proxy.internal.example:8090"
+        );
+        assert_eq!(
+            at("localhost", "127.0.0.1:41000"),
+            "https://localhost:41000"
+        );
+    }
 
     #[test]
     fn a_minimum_coverage_is_a_percentage_from_0_to_100() {
