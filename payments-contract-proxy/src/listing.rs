@@ -177,9 +177,11 @@ impl Facts {
             if reference_no.is_none()
                 && let Some(id) = &transaction_id
             {
-                reference_no = memory
-                    .transaction(id)
-                    .and_then(|seen| seen.reference_no.clone());
+                // As the initiate's own item showed it, secrets replaced.
+                reference_no = memory.transaction(id).and_then(|seen| {
+                    (seen.shown_reference.as_deref().map(str::to_owned))
+                        .or_else(|| seen.reference_no.clone())
+                });
             }
             if transaction_id.is_none()
                 && let Some(reference) = &reference_no

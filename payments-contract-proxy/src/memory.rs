@@ -85,6 +85,10 @@ pub struct Seen {
     pub merchant: Option<String>,
     /// The referenceNo of that initiate.
     pub reference_no: Option<String>,
+    /// That referenceNo as the initiate's recording shows it (its secrets
+    /// replaced, a payer id echoed in it as its token), when that is not
+    /// the same: what the proxy's listing shows of it, never the other.
+    pub shown_reference: Option<Box<str>>,
     /// A confirm of it was answered 200.
     pub confirmed: bool,
     /// The first final status (`SUCCESSFUL`, `FAILED`) an answer showed,
@@ -175,6 +179,12 @@ impl Memory {
     /// What passed through about `transaction_id`, without marking it used.
     pub fn transaction(&self, transaction_id: &str) -> Option<&Seen> {
         self.transactions.peek(transaction_id)
+    }
+
+    /// What passed through about `transaction_id`, to change, without
+    /// marking it used.
+    pub fn transaction_mut(&mut self, transaction_id: &str) -> Option<&mut Seen> {
+        self.transactions.peek_mut(transaction_id)
     }
 
     /// The transaction an initiate of `(merchant, reference)` was answered

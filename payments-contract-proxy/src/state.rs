@@ -290,12 +290,17 @@ impl ProxyState {
         } else {
             (Verdict::Unchecked, Vec::new())
         };
+        // An initiate's secrets, for its transaction's later exchanges:
+        // their bodies' redaction, and the reference the listing shows.
+        if exchange.judged {
+            self.earlier.keep(&parsed, redaction.carried.clone());
+            show_reference(&parsed, &mut judge.memory, |reference| {
+                self.redactor.scrub(reference, &redaction.secrets)
+            });
+        }
         // Its transaction as the exchange names it or the memory (which
         // now holds it) remembers it, for the listing.
         let facts = listing::Facts::of(&parsed, &judge.memory);
-        if exchange.judged {
-            self.earlier.keep(&parsed, redaction.carried.clone());
-        }
         let exchange::Parsed { endpoint, .. } = parsed;
         self.metrics.exchange(&endpoint, verdict, &findings);
         // A message quotes values of the exchange: never a secret one.
@@ -414,6 +419,30 @@ impl ProxyState {
     }
 }
 
+/// For an initiate answered 200 that the memory now files its
+/// transaction's reference under: that reference as `scrub` shows it,
+/// when that differs, kept beside it for the listing of later exchanges.
+fn show_reference(parsed: &Parsed<'_>, memory: &mut Memory, scrub: impl Fn(&str) -> String) {
+    if parsed.endpoint != exchange::Endpoint::Initiate {
+        return;
+    }
+    let (Some(id), Some(asked)) = (
+        parsed.success_data().and_then(|d| d.text("transactionId")),
+        parsed.request_text("referenceNo"),
+    ) else {
+        return;
+    };
+    let Some(seen) = memory.transaction_mut(&id) else {
+        return;
+    };
+    if seen.shown_reference.is_none() && seen.reference_no.as_deref() == Some(asked.as_ref()) {
+        let shown = scrub(&asked);
+        if shown != asked {
+            seen.shown_reference = Some(shown.into());
+        }
+    }
+}
+
 fn write_line(writer: &mut BufWriter<File>, value: &impl serde::Serialize, what: &str) {
     let written = serde_json::to_writer(&mut *writer, value)
         .map_err(std::io::Error::other)
@@ -455,6 +484,47 @@ mod tests {
             uri.to_string(),
             "https://svc.test/v1/api/payments/a%2Fb/status?x=%20&y"
         );
+    }
+
+    /// The listing of a later exchange takes its reference from the
+    /// proxy's memory as its initiate showed it (a payer id echoed in it
+    /// as its token), never as it came: also once the initiate's secrets
+    /// are forgotten for its bodies.
+    #[test]
+    fn the_listing_shows_a_remembered_reference_as_its_initiate_showed_it() {
+        use crate::rules::test_support::{exchange, initiate_body, initiate_data, ok, status_data};
+        let proxy = state("http://127.0.0.1:9");
+        let reference = "TOPUP-60123456789-1";
+        let mut body = initiate_body(reference, 100);
+        body["payerId"] = serde_json::json!("60123456789");
+        let initiate = exchange(
+            "POST",
+            "/api/payments/initiate",
+            body,
+            200,
+            ok(initiate_data("t-1", reference, 100)),
+        );
+        proxy.judge(initiate, true);
+        proxy.earlier.forget();
+        // A read whose answer names no reference: the listing's is the
+        // memory's.
+        let mut data = status_data("t-1", reference, "INITIATED", "1.00");
+        data["referenceNo"] = serde_json::Value::Null;
+        let mut read = exchange(
+            "GET",
+            "/api/payments/t-1/status",
+            serde_json::Value::Null,
+            200,
+            ok(data),
+        );
+        read.seq = 2;
+        proxy.judge(read, true);
+        let page = listing::Page::parse(None).expect("a page");
+        let shown = serde_json::to_value(proxy.lock().listing.page(page)).expect("JSON");
+        let items = shown["items"].as_array().expect("items");
+        let first = items[0]["referenceNo"].as_str().expect("a reference");
+        assert!(first.starts_with("TOPUP-payer-"), "{shown}");
+        assert_eq!(items[1]["referenceNo"], first, "{shown}");
     }
 
     #[test]

@@ -85,6 +85,14 @@ fn add(found: &mut Secrets, more: &Secrets) {
 }
 
 impl Earlier {
+    /// Forgets everything, as a long run forgets the least recent.
+    #[cfg(test)]
+    pub(crate) fn forget(&self) {
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        kept.ids.clear();
+        kept.references.clear();
+    }
+
     /// The secrets kept of the transactions and references `parsed`
     /// names, each once.
     pub(crate) fn of(&self, parsed: &Parsed<'_>) -> Secrets {
