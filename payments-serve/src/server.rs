@@ -9,13 +9,14 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::GracefulConnection;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
@@ -176,7 +177,10 @@ async fn serve_on<S>(
         + 'static,
     S::Future: Send + 'static,
 {
-    let graceful = GracefulShutdown::new();
+    // At the shutdown every connection task is told, and the server waits
+    // for them all: each with a request under way finishes it (no
+    // keep-alive after it), the others close at once.
+    let (stop, stopping) = tokio::sync::watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, _peer) = tokio::select! {
@@ -193,7 +197,21 @@ async fn serve_on<S>(
         };
         let _ = stream.set_nodelay(true);
         let abort = ConnectionAbort::default();
-        let service = OneHost(per_connection(abort.clone()));
+        let busy = Busy::default();
+        let service = {
+            let (host, busy) = (OneHost(per_connection(abort.clone())), busy.clone());
+            hyper::service::service_fn(move |req| {
+                let answering = hyper::service::Service::call(&host, req);
+                let started = busy.start();
+                async move {
+                    let answer = answering.await?;
+                    Ok::<_, std::convert::Infallible>(answer.map(|body| Tracked {
+                        body,
+                        _started: started,
+                    }))
+                }
+            })
+        };
         let mut builder = hyper::server::conn::http1::Builder::new();
         // A client may shut its side down once its request is sent (`nc
         // -N`, `curl` through some proxies): the request is answered all
@@ -207,37 +225,130 @@ async fn serve_on<S>(
             .timer(TokioTimer::new())
             .header_read_timeout(header_read_timeout)
             .max_header_size(HEADER_LIMIT);
+        let stopping = stopping.clone();
         match &handshake {
             Handshake::None => {
                 let conn = builder.serve_connection(TokioIo::new(Io::Plain(stream)), service);
-                let conn = graceful.watch(conn);
-                tokio::spawn(drive(conn, abort));
+                tokio::spawn(drive(conn, busy, abort, stopping));
             }
             #[cfg(feature = "tls")]
             Handshake::Tls(acceptor) => {
                 let accepting = acceptor.accept(stream);
-                let watcher = graceful.watcher();
                 tokio::spawn(async move {
-                    let stream = match tokio::time::timeout(header_read_timeout, accepting).await {
-                        Ok(Ok(stream)) => stream,
-                        Ok(Err(e)) => {
-                            tracing::debug!(peer = %_peer, error = %e, "TLS handshake failed");
-                            return;
-                        }
-                        Err(_) => {
-                            tracing::debug!(peer = %_peer, "TLS handshake timed out");
-                            return;
-                        }
+                    let mut stopping = stopping;
+                    // An unfinished handshake is no request: the shutdown
+                    // closes it at once.
+                    let stream = tokio::select! {
+                        done = tokio::time::timeout(header_read_timeout, accepting) => match done {
+                            Ok(Ok(stream)) => stream,
+                            Ok(Err(e)) => {
+                                tracing::debug!(peer = %_peer, error = %e, "TLS handshake failed");
+                                return;
+                            }
+                            Err(_) => {
+                                tracing::debug!(peer = %_peer, "TLS handshake timed out");
+                                return;
+                            }
+                        },
+                        _ = stopping.wait_for(|stop| *stop) => return,
                     };
                     let io = Io::Tls(Box::new(stream));
                     let conn = builder.serve_connection(TokioIo::new(io), service);
-                    drive(watcher.watch(conn), abort).await;
+                    drive(conn, busy, abort, stopping).await;
                 });
             }
         }
     }
     drop(listener);
-    graceful.shutdown().await;
+    drop(stopping);
+    let _ = stop.send(true);
+    stop.closed().await;
+}
+
+/// How many requests of a connection are under way: from the service's
+/// call (the head read whole) until the response's body is dropped.
+#[derive(Clone, Default)]
+struct Busy(Arc<AtomicUsize>);
+
+impl Busy {
+    fn start(&self) -> Started {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Started(self.clone())
+    }
+
+    fn idle(&self) -> bool {
+        self.0.load(Ordering::SeqCst) == 0
+    }
+}
+
+/// One request under way, until dropped.
+struct Started(Busy);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        (self.0).0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A response's body, holding its request [`Started`] until it is dropped.
+struct Tracked {
+    body: axum::body::Body,
+    _started: Started,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    #[inline]
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Serves one connection until it ends, its [`ConnectionAbort`] fires, or
+/// the shutdown: then a request under way is finished, the connection
+/// closed after it; one without (idle, half a head) is closed at once.
+async fn drive<C>(
+    conn: C,
+    busy: Busy,
+    abort: ConnectionAbort,
+    mut stopping: tokio::sync::watch::Receiver<bool>,
+) where
+    C: GracefulConnection,
+    C::Error: std::fmt::Display,
+{
+    let mut conn = std::pin::pin!(conn);
+    tokio::select! {
+        result = conn.as_mut() => return ended(result),
+        () = abort.0.notified() => return,
+        _ = stopping.wait_for(|stop| *stop) => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    if busy.idle() {
+        return;
+    }
+    tokio::select! {
+        result = conn => ended(result),
+        () = abort.0.notified() => {}
+    }
+}
+
+fn ended<E: std::fmt::Display>(result: Result<(), E>) {
+    if let Err(e) = result {
+        tracing::debug!(error = %e, "connection ended with an error");
+    }
 }
 
 /// `reading` (a request body being read) to its end, or `Err(())` once
@@ -429,78 +540,5 @@ fn is_host_and_port(host: &[u8]) -> bool {
     })
 }
 
-/// Serves one connection until it ends or its [`ConnectionAbort`] fires.
-async fn drive(conn: impl Future<Output = Result<(), hyper::Error>>, abort: ConnectionAbort) {
-    tokio::select! {
-        result = conn => {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-        }
-        () = abort.0.notified() => {}
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use axum::http::{Request, Version, header::HOST};
-
-    use super::host_refused;
-
-    fn request(version: Version, hosts: &[&str]) -> Request<()> {
-        let mut builder = Request::builder()
-            .uri("/api/payments/x/status")
-            .version(version);
-        for host in hosts {
-            builder = builder.header(HOST, *host);
-        }
-        builder.body(()).expect("request")
-    }
-
-    #[test]
-    fn one_host_of_host_and_port_characters_passes() {
-        for host in [
-            "127.0.0.1:8080",
-            "shop.example",
-            "[::1]:80",
-            "xn--bcher-kva.example",
-            "",
-        ] {
-            assert_eq!(
-                host_refused(&request(Version::HTTP_11, &[host])),
-                None,
-                "{host:?}"
-            );
-        }
-        // HTTP/1.0 had no Host header.
-        assert_eq!(host_refused(&request(Version::HTTP_10, &[])), None);
-    }
-
-    #[test]
-    fn a_missing_a_second_or_a_malformed_host_is_refused() {
-        assert_eq!(
-            host_refused(&request(Version::HTTP_11, &[])),
-            Some("an HTTP/1.1 request needs a Host header")
-        );
-        for version in [Version::HTTP_10, Version::HTTP_11] {
-            assert_eq!(
-                host_refused(&request(version, &["a.example", "b.example"])),
-                Some("the request carries more than one Host header")
-            );
-        }
-        for host in [
-            "a b",
-            "user@shop.example",
-            "shop.example/x",
-            "shop?x",
-            "a\"b",
-            "é",
-        ] {
-            assert_eq!(
-                host_refused(&request(Version::HTTP_11, &[host])),
-                Some("the Host header is not a host and an optional port"),
-                "{host:?}"
-            );
-        }
-    }
-}
+mod tests;

@@ -24,3 +24,5 @@ mod outage;
 mod sandboxes;
 // Sandboxes shared by replicas on PostgreSQL (issue 42).
 mod shared_sandboxes;
+// SIGTERM and SIGINT: a second signal while requests finish stops at once.
+mod signals;

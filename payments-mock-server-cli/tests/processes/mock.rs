@@ -93,6 +93,42 @@ impl Mock {
         }
     }
 
+    /// Sends `signal` (`TERM`, `INT`) and returns at once.
+    pub fn signal(&self, signal: &str) {
+        let child = self.child.as_ref().expect("running");
+        let _ = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status();
+    }
+
+    /// Its exit code once it has exited within `bound`; `None` (and the
+    /// process killed) when it is still running then.
+    pub fn exited_within(mut self, bound: Duration) -> Option<Option<i32>> {
+        let mut child = self.child.take().expect("running");
+        let start = std::time::Instant::now();
+        while start.elapsed() < bound {
+            if let Some(status) = child.try_wait().expect("waits") {
+                return Some(status.code());
+            }
+            std::thread::yield_now();
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        None
+    }
+
+    /// Waits (at most `bound`) until its stderr holds `text`.
+    pub fn logged(&self, text: &str, bound: Duration) -> bool {
+        let start = std::time::Instant::now();
+        while start.elapsed() < bound {
+            if self.log().contains(text) {
+                return true;
+            }
+            std::thread::yield_now();
+        }
+        false
+    }
+
     /// SIGTERM, then its exit code and stderr.
     pub fn stop(mut self) -> (Option<i32>, String) {
         let Some(child) = self.child.take() else {

@@ -156,6 +156,8 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 /// installed here, before it is first polled, so a signal that comes right
 /// after the banner (a script stopping what it just started) already stops
 /// the server gracefully instead of killing it.
+/// A second SIGINT or SIGTERM after that ends the process at once, exit
+/// code 130 (SIGINT) or 143 (SIGTERM), in-flight requests cut off.
 pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     let handlers = {
@@ -179,6 +181,17 @@ pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
                 () = recv(&mut interrupt) => {},
                 () = recv(&mut terminate) => {},
             }
+            // The handlers stay installed: a second signal while requests
+            // finish would be swallowed. It stops the process at once,
+            // with the shell's code for the signal (130 SIGINT, 143 SIGTERM).
+            tokio::spawn(async move {
+                let code = tokio::select! {
+                    () = recv(&mut interrupt) => 130,
+                    () = recv(&mut terminate) => 143,
+                };
+                eprintln!("a second signal: stopping now, without finishing in-flight requests");
+                std::process::exit(code);
+            });
         }
         #[cfg(not(unix))]
         {
