@@ -162,6 +162,16 @@ impl Config {
                 "latency range must not end before it starts".to_owned(),
             ));
         }
+        if self
+            .latency
+            .as_ref()
+            .is_some_and(|range| *range.end() > MAX_LATENCY)
+        {
+            return Err(Error::Config(format!(
+                "latency must be at most {} ms (like X-Mock-Fault delay=)",
+                MAX_LATENCY.as_millis()
+            )));
+        }
         if self.header_read_timeout.is_zero() {
             return Err(Error::Config(
                 "header read timeout must be greater than 0".to_owned(),
@@ -260,17 +270,31 @@ pub fn open_admin_warning(addr: std::net::SocketAddr, config: &Config) -> Option
     })
 }
 
-/// Parses `MS` or `MS..MS` into a latency range.
+/// The longest `--latency`: one minute, like `X-Mock-Fault: delay=`.
+pub const MAX_LATENCY: Duration = Duration::from_millis(crate::domain::rules::MAX_FAULT_DELAY_MS);
+
+/// Parses `MS` or `MS..MS` into a latency range, each at most
+/// [`MAX_LATENCY`].
 ///
 /// # Errors
 ///
-/// A message naming the problem.
+/// A message naming the problem (and the bound), quoting at most 32
+/// characters of the value.
 pub fn parse_latency(s: &str) -> Result<RangeInclusive<Duration>, String> {
+    let cut = |t: &str| t.chars().take(32).collect::<String>();
     let ms = |t: &str| {
         t.trim()
             .parse::<u64>()
+            .ok()
+            .filter(|ms| u128::from(*ms) <= MAX_LATENCY.as_millis())
             .map(Duration::from_millis)
-            .map_err(|_| format!("{t:?} is not a whole number of milliseconds"))
+            .ok_or_else(|| {
+                format!(
+                    "{:?} is not a whole number of milliseconds from 0 to {}",
+                    cut(t),
+                    MAX_LATENCY.as_millis()
+                )
+            })
     };
     let (lo, hi) = match s.split_once("..") {
         Some((a, b)) => (ms(a)?, ms(b)?),
@@ -280,7 +304,7 @@ pub fn parse_latency(s: &str) -> Result<RangeInclusive<Duration>, String> {
         }
     };
     if lo > hi {
-        return Err(format!("{s:?}: the range ends before it starts"));
+        return Err(format!("{:?}: the range ends before it starts", cut(s)));
     }
     Ok(lo..=hi)
 }
@@ -456,5 +480,33 @@ mod tests {
         );
         assert!(parse_latency("9..1").is_err());
         assert!(parse_latency("x").is_err());
+    }
+
+    /// `--latency` is bounded as `delay=` is (0 to 60000 ms): beyond it no
+    /// request was ever answered; the message names the bound and quotes
+    /// the value cut short.
+    #[test]
+    fn latency_is_at_most_a_minute() {
+        let minute = Duration::from_millis(60_000);
+        assert_eq!(parse_latency("60000"), Ok(minute..=minute));
+        assert!(parse_latency("0..60000").is_ok());
+        for over in ["60001", "1..60001", "99999999999999"] {
+            let e = parse_latency(over).expect_err(over);
+            assert!(e.contains("from 0 to 60000"), "{e}");
+        }
+        let long = "9".repeat(200);
+        let e = parse_latency(&long).expect_err("long");
+        assert!(e.len() < 100, "{e}");
+        let config = Config {
+            latency: Some(Duration::ZERO..=minute + Duration::from_millis(1)),
+            ..Config::default()
+        };
+        let e = config.validate().expect_err("over a minute").to_string();
+        assert!(e.contains("at most 60000 ms"), "{e}");
+        let config = Config {
+            latency: Some(minute..=minute),
+            ..Config::default()
+        };
+        assert!(config.validate().is_ok());
     }
 }

@@ -70,3 +70,38 @@ async fn a_sandboxs_hang_and_slow_body_never_hold_the_shutdown() {
     assert!(hanging.await.expect("joined").is_err(), "never answered");
     assert!(trickle.await.expect("joined").is_err(), "cut short");
 }
+
+/// `--latency` (here a minute, its most) and `delay=` end at the shutdown
+/// as a hang does: the request is answered then, and the shutdown is not
+/// held for the rest of the minute.
+#[tokio::test]
+async fn latency_and_delay_never_hold_the_shutdown() {
+    let minute = Duration::from_secs(60);
+    let server = MockServer::builder()
+        .latency(minute..=minute)
+        .start()
+        .await
+        .expect("starts");
+    // A rule that notes the request (its `met`) before the latency.
+    server
+        .add_fault_rule(FaultRule::new(Fault::Delay(minute)))
+        .expect("valid");
+    let addr = server.addr();
+    let delayed = tokio::spawn(async move {
+        raw(addr, &initiate_request("LATE-1"), Duration::from_secs(60)).await
+    });
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while server.fault_rules()[0].met == 0 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the request arrives");
+    tokio::time::timeout(Duration::from_secs(30), server.shutdown())
+        .await
+        .expect("the shutdown is not held by the latency");
+    let (bytes, closed) = delayed.await.expect("joined");
+    assert!(closed, "closed after its answer");
+    let answer = String::from_utf8_lossy(&bytes);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}

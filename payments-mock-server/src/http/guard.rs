@@ -352,7 +352,8 @@ where
         }
     }
     if !plan.delay.is_zero() {
-        tokio::time::sleep(plan.delay).await;
+        // `delay=` and `--latency` end at the server's shutdown too.
+        Box::pin(state.faults.hold(plan.delay)).await;
     }
     match plan.action {
         Some(Fault::InternalError) => Ending::Respond(injected_error()),
