@@ -439,7 +439,7 @@ async fn the_console_over_tls_is_announced_at_an_address_its_certificate_names()
         ("0.0.0.0", "https://127.0.0.1:"),
         ("localhost", "https://localhost:"),
     ] {
-        let mut child = Command::new(BIN)
+        let child = Command::new(BIN)
             .args([
                 "--upstream",
                 "http://127.0.0.1:9",
@@ -456,11 +456,13 @@ async fn the_console_over_tls_is_announced_at_an_address_its_certificate_names()
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawns");
+        // Killed if an assertion fails first: no proxy is left running.
+        let mut child = Reaped(child);
         let mut banner = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        std::io::BufReader::new(child.0.stdout.take().expect("stdout"))
             .read_line(&mut banner)
             .expect("a banner");
-        let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        let mut stderr = std::io::BufReader::new(child.0.stderr.take().expect("stderr"));
         let mut log = String::new();
         let console = loop {
             let mut line = String::new();
@@ -486,9 +488,19 @@ async fn the_console_over_tls_is_announced_at_an_address_its_certificate_names()
             .unwrap_or_else(|e| panic!("{host}: {metrics} over TLS: {e:?}"));
         assert_eq!(scrape.status(), 200, "{host}: {metrics}");
         let _ = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
+            .args(["-TERM", &child.0.id().to_string()])
             .status();
-        let status = child.wait().expect("exits");
+        let status = child.0.wait().expect("exits");
         assert_eq!(status.code(), Some(0), "{host}: {banner}{log}");
+    }
+}
+
+/// A child process killed and waited for when dropped.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
