@@ -284,7 +284,8 @@ fn check_ca_cert(
 /// URL), when the CA is new, and when it would not hold [`RENEW_BEFORE`]
 /// from now (it expires within 30 days, or it does not chain to the CA).
 /// The CA itself lasts ten years; delete `ca.pem` and `ca-key.pem` for a
-/// new one. Keys are written with mode 0600.
+/// new one (one of them alone is [`TlsError::HalfCa`], never made again
+/// over). Keys are written with mode 0600.
 ///
 /// Files: `ca.pem`, `ca-key.pem`, `server.pem`, `server-key.pem`, and
 /// `server.names` (the names the server certificate was issued for).
@@ -304,6 +305,16 @@ pub fn self_signed_dir(dir: &Path, names: &[String]) -> Result<SelfSignedFiles, 
     let key_path = dir.join("server-key.pem");
     let names_path = dir.join("server.names");
 
+    // One half of the pair alone is never made again over: a new CA would
+    // replace the `ca.pem` clients were given, or its key.
+    for (there, missing) in [(&ca_path, &ca_key_path), (&ca_key_path, &ca_path)] {
+        if there.exists() && !missing.exists() {
+            return Err(TlsError::HalfCa {
+                there: there.clone(),
+                missing: missing.clone(),
+            });
+        }
+    }
     let (ca, new_ca) = if ca_path.exists() && ca_key_path.exists() {
         let key_text = std::fs::read_to_string(&ca_key_path).map_err(|source| TlsError::Read {
             path: ca_key_path.clone(),
@@ -389,119 +400,4 @@ fn write_file(path: &Path, bytes: &[u8], secret: bool) -> Result<(), TlsError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names() -> Vec<String> {
-        ["localhost", "127.0.0.1"].map(str::to_owned).into()
-    }
-
-    /// A kept directory whose server certificate is replaced by `issued`.
-    fn with_server_cert(dir: &Path, issued: &Issued) {
-        std::fs::write(dir.join("server.pem"), &issued.cert_pem).expect("written");
-        std::fs::write(dir.join("server-key.pem"), issued.key_pem()).expect("written");
-    }
-
-    fn kept_ca(dir: &Path) -> LocalCa {
-        let key = std::fs::read_to_string(dir.join("ca-key.pem")).expect("the CA key");
-        LocalCa {
-            key: KeyPair::from_pem(&key).expect("a key"),
-            cert_pem: std::fs::read_to_string(dir.join("ca.pem")).expect("the CA"),
-        }
-    }
-
-    #[test]
-    fn a_kept_certificate_is_reused_while_it_lasts() {
-        let dir = tempfile::tempdir().expect("a directory");
-        let first = self_signed_dir(dir.path(), &names()).expect("made");
-        assert!(first.new_ca && first.new_cert);
-        let cert = std::fs::read_to_string(&first.cert).expect("the certificate");
-        let ca = std::fs::read_to_string(&first.ca).expect("the CA");
-        assert!(lasts(&ca, &cert, &names()));
-        let again = self_signed_dir(dir.path(), &names()).expect("reused");
-        assert!(!again.new_ca && !again.new_cert);
-        assert_eq!(std::fs::read_to_string(&again.cert).expect("kept"), cert);
-    }
-
-    #[test]
-    fn an_expired_or_soon_expiring_certificate_is_issued_again_by_the_same_ca() {
-        let dir = tempfile::tempdir().expect("a directory");
-        let first = self_signed_dir(dir.path(), &names()).expect("made");
-        let ca_pem = std::fs::read_to_string(&first.ca).expect("the CA");
-        let ca = kept_ca(dir.path());
-
-        with_server_cert(
-            dir.path(),
-            &ca.expired_server_cert(&names()).expect("issued"),
-        );
-        let renewed = self_signed_dir(dir.path(), &names()).expect("renewed");
-        assert!(renewed.new_cert && !renewed.new_ca, "{renewed:?}");
-        let cert = std::fs::read_to_string(&renewed.cert).expect("the certificate");
-        assert!(lasts(&ca_pem, &cert, &names()));
-        assert_eq!(std::fs::read_to_string(&renewed.ca).expect("kept"), ca_pem);
-
-        // Ten days left: within RENEW_BEFORE, so issued again; 60 days
-        // left: kept.
-        for (days, renew) in [(10, true), (60, false)] {
-            let mut params = leaf_params(&names(), "soon").expect("params");
-            params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-            params.not_after = (std::time::SystemTime::now()
-                + std::time::Duration::from_secs(days * 86_400))
-            .into();
-            with_server_cert(dir.path(), &ca.issue(&params).expect("issued"));
-            let files = self_signed_dir(dir.path(), &names()).expect("checked");
-            assert_eq!(files.new_cert, renew, "{days} days left");
-        }
-    }
-
-    #[test]
-    fn a_certificate_of_another_ca_or_not_a_certificate_is_replaced() {
-        let dir = tempfile::tempdir().expect("a directory");
-        let first = self_signed_dir(dir.path(), &names()).expect("made");
-        let other = LocalCa::generate().expect("another CA");
-        with_server_cert(dir.path(), &other.server_cert(&names()).expect("issued"));
-        assert!(
-            self_signed_dir(dir.path(), &names())
-                .expect("replaced")
-                .new_cert
-        );
-        std::fs::write(&first.cert, "not a certificate").expect("written");
-        assert!(
-            self_signed_dir(dir.path(), &names())
-                .expect("replaced")
-                .new_cert
-        );
-        std::fs::remove_file(&first.cert).expect("removed");
-        assert!(
-            self_signed_dir(dir.path(), &names())
-                .expect("replaced")
-                .new_cert
-        );
-        let ca = std::fs::read_to_string(&first.ca).expect("the CA");
-        let cert = std::fs::read_to_string(&first.cert).expect("the certificate");
-        assert!(lasts(&ca, &cert, &names()));
-        assert!(!lasts(&ca, &cert, &["elsewhere.example".to_owned()]));
-        assert!(!lasts(&ca, &cert, &[]));
-    }
-
-    /// A kept `ca.pem` that is not a certificate, or the certificate of
-    /// another CA, stops the start naming the file: it would be announced
-    /// to clients to trust while every server certificate is the key's.
-    #[test]
-    fn a_kept_ca_certificate_that_is_not_the_keys_stops_the_start() {
-        let dir = tempfile::tempdir().expect("a directory");
-        let first = self_signed_dir(dir.path(), &names()).expect("made");
-        let kept = std::fs::read_to_string(&first.ca).expect("the CA");
-        std::fs::write(&first.ca, "garbage\n").expect("written");
-        let err = self_signed_dir(dir.path(), &names()).expect_err("garbage");
-        assert!(matches!(err, TlsError::NotPem { .. }), "{err}");
-        assert!(err.to_string().contains("ca.pem"), "{err}");
-        let other = LocalCa::generate().expect("another CA");
-        std::fs::write(&first.ca, &other.cert_pem).expect("written");
-        let err = self_signed_dir(dir.path(), &names()).expect_err("foreign");
-        assert!(matches!(err, TlsError::KeyMismatch { .. }), "{err}");
-        std::fs::write(&first.ca, kept).expect("written");
-        let again = self_signed_dir(dir.path(), &names()).expect("its own again");
-        assert!(!again.new_ca);
-    }
-}
+mod tests;

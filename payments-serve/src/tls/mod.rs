@@ -224,6 +224,14 @@ pub enum TlsError {
     },
     /// rustls refused the configuration.
     Config(String),
+    /// One half of a kept local CA (`ca.pem`, `ca-key.pem`) without the
+    /// other: never made again over it.
+    HalfCa {
+        /// The half that is there.
+        there: PathBuf,
+        /// The half that is missing.
+        missing: PathBuf,
+    },
 }
 
 impl fmt::Display for TlsError {
@@ -243,6 +251,12 @@ impl fmt::Display for TlsError {
             Self::Generate(reason) => write!(f, "cannot make a certificate: {reason}"),
             Self::Write { path, source } => write!(f, "cannot write {}: {source}", path.display()),
             Self::Config(reason) => write!(f, "TLS configuration refused: {reason}"),
+            Self::HalfCa { there, missing } => write!(
+                f,
+                "{} is there but {} is missing: the local CA is not made again over one half of it; put it back, or delete both for a new CA (clients then trust the new ca.pem)",
+                there.display(),
+                missing.display()
+            ),
         }
     }
 }
