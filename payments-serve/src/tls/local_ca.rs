@@ -80,6 +80,17 @@ fn this_year() -> i32 {
     1970 + i32::try_from(secs / 31_556_952).unwrap_or(0)
 }
 
+/// How long a CA lasts from the day it is made: ten years.
+const CA_DAYS: u64 = 3_652;
+/// How long a server certificate lasts from the day it is issued: two years.
+const SERVER_DAYS: u64 = 730;
+
+/// Makes a certificate made now end `days` days from now.
+fn ends_in(params: &mut CertificateParams, days: u64) {
+    params.not_after =
+        (std::time::SystemTime::now() + std::time::Duration::from_secs(days * 86_400)).into();
+}
+
 fn ca_params(key: &KeyPair) -> CertificateParams {
     let mut params = CertificateParams::default();
     let id: String = params
@@ -98,7 +109,7 @@ fn ca_params(key: &KeyPair) -> CertificateParams {
         KeyUsagePurpose::DigitalSignature,
     ];
     params.not_before = date_time_ymd(this_year() - 1, 1, 1);
-    params.not_after = date_time_ymd(this_year() + 10, 1, 1);
+    ends_in(&mut params, CA_DAYS);
     params
 }
 
@@ -110,7 +121,7 @@ fn leaf_params(names: &[String], common_name: &str) -> Result<CertificateParams,
     params.use_authority_key_identifier_extension = true;
     params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
     params.not_before = date_time_ymd(this_year() - 1, 1, 1);
-    params.not_after = date_time_ymd(this_year() + 2, 1, 1);
+    ends_in(&mut params, SERVER_DAYS);
     Ok(params)
 }
 
@@ -214,6 +225,14 @@ pub const RENEW_BEFORE: std::time::Duration = std::time::Duration::from_secs(30 
 /// certificate, one of another CA, one without a name, or a file that is
 /// not one is not.
 fn lasts(ca_pem: &str, cert_pem: &str, names: &[String]) -> bool {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .is_ok_and(|now| holds_at(ca_pem, cert_pem, names, now + RENEW_BEFORE))
+}
+
+/// [`lasts`] at `at` (since the Unix epoch) instead of [`RENEW_BEFORE`]
+/// from now.
+fn holds_at(ca_pem: &str, cert_pem: &str, names: &[String], at: std::time::Duration) -> bool {
     use rustls::client::WebPkiServerVerifier;
     use rustls::client::danger::ServerCertVerifier as _;
     use rustls_pki_types::pem::PemObject as _;
@@ -235,10 +254,7 @@ fn lasts(ca_pem: &str, cert_pem: &str, names: &[String]) -> bool {
     else {
         return false;
     };
-    let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
-        return false;
-    };
-    let then = UnixTime::since_unix_epoch(now + RENEW_BEFORE);
+    let then = UnixTime::since_unix_epoch(at);
     !names.is_empty()
         && names.iter().all(|name| {
             ServerName::try_from(name.as_str()).is_ok_and(|name| {

@@ -140,3 +140,77 @@ fn one_half_of_a_kept_ca_stops_the_start_unchanged() {
         assert!(!dir.path().join(missing).exists(), "{missing}");
     }
 }
+
+/// A server certificate lasts two years from the day it is issued, and
+/// the CA ten years from the day it is made (not to 1 January of a later
+/// year: made on 30 November, that was a year and a month).
+#[test]
+fn certificates_last_two_and_ten_years_from_now() {
+    let day = std::time::Duration::from_secs(86_400);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970");
+    let ca = LocalCa::generate().expect("a CA");
+    let server = ca.server_cert(&names()).expect("issued");
+    assert!(holds_at(
+        &ca.cert_pem,
+        &server.cert_pem,
+        &names(),
+        now + day * 729
+    ));
+    assert!(!holds_at(
+        &ca.cert_pem,
+        &server.cert_pem,
+        &names(),
+        now + day * 731
+    ));
+    // webpki never checks a trust anchor's dates: read the CA's.
+    let today = i64::try_from(now.as_secs() / 86_400).expect("days");
+    let ends = ends_on_day(&ca.cert_pem) - today;
+    assert!(
+        (3_651..=3_653).contains(&ends),
+        "the CA ends in {ends} days"
+    );
+    let ends = ends_on_day(&server.cert_pem) - today;
+    assert!(
+        (729..=731).contains(&ends),
+        "the server's ends in {ends} days"
+    );
+}
+
+/// The day (since 1970) a certificate ends: its second time (`notAfter`),
+/// a UTCTime (`YYMMDDhhmmssZ`) or from 2050 a GeneralizedTime.
+fn ends_on_day(pem: &str) -> i64 {
+    use rustls_pki_types::pem::PemObject as _;
+    let der = rustls_pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).expect("PEM");
+    let number = |d: &[u8]| {
+        std::str::from_utf8(d)
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok())
+    };
+    let times: Vec<(i64, i64, i64)> = der
+        .windows(17)
+        .filter_map(|w| {
+            let (len, year) = match w[..2] {
+                [0x17, 13] => (13, number(&w[2..4]).map(|y| 2000 + y)?),
+                [0x18, 15] => (15, number(&w[2..6])?),
+                _ => return None,
+            };
+            let text = &w[2..2 + len];
+            let at = len - 11;
+            (text[len - 1] == b'Z').then_some(())?;
+            Some((
+                year,
+                number(&text[at..at + 2])?,
+                number(&text[at + 2..at + 4])?,
+            ))
+        })
+        .collect();
+    let (y, m, d) = times[1];
+    // Days from the civil date (H. Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
+}
