@@ -60,10 +60,13 @@ pub struct SandboxInfo {
 /// Why a sandbox was not made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refused {
-    /// `max` sandboxes live already.
+    /// `live` sandboxes live already, `max` or more.
     TooMany {
         /// The limit.
         max: usize,
+        /// How many live (more than `max` after a restart with a lower
+        /// limit).
+        live: usize,
     },
 }
 
@@ -182,7 +185,10 @@ impl<S: Clone + Lifetime> Registry<S> {
         if entries.len() >= self.max {
             self.sweep(&mut entries, now);
             if entries.len() >= self.max {
-                return Err(Refused::TooMany { max: self.max });
+                return Err(Refused::TooMany {
+                    max: self.max,
+                    live: entries.len(),
+                });
             }
         }
         let id = Uuid::new_v4();
@@ -442,7 +448,7 @@ mod tests {
         registry.create(None, None, None, |_| ()).expect("two");
         assert_eq!(
             registry.create(None, None, None, |_| ()),
-            Err(Refused::TooMany { max: 2 })
+            Err(Refused::TooMany { max: 2, live: 2 })
         );
         tokio::time::advance(Duration::from_secs(2)).await;
         registry

@@ -244,3 +244,30 @@ async fn a_sandboxs_reset_is_logged_with_its_whole_path() {
         "{line}"
     );
 }
+
+/// A restart with a lower `--max-sandboxes` than the sandboxes that came
+/// back: the 429 says how many live and the limit (it said "2 sandboxes
+/// live already" with 3 live and a limit of 2).
+#[tokio::test]
+async fn more_live_than_a_lower_limit_is_said_with_both_numbers() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let spec = format!("sqlite:{}", dir.path().join("mock.db").display());
+    let http = http();
+    let mock = Mock::start(&["--store", &spec, "--max-sandboxes", "3"]);
+    for _ in 0..3 {
+        made(&http, &mock, json!({})).await;
+    }
+    let (code, _) = mock.stop();
+    assert_eq!(code, Some(0));
+    let mock = Mock::start(&["--store", &spec, "--max-sandboxes", "2"]);
+    let reply = post(&http, &mock.url("/_mock/sandboxes"), &json!({}))
+        .await
+        .expect("answered");
+    assert_eq!(reply.status, 429, "{}", reply.text);
+    assert_eq!(reply.code(), "TOO_MANY_SANDBOXES");
+    let message = reply.text.clone();
+    assert!(
+        message.contains("3 sandboxes live already, the limit is 2 (--max-sandboxes)"),
+        "{message}"
+    );
+}

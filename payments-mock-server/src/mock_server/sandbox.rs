@@ -79,7 +79,7 @@ pub enum SandboxError {
 impl SandboxError {
     fn of(refusal: SandboxRefusal) -> Self {
         match refusal {
-            SandboxRefusal::TooMany(max) => Self::TooMany { max },
+            SandboxRefusal::TooMany { max, .. } => Self::TooMany { max },
             SandboxRefusal::Unavailable(e) => Self::Store {
                 reason: e.to_string(),
             },

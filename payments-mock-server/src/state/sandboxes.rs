@@ -20,8 +20,9 @@ pub(crate) enum SandboxRefusal {
     /// that keeps its state in PostgreSQL: the other replicas would not
     /// find it (sandboxes are made there over HTTP).
     Store,
-    /// This many live already (`--max-sandboxes`).
-    TooMany(usize),
+    /// The limit (`--max-sandboxes`) is reached: `live` live already, when
+    /// this process knows (a store the replicas share counts them itself).
+    TooMany { max: usize, live: Option<usize> },
     /// The store could not write it down.
     Unavailable(StoreError),
 }
@@ -136,7 +137,12 @@ impl AppState {
                 let store = self.store.new_sandbox(id, &self.replica);
                 self.sandbox_state(store, id, owner, label)
             })
-            .map_err(|crate::sandboxes::Refused::TooMany { max }| SandboxRefusal::TooMany(max))
+            .map_err(
+                |crate::sandboxes::Refused::TooMany { max, live }| SandboxRefusal::TooMany {
+                    max,
+                    live: Some(live),
+                },
+            )
     }
 
     /// `POST /_mock/sandboxes` and [`crate::MockServer::create_sandbox`]: a
@@ -158,7 +164,7 @@ impl AppState {
         let max = self.sandboxes.as_ref().map_or(0, |r| r.max());
         let refusal = match state.store.keep_sandbox(&kept(&info), max).await {
             Ok(true) => return Ok((info, state)),
-            Ok(false) => SandboxRefusal::TooMany(max),
+            Ok(false) => SandboxRefusal::TooMany { max, live: None },
             Err(e) => SandboxRefusal::Unavailable(e),
         };
         if let Some(registry) = self.sandboxes.as_ref() {

@@ -156,25 +156,34 @@ pub async fn add(
     root_only(&state)?;
     let (ttl, label) = parse_request(&body)?;
     let owner = viewer.role.scope();
-    let (info, _) = state
-        .create_sandbox(owner, label, ttl)
-        .await
-        .map_err(|refusal| match refusal {
-            SandboxRefusal::Nested => ApiError::not_found(),
-            // Only an in-process test's sandbox is refused by the store.
-            SandboxRefusal::Store => ApiError::not_found(),
-            SandboxRefusal::Unavailable(e) => ApiError::from(e),
-            SandboxRefusal::TooMany(max) => ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                ErrorCode::TooManySandboxes,
-                format!(
-                    "{max} sandboxes live already (--max-sandboxes): remove one, or wait for one to expire"
+    let (info, _) =
+        state
+            .create_sandbox(owner, label, ttl)
+            .await
+            .map_err(|refusal| match refusal {
+                SandboxRefusal::Nested => ApiError::not_found(),
+                // Only an in-process test's sandbox is refused by the store.
+                SandboxRefusal::Store => ApiError::not_found(),
+                SandboxRefusal::Unavailable(e) => ApiError::from(e),
+                SandboxRefusal::TooMany { max, live } => ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    ErrorCode::TooManySandboxes,
+                    too_many(max, live),
                 ),
-            ),
-        })?;
+            })?;
     let mut response = success(view(&state, &info, None), Some("sandbox created"));
     *response.status_mut() = StatusCode::CREATED;
     Ok(response)
+}
+
+/// The 429's message: the limit, and how many live when this process
+/// knows (more than the limit after a restart with a lower one).
+fn too_many(max: usize, live: Option<usize>) -> String {
+    let live = match live {
+        Some(live) => format!("{live} sandboxes live already, the limit is {max}"),
+        None => format!("the limit of {max} live sandboxes is reached"),
+    };
+    format!("{live} (--max-sandboxes): remove one, or wait for one to expire")
 }
 
 /// The live sandboxes the caller may see (a merchant's key: its own).
