@@ -19,6 +19,8 @@ use tower::ServiceExt;
 use crate::common::{MERCHANT, OTHER_MERCHANT, clock_offset, count, service_with};
 use crate::security::{KEY_A, KEY_B, KEY_OPEN};
 
+// The console's bar on its error pages: the store to the admin alone.
+mod chrome;
 // A merchant's key: its own transactions and requests, and no change.
 mod scope;
 // Wrong, empty and huge keys and cookies; sign-in sessions.

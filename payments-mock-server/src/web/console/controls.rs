@@ -70,7 +70,7 @@ async fn clock_page(
 ) -> Response {
     let offset_nanos = match state.store.clock().await {
         Ok(reading) => reading.offset_nanos,
-        Err(e) => return store_down(state, &e, path),
+        Err(e) => return store_down(state, viewer, &e, path),
     };
     let pairs = query_pairs(query);
     let status = if problem.is_some() {
@@ -137,7 +137,7 @@ pub(crate) async fn advance(
     body: Body,
 ) -> Response {
     let path = uri.path();
-    let pairs = match form::read(&state, &headers, body, path, CLOCK_FIELDS).await {
+    let pairs = match form::read(&state, Some(viewer), &headers, body, path, CLOCK_FIELDS).await {
         Ok(pairs) => pairs,
         Err(page) => return page,
     };
@@ -161,14 +161,14 @@ pub(crate) async fn advance(
     let advanced = match advanced {
         Ok(by) => match state.store.clock().await {
             Ok(now) => crate::domain::clock::room_for(now.offset_nanos, by).map(|()| by),
-            Err(e) => return store_down(&state, &e, path),
+            Err(e) => return store_down(&state, viewer, &e, path),
         },
         other => other,
     };
     match advanced {
         Ok(by) => {
             if let Err(e) = state.store.advance_clock(by).await {
-                return store_down(&state, &e, path);
+                return store_down(&state, viewer, &e, path);
             }
             let mut q = form_urlencoded::Serializer::new(String::new());
             q.append_pair("advanced", typed);
@@ -305,7 +305,7 @@ pub(crate) async fn reset_page(Here(state): Here, viewer: Viewer, uri: Uri) -> R
     }
     let counts = match (state.store.count().await, state.store.journal_stats().await) {
         (Ok(transactions), Ok(journal)) => (transactions, journal.len),
-        (Err(e), _) | (_, Err(e)) => return store_down(&state, &e, uri.path()),
+        (Err(e), _) | (_, Err(e)) => return store_down(&state, viewer, &e, uri.path()),
     };
     console_page(render(
         StatusCode::OK,
@@ -329,17 +329,17 @@ pub(crate) async fn reset_page(Here(state): Here, viewer: Viewer, uri: Uri) -> R
 )]
 pub(crate) async fn reset(
     Here(state): Here,
-    _: Viewer,
+    viewer: Viewer,
     uri: Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     let path = uri.path();
-    if let Err(page) = form::read(&state, &headers, body, path, NO_FIELDS).await {
+    if let Err(page) = form::read(&state, Some(viewer), &headers, body, path, NO_FIELDS).await {
         return page;
     }
     if let Err(e) = state.reset().await {
-        return store_down(&state, &e, path);
+        return store_down(&state, viewer, &e, path);
     }
     see_other(&crate::web::html::root_of(path), "_mock/ui/?reset=done")
 }

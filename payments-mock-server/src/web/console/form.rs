@@ -7,15 +7,17 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use payments_serve::admin::{FormRefusal, read_form};
 
-use super::console_error;
+use super::viewed_error;
+use crate::domain::access::Viewer;
 use crate::forms::{CONSOLE_FORM_LIMIT as FORM_LIMIT, Fields};
 use crate::state::AppState;
 
 /// Reads a console form: same origin, a form, at most [`FORM_LIMIT`],
 /// only `fields`, each at most once and within its length; a refusal is
-/// the console's error page saying why.
+/// the console's error page saying why, as `viewer` (when known) sees it.
 pub(super) async fn read(
     state: &AppState,
+    viewer: Option<Viewer>,
     headers: &HeaderMap,
     body: Body,
     path: &str,
@@ -36,12 +38,13 @@ pub(super) async fn read(
                 "The submitted form is larger than a console form can be.",
             ),
         };
-        console_error(state, refusal.status(), title, detail, path)
+        viewed_error(state, viewer, refusal.status(), title, detail, path)
     })?;
     match crate::forms::unexpected_field(&pairs, fields) {
         None => Ok(pairs),
-        Some(detail) => Err(console_error(
+        Some(detail) => Err(viewed_error(
             state,
+            viewer,
             StatusCode::BAD_REQUEST,
             "Form not accepted",
             &detail,

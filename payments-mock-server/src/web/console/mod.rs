@@ -169,10 +169,15 @@ pub(crate) struct Chrome {
     pub nav: &'static str,
     /// Virtual now, RFC 3339.
     pub now: String,
-    /// Where state is kept (a PostgreSQL password as `***`).
+    /// Where state is kept (a PostgreSQL password as `***`): empty unless
+    /// the viewer is known to hold the admin key (or the console is open).
     pub store: String,
-    /// This replica's name.
+    /// This replica's name: as `store`.
     pub replica: String,
+    /// The store and replica, until [`Chrome::seen_by`] knows the viewer
+    /// may see them (CONTRACT 18): a page whose viewer is unknown (a
+    /// refused form, an unknown page) never shows them.
+    held: (String, String),
     /// Who is looking, when the console is behind an admin key ("with the
     /// admin key", "as merchant …"); empty when it is open.
     pub who: String,
@@ -180,7 +185,7 @@ pub(crate) struct Chrome {
     /// sign-out).
     pub signed_in: bool,
     /// Whether the viewer may change the mock (a merchant's key may not:
-    /// no reset in the navigation).
+    /// no reset in the navigation); false until the viewer is known.
     pub may_change: bool,
     /// The sandbox this console shows (its label or id), when it is one;
     /// empty at the root, whose navigation lists the sandboxes instead.
@@ -195,11 +200,15 @@ impl Chrome {
             root: root_of(path),
             nav,
             now: crate::domain::clock::format_time(state.store.now_hint()),
-            store: visible(&state.store.shown()).into_owned(),
-            replica: visible(&state.replica).into_owned(),
+            store: String::new(),
+            replica: String::new(),
+            held: (
+                visible(&state.store.shown()).into_owned(),
+                visible(&state.replica).into_owned(),
+            ),
             who: String::new(),
             signed_in: false,
-            may_change: true,
+            may_change: false,
             sandbox: state.sandbox.map_or_else(String::new, |s| {
                 let label = state.sandbox_label().unwrap_or_else(|| s.id.to_string());
                 visible(&label).into_owned()
@@ -220,25 +229,40 @@ impl Chrome {
         // CONTRACT 18: the store (a file path, a database's host and
         // user) and the replica's name need the admin key, as on
         // `/_mock/health`.
-        if matches!(viewer.role, Role::Merchant(_) | Role::Owner(_)) {
-            self.store.clear();
-            self.replica.clear();
+        if shows_store(viewer) {
+            (self.store, self.replica) = std::mem::take(&mut self.held);
         }
         self
     }
 }
 
+/// Whether `viewer` may see where state is kept and the replica's name:
+/// the admin key's, or anyone's on an open console.
+fn shows_store(viewer: Viewer) -> bool {
+    matches!(viewer.role, Role::Open | Role::Admin)
+}
+
 /// The page while the store's database cannot be reached (CONTRACT
-/// section 15): 503, saying so.
-pub(crate) fn store_down(state: &AppState, error: &StoreError, path: &str) -> Response {
+/// section 15): 503, saying so; which database, to the admin alone.
+pub(crate) fn store_down(
+    state: &AppState,
+    viewer: Viewer,
+    error: &StoreError,
+    path: &str,
+) -> Response {
     tracing::warn!(error = %error, "console: the store is unavailable");
-    console_error(
+    let which = if shows_store(viewer) {
+        format!(" ({})", state.store.shown())
+    } else {
+        String::new()
+    };
+    viewed_error(
         state,
+        Some(viewer),
         StatusCode::SERVICE_UNAVAILABLE,
         "Store unavailable",
         &format!(
-            "The mock cannot reach the database it keeps its state in ({}). The page will work again once it is back; nothing needs a restart.",
-            state.store.shown()
+            "The mock cannot reach the database it keeps its state in{which}. The page will work again once it is back; nothing needs a restart."
         ),
         path,
     )
@@ -253,8 +277,9 @@ struct ErrorPage<'a> {
     detail: &'a str,
 }
 
-/// A console error page (a bad filter, an unknown transaction...), inside
-/// the console's navigation.
+/// A console error page (a refused form, an unknown page...), inside the
+/// console's navigation, for a viewer not known: nothing only an admin
+/// may see, no navigation to what only some may use.
 pub(crate) fn console_error(
     state: &AppState,
     status: StatusCode,
@@ -275,6 +300,8 @@ pub(crate) fn viewed_error(
     path: &str,
 ) -> Response {
     let chrome = Chrome::new(state, path, "");
+    // Without an admin key everyone is the open console's viewer.
+    let viewer = viewer.or_else(|| (!state.admin.is_enabled()).then_some(Viewer::OPEN));
     console_page(render(
         status,
         &ErrorPage {

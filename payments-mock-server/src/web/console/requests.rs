@@ -8,9 +8,7 @@ use axum::extract::RawQuery;
 use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::response::Response;
 
-use super::{
-    Chrome, console_error, console_page, param, query_pairs, shown_time, store_down, visible,
-};
+use super::{Chrome, console_page, param, query_pairs, shown_time, store_down, visible};
 use crate::domain::access::Viewer;
 use crate::domain::journal::{CAPACITY, JournalEntry};
 use crate::domain::port::{Store as _, StoreError};
@@ -132,13 +130,13 @@ pub(crate) async fn list(Here(state): Here, viewer: Viewer, uri: Uri) -> Respons
     // recorded in between is neither missed nor shown twice).
     let stats = match state.store.journal_stats().await {
         Ok(stats) => stats,
-        Err(e) => return store_down(&state, &e, uri.path()),
+        Err(e) => return store_down(&state, viewer, &e, uri.path()),
     };
     let last = stats.last_seq;
     let scope = viewer.role.scope();
     let rows = match newest(&state, scope, 0, PAGE_ROWS).await {
         Ok(rows) => rows,
-        Err(e) => return store_down(&state, &e, uri.path()),
+        Err(e) => return store_down(&state, viewer, &e, uri.path()),
     };
     let chrome = Chrome::new(&state, uri.path(), "requests").seen_by(viewer);
     let root = chrome.root.clone();
@@ -188,8 +186,9 @@ pub(crate) async fn feed(
         None => 0,
         Some(Some(n)) => n,
         Some(None) => {
-            return console_error(
+            return super::viewed_error(
                 &state,
+                Some(viewer),
                 StatusCode::BAD_REQUEST,
                 "Bad feed position",
                 "after must be a whole number: the seq of the newest row shown",
@@ -199,11 +198,11 @@ pub(crate) async fn feed(
     };
     let last = match state.store.journal_stats().await {
         Ok(stats) => stats.last_seq,
-        Err(e) => return store_down(&state, &e, path),
+        Err(e) => return store_down(&state, viewer, &e, path),
     };
     let rows = match newest(&state, viewer.role.scope(), after, PAGE_ROWS).await {
         Ok(rows) => rows,
-        Err(e) => return store_down(&state, &e, path),
+        Err(e) => return store_down(&state, viewer, &e, path),
     };
     let mut response = console_page(render(
         StatusCode::OK,
@@ -254,7 +253,7 @@ pub(crate) async fn detail(Here(state): Here, viewer: Viewer, uri: Uri) -> Respo
     };
     let found = match found {
         Ok(found) => found,
-        Err(e) => return store_down(&state, &e, path),
+        Err(e) => return store_down(&state, viewer, &e, path),
     };
     let Some(entry) = found else {
         return super::viewed_error(

@@ -82,7 +82,8 @@ impl SignIn for AppState {
             Form::SignIn => SIGN_IN_FIELDS,
             Form::SignOut => NO_FIELDS,
         };
-        form::read(self, headers, body, path, fields).await
+        // Whoever posts the sign-in or sign-out form is not known here.
+        form::read(self, None, headers, body, path, fields).await
     }
 }
 

@@ -83,7 +83,9 @@ pub(crate) async fn detail(Here(state): Here, viewer: Viewer, uri: Uri) -> Respo
     };
     let (found, now, entries) = match (found, now, entries) {
         (Ok(found), Ok(now), Ok(entries)) => (found, now, entries),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return store_down(&state, &e, path),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+            return store_down(&state, viewer, &e, path);
+        }
     };
     let Some(record) = found else {
         return viewed_error(

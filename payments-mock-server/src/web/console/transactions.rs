@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{
-    Chrome, console_error, console_page, param, query_pairs, shown_time, store_down, visible,
+    Chrome, console_page, param, query_pairs, shown_time, store_down, viewed_error, visible,
 };
 use crate::domain::access::Viewer;
 use crate::domain::port::{Order, PageQuery, Store as _, StoreError};
@@ -277,7 +277,7 @@ pub(crate) async fn list(
     let paged_rows = if problems.is_empty() {
         match page(&state, &filters, scope).await {
             Ok(rows) => Some(rows),
-            Err(e) => return store_down(&state, &e, uri.path()),
+            Err(e) => return store_down(&state, viewer, &e, uri.path()),
         }
     } else {
         None
@@ -286,7 +286,7 @@ pub(crate) async fn list(
         Some(_) => None,
         None => match state.store.count().await {
             Ok(total) => Some(total),
-            Err(e) => return store_down(&state, &e, uri.path()),
+            Err(e) => return store_down(&state, viewer, &e, uri.path()),
         },
     };
     let chrome = Chrome::new(&state, uri.path(), "transactions").seen_by(viewer);
@@ -373,8 +373,9 @@ pub(crate) async fn rows(
             .push("before is not taken here: the live rows are always the first page".to_owned());
     }
     if !problems.is_empty() {
-        return console_error(
+        return viewed_error(
             &state,
+            Some(viewer),
             StatusCode::BAD_REQUEST,
             "Bad filter",
             &problems.join("; "),
@@ -383,7 +384,7 @@ pub(crate) async fn rows(
     }
     let rows = match page(&state, &filters, viewer.role.scope()).await {
         Ok(rows) => rows.map(|(rows, _)| rows).unwrap_or_default(),
-        Err(e) => return store_down(&state, &e, path),
+        Err(e) => return store_down(&state, viewer, &e, path),
     };
     console_page(render(
         StatusCode::OK,
