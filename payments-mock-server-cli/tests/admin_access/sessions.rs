@@ -375,3 +375,37 @@ async fn a_long_next_the_sign_in_page_offers_is_taken_by_its_form() {
     assert_eq!(answer.status, 303, "{}", answer.body);
     assert_eq!(answer.headers["location"], format!("../../{next}"));
 }
+
+/// Behind a reverse proxy that rewrites `Host` to the upstream's (nginx's
+/// default `proxy_pass`), the browser's `Origin` is the public URL's: the
+/// console's forms take it (sign-in was a 403 "Not from the console"),
+/// and still refuse any other site.
+#[tokio::test]
+async fn behind_a_proxy_that_rewrites_host_the_public_urls_origin_posts_forms() {
+    let mut config = guarded_config();
+    config.public_url = Some("http://shop.example/mock/".parse().expect("a URL"));
+    let (_, router) = service_with(config);
+    let target = Target::Router(router);
+    let body = format!("key={ADMIN_KEY}&next=_mock/ui/");
+    let post = |origin: &'static str| {
+        let target = target.clone();
+        let body = body.clone();
+        async move {
+            let headers = [
+                ("content-type", FORM),
+                ("host", "127.0.0.1:8080"),
+                ("origin", origin),
+            ];
+            target
+                .call("POST", "/_mock/ui/sign-in", &headers, Some(&body))
+                .await
+        }
+    };
+    let signed_in = post("http://shop.example").await;
+    assert_eq!(signed_in.status, 303, "{}", signed_in.body);
+    for other in ["https://shop.example", "http://evil.example"] {
+        let refused = post(other).await;
+        assert_eq!(refused.status, 403, "{other}");
+        assert!(refused.body.contains("Not from the console"), "{other}");
+    }
+}

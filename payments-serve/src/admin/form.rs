@@ -8,7 +8,7 @@ use axum::body::{Body, to_bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
-use super::same_origin;
+use super::same_origin_as;
 
 /// Why a posted form was not read: each server answers with its own page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +59,20 @@ pub async fn read_form(
     body: Body,
     limit: usize,
 ) -> Result<Vec<(String, String)>, FormRefusal> {
-    if !same_origin(headers) {
+    read_form_at(headers, body, limit, None).await
+}
+
+/// [`read_form`] for a server with a public URL (`public`): a form posted
+/// from a page at the public URL's origin is its own too
+/// ([`same_origin_as`](super::same_origin_as)), as behind a reverse proxy
+/// that rewrites `Host`.
+pub async fn read_form_at(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    public: Option<&str>,
+) -> Result<Vec<(String, String)>, FormRefusal> {
+    if !same_origin_as(headers, public) {
         return Err(FormRefusal::CrossSite);
     }
     if !is_form(headers) {

@@ -44,7 +44,8 @@ mod session;
 pub mod sign_in;
 
 pub use form::{
-    FormRefusal, bearer_challenge, is_form, param, query_pairs, read_form, see_other, target_of,
+    FormRefusal, bearer_challenge, is_form, param, query_pairs, read_form, read_form_at, see_other,
+    target_of,
 };
 pub use session::{SessionCookie, SessionId, Sessions};
 
@@ -199,12 +200,36 @@ pub fn bearer_token(value: &[u8]) -> Option<&[u8]> {
 /// browser sends `Origin` with a POST; when it names another host than the
 /// request's `Host`, another site's page made the browser post here.
 pub fn same_origin(headers: &HeaderMap) -> bool {
+    same_origin_as(headers, None)
+}
+
+/// [`same_origin`], and also an `Origin` that is `public`'s origin (a
+/// server's public URL, `scheme://host[:port]/path`): behind a reverse
+/// proxy that rewrites `Host` (nginx's default `proxy_pass`) the browser's
+/// `Origin` is the public one while `Host` is the upstream's.
+pub fn same_origin_as(headers: &HeaderMap, public: Option<&str>) -> bool {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return true;
     };
+    let Some(origin) = origin.to_str().ok() else {
+        return false;
+    };
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    let origin_host = origin.to_str().ok().and_then(origin_host);
-    matches!((host, origin_host), (Some(h), Some(o)) if h.eq_ignore_ascii_case(&o))
+    if matches!((host, origin_host(origin)), (Some(h), Some(o)) if h.eq_ignore_ascii_case(&o)) {
+        return true;
+    }
+    // The public URL's origin: the same scheme and `host[:port]`.
+    public.is_some_and(|public| {
+        let of = |url: &str| {
+            let scheme = url
+                .parse::<axum::http::Uri>()
+                .ok()?
+                .scheme_str()?
+                .to_ascii_lowercase();
+            Some((scheme, origin_host(url)?.to_ascii_lowercase()))
+        };
+        of(origin).is_some_and(|o| of(public) == Some(o))
+    })
 }
 
 /// `host[:port]` of an `Origin` (`scheme://host[:port]`), as a `Host`
@@ -415,5 +440,39 @@ mod tests {
             "127.0.0.1:8080"
         )));
         assert!(!same_origin(&headers(Some("null"), "127.0.0.1:8080")));
+    }
+
+    /// Behind a reverse proxy that rewrites `Host` to the upstream's, the
+    /// browser's `Origin` is the public URL's: that is this server too.
+    #[test]
+    fn a_post_from_the_public_urls_origin_is_accepted() {
+        let headers = |origin: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
+            h.insert(
+                header::ORIGIN,
+                HeaderValue::from_str(origin).expect("origin"),
+            );
+            h
+        };
+        let public = Some("http://shop.example/mock/");
+        assert!(same_origin_as(&headers("http://shop.example"), public));
+        assert!(same_origin_as(&headers("HTTP://Shop.Example:80"), public));
+        assert!(!same_origin(&headers("http://shop.example")));
+        assert!(same_origin_as(&headers("http://127.0.0.1:8080"), public));
+        for other in [
+            "https://shop.example",
+            "http://shop.example:8443",
+            "http://evil.example",
+            "http://shop.example.evil.example",
+            "null",
+        ] {
+            assert!(!same_origin_as(&headers(other), public), "{other}");
+        }
+        assert!(!same_origin_as(&headers("http://shop.example"), None));
+        assert!(!same_origin_as(
+            &headers("http://shop.example"),
+            Some("not a url")
+        ));
     }
 }

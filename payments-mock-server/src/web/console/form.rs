@@ -5,14 +5,15 @@
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use payments_serve::admin::{FormRefusal, read_form};
+use payments_serve::admin::{FormRefusal, read_form_at};
 
 use super::viewed_error;
 use crate::domain::access::Viewer;
 use crate::forms::{CONSOLE_FORM_LIMIT as FORM_LIMIT, Fields};
 use crate::state::AppState;
 
-/// Reads a console form: same origin, a form, at most [`FORM_LIMIT`],
+/// Reads a console form: same origin (the request's `Host`, or the public
+/// URL's origin), a form, at most [`FORM_LIMIT`],
 /// only `fields`, each at most once and within its length; a refusal is
 /// the console's error page saying why, as `viewer` (when known) sees it.
 pub(super) async fn read(
@@ -23,7 +24,9 @@ pub(super) async fn read(
     path: &str,
     fields: Fields,
 ) -> Result<Vec<(String, String)>, Response> {
-    let pairs = read_form(headers, body, FORM_LIMIT).await.map_err(|refusal| {
+    // Behind a proxy that rewrites `Host`, the public URL's origin is ours.
+    let public = Some(state.public_url.as_str());
+    let pairs = read_form_at(headers, body, FORM_LIMIT, public).await.map_err(|refusal| {
         let (title, detail) = match refusal {
             FormRefusal::CrossSite => (
                 "Not from the console",
