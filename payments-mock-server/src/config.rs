@@ -263,7 +263,8 @@ pub fn listening_url_with(addr: std::net::SocketAddr, https: bool) -> PublicUrl 
 /// has one: an admin side without an admin key on an address other
 /// machines can reach (CONTRACT section 18). Loopback stays quiet.
 pub fn open_admin_warning(addr: std::net::SocketAddr, config: &Config) -> Option<String> {
-    (config.admin_keys.is_empty() && !addr.ip().is_loopback()).then(|| {
+    // `::ffff:127.0.0.1` is loopback too (IPv4-mapped).
+    (config.admin_keys.is_empty() && !addr.ip().to_canonical().is_loopback()).then(|| {
         format!(
             "listening on {addr} without --admin-key: anyone who reaches this address can read every merchant's transactions and requests, move the clock and reset everything (/_mock/ and the console /_mock/ui/); give --admin-key KEY to put them behind a key"
         )
@@ -470,6 +471,16 @@ mod tests {
         assert!(open_admin_warning(at("127.0.0.1:8080"), &open).is_none());
         assert!(open_admin_warning(at("[::1]:8080"), &open).is_none());
         assert!(open_admin_warning(at("0.0.0.0:8080"), &keyed).is_none());
+    }
+
+    /// `--host ::ffff:127.0.0.1` is IPv4 loopback written as IPv6.
+    #[test]
+    fn an_ipv4_mapped_loopback_is_not_warned_about() {
+        let at = |a: &str| a.parse::<std::net::SocketAddr>().expect("an address");
+        let open = Config::default();
+        assert!(open_admin_warning(at("[::ffff:127.0.0.1]:8080"), &open).is_none());
+        assert!(open_admin_warning(at("[::ffff:127.3.0.9]:8080"), &open).is_none());
+        assert!(open_admin_warning(at("[::ffff:192.0.2.7]:8080"), &open).is_some());
     }
 
     #[test]
