@@ -175,7 +175,10 @@ fn page_of<'a>(
 /// valid fits [`FORM_LIMIT`] (issue 40).
 fn action_of(form: &[u8]) -> Result<PayerAction, String> {
     if let Some((name, _)) = form_urlencoded::parse(form).find(|(key, _)| key != "action") {
+        // Shown as symbols: a bidi override posted by another site's page
+        // would otherwise turn the page's text around.
         let shown: String = name.chars().take(64).collect();
+        let shown = visible(&shown);
         return Err(format!(
             "This form has no field \u{201c}{shown}\u{201d}: it carries one action, pay, decline or cancel."
         ));
@@ -188,6 +191,7 @@ fn action_of(form: &[u8]) -> Result<PayerAction, String> {
     };
     PayerAction::parse(&value).ok_or_else(|| {
         let shown: String = value.chars().take(64).collect();
+        let shown = visible(&shown);
         format!(
             "\u{201c}{shown}\u{201d} is not an action of this page: use pay, decline or cancel."
         )
@@ -346,6 +350,24 @@ mod tests {
         let long = format!("action={}", "x".repeat(5000));
         let message = action_of(long.as_bytes()).expect_err("unknown");
         assert!(message.chars().count() < 200, "{message}");
+    }
+
+    /// A bidi override or a control character posted by another site's
+    /// page is shown as a symbol, never turning the page's text around.
+    #[test]
+    fn a_refused_action_shows_control_and_bidi_characters_as_symbols() {
+        let value = action_of("action=%E2%80%AEyap%0B".as_bytes()).expect_err("unknown");
+        assert!(
+            !value.contains('\u{202e}') && !value.contains('\u{b}'),
+            "{value:?}"
+        );
+        assert!(value.contains("<U+202E>yap\u{240b}"), "{value:?}");
+        let name = action_of("%E2%80%AEx%E2%81%A6=1".as_bytes()).expect_err("a field");
+        assert!(
+            !name.contains('\u{202e}') && !name.contains('\u{2066}'),
+            "{name:?}"
+        );
+        assert!(name.contains("<U+202E>x<U+2066>"), "{name:?}");
     }
 
     #[test]
