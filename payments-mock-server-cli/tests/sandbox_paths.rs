@@ -66,3 +66,48 @@ async fn queries_and_odd_tails_are_answered_as_at_the_root() {
         }
     }
 }
+
+/// A page path under a sandbox that is not live (its payment page opened
+/// in a browser after it was removed or expired, a malformed id) is a 404
+/// page, as an unknown payment page is; the API and the controls under it
+/// keep their JSON `SANDBOX_NOT_FOUND`.
+#[tokio::test]
+async fn a_page_under_a_sandbox_that_is_not_live_is_a_404_page() {
+    let server = MockServer::start().await;
+    let root = server.base_url();
+    let gone = uuid::Uuid::new_v4();
+    for (path, says) in [
+        (
+            format!("/sandboxes/{gone}/pay/AbC123"),
+            "No such payment page",
+        ),
+        (format!("/sandboxes/{gone}/pay"), "No such payment page"),
+        (
+            "/sandboxes/nope/pay/AbC123".to_owned(),
+            "No such payment page",
+        ),
+        (format!("/sandboxes/{gone}/_mock/ui/"), "No such page"),
+    ] {
+        let reply = reqwest::get(format!("{root}{path}"))
+            .await
+            .expect("an answer");
+        assert_eq!(reply.status().as_u16(), 404, "{path}");
+        assert_eq!(
+            reply.headers()["content-type"],
+            "text/html; charset=utf-8",
+            "{path}"
+        );
+        let page = reply.text().await.expect("a page");
+        assert!(page.contains(&format!("<h1>{says}</h1>")), "{path}: {page}");
+        assert!(!page.contains("isSuccess"), "{path}: {page}");
+    }
+    for path in [
+        format!("/sandboxes/{gone}/api/payments/reference/X/status"),
+        format!("/sandboxes/{gone}/_mock/clock"),
+        format!("/sandboxes/{gone}/pays"),
+    ] {
+        let (status, envelope) = get(&format!("{root}{path}")).await;
+        assert_eq!(status, 404, "{path}");
+        assert_eq!(envelope["errorCode"], "SANDBOX_NOT_FOUND", "{path}");
+    }
+}

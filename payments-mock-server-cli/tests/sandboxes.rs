@@ -381,10 +381,6 @@ async fn each_role_makes_sees_and_controls_only_what_it_may() {
             Some(other),
         ),
         (format!("{mine_base}/_mock/transactions"), Some(other)),
-        // Its console too, exactly as an unknown sandbox: not a page
-        // drawn with its label, clock and store.
-        (format!("{mine_base}/_mock/ui/"), Some(other)),
-        (format!("{mine_base}/_mock/ui/requests"), Some(other)),
     ] {
         let (status, envelope) = get(&url, key).await;
         assert_eq!(
@@ -392,6 +388,17 @@ async fn each_role_makes_sees_and_controls_only_what_it_may() {
             (404, Some("SANDBOX_NOT_FOUND")),
             "{url}"
         );
+    }
+    // Its console too, exactly as an unknown sandbox's: the same 404 page,
+    // not a page drawn with its label, clock and store.
+    let unknown_base = format!("{root}/sandboxes/{}", uuid::Uuid::new_v4());
+    for tail in ["/_mock/ui/", "/_mock/ui/requests"] {
+        let (status, page) = get(&format!("{mine_base}{tail}"), Some(other)).await;
+        let unknown = get(&format!("{unknown_base}{tail}"), Some(other)).await;
+        assert_eq!((status, &page), (unknown.0, &unknown.1), "{tail}");
+        assert_eq!(status, 404, "{tail}");
+        let shown = page.as_str().unwrap_or_default();
+        assert!(shown.contains("<h1>No such page</h1>"), "{tail}: {shown}");
     }
     // Its merchant sees its console, but not the store (a file path, a
     // database's host and user) or the replica's name: the admin's.

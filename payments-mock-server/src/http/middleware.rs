@@ -55,9 +55,12 @@ where
     let method = req.method().clone();
     // Shares the request's bytes: the path is logged from it afterwards.
     let uri = req.uri().clone();
-    // Pages answer their errors as pages, linked relative to their path.
+    // Pages answer their errors as pages, linked relative to their path;
+    // so do they under a sandbox that is not live (the root answers it).
     #[cfg(feature = "pages")]
-    let page_path = crate::web::html::is_page_path(uri.path()).then(|| uri.path().to_owned());
+    let page_path = (crate::web::html::is_page_path(uri.path())
+        || crate::web::html::is_sandboxed_page_path(uri.path()))
+    .then(|| uri.path().to_owned());
 
     // The guard answers a handler's panic itself (and journals it); a
     // panic in the guard, or below a router without a panic layer, is
@@ -398,15 +401,27 @@ fn ensure_page(response: Response, path: &str, state: &AppState) -> Response {
     {
         return response;
     }
-    // A sandbox another merchant's key asked for is answered exactly as
-    // an unknown one (CONTRACT 18: invisible), never by a page drawn with
-    // the sandbox's own label, clock and store.
-    if response
+    // A page under a sandbox that is not live (unknown, removed,
+    // expired) is a 404 page, never JSON; one another merchant's key
+    // asked for is answered as an unknown one (CONTRACT 18: invisible),
+    // never by a page drawn with the sandbox's own label, clock and store.
+    if let Some(tag) = response
         .extensions()
         .get::<payments_serve::ErrorCodeTag>()
-        .is_some_and(|tag| tag.0 == payments_serve::ErrorCode::SandboxNotFound)
+        .copied()
+        .filter(|tag| tag.0 == payments_serve::ErrorCode::SandboxNotFound)
     {
-        return response;
+        // Drawn at the whole path the browser asked, under a live sandbox
+        // too: the same page, byte for byte, as under an unknown one.
+        let asked = match state.sandbox {
+            Some(sandbox) if !path.starts_with("/sandboxes/") => {
+                format!("/sandboxes/{}{path}", sandbox.id)
+            }
+            _ => path.to_owned(),
+        };
+        let mut page = crate::web::html::sandbox_not_found_page(&asked);
+        page.extensions_mut().insert(tag);
+        return page;
     }
     let mut replacement = if path.starts_with("/_mock/ui") {
         crate::web::console::error_for_status(state, status, path)

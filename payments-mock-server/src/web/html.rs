@@ -17,6 +17,36 @@ pub(crate) fn is_page_path(path: &str) -> bool {
         || path.starts_with("/_mock/ui/")
 }
 
+/// Whether a path is a page path under `/sandboxes/{id}` (`/pay/…`,
+/// `/_mock/ui/…` after the id): the root answers it when that sandbox is
+/// not live, and answers it as a page too.
+pub(crate) fn is_sandboxed_page_path(path: &str) -> bool {
+    path.strip_prefix("/sandboxes/")
+        .and_then(|rest| rest.find('/').map(|i| &rest[i..]))
+        .is_some_and(is_page_path)
+}
+
+/// The 404 page at a page path whose sandbox is not live (unknown,
+/// malformed, removed, expired, or another merchant's): the payer's
+/// wording, drawn with nothing of any sandbox (no label, clock or store).
+pub(crate) fn sandbox_not_found_page(path: &str) -> Response {
+    let tail = path
+        .strip_prefix("/sandboxes/")
+        .and_then(|rest| rest.find('/').map(|i| &rest[i..]))
+        .unwrap_or(path);
+    let title = if tail.starts_with("/pay") {
+        "No such payment page"
+    } else {
+        "No such page"
+    };
+    error_page(
+        StatusCode::NOT_FOUND,
+        title,
+        "There is nothing at this address: the sandbox it belongs to was removed, has expired, or never existed. Check the link you were given.",
+        path,
+    )
+}
+
 #[derive(Template)]
 #[template(path = "error.html")]
 struct ErrorPage<'a> {
