@@ -115,7 +115,14 @@ async fn filters_narrow_the_list_and_bad_filters_get_a_clear_page() {
     ] {
         let page = assert_page(&get(&router, &format!("/_mock/ui/?{query}")).await, 400);
         assert!(page.contains(says), "{query}: {page}");
+        // Rows were not read: the table says the filters were refused,
+        // never that nothing is stored.
+        assert!(!page.contains("No transactions yet"), "{query}: {page}");
+        assert!(page.contains("the filters were refused"), "{query}: {page}");
     }
+    let unknown = format!("/_mock/ui/?before={}", uuid::Uuid::new_v4());
+    let page = assert_page(&get(&router, &unknown).await, 404);
+    assert!(page.contains("the filters were refused"), "{page}");
     let long = "r".repeat(65);
     let page = assert_page(
         &get(&router, &format!("/_mock/ui/?reference={long}")).await,

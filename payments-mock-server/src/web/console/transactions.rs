@@ -195,6 +195,9 @@ struct Rows {
     root: String,
     rows: Vec<Row>,
     filtered: bool,
+    /// The filters were refused: no rows were read (never on the live
+    /// rows, which answer a refused filter with an error page).
+    refused: bool,
 }
 
 #[derive(Template)]
@@ -206,6 +209,8 @@ struct ListPage<'a> {
     root: String,
     rows: Vec<Row>,
     filtered: bool,
+    /// As [`Rows::refused`].
+    refused: bool,
     problems: Vec<String>,
     /// How many are stored in all; not shown to a merchant's key.
     total: Option<usize>,
@@ -337,6 +342,7 @@ pub(crate) async fn list(
             root,
             rows,
             filtered: filters.is_filtered(),
+            refused: !problems.is_empty(),
             problems,
             total,
             scoped: scope.is_some(),
@@ -392,6 +398,7 @@ pub(crate) async fn rows(
             root: crate::web::html::fragment_root_of(path),
             rows,
             filtered: filters.is_filtered(),
+            refused: false,
         },
     ))
 }
