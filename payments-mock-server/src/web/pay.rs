@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use askama::Template;
 use axum::body::{Body, to_bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
-use axum::response::{IntoResponse as _, Response};
+use axum::response::Response;
 use chrono::{DateTime, Utc};
 use payments_serve::pages::visible;
 
@@ -54,9 +54,9 @@ struct PayPage<'a> {
 /// section 15): a 503 page, nothing decided.
 pub(crate) fn store_down(error: &StoreError, path: &str) -> Response {
     if error.is_sandbox_gone() {
-        // Removed while the request ran: answered as every request in a
-        // removed sandbox is.
-        return crate::http::answers::sandbox_not_found().into_response();
+        // Removed while the request ran: the 404 page every page under a
+        // sandbox that is not live gets.
+        return not_found(path);
     }
     tracing::warn!(error = %error, "payment page: the store is unavailable");
     error_page(
