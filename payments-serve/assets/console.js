@@ -1,17 +1,38 @@
 // The console's one script: rows that refresh themselves. A <tbody> with
 // data-live-url polls that URL every data-poll milliseconds:
 //   data-live-mode="replace": the answer is the rows; they replace the old
-//     ones when they differ (the transactions list, first page).
+//     ones when they differ (the transactions list, first page), keeping
+//     the keyboard's focus on the same link when it is still there.
 //   data-live-mode="prepend": the answer is the rows that came after
 //     data-after (the feed's X-Journal-Seq says the newest); they go on top
 //     and the oldest beyond data-max are dropped (the request journal).
 // Everything in the answers was rendered and escaped by the server.
 (function () {
   "use strict";
+  // Rows as the browser writes them back: the server's text and the
+  // page's parsed rows compare equal when nothing changed.
+  function normal(html) {
+    var scratch = document.createElement("tbody");
+    scratch.innerHTML = html;
+    return scratch.innerHTML.trim();
+  }
   function live(body) {
     var every = Number(body.dataset.poll) || 1000;
     var max = Number(body.dataset.max) || 200;
     var busy = false;
+    var shown = normal(body.innerHTML);
+    function replace(html) {
+      var focused = document.activeElement;
+      var href = focused && body.contains(focused) ? focused.getAttribute("href") : null;
+      body.innerHTML = html;
+      if (href !== null) {
+        var same = Array.prototype.find.call(body.querySelectorAll("a[href]"), function (a) {
+          return a.getAttribute("href") === href;
+        });
+        var next = same || body.querySelector("a[href]");
+        if (next) next.focus();
+      }
+    }
     function tick() {
       if (busy || document.hidden) return;
       busy = true;
@@ -34,9 +55,12 @@
               while (body.rows.length > max) body.deleteRow(-1);
             }
             if (answer[1]) body.dataset.after = answer[1];
-          } else if (html !== body.dataset.shown) {
-            body.innerHTML = html;
-            body.dataset.shown = html;
+          } else {
+            var now = normal(html);
+            if (now !== shown) {
+              replace(html);
+              shown = now;
+            }
           }
           body.removeAttribute("data-stale");
         })

@@ -7,6 +7,8 @@ mod harness;
 mod payment_page;
 // The web console (CONTRACT section 14).
 mod console;
+// Live rows: a poll that changes nothing keeps them, and the focus.
+mod live;
 // The console behind an admin key: sign-in, sign-out, a merchant's view (issue 33).
 mod sign_in;
 // A merchant's return handler and the API calls the tests make.

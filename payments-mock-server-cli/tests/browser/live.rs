@@ -1,0 +1,86 @@
+//! The console's live rows in Chromium: a poll that finds nothing new
+//! leaves the rows (and the keyboard's focus) alone, and a change keeps
+//! the focus on the same link.
+
+use payments_mock_server::MockServer;
+use serde_json::json;
+
+use crate::harness::Browser;
+use crate::shop::{MERCHANT, call};
+
+async fn initiate(server: &MockServer, reference: &str) -> String {
+    let body = json!({
+        "merchantId": MERCHANT,
+        "referenceNo": reference,
+        "amount": 4990,
+        "productCode": "TOPUP",
+        "storeId": "KL-01",
+        "payerId": "60123456789",
+    });
+    let reply = call(server, "POST", "/api/payments/initiate", Some(body)).await;
+    reply["data"]["transactionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("initiated: {reply}"))
+        .to_owned()
+}
+
+/// Counts the polls the page's script has seen answered (after which
+/// their rows are drawn: a tick waits for the one before it), in a line
+/// at the page's end the test reads.
+const COUNT_POLLS: &str = "const out = document.createElement('output'); out.id = 'polls'; \
+    out.textContent = '0'; document.body.append(out); const f = window.fetch; \
+    window.fetch = (...a) => f(...a).finally(() => { out.textContent = String(Number(out.textContent) + 1); });";
+
+/// Waits until the page's script has finished `n` more polls.
+async fn polls(browser: &Browser, n: u64) {
+    let start: u64 = browser.text("#polls").await.parse().expect("a count");
+    browser
+        .wait_for_text("#polls", |t| {
+            t.parse::<u64>().is_ok_and(|seen| seen >= start + n)
+        })
+        .await;
+}
+
+fn focused() -> &'static str {
+    "const e = document.activeElement; return e ? e.tagName + ' ' + (e.getAttribute('href') || '') : ''"
+}
+
+#[tokio::test]
+async fn a_poll_keeps_the_rows_and_the_keyboards_focus() {
+    let Some(browser) = Browser::start("live focus").await else {
+        return;
+    };
+    let server = MockServer::start().await;
+    let first = initiate(&server, "FOCUS-1").await;
+    browser
+        .open(&format!("{}/_mock/ui/", server.base_url()))
+        .await;
+    browser.script(COUNT_POLLS).await;
+    browser
+        .script("window.row = document.querySelector('#rows tr'); document.querySelector('#rows a').focus()")
+        .await;
+    let link = browser.script(focused()).await;
+    assert!(
+        link.as_str()
+            .is_some_and(|l| l.starts_with("A ") && l.ends_with(&first)),
+        "{link}"
+    );
+    // Nothing changed: the rows the server drew stay, and so does focus.
+    polls(&browser, 2).await;
+    assert_eq!(
+        browser
+            .script("return window.row === document.querySelector('#rows tr')")
+            .await,
+        true,
+        "the rows were replaced though nothing changed"
+    );
+    assert_eq!(browser.script(focused()).await, link);
+    // A new transaction: the rows are replaced, focus stays on the link.
+    let second = initiate(&server, "FOCUS-2").await;
+    browser
+        .wait_for_text("#rows", |t| t.contains(&second))
+        .await;
+    assert_eq!(browser.script(focused()).await, link);
+    browser.close().await;
+    server.shutdown().await;
+}
