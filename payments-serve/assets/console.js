@@ -6,6 +6,9 @@
 //   data-live-mode="prepend": the answer is the rows that came after
 //     data-after (the feed's X-Journal-Seq says the newest); they go on top
 //     and the oldest beyond data-max are dropped (the request journal).
+// When a poll fails the table is marked data-stale and a status line
+// (role="status", made when the page loads so it is announced) says that
+// updates stopped and what to do; the next good poll clears it.
 // Everything in the answers was rendered and escaped by the server.
 (function () {
   "use strict";
@@ -21,6 +24,18 @@
     var max = Number(body.dataset.max) || 200;
     var busy = false;
     var shown = normal(body.innerHTML);
+    var table = body.closest("table") || body;
+    var note = document.createElement("p");
+    note.className = "live-note";
+    note.setAttribute("role", "status");
+    table.parentNode.insertBefore(note, table);
+    function stopped(status) {
+      body.setAttribute("data-stale", "");
+      document.documentElement.classList.add("live-stale");
+      note.textContent = status === 401 || status === 403
+        ? "Updates stopped: the session ended. Sign in again (reload the page) to see new rows."
+        : "Updates stopped: the server cannot be reached (stopped or restarting). Rows shown may be out of date; they update again by themselves when it is back, or reload the page.";
+    }
     function replace(html) {
       var focused = document.activeElement;
       var href = focused && body.contains(focused) ? focused.getAttribute("href") : null;
@@ -42,7 +57,11 @@
       }
       fetch(url, { cache: "no-store", headers: { Accept: "text/html" } })
         .then(function (response) {
-          if (!response.ok) throw new Error("HTTP " + response.status);
+          if (!response.ok) {
+            var failed = new Error("HTTP " + response.status);
+            failed.status = response.status;
+            throw failed;
+          }
           var seq = response.headers.get("X-Journal-Seq");
           return response.text().then(function (html) { return [html, seq]; });
         })
@@ -62,11 +81,16 @@
               shown = now;
             }
           }
-          body.removeAttribute("data-stale");
+          if (body.hasAttribute("data-stale")) {
+            body.removeAttribute("data-stale");
+            document.documentElement.classList.remove("live-stale");
+            note.textContent = "Updates resumed.";
+          }
         })
-        .catch(function () {
-          // The mock stopped or restarts: try again at the next tick.
-          body.setAttribute("data-stale", "");
+        .catch(function (failed) {
+          // The mock stopped, restarts, or the session ended: say so, and
+          // try again at the next tick.
+          stopped(failed && failed.status);
         })
         .then(function () { busy = false; });
     }

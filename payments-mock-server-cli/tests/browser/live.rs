@@ -1,6 +1,7 @@
 //! The console's live rows in Chromium: a poll that finds nothing new
-//! leaves the rows (and the keyboard's focus) alone, and a change keeps
-//! the focus on the same link.
+//! leaves the rows (and the keyboard's focus) alone, a change keeps the
+//! focus on the same link, and rows that stop updating (the server gone,
+//! the session ended) say so.
 
 use payments_mock_server::MockServer;
 use serde_json::json;
@@ -81,6 +82,74 @@ async fn a_poll_keeps_the_rows_and_the_keyboards_focus() {
         .wait_for_text("#rows", |t| t.contains(&second))
         .await;
     assert_eq!(browser.script(focused()).await, link);
+    browser.close().await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn live_rows_that_stop_updating_say_so() {
+    let Some(browser) = Browser::start("live stopped").await else {
+        return;
+    };
+    let server = MockServer::start().await;
+    initiate(&server, "STALE-1").await;
+    for page in ["", "requests"] {
+        browser
+            .open(&format!("{}/_mock/ui/{page}", server.base_url()))
+            .await;
+        let note = browser.wait_for("[role=status].live-note").await;
+        assert_eq!(note.text().await.expect("text"), "", "{page}");
+        assert!(
+            browser.text(".summary").await.contains("by themselves"),
+            "{page}"
+        );
+    }
+    server.shutdown().await;
+    let said = browser
+        .wait_for_text(".live-note", |t| t.contains("Updates stopped"))
+        .await;
+    assert!(said.contains("cannot be reached"), "{said}");
+    let summary = browser.text(".summary").await;
+    assert!(!summary.contains("by themselves"), "{summary}");
+    assert_eq!(
+        browser
+            .script("return document.querySelector('[data-stale]') !== null")
+            .await,
+        true
+    );
+    browser.check_page("live rows stopped").await;
+    browser.close().await;
+}
+
+const ADMIN_KEY: &str = "adm_browser_live_7d1e";
+
+#[tokio::test]
+async fn an_ended_session_is_said() {
+    let Some(browser) = Browser::start("live session").await else {
+        return;
+    };
+    let server = MockServer::builder()
+        .admin_key(ADMIN_KEY)
+        .start()
+        .await
+        .expect("a guarded mock starts");
+    browser
+        .open(&format!("{}/_mock/ui/sign-in", server.base_url()))
+        .await;
+    let field = browser.wait_for("#key").await;
+    field.send_keys(ADMIN_KEY).await.expect("types");
+    browser.click("#sign-in").await;
+    browser.wait_for("#sign-out").await;
+    // The session ends (its cookie gone): the rows say to sign in again.
+    browser
+        .client()
+        .delete_all_cookies()
+        .await
+        .expect("cookies gone");
+    let said = browser
+        .wait_for_text(".live-note", |t| t.contains("Updates stopped"))
+        .await;
+    assert!(said.contains("Sign in again"), "{said}");
     browser.close().await;
     server.shutdown().await;
 }
