@@ -1,7 +1,7 @@
 //! The console's live rows in Chromium: a poll that finds nothing new
 //! leaves the rows (and the keyboard's focus) alone, a change keeps the
 //! focus on the same link, and rows that stop updating (the server gone,
-//! the session ended) say so.
+//! the session ended) say so; the bar's focus ring is seen on the bar.
 
 use payments_mock_server::MockServer;
 use serde_json::json;
@@ -124,7 +124,7 @@ async fn live_rows_that_stop_updating_say_so() {
 const ADMIN_KEY: &str = "adm_browser_live_7d1e";
 
 #[tokio::test]
-async fn an_ended_session_is_said() {
+async fn an_ended_session_and_the_bars_focus_ring_are_seen() {
     let Some(browser) = Browser::start("live session").await else {
         return;
     };
@@ -140,6 +140,30 @@ async fn an_ended_session_is_said() {
     field.send_keys(ADMIN_KEY).await.expect("types");
     browser.click("#sign-in").await;
     browser.wait_for("#sign-out").await;
+    // The Sign out button's focus ring, reached by keyboard, stands out
+    // from the bar by 3:1 at least (WCAG 1.4.11).
+    browser
+        .script("document.querySelector('#sign-out').focus()")
+        .await;
+    let button = browser.wait_for("#sign-out").await;
+    button.send_keys("\u{e008}").await.expect("a key pressed");
+    let ratio = browser
+        .script(
+            "const b = document.querySelector('#sign-out'); \
+             const lum = c => { const v = c.match(/\\d+(\\.\\d+)?/g).slice(0, 3).map(Number).map(x => x / 255) \
+               .map(x => x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4); \
+               return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; }; \
+             const ring = lum(getComputedStyle(b).outlineColor); \
+             const bar = lum(getComputedStyle(document.querySelector('.bar')).backgroundColor); \
+             return b.matches(':focus-visible') ? (Math.max(ring, bar) + 0.05) / (Math.min(ring, bar) + 0.05) : -1;",
+        )
+        .await
+        .as_f64()
+        .expect("a ratio");
+    assert!(
+        ratio >= 3.0,
+        "the focus ring's contrast on the bar: {ratio}"
+    );
     // The session ends (its cookie gone): the rows say to sign in again.
     browser
         .client()

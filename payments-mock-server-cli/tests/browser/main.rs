@@ -7,7 +7,7 @@ mod harness;
 mod payment_page;
 // The web console (CONTRACT section 14).
 mod console;
-// Live rows: focus kept, stopped updates said.
+// Live rows: focus kept, stopped updates said (and the bar's focus ring).
 mod live;
 // The console behind an admin key: sign-in, sign-out, a merchant's view (issue 33).
 mod sign_in;
