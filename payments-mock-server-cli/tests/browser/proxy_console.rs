@@ -228,3 +228,47 @@ async fn the_coverage_page_shows_each_cell_and_passes_axe() {
     browser.close().await;
     proxy.shutdown().await;
 }
+
+/// A finding that quotes a long word (a service's 52-character
+/// errorCode, 300 characters of one) breaks inside the findings list: the
+/// exchange page never scrolls sideways on a phone (it was 574 px wide at
+/// 360).
+#[tokio::test]
+async fn a_finding_with_a_long_word_fits_a_phone() {
+    let Some(browser) = Browser::start("proxy long finding").await else {
+        return;
+    };
+    let code = format!(
+        "PROVIDER_GATEWAY_TIMEOUT_WHILE_CONFIRMING_THE_PAYMENT{}",
+        "X".repeat(250)
+    );
+    let body = json!({"isSuccess": false, "errorCode": code, "message": "m", "data": null});
+    let upstream = axum::Router::new().fallback(move || {
+        let body = body.to_string();
+        async move {
+            (
+                axum::http::StatusCode::BAD_REQUEST,
+                [("content-type", "application/json")],
+                body,
+            )
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let address = listener.local_addr().expect("an address");
+    tokio::spawn(async move { axum::serve(listener, upstream).await });
+    let proxy = Proxy::start(ProxyConfig::new(
+        format!("http://{address}").parse().expect("a URL"),
+    ))
+    .await
+    .expect("a proxy");
+    let base = proxy.base_url();
+    post(&base, "/api/payments/initiate", json!({})).await;
+    browser.open(&format!("{base}/_proxy/ui/exchanges/1")).await;
+    let findings = browser.text(".findings").await;
+    assert!(findings.contains("PROVIDER_GATEWAY"), "{findings}");
+    browser.check_page("an exchange with a long finding").await;
+    browser.close().await;
+    proxy.shutdown().await;
+}
