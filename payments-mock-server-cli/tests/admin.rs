@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::common::{
     MERCHANT, OTHER_MERCHANT, advance, clock_offset, confirm, count, get, initiate, initiate_body,
-    initiated, journal, post, redact, request, send, service,
+    initiated, journal, post, redact, request, send, service, service_with,
 };
 
 #[tokio::test]
@@ -361,4 +361,35 @@ async fn controls_refuse_another_sites_page_and_change_nothing() {
     let reply = send(&router, request(Method::POST, "/_mock/reset", None)).await;
     assert_eq!(reply.status, 200);
     assert_eq!(count(&state).await, 0);
+}
+
+/// Behind a reverse proxy that rewrites `Host` (nginx's default), the
+/// mock's own pages post from the `--public-url`'s origin: the controls
+/// take it (they were 403, as the console's forms were), and still refuse
+/// every other site.
+#[tokio::test]
+async fn controls_take_the_public_urls_origin_behind_a_proxy_that_rewrites_host() {
+    let mut config = payments_mock_server::Config::default();
+    config.public_url = Some("http://shop.example/mock/".parse().expect("a URL"));
+    let (state, router) = service_with(config);
+    let advance_from = |origin: &str| {
+        axum::http::Request::post("/_mock/clock/advance")
+            .header("host", "127.0.0.1:8080")
+            .header("origin", origin)
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(r#"{"seconds":60}"#))
+            .expect("request")
+    };
+    for other in [
+        "https://shop.example",
+        "http://evil.example",
+        "http://shop.example:81",
+    ] {
+        let reply = send(&router, advance_from(other)).await;
+        assert_eq!(reply.status, 403, "{other}: {}", reply.body);
+    }
+    assert_eq!(clock_offset(&state).await, 0);
+    let reply = send(&router, advance_from("http://shop.example")).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(clock_offset(&state).await, 60_000_000_000);
 }

@@ -11,6 +11,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use serde_json::{Map, Value};
 
 pub(crate) use crate::domain::access::Caller;
+use crate::state::AppState;
 use payments_serve::{ApiError, ErrorCode};
 
 pub use payments_interface::rules::BODY_LIMIT;
@@ -135,19 +136,21 @@ pub fn decode_segment(raw: &str) -> Option<String> {
 
 pub(crate) use payments_interface::decode_segment as decoded_segment;
 
-pub(crate) use payments_serve::admin::same_origin;
-
 /// Proof that a request changing the mock was not made by another site's
 /// page: a browser sends `Origin` with every cross-site POST, and it must
-/// then name the request's own `Host`. Tools (curl, test code, the
-/// client) send no `Origin` and pass.
+/// then name the request's own `Host`, or the server's `--public-url`
+/// (behind a reverse proxy that rewrites `Host`, as the console's forms).
+/// Tools (curl, test code, the client) send no `Origin` and pass.
 pub struct SameSite;
 
-impl<S: Send + Sync> FromRequestParts<S> for SameSite {
+impl FromRequestParts<AppState> for SameSite {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        if same_origin(&parts.headers) {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        if payments_serve::admin::same_origin_as(&parts.headers, Some(state.public_url.as_str())) {
             Ok(Self)
         } else {
             Err(ApiError::new(
