@@ -28,11 +28,11 @@ mod reconcile;
 mod redirect;
 /// The API key never shows up in any output.
 mod secrets;
-/// A stderr that cannot be written: the documented exit codes, no panic.
-mod stderr;
 /// `status`: one, many, by reference, `--from-file`, stdin, exit codes,
 /// json lines that join back to their input.
 mod status;
+/// A stderr that cannot be written: the documented exit codes, no panic.
+mod stderr;
 /// `tail`: the mock's journal, a merchant's part, a sandbox's, filters,
 /// `--follow` until Ctrl-C or the server goes away, and `--proxy`.
 mod tail;
