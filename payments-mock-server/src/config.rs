@@ -274,8 +274,8 @@ pub fn open_admin_warning(addr: std::net::SocketAddr, config: &Config) -> Option
 /// The longest `--latency`: one minute, like `X-Mock-Fault: delay=`.
 pub const MAX_LATENCY: Duration = Duration::from_millis(crate::domain::rules::MAX_FAULT_DELAY_MS);
 
-/// Parses `MS` or `MS..MS` into a latency range, each at most
-/// [`MAX_LATENCY`].
+/// Parses `MS` or `MS..MS` into a latency range, each at most one minute
+/// (60000 ms, as `X-Mock-Fault: delay=`).
 ///
 /// # Errors
 ///

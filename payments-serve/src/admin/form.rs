@@ -33,7 +33,7 @@ impl FormRefusal {
 }
 
 /// Reads a posted console form, in this order: from this server's own page
-/// ([`same_origin`]), a form (no `Content-Type` is taken as one, as a
+/// ([`same_origin`](super::same_origin)), a form (no `Content-Type` is taken as one, as a
 /// tool's bare `curl -d` is), at most `limit` bytes. Its pairs come
 /// form-decoded, in order.
 ///
