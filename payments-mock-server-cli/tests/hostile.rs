@@ -243,14 +243,11 @@ async fn a_request_whose_client_left_during_a_delay_is_carried_out_and_journaled
         .await
         .expect("sent");
     drop(stream);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let entries = loop {
-        let entries = server.requests().await;
-        if !entries.is_empty() || tokio::time::Instant::now() > deadline {
-            break entries;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    // Woken when the request is journaled and counted, not polled.
+    tokio::time::timeout(Duration::from_secs(10), server.answered_reach(1))
+        .await
+        .expect("answered and journaled within 10 s");
+    let entries = server.requests().await;
     assert_eq!(entries.len(), 1, "journaled");
     assert_eq!(entries[0].request_id, "gave-up");
     assert_eq!(entries[0].fault.as_deref(), Some("delay=300"));
