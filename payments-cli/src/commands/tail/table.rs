@@ -3,8 +3,9 @@
 //! "Output"). Every column but the last has its width; the path is last
 //! and takes what the line has left, shortened to fit when it must, so a
 //! line never runs past the width (down to about 60 columns) and an
-//! unusually wide value (a long error code, a seq that grew) moves only
-//! the path of its own line.
+//! unusually wide value (a long error code or method, a seq that grew)
+//! moves only the path of its own line, and is itself cut (with `…`) when
+//! the path has nothing left to give.
 //!
 //! ```text
 //! SEQ TIME     METHOD HTTP CODE                  REQUEST  PATH
@@ -35,6 +36,9 @@ const REQUEST: usize = 8;
 /// The path never gets less than this, even when the line then runs past
 /// the width.
 const LEAST_PATH: usize = 12;
+/// What a path keeps before a method wider than its column takes room
+/// from it: an id's read (`…/01937e1c…00c1/status`) whole.
+const PATH_BEFORE_METHOD: usize = 24;
 /// Between columns: one space, as `ps` and `ls -l` have it, so that at 80
 /// columns a line keeps the interface's paths whole (ids shortened).
 const GAP: &str = " ";
@@ -107,12 +111,30 @@ impl Layout {
             .as_deref()
             .filter(|id| !id.is_empty())
             .map_or_else(|| "-".to_owned(), |id| id.chars().take(REQUEST).collect());
+        // What the line has beyond the columns' widths and the least
+        // path: a seq that grew takes it first, then a code, then a method
+        // wider than its column (which leaves the path its first
+        // `PATH_BEFORE_METHOD` columns); past it, they are cut (with `…`).
+        let seq = entry.seq.to_string();
+        let fixed = self.seq + TIME + METHOD + HTTP + self.code_width() + REQUEST;
+        let mut spare = self
+            .style
+            .width
+            .saturating_sub(fixed + 6 * GAP.len() + LEAST_PATH)
+            .saturating_sub(seq.len().saturating_sub(self.seq));
+        let code = printable_within(&code, self.code_width() + spare);
+        spare = spare.saturating_sub(code.width().saturating_sub(self.code_width()));
+        let path_kept = printable(&entry.path)
+            .width()
+            .min(PATH_BEFORE_METHOD)
+            .saturating_sub(LEAST_PATH);
+        let method = printable_within(&entry.method, METHOD + spare.saturating_sub(path_kept));
         let cells = [
-            (printable(&entry.seq.to_string()), self.seq, Align::Right),
+            (seq, self.seq, Align::Right),
             (printable(&time), TIME, Align::Left),
-            (printable(&entry.method), METHOD, Align::Left),
+            (method, METHOD, Align::Left),
             (status, HTTP, Align::Right),
-            (printable(&code), self.code_width(), Align::Left),
+            (code, self.code_width(), Align::Left),
             (printable(&request), REQUEST, Align::Left),
         ];
         let mut line = String::new();
@@ -392,6 +414,27 @@ mod tests {
         assert_eq!(at(&header, "CODE"), at(&lines[0], "TRANSACTION"));
         assert_eq!(at(&header, "PATH"), at(&lines[1], "/api/payments/initiate"));
         assert_eq!(at(&header, "TIME"), at(&lines[0], "08:15:30"));
+    }
+
+    #[test]
+    fn a_long_method_or_code_is_cut_to_fit_the_line() {
+        for proxy in [false, true] {
+            let layout = layout(80, proxy);
+            let method = "X".repeat(200);
+            let line = layout.row(&entry(&format!(
+                r#"{{"seq":1,"method":"{method}","path":"/api/payments/initiate","status":405,"errorCode":"{}","verdict":"{}"}}"#,
+                "C".repeat(200),
+                "V".repeat(200),
+            )));
+            assert!(line.trim_end().width() <= 80, "{line}");
+            assert!(line.contains("X…"), "{line}");
+            assert!(line.contains("C…") || line.contains("V…"), "{line}");
+            // A method a little wider than its column keeps it whole.
+            let line = layout.row(&entry(
+                r#"{"seq":2,"method":"OPTIONS","path":"/api/payments/initiate","status":200}"#,
+            ));
+            assert!(line.contains(" OPTIONS "), "{line}");
+        }
     }
 
     #[test]
