@@ -8,6 +8,9 @@
 mod filters;
 /// `--follow`: later entries as they come, Ctrl-C, a server that goes away.
 mod follow;
+/// What could be missed: entries dropped, a journal started again, the
+/// proxy's order, a method too wide.
+mod losses;
 /// `--proxy`: the contract proxy's exchanges and verdicts.
 mod proxy;
 

@@ -4,16 +4,21 @@
 //! keeps printing new entries until Ctrl-C (exit 0).
 //!
 //! Entries are read a page at a time with `after=SEQ`, from `--since`
-//! (or 0: everything the server keeps) on; with `--follow`, again every
-//! poll interval from the last seq read. `--path` is the mock's own
-//! filter; `--status`, `--reference-no` (and `--path` on the proxy) are
-//! applied here, to every entry read, so the cursor moves over what they
-//! leave out too.
+//! (or 0: everything the server keeps) on, the proxy's from its start
+//! (its `after` is in the order judged: `cursor.rs`); with `--follow`,
+//! again every poll interval from the last entry read, at once while
+//! pages come back full. The filters are applied here, to every entry
+//! read, so the cursor moves over what they leave out too, and a seq the
+//! server skipped is an entry lost, said on stderr. A journal whose
+//! newest entry is below the cursor started again (the server restarted):
+//! said, and read from its start.
 //!
 //! - `source.rs`: the HTTP reads, retries and what a failure says;
+//! - `cursor.rs`: where a run is, what it lost, what it showed;
 //! - `entry.rs`: an entry of either server, and the filters;
 //! - `table.rs`: the table's lines.
 
+mod cursor;
 mod entry;
 mod source;
 mod table;
@@ -22,6 +27,7 @@ use std::time::Duration;
 
 use crate::{cli::TailArgs, commands::Context, error::CliError, exit::Exit};
 
+use cursor::Cursor;
 use entry::{Entry, Filter};
 use source::{Kind, Source};
 use table::Layout;
@@ -44,24 +50,16 @@ pub async fn run(ctx: &Context, args: TailArgs) -> Result<Exit, CliError> {
         (None, false) => Kind::Mock,
     };
     let proxy = kind == Kind::Proxy;
-    let source = Source::new(
-        ctx,
-        kind,
-        args.path.clone(),
-        RETRY_DELAY.min(args.poll_interval),
-    )?;
-    // The mock filters by path itself; the proxy's listing is filtered here.
-    let filter = Filter::new(
-        args.path.clone().filter(|_| proxy),
-        args.status,
-        args.reference_no.clone(),
-    );
+    let source = Source::new(ctx, kind, RETRY_DELAY.min(args.poll_interval))?;
+    // All filters here: the server's pages are every seq, so a gap in
+    // them is an entry lost, not one left out.
+    let filter = Filter::new(args.path.clone(), args.status, args.reference_no.clone());
     let mut tail = Tail {
         ctx,
         source: &source,
         filter,
         layout: None,
-        after: args.since.unwrap_or(0),
+        cursor: Cursor::new(proxy, args.since.unwrap_or(0)),
         read: 0,
         shown: 0,
         proxy,
@@ -104,9 +102,8 @@ struct Tail<'a> {
     filter: Filter,
     /// Set when the first line is printed (the columns then stay).
     layout: Option<Layout>,
-    /// The seq of the last entry read (shown or not): the next page's
-    /// `after`.
-    after: u64,
+    /// The next page's `after`, and what was read.
+    cursor: Cursor,
     read: u64,
     shown: u64,
     proxy: bool,
@@ -117,12 +114,32 @@ struct Tail<'a> {
 impl Tail<'_> {
     /// Reads and prints every page after `after`; `following`: a read
     /// succeeded before (a failure then says the server went away).
+    /// A full page is followed by the next at once (no wait), so a busy
+    /// server drops less.
     async fn drain(&mut self, following: bool) -> Result<(), CliError> {
         loop {
-            let page = self.source.page(self.after).await.map_err(|failure| {
-                let last = (self.read > 0).then_some(self.after);
+            let after = self.cursor.after;
+            let page = self.source.page(after).await.map_err(|failure| {
+                let last = (self.read > 0).then_some(after);
                 self.source.error(&failure, following.then_some(last))
             })?;
+            let (Some(first), Some(last)) = (page.entries.first(), page.entries.last()) else {
+                // Nothing after the cursor: a journal that now ends below
+                // it started again.
+                if self.cursor.read_here() && self.newest().await.is_some_and(|n| n < after) {
+                    super::stderr_line(cursor::RESTARTED);
+                    self.cursor.restart();
+                    continue;
+                }
+                return Ok(());
+            };
+            let (first, last) = (first.seq, last.seq);
+            if self.cursor.lost(first, u64::MAX).is_some() {
+                let newest = self.newest().await.unwrap_or(0).max(last);
+                if let Some((low, high)) = self.cursor.lost(first, newest) {
+                    super::stderr_line(cursor::lost_note(low, high));
+                }
+            }
             let full = page.full;
             self.print(page.entries)?;
             if !full {
@@ -131,22 +148,27 @@ impl Tail<'_> {
         }
     }
 
+    /// The newest seq the server keeps, when it says (a failure here is
+    /// the next page's to report).
+    async fn newest(&self) -> Option<u64> {
+        self.source.newest().await.ok().flatten()
+    }
+
     fn print(&mut self, entries: Vec<Entry>) -> Result<(), CliError> {
-        let Some(last) = entries.last().map(|e| e.seq) else {
+        if entries.is_empty() {
             return Ok(());
-        };
+        }
         self.read += entries.len() as u64;
+        let seqs: Vec<u64> = entries.iter().map(|e| e.seq).collect();
+        let new = self.cursor.advance(&seqs);
         let kept: Vec<Entry> = entries
             .into_iter()
-            .filter(|e| self.filter.keeps(e))
+            .zip(new)
+            // The filter sees every entry (one before `--since` may tie a
+            // transaction to `--reference-no`).
+            .filter(|(e, new)| self.filter.keeps(e) && *new)
+            .map(|(e, _)| e)
             .collect();
-        // The proxy's pages are in the order judged: its `after` is the
-        // last item's seq, whatever its number.
-        self.after = if self.proxy {
-            last
-        } else {
-            last.max(self.after)
-        };
         if kept.is_empty() {
             return Ok(());
         }
@@ -164,7 +186,7 @@ impl Tail<'_> {
                 .map(|e| e.seq)
                 .max()
                 .unwrap_or(0)
-                .max(self.after);
+                .max(self.cursor.after);
             let layout = Layout::new(self.ctx.style(), self.proxy, seen);
             text.push_str(&layout.header());
             self.layout = Some(layout);
@@ -182,7 +204,7 @@ impl Tail<'_> {
         if self.ctx.is_json() || self.layout.is_some() {
             return Ok(());
         }
-        let layout = Layout::new(self.ctx.style(), self.proxy, self.after);
+        let layout = Layout::new(self.ctx.style(), self.proxy, self.cursor.after);
         self.layout = Some(layout);
         self.ctx.print(&layout.header())
     }

@@ -38,8 +38,6 @@ pub struct Source {
     url: reqwest::Url,
     /// The base URL as messages show it (no user or password).
     base: String,
-    /// `path=` (the mock filters by it).
-    path: Option<String>,
     key: Option<HeaderValue>,
     retries: u32,
     retry_delay: Duration,
@@ -113,18 +111,15 @@ struct Items {
 }
 
 impl Source {
-    /// The journal `kind` at the CLI's base URL; the mock's filters `path`.
+    /// The journal `kind` at the CLI's base URL. Nothing is filtered by
+    /// the server (the mock could filter by path): `tail` sees every seq,
+    /// so that a seq missing after the last one read means an entry lost.
     ///
     /// # Errors
     ///
     /// A certificate or key that cannot be read or used (the client
     /// already refused them by now, so this is a file that changed).
-    pub fn new(
-        ctx: &Context,
-        kind: Kind,
-        path: Option<String>,
-        retry_delay: Duration,
-    ) -> Result<Self, CliError> {
+    pub fn new(ctx: &Context, kind: Kind, retry_delay: Duration) -> Result<Self, CliError> {
         let settings = &ctx.settings;
         let endpoint = match &kind {
             Kind::Mock => "/_mock/requests".to_owned(),
@@ -162,7 +157,6 @@ impl Source {
             http: http_client(ctx)?,
             url,
             base: shown.as_str().trim_end_matches('/').to_owned(),
-            path,
             key,
             retries: settings.retries,
             retry_delay,
@@ -179,9 +173,28 @@ impl Source {
     ///
     /// The last attempt's failure.
     pub async fn page(&self, after: u64) -> Result<Page, Failure> {
+        let limit = match self.kind {
+            Kind::Proxy => PROXY_PAGE,
+            Kind::Mock | Kind::Sandbox(_) => MOCK_PAGE,
+        };
+        self.retried(Some(after), limit).await
+    }
+
+    /// The seq of the newest entry the server keeps (the last one judged,
+    /// on the proxy) that this key may see; `None` when it keeps none.
+    ///
+    /// # Errors
+    ///
+    /// As [`Source::page`].
+    pub async fn newest(&self) -> Result<Option<u64>, Failure> {
+        let page = self.retried(None, 1).await?;
+        Ok(page.entries.last().map(|e| e.seq))
+    }
+
+    async fn retried(&self, after: Option<u64>, limit: usize) -> Result<Page, Failure> {
         let mut attempt = 0;
         loop {
-            match self.attempt(after).await {
+            match self.attempt(after, limit).await {
                 Err(failure) if failure.is_transient() && attempt < self.retries => {
                     attempt += 1;
                     tokio::time::sleep(self.retry_delay * attempt).await;
@@ -191,20 +204,15 @@ impl Source {
         }
     }
 
-    async fn attempt(&self, after: u64) -> Result<Page, Failure> {
-        let limit = match self.kind {
-            Kind::Proxy => PROXY_PAGE,
-            Kind::Mock | Kind::Sandbox(_) => MOCK_PAGE,
-        };
+    /// One request: `after` SEQ (without it, the newest `limit`).
+    async fn attempt(&self, after: Option<u64>, limit: usize) -> Result<Page, Failure> {
         let mut url = self.url.clone();
         {
             let mut query = url.query_pairs_mut();
-            query
-                .append_pair("after", &after.to_string())
-                .append_pair("limit", &limit.to_string());
-            if let Some(path) = self.path.as_deref().filter(|_| self.kind != Kind::Proxy) {
-                query.append_pair("path", path);
+            if let Some(after) = after {
+                query.append_pair("after", &after.to_string());
             }
+            query.append_pair("limit", &limit.to_string());
         }
         let started = Instant::now();
         // `-v`: each page is a trace of its own, its id printed, as every
