@@ -12,6 +12,9 @@ use crate::common::{MERCHANT, initiate_body};
 
 /// A sandbox's time to live: real time, renewed by use and by a long request.
 mod lifetime;
+/// A sandbox's id cannot be probed, nor the sandbox kept alive, by anyone
+/// but the admin and its merchant.
+mod probing;
 mod removal;
 
 const OTHER_MERCHANT: &str = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
@@ -441,9 +444,9 @@ async fn each_role_makes_sees_and_controls_only_what_it_may() {
             "{key:?}"
         );
     }
-    // Anonymous under it: the controls want a key, the API a key too.
-    assert_eq!(get(&format!("{mine_base}/_mock/clock"), None).await.0, 401);
-    assert_eq!(initiate(None).await.0, 401);
+    // Anonymous under it: no sandbox there either (`probing`).
+    assert_eq!(get(&format!("{mine_base}/_mock/clock"), None).await.0, 404);
+    assert_eq!(initiate(None).await.0, 404);
     // The admin does everything, in anyone's sandbox.
     assert_eq!(
         post(&format!("{mine_base}/_mock/reset"), json!({}), Some(admin))

@@ -219,18 +219,19 @@ impl AppState {
         }
     }
 
-    /// Renews the sandbox `id` (a request in it that took long was just
-    /// answered).
+    /// Renews the sandbox `id`: a request its caller may make was let in
+    /// to it (and again as it is answered, when it took long).
     pub(crate) fn renew_sandbox(&self, id: uuid::Uuid) {
         if let Some(registry) = self.sandboxes.as_ref() {
             registry.renew(id);
         }
     }
 
-    /// The sandbox `id` for a request (renewed by it): its state, or `None`
-    /// when this server has no such live sandbox.
-    pub(crate) fn sandbox_for(&self, id: uuid::Uuid) -> Option<AppState> {
-        let (_, state) = self.sandboxes.as_ref()?.use_sandbox(id)?;
+    /// The sandbox `id` a request names: its state, or `None` when this
+    /// server has no such live sandbox. Not renewed: a caller turned away
+    /// keeps no sandbox alive ([`AppState::renew_sandbox`] once let in).
+    pub(crate) fn find_sandbox(&self, id: uuid::Uuid) -> Option<AppState> {
+        let (_, state) = self.sandboxes.as_ref()?.find(id)?;
         Some(state)
     }
 

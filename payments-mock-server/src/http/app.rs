@@ -103,23 +103,34 @@ impl MockService {
             let (state, others) = &*this.shared;
             if req.uri().path().starts_with(SANDBOXES) {
                 // Replicas share sandboxes through the database: one made
-                // or removed on another replica is asked of it.
-                let found = match sandbox_id(req.uri().path()) {
+                // or removed on another replica is asked of it. Found, not
+                // yet renewed: a caller turned away keeps nothing alive.
+                let id = sandbox_id(req.uri().path());
+                let found = match id {
                     // Boxed: only a shared store's requests carry its future.
                     Some(id) if state.store.is_shared() => Box::pin(state.shared_sandbox(id)).await,
-                    Some(id) => state.sandbox_for(id),
+                    Some(id) => state.find_sandbox(id),
                     None => None,
                 };
+                // Only the admin and its merchant learn that it lives
+                // (`let_in`); anyone else is answered as under an unknown id.
+                let found = match found {
+                    Some(sandbox) if let_in(state, &sandbox, &req) => Some(sandbox),
+                    #[cfg(feature = "pages")]
+                    Some(sandbox) if Box::pin(pays_in(&sandbox, req.uri().path())).await => {
+                        Some(sandbox)
+                    }
+                    _ => None,
+                };
                 let mut req = req;
-                if let Some(sandbox) = sandboxed(state, found, &mut req) {
+                if let (Some(sandbox), Some(id)) = (into_sandbox(found, &mut req), id) {
+                    state.renew_sandbox(id);
                     let started = tokio::time::Instant::now();
                     let response = respond(&sandbox, others, this.abort.as_ref(), req).await;
                     // A request long enough to outlast the shortest time to
                     // live renews its sandbox as it is answered (it was kept
                     // while served: `Lifetime::in_use`).
-                    if started.elapsed() >= LONG_REQUEST
-                        && let Some(id) = sandbox.sandbox.as_ref().map(|s| s.id)
-                    {
+                    if started.elapsed() >= LONG_REQUEST {
                         state.renew_sandbox(id);
                     }
                     return Ok(response);
@@ -165,38 +176,95 @@ fn sandbox_id(path: &str) -> Option<uuid::Uuid> {
     crate::sandboxes::parse_id(segment)
 }
 
-/// A request under `/sandboxes/{id}`, with the live sandbox `id` it names
-/// (`found`, renewed): the sandbox, the prefix taken off the request's
-/// path in place, to be answered as the root answers it but with the
-/// sandbox's state. `None` leaves the request unchanged when there is no
-/// such live sandbox, or it is another merchant's and the request's API
-/// key says so: the root's router then answers 404 `SANDBOX_NOT_FOUND`.
+/// The path under a sandbox's prefix: `/sandboxes/{id}/api/…` is
+/// `/api/…` (empty for `/sandboxes/{id}` itself).
+fn tail_of(path: &str) -> &str {
+    let rest = path.get(SANDBOXES.len()..).unwrap_or_default();
+    rest.find('/').map_or("", |i| &rest[i..])
+}
+
+/// Whether the caller of `req` may learn that `sandbox` lives, by its key
+/// or its console session (CONTRACT sections 18 and 19: its id cannot be
+/// probed). With `--admin-key`: the admin key, and a key of the merchant
+/// that made it; on its `/api/` also, as on the root's, any API key when
+/// it is the admin's (no merchant's), and anyone when no API key is
+/// configured. No key, a wrong one, one bound to no merchant or another
+/// merchant's: no (then the answer is an unknown id's, and the sandbox is
+/// not renewed). Without `--admin-key` sandboxes are as open as the root,
+/// but another merchant's API key finds no merchant's sandbox on `/api/`.
+fn let_in<B>(root: &AppState, sandbox: &AppState, req: &Request<B>) -> bool {
+    use crate::domain::access::Role;
+    let Some(owner) = sandbox.sandbox.map(|s| s.owner) else {
+        return true;
+    };
+    let api = tail_of(req.uri().path()).starts_with("/api/");
+    let headers = req.headers();
+    let api_caller = || {
+        let token = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| payments_serve::admin::bearer_token(v.as_bytes()));
+        root.auth.authenticate(token).ok()
+    };
+    if !root.admin.is_enabled() {
+        return !(api
+            && owner.is_some()
+            && root.auth.is_enabled()
+            && api_caller().is_some_and(|caller| caller.merchant != owner));
+    }
+    let sees = |role: Role| match role {
+        Role::Admin => true,
+        Role::Merchant(m) | Role::Owner(m) => owner == Some(m),
+        Role::Open => false,
+    };
+    if let Some(Ok(role)) = root.admin.bearer(headers, &root.auth)
+        && sees(role)
+    {
+        return true;
+    }
+    if api && owner.is_none() {
+        // The admin's sandbox: its API takes the root's API keys.
+        return !root.auth.is_enabled() || api_caller().is_some();
+    }
+    #[cfg(feature = "pages")]
+    for session in crate::admin::session_cookies(headers) {
+        if root.admin.sessions.find(session).is_some_and(sees) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether `path` is a payment page of `sandbox` (`/pay/TOKEN`) its token
+/// opens: the token is the payer's capability (CONTRACT section 18),
+/// whoever holds it. A token the sandbox does not know is answered as
+/// under an unknown id. A store that cannot be asked lets the page tell.
+#[cfg(feature = "pages")]
+async fn pays_in(sandbox: &AppState, path: &str) -> bool {
+    use crate::domain::port::{PaymentPageKey, Store as _};
+    let Some(token) = tail_of(path).strip_prefix("/pay/") else {
+        return false;
+    };
+    !matches!(
+        sandbox
+            .store
+            .with_payment_page(PaymentPageKey::Token(token), |_, _| ())
+            .await,
+        Ok(None)
+    )
+}
+
+/// A request under `/sandboxes/{id}`, with the live sandbox it names
+/// (`found`) when its caller may use it: the sandbox, the prefix taken off
+/// the request's path in place, to be answered as the root answers it but
+/// with the sandbox's state. `None` leaves the request unchanged when
+/// there is no such live sandbox, or its caller may not learn of it: the
+/// root's router then answers 404 `SANDBOX_NOT_FOUND`.
 /// (In place: moving the request in and out cost a copy of it each way.)
-fn sandboxed<B>(
-    root: &AppState,
-    found: Option<AppState>,
-    req: &mut Request<B>,
-) -> Option<AppState> {
+fn into_sandbox<B>(found: Option<AppState>, req: &mut Request<B>) -> Option<AppState> {
     let sandbox = found?;
     let path = req.uri().path();
     let rest = &path[SANDBOXES.len()..];
-    let tail = rest.find('/').map_or("", |i| &rest[i..]);
-    // An API call under a merchant's sandbox with another merchant's key
-    // finds no sandbox (the admin side checks its own callers: `admit`).
-    if let Some(owner) = sandbox.sandbox.and_then(|s| s.owner)
-        && tail.starts_with("/api/")
-        && root.auth.is_enabled()
-    {
-        let token = req
-            .headers()
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| payments_serve::admin::bearer_token(v.as_bytes()));
-        if let Ok(caller) = root.auth.authenticate(token)
-            && caller.merchant != Some(owner)
-        {
-            return None;
-        }
-    }
+    let tail = tail_of(path);
     // The path after the prefix and the query, one slice of what was
     // asked: validated once more, but not formatted again.
     let uri = if tail.is_empty() {

@@ -173,11 +173,12 @@ impl AppState {
         Err(refusal)
     }
 
-    /// The sandbox `id` for a request on a store the replicas share
-    /// (renewed by it): asked of the database, which knows the sandboxes
-    /// every replica made and removed. `None` when it holds no such live
-    /// sandbox. When the database cannot be asked, this replica's own view
-    /// answers (the request then meets the store's error itself).
+    /// The sandbox `id` for a request on a store the replicas share (not
+    /// renewed: [`AppState::find_sandbox`]): asked of the database, which
+    /// knows the sandboxes every replica made and removed. `None` when it
+    /// holds no such live sandbox. When the database cannot be asked, this
+    /// replica's own view answers (the request then meets the store's
+    /// error itself).
     pub(crate) async fn shared_sandbox(&self, id: uuid::Uuid) -> Option<AppState> {
         let registry = self.sandboxes.as_ref()?;
         match self.store.shared_sandbox(id).await {
@@ -185,13 +186,13 @@ impl AppState {
                 let info = info_of(kept);
                 let (owner, label) = (info.owner, info.label.clone());
                 registry.adopt(info, || self.sandbox_state(store, id, owner, label));
-                self.sandbox_for(id)
+                self.find_sandbox(id)
             }
             Ok(None) => {
                 registry.drop_gone(id);
                 None
             }
-            Err(_) => self.sandbox_for(id),
+            Err(_) => self.find_sandbox(id),
         }
     }
 
