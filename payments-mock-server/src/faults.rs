@@ -389,7 +389,6 @@ impl Faults {
         }
     }
 
-    /// Tells hanging requests that the server is shutting down.
     /// What ends these faults' hanging requests: a sandbox's faults take
     /// the server's ([`Faults::closing_with`]).
     pub(crate) fn closing(&self) -> Closing {
@@ -403,8 +402,14 @@ impl Faults {
         self
     }
 
+    /// Tells hanging requests that the server is shutting down.
     pub(crate) fn close(&self) {
         self.closing.send_replace(true);
+    }
+
+    /// Whether the server is shutting down ([`Faults::close`]).
+    pub(crate) fn is_closed(&self) -> bool {
+        *self.closing.borrow()
     }
 
     /// Waits until the server shuts down ([`Faults::close`]), or at most

@@ -86,7 +86,9 @@ fn pace(rate: u32) -> (usize, Duration) {
 }
 
 /// `response` with its body trickled at `rate` bytes a second (the whole
-/// `Content-Length` announced). The server's shutdown cuts it short.
+/// `Content-Length` announced). At the server's shutdown the rest goes
+/// out at once: the answer is finished, as every request under way is
+/// (COMMANDS.md), never cut short.
 pub(crate) async fn trickled(state: &AppState, response: Response, rate: u32) -> Response {
     let (mut head, bytes) = whole(response).await;
     let bytes = bytes.unwrap_or_default();
@@ -101,18 +103,17 @@ pub(crate) async fn trickled(state: &AppState, response: Response, rate: u32) ->
                 return None;
             }
             if waited {
-                tokio::select! {
-                    () = tokio::time::sleep(every) => {}
-                    () = state.faults.hold(crate::faults::HANG_LIMIT) => {
-                        let cut: Result<Bytes, std::io::Error> =
-                            Err(std::io::Error::other("server shutting down"));
-                        return Some((cut, (Bytes::new(), true)));
-                    }
-                }
+                // The pause, or less: the shutdown ends it.
+                state.faults.hold(every).await;
             }
             let mut rest = rest;
-            let chunk = rest.split_to(size.min(rest.len()));
-            Some((Ok(chunk), (rest, true)))
+            let size = if state.faults.is_closed() {
+                rest.len()
+            } else {
+                size.min(rest.len())
+            };
+            let chunk = rest.split_to(size);
+            Some((Ok::<_, std::io::Error>(chunk), (rest, true)))
         }
     });
     Response::from_parts(head, Body::from_stream(stream))
@@ -140,6 +141,21 @@ mod tests {
         let first = body.frame().await.expect("a frame").expect("data");
         assert_eq!(first.into_data().expect("data"), "01234");
         assert!(body.frame().await.expect("a frame").is_err());
+    }
+
+    /// At the shutdown a trickled body sends the rest of itself at once.
+    #[tokio::test(start_paused = true)]
+    async fn a_trickled_body_ends_whole_at_the_shutdown() {
+        let state = AppState::new(crate::config::Config::default());
+        let body = "0123456789".repeat(3);
+        let slow = trickled(&state, (StatusCode::OK, body.clone()).into_response(), 1).await;
+        assert_eq!(slow.headers()[header::CONTENT_LENGTH], "30");
+        let mut slow = slow.into_body();
+        let first = slow.frame().await.expect("a frame").expect("data");
+        assert_eq!(first.into_data().expect("data"), "0");
+        state.faults.close();
+        let rest = slow.collect().await.expect("the rest, whole").to_bytes();
+        assert_eq!(rest, body[1..]);
     }
 
     #[test]
