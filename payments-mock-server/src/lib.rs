@@ -131,7 +131,8 @@
 //!   [`Config::header_read_timeout`] (default 30 s, `--header-read-timeout`,
 //!   [`MockServerBuilder::header_read_timeout`]), counted from connect or
 //!   from the end of the previous response: the connection is closed with
-//!   no response. So slow (one byte at a time) and idle connections cannot
+//!   no response (watched in ticks of an eighth of the timeout, so at most
+//!   an eighth later). So slow (one byte at a time) and idle connections cannot
 //!   pin the server; each costs one task and one socket until then.
 //!
 //! Bodies are the router's: over [`BODY_LIMIT`] (64 KiB) is the 413
