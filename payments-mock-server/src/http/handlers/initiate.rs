@@ -31,8 +31,9 @@ pub(crate) async fn handle(
     caller: Caller,
     bytes: &[u8],
 ) -> Result<Response, ApiError> {
-    let body = KnownFields::parse(bytes)?;
-    let fields = validate::initiate_fields(&body, &state.catalog)?;
+    // The parsed body ends here: it is not kept across the store's await
+    // (the future stays smaller; every request's future holds this one).
+    let fields = validate::initiate_fields(&KnownFields::parse(bytes)?, &state.catalog)?;
     let attempt = InitiateAttempt {
         fields,
         scope: caller.merchant,
