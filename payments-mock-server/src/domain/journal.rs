@@ -85,21 +85,45 @@ impl Capture {
     /// for a request (`http/journal.rs`) and for an entry a store kept.
     /// `capacity`: of `text`, made once: [`room`] of its parts and of the
     /// body still to come.
-    pub(crate) fn assemble<'a>(
+    ///
+    /// The parts are copied as they come, then the text is scanned once
+    /// for a stray [`END`] (cheaper than a search per part: a request's
+    /// parts never hold one, HTTP refuses control characters in a URI and
+    /// a header); only a text with one more than its parts is made again,
+    /// each such part's [`END`] replaced.
+    /// `headers` gives the headers' parts, each time it is called.
+    pub(crate) fn assemble<'a, H>(
         method: Method,
         (path, query): (&str, Option<&str>),
         request_id: &str,
-        headers: impl Iterator<Item = (&'a str, Cow<'a, str>)>,
+        headers: impl Fn() -> H,
         capacity: usize,
         at: DateTime<Utc>,
-    ) -> Self {
+    ) -> Self
+    where
+        H: Iterator<Item = (&'a str, Cow<'a, str>)>,
+    {
+        let firsts = [path, query.unwrap_or(""), request_id];
         let mut text = String::with_capacity(capacity);
-        for part in [path, query.unwrap_or(""), request_id] {
-            push_part(&mut text, part);
+        let mut parts = 0;
+        for part in firsts {
+            push_clean(&mut text, part);
+            parts += 1;
         }
-        for (name, value) in headers {
-            push_part(&mut text, name);
-            push_part(&mut text, &value);
+        for (name, value) in headers() {
+            push_clean(&mut text, name);
+            push_clean(&mut text, &value);
+            parts += 2;
+        }
+        if text.bytes().filter(|&b| b == END_BYTE).count() != parts {
+            text.clear();
+            for part in firsts {
+                push_part(&mut text, part);
+            }
+            for (name, value) in headers() {
+                push_part(&mut text, name);
+                push_part(&mut text, &value);
+            }
         }
         Self {
             seq: 0,
@@ -192,7 +216,17 @@ pub(crate) fn room(parts: impl Iterator<Item = usize>, body: usize) -> usize {
     parts.map(|len| len + END.len_utf8()).sum::<usize>() + body
 }
 
-/// Appends `part` and its [`END`] to a capture's text.
+/// [`END`] as the byte it is.
+const END_BYTE: u8 = b'\n';
+
+/// Appends `part` and its [`END`] to a capture's text, as it is.
+fn push_clean(text: &mut String, part: &str) {
+    text.push_str(part);
+    text.push(END);
+}
+
+/// Appends `part`, any [`END`] in it replaced, and its [`END`] to a
+/// capture's text.
 fn push_part(text: &mut String, part: &str) {
     if part.contains(END) {
         text.push_str(&part.replace(END, "\u{fffd}"));
@@ -344,7 +378,7 @@ mod tests {
             Method::PUT,
             ("/api/\nx", Some("")),
             "rid\n",
-            headers.into_iter(),
+            || headers.clone().into_iter(),
             0,
             DateTime::<Utc>::UNIX_EPOCH,
         );

@@ -153,10 +153,12 @@ impl Capture {
     /// journal of the last run), numbered and attributed as it was.
     pub(crate) fn from_entry(entry: &JournalEntry) -> Self {
         let method = http::Method::from_bytes(entry.method.as_bytes()).unwrap_or(http::Method::GET);
-        let headers = entry
-            .headers
-            .iter()
-            .map(|(name, value)| (name.as_str(), std::borrow::Cow::Borrowed(value.as_str())));
+        let headers = || {
+            entry
+                .headers
+                .iter()
+                .map(|(name, value)| (name.as_str(), std::borrow::Cow::Borrowed(value.as_str())))
+        };
         let query = entry.query.as_deref();
         let parts = [
             entry.path.len(),
