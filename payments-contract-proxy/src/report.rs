@@ -155,12 +155,17 @@ impl Summary {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let _ = writeln!(
-            out,
-            "contract check: {} exchanges ({})",
-            self.exchanges,
-            per(&self.endpoints)
-        );
+        if self.endpoints.is_empty() {
+            // Nothing passed through: no empty parentheses.
+            let _ = writeln!(out, "contract check: {} exchanges", self.exchanges);
+        } else {
+            let _ = writeln!(
+                out,
+                "contract check: {} exchanges ({})",
+                self.exchanges,
+                per(&self.endpoints)
+            );
+        }
         let _ = writeln!(
             out,
             "verdicts: {}",
@@ -218,6 +223,11 @@ mod tests {
     fn the_summary_counts_and_sets_the_exit_code() {
         let mut summary = Summary::default();
         assert_eq!(summary.exit_code(true), 0);
+        let table = summary.table();
+        assert!(
+            table.starts_with("contract check: 0 exchanges\n"),
+            "nothing passed through, no empty parentheses: {table}"
+        );
         let undocumented = exchange(
             "GET",
             "/api/payments/x/status",
