@@ -83,7 +83,7 @@ pub(crate) fn check(
         let (verdict, findings) = if whole && exchange.judged && !exchange.proxy_answer {
             let findings = rules::judge(&parsed, &memory);
             // A recording's secrets are already replaced.
-            coverage::observe(&parsed, &memory, &mut coverage, str::to_owned);
+            coverage::observe(&parsed, &findings, &memory, &mut coverage, str::to_owned);
             rules::remember(&parsed, &mut memory);
             (Verdict::of(&findings), findings)
         } else {

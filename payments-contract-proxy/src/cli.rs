@@ -13,6 +13,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use rust_decimal::Decimal;
+
 /// The binaries' command line read without echoing a secret that starts
 /// with `-` (`--admin-key -abc…`).
 pub use payments_serve::cli::parse_hiding_secrets;
@@ -22,6 +24,7 @@ use payments_serve::cli::{
 use payments_serve::logging::init_logging;
 
 use crate::check::{CheckOutcome, check};
+use crate::config::files;
 use crate::coverage::{Shown, table as coverage_table};
 use crate::{AdminKey, CONSOLE_PATH, Coverage, Proxy, ProxyConfig, Summary};
 
@@ -143,32 +146,57 @@ pub struct EvidenceArgs {
     #[arg(long, value_name = "FILE")]
     sarif: Option<std::path::PathBuf>,
     /// Exit 1 when the interface coverage (the share of the interface's
-    /// answers and transitions seen) is below PCT percent, 0 to 100.
+    /// answers and transitions seen) is below PCT percent, 0 to 100,
+    /// compared exactly (7 of 49 cells, 14.2857… %, is below 14.29).
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
-    min_coverage: Option<f64>,
+    min_coverage: Option<Decimal>,
 }
 
-/// `--min-coverage`: a percentage from 0 to 100 (`80`, `62.5`, `80%`).
-fn parse_percent(text: &str) -> Result<f64, String> {
+/// `--min-coverage`: a percentage from 0 to 100 (`80`, `62.5`, `80%`),
+/// kept exactly as a decimal.
+fn parse_percent(text: &str) -> Result<Decimal, String> {
     let number = text.trim().trim_end_matches('%').trim_end();
-    match number.parse::<f64>() {
-        Ok(percent) if (0.0..=100.0).contains(&percent) => Ok(percent),
+    let digits = !number.is_empty()
+        && number
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b'.' || b == b'+');
+    match number.parse::<Decimal>() {
+        Ok(percent) if digits && (Decimal::ZERO..=Decimal::ONE_HUNDRED).contains(&percent) => {
+            Ok(percent)
+        }
         _ => Err("a percentage from 0 to 100, e.g. 80 or 62.5".to_owned()),
     }
 }
 
 /// Whether `coverage` passes `--min-coverage` (said on stderr when not):
-/// the percentage as the table and the JSON show it (one decimal place),
-/// so a gate set to the figure a team sees passes at that figure.
-fn coverage_passes(coverage: &Coverage, min: Option<f64>) -> bool {
-    let percent = crate::coverage::shown(coverage.percent());
-    match min {
-        Some(min) if percent < min => {
-            eprintln!("interface coverage {percent:.1} % is below --min-coverage {min} %");
-            false
-        }
-        _ => true,
+/// the cells seen compared exactly with the share asked for (`covered ×
+/// 100 ≥ min × total`), never a rounded figure: a gate passes only when
+/// at least that share was seen.
+fn coverage_passes(coverage: &Coverage, min: Option<Decimal>) -> bool {
+    let Some(min) = min else {
+        return true;
+    };
+    let total = coverage.cells().len();
+    let covered = coverage.cells().iter().filter(|(_, n)| *n > 0).count();
+    let (Ok(covered), Ok(total)) = (u64::try_from(covered), u64::try_from(total)) else {
+        return false;
+    };
+    let seen = Decimal::from(covered) * Decimal::ONE_HUNDRED;
+    let passes = min
+        .checked_mul(Decimal::from(total))
+        .is_some_and(|wanted| seen >= wanted);
+    if !passes {
+        // Cut, not rounded: the figure shown is never one the gate passes.
+        let percent = seen
+            .checked_div(Decimal::from(total.max(1)))
+            .unwrap_or_default()
+            .round_dp_with_strategy(4, rust_decimal::RoundingStrategy::ToZero)
+            .normalize();
+        eprintln!(
+            "interface coverage {percent} % ({covered} of {total} cells) is below --min-coverage {min} %"
+        );
     }
+    passes
 }
 
 /// How `check` prints its summary.
@@ -363,6 +391,19 @@ fn announced(scheme: &str, host: &str, addr: std::net::SocketAddr) -> String {
 /// `--min-coverage`, 2 for a file that cannot be read or written.
 #[must_use]
 pub fn run_check(args: &CheckArgs) -> ExitCode {
+    // The JUnit and SARIF files replace what they name: never the
+    // recording read, nor each other.
+    let outputs: Vec<files::Named<'_>> = [
+        args.evidence.junit.as_deref().map(|p| ("--junit", p)),
+        args.evidence.sarif.as_deref().map(|p| ("--sarif", p)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if let Err(e) = files::refuse_shared(&outputs, &[("the recording", &args.file)]) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let file = match std::fs::File::open(&args.file) {
         Ok(file) => file,
         Err(e) => {
@@ -432,23 +473,16 @@ struct WithCoverage<'a> {
     coverage: Shown<'a>,
 }
 
-/// `check`'s `--junit` and `--sarif` files, each result of the SARIF
-/// located at the recording's line.
+/// `check`'s `--junit` and `--sarif` files, each written whole (a
+/// temporary file renamed over it), each result of the SARIF located at
+/// the recording's line.
 fn write_files(args: &CheckArgs, outcome: &CheckOutcome) -> Result<(), String> {
-    let create = |path: &Path, what: &str| {
-        std::fs::File::create(path)
-            .map_err(|e| format!("cannot write the {what} file {}: {e}", path.display()))
-    };
     if let Some(path) = &args.evidence.junit {
-        outcome
-            .trail
-            .write_junit(create(path, "JUnit")?, args.strict)
+        files::write_whole(path, |out| outcome.trail.write_junit(out, args.strict))
             .map_err(|e| format!("cannot write the JUnit file {}: {e}", path.display()))?;
     }
     if let Some(path) = &args.evidence.sarif {
-        outcome
-            .trail
-            .write_sarif(create(path, "SARIF")?, Some(&args.file))
+        files::write_whole(path, |out| outcome.trail.write_sarif(out, Some(&args.file)))
             .map_err(|e| format!("cannot write the SARIF file {}: {e}", path.display()))?;
     }
     Ok(())
@@ -479,43 +513,64 @@ mod tests {
 
     #[test]
     fn a_minimum_coverage_is_a_percentage_from_0_to_100() {
-        assert_eq!(parse_percent("80"), Ok(80.0));
-        assert_eq!(parse_percent("62.5%"), Ok(62.5));
-        assert_eq!(parse_percent("0"), Ok(0.0));
-        assert_eq!(parse_percent("100"), Ok(100.0));
-        for bad in ["101", "-1", "NaN", "eighty", "", "inf"] {
+        let dec = |text: &str| text.parse::<Decimal>().expect("a decimal");
+        assert_eq!(parse_percent("80"), Ok(dec("80")));
+        assert_eq!(parse_percent("62.5%"), Ok(dec("62.5")));
+        assert_eq!(parse_percent(" 14.29 "), Ok(dec("14.29")));
+        assert_eq!(parse_percent("0"), Ok(Decimal::ZERO));
+        assert_eq!(parse_percent("100"), Ok(Decimal::ONE_HUNDRED));
+        for bad in ["101", "-1", "NaN", "eighty", "", "inf", "1e2", "%"] {
             assert!(parse_percent(bad).is_err(), "{bad}");
         }
+    }
+
+    /// `--min-coverage` is compared with the share seen exactly, not with
+    /// the figure rounded to one decimal place the table shows: 7 of 49
+    /// cells (14.2857… %, shown 14.3) is below 14.29 and 14.3.
+    #[test]
+    fn a_minimum_coverage_is_compared_exactly() {
+        use payments_interface::coverage::Cell;
         let none = Coverage::new();
         assert!(coverage_passes(&none, None));
-        assert!(coverage_passes(&none, Some(0.0)));
-        assert!(!coverage_passes(&none, Some(0.1)));
-        // A gate set to the figure shown passes at that figure: 9 of 49
-        // cells is 18.367…, shown 18.4.
-        use payments_interface::Status;
-        let mut some = Coverage::new();
-        let statuses = [
-            Status::Initiated,
-            Status::Pending,
-            Status::Confirmed,
-            Status::Successful,
-            Status::Failed,
-            Status::Expired,
-        ];
-        for to in statuses {
-            some.transition(None, to);
-            for from in statuses {
-                some.transition(Some(from), to);
+        assert!(coverage_passes(&none, Some(Decimal::ZERO)));
+        assert!(!coverage_passes(&none, Some("0.1".parse().expect("0.1"))));
+        let mut seven = Coverage::new();
+        let cells: Vec<Cell> = seven.cells().iter().map(|&(cell, _)| cell).collect();
+        assert_eq!(cells.len(), 49, "the matrix this example counts on");
+        for cell in &cells[..7] {
+            match *cell {
+                Cell::Answer {
+                    endpoint,
+                    status,
+                    code,
+                } => seven.answer(endpoint, status, code.map(|c| c.as_str())),
+                Cell::Transition { from, to } => seven.transition(from, to),
+                _ => unreachable!("a cell of this version"),
             }
         }
-        let seen = some.cells().iter().filter(|(_, n)| *n > 0).count();
-        let shown = crate::coverage::shown(some.percent());
-        assert!(
-            seen > 0 && shown > some.percent(),
-            "rounded up: {seen}: {}",
-            some.percent()
-        );
-        assert!(coverage_passes(&some, Some(shown)), "{shown}");
-        assert!(!coverage_passes(&some, Some(shown + 0.1)), "{shown}");
+        assert_eq!(seven.cells().iter().filter(|(_, n)| *n > 0).count(), 7);
+        let gate = |pct: &str| coverage_passes(&seven, Some(pct.parse().expect("a decimal")));
+        for below in ["14.29", "14.3", "14.2858", "14.28571428571428571428571429"] {
+            assert!(!gate(below), "7 of 49 is below {below}");
+        }
+        for met in ["14.28", "14.2857", "14.28571428571428571428571428", "0"] {
+            assert!(gate(met), "7 of 49 meets {met}");
+        }
+        // Every cell: 100 exactly.
+        let mut all = Coverage::new();
+        all.merge(&seven);
+        for cell in &cells {
+            if let Cell::Transition { from, to } = *cell {
+                all.transition(from, to);
+            } else if let Cell::Answer {
+                endpoint,
+                status,
+                code,
+            } = *cell
+            {
+                all.answer(endpoint, status, code.map(|c| c.as_str()));
+            }
+        }
+        assert!(coverage_passes(&all, Some(Decimal::ONE_HUNDRED)));
     }
 }

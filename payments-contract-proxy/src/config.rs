@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use crate::Error;
 
+pub(crate) mod files;
+
 /// Default of [`ProxyConfig::upstream_timeout`].
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -27,8 +29,10 @@ pub struct ProxyConfig {
     /// `--junit FILE`: the exchanges as JUnit XML, written at the stop
     /// ([`Proxy::shutdown`](crate::Proxy::shutdown) or
     /// [`Proxy::finish`](crate::Proxy::finish); not when a proxy is only
-    /// dropped), CONTRACT section 20. Created (emptied) at the start, so
-    /// a path that cannot be written stops the start.
+    /// dropped), CONTRACT section 20: into a temporary file beside it,
+    /// renamed over it. Checked at the start without being created or
+    /// emptied, so a path that cannot be written, or that is the same
+    /// file as `record`, `report` or `sarif`, stops the start.
     pub junit: Option<PathBuf>,
     /// `--sarif FILE`: the findings as SARIF 2.1.0, written at the stop
     /// as `junit` is.

@@ -6,7 +6,9 @@
 //! `GET /_proxy/coverage`, the console's page, the `--min-coverage` gate.
 //!
 //! An answer counts in the cell of its endpoint, HTTP status and
-//! `errorCode` (a success in the endpoint's 200). A transition is a
+//! `errorCode` (a success in the endpoint's 200) when it is the
+//! envelope, well formed; one that is not (an HTML page, a success with
+//! `data` null) counts outside the cells, as `… (not the envelope)`. A transition is a
 //! transaction's status seen to change: an initiate's answer is `created`
 //! to its status; a later answer showing another status than the one the
 //! proxy's memory last saw is that status to the new one. The proxy's own
@@ -22,6 +24,7 @@ use serde::Serialize;
 
 use crate::exchange::{Endpoint, Parsed};
 use crate::memory::Memory;
+use crate::rules::Finding;
 
 /// Distinct names seen outside the cells, at most: an upstream that
 /// answers a new `errorCode` every time fills no more (the rest is
@@ -56,12 +59,22 @@ fn code_name<'a>(
     Cow::Owned(code)
 }
 
+/// What an answer that is not the envelope is counted as, outside the
+/// cells: `statusById 200 (not the envelope)`, `confirm 400
+/// TRANSACTION_NOT_FOUND (not the envelope)`.
+const NOT_THE_ENVELOPE: &str = "(not the envelope)";
+
 /// Counts what a judged exchange showed of the interface, before
 /// `rules::remember` records its status (the transition starts from the
-/// status remembered before it). `scrub` replaces the secrets of the
-/// exchange in an `errorCode` the interface does not name.
+/// status remembered before it). `findings` are the exchange's: an answer
+/// the envelope rules (`envelope.shape`, `envelope.consistency`) found
+/// wanting is no documented answer and earns no cell (a gateway's HTML
+/// 200 is not the service's success): it counts outside the cells.
+/// `scrub` replaces the secrets of the exchange in an `errorCode` the
+/// interface does not name.
 pub(crate) fn observe(
     p: &Parsed<'_>,
+    findings: &[Finding],
     memory: &Memory,
     coverage: &mut Coverage,
     scrub: impl Fn(&str) -> String,
@@ -74,7 +87,18 @@ pub(crate) fn observe(
         .filter(|e| e.success() == Some(false))
         .and_then(|e| e.code());
     let code = code.as_deref().map(|code| code_name(code, coverage, scrub));
-    coverage.answer(operation, p.status(), code.as_deref());
+    let malformed = findings
+        .iter()
+        .any(|f| matches!(f.rule, "envelope.shape" | "envelope.consistency"));
+    if malformed {
+        let name = match code {
+            Some(code) => format!("{code} {NOT_THE_ENVELOPE}"),
+            None => NOT_THE_ENVELOPE.to_owned(),
+        };
+        coverage.answer(operation, p.status(), Some(&name));
+    } else {
+        coverage.answer(operation, p.status(), code.as_deref());
+    }
     let Some(data) = p.success_data() else {
         return;
     };
@@ -283,8 +307,8 @@ mod tests {
         let mut coverage = Coverage::new();
         for exchange in exchanges {
             let parsed = Parsed::of(exchange);
-            let _ = judge(&parsed, &memory);
-            observe(&parsed, &memory, &mut coverage, str::to_owned);
+            let findings = judge(&parsed, &memory);
+            observe(&parsed, &findings, &memory, &mut coverage, str::to_owned);
             remember(&parsed, &mut memory);
         }
         coverage
@@ -372,7 +396,10 @@ mod tests {
         let outside: Vec<&str> = coverage.outside().iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             outside,
-            ["transition SUCCESSFUL -> CONFIRMED", "statusById 502"]
+            [
+                "transition SUCCESSFUL -> CONFIRMED",
+                "statusById 502 (not the envelope)"
+            ]
         );
         let table = table(&coverage);
         assert!(table.contains("interface coverage: "), "{table}");
@@ -382,7 +409,52 @@ mod tests {
         assert_eq!(shown["cells"][0]["name"], "initiate 200");
         assert_eq!(shown["cells"][0]["whose"], "document");
         assert_eq!(shown["cells"][0]["endpoint"], "initiate");
-        assert_eq!(shown["outside"][1]["name"], "statusById 502");
+        assert_eq!(
+            shown["outside"][1]["name"],
+            "statusById 502 (not the envelope)"
+        );
+    }
+
+    /// A 200 that is not the envelope (a gateway's HTML page, a success
+    /// with `data` null) is no documented answer: it earns no cell (so no
+    /// coverage, and no `--min-coverage`), and counts outside them; a
+    /// failure's code is kept in its name.
+    #[test]
+    fn an_answer_that_is_not_the_envelope_earns_no_cell() {
+        let read = |status: u16, body: serde_json::Value| {
+            exchange("GET", "/api/payments/t1/status", json!(null), status, body)
+        };
+        let coverage = run(&[
+            read(200, json!("<html>ok</html>")),
+            read(
+                200,
+                json!({"isSuccess": true, "errorCode": null, "message": null, "data": null}),
+            ),
+            read(
+                404,
+                json!({"isSuccess": false, "errorCode": "TRANSACTION_NOT_FOUND", "message": null, "data": null}),
+            ),
+        ]);
+        assert_eq!(coverage.count("statusById 200"), Some(0));
+        assert_eq!(
+            coverage.count("statusById 404 TRANSACTION_NOT_FOUND"),
+            Some(0)
+        );
+        assert!(coverage.cells().iter().all(|(_, n)| *n == 0));
+        assert_eq!(
+            coverage.outside(),
+            [
+                ("statusById 200 (not the envelope)".to_owned(), 2),
+                (
+                    "statusById 404 TRANSACTION_NOT_FOUND (not the envelope)".to_owned(),
+                    1
+                )
+            ]
+        );
+        // The envelope, well formed: its cell.
+        let coverage = run(&[read(200, ok(status_data("t1", "R", "INITIATED", "1.00")))]);
+        assert_eq!(coverage.count("statusById 200"), Some(1));
+        assert!(coverage.outside().is_empty());
     }
 
     #[test]
@@ -404,7 +476,7 @@ mod tests {
         let mut coverage = Coverage::new();
         for exchange in &exchanges {
             let parsed = Parsed::of(exchange);
-            observe(&parsed, &memory, &mut coverage, |code| {
+            observe(&parsed, &[], &memory, &mut coverage, |code| {
                 code.replace("CODE_7", "[REDACTED]")
             });
             remember(&parsed, &mut memory);

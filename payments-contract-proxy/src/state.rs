@@ -6,13 +6,14 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{BufWriter, Write as _};
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use payments_interface::coverage::Coverage;
 
+use crate::config::files;
 use crate::exchange::{self, Parsed};
 use crate::listing::{self, Listing};
 use crate::memory::Memory;
@@ -114,8 +115,8 @@ fn open_append(path: &PathBuf, what: &str) -> Result<BufWriter<File>, Error> {
         })
 }
 
-/// How one evidence file is written into the file made for it.
-type WriteWith<'a> = &'a dyn Fn(File) -> std::io::Result<()>;
+/// How one evidence file is written.
+type WriteWith<'a> = &'a dyn Fn(&mut dyn Write) -> std::io::Result<()>;
 
 impl ProxyState {
     pub(crate) fn new(config: ProxyConfig) -> Result<Self, Error> {
@@ -184,6 +185,38 @@ impl ProxyState {
                 let parts = uri.into_parts();
                 parts.scheme.zip(parts.authority)
             });
+        // The JUnit and SARIF files are written whole at the stop: one that
+        // is the same file as another flag's (the recording a run appends
+        // to) or that could not be written is refused now, not after the
+        // run, and before anything is opened; the check creates and
+        // empties nothing (an earlier run's file stays whole until then).
+        fn named<'a>(flag: &'a str, path: &'a Option<PathBuf>) -> Option<files::Named<'a>> {
+            path.as_deref().map(|p| (flag, p))
+        }
+        let outputs: Vec<_> = [
+            named("--junit", &config.junit),
+            named("--sarif", &config.sarif),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let others: Vec<_> = [
+            named("--record", &config.record),
+            named("--report", &config.report),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        files::refuse_shared(&outputs, &others).map_err(Error::Config)?;
+        for (flag, path) in outputs {
+            let what = if flag == "--junit" { "JUnit" } else { "SARIF" };
+            files::check_writable(path).map_err(|e| {
+                Error::Config(format!(
+                    "cannot open the {what} file {}: {e}",
+                    path.display()
+                ))
+            })?;
+        }
         let report = config
             .report
             .as_ref()
@@ -194,18 +227,6 @@ impl ProxyState {
             .as_ref()
             .map(|p| open_append(p, "record"))
             .transpose()?;
-        // The JUnit and SARIF files are written at the stop: one that could
-        // not be is refused now, not after the run.
-        for (path, what) in [(&config.junit, "JUnit"), (&config.sarif, "SARIF")] {
-            if let Some(path) = path {
-                File::create(path).map_err(|e| {
-                    Error::Config(format!(
-                        "cannot open the {what} file {}: {e}",
-                        path.display()
-                    ))
-                })?;
-            }
-        }
         let session_lifetime = config.session_lifetime;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -282,7 +303,7 @@ impl ProxyState {
             let Judge {
                 memory, coverage, ..
             } = &mut *judge;
-            coverage::observe(&parsed, memory, coverage, |code| {
+            coverage::observe(&parsed, &findings, memory, coverage, |code| {
                 self.redactor.scrub(code, &redaction.secrets)
             });
             rules::remember(&parsed, memory);
@@ -377,14 +398,14 @@ impl ProxyState {
     }
 
     /// Writes the JUnit and SARIF files (`--junit`, `--sarif`), if asked
-    /// for: at the stop. A file that cannot be written is logged, and
+    /// for: at the stop, each whole (a temporary file renamed over it). A file that cannot be written is logged, and
     /// returned (the binary then exits 2: a CI job must not pass without
     /// its evidence).
     pub(crate) fn write_evidence(&self) -> Vec<std::path::PathBuf> {
         let judge = self.lock();
         let strict = self.config.strict;
         let mut unwritten = Vec::new();
-        let files: [(&str, Option<&std::path::PathBuf>, WriteWith<'_>); 2] = [
+        let outputs: [(&str, Option<&std::path::PathBuf>, WriteWith<'_>); 2] = [
             ("JUnit", self.config.junit.as_ref(), &|file| {
                 judge.trail.write_junit(file, strict)
             }),
@@ -392,9 +413,9 @@ impl ProxyState {
                 judge.trail.write_sarif(file, None)
             }),
         ];
-        for (what, path, write) in files {
+        for (what, path, write) in outputs {
             let Some(path) = path else { continue };
-            match File::create(path).and_then(write) {
+            match files::write_whole(path, write) {
                 Ok(()) => {
                     tracing::info!(path = %path.display(), "{what} written to {}", path.display());
                 }

@@ -21,6 +21,9 @@ mod metrics_text;
 #[path = "../../../payments-contract-proxy/tests/suite/consumers.rs"]
 mod consumers;
 mod evidence;
+// The evidence files refused when they are another flag's, never emptied
+// at the start, written whole; the coverage gates.
+mod evidence_files;
 
 /// The merchant of the exchanges these tests send.
 const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";

@@ -1,0 +1,280 @@
+//! The files the proxy and `check` write whole (`--junit`, `--sarif`,
+//! CONTRACT section 20): one that is the same file as another flag's
+//! (the recording, the report, the other output, `check`'s input) is
+//! refused before anything is opened; one is checked at the start without
+//! being created or emptied; and each is written at the end into a
+//! temporary file beside it, renamed over it, so a reader (a CI step
+//! parsing the JUnit) meets the earlier file or the new one, never an
+//! empty or half-written one.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A file a flag names: the flag (`--junit`, or what else names it, `the
+/// recording`) and its path.
+pub(crate) type Named<'a> = (&'a str, &'a Path);
+
+/// Refuses an output (written whole at the end, replacing what the file
+/// held) that is the same file as an earlier output or as one of
+/// `others` (appended to, or read): compared as the files they are (the
+/// same device and inode when both exist; else the paths with their
+/// symbolic links resolved), so `./x`, `x`, `dir/../x` and a link to
+/// `x` are one file.
+///
+/// # Errors
+///
+/// The two flags and their paths, and what writing would do.
+pub(crate) fn refuse_shared(outputs: &[Named<'_>], others: &[Named<'_>]) -> Result<(), String> {
+    for (i, &(flag, path)) in outputs.iter().enumerate() {
+        for &(other, other_path) in outputs[..i].iter().chain(others) {
+            if same_file(path, other_path) {
+                return Err(format!(
+                    "{flag} {} and {other} {} are the same file: writing {flag} would replace what {other} holds; give each a file of its own",
+                    path.display(),
+                    other_path.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` name one file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    if let (Ok(x), Ok(y)) = (fs::metadata(a), fs::metadata(b)) {
+        use std::os::unix::fs::MetadataExt as _;
+        return x.dev() == y.dev() && x.ino() == y.ino();
+    }
+    matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// `path` with its symbolic links resolved: the file's own path when it
+/// exists, else its directory's joined with its name, else the path made
+/// absolute as written.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    if let Ok(real) = fs::canonicalize(path) {
+        return Some(real);
+    }
+    let in_dir = path
+        .file_name()
+        .and_then(|name| Some(fs::canonicalize(directory(path)).ok()?.join(name)));
+    in_dir.or_else(|| std::path::absolute(path).ok())
+}
+
+/// The directory `path` is in (`.` for a bare name).
+fn directory(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// Checks that `path` can be written at the end as [`write_whole`] writes
+/// it, creating nothing and emptying nothing: it is no directory; an
+/// existing file opens for writing (neither truncated nor created) and
+/// its directory takes a new file; for a new file, its directory takes
+/// one (a probe created there and removed at once).
+///
+/// # Errors
+///
+/// Why it could not be written.
+pub(crate) fn check_writable(path: &Path) -> io::Result<()> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a directory",
+        )),
+        Ok(meta) if meta.is_file() => {
+            OpenOptions::new().write(true).open(path)?;
+            let real = fs::canonicalize(path)?;
+            probe(directory(&real))
+        }
+        // A device or a pipe: written in place, as it is.
+        Ok(_) => OpenOptions::new().write(true).open(path).map(drop),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => probe(directory(path)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `dir` takes a new file: one created there and removed.
+fn probe(dir: &Path) -> io::Result<()> {
+    let (temporary, file) = temporary_in(dir)?;
+    drop(file);
+    fs::remove_file(temporary)
+}
+
+/// A new file in `dir` under a name no other file has.
+fn temporary_in(dir: &Path) -> io::Result<(PathBuf, File)> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut taken = None;
+    for _ in 0..64 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!(".payments-evidence-{}-{n}.tmp", std::process::id()));
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(file) => return Ok((path, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => taken = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(taken.unwrap_or_else(|| io::Error::other("no temporary name is free")))
+}
+
+/// Writes `path` whole with `write`: into a temporary file in the same
+/// directory (the directory of the file a symbolic link names), synced,
+/// then renamed over it, keeping an existing file's permissions. A device
+/// or a pipe (`/dev/stdout`) is written in place. On an error the
+/// temporary file is removed and `path` is as it was.
+///
+/// # Errors
+///
+/// What the write, the sync or the rename met.
+pub(crate) fn write_whole(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let existing = fs::metadata(path).ok();
+    if existing
+        .as_ref()
+        .is_some_and(|meta| !meta.is_file() && !meta.is_dir())
+    {
+        let mut out = BufWriter::new(File::create(path)?);
+        write(&mut out)?;
+        return out.flush();
+    }
+    let target = match &existing {
+        Some(_) => fs::canonicalize(path)?,
+        None => path.to_owned(),
+    };
+    let (temporary, file) = temporary_in(directory(&target))?;
+    let written = (|| {
+        if let Some(meta) = &existing {
+            file.set_permissions(meta.permissions())?;
+        }
+        let mut out = BufWriter::new(file);
+        write(&mut out)?;
+        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&temporary, &target)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .expect("a directory")
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn one_file_under_two_names_is_refused_naming_both_flags() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let keep = dir.path().join("keep.jsonl");
+        fs::write(&keep, "{}\n").expect("written");
+        let dotted = dir.path().join(".").join("keep.jsonl");
+        let climbed = dir.path().join("sub").join("..").join("keep.jsonl");
+        fs::create_dir(dir.path().join("sub")).expect("a directory");
+        let link = dir.path().join("link.jsonl");
+        let hard = dir.path().join("hard.jsonl");
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&keep, &link).expect("a link");
+            fs::hard_link(&keep, &hard).expect("a hard link");
+        }
+        for same in [&keep, &dotted, &climbed, &link, &hard] {
+            if !same.exists() {
+                continue;
+            }
+            let refused =
+                refuse_shared(&[("--junit", same)], &[("--record", &keep)]).expect_err("refused");
+            assert!(
+                refused.contains("--junit") && refused.contains("--record"),
+                "{refused}"
+            );
+        }
+        // Two outputs that do not exist yet, one written `./x`.
+        let new = dir.path().join("same.out");
+        let dotted_new = dir.path().join(".").join("same.out");
+        let refused = refuse_shared(&[("--junit", &new), ("--sarif", &dotted_new)], &[])
+            .expect_err("refused");
+        assert!(refused.starts_with("--sarif"), "{refused}");
+        assert!(refused.contains("--junit"), "{refused}");
+        assert!(!new.exists(), "nothing created");
+        let other = dir.path().join("other.out");
+        assert!(
+            refuse_shared(
+                &[("--junit", &new), ("--sarif", &other)],
+                &[("--record", &keep)]
+            )
+            .is_ok()
+        );
+        assert_eq!(fs::read_to_string(&keep).expect("read"), "{}\n");
+    }
+
+    #[test]
+    fn the_check_creates_and_empties_nothing() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let earlier = dir.path().join("earlier.xml");
+        fs::write(&earlier, "<testsuites/>").expect("written");
+        check_writable(&earlier).expect("writable");
+        check_writable(&dir.path().join("new.xml")).expect("writable");
+        assert_eq!(listed(dir.path()), ["earlier.xml"]);
+        assert_eq!(fs::read_to_string(&earlier).expect("read"), "<testsuites/>");
+        assert!(check_writable(dir.path()).is_err(), "a directory");
+        assert!(check_writable(&dir.path().join("gone").join("x.xml")).is_err());
+    }
+
+    #[test]
+    fn a_write_that_fails_leaves_the_earlier_file_and_no_temporary() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let target = dir.path().join("run.xml");
+        fs::write(&target, "earlier").expect("written");
+        let failed = write_whole(&target, |out| {
+            out.write_all(b"half")?;
+            Err(io::Error::other("the disk is full"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(fs::read_to_string(&target).expect("read"), "earlier");
+        assert_eq!(listed(dir.path()), ["run.xml"]);
+        write_whole(&target, |out| out.write_all(b"whole")).expect("written");
+        assert_eq!(fs::read_to_string(&target).expect("read"), "whole");
+        assert_eq!(listed(dir.path()), ["run.xml"]);
+    }
+
+    /// A link's file is replaced, the link kept, and an existing file's
+    /// permissions with it.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_written_through_and_permissions_are_kept() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("a directory");
+        let real = dir.path().join("real.sarif");
+        fs::write(&real, "earlier").expect("written");
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).expect("chmod");
+        let link = dir.path().join("link.sarif");
+        std::os::unix::fs::symlink(&real, &link).expect("a link");
+        write_whole(&link, |out| out.write_all(b"new")).expect("written");
+        assert!(fs::symlink_metadata(&link).expect("meta").is_symlink());
+        assert_eq!(fs::read_to_string(&real).expect("read"), "new");
+        let mode = fs::metadata(&real).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+    }
+}
