@@ -207,3 +207,108 @@ async fn a_refused_request_keeps_no_sandbox_alive() {
         "renewed by its merchant's request"
     );
 }
+
+/// The stylesheet `html` links, resolved against `page` (the address the
+/// page was served at, as a browser resolves it), loaded as the payer
+/// loads it, with no key: its status and content type.
+async fn linked_stylesheet(page: &str, html: &str) -> (u16, String) {
+    let href = html
+        .split_once(r#"<link rel="stylesheet" href=""#)
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(href, _)| href)
+        .unwrap_or_else(|| panic!("a stylesheet link in {html}"));
+    let url = url::Url::parse(page)
+        .expect("a URL")
+        .join(href)
+        .expect("a relative link");
+    let response = reqwest::get(url.clone()).await.expect("an answer");
+    let kind = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .unwrap_or_default();
+    (response.status().as_u16(), format!("{kind} ({url})"))
+}
+
+/// Sends `req` (no key, redirects not followed) and checks that the page
+/// it answers links a stylesheet its payer may load: a payment page of a
+/// merchant's sandbox, and its error pages, are styled for a payer with
+/// no key (the sandbox's own `pay/static/mock.css` is an unknown id's to
+/// a stranger; the root's is open to all). Returns the status.
+async fn styled(req: reqwest::RequestBuilder, page: &str, what: &str) -> u16 {
+    let response = req.send().await.expect("an answer");
+    let status = response.status().as_u16();
+    let html = response.text().await.expect("a body");
+    let (css, kind) = linked_stylesheet(page, &html).await;
+    assert_eq!(css, 200, "{what}: the stylesheet {kind}");
+    assert!(kind.starts_with("text/css"), "{what}: {kind}");
+    status
+}
+
+/// With `--admin-key`, a merchant's sandbox's payment page, its error
+/// pages, its decision's 303 page and a bad token's page (an unknown
+/// id's) link a stylesheet that loads for the payer, who has no key.
+#[tokio::test]
+async fn a_sandboxs_payment_page_is_styled_for_a_payer_without_a_key() {
+    let server = keyed(Duration::from_secs(3600)).await;
+    let (_, base) = make(&server, Some(OWNER)).await;
+    let mut body = initiate_body("STYLE-1", "ONLINEBANKING");
+    body["returnUrl"] = json!("https://shop.example/back");
+    let (status, envelope) =
+        post(&format!("{base}/api/payments/initiate"), body, Some(OWNER)).await;
+    assert_eq!(status, 200, "{envelope}");
+    let transaction = envelope["data"]["transactionId"].as_str().expect("an id");
+    let (status, envelope) = post(
+        &format!("{base}/api/payments/confirm"),
+        json!({"transactionId": transaction, "referenceNo": "STYLE-1"}),
+        Some(OWNER),
+    )
+    .await;
+    assert_eq!(status, 200, "{envelope}");
+    let extra: Value = serde_json::from_str(
+        envelope["data"]["extraProperties"]
+            .as_str()
+            .expect("extraProperties is a JSON string"),
+    )
+    .expect("JSON");
+    let page = extra["paymentUrl"].as_str().expect("a payment URL");
+    assert!(page.starts_with(&format!("{base}/pay/")), "{page}");
+    let payer = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client");
+    let form = |fields: &'static str| {
+        payer
+            .post(page)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(fields)
+    };
+    assert_eq!(styled(payer.get(page), page, "the page").await, 200);
+    // Its error pages, drawn with the sandbox's state.
+    assert_eq!(styled(payer.put(page), page, "a wrong method").await, 405);
+    assert_eq!(
+        styled(
+            payer.post(page).json(&json!({"action": "pay"})),
+            page,
+            "JSON, not a form"
+        )
+        .await,
+        415
+    );
+    assert_eq!(
+        styled(form("action=refund"), page, "an unknown action").await,
+        400
+    );
+    // The decision's 303, and the outcome afterwards.
+    assert_eq!(
+        styled(form("action=pay"), page, "back to the merchant").await,
+        303
+    );
+    assert_eq!(styled(payer.get(page), page, "the outcome").await, 200);
+    // A token the sandbox does not know: the page of an unknown id.
+    let unknown = format!("{base}/pay/NOSUCHTOKEN");
+    assert_eq!(
+        styled(payer.get(&unknown), &unknown, "an unknown token").await,
+        404
+    );
+}

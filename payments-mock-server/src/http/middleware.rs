@@ -426,7 +426,7 @@ fn ensure_page(response: Response, path: &str, state: &AppState) -> Response {
     let mut replacement = if path.starts_with("/_mock/ui") {
         crate::web::console::error_for_status(state, status, path)
     } else {
-        crate::web::html::error_page_for_status(status, path)
+        crate::web::html::error_page_for_status(state, status, path)
     };
     if let Some(allow) = response.headers().get(header::ALLOW) {
         replacement

@@ -6,7 +6,25 @@ use askama::Template;
 use axum::http::StatusCode;
 use axum::response::Response;
 
+use crate::state::AppState;
 pub(crate) use payments_serve::pages::{fragment_root_of, is_html, render, root_of};
+
+/// The relative prefix from a payer's page that `state` serves at `path`
+/// back to the server's root, whose stylesheet (`pay/static/mock.css`)
+/// the page links. Under a sandbox, `path` is what follows its prefix
+/// `/sandboxes/{id}`: the root is two levels further up. Its pages link
+/// the root's stylesheet, not the sandbox's own: with `--admin-key` a
+/// payment page's token opens the sandbox to its payer, who has no key,
+/// and every other path under its prefix, its stylesheet's too, answers
+/// them as an unknown id does (CONTRACT section 19). Relative, so a
+/// `--public-url` with a path prefix keeps working.
+pub(crate) fn page_root(state: &AppState, path: &str) -> String {
+    let mut root = root_of(path);
+    if state.sandbox.is_some() {
+        root.push_str("../../");
+    }
+    root
+}
 
 /// Whether a path is served as pages rather than JSON: its errors (an
 /// unknown route, a wrong method, a body over the limit) are pages too.
@@ -43,26 +61,27 @@ pub(crate) fn sandbox_not_found_page(path: &str) -> Response {
         StatusCode::NOT_FOUND,
         title,
         "There is nothing at this address: the sandbox it belongs to was removed, has expired, or never existed. Check the link you were given.",
-        path,
+        &root_of(path),
     )
 }
 
 #[derive(Template)]
 #[template(path = "error.html")]
 struct ErrorPage<'a> {
-    root: String,
+    root: &'a str,
     status: u16,
     title: &'a str,
     detail: &'a str,
 }
 
-/// An error page at `path`: the title, one sentence of detail (escaped like
-/// everything else) and the status.
-pub(crate) fn error_page(status: StatusCode, title: &str, detail: &str, path: &str) -> Response {
+/// An error page: the title, one sentence of detail (escaped like
+/// everything else) and the status, linked to the server's root by `root`
+/// ([`page_root`], or [`root_of`] the whole path asked).
+pub(crate) fn error_page(status: StatusCode, title: &str, detail: &str, root: &str) -> Response {
     render(
         status,
         &ErrorPage {
-            root: root_of(path),
+            root,
             status: status.as_u16(),
             title,
             detail,
@@ -71,9 +90,9 @@ pub(crate) fn error_page(status: StatusCode, title: &str, detail: &str, path: &s
 }
 
 /// The page for a failure that happened before our handlers (axum's or
-/// tower-http's own rejections) on a page path: unknown route, wrong
-/// method, body too large.
-pub(crate) fn error_page_for_status(status: StatusCode, path: &str) -> Response {
+/// tower-http's own rejections) on a page path that `state` serves:
+/// unknown route, wrong method, body too large.
+pub(crate) fn error_page_for_status(state: &AppState, status: StatusCode, path: &str) -> Response {
     let (title, detail) = match status {
         StatusCode::NOT_FOUND => (
             "No such page",
@@ -89,7 +108,7 @@ pub(crate) fn error_page_for_status(status: StatusCode, path: &str) -> Response 
         ),
         _ => ("Request not accepted", "The request could not be handled."),
     };
-    error_page(status, title, detail, path)
+    error_page(status, title, detail, &page_root(state, path))
 }
 
 /// The pages' stylesheet, from the binary.
@@ -119,7 +138,7 @@ mod tests {
             StatusCode::BAD_REQUEST,
             "<b>x</b>",
             "\"quoted\" & <script>alert(1)</script>",
-            "/pay/x",
+            "../",
         );
         assert!(is_html(&response));
         let body = axum::body::to_bytes(response.into_body(), usize::MAX)

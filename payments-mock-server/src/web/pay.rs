@@ -22,7 +22,7 @@ use crate::domain::port::{PaymentPageKey, Store as _, StoreError};
 use crate::domain::redirect::return_address;
 use crate::domain::transaction::{PayerAction, PaymentPage, Record, Status};
 use crate::state::{AppState, Here};
-use crate::web::html::{error_page, render, root_of};
+use crate::web::html::{error_page, page_root, render};
 use payments_interface::money::major_text;
 use payments_serve::admin::is_form;
 
@@ -51,28 +51,28 @@ struct PayPage<'a> {
 }
 
 /// The page while the store's database cannot be reached (CONTRACT
-/// section 15): a 503 page, nothing decided.
-pub(crate) fn store_down(error: &StoreError, path: &str) -> Response {
+/// section 15): a 503 page, nothing decided. `root`: [`page_root`].
+pub(crate) fn store_down(error: &StoreError, root: &str) -> Response {
     if error.is_sandbox_gone() {
         // Removed while the request ran: the 404 page every page under a
         // sandbox that is not live gets.
-        return not_found(path);
+        return not_found(root);
     }
     tracing::warn!(error = %error, "payment page: the store is unavailable");
     error_page(
         StatusCode::SERVICE_UNAVAILABLE,
         "Payment service unavailable",
         "The payment service cannot reach its database right now. Nothing was decided: try again in a moment.",
-        path,
+        root,
     )
 }
 
-fn not_found(path: &str) -> Response {
+fn not_found(root: &str) -> Response {
     error_page(
         StatusCode::NOT_FOUND,
         "No such payment page",
         "There is no payment page at this address. Check the link the merchant gave you.",
-        path,
+        root,
     )
 }
 
@@ -97,10 +97,10 @@ fn token_of(uri: &Uri) -> &str {
     )
 )]
 pub async fn show(Here(state): Here, uri: Uri) -> Response {
-    let path = uri.path();
+    let root = &page_root(&state, uri.path());
     let now = match state.store.now().await {
         Ok(now) => now,
-        Err(e) => return store_down(&e, path),
+        Err(e) => return store_down(&e, root),
     };
     let catalog = &state.catalog;
     let shown = state
@@ -112,23 +112,23 @@ pub async fn show(Here(state): Here, uri: Uri) -> Response {
                 .map_or("", |p| p.description.as_str());
             render(
                 StatusCode::OK,
-                &page_of(record, page, product, now, root_of(path)),
+                &page_of(record, page, product, now, root.clone()),
             )
         })
         .await;
     match shown {
         Ok(Some(page)) => page,
-        Ok(None) => missing(&state, path).await,
-        Err(e) => store_down(&e, path),
+        Ok(None) => missing(&state, root).await,
+        Err(e) => store_down(&e, root),
     }
 }
 
 /// No such page: 404, unless its sandbox was removed meanwhile (its pages
 /// went with it).
-async fn missing(state: &AppState, path: &str) -> Response {
+async fn missing(state: &AppState, root: &str) -> Response {
     match state.store.still_here().await {
-        Ok(()) => not_found(path),
-        Err(e) => store_down(&e, path),
+        Ok(()) => not_found(root),
+        Err(e) => store_down(&e, root),
     }
 }
 
@@ -215,7 +215,7 @@ fn action_of(form: &[u8]) -> Result<PayerAction, String> {
     )
 )]
 pub async fn submit(Here(state): Here, uri: Uri, headers: HeaderMap, body: Body) -> Response {
-    let path = uri.path();
+    let root = &page_root(&state, uri.path());
     let token = token_of(&uri);
     match state
         .store
@@ -223,15 +223,15 @@ pub async fn submit(Here(state): Here, uri: Uri, headers: HeaderMap, body: Body)
         .await
     {
         Ok(Some(())) => {}
-        Ok(None) => return missing(&state, path).await,
-        Err(e) => return store_down(&e, path),
+        Ok(None) => return missing(&state, root).await,
+        Err(e) => return store_down(&e, root),
     }
     if !is_form(&headers) {
         return error_page(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "Form not accepted",
             "Submit the page with its buttons (an application/x-www-form-urlencoded form).",
-            path,
+            root,
         );
     }
     let within = state.body_timeout;
@@ -242,17 +242,17 @@ pub async fn submit(Here(state): Here, uri: Uri, headers: HeaderMap, body: Body)
             StatusCode::PAYLOAD_TOO_LARGE,
             "Request too large",
             "The submitted form is larger than a payment page form can be.",
-            path,
+            root,
         );
     };
     let action = match action_of(&form) {
         Ok(action) => action,
         Err(detail) => {
-            return error_page(StatusCode::BAD_REQUEST, "Unknown action", &detail, path);
+            return error_page(StatusCode::BAD_REQUEST, "Unknown action", &detail, root);
         }
     };
     match lifecycle::decide(&state.store, PaymentPageKey::Token(token), None, action).await {
-        Err(e) => store_down(&e, path),
+        Err(e) => store_down(&e, root),
         Ok(Ok((decided, now))) => {
             if decided.decided_now {
                 state
@@ -262,38 +262,32 @@ pub async fn submit(Here(state): Here, uri: Uri, headers: HeaderMap, body: Body)
             state.coverage.observe(&decided.record, now);
             let status = decided.record.view(now).status;
             match return_address(&decided.record, status.as_str()) {
-                Some(location) => see_other(&location, path),
+                Some(location) => see_other(&location, root),
                 None => error_page(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "No return address",
                     "The transaction has no returnUrl to send you back to.",
-                    path,
+                    root,
                 ),
             }
         }
-        Ok(Err(_)) => not_found(path),
+        Ok(Err(_)) => not_found(root),
     }
 }
 
 /// 303 See Other to `location`, with a page linking there for clients that
 /// do not follow redirects.
-fn see_other(location: &str, path: &str) -> Response {
+fn see_other(location: &str, root: &str) -> Response {
     #[derive(Template)]
     #[template(
         source = r#"{% extends "base.html" %}{% block title %}Back to the merchant{% endblock %}{% block content %}<h1>Back to the merchant</h1><p><a class="button primary" href="{{ location }}">Continue</a></p>{% endblock %}"#,
         ext = "html"
     )]
     struct SeeOther<'a> {
-        root: String,
+        root: &'a str,
         location: &'a str,
     }
-    let mut response = render(
-        StatusCode::SEE_OTHER,
-        &SeeOther {
-            root: root_of(path),
-            location,
-        },
-    );
+    let mut response = render(StatusCode::SEE_OTHER, &SeeOther { root, location });
     match HeaderValue::from_str(location) {
         Ok(value) => {
             let headers = response.headers_mut();
@@ -316,7 +310,7 @@ fn see_other(location: &str, path: &str) -> Response {
             StatusCode::INTERNAL_SERVER_ERROR,
             "No return address",
             "The return address could not be sent.",
-            path,
+            root,
         ),
     }
 }
