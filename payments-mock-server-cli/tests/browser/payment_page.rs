@@ -338,3 +338,50 @@ async fn a_sandboxs_payment_page_is_under_its_prefix_and_pays_in_the_sandbox_alo
     browser.close().await;
     server.shutdown().await;
 }
+
+/// Whether the open page has the mock's stylesheet applied: the body's
+/// margin is the stylesheet's 0, not the browser's default 8 px, and the
+/// card is bounded.
+async fn is_styled(browser: &Browser) -> bool {
+    let style = browser
+        .script(
+            "const card = document.querySelector('main.card');
+             return [getComputedStyle(document.body).marginTop,
+                     card ? getComputedStyle(card).maxWidth : ''];",
+        )
+        .await;
+    style[0] == "0px" && style[1] != "none" && style[1] != ""
+}
+
+/// With `--admin-key`, the payer (no key, no session) gets a sandbox's
+/// payment page styled: it links the root's stylesheet, open to all, not
+/// the sandbox's own, which answers a stranger as an unknown id does.
+#[tokio::test]
+async fn a_sandboxs_payment_page_is_styled_for_its_payer_behind_an_admin_key() {
+    let Some(browser) = Browser::start("sandbox payment page, admin key").await else {
+        return;
+    };
+    let server = MockServer::builder()
+        .admin_key("adm_page_style_77c1")
+        .start()
+        .await
+        .expect("a server");
+    let sandbox = server.sandbox();
+    let shop = Shop::start().await;
+    let (_, page) = confirmed_redirect(&sandbox, online_banking(&shop, "INV/2026/19")).await;
+    browser.open(&page).await;
+    assert_eq!(browser.text("[data-testid=reference]").await, "INV/2026/19");
+    assert!(is_styled(&browser).await, "the page is unstyled");
+    browser
+        .check_page("a sandbox's payment page behind an admin key")
+        .await;
+    // A token the sandbox does not know: an unknown id's page, styled too.
+    browser
+        .open(&format!("{}/pay/NOSUCHTOKEN", sandbox.base_url()))
+        .await;
+    assert_eq!(browser.text("h1").await, "No such payment page");
+    assert!(is_styled(&browser).await, "the 404 page is unstyled");
+    browser.check_page("a sandbox's unknown payment page").await;
+    browser.close().await;
+    server.shutdown().await;
+}
