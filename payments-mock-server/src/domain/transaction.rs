@@ -68,9 +68,11 @@ pub fn issued_id(text: &str) -> Option<Uuid> {
     }
     // At 36 characters the only spelling `Uuid` takes is the hyphenated
     // one, so the issued form is that in lower case: no upper-case digit
-    // (cheaper than writing the id out again and comparing).
+    // (cheaper than writing the id out again and comparing). Of hex digits
+    // and hyphens only `A`–`F` lack the 0x20 bit: one AND over the bytes,
+    // which the compiler does in a few vector steps.
     let id = Uuid::try_parse(text).ok()?;
-    (!text.bytes().any(|b| b.is_ascii_uppercase())).then_some(id)
+    (text.bytes().fold(0x20, |all, b| all & b) & 0x20 != 0).then_some(id)
 }
 
 /// A transaction's state as the API shows it: the interface's statuses.

@@ -21,28 +21,26 @@ impl Capture {
         request_id: &str,
         at: DateTime<Utc>,
     ) -> Self {
-        let kept = || {
-            headers.iter().map(|(name, value)| {
-                let value = if name == header::AUTHORIZATION {
-                    Cow::Borrowed("[redacted]")
-                } else if name == header::COOKIE {
-                    // The console's session grants what its key grants: a
-                    // browser signed in sends it with every request here.
-                    let text = String::from_utf8_lossy(value.as_bytes());
-                    let redacted = match crate::admin::COOKIE.redacted(&text) {
-                        Cow::Owned(redacted) => Some(redacted),
-                        Cow::Borrowed(_) => None,
-                    };
-                    redacted.map_or(text, Cow::Owned)
-                } else if let Ok(visible) = value.to_str() {
-                    // The usual case; cheaper than the UTF-8 check below.
-                    Cow::Borrowed(visible)
-                } else {
-                    String::from_utf8_lossy(value.as_bytes())
+        let kept = headers.iter().map(|(name, value)| {
+            let value = if name == header::AUTHORIZATION {
+                Cow::Borrowed("[redacted]")
+            } else if name == header::COOKIE {
+                // The console's session grants what its key grants: a
+                // browser signed in sends it with every request here.
+                let text = String::from_utf8_lossy(value.as_bytes());
+                let redacted = match crate::admin::COOKIE.redacted(&text) {
+                    Cow::Owned(redacted) => Some(redacted),
+                    Cow::Borrowed(_) => None,
                 };
-                (name.as_str(), value)
-            })
-        };
+                redacted.map_or(text, Cow::Owned)
+            } else if let Ok(visible) = value.to_str() {
+                // The usual case; cheaper than the UTF-8 check below.
+                Cow::Borrowed(visible)
+            } else {
+                String::from_utf8_lossy(value.as_bytes())
+            };
+            (name.as_str(), value)
+        });
         // The text's room, made once: the parts as they come (a redacted
         // or mended value may differ a little) and the body as its
         // `Content-Length` announces it (up to a bound: a body refused as
@@ -69,6 +67,8 @@ impl Capture {
             kept,
             room(parts, body),
             at,
+            // HTTP's URI and header types refuse control characters.
+            crate::domain::journal::Parts::Clean,
         )
     }
 }

@@ -153,12 +153,10 @@ impl Capture {
     /// journal of the last run), numbered and attributed as it was.
     pub(crate) fn from_entry(entry: &JournalEntry) -> Self {
         let method = http::Method::from_bytes(entry.method.as_bytes()).unwrap_or(http::Method::GET);
-        let headers = || {
-            entry
-                .headers
-                .iter()
-                .map(|(name, value)| (name.as_str(), std::borrow::Cow::Borrowed(value.as_str())))
-        };
+        let headers = entry
+            .headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), std::borrow::Cow::Borrowed(value.as_str())));
         let query = entry.query.as_deref();
         let parts = [
             entry.path.len(),
@@ -174,6 +172,7 @@ impl Capture {
             headers,
             crate::domain::journal::room(parts, entry.body.len()),
             entry.at,
+            crate::domain::journal::Parts::Unchecked,
         );
         capture.set_body(entry.body.as_bytes());
         capture.seq = entry.seq;
