@@ -206,6 +206,7 @@ pub(crate) enum Parts {
     /// of a status read's ~18.4k instructions (callgrind).
     Clean,
     /// They may (a store's file): each is searched, a separator replaced.
+    #[cfg_attr(not(any(test, feature = "sqlite")), allow(dead_code))]
     Unchecked,
 }
 
