@@ -60,7 +60,8 @@ pub struct Config {
     pub rate_limit: Option<u32>,
     /// How long a connection may take to send a request's headers, from
     /// the moment it is ready for one (connect, or the end of the previous
-    /// response): a slow or idle client is disconnected after it, so it
+    /// response): a slow or idle client is disconnected after it (at most
+    /// an eighth of it later: the connection watches in ticks), so it
     /// cannot hold a connection task forever (default 30 seconds).
     pub header_read_timeout: Duration,
     /// How long a sandbox lives unused (`--sandbox-ttl`, default an hour;
