@@ -516,4 +516,49 @@ mod tests {
         assert!(!text.contains("UPSTREAM_UNAVAILABLE"));
         assert!(!text.contains("CONTRACT_VIOLATION"));
     }
+
+    /// Every link names an operation of the document and only parameters
+    /// that operation takes (schemathesis follows them: a link to nowhere
+    /// leaves an operation tested with made-up ids alone).
+    #[test]
+    fn every_link_leads_to_an_operation_and_its_parameters() {
+        let doc = generate(&AppState::default());
+        let mut parameters = std::collections::BTreeMap::new();
+        for item in doc["paths"].as_object().into_iter().flatten() {
+            for operation in item.1.as_object().into_iter().flat_map(|ops| ops.values()) {
+                let names: BTreeSet<String> = operation["parameters"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p["name"].as_str().map(str::to_owned))
+                    .collect();
+                let id = operation["operationId"].as_str().expect("an id").to_owned();
+                parameters.insert(id, names);
+            }
+        }
+        let mut links = 0;
+        for item in doc["paths"].as_object().into_iter().flatten() {
+            for operation in item.1.as_object().into_iter().flat_map(|ops| ops.values()) {
+                for answer in operation["responses"].as_object().into_iter().flatten() {
+                    for (name, link) in answer.1["links"].as_object().into_iter().flatten() {
+                        links += 1;
+                        let target = link["operationId"].as_str().expect("an operationId");
+                        let takes = parameters.get(target).unwrap_or_else(|| {
+                            panic!("link {name} leads to no operation {target}")
+                        });
+                        for parameter in link["parameters"].as_object().into_iter().flatten() {
+                            assert!(
+                                takes.contains(parameter.0),
+                                "link {name}: {target} takes no {}",
+                                parameter.0
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(links >= 5, "{links} links");
+        let made = &doc["paths"]["/_mock/sandboxes"]["post"]["responses"]["201"]["links"];
+        assert_eq!(made["read"]["operationId"], "mockSandbox");
+    }
 }

@@ -303,6 +303,11 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
         "mockSandboxAdd" => Spec {
             ok: (201, data("Sandbox")),
             links: json!({
+                "read": {
+                    "operationId": "mockSandbox",
+                    "parameters": { "sandboxId": "$response.body#/data/id" },
+                    "description": "The sandbox just made",
+                },
                 "remove": {
                     "operationId": "mockSandboxRemove",
                     "parameters": { "sandboxId": "$response.body#/data/id" },
