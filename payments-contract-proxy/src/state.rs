@@ -208,6 +208,17 @@ impl ProxyState {
         .flatten()
         .collect();
         files::refuse_shared(&outputs, &others).map_err(Error::Config)?;
+        // Both append: one file would hold exchanges and verdicts mixed,
+        // which `check` cannot read as a recording.
+        if let (Some(record), Some(report)) = (&config.record, &config.report)
+            && files::same_file(record, report)
+        {
+            return Err(Error::Config(format!(
+                "--record {} and --report {} are the same file: their lines would be mixed in it, and `check` could not read it as a recording; give each a file of its own",
+                record.display(),
+                report.display()
+            )));
+        }
         for (flag, path) in outputs {
             let what = if flag == "--junit" { "JUnit" } else { "SARIF" };
             files::check_writable(path).map_err(|e| {

@@ -42,7 +42,7 @@ pub(crate) fn refuse_shared(outputs: &[Named<'_>], others: &[Named<'_>]) -> Resu
 }
 
 /// Whether `a` and `b` name one file.
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     if let (Ok(x), Ok(y)) = (fs::metadata(a), fs::metadata(b)) {
         use std::os::unix::fs::MetadataExt as _;

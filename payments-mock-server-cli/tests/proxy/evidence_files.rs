@@ -114,7 +114,7 @@ async fn an_output_that_is_another_flags_file_is_refused_and_nothing_is_emptied(
     let (file, file_dotted, link, hard) =
         (shown(&record), dotted(&record), shown(&link), shown(&hard));
     let (same, same_dotted) = (shown(&same), dotted(&same));
-    let cases: [([&str; 4], [&str; 2]); 5] = [
+    let cases: [([&str; 4], [&str; 2]); 6] = [
         (
             ["--record", &file, "--junit", &file_dotted],
             ["--junit", "--record"],
@@ -132,6 +132,11 @@ async fn an_output_that_is_another_flags_file_is_refused_and_nothing_is_emptied(
             ["--sarif", "--junit"],
         ),
         (["--junit", &link, "--sarif", &file], ["--sarif", "--junit"]),
+        // Both append: exchanges and verdicts mixed in one file.
+        (
+            ["--record", &file, "--report", &link],
+            ["--record", "--report"],
+        ),
     ];
     for (args, flags) in &cases {
         let (code, stdout, stderr) = proxy(args);
