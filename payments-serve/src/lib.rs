@@ -7,6 +7,8 @@
 //!   envelope, and a failure becomes one in exactly one place.
 //! - [`trace`]: the W3C `traceparent` a caller sends, read (CONTRACT
 //!   section 21).
+//! - [`unfinished`]: temporary files being written, removed should the
+//!   process stop at once (a second signal).
 //! - `pages` (feature `pages`): the chrome of server-rendered pages.
 //! - `logging` (feature `logging`): the binaries' stderr log.
 //! - `tls` (feature `tls`): HTTPS listeners (`server::serve_tls`), a
@@ -76,6 +78,7 @@ pub mod server;
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;
 pub mod trace;
+pub mod unfinished;
 
 pub use answer::{ApiError, ErrorCodeTag, success};
 pub use payments_interface::ErrorCode;

@@ -149,6 +149,8 @@ pub(crate) fn write_whole(
         None => path.to_owned(),
     };
     let (temporary, file) = temporary_in(directory(&target))?;
+    // A second signal ends the process without unwinding: it removes this.
+    let _unfinished = payments_serve::unfinished::Unfinished::new(&temporary);
     let written = (|| {
         if let Some(meta) = &existing {
             file.set_permissions(meta.permissions())?;
@@ -240,6 +242,27 @@ mod tests {
         assert_eq!(fs::read_to_string(&earlier).expect("read"), "<testsuites/>");
         assert!(check_writable(dir.path()).is_err(), "a directory");
         assert!(check_writable(&dir.path().join("gone").join("x.xml")).is_err());
+    }
+
+    /// A second signal ends the process in the middle of a write, with
+    /// no destructor run (here: the handler's clean-up, then a panic that
+    /// leaves `write_whole` as `exit` would): no temporary file stays.
+    #[test]
+    fn a_write_cut_off_by_a_second_signal_leaves_no_temporary() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let target = dir.path().join("run.sarif");
+        fs::write(&target, "earlier").expect("written");
+        let cut = std::panic::catch_unwind(|| {
+            write_whole(&target, |out| {
+                out.write_all(b"half")?;
+                out.flush()?;
+                payments_serve::unfinished::remove_all();
+                panic!("the process stops here");
+            })
+        });
+        assert!(cut.is_err());
+        assert_eq!(listed(dir.path()), ["run.sarif"]);
+        assert_eq!(fs::read_to_string(&target).expect("read"), "earlier");
     }
 
     #[test]

@@ -190,6 +190,9 @@ pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
                     () = recv(&mut terminate) => 143,
                 };
                 eprintln!("a second signal: stopping now, without finishing in-flight requests");
+                // No destructor runs after this: a file still being
+                // written whole would leave its temporary file behind.
+                crate::unfinished::remove_all();
                 std::process::exit(code);
             });
         }
