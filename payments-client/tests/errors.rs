@@ -45,11 +45,7 @@ async fn every_error_class_displays_lower_case_without_a_period() {
         .respond_with(json(200, ok_envelope(r#"{"transactionId":true}"#)))
         .mount(&server)
         .await;
-    let c = Client::builder(server.uri())
-        .api_key(KEY)
-        .retry_policy(fast_retries())
-        .build()
-        .unwrap();
+    let c = client_with_key(&server.uri(), KEY);
     let mut errors = Vec::new();
     for id in ["api", "html", "null", "decode", " "] {
         errors.push(c.status(id).await.unwrap_err());

@@ -11,8 +11,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use common::*;
 use payments_client::{Error, Outcome};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer};
 
 const MIB: usize = 1024 * 1024;
 
@@ -83,13 +81,8 @@ fn expect_too_large(err: &Error, start: &str) {
 
 #[tokio::test]
 async fn an_answer_announced_larger_than_a_mib_is_refused_with_its_start() {
-    let server = MockServer::start().await;
     let body = padded_status(64 * MIB);
-    Mock::given(method("GET"))
-        .respond_with(json(200, body.clone()))
-        .mount(&server)
-        .await;
-    let err = client(&server).status(TX_ID).await.unwrap_err();
+    let err = status_error_from(json(200, body.clone())).await;
     expect_too_large(&err, &body);
 }
 

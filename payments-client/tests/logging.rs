@@ -9,9 +9,8 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use payments_client::{Client, ConfirmRequest};
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer};
+use payments_client::ConfirmRequest;
+use wiremock::MockServer;
 
 const KEY: &str = "sk_live_TOP_SECRET_42";
 
@@ -40,20 +39,8 @@ async fn traces_show_calls_and_attempts_but_never_the_key() {
     let _guard = tracing::subscriber::set_default(subscriber);
 
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(json(500, err_envelope("INTERNAL_ERROR", "boom")))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(json(200, ok_envelope(&confirm_data())))
-        .mount(&server)
-        .await;
-    let c = Client::builder(server.uri())
-        .api_key(KEY)
-        .retry_policy(fast_retries())
-        .build()
-        .unwrap();
+    post_fails_once_then(&server, json(200, ok_envelope(&confirm_data()))).await;
+    let c = client_with_key(&server.uri(), KEY);
     let reply = c
         .confirm(ConfirmRequest::builder(TX_ID, "INV-1").build().unwrap())
         .await

@@ -40,6 +40,12 @@ fn attribute(span: &SpanData, key: &str) -> Option<String> {
         .map(|kv| kv.value.to_string())
 }
 
+/// Asserts that `span`'s attribute `key` reads `expected`.
+#[track_caller]
+fn assert_attribute(span: &SpanData, key: &str, expected: &str) {
+    assert_eq!(attribute(span, key).as_deref(), Some(expected), "{key}");
+}
+
 /// The `traceparent` each request the server received carried: (trace id,
 /// span id).
 async fn sent_traceparents(server: &MockServer) -> Vec<(String, String)> {
@@ -77,20 +83,8 @@ async fn calls_and_attempts_are_spans_of_the_applications_trace() {
 
     // A retry: 500, then the confirmation.
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(json(500, err_envelope("INTERNAL_ERROR", "boom")))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(json(200, ok_envelope(&confirm_data())))
-        .mount(&server)
-        .await;
-    let client = Client::builder(server.uri())
-        .api_key(KEY)
-        .retry_policy(fast_retries())
-        .build()
-        .expect("a client");
+    post_fails_once_then(&server, json(200, ok_envelope(&confirm_data()))).await;
+    let client = client_with_key(&server.uri(), KEY);
     let checkout = tracing::info_span!("checkout");
     let trace_id = checkout.context().span().span_context().trace_id();
     let reply = client
@@ -126,49 +120,22 @@ async fn calls_and_attempts_are_spans_of_the_applications_trace() {
     for attempt in &attempts {
         assert_eq!(attempt.parent_span_id, call.span_context.span_id());
         assert_eq!(attempt.span_kind, opentelemetry::trace::SpanKind::Client);
-        assert_eq!(
-            attribute(attempt, "http.request.method").as_deref(),
-            Some("POST")
-        );
-        assert_eq!(
-            attribute(attempt, "url.template").as_deref(),
-            Some("/api/payments/confirm")
-        );
-        assert_eq!(
-            attribute(attempt, "server.address").as_deref(),
-            Some("127.0.0.1")
-        );
+        assert_attribute(attempt, "http.request.method", "POST");
+        assert_attribute(attempt, "url.template", "/api/payments/confirm");
+        assert_attribute(attempt, "server.address", "127.0.0.1");
         let port = server.address().port().to_string();
         assert_eq!(attribute(attempt, "server.port"), Some(port));
     }
-    assert_eq!(
-        attribute(attempts[0], "http.response.status_code").as_deref(),
-        Some("500")
-    );
-    assert_eq!(attribute(attempts[0], "error.type").as_deref(), Some("500"));
+    assert_attribute(attempts[0], "http.response.status_code", "500");
+    assert_attribute(attempts[0], "error.type", "500");
     assert_eq!(attribute(attempts[0], "http.request.resend_count"), None);
-    assert_eq!(
-        attribute(attempts[1], "http.response.status_code").as_deref(),
-        Some("200")
-    );
+    assert_attribute(attempts[1], "http.response.status_code", "200");
     assert_eq!(attribute(attempts[1], "error.type"), None);
-    assert_eq!(
-        attribute(attempts[1], "http.request.resend_count").as_deref(),
-        Some("1")
-    );
-    assert_eq!(attribute(call, "payments.outcome").as_deref(), Some("ok"));
-    assert_eq!(
-        attribute(call, "payments.reconciled").as_deref(),
-        Some("false")
-    );
-    assert_eq!(
-        attribute(call, "payments.reference_no").as_deref(),
-        Some("INV-1")
-    );
-    assert_eq!(
-        attribute(call, "payments.transaction_id").as_deref(),
-        Some(TX_ID)
-    );
+    assert_attribute(attempts[1], "http.request.resend_count", "1");
+    assert_attribute(call, "payments.outcome", "ok");
+    assert_attribute(call, "payments.reconciled", "false");
+    assert_attribute(call, "payments.reference_no", "INV-1");
+    assert_attribute(call, "payments.transaction_id", TX_ID);
     // Never a key or an OTP, in any attribute.
     for span in &spans {
         for (key, value) in attributes(span) {
@@ -196,31 +163,20 @@ async fn calls_and_attempts_are_spans_of_the_applications_trace() {
     // reading the status back: the read-back is a call under the confirm.
     exporter.reset();
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(json(500, err_envelope("INTERNAL_ERROR", "boom")))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(json(
+    post_fails_once_then(
+        &server,
+        json(
             400,
             err_envelope("TRANSACTION_ALREADY_CONFIRMED", "already"),
-        ))
-        .mount(&server)
-        .await;
+        ),
+    )
+    .await;
     Mock::given(method("GET"))
         .and(path(format!("/api/payments/{TX_ID}/status")))
-        .respond_with(json(
-            200,
-            ok_envelope(&status_data_with("SUCCESSFUL", "150.00", "TOPUP")),
-        ))
+        .respond_with(status_answer("SUCCESSFUL", "150.00", "TOPUP"))
         .mount(&server)
         .await;
-    let client = Client::builder(server.uri())
-        .api_key(KEY)
-        .retry_policy(fast_retries())
-        .build()
-        .expect("a client");
+    let client = client_with_key(&server.uri(), KEY);
     let reply = client
         .confirm(
             ConfirmRequest::builder(TX_ID, "INV-1")
@@ -247,18 +203,9 @@ async fn calls_and_attempts_are_spans_of_the_applications_trace() {
     );
     assert_eq!(read_back.parent_span_id, confirm.span_context.span_id());
     assert_eq!(get.parent_span_id, read_back.span_context.span_id());
-    assert_eq!(
-        attribute(confirm, "payments.reconciled").as_deref(),
-        Some("true")
-    );
-    assert_eq!(
-        attribute(confirm, "payments.outcome").as_deref(),
-        Some("ok")
-    );
-    assert_eq!(
-        attribute(read_back, "payments.transaction_id").as_deref(),
-        Some(TX_ID)
-    );
+    assert_attribute(confirm, "payments.reconciled", "true");
+    assert_attribute(confirm, "payments.outcome", "ok");
+    assert_attribute(read_back, "payments.transaction_id", TX_ID);
     let posts = spans
         .iter()
         .filter(|s| s.name == "POST /api/payments/confirm")
@@ -311,14 +258,12 @@ async fn calls_and_attempts_are_spans_of_the_applications_trace() {
         .iter()
         .find(|s| s.name == "payments initiate")
         .expect("a call span");
-    assert_eq!(
-        attribute(call, "payments.transaction_id").as_deref(),
-        Some(reply.data().transaction_id.as_ref() as &str)
+    assert_attribute(
+        call,
+        "payments.transaction_id",
+        reply.data().transaction_id.as_ref(),
     );
-    assert_eq!(
-        attribute(call, "payments.reference_no").as_deref(),
-        Some("TRACE-E2E")
-    );
+    assert_attribute(call, "payments.reference_no", "TRACE-E2E");
     let text = reqwest::get(format!("{}/_mock/requests", mock.base_url()))
         .await
         .expect("the journal")
@@ -341,15 +286,11 @@ async fn calls_and_attempts_are_spans_of_the_applications_trace() {
     // then DUPLICATE_REFERENCE_NO, settled by reading INV-1 back).
     exporter.reset();
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(json(500, err_envelope("INTERNAL_ERROR", "boom")))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(json(400, err_envelope("DUPLICATE_REFERENCE_NO", "dup")))
-        .mount(&server)
-        .await;
+    post_fails_once_then(
+        &server,
+        json(400, err_envelope("DUPLICATE_REFERENCE_NO", "dup")),
+    )
+    .await;
     Mock::given(method("GET"))
         .respond_with(json(200, ok_envelope(&status_data())))
         .mount(&server)
@@ -358,15 +299,7 @@ async fn calls_and_attempts_are_spans_of_the_applications_trace() {
         .retry_policy(fast_retries())
         .build()
         .expect("a client");
-    let request = payments_client::InitiateRequest::builder(
-        merchant(),
-        "INV-1",
-        payments_client::MinorAmount::new(15000).expect("an amount"),
-        "TOPUP",
-        "S1",
-    )
-    .build()
-    .expect("a request");
+    let request = plain_initiate_request();
     assert!(
         client
             .initiate(request)
@@ -399,21 +332,12 @@ async fn calls_and_attempts_are_spans_of_the_applications_trace() {
         initiate.span_context.span_id()
     );
     for read in by_reference {
-        assert_eq!(
-            attribute(read, "payments.transaction_id").as_deref(),
-            Some(TX_ID)
-        );
-        assert_eq!(
-            attribute(read, "payments.reference_no").as_deref(),
-            Some("INV-1")
-        );
+        assert_attribute(read, "payments.transaction_id", TX_ID);
+        assert_attribute(read, "payments.reference_no", "INV-1");
     }
     let by_id = spans
         .iter()
         .find(|s| s.name == "payments status")
         .expect("a status span");
-    assert_eq!(
-        attribute(by_id, "payments.reference_no").as_deref(),
-        Some("INV-1")
-    );
+    assert_attribute(by_id, "payments.reference_no", "INV-1");
 }

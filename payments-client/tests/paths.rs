@@ -175,15 +175,7 @@ async fn user_agent_accept_content_type_and_request_id_are_sent() {
         .build()
         .unwrap();
     // What the stub answers: the client checks the answer's echo.
-    let req = payments_client::InitiateRequest::builder(
-        merchant(),
-        "INV-1",
-        payments_client::MinorAmount::new(15000).unwrap(),
-        "TOPUP",
-        "S1",
-    )
-    .build()
-    .unwrap();
+    let req = plain_initiate_request();
     let reply = c.initiate(req).await.unwrap();
     let received = &server.received_requests().await.unwrap()[0];
     let h = |name: &str| {

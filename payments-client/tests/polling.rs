@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use common::*;
 use futures::StreamExt;
-use payments_client::{Error, ErrorCode, TransactionStatus, WaitOptions};
+use payments_client::{Error, ErrorCode, PaymentStatus, Reply, TransactionStatus, WaitOptions};
 use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer};
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 fn quick() -> WaitOptions {
     WaitOptions::default()
@@ -18,30 +18,35 @@ fn quick() -> WaitOptions {
         .max_poll_interval(Duration::from_millis(20))
 }
 
+async fn wait_for_final(
+    server: &MockServer,
+    options: WaitOptions,
+) -> Result<Reply<PaymentStatus>, Error> {
+    client(server).wait_for_final(TX_ID, options).await
+}
+
+fn not_found() -> ResponseTemplate {
+    json(
+        404,
+        err_envelope("TRANSACTION_NOT_FOUND", "no such transaction"),
+    )
+}
+
 #[tokio::test]
 async fn wait_for_final_polls_until_a_final_state() {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
-        .respond_with(json(
-            200,
-            ok_envelope(&status_data_with("CONFIRMED", "1.00", "BILLPAY")),
-        ))
+        .respond_with(status_answer("CONFIRMED", "1.00", "BILLPAY"))
         .up_to_n_times(2)
         .expect(2)
         .mount(&server)
         .await;
     Mock::given(method("GET"))
-        .respond_with(json(
-            200,
-            ok_envelope(&status_data_with("SUCCESSFUL", "1.00", "BILLPAY")),
-        ))
+        .respond_with(status_answer("SUCCESSFUL", "1.00", "BILLPAY"))
         .expect(1)
         .mount(&server)
         .await;
-    let reply = client(&server)
-        .wait_for_final(TX_ID, quick())
-        .await
-        .unwrap();
+    let reply = wait_for_final(&server, quick()).await.unwrap();
     assert_eq!(reply.data().status, TransactionStatus::Successful);
 }
 
@@ -50,17 +55,11 @@ async fn wait_for_final_stops_at_expired_and_failed() {
     for status in ["EXPIRED", "FAILED"] {
         let server = MockServer::start().await;
         Mock::given(method("GET"))
-            .respond_with(json(
-                200,
-                ok_envelope(&status_data_with(status, "1.00", "TOPUP")),
-            ))
+            .respond_with(status_answer(status, "1.00", "TOPUP"))
             .expect(1)
             .mount(&server)
             .await;
-        let reply = client(&server)
-            .wait_for_final(TX_ID, quick())
-            .await
-            .unwrap();
+        let reply = wait_for_final(&server, quick()).await.unwrap();
         assert!(reply.data().status.is_final());
     }
 }
@@ -69,17 +68,11 @@ async fn wait_for_final_stops_at_expired_and_failed() {
 async fn wait_for_final_times_out_with_the_last_status() {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
-        .respond_with(json(
-            200,
-            ok_envelope(&status_data_with("PENDING", "1.00", "EWALLET")),
-        ))
+        .respond_with(status_answer("PENDING", "1.00", "EWALLET"))
         .mount(&server)
         .await;
     let opts = quick().timeout(Duration::from_millis(60));
-    let err = client(&server)
-        .wait_for_final(TX_ID, opts)
-        .await
-        .unwrap_err();
+    let err = wait_for_final(&server, opts).await.unwrap_err();
     let Error::WaitTimeout {
         last: Some(last),
         waited,
@@ -101,16 +94,10 @@ async fn wait_for_final_survives_a_retryable_failure() {
         .mount(&server)
         .await;
     Mock::given(method("GET"))
-        .respond_with(json(
-            200,
-            ok_envelope(&status_data_with("SUCCESSFUL", "1.00", "TOPUP")),
-        ))
+        .respond_with(status_answer("SUCCESSFUL", "1.00", "TOPUP"))
         .mount(&server)
         .await;
-    let reply = client(&server)
-        .wait_for_final(TX_ID, quick())
-        .await
-        .unwrap();
+    let reply = wait_for_final(&server, quick()).await.unwrap();
     assert_eq!(reply.data().status, TransactionStatus::Successful);
 }
 
@@ -118,17 +105,11 @@ async fn wait_for_final_survives_a_retryable_failure() {
 async fn wait_for_final_returns_a_final_error_at_once() {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
-        .respond_with(json(
-            404,
-            err_envelope("TRANSACTION_NOT_FOUND", "no such transaction"),
-        ))
+        .respond_with(not_found())
         .expect(1)
         .mount(&server)
         .await;
-    let err = client(&server)
-        .wait_for_final(TX_ID, quick())
-        .await
-        .unwrap_err();
+    let err = wait_for_final(&server, quick()).await.unwrap_err();
     assert_eq!(err.error_code(), Some(&ErrorCode::TransactionNotFound));
 }
 
@@ -150,10 +131,7 @@ async fn three_ids_server() -> MockServer {
     }
     Mock::given(method("GET"))
         .and(path("/api/payments/b/status"))
-        .respond_with(json(
-            404,
-            err_envelope("TRANSACTION_NOT_FOUND", "no such transaction"),
-        ))
+        .respond_with(not_found())
         .mount(&server)
         .await;
     server

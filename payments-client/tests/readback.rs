@@ -12,7 +12,7 @@ use payments_client::{
     TransactionStatus,
 };
 use wiremock::matchers::{method, path, query_param};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{Mock, MockBuilder, MockServer, ResponseTemplate};
 
 fn initiate_request() -> InitiateRequest {
     InitiateRequest::builder(
@@ -32,22 +32,25 @@ fn confirm_request() -> ConfirmRequest {
     ConfirmRequest::builder(TX_ID, "INV-1").build().unwrap()
 }
 
+/// A mock of the POSTs to `/api/payments/<endpoint>`.
+fn post_to(endpoint: &str) -> MockBuilder {
+    Mock::given(method("POST")).and(path(format!("/api/payments/{endpoint}")))
+}
+
 async fn post_answers(
     server: &MockServer,
     endpoint: &str,
     first: ResponseTemplate,
     then: ResponseTemplate,
 ) {
-    Mock::given(method("POST"))
-        .and(path(format!("/api/payments/{endpoint}")))
+    post_to(endpoint)
         .respond_with(first)
         .up_to_n_times(1)
         .expect(1)
         .named("first attempt")
         .mount(server)
         .await;
-    Mock::given(method("POST"))
-        .and(path(format!("/api/payments/{endpoint}")))
+    post_to(endpoint)
         .respond_with(then)
         .named("later attempts")
         .mount(server)
@@ -101,6 +104,49 @@ fn reconciliation_outcome(err: &Error) -> Outcome {
     err.outcome()
 }
 
+/// The stored transaction a read-back finds: `state`, `amount`, `TOPUP`.
+fn stored(state: &str, amount: &str) -> ResponseTemplate {
+    status_answer(state, amount, "TOPUP")
+}
+
+/// The one POST to `endpoint`, answered with `answer`.
+async fn post_answers_once(server: &MockServer, endpoint: &str, answer: ResponseTemplate) {
+    post_to(endpoint)
+        .respond_with(answer)
+        .expect(1)
+        .mount(server)
+        .await;
+}
+
+/// A 429 on the first POST to `endpoint`, `then` on the later ones; no
+/// read-back may be made.
+async fn rate_limited_then(server: &MockServer, endpoint: &str, then: ResponseTemplate) {
+    post_answers(
+        server,
+        endpoint,
+        json(429, err_envelope("RATE_LIMITED", "slow down")).insert_header("retry-after", "0"),
+        then,
+    )
+    .await;
+    Mock::given(method("GET"))
+        .respond_with(json(200, ok_envelope(&status_data())))
+        .expect(0)
+        .named("no read-back")
+        .mount(server)
+        .await;
+}
+
+async fn initiate_err(server: &MockServer) -> Error {
+    client(server)
+        .initiate(initiate_request())
+        .await
+        .unwrap_err()
+}
+
+async fn confirm_err(server: &MockServer) -> Error {
+    client(server).confirm(confirm_request()).await.unwrap_err()
+}
+
 /// `INTERNAL_ERROR` on HTTP 200 is the service's "unexpected server error;
 /// the caller may retry" (CONTRACT section 11: the envelope is the truth):
 /// retried, and the retry's "already done" read back, exactly as after a
@@ -116,8 +162,7 @@ async fn an_internal_error_on_http_200_is_retried_and_reconciled_like_a_500() {
     };
     let server = MockServer::start().await;
     post_answers(&server, "initiate", internal_on_200(), duplicate()).await;
-    let stored = ok_envelope(&status_data_with("INITIATED", "150.00", "TOPUP"));
-    status_by_reference_answers(&server, json(200, stored)).await;
+    status_by_reference_answers(&server, stored("INITIATED", "150.00")).await;
     let reply = client(&server).initiate(initiate_request()).await.unwrap();
     assert_eq!(reply.reconciled(), Some(Reconciled::RetryFoundItDone));
     assert_eq!(reply.attempts(), 2);
@@ -125,8 +170,7 @@ async fn an_internal_error_on_http_200_is_retried_and_reconciled_like_a_500() {
 
     let server = MockServer::start().await;
     post_answers(&server, "confirm", internal_on_200(), already_confirmed()).await;
-    let stored = ok_envelope(&status_data_with("SUCCESSFUL", "150.00", "TOPUP"));
-    status_by_id_answers(&server, json(200, stored)).await;
+    status_by_id_answers(&server, stored("SUCCESSFUL", "150.00")).await;
     let reply = client(&server).confirm(confirm_request()).await.unwrap();
     assert_eq!(reply.reconciled(), Some(Reconciled::RetryFoundItDone));
     assert_eq!(reply.attempts(), 2);
@@ -140,18 +184,8 @@ async fn already_confirmed_but_still_pending_is_an_unknown_outcome() {
     for state in ["PENDING", "INITIATED", "EXPIRED"] {
         let server = MockServer::start().await;
         post_answers(&server, "confirm", internal_error(), already_confirmed()).await;
-        status_by_id_answers(
-            &server,
-            json(
-                200,
-                ok_envelope(&status_data_with(state, "150.00", "TOPUP")),
-            ),
-        )
-        .await;
-        let err = client(&server)
-            .confirm(confirm_request())
-            .await
-            .unwrap_err();
+        status_by_id_answers(&server, stored(state, "150.00")).await;
+        let err = confirm_err(&server).await;
         assert_eq!(
             reconciliation_outcome(&err),
             Outcome::Unknown,
@@ -170,10 +204,7 @@ async fn already_confirmed_with_another_reference_is_an_unknown_outcome() {
     post_answers(&server, "confirm", internal_error(), already_confirmed()).await;
     let data = status_data_with("SUCCESSFUL", "150.00", "TOPUP").replace("INV-1", "INV-2");
     status_by_id_answers(&server, json(200, ok_envelope(&data))).await;
-    let err = client(&server)
-        .confirm(confirm_request())
-        .await
-        .unwrap_err();
+    let err = confirm_err(&server).await;
     assert_eq!(reconciliation_outcome(&err), Outcome::Unknown);
 }
 
@@ -182,18 +213,8 @@ async fn a_stored_amount_that_cannot_be_compared_is_an_unknown_outcome() {
     let server = MockServer::start().await;
     post_answers(&server, "initiate", internal_error(), duplicate()).await;
     // Three decimals cannot be MYR minor units: not comparable, not a mismatch.
-    status_by_reference_answers(
-        &server,
-        json(
-            200,
-            ok_envelope(&status_data_with("INITIATED", "150.001", "TOPUP")),
-        ),
-    )
-    .await;
-    let err = client(&server)
-        .initiate(initiate_request())
-        .await
-        .unwrap_err();
+    status_by_reference_answers(&server, stored("INITIATED", "150.001")).await;
+    let err = initiate_err(&server).await;
     assert_eq!(reconciliation_outcome(&err), Outcome::Unknown, "{err}");
     assert!(err.to_string().contains("cannot be compared"), "{err}");
 }
@@ -202,18 +223,8 @@ async fn a_stored_amount_that_cannot_be_compared_is_an_unknown_outcome() {
 async fn a_compared_amount_mismatch_after_a_duplicate_is_not_carried_out() {
     let server = MockServer::start().await;
     post_answers(&server, "initiate", internal_error(), duplicate()).await;
-    status_by_reference_answers(
-        &server,
-        json(
-            200,
-            ok_envelope(&status_data_with("INITIATED", "99.99", "TOPUP")),
-        ),
-    )
-    .await;
-    let err = client(&server)
-        .initiate(initiate_request())
-        .await
-        .unwrap_err();
+    status_by_reference_answers(&server, stored("INITIATED", "99.99")).await;
+    let err = initiate_err(&server).await;
     assert_eq!(reconciliation_outcome(&err), Outcome::NotCarriedOut);
 }
 
@@ -253,11 +264,7 @@ async fn the_read_back_is_not_cut_short_by_the_spent_call_deadline() {
     .await;
     status_by_reference_answers(
         &server,
-        json(
-            200,
-            ok_envelope(&status_data_with("INITIATED", "150.00", "TOPUP")),
-        )
-        .set_delay(Duration::from_millis(500)),
+        stored("INITIATED", "150.00").set_delay(Duration::from_millis(500)),
     )
     .await;
     let client = Client::builder(server.uri())
@@ -289,20 +296,8 @@ async fn an_unreadable_initiate_success_is_read_back_by_reference() {
     ];
     for body in bodies {
         let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path("/api/payments/initiate"))
-            .respond_with(json(200, body.clone()))
-            .expect(1)
-            .mount(&server)
-            .await;
-        status_by_reference_answers(
-            &server,
-            json(
-                200,
-                ok_envelope(&status_data_with("INITIATED", "150.00", "TOPUP")),
-            ),
-        )
-        .await;
+        post_answers_once(&server, "initiate", json(200, body.clone())).await;
+        status_by_reference_answers(&server, stored("INITIATED", "150.00")).await;
         let reply = client(&server).initiate(initiate_request()).await.unwrap();
         // Said as it happened: one attempt, its answer unreadable; no retry.
         assert_eq!(
@@ -319,21 +314,13 @@ async fn an_unreadable_initiate_success_is_read_back_by_reference() {
 #[tokio::test]
 async fn an_unreadable_initiate_success_whose_read_back_fails_is_unknown() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/api/payments/initiate"))
-        .respond_with(json(200, ok_envelope("null")))
-        .expect(1)
-        .mount(&server)
-        .await;
+    post_answers_once(&server, "initiate", json(200, ok_envelope("null"))).await;
     status_by_reference_answers(
         &server,
         json(404, err_envelope("TRANSACTION_NOT_FOUND", "no")),
     )
     .await;
-    let err = client(&server)
-        .initiate(initiate_request())
-        .await
-        .unwrap_err();
+    let err = initiate_err(&server).await;
     assert_eq!(reconciliation_outcome(&err), Outcome::Unknown);
     // One attempt: no "retried call"; the read-back's failure is the source.
     let text = err.to_string();
@@ -349,44 +336,22 @@ async fn an_unreadable_initiate_success_whose_read_back_fails_is_unknown() {
 #[tokio::test]
 async fn an_unreadable_initiate_success_whose_read_back_differs_is_unknown() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/api/payments/initiate"))
-        .respond_with(json(201, "<html>created</html>"))
-        .expect(1)
-        .mount(&server)
-        .await;
-    status_by_reference_answers(
-        &server,
-        json(
-            200,
-            ok_envelope(&status_data_with("INITIATED", "99.99", "TOPUP")),
-        ),
-    )
-    .await;
-    let err = client(&server)
-        .initiate(initiate_request())
-        .await
-        .unwrap_err();
+    post_answers_once(&server, "initiate", json(201, "<html>created</html>")).await;
+    status_by_reference_answers(&server, stored("INITIATED", "99.99")).await;
+    let err = initiate_err(&server).await;
     assert_eq!(reconciliation_outcome(&err), Outcome::Unknown);
 }
 
 #[tokio::test]
 async fn an_unreadable_confirm_success_is_read_back_by_id() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/api/payments/confirm"))
-        .respond_with(json(200, ok_envelope(r#"{"status":42}"#)))
-        .expect(1)
-        .mount(&server)
-        .await;
-    status_by_id_answers(
+    post_answers_once(
         &server,
-        json(
-            200,
-            ok_envelope(&status_data_with("SUCCESSFUL", "150.00", "TOPUP")),
-        ),
+        "confirm",
+        json(200, ok_envelope(r#"{"status":42}"#)),
     )
     .await;
+    status_by_id_answers(&server, stored("SUCCESSFUL", "150.00")).await;
     let reply = client(&server).confirm(confirm_request()).await.unwrap();
     assert_eq!(reply.reconciled(), Some(Reconciled::AnswerUnreadable));
     assert_eq!(reply.data().status, TransactionStatus::Successful);
@@ -395,36 +360,20 @@ async fn an_unreadable_confirm_success_is_read_back_by_id() {
 #[tokio::test]
 async fn an_unreadable_confirm_success_still_pending_on_read_back_is_unknown() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/api/payments/confirm"))
-        .respond_with(json(200, ok_envelope("null")))
-        .expect(1)
-        .mount(&server)
-        .await;
-    status_by_id_answers(
-        &server,
-        json(
-            200,
-            ok_envelope(&status_data_with("PENDING", "150.00", "TOPUP")),
-        ),
-    )
-    .await;
-    let err = client(&server)
-        .confirm(confirm_request())
-        .await
-        .unwrap_err();
+    post_answers_once(&server, "confirm", json(200, ok_envelope("null"))).await;
+    status_by_id_answers(&server, stored("PENDING", "150.00")).await;
+    let err = confirm_err(&server).await;
     assert_eq!(reconciliation_outcome(&err), Outcome::Unknown);
 }
 
 #[tokio::test]
 async fn an_unreadable_status_read_is_not_read_back() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(json(200, ok_envelope("null")))
-        .expect(1)
-        .mount(&server)
-        .await;
-    let err = client(&server).status(TX_ID).await.unwrap_err();
+    let err = status_error_with(
+        Mock::given(method("GET"))
+            .respond_with(json(200, ok_envelope("null")))
+            .expect(1),
+    )
+    .await;
     assert!(matches!(err, Error::MissingData { .. }), "{err:?}");
 }
 
@@ -434,23 +383,8 @@ async fn an_unreadable_status_read_is_not_read_back() {
 #[tokio::test]
 async fn a_duplicate_after_only_a_429_is_a_plain_error_without_read_back() {
     let server = MockServer::start().await;
-    post_answers(
-        &server,
-        "initiate",
-        json(429, err_envelope("RATE_LIMITED", "slow down")).insert_header("retry-after", "0"),
-        duplicate(),
-    )
-    .await;
-    Mock::given(method("GET"))
-        .respond_with(json(200, ok_envelope(&status_data())))
-        .expect(0)
-        .named("no read-back")
-        .mount(&server)
-        .await;
-    let err = client(&server)
-        .initiate(initiate_request())
-        .await
-        .unwrap_err();
+    rate_limited_then(&server, "initiate", duplicate()).await;
+    let err = initiate_err(&server).await;
     assert_eq!(
         err.error_code(),
         Some(&payments_client::ErrorCode::DuplicateReferenceNo)
@@ -462,23 +396,8 @@ async fn a_duplicate_after_only_a_429_is_a_plain_error_without_read_back() {
 #[tokio::test]
 async fn already_confirmed_after_only_a_429_is_a_plain_error_without_read_back() {
     let server = MockServer::start().await;
-    post_answers(
-        &server,
-        "confirm",
-        json(429, err_envelope("RATE_LIMITED", "slow down")).insert_header("retry-after", "0"),
-        already_confirmed(),
-    )
-    .await;
-    Mock::given(method("GET"))
-        .respond_with(json(200, ok_envelope(&status_data())))
-        .expect(0)
-        .named("no read-back")
-        .mount(&server)
-        .await;
-    let err = client(&server)
-        .confirm(confirm_request())
-        .await
-        .unwrap_err();
+    rate_limited_then(&server, "confirm", already_confirmed()).await;
+    let err = confirm_err(&server).await;
     assert_eq!(
         err.error_code(),
         Some(&payments_client::ErrorCode::TransactionAlreadyConfirmed)

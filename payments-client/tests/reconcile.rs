@@ -5,11 +5,11 @@ mod common;
 
 use common::*;
 use payments_client::{
-    ConfirmRequest, Currency, Error, ErrorCode, InitiateRequest, MinorAmount, Outcome,
-    TransactionStatus,
+    ConfirmRequest, Currency, Error, ErrorCode, InitiateRequest, Initiated, MinorAmount, Outcome,
+    Reply, TransactionStatus,
 };
 use wiremock::matchers::{method, path, query_param};
-use wiremock::{Mock, MockServer};
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 fn initiate_request(minor: u64) -> InitiateRequest {
     InitiateRequest::builder(
@@ -47,24 +47,37 @@ async fn initiate_500_then_duplicate(server: &MockServer) {
         .await;
 }
 
-#[tokio::test]
-async fn initiate_retry_meeting_duplicate_reference_is_reconciled() {
+/// The read-back's answer: an `INITIATED` transaction of `amount` and `product`.
+fn stored(amount: &str, product: &str) -> ResponseTemplate {
+    status_answer("INITIATED", amount, product)
+}
+
+/// Sends `request` to a server whose first attempt fails with a 500, whose
+/// retry meets a duplicate, and whose status read is `read_back`.
+async fn initiate_after_a_duplicate(
+    request: InitiateRequest,
+    read_back: Mock,
+) -> (MockServer, Result<Reply<Initiated>, Error>) {
     let server = MockServer::start().await;
     initiate_500_then_duplicate(&server).await;
-    Mock::given(method("GET"))
+    read_back.mount(&server).await;
+    let result = client(&server).initiate(request).await;
+    (server, result)
+}
+
+fn confirm_request() -> ConfirmRequest {
+    ConfirmRequest::builder(TX_ID, "INV-1").build().unwrap()
+}
+
+#[tokio::test]
+async fn initiate_retry_meeting_duplicate_reference_is_reconciled() {
+    let read_back = Mock::given(method("GET"))
         .and(path("/api/payments/reference/INV-1/status"))
         .and(query_param("merchantId", MERCHANT))
-        .respond_with(json(
-            200,
-            ok_envelope(&status_data_with("INITIATED", "150.00", "TOPUP")),
-        ))
-        .expect(1)
-        .mount(&server)
-        .await;
-    let reply = client(&server)
-        .initiate(initiate_request(15000))
-        .await
-        .unwrap();
+        .respond_with(stored("150.00", "TOPUP"))
+        .expect(1);
+    let (server, reply) = initiate_after_a_duplicate(initiate_request(15000), read_back).await;
+    let reply = reply.unwrap();
     assert!(reply.is_reconciled());
     assert_eq!(reply.attempts(), 2);
     let d = reply.data();
@@ -79,20 +92,11 @@ async fn initiate_retry_meeting_duplicate_reference_is_reconciled() {
 
 #[tokio::test]
 async fn initiate_retry_finding_another_amount_is_an_error() {
-    let server = MockServer::start().await;
-    initiate_500_then_duplicate(&server).await;
-    Mock::given(method("GET"))
+    let read_back = Mock::given(method("GET"))
         .and(path("/api/payments/reference/INV-1/status"))
-        .respond_with(json(
-            200,
-            ok_envelope(&status_data_with("INITIATED", "99.99", "TOPUP")),
-        ))
-        .mount(&server)
-        .await;
-    let err = client(&server)
-        .initiate(initiate_request(15000))
-        .await
-        .unwrap_err();
+        .respond_with(stored("99.99", "TOPUP"));
+    let (_server, reply) = initiate_after_a_duplicate(initiate_request(15000), read_back).await;
+    let err = reply.unwrap_err();
     let Error::Reconciliation { found, .. } = &err else {
         panic!("expected Reconciliation, got {err:?}")
     };
@@ -106,53 +110,27 @@ async fn initiate_retry_finding_another_amount_is_an_error() {
 
 #[tokio::test]
 async fn initiate_retry_finding_another_product_is_an_error() {
-    let server = MockServer::start().await;
-    initiate_500_then_duplicate(&server).await;
-    Mock::given(method("GET"))
-        .respond_with(json(
-            200,
-            ok_envelope(&status_data_with("INITIATED", "150.00", "BILLPAY")),
-        ))
-        .mount(&server)
-        .await;
-    let err = client(&server)
-        .initiate(initiate_request(15000))
-        .await
-        .unwrap_err();
+    let read_back = Mock::given(method("GET")).respond_with(stored("150.00", "BILLPAY"));
+    let (_server, reply) = initiate_after_a_duplicate(initiate_request(15000), read_back).await;
+    let err = reply.unwrap_err();
     assert!(matches!(err, Error::Reconciliation { .. }), "{err:?}");
 }
 
 #[tokio::test]
 async fn initiate_reconciliation_compares_in_minor_units_of_the_request_currency() {
-    let server = MockServer::start().await;
-    initiate_500_then_duplicate(&server).await;
     // 150 with no fraction digits is the same amount as 15000 MYR cents.
-    Mock::given(method("GET"))
-        .respond_with(json(
-            200,
-            ok_envelope(&status_data_with("INITIATED", "150", "TOPUP")),
-        ))
-        .mount(&server)
-        .await;
-    let reply = client(&server)
-        .initiate(initiate_request(15000))
-        .await
-        .unwrap();
+    let read_back = Mock::given(method("GET")).respond_with(stored("150", "TOPUP"));
+    let (_server, reply) = initiate_after_a_duplicate(initiate_request(15000), read_back).await;
+    let reply = reply.unwrap();
     assert!(reply.is_reconciled());
 }
 
 #[tokio::test]
 async fn a_failed_lookup_during_reconciliation_is_reported_with_its_cause() {
-    let server = MockServer::start().await;
-    initiate_500_then_duplicate(&server).await;
-    Mock::given(method("GET"))
-        .respond_with(json(404, err_envelope("TRANSACTION_NOT_FOUND", "gone")))
-        .mount(&server)
-        .await;
-    let err = client(&server)
-        .initiate(initiate_request(15000))
-        .await
-        .unwrap_err();
+    let read_back = Mock::given(method("GET"))
+        .respond_with(json(404, err_envelope("TRANSACTION_NOT_FOUND", "gone")));
+    let (_server, reply) = initiate_after_a_duplicate(initiate_request(15000), read_back).await;
+    let err = reply.unwrap_err();
     let Error::Reconciliation {
         found: None,
         source: Some(cause),
@@ -214,8 +192,7 @@ async fn confirm_retry_meeting_already_confirmed_is_read_from_status() {
         .expect(1)
         .mount(&server)
         .await;
-    let req = ConfirmRequest::builder(TX_ID, "INV-1").build().unwrap();
-    let reply = client(&server).confirm(req).await.unwrap();
+    let reply = client(&server).confirm(confirm_request()).await.unwrap();
     assert!(reply.is_reconciled());
     let d = reply.data();
     assert_eq!(d.status, TransactionStatus::Successful);
@@ -227,26 +204,21 @@ async fn confirm_retry_meeting_already_confirmed_is_read_from_status() {
 #[tokio::test]
 async fn confirm_reconciliation_of_a_failed_payment_carries_its_message() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(json(500, err_envelope("INTERNAL_ERROR", "boom")))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(json(
+    post_fails_once_then(
+        &server,
+        json(
             400,
             err_envelope("TRANSACTION_ALREADY_CONFIRMED", "already"),
-        ))
-        .mount(&server)
-        .await;
+        ),
+    )
+    .await;
     let data = status_data_with("FAILED", "150.00", "DECLINED")
         .replace(r#""message":null"#, r#""message":"declined by provider""#);
     Mock::given(method("GET"))
         .respond_with(json(200, ok_envelope(&data)))
         .mount(&server)
         .await;
-    let req = ConfirmRequest::builder(TX_ID, "INV-1").build().unwrap();
-    let reply = client(&server).confirm(req).await.unwrap();
+    let reply = client(&server).confirm(confirm_request()).await.unwrap();
     assert_eq!(reply.data().status, TransactionStatus::Failed);
     assert_eq!(
         reply.data().error_message.as_deref(),
@@ -265,8 +237,10 @@ async fn already_confirmed_on_the_first_attempt_is_a_plain_api_error() {
         .expect(1)
         .mount(&server)
         .await;
-    let req = ConfirmRequest::builder(TX_ID, "INV-1").build().unwrap();
-    let err = client(&server).confirm(req).await.unwrap_err();
+    let err = client(&server)
+        .confirm(confirm_request())
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::Api(_)));
     assert_eq!(
         err.error_code(),
@@ -296,17 +270,10 @@ async fn a_read_back_is_compared_in_the_requests_currency() {
         .unwrap()
     };
     let read_back_says = |amount: &'static str| async move {
-        let server = MockServer::start().await;
-        initiate_500_then_duplicate(&server).await;
-        Mock::given(method("GET"))
+        let read_back = Mock::given(method("GET"))
             .and(path("/api/payments/reference/INV-1/status"))
-            .respond_with(json(
-                200,
-                ok_envelope(&status_data_with("INITIATED", amount, "TOPUP")),
-            ))
-            .mount(&server)
-            .await;
-        client(&server).initiate(jpy()).await
+            .respond_with(stored(amount, "TOPUP"));
+        initiate_after_a_duplicate(jpy(), read_back).await.1
     };
     let same_digits = read_back_says("1000.00").await.expect("indistinguishable");
     assert!(same_digits.is_reconciled());

@@ -200,16 +200,15 @@ async fn every_error_code_becomes_an_api_error() {
 
 #[tokio::test]
 async fn html_502_is_an_unexpected_response() {
-    let server = MockServer::start().await;
     let html = format!("<html><body>{}</body></html>", "Bad Gateway ".repeat(100));
-    Mock::given(method("GET"))
-        .respond_with(
-            ResponseTemplate::new(502).set_body_raw(html.clone().into_bytes(), "text/html"),
-        )
-        .expect(3)
-        .mount(&server)
-        .await;
-    let err = client(&server).status(TX_ID).await.unwrap_err();
+    let err = status_error_with(
+        Mock::given(method("GET"))
+            .respond_with(
+                ResponseTemplate::new(502).set_body_raw(html.clone().into_bytes(), "text/html"),
+            )
+            .expect(3),
+    )
+    .await;
     let Error::UnexpectedResponse {
         status,
         body_prefix,
@@ -231,12 +230,7 @@ async fn html_502_is_an_unexpected_response() {
 
 #[tokio::test]
 async fn empty_504_is_an_unexpected_response() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(504))
-        .mount(&server)
-        .await;
-    let err = client(&server).status(TX_ID).await.unwrap_err();
+    let err = status_error_from(ResponseTemplate::new(504)).await;
     let Error::UnexpectedResponse {
         status,
         body_prefix,
@@ -252,13 +246,8 @@ async fn empty_504_is_an_unexpected_response() {
 
 #[tokio::test]
 async fn truncated_json_is_an_unexpected_response() {
-    let server = MockServer::start().await;
     let full = ok_envelope(&status_data());
-    Mock::given(method("GET"))
-        .respond_with(json(200, &full[..full.len() / 2]))
-        .mount(&server)
-        .await;
-    let err = client(&server).status(TX_ID).await.unwrap_err();
+    let err = status_error_from(json(200, &full[..full.len() / 2])).await;
     assert!(
         matches!(err, Error::UnexpectedResponse { status: 200, .. }),
         "{err:?}"
@@ -269,13 +258,8 @@ async fn truncated_json_is_an_unexpected_response() {
 
 #[tokio::test]
 async fn success_with_null_data_is_a_typed_error() {
-    let server = MockServer::start().await;
     let body = r#"{"isSuccess":true,"errorCode":null,"message":null,"data":null}"#;
-    Mock::given(method("GET"))
-        .respond_with(json(200, body))
-        .mount(&server)
-        .await;
-    let err = client(&server).status(TX_ID).await.unwrap_err();
+    let err = status_error_from(json(200, body)).await;
     let Error::MissingData {
         status,
         raw_envelope,
@@ -307,16 +291,11 @@ async fn failure_on_http_200_is_an_api_error() {
 
 #[tokio::test]
 async fn data_of_the_wrong_shape_is_a_decode_error_naming_the_path() {
-    let server = MockServer::start().await;
     let data = status_data().replace(
         r#""createdAt":"2026-11-22T08:15:30.123Z""#,
         r#""createdAt":"yesterday""#,
     );
-    Mock::given(method("GET"))
-        .respond_with(json(200, ok_envelope(&data)))
-        .mount(&server)
-        .await;
-    let err = client(&server).status(TX_ID).await.unwrap_err();
+    let err = status_error_from(json(200, ok_envelope(&data))).await;
     let Error::Decode { path, .. } = &err else {
         panic!("expected Decode, got {err:?}")
     };

@@ -26,6 +26,17 @@ async fn status_of_with_data(id: &str, data: &str) -> Result<PaymentStatus, Erro
     client(&server).status(id).await.map(|r| r.into_data())
 }
 
+/// A server whose initiate answers `data`, and a MYR 150.00 request for it.
+async fn initiate_answered_with(data: &str) -> (MockServer, payments_client::InitiateRequest) {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(json(200, ok_envelope(data)))
+        .mount(&server)
+        .await;
+    let req = plain_initiate_request();
+    (server, req)
+}
+
 #[tokio::test]
 async fn an_unknown_status_is_kept_as_other() {
     let st = status_with_data(&status_data_with("ON_HOLD", "1.00", "TOPUP"))
@@ -38,12 +49,7 @@ async fn an_unknown_status_is_kept_as_other() {
 
 #[tokio::test]
 async fn an_unknown_error_code_is_kept_as_other() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(json(409, err_envelope("CARD_MELTED", "try another card")))
-        .mount(&server)
-        .await;
-    let err = client(&server).status(TX_ID).await.unwrap_err();
+    let err = status_error_from(json(409, err_envelope("CARD_MELTED", "try another card"))).await;
     assert_eq!(
         err.error_code(),
         Some(&ErrorCode::Other("CARD_MELTED".into()))
@@ -307,14 +313,9 @@ async fn a_closed_connection_is_a_retried_transport_error_with_unknown_outcome()
 async fn a_refused_connection_was_not_carried_out() {
     let url = refused_url().await;
     let err = client_for(&url).status(TX_ID).await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Transport {
-                kind: TransportKind::Connect,
-                ..
-            }
-        ),
+    assert_eq!(
+        transport_kind(&err),
+        Some(TransportKind::Connect),
         "{err:?}"
     );
     assert_eq!(err.outcome(), Outcome::NotCarriedOut);
@@ -322,12 +323,7 @@ async fn a_refused_connection_was_not_carried_out() {
 
 #[tokio::test]
 async fn a_non_envelope_json_body_is_an_unexpected_response() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(json(200, r#"{"hello":"world"}"#))
-        .mount(&server)
-        .await;
-    let err = client(&server).status(TX_ID).await.unwrap_err();
+    let err = status_error_from(json(200, r#"{"hello":"world"}"#)).await;
     let Error::UnexpectedResponse {
         status,
         body_prefix,
@@ -346,42 +342,16 @@ async fn a_non_envelope_json_body_is_an_unexpected_response() {
 
 #[tokio::test]
 async fn initiate_amount_as_an_integer_string_is_accepted() {
-    let server = MockServer::start().await;
     let data = initiate_data().replace(r#""amount":15000"#, r#""amount":"15000""#);
-    Mock::given(method("POST"))
-        .respond_with(json(200, ok_envelope(&data)))
-        .mount(&server)
-        .await;
-    let req = payments_client::InitiateRequest::builder(
-        merchant(),
-        "INV-1",
-        payments_client::MinorAmount::new(15000).unwrap(),
-        "TOPUP",
-        "S1",
-    )
-    .build()
-    .unwrap();
+    let (server, req) = initiate_answered_with(&data).await;
     let reply = client(&server).initiate(req).await.unwrap();
     assert_eq!(reply.data().amount.get(), 15000);
 }
 
 #[tokio::test]
 async fn an_unknown_currency_code_still_decodes() {
-    let server = MockServer::start().await;
     let data = initiate_data().replace(r#""currencyCode":"MYR""#, r#""currencyCode":"XBT""#);
-    Mock::given(method("POST"))
-        .respond_with(json(200, ok_envelope(&data)))
-        .mount(&server)
-        .await;
-    let req = payments_client::InitiateRequest::builder(
-        merchant(),
-        "INV-1",
-        payments_client::MinorAmount::new(15000).unwrap(),
-        "TOPUP",
-        "S1",
-    )
-    .build()
-    .unwrap();
+    let (server, req) = initiate_answered_with(&data).await;
     // Decoding alone: with the check on, an XBT echo of a MYR request is
     // rightly an AnswerMismatch (tests/answer_guard.rs).
     let trusting = payments_client::Client::builder(server.uri())
@@ -397,21 +367,8 @@ async fn an_unknown_currency_code_still_decodes() {
 
 #[tokio::test]
 async fn a_null_currency_code_means_myr() {
-    let server = MockServer::start().await;
     let data = initiate_data().replace(r#""currencyCode":"MYR""#, r#""currencyCode":null"#);
-    Mock::given(method("POST"))
-        .respond_with(json(200, ok_envelope(&data)))
-        .mount(&server)
-        .await;
-    let req = payments_client::InitiateRequest::builder(
-        merchant(),
-        "INV-1",
-        payments_client::MinorAmount::new(15000).unwrap(),
-        "TOPUP",
-        "S1",
-    )
-    .build()
-    .unwrap();
+    let (server, req) = initiate_answered_with(&data).await;
     let reply = client(&server).initiate(req).await.unwrap();
     assert_eq!(reply.data().currency_code, payments_client::Currency::MYR);
 }

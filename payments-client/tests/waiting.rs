@@ -22,6 +22,17 @@ fn patient_client(server: &MockServer) -> Client {
     Client::builder(server.uri()).build().unwrap()
 }
 
+/// Waits for [`TX_ID`] with [`patient_client`] for `timeout_ms`; the error
+/// the wait ends with, and how long it took.
+async fn timed_out_wait(server: &MockServer, timeout_ms: u64) -> (Error, Duration) {
+    let started = Instant::now();
+    let err = patient_client(server)
+        .wait_for_final(TX_ID, wait(timeout_ms))
+        .await
+        .unwrap_err();
+    (err, started.elapsed())
+}
+
 #[tokio::test]
 async fn a_poll_that_hangs_ends_at_the_wait_timeout() {
     let server = MockServer::start().await;
@@ -29,12 +40,7 @@ async fn a_poll_that_hangs_ends_at_the_wait_timeout() {
         .respond_with(json(200, ok_envelope(&status_data())).set_delay(Duration::from_secs(10)))
         .mount(&server)
         .await;
-    let started = Instant::now();
-    let err = patient_client(&server)
-        .wait_for_final(TX_ID, wait(300))
-        .await
-        .unwrap_err();
-    let took = started.elapsed();
+    let (err, took) = timed_out_wait(&server, 300).await;
     assert!(took < Duration::from_secs(2), "took {took:?}");
     let Error::WaitTimeout { waited, last } = err else {
         panic!("expected WaitTimeout, got {err:?}")
@@ -55,16 +61,8 @@ async fn a_slow_later_poll_keeps_the_last_status_read() {
         .respond_with(json(200, ok_envelope(&status_data())).set_delay(Duration::from_secs(10)))
         .mount(&server)
         .await;
-    let started = Instant::now();
-    let err = patient_client(&server)
-        .wait_for_final(TX_ID, wait(400))
-        .await
-        .unwrap_err();
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
+    let (err, took) = timed_out_wait(&server, 400).await;
+    assert!(took < Duration::from_secs(2), "{took:?}");
     let Error::WaitTimeout { last, .. } = err else {
         panic!("expected WaitTimeout, got {err:?}")
     };
@@ -83,15 +81,7 @@ async fn a_long_retry_after_does_not_outlast_the_wait() {
         )
         .mount(&server)
         .await;
-    let started = Instant::now();
-    let err = patient_client(&server)
-        .wait_for_final(TX_ID, wait(300))
-        .await
-        .unwrap_err();
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
+    let (err, took) = timed_out_wait(&server, 300).await;
+    assert!(took < Duration::from_secs(2), "{took:?}");
     assert!(matches!(err, Error::WaitTimeout { .. }), "{err:?}");
 }

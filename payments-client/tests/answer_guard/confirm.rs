@@ -169,10 +169,7 @@ async fn a_reconciled_confirm_is_checked_against_the_initiated_amount_too() {
         .await;
     Mock::given(method("GET"))
         .and(path(format!("/api/payments/{TX_ID}/status")))
-        .respond_with(json(
-            200,
-            ok_envelope(&status_data_with("SUCCESSFUL", "15.00", "TOPUP")),
-        ))
+        .respond_with(status_answer("SUCCESSFUL", "15.00", "TOPUP"))
         .mount(&server)
         .await;
     let err = client.confirm(confirm_request()).await.unwrap_err();

@@ -20,55 +20,59 @@ async fn initiate_answered_with(data: &str) -> (Error, MockServer, String) {
     (err, server, ok_envelope(data))
 }
 
+/// An initiate answered with `initiate_data()` whose `from` is replaced by
+/// `to` is a mismatch of `expected` alone, of unknown outcome; returns
+/// the error.
+async fn assert_a_mismatch_of_only(from: &str, to: &str, expected: Disagreement) -> Error {
+    let data = initiate_data().replace(from, to);
+    let (err, server, body) = initiate_answered_with(&data).await;
+    assert_eq!(mismatch(&err).disagreements, [expected]);
+    assert_is_an_unknown_outcome_of(&err, &server, &body).await;
+    err
+}
+
 #[tokio::test]
 async fn an_initiate_answered_with_another_reference_no_is_a_mismatch() {
-    let data = initiate_data().replace(
+    let err = assert_a_mismatch_of_only(
         r#""referenceNo":"INV-1""#,
         r#""referenceNo":"INV-2026-0001""#,
-    );
-    let (err, server, body) = initiate_answered_with(&data).await;
+        field("referenceNo", "INV-1", "INV-2026-0001"),
+    )
+    .await;
     let m = mismatch(&err);
-    assert_eq!(
-        m.disagreements,
-        [field("referenceNo", "INV-1", "INV-2026-0001")]
-    );
     assert!(m.has("referenceNo") && !m.has("amount"));
-    assert_is_an_unknown_outcome_of(&err, &server, &body).await;
 }
 
 #[tokio::test]
 async fn an_initiate_answered_with_another_amount_is_a_mismatch_shown_in_major_units() {
-    let data = initiate_data().replace(r#""amount":15000"#, r#""amount":2500"#);
-    let (err, server, body) = initiate_answered_with(&data).await;
-    assert_eq!(
-        mismatch(&err).disagreements,
-        [field("amount", "150.00", "25.00")]
-    );
-    assert_is_an_unknown_outcome_of(&err, &server, &body).await;
+    assert_a_mismatch_of_only(
+        r#""amount":15000"#,
+        r#""amount":2500"#,
+        field("amount", "150.00", "25.00"),
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn an_initiate_answered_with_another_product_code_is_a_mismatch() {
-    let data = initiate_data().replace(r#""productCode":"TOPUP""#, r#""productCode":"EWALLET""#);
-    let (err, server, body) = initiate_answered_with(&data).await;
-    assert_eq!(
-        mismatch(&err).disagreements,
-        [field("productCode", "TOPUP", "EWALLET")]
-    );
-    assert_is_an_unknown_outcome_of(&err, &server, &body).await;
+    assert_a_mismatch_of_only(
+        r#""productCode":"TOPUP""#,
+        r#""productCode":"EWALLET""#,
+        field("productCode", "TOPUP", "EWALLET"),
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn an_initiate_answered_with_another_currency_is_a_mismatch() {
     // The request left the currency out: the service's default, MYR, is
     // what it sent.
-    let data = initiate_data().replace(r#""currencyCode":"MYR""#, r#""currencyCode":"USD""#);
-    let (err, server, body) = initiate_answered_with(&data).await;
-    assert_eq!(
-        mismatch(&err).disagreements,
-        [field("currencyCode", "MYR", "USD")]
-    );
-    assert_is_an_unknown_outcome_of(&err, &server, &body).await;
+    assert_a_mismatch_of_only(
+        r#""currencyCode":"MYR""#,
+        r#""currencyCode":"USD""#,
+        field("currencyCode", "MYR", "USD"),
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -89,14 +93,8 @@ async fn an_absent_currency_code_is_myr_so_it_disagrees_with_a_usd_request() {
 
 #[tokio::test]
 async fn an_initiate_answered_with_an_empty_transaction_id_is_a_mismatch() {
-    let data = initiate_data().replace(TX_ID, "");
-    let (err, server, body) = initiate_answered_with(&data).await;
-    assert_eq!(
-        mismatch(&err).disagreements,
-        [Disagreement::EmptyTransactionId]
-    );
+    let err = assert_a_mismatch_of_only(TX_ID, "", Disagreement::EmptyTransactionId).await;
     assert!(mismatch(&err).has("transactionId"));
-    assert_is_an_unknown_outcome_of(&err, &server, &body).await;
 }
 
 #[tokio::test]

@@ -7,13 +7,24 @@ use std::time::Duration;
 
 use payments_client::{Client, RetryPolicy};
 use tokio::io::AsyncReadExt;
-use wiremock::{MockServer, ResponseTemplate};
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 pub const MERCHANT: &str = "4f9a1a8e-2c36-4d7e-9b1a-0c2a8f3d5e61";
 pub const TX_ID: &str = "0192f7c4-2d1e-7a10-9c55-5d3a8f7b1e01";
 
 pub fn merchant() -> uuid::Uuid {
     uuid::Uuid::parse_str(MERCHANT).expect("literal uuid")
+}
+
+/// The kind of a transport error, `None` for any other error.
+pub fn transport_kind(
+    err: &payments_client::Error,
+) -> Option<payments_client::error::TransportKind> {
+    match err {
+        payments_client::Error::Transport { kind, .. } => Some(*kind),
+        _ => None,
+    }
 }
 
 /// A retry policy with tiny delays so tests stay fast.
@@ -36,6 +47,30 @@ pub fn client_for(base: &str) -> Client {
         .expect("valid test client")
 }
 
+/// A client for `base` that sends `key`, with fast retries and the default
+/// timeout.
+pub fn client_with_key(base: &str, key: &str) -> Client {
+    Client::builder(base)
+        .api_key(key)
+        .retry_policy(fast_retries())
+        .build()
+        .expect("valid test client")
+}
+
+/// Mounts on `server`: the first POST fails with a 500 `INTERNAL_ERROR`,
+/// every later POST is answered with `then`.
+pub async fn post_fails_once_then(server: &MockServer, then: ResponseTemplate) {
+    Mock::given(method("POST"))
+        .respond_with(json(500, err_envelope("INTERNAL_ERROR", "boom")))
+        .up_to_n_times(1)
+        .mount(server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(then)
+        .mount(server)
+        .await;
+}
+
 /// A success envelope around raw `data` JSON text.
 pub fn ok_envelope(data: &str) -> String {
     format!(r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{data}}}"#)
@@ -49,6 +84,20 @@ pub fn err_envelope(code: &str, message: &str) -> String {
 /// A JSON response with exactly this body.
 pub fn json(status: u16, body: impl Into<String>) -> ResponseTemplate {
     ResponseTemplate::new(status).set_body_raw(body.into().into_bytes(), "application/json")
+}
+
+/// The initiate request [`initiate_data`] echoes: INV-1, 150.00 in the
+/// default currency, TOPUP at S1, no payer.
+pub fn plain_initiate_request() -> payments_client::InitiateRequest {
+    payments_client::InitiateRequest::builder(
+        merchant(),
+        "INV-1",
+        payments_client::MinorAmount::new(15000).expect("a positive amount"),
+        "TOPUP",
+        "S1",
+    )
+    .build()
+    .expect("a valid request")
 }
 
 pub fn initiate_data() -> String {
@@ -70,8 +119,27 @@ pub fn status_data_with(status: &str, amount: &str, product: &str) -> String {
     )
 }
 
+/// A 200 status answer with the given status, amount text and product.
+pub fn status_answer(status: &str, amount: &str, product: &str) -> ResponseTemplate {
+    json(200, ok_envelope(&status_data_with(status, amount, product)))
+}
+
 pub fn status_data() -> String {
     status_data_with("INITIATED", "150.00", "TOPUP")
+}
+
+/// Reads [`TX_ID`]'s status from a fresh server on which `mock` is
+/// mounted; the error the read ends in (the mock's expectations are
+/// checked when the server is dropped, before this returns).
+pub async fn status_error_with(mock: Mock) -> payments_client::Error {
+    let server = MockServer::start().await;
+    mock.mount(&server).await;
+    client(&server).status(TX_ID).await.unwrap_err()
+}
+
+/// [`status_error_with`] a GET answered with `answer`.
+pub async fn status_error_from(answer: ResponseTemplate) -> payments_client::Error {
+    status_error_with(Mock::given(method("GET")).respond_with(answer)).await
 }
 
 /// A loopback server that accepts connections, reads the request and

@@ -9,6 +9,7 @@ use payments_client::{
 };
 use payments_mock_server::{Fault, MockServer};
 
+use crate::common::transport_kind;
 use crate::support::*;
 
 /// Initiates `reference` with `fault` on the first attempt.
@@ -45,6 +46,55 @@ async fn confirm_through(
     (server, reply)
 }
 
+/// A first attempt lost to `fault` is retried: two attempts, nothing
+/// to reconcile, one transaction of `reference` in `status`.
+async fn assert_initiate_retried_through(fault: Fault, reference: &str) {
+    let (server, reply) = initiate_through(fault, reference).await;
+    assert_eq!((reply.attempts(), reply.is_reconciled()), (2, false));
+    assert_one_transaction(&server, reference, "INITIATED").await;
+}
+
+/// As [`assert_initiate_retried_through`], for a confirm; returns its reply.
+async fn assert_confirm_retried_through(
+    fault: Fault,
+    reference: &str,
+) -> payments_client::Reply<payments_client::Confirmation> {
+    let (server, reply) = confirm_through(fault, reference).await;
+    assert_eq!((reply.attempts(), reply.is_reconciled()), (2, false));
+    assert_one_transaction(&server, reference, "SUCCESSFUL").await;
+    reply
+}
+
+/// A client of `server` that never retries.
+fn client_without_retries(server: &MockServer) -> Client {
+    Client::builder(server.base_url())
+        .retry_policy(RetryPolicy::none())
+        .build()
+        .unwrap()
+}
+
+/// A client of `server` that retries once and waits at most 10 ms for a
+/// `Retry-After`.
+fn client_retrying_once(server: &MockServer) -> Client {
+    client_builder(server)
+        .retry_policy(
+            fast_retries()
+                .max_retries(1)
+                .max_retry_after(Duration::from_millis(10)),
+        )
+        .build()
+        .unwrap()
+}
+
+/// A call whose first attempt committed is reconciled or unknown, never
+/// "not carried out".
+fn assert_not_said_not_carried_out<T>(result: Result<payments_client::Reply<T>, Error>) {
+    match result {
+        Ok(reply) => assert!(reply.is_reconciled()),
+        Err(err) => assert_eq!(err.outcome(), Outcome::Unknown, "{err:?}"),
+    }
+}
+
 async fn assert_one_transaction(server: &MockServer, reference: &str, status: &str) {
     let all = server.transactions().await;
     assert_eq!(all.len(), 1, "exactly one transaction: {all:?}");
@@ -54,17 +104,13 @@ async fn assert_one_transaction(server: &MockServer, reference: &str, status: &s
 
 #[tokio::test]
 async fn initiate_after_an_internal_error_is_retried() {
-    let (server, reply) = initiate_through(Fault::InternalError, "F-IE").await;
-    assert_eq!((reply.attempts(), reply.is_reconciled()), (2, false));
-    assert_one_transaction(&server, "F-IE", "INITIATED").await;
+    assert_initiate_retried_through(Fault::InternalError, "F-IE").await;
 }
 
 #[tokio::test]
 async fn confirm_after_an_internal_error_is_retried() {
-    let (server, reply) = confirm_through(Fault::InternalError, "F-IE-C").await;
-    assert_eq!((reply.attempts(), reply.is_reconciled()), (2, false));
+    let reply = assert_confirm_retried_through(Fault::InternalError, "F-IE-C").await;
     assert_eq!(reply.data().status, TransactionStatus::Successful);
-    assert_one_transaction(&server, "F-IE-C", "SUCCESSFUL").await;
 }
 
 #[tokio::test]
@@ -96,16 +142,12 @@ async fn confirm_committed_then_answered_500_is_reconciled() {
 
 #[tokio::test]
 async fn initiate_after_a_reset_is_retried() {
-    let (server, reply) = initiate_through(Fault::Reset, "F-R").await;
-    assert_eq!((reply.attempts(), reply.is_reconciled()), (2, false));
-    assert_one_transaction(&server, "F-R", "INITIATED").await;
+    assert_initiate_retried_through(Fault::Reset, "F-R").await;
 }
 
 #[tokio::test]
 async fn confirm_after_a_reset_is_retried() {
-    let (server, reply) = confirm_through(Fault::Reset, "F-R-C").await;
-    assert_eq!((reply.attempts(), reply.is_reconciled()), (2, false));
-    assert_one_transaction(&server, "F-R-C", "SUCCESSFUL").await;
+    assert_confirm_retried_through(Fault::Reset, "F-R-C").await;
 }
 
 #[tokio::test]
@@ -180,14 +222,9 @@ async fn a_timeout_on_every_attempt_is_reported_as_unknown() {
         .build()
         .unwrap();
     let err = client.initiate(topup("F-TIMEOUT")).await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Transport {
-                kind: TransportKind::Timeout,
-                ..
-            }
-        ),
+    assert_eq!(
+        transport_kind(&err),
+        Some(TransportKind::Timeout),
         "{err:?}"
     );
     assert_eq!(err.outcome(), Outcome::Unknown);
@@ -197,10 +234,7 @@ async fn a_timeout_on_every_attempt_is_reported_as_unknown() {
 async fn without_retries_a_lost_commit_is_an_unknown_outcome_the_mock_holds() {
     let server = MockServer::start().await;
     server.inject_faults([Fault::CommitThenError]);
-    let client = Client::builder(server.base_url())
-        .retry_policy(RetryPolicy::none())
-        .build()
-        .unwrap();
+    let client = client_without_retries(&server);
     let err = client.initiate(topup("F-NONE")).await.unwrap_err();
     assert_eq!(err.error_code(), Some(&ErrorCode::InternalError));
     assert_eq!(err.http_status(), Some(500));
@@ -222,19 +256,11 @@ async fn without_retries_a_lost_commit_is_an_unknown_outcome_the_mock_holds() {
 async fn without_retries_a_reset_is_an_unknown_transport_error() {
     let server = MockServer::start().await;
     server.inject_faults([Fault::CommitThenReset]);
-    let client = Client::builder(server.base_url())
-        .retry_policy(RetryPolicy::none())
-        .build()
-        .unwrap();
+    let client = client_without_retries(&server);
     let err = client.initiate(topup("F-NONE-R")).await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Transport {
-                kind: TransportKind::Connection,
-                ..
-            }
-        ),
+    assert_eq!(
+        transport_kind(&err),
+        Some(TransportKind::Connection),
         "{err:?}"
     );
     assert_eq!(err.outcome(), Outcome::Unknown);
@@ -272,35 +298,18 @@ async fn a_duplicate_after_only_certain_rejections_is_a_plain_error() {
 #[tokio::test]
 async fn a_commit_followed_by_a_rate_limit_is_never_reported_as_not_carried_out() {
     let server = MockServer::start().await;
-    let client = client_builder(&server)
-        .retry_policy(
-            fast_retries()
-                .max_retries(1)
-                .max_retry_after(Duration::from_millis(10)),
-        )
-        .build()
-        .unwrap();
+    let client = client_retrying_once(&server);
     server.inject_faults([Fault::CommitThenError, Fault::RateLimit]);
     let result = client.initiate(topup("F-CTE-429")).await;
     assert_one_transaction(&server, "F-CTE-429", "INITIATED").await;
-    match result {
-        Ok(reply) => assert!(reply.is_reconciled()),
-        Err(err) => assert_eq!(err.outcome(), Outcome::Unknown, "{err:?}"),
-    }
+    assert_not_said_not_carried_out(result);
 }
 
 /// The same for confirm.
 #[tokio::test]
 async fn a_committed_confirm_followed_by_a_rate_limit_is_never_reported_as_not_carried_out() {
     let server = MockServer::start().await;
-    let client = client_builder(&server)
-        .retry_policy(
-            fast_retries()
-                .max_retries(1)
-                .max_retry_after(Duration::from_millis(10)),
-        )
-        .build()
-        .unwrap();
+    let client = client_retrying_once(&server);
     let tx = client
         .initiate(topup("F-CTE-429-C"))
         .await
@@ -312,8 +321,5 @@ async fn a_committed_confirm_followed_by_a_rate_limit_is_never_reported_as_not_c
         .unwrap();
     let result = client.confirm(confirm).await;
     assert_one_transaction(&server, "F-CTE-429-C", "SUCCESSFUL").await;
-    match result {
-        Ok(reply) => assert!(reply.is_reconciled()),
-        Err(err) => assert_eq!(err.outcome(), Outcome::Unknown, "{err:?}"),
-    }
+    assert_not_said_not_carried_out(result);
 }

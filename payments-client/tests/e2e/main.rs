@@ -3,6 +3,9 @@
 //! virtual clock, never by sleeping.
 
 mod support;
+// The wiremock suites' helpers, for what the topics share with them.
+#[path = "../common/mod.rs"]
+mod common;
 
 // Every product's flow (CONTRACT section 7).
 mod products;
