@@ -110,26 +110,47 @@ pub fn snapshot_settings() -> insta::Settings {
     settings
 }
 
+/// `payments --base-url <base_url> --merchant-id MERCHANT initiate
+/// --reference-no <reference> --amount <amount> --product <product>
+/// --store-id S1 --payer-id <payer>`, for more flags (`-o` among them).
+pub fn initiate_command(
+    sandbox: &Sandbox,
+    base_url: &str,
+    reference: &str,
+    amount: &str,
+    product: &str,
+    payer: &str,
+) -> Command {
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", base_url, "--merchant-id", MERCHANT])
+        .args(["initiate", "--reference-no", reference, "--amount", amount])
+        .args([
+            "--product",
+            product,
+            "--store-id",
+            "S1",
+            "--payer-id",
+            payer,
+        ]);
+    cmd
+}
+
+/// [`initiate_command`] of 10.50 for payer 60123456789.
+pub fn initiate_cmd(sandbox: &Sandbox, base_url: &str, reference: &str, product: &str) -> Command {
+    initiate_command(
+        sandbox,
+        base_url,
+        reference,
+        "10.50",
+        product,
+        "60123456789",
+    )
+}
+
 /// Initiates a transaction through the CLI and returns its id.
 pub async fn initiate(sandbox: &Sandbox, base_url: &str, reference: &str, product: &str) -> String {
-    let mut cmd = sandbox.payments();
-    cmd.args([
-        "--base-url",
-        base_url,
-        "--merchant-id",
-        MERCHANT,
-        "-o",
-        "json",
-    ])
-    .args(["initiate", "--reference-no", reference, "--amount", "10.50"])
-    .args([
-        "--product",
-        product,
-        "--store-id",
-        "S1",
-        "--payer-id",
-        "60123456789",
-    ]);
+    let mut cmd = initiate_cmd(sandbox, base_url, reference, product);
+    cmd.args(["-o", "json"]);
     let assert = run(cmd).await.success();
     let envelope: serde_json::Value =
         serde_json::from_str(stdout(&assert).trim()).expect("initiate prints one envelope");

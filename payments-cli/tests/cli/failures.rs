@@ -10,7 +10,16 @@ use tokio::{
     net::TcpListener,
 };
 
-use crate::common::{Sandbox, closed_port_url, run, snapshot_settings, stderr, stdout};
+use crate::common::{
+    Sandbox, closed_port_url, initiate_command, run, snapshot_settings, stderr, stdout,
+};
+
+/// Stdout of a successful command: the one line, and the envelope it holds.
+fn envelope_of(assert: &assert_cmd::assert::Assert) -> (String, serde_json::Value) {
+    let line = stdout(assert);
+    let envelope = serde_json::from_str(line.trim()).expect("one JSON line");
+    (line, envelope)
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unreachable_service_exits_4_naming_the_url_and_how_to_change_it() {
@@ -188,23 +197,8 @@ async fn an_initiate_whose_answer_was_lost_is_reconciled_not_doubled() {
     let server = MockServer::start().await;
     server.inject_faults([Fault::CommitThenError]);
     let sandbox = Sandbox::new();
-    let mut cmd = sandbox.payments();
-    cmd.args([
-        "--base-url",
-        &server.base_url(),
-        "--merchant-id",
-        crate::common::MERCHANT,
-    ])
-    .args([
-        "-o",
-        "table",
-        "initiate",
-        "--reference-no",
-        "LOST-1",
-        "--amount",
-        "5",
-    ])
-    .args(["--product", "TOPUP", "--store-id", "S1", "--payer-id", "P"]);
+    let mut cmd = initiate_command(&sandbox, &server.base_url(), "LOST-1", "5", "TOPUP", "P");
+    cmd.args(["-o", "table"]);
     run(cmd)
         .await
         .success()
@@ -218,26 +212,17 @@ async fn a_reconciled_initiate_prints_an_initiate_shaped_envelope_in_json() {
     let server = MockServer::start().await;
     server.inject_faults([Fault::CommitThenError]);
     let sandbox = Sandbox::new();
-    let mut cmd = sandbox.payments();
-    cmd.args([
-        "--base-url",
+    let mut cmd = initiate_command(
+        &sandbox,
         &server.base_url(),
-        "--merchant-id",
-        crate::common::MERCHANT,
-    ])
-    .args([
-        "-o",
-        "json",
-        "initiate",
-        "--reference-no",
         "LOST-2",
-        "--amount",
         "150.00",
-    ])
-    .args(["--product", "TOPUP", "--store-id", "S1", "--payer-id", "P"]);
+        "TOPUP",
+        "P",
+    );
+    cmd.args(["-o", "json"]);
     let assert = run(cmd).await.success();
-    let line = crate::common::stdout(&assert);
-    let envelope: serde_json::Value = serde_json::from_str(line.trim()).expect("one JSON line");
+    let (line, envelope) = envelope_of(&assert);
     assert_eq!(envelope["isSuccess"], true, "{line}");
     // Minor units and the currency, as an initiate answer has them; not the
     // status read-back's major-unit amount.
@@ -252,9 +237,9 @@ async fn a_reconciled_initiate_prints_an_initiate_shaped_envelope_in_json() {
     // Marked as made by the CLI, not received, and said on stderr too.
     assert_eq!(envelope["reconciled"], true, "{line}");
     assert!(
-        crate::common::stderr(&assert).contains("it was created once"),
+        stderr(&assert).contains("it was created once"),
         "{}",
-        crate::common::stderr(&assert)
+        stderr(&assert)
     );
     assert_eq!(server.transactions().await.len(), 1);
 }
@@ -267,18 +252,9 @@ async fn a_reconciled_confirm_is_marked_in_json_and_noted_on_stderr() {
     let server = MockServer::start().await;
     let sandbox = Sandbox::new();
     let base = server.base_url();
-    let mut cmd = sandbox.payments();
-    cmd.args([
-        "--base-url",
-        &base,
-        "--merchant-id",
-        crate::common::MERCHANT,
-    ])
-    .args(["-o", "json", "initiate", "--reference-no", "LOST-3"])
-    .args(["--amount", "5", "--product", "TOPUP", "--store-id", "S1"])
-    .args(["--payer-id", "P"]);
-    let out = crate::common::stdout(&run(cmd).await.success());
-    let initiated: serde_json::Value = serde_json::from_str(out.trim()).expect("json");
+    let mut cmd = initiate_command(&sandbox, &base, "LOST-3", "5", "TOPUP", "P");
+    cmd.args(["-o", "json"]);
+    let (_, initiated) = envelope_of(&run(cmd).await.success());
     let id = initiated["data"]["transactionId"]
         .as_str()
         .expect("an id")
@@ -288,11 +264,10 @@ async fn a_reconciled_confirm_is_marked_in_json_and_noted_on_stderr() {
     cmd.args(["--base-url", &base, "-o", "json", "confirm", &id])
         .args(["--reference-no", "LOST-3"]);
     let assert = run(cmd).await.success();
-    let line = crate::common::stdout(&assert);
-    let envelope: serde_json::Value = serde_json::from_str(line.trim()).expect("one JSON line");
+    let (line, envelope) = envelope_of(&assert);
     assert_eq!(envelope["isSuccess"], true, "{line}");
     assert_eq!(envelope["reconciled"], true, "{line}");
     assert_eq!(envelope["data"]["transactionId"], id.as_str(), "{line}");
-    let err = crate::common::stderr(&assert);
+    let err = stderr(&assert);
     assert!(err.contains("it was confirmed once"), "{err}");
 }

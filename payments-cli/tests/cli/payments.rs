@@ -3,25 +3,18 @@
 use payments_mock_server::MockServer;
 use predicates::str::contains;
 
-use crate::common::{MERCHANT, Sandbox, run, snapshot_settings, stderr, stdout};
+use crate::common::{MERCHANT, Sandbox, initiate_cmd, run, snapshot_settings, stderr, stdout};
 
-fn initiate_cmd(
+/// `payments --base-url <base_url> confirm <id> --reference-no <reference>`.
+fn confirm_cmd(
     sandbox: &Sandbox,
     base_url: &str,
+    id: &str,
     reference: &str,
-    product: &str,
 ) -> assert_cmd::Command {
     let mut cmd = sandbox.payments();
-    cmd.args(["--base-url", base_url, "--merchant-id", MERCHANT])
-        .args(["initiate", "--reference-no", reference, "--amount", "10.50"])
-        .args([
-            "--product",
-            product,
-            "--store-id",
-            "S1",
-            "--payer-id",
-            "60123456789",
-        ]);
+    cmd.args(["--base-url", base_url, "confirm", id])
+        .args(["--reference-no", reference]);
     cmd
 }
 
@@ -200,9 +193,7 @@ async fn an_ewallet_confirm_without_a_code_names_the_code_flag() {
     let sandbox = Sandbox::new();
     let base = server.base_url();
     let wallet = crate::common::initiate(&sandbox, &base, "W-2", "EWALLET").await;
-    let mut cmd = sandbox.payments();
-    cmd.args(["--base-url", &base, "confirm", &wallet])
-        .args(["--reference-no", "W-2"]);
+    let cmd = confirm_cmd(&sandbox, &base, &wallet, "W-2");
     let assert = run(cmd).await.code(1);
     let err = crate::common::stderr(&assert);
     assert!(
@@ -217,14 +208,12 @@ async fn an_ewallet_confirm_without_a_code_names_the_code_flag() {
 async fn confirming_an_unknown_transaction_exits_3_despite_http_400() {
     let server = MockServer::start().await;
     let sandbox = Sandbox::new();
-    let mut cmd = sandbox.payments();
-    cmd.args([
-        "--base-url",
+    let cmd = confirm_cmd(
+        &sandbox,
         &server.base_url(),
-        "confirm",
         "01937e1c-0000-7000-8000-000000000000",
-    ])
-    .args(["--reference-no", "NOPE"]);
+        "NOPE",
+    );
     run(cmd)
         .await
         .code(3)
@@ -238,15 +227,7 @@ async fn confirming_twice_is_a_rejection() {
     let base = server.base_url();
     let id = crate::common::initiate(&sandbox, &base, "TWICE", "TOPUP").await;
     crate::common::confirm(&sandbox, &base, &id, "TWICE").await;
-    let mut cmd = sandbox.payments();
-    cmd.args([
-        "--base-url",
-        &base,
-        "confirm",
-        &id,
-        "--reference-no",
-        "TWICE",
-    ]);
+    let cmd = confirm_cmd(&sandbox, &base, &id, "TWICE");
     run(cmd)
         .await
         .code(1)

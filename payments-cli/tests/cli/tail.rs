@@ -93,6 +93,13 @@ async fn story(base: &str) -> String {
         None,
     )
     .await;
+    read_unknown(base).await;
+    initiate(base, KEY_B, MERCHANT_B, "INV-B1").await;
+    id
+}
+
+/// A status read of [`UNKNOWN`] with merchant A's key: a 404 entry.
+async fn read_unknown(base: &str) -> Value {
     api(
         base,
         KEY_A,
@@ -100,9 +107,7 @@ async fn story(base: &str) -> String {
         &format!("/api/payments/{UNKNOWN}/status"),
         None,
     )
-    .await;
-    initiate(base, KEY_B, MERCHANT_B, "INV-B1").await;
-    id
+    .await
 }
 
 /// `payments --base-url BASE --api-key KEY -o OUTPUT tail ARGS…`.

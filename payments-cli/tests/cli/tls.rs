@@ -28,6 +28,37 @@ fn path(p: &std::path::Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
 
+/// Writes a client certificate and its key as `<name>.pem` and
+/// `<name>-key.pem`; returns their paths.
+fn write_client_cert(
+    sandbox: &Sandbox,
+    name: &str,
+    cert_pem: &str,
+    key_pem: &str,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let cert = sandbox.write_file(&format!("{name}.pem"), cert_pem);
+    let key = sandbox.write_file(&format!("{name}-key.pem"), key_pem);
+    (cert, key)
+}
+
+/// [`status`] with `--ca-cert <ca> --client-cert <cert> --client-key <key>`.
+async fn status_with_client_cert(
+    sandbox: &Sandbox,
+    base: &str,
+    ca: &std::path::Path,
+    (cert, key): (&std::path::Path, &std::path::Path),
+) -> (i32, String) {
+    let args = [
+        "--ca-cert",
+        path(ca),
+        "--client-cert",
+        path(cert),
+        "--client-key",
+        path(key),
+    ];
+    status(sandbox, base, &args).await
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn ca_cert_from_flag_env_or_profile_trusts_the_mock_and_none_fails_with_exit_4() {
     let server = MockServer::builder()
@@ -125,9 +156,8 @@ async fn mutual_tls_needs_the_client_certificate_of_the_servers_client_ca() {
     let sandbox = Sandbox::new();
     let base = server.base_url();
     let ca = sandbox.write_file("ca.pem", server.ca_pem().expect("a CA"));
-    let ca_flag = ["--ca-cert", path(&ca)];
 
-    let (code, err) = status(&sandbox, &base, &ca_flag).await;
+    let (code, err) = status(&sandbox, &base, &["--ca-cert", path(&ca)]).await;
     assert_eq!(code, 4, "{err}");
     assert!(
         err.contains("received fatal alert: CertificateRequired"),
@@ -142,40 +172,16 @@ async fn mutual_tls_needs_the_client_certificate_of_the_servers_client_ca() {
         .expect("a CA")
         .client_cert("stranger")
         .expect("a cert");
-    let foreign_cert = sandbox.write_file("foreign.pem", &stranger.cert_pem);
-    let foreign_key = sandbox.write_file("foreign-key.pem", stranger.key_pem());
-    let (code, err) = status(
-        &sandbox,
-        &base,
-        &[
-            ca_flag[0],
-            ca_flag[1],
-            "--client-cert",
-            path(&foreign_cert),
-            "--client-key",
-            path(&foreign_key),
-        ],
-    )
-    .await;
+    let (foreign_cert, foreign_key) =
+        write_client_cert(&sandbox, "foreign", &stranger.cert_pem, stranger.key_pem());
+    let (code, err) =
+        status_with_client_cert(&sandbox, &base, &ca, (&foreign_cert, &foreign_key)).await;
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("received fatal alert: UnknownCA"), "{err}");
 
     let mine = clients.client_cert("support").expect("a cert");
-    let cert = sandbox.write_file("client.pem", &mine.cert_pem);
-    let key = sandbox.write_file("client-key.pem", mine.key_pem());
-    let (code, err) = status(
-        &sandbox,
-        &base,
-        &[
-            ca_flag[0],
-            ca_flag[1],
-            "--client-cert",
-            path(&cert),
-            "--client-key",
-            path(&key),
-        ],
-    )
-    .await;
+    let (cert, key) = write_client_cert(&sandbox, "client", &mine.cert_pem, mine.key_pem());
+    let (code, err) = status_with_client_cert(&sandbox, &base, &ca, (&cert, &key)).await;
     assert_eq!(code, 3, "{err}");
 
     let mut cmd = sandbox.payments();

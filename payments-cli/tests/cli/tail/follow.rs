@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::common::{MERCHANT, Sandbox};
 
-use super::{ADMIN, KEY_A, UNKNOWN, api, initiate, mock};
+use super::{ADMIN, KEY_A, initiate, mock, read_unknown};
 
 /// The child's stdout, line by line, as it comes.
 pub(super) fn line_reader(child: &mut Child) -> mpsc::UnboundedReceiver<String> {
@@ -82,6 +82,15 @@ pub(super) async fn exit_of(child: Child) -> (Option<i32>, String) {
     }
 }
 
+/// Ctrl-C to `child`, as a terminal would send it.
+pub(super) fn interrupt(child: &Child) {
+    let sent = StdCommand::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn follow_prints_what_comes_later_and_ctrl_c_exits_0() {
     let server = mock().await;
@@ -109,11 +118,7 @@ async fn follow_prints_what_comes_later_and_ctrl_c_exits_0() {
         "{later}"
     );
 
-    let interrupted = StdCommand::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(interrupted.success());
+    interrupt(&child);
     let (code, err) = exit_of(child).await;
     assert_eq!(code, Some(0), "Ctrl-C exits 0: {err}");
     assert!(!err.contains("error"), "{err}");
@@ -129,14 +134,7 @@ async fn follow_with_filters_reads_on_past_what_they_leave_out() {
     // Entries it leaves out, then one it shows.
     initiate(&base, KEY_A, MERCHANT, "F-1").await;
     initiate(&base, KEY_A, MERCHANT, "F-2").await;
-    api(
-        &base,
-        KEY_A,
-        "GET",
-        &format!("/api/payments/{UNKNOWN}/status"),
-        None,
-    )
-    .await;
+    read_unknown(&base).await;
     let shown: Value = serde_json::from_str(&next_line(&mut lines).await).expect("JSON");
     assert_eq!(
         (shown["seq"].as_u64(), shown["status"].as_u64()),

@@ -4,7 +4,6 @@
 //! its start), the proxy's `--since` by seq while its listing is in the
 //! order judged, and a method too long for its column.
 
-use std::process::Command as StdCommand;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,8 +13,10 @@ use unicode_width::UnicodeWidthStr as _;
 
 use crate::common::{Sandbox, run, snapshot_settings, stderr, stdout};
 
-use super::follow::{exit_of, follow, line_reader, next_line};
-use super::{ADMIN, KEY_A, KEY_B, PROXY_KEY, UNKNOWN, api, lines, mock, seqs, story, tail};
+use super::follow::{exit_of, follow, interrupt, line_reader, next_line};
+use super::{
+    ADMIN, KEY_A, KEY_B, PROXY_KEY, UNKNOWN, lines, mock, read_unknown, seqs, story, tail,
+};
 
 /// Waits (at most 20 s, looking every 10 ms) until `ready` holds.
 async fn until<F, Fut>(what: &str, mut ready: F)
@@ -34,14 +35,6 @@ where
     })
     .await;
     assert!(waited.is_ok(), "not within 20 s: {what}");
-}
-
-fn interrupt(child: &std::process::Child) {
-    let sent = StdCommand::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(sent.success());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -76,14 +69,7 @@ async fn entries_the_journal_dropped_before_they_were_read_are_said() {
     for _ in 102..=1100 {
         next_line(&mut out).await;
     }
-    api(
-        &base,
-        KEY_A,
-        "GET",
-        &format!("/api/payments/{UNKNOWN}/status"),
-        None,
-    )
-    .await;
+    read_unknown(&base).await;
     let later: Value = serde_json::from_str(&next_line(&mut out).await).expect("JSON");
     assert_eq!(later["seq"], 1101);
     interrupt(&child);
