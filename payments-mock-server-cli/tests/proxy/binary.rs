@@ -3,15 +3,19 @@
 //! on a recording made by `proxy`, broken lines, files that are no
 //! recording; `--seed-from`; a malformed `--upstream`.
 
-use std::io::BufRead as _;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 use payments_mock_server::MockServer;
 
 use crate::MERCHANT;
+use crate::process::{command, spawn_listening};
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
+pub(crate) use crate::process::stop;
+
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
+/// Variables a developer's shell may hold that would change the runs.
+pub(crate) const UNSET: [&str; 2] = ["PAYMENTS_MOCK_STORE", "PAYMENTS_MOCK_ADMIN_KEY"];
 
 /// A process started with `args`, its banner read: the child and base URL.
 pub(crate) fn spawn(args: &[&str]) -> (Child, String) {
@@ -21,49 +25,24 @@ pub(crate) fn spawn(args: &[&str]) -> (Child, String) {
 /// [`spawn`] with environment variables `env` set (and
 /// `PAYMENTS_MOCK_STORE`, `PAYMENTS_MOCK_ADMIN_KEY` unset unless given).
 pub(crate) fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env_remove("PAYMENTS_MOCK_STORE")
-        .env_remove("PAYMENTS_MOCK_ADMIN_KEY")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawns");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("a banner");
-    let base = line
-        .trim_end()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("banner {line:?}"))
-        .to_owned();
-    (child, base)
+    spawn_listening(&mut command(BIN, args, &UNSET, env))
 }
 
-/// SIGTERM, then the exit code and stderr.
-pub(crate) fn stop(child: Child) -> (Option<i32>, String) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let output = child.wait_with_output().expect("exits");
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+/// `proxy --upstream UPSTREAM --port 0` and `more`.
+pub(crate) fn proxy_args<'a>(upstream: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["proxy", "--upstream", upstream, "--port", "0"];
+    args.extend_from_slice(more);
+    args
+}
+
+/// [`spawn`] of [`proxy_args`].
+pub(crate) fn spawn_proxy(upstream: &str, more: &[&str]) -> (Child, String) {
+    spawn(&proxy_args(upstream, more))
 }
 
 /// Runs to its end: exit code, stdout, stderr.
 pub(crate) fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let output = Command::new(BIN)
-        .args(args)
-        .env_remove("PAYMENTS_MOCK_STORE")
-        .env_remove("PAYMENTS_MOCK_ADMIN_KEY")
-        .stdin(Stdio::null())
-        .output()
-        .expect("runs");
+    let output = command(BIN, args, &UNSET, &[]).output().expect("runs");
     (
         output.status.code(),
         String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -92,13 +71,22 @@ pub(crate) fn topup(reference: &str) -> Value {
 
 /// An upstream that answers every request with an HTML 502.
 pub(crate) async fn broken_upstream() -> String {
-    let app = axum::Router::new().fallback(|| async {
-        (
-            axum::http::StatusCode::BAD_GATEWAY,
-            [("content-type", "text/html")],
-            "<html><body>Bad gateway</body></html>",
-        )
-    });
+    html_upstream(
+        axum::http::StatusCode::BAD_GATEWAY,
+        "<html><body>Bad gateway</body></html>",
+    )
+    .await
+}
+
+/// An upstream that answers every request `status` with the HTML `page`.
+pub(crate) async fn html_upstream(status: axum::http::StatusCode, page: &'static str) -> String {
+    let app = axum::Router::new()
+        .fallback(move || async move { (status, [("content-type", "text/html")], page) });
+    format!("http://{}", serve(app).await)
+}
+
+/// Serves `app` on a loopback port of its own: its address.
+pub(crate) async fn serve(app: axum::Router) -> std::net::SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a port");
@@ -106,13 +94,13 @@ pub(crate) async fn broken_upstream() -> String {
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    format!("http://{addr}")
+    addr
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clean_run_exits_0_and_a_violation_exits_1_with_the_summary_on_stderr() {
     let mock = MockServer::start().await;
-    let (proxy, base) = spawn(&["proxy", "--upstream", &mock.base_url(), "--port", "0"]);
+    let (proxy, base) = spawn_proxy(&mock.base_url(), &[]);
     let answer = post(&base, "/api/payments/initiate", &topup("BIN-1")).await;
     assert_eq!(answer["isSuccess"], true);
     let (code, stderr) = stop(proxy);
@@ -124,7 +112,7 @@ async fn a_clean_run_exits_0_and_a_violation_exits_1_with_the_summary_on_stderr(
     assert!(stderr.contains("no finding"), "{stderr}");
 
     let upstream = broken_upstream().await;
-    let (proxy, base) = spawn(&["proxy", "--upstream", &upstream, "--port", "0"]);
+    let (proxy, base) = spawn_proxy(&upstream, &[]);
     let reply = reqwest::get(format!("{base}/api/payments/x/status"))
         .await
         .expect("answered");
@@ -146,18 +134,16 @@ async fn strict_fails_on_undocumented_and_check_repeats_the_recorded_run() {
     let dir = tempfile::tempdir().expect("a directory");
     let record = dir.path().join("run.jsonl");
     let report = dir.path().join("report.jsonl");
-    let (proxy, base) = spawn(&[
-        "proxy",
-        "--upstream",
+    let (proxy, base) = spawn_proxy(
         &mock.base_url(),
-        "--port",
-        "0",
-        "--strict",
-        "--record",
-        &record.display().to_string(),
-        "--report",
-        &report.display().to_string(),
-    ]);
+        &[
+            "--strict",
+            "--record",
+            &record.display().to_string(),
+            "--report",
+            &report.display().to_string(),
+        ],
+    );
     post(&base, "/api/payments/initiate", &topup("BIN-2")).await;
     let duplicate = post(&base, "/api/payments/initiate", &topup("BIN-2")).await;
     assert_eq!(duplicate["errorCode"], "DUPLICATE_REFERENCE_NO");
@@ -230,7 +216,7 @@ fn files_that_are_no_recording_and_bad_upstreams_are_refused() {
         ("https://user:hunter2@staging.example/?q=1", "no query"),
         ("", "not a URL"),
     ] {
-        let (code, _, stderr) = run(&["proxy", "--upstream", upstream, "--port", "0"]);
+        let (code, _, stderr) = run(&proxy_args(upstream, &[]));
         assert_eq!(code, Some(2), "{upstream}: {stderr}");
         assert!(stderr.contains(says), "{upstream}: {stderr}");
         assert!(!stderr.contains("hunter2"), "{stderr}");
@@ -258,15 +244,10 @@ async fn a_recording_seeds_a_mock_in_the_last_state_it_saw() {
     let upstream = MockServer::start().await;
     let dir = tempfile::tempdir().expect("a directory");
     let record = dir.path().join("staging.jsonl");
-    let (proxy, base) = spawn(&[
-        "proxy",
-        "--upstream",
+    let (proxy, base) = spawn_proxy(
         &upstream.base_url(),
-        "--port",
-        "0",
-        "--record",
-        &record.display().to_string(),
-    ]);
+        &["--record", &record.display().to_string()],
+    );
     let paid = post(&base, "/api/payments/initiate", &topup("SEED-PAID")).await;
     let paid_id = paid["data"]["transactionId"]
         .as_str()
@@ -351,7 +332,7 @@ async fn a_recording_seeds_a_mock_in_the_last_state_it_saw() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answer_other_on_an_initiate_shows_the_others_current_status() {
     let (mock, mock_base) = spawn(&["--port", "0"]);
-    let (proxy, base) = spawn(&["proxy", "--upstream", &mock_base, "--port", "0"]);
+    let (proxy, base) = spawn_proxy(&mock_base, &[]);
     let mut bill = topup("AO-SETTLED");
     bill["productCode"] = "BILLPAY".into();
     let answer = post(&base, "/api/payments/initiate", &bill).await;
@@ -407,7 +388,7 @@ async fn answer_other_on_an_initiate_shows_the_others_current_status() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_proxy_logs_its_console_address_at_start() {
     let mock = MockServer::start().await;
-    let (proxy, base) = spawn(&["proxy", "--upstream", &mock.base_url(), "--port", "0"]);
+    let (proxy, base) = spawn_proxy(&mock.base_url(), &[]);
     let page = reqwest::get(format!("{base}/_proxy/ui/"))
         .await
         .expect("answered");

@@ -10,7 +10,7 @@ use std::path::Path;
 use payments_mock_server::MockServer;
 use serde_json::Value;
 
-use crate::binary::{post, run, spawn, stop, topup};
+use crate::binary::{post, run, spawn_proxy, stop, topup};
 use crate::consumers::{junitparser_reads, valid_sarif_file};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -18,21 +18,20 @@ async fn the_aliases_write_junit_and_sarif_and_gate_on_coverage() {
     let mock = MockServer::start().await;
     let dir = tempfile::tempdir().expect("a directory");
     let path = |name: &str| dir.path().join(name).display().to_string();
-    let (proxy, base) = spawn(&[
-        "proxy",
-        "--upstream",
+    let (record, junit, sarif) = (path("run.jsonl"), path("proxy.xml"), path("proxy.sarif"));
+    let (proxy, base) = spawn_proxy(
         &mock.base_url(),
-        "--port",
-        "0",
-        "--record",
-        &path("run.jsonl"),
-        "--junit",
-        &path("proxy.xml"),
-        "--sarif",
-        &path("proxy.sarif"),
-        "--min-coverage",
-        "1",
-    ]);
+        &[
+            "--record",
+            &record,
+            "--junit",
+            &junit,
+            "--sarif",
+            &sarif,
+            "--min-coverage",
+            "1",
+        ],
+    );
     let mut ids = Vec::new();
     for reference in ["ALIAS-EV-1", "ALIAS-EV-2"] {
         let answer = post(&base, "/api/payments/initiate", &topup(reference)).await;
@@ -138,15 +137,7 @@ async fn evidence_that_cannot_be_written_at_the_stop_exits_2() {
     ];
     for (flag, file, says) in cases {
         std::fs::create_dir_all(&gone).expect("a directory");
-        let (proxy, base) = spawn(&[
-            "proxy",
-            "--upstream",
-            &mock.base_url(),
-            "--port",
-            "0",
-            flag,
-            file,
-        ]);
+        let (proxy, base) = spawn_proxy(&mock.base_url(), &[flag, file]);
         let answer = post(
             &base,
             "/api/payments/initiate",

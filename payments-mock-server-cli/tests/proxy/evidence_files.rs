@@ -7,15 +7,17 @@
 //! envelope earns no coverage, `--min-coverage` is compared exactly, an
 //! empty run's summary reads cleanly.
 
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use payments_mock_server::MockServer;
 use serde_json::Value;
 
-use crate::binary::{post, run, spawn, stop, topup};
+use crate::binary::{
+    BIN, UNSET, html_upstream, post, proxy_args, run, spawn, spawn_proxy, stop, topup,
+};
 use crate::consumers::{junitparser_reads, valid_sarif_file};
+use crate::process::{command, spawn_reading_banner};
 
 /// The names in `dir`, sorted.
 fn listed(dir: &Path) -> Vec<String> {
@@ -48,19 +50,7 @@ fn dotted(path: &Path) -> String {
 /// with SIGTERM at once, so a refusal that did not happen fails the test
 /// instead of hanging it.
 fn refused_or_stopped(args: &[&str]) -> (Option<i32>, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_payments-mock-server"))
-        .args(args)
-        .env_remove("PAYMENTS_MOCK_STORE")
-        .env_remove("PAYMENTS_MOCK_ADMIN_KEY")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawns");
-    let mut banner = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut banner)
-        .expect("stdout read");
+    let (child, banner) = spawn_reading_banner(&mut command(BIN, args, &UNSET, &[]));
     if !banner.is_empty() {
         let (code, stderr) = stop(child);
         return (code, banner, stderr);
@@ -76,15 +66,7 @@ fn refused_or_stopped(args: &[&str]) -> (Option<i32>, String, String) {
 /// A recording of one initiate through the proxy in front of the mock.
 async fn recording(mock: &MockServer, dir: &Path) -> PathBuf {
     let record = dir.join("run.jsonl");
-    let (proxy, base) = spawn(&[
-        "proxy",
-        "--upstream",
-        &mock.base_url(),
-        "--port",
-        "0",
-        "--record",
-        &shown(&record),
-    ]);
+    let (proxy, base) = spawn_proxy(&mock.base_url(), &["--record", &shown(&record)]);
     let answer = post(&base, "/api/payments/initiate", &topup("FILES-1")).await;
     assert_eq!(answer["isSuccess"], true, "{answer}");
     let (code, stderr) = stop(proxy);
@@ -106,11 +88,7 @@ async fn an_output_that_is_another_flags_file_is_refused_and_nothing_is_emptied(
     let same = dir.path().join("same.out");
     let before = listed(dir.path());
     let upstream = mock.base_url();
-    let proxy = |more: &[&str]| {
-        let mut args = vec!["proxy", "--upstream", &upstream, "--port", "0"];
-        args.extend_from_slice(more);
-        refused_or_stopped(&args)
-    };
+    let proxy = |more: &[&str]| refused_or_stopped(&proxy_args(&upstream, more));
     let (file, file_dotted, link, hard) =
         (shown(&record), dotted(&record), shown(&link), shown(&hard));
     let (same, same_dotted) = (shown(&same), dotted(&same));
@@ -183,17 +161,9 @@ async fn the_start_leaves_earlier_evidence_whole_and_the_stop_writes_it_whole() 
         r#"<?xml version="1.0" encoding="UTF-8"?><testsuites tests="0" failures="0"></testsuites>"#;
     std::fs::write(&junit, earlier).expect("written");
     let sarif = dir.path().join("new.sarif");
-    let args = [
-        "proxy",
-        "--upstream",
-        &mock.base_url(),
-        "--port",
-        "0",
-        "--junit",
-        &shown(&junit),
-        "--sarif",
-        &shown(&sarif),
-    ];
+    let upstream = mock.base_url();
+    let (junit_file, sarif_file) = (shown(&junit), shown(&sarif));
+    let args = proxy_args(&upstream, &["--junit", &junit_file, "--sarif", &sarif_file]);
     let (mut crashed, _) = spawn(&args);
     assert_eq!(std::fs::read_to_string(&junit).expect("read"), earlier);
     assert_eq!(listed(dir.path()), ["earlier.xml"], "nothing created");
@@ -230,44 +200,19 @@ async fn the_start_leaves_earlier_evidence_whole_and_the_stop_writes_it_whole() 
     assert_eq!(log["runs"][0]["results"], serde_json::json!([]), "{log}");
 }
 
-/// An upstream that answers every request 200 with an HTML page.
-async fn html_upstream() -> String {
-    let app = axum::Router::new().fallback(|| async {
-        (
-            axum::http::StatusCode::OK,
-            [("content-type", "text/html")],
-            "<html>ok</html>",
-        )
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port");
-    let addr = listener.local_addr().expect("an address");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{addr}")
-}
-
 /// A gateway's HTML 200 is not the service's success: it earns no cell of
 /// the coverage (`/_proxy/coverage`, `check --coverage`), so it cannot
 /// pass `--min-coverage`; it counts outside the cells.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_200_that_is_not_the_envelope_earns_no_coverage() {
-    let upstream = html_upstream().await;
+    // An upstream that answers every request 200 with an HTML page.
+    let upstream = html_upstream(axum::http::StatusCode::OK, "<html>ok</html>").await;
     let dir = tempfile::tempdir().expect("a directory");
     let record = dir.path().join("html.jsonl");
-    let (proxy, base) = spawn(&[
-        "proxy",
-        "--upstream",
+    let (proxy, base) = spawn_proxy(
         &upstream,
-        "--port",
-        "0",
-        "--record",
-        &shown(&record),
-        "--min-coverage",
-        "0.1",
-    ]);
+        &["--record", &shown(&record), "--min-coverage", "0.1"],
+    );
     let http = reqwest::Client::new();
     let reply = http
         .get(format!("{base}/api/payments/t-1/status"))
@@ -352,15 +297,7 @@ async fn min_coverage_is_compared_exactly_not_with_the_rounded_figure() {
         let (code, _, stderr) = run(&["check", &file, "--min-coverage", met]);
         assert_eq!(code, Some(0), "{met}: {stderr}");
     }
-    let (proxy, base) = spawn(&[
-        "proxy",
-        "--upstream",
-        &mock.base_url(),
-        "--port",
-        "0",
-        "--min-coverage",
-        "4.1",
-    ]);
+    let (proxy, base) = spawn_proxy(&mock.base_url(), &["--min-coverage", "4.1"]);
     let answer = post(&base, "/api/payments/initiate", &topup("FILES-3")).await;
     assert_eq!(answer["isSuccess"], true, "{answer}");
     let (code, stderr) = stop(proxy);

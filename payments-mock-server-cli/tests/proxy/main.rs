@@ -24,6 +24,8 @@ mod evidence;
 // The evidence files refused when they are another flag's, never emptied
 // at the start, written whole; the coverage gates.
 mod evidence_files;
+// Binaries as processes (payments-contract-proxy-cli's tests include it).
+mod process;
 
 /// The merchant of the exchanges these tests send.
 const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";

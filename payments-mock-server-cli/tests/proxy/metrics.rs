@@ -5,7 +5,7 @@
 
 use payments_mock_server::MockServer;
 
-use crate::binary::{broken_upstream, post, spawn, stop, topup};
+use crate::binary::{broken_upstream, post, spawn_proxy, stop, topup};
 use crate::metrics_text::{assert_histograms_consistent, parse, promtool_check, value};
 
 async fn scrape(base: &str) -> (String, String) {
@@ -23,7 +23,7 @@ async fn scrape(base: &str) -> (String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exchanges_findings_and_upstream_failures_are_counted() {
     let mock = MockServer::start().await;
-    let (proxy, base) = spawn(&["proxy", "--upstream", &mock.base_url(), "--port", "0"]);
+    let (proxy, base) = spawn_proxy(&mock.base_url(), &[]);
     let answer = post(&base, "/api/payments/initiate", &topup("MET-P1")).await;
     assert_eq!(answer["isSuccess"], true);
     let (content_type, text) = scrape(&base).await;
@@ -54,7 +54,7 @@ async fn exchanges_findings_and_upstream_failures_are_counted() {
 
     // An upstream that answers HTML: a violation of envelope.shape.
     let upstream = broken_upstream().await;
-    let (proxy, base) = spawn(&["proxy", "--upstream", &upstream, "--port", "0"]);
+    let (proxy, base) = spawn_proxy(&upstream, &[]);
     let reply = reqwest::get(format!("{base}/api/payments/x/status"))
         .await
         .expect("answered");
@@ -88,13 +88,7 @@ async fn exchanges_findings_and_upstream_failures_are_counted() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
         listener.local_addr().expect("an address")
     };
-    let (proxy, base) = spawn(&[
-        "proxy",
-        "--upstream",
-        &format!("http://{closed}"),
-        "--port",
-        "0",
-    ]);
+    let (proxy, base) = spawn_proxy(&format!("http://{closed}"), &[]);
     let reply = reqwest::get(format!("{base}/api/payments/x/status"))
         .await
         .expect("answered");

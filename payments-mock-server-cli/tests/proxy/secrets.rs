@@ -4,13 +4,10 @@
 //! none reaches the recording, the report, the console, `/_proxy/report`,
 //! the log, the stderr summary or an error answer.
 
-use std::io::BufRead as _;
-use std::process::{Command, Stdio};
-
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
+use crate::binary::{proxy_args, serve, spawn_with, stop};
 const CANARIES: [&str; 6] = [
     "KEY-CANARY",
     "COOKIE-CANARY",
@@ -39,14 +36,7 @@ async fn echoing_upstream() -> String {
             echoed.to_string(),
         )
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port");
-    let addr = listener.local_addr().expect("an address");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://user:PASSWORD-CANARY@{addr}")
+    format!("http://user:PASSWORD-CANARY@{}", serve(app).await)
 }
 
 fn assert_clean(what: &str, text: &str) {
@@ -61,32 +51,18 @@ async fn no_secret_reaches_the_recording_report_console_log_or_errors() {
     let dir = tempfile::tempdir().expect("a directory");
     let record = dir.path().join("record.jsonl");
     let report = dir.path().join("report.jsonl");
-    let mut child = Command::new(BIN)
-        .args([
-            "proxy",
-            "--upstream",
+    let (child, base) = spawn_with(
+        &proxy_args(
             &upstream,
-            "--port",
-            "0",
-            "--record",
-            &record.display().to_string(),
-            "--report",
-            &report.display().to_string(),
-        ])
-        .env("RUST_LOG", "debug")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawns");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("a banner");
-    let base = line
-        .trim_end()
-        .strip_prefix("listening on ")
-        .expect("a banner")
-        .to_owned();
+            &[
+                "--record",
+                &record.display().to_string(),
+                "--report",
+                &report.display().to_string(),
+            ],
+        ),
+        &[("RUST_LOG", "debug")],
+    );
     let http = reqwest::Client::new();
     let body = json!({
         "transactionId": "t-1", "referenceNo": "R-1", "confirmationCode": "OTP-CANARY",
@@ -141,11 +117,7 @@ async fn no_secret_reaches_the_recording_report_console_log_or_errors() {
         .header("authorization", "Bearer KEY-CANARY")
         .send();
     let _ = gone.await;
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let output = child.wait_with_output().expect("exits");
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (_, stderr) = stop(child);
     let recording = std::fs::read_to_string(&record).expect("a recording");
     assert!(
         recording.contains("payer-"),
