@@ -74,6 +74,42 @@ async fn initiate_in(base: &str, reference: &str) -> (u16, Value) {
     .await
 }
 
+async fn confirm_in(base: &str, id: &str, reference: &str, key: Option<&str>) -> (u16, Value) {
+    post(
+        &format!("{base}/api/payments/confirm"),
+        json!({"transactionId": id, "referenceNo": reference}),
+        key,
+    )
+    .await
+}
+
+/// A redirect product's transaction initiated and confirmed under `base`
+/// with `key`: its id and its payment page's URL, which is under `base`.
+async fn payment_page(base: &str, reference: &str, key: Option<&str>) -> (String, String) {
+    let mut body = initiate_body(reference, "ONLINEBANKING");
+    body["returnUrl"] = json!("https://shop.example/back");
+    let (status, envelope) = post(&format!("{base}/api/payments/initiate"), body, key).await;
+    assert_eq!(status, 200, "{envelope}");
+    let id = envelope["data"]["transactionId"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let (status, envelope) = confirm_in(base, &id, reference, key).await;
+    assert_eq!(status, 200, "{envelope}");
+    let extra: Value = serde_json::from_str(
+        envelope["data"]["extraProperties"]
+            .as_str()
+            .expect("extraProperties is a JSON string"),
+    )
+    .expect("JSON");
+    let page = extra["paymentUrl"]
+        .as_str()
+        .expect("a payment URL")
+        .to_owned();
+    assert!(page.starts_with(&format!("{base}/pay/")), "{page}");
+    (id, page)
+}
+
 #[tokio::test]
 async fn references_clocks_journals_rules_and_resets_are_each_sandboxs_own() {
     let server = MockServer::start().await;
@@ -530,46 +566,16 @@ async fn a_redirect_products_payment_url_carries_the_sandbox_prefix() {
         .as_str()
         .expect("an id")
         .to_owned();
-    let (status, envelope) = post(
-        &format!("{base}/api/payments/confirm"),
-        json!({"transactionId": id, "referenceNo": "PAGE-1"}),
-        None,
-    )
-    .await;
+    let (status, envelope) = confirm_in(&base, &id, "PAGE-1", None).await;
     assert_eq!(status, 200, "{envelope}");
     // TOPUP is direct; a redirect product's page is under the prefix.
-    let (_, envelope) = post(
-        &format!("{base}/api/payments/initiate"),
-        {
-            let mut body = initiate_body("PAGE-2", "ONLINEBANKING");
-            body["returnUrl"] = json!("https://shop.example/back");
-            body
-        },
-        None,
-    )
-    .await;
-    let id = envelope["data"]["transactionId"]
-        .as_str()
-        .expect("an id")
-        .to_owned();
-    let (status, envelope) = post(
-        &format!("{base}/api/payments/confirm"),
-        json!({"transactionId": id, "referenceNo": "PAGE-2"}),
-        None,
-    )
-    .await;
-    assert_eq!(status, 200, "{envelope}");
-    let extra: Value = serde_json::from_str(
-        envelope["data"]["extraProperties"]
-            .as_str()
-            .expect("extraProperties is a JSON string"),
-    )
-    .expect("JSON");
-    let url = extra["paymentUrl"].as_str().expect("a payment URL");
-    assert!(url.starts_with(&format!("{base}/pay/")), "{url}");
-    let page = reqwest::get(url).await.expect("the page");
+    let (id, url) = payment_page(&base, "PAGE-2", None).await;
+    let page = reqwest::get(&url).await.expect("the page");
     assert_eq!(page.status(), 200);
-    assert_eq!(sandbox.payment_url(&id).await.as_deref(), Some(url));
+    assert_eq!(
+        sandbox.payment_url(&id).await.as_deref(),
+        Some(url.as_str())
+    );
     // The root knows nothing of it.
     let token = url.rsplit('/').next().expect("a token");
     let root_page = reqwest::get(format!("{}/pay/{token}", server.base_url()))

@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use payments_mock_server::MockServer;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{OTHER_MERCHANT, get, make, post};
+use super::{OTHER_MERCHANT, get, make, payment_page, post};
 use crate::common::{MERCHANT, initiate_body};
 
 const ADMIN: &str = "adm_probe_5e1d";
@@ -138,34 +138,8 @@ async fn a_sandbox_is_an_unknown_id_to_all_but_the_admin_and_its_merchant() {
         );
     }
     // A payment page's token opens it to the payer, who has no key.
-    let (status, envelope) = post(
-        &format!("{base}/api/payments/initiate"),
-        {
-            let mut body = initiate_body("PAGE-1", "ONLINEBANKING");
-            body["returnUrl"] = json!("https://shop.example/back");
-            body
-        },
-        Some(OWNER),
-    )
-    .await;
-    assert_eq!(status, 200, "{envelope}");
-    let transaction = envelope["data"]["transactionId"].as_str().expect("an id");
-    let (status, envelope) = post(
-        &format!("{base}/api/payments/confirm"),
-        json!({"transactionId": transaction, "referenceNo": "PAGE-1"}),
-        Some(OWNER),
-    )
-    .await;
-    assert_eq!(status, 200, "{envelope}");
-    let extra: Value = serde_json::from_str(
-        envelope["data"]["extraProperties"]
-            .as_str()
-            .expect("extraProperties is a JSON string"),
-    )
-    .expect("JSON");
-    let page = extra["paymentUrl"].as_str().expect("a payment URL");
-    assert!(page.starts_with(&format!("{base}/pay/")), "{page}");
-    let (status, shown) = get(page, None).await;
+    let (_, page) = payment_page(&base, "PAGE-1", Some(OWNER)).await;
+    let (status, shown) = get(&page, None).await;
     assert_eq!(status, 200, "{shown}");
 }
 
@@ -252,27 +226,8 @@ async fn styled(req: reqwest::RequestBuilder, page: &str, what: &str) -> u16 {
 async fn a_sandboxs_payment_page_is_styled_for_a_payer_without_a_key() {
     let server = keyed(Duration::from_secs(3600)).await;
     let (_, base) = make(&server, Some(OWNER)).await;
-    let mut body = initiate_body("STYLE-1", "ONLINEBANKING");
-    body["returnUrl"] = json!("https://shop.example/back");
-    let (status, envelope) =
-        post(&format!("{base}/api/payments/initiate"), body, Some(OWNER)).await;
-    assert_eq!(status, 200, "{envelope}");
-    let transaction = envelope["data"]["transactionId"].as_str().expect("an id");
-    let (status, envelope) = post(
-        &format!("{base}/api/payments/confirm"),
-        json!({"transactionId": transaction, "referenceNo": "STYLE-1"}),
-        Some(OWNER),
-    )
-    .await;
-    assert_eq!(status, 200, "{envelope}");
-    let extra: Value = serde_json::from_str(
-        envelope["data"]["extraProperties"]
-            .as_str()
-            .expect("extraProperties is a JSON string"),
-    )
-    .expect("JSON");
-    let page = extra["paymentUrl"].as_str().expect("a payment URL");
-    assert!(page.starts_with(&format!("{base}/pay/")), "{page}");
+    let (_, page) = payment_page(&base, "STYLE-1", Some(OWNER)).await;
+    let page = page.as_str();
     let payer = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
