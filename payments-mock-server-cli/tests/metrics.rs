@@ -368,6 +368,29 @@ fn assert_histograms_consistent_or_empty(samples: &std::collections::BTreeMap<St
     }
 }
 
+/// Scrapes `base` and asserts its sandbox figures: `live` now, `made` and
+/// `expired` since the start. The scrape's text.
+async fn assert_sandboxes_counted(base: &str, live: f64, made: f64, expired: f64) -> String {
+    let (_, _, text) = scrape(base, &[]).await;
+    let samples = parse(&text);
+    assert_eq!(
+        value(&samples, "payments_mock_sandboxes", &[]),
+        live,
+        "{text}"
+    );
+    assert_eq!(
+        value(&samples, "payments_mock_sandboxes_created_total", &[]),
+        made,
+        "{text}"
+    );
+    assert_eq!(
+        value(&samples, "payments_mock_sandboxes_expired_total", &[]),
+        expired,
+        "{text}"
+    );
+    text
+}
+
 /// Sandboxes (CONTRACT section 19): live ones as a gauge, made and
 /// expired ones as counters, with no label per sandbox.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -386,21 +409,7 @@ async fn sandboxes_are_counted_live_made_and_expired() {
             .expect("an envelope");
         made.push(answer["data"]["id"].as_str().expect("an id").to_owned());
     }
-    let (_, _, text) = scrape(&base, &[]).await;
-    let samples = parse(&text);
-    assert_eq!(
-        value(&samples, "payments_mock_sandboxes", &[]),
-        3.0,
-        "{text}"
-    );
-    assert_eq!(
-        value(&samples, "payments_mock_sandboxes_created_total", &[]),
-        3.0
-    );
-    assert_eq!(
-        value(&samples, "payments_mock_sandboxes_expired_total", &[]),
-        0.0
-    );
+    let text = assert_sandboxes_counted(&base, 3.0, 3.0, 0.0).await;
     assert!(!text.contains(&made[0]), "no label per sandbox: {text}");
     promtool_check(&text, "the scrape with sandboxes");
     // One removed; the other two left unused past their time to live.
@@ -421,21 +430,7 @@ async fn sandboxes_are_counted_live_made_and_expired() {
         .await
         .expect("an envelope");
     assert_eq!(listed["data"]["items"], serde_json::json!([]));
-    let (_, _, text) = scrape(&base, &[]).await;
-    let samples = parse(&text);
-    assert_eq!(
-        value(&samples, "payments_mock_sandboxes", &[]),
-        0.0,
-        "{text}"
-    );
-    assert_eq!(
-        value(&samples, "payments_mock_sandboxes_created_total", &[]),
-        3.0
-    );
-    assert_eq!(
-        value(&samples, "payments_mock_sandboxes_expired_total", &[]),
-        2.0
-    );
+    let text = assert_sandboxes_counted(&base, 0.0, 3.0, 2.0).await;
     promtool_check(&text, "the scrape after sandboxes expired");
     terminate_expecting_success(child);
 }

@@ -91,14 +91,7 @@ async fn wrong_empty_and_huge_keys_and_cookies_are_refused_without_an_echo() {
         let body: String = form_urlencoded::Serializer::new(String::new())
             .append_pair("key", key)
             .finish();
-        let answer = target
-            .call(
-                "POST",
-                "/_mock/ui/sign-in",
-                &[("content-type", FORM)],
-                Some(&body),
-            )
-            .await;
+        let answer = post_sign_in_form(&target, &body).await;
         // A key longer than any key (1,024 characters, the sign-in
         // form's bound in the OpenAPI document) is a form it rules out.
         let status = if key.len() > 1024 { 400 } else { 401 };
@@ -111,14 +104,7 @@ async fn wrong_empty_and_huge_keys_and_cookies_are_refused_without_an_echo() {
         );
     }
     let body = format!("key={}", "k".repeat(100 * 1024));
-    let answer = target
-        .call(
-            "POST",
-            "/_mock/ui/sign-in",
-            &[("content-type", FORM)],
-            Some(&body),
-        )
-        .await;
+    let answer = post_sign_in_form(&target, &body).await;
     assert_eq!(answer.status, 413);
     assert!(!answer.body.contains("kkkkkkkk"));
 }
@@ -129,12 +115,17 @@ async fn post_sign_in(target: &Target, key: &str, next: &str) -> Answer {
         .append_pair("key", key)
         .append_pair("next", next)
         .finish();
+    post_sign_in_form(target, &body).await
+}
+
+/// The sign-in form posted with the encoded `body`: the answer as it is.
+async fn post_sign_in_form(target: &Target, body: &str) -> Answer {
     target
         .call(
             "POST",
             "/_mock/ui/sign-in",
             &[("content-type", FORM)],
-            Some(&body),
+            Some(body),
         )
         .await
 }
@@ -240,14 +231,7 @@ async fn a_sign_in_keeps_a_session_until_sign_out_and_never_the_key() {
     assert_eq!(refused.status, 403);
     // An unbound API key has nothing to sign in to.
     let body = format!("key={KEY_OPEN}");
-    let answer = target
-        .call(
-            "POST",
-            "/_mock/ui/sign-in",
-            &[("content-type", FORM)],
-            Some(&body),
-        )
-        .await;
+    let answer = post_sign_in_form(&target, &body).await;
     assert_eq!(answer.status, 403);
     assert!(answer.headers.get("set-cookie").is_none());
 }

@@ -32,6 +32,37 @@ fn console(server: &MockServer, page: &str) -> String {
     format!("{}/_mock/ui/{page}", server.base_url())
 }
 
+/// The console's `page` reached from the home page's navigation, which
+/// then marks `title` as the current page.
+async fn reached_by_the_navigation(
+    browser: &Browser,
+    server: &MockServer,
+    page: &str,
+    title: &str,
+) {
+    browser.open(&console(server, "")).await;
+    browser.click(&format!("a[href$='_mock/ui/{page}']")).await;
+    let tail = format!("/_mock/ui/{page}");
+    browser.wait_for_url(|u| u.ends_with(&tail)).await;
+    assert_eq!(browser.text("nav [aria-current=page]").await, title);
+}
+
+/// The text of each body row of the table `table` (a CSS selector), its
+/// white space folded.
+async fn row_texts(browser: &Browser, table: &str) -> Vec<String> {
+    let rows = browser
+        .script(&format!(
+            "return [...document.querySelectorAll('{table} tbody tr')]
+               .map(r => r.textContent.replace(/\\s+/g, ' ').trim())"
+        ))
+        .await;
+    rows.as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r.as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
 #[tokio::test]
 async fn new_requests_and_transactions_appear_without_reloading() {
     let Some(browser) = Browser::start("live rows").await else {
@@ -374,12 +405,7 @@ async fn the_coverage_page_counts_what_the_application_met() {
     call(&server, "GET", "/api/payments/nope/status", None).await;
     call(&server, "GET", "/api/payments/initiate", None).await;
 
-    browser.open(&console(&server, "")).await;
-    browser.click("a[href$='_mock/ui/coverage']").await;
-    browser
-        .wait_for_url(|u| u.ends_with("/_mock/ui/coverage"))
-        .await;
-    assert_eq!(browser.text("nav [aria-current=page]").await, "Coverage");
+    reached_by_the_navigation(&browser, &server, "coverage", "Coverage").await;
     let covered = server
         .coverage()
         .await
@@ -455,24 +481,8 @@ async fn the_faults_page_lists_the_rules_and_their_counts() {
     )
     .await;
 
-    browser.open(&console(&server, "")).await;
-    browser.click("a[href$='_mock/ui/faults']").await;
-    browser
-        .wait_for_url(|u| u.ends_with("/_mock/ui/faults"))
-        .await;
-    assert_eq!(browser.text("nav [aria-current=page]").await, "Faults");
-    let rows = browser
-        .script(
-            "return [...document.querySelectorAll('#rules tbody tr')]
-               .map(r => r.textContent.replace(/\\s+/g, ' ').trim())",
-        )
-        .await;
-    let rows: Vec<String> = rows
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| r.as_str().unwrap_or_default().to_owned())
-        .collect();
+    reached_by_the_navigation(&browser, &server, "faults", "Faults").await;
+    let rows = row_texts(&browser, "#rules").await;
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert!(
         rows[0].starts_with("internal-error endpoint initiate, referenceNo FLT-1 0 2 1.0 1 1 1"),
@@ -531,24 +541,8 @@ async fn the_sandbox_picker_leads_to_each_sandboxs_own_console_and_back() {
     )
     .await;
 
-    browser.open(&console(&server, "")).await;
-    browser.click("a[href$='_mock/ui/sandboxes']").await;
-    browser
-        .wait_for_url(|u| u.ends_with("/_mock/ui/sandboxes"))
-        .await;
-    assert_eq!(browser.text("nav [aria-current=page]").await, "Sandboxes");
-    let rows = browser
-        .script(
-            "return [...document.querySelectorAll('#sandboxes tbody tr')]
-               .map(r => r.textContent.replace(/\\s+/g, ' ').trim())",
-        )
-        .await;
-    let rows: Vec<String> = rows
-        .as_array()
-        .expect("rows")
-        .iter()
-        .map(|r| r.as_str().unwrap_or_default().to_owned())
-        .collect();
+    reached_by_the_navigation(&browser, &server, "sandboxes", "Sandboxes").await;
+    let rows = row_texts(&browser, "#sandboxes").await;
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert!(
         rows[0].starts_with("<img src=x onerror=window.pwned=1><U+202E>gpj"),

@@ -31,6 +31,23 @@ async fn listed(http: &reqwest::Client, url: &str) -> Vec<String> {
     ids
 }
 
+/// The status of `id` read through replica `n` under `base` (a
+/// sandbox's prefix, or `""` for the root).
+async fn status_at(
+    http: &reqwest::Client,
+    replicas: &Replicas,
+    n: usize,
+    base: &str,
+    id: &str,
+) -> Reply {
+    get(
+        http,
+        &replicas.url(n, &format!("{base}/api/payments/{id}/status")),
+    )
+    .await
+    .expect("status")
+}
+
 fn transaction_id(reply: &Reply) -> String {
     assert_eq!(reply.status, 200, "{}", reply.text);
     reply.data()["transactionId"]
@@ -144,21 +161,11 @@ async fn replicas_share_each_sandbox_its_clock_its_winner_its_reset() {
     // Each is found under its own base on every replica, and nowhere else.
     for (base, id) in [("", &root_id), (&*base_a, &in_a), (&*base_b, &in_b)] {
         for n in 0..3 {
-            let read = get(
-                &http,
-                &replicas.url(n, &format!("{base}/api/payments/{id}/status")),
-            )
-            .await
-            .expect("status");
+            let read = status_at(&http, &replicas, n, base, id).await;
             assert_eq!(read.status, 200, "r{} {base}: {}", n + 1, read.text);
         }
         for other in [&root_id, &in_a, &in_b].into_iter().filter(|o| *o != id) {
-            let read = get(
-                &http,
-                &replicas.url(0, &format!("{base}/api/payments/{other}/status")),
-            )
-            .await
-            .expect("status");
+            let read = status_at(&http, &replicas, 0, base, other).await;
             assert_eq!(read.status, 404, "{base} sees {other}");
         }
     }
@@ -222,12 +229,7 @@ async fn replicas_share_each_sandbox_its_clock_its_winner_its_reset() {
     // Requests served by r2 and r3 a moment before r1 resets A (their
     // journal entries still unwritten): none comes back after the reset.
     for n in 0..6 {
-        let read = get(
-            &http,
-            &replicas.url(1 + n % 2, &format!("{base_a}/api/payments/{in_a}/status")),
-        )
-        .await
-        .expect("status");
+        let read = status_at(&http, &replicas, 1 + n % 2, &base_a, &in_a).await;
         assert_eq!(read.status, 200);
     }
     let reset = post(
@@ -245,21 +247,11 @@ async fn replicas_share_each_sandbox_its_clock_its_winner_its_reset() {
     );
     assert_eq!(after_reset, Vec::<String>::new(), "nothing from before");
     assert_eq!(offset(&clock(1, base_a.clone()).await), 0.0);
-    let gone = get(
-        &http,
-        &replicas.url(1, &format!("{base_a}/api/payments/{in_a}/status")),
-    )
-    .await
-    .expect("status");
+    let gone = status_at(&http, &replicas, 1, &base_a, &in_a).await;
     assert_eq!(gone.status, 404, "{}", gone.text);
     // The root and B kept theirs; a request after the reset is journaled.
     for (base, id) in [("", &root_id), (&*base_b, &in_b)] {
-        let read = get(
-            &http,
-            &replicas.url(2, &format!("{base}/api/payments/{id}/status")),
-        )
-        .await
-        .expect("status");
+        let read = status_at(&http, &replicas, 2, base, id).await;
         assert_eq!(read.status, 200, "{base}");
     }
     let fresh = post(
@@ -305,12 +297,7 @@ async fn replicas_share_each_sandbox_its_clock_its_winner_its_reset() {
         .expect("delete");
     assert_eq!(removed.status(), 200);
     for n in 0..3 {
-        let read = get(
-            &http,
-            &replicas.url(n, &format!("{base_b}/api/payments/{in_b}/status")),
-        )
-        .await
-        .expect("status");
+        let read = status_at(&http, &replicas, n, &base_b, &in_b).await;
         assert_eq!(
             (read.status, read.code()),
             (404, "SANDBOX_NOT_FOUND"),

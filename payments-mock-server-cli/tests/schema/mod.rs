@@ -241,36 +241,28 @@ async fn drive_open_server(router: &Router, state: &AppState, checker: &mut Chec
     d.expect(reply, 400, "TRANSACTION_ALREADY_CONFIRMED").await;
 
     // Status errors.
-    let reply = d
-        .call(Method::GET, "/api/payments//status", &[], None)
-        .await;
-    d.expect(reply, 400, "INVALID_TRANSACTION_ID").await;
-    let reply = d
-        .call(Method::GET, "/api/payments/unknown/status", &[], None)
-        .await;
-    d.expect(reply, 404, "TRANSACTION_NOT_FOUND").await;
-    let reply = d
-        .call(Method::GET, "/api/payments/reference//status", &[], None)
-        .await;
-    d.expect(reply, 400, "INVALID_REFERENCE_NO").await;
-    let reply = d
-        .call(
-            Method::GET,
+    for (path, status, code) in [
+        ("/api/payments//status", 400, "INVALID_TRANSACTION_ID"),
+        ("/api/payments/unknown/status", 404, "TRANSACTION_NOT_FOUND"),
+        (
+            "/api/payments/reference//status",
+            400,
+            "INVALID_REFERENCE_NO",
+        ),
+        (
             "/api/payments/reference/NONE/status",
-            &[],
-            None,
-        )
-        .await;
-    d.expect(reply, 404, "TRANSACTION_NOT_FOUND").await;
-    let reply = d
-        .call(
-            Method::GET,
+            404,
+            "TRANSACTION_NOT_FOUND",
+        ),
+        (
             "/api/payments/reference/S-TOPUP/status?merchantId=nope",
-            &[],
-            None,
-        )
-        .await;
-    d.expect(reply, 400, "VALIDATION_ERROR").await;
+            400,
+            "VALIDATION_ERROR",
+        ),
+    ] {
+        let reply = d.call(Method::GET, path, &[], None).await;
+        d.expect(reply, status, code).await;
+    }
     let mut other = initiate_body("S-TOPUP", "TOPUP");
     other["merchantId"] = json!(OTHER_MERCHANT);
     let reply = d.json(Method::POST, INITIATE, &other).await;
