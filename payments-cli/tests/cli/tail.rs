@@ -13,6 +13,9 @@ mod follow;
 mod losses;
 /// `--proxy`: the contract proxy's exchanges and verdicts.
 mod proxy;
+/// `--follow` across a mock restarted past the last entry read, and
+/// without one: each entry once.
+mod restart;
 
 use payments_mock_server::MockServer;
 use serde_json::{Value, json};
@@ -29,7 +32,13 @@ const UNKNOWN: &str = "01a20813-0000-7000-8000-000000000000";
 
 /// A mock with an admin key and two merchants' keys.
 async fn mock() -> MockServer {
+    mock_on(std::net::TcpListener::bind("127.0.0.1:0").expect("loopback")).await
+}
+
+/// [`mock`], serving on `listener` (the address of one that stopped).
+async fn mock_on(listener: std::net::TcpListener) -> MockServer {
     MockServer::builder()
+        .listener(listener)
         .admin_key(ADMIN)
         .api_key(KEY_A, Some(MERCHANT.parse().expect("a UUID")))
         .api_key(KEY_B, Some(MERCHANT_B.parse().expect("a UUID")))

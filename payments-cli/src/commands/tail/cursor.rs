@@ -13,14 +13,66 @@
 //! seq: `after` is its paging cursor only (from the start), `--since` is
 //! applied here (`seq > SINCE`), and the seqs read are remembered so that
 //! an exchange judged late is shown once, and never twice.
+//!
+//! A journal that started again (a mock restarted on its memory store
+//! numbers from 1 again) may already number past the last entry read by
+//! the next read: so each page of the mock's is asked from one before the
+//! last entry read, and starts with it again, the same entry ([`Mark`]),
+//! or another (started again), or without it (then the journal's start
+//! says whether it went back: [`Cursor::started_again`]).
 
 use std::collections::{HashSet, VecDeque};
+use std::hash::{DefaultHasher, Hash as _, Hasher as _};
+
+use super::entry::Entry;
 
 /// Entries the mock's journal keeps (CONTRACT section 10).
 pub const JOURNAL_KEEPS: u64 = 1000;
 /// The proxy's seqs remembered: twice what it keeps, so that any exchange
 /// it may list again is still known.
 const REMEMBERED: usize = 2000;
+
+/// An entry of the mock's journal, told from another numbered the same:
+/// its seq and a digest of the fields that never change once it is
+/// written (`requestId`, `at`, `method`, `path`; not its whole JSON, in
+/// case a field is filled in later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    pub seq: u64,
+    digest: u64,
+}
+
+impl From<&Entry> for Mark {
+    fn from(entry: &Entry) -> Self {
+        let mut hasher = DefaultHasher::new();
+        (
+            entry.request_id.as_deref(),
+            entry.time.as_deref(),
+            entry.method.as_str(),
+            entry.path.as_str(),
+        )
+            .hash(&mut hasher);
+        Self {
+            seq: entry.seq,
+            digest: hasher.finish(),
+        }
+    }
+}
+
+/// What a page of the mock's journal, asked from one before the last
+/// entry read, starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlap {
+    /// Not asked so (the proxy, nothing read yet, `--since`).
+    None,
+    /// The last entry read: already shown.
+    Same,
+    /// Another entry with its seq: the journal started again.
+    Other,
+    /// Not the last entry read: evicted, or the journal started again (or
+    /// a merchant's key no longer sees it).
+    Missing,
+}
 
 /// The next page's `after`, and what was read.
 #[derive(Debug)]
@@ -35,6 +87,9 @@ pub struct Cursor {
     /// The proxy's seqs read, oldest first, and as a set.
     order: VecDeque<u64>,
     seen: HashSet<u64>,
+    /// The mock's entries read, the last `JOURNAL_KEEPS` (any it may
+    /// still hold), oldest first; the last is the next page's first.
+    marks: VecDeque<Mark>,
 }
 
 impl Cursor {
@@ -49,7 +104,67 @@ impl Cursor {
             since,
             order: VecDeque::new(),
             seen: HashSet::new(),
+            marks: VecDeque::new(),
         }
+    }
+
+    /// The mock's last entry read, when it is where the next page starts.
+    fn last(&self) -> Option<Mark> {
+        self.marks
+            .back()
+            .copied()
+            .filter(|m| !self.proxy && m.seq == self.after && m.seq > 0)
+    }
+
+    /// The `after` to ask the next page with: on the mock, one before the
+    /// last entry read, so that the page starts with it again.
+    #[must_use]
+    pub fn asked(&self) -> u64 {
+        self.last().map_or(self.after, |m| m.seq - 1)
+    }
+
+    /// What the page asked with [`Cursor::asked`] starts with (`first`).
+    #[must_use]
+    pub fn overlap(&self, first: Option<Mark>) -> Overlap {
+        let Some(last) = self.last() else {
+            return Overlap::None;
+        };
+        match first {
+            Some(first) if first == last => Overlap::Same,
+            Some(first) if first.seq == last.seq => Overlap::Other,
+            _ => Overlap::Missing,
+        }
+    }
+
+    /// Whether the journal may still hold the last entry read, it being
+    /// missing: something is known (`newest`, the newest seq this key
+    /// sees), and it is fewer than `JOURNAL_KEEPS` above it (else it may
+    /// be evicted: [`Cursor::lost`] says what).
+    #[must_use]
+    pub fn could_hold(&self, newest: Option<u64>) -> bool {
+        newest.is_some_and(|n| n < self.after.saturating_add(JOURNAL_KEEPS))
+    }
+
+    /// The seq the journal is read from (`--since`, or 0).
+    #[must_use]
+    pub fn start(&self) -> u64 {
+        self.since
+    }
+
+    /// Whether the journal started again, the last entry read missing
+    /// from it: `start`, its first page from [`Cursor::start`], holds an
+    /// entry numbered up to the last one read, and none of them is one
+    /// read (a merchant's key may no longer see an entry it saw: an entry
+    /// read still there is the same journal); or its newest is below the
+    /// last one read.
+    #[must_use]
+    pub fn started_again(&self, start: &[Mark], newest: Option<u64>) -> bool {
+        let mut below = start.iter().filter(|m| m.seq <= self.after).peekable();
+        let other = below.peek().is_some();
+        if below.any(|m| self.marks.contains(m)) {
+            return false;
+        }
+        other || newest.is_some_and(|n| n < self.after)
     }
 
     /// Whether `after` is a seq the server gave, so that a journal whose
@@ -84,17 +199,20 @@ impl Cursor {
     /// are new and numbered after `--since`, in order. On the mock, an
     /// entry at or below `after` (a server that did not page by it) is
     /// not shown again.
-    pub fn advance(&mut self, seqs: &[u64]) -> Vec<bool> {
-        let Some(&last) = seqs.last() else {
+    pub fn advance(&mut self, marks: &[Mark]) -> Vec<bool> {
+        let Some(last) = marks.last().map(|m| m.seq) else {
             return Vec::new();
         };
-        let shown = seqs
+        let shown = marks
             .iter()
-            .map(|&seq| {
+            .map(|&mark| {
                 if self.proxy {
-                    self.remember(seq) && seq > self.since
+                    self.remember(mark.seq) && mark.seq > self.since
+                } else if mark.seq > self.after.max(self.since) {
+                    self.mark(mark);
+                    true
                 } else {
-                    seq > self.after.max(self.since)
+                    false
                 }
             })
             .collect();
@@ -106,6 +224,14 @@ impl Cursor {
         };
         self.read_here = true;
         shown
+    }
+
+    /// Remembers an entry of the mock's read.
+    fn mark(&mut self, mark: Mark) {
+        self.marks.push_back(mark);
+        if self.marks.len() as u64 > JOURNAL_KEEPS {
+            self.marks.pop_front();
+        }
     }
 
     /// Whether `seq` is read for the first time (the proxy).
@@ -142,6 +268,11 @@ pub const RESTARTED: &str =
 mod tests {
     use super::*;
 
+    /// Entries numbered `seqs`.
+    fn marks(seqs: &[u64]) -> Vec<Mark> {
+        seqs.iter().map(|&seq| Mark { seq, digest: seq }).collect()
+    }
+
     #[test]
     fn a_gap_is_said_only_for_what_the_journal_cannot_hold() {
         let mut cursor = Cursor::new(false, 26);
@@ -159,7 +290,7 @@ mod tests {
             "from the start"
         );
         assert_eq!(Cursor::new(true, 26).lost(2311, 3310), None, "the proxy");
-        cursor.advance(&[3310]);
+        cursor.advance(&marks(&[3310]));
         assert!(cursor.read_here());
         assert_eq!(
             lost_note(27, 2310),
@@ -173,22 +304,28 @@ mod tests {
         let mut cursor = Cursor::new(true, 3007);
         assert_eq!(cursor.after, 0, "from the start of the listing");
         // 3008 judged before 3007: only 3008 is after --since 3007.
-        assert_eq!(cursor.advance(&[3006, 3008, 3007]), [false, true, false]);
+        assert_eq!(
+            cursor.advance(&marks(&[3006, 3008, 3007])),
+            [false, true, false]
+        );
         assert_eq!(cursor.after, 3007);
         // Listed again (its cursor forgotten), and a late one.
-        assert_eq!(cursor.advance(&[3008, 3010, 3009]), [false, true, true]);
+        assert_eq!(
+            cursor.advance(&marks(&[3008, 3010, 3009])),
+            [false, true, true]
+        );
         cursor.restart();
         assert_eq!(cursor.after, 0);
         assert!(!cursor.read_here());
-        assert_eq!(cursor.advance(&[1, 2]), [true, true], "new numbers");
+        assert_eq!(cursor.advance(&marks(&[1, 2])), [true, true], "new numbers");
     }
 
     #[test]
     fn the_mock_never_shows_a_seq_twice() {
         let mut cursor = Cursor::new(false, 0);
         assert!(!cursor.read_here());
-        assert_eq!(cursor.advance(&[1, 2]), [true, true]);
-        assert_eq!(cursor.advance(&[2, 3]), [false, true]);
+        assert_eq!(cursor.advance(&marks(&[1, 2])), [true, true]);
+        assert_eq!(cursor.advance(&marks(&[2, 3])), [false, true]);
         assert_eq!(cursor.after, 3);
     }
 
@@ -196,8 +333,92 @@ mod tests {
     fn the_proxy_forgets_only_the_oldest() {
         let mut cursor = Cursor::new(true, 0);
         let seqs: Vec<u64> = (1..=3000).collect();
-        assert!(cursor.advance(&seqs).iter().all(|s| *s));
+        assert!(cursor.advance(&marks(&seqs)).iter().all(|s| *s));
         assert_eq!(cursor.seen.len(), REMEMBERED);
-        assert_eq!(cursor.advance(&[3000, 1000]), [false, true]);
+        assert_eq!(cursor.advance(&marks(&[3000, 1000])), [false, true]);
+    }
+}
+
+#[cfg(test)]
+mod overlap {
+    use super::*;
+
+    /// Entries numbered `seqs`, of one journal life (`life`).
+    fn of(life: u64, seqs: &[u64]) -> Vec<Mark> {
+        seqs.iter()
+            .map(|&seq| Mark {
+                seq,
+                digest: life * 1_000_000 + seq,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_page_is_asked_from_one_before_the_last_entry_read() {
+        let mut cursor = Cursor::new(false, 3);
+        assert_eq!(cursor.asked(), 3, "--since: nothing read to start with");
+        assert_eq!(cursor.overlap(of(1, &[4]).first().copied()), Overlap::None);
+        assert_eq!(cursor.advance(&of(1, &[4, 5])), [true, true]);
+        assert_eq!((cursor.after, cursor.asked()), (5, 4));
+        // Again: it, and nothing new.
+        assert_eq!(
+            cursor.overlap(of(1, &[5, 6]).first().copied()),
+            Overlap::Same
+        );
+        assert_eq!(cursor.advance(&of(1, &[6])), [true]);
+        assert_eq!(cursor.asked(), 5);
+        // Another entry numbered 6: the journal started again.
+        assert_eq!(cursor.overlap(of(2, &[6]).first().copied()), Overlap::Other);
+        assert_eq!(
+            cursor.overlap(of(1, &[7]).first().copied()),
+            Overlap::Missing
+        );
+        assert_eq!(cursor.overlap(None), Overlap::Missing, "an empty page");
+        cursor.restart();
+        assert_eq!((cursor.asked(), cursor.overlap(None)), (0, Overlap::None));
+        // The proxy pages in the order judged: no overlap.
+        let mut proxy = Cursor::new(true, 0);
+        proxy.advance(&of(1, &[1, 2]));
+        assert_eq!((proxy.asked(), proxy.overlap(None)), (2, Overlap::None));
+    }
+
+    #[test]
+    fn a_missing_entry_is_a_journal_started_again_only_on_evidence() {
+        let mut cursor = Cursor::new(false, 0);
+        cursor.advance(&of(1, &[1, 2, 3, 4, 5]));
+        // Evicted perhaps (1,000 or more above it): the loss note's.
+        assert!(!cursor.could_hold(Some(1005)));
+        assert!(cursor.could_hold(Some(1004)));
+        assert!(!cursor.could_hold(None), "nothing seen: nothing to tell");
+        // Restarted, and numbered past the cursor: its start is new.
+        assert!(cursor.started_again(&of(2, &[1, 2, 3, 4, 5, 6]), Some(20)));
+        // Its start is what was read (a merchant's key no longer sees the
+        // last one): the same journal.
+        assert!(!cursor.started_again(&of(1, &[2, 3]), Some(3)));
+        assert!(!cursor.started_again(&[of(2, &[1])[0], of(1, &[3])[0]], Some(9)));
+        // Nothing up to the cursor (emptied but numbered on, or evicted
+        // for what this key sees): nothing was missed.
+        assert!(!cursor.started_again(&of(2, &[8, 9]), Some(9)));
+        assert!(!cursor.started_again(&[], None));
+        // Ends below the cursor, nothing after --since on its start.
+        assert!(cursor.started_again(&[], Some(2)));
+    }
+
+    #[test]
+    fn since_is_no_evidence_and_only_the_last_1000_are_remembered() {
+        let mut cursor = Cursor::new(false, 10);
+        cursor.advance(&of(1, &[11, 12]));
+        assert_eq!(cursor.start(), 10);
+        // Read from --since: 11 and 12 are what was read.
+        assert!(!cursor.started_again(&of(1, &[11]), Some(12)));
+        assert!(cursor.started_again(&of(2, &[11]), Some(12)));
+        let mut cursor = Cursor::new(false, 0);
+        let seqs: Vec<u64> = (1..=1500).collect();
+        cursor.advance(&of(1, &seqs));
+        assert_eq!(cursor.marks.len(), 1000);
+        assert_eq!(cursor.marks.front().map(|m| m.seq), Some(501));
+        // Seen twice (a server that did not page by `after`): one mark.
+        cursor.advance(&of(1, &[1500, 1501]));
+        assert_eq!(cursor.marks.iter().filter(|m| m.seq == 1500).count(), 1);
     }
 }

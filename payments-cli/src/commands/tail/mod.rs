@@ -9,9 +9,10 @@
 //! again every poll interval from the last entry read, at once while
 //! pages come back full. The filters are applied here, to every entry
 //! read, so the cursor moves over what they leave out too, and a seq the
-//! server skipped is an entry lost, said on stderr. A journal whose
-//! newest entry is below the cursor started again (the server restarted):
-//! said, and read from its start.
+//! server skipped is an entry lost, said on stderr. A journal that
+//! started again (the server restarted, its journal numbered from 1
+//! again: below the cursor, or past it already, `cursor.rs`): said, and
+//! read from its start.
 //!
 //! - `source.rs`: the HTTP reads, retries and what a failure says;
 //! - `cursor.rs`: where a run is, what it lost, what it showed;
@@ -27,7 +28,7 @@ use std::time::Duration;
 
 use crate::{cli::TailArgs, commands::Context, error::CliError, exit::Exit};
 
-use cursor::Cursor;
+use cursor::{Cursor, Mark, Overlap};
 use entry::{Entry, Filter};
 use source::{Kind, Source};
 use table::Layout;
@@ -115,27 +116,63 @@ impl Tail<'_> {
     /// Reads and prints every page after `after`; `following`: a read
     /// succeeded before (a failure then says the server went away).
     /// A full page is followed by the next at once (no wait), so a busy
-    /// server drops less.
+    /// server drops less. The mock's pages start with the last entry read
+    /// again (`cursor.rs`): another one there, or none where the journal
+    /// still holds it and its start is not what was read, is a journal
+    /// that started again (said once, and read from its start).
     async fn drain(&mut self, following: bool) -> Result<(), CliError> {
+        // One start again a drain: a server whose entries change under
+        // the same seq at each read is not read from its start forever.
+        let mut restarted = false;
         loop {
             let after = self.cursor.after;
-            let page = self.source.page(after).await.map_err(|failure| {
-                let last = (self.read > 0).then_some(after);
-                self.source.error(&failure, following.then_some(last))
-            })?;
+            let mut page = self.read(self.cursor.asked(), following).await?;
+            let mut newest = None;
+            match self.cursor.overlap(page.entries.first().map(Mark::from)) {
+                Overlap::None => {}
+                Overlap::Same => {
+                    // Shown already.
+                    page.entries.remove(0);
+                    if page.entries.is_empty() {
+                        return Ok(());
+                    }
+                }
+                Overlap::Other if !restarted => {
+                    restarted = self.restart();
+                    continue;
+                }
+                Overlap::Other | Overlap::Missing => {
+                    let known = self.newest().await;
+                    newest = Some(known);
+                    if !restarted
+                        && self.cursor.could_hold(known)
+                        && self.started_again(known, following).await?
+                    {
+                        restarted = self.restart();
+                        continue;
+                    }
+                }
+            }
             let (Some(first), Some(last)) = (page.entries.first(), page.entries.last()) else {
                 // Nothing after the cursor: a journal that now ends below
-                // it started again.
-                if self.cursor.read_here() && self.newest().await.is_some_and(|n| n < after) {
-                    super::stderr_line(cursor::RESTARTED);
-                    self.cursor.restart();
+                // it started again (the proxy's; the mock's was looked at).
+                if newest.is_none()
+                    && !restarted
+                    && self.cursor.read_here()
+                    && self.newest().await.is_some_and(|n| n < after)
+                {
+                    restarted = self.restart();
                     continue;
                 }
                 return Ok(());
             };
             let (first, last) = (first.seq, last.seq);
             if self.cursor.lost(first, u64::MAX).is_some() {
-                let newest = self.newest().await.unwrap_or(0).max(last);
+                let known = match newest {
+                    Some(known) => known,
+                    None => self.newest().await,
+                };
+                let newest = known.unwrap_or(0).max(last);
                 if let Some((low, high)) = self.cursor.lost(first, newest) {
                     super::stderr_line(cursor::lost_note(low, high));
                 }
@@ -146,6 +183,30 @@ impl Tail<'_> {
                 return Ok(());
             }
         }
+    }
+
+    /// A page after `after`.
+    async fn read(&self, after: u64, following: bool) -> Result<source::Page, CliError> {
+        self.source.page(after).await.map_err(|failure| {
+            let last = (self.read > 0).then_some(self.cursor.after);
+            self.source.error(&failure, following.then_some(last))
+        })
+    }
+
+    /// Whether the journal started again, the last entry read missing from
+    /// it while it could hold it: its first page says (`newest`: the
+    /// newest seq this key sees).
+    async fn started_again(&self, newest: Option<u64>, following: bool) -> Result<bool, CliError> {
+        let start = self.read(self.cursor.start(), following).await?;
+        let marks: Vec<Mark> = start.entries.iter().map(Mark::from).collect();
+        Ok(self.cursor.started_again(&marks, newest))
+    }
+
+    /// Says that the journal started again, and reads it from its start.
+    fn restart(&mut self) -> bool {
+        super::stderr_line(cursor::RESTARTED);
+        self.cursor.restart();
+        true
     }
 
     /// The newest seq the server keeps, when it says (a failure here is
@@ -159,8 +220,8 @@ impl Tail<'_> {
             return Ok(());
         }
         self.read += entries.len() as u64;
-        let seqs: Vec<u64> = entries.iter().map(|e| e.seq).collect();
-        let new = self.cursor.advance(&seqs);
+        let marks: Vec<Mark> = entries.iter().map(Mark::from).collect();
+        let new = self.cursor.advance(&marks);
         let kept: Vec<Entry> = entries
             .into_iter()
             .zip(new)

@@ -39,6 +39,17 @@ pub(super) async fn next_line(lines: &mut mpsc::UnboundedReceiver<String>) -> St
 
 /// `payments tail --follow` as a child process, its stdout piped.
 pub(super) fn follow(sandbox: &Sandbox, base: &str, key: &str, args: &[&str]) -> Child {
+    follow_every(sandbox, base, key, "0.05", args)
+}
+
+/// [`follow`], polling every `seconds`.
+pub(super) fn follow_every(
+    sandbox: &Sandbox,
+    base: &str,
+    key: &str,
+    seconds: &str,
+    args: &[&str],
+) -> Child {
     StdCommand::new(env!("CARGO_BIN_EXE_payments"))
         .env_clear()
         .env("XDG_CONFIG_HOME", sandbox.path())
@@ -54,7 +65,7 @@ pub(super) fn follow(sandbox: &Sandbox, base: &str, key: &str, args: &[&str]) ->
             "--retries",
             "1",
         ])
-        .args(["tail", "--follow", "--poll-interval", "0.05"])
+        .args(["tail", "--follow", "--poll-interval", seconds])
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
