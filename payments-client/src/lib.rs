@@ -188,8 +188,9 @@
 //! [`ClientBuilder::add_root_certificate_pem`] and
 //! [`ClientBuilder::identity_pem`] (both PEM). A refused handshake is
 //! [`Error::Transport`] with [`error::TransportKind::Tls`], whose message ends
-//! with the reason (`invalid peer certificate: UnknownIssuer`, `received
-//! fatal alert: CertificateRequired`); it is not retried.
+//! with the reason (rustls's `invalid peer certificate: UnknownIssuer`,
+//! `received fatal alert: CertificateRequired`; OpenSSL's own error with
+//! `native-tls` on Linux); it is not retried.
 //!
 //! ```no_run
 //! use payments_client::Client;

@@ -17,11 +17,15 @@ use crate::model::transaction::PaymentStatus;
 
 mod mismatch;
 mod outcome;
+mod tls;
 mod validation;
 
 pub use mismatch::{AnswerMismatch, Asked, Disagreement, ReadBack};
 pub use outcome::Outcome;
 pub use validation::{FieldError, ValidationErrors};
+
+pub(crate) use tls::tls_reason;
+use tls::tls_reason_suffix;
 
 /// What went wrong below HTTP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -143,8 +147,9 @@ pub enum Error {
     },
 
     /// Connecting, sending or receiving failed. For
-    /// [`TransportKind::Tls`] the message ends with TLS's reason (e.g.
-    /// `invalid peer certificate: UnknownIssuer`), which holds no secret:
+    /// [`TransportKind::Tls`] the message ends with TLS's reason (rustls's,
+    /// e.g. `invalid peer certificate: UnknownIssuer`; OpenSSL's error with
+    /// `native-tls` on Linux), which holds no secret:
     /// the one cause a reader needs, however deep in the chain.
     #[error("{kind}{}", tls_reason_suffix(*.kind, .source.as_ref()))]
     Transport {
@@ -486,40 +491,4 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
-}
-
-/// `: REASON` for a TLS failure, from the innermost error in `source`'s
-/// chain (rustls's own words, e.g. `invalid peer certificate: Expired` or
-/// `received fatal alert: CertificateRequired`).
-fn tls_reason_suffix(kind: TransportKind, source: Option<&reqwest::Error>) -> String {
-    if kind != TransportKind::Tls {
-        return String::new();
-    }
-    source
-        .and_then(|e| tls_reason(e))
-        .map(|reason| format!(": {reason}"))
-        .unwrap_or_default()
-}
-
-/// The TLS library's message in an error's chain, when it has one.
-pub(crate) fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String> {
-    let mut current = Some(e);
-    while let Some(error) = current {
-        #[cfg(feature = "rustls")]
-        if let Some(tls) = error.downcast_ref::<rustls::Error>() {
-            return Some(tls.to_string());
-        }
-        #[cfg(feature = "native-tls")]
-        if let Some(tls) = error.downcast_ref::<native_tls::Error>() {
-            return Some(tls.to_string());
-        }
-        // An io::Error's source() skips the error it wraps: go into it.
-        current = match error.downcast_ref::<std::io::Error>() {
-            Some(io) => io
-                .get_ref()
-                .map(|inner| inner as &(dyn std::error::Error + 'static)),
-            None => error.source(),
-        };
-    }
-    None
 }
