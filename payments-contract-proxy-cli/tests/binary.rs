@@ -204,7 +204,7 @@ fn an_upstream_timeout_beyond_a_day_stops_the_start_naming_the_flag() {
         assert_eq!(output.status.code(), Some(2), "{long}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains("--upstream-timeout"), "{stderr}");
-        assert!(stderr.contains("at most 1day"), "{stderr}");
+        assert!(stderr.contains("at most 24h (a day)"), "{stderr}");
         assert!(output.stdout.is_empty(), "{long}");
     }
 }
