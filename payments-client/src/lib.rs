@@ -190,7 +190,12 @@
 //! [`Error::Transport`] with [`error::TransportKind::Tls`], whose message ends
 //! with the reason (rustls's `invalid peer certificate: UnknownIssuer`,
 //! `received fatal alert: CertificateRequired`; OpenSSL's own error with
-//! `native-tls` on Linux); it is not retried.
+//! `native-tls` on Linux); it was not carried out and is not retried.
+//! Only the refusals [`error::TransportKind::Tls`] lists are; a TLS failure
+//! after the handshake (a record that does not decrypt, another alert in
+//! the middle of an answer) is a [`error::TransportKind::Connection`]
+//! failure, whose outcome is [`Outcome::Unknown`], as for any connection
+//! broken while the answer was coming.
 //!
 //! ```no_run
 //! use payments_client::Client;

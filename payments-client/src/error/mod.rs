@@ -36,13 +36,39 @@ pub enum TransportKind {
     /// No complete answer in time (per attempt or the call's deadline).
     Timeout,
     /// The connection closed or failed after the request may have been
-    /// sent: a reset, an incomplete message, a stale pooled connection.
+    /// sent: a reset, an incomplete message, a stale pooled connection,
+    /// or an error of the TLS library once the handshake is done (a record
+    /// that does not decrypt, an alert such as `bad_record_mac` or
+    /// `decode_error` in the middle of an answer): anything but the
+    /// refusals of [`Tls`](TransportKind::Tls). The TLS library's reason
+    /// is in the error's source chain. The service may have carried the
+    /// call out ([`Outcome::Unknown`]).
     Connection,
-    /// The TLS handshake failed (CONTRACT section 18): the service's
-    /// certificate is not trusted (unknown CA, expired, another name), or
-    /// it demands a client certificate this client did not present or it
-    /// does not accept. Nothing was carried out, and retrying cannot help:
-    /// see [`ClientBuilder::add_root_certificate_pem`](crate::ClientBuilder::add_root_certificate_pem)
+    /// The TLS handshake was refused (CONTRACT section 18), so the service
+    /// never read the request: nothing was carried out
+    /// ([`Outcome::NotCarriedOut`]), and retrying cannot help. Exactly
+    /// these failures:
+    ///
+    /// - the client refused the service's certificate: not trusted
+    ///   (unknown CA, expired, revoked, another name), or none; with
+    ///   rustls, also a service whose TLS versions or parameters the
+    ///   client does not accept (rustls's `InvalidCertificate`,
+    ///   `NoCertificatesPresented`, `PeerIncompatible`, raised only while
+    ///   the client handshakes, before it writes the request);
+    /// - the service refused the handshake with one of the alerts
+    ///   `certificate_required`, `bad_certificate`,
+    ///   `unsupported_certificate`, `certificate_revoked`,
+    ///   `certificate_expired`, `certificate_unknown`, `unknown_ca`,
+    ///   `access_denied`, `handshake_failure`, `protocol_version`,
+    ///   `insufficient_security` (with mutual TLS 1.3 such an alert comes
+    ///   after the client has sent the request, but the service checks
+    ///   the client's certificate before it can read any of it);
+    /// - with `native-tls`, any failure of its handshake (native-tls's own
+    ///   error, which only the handshake returns).
+    ///
+    /// Any other error of the TLS library is a
+    /// [`Connection`](TransportKind::Connection) failure. See
+    /// [`ClientBuilder::add_root_certificate_pem`](crate::ClientBuilder::add_root_certificate_pem)
     /// and [`ClientBuilder::identity_pem`](crate::ClientBuilder::identity_pem).
     Tls,
 }

@@ -35,7 +35,8 @@ use crate::model::status::ErrorCode;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Outcome {
     /// Certainly not carried out *by this call*: rejected locally, never
-    /// sent (connection refused), or answered with a 4xx, and no earlier
+    /// sent (connection refused, a TLS handshake refused:
+    /// [`TransportKind::Tls`]), or answered with a 4xx, and no earlier
     /// attempt of the same call was ambiguous. A 4xx that refuses a repeat
     /// ([`Error::is_repeat`]) means an earlier call, perhaps a dropped one,
     /// was carried out.
@@ -43,7 +44,8 @@ pub enum Outcome {
     /// Perhaps carried out: a 5xx or `INTERNAL_ERROR` (whatever the HTTP
     /// status, 200 included), a timeout after sending (including a 408 or
     /// 499 from a proxy, with or without an envelope), a
-    /// connection closed mid-response, a success the client could not read,
+    /// connection closed or broken mid-response (TLS's failures after the
+    /// handshake included), a success the client could not read,
     /// or any failure of an initiate or confirm after an earlier attempt of
     /// the same call was itself ambiguous
     /// ([`Error::AfterAmbiguousAttempt`]). Check with a status call (or let
@@ -76,7 +78,8 @@ impl Error {
             Error::InvalidInput(_) | Error::Money(_) | Error::Config { .. } => {
                 Outcome::NotCarriedOut
             }
-            // A refused handshake: the service never read the request.
+            // A refused connection or TLS handshake (only the refusals
+            // `tls::tls_reason` names): the service never read the request.
             Error::Transport {
                 kind: TransportKind::Connect | TransportKind::Tls,
                 ..

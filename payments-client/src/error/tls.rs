@@ -1,6 +1,13 @@
 //! The TLS library's reason for a refused handshake (CONTRACT section 18),
 //! found by type in the HTTP library's error chain: what makes a failure
 //! [`TransportKind::Tls`] and ends its message.
+//!
+//! Only a failure that happens before the service can have read the
+//! request counts ([`tls_reason`] says which); any other error of the TLS
+//! library (a record that does not decrypt, an alert such as
+//! `bad_record_mac` or `decode_error` in the middle of an answer) leaves
+//! the failure a [`TransportKind::Connection`], whose call may have been
+//! carried out.
 
 use super::TransportKind;
 
@@ -19,13 +26,30 @@ pub(super) fn tls_reason_suffix(kind: TransportKind, source: Option<&reqwest::Er
         .unwrap_or_default()
 }
 
-/// The TLS library's message in an error's chain, when it has one.
+/// The TLS library's message in an error's chain, when that error is a
+/// refused handshake: the service cannot have read the request.
+///
+/// - rustls: the client's own verification of the service's handshake
+///   ([`rustls::Error::InvalidCertificate`],
+///   [`rustls::Error::NoCertificatesPresented`],
+///   [`rustls::Error::PeerIncompatible`]), raised only while the client
+///   handshakes (rustls neither renegotiates nor re-authenticates a
+///   server, and the client sends no early data), so before the request
+///   is written; and a fatal alert received from the service that refuses
+///   the handshake ([`refuses_handshake`]).
+/// - native-tls: its own error ([`native_tls::Error`]), which only its
+///   handshake returns (reading and writing fail with `io::Error`).
+/// - OpenSSL under native-tls on Linux: a received alert that refuses the
+///   handshake (`openssl_refusal`).
+///
+/// Every other rustls or OpenSSL error is `None`: it may come after the
+/// request was written, in the middle of the answer.
 pub(crate) fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut current = Some(e);
     while let Some(error) = current {
         #[cfg(feature = "rustls")]
         if let Some(tls) = error.downcast_ref::<rustls::Error>() {
-            return Some(tls.to_string());
+            return rustls_refusal(tls).then(|| tls.to_string());
         }
         #[cfg(feature = "native-tls")]
         if let Some(tls) = error.downcast_ref::<native_tls::Error>() {
@@ -49,8 +73,55 @@ pub(crate) fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String
     None
 }
 
-/// OpenSSL's words for an alert the service sent to end the connection
-/// after the handshake, as native-tls gives it on Linux.
+/// Whether a rustls error means the handshake was refused, by the client
+/// (the service's certificate or parameters) or by the service (its
+/// alert): see [`tls_reason`].
+#[cfg(feature = "rustls")]
+fn rustls_refusal(error: &rustls::Error) -> bool {
+    match error {
+        rustls::Error::InvalidCertificate(_)
+        | rustls::Error::NoCertificatesPresented
+        | rustls::Error::PeerIncompatible(_) => true,
+        rustls::Error::AlertReceived(alert) => refuses_handshake(*alert),
+        _ => false,
+    }
+}
+
+/// The alerts (RFC 8446 section 6.2) by which a service refuses the
+/// handshake: the client's certificate (`certificate_required`,
+/// `bad_certificate`, `unsupported_certificate`, `certificate_revoked`,
+/// `certificate_expired`, `certificate_unknown`, `unknown_ca`), the access
+/// it grants on it (`access_denied`: "decided not to proceed with
+/// negotiation"), or the parameters offered (`handshake_failure`,
+/// `protocol_version`, `insufficient_security`).
+///
+/// In TLS 1.3 the client's certificate follows the service's `Finished`,
+/// so a refusal of it reaches the client after its side of the handshake,
+/// in answer to the request; the service checks that certificate before
+/// it can read any application data, so it did not read the request
+/// either way. Any other alert (`bad_record_mac`, `decode_error`,
+/// `internal_error`, ...) may come in the middle of an answer.
+#[cfg(feature = "rustls")]
+fn refuses_handshake(alert: rustls::AlertDescription) -> bool {
+    use rustls::AlertDescription as Alert;
+    matches!(
+        alert,
+        Alert::CertificateRequired
+            | Alert::BadCertificate
+            | Alert::UnsupportedCertificate
+            | Alert::CertificateRevoked
+            | Alert::CertificateExpired
+            | Alert::CertificateUnknown
+            | Alert::UnknownCA
+            | Alert::AccessDenied
+            | Alert::HandshakeFailure
+            | Alert::ProtocolVersion
+            | Alert::InsufficientSecurity
+    )
+}
+
+/// OpenSSL's words for an alert by which the service refused the
+/// handshake, as native-tls gives it on Linux.
 ///
 /// In TLS 1.3 the client finishes its side of the handshake before the
 /// service checks the client's certificate: a service that refuses it
@@ -61,11 +132,13 @@ pub(crate) fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String
 /// the handshake: the same [`TransportKind::Tls`] (not carried out, not
 /// retried) that rustls gives it (`received fatal alert: ...`).
 ///
-/// Only an alert received from the peer counts (by OpenSSL's reason code,
-/// not its text): an error OpenSSL found itself on the way, such as a
-/// connection closed without `close_notify` in the middle of an answer,
-/// stays a [`TransportKind::Connection`], since the request may have been
-/// carried out.
+/// Only the alerts that refuse the handshake count, the same as rustls's
+/// (`refuses_handshake`), by OpenSSL's reason code, not its text: another
+/// alert from the service (`bad_record_mac` in the middle of an answer),
+/// or an error OpenSSL found itself on the way (a record that does not
+/// decrypt, a connection closed without `close_notify`), stays a
+/// [`TransportKind::Connection`], since the request may have been carried
+/// out.
 #[cfg(all(
     feature = "native-tls",
     not(any(target_os = "windows", target_vendor = "apple"))
@@ -74,22 +147,118 @@ fn openssl_refusal(error: &(dyn std::error::Error + 'static)) -> Option<String> 
     use openssl::error::ErrorStack;
     use openssl::ssl::{Error as SslError, ErrorCode, SslAlert};
 
-    let received_alert = |stack: &ErrorStack| {
+    let received_refusal = |stack: &ErrorStack| {
         stack.errors().iter().any(|e| {
-            SslAlert::from_reason_code(e.reason_code())
-                .is_some_and(|alert| alert != SslAlert::CLOSE_NOTIFY)
+            SslAlert::from_reason_code(e.reason_code()).is_some_and(openssl_refuses_handshake)
         })
     };
     if let Some(ssl) = error.downcast_ref::<SslError>() {
         return ssl
             .ssl_error()
-            .filter(|stack| ssl.code() == ErrorCode::SSL && received_alert(stack))
+            .filter(|stack| ssl.code() == ErrorCode::SSL && received_refusal(stack))
             .map(ToString::to_string);
     }
     error
         .downcast_ref::<ErrorStack>()
-        .filter(|stack| received_alert(stack))
+        .filter(|stack| received_refusal(stack))
         .map(ToString::to_string)
+}
+
+/// [`refuses_handshake`]'s alerts, as OpenSSL names them.
+#[cfg(all(
+    feature = "native-tls",
+    not(any(target_os = "windows", target_vendor = "apple"))
+))]
+fn openssl_refuses_handshake(alert: openssl::ssl::SslAlert) -> bool {
+    use openssl::ssl::SslAlert;
+    /// `certificate_required` (TLS 1.3): `SslAlert` names it only when
+    /// built against OpenSSL 1.1.1 or later, so by its number.
+    const CERTIFICATE_REQUIRED: std::ffi::c_int = 116;
+    // An alert's reason code is its number plus OpenSSL's offset, which
+    // `close_notify` (number 0) gives.
+    let number = alert.reason_code() - SslAlert::CLOSE_NOTIFY.reason_code();
+    number == CERTIFICATE_REQUIRED
+        || [
+            SslAlert::BAD_CERTIFICATE,
+            SslAlert::UNSUPPORTED_CERTIFICATE,
+            SslAlert::CERTIFICATE_REVOKED,
+            SslAlert::CERTIFICATE_EXPIRED,
+            SslAlert::CERTIFICATE_UNKNOWN,
+            SslAlert::UNKNOWN_CA,
+            SslAlert::ACCESS_DENIED,
+            SslAlert::HANDSHAKE_FAILURE,
+            SslAlert::PROTOCOL_VERSION,
+            SslAlert::INSUFFICIENT_SECURITY,
+        ]
+        .contains(&alert)
+}
+
+#[cfg(all(test, feature = "rustls"))]
+mod rustls_tests {
+    use rustls::{AlertDescription as Alert, CertificateError, Error, PeerMisbehaved};
+
+    use super::tls_reason;
+
+    /// As reqwest's chain holds it: inside an `io::Error`.
+    fn reason(error: Error) -> Option<String> {
+        tls_reason(&std::io::Error::new(std::io::ErrorKind::InvalidData, error))
+    }
+
+    #[test]
+    fn the_clients_verification_of_the_service_and_its_refusals_are_tls_reasons() {
+        for refused in [
+            Error::InvalidCertificate(CertificateError::UnknownIssuer),
+            Error::InvalidCertificate(CertificateError::Expired),
+            Error::NoCertificatesPresented,
+            Error::AlertReceived(Alert::CertificateRequired),
+            Error::AlertReceived(Alert::UnknownCA),
+            Error::AlertReceived(Alert::BadCertificate),
+            Error::AlertReceived(Alert::HandshakeFailure),
+        ] {
+            let text = refused.to_string();
+            assert_eq!(reason(refused), Some(text));
+        }
+    }
+
+    /// What may break an answer after the request was written is no
+    /// refused handshake: the call may have been carried out.
+    #[test]
+    fn a_tls_error_that_can_come_mid_answer_is_no_tls_reason() {
+        for broken in [
+            Error::DecryptError,
+            Error::AlertReceived(Alert::BadRecordMac),
+            Error::AlertReceived(Alert::DecodeError),
+            Error::AlertReceived(Alert::InternalError),
+            Error::AlertReceived(Alert::CloseNotify),
+            Error::PeerMisbehaved(PeerMisbehaved::IllegalMiddleboxChangeCipherSpec),
+            Error::PeerSentOversizedRecord,
+            Error::General("anything".to_owned()),
+        ] {
+            assert_eq!(reason(broken.clone()), None, "{broken:?}");
+        }
+    }
+}
+
+/// Both TLS libraries take the same alerts as refusals.
+#[cfg(all(
+    test,
+    feature = "rustls",
+    feature = "native-tls",
+    not(any(target_os = "windows", target_vendor = "apple"))
+))]
+#[test]
+fn rustls_and_openssl_agree_on_the_refusing_alerts() {
+    use openssl::ssl::SslAlert;
+    let base = SslAlert::CLOSE_NOTIFY.reason_code();
+    for number in 0..=u8::MAX {
+        let openssl = SslAlert::from_reason_code(base + std::ffi::c_int::from(number))
+            .expect("an alert's reason code");
+        assert_eq!(
+            refuses_handshake(rustls::AlertDescription::from(number)),
+            openssl_refuses_handshake(openssl),
+            "alert {number}"
+        );
+    }
 }
 
 #[cfg(all(

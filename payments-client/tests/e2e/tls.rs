@@ -13,6 +13,11 @@ use payments_mock_server::{Fault, MockServer};
 use crate::common::transport_kind;
 use crate::support::*;
 
+// A TLS failure after the service read the request: no refused handshake
+// (its server is rustls, which the `rustls` feature brings).
+#[cfg(feature = "rustls")]
+mod after_handshake;
+
 /// Which TLS a client of this build speaks: `native-tls` wins when both
 /// features are on (`--all-features`), except for a client with an
 /// identity, which is rustls's then (see `ClientBuilder::identity_pem`).
