@@ -312,3 +312,40 @@ async fn an_initiate_whose_answers_tls_spoils_is_only_ever_repeated_as_the_same_
         assert_eq!(header(first, "x-request-id"), error.request_id(), "{case}");
     }
 }
+
+/// The same garbage in answer to the client's hello: a failure while the
+/// client handshakes, before it writes the request, so nothing was
+/// carried out (rustls: no refusal, so the connection failed, `Connect`;
+/// native-tls: its handshake's error, `Tls`).
+#[tokio::test]
+async fn garbage_in_answer_to_the_hello_is_not_carried_out() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let port = listener.local_addr().expect("an address").port();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut hello = [0u8; 512];
+            let _ = stream.read(&mut hello).await;
+            let _ = stream.write_all(&GARBAGE_RECORD).await;
+            let _ = stream.shutdown().await;
+            let _ = tokio::io::copy(&mut stream, &mut tokio::io::sink()).await;
+        }
+    });
+    let error = Client::builder(format!("https://127.0.0.1:{port}"))
+        .retry_policy(RetryPolicy::none())
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("a client")
+        .initiate(topup("TLS-HELLO"))
+        .await
+        .expect_err("no handshake");
+    let expected = if cfg!(feature = "native-tls") {
+        TransportKind::Tls
+    } else {
+        TransportKind::Connect
+    };
+    assert_eq!(transport_kind(&error), Some(expected), "{error:?}");
+    assert_eq!(error.outcome(), Outcome::NotCarriedOut, "{error:?}");
+}
