@@ -9,10 +9,13 @@
 
 use std::path::{Path, PathBuf};
 
-use payments_client::error::TransportKind;
 use payments_client::{Error as ClientError, ErrorCode, Outcome};
 
 use crate::exit::Exit;
+
+mod hint;
+
+use hint::hint;
 
 /// Everything that can stop a command.
 #[derive(Debug, thiserror::Error)]
@@ -314,97 +317,11 @@ fn reason_as_said(error: &ClientError) -> String {
     }
 }
 
-fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<String> {
-    // A payment call whose outcome is unknown may have been carried out:
-    // running it again blindly is how a payment is made twice.
-    let changes_state = call.starts_with("initiate") || call.starts_with("confirm");
-    if changes_state && error.outcome() == Outcome::Unknown {
-        return Some(
-            "the service may have carried this out; check with `payments status` \
-             (by id, or --reference-no) before trying again"
-                .to_owned(),
-        );
-    }
-    match error {
-        // An alert is the service refusing us (our client certificate,
-        // or none); anything else is us refusing its certificate.
-        ClientError::Transport {
-            kind: TransportKind::Tls,
-            ..
-        } if error.to_string().contains("alert") => Some(
-            "the service wants a client certificate it accepts: give --client-cert FILE and \
-             --client-key FILE (PAYMENTS_CLIENT_CERT, PAYMENTS_CLIENT_KEY, client_cert and \
-             client_key in the profile)"
-                .to_owned(),
-        ),
-        ClientError::Transport {
-            kind: TransportKind::Tls,
-            ..
-        } => Some(
-            "trust the service's CA with --ca-cert FILE (PAYMENTS_CA_CERT, ca_cert in the profile)"
-                .to_owned(),
-        ),
-        ClientError::Transport {
-            kind: TransportKind::Connect,
-            ..
-        } => Some(format!(
-            "is the service running at {base_url}? set the URL with --base-url or PAYMENTS_BASE_URL"
-        )),
-        ClientError::Transport { .. } => Some(format!(
-            "the service at {base_url} did not answer in time or dropped the connection; \
-             try again, or raise --timeout"
-        )),
-        ClientError::UnexpectedResponse { .. } => Some(format!(
-            "is {base_url} the payments service (not a proxy or web page)? set it with --base-url or PAYMENTS_BASE_URL"
-        )),
-        ClientError::WaitTimeout { last, .. } => Some(format!(
-            "{}run it again later or raise --wait-timeout",
-            last.as_ref()
-                .map(|reply| format!("last seen {}; ", reply.data().status))
-                .unwrap_or_default()
-        )),
-        ClientError::Api(api) if api.status == 401 => Some(
-            "check the API key (--api-key, PAYMENTS_API_KEY or api_key in the profile)".to_owned(),
-        ),
-        // Said once: a service whose message already advises a retry
-        // ("...; retry later") needs no second "try again later".
-        ClientError::Api(api)
-            if (api.status >= 500
-                || api.status == 429
-                || api.code == ErrorCode::InternalError
-                || matches!(api.status, 408 | 499))
-                && !advises_retry(&api.message) =>
-        {
-            Some("the service may be having trouble; try again later".to_owned())
-        }
-        // The service names its JSON field; the user typed a flag.
-        ClientError::Api(api)
-            if call.starts_with("confirm")
-                && api.code == ErrorCode::ValidationError
-                && api.message.contains("confirmationCode") =>
-        {
-            Some("give the payer's code (the OTP) with --code OTP".to_owned())
-        }
-        ClientError::Api(api) if api.code == ErrorCode::AmbiguousReferenceNo => Some(
-            "several merchants use this reference: pass --merchant-id UUID \
-             (or set PAYMENTS_MERCHANT_ID, or merchant_id in the profile)"
-                .to_owned(),
-        ),
-        _ => None,
-    }
-}
-
-/// Whether a service's message already tells the caller to retry.
-fn advises_retry(message: &str) -> bool {
-    let message = message.to_ascii_lowercase();
-    ["retry", "try again", "retry-after"]
-        .iter()
-        .any(|advice| message.contains(advice))
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
+
+    use payments_client::error::TransportKind;
 
     use super::*;
 

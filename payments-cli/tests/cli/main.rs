@@ -12,6 +12,8 @@ mod answers;
 mod config;
 /// Unreachable services and answers that are not the envelope.
 mod failures;
+/// The advice after a failed connection: HTTPS, or a longer --timeout.
+mod hints;
 /// Tables fitted to the terminal's width, and currencies beside amounts.
 mod layout;
 /// Usage errors said with flags (issue 34): each message before and after.

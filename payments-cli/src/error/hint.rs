@@ -1,0 +1,150 @@
+//! What to do after a failed call: the advice `describe_call_failure`
+//! adds after the reason, when the command gives none of its own.
+
+use payments_client::error::TransportKind;
+use payments_client::{Error as ClientError, ErrorCode, Outcome};
+
+pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<String> {
+    // A payment call whose outcome is unknown may have been carried out:
+    // running it again blindly is how a payment is made twice.
+    let changes_state = call.starts_with("initiate") || call.starts_with("confirm");
+    if changes_state && error.outcome() == Outcome::Unknown {
+        return Some(
+            "the service may have carried this out; check with `payments status` \
+             (by id, or --reference-no) before trying again"
+                .to_owned(),
+        );
+    }
+    match error {
+        // An alert is the service refusing us (our client certificate,
+        // or none); anything else is us refusing its certificate.
+        ClientError::Transport {
+            kind: TransportKind::Tls,
+            ..
+        } if error.to_string().contains("alert") => Some(
+            "the service wants a client certificate it accepts: give --client-cert FILE and \
+             --client-key FILE (PAYMENTS_CLIENT_CERT, PAYMENTS_CLIENT_KEY, client_cert and \
+             client_key in the profile)"
+                .to_owned(),
+        ),
+        ClientError::Transport {
+            kind: TransportKind::Tls,
+            ..
+        } => Some(
+            "trust the service's CA with --ca-cert FILE (PAYMENTS_CA_CERT, ca_cert in the profile)"
+                .to_owned(),
+        ),
+        ClientError::Transport {
+            kind: TransportKind::Connect,
+            ..
+        } => Some(format!(
+            "is the service running at {base_url}? set the URL with --base-url or PAYMENTS_BASE_URL"
+        )),
+        ClientError::Transport {
+            kind: TransportKind::Connection,
+            source: Some(source),
+            ..
+        } if plain_http(base_url).is_some() && answered_as_tls(source) => https_instead(base_url),
+        ClientError::Transport { .. } => Some(format!(
+            "the service at {base_url} did not answer in time or dropped the connection; \
+             try again, or raise --timeout"
+        )),
+        ClientError::UnexpectedResponse { .. } => Some(format!(
+            "is {base_url} the payments service (not a proxy or web page)? set it with --base-url or PAYMENTS_BASE_URL"
+        )),
+        ClientError::WaitTimeout { last, .. } => Some(format!(
+            "{}run it again later or raise --wait-timeout",
+            last.as_ref()
+                .map(|reply| format!("last seen {}; ", reply.data().status))
+                .unwrap_or_default()
+        )),
+        ClientError::Api(api) if api.status == 401 => Some(
+            "check the API key (--api-key, PAYMENTS_API_KEY or api_key in the profile)".to_owned(),
+        ),
+        // Said once: a service whose message already advises a retry
+        // ("...; retry later") needs no second "try again later".
+        ClientError::Api(api)
+            if (api.status >= 500
+                || api.status == 429
+                || api.code == ErrorCode::InternalError
+                || matches!(api.status, 408 | 499))
+                && !advises_retry(&api.message) =>
+        {
+            Some("the service may be having trouble; try again later".to_owned())
+        }
+        // The service names its JSON field; the user typed a flag.
+        ClientError::Api(api)
+            if call.starts_with("confirm")
+                && api.code == ErrorCode::ValidationError
+                && api.message.contains("confirmationCode") =>
+        {
+            Some("give the payer's code (the OTP) with --code OTP".to_owned())
+        }
+        ClientError::Api(api) if api.code == ErrorCode::AmbiguousReferenceNo => Some(
+            "several merchants use this reference: pass --merchant-id UUID \
+             (or set PAYMENTS_MERCHANT_ID, or merchant_id in the profile)"
+                .to_owned(),
+        ),
+        _ => None,
+    }
+}
+
+/// Whether a service's message already tells the caller to retry.
+fn advises_retry(message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    ["retry", "try again", "retry-after"]
+        .iter()
+        .any(|advice| message.contains(advice))
+}
+
+/// hyper's whole message for an answer that does not begin with
+/// `HTTP/1.x` (its `Parse(Version)` error kind).
+const NOT_AN_HTTP_ANSWER: &str = "invalid HTTP version parsed";
+
+/// Whether a failed request got bytes back that are no HTTP answer at all:
+/// what a TLS server writes to a plain-HTTP request (one alert record,
+/// `15 03 03 00 02 02 32`, then it closes; docs/mock-server.md, "Plain
+/// HTTP on the HTTPS port"). The failure comes at once, so "raise
+/// --timeout" would be the wrong advice.
+///
+/// The chain is reqwest's request error holding hyper-util's, holding
+/// hyper's `Parse(Version)`. reqwest says only that the request failed
+/// (`is_request`, neither a connect nor a timeout), and hyper's own test
+/// for it (`hyper::Error::is_parse`) needs hyper's type, which this crate
+/// does not depend on: so that one error of the chain is recognised by
+/// its message, hyper's fixed text for that kind, compared whole (never a
+/// part of a joined chain, which would also take a URL or a server's
+/// words).
+fn answered_as_tls(error: &reqwest::Error) -> bool {
+    if !error.is_request() || error.is_connect() || error.is_timeout() {
+        return false;
+    }
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = current {
+        if cause.to_string() == NOT_AN_HTTP_ANSWER {
+            return true;
+        }
+        current = cause.source();
+    }
+    false
+}
+
+/// What follows `http://` in a base URL (any letter case), if it is one.
+fn plain_http(base_url: &str) -> Option<&str> {
+    let scheme = "http://";
+    base_url
+        .get(..scheme.len())
+        .filter(|head| head.eq_ignore_ascii_case(scheme))
+        .and_then(|_| base_url.get(scheme.len()..))
+}
+
+/// The advice for an `http://` base URL whose service speaks TLS: the same
+/// URL with `https://`, and the CA to trust.
+fn https_instead(base_url: &str) -> Option<String> {
+    plain_http(base_url).map(|rest| {
+        format!(
+            "the service at {base_url} seems to speak HTTPS: use https://{rest} \
+             (and --ca-cert FILE if its certificate is from a private CA)"
+        )
+    })
+}

@@ -1,0 +1,96 @@
+//! The advice after a failed connection matches what happened: HTTPS for a
+//! plain-HTTP request to a TLS port (answered at once, so a longer
+//! `--timeout` cannot help), a longer `--timeout` for a real timeout or a
+//! dropped connection. Exit 4 and the reason stay the same for all three.
+
+use payments_mock_server::MockServer;
+use tokio::net::TcpListener;
+
+use crate::common::{Sandbox, run, stderr};
+
+const UNKNOWN: &str = "01a20813-0000-7000-8000-000000000000";
+
+const REASON: &str = "failed: the connection failed before a complete response; ";
+const TIMEOUT_HINT: &str = "did not answer in time or dropped the connection; \
+                            try again, or raise --timeout";
+
+/// `payments --retries 0 --base-url BASE [args] status UNKNOWN`: its exit
+/// code and stderr.
+async fn status(base: &str, args: &[&str]) -> (i32, String) {
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args(["--retries", "0", "--base-url", base])
+        .args(args)
+        .args(["status", UNKNOWN]);
+    let assert = run(cmd).await;
+    let code = assert.get_output().status.code().expect("an exit code");
+    (code, stderr(&assert))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plain_http_to_the_mocks_https_port_says_to_use_https_and_the_ca() {
+    let server = MockServer::builder()
+        .tls_self_signed()
+        .start()
+        .await
+        .expect("starts");
+    let https = server.base_url();
+    let port = https
+        .strip_prefix("https://")
+        .expect("an https base URL")
+        .trim_end_matches('/');
+    let http = format!("http://{port}");
+    let (code, err) = status(&http, &[]).await;
+    assert_eq!(code, 4, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(REASON), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the service at {http} seems to speak HTTPS: use https://{port} \
+             (and --ca-cert FILE if its certificate is from a private CA) (request id "
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("--timeout"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_service_that_never_answers_still_suggests_a_longer_timeout() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("loopback");
+    let base = format!("http://{}", listener.local_addr().expect("bound"));
+    // Accepts and holds every connection, silent, until the test ends.
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let (code, err) = status(&base, &["--timeout", "0.2"]).await;
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("failed: the request timed out; "), "{err}");
+    assert!(
+        err.contains(&format!("the service at {base} {TIMEOUT_HINT}")),
+        "{err}"
+    );
+    assert!(!err.contains("HTTPS"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_connection_still_suggests_trying_again() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("loopback");
+    let base = format!("http://{}", listener.local_addr().expect("bound"));
+    // Accepts and closes at once, without a byte.
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            drop(socket);
+        }
+    });
+    let (code, err) = status(&base, &[]).await;
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains(REASON), "{err}");
+    assert!(
+        err.contains(&format!("the service at {base} {TIMEOUT_HINT}")),
+        "{err}"
+    );
+    assert!(!err.contains("HTTPS"), "{err}");
+}
