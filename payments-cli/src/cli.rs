@@ -311,13 +311,19 @@ Classes (one per row, the first that applies):
   match      none of the above
 
 Exit codes:
-  0  every row matches
-  1  the service refused the look-ups (API key, several merchants use a
-     reference and no --merchant-id was given)
-  2  the ledger cannot be read (no such file, no header, no referenceNo or
-     amount column, a column named twice) or a bad flag
-  4  the service cannot be reached or fails (after retries)
-  6  some rows do not match";
+  0  every row matches (a ledger with only a header included)
+  1  the service refused the look-ups (an API key it does not accept, or a
+     reference several merchants use and no --merchant-id)
+  2  the ledger cannot be used (no such file, empty, no header naming
+     referenceNo and amount, a known column named twice), a bad flag, or a
+     local file cannot be written: the --report FILE, or the table's
+     temporary file (in TMPDIR, else /tmp)
+  4  the service cannot be reached or keeps failing (after retries)
+  6  some rows do not match
+  130, 143  Ctrl-C (SIGINT: 130) or SIGTERM (143) stopped the run: the rows
+     judged so far are printed, and whole in the --report's FILE.partial
+  141  stdout was closed before everything was written (| head): the run
+     stopped there, quietly";
 
 /// Arguments of `payments verify-return`.
 #[derive(Debug, Args)]

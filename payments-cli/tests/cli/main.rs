@@ -12,6 +12,8 @@ mod answers;
 mod config;
 /// Unreachable services and answers that are not the envelope.
 mod failures;
+/// `--help`'s exit codes and shells against docs/cli.md, command by command.
+mod help_docs;
 /// The advice after a failed connection: HTTPS, or a longer --timeout.
 mod hints;
 /// Tables fitted to the terminal's width, and currencies beside amounts.
