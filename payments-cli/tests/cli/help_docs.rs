@@ -3,7 +3,8 @@
 //! table under "Exit codes"". For every command (and `payments` itself)
 //! the same codes, grouped the same way (`130, 143`), and every flag,
 //! environment variable and error code the page names for a code named by
-//! `--help` too.
+//! `--help` too; and the shells the page gives `completions` are those the
+//! binary takes.
 
 use std::collections::BTreeMap;
 
@@ -183,4 +184,40 @@ fn every_commands_help_gives_the_exit_codes_of_its_docs_section() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_docs_give_completions_every_shell_the_binary_takes() {
+    let doc = cli_md();
+    let text = section(&doc, "### `payments completions`").expect("a completions section");
+    let mut documented: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("payments completions "))
+        .flat_map(|rest| {
+            let shells = rest.split_whitespace().next().unwrap_or_default();
+            shells.split('|')
+        })
+        .collect();
+    documented.sort_unstable();
+    let help = help_of(&["completions"]);
+    let (_, values) = help
+        .split_once("[possible values: ")
+        .expect("the shells in --help");
+    let mut taken: Vec<&str> = values
+        .split_once(']')
+        .expect("a closing bracket")
+        .0
+        .split(", ")
+        .collect();
+    taken.sort_unstable();
+    assert_eq!(documented, taken, "docs/cli.md against --help");
+    let sandbox = Sandbox::new();
+    for shell in taken {
+        let assert = sandbox
+            .payments()
+            .args(["completions", shell])
+            .assert()
+            .success();
+        assert!(stdout(&assert).contains("verify-return"), "{shell}");
+    }
 }
