@@ -16,7 +16,9 @@
 //! - every `/api/` answer: one index (endpoint, status, code) and one
 //!   relaxed increment ([`Counter::answer`]);
 //! - an initiate or confirm that changed a transaction: one more;
-//! - a read that shows a transaction (status reads, the admin list, the
+//! - a read that shows the application a transaction (status reads, a
+//!   confirm answered `TRANSACTION_EXPIRED`, the payment page; never the
+//!   test's own look: the admin list, `Controls::transactions`, the
 //!   console): its view compared with its recorded status; only a
 //!   transaction the clock moved (expired, settled, the payer window
 //!   passed) takes a lock, to count that move once ([`Counter::observe`]);

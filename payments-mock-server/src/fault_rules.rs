@@ -175,40 +175,6 @@ impl FaultRule {
             "fault": self.fault.token(),
         })
     }
-
-    fn check(&self) -> Result<(), RuleError> {
-        if !(0.0..=1.0).contains(&self.probability) {
-            return Err(RuleError::new(
-                "probability",
-                "must be a number from 0 to 1",
-            ));
-        }
-        if let Some(r) = &self.matching.reference_no {
-            check_reference(r)?;
-        }
-        if let Fault::SlowBody(0) = self.fault {
-            return Err(RuleError::new(
-                "fault",
-                "slow-body needs at least 1 byte a second",
-            ));
-        }
-        if let Fault::Gateway(status) = self.fault
-            && !matches!(status, 502..=504)
-        {
-            return Err(RuleError::new("fault", "gateway is 502, 503 or 504"));
-        }
-        Ok(())
-    }
-}
-
-fn check_reference(r: &str) -> Result<(), RuleError> {
-    if r.is_empty() || r.chars().count() > MAX_REFERENCE || r.chars().any(char::is_control) {
-        return Err(RuleError::new(
-            "match.referenceNo",
-            "must be 1 to 64 characters, none of them a control character",
-        ));
-    }
-    Ok(())
 }
 
 /// The name of an endpoint in a rule's `match`.
@@ -230,14 +196,6 @@ pub(crate) const ENDPOINT_NAMES: [&str; 5] = [
     "status-by-reference",
     "any",
 ];
-
-fn endpoint_of(name: &str) -> Option<Option<Endpoint>> {
-    Endpoint::ALL
-        .into_iter()
-        .find(|e| endpoint_name(*e) == name)
-        .map(Some)
-        .or_else(|| (name == "any").then_some(None))
-}
 
 /// A rule that cannot be: the field and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,123 +222,6 @@ impl std::fmt::Display for RuleError {
 }
 
 impl std::error::Error for RuleError {}
-
-fn count(body: &Map<String, Value>, field: &'static str, default: u64) -> Result<u64, RuleError> {
-    match body.get(field) {
-        None => Ok(default),
-        // An integer-valued number, as JSON Schema's `integer` has it
-        // (`2.0` is 2).
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .or_else(|| {
-                n.as_f64()
-                    .filter(|f| f.fract() == 0.0 && (0.0..=MAX_COUNT as f64).contains(f))
-                    .map(|f| f as u64)
-            })
-            .filter(|n| *n <= MAX_COUNT)
-            .ok_or_else(|| RuleError::new(field, "must be a whole number from 0 to 4294967295")),
-        Some(_) => Err(RuleError::new(
-            field,
-            "must be a whole number from 0 to 4294967295",
-        )),
-    }
-}
-
-fn uuid_field(
-    matching: &Map<String, Value>,
-    name: &str,
-    field: &'static str,
-) -> Result<Option<Uuid>, RuleError> {
-    match matching.get(name) {
-        None => Ok(None),
-        Some(Value::String(s)) if s.len() == 36 => Uuid::parse_str(s)
-            .map(Some)
-            .map_err(|_| RuleError::new(field, "must be a UUID (8-4-4-4-12 hex digits)")),
-        Some(_) => Err(RuleError::new(
-            field,
-            "must be a UUID (8-4-4-4-12 hex digits)",
-        )),
-    }
-}
-
-/// Parses the body of `POST /_mock/faults` (an object, already read):
-/// strict, every field checked and named when wrong.
-///
-/// # Errors
-///
-/// The first field that is wrong, or unknown.
-pub fn parse_rule(body: &Map<String, Value>) -> Result<FaultRule, RuleError> {
-    for key in body.keys() {
-        if !["match", "after", "times", "probability", "fault"].contains(&key.as_str()) {
-            return Err(RuleError::new(
-                "body",
-                format!(
-                    "unknown field {:?}; a rule has match, after, times, probability and fault",
-                    key.chars().take(64).collect::<String>()
-                ),
-            ));
-        }
-    }
-    let fault = match body.get("fault") {
-        Some(Value::String(token)) => {
-            Fault::from_rule_token(token).map_err(|e| RuleError::new("fault", e))?
-        }
-        Some(_) => return Err(RuleError::new("fault", "must be a string")),
-        None => return Err(RuleError::new("fault", "is required")),
-    };
-    let mut rule = FaultRule::new(fault);
-    match body.get("match") {
-        None => {}
-        Some(Value::Object(m)) => {
-            for key in m.keys() {
-                if !["endpoint", "merchantId", "referenceNo", "transactionId"]
-                    .contains(&key.as_str())
-                {
-                    return Err(RuleError::new(
-                        "match",
-                        format!(
-                            "unknown field {:?}; match has endpoint, merchantId, referenceNo \
-                             and transactionId",
-                            key.chars().take(64).collect::<String>()
-                        ),
-                    ));
-                }
-            }
-            rule.matching.endpoint = match m.get("endpoint") {
-                None => None,
-                Some(Value::String(name)) => endpoint_of(name).ok_or_else(|| {
-                    RuleError::new(
-                        "match.endpoint",
-                        "must be initiate, confirm, status, status-by-reference or any",
-                    )
-                })?,
-                Some(_) => {
-                    return Err(RuleError::new(
-                        "match.endpoint",
-                        "must be initiate, confirm, status, status-by-reference or any",
-                    ));
-                }
-            };
-            rule.matching.merchant_id = uuid_field(m, "merchantId", "match.merchantId")?;
-            rule.matching.transaction_id = uuid_field(m, "transactionId", "match.transactionId")?;
-            rule.matching.reference_no = match m.get("referenceNo") {
-                None => None,
-                Some(Value::String(r)) => Some(r.clone()),
-                Some(_) => return Err(RuleError::new("match.referenceNo", "must be a string")),
-            };
-        }
-        Some(_) => return Err(RuleError::new("match", "must be an object")),
-    }
-    rule.after = count(body, "after", 0)?;
-    rule.times = count(body, "times", 1)?;
-    rule.probability = match body.get("probability") {
-        None => 1.0,
-        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
-        Some(_) => f64::NAN,
-    };
-    rule.check()?;
-    Ok(rule)
-}
 
 /// What a request is about, as far as rules look: from the request
 /// itself, and for requests that name a transaction by id, from the
@@ -499,7 +340,7 @@ impl RuleBook {
     }
 
     /// Installs `rule` last.
-    pub(crate) fn add(&self, rule: FaultRule) -> Result<RuleView, RuleError> {
+    pub(crate) fn add(&self, mut rule: FaultRule) -> Result<RuleView, RuleError> {
         rule.check()?;
         let mut guard = self.lock();
         let Rules {
@@ -590,11 +431,27 @@ impl RuleBook {
             rule: installed.id,
         }))
     }
+
+    /// Takes back a [`RuleBook::meet`] that gave rule `id`'s fault to a
+    /// request it could change nothing of (an `answer-other` with no other
+    /// transaction to show): as if the request had not matched, the rule
+    /// neither met nor fired it, and a spent rule is live again. Under the
+    /// lock, so concurrent meetings keep exact counts; a rule removed
+    /// since is left alone.
+    pub(crate) fn unmeet(&self, id: Uuid) {
+        let mut guard = self.lock();
+        if let Some(installed) = guard.installed.iter_mut().find(|r| r.id == id) {
+            installed.met = installed.met.saturating_sub(1);
+            installed.fired = installed.fired.saturating_sub(1);
+        }
+    }
 }
 
 mod known;
+mod parse;
 mod rules;
 #[cfg(test)]
 mod tests;
 
+pub use parse::parse_rule;
 use rules::Rules;

@@ -173,16 +173,19 @@ impl Fault {
                         .filter(|n| !n.starts_with('0'))
                         .and_then(|n| n.parse::<u64>().ok())
                 };
-                if let Some(ms) = number("delay=").filter(|ms| *ms <= MAX_DELAY.as_millis() as u64)
-                {
-                    Self::Delay(Duration::from_millis(ms))
-                } else if other == "delay=0" {
-                    Self::Delay(Duration::ZERO)
-                } else if let Some(rate) = number("slow-body=")
-                    .filter(|r| *r <= 999_999_999)
-                    .and_then(|r| u32::try_from(r).ok())
-                {
-                    Self::SlowBody(rate)
+                // The limits are `Fault::check`'s, as a rule's and a queued
+                // fault's: one place for them.
+                let fault = if other == "delay=0" {
+                    Some(Self::Delay(Duration::ZERO))
+                } else if let Some(ms) = number("delay=") {
+                    Some(Self::Delay(Duration::from_millis(ms)))
+                } else {
+                    number("slow-body=")
+                        .and_then(|r| u32::try_from(r).ok())
+                        .map(Self::SlowBody)
+                };
+                if let Some(fault) = fault.filter(|f| f.check().is_ok()) {
+                    fault
                 } else {
                     return Err(format!(
                         "{:?} is not a fault; expected internal-error, commit-then-error, \
@@ -198,6 +201,38 @@ impl Fault {
         Ok(fault)
     }
 }
+
+impl Fault {
+    /// Whether the fault is within the limits that every way of asking for
+    /// it applies (`POST /_mock/faults`, [`crate::FaultRule`], `X-Mock-Fault`,
+    /// [`crate::Controls::inject_faults`]), so that what a rule lists is what
+    /// `POST /_mock/faults` takes back: a delay of whole milliseconds up to
+    /// 60000, a `slow-body` of 1 to 999999999 bytes a second, a gateway
+    /// status of 502, 503 or 504.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong, as a sentence.
+    pub(crate) fn check(&self) -> Result<(), &'static str> {
+        match self {
+            Self::Delay(d) if *d > MAX_DELAY => Err("delay is at most 60000 ms"),
+            Self::Delay(d) if d.subsec_nanos() % 1_000_000 != 0 => {
+                Err("delay is a whole number of milliseconds")
+            }
+            Self::SlowBody(0) => Err("slow-body needs at least 1 byte a second"),
+            Self::SlowBody(rate) if *rate > MAX_SLOW_BODY => {
+                Err("slow-body is at most 999999999 bytes a second")
+            }
+            Self::Gateway(status) if !matches!(status, 502..=504) => {
+                Err("gateway is 502, 503 or 504")
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Fastest accepted `slow-body=`, in bytes a second.
+const MAX_SLOW_BODY: u32 = 999_999_999;
 
 /// Longest accepted `delay=`: one minute.
 const MAX_DELAY: Duration = Duration::from_millis(crate::domain::rules::MAX_FAULT_DELAY_MS);
@@ -250,6 +285,9 @@ pub struct Plan {
     pub action: Option<Fault>,
     /// Every fault applied, for the journal.
     pub applied: Vec<Fault>,
+    /// Whether `action` was taken from the queue ([`Faults::inject`]): an
+    /// `answer-other` that had nothing to change goes back there.
+    pub queued: bool,
 }
 
 impl Plan {
@@ -273,70 +311,6 @@ struct Window {
 /// server that has seen a million distinct requests is not repeating a
 /// test run); it bounds the memory a long-lived server spends on them.
 const MAX_COUNTED_KEYS: usize = 1 << 20;
-
-/// FNV-1a, 64 bit: a stable hash (never `RandomState`), so a key hashes
-/// the same in every process.
-#[derive(Debug, Clone)]
-pub(crate) struct KeyHasher(u64);
-
-impl KeyHasher {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-
-    /// A hasher with nothing written yet.
-    pub(crate) fn new() -> Self {
-        Self(Self::OFFSET)
-    }
-
-    fn bytes(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(Self::PRIME);
-        }
-    }
-
-    /// Writes one part, length first, so `("ab", "c")` and `("a", "bc")`
-    /// differ.
-    pub(crate) fn part(&mut self, part: &[u8]) -> &mut Self {
-        self.bytes(&(part.len() as u64).to_le_bytes());
-        self.bytes(part);
-        self
-    }
-
-    /// The hash of everything written.
-    pub(crate) fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// SplitMix64: a small, fixed generator for one request's draw.
-#[derive(Debug)]
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`, 53 bits.
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform in `0..n` (`n > 0`), by the multiply-high method.
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-}
-
-/// A uniform draw in `[0, 1)` from `seed` (SplitMix64, as the fail rate's).
-pub(crate) fn unit(seed: u64) -> f64 {
-    SplitMix64(seed).unit()
-}
 
 /// The signal that ends a server's hanging requests at its shutdown,
 /// shared by its sandboxes' [`Faults`].
@@ -419,12 +393,28 @@ impl Faults {
         let _ = tokio::time::timeout(limit, closing.wait_for(|closed| *closed)).await;
     }
 
-    /// Queues faults; each next `/api/` request takes one.
-    pub fn inject(&self, faults: impl IntoIterator<Item = Fault>) {
+    /// Queues faults; each next `/api/` request takes one. Nothing is
+    /// queued when one of them is out of its limits ([`Fault::check`]).
+    ///
+    /// # Errors
+    ///
+    /// The first fault out of its limits, and what is wrong with it.
+    pub(crate) fn inject(
+        &self,
+        faults: impl IntoIterator<Item = Fault>,
+    ) -> Result<(), (Fault, &'static str)> {
+        let faults: Vec<Fault> = faults.into_iter().collect();
+        if let Some((fault, problem)) = faults
+            .iter()
+            .find_map(|f| f.check().err().map(|problem| (f.clone(), problem)))
+        {
+            return Err((fault, problem));
+        }
         self.queue
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .extend(faults);
+        Ok(())
     }
 
     /// The seed of the fail-rate and latency draws: the configured one, or
@@ -493,9 +483,20 @@ impl Faults {
             .unwrap_or_else(PoisonError::into_inner)
             .pop_front()
         {
+            plan.queued = plan.action.is_none() && !matches!(f, Fault::Delay(_));
             plan.add(f);
         }
         plan
+    }
+
+    /// Puts `fault` back first in the queue: a queued fault that met a
+    /// request it could change nothing of (an `answer-other` with no other
+    /// transaction to show) waits for the next one.
+    pub(crate) fn requeue(&self, fault: Fault) {
+        self.queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push_front(fault);
     }
 
     /// Adds the fail-rate fault and the latency for the request whose key
@@ -551,5 +552,9 @@ impl Faults {
     }
 }
 
+mod hash;
 #[cfg(test)]
 mod tests;
+
+use hash::SplitMix64;
+pub(crate) use hash::{KeyHasher, unit};

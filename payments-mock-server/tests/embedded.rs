@@ -10,6 +10,14 @@ use std::time::Duration;
 use payments_mock_server::{Fault, MockServer, PayerAction, Status};
 use serde_json::{Value, json};
 
+// An answer-other with nothing to show is met nowhere.
+#[path = "embedded/answer_other.rs"]
+mod answer_other;
+// The test's own look is no coverage; a fault's limits are the same
+// in-process and over HTTP.
+#[path = "embedded/controls.rs"]
+mod controls;
+
 const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
 
 async fn call(

@@ -70,8 +70,10 @@ pub struct FaultCell {
     /// `delay`, `rate-limit`, `answer-other`, `hang`, `commit-then-hang`,
     /// `truncate`, `slow-body` or `gateway`.
     pub fault: &'static str,
-    /// How many requests met it (`X-Mock-Fault`, a queued fault or
-    /// `--fail-rate`).
+    /// How many requests met it (`X-Mock-Fault`, a fault rule, a queued
+    /// fault or `--fail-rate`). An `answer-other` that had no other
+    /// transaction to show (or a true answer that is no success) changed
+    /// nothing and is not counted.
     pub met: u64,
     /// For the faults that make the change before failing
     /// (`commit-then-error`, `commit-then-reset`, `answer-other`,

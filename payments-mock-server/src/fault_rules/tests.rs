@@ -1,4 +1,5 @@
 //! Unit tests of `fault_rules.rs`.
+use super::parse::{check_reference, uuid_field};
 use super::*;
 use serde_json::json;
 
@@ -82,9 +83,43 @@ fn bad_rules_name_their_field() {
         ),
         (json!({"fault": "hang", "match": {"amount": 1}}), "match"),
         (json!({"fault": "hang", "then": "reset"}), "body"),
+        (
+            json!({"fault": "hang", "after": 4_294_967_296_u64}),
+            "after",
+        ),
+        (json!({"fault": "hang", "times": u64::MAX}), "times"),
     ] {
         let error = parsed(body.clone()).expect_err("refused");
         assert_eq!(error.field, field, "{body}: {error}");
+    }
+}
+
+/// A rule built in-process meets the limits a parsed one does, in one
+/// place (`FaultRule::check`), and `-0.0` is 0 either way.
+#[test]
+fn built_and_parsed_rules_have_one_set_of_limits() {
+    for mut rule in [
+        FaultRule::new(Fault::Hang).probability(-0.0),
+        parsed(json!({"fault": "hang", "probability": -0.0})).expect("valid"),
+    ] {
+        rule.check().expect("valid");
+        assert!(rule.probability.is_sign_positive(), "{rule:?}");
+        assert_eq!(rule.to_json()["probability"], json!(0.0));
+    }
+    let max = FaultRule::new(Fault::Hang)
+        .after(MAX_COUNT)
+        .times(MAX_COUNT);
+    assert_eq!(parsed(max.to_json()), Ok(max));
+    for (mut rule, field) in [
+        (FaultRule::new(Fault::Hang).after(MAX_COUNT + 1), "after"),
+        (FaultRule::new(Fault::Hang).times(MAX_COUNT + 1), "times"),
+        (FaultRule::new(Fault::SlowBody(1_000_000_000)), "fault"),
+        (
+            FaultRule::new(Fault::Delay(std::time::Duration::from_micros(1))),
+            "fault",
+        ),
+    ] {
+        assert_eq!(rule.check().map_err(|e| e.field), Err(field), "{rule:?}");
     }
 }
 

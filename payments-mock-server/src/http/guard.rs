@@ -7,20 +7,18 @@ use std::panic::AssertUnwindSafe;
 
 use axum::body::{Bytes, HttpBody};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Request, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::FutureExt as _;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use payments_interface::Endpoint;
-use serde_json::Value;
 use uuid::Uuid;
 
 use crate::domain::journal::Capture;
-use crate::domain::port::{Order, PageQuery, Store as _};
-use crate::domain::transaction::Record;
+use crate::domain::port::Store as _;
 use crate::faults::{Fault, Plan, parse_header};
 use crate::http::answers::panic_response;
-use crate::http::extract::{BODY_LIMIT, Caller};
+use crate::http::extract::BODY_LIMIT;
 use crate::http::recovery;
 use crate::http::route::route;
 use crate::state::AppState;
@@ -28,6 +26,7 @@ use draw::fault_key;
 use payments_serve::ConnectionAbort;
 use payments_serve::{ApiError, ErrorCodeTag};
 
+mod answer_other;
 mod draw;
 
 /// The header that injects faults per request.
@@ -345,17 +344,17 @@ where
             );
         note_faults(&plan, rule, entry);
     }
-    for fault in &plan.applied {
-        state.metrics.fault(fault.kind());
-        if let Some(endpoint) = endpoint {
-            state.coverage.fault(endpoint, fault.kind());
-        }
+    // An `answer-other` is met only once it has another transaction to
+    // show (below): counted then, or nowhere.
+    for fault in plan.applied.iter().filter(|f| **f != Fault::AnswerOther) {
+        met(state, endpoint, fault);
     }
     if !plan.delay.is_zero() {
         // `delay=` and `--latency` end at the server's shutdown too.
         Box::pin(state.faults.hold(plan.delay)).await;
     }
-    match plan.action {
+    let action = plan.action.take();
+    match action {
         Some(Fault::InternalError) => Ending::Respond(injected_error()),
         Some(Fault::RateLimit) => Ending::Respond(rate_limited(1)),
         Some(Fault::Reset) => Ending::Reset,
@@ -363,12 +362,36 @@ where
         Some(Fault::Gateway(status)) => {
             Ending::Respond(crate::http::delivery::gateway_page(status))
         }
-        action => {
+        mut action => {
             // A panic in a handler is answered 500 and journaled like any
             // other answer.
             let routed =
                 AssertUnwindSafe(route(state, caller, &parts, endpoint, &bytes)).catch_unwind();
             let mut response = routed.await.unwrap_or_else(panic_response);
+            // The other transaction's answer, for `answer-other`. With none
+            // to show, the request met no fault: the true answer, no fault
+            // journaled or counted, and what asked for it (a rule, the
+            // queue) still waits for a request it can misroute.
+            let mut misrouted = None;
+            if action == Some(Fault::AnswerOther) {
+                let (truth, other) =
+                    Box::pin(answer_other::answer_other(state, caller, &parts, response)).await;
+                response = truth;
+                if other.is_some() {
+                    met(state, endpoint, &Fault::AnswerOther);
+                    misrouted = other;
+                } else {
+                    action = None;
+                    plan.applied.retain(|f| *f != Fault::AnswerOther);
+                    if let Some(rule) = rule.take() {
+                        state.fault_rules.unmeet(rule);
+                    }
+                    if plan.queued {
+                        state.faults.requeue(Fault::AnswerOther);
+                    }
+                    note_faults(&plan, rule, entry);
+                }
+            }
             // The coverage's recovered cells (`http/recovery.rs`): what a
             // committed fault was about, and whether this request comes
             // back for one. Boxed: only those requests pay for the futures.
@@ -402,9 +425,7 @@ where
             match action {
                 Some(Fault::CommitThenError) => Ending::Respond(injected_error()),
                 Some(Fault::CommitThenReset) => Ending::Reset,
-                Some(Fault::AnswerOther) => {
-                    Ending::Respond(Box::pin(answer_other(state, caller, &parts, response)).await)
-                }
+                Some(Fault::AnswerOther) => Ending::Respond(misrouted.unwrap_or(response)),
                 Some(Fault::CommitThenHang) => Ending::Hang,
                 Some(Fault::Truncate) => {
                     Ending::Respond(Box::pin(crate::http::delivery::truncated(response)).await)
@@ -418,79 +439,22 @@ where
     }
 }
 
-/// The `answer-other` fault: `response` (the true answer, the change made)
-/// replaced by the same endpoint's answer about the newest other
-/// transaction of the caller's scope (a confirmed one for a confirm), in
-/// its current status, as a misrouting gateway answers. A failure, or a
-/// store with no other transaction to show, keeps the true answer.
-async fn answer_other(
-    state: &AppState,
-    caller: Caller,
-    parts: &Parts,
-    response: Response,
-) -> Response {
-    use crate::http::handlers::{confirm::confirm_envelope, initiate::initiate_envelope};
-    if response.status() != StatusCode::OK {
-        return response;
-    }
-    let Some(endpoint) = payments_interface::route(parts.uri.path()).map(|r| r.endpoint) else {
-        return response;
-    };
-    let (head, body) = response.into_parts();
-    let Ok(collected) = body.collect().await else {
-        return injected_error();
-    };
-    let bytes = collected.to_bytes();
-    let this = serde_json::from_slice::<Value>(&bytes).ok().and_then(|v| {
-        v["data"]["transactionId"]
-            .as_str()
-            .and_then(|id| Uuid::parse_str(id).ok())
-    });
-    let query = PageQuery {
-        order: Order::NewestFirst,
-        from: None,
-        limit: 1,
-        merchant: caller.merchant,
-        reference_contains: None,
-    };
-    let other = state
-        .store
-        .page(
-            &query,
-            |r| Some(r.id) != this && (endpoint != Endpoint::Confirm || r.confirmation.is_some()),
-            Record::clone,
-        )
-        .await;
-    // The other transaction as a status read would show it now (a settled
-    // BILLPAY is SUCCESSFUL, not its stored CONFIRMED): a stale answer
-    // would make a watching proxy see a status go back (issue 40).
-    let now = match state.store.now().await {
-        Ok(now) => now,
-        Err(_) => state.store.now_hint(),
-    };
-    let replaced = match other {
-        Ok(Some(page)) => page.items.first().and_then(|other| match endpoint {
-            Endpoint::Initiate => Some(initiate_envelope(other, other.view(now).status.as_str())),
-            Endpoint::Confirm => confirm_envelope(other, now),
-            Endpoint::StatusById | Endpoint::StatusByReference => {
-                Some(crate::http::handlers::status_envelope(other, now))
-            }
-        }),
-        _ => None,
-    };
-    replaced.unwrap_or_else(|| Response::from_parts(head, axum::body::Body::from(bytes)))
-}
-
 /// Names the faults applied (and the rule that chose them) in the
-/// request's journal entry.
+/// request's journal entry; none when none is.
 fn note_faults(plan: &Plan, rule: Option<Uuid>, entry: &mut Capture) {
-    if !plan.applied.is_empty() {
+    entry.fault = (!plan.applied.is_empty()).then(|| {
         let tokens: Vec<String> = plan.applied.iter().map(Fault::token).collect();
         let rule = rule.map(|r| r.hyphenated().to_string());
-        entry.fault = Some(crate::domain::journal::join_fault(
-            &tokens.join(","),
-            rule.as_deref(),
-        ));
+        crate::domain::journal::join_fault(&tokens.join(","), rule.as_deref())
+    });
+}
+
+/// Counts a fault the request met: in the metrics, and in the coverage
+/// of its endpoint.
+fn met(state: &AppState, endpoint: Option<Endpoint>, fault: &Fault) {
+    state.metrics.fault(fault.kind());
+    if let Some(endpoint) = endpoint {
+        state.coverage.fault(endpoint, fault.kind());
     }
 }
 

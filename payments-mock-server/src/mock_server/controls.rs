@@ -75,7 +75,8 @@ impl Controls {
                 &PageQuery::oldest_first(None, usize::MAX),
                 |_| true,
                 |r| {
-                    self.state.coverage.observe(r, now);
+                    // The test's look: no coverage (the application met
+                    // nothing of it).
                     let view = r.view(now);
                     let confirmation = r.confirmation.as_deref();
                     StoredTransaction {
@@ -187,9 +188,23 @@ impl Controls {
         )
     }
 
-    /// Queues faults: each next `/api/` request takes one, in order.
+    /// Queues faults: each next `/api/` request takes one, in order (an
+    /// [`Fault::AnswerOther`] that met a request with no other transaction
+    /// to show stays first in the queue for the next one).
+    ///
+    /// # Panics
+    ///
+    /// When a fault is out of the limits a fault rule has (and
+    /// [`Controls::add_fault_rule`] refuses with a [`RuleError`]): a
+    /// `Delay` over 60 s or not a whole number of milliseconds, a
+    /// `SlowBody` of 0 or over 999,999,999 bytes a second, a `Gateway`
+    /// status other than 502, 503 or 504. Nothing is queued then. This
+    /// method returns nothing, so a mistake in the test panics rather than
+    /// pass for a fault injected.
     pub fn inject_faults(&self, faults: impl IntoIterator<Item = Fault>) {
-        self.state.faults.inject(faults);
+        if let Err((fault, problem)) = self.state.faults.inject(faults) {
+            panic!("payments-mock-server: inject_faults({fault:?}): {problem}");
+        }
     }
 
     /// Adds a scripted fault rule (CONTRACT section 19), as
@@ -209,9 +224,14 @@ impl Controls {
     ///
     /// # Errors
     ///
-    /// [`RuleError`] naming the field, for a probability outside 0..1, a
-    /// reference over 64 characters, a `slow-body` of 0, a gateway status
-    /// other than 502, 503 or 504, or more than 1,000 rules.
+    /// [`RuleError`] naming the field, for what `POST /_mock/faults`
+    /// refuses: a probability outside 0..1 (`-0.0` is taken as 0), an
+    /// `after` or `times` over 4,294,967,295, a reference empty, over 64
+    /// characters or with a control character, a `Delay` over 60 s or not
+    /// a whole number of milliseconds, a `SlowBody` of 0 or over
+    /// 999,999,999, a gateway status other than 502, 503 or 504, or more
+    /// than 1,000 rules. What [`Controls::fault_rules`] lists of a rule,
+    /// `POST /_mock/faults` takes back.
     pub fn add_fault_rule(&self, rule: FaultRule) -> Result<RuleView, RuleError> {
         self.state.fault_rules.add(rule)
     }
@@ -275,8 +295,11 @@ impl Controls {
         self.state.answered_reach(count).await;
     }
 
-    /// Forgets transactions, journal, queued faults and the coverage; real
-    /// time again (for every replica of the store; the coverage is this
+    /// Forgets transactions, journal, queued faults, fault rules (as
+    /// [`Controls::clear_fault_rules`]), how often each request was
+    /// drawn for (so the same requests draw the same fail-rate faults and
+    /// latency again), and the coverage; real time again (for every
+    /// replica of the store; the faults, rules and coverage are this
     /// process's).
     ///
     /// # Panics
