@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::http::{Method, Request, header};
 use axum::response::Response;
@@ -22,7 +23,7 @@ use opentelemetry::trace::{
     Span as _, SpanContext, SpanId, SpanKind, Status, TraceContextExt as _, TraceFlags, TraceId,
     TraceState, Tracer as _,
 };
-use opentelemetry::{Context, KeyValue};
+use opentelemetry::{Context, KeyValue, StringValue};
 use opentelemetry_sdk::trace::{SdkTracer, Span};
 
 use crate::ErrorCodeTag;
@@ -59,6 +60,7 @@ pub struct ServerSpans<S> {
     tracer: SdkTracer,
     scheme: &'static str,
     calls: Option<CallSpans>,
+    last_host: Arc<LastHost>,
 }
 
 impl<S> ServerSpans<S> {
@@ -68,6 +70,7 @@ impl<S> ServerSpans<S> {
             tracer,
             scheme: if https { "https" } else { "http" },
             calls,
+            last_host: Arc::default(),
         }
     }
 
@@ -101,7 +104,7 @@ impl<S> ServerSpans<S> {
             attributes.push(KeyValue::new("url.path", cut(path, MAX_PATH).to_owned()));
         }
         attributes.push(KeyValue::new("url.scheme", self.scheme));
-        if let Some((host, port)) = host_and_port(req) {
+        if let Some((host, port)) = self.last_host.of(req) {
             attributes.push(KeyValue::new("server.address", host));
             if let Some(port) = port {
                 attributes.push(KeyValue::new("server.port", i64::from(port)));
@@ -344,13 +347,41 @@ fn cut(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// The host and port the caller asked for (its `Host`, or the request
-/// target's authority).
-fn host_and_port<B>(req: &Request<B>) -> Option<(String, Option<u16>)> {
-    let authority = match req.uri().authority() {
-        Some(authority) => authority.as_str(),
-        None => req.headers().get(header::HOST)?.to_str().ok()?,
-    };
+/// The `Host` of a connection's last request and what [`host_and_port`]
+/// read in it: a connection's requests nearly always name one host, so it
+/// is read (and its text allocated) once, not per request.
+#[derive(Debug, Default)]
+struct LastHost(Mutex<Option<(Box<str>, Option<(StringValue, Option<u16>)>)>>);
+
+impl LastHost {
+    /// `server.address` and `server.port` of `req`.
+    fn of<B>(&self, req: &Request<B>) -> Option<(StringValue, Option<u16>)> {
+        let authority = authority_of(req)?;
+        let mut last = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((seen, read)) = last.as_ref()
+            && **seen == *authority
+        {
+            return read.clone();
+        }
+        let read = host_and_port(authority)
+            .map(|(host, port)| (StringValue::from(Arc::<str>::from(host)), port));
+        *last = Some((authority.into(), read.clone()));
+        read
+    }
+}
+
+/// What the caller asked for: its `Host`, or the request target's
+/// authority.
+fn authority_of<B>(req: &Request<B>) -> Option<&str> {
+    match req.uri().authority() {
+        Some(authority) => Some(authority.as_str()),
+        None => req.headers().get(header::HOST)?.to_str().ok(),
+    }
+}
+
+/// The host and port in `authority` (see [`authority_of`]), when it is
+/// a well-formed one.
+fn host_and_port(authority: &str) -> Option<(&str, Option<u16>)> {
     // Read in place: parsing it as an `Authority` copied it first.
     let (host, port) = match authority.rsplit_once(':') {
         Some((host, port)) if !port.contains(']') => (host, Some(port.parse::<u16>().ok()?)),
@@ -365,7 +396,7 @@ fn host_and_port<B>(req: &Request<B>) -> Option<(String, Option<u16>)> {
     if host.is_empty() || !host.chars().all(valid) {
         return None;
     }
-    Some((cut(host, MAX_PATH).to_owned(), port))
+    Some((cut(host, MAX_PATH), port))
 }
 
 #[cfg(test)]
@@ -453,44 +484,50 @@ mod tests {
 
     #[test]
     fn the_host_comes_from_the_host_header() {
-        let req = Request::builder()
-            .uri("/api/payments/initiate")
-            .header(header::HOST, "shop.example:8443")
-            .body(())
-            .expect("a request");
-        assert_eq!(
-            host_and_port(&req),
-            Some(("shop.example".to_owned(), Some(8443)))
-        );
-        let v6 = Request::builder()
-            .uri("/")
-            .header(header::HOST, "[::1]:80")
-            .body(())
-            .expect("a request");
-        assert_eq!(host_and_port(&v6), Some(("::1".to_owned(), Some(80))));
-        let bad = Request::builder()
-            .uri("/")
-            .header(header::HOST, "a b")
-            .body(())
-            .expect("a request");
-        assert_eq!(host_and_port(&bad), None);
-        for (given, read) in [
-            ("shop.example", Some(("shop.example".to_owned(), None))),
-            ("[::1]", Some(("::1".to_owned(), None))),
+        // One connection's cache for every request below: a request whose
+        // `Host` differs from the one before is read anew.
+        let last = LastHost::default();
+        let read = |host: &str| {
+            let req = Request::builder()
+                .uri("/api/payments/initiate")
+                .header(header::HOST, host)
+                .body(())
+                .expect("a request");
+            last.of(&req)
+                .map(|(host, port)| (host.as_str().to_owned(), port))
+        };
+        let some = |host: &str, port| Some((host.to_owned(), port));
+        for (given, expected) in [
+            ("shop.example:8443", some("shop.example", Some(8443))),
+            ("shop.example:8443", some("shop.example", Some(8443))),
+            ("[::1]:80", some("::1", Some(80))),
+            ("a b", None),
+            ("a b", None),
+            ("shop.example", some("shop.example", None)),
+            ("[::1]", some("::1", None)),
             ("shop.example:99999", None),
             ("shop.example:", None),
             ("::1", None),
             ("[::1", None),
             ("a/b:80", None),
             ("", None),
+            ("shop.example:8443", some("shop.example", Some(8443))),
         ] {
-            let req = Request::builder()
-                .uri("/")
-                .header(header::HOST, given)
-                .body(())
-                .expect("a request");
-            assert_eq!(host_and_port(&req), read, "{given}");
+            assert_eq!(read(given), expected, "{given}");
         }
+        // The request target's authority comes before `Host`.
+        let absolute = Request::builder()
+            .uri("http://other.example:81/api/payments/initiate")
+            .header(header::HOST, "shop.example:8443")
+            .body(())
+            .expect("a request");
+        assert_eq!(
+            last.of(&absolute)
+                .map(|(host, port)| (host.as_str().to_owned(), port)),
+            some("other.example", Some(81))
+        );
+        let none = Request::builder().uri("/").body(()).expect("a request");
+        assert_eq!(last.of(&none).map(|(_, port)| port), None);
     }
 
     #[test]
