@@ -351,11 +351,14 @@ fn cut(text: &str, max: usize) -> &str {
 /// read in it: a connection's requests nearly always name one host, so it
 /// is read (and its text allocated) once, not per request.
 #[derive(Debug, Default)]
-struct LastHost(Mutex<Option<(Box<str>, Option<(StringValue, Option<u16>)>)>>);
+struct LastHost(Mutex<Option<(Box<str>, Option<HostPort>)>>);
+
+/// `server.address` and `server.port`.
+type HostPort = (StringValue, Option<u16>);
 
 impl LastHost {
     /// `server.address` and `server.port` of `req`.
-    fn of<B>(&self, req: &Request<B>) -> Option<(StringValue, Option<u16>)> {
+    fn of<B>(&self, req: &Request<B>) -> Option<HostPort> {
         let authority = authority_of(req)?;
         let mut last = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((seen, read)) = last.as_ref()
