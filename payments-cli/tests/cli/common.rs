@@ -74,6 +74,18 @@ pub fn stdout(assert: &Assert) -> String {
 }
 
 /// The text of stderr.
+/// `payments ARGS --help`'s stdout (it must exit 0).
+pub fn help_of(args: &[&str]) -> String {
+    let sandbox = Sandbox::new();
+    let assert = sandbox
+        .payments()
+        .args(args)
+        .arg("--help")
+        .assert()
+        .success();
+    stdout(&assert)
+}
+
 pub fn stderr(assert: &Assert) -> String {
     String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
 }

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::common::{Sandbox, stdout};
+use crate::common::{Sandbox, help_of, stdout};
 
 /// Exit codes (`[130, 143]` for a row of two) and the row's text.
 type ExitRows = BTreeMap<Vec<u16>, String>;
@@ -16,17 +16,6 @@ type ExitRows = BTreeMap<Vec<u16>, String>;
 fn cli_md() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/cli.md");
     std::fs::read_to_string(path).expect("docs/cli.md")
-}
-
-fn help_of(args: &[&str]) -> String {
-    let sandbox = Sandbox::new();
-    let assert = sandbox
-        .payments()
-        .args(args)
-        .arg("--help")
-        .assert()
-        .success();
-    stdout(&assert)
 }
 
 /// `130, 143` as `[130, 143]`; `None` for what is no list of codes.

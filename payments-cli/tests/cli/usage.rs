@@ -3,18 +3,7 @@
 use predicates::prelude::PredicateBooleanExt as _;
 use predicates::str::contains;
 
-use crate::common::{Sandbox, snapshot_settings, stdout};
-
-fn help_of(args: &[&str]) -> String {
-    let sandbox = Sandbox::new();
-    let assert = sandbox
-        .payments()
-        .args(args)
-        .arg("--help")
-        .assert()
-        .success();
-    stdout(&assert)
-}
+use crate::common::{Sandbox, help_of, snapshot_settings};
 
 #[test]
 fn help_of_every_command_is_pinned() {

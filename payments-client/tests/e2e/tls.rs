@@ -18,6 +18,18 @@ use crate::support::*;
 #[cfg(feature = "rustls")]
 mod after_handshake;
 
+/// A connection broken after the request was sent: `Connection`, outcome
+/// `Unknown` (the payment may be made), never the refused handshake that
+/// `Tls` says.
+fn assert_broken_after_sending(error: &Error, case: &str) {
+    assert_eq!(
+        transport_kind(error),
+        Some(TransportKind::Connection),
+        "{case}"
+    );
+    assert_eq!(error.outcome(), Outcome::Unknown, "{case}");
+}
+
 /// Which TLS a client of this build speaks: `native-tls` wins when both
 /// features are on (`--all-features`), except for a client with an
 /// identity, which is rustls's then (see `ClientBuilder::identity_pem`).
@@ -250,12 +262,7 @@ async fn a_connection_lost_after_the_commit_over_tls_is_no_tls_failure() {
             .await
             .expect_err("the answer is lost");
         let case = format!("{fault:?}: {error:?}");
-        assert_eq!(
-            transport_kind(&error),
-            Some(TransportKind::Connection),
-            "{case}"
-        );
-        assert_eq!(error.outcome(), Outcome::Unknown, "{case}");
+        assert_broken_after_sending(&error, &case);
         assert!(!error.to_string().contains("TLS"), "{case}");
         assert_eq!(server.transactions().await.len(), 1, "{case}");
     }

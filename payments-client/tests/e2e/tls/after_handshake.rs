@@ -250,12 +250,7 @@ async fn a_tls_failure_after_the_request_was_read_is_unknown_not_a_refused_hands
             .await
             .expect_err("the answer is spoiled");
         let case = format!("{spoil:?}: {error:?}");
-        assert_eq!(
-            transport_kind(&error),
-            Some(TransportKind::Connection),
-            "{case}"
-        );
-        assert_eq!(error.outcome(), Outcome::Unknown, "{case}");
+        super::assert_broken_after_sending(&error, &case);
         assert!(error.is_retryable(), "{case}");
         assert!(!error.to_string().contains("TLS"), "{case}");
         let text = chain(&error);
@@ -283,12 +278,7 @@ async fn an_initiate_whose_answers_tls_spoils_is_only_ever_repeated_as_the_same_
             .await
             .expect_err("every answer is spoiled");
         let case = format!("{spoil:?}: {error:?}");
-        assert_eq!(
-            transport_kind(&error),
-            Some(TransportKind::Connection),
-            "{case}"
-        );
-        assert_eq!(error.outcome(), Outcome::Unknown, "{case}");
+        super::assert_broken_after_sending(&error, &case);
         let received = server.received();
         assert_eq!(
             received.len(),
