@@ -34,6 +34,7 @@ use super::exchange::{Exchange, Message};
 use super::metrics::Failure;
 use super::rules::Verdict;
 use crate::state::ProxyState;
+use crate::upstream_tls::TlsFailure;
 use payments_serve::{ApiError, ErrorCode};
 
 /// Bodies up to this are read whole and judged (the document's are under
@@ -274,14 +275,28 @@ fn is_compressed(headers: &HeaderMap) -> bool {
 }
 
 /// Why the upstream gave no answer, without its URL (which may carry
-/// credentials).
+/// credentials). A refused TLS handshake is said as one; a TLS failure
+/// after it, in the middle of the answer, is an answer broken off (the
+/// upstream may have carried the request out), with TLS's reason.
 fn failure_reason(e: &hyper_util::client::legacy::Error) -> (String, Failure) {
-    if let Some(tls) = crate::upstream_tls::tls_reason(e) {
-        (format!("refused TLS ({tls})"), Failure::Tls)
-    } else if e.is_connect() {
+    // hyper-rustls handshakes while connecting.
+    match crate::upstream_tls::tls_failure(e, e.is_connect()) {
+        Some(TlsFailure::Refused(tls)) => return (format!("refused TLS ({tls})"), Failure::Tls),
+        Some(TlsFailure::BrokeOff(tls)) => return (broke_off(Some(&tls)), Failure::BrokeOff),
+        None => {}
+    }
+    if e.is_connect() {
         ("could not be connected to".to_owned(), Failure::Connect)
     } else {
         ("could not be reached".to_owned(), Failure::Unreachable)
+    }
+}
+
+/// An answer that broke off, with TLS's reason when TLS broke it.
+fn broke_off(tls: Option<&str>) -> String {
+    match tls {
+        Some(tls) => format!("broke off its answer (TLS: {tls})"),
+        None => "broke off its answer".to_owned(),
     }
 }
 
@@ -470,9 +485,13 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
             proxy.metrics.upstream_failed(Failure::Timeout);
             return refuse(request_message, proxy.unavailable("did not answer in time"));
         }
-        Err(_) => {
+        Err(e) => {
             proxy.metrics.upstream_failed(Failure::BrokeOff);
-            return refuse(request_message, proxy.unavailable("broke off its answer"));
+            let tls = crate::upstream_tls::rustls_error(&*e).map(ToString::to_string);
+            return refuse(
+                request_message,
+                proxy.unavailable(&broke_off(tls.as_deref())),
+            );
         }
     };
     let (trace_id, span_id) = super::exchange::traced(&request_message.headers);

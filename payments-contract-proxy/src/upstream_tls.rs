@@ -75,14 +75,50 @@ pub(crate) fn client_config(config: &ProxyConfig) -> Result<rustls::ClientConfig
     }
 }
 
-/// The TLS reason in an upstream failure, when there is one: rustls's
-/// words (an unknown issuer, an expired certificate, the upstream's alert
-/// for a missing client certificate), which hold no secret.
-pub(crate) fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+/// What TLS had to do with an upstream failure, by rustls's error in its
+/// chain; its reason in rustls's words (an unknown issuer, an expired
+/// certificate, the upstream's alert), which hold no secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TlsFailure {
+    /// The handshake was refused (or failed) before the upstream could
+    /// read the request: nothing was carried out.
+    Refused(String),
+    /// TLS failed after the handshake, in the middle of the upstream's
+    /// answer (a record that does not decrypt, a `bad_record_mac` or
+    /// `decode_error` alert): the upstream may have read the request and
+    /// carried it out.
+    BrokeOff(String),
+}
+
+/// The TLS failure in an upstream failure, when there is one.
+/// `in_handshake`: the failure came while the connection was made (the
+/// connector does the handshake), so the request was not written, and
+/// any TLS error there refused it. After that, only the client's
+/// verification of the upstream and the alerts of [`refuses_handshake`]
+/// are a refused handshake (in TLS 1.3 the upstream's refusal of the
+/// client's certificate reaches the proxy in answer to its request); any
+/// other TLS error broke the answer off.
+pub(crate) fn tls_failure(
+    e: &(dyn std::error::Error + 'static),
+    in_handshake: bool,
+) -> Option<TlsFailure> {
+    let tls = rustls_error(e)?;
+    let reason = tls.to_string();
+    Some(if in_handshake || refusal(tls) {
+        TlsFailure::Refused(reason)
+    } else {
+        TlsFailure::BrokeOff(reason)
+    })
+}
+
+/// The rustls error in an error's chain, when there is one.
+pub(crate) fn rustls_error<'e>(
+    e: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e rustls::Error> {
     let mut current = Some(e);
     while let Some(error) = current {
         if let Some(tls) = error.downcast_ref::<rustls::Error>() {
-            return Some(tls.to_string());
+            return Some(tls);
         }
         // An io::Error's source() skips the error it wraps: go into it.
         current = match error.downcast_ref::<std::io::Error>() {
@@ -93,6 +129,48 @@ pub(crate) fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String
         };
     }
     None
+}
+
+/// Whether a rustls error refuses the handshake: the proxy's own
+/// verification of the upstream's certificate or parameters (raised only
+/// while it handshakes: rustls neither renegotiates nor re-authenticates
+/// a server), or the upstream's alert refusing it ([`refuses_handshake`]).
+fn refusal(error: &rustls::Error) -> bool {
+    match error {
+        rustls::Error::InvalidCertificate(_)
+        | rustls::Error::NoCertificatesPresented
+        | rustls::Error::PeerIncompatible(_) => true,
+        rustls::Error::AlertReceived(alert) => refuses_handshake(*alert),
+        _ => false,
+    }
+}
+
+/// The alerts (RFC 8446 section 6.2) by which an upstream refuses the
+/// handshake: the proxy's certificate (`certificate_required`,
+/// `bad_certificate`, `unsupported_certificate`, `certificate_revoked`,
+/// `certificate_expired`, `certificate_unknown`, `unknown_ca`), the access
+/// it grants on it (`access_denied`), or the parameters offered
+/// (`handshake_failure`, `protocol_version`, `insufficient_security`).
+/// The upstream checks the client's certificate before it reads any
+/// application data, so it did not read the request. Any other alert
+/// (`bad_record_mac`, `decode_error`, `internal_error`, ...) may come in
+/// the middle of an answer. The same list as the client crate's.
+fn refuses_handshake(alert: rustls::AlertDescription) -> bool {
+    use rustls::AlertDescription as Alert;
+    matches!(
+        alert,
+        Alert::CertificateRequired
+            | Alert::BadCertificate
+            | Alert::UnsupportedCertificate
+            | Alert::CertificateRevoked
+            | Alert::CertificateExpired
+            | Alert::CertificateUnknown
+            | Alert::UnknownCA
+            | Alert::AccessDenied
+            | Alert::HandshakeFailure
+            | Alert::ProtocolVersion
+            | Alert::InsufficientSecurity
+    )
 }
 
 /// The client the proxy forwards with: hyper's own (the request target
@@ -124,4 +202,74 @@ pub(crate) fn upstream_client(config: &ProxyConfig) -> Result<Upstream, Error> {
             .http1_max_headers(UPSTREAM_MAX_HEADERS)
             .build(https),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use rustls::{AlertDescription as Alert, CertificateError, Error, PeerMisbehaved};
+
+    use super::{TlsFailure, tls_failure};
+
+    /// As hyper's chain holds it: inside an `io::Error`.
+    fn failure(error: Error, in_handshake: bool) -> Option<TlsFailure> {
+        tls_failure(
+            &std::io::Error::new(std::io::ErrorKind::InvalidData, error),
+            in_handshake,
+        )
+    }
+
+    #[test]
+    fn the_proxys_verification_and_the_upstreams_refusals_are_refused_handshakes() {
+        for refused in [
+            Error::InvalidCertificate(CertificateError::UnknownIssuer),
+            Error::InvalidCertificate(CertificateError::Expired),
+            Error::NoCertificatesPresented,
+            Error::AlertReceived(Alert::CertificateRequired),
+            Error::AlertReceived(Alert::UnknownCA),
+            Error::AlertReceived(Alert::BadCertificate),
+            Error::AlertReceived(Alert::AccessDenied),
+            Error::AlertReceived(Alert::HandshakeFailure),
+        ] {
+            let text = refused.to_string();
+            assert_eq!(
+                failure(refused, false),
+                Some(TlsFailure::Refused(text)),
+                "after the handshake too"
+            );
+        }
+    }
+
+    /// What may break an answer after the request was written is no
+    /// refused handshake; while the connection is made, it is.
+    #[test]
+    fn a_tls_error_that_can_come_mid_answer_breaks_the_answer_off() {
+        for broken in [
+            Error::DecryptError,
+            Error::AlertReceived(Alert::BadRecordMac),
+            Error::AlertReceived(Alert::DecodeError),
+            Error::AlertReceived(Alert::InternalError),
+            Error::PeerMisbehaved(PeerMisbehaved::IllegalMiddleboxChangeCipherSpec),
+            Error::PeerSentOversizedRecord,
+            Error::General("anything".to_owned()),
+        ] {
+            let text = broken.to_string();
+            assert_eq!(
+                failure(broken.clone(), false),
+                Some(TlsFailure::BrokeOff(text.clone())),
+                "{broken:?}"
+            );
+            assert_eq!(
+                failure(broken.clone(), true),
+                Some(TlsFailure::Refused(text)),
+                "{broken:?} in the handshake"
+            );
+        }
+    }
+
+    #[test]
+    fn an_error_without_tls_is_none() {
+        let plain = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+        assert_eq!(tls_failure(&plain, false), None);
+        assert_eq!(tls_failure(&plain, true), None);
+    }
 }

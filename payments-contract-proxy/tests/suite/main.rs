@@ -27,6 +27,9 @@ mod own_headers;
 mod failures;
 // Stalled bodies, clients that never read, refused requests.
 mod limits;
+// An https upstream's TLS failing: a refused handshake, or an answer
+// TLS breaks off after the upstream read the request.
+mod tls_upstream;
 // Framing: lengths beside transfer codings, HEAD, many headers, large
 // bodies that keep coming.
 mod framing;
