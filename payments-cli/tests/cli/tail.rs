@@ -13,6 +13,9 @@ mod follow;
 mod losses;
 /// `--proxy`: the contract proxy's exchanges and verdicts.
 mod proxy;
+/// `--proxy --follow` across a proxy restarted past the last exchange
+/// read, and without one: each exchange once.
+mod proxy_restart;
 /// `--follow` across a mock restarted past the last entry read, and
 /// without one: each entry once.
 mod restart;

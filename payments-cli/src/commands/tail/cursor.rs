@@ -14,12 +14,13 @@
 //! applied here (`seq > SINCE`), and the seqs read are remembered so that
 //! an exchange judged late is shown once, and never twice.
 //!
-//! A journal that started again (a mock restarted on its memory store
-//! numbers from 1 again) may already number past the last entry read by
-//! the next read: so each page of the mock's is asked from one before the
-//! last entry read, and starts with it again, the same entry ([`Mark`]),
-//! or another (started again), or without it (then the journal's start
-//! says whether it went back: [`Cursor::started_again`]).
+//! A journal that started again (a mock or a proxy restarted numbers from
+//! 1 again) may already number past the last entry read by the next read:
+//! so each page is asked so that it starts with the last entry read again
+//! (the mock's from one before it, the proxy's after the exchange judged
+//! before it: [`Cursor::asked`]), the same entry ([`Mark`]), or another
+//! (started again), or without it (then the journal's start says whether
+//! it went back: [`Cursor::started_again`], the proxy's `relist.rs`).
 
 use std::collections::{HashSet, VecDeque};
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
@@ -32,10 +33,10 @@ pub const JOURNAL_KEEPS: u64 = 1000;
 /// it may list again is still known.
 const REMEMBERED: usize = 2000;
 
-/// An entry of the mock's journal, told from another numbered the same:
-/// its seq and a digest of the fields that never change once it is
-/// written (`requestId`, `at`, `method`, `path`; not its whole JSON, in
-/// case a field is filled in later).
+/// An entry (the mock's, or the proxy's exchange), told from another
+/// numbered the same: its seq and a digest of the fields that never
+/// change once it is written (`requestId`, `at` or `time`, `method`,
+/// `path`; not its whole JSON, in case a field is filled in later).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mark {
     pub seq: u64,
@@ -59,18 +60,26 @@ impl From<&Entry> for Mark {
     }
 }
 
-/// What a page of the mock's journal, asked from one before the last
-/// entry read, starts with.
+#[cfg(test)]
+impl Mark {
+    /// An entry numbered `seq` of the fields `digest` stands for.
+    pub fn test(seq: u64, digest: u64) -> Self {
+        Self { seq, digest }
+    }
+}
+
+/// What a page asked with [`Cursor::asked`] starts with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overlap {
-    /// Not asked so (the proxy, nothing read yet, `--since`).
+    /// Not asked so (nothing read yet, `--since`).
     None,
     /// The last entry read: already shown.
     Same,
     /// Another entry with its seq: the journal started again.
     Other,
     /// Not the last entry read: evicted, or the journal started again (or
-    /// a merchant's key no longer sees it).
+    /// a merchant's key no longer sees it; on the proxy, the exchange
+    /// judged before it is no longer kept).
     Missing,
 }
 
@@ -87,9 +96,15 @@ pub struct Cursor {
     /// The proxy's seqs read, oldest first, and as a set.
     order: VecDeque<u64>,
     seen: HashSet<u64>,
-    /// The mock's entries read, the last `JOURNAL_KEEPS` (any it may
-    /// still hold), oldest first; the last is the next page's first.
+    /// The entries read, the last `JOURNAL_KEEPS` (any it may still
+    /// hold), oldest first; the last is the next page's first.
     marks: VecDeque<Mark>,
+    /// The proxy's `after` whose page starts with the last exchange read
+    /// (the seq of the one judged before it, or where it was read from).
+    before: u64,
+    /// The proxy's `after` whose page starts with the first exchange of
+    /// the page being read ([`Cursor::from`]).
+    from: u64,
 }
 
 impl Cursor {
@@ -105,22 +120,39 @@ impl Cursor {
             order: VecDeque::new(),
             seen: HashSet::new(),
             marks: VecDeque::new(),
+            before: 0,
+            from: 0,
         }
     }
 
-    /// The mock's last entry read, when it is where the next page starts.
-    fn last(&self) -> Option<Mark> {
+    /// The last entry read, when it is where the next page starts.
+    #[must_use]
+    pub fn last(&self) -> Option<Mark> {
         self.marks
             .back()
             .copied()
-            .filter(|m| !self.proxy && m.seq == self.after && m.seq > 0)
+            .filter(|m| self.read_here && m.seq == self.after && m.seq > 0)
     }
 
-    /// The `after` to ask the next page with: on the mock, one before the
-    /// last entry read, so that the page starts with it again.
+    /// The `after` to ask the next page with, so that the page starts
+    /// with the last entry read again: on the mock one before it, on the
+    /// proxy (in the order judged) the seq of the exchange judged before
+    /// it, or the `after` it was first read with (0: the listing's start,
+    /// or a seq no longer kept: those numbered above it).
     #[must_use]
     pub fn asked(&self) -> u64 {
-        self.last().map_or(self.after, |m| m.seq - 1)
+        match self.last() {
+            Some(_) if self.proxy => self.before,
+            Some(m) => m.seq - 1,
+            None => self.after,
+        }
+    }
+
+    /// The page about to be read over is what `after` lists on the
+    /// proxy (from its first item on), so that the next one can be asked
+    /// to start with its last item.
+    pub fn from(&mut self, after: u64) {
+        self.from = after;
     }
 
     /// What the page asked with [`Cursor::asked`] starts with (`first`).
@@ -207,6 +239,7 @@ impl Cursor {
             .iter()
             .map(|&mark| {
                 if self.proxy {
+                    self.mark(mark);
                     self.remember(mark.seq) && mark.seq > self.since
                 } else if mark.seq > self.after.max(self.since) {
                     self.mark(mark);
@@ -216,8 +249,13 @@ impl Cursor {
                 }
             })
             .collect();
-        // The proxy's `after` is the last item's seq, whatever its number.
+        // The proxy's `after` is the last item's seq, whatever its number;
+        // the one judged before it is asked after to list it first.
         self.after = if self.proxy {
+            self.before = match marks {
+                [.., before, _] => before.seq,
+                _ => self.from,
+            };
             last
         } else {
             last.max(self.after)
@@ -376,10 +414,30 @@ mod overlap {
         assert_eq!(cursor.overlap(None), Overlap::Missing, "an empty page");
         cursor.restart();
         assert_eq!((cursor.asked(), cursor.overlap(None)), (0, Overlap::None));
-        // The proxy pages in the order judged: no overlap.
+        // The proxy pages in the order judged: after the one judged
+        // before the last one read.
         let mut proxy = Cursor::new(true, 0);
-        proxy.advance(&of(1, &[1, 2]));
-        assert_eq!((proxy.asked(), proxy.overlap(None)), (2, Overlap::None));
+        assert_eq!((proxy.asked(), proxy.overlap(None)), (0, Overlap::None));
+        proxy.advance(&of(1, &[1, 3, 2]));
+        assert_eq!((proxy.asked(), proxy.after), (3, 2));
+        assert_eq!(proxy.overlap(of(1, &[2]).first().copied()), Overlap::Same);
+        assert_eq!(proxy.overlap(of(2, &[2]).first().copied()), Overlap::Other);
+        assert_eq!(
+            proxy.overlap(of(1, &[4]).first().copied()),
+            Overlap::Missing
+        );
+        // One more: after the last one read.
+        proxy.from(2);
+        proxy.advance(&of(1, &[4]));
+        assert_eq!((proxy.asked(), proxy.after), (2, 4));
+        // One, read from the start.
+        proxy.restart();
+        proxy.from(0);
+        proxy.advance(&of(2, &[1]));
+        assert_eq!(
+            (proxy.asked(), proxy.last()),
+            (0, of(2, &[1]).first().copied())
+        );
     }
 
     #[test]

@@ -11,16 +11,19 @@
 //! read, so the cursor moves over what they leave out too, and a seq the
 //! server skipped is an entry lost, said on stderr. A journal that
 //! started again (the server restarted, its journal numbered from 1
-//! again: below the cursor, or past it already, `cursor.rs`): said, and
-//! read from its start.
+//! again: below the cursor, or past it already, `cursor.rs`,
+//! `relist.rs`): said, and read from its start.
 //!
 //! - `source.rs`: the HTTP reads, retries and what a failure says;
 //! - `cursor.rs`: where a run is, what it lost, what it showed;
+//! - `relist.rs`: the proxy's listing when a page did not start where
+//!   the last one ended;
 //! - `entry.rs`: an entry of either server, and the filters;
 //! - `table.rs`: the table's lines.
 
 mod cursor;
 mod entry;
+mod relist;
 mod source;
 mod table;
 
@@ -116,17 +119,20 @@ impl Tail<'_> {
     /// Reads and prints every page after `after`; `following`: a read
     /// succeeded before (a failure then says the server went away).
     /// A full page is followed by the next at once (no wait), so a busy
-    /// server drops less. The mock's pages start with the last entry read
-    /// again (`cursor.rs`): another one there, or none where the journal
-    /// still holds it and its start is not what was read, is a journal
-    /// that started again (said once, and read from its start).
+    /// server drops less. Pages start with the last entry read again
+    /// (`cursor.rs`): another one there, or none where the journal still
+    /// holds it and its start is not what was read (the proxy's: its
+    /// listing, `relist.rs`), is a journal that started again (said once,
+    /// and read from its start).
     async fn drain(&mut self, following: bool) -> Result<(), CliError> {
         // One start again a drain: a server whose entries change under
         // the same seq at each read is not read from its start forever.
         let mut restarted = false;
         loop {
             let after = self.cursor.after;
-            let mut page = self.read(self.cursor.asked(), following).await?;
+            let asked = self.cursor.asked();
+            self.cursor.from(asked);
+            let mut page = self.read(asked, following).await?;
             let mut newest = None;
             match self.cursor.overlap(page.entries.first().map(Mark::from)) {
                 Overlap::None => {}
@@ -136,10 +142,23 @@ impl Tail<'_> {
                     if page.entries.is_empty() {
                         return Ok(());
                     }
+                    self.cursor.from(after);
                 }
                 Overlap::Other if !restarted => {
                     restarted = self.restart();
                     continue;
+                }
+                Overlap::Other | Overlap::Missing if self.proxy => {
+                    let Some(last) = self.cursor.last() else {
+                        return Ok(());
+                    };
+                    match self.relist(last, following, restarted).await? {
+                        Some(listed) => page = listed,
+                        None => {
+                            restarted = self.restart();
+                            continue;
+                        }
+                    }
                 }
                 Overlap::Other | Overlap::Missing => {
                     let known = self.newest().await;

@@ -19,7 +19,7 @@ use super::{
 };
 
 /// Waits (at most 20 s, looking every 10 ms) until `ready` holds.
-async fn until<F, Fut>(what: &str, mut ready: F)
+pub(super) async fn until<F, Fut>(what: &str, mut ready: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,

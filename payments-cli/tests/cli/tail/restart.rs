@@ -17,7 +17,7 @@ use crate::common::{MERCHANT, Sandbox};
 use super::follow::{exit_of, follow, follow_every, interrupt, line_reader, next_line};
 use super::{ADMIN, KEY_A, KEY_B, MERCHANT_B, api, initiate, mock, mock_on};
 
-const RESTARTED: &str =
+pub(super) const RESTARTED: &str =
     "note: the server's journal started again (restarted or reset?); reading from its start";
 
 /// The next line's seq and the reference its body names (if any).
@@ -34,7 +34,10 @@ async fn next_entry(lines: &mut UnboundedReceiver<String>) -> (u64, String) {
 
 /// Interrupts `child` (exit 0); its stderr, and what it printed that was
 /// not read yet.
-async fn stop(child: Child, mut lines: UnboundedReceiver<String>) -> (String, Vec<String>) {
+pub(super) async fn stop(
+    child: Child,
+    mut lines: UnboundedReceiver<String>,
+) -> (String, Vec<String>) {
     interrupt(&child);
     let (code, err) = exit_of(child).await;
     assert_eq!(code, Some(0), "{err}");
