@@ -56,6 +56,12 @@ impl Drop for Unfinished {
     }
 }
 
+/// Whether `path` is noted as being written (an [`Unfinished`] for it is
+/// still held): what [`remove_all`] would remove now.
+pub fn is_pending(path: &Path) -> bool {
+    pending().iter().any(|(_, pending)| pending == path)
+}
+
 /// Removes every file still being written (what a process that stops at
 /// once calls last). A file already renamed or gone is passed over.
 pub fn remove_all() {
@@ -78,7 +84,9 @@ mod tests {
         }
         let finished = Unfinished::new(&done);
         let unfinished = Unfinished::new(&open);
+        assert!(is_pending(&done) && is_pending(&open));
         drop(finished);
+        assert!(!is_pending(&done));
         remove_all();
         assert!(done.exists(), "a finished file is its writer's");
         assert!(!open.exists(), "an unfinished one is removed");
