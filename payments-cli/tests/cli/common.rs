@@ -86,6 +86,21 @@ pub fn help_of(args: &[&str]) -> String {
     stdout(&assert)
 }
 
+/// The commands `payments --help` lists (not `help`), in its order.
+pub fn commands_listed() -> Vec<String> {
+    help_of(&[])
+        .split_once("Commands:\n")
+        .expect("a list of commands")
+        .1
+        .lines()
+        .take_while(|line| line.starts_with("  "))
+        .filter(|line| !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|&command| command != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
 pub fn stderr(assert: &Assert) -> String {
     String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
 }

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::common::{Sandbox, help_of, stdout};
+use crate::common::{Sandbox, commands_listed, help_of, stdout};
 
 /// Exit codes (`[130, 143]` for a row of two) and the row's text.
 type ExitRows = BTreeMap<Vec<u16>, String>;
@@ -123,18 +123,7 @@ fn names(text: &str) -> Vec<&str> {
 
 /// The commands `payments --help` lists, and `""` for `payments` itself.
 fn commands() -> Vec<String> {
-    let top = help_of(&[]);
-    let mut commands: Vec<String> = top
-        .split_once("Commands:\n")
-        .expect("a list of commands")
-        .1
-        .lines()
-        .take_while(|line| line.starts_with("  "))
-        .filter(|line| !line.starts_with("   "))
-        .filter_map(|line| line.split_whitespace().next())
-        .filter(|&command| command != "help")
-        .map(str::to_owned)
-        .collect();
+    let mut commands = commands_listed();
     assert!(commands.len() >= 7, "{commands:?}");
     commands.push(String::new());
     commands

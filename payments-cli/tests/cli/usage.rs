@@ -3,7 +3,7 @@
 use predicates::prelude::PredicateBooleanExt as _;
 use predicates::str::contains;
 
-use crate::common::{Sandbox, help_of, snapshot_settings};
+use crate::common::{Sandbox, commands_listed, help_of, snapshot_settings};
 
 #[test]
 fn help_of_every_command_is_pinned() {
@@ -39,20 +39,10 @@ fn help_lists_the_exit_codes() {
 /// the service, 2 not a return address).
 #[test]
 fn every_command_help_ends_with_its_own_exit_codes() {
-    let top = help_of(&[]);
-    let commands: Vec<&str> = top
-        .split_once("Commands:\n")
-        .expect("a list of commands")
-        .1
-        .lines()
-        .take_while(|line| line.starts_with("  "))
-        .filter(|line| !line.starts_with("   "))
-        .filter_map(|line| line.split_whitespace().next())
-        .filter(|&command| command != "help")
-        .collect();
+    let commands = commands_listed();
     assert_eq!(commands.len(), 7, "{commands:?}");
     for command in commands {
-        let help = help_of(&[command]);
+        let help = help_of(&[&command]);
         let (_, codes) = help
             .rsplit_once("Exit codes")
             .unwrap_or_else(|| panic!("{command} --help has no exit codes:\n{help}"));

@@ -26,6 +26,17 @@ async fn next_exchange(lines: &mut UnboundedReceiver<String>) -> (u64, String) {
     (seq, item["referenceNo"].as_str().unwrap_or("").to_owned())
 }
 
+/// `proxy` stopped and another started on its address with `config`:
+/// numbered from 1 again.
+async fn restart(proxy: Proxy, config: ProxyConfig) -> Proxy {
+    let addr = proxy.addr();
+    proxy.shutdown().await;
+    let listener = std::net::TcpListener::bind(addr).expect("the same address again");
+    Proxy::start_on(listener, config)
+        .await
+        .expect("the proxy again")
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_proxy_restarted_past_the_last_exchange_read_is_said_and_its_exchanges_shown_once() {
     let server = mock().await;
@@ -38,7 +49,6 @@ async fn a_proxy_restarted_past_the_last_exchange_read_is_said_and_its_exchanges
     };
     let proxy = Proxy::start(config()).await.expect("a proxy");
     let base = proxy.base_url();
-    let addr = proxy.addr();
     for n in 1..=5 {
         initiate(&base, KEY_A, MERCHANT, &format!("OLD-{n}")).await;
     }
@@ -53,11 +63,7 @@ async fn a_proxy_restarted_past_the_last_exchange_read_is_said_and_its_exchanges
 
     // Restarted on the same address: numbered from 1 again, and 20
     // exchanges (numbered past 5) before the next poll.
-    proxy.shutdown().await;
-    let listener = std::net::TcpListener::bind(addr).expect("the same address again");
-    let proxy = Proxy::start_on(listener, config())
-        .await
-        .expect("the proxy again");
+    let proxy = restart(proxy, config()).await;
     for n in 1..=20 {
         initiate(&base, KEY_A, MERCHANT, &format!("NEW-{n}")).await;
     }
@@ -70,11 +76,7 @@ async fn a_proxy_restarted_past_the_last_exchange_read_is_said_and_its_exchanges
 
     // Again, with as many exchanges as the one judged before the last
     // one read (20): after it, nothing; the listing says why.
-    proxy.shutdown().await;
-    let listener = std::net::TcpListener::bind(addr).expect("the same address again");
-    let proxy = Proxy::start_on(listener, config())
-        .await
-        .expect("the proxy again");
+    let proxy = restart(proxy, config()).await;
     for n in 1..=20 {
         initiate(&base, KEY_A, MERCHANT, &format!("THIRD-{n}")).await;
     }
