@@ -286,10 +286,37 @@ fn failure_reason(e: &hyper_util::client::legacy::Error) -> (String, Failure) {
         None => {}
     }
     if e.is_connect() {
-        ("could not be connected to".to_owned(), Failure::Connect)
-    } else {
-        ("could not be reached".to_owned(), Failure::Unreachable)
+        return ("could not be connected to".to_owned(), Failure::Connect);
     }
+    // Past the connection the request has gone out, so an upstream that
+    // then closes or answers what is not HTTP may have carried it out:
+    // said so, and counted as an answer broken off (at its first byte).
+    match hyper_error(e) {
+        Some(h) if h.is_incomplete_message() => (
+            "closed the connection without answering (it may have carried the request out)"
+                .to_owned(),
+            Failure::BrokeOff,
+        ),
+        Some(h) if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() => (
+            format!(
+                "answered with something that is not HTTP ({h}; it may have carried the request out)"
+            ),
+            Failure::BrokeOff,
+        ),
+        _ => ("could not be reached".to_owned(), Failure::Unreachable),
+    }
+}
+
+/// hyper's own error in `e`'s chain of sources, if any.
+fn hyper_error(e: &hyper_util::client::legacy::Error) -> Option<&hyper::Error> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(err) = source {
+        if let Some(h) = err.downcast_ref::<hyper::Error>() {
+            return Some(h);
+        }
+        source = err.source();
+    }
+    None
 }
 
 /// An answer that broke off, with TLS's reason when TLS broke it.

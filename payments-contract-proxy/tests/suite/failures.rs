@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::passthrough::{assert_same_bytes, bytes_of, pattern, values};
 use crate::rig::{
-    Reply, Rig, Setup, client, failure, initiate_body, initiate_data, proxy_in_front_of,
+    Reply, Rig, Setup, client, failure, failures, initiate_body, initiate_data, proxy_in_front_of,
     status_data,
 };
 use crate::upstream::Canned;
@@ -59,6 +59,19 @@ async fn a_dropped_connection_or_an_answer_that_breaks_off_is_502_upstream_unava
         .await;
     assert_upstream_unavailable(&reply, "a dropped connection");
     assert_eq!(rig.upstream.count(), 2, "not retried");
+    // It read the initiate: "could not be reached" would tell support it
+    // never went out, when it may have been carried out.
+    let message = reply.json()["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        message.starts_with(
+            "the upstream service closed the connection without answering \
+             (it may have carried the request out)"
+        ),
+        "{message}"
+    );
 
     let reply = rig
         .exchange(
@@ -73,6 +86,8 @@ async fn a_dropped_connection_or_an_answer_that_breaks_off_is_502_upstream_unava
     assert_upstream_unavailable(&reply, "an answer broken off midway");
     assert_eq!(rig.upstream.count(), 3, "not retried");
 
+    assert_eq!(failures(&rig.proxy, "broke_off").await, "2");
+    assert_eq!(failures(&rig.proxy, "unreachable").await, "0");
     let summary = rig.proxy.summary();
     assert_eq!(summary.verdicts.get("unchecked"), Some(&2));
     assert!(summary.rules.is_empty(), "unjudged: {:?}", summary.rules);
@@ -135,11 +150,24 @@ async fn an_upstream_that_answers_bytes_that_are_not_http_is_502_upstream_unavai
         .await;
         let shown = String::from_utf8_lossy(&answer[..answer.len().min(24)]).into_owned();
         assert_upstream_unavailable(&reply, &format!("an upstream answering {shown:?}"));
+        let message = reply.json()["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            message.starts_with("the upstream service answered with something that is not HTTP (")
+                && message.contains("it may have carried the request out"),
+            "{shown:?}: {message}"
+        );
     }
     server.await.expect("the fake upstream ends");
     assert_eq!(
         proxy.summary().verdicts.get("unchecked"),
         Some(&(garbage.len() as u64))
+    );
+    assert_eq!(
+        failures(&proxy, "broke_off").await,
+        garbage.len().to_string()
     );
 }
 

@@ -222,3 +222,20 @@ pub fn confirm_data(id: &str, reference: &str, status: &str, amount: &str) -> Va
 pub fn confirm_body(id: &str, reference: &str) -> Value {
     json!({ "transactionId": id, "referenceNo": reference })
 }
+
+/// `/metrics`' count of upstream failures for `reason`.
+pub async fn failures(proxy: &Proxy, reason: &str) -> String {
+    let text = client()
+        .get(format!("{}/metrics", proxy.base_url()))
+        .send()
+        .await
+        .expect("the metrics")
+        .text()
+        .await
+        .expect("their text");
+    let label = format!("payments_proxy_upstream_failures_total{{reason=\"{reason}\"}} ");
+    text.lines()
+        .find_map(|line| line.strip_prefix(&label))
+        .unwrap_or_default()
+        .to_owned()
+}

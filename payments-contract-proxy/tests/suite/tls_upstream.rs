@@ -21,7 +21,7 @@ use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::json;
 
-use crate::rig::{Reply, client, initiate_body};
+use crate::rig::{Reply, client, failures, initiate_body};
 
 /// An application-data record (type 23, TLS 1.2 on the wire, as TLS 1.3
 /// records are) of 32 bytes no key decrypts.
@@ -224,23 +224,6 @@ async fn initiate(proxy: &Proxy, reference: &str) -> (Reply, String) {
     assert_eq!(body["errorCode"], json!("UPSTREAM_UNAVAILABLE"), "{body}");
     let message = body["message"].as_str().unwrap_or_default().to_owned();
     (reply, message)
-}
-
-/// `/metrics`' count of upstream failures for `reason`.
-async fn failures(proxy: &Proxy, reason: &str) -> String {
-    let text = client()
-        .get(format!("{}/metrics", proxy.base_url()))
-        .send()
-        .await
-        .expect("the metrics")
-        .text()
-        .await
-        .expect("their text");
-    let label = format!("payments_proxy_upstream_failures_total{{reason=\"{reason}\"}} ");
-    text.lines()
-        .find_map(|line| line.strip_prefix(&label))
-        .unwrap_or_default()
-        .to_owned()
 }
 
 /// The message the recording and the console show for the only exchange.
