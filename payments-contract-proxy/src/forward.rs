@@ -28,13 +28,14 @@ use bytes::{Bytes, BytesMut};
 use futures::StreamExt as _;
 use http_body_util::BodyExt as _;
 
+mod failure;
 mod traced;
 
 use super::exchange::{Exchange, Message};
 use super::metrics::Failure;
 use super::rules::Verdict;
 use crate::state::ProxyState;
-use crate::upstream_tls::TlsFailure;
+use failure::{broke_off, failure_reason};
 use payments_serve::{ApiError, ErrorCode};
 
 /// Bodies up to this are read whole and judged (the document's are under
@@ -274,59 +275,6 @@ fn is_compressed(headers: &HeaderMap) -> bool {
         .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
 }
 
-/// Why the upstream gave no answer, without its URL (which may carry
-/// credentials). A refused TLS handshake is said as one; a TLS failure
-/// after it, in the middle of the answer, is an answer broken off (the
-/// upstream may have carried the request out), with TLS's reason.
-fn failure_reason(e: &hyper_util::client::legacy::Error) -> (String, Failure) {
-    // hyper-rustls handshakes while connecting.
-    match crate::upstream_tls::tls_failure(e, e.is_connect()) {
-        Some(TlsFailure::Refused(tls)) => return (format!("refused TLS ({tls})"), Failure::Tls),
-        Some(TlsFailure::BrokeOff(tls)) => return (broke_off(Some(&tls)), Failure::BrokeOff),
-        None => {}
-    }
-    if e.is_connect() {
-        return ("could not be connected to".to_owned(), Failure::Connect);
-    }
-    // Past the connection the request has gone out, so an upstream that
-    // then closes or answers what is not HTTP may have carried it out:
-    // said so, and counted as an answer broken off (at its first byte).
-    match hyper_error(e) {
-        Some(h) if h.is_incomplete_message() => (
-            "closed the connection without answering (it may have carried the request out)"
-                .to_owned(),
-            Failure::BrokeOff,
-        ),
-        Some(h) if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() => (
-            format!(
-                "answered with something that is not HTTP ({h}; it may have carried the request out)"
-            ),
-            Failure::BrokeOff,
-        ),
-        _ => ("could not be reached".to_owned(), Failure::Unreachable),
-    }
-}
-
-/// hyper's own error in `e`'s chain of sources, if any.
-fn hyper_error(e: &hyper_util::client::legacy::Error) -> Option<&hyper::Error> {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
-    while let Some(err) = source {
-        if let Some(h) = err.downcast_ref::<hyper::Error>() {
-            return Some(h);
-        }
-        source = err.source();
-    }
-    None
-}
-
-/// An answer that broke off, with TLS's reason when TLS broke it.
-fn broke_off(tls: Option<&str>) -> String {
-    match tls {
-        Some(tls) => format!("broke off its answer (TLS: {tls})"),
-        None => "broke off its answer".to_owned(),
-    }
-}
-
 /// Whether a path, its dot segments resolved as RFC 3986 (5.2.4) resolves
 /// them (`.` and `..`, plainly or percent-encoded), leads out of `/api/`
 /// at any point: such a request is refused, since the upstream would
@@ -470,7 +418,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
             if let Some(call) = call.take() {
                 call.failed(Failure::Timeout.as_str());
             }
-            return refuse(request_message, proxy.unavailable("did not answer in time"));
+            return refuse(request_message, proxy.unavailable(&proxy.late()));
         }
     };
     let (upstream_parts, upstream_body) = upstream.into_parts();
@@ -510,7 +458,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         }
         Err(e) if e.is::<Paused>() => {
             proxy.metrics.upstream_failed(Failure::Timeout);
-            return refuse(request_message, proxy.unavailable("did not answer in time"));
+            return refuse(request_message, proxy.unavailable(&proxy.late()));
         }
         Err(e) => {
             proxy.metrics.upstream_failed(Failure::BrokeOff);
@@ -564,14 +512,20 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
 
 impl ProxyState {
     /// 502 `UPSTREAM_UNAVAILABLE`: the upstream gave no answer.
+    /// The reason of an answer that did not come in time, with the
+    /// timeout (the only failure it explains).
+    fn late(&self) -> String {
+        format!(
+            "did not answer in time (upstream timeout {})",
+            humantime::format_duration(self.config.upstream_timeout)
+        )
+    }
+
     fn unavailable(&self, reason: &str) -> ApiError {
         ApiError::new(
             StatusCode::BAD_GATEWAY,
             ErrorCode::UpstreamUnavailable,
-            format!(
-                "the upstream service {reason} (upstream timeout {})",
-                humantime::format_duration(self.config.upstream_timeout)
-            ),
+            format!("the upstream service {reason}"),
         )
     }
 

@@ -23,8 +23,11 @@ mod passthrough;
 mod targets;
 // Headers the proxy adds, replaces or never passes on.
 mod own_headers;
-// The upstream's failures and timeouts, large bodies, --enforce, retries.
+// Large bodies, compressed answers, --enforce, the proxy's own paths,
+// retries.
 mod failures;
+// The upstream's failures and timeouts: no whole answer.
+mod unanswered;
 // Stalled bodies, clients that never read, refused requests.
 mod limits;
 // An https upstream's TLS failing: a refused handshake, or an answer
