@@ -42,12 +42,16 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const BROKEN_PIPE: u8 = 141;
 
 fn main() -> ExitCode {
+    // First, before anything opens a file: see `stdout_closed`.
+    let stdout_closed = stdout_closed();
     let cli = match cli::environment::parse() {
         Ok(cli) => cli,
         Err(err) => {
             // Help and version go to stdout and exit 0; real errors exit 2.
             let exit = if err.use_stderr() {
                 Exit::Usage
+            } else if stdout_closed {
+                return closed_stdout();
             } else {
                 Exit::Ok
             };
@@ -65,6 +69,9 @@ fn main() -> ExitCode {
             return exit.into();
         }
     };
+    if stdout_closed {
+        return closed_stdout();
+    }
     match commands::run(cli) {
         Ok(exit) => exit.into(),
         // The reader went away (`| head`): stop quietly, with the code a
@@ -79,9 +86,93 @@ fn main() -> ExitCode {
     }
 }
 
+/// Whether stdout was closed when the process started (`payments status
+/// ID >&-`): every command writes its results there, and none would be
+/// read.
+///
+/// Rust's runtime opens `/dev/null` for reading and writing on a standard
+/// descriptor closed at start-up (so that no file opened later takes its
+/// number and gets the output), where every write succeeds and is lost:
+/// `>&-` exited 0 with everything lost, unlike `> /dev/full` (exit 4). So a
+/// stdout that is that (`/dev/null`, readable: a shell's `> /dev/null` is
+/// write-only) is taken as closed, or one that is closed still. Except when
+/// stdin and stderr are such a `/dev/null` too: a daemon's way of
+/// discarding all three (daemon(3), start-stop-daemon), which asks for the
+/// exit code only, and where nothing could be said anyway.
+fn stdout_closed() -> bool {
+    use std::os::fd::AsFd as _;
+    let replaced = |fd: Result<std::os::fd::OwnedFd, std::io::Error>| match fd {
+        Ok(fd) => null_read_write(std::fs::File::from(fd)),
+        Err(err) => err.raw_os_error() == Some(EBADF),
+    };
+    replaced(std::io::stdout().as_fd().try_clone_to_owned())
+        && !(replaced(std::io::stdin().as_fd().try_clone_to_owned())
+            && replaced(std::io::stderr().as_fd().try_clone_to_owned()))
+}
+
+/// `errno` of a descriptor that is not open (the same on Linux and the BSDs).
+const EBADF: i32 = 9;
+
+/// Whether `file` is `/dev/null` opened for reading and writing (it is
+/// read and written only once known to be `/dev/null`, where that takes
+/// and leaves nothing).
+fn null_read_write(mut file: std::fs::File) -> bool {
+    use std::{
+        io::{Read as _, Write as _},
+        os::unix::fs::{FileTypeExt as _, MetadataExt as _},
+    };
+    let (Ok(it), Ok(null)) = (file.metadata(), std::fs::metadata("/dev/null")) else {
+        return false;
+    };
+    it.file_type().is_char_device()
+        && it.rdev() == null.rdev()
+        && file.read(&mut [0; 1]).is_ok()
+        && file.write(&[0]).is_ok()
+}
+
+/// Said when stdout is closed: as for one that cannot be written (`>
+/// /dev/full`), exit 4.
+fn closed_stdout() -> ExitCode {
+    let err = CliError::Output(std::io::Error::other("stdout is closed"));
+    report(&err);
+    err.exit_code().into()
+}
+
 /// Prints the error once: the envelope on stdout for scripts reading json is
 /// the command's job; here it is one line on stderr.
 fn report(err: &CliError) {
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(stderr, "error: {}", secrets::hide(&err.to_string()));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::OpenOptions;
+
+    use super::null_read_write;
+
+    #[test]
+    fn only_dev_null_open_for_reading_too_is_a_stdout_put_in_place() {
+        let open = |read, write| {
+            OpenOptions::new()
+                .read(read)
+                .write(write)
+                .open("/dev/null")
+                .expect("/dev/null opens")
+        };
+        assert!(
+            null_read_write(open(true, true)),
+            "as Rust's runtime opens it"
+        );
+        assert!(
+            !null_read_write(open(false, true)),
+            "as `> /dev/null` opens it"
+        );
+        assert!(
+            !null_read_write(open(true, false)),
+            "as `< /dev/null` opens it"
+        );
+        let file = tempfile::tempfile().expect("a temporary file");
+        assert!(!null_read_write(file), "a file");
+    }
 }

@@ -37,6 +37,8 @@ mod secrets;
 mod status;
 /// A stderr that cannot be written: the documented exit codes, no panic.
 mod stderr;
+/// A stdout closed at start: exit 4, said on stderr.
+mod stdout;
 /// `tail`: the mock's journal, a merchant's part, a sandbox's, filters,
 /// `--follow` until Ctrl-C or the server goes away, and `--proxy`.
 mod tail;

@@ -1,0 +1,94 @@
+//! A stdout closed at start (`payments status ID >&-`): exit 4 and one line
+//! on stderr, as for one that cannot be written (`> /dev/full`). Rust's
+//! runtime puts `/dev/null` there, where every write succeeds: each command
+//! exited as if its output had been read (0, or reconcile's 6).
+
+use std::process::{Command as StdCommand, Stdio};
+
+use payments_mock_server::MockServer;
+
+use crate::common::{MERCHANT, Sandbox, initiate};
+
+const CLOSED: &str = "error: cannot write the output: stdout is closed\n";
+const ADMIN: &str = "adm_stdout_5d2e7a";
+
+/// `payments ARGS…` started by `sh` with `redirects` (`>&-`: stdout
+/// closed, as a shell does it): its exit code and its stderr.
+async fn run_with(sandbox: &Sandbox, redirects: &str, args: &[&str]) -> (Option<i32>, String) {
+    let mut cmd = StdCommand::new("sh");
+    cmd.env_clear()
+        .env("XDG_CONFIG_HOME", sandbox.path())
+        .env("HOME", sandbox.path())
+        .env("NO_COLOR", "1")
+        .arg("-c")
+        .arg(format!(r#"exec "$0" "$@" {redirects}"#))
+        .arg(env!("CARGO_BIN_EXE_payments"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let output = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("the runner does not panic")
+        .expect("sh runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_command_exits_4_when_stdout_is_closed() {
+    let server = MockServer::builder()
+        .admin_key(ADMIN)
+        .start()
+        .await
+        .expect("the mock starts");
+    let base = server.base_url();
+    let sandbox = Sandbox::new();
+    let id = initiate(&sandbox, &base, "INV-STDOUT-1", "TOPUP").await;
+    let ids = sandbox.write_file("ids.txt", &format!("{id}\n"));
+    let ids = ids.to_str().expect("a UTF-8 path");
+    let ledger = sandbox.write_file(
+        "ledger.csv",
+        "referenceNo,amount,currency,status\nINV-STDOUT-1,10.50,MYR,PAID\n",
+    );
+    let ledger = ledger.to_str().expect("a UTF-8 path");
+    let service = ["--base-url", &base, "--merchant-id", MERCHANT];
+    let journal = ["--base-url", &base, "--api-key", ADMIN, "tail"];
+    for (args, written) in [
+        (&[&service[..], &["status", &id]].concat(), 0),
+        (&[&service[..], &["status", "--from-file", ids]].concat(), 0),
+        (&[&service[..], &["reconcile", ledger]].concat(), 6),
+        (&journal[..].to_vec(), 0),
+        (&vec!["completions", "bash"], 0),
+        (&vec!["--help"], 0),
+    ] {
+        let (code, err) = run_with(&sandbox, ">&-", args).await;
+        assert_eq!((code, err.as_str()), (Some(4), CLOSED), "{args:?}");
+        // Written somewhere, as before: its own exit code, nothing said.
+        let (code, err) = run_with(&sandbox, "> /dev/null", args).await;
+        assert_eq!((code, err.as_str()), (Some(written), ""), "{args:?}");
+    }
+    // A usage error is still one (its line goes to stderr).
+    let (code, err) = run_with(&sandbox, ">&-", &["status", "--bogus"]).await;
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--bogus"), "{err}");
+    // Stdout closed, stderr too: only the exit code says it.
+    let (code, err) = run_with(&sandbox, ">&- 2>&-", &["completions", "bash"]).await;
+    assert_eq!((code, err.as_str()), (Some(4), ""));
+}
+
+/// A daemon discards all three (daemon(3), start-stop-daemon: `/dev/null`
+/// read-write on each): that is not a stdout closed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_daemons_dev_null_on_all_three_is_no_closed_stdout() {
+    let sandbox = Sandbox::new();
+    let (code, _) = run_with(
+        &sandbox,
+        "0<>/dev/null 1<>/dev/null 2<>/dev/null",
+        &["completions", "bash"],
+    )
+    .await;
+    assert_eq!(code, Some(0));
+}
