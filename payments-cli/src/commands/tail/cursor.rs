@@ -93,6 +93,9 @@ pub struct Cursor {
     read_here: bool,
     /// Only entries numbered above it are shown.
     since: u64,
+    /// No `--since`: read from what the journal keeps, so nothing before
+    /// it was asked for (an explicit `--since 0` asks for seq 1 on).
+    from_start: bool,
     /// The proxy's seqs read, oldest first, and as a set.
     order: VecDeque<u64>,
     seen: HashSet<u64>,
@@ -108,15 +111,19 @@ pub struct Cursor {
 }
 
 impl Cursor {
-    /// From the start, showing what is numbered after `since`.
+    /// Showing what is numbered after `since` (`--since`), or from the
+    /// start of what the journal keeps (none).
     #[must_use]
-    pub fn new(proxy: bool, since: u64) -> Self {
+    pub fn new(proxy: bool, since: Option<u64>) -> Self {
+        let from_start = since.is_none();
+        let since = since.unwrap_or(0);
         Self {
             proxy,
             // The proxy's `after` is in the order judged: from its start.
             after: if proxy { 0 } else { since },
             read_here: false,
             since,
+            from_start,
             order: VecDeque::new(),
             seen: HashSet::new(),
             marks: VecDeque::new(),
@@ -209,17 +216,21 @@ impl Cursor {
 
     /// The journal started again: from its start, everything shown.
     pub fn restart(&mut self) {
-        *self = Self::new(self.proxy, 0);
+        *self = Self::new(self.proxy, None);
     }
 
     /// The seqs a page of the mock's journal skipped that it can no
     /// longer hold: those between `after` and `first` (the page's first
     /// seq) that are `JOURNAL_KEEPS` or more below `newest` (the newest
-    /// seq known). `None` on the proxy, from the start, or when nothing
-    /// is known to be lost.
+    /// seq known). `None` on the proxy, from the start (without
+    /// `--since`: nothing before what the journal keeps was asked for), or
+    /// when nothing is known to be lost.
     #[must_use]
     pub fn lost(&self, first: u64, newest: u64) -> Option<(u64, u64)> {
-        if self.proxy || self.after == 0 || first <= self.after.saturating_add(1) {
+        if self.proxy
+            || (self.from_start && self.after == 0)
+            || first <= self.after.saturating_add(1)
+        {
             return None;
         }
         let low = self.after + 1;
@@ -313,7 +324,7 @@ mod tests {
 
     #[test]
     fn a_gap_is_said_only_for_what_the_journal_cannot_hold() {
-        let mut cursor = Cursor::new(false, 26);
+        let mut cursor = Cursor::new(false, Some(26));
         // The admin key: the journal keeps 2311..=3310, the page starts
         // at its oldest.
         assert_eq!(cursor.lost(2311, 3310), Some((27, 2310)));
@@ -323,11 +334,20 @@ mod tests {
         assert_eq!(cursor.lost(2000, 1500), Some((27, 500)));
         assert_eq!(cursor.lost(27, 5000), None, "no gap");
         assert_eq!(
-            Cursor::new(false, 0).lost(2311, 3310),
+            Cursor::new(false, None).lost(2311, 3310),
             None,
             "from the start"
         );
-        assert_eq!(Cursor::new(true, 26).lost(2311, 3310), None, "the proxy");
+        assert_eq!(
+            Cursor::new(false, Some(0)).lost(2311, 3310),
+            Some((1, 2310)),
+            "--since 0: from seq 1"
+        );
+        assert_eq!(
+            Cursor::new(true, Some(26)).lost(2311, 3310),
+            None,
+            "the proxy"
+        );
         cursor.advance(&marks(&[3310]));
         assert!(cursor.read_here());
         assert_eq!(
@@ -339,7 +359,7 @@ mod tests {
 
     #[test]
     fn the_proxy_shows_a_late_exchange_once_and_since_by_seq() {
-        let mut cursor = Cursor::new(true, 3007);
+        let mut cursor = Cursor::new(true, Some(3007));
         assert_eq!(cursor.after, 0, "from the start of the listing");
         // 3008 judged before 3007: only 3008 is after --since 3007.
         assert_eq!(
@@ -360,7 +380,7 @@ mod tests {
 
     #[test]
     fn the_mock_never_shows_a_seq_twice() {
-        let mut cursor = Cursor::new(false, 0);
+        let mut cursor = Cursor::new(false, None);
         assert!(!cursor.read_here());
         assert_eq!(cursor.advance(&marks(&[1, 2])), [true, true]);
         assert_eq!(cursor.advance(&marks(&[2, 3])), [false, true]);
@@ -369,7 +389,7 @@ mod tests {
 
     #[test]
     fn the_proxy_forgets_only_the_oldest() {
-        let mut cursor = Cursor::new(true, 0);
+        let mut cursor = Cursor::new(true, None);
         let seqs: Vec<u64> = (1..=3000).collect();
         assert!(cursor.advance(&marks(&seqs)).iter().all(|s| *s));
         assert_eq!(cursor.seen.len(), REMEMBERED);
@@ -393,7 +413,7 @@ mod overlap {
 
     #[test]
     fn a_page_is_asked_from_one_before_the_last_entry_read() {
-        let mut cursor = Cursor::new(false, 3);
+        let mut cursor = Cursor::new(false, Some(3));
         assert_eq!(cursor.asked(), 3, "--since: nothing read to start with");
         assert_eq!(cursor.overlap(of(1, &[4]).first().copied()), Overlap::None);
         assert_eq!(cursor.advance(&of(1, &[4, 5])), [true, true]);
@@ -416,7 +436,7 @@ mod overlap {
         assert_eq!((cursor.asked(), cursor.overlap(None)), (0, Overlap::None));
         // The proxy pages in the order judged: after the one judged
         // before the last one read.
-        let mut proxy = Cursor::new(true, 0);
+        let mut proxy = Cursor::new(true, None);
         assert_eq!((proxy.asked(), proxy.overlap(None)), (0, Overlap::None));
         proxy.advance(&of(1, &[1, 3, 2]));
         assert_eq!((proxy.asked(), proxy.after), (3, 2));
@@ -442,7 +462,7 @@ mod overlap {
 
     #[test]
     fn a_missing_entry_is_a_journal_started_again_only_on_evidence() {
-        let mut cursor = Cursor::new(false, 0);
+        let mut cursor = Cursor::new(false, None);
         cursor.advance(&of(1, &[1, 2, 3, 4, 5]));
         // Evicted perhaps (1,000 or more above it): the loss note's.
         assert!(!cursor.could_hold(Some(1005)));
@@ -464,13 +484,13 @@ mod overlap {
 
     #[test]
     fn since_is_no_evidence_and_only_the_last_1000_are_remembered() {
-        let mut cursor = Cursor::new(false, 10);
+        let mut cursor = Cursor::new(false, Some(10));
         cursor.advance(&of(1, &[11, 12]));
         assert_eq!(cursor.start(), 10);
         // Read from --since: 11 and 12 are what was read.
         assert!(!cursor.started_again(&of(1, &[11]), Some(12)));
         assert!(cursor.started_again(&of(2, &[11]), Some(12)));
-        let mut cursor = Cursor::new(false, 0);
+        let mut cursor = Cursor::new(false, None);
         let seqs: Vec<u64> = (1..=1500).collect();
         cursor.advance(&of(1, &seqs));
         assert_eq!(cursor.marks.len(), 1000);

@@ -63,7 +63,7 @@ pub async fn run(ctx: &Context, args: TailArgs) -> Result<Exit, CliError> {
         source: &source,
         filter,
         layout: None,
-        cursor: Cursor::new(proxy, args.since.unwrap_or(0)),
+        cursor: Cursor::new(proxy, args.since),
         read: 0,
         shown: 0,
         proxy,

@@ -83,6 +83,17 @@ async fn entries_the_journal_dropped_before_they_were_read_are_said() {
         .await
         .success();
     assert_eq!(stderr(&all), "");
+    // An explicit --since 0 asked for seq 1 on: what is lost is said (it
+    // was taken for no --since, and said nothing). The journal keeps
+    // 102..=1101 now (1101: the read while followed).
+    let zero = run(tail(&sandbox, &base, ADMIN, "json", &["--since", "0"]))
+        .await
+        .success();
+    assert_eq!(lines(&stdout(&zero)).len(), 1000);
+    assert_eq!(
+        stderr(&zero),
+        "note: seq 1–101 are no longer kept by the server (it keeps the last 1,000)\n"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
