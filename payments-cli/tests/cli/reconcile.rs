@@ -581,3 +581,5 @@ mod line_breaks;
 mod report;
 // Ctrl-C during a run.
 mod interrupt;
+// The table on narrow terminals.
+mod narrow;

@@ -140,13 +140,25 @@ pub struct Spool {
     writer: csv::Writer<BufWriter<File>>,
     line_width: usize,
     reference_width: usize,
+    detail_width: usize,
     rows: u64,
 }
 
 /// The longest reference the table shows whole (the longest valid one).
 const REFERENCE_SHOWN: usize = 64;
-/// The detail column wraps only when at least this wide.
+/// The detail column is at least this wide (or as its widest value when
+/// narrower); the reference's gives way first.
 const MIN_DETAIL_WIDTH: usize = 20;
+/// The reference column is never narrower than its header.
+const REFERENCE_HEADER: &str = "REFERENCE";
+/// A row as a block: its values after labels this wide and two spaces.
+const BLOCK_LABEL_WIDTH: usize = REFERENCE_HEADER.len();
+/// A value of a block wraps at no fewer columns than this, however narrow
+/// the terminal.
+const MIN_BLOCK_VALUE: usize = 10;
+/// Said after the counts of a run that stopped.
+const INCOMPLETE: &str =
+    "incomplete: the run stopped before the end of the ledger (stderr says where)";
 
 impl Spool {
     /// # Errors
@@ -157,7 +169,8 @@ impl Spool {
         Ok(Self {
             writer: csv::Writer::from_writer(BufWriter::new(file)),
             line_width: "LINE".len(),
-            reference_width: "REFERENCE".len(),
+            reference_width: REFERENCE_HEADER.len(),
+            detail_width: 0,
             rows: 0,
         })
     }
@@ -174,6 +187,7 @@ impl Spool {
         self.reference_width = self.reference_width.max(reference.width());
         self.rows += 1;
         let detail = printable(row.judgement.detail.as_deref().unwrap_or_default());
+        self.detail_width = self.detail_width.max(detail.width());
         self.writer
             .write_record([
                 line.as_str(),
@@ -185,7 +199,9 @@ impl Spool {
     }
 
     /// Writes the counts table, then the kept rows, to `out`, fitted to
-    /// `width` (the detail wraps when there is room for it).
+    /// `width`: in columns, the reference and the detail wrapped in theirs
+    /// ([`layout`]), or on a terminal too narrow for them each row as a
+    /// block of its fields.
     ///
     /// # Errors
     ///
@@ -220,11 +236,9 @@ impl Spool {
         if !complete {
             // As the json summary's `"complete":false`: these counts are
             // of the rows judged before the run stopped, not the ledger's.
-            writeln!(
-                out,
-                "incomplete: the run stopped before the end of the ledger (stderr says where)"
-            )
-            .map_err(io)?;
+            for line in crate::output::wrap(INCOMPLETE, width.max(MIN_DETAIL_WIDTH)) {
+                writeln!(out, "{line}").map_err(io)?;
+            }
         }
         if self.rows == 0 {
             return Ok(());
@@ -241,22 +255,18 @@ impl Spool {
             .has_headers(false)
             .from_reader(std::io::BufReader::new(file));
         let lw = self.line_width;
-        // The references whole when the detail keeps its least width
-        // beside them; else their column takes half of what is left (at
-        // least the header's width) and a reference wraps in it.
         let fixed = lw + 2 + 2 + class_width + 2;
-        let rw = if fixed + self.reference_width + MIN_DETAIL_WIDTH <= width {
-            self.reference_width
-        } else {
-            (width.saturating_sub(fixed) / 2).clamp("REFERENCE".len(), self.reference_width)
+        let (rw, detail_width) = match layout(width, fixed, self.reference_width, self.detail_width)
+        {
+            Layout::Columns { reference, detail } => (reference, detail),
+            Layout::Blocks => return blocks(&mut rows, width, out),
         };
-        let detail_width = width.saturating_sub(fixed + rw);
         writeln!(out).map_err(io)?;
         writeln!(
             out,
             "{:<lw$}  {}  {:<class_width$}  DETAIL",
             "LINE",
-            pad("REFERENCE", rw),
+            pad(REFERENCE_HEADER, rw),
             "CLASS"
         )
         .map_err(io)?;
@@ -266,12 +276,7 @@ impl Spool {
             .map_err(|err| spool_error("read", &err))?
         {
             let field = |i| record.get(i).unwrap_or_default();
-            let detail = field(3);
-            let details = if detail_width >= MIN_DETAIL_WIDTH {
-                crate::output::wrap(detail, detail_width)
-            } else {
-                vec![detail.to_owned()]
-            };
+            let details = crate::output::wrap(field(3), detail_width);
             let references = crate::output::wrap(field(1), rw);
             for n in 0..details.len().max(references.len()) {
                 let (number, class) = if n == 0 {
@@ -289,6 +294,73 @@ impl Spool {
         }
         Ok(())
     }
+}
+
+/// How the kept rows are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// In columns, the reference's and the detail's this wide.
+    Columns { reference: usize, detail: usize },
+    /// Each row as a block of its fields, one per line.
+    Blocks,
+}
+
+/// The layout at `width`, the line and class columns `fixed` wide with
+/// their gaps, the widest reference and detail `reference` and `detail`:
+/// the references whole when the detail keeps its least width beside
+/// them ([`MIN_DETAIL_WIDTH`], or its widest value's when narrower); else
+/// their column takes half of what is left, at least its header's width
+/// and at most what leaves the detail its least, and a reference wraps in
+/// it. A terminal too narrow for even that (about 48 columns) gets blocks.
+fn layout(width: usize, fixed: usize, reference: usize, detail: usize) -> Layout {
+    let room = width.saturating_sub(fixed);
+    let least_detail = detail.clamp("DETAIL".len(), MIN_DETAIL_WIDTH);
+    let header = REFERENCE_HEADER.len();
+    let reference = if reference + least_detail <= room {
+        reference
+    } else if header + least_detail <= room {
+        (room / 2).clamp(header, room - least_detail)
+    } else {
+        return Layout::Blocks;
+    };
+    Layout::Columns {
+        reference,
+        detail: room - reference,
+    }
+}
+
+/// The kept rows in `rows`, each as its fields, one per line, the
+/// reference and the detail wrapped to `width`; a blank line before each.
+fn blocks(
+    rows: &mut csv::Reader<std::io::BufReader<File>>,
+    width: usize,
+    out: &mut dyn std::io::Write,
+) -> Result<(), CliError> {
+    let io = |err: std::io::Error| CliError::Output(err);
+    let room = width
+        .saturating_sub(BLOCK_LABEL_WIDTH + 2)
+        .max(MIN_BLOCK_VALUE);
+    let mut record = csv::StringRecord::new();
+    while rows
+        .read_record(&mut record)
+        .map_err(|err| spool_error("read", &err))?
+    {
+        let field = |i| record.get(i).unwrap_or_default();
+        writeln!(out).map_err(io)?;
+        for (label, value) in [
+            ("Line", field(0)),
+            ("Reference", field(1)),
+            ("Class", field(2)),
+            ("Detail", field(3)),
+        ] {
+            for (n, part) in crate::output::wrap(value, room).iter().enumerate() {
+                let label = if n == 0 { label } else { "" };
+                let text = format!("{label:<BLOCK_LABEL_WIDTH$}  {part}");
+                writeln!(out, "{}", text.trim_end()).map_err(io)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The table's temporary file failed: a local failure, not the service's
@@ -378,6 +450,53 @@ mod tests {
             text.contains("\n2     INV-1      status     支払い"),
             "{text}"
         );
+    }
+
+    /// The reference column gave the detail under 20 columns from about
+    /// 56 down, and the detail then went unwrapped past the width.
+    #[test]
+    fn the_detail_keeps_its_least_width_before_the_reference_takes_half() {
+        // LINE (4) and CLASS (9) with their gaps: 19 columns.
+        for width in 0..=200 {
+            match layout(width, 19, 128, 300) {
+                Layout::Columns { reference, detail } => {
+                    assert!(detail >= MIN_DETAIL_WIDTH, "{width}");
+                    assert!(reference >= "REFERENCE".len(), "{width}");
+                    assert_eq!(19 + reference + detail, width);
+                }
+                Layout::Blocks => assert!(width < 19 + 9 + MIN_DETAIL_WIDTH, "{width}"),
+            }
+        }
+        assert_eq!(
+            layout(55, 19, 128, 300),
+            Layout::Columns {
+                reference: 16,
+                detail: 20
+            }
+        );
+        // Details all narrower than 20 need only their width.
+        assert_eq!(
+            layout(45, 19, 13, 12),
+            Layout::Columns {
+                reference: 13,
+                detail: 13
+            }
+        );
+        assert_eq!(layout(47, 19, 13, 300), Layout::Blocks);
+    }
+
+    #[test]
+    fn a_stopped_run_says_so_within_the_width() {
+        let mut counts = Counts::default();
+        counts.add(Class::Missing);
+        let mut out = Vec::new();
+        Spool::new()
+            .unwrap()
+            .print(&counts, false, 40, &mut out)
+            .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.lines().all(|line| line.width() <= 40), "{text}");
+        assert!(text.contains("incomplete: the run stopped"), "{text}");
     }
 
     #[test]
