@@ -185,19 +185,15 @@ async fn serve_on<S>(
     // keep-alive after it), the others close at once.
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let (stream, _peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(conn) => conn,
-                Err(e) => {
-                    // Running out of descriptors is transient; keep serving.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::task::yield_now().await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
+    // `held`: a connection the kernel completed before the stop, whose
+    // whole request head had come (see [`backlog`]): it is served one
+    // request whatever the stop, as one accepted before it would be.
+    // A TLS connection's request cannot have come before its handshake,
+    // so only a plain listener's backlog can hold one.
+    let plain = matches!(handshake, Handshake::None);
+    // Owns what it uses (it lives across the loop's awaits: a borrow would
+    // need `per_connection` to be `Sync`).
+    let start = move |stream: tokio::net::TcpStream, _peer: std::net::SocketAddr, held: bool| {
         let _ = stream.set_nodelay(true);
         let abort = ConnectionAbort::default();
         let busy = Busy::default();
@@ -228,18 +224,24 @@ async fn serve_on<S>(
         builder
             .half_close(true)
             .header_read_timeout(None)
-            .max_header_size(HEADER_LIMIT);
+            .max_header_size(HEADER_LIMIT)
+            .keep_alive(!held);
         let stopping = stopping.clone();
+        let watch = Watch {
+            stopping,
+            header_read_timeout,
+            held,
+        };
         match &handshake {
             Handshake::None => {
                 let conn = builder.serve_connection(TokioIo::new(Io::Plain(stream)), service);
-                tokio::spawn(drive(conn, busy, abort, stopping, header_read_timeout));
+                tokio::spawn(drive(conn, busy, abort, watch));
             }
             #[cfg(feature = "tls")]
             Handshake::Tls(acceptor) => {
                 let accepting = acceptor.accept(stream);
                 tokio::spawn(async move {
-                    let mut stopping = stopping;
+                    let mut stopping = watch.stopping.clone();
                     // An unfinished handshake is no request: the shutdown
                     // closes it at once.
                     let stream = tokio::select! {
@@ -258,13 +260,29 @@ async fn serve_on<S>(
                     };
                     let io = Io::Tls(Box::new(stream));
                     let conn = builder.serve_connection(TokioIo::new(io), service);
-                    drive(conn, busy, abort, stopping, header_read_timeout).await;
+                    drive(conn, busy, abort, watch).await;
                 });
             }
         }
+    };
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => start(stream, peer, false),
+                Err(e) => {
+                    // Running out of descriptors is transient; keep serving.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::task::yield_now().await;
+                }
+            },
+            () = &mut shutdown => break,
+        }
     }
-    drop(listener);
-    drop(stopping);
+    for (stream, peer) in backlog(listener, plain) {
+        start(stream, peer, true);
+    }
+    // The last receiver outside the connections' tasks.
+    drop(start);
     let _ = stop.send(true);
     stop.closed().await;
 }
@@ -274,16 +292,16 @@ async fn serve_on<S>(
 /// is closed without an answer), or the shutdown: then a request under
 /// way is finished, the connection closed after it; one without (idle,
 /// half a head) is closed at once.
-async fn drive<C>(
-    conn: C,
-    busy: Busy,
-    abort: ConnectionAbort,
-    mut stopping: tokio::sync::watch::Receiver<bool>,
-    header_read_timeout: Duration,
-) where
+async fn drive<C>(conn: C, busy: Busy, abort: ConnectionAbort, watch: Watch)
+where
     C: GracefulConnection,
     C::Error: std::fmt::Display,
 {
+    let Watch {
+        mut stopping,
+        header_read_timeout,
+        held,
+    } = watch;
     let mut conn = std::pin::pin!(conn);
     let mut watch = HeadWatch::new(header_read_timeout, &busy);
     let tick = tokio::time::sleep(watch.tick);
@@ -293,7 +311,9 @@ async fn drive<C>(
             biased;
             result = conn.as_mut() => return ended(result),
             () = abort.0.notified() => return,
-            _ = stopping.wait_for(|stop| *stop) => break,
+            // A held connection's one request is served (no keep-alive):
+            // the stop does not close it.
+            _ = stopping.wait_for(|stop| *stop), if !held => break,
             () = tick.as_mut() => {
                 if watch.expired(&busy) {
                     tracing::debug!("no whole request head within the header read timeout");
@@ -311,6 +331,60 @@ async fn drive<C>(
         result = conn => ended(result),
         () = abort.0.notified() => {}
     }
+}
+
+/// What a connection task watches besides its connection.
+struct Watch {
+    /// Becomes true at the shutdown.
+    stopping: tokio::sync::watch::Receiver<bool>,
+    /// See [`run_with`].
+    header_read_timeout: Duration,
+    /// Taken from the backlog after the stop, a whole request head there:
+    /// served one request, never closed by the stop.
+    held: bool,
+}
+
+/// Most connections taken from the backlog at the stop: a listen queue's
+/// usual length (`somaxconn`).
+const BACKLOG_LIMIT: usize = 4096;
+
+/// The connections the kernel completed before the stop and nobody
+/// accepted yet, whose client already sent a whole request head: its
+/// client counts that request sent, and dropping the listener would reset
+/// it unanswered. The others (nothing sent yet, half a head, a TLS
+/// listener's, which cannot have sent a request before its handshake) are
+/// closed, as an idle connection is at the stop. Taken with the socket's
+/// own calls, not the runtime's readiness: no connection waits for the
+/// next turn of the reactor.
+fn backlog(
+    listener: TcpListener,
+    plain: bool,
+) -> Vec<(tokio::net::TcpStream, std::net::SocketAddr)> {
+    let mut held = Vec::new();
+    // Still non-blocking, as the runtime set it.
+    let Ok(listener) = listener.into_std() else {
+        return held;
+    };
+    let mut head = vec![0u8; HEADER_LIMIT];
+    while held.len() < BACKLOG_LIMIT {
+        let Ok((stream, peer)) = listener.accept() else {
+            // Nothing more waiting (or no descriptor left for it).
+            break;
+        };
+        if !plain || stream.set_nonblocking(true).is_err() {
+            continue;
+        }
+        let whole = stream
+            .peek(&mut head)
+            .is_ok_and(|n| head[..n].windows(4).any(|w| w == b"\r\n\r\n"));
+        if !whole {
+            continue;
+        }
+        if let Ok(stream) = tokio::net::TcpStream::from_std(stream) {
+            held.push((stream, peer));
+        }
+    }
+    held
 }
 
 fn ended<E: std::fmt::Display>(result: Result<(), E>) {

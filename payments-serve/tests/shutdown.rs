@@ -1,6 +1,8 @@
 //! The graceful shutdown: a request under way is finished, and a
 //! connection without one (idle, half a request head, a TLS handshake not
 //! finished) is closed at once instead of after the header read timeout.
+//! A request whose whole head came before the stop, on a connection still
+//! in the listener's backlog, is answered too.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -123,4 +125,58 @@ async fn an_unfinished_tls_handshake_closes_at_once() {
     tokio::time::timeout(BOUND, to_the_end(&mut silent))
         .await
         .expect("closed");
+}
+
+/// Connections the kernel completed before the stop, never accepted: each
+/// whose client sent a whole request (it counts it sent) is answered,
+/// once, then closed; an idle one and one with half a head are closed
+/// without an answer. Before, dropping the listener reset them all (a
+/// reviewer's SIGTERM right after a request: 3 resets in 30).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_waiting_in_the_backlog_at_the_stop_are_answered() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let addr = listener.local_addr().expect("an address");
+    let mut sent = Vec::new();
+    for n in 0..20 {
+        let mut stream = TcpStream::connect(addr).await.expect("connects");
+        let request = format!("GET /n/{n} HTTP/1.1\r\nHost: x\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.expect("sent");
+        sent.push(stream);
+    }
+    let mut idle = TcpStream::connect(addr).await.expect("connects");
+    let mut half = TcpStream::connect(addr).await.expect("connects");
+    half.write_all(b"GET /n/half HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .expect("sent");
+    let router = Router::new().route(
+        "/n/{n}",
+        get(|axum::extract::Path(n): axum::extract::Path<String>| async move { n }),
+    );
+    // Stopped before it ever accepts.
+    let serving = tokio::spawn(server::run_with(listener, router, HOUR, async {}));
+    for (n, stream) in sent.iter_mut().enumerate() {
+        let answer = tokio::time::timeout(BOUND, to_the_end(stream))
+            .await
+            .expect("answered and closed, never held");
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 200"),
+            "request {n}: {answer:?}"
+        );
+        assert!(answer.ends_with(&format!("\r\n\r\n{n}")), "{answer:?}");
+    }
+    for (what, stream) in [("idle", &mut idle), ("half a head", &mut half)] {
+        let cut = tokio::time::timeout(BOUND, to_the_end(stream))
+            .await
+            .expect("closed at once");
+        assert!(
+            cut.is_empty(),
+            "{what}: {:?}",
+            String::from_utf8_lossy(&cut)
+        );
+    }
+    tokio::time::timeout(BOUND, serving)
+        .await
+        .expect("the server returns")
+        .expect("joined");
 }
