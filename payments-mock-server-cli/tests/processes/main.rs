@@ -20,6 +20,8 @@ mod replicas;
 mod journal;
 // The database gone while serving: 503 within 5 s, back without a restart.
 mod outage;
+// A SQLite file read-only at start, or removed while serving.
+mod sqlite_damage;
 // Sandboxes on SQLite come back after a kill -9 and a restart (issue 42).
 mod sandboxes;
 // Sandboxes shared by replicas on PostgreSQL (issue 42).

@@ -108,6 +108,7 @@ async fn a_database_gone_answers_503_within_5_s_and_serving_resumes_when_it_is_b
         .to_owned();
 
     cluster.stop();
+    let down = "cannot be reached: requests that need it answer 503";
 
     let json_routes: Vec<(&str, String, Option<serde_json::Value>)> = vec![
         (
@@ -192,6 +193,15 @@ async fn a_database_gone_answers_503_within_5_s_and_serving_resumes_when_it_is_b
         .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
         .sum();
     assert!(failures >= 1.0, "store failures counted: {metrics}");
+    // Said once, with the cause, never the password (issue: deadpool's
+    // own lines alone named no cause and never said it was back).
+    let log = mock.log();
+    assert_eq!(log.matches(down).count(), 1, "once: {log}");
+    assert!(
+        log.lines()
+            .any(|l| l.contains(down) && l.contains("error") && l.contains("onnect")),
+        "with the cause: {log}"
+    );
     assert!(
         metrics.contains("payments_mock_requests_total{")
             && metrics.contains("error_code=\"STORE_UNAVAILABLE\""),
@@ -213,6 +223,12 @@ async fn a_database_gone_answers_503_within_5_s_and_serving_resumes_when_it_is_b
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(health.status, 200, "{}", health.text);
+    assert!(
+        mock.logged("can be reached again", Duration::from_secs(5)),
+        "said when it is back: {}",
+        mock.log()
+    );
+    assert_eq!(mock.log().matches(down).count(), 1, "still once");
     let status = get(&http, &mock.url(&format!("/api/payments/{id}/status")))
         .await
         .expect("answers");

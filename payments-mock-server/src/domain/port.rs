@@ -50,12 +50,44 @@ use crate::domain::transaction::{Confirmation, NewTransaction, PayerAction, Paym
 pub const STORE_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// The database behind a store failed: unreachable, a broken connection, a
-/// timeout, an error it answered. Never carries a password.
+/// timeout, an error it answered; or a failure that waiting will not mend
+/// ([`StoreError::lost`], [`StoreError::unreadable`]). Never carries a
+/// password.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the store is unavailable: {reason}")]
+#[error("{}{reason}", kind.lead())]
 pub struct StoreError {
     reason: String,
-    sandbox_gone: bool,
+    kind: StoreErrorKind,
+}
+
+/// What kind of failure a [`StoreError`] is: what the HTTP layer answers
+/// and whether a retry can help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreErrorKind {
+    /// The database failed or could not be reached: 503
+    /// `STORE_UNAVAILABLE`, and a retry may succeed once it is back.
+    Unavailable,
+    /// The sandbox the request was served in was removed: 404
+    /// `SANDBOX_NOT_FOUND`.
+    SandboxGone,
+    /// The store can no longer keep changes until the mock is restarted
+    /// (its SQLite file was removed or replaced): 503 `STORE_UNAVAILABLE`,
+    /// and no retry helps.
+    Lost,
+    /// The store holds a row it cannot read (changed outside the mock): a
+    /// lasting fault, not an outage, 500 `INTERNAL_ERROR`.
+    Unreadable,
+}
+
+impl StoreErrorKind {
+    fn lead(self) -> &'static str {
+        match self {
+            Self::Unavailable | Self::SandboxGone => "the store is unavailable: ",
+            Self::Lost => "the store can no longer keep changes: ",
+            Self::Unreadable => "the store holds a row it cannot read: ",
+        }
+    }
 }
 
 impl StoreError {
@@ -63,7 +95,7 @@ impl StoreError {
     pub fn new(reason: impl Into<String>) -> Self {
         Self {
             reason: reason.into(),
-            sandbox_gone: false,
+            kind: StoreErrorKind::Unavailable,
         }
     }
 
@@ -74,13 +106,35 @@ impl StoreError {
     pub fn sandbox_gone() -> Self {
         Self {
             reason: "the sandbox was removed".to_owned(),
-            sandbox_gone: true,
+            kind: StoreErrorKind::SandboxGone,
+        }
+    }
+
+    /// The store can keep no change until the mock is restarted: `reason`
+    /// says why and what to do (its file was removed or replaced).
+    pub fn lost(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            kind: StoreErrorKind::Lost,
+        }
+    }
+
+    /// The store holds a row it cannot read: `reason` says which.
+    pub fn unreadable(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            kind: StoreErrorKind::Unreadable,
         }
     }
 
     /// Whether this is [`StoreError::sandbox_gone`].
     pub fn is_sandbox_gone(&self) -> bool {
-        self.sandbox_gone
+        self.kind == StoreErrorKind::SandboxGone
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> StoreErrorKind {
+        self.kind
     }
 
     /// What failed.

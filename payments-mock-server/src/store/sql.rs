@@ -94,7 +94,7 @@ fn time(ms: i64, column: &str) -> Result<DateTime<Utc>, StoreError> {
 }
 
 fn corrupt(column: &str) -> StoreError {
-    StoreError::new(format!(
+    StoreError::unreadable(format!(
         "a stored transaction has an unreadable {column} (the database was changed outside the mock?)"
     ))
 }

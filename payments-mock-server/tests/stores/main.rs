@@ -28,6 +28,9 @@ mod sandboxes;
 // Opening stores: what a database store keeps across a reopen, and every
 // bad store of CONTRACT section 15 (files, schema, URLs, credentials).
 mod opening;
+// Stores damaged from outside: a SQLite file removed or replaced while
+// serving, another program's database, a row the store cannot read.
+mod damaged;
 
 macro_rules! every_store {
     ($backend:ident) => {

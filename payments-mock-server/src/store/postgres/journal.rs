@@ -44,7 +44,7 @@ pub(super) async fn flush(inner: &Inner, heartbeat: bool) -> Result<(), StoreErr
         written: false,
     };
     let written = bounded(async {
-        let mut client = inner.pool.get().await.map_err(|e| pool_error(&e))?;
+        let mut client = inner.connection().await?;
         let tx = client.transaction().await.map_err(|e| store_error(&e))?;
         write(
             &tx,

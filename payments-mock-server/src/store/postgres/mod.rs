@@ -38,7 +38,7 @@
 //! makes requests answer 503 within seconds, and the pool reconnects by
 //! itself once it is back.
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
@@ -65,6 +65,7 @@ mod inserts;
 mod journal;
 mod nul;
 mod open;
+mod outage;
 mod pending;
 mod queries;
 mod replicas;
@@ -156,6 +157,8 @@ struct Inner {
     _alive: tokio::sync::watch::Sender<()>,
     /// Its operations, for the server's `GET /metrics`.
     counts: crate::metrics::StoreCounts,
+    /// Whether the last connection could not be made (`outage.rs`).
+    down: AtomicBool,
 }
 
 /// A store dropped (the process stops, SIGTERM included) writes what its

@@ -6,6 +6,25 @@ use super::*;
 use replicas::{listen, read_payload, register, write_journal};
 use rows::*;
 
+/// A failed migration in one line: the server's complaint, never the
+/// migration's SQL.
+fn migration_error(e: &refinery::Error) -> String {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(cause) = source {
+        if let Some(pg) = cause.downcast_ref::<tokio_postgres::Error>() {
+            return store_error(pg).reason().to_owned();
+        }
+        source = cause.source();
+    }
+    let text = e.to_string();
+    text.lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(200)
+        .collect()
+}
+
 impl PostgresStore {
     pub async fn open(url: &PostgresUrl, replica: &str) -> Result<Self, Error> {
         let shown = url.to_string();
@@ -82,6 +101,7 @@ impl PostgresStore {
                 signals: Arc::clone(&signals),
                 _alive: alive,
                 counts: crate::metrics::StoreCounts::new(crate::metrics::Backend::Postgres),
+                down: AtomicBool::new(false),
             }),
             view: View::new(Uuid::nil(), offset),
         };
@@ -121,11 +141,49 @@ impl PostgresStore {
                 });
             }
         }
+        let found = if exists {
+            client
+                .query_one(&format!("SELECT count(*) FROM {SCHEMA_TABLE}"), &[])
+                .await
+                .map_err(|e| fail(store_error(&e).reason().to_owned()))?
+                .get::<_, i64>(0)
+        } else {
+            0
+        };
+        if found == 0 {
+            // No history of the mock's: tables named as the mock's are
+            // another program's (or a copy's), and the migration would fail
+            // on them half-way; refused before anything is written.
+            let clashing: Vec<String> = client
+                .query(
+                    "SELECT c.relname::text FROM pg_class c \
+                     WHERE c.relnamespace = to_regnamespace(current_schema())::oid \
+                     AND c.relkind IN ('r', 'v', 'm', 'p', 'f') \
+                     AND c.relname LIKE 'mock\\_%' AND c.relname <> $1 ORDER BY 1",
+                    &[&SCHEMA_TABLE],
+                )
+                .await
+                .map_err(|e| fail(store_error(&e).reason().to_owned()))?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            if !clashing.is_empty() {
+                return Err(fail(format!(
+                    "it holds tables named as the mock's ({}) but no schema history of the mock's: another program's database?; the database was left as it is",
+                    clashing.join(", ")
+                )));
+            }
+        }
         migrations::migrations::runner()
             .set_migration_table_name(SCHEMA_TABLE)
             .run_async(client)
             .await
-            .map_err(|e| fail(format!("cannot bring its schema up to date: {e}")))?;
+            .map_err(|e| {
+                fail(format!(
+                    "cannot bring its schema up to date: {}",
+                    migration_error(&e)
+                ))
+            })?;
         Ok(())
     }
 }

@@ -16,7 +16,7 @@ impl PostgresStore {
     }
 
     pub(super) async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
-        self.inner.pool.get().await.map_err(|e| pool_error(&e))
+        self.inner.connection().await
     }
 
     pub(super) async fn offset(

@@ -15,6 +15,15 @@ pub(super) fn store_error(e: &tokio_postgres::Error) -> StoreError {
     StoreError::new(text)
 }
 
+/// A value of a row fetched that does not hold what the mock wrote: a
+/// lasting fault of the data, not an outage.
+fn unreadable(e: &tokio_postgres::Error) -> StoreError {
+    StoreError::unreadable(format!(
+        "a stored row does not hold what the mock wrote ({}); was the database changed outside the mock?",
+        store_error(e).reason()
+    ))
+}
+
 pub(super) fn pool_error(e: &deadpool_postgres::PoolError) -> StoreError {
     match e {
         deadpool_postgres::PoolError::Backend(e) => store_error(e),
@@ -27,7 +36,7 @@ pub(super) fn pool_error(e: &deadpool_postgres::PoolError) -> StoreError {
 
 /// A transaction row, in [`COLUMNS`] order.
 pub(super) fn row_of(r: &tokio_postgres::Row) -> Result<Row, StoreError> {
-    let get = |e: tokio_postgres::Error| store_error(&e);
+    let get = |e: tokio_postgres::Error| unreadable(&e);
     let confirmed_at: Option<i64> = r.try_get(18).map_err(get)?;
     let result: Option<String> = r.try_get(19).map_err(get)?;
     let confirm = match (
@@ -79,7 +88,7 @@ pub(super) fn record_of(r: &tokio_postgres::Row) -> Result<Record, StoreError> {
 }
 
 pub(super) fn journal_row_of(r: &tokio_postgres::Row) -> Result<JournalRow, StoreError> {
-    let get = |e: tokio_postgres::Error| store_error(&e);
+    let get = |e: tokio_postgres::Error| unreadable(&e);
     let mut row = JournalRow {
         seq: r.try_get(0).map_err(get)?,
         at: r.try_get(1).map_err(get)?,

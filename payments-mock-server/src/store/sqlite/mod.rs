@@ -69,6 +69,7 @@ mod open;
 mod rows;
 mod sandboxes;
 mod verbs;
+mod watch;
 mod writer;
 
 pub(super) mod migrations {
@@ -147,6 +148,11 @@ enum Job {
     /// Writes down when the view's sandbox expires now.
     RenewSandbox {
         expires_at: DateTime<Utc>,
+    },
+    /// Writes what is there again: whether the file can be written
+    /// (health, while the last commit failed).
+    Probe {
+        reply: Reply<()>,
     },
 }
 
@@ -252,6 +258,8 @@ struct Opened {
     /// The OS lock that makes this process the file's only owner; released
     /// when the store is dropped.
     _owner: open::Owner,
+    /// Whether the file is still the one opened and can be written.
+    watch: Arc<watch::Watch>,
     /// Its operations, for the server's `GET /metrics`.
     counts: StoreCounts,
 }
@@ -295,6 +303,9 @@ impl SqliteStore {
             None => open_reader(&self.file.path).map_err(|e| store_error(&e))?,
         };
         let result = f(&conn);
+        if let Err(e) = &result {
+            self.noted(e);
+        }
         let mut readers = self
             .file
             .readers
@@ -319,9 +330,20 @@ impl SqliteStore {
                 .map_err(|_| gone())?;
             answer.await.map_err(|_| gone())?
         };
-        tokio::time::timeout(STORE_TIMEOUT, work)
+        let result = tokio::time::timeout(STORE_TIMEOUT, work)
             .await
-            .map_err(|_| StoreError::new("SQLite did not commit within 4 s"))?
+            .map_err(|_| StoreError::new("SQLite did not commit within 4 s"))?;
+        if let Err(e) = &result {
+            self.noted(e);
+        }
+        result
+    }
+
+    /// A failure the log hears of once: a row the store cannot read.
+    fn noted(&self, e: &StoreError) {
+        if e.kind() == crate::domain::port::StoreErrorKind::Unreadable {
+            self.file.watch.unreadable(e);
+        }
     }
 
     fn page_now<T>(

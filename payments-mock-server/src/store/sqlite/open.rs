@@ -284,6 +284,57 @@ pub(super) fn recorded_version(conn: &Connection) -> rusqlite::Result<Option<i64
     )
 }
 
+/// The tables of a file that is not the mock's store, named (at most
+/// three): a file with tables but no schema history of the mock's (a
+/// history table alone, empty, is what a first start killed before its
+/// migration committed leaves). Reads only.
+pub(super) fn foreign_tables(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    if recorded_version(conn)?.is_some() {
+        return Ok(None);
+    }
+    let mut statement = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') \
+         AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> ?1 ORDER BY name",
+    )?;
+    let names: Vec<String> = statement
+        .query_map([SCHEMA_TABLE], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let mut shown = names.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > 3 {
+        shown.push_str(&format!(" and {} more", names.len() - 3));
+    }
+    Ok(Some(shown))
+}
+
+/// A failed migration in one line: SQLite's complaint, never the
+/// migration's SQL (which refinery's and rusqlite's texts carry).
+fn migration_error(e: &refinery::Error) -> String {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(cause) = source {
+        if let Some(sqlite) = cause.downcast_ref::<rusqlite::Error>() {
+            return match sqlite {
+                rusqlite::Error::SqlInputError { msg, .. } => format!("SQLite: {msg}"),
+                rusqlite::Error::SqliteFailure(_, Some(msg)) => format!("SQLite: {msg}"),
+                other => first_line(&format!("SQLite: {other}")),
+            };
+        }
+        source = cause.source();
+    }
+    first_line(&e.to_string())
+}
+
+/// The first line of `text`, at most 200 characters.
+pub(super) fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    match line.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    }
+}
+
 pub(super) fn configure(conn: &Connection, durability: Durability) -> rusqlite::Result<()> {
     conn.busy_timeout(STORE_TIMEOUT)?;
     let synchronous = match durability {
@@ -372,11 +423,33 @@ impl SqliteStore {
                 supported,
             });
         }
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(why)? {
+            return Err(open_error(
+                shown,
+                "it cannot be written (a read-only file or file system?); the file was left as it is",
+            ));
+        }
+        if let Some(foreign) = foreign_tables(&conn).map_err(why)? {
+            return Err(open_error(
+                shown,
+                format!(
+                    "it is not the mock's store: it holds other tables ({foreign}) and no schema history of the mock's; the file was left as it is"
+                ),
+            ));
+        }
         configure(&conn, durability).map_err(why)?;
         migrations::migrations::runner()
             .set_migration_table_name(SCHEMA_TABLE)
             .run(&mut conn)
-            .map_err(|e| open_error(shown, format!("cannot bring its schema up to date: {e}")))?;
+            .map_err(|e| {
+                open_error(
+                    shown,
+                    format!(
+                        "cannot bring its schema up to date: {}",
+                        migration_error(&e)
+                    ),
+                )
+            })?;
         let offset: i64 = conn
             .query_row(
                 "SELECT offset_nanos FROM mock_clock WHERE id = 1",
@@ -392,9 +465,13 @@ impl SqliteStore {
         let views = Arc::new(Views::default());
         views.add(&shared);
         let (jobs, receiver) = mpsc::channel(4 * BATCH);
+        // The file and its log as opened (the log exists: SQLite keeps it
+        // while a connection is open in WAL mode).
+        let watch = Arc::new(watch::Watch::new(path));
+        let writer_watch = Arc::clone(&watch);
         let writer = std::thread::Builder::new()
             .name("sqlite-writer".to_owned())
-            .spawn(move || Writer::new(&conn).run(receiver))
+            .spawn(move || Writer::new(&conn, writer_watch).run(receiver))
             .map_err(|e| open_error(shown, format!("cannot start its writer: {e}")))?;
         let flusher = {
             let (views, jobs) = (Arc::clone(&views), jobs.clone());
@@ -414,6 +491,7 @@ impl SqliteStore {
             writer: Some(writer),
             flusher: Some(flusher),
             _owner: owner,
+            watch,
             counts: crate::metrics::StoreCounts::new(crate::metrics::Backend::Sqlite),
         };
         Ok(Self {

@@ -5,7 +5,18 @@ use super::*;
 use crate::store::sql::concat_columns;
 
 pub(super) fn store_error(e: &rusqlite::Error) -> StoreError {
-    StoreError::new(format!("SQLite: {e}"))
+    match e {
+        // A value the row cannot hold as the mock wrote it (a 1-byte id, a
+        // text where a number goes): changed outside the mock, and no retry
+        // mends it.
+        rusqlite::Error::FromSqlConversionFailure(..)
+        | rusqlite::Error::InvalidColumnType(..)
+        | rusqlite::Error::IntegralValueOutOfRange(..)
+        | rusqlite::Error::Utf8Error(..) => StoreError::unreadable(format!(
+            "a stored row does not hold what the mock wrote (SQLite: {e}); was the database changed outside the mock?"
+        )),
+        _ => StoreError::new(format!("SQLite: {e}")),
+    }
 }
 
 pub(super) fn uuid_of(bytes: &[u8]) -> rusqlite::Result<Uuid> {

@@ -247,7 +247,14 @@ impl Store for SqliteStore {
         self.send(|reply| Job::Reset { erase: true, reply }).await
     }
 
+    /// Whether the store can serve: its file still the one opened, and
+    /// written (while the last commit failed, a write that succeeds now
+    /// says it can again), and read.
     async fn check(&self) -> Result<(), StoreError> {
+        self.file.watch.still_ours()?;
+        if self.file.watch.failing().is_some() {
+            self.send(|reply| Job::Probe { reply }).await?;
+        }
         self.read(|conn| {
             conn.query_row("SELECT 1", [], |_| Ok(()))
                 .map_err(|e| store_error(&e))

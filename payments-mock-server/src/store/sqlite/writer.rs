@@ -23,6 +23,8 @@ pub(super) struct Writer<'c> {
     /// The offsets and floors of the views the running batch changed, as
     /// they were before it.
     undo: Vec<(Arc<Shared>, i64, u64)>,
+    /// Whether the file is still the one opened; what the last commit did.
+    watch: Arc<watch::Watch>,
 }
 
 /// The statements of creates and confirms, prepared on first use and
@@ -47,11 +49,12 @@ fn step(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 
 impl<'c> Writer<'c> {
     /// The writer of `conn`.
-    pub(super) fn new(conn: &'c Connection) -> Self {
+    pub(super) fn new(conn: &'c Connection, watch: Arc<watch::Watch>) -> Self {
         Self {
             conn,
             statements: Statements::default(),
             undo: Vec::new(),
+            watch,
         }
     }
 
@@ -97,24 +100,51 @@ impl<'c> Writer<'c> {
     /// transaction is rolled back (nothing has been answered or applied
     /// yet) and the batch runs again with each job in its own savepoint, so
     /// that the failure is that job's alone.
+    ///
+    /// The store's file is checked to be the one opened before the
+    /// commit (a batch for a removed file is rolled back) and after it,
+    /// before any answer (a file removed while it committed): an answer
+    /// never reports a change that a restart would not find.
     pub(super) fn commit(&mut self, batch: &mut Vec<Sent>) {
         self.undo.clear();
+        if let Err(lost) = self.watch.still_ours() {
+            for (_, job) in batch.drain(..) {
+                fail(job, &lost);
+            }
+            return;
+        }
         let mut run = self.run_batch(batch, false);
         if matches!(run, Err(Stop::JobFailed)) {
             self.undo();
             run = self.run_batch(batch, true);
         }
-        let run = run.and_then(|done| match step(self.conn, "COMMIT") {
-            Ok(()) => Ok(done),
-            Err(e) => Err(Stop::Batch(store_error(&e))),
-        });
+        let run = run
+            .and_then(|done| match self.watch.still_ours() {
+                Ok(()) => Ok(done),
+                Err(lost) => Err(Stop::Batch(lost)),
+            })
+            .and_then(|done| match step(self.conn, "COMMIT") {
+                Ok(()) => Ok(done),
+                Err(e) => Err(Stop::Batch(store_error(&e))),
+            });
+        let run = match run {
+            Ok(done) => match self.watch.still_ours() {
+                // Committed to a file no restart will open: not kept.
+                Err(lost) => Err(Stop::Batch(lost)),
+                Ok(()) => Ok(done),
+            },
+            Err(stop) => Err(stop),
+        };
         let done = match run {
             Ok(done) => done,
             Err(stop) => {
                 self.roll_back();
                 self.undo();
                 let error = match stop {
-                    Stop::Batch(error) => error,
+                    Stop::Batch(error) => {
+                        self.watch.committed(Err(&error));
+                        error
+                    }
                     Stop::JobFailed => {
                         StoreError::new("a job failed with each job in its own savepoint")
                     }
@@ -125,6 +155,7 @@ impl<'c> Writer<'c> {
                 return;
             }
         };
+        self.watch.committed(Ok(()));
         // The copies of changed rows go before any answer does.
         for ((view, job), (effect, _)) in batch.iter().zip(&done) {
             let Some(cache) = view.cache.as_ref().filter(|_| effect.is_ok()) else {
@@ -139,6 +170,7 @@ impl<'c> Writer<'c> {
                 | Job::SaveSettings { .. }
                 | Job::Journal { .. }
                 | Job::KeepSandbox { .. }
+                | Job::Probe { .. }
                 | Job::ForgetSandbox { .. }
                 | Job::RenewSandbox { .. } => {}
             }
@@ -239,6 +271,7 @@ pub(super) fn answer(job: Job, effect: Result<Effect, StoreError>, outcome: Outc
             Job::Reset { reply, .. }
             | Job::SaveSettings { reply, .. }
             | Job::KeepSandbox { reply, .. }
+            | Job::Probe { reply }
             | Job::ForgetSandbox {
                 reply: Some(reply), ..
             },
@@ -264,11 +297,17 @@ pub(super) fn answer(job: Job, effect: Result<Effect, StoreError>, outcome: Outc
                 Job::Reset { reply, .. }
                 | Job::SaveSettings { reply, .. }
                 | Job::KeepSandbox { reply, .. }
+                | Job::Probe { reply }
                 | Job::ForgetSandbox {
                     reply: Some(reply), ..
                 } => {
                     send(reply, Err(error));
                 }
+                // Its file lost: said once, by the watch.
+                Job::Journal { .. }
+                | Job::RenewSandbox { .. }
+                | Job::ForgetSandbox { reply: None }
+                    if error.kind() == crate::domain::port::StoreErrorKind::Lost => {}
                 Job::Journal { .. } => {
                     tracing::warn!(error = %error, "the request journal could not be written to the SQLite store");
                 }

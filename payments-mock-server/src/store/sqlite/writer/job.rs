@@ -350,6 +350,14 @@ impl Writer<'_> {
                 .map_err(|e| store_error(&e))?;
                 Ok((Effect::None, Outcome::Done))
             }
+            Job::Probe { .. } => {
+                conn.execute(
+                    "UPDATE mock_clock SET offset_nanos = offset_nanos WHERE id = 1",
+                    [],
+                )
+                .map_err(|e| store_error(&e))?;
+                Ok((Effect::None, Outcome::Done))
+            }
         }
     }
 }

@@ -49,7 +49,7 @@ impl Tested<'_> {
 
 fn writer(conn: &Connection) -> Tested<'_> {
     Tested {
-        writer: Writer::new(conn),
+        writer: Writer::new(conn, Arc::new(super::watch::Watch::new(Path::new("")))),
         conn,
         shared: Arc::new(Shared::new(None, "test", 0, 0)),
         offset_nanos: 0,

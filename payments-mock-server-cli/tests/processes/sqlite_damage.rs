@@ -1,0 +1,147 @@
+//! A SQLite store the mock cannot keep changes in (CONTRACT section 15),
+//! by running the binary: a read-only file stops the start with exit 1
+//! and one line; a file removed while serving refuses every change with
+//! 503 (restart the mock), health says so, the log says it once.
+
+use std::io::BufRead as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::process::{Command, Stdio};
+
+use crate::mock::{BIN, Mock, bytes, get, http, initiate_body, post};
+
+/// Whether this test runs as root (who ignores a file's mode bits).
+fn root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Runs the binary on `spec` as a user the file's mode bits bind (as
+/// root: `nobody`, through `setpriv`), to its refusal: exit code, stderr.
+fn run_unprivileged(spec: &str) -> Option<(Option<i32>, String)> {
+    let mut command = if root() {
+        let found = Command::new("setpriv").arg("--version").output().is_ok();
+        if !found {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("CI=true, running as root and no setpriv to drop to nobody");
+            }
+            eprintln!("SKIPPED a_read_only_sqlite_file: root ignores mode bits, and no setpriv");
+            return None;
+        }
+        let mut command = Command::new("setpriv");
+        command.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--",
+            BIN,
+        ]);
+        command
+    } else {
+        Command::new(BIN)
+    };
+    let mut child = command
+        .args(["--port", "0", "--store", spec])
+        .env_remove("PAYMENTS_MOCK_STORE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    // A start that is not refused prints its banner and serves: stop it.
+    let mut line = String::new();
+    let read = std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .unwrap_or(0);
+    if read > 0 {
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+    }
+    let output = child.wait_with_output().expect("exits");
+    Some((
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    ))
+}
+
+#[test]
+fn a_read_only_sqlite_file_stops_the_start_with_one_line() {
+    let dir = tempfile::tempdir().expect("a directory");
+    // Open to the unprivileged user (the lock file is made beside it).
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let path = dir.path().join("m.db");
+    let spec = format!("sqlite:{}", path.display());
+    let (code, stderr) = Mock::start(&["--store", &spec]).stop();
+    assert_eq!(code, Some(0), "{stderr}");
+    // Control: the file writable (to that user too), it starts.
+    for file in [path.clone(), dir.path().join("m.db.lock")] {
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    }
+    let Some((code, stderr)) = run_unprivileged(&spec) else {
+        return;
+    };
+    assert_ne!(code, Some(1), "a writable file starts: {stderr}");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+    let before = bytes(&path);
+    let Some((code, stderr)) = run_unprivileged(&spec) else {
+        return;
+    };
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains(&spec), "names the store: {stderr}");
+    assert!(stderr.contains("cannot be written"), "{stderr}");
+    assert_eq!(bytes(&path), before, "unchanged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sqlite_file_removed_while_serving_refuses_changes_and_says_so_once() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let path = dir.path().join("m.db");
+    let mock = Mock::start(&["--store", &format!("sqlite:{}", path.display())]);
+    let http = http();
+    let initiate = |reference: &str| {
+        let (http, url, body) = (
+            http.clone(),
+            mock.url("/api/payments/initiate"),
+            initiate_body(reference, "ONLINEBANKING", 100),
+        );
+        async move { post(&http, &url, &body).await.expect("answers") }
+    };
+    assert_eq!(initiate("BEFORE").await.status, 200, "control");
+    let health = get(&http, &mock.url("/_mock/health"))
+        .await
+        .expect("answers");
+    assert_eq!(health.status, 200, "control: {}", health.text);
+    for suffix in ["", "-wal", "-shm"] {
+        std::fs::remove_file(format!("{}{suffix}", path.display())).expect("removed");
+    }
+    for n in 0..5 {
+        let reply = initiate(&format!("AFTER-{n}")).await;
+        assert_eq!(reply.status, 503, "{}", reply.text);
+        assert_eq!(reply.code(), "STORE_UNAVAILABLE");
+        let message = reply.body["message"].as_str().unwrap_or_default();
+        assert!(message.contains("was removed"), "{message}");
+        assert!(message.contains("restart the mock"), "{message}");
+    }
+    let health = get(&http, &mock.url("/_mock/health"))
+        .await
+        .expect("answers");
+    assert_eq!(health.status, 503, "{}", health.text);
+    assert_eq!(health.code(), "STORE_UNAVAILABLE");
+    // The log is written behind: wait for the health request's line.
+    assert!(
+        mock.logged(
+            "path=/_mock/health status=503",
+            std::time::Duration::from_secs(5)
+        ),
+        "{}",
+        mock.log()
+    );
+    let said = mock
+        .log()
+        .matches("changes are refused until the mock is restarted")
+        .count();
+    assert_eq!(said, 1, "one warning, not one per request: {}", mock.log());
+}
