@@ -316,7 +316,10 @@ pub fn run_proxy(
             Ok(l) => l,
             Err(e) => {
                 // Not 1: that is the proxy's "a violation was seen".
-                eprintln!("error: cannot listen on {}:{}: {e}", args.host, args.port);
+                eprintln!(
+                    "error: cannot listen on {}:{} (--host, --port): {e}",
+                    args.host, args.port
+                );
                 return ExitCode::from(2);
             }
         };

@@ -132,6 +132,38 @@ fn bad_admin_keys_stop_the_binary_without_showing_them() {
     }
 }
 
+/// A bad value from the environment names the variable, not only the flag
+/// the user never gave (the proxy's subcommand too); never the value.
+#[test]
+fn a_bad_admin_key_from_the_environment_names_the_variable() {
+    for (args, variable) in [
+        (&["--port", "0"][..], "PAYMENTS_MOCK_ADMIN_KEY"),
+        (
+            &["proxy", "--upstream", "http://127.0.0.1:9", "--port", "0"],
+            "PAYMENTS_PROXY_ADMIN_KEY",
+        ),
+    ] {
+        for value in ["", "adm secret with spaces"] {
+            let output = Command::new(BIN)
+                .args(args)
+                .env_remove("PAYMENTS_MOCK_ADMIN_KEY")
+                .env_remove("PAYMENTS_PROXY_ADMIN_KEY")
+                .env(variable, value)
+                .output()
+                .expect("run");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(2), "{stderr:.300}");
+            assert!(
+                stderr.contains(&format!(
+                    "'--admin-key <KEY>' (from the environment variable {variable})"
+                )),
+                "{args:?} {value:?}: {stderr:.300}"
+            );
+            assert!(!stderr.contains("secret"), "{stderr:.300}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn the_admin_key_comes_from_the_environment_and_help_never_shows_it() {
     let (child, base) = spawn_with_banner(

@@ -237,6 +237,10 @@ fn files_that_are_no_recording_and_bad_upstreams_are_refused() {
     let (code, _, stderr) = run(&["proxy", "--upstream", "http://127.0.0.1:9", "--port", &port]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("cannot listen"), "{stderr}");
+    assert!(
+        stderr.contains("(--host, --port)"),
+        "names the flags: {stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -33,9 +33,73 @@ pub fn parse_hiding_secrets<T: clap::Parser>(secret_flags: &[&str]) -> T {
                 );
                 std::process::exit(2);
             }
+            if let Some(text) = from_environment::<T>(&err, std::env::args(), |name| {
+                std::env::var_os(name).is_some()
+            }) {
+                eprint!("{text}");
+                std::process::exit(2);
+            }
             err.exit()
         }
     }
+}
+
+/// clap's refusal of a value, naming the environment variable it came
+/// from when it came from one (the flag not given in `args`): clap names
+/// the flag only (`invalid value for '--admin-key <KEY>'`), which a user
+/// who gave no flag cannot find. `None` for any other error.
+fn from_environment<T: clap::CommandFactory>(
+    err: &clap::Error,
+    args: impl Iterator<Item = String>,
+    is_set: impl Fn(&std::ffi::OsStr) -> bool,
+) -> Option<String> {
+    use clap::error::ErrorKind;
+    if !matches!(
+        err.kind(),
+        ErrorKind::ValueValidation | ErrorKind::InvalidValue
+    ) {
+        return None;
+    }
+    // Both clap's (`invalid value 'x' for '--port <PORT>'`) and
+    // [`QuietParser`]'s (`invalid value for '--admin-key <KEY>': …`)
+    // name the argument so.
+    let rendered = err.render().to_string();
+    let start = rendered.find("for '--")? + "for '".len();
+    let shown = &rendered[start..start + rendered[start..].find('\'')?];
+    // `--admin-key <KEY>`: the flag is its first word.
+    let flag = shown.split(' ').next()?;
+    let long = flag.strip_prefix("--")?;
+    let command = T::command();
+    // The same flag may be a subcommand's too (the proxy's
+    // `--admin-key`, read from another variable): the one whose variable
+    // is set.
+    let env = command
+        .get_arguments()
+        .chain(
+            command
+                .get_subcommands()
+                .flat_map(clap::Command::get_arguments),
+        )
+        .filter(|a| a.get_long() == Some(long))
+        .filter_map(clap::Arg::get_env)
+        .find(|env| is_set(env))?;
+    let given = args.skip(1).any(|a| {
+        a == flag
+            || a.strip_prefix(flag)
+                .is_some_and(|rest| rest.starts_with('='))
+    });
+    if given {
+        return None;
+    }
+    let quoted = format!("'{shown}'");
+    Some(rendered.replacen(
+        &quoted,
+        &format!(
+            "{quoted} (from the environment variable {})",
+            env.to_string_lossy()
+        ),
+        1,
+    ))
 }
 
 /// Which of `flags` the argument `arg` (or what clap cut of it: `-s` of
@@ -235,6 +299,37 @@ mod tests {
         fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
             Some(&self.0)
         }
+    }
+
+    #[derive(Debug, clap::Parser)]
+    struct Keyed {
+        #[arg(long, env = "PAYMENTS_TEST_KEY", value_parser = QuietParser::<u16>::new("a key"))]
+        key: Option<u16>,
+    }
+
+    #[test]
+    fn a_refused_value_from_the_environment_names_the_variable() {
+        use clap::Parser as _;
+        let err = Keyed::try_parse_from(["x", "--key", "nope"]).expect_err("refused");
+        let args = |list: &[&str]| list.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+        let set = |_: &std::ffi::OsStr| true;
+        let text = from_environment::<Keyed>(&err, args(&["x"]).into_iter(), set).expect("named");
+        assert!(
+            text.contains("'--key <KEY>' (from the environment variable PAYMENTS_TEST_KEY)"),
+            "{text}"
+        );
+        assert!(!text.contains("nope"), "{text}");
+        // Given as a flag (either way), or the variable not set: clap's.
+        for given in [&["x", "--key", "nope"][..], &["x", "--key=nope"]] {
+            assert_eq!(
+                from_environment::<Keyed>(&err, args(given).into_iter(), set),
+                None
+            );
+        }
+        assert_eq!(
+            from_environment::<Keyed>(&err, args(&["x"]).into_iter(), |_| false),
+            None
+        );
     }
 
     #[test]
