@@ -124,6 +124,10 @@ async fn a_sqlite_file_removed_while_serving_refuses_changes_and_says_so_once() 
         let message = reply.body["message"].as_str().unwrap_or_default();
         assert!(message.contains("was removed"), "{message}");
         assert!(message.contains("restart the mock"), "{message}");
+        assert!(
+            !message.contains("retry later"),
+            "no retry mends it: {message}"
+        );
     }
     let health = get(&http, &mock.url("/_mock/health"))
         .await
@@ -144,4 +148,40 @@ async fn a_sqlite_file_removed_while_serving_refuses_changes_and_says_so_once() 
         .matches("changes are refused until the mock is restarted")
         .count();
     assert_eq!(said, 1, "one warning, not one per request: {}", mock.log());
+}
+
+/// A row changed outside the mock (a 1-byte id): listing it is 500
+/// `INTERNAL_ERROR` saying the store holds a row it cannot read, not the
+/// outage's 503 "retry later" (a retry never mends it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_the_store_cannot_read_is_500_not_an_outage() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let path = dir.path().join("m.db");
+    let store = format!("sqlite:{}", path.display());
+    let http = http();
+    let mock = Mock::start(&["--store", &store]);
+    let body = initiate_body("GOOD", "ONLINEBANKING", 100);
+    let made = post(&http, &mock.url("/api/payments/initiate"), &body)
+        .await
+        .expect("answers");
+    assert_eq!(made.status, 200, "{}", made.text);
+    let listed = get(&http, &mock.url("/_mock/transactions"))
+        .await
+        .expect("answers");
+    assert_eq!(listed.status, 200, "control: {}", listed.text);
+    let (code, log) = mock.stop();
+    assert_eq!(code, Some(0), "{log}");
+    rusqlite::Connection::open(&path)
+        .expect("opens")
+        .execute("UPDATE mock_transactions SET id = x'01'", [])
+        .expect("damaged");
+    let mock = Mock::start(&["--store", &store]);
+    let listed = get(&http, &mock.url("/_mock/transactions"))
+        .await
+        .expect("answers");
+    assert_eq!(listed.status, 500, "{}", listed.text);
+    assert_eq!(listed.code(), "INTERNAL_ERROR");
+    let message = listed.body["message"].as_str().unwrap_or_default();
+    assert!(message.contains("cannot read"), "{message}");
+    assert!(!message.contains("retry"), "{message}");
 }

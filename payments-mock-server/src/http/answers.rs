@@ -10,7 +10,7 @@ use axum::response::{IntoResponse as _, Response};
 use payments_serve::{ApiError, ErrorCode};
 
 use crate::domain::invalid::Invalid;
-use crate::domain::port::StoreError;
+use crate::domain::port::{StoreError, StoreErrorKind};
 
 impl From<Invalid> for ApiError {
     fn from(invalid: Invalid) -> Self {
@@ -42,14 +42,26 @@ pub(crate) fn sandbox_not_found() -> ApiError {
 /// is 404 `SANDBOX_NOT_FOUND`, as any later request in it.
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
-        if error.is_sandbox_gone() {
-            return sandbox_not_found();
+        match error.kind() {
+            StoreErrorKind::SandboxGone => sandbox_not_found(),
+            // A lasting fault of the data, not an outage: no retry mends it.
+            StoreErrorKind::Unreadable => Self::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::InternalError,
+                error.to_string(),
+            ),
+            // Its message says to restart the mock; a retry does not help.
+            StoreErrorKind::Lost => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::StoreUnavailable,
+                error.to_string(),
+            ),
+            _ => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::StoreUnavailable,
+                format!("{error}; retry later"),
+            ),
         }
-        Self::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            ErrorCode::StoreUnavailable,
-            format!("{error}; retry later"),
-        )
     }
 }
 
@@ -66,5 +78,33 @@ mod tests {
         assert_eq!(gone.status(), StatusCode::NOT_FOUND);
         let failed = ApiError::from(StoreError::new("connection refused")).into_response();
         assert_eq!(failed.status(), StatusCode::SERVICE_UNAVAILABLE);
+    }
+
+    /// Only an outage says "retry later": a row the store cannot read is
+    /// 500 `INTERNAL_ERROR`, a store file removed is 503 saying to restart.
+    #[test]
+    fn lasting_store_faults_never_say_retry_later() {
+        let answer = |error: StoreError| {
+            let api = ApiError::from(error);
+            (api.status, api.code, api.message)
+        };
+        let (status, code, message) = answer(StoreError::new("connection refused"));
+        assert_eq!(
+            (status, code),
+            (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::StoreUnavailable)
+        );
+        assert!(message.ends_with("; retry later"), "{message}");
+        let (status, code, message) = answer(StoreError::unreadable("row 7: expected 16 bytes"));
+        assert_eq!(
+            (status, code),
+            (StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::InternalError)
+        );
+        assert!(!message.contains("retry"), "{message}");
+        let (status, code, message) = answer(StoreError::lost("mock.db was removed"));
+        assert_eq!(
+            (status, code),
+            (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::StoreUnavailable)
+        );
+        assert!(!message.contains("retry"), "{message}");
     }
 }
