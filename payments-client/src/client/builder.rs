@@ -101,8 +101,17 @@ impl ClientBuilder {
         self
     }
 
-    /// Total time for one logical call, retries and backoff included (none
-    /// by default). No retry is started that would end after it.
+    /// Total time for the attempts of one logical call, retries and backoff
+    /// included (none by default). No retry is started that would end after
+    /// it.
+    ///
+    /// A read-back that settles an ambiguous outcome (a retry refused as a
+    /// repeat after an attempt whose outcome was unknown, an answer that
+    /// could not be read or was about another request) runs after the
+    /// attempts, on a deadline of the same length of its own: cut short, it
+    /// would leave unknown what it can still learn. So a call that
+    /// reconciles may take up to twice this; bound the whole call with the
+    /// `timeout` and `deadline` halved where twice is too long.
     pub fn deadline(mut self, d: Duration) -> Self {
         self.deadline = Some(d);
         self

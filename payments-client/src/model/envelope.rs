@@ -9,7 +9,12 @@
 pub enum Reconciled {
     /// A retry was rejected as a repeat (`DUPLICATE_REFERENCE_NO`,
     /// `TRANSACTION_ALREADY_CONFIRMED`) after an attempt whose outcome was
-    /// unknown: that attempt had been carried out.
+    /// unknown, and the read-back matched: the payment was carried out,
+    /// by that attempt or by another call of the same reference (or
+    /// transaction), which no answer tells apart. Under concurrent calls
+    /// of one payment, several may end so; an application that does
+    /// something once per payment (a receipt, a shipment) keys it on the
+    /// transaction id, not on "my call made it".
     RetryFoundItDone,
     /// The service answered 2xx, but the answer could not be read (not the
     /// envelope, `data` null, `data` of another shape): it carried the call
