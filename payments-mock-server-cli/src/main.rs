@@ -36,6 +36,18 @@ struct Args {
     serve: ServeArgs,
 }
 
+/// `payments-mock-server proxy|check …` alone, parsed without the mock's
+/// own flags: their environment variables (`PAYMENTS_MOCK_STORE`,
+/// `PAYMENTS_MOCK_ADMIN_KEY`) are not the aliases', and an empty or
+/// malformed one must not stop a command that never reads it, as it does
+/// not stop `payments-contract-proxy`.
+#[derive(Debug, Parser)]
+#[command(name = "payments-mock-server", version, about)]
+struct Alias {
+    #[command(subcommand)]
+    command: Command,
+}
+
 /// Without a subcommand the binary serves the mock.
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -180,16 +192,30 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let Args { command, serve } =
-        payments_serve::cli::parse_hiding_secrets::<Args>(&["--api-key", "--admin-key"]);
+    const SECRET_FLAGS: &[&str] = &["--api-key", "--admin-key"];
+    let first = std::env::args_os().nth(1);
+    if matches!(
+        first.as_ref().and_then(|a| a.to_str()),
+        Some("proxy" | "check")
+    ) {
+        let Alias { command } = payments_serve::cli::parse_hiding_secrets::<Alias>(SECRET_FLAGS);
+        return run_alias(command);
+    }
+    let Args { command, serve } = payments_serve::cli::parse_hiding_secrets::<Args>(SECRET_FLAGS);
     match command {
         None => serve_mock(serve),
-        Some(Command::Proxy(args)) => run_proxy(*args, |path| {
+        Some(command) => run_alias(command),
+    }
+}
+
+fn run_alias(command: Command) -> ExitCode {
+    match command {
+        Command::Proxy(args) => run_proxy(*args, |path| {
             Catalog::from_path(path)
                 .map(|_| ())
                 .map_err(|e| error_chain(&e))
         }),
-        Some(Command::Check(args)) => run_check(&args),
+        Command::Check(args) => run_check(&args),
     }
 }
 

@@ -164,6 +164,50 @@ fn a_bad_admin_key_from_the_environment_names_the_variable() {
     }
 }
 
+/// The aliases read none of the mock's own variables: an empty or
+/// malformed `PAYMENTS_MOCK_STORE` or `PAYMENTS_MOCK_ADMIN_KEY` (a CI's
+/// missing secret) stops neither `proxy` (its own variable set) nor
+/// `check`, as it stops neither command of `payments-contract-proxy`; an
+/// empty `PAYMENTS_PROXY_ADMIN_KEY` is named as the value refused.
+#[test]
+fn the_aliases_never_read_the_mocks_own_variables() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let recording = dir.path().join("run.jsonl");
+    std::fs::write(&recording, "").expect("an empty recording");
+    let check = Command::new(BIN)
+        .arg("check")
+        .arg(&recording)
+        .env("PAYMENTS_MOCK_STORE", "")
+        .env("PAYMENTS_MOCK_ADMIN_KEY", "")
+        .output()
+        .expect("run");
+    // Past its flags: it read the (empty) recording, as
+    // `payments-contract-proxy check` does.
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert!(stderr.contains("the recording is empty"), "{stderr:.300}");
+    assert!(!stderr.contains("environment"), "{stderr:.300}");
+    let mut proxy = Command::new(BIN);
+    proxy
+        .args(["proxy", "--upstream", "http://127.0.0.1:9", "--port", "0"])
+        .env("PAYMENTS_MOCK_ADMIN_KEY", "")
+        .env("PAYMENTS_MOCK_STORE", "mysql://u:p@h/db")
+        .env("PAYMENTS_PROXY_ADMIN_KEY", ADMIN_KEY);
+    let (child, _base) = spawn_with_banner(proxy.stderr(Stdio::piped()));
+    terminate_expecting_success(child);
+    let output = Command::new(BIN)
+        .args(["proxy", "--upstream", "http://127.0.0.1:9", "--port", "0"])
+        .env("PAYMENTS_PROXY_ADMIN_KEY", "")
+        .env("PAYMENTS_MOCK_ADMIN_KEY", ADMIN_KEY)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr:.300}");
+    assert!(
+        stderr.contains("(from the environment variable PAYMENTS_PROXY_ADMIN_KEY)"),
+        "{stderr:.300}"
+    );
+}
+
 #[tokio::test]
 async fn the_admin_key_comes_from_the_environment_and_help_never_shows_it() {
     let (child, base) = spawn_with_banner(

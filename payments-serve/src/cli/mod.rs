@@ -71,19 +71,21 @@ fn from_environment<T: clap::CommandFactory>(
     let long = flag.strip_prefix("--")?;
     let command = T::command();
     // The same flag may be a subcommand's too (the proxy's
-    // `--admin-key`, read from another variable): the one whose variable
-    // is set.
-    let env = command
-        .get_arguments()
-        .chain(
-            command
-                .get_subcommands()
-                .flat_map(clap::Command::get_arguments),
-        )
+    // `--admin-key`, read from another variable): the subcommand named in
+    // `args` first, then the command's own; the first whose variable is
+    // set.
+    let args: Vec<String> = args.collect();
+    let active = command
+        .get_subcommands()
+        .find(|c| args.iter().skip(1).any(|a| a == c.get_name()));
+    let env = active
+        .into_iter()
+        .flat_map(clap::Command::get_arguments)
+        .chain(command.get_arguments())
         .filter(|a| a.get_long() == Some(long))
         .filter_map(clap::Arg::get_env)
         .find(|env| is_set(env))?;
-    let given = args.skip(1).any(|a| {
+    let given = args.iter().skip(1).any(|a| {
         a == flag
             || a.strip_prefix(flag)
                 .is_some_and(|rest| rest.starts_with('='))
