@@ -265,14 +265,35 @@ async fn serve_on<S>(
             }
         }
     };
+    // Accepts failed in a row (out of descriptors: transient).
+    let mut failing: u64 = 0;
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => start(stream, peer, false),
+                Ok((stream, peer)) => {
+                    if failing > 0 {
+                        tracing::warn!(failed = failing, "accepting connections again");
+                        failing = 0;
+                    }
+                    start(stream, peer, false);
+                }
                 Err(e) => {
-                    // Running out of descriptors is transient; keep serving.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::task::yield_now().await;
+                    // Said once an episode, and tried again after a pause:
+                    // retried at once, a full descriptor table spun a core
+                    // and wrote a log line per try (30 MB a second).
+                    if failing == 0 {
+                        tracing::warn!(
+                            error = %e,
+                            "accept failed; trying again every {} ms, \
+                             connections already open are still served",
+                            ACCEPT_PAUSE.as_millis()
+                        );
+                    }
+                    failing += 1;
+                    tokio::select! {
+                        () = tokio::time::sleep(ACCEPT_PAUSE) => {}
+                        () = &mut shutdown => break,
+                    }
                 }
             },
             () = &mut shutdown => break,
@@ -343,6 +364,10 @@ struct Watch {
     /// served one request, never closed by the stop.
     held: bool,
 }
+
+/// The pause after an accept that failed (no descriptor left), before
+/// the next try.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
 /// Most connections taken from the backlog at the stop: a listen queue's
 /// usual length (`somaxconn`).

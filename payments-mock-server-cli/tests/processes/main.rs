@@ -28,3 +28,5 @@ mod sandboxes;
 mod shared_sandboxes;
 // SIGTERM and SIGINT: a second signal while requests finish stops at once.
 mod signals;
+// Out of file descriptors: said once, paused between accepts, served through.
+mod descriptors;

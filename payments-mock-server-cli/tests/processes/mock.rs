@@ -41,9 +41,28 @@ impl Mock {
 
     /// As [`Mock::start`], or how it exited.
     pub fn try_start(args: &[&str]) -> Result<Self, Exited> {
+        Self::try_start_as(Command::new(BIN), args)
+    }
+
+    /// As [`Mock::start`], allowed at most `limit` open descriptors
+    /// (`ulimit -n`).
+    pub fn start_with_open_files(limit: u32, args: &[&str]) -> Self {
+        let mut shell = Command::new("sh");
+        shell.args([
+            "-c",
+            &format!("ulimit -n {limit} && exec \"$0\" \"$@\""),
+            BIN,
+        ]);
+        match Self::try_start_as(shell, args) {
+            Ok(mock) => mock,
+            Err(exited) => panic!("the mock did not start: {exited:?}"),
+        }
+    }
+
+    fn try_start_as(mut command: Command, args: &[&str]) -> Result<Self, Exited> {
         let dir = tempfile::tempdir().expect("a directory");
         let log = dir.path().join("stderr.log");
-        let mut child = Command::new(BIN)
+        let mut child = command
             .args(["--port", "0"])
             .args(args)
             .env_remove("PAYMENTS_MOCK_STORE")
