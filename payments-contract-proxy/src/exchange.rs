@@ -110,6 +110,24 @@ impl Message {
         self.body_not_utf8 = not_utf8;
     }
 
+    /// Cuts a body longer than `at` bytes there (at a character boundary)
+    /// and puts `note` after it, in a buffer of its own: the whole body's
+    /// allocation is freed, not kept as spare room behind a short text.
+    pub(crate) fn cut_body(&mut self, at: usize, note: &str) {
+        if let Some(body) = self.body.as_mut()
+            && body.len() > at
+        {
+            let mut end = at;
+            while !body.is_char_boundary(end) {
+                end -= 1;
+            }
+            let mut cut = String::with_capacity(end + note.len());
+            cut.push_str(&body[..end]);
+            cut.push_str(note);
+            *body = cut;
+        }
+    }
+
     /// The body's text, when it is whole and UTF-8: what the rules read
     /// (a body that is not UTF-8 is not JSON, whatever its lossy text
     /// reads as).

@@ -28,7 +28,7 @@ use crate::{
 /// Exchanges the console keeps to show.
 const CONSOLE_KEEPS: usize = 500;
 /// The most of each body the console keeps (so 500 exchanges stay small
-/// whatever their bodies).
+/// whatever their bodies: the rest is freed, not kept as spare room).
 const CONSOLE_BODY: usize = 64 * 1024;
 
 /// One judged exchange, as the console shows it (secrets replaced).
@@ -378,16 +378,7 @@ impl ProxyState {
         let row = judge.rows;
         let mut kept = redacted;
         for message in [&mut kept.request, &mut kept.response] {
-            if let Some(body) = message.body.as_mut()
-                && body.len() > CONSOLE_BODY
-            {
-                let mut end = CONSOLE_BODY;
-                while !body.is_char_boundary(end) {
-                    end -= 1;
-                }
-                body.truncate(end);
-                body.push_str("… (the console keeps the first 64 KiB)");
-            }
+            message.cut_body(CONSOLE_BODY, "… (the console keeps the first 64 KiB)");
         }
         judge.recent.push_back(Judged {
             row,
@@ -485,6 +476,8 @@ fn write_line(writer: &mut BufWriter<File>, value: &impl serde::Serialize, what:
     }
 }
 
+#[cfg(test)]
+mod console_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
