@@ -338,7 +338,9 @@ impl ProxyState {
         // A message quotes values of the exchange: never a secret one.
         if !redaction.secrets.is_empty() {
             for finding in &mut findings {
-                finding.message = self.redactor.scrub(&finding.message, &redaction.secrets);
+                finding.message = self
+                    .redactor
+                    .scrub_cut(&finding.message, &redaction.secrets);
             }
         }
         let facts = facts.scrubbed(|value| self.redactor.scrub(value, &redaction.secrets));

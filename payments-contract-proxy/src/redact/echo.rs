@@ -6,6 +6,40 @@ use serde_json::Value;
 
 use super::Secrets;
 
+/// `text` with the beginning of a secret that ends it before a `…` (a
+/// value cut there) replaced by what replaces the secret.
+pub(super) fn scrub_cut_ends(text: &str, secrets: &Secrets) -> String {
+    let shortest = super::ECHO_MINIMUM / 2;
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('…') {
+        let before = &rest[..at];
+        // The longest beginning of a secret `before` ends with.
+        let hit = secrets
+            .iter()
+            .filter_map(|(value, shown)| {
+                let longest = value.len().saturating_sub(1).min(before.len());
+                ((before.len() - longest)..before.len())
+                    .filter(|&start| before.is_char_boundary(start))
+                    .map(|start| &before[start..])
+                    .find(|end| end.chars().count() >= shortest && value.starts_with(end))
+                    .map(|end| (end.len(), shown))
+            })
+            .max_by_key(|(len, _)| *len);
+        match hit {
+            Some((len, shown)) => {
+                out.push_str(&before[..before.len() - len]);
+                out.push_str(shown);
+            }
+            None => out.push_str(before),
+        }
+        out.push('…');
+        rest = &rest[at + '…'.len_utf8()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `text` with the values of `secrets` replaced, or `None` when none occurs:
 /// as written, and where the text percent-decoded holds one (`%2f` or
 /// `%2F`, `%73k` for `sk`: any byte encoded, either case), the encoded

@@ -19,7 +19,7 @@ use sha2::Sha256;
 
 use super::exchange::{Exchange, Message};
 use super::json;
-use echo::{scrub_body, scrub_path, scrub_text};
+use echo::{scrub_body, scrub_cut_ends, scrub_path, scrub_text};
 
 mod body;
 mod earlier;
@@ -214,6 +214,18 @@ impl Redactor {
     /// `text` with every value of `secrets` replaced.
     pub fn scrub(&self, text: &str, secrets: &Secrets) -> String {
         scrub_text(text, secrets).unwrap_or_else(|| text.to_owned())
+    }
+
+    /// A finding's message with every value of `secrets` replaced, and
+    /// where it quotes a value cut short (before each `…`) the beginning of
+    /// a secret the cut value ends with too (of [`ECHO_MINIMUM`]` / 2`
+    /// characters or more): a value cut inside a secret shows none of it.
+    pub(crate) fn scrub_cut(&self, text: &str, secrets: &Secrets) -> String {
+        let text = self.scrub(text, secrets);
+        if secrets.is_empty() || !text.contains('…') {
+            return text;
+        }
+        scrub_cut_ends(&text, secrets)
     }
 
     /// The secret values an exchange carries (and the proxy's own), each

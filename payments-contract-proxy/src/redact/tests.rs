@@ -493,3 +493,26 @@ fn json_nested_in_strings_past_any_depth_never_overflows_and_keeps_no_secret() {
     let plain = format!("{}1{}", "[".repeat(200), "]".repeat(200));
     assert_eq!(Redactor::new().body(&plain), plain);
 }
+
+/// A finding quotes a value cut short: where the cut falls inside a
+/// secret, the secret's beginning is replaced too (a plain scrub finds no
+/// whole secret there).
+#[test]
+fn a_secret_cut_short_in_a_findings_message_shows_none_of_it() {
+    let redactor = Redactor::new();
+    let secrets: Secrets = vec![("KEY-CANARY-LONG-1".to_owned(), REDACTED.to_owned())];
+    let message = "errorCode xxKEY-CANARY-L… is not in the document's section 7";
+    assert_eq!(
+        redactor.scrub_cut(message, &secrets),
+        format!("errorCode xx{REDACTED}… is not in the document's section 7")
+    );
+    // Whole, it is replaced as anywhere; a short beginning is left.
+    assert_eq!(
+        redactor.scrub_cut("code KEY-CANARY-LONG-1… KEY…", &secrets),
+        format!("code {REDACTED}… KEY…")
+    );
+    assert_eq!(
+        redactor.scrub_cut("no cut KEY-CANARY", &secrets),
+        "no cut KEY-CANARY"
+    );
+}

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use rust_decimal::Decimal;
 
 use super::data::{same, same_instant, status_of};
-use super::{Hits, Level, Rule};
+use super::{Hits, Level, Rule, quoted};
 use crate::exchange::{Endpoint, Parsed};
 use crate::json::{Json, Object, Shape};
 use crate::memory::{Memory, Snapshot};
@@ -74,8 +74,10 @@ fn amount_units(p: &Parsed<'_>, memory: &Memory) -> Hits {
     vec![(
         Level::Violation,
         format!(
-            "{} amount {text}: initiated as {minor} minor units of {currency}, which is {expected} in major units",
-            p.endpoint.name()
+            "{} amount {}: initiated as {minor} minor units of {}, which is {expected} in major units",
+            p.endpoint.name(),
+            quoted(text),
+            quoted(currency)
         ),
     )]
 }
@@ -168,7 +170,11 @@ fn status_agree(p: &Parsed<'_>, memory: &Memory) -> Hits {
         .map(|((name, a), (_, b))| {
             (
                 Level::Violation,
-                format!("{name}: {a} on this status read, {b} on the other status endpoint"),
+                format!(
+                    "{name}: {} on this status read, {} on the other status endpoint",
+                    quoted(a),
+                    quoted(b)
+                ),
             )
         })
         .collect()
@@ -216,7 +222,12 @@ fn status_regressed(p: &Parsed<'_>, memory: &Memory) -> Hits {
     match before {
         Some(before) => vec![(
             Level::Violation,
-            format!("transaction {id} was {before}, now {now}"),
+            format!(
+                "transaction {} was {}, now {}",
+                quoted(&id),
+                quoted(before),
+                quoted(now)
+            ),
         )],
         None => Vec::new(),
     }
@@ -241,7 +252,8 @@ fn confirm_twice(p: &Parsed<'_>, memory: &Memory) -> Hits {
         vec![(
             Level::Violation,
             format!(
-                "transaction {id} was confirmed before through this proxy, and confirmed again with 200"
+                "transaction {} was confirmed before through this proxy, and confirmed again with 200",
+                quoted(&id)
             ),
         )]
     } else {
@@ -273,13 +285,18 @@ fn initiate_duplicate(p: &Parsed<'_>, memory: &Memory) -> Hits {
         Some(earlier) if earlier != id => vec![(
             Level::Violation,
             format!(
-                "referenceNo {reference} was answered with transaction {earlier} before; now with {id}"
+                "referenceNo {} was answered with transaction {} before; now with {}",
+                quoted(&reference),
+                quoted(earlier),
+                quoted(&id)
             ),
         )],
         Some(_) => vec![(
             Level::Undocumented,
             format!(
-                "referenceNo {reference} initiated again: answered 200 with the same transaction {id}"
+                "referenceNo {} initiated again: answered 200 with the same transaction {}",
+                quoted(&reference),
+                quoted(&id)
             ),
         )],
         None => Vec::new(),
@@ -320,7 +337,12 @@ fn id_reused(p: &Parsed<'_>, memory: &Memory) -> Hits {
     vec![(
         Level::Violation,
         format!(
-            "transaction {id} was answered for merchantId {earlier_merchant} referenceNo {earlier_reference} before; now for merchantId {merchant} referenceNo {reference}"
+            "transaction {} was answered for merchantId {} referenceNo {} before; now for merchantId {} referenceNo {}",
+            quoted(&id),
+            quoted(earlier_merchant),
+            quoted(earlier_reference),
+            quoted(&merchant),
+            quoted(&reference)
         ),
     )]
 }

@@ -3,7 +3,7 @@
 //! section 13 asks the client to refuse it; a misrouting gateway or a
 //! cache answers so).
 
-use super::{Hits, Level, Rule};
+use super::{Hits, Level, Rule, quoted};
 use crate::exchange::{Endpoint, Parsed};
 use crate::memory::Memory;
 
@@ -45,8 +45,10 @@ fn answer_other(p: &Parsed<'_>, _: &Memory) -> Hits {
                 (
                     Level::Violation,
                     format!(
-                        "{} answered about {field} {answered:?}, {asked_in} {sent:?}",
-                        p.endpoint.name()
+                        "{} answered about {field} {}, {asked_in} {}",
+                        p.endpoint.name(),
+                        quoted(format_args!("{answered:?}")),
+                        quoted(format_args!("{sent:?}"))
                     ),
                 )
             })

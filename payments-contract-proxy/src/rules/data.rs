@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use super::{Hits, Level, Rule};
+use super::{Hits, Level, Rule, quoted};
 use crate::exchange::{Endpoint, Parsed};
 use crate::json::{Json, Object, Shape};
 use crate::memory::Memory;
@@ -149,7 +149,10 @@ fn problem(name: &str, kind: Kind, value: Option<Json<'_>>) -> Option<String> {
             if is_iso8601(&text) {
                 None
             } else {
-                Some(format!("{name} {text:?} is not an ISO 8601 timestamp"))
+                Some(format!(
+                    "{name} {} is not an ISO 8601 timestamp",
+                    quoted(format_args!("{text:?}"))
+                ))
             }
         }
         (Kind::Time | Kind::OptionalTime, _) => Some(format!("{name} is not a timestamp string")),
@@ -200,8 +203,9 @@ fn data_extra(p: &Parsed<'_>, _: &Memory) -> Hits {
             (
                 Level::Undocumented,
                 format!(
-                    "{} data has {k}, which the document does not show",
-                    p.endpoint.name()
+                    "{} data has {}, which the document does not show",
+                    p.endpoint.name(),
+                    quoted(k)
                 ),
             )
         })
@@ -230,7 +234,11 @@ fn data_echo(p: &Parsed<'_>, _: &Memory) -> Hits {
         {
             hits.push((
                 Level::Violation,
-                format!("initiate asked {name} {asked}, data answers {answered}"),
+                format!(
+                    "initiate asked {name} {}, data answers {}",
+                    quoted(asked),
+                    quoted(answered)
+                ),
             ));
         }
     }
@@ -243,7 +251,11 @@ fn data_echo(p: &Parsed<'_>, _: &Memory) -> Hits {
     {
         hits.push((
             Level::Violation,
-            format!("initiate asked currencyCode {asked}, data answers {answered}"),
+            format!(
+                "initiate asked currencyCode {}, data answers {}",
+                quoted(asked),
+                quoted(answered)
+            ),
         ));
     }
     hits
@@ -265,7 +277,10 @@ fn status_undocumented(p: &Parsed<'_>, _: &Memory) -> Hits {
     match status_of(p.success_data()).as_deref() {
         Some(status) if !is_documented_status(status) => vec![(
             Level::Undocumented,
-            format!("status {status} is not one of the five the document shows"),
+            format!(
+                "status {} is not one of the five the document shows",
+                quoted(&status)
+            ),
         )],
         _ => Vec::new(),
     }

@@ -4,7 +4,7 @@
 
 use payments_interface::{ErrorCode, Whose};
 
-use super::{Hits, Level, Rule};
+use super::{Hits, Level, Rule, quoted};
 use crate::exchange::{Endpoint, Parsed};
 use crate::json::{Json, Shape};
 use crate::memory::Memory;
@@ -56,7 +56,8 @@ fn envelope_shape(p: &Parsed<'_>, _: &Memory) -> Hits {
             // RFC 7493 (I-JSON) section 2.3; serde_json refuses a struct's
             // field given twice, and the client's answer with it.
             format!(
-                "an object of the body names {name:?} twice (I-JSON, RFC 7493, forbids it), so it is not JSON a client reads"
+                "an object of the body names {} twice (I-JSON, RFC 7493, forbids it), so it is not JSON a client reads",
+                quoted(format_args!("{name:?}"))
             )
         } else if p
             .exchange
@@ -223,12 +224,16 @@ fn code_undocumented(p: &Parsed<'_>, _: &Memory) -> Hits {
     match p.envelope().and_then(|e| e.code()).as_deref() {
         Some(code) if !is_documented(code) => vec![(
             Level::Undocumented,
-            format!("errorCode {code} is not in the document's section 7"),
+            format!(
+                "errorCode {} is not in the document's section 7",
+                quoted(&code)
+            ),
         )],
         Some(code) if !documented_for(&p.endpoint, code) => vec![(
             Level::Undocumented,
             format!(
-                "errorCode {code} is in the document's section 7, but not for {}",
+                "errorCode {} is in the document's section 7, but not for {}",
+                quoted(&code),
                 p.endpoint.name()
             ),
         )],

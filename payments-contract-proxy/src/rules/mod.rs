@@ -22,6 +22,8 @@ mod data;
 mod envelope;
 mod request;
 
+use std::fmt;
+
 use serde::Serialize;
 
 use super::exchange::{Endpoint, Parsed};
@@ -63,6 +65,92 @@ pub struct Finding {
     pub level: Level,
     /// What, naming the field or value (never a secret).
     pub message: String,
+}
+
+/// The most bytes of one value from outside (an errorCode, a status, an
+/// id, a field's name or value) a finding's message quotes: the rest is
+/// cut, with `…`.
+pub const QUOTED: usize = 256;
+
+/// The most bytes of a finding's message: what a rule says (its own text
+/// and a few quoted values) fits; a message longer is cut, with `…`, so
+/// no finding keeps what its upstream or application sent whole.
+pub const MESSAGE: usize = 2048;
+
+/// A value from outside as a finding's message quotes it: its text cut at
+/// [`QUOTED`] bytes (at a character boundary) with `…`, never written
+/// whole first.
+pub(crate) fn quoted<T: fmt::Display>(value: T) -> Quoted<T> {
+    Quoted(value)
+}
+
+/// See [`quoted`].
+pub(crate) struct Quoted<T>(T);
+
+impl<T: fmt::Display> fmt::Display for Quoted<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = Cut {
+            out: f,
+            left: QUOTED,
+            cut: false,
+            failed: false,
+        };
+        // An error here is the cut stopping the value (or `f` failing,
+        // said below).
+        let _ = fmt::write(&mut out, format_args!("{}", self.0));
+        let (cut, failed) = (out.cut, out.failed);
+        if failed {
+            return Err(fmt::Error);
+        }
+        if cut { f.write_str("…") } else { Ok(()) }
+    }
+}
+
+/// Writes through to `out` until `left` bytes are written.
+struct Cut<'a, 'b> {
+    out: &'a mut fmt::Formatter<'b>,
+    left: usize,
+    cut: bool,
+    failed: bool,
+}
+
+impl fmt::Write for Cut<'_, '_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if self.cut {
+            return Err(fmt::Error);
+        }
+        let mut end = s.len().min(self.left);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.left -= end;
+        if self.out.write_str(&s[..end]).is_err() {
+            self.failed = true;
+            return Err(fmt::Error);
+        }
+        if end < s.len() {
+            self.cut = true;
+            return Err(fmt::Error);
+        }
+        Ok(())
+    }
+}
+
+/// `message` at most [`MESSAGE`] bytes (cut at a character boundary, with
+/// `…`), in a buffer no larger than it.
+fn bounded(mut message: String) -> String {
+    if message.len() <= MESSAGE {
+        message.shrink_to_fit();
+        return message;
+    }
+    let mut end = MESSAGE;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut cut = String::with_capacity(end + '…'.len_utf8());
+    cut.push_str(&message[..end]);
+    cut.push('…');
+    cut
 }
 
 /// An exchange's verdict, also sent as `X-Contract-Verdict`.
@@ -152,7 +240,8 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
 
 /// Every finding of every rule about one exchange, judged against what
 /// passed through before it. Exchanges outside the document's four
-/// endpoints have none.
+/// endpoints have none. Each message quotes a value from outside at most
+/// [`QUOTED`] bytes long and is at most [`MESSAGE`] bytes.
 pub fn judge(parsed: &Parsed<'_>, memory: &Memory) -> Vec<Finding> {
     if parsed.endpoint == Endpoint::Other {
         return Vec::new();
@@ -165,7 +254,7 @@ pub fn judge(parsed: &Parsed<'_>, memory: &Memory) -> Vec<Finding> {
                 .map(|(level, message)| Finding {
                     rule: rule.id,
                     level,
-                    message,
+                    message: bounded(message),
                 })
         })
         .collect()
@@ -203,5 +292,55 @@ mod tests {
                 rule.id
             );
         }
+    }
+
+    /// A value from outside is quoted at most [`QUOTED`] bytes (at a
+    /// character boundary, then `…`), a message at most [`MESSAGE`]: a
+    /// 256 KiB errorCode was quoted whole (and kept for JUnit and SARIF).
+    #[test]
+    fn a_huge_value_from_outside_is_quoted_cut() {
+        use serde_json::json;
+
+        use test_support::exchange;
+        let code = format!("é{}", "C".repeat(256 * 1024));
+        let answer =
+            json!({ "isSuccess": false, "errorCode": code, "message": "no", "data": null });
+        let e = exchange(
+            "POST",
+            "/api/payments/initiate",
+            test_support::initiate_body("REF-1", 100),
+            400,
+            answer,
+        );
+        let findings = judge(&Parsed::of(&e), &Memory::default());
+        let found = findings
+            .iter()
+            .find(|f| f.rule == "code.undocumented")
+            .expect("code.undocumented");
+        let fixed = "errorCode  is not in the document's section 7".len();
+        assert!(
+            found.message.starts_with("errorCode éCCC"),
+            "{}",
+            found.message
+        );
+        assert!(
+            found
+                .message
+                .ends_with("C… is not in the document's section 7")
+        );
+        assert!(found.message.len() <= fixed + QUOTED + '…'.len_utf8());
+        assert!(found.message.capacity() <= fixed + QUOTED + '…'.len_utf8());
+        // Cut at a character boundary; short values whole.
+        let odd = format!("a{}", "é".repeat(200));
+        let shown = quoted(&odd).to_string();
+        assert!(shown.len() <= QUOTED + '…'.len_utf8() && shown.ends_with('…'));
+        assert_eq!(quoted("PENDING").to_string(), "PENDING");
+        assert_eq!(
+            quoted(format_args!("{:?}", "a\"b")).to_string(),
+            r#""a\"b""#
+        );
+        let long = "word ".repeat(1000);
+        let bounded = bounded(long);
+        assert!(bounded.len() <= MESSAGE + '…'.len_utf8() && bounded.ends_with('…'));
     }
 }

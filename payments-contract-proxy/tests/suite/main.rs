@@ -30,6 +30,8 @@ mod failures;
 mod unanswered;
 // Stalled bodies, clients that never read, refused requests.
 mod limits;
+// Huge values from outside quoted cut in findings.
+mod huge_values;
 // An https upstream's TLS failing: a refused handshake, or an answer
 // TLS breaks off after the upstream read the request.
 mod tls_upstream;
