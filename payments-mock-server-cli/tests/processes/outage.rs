@@ -197,9 +197,13 @@ async fn a_database_gone_answers_503_within_5_s_and_serving_resumes_when_it_is_b
     // own lines alone named no cause and never said it was back).
     let log = mock.log();
     assert_eq!(log.matches(down).count(), 1, "once: {log}");
+    // The cause is PostgreSQL's or the connection's own words, which
+    // depend on the instant it went (refused, reset, "the database system
+    // is shutting down"): some are there.
     assert!(
-        log.lines()
-            .any(|l| l.contains(down) && l.contains("error") && l.contains("onnect")),
+        log.lines().any(|l| l.contains(down)
+            && l.split_once(" error=")
+                .is_some_and(|(_, cause)| cause.trim().len() > 3)),
         "with the cause: {log}"
     );
     assert!(
