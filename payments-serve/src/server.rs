@@ -5,7 +5,10 @@
 //! handler can make its connection close without a response: the
 //! connection task owns a [`ConnectionAbort`] that a handler triggers (the
 //! mock's `reset` fault), and dropping the connection future closes the
-//! socket before a byte of the response is written.
+//! socket before a byte of the response is written. A handler that holds
+//! its request without an answer (the mock's `hang`) asks the task to
+//! close the connection once the client has left
+//! ([`ConnectionAbort::close_when_client_leaves`]).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -18,12 +21,15 @@ use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulConnection;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::Notify;
 use tower::ServiceExt;
 
 use busy::{Busy, HeadWatch, Tracked};
+use io::Io;
+use peer::{Asked, Peer, Signals};
 
 mod busy;
+mod io;
+mod peer;
 
 /// Default header read timeout: how long a connection may take to send a
 /// request's head, from the moment it is ready for one.
@@ -31,12 +37,31 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Closes the connection a request came on, without a response.
 #[derive(Debug, Clone, Default)]
-pub struct ConnectionAbort(Arc<Notify>);
+pub struct ConnectionAbort(Arc<Signals>);
 
 impl ConnectionAbort {
     /// Asks the connection task to drop the connection now.
     pub fn trigger(&self) {
-        self.0.notify_one();
+        self.0.abort();
+    }
+
+    /// Asks the connection task to drop the connection (without a
+    /// response, the request's handler with it) once its client has left:
+    /// closed its side (the end of input, read on the socket) or reset
+    /// it. For a request that is never answered (the mock's `hang`): a
+    /// client that only shut its sending side and still waits is taken as
+    /// gone too (the two cannot be told apart), and what a client sends
+    /// after it is dropped unread by hyper. Connections are served
+    /// half-closed, so without this nothing reads the socket while a
+    /// request is handled, and a client that left is never seen.
+    ///
+    /// The task watches through a duplicate of the socket's descriptor
+    /// taken at the accept (TLS: of the TCP socket beneath): one `dup` per
+    /// connection, one more descriptor while it is open. Where that
+    /// duplicate could not be taken (no descriptor left), or in-process
+    /// without a connection, this does nothing.
+    pub fn close_when_client_leaves(&self) {
+        self.0.watch();
     }
 }
 
@@ -195,6 +220,7 @@ async fn serve_on<S>(
     // need `per_connection` to be `Sync`).
     let start = move |stream: tokio::net::TcpStream, _peer: std::net::SocketAddr, held: bool| {
         let _ = stream.set_nodelay(true);
+        let peer = Peer::of(&stream);
         let abort = ConnectionAbort::default();
         let busy = Busy::default();
         let service = {
@@ -216,8 +242,9 @@ async fn serve_on<S>(
         // the same. By default hyper read that end of input as the
         // connection gone and dropped the request's handler, so most such
         // requests went unanswered (and a confirm could be cut off
-        // anywhere). The price: a hanging fault outlives a client that
-        // left (up to its limit, or the shutdown).
+        // anywhere). The price: hyper never reads the socket while a
+        // request is handled, so a client that leaves then is not seen; a
+        // hanging request asks the task to watch for that itself ([`Peer`]).
         // The header read timeout is the connection task's own watch
         // ([`drive`]): hyper's armed a timer for every request (~550
         // instructions of a status read's ~19.6k, callgrind).
@@ -231,6 +258,7 @@ async fn serve_on<S>(
             stopping,
             header_read_timeout,
             held,
+            peer,
         };
         match &handshake {
             Handshake::None => {
@@ -308,8 +336,8 @@ async fn serve_on<S>(
     stop.closed().await;
 }
 
-/// Serves one connection until it ends, its [`ConnectionAbort`] fires, it
-/// waits longer than `header_read_timeout` for a head ([`HeadWatch`]: it
+/// Serves one connection until it ends, its [`ConnectionAbort`] fires (or
+/// its client leaves once a handler asked to be told), it waits longer than `header_read_timeout` for a head ([`HeadWatch`]: it
 /// is closed without an answer), or the shutdown: then a request under
 /// way is finished, the connection closed after it; one without (idle,
 /// half a head) is closed at once.
@@ -322,6 +350,7 @@ where
         mut stopping,
         header_read_timeout,
         held,
+        mut peer,
     } = watch;
     let mut conn = std::pin::pin!(conn);
     let mut watch = HeadWatch::new(header_read_timeout, &busy);
@@ -331,7 +360,15 @@ where
         tokio::select! {
             biased;
             result = conn.as_mut() => return ended(result),
-            () = abort.0.notified() => return,
+            () = abort.0.notified() => match abort.0.asked() {
+                Asked::Abort => return,
+                Asked::Watch => peer.watch(),
+                Asked::Nothing => {}
+            },
+            () = peer.left(), if peer.watching() => {
+                tracing::debug!("the client of a request held without an answer left");
+                return;
+            }
             // A held connection's one request is served (no keep-alive):
             // the stop does not close it.
             _ = stopping.wait_for(|stop| *stop), if !held => break,
@@ -348,9 +385,16 @@ where
     if busy.idle() {
         return;
     }
-    tokio::select! {
-        result = conn => ended(result),
-        () = abort.0.notified() => {}
+    loop {
+        tokio::select! {
+            result = conn.as_mut() => return ended(result),
+            () = abort.0.notified() => match abort.0.asked() {
+                Asked::Abort => return,
+                Asked::Watch => peer.watch(),
+                Asked::Nothing => {}
+            },
+            () = peer.left(), if peer.watching() => return,
+        }
     }
 }
 
@@ -363,6 +407,8 @@ struct Watch {
     /// Taken from the backlog after the stop, a whole request head there:
     /// served one request, never closed by the stop.
     held: bool,
+    /// The client, watched once a handler asks.
+    peer: Peer,
 }
 
 /// The pause after an accept that failed (no descriptor left), before
@@ -432,93 +478,6 @@ pub async fn read_within<F: std::future::Future>(
     match first {
         std::task::Poll::Ready(read) => Ok(read),
         std::task::Poll::Pending => tokio::time::timeout(limit, reading).await.map_err(|_| ()),
-    }
-}
-
-/// A connection's byte stream, plain or TLS: one type, so hyper's
-/// connection code is built once. Two (a `TcpStream` and a `TlsStream`)
-/// made LLVM stop inlining hyper's head encoding and parsing into the
-/// connection loop: ~250 more instructions per plain request (callgrind,
-/// BENCHMARKS.md "Metrics (issue 33)"); the match here costs a branch.
-enum Io {
-    Plain(tokio::net::TcpStream),
-    #[cfg(feature = "tls")]
-    Tls(Box<tokio_rustls::server::TlsStream<tokio::net::TcpStream>>),
-}
-
-impl tokio::io::AsyncRead for Io {
-    #[inline]
-    fn poll_read(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Self::Plain(s) => std::pin::Pin::new(s).poll_read(cx, buf),
-            #[cfg(feature = "tls")]
-            Self::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl tokio::io::AsyncWrite for Io {
-    #[inline]
-    fn poll_write(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Self::Plain(s) => std::pin::Pin::new(s).poll_write(cx, buf),
-            #[cfg(feature = "tls")]
-            Self::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    #[inline]
-    fn poll_write_vectored(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Self::Plain(s) => std::pin::Pin::new(s).poll_write_vectored(cx, bufs),
-            #[cfg(feature = "tls")]
-            Self::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    #[inline]
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            Self::Plain(s) => s.is_write_vectored(),
-            #[cfg(feature = "tls")]
-            Self::Tls(s) => s.is_write_vectored(),
-        }
-    }
-
-    #[inline]
-    fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Self::Plain(s) => std::pin::Pin::new(s).poll_flush(cx),
-            #[cfg(feature = "tls")]
-            Self::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    #[inline]
-    fn poll_shutdown(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Self::Plain(s) => std::pin::Pin::new(s).poll_shutdown(cx),
-            #[cfg(feature = "tls")]
-            Self::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
     }
 }
 

@@ -1,0 +1,259 @@
+//! A request held without an answer that asked to be told
+//! (`ConnectionAbort::close_when_client_leaves`) ends, its connection
+//! closed, once its client has left: closed the connection (the end of
+//! input) or reset it. Connections are served half-closed, so hyper never
+//! reads the socket while a request is handled: before, such a request
+//! was held (and its socket left in CLOSE-WAIT) until it ended by itself.
+//! A client that stays is still held, and one whose request did not ask
+//! is not watched.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::Extension;
+use axum::routing::get;
+use payments_serve::ConnectionAbort;
+use payments_serve::server;
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+const HOUR: Duration = Duration::from_secs(3600);
+const BOUND: Duration = Duration::from_secs(20);
+const CLIENTS: usize = 50;
+
+/// Counts the requests held, until their handler is dropped.
+struct Held(Arc<AtomicUsize>);
+
+impl Held {
+    fn new(count: &Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Self(Arc::clone(count))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// `/hang` holds its request forever, asking to be told when the client
+/// leaves; `/hold` holds it forever without asking.
+/// (`held` counts `/hang`'s requests, `unwatched` `/hold`'s.)
+async fn start(
+    held: &Arc<AtomicUsize>,
+    unwatched: &Arc<AtomicUsize>,
+) -> (std::net::SocketAddr, oneshot::Sender<()>) {
+    let router = holding(held, unwatched);
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let addr = listener.local_addr().expect("an address");
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(server::run_with(listener, router, HOUR, async {
+        let _ = stopped.await;
+    }));
+    (addr, stop)
+}
+
+fn holding(held: &Arc<AtomicUsize>, unwatched: &Arc<AtomicUsize>) -> Router {
+    let (hang, hold) = (Arc::clone(held), Arc::clone(unwatched));
+    Router::new()
+        .route("/answer", get(|| async { "answered" }))
+        .route(
+            "/hang",
+            get(
+                move |Extension(abort): Extension<ConnectionAbort>| async move {
+                    abort.close_when_client_leaves();
+                    let _held = Held::new(&hang);
+                    std::future::pending::<&'static str>().await
+                },
+            ),
+        )
+        .route(
+            "/hold",
+            get(move || async move {
+                let _held = Held::new(&hold);
+                std::future::pending::<&'static str>().await
+            }),
+        )
+}
+
+async fn ask(addr: std::net::SocketAddr, path: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.expect("connects");
+    stream
+        .write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+        .await
+        .expect("sent");
+    stream
+}
+
+/// Waits (polling, at most [`BOUND`]) until `count` holds `want`.
+async fn reach(count: &AtomicUsize, want: usize) {
+    tokio::time::timeout(BOUND, async {
+        while count.load(Ordering::SeqCst) != want {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("held {}, not {want}", count.load(Ordering::SeqCst)));
+}
+
+/// No byte came, and the connection is still open.
+fn unanswered_and_open(stream: &TcpStream) {
+    let mut buf = [0u8; 64];
+    match stream.try_read(&mut buf) {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        other => panic!("the held client got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_request_ends_when_its_client_closes_or_resets() {
+    let held = Arc::new(AtomicUsize::new(0));
+    let (addr, _stop) = start(&held, &Arc::default()).await;
+    let stays = ask(addr, "/hang").await;
+    let mut leaving = Vec::new();
+    for _ in 0..CLIENTS {
+        leaving.push(ask(addr, "/hang").await);
+    }
+    let mut resetting = Vec::new();
+    for _ in 0..CLIENTS {
+        resetting.push(ask(addr, "/hang").await);
+    }
+    reach(&held, 2 * CLIENTS + 1).await;
+
+    // Closed fully: the server sees the end of input.
+    drop(leaving);
+    reach(&held, CLIENTS + 1).await;
+    // Reset (a zero linger): the server sees an error.
+    for stream in resetting {
+        stream.set_zero_linger().expect("linger");
+        drop(stream);
+    }
+    reach(&held, 1).await;
+    // The client that stays is still held, unanswered.
+    unanswered_and_open(&stays);
+    drop(stays);
+    reach(&held, 0).await;
+}
+
+/// A request that did not ask is not watched: its client leaving ends
+/// nothing (the control: the socket is watched only when asked).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_did_not_ask_is_not_watched() {
+    let (held, unwatched) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (addr, _stop) = start(&held, &unwatched).await;
+    let hold = ask(addr, "/hold").await;
+    reach(&unwatched, 1).await;
+    drop(hold);
+    // Then one that asked: once it has ended, the other's leaving (sent
+    // first) would have been seen too, had it been watched.
+    let hang = ask(addr, "/hang").await;
+    reach(&held, 1).await;
+    drop(hang);
+    reach(&held, 0).await;
+    assert_eq!(
+        unwatched.load(Ordering::SeqCst),
+        1,
+        "not watched, still held"
+    );
+}
+
+/// A client that shut its sending side after its request: answered when
+/// the request is (hyper serves it half-closed, unwatched); taken as gone
+/// when its request is held without an answer (the two cannot be told
+/// apart on the socket, and it is owed none).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_closed_client_is_answered_and_its_hang_ends() {
+    use tokio::io::AsyncReadExt as _;
+    let held = Arc::new(AtomicUsize::new(0));
+    let (addr, _stop) = start(&held, &Arc::default()).await;
+    let mut answered = ask(addr, "/answer").await;
+    answered.shutdown().await.expect("shut");
+    let mut answer = Vec::new();
+    tokio::time::timeout(BOUND, answered.read_to_end(&mut answer))
+        .await
+        .expect("in time")
+        .expect("read");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with("answered"), "{answer}");
+
+    let mut hanging = ask(addr, "/hang").await;
+    reach(&held, 1).await;
+    hanging.shutdown().await.expect("shut");
+    reach(&held, 0).await;
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(BOUND, hanging.read_to_end(&mut rest))
+        .await
+        .expect("closed");
+    assert!(read.is_err() || rest.is_empty(), "{rest:?}");
+}
+
+/// Over TLS the same, watched on the TCP socket beneath.
+#[cfg(feature = "tls")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_a_held_request_ends_when_its_client_closes() {
+    use payments_serve::tls::{LocalCa, Pem, ServerTls};
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject as _;
+
+    let ca = LocalCa::generate().expect("a CA");
+    let issued = ca
+        .server_cert(&["127.0.0.1".to_owned()])
+        .expect("a certificate");
+    let tls = ServerTls::from_pem(
+        Pem {
+            bytes: issued.cert_pem.as_bytes(),
+            name: "cert",
+        },
+        Pem {
+            bytes: issued.key_pem().as_bytes(),
+            name: "key",
+        },
+        None,
+    )
+    .expect("a configuration");
+    let held = Arc::new(AtomicUsize::new(0));
+    let router = holding(&held, &Arc::default());
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(server::run_tls(
+        listener,
+        router,
+        tls,
+        HOUR,
+        std::future::pending(),
+    ));
+
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca.cert_pem().as_bytes()).expect("PEM"))
+        .expect("a root");
+    let config = rustls::ClientConfig::builder_with_provider(payments_serve::tls::provider())
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let mut clients = Vec::new();
+    for _ in 0..10 {
+        let tcp = TcpStream::connect(addr).await.expect("connects");
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("a name");
+        let mut tls = connector.connect(name, tcp).await.expect("handshake");
+        tls.write_all(b"GET /hang HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .expect("sent");
+        tls.flush().await.expect("flushed");
+        clients.push(tls);
+    }
+    reach(&held, 10).await;
+    let stays = clients.pop().expect("one");
+    // Closed without a TLS goodbye (the socket only).
+    drop(clients);
+    reach(&held, 1).await;
+    drop(stays);
+    reach(&held, 0).await;
+}
