@@ -54,10 +54,11 @@ pub enum Fault {
     /// Never drawn by `--fail-rate`: a test asks for it.
     AnswerOther,
     /// The request is read and never answered, before any change: the
-    /// connection is held for [`HANG_LIMIT`], and never past the server's
-    /// shutdown. A client that leaves earlier is not noticed before then
-    /// (the server answers a client that only shut its sending side, and
-    /// the two look alike).
+    /// connection is held for [`HANG_LIMIT`], never past the server's
+    /// shutdown, and closed (without an answer) as soon as its client
+    /// leaves: it closes the connection or resets it. A client that only
+    /// shut its sending side is taken as gone too (the two look alike on
+    /// the socket, and neither is owed an answer).
     Hang,
     /// The change is made, then no answer ([`Fault::Hang`] after the
     /// commit point): what a client's timeout meets.

@@ -17,6 +17,10 @@ mod answer_other;
 // in-process and over HTTP.
 #[path = "embedded/controls.rs"]
 mod controls;
+// A hang ends when its client leaves (the kernel's TCP table tells).
+#[cfg(target_os = "linux")]
+#[path = "embedded/hang_client_left.rs"]
+mod hang_client_left;
 
 const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
 

@@ -205,10 +205,14 @@ where
             state.store.record_request(entry);
             state.count_answered();
             if hang {
-                // Until the limit or the server's shutdown (a client that
-                // left is not noticed: connections serve half-closed
-                // clients, so this future is dropped only with a
-                // connection that breaks).
+                // Until the limit, the server's shutdown, or the client
+                // leaving (it closed or reset the connection: its task
+                // then drops the connection, and this future with it; a
+                // client that only shut its sending side is taken as gone
+                // too, it is owed no answer).
+                if let Some(abort) = &abort {
+                    abort.close_when_client_leaves();
+                }
                 // Boxed: only a hanging request pays for its timer in its
                 // future; every other request's future stays as small.
                 Box::pin(state.faults.hold(crate::faults::HANG_LIMIT)).await;
