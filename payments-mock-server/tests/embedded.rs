@@ -17,6 +17,9 @@ mod answer_other;
 // in-process and over HTTP.
 #[path = "embedded/controls.rs"]
 mod controls;
+// The journal keeps the newest bodies whole, older large ones cut.
+#[path = "embedded/journal_bound.rs"]
+mod journal_bound;
 // A hang ends when its client leaves (the kernel's TCP table tells).
 #[cfg(target_os = "linux")]
 #[path = "embedded/hang_client_left.rs"]

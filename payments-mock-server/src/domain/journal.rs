@@ -11,6 +11,21 @@ use http::Method;
 /// How many entries are kept.
 pub const CAPACITY: usize = 1000;
 
+/// The bytes of request bodies a journal keeps whole: its newest entries
+/// keep their bodies whole while their bodies add up to at most this
+/// (however large one is, up to the 64 KiB a request may send, the newest
+/// entry's stays whole); older entries' bodies longer than [`BODY_CUT`]
+/// keep their first [`BODY_CUT`] bytes only, and say so
+/// ([`JournalEntry::body_length`]). A journal of ordinary requests (a few
+/// hundred bytes of body each) is never cut; one of 1,000 bodies of 64 KiB
+/// holds about 1.5 MiB of them, not 64 MiB.
+pub const BODY_BUDGET: usize = 512 * 1024;
+
+/// What an older entry keeps of a body once the journal's bodies exceed
+/// [`BODY_BUDGET`]: its first bytes, up to this many (fewer when this
+/// would split a character).
+pub const BODY_CUT: usize = 1024;
+
 /// One `/api/` request and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -28,8 +43,14 @@ pub struct JournalEntry {
     /// Request headers in order; `Authorization` is `[redacted]`, and so is
     /// the console's session in a `Cookie` header.
     pub headers: Vec<(String, String)>,
-    /// The body (lossy UTF-8).
+    /// The body (lossy UTF-8); only its first bytes when `body_length` is
+    /// set.
     pub body: String,
+    /// When the journal keeps only the first bytes of the body (its newest
+    /// bodies are kept whole up to 512 KiB in all, an older one longer
+    /// than 1 KiB keeps its first KiB): the whole body's length in bytes
+    /// (of its lossy UTF-8 text). `None`: `body` is whole.
+    pub body_length: Option<usize>,
     /// Response status; `None` when the connection was reset on purpose.
     pub status: Option<u16>,
     /// `errorCode` of the response.
@@ -76,6 +97,8 @@ pub struct Capture {
     /// The replica that served it, when a store kept it from another run
     /// or replica; `None`: the journal's own.
     pub(crate) replica: Option<Arc<str>>,
+    /// When the body in `text` is cut: the whole body's length in bytes.
+    pub(crate) body_length: Option<usize>,
 }
 
 impl Capture {
@@ -118,16 +141,37 @@ impl Capture {
             error_code: None,
             fault: None,
             replica: None,
+            body_length: None,
         }
     }
 
     /// The request body (lossy UTF-8).
     pub fn set_body(&mut self, body: &[u8]) {
+        self.body_length = None;
         self.text.truncate(self.body_at);
         match std::str::from_utf8(body) {
             Ok(text) => self.text.push_str(text),
             Err(_) => self.text.push_str(&String::from_utf8_lossy(body)),
         }
+    }
+
+    /// The length in bytes of the body as kept.
+    pub(crate) fn kept_body_len(&self) -> usize {
+        self.text.len() - self.body_at
+    }
+
+    /// Keeps the first [`BODY_CUT`] bytes of the body (no character
+    /// split), and its whole length, when it is longer; gives back the
+    /// room it took.
+    pub(crate) fn cut_body(&mut self) {
+        let len = self.kept_body_len();
+        if len <= BODY_CUT {
+            return;
+        }
+        let end = self.body_at + cut_at(&self.text[self.body_at..], BODY_CUT);
+        self.body_length.get_or_insert(len);
+        self.text.truncate(end);
+        self.text.shrink_to_fit();
     }
 
     /// The request method.
@@ -169,6 +213,7 @@ impl Capture {
             query,
             headers,
             body: self.text[self.body_at..].to_owned(),
+            body_length: self.body_length,
             status: self.status,
             error_code: self.error_code.map(str::to_owned),
             request_id,
@@ -178,6 +223,46 @@ impl Capture {
             replica: self.replica.as_deref().unwrap_or("").to_owned(),
         }
     }
+}
+
+impl JournalEntry {
+    /// Keeps the first [`BODY_CUT`] bytes of the body (no character split),
+    /// and its whole length, when it is longer.
+    fn cut_body(&mut self) {
+        let len = self.body.len();
+        if len > BODY_CUT {
+            let end = cut_at(&self.body, BODY_CUT);
+            self.body_length.get_or_insert(len);
+            self.body.truncate(end);
+            self.body.shrink_to_fit();
+        }
+    }
+}
+
+/// Bounds the bodies of `entries` (oldest first) as a journal bounds its
+/// own ([`BODY_BUDGET`]): the newest keep their bodies whole while those
+/// add up to at most the budget (the newest always), every older one
+/// keeps at most [`BODY_CUT`] bytes. For a page of entries a store kept
+/// whole (PostgreSQL's table), so that a listing is as bounded as a
+/// journal in memory; an entry already cut keeps the length it had.
+pub fn bound_bodies(entries: &mut [JournalEntry]) {
+    let mut whole = 0usize;
+    for (n, entry) in entries.iter_mut().rev().enumerate() {
+        whole = whole.saturating_add(entry.body.len());
+        if n > 0 && whole > BODY_BUDGET {
+            entry.cut_body();
+        }
+    }
+}
+
+/// The largest index up to `at` (and within `text`) that starts a
+/// character: where a text cut to `at` bytes ends.
+fn cut_at(text: &str, at: usize) -> usize {
+    let mut end = at.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
 }
 
 /// The part of a capture's text that is the request id (after the path and
@@ -392,5 +477,31 @@ mod tests {
         assert_eq!(entry.body, "line one\nline two\n", "the body as sent");
         assert_eq!(capture.path(), "/api/\u{fffd}x");
         assert_eq!(capture.request_id(), "rid\u{fffd}");
+    }
+
+    #[test]
+    fn a_page_of_whole_entries_is_bounded_as_a_journal_is() {
+        let at = DateTime::<Utc>::UNIX_EPOCH;
+        let uri: Uri = "/api/payments/initiate".parse().expect("uri");
+        let entry = |body: &str| {
+            let mut capture = Capture::new(&Method::POST, &uri, &HeaderMap::new(), "r", at);
+            capture.set_body(body.as_bytes());
+            capture.entry()
+        };
+        let large = "\u{1}".repeat(64 * 1024);
+        let mut page: Vec<JournalEntry> = (0..20).map(|_| entry(&large)).collect();
+        page[0].body_length = None;
+        page.push(entry("{}"));
+        bound_bodies(&mut page);
+        let whole: Vec<bool> = page.iter().map(|e| e.body_length.is_none()).collect();
+        let kept = BODY_BUDGET / large.len() - 1;
+        assert_eq!(whole.iter().filter(|w| **w).count(), kept + 1, "{whole:?}");
+        assert!(whole[20] && whole[19] && !whole[0]);
+        assert_eq!(page[0].body, "\u{1}".repeat(BODY_CUT));
+        assert_eq!(page[0].body_length, Some(large.len()));
+        // Bounded again: nothing changes, the length stays the whole one.
+        let again = page.clone();
+        bound_bodies(&mut page);
+        assert_eq!(page, again);
     }
 }

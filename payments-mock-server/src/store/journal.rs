@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
+use crate::domain::journal::{BODY_BUDGET, CAPACITY, Capture, JournalEntry};
 
 /// The bounded journal of one process: the memory store's journal, and the
 /// SQLite store's (which also writes it to its file, behind the answers).
@@ -20,6 +20,44 @@ struct Entries {
     captures: VecDeque<Capture>,
     /// The `seq` of the last capture recorded, ever.
     last_seq: u64,
+    /// The bytes of the bodies not cut: those of the captures from `cut`
+    /// on.
+    body_bytes: usize,
+    /// How many of the oldest captures have had their bodies cut (to
+    /// [`crate::domain::journal::BODY_CUT`]) to keep `body_bytes` within
+    /// [`BODY_BUDGET`]: the next one to cut is at this index.
+    cut: usize,
+}
+
+impl Entries {
+    /// Cuts the bodies of the oldest captures not cut yet, the newest
+    /// excepted, until the bodies not cut are within [`BODY_BUDGET`].
+    fn bound(&mut self) {
+        while self.body_bytes > BODY_BUDGET && self.cut + 1 < self.captures.len() {
+            if let Some(capture) = self.captures.get_mut(self.cut) {
+                self.body_bytes -= capture.kept_body_len();
+                capture.cut_body();
+            }
+            self.cut += 1;
+        }
+    }
+
+    /// Counts the bodies afresh, as kept (after entries were put back or
+    /// some forgotten): the cut ones are all older than every whole one.
+    fn recount(&mut self) {
+        self.cut = self
+            .captures
+            .iter()
+            .position(|c| c.body_length.is_none())
+            .unwrap_or(self.captures.len());
+        self.body_bytes = self
+            .captures
+            .iter()
+            .skip(self.cut)
+            .map(Capture::kept_body_len)
+            .sum();
+        self.bound();
+    }
 }
 
 impl Journal {
@@ -44,6 +82,7 @@ impl Journal {
         // A capture without a replica is this journal's (`expand` names
         // it): no reference count to raise here and lower when it is
         // dropped, on a line every request of every journal shares.
+        let body = capture.kept_body_len();
         let captures = &mut entries.captures;
         let mut oldest = None;
         if captures.len() == CAPACITY {
@@ -59,6 +98,15 @@ impl Journal {
             captures.reserve_exact((len * 2).clamp(8, CAPACITY) - len);
         }
         captures.push_back(capture);
+        if let Some(oldest) = &oldest {
+            if entries.cut > 0 {
+                entries.cut -= 1;
+            } else {
+                entries.body_bytes -= oldest.kept_body_len();
+            }
+        }
+        entries.body_bytes += body;
+        entries.bound();
         let seq = entries.last_seq;
         // The oldest entry is freed outside the lock: with many journals
         // its text is out of the cache, and another request of this
@@ -91,6 +139,7 @@ impl Journal {
             .map(Capture::from_entry)
             .collect();
         entries.last_seq = last_seq.max(kept.last().map_or(0, |e| e.seq));
+        entries.recount();
     }
 
     /// The newest `limit` entries with a `seq` above `after`, oldest first:
@@ -129,14 +178,18 @@ impl Journal {
     /// Forgets every entry; the numbering goes on (a reader that polls
     /// with the last `seq` it saw still gets what comes next).
     pub fn clear(&self) {
-        self.lock().captures.clear();
+        let mut entries = self.lock();
+        entries.captures.clear();
+        entries.recount();
     }
 
     /// Forgets the entries numbered up to `floor`, keeping the newer ones
     /// (recorded after a reset took effect); the numbering goes on.
     #[cfg(feature = "sqlite")]
     pub(crate) fn clear_through(&self, floor: u64) {
-        self.lock().captures.retain(|c| c.seq > floor);
+        let mut entries = self.lock();
+        entries.captures.retain(|c| c.seq > floor);
+        entries.recount();
     }
 
     /// Forgets every entry and the numbering (`--fresh`).
@@ -187,6 +240,7 @@ impl Capture {
             .as_deref()
             .map(|tokens| crate::domain::journal::join_fault(tokens, entry.fault_rule.as_deref()));
         capture.replica = Some(Arc::from(entry.replica.as_str()));
+        capture.body_length = entry.body_length;
         capture
     }
 }
@@ -265,5 +319,47 @@ mod tests {
         journal.record(capture("/api/next"));
         assert_eq!(journal.lock().captures.back().map(slot), oldest);
         assert_eq!(journal.since(0, 1)[0].path, "/api/next");
+    }
+
+    #[test]
+    fn a_journal_of_large_bodies_keeps_its_newest_whole_and_the_rest_cut() {
+        use crate::domain::journal::{BODY_BUDGET, BODY_CUT};
+        let journal = Journal::new("test");
+        // Two bytes a character: a cut never splits one.
+        let large = "é".repeat(32 * 1024);
+        for n in 0..(CAPACITY + 3) {
+            let mut big = capture(&format!("/api/{n}"));
+            big.set_body(large.as_bytes());
+            journal.record(big);
+        }
+        let entries = journal.lock();
+        let kept: usize = entries.captures.iter().map(Capture::kept_body_len).sum();
+        let whole: usize = entries
+            .captures
+            .iter()
+            .skip(entries.cut)
+            .map(Capture::kept_body_len)
+            .sum();
+        assert_eq!(whole, entries.body_bytes);
+        assert!(whole <= BODY_BUDGET, "{whole}");
+        assert!(kept <= BODY_BUDGET + CAPACITY * BODY_CUT, "{kept}");
+        drop(entries);
+        let all = journal.since(0, CAPACITY);
+        let newest = all.last().expect("entries");
+        assert_eq!(
+            (newest.body.as_str(), newest.body_length),
+            (large.as_str(), None)
+        );
+        assert_eq!(all[0].body, "é".repeat(BODY_CUT / 2));
+        assert_eq!(all[0].body_length, Some(large.len()));
+        let whole = all.iter().filter(|e| e.body_length.is_none()).count();
+        assert_eq!(whole, BODY_BUDGET / large.len());
+        // Forgotten, counted afresh: a small body stays whole.
+        journal.clear();
+        let mut small = capture("/api/small");
+        small.set_body(b"{\"a\":1}");
+        journal.record(small);
+        assert_eq!(journal.since(0, 1)[0].body, "{\"a\":1}");
+        assert_eq!(journal.lock().body_bytes, 7);
     }
 }

@@ -366,6 +366,8 @@ impl JournalRow {
             query: self.query,
             headers: headers_of(&self.headers),
             body: self.body,
+            // A store's row keeps no length of a cut body.
+            body_length: None,
             status: self.status.and_then(|s| u16::try_from(s).ok()),
             error_code: self.error_code,
             request_id: self.request_id,
@@ -466,6 +468,7 @@ mod tests {
             query: Some("a=%20".to_owned()),
             headers: vec![("authorization".to_owned(), "[redacted]".to_owned())],
             body: "{\"a\":1}".to_owned(),
+            body_length: None,
             status: Some(400),
             error_code: Some("VALIDATION_ERROR".to_owned()),
             request_id: "rid".to_owned(),
