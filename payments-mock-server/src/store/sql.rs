@@ -366,7 +366,8 @@ impl JournalRow {
             query: self.query,
             headers: headers_of(&self.headers),
             body: self.body,
-            // A store's row keeps no length of a cut body.
+            // Not among the shared columns: PostgreSQL keeps bodies whole;
+            // SQLite reads its own `body_length` column (sqlite/rows.rs).
             body_length: None,
             status: self.status.and_then(|s| u16::try_from(s).ok()),
             error_code: self.error_code,

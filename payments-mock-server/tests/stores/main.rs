@@ -16,6 +16,9 @@ mod odd_text;
 // resets, a first-version database), and its exactness across two replicas
 // in one process (reads wait for the other's writes, resets fence them).
 mod journal;
+// A SQLite journal entry's cut body keeps its whole length across a
+// reopen, and stores written before that column migrate.
+mod journal_cut;
 // A PostgreSQL confirm that missed the row waits for the one that holds it.
 mod pg_races;
 // GET /metrics counts each server's own store operations.

@@ -522,14 +522,11 @@ pub(super) fn load_view(
         .count
         .store(usize::try_from(count).unwrap_or(0), Ordering::SeqCst);
     let mut statement = conn.prepare_cached(&format!(
-        "SELECT {JOURNAL_COLUMNS} FROM mock_journal WHERE sandbox = ?1 ORDER BY seq DESC LIMIT {CAPACITY}"
+        "SELECT {JOURNAL_COLUMNS}, {SQLITE_JOURNAL_EXTRA} FROM mock_journal WHERE sandbox = ?1 ORDER BY seq DESC LIMIT {CAPACITY}"
     ))?;
     let mut kept: Vec<JournalEntry> = statement
-        .query_map([&shared.key], journal_row_of)?
-        .collect::<rusqlite::Result<Vec<_>>>()?
-        .into_iter()
-        .map(JournalRow::into_entry)
-        .collect();
+        .query_map([&shared.key], journal_entry_of)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
     kept.reverse();
     shared.journal.restore(&kept, last_seq);
     shared

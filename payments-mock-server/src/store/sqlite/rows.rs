@@ -75,7 +75,31 @@ pub(super) fn record_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Record
     Ok(row_of(r)?.into_record())
 }
 
-pub(super) fn journal_row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<JournalRow> {
+/// SQLite's journal columns: [`JOURNAL_COLUMNS`] (shared with PostgreSQL,
+/// whose journal keeps bodies whole), then `body_length`, the whole length
+/// of a body the journal cut (NULL: whole), as [`journal_entry_of`] reads
+/// them.
+pub(super) const SQLITE_JOURNAL_EXTRA: &str = "body_length";
+
+/// A journal entry from a row of [`JOURNAL_COLUMNS`] then
+/// [`SQLITE_JOURNAL_EXTRA`]: a cut body keeps its whole length across a
+/// reopen. A length not above the kept body's (a row changed outside the
+/// mock) reads as a whole body.
+pub(super) fn journal_entry_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
+    let body_length: Option<i64> = r.get(12)?;
+    let mut entry = journal_row_of(r)?.into_entry();
+    entry.body_length = body_length
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n > entry.body.len());
+    Ok(entry)
+}
+
+/// The length of a cut body as [`journal_entry_of`] reads it back.
+pub(super) fn body_length_column(entry: &JournalEntry) -> Option<i64> {
+    entry.body_length.and_then(|n| i64::try_from(n).ok())
+}
+
+fn journal_row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<JournalRow> {
     Ok(JournalRow {
         seq: r.get(0)?,
         at: r.get(1)?,

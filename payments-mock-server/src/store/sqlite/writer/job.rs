@@ -269,8 +269,9 @@ impl Writer<'_> {
                 }
                 let mut insert = conn
                     .prepare_cached(&format!(
-                        "INSERT OR REPLACE INTO mock_journal (sandbox, {JOURNAL_COLUMNS}) \
-                         VALUES (?13, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                        "INSERT OR REPLACE INTO mock_journal \
+                         (sandbox, {JOURNAL_COLUMNS}, {SQLITE_JOURNAL_EXTRA}) \
+                         VALUES (?13, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?14)"
                     ))
                     .map_err(|e| store_error(&e))?;
                 let floor = view.journal_floor.load(Ordering::SeqCst);
@@ -290,7 +291,8 @@ impl Writer<'_> {
                             r.request_id,
                             r.fault,
                             r.replica,
-                            key
+                            key,
+                            body_length_column(entry)
                         ])
                         .map_err(|e| store_error(&e))?;
                 }
