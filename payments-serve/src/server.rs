@@ -24,10 +24,12 @@ use tokio::net::TcpListener;
 use tower::ServiceExt;
 
 use busy::{Busy, HeadWatch, Tracked};
+use host::OneHost;
 use io::Io;
 use peer::{Asked, Peer, Signals};
 
 mod busy;
+mod host;
 mod io;
 mod peer;
 
@@ -356,28 +358,52 @@ where
     let mut watch = HeadWatch::new(header_read_timeout, &busy);
     let tick = tokio::time::sleep(watch.tick);
     let mut tick = std::pin::pin!(tick);
-    loop {
+    // Serving: the branches each wake-up of the task pays for.
+    let watched = loop {
         tokio::select! {
             biased;
             result = conn.as_mut() => return ended(result),
             () = abort.0.notified() => match abort.0.asked() {
                 Asked::Abort => return,
-                Asked::Watch => peer.watch(),
+                Asked::Watch => {
+                    peer.watch();
+                    if peer.watching() {
+                        break true;
+                    }
+                }
                 Asked::Nothing => {}
             },
-            () = peer.left(), if peer.watching() => {
-                tracing::debug!("the client of a request held without an answer left");
-                return;
-            }
             // A held connection's one request is served (no keep-alive):
             // the stop does not close it.
-            _ = stopping.wait_for(|stop| *stop), if !held => break,
+            _ = stopping.wait_for(|stop| *stop), if !held => break false,
             () = tick.as_mut() => {
-                if watch.expired(&busy) {
-                    tracing::debug!("no whole request head within the header read timeout");
+                if head_late(&mut watch, &busy, tick.as_mut()) {
                     return;
                 }
-                tick.as_mut().reset(tokio::time::Instant::now() + watch.tick);
+            }
+        }
+    };
+    // A request held without an answer asked to be told when its client
+    // leaves: the same, and the client watched. A loop of its own, so
+    // that serving pays nothing for it.
+    if watched {
+        loop {
+            tokio::select! {
+                biased;
+                result = conn.as_mut() => return ended(result),
+                () = abort.0.notified() => if abort.0.asked() == Asked::Abort {
+                    return;
+                },
+                () = peer.left() => {
+                    tracing::debug!("the client of a request held without an answer left");
+                    return;
+                }
+                _ = stopping.wait_for(|stop| *stop), if !held => break,
+                () = tick.as_mut() => {
+                    if head_late(&mut watch, &busy, tick.as_mut()) {
+                        return;
+                    }
+                }
             }
         }
     }
@@ -396,6 +422,21 @@ where
             () = peer.left(), if peer.watching() => return,
         }
     }
+}
+
+/// Whether the connection waited too long for a request head (then it is
+/// closed); else the next tick is set.
+fn head_late(
+    watch: &mut HeadWatch,
+    busy: &Busy,
+    tick: std::pin::Pin<&mut tokio::time::Sleep>,
+) -> bool {
+    if watch.expired(busy) {
+        tracing::debug!("no whole request head within the header read timeout");
+        return true;
+    }
+    tick.reset(tokio::time::Instant::now() + watch.tick);
+    false
 }
 
 /// What a connection task watches besides its connection.
@@ -479,91 +520,6 @@ pub async fn read_within<F: std::future::Future>(
         std::task::Poll::Ready(read) => Ok(read),
         std::task::Poll::Pending => tokio::time::timeout(limit, reading).await.map_err(|_| ()),
     }
-}
-
-/// A connection's service behind the `Host` rule of HTTP/1.1 (RFC 9112,
-/// section 3.2: a server MUST answer 400 to an HTTP/1.1 request without a
-/// `Host` header, and to any request with more than one or with a value
-/// that is not a host and port). The 400 is the envelope's
-/// `VALIDATION_ERROR`; the request never reaches the service (no journal
-/// entry, no `X-Request-Id`), like hyper's own 400 and 431.
-struct OneHost<S>(S);
-
-impl<S> hyper::service::Service<Request<Incoming>> for OneHost<S>
-where
-    S: hyper::service::Service<
-            Request<Incoming>,
-            Response = axum::response::Response,
-            Error = std::convert::Infallible,
-        >,
-{
-    type Response = axum::response::Response;
-    type Error = std::convert::Infallible;
-    type Future = futures_util::future::Either<
-        S::Future,
-        std::future::Ready<Result<axum::response::Response, std::convert::Infallible>>,
-    >;
-
-    #[inline]
-    fn call(&self, req: Request<Incoming>) -> Self::Future {
-        match host_refused(&req) {
-            None => futures_util::future::Either::Left(self.0.call(req)),
-            Some(why) => {
-                use axum::response::IntoResponse;
-                let answer = crate::answer::ApiError::validation(why).into_response();
-                futures_util::future::Either::Right(std::future::ready(Ok(answer)))
-            }
-        }
-    }
-}
-
-/// Why a request's `Host` header breaks RFC 9112's rule, if it does.
-fn host_refused<B>(req: &Request<B>) -> Option<&'static str> {
-    let mut hosts = req.headers().get_all(axum::http::header::HOST).iter();
-    let first = hosts.next();
-    if hosts.next().is_some() {
-        return Some("the request carries more than one Host header");
-    }
-    match first {
-        None if req.version() == axum::http::Version::HTTP_11 => {
-            Some("an HTTP/1.1 request needs a Host header")
-        }
-        Some(host) if !is_host_and_port(host.as_bytes()) => {
-            Some("the Host header is not a host and an optional port")
-        }
-        _ => None,
-    }
-}
-
-/// `uri-host [ ":" port ]` of RFC 3986, as far as its characters go: a
-/// name, an IPv4 address or a bracketed IPv6 one, percent-encoded bytes;
-/// never user information (`@`), a path, a query or white space. Empty is
-/// allowed (RFC 9112: the target has no authority).
-fn is_host_and_port(host: &[u8]) -> bool {
-    host.iter().all(|&b| {
-        b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'%'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'['
-                    | b']'
-            )
-    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use axum::http::{Request, Version, header::HOST};
 
-use super::host_refused;
+use super::host::host_refused;
 
 fn request(version: Version, hosts: &[&str]) -> Request<()> {
     let mut builder = Request::builder()

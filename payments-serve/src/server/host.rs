@@ -1,0 +1,89 @@
+//! The `Host` rule of HTTP/1.1 ([`OneHost`]).
+
+use axum::extract::Request;
+use hyper::body::Incoming;
+
+/// A connection's service behind the `Host` rule of HTTP/1.1 (RFC 9112,
+/// section 3.2: a server MUST answer 400 to an HTTP/1.1 request without a
+/// `Host` header, and to any request with more than one or with a value
+/// that is not a host and port). The 400 is the envelope's
+/// `VALIDATION_ERROR`; the request never reaches the service (no journal
+/// entry, no `X-Request-Id`), like hyper's own 400 and 431.
+pub(super) struct OneHost<S>(pub(super) S);
+
+impl<S> hyper::service::Service<Request<Incoming>> for OneHost<S>
+where
+    S: hyper::service::Service<
+            Request<Incoming>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        >,
+{
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = futures_util::future::Either<
+        S::Future,
+        std::future::Ready<Result<axum::response::Response, std::convert::Infallible>>,
+    >;
+
+    #[inline]
+    fn call(&self, req: Request<Incoming>) -> Self::Future {
+        match host_refused(&req) {
+            None => futures_util::future::Either::Left(self.0.call(req)),
+            Some(why) => {
+                use axum::response::IntoResponse;
+                let answer = crate::answer::ApiError::validation(why).into_response();
+                futures_util::future::Either::Right(std::future::ready(Ok(answer)))
+            }
+        }
+    }
+}
+
+/// Why a request's `Host` header breaks RFC 9112's rule, if it does.
+pub(super) fn host_refused<B>(req: &Request<B>) -> Option<&'static str> {
+    let mut hosts = req.headers().get_all(axum::http::header::HOST).iter();
+    let first = hosts.next();
+    if hosts.next().is_some() {
+        return Some("the request carries more than one Host header");
+    }
+    match first {
+        None if req.version() == axum::http::Version::HTTP_11 => {
+            Some("an HTTP/1.1 request needs a Host header")
+        }
+        Some(host) if !is_host_and_port(host.as_bytes()) => {
+            Some("the Host header is not a host and an optional port")
+        }
+        _ => None,
+    }
+}
+
+/// `uri-host [ ":" port ]` of RFC 3986, as far as its characters go: a
+/// name, an IPv4 address or a bracketed IPv6 one, percent-encoded bytes;
+/// never user information (`@`), a path, a query or white space. Empty is
+/// allowed (RFC 9112: the target has no authority).
+fn is_host_and_port(host: &[u8]) -> bool {
+    host.iter().all(|&b| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'%'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'['
+                    | b']'
+            )
+    })
+}
