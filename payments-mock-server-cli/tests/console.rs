@@ -460,6 +460,31 @@ async fn the_request_journal_lists_feeds_and_opens_requests() {
     }
 }
 
+/// A body the journal cut (an older one over 1 KiB once its newest bodies
+/// pass 512 KiB) says so on its request page, with its whole length; the
+/// newest, whole, says nothing of the kind.
+#[tokio::test]
+async fn a_cut_body_says_so_with_its_whole_length() {
+    let (_, router) = service();
+    let body = format!("<b>{}", "x".repeat(65_536 - 3));
+    for _ in 0..10 {
+        let request = crate::common::request(Method::POST, "/api/payments/initiate", Some(&body));
+        send(&router, request).await;
+    }
+    let page = assert_page(&get(&router, "/_mock/ui/requests/1").await, 200);
+    assert!(
+        page.contains("only the first 1 KiB of 65,536 bytes is kept"),
+        "{page}"
+    );
+    assert!(
+        page.contains("&#60;b&#62;xxx") && !page.contains("<b>x"),
+        "escaped"
+    );
+    let newest = assert_page(&get(&router, "/_mock/ui/requests/10").await, 200);
+    assert!(!newest.contains("body-cut"), "{newest}");
+    assert!(newest.contains(&"x".repeat(65_536 - 3)), "whole");
+}
+
 #[tokio::test]
 async fn the_request_page_keeps_the_newest_under_load() {
     let (_, router) = service();

@@ -7,6 +7,8 @@ mod harness;
 mod payment_page;
 // The web console (CONTRACT section 14).
 mod console;
+// A request whose body the journal cut says so.
+mod cut_body;
 // Live rows: focus kept, stopped updates said (and the bar's focus ring).
 mod live;
 // The console behind an admin key: sign-in, sign-out, a merchant's view (issue 33).

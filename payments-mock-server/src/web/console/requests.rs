@@ -225,6 +225,43 @@ struct DetailPage {
     row: Row,
     headers: Vec<(String, String)>,
     body: String,
+    /// When the journal kept only the body's first bytes: what it kept
+    /// and the whole length, said above the body; empty when whole.
+    body_cut: String,
+}
+
+/// What the request page says of a body the journal cut (its newest
+/// bodies are kept whole up to 512 KiB in all, an older one keeps its
+/// first KiB): `None` when whole.
+fn body_cut(entry: &JournalEntry) -> Option<String> {
+    let whole = entry.body_length?;
+    Some(format!(
+        "Cut: only the first {} of {} bytes is kept (the journal keeps its newest bodies whole, up to 512 KiB in all, and only the first KiB of an older one).",
+        bytes(entry.body.len()),
+        grouped(whole),
+    ))
+}
+
+/// `n` bytes in words: "1 KiB" for exactly 1,024, else "N bytes".
+fn bytes(n: usize) -> String {
+    if n == 1024 {
+        "1 KiB".to_owned()
+    } else {
+        format!("{} bytes", grouped(n))
+    }
+}
+
+/// `n` with its thousands grouped by commas: 65536 → "65,536".
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }
 
 /// `GET /_mock/ui/requests/{seq}`.
@@ -277,7 +314,26 @@ pub(crate) async fn detail(Here(state): Here, viewer: Viewer, uri: Uri) -> Respo
             headers,
             // As sent: an indented copy would reorder the keys.
             body: visible(&entry.body).into_owned(),
+            body_cut: body_cut(&entry).unwrap_or_default(),
             row: row(entry),
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grouped;
+
+    #[test]
+    fn lengths_are_grouped_by_thousands() {
+        for (n, text) in [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1,000"),
+            (65_536, "65,536"),
+            (1_234_567, "1,234,567"),
+        ] {
+            assert_eq!(grouped(n), text);
+        }
+    }
 }
