@@ -35,7 +35,9 @@ use payments_serve::{ApiError, ErrorCode, success};
 mod requests;
 #[cfg(feature = "openapi")]
 pub(crate) use requests::__path_requests;
-pub(crate) use requests::{JournalItem, JournalPage, SEQ_MAX, requests};
+pub(crate) use requests::requests;
+#[cfg(feature = "openapi")]
+pub(crate) use requests::{JournalItem, JournalPage, SEQ_MAX};
 
 /// The journal's length, the most `GET /_mock/requests` returns.
 const JOURNAL: usize = crate::domain::journal::CAPACITY;
