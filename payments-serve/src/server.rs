@@ -296,30 +296,19 @@ async fn serve_on<S>(
         }
     };
     // Accepts failed in a row (out of descriptors: transient).
-    let mut failing: u64 = 0;
+    let mut refused = Refused::default();
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
-                    if failing > 0 {
-                        tracing::warn!(failed = failing, "accepting connections again");
-                        failing = 0;
-                    }
+                    refused.accepted();
                     start(stream, peer, false);
                 }
                 Err(e) => {
-                    // Said once an episode, and tried again after a pause:
-                    // retried at once, a full descriptor table spun a core
-                    // and wrote a log line per try (30 MB a second).
-                    if failing == 0 {
-                        tracing::warn!(
-                            error = %e,
-                            "accept failed; trying again every {} ms, \
-                             connections already open are still served",
-                            ACCEPT_PAUSE.as_millis()
-                        );
-                    }
-                    failing += 1;
+                    // Tried again after a pause, and said at most once a
+                    // minute: retried at once, a full descriptor table spun
+                    // a core and wrote a line per try (30 MB a second).
+                    refused.failed(&e);
                     tokio::select! {
                         () = tokio::time::sleep(ACCEPT_PAUSE) => {}
                         () = &mut shutdown => break,
@@ -455,6 +444,54 @@ struct Watch {
 /// The pause after an accept that failed (no descriptor left), before
 /// the next try.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+/// How often the log may say that accepts fail (out of descriptors): a
+/// table that stays nearly full fails, frees one and fails again many
+/// times a second.
+const REFUSED_SAID_EVERY: Duration = Duration::from_secs(60);
+
+/// The log's word on accepts that fail: once, then at most once every
+/// [`REFUSED_SAID_EVERY`] with how many failed since; "again" once after
+/// each time it was said.
+#[derive(Default)]
+struct Refused {
+    /// Failed since it was last said.
+    failed: u64,
+    /// When it was last said.
+    said: Option<tokio::time::Instant>,
+    /// Said, and not yet said to be over.
+    open: bool,
+}
+
+impl Refused {
+    fn failed(&mut self, error: &std::io::Error) {
+        self.failed += 1;
+        let now = tokio::time::Instant::now();
+        if self
+            .said
+            .is_some_and(|said| now.duration_since(said) < REFUSED_SAID_EVERY)
+        {
+            return;
+        }
+        tracing::warn!(
+            error = %error,
+            failed = self.failed,
+            "accept failed; trying again every {} ms, connections already open are \
+             still served (said at most once a minute)",
+            ACCEPT_PAUSE.as_millis()
+        );
+        self.said = Some(now);
+        self.failed = 0;
+        self.open = true;
+    }
+
+    fn accepted(&mut self) {
+        if self.open {
+            tracing::warn!("accepting connections again");
+            self.open = false;
+        }
+    }
+}
 
 /// Most connections taken from the backlog at the stop: a listen queue's
 /// usual length (`somaxconn`).

@@ -194,7 +194,13 @@ async fn a_database_gone_answers_503_within_5_s_and_serving_resumes_when_it_is_b
         .sum();
     assert!(failures >= 1.0, "store failures counted: {metrics}");
     // Said once, with the cause, never the password (issue: deadpool's
-    // own lines alone named no cause and never said it was back).
+    // own lines alone named no cause and never said it was back). The log
+    // is written behind (a few ms late): wait for the line first.
+    assert!(
+        mock.logged(down, Duration::from_secs(10)),
+        "said: {}",
+        mock.log()
+    );
     let log = mock.log();
     assert_eq!(log.matches(down).count(), 1, "once: {log}");
     // The cause is PostgreSQL's or the connection's own words, which
