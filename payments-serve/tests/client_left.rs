@@ -20,6 +20,9 @@ use tokio::io::AsyncWriteExt as _;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
+#[cfg(feature = "tls")]
+mod common;
+
 const HOUR: Duration = Duration::from_secs(3600);
 const BOUND: Duration = Duration::from_secs(20);
 const CLIENTS: usize = 50;
@@ -196,26 +199,7 @@ async fn a_half_closed_client_is_answered_and_its_hang_ends() {
 #[cfg(feature = "tls")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_tls_a_held_request_ends_when_its_client_closes() {
-    use payments_serve::tls::{LocalCa, Pem, ServerTls};
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject as _;
-
-    let ca = LocalCa::generate().expect("a CA");
-    let issued = ca
-        .server_cert(&["127.0.0.1".to_owned()])
-        .expect("a certificate");
-    let tls = ServerTls::from_pem(
-        Pem {
-            bytes: issued.cert_pem.as_bytes(),
-            name: "cert",
-        },
-        Pem {
-            bytes: issued.key_pem().as_bytes(),
-            name: "key",
-        },
-        None,
-    )
-    .expect("a configuration");
+    let (ca, tls) = common::loopback_tls();
     let held = Arc::new(AtomicUsize::new(0));
     let router = holding(&held, &Arc::default());
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
@@ -228,16 +212,7 @@ async fn over_tls_a_held_request_ends_when_its_client_closes() {
         std::future::pending(),
     ));
 
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(ca.cert_pem().as_bytes()).expect("PEM"))
-        .expect("a root");
-    let config = rustls::ClientConfig::builder_with_provider(payments_serve::tls::provider())
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let connector = common::connector_trusting(&ca);
     let mut clients = Vec::new();
     for _ in 0..10 {
         let tcp = TcpStream::connect(addr).await.expect("connects");

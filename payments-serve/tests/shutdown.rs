@@ -14,6 +14,9 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, oneshot};
 
+#[cfg(feature = "tls")]
+mod common;
+
 /// Far longer than any test may take: a connection that waited for it
 /// would fail the test's bound.
 const HOUR: Duration = Duration::from_secs(3600);
@@ -90,23 +93,7 @@ async fn half_a_head_closes_at_once_and_a_request_under_way_finishes() {
 #[cfg(feature = "tls")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unfinished_tls_handshake_closes_at_once() {
-    use payments_serve::tls::{LocalCa, Pem, ServerTls};
-    let ca = LocalCa::generate().expect("a CA");
-    let issued = ca
-        .server_cert(&["127.0.0.1".to_owned()])
-        .expect("a certificate");
-    let tls = ServerTls::from_pem(
-        Pem {
-            bytes: issued.cert_pem.as_bytes(),
-            name: "cert",
-        },
-        Pem {
-            bytes: issued.key_pem().as_bytes(),
-            name: "key",
-        },
-        None,
-    )
-    .expect("a configuration");
+    let (_ca, tls) = common::loopback_tls();
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
     let addr = listener.local_addr().expect("an address");
     let router = Router::new().fallback(|| async { "hello" });

@@ -3,32 +3,18 @@
 //! stop the loop from serving the next client.
 #![cfg(feature = "tls")]
 
-use std::sync::Arc;
+mod common;
+
 use std::time::Duration;
 
 use axum::Router;
 use payments_serve::server;
-use payments_serve::tls::{LocalCa, Pem, ServerTls};
+use payments_serve::tls::LocalCa;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
 async fn https_server(handshake_timeout: Duration) -> (LocalCa, std::net::SocketAddr) {
-    let ca = LocalCa::generate().expect("a CA");
-    let issued = ca
-        .server_cert(&["127.0.0.1".to_owned()])
-        .expect("a certificate");
-    let tls = ServerTls::from_pem(
-        Pem {
-            bytes: issued.cert_pem.as_bytes(),
-            name: "cert",
-        },
-        Pem {
-            bytes: issued.key_pem().as_bytes(),
-            name: "key",
-        },
-        None,
-    )
-    .expect("a configuration");
+    let (ca, tls) = common::loopback_tls();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bound");
@@ -46,18 +32,7 @@ async fn https_server(handshake_timeout: Duration) -> (LocalCa, std::net::Socket
 
 /// One GET over TLS, trusting `ca`: the first line of the answer.
 async fn get(ca: &LocalCa, addr: std::net::SocketAddr) -> String {
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject as _;
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(ca.cert_pem().as_bytes()).expect("PEM"))
-        .expect("a root");
-    let config = rustls::ClientConfig::builder_with_provider(payments_serve::tls::provider())
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let connector = common::connector_trusting(ca);
     let tcp = TcpStream::connect(addr).await.expect("connects");
     let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("a name");
     let mut tls = connector.connect(name, tcp).await.expect("handshake");
