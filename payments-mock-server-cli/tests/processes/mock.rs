@@ -172,7 +172,12 @@ impl Drop for Mock {
 
 /// Runs the binary to its end (a start that is refused): exit code, stderr.
 pub fn run(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
-    let mut command = Command::new(BIN);
+    run_as(Command::new(BIN), args, env)
+}
+
+/// [`run`] through `command` (the binary itself, or a program that runs it
+/// with the arguments that follow, such as `setpriv … -- BIN`).
+pub fn run_as(mut command: Command, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     command
         .args(["--port", "0"])
         .args(args)

@@ -3,11 +3,10 @@
 //! and one line; a file removed while serving refuses every change with
 //! 503 (restart the mock), health says so, the log says it once.
 
-use std::io::BufRead as _;
 use std::os::unix::fs::PermissionsExt as _;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use crate::mock::{BIN, Mock, bytes, get, http, initiate_body, post};
+use crate::mock::{BIN, Mock, bytes, get, http, initiate_body, post, run_as};
 
 /// Whether this test runs as root (who ignores a file's mode bits).
 fn root() -> bool {
@@ -20,7 +19,7 @@ fn root() -> bool {
 /// Runs the binary on `spec` as a user the file's mode bits bind (as
 /// root: `nobody`, through `setpriv`), to its refusal: exit code, stderr.
 fn run_unprivileged(spec: &str) -> Option<(Option<i32>, String)> {
-    let mut command = if root() {
+    let command = if root() {
         let found = Command::new("setpriv").arg("--version").output().is_ok();
         if !found {
             if std::env::var("CI").is_ok_and(|v| v == "true") {
@@ -41,29 +40,7 @@ fn run_unprivileged(spec: &str) -> Option<(Option<i32>, String)> {
     } else {
         Command::new(BIN)
     };
-    let mut child = command
-        .args(["--port", "0", "--store", spec])
-        .env_remove("PAYMENTS_MOCK_STORE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("runs");
-    // A start that is not refused prints its banner and serves: stop it.
-    let mut line = String::new();
-    let read = std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .unwrap_or(0);
-    if read > 0 {
-        let _ = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status();
-    }
-    let output = child.wait_with_output().expect("exits");
-    Some((
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    ))
+    Some(run_as(command, &["--store", spec], &[]))
 }
 
 #[test]
