@@ -115,10 +115,17 @@ pub(crate) fn tls_failure(
 pub(crate) fn rustls_error<'e>(
     e: &'e (dyn std::error::Error + 'static),
 ) -> Option<&'e rustls::Error> {
+    in_chain(e)
+}
+
+/// The first error of type `T` in an error's chain (itself included).
+pub(crate) fn in_chain<'e, T: std::error::Error + 'static>(
+    e: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e T> {
     let mut current = Some(e);
     while let Some(error) = current {
-        if let Some(tls) = error.downcast_ref::<rustls::Error>() {
-            return Some(tls);
+        if let Some(found) = error.downcast_ref::<T>() {
+            return Some(found);
         }
         // An io::Error's source() skips the error it wraps: go into it.
         current = match error.downcast_ref::<std::io::Error>() {

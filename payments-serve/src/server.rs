@@ -328,8 +328,9 @@ async fn serve_on<S>(
 }
 
 /// Serves one connection until it ends, its [`ConnectionAbort`] fires (or
-/// its client leaves once a handler asked to be told), it waits longer than `header_read_timeout` for a head ([`HeadWatch`]: it
-/// is closed without an answer), or the shutdown: then a request under
+/// its client leaves once a handler asked to be told), it waits longer
+/// than `header_read_timeout` for a head ([`HeadWatch`]: it is closed
+/// without an answer), or the shutdown: then a request under
 /// way is finished, the connection closed after it; one without (idle,
 /// half a head) is closed at once.
 async fn drive<C>(conn: C, busy: Busy, abort: ConnectionAbort, watch: Watch)

@@ -22,7 +22,7 @@ pub(super) fn failure_reason(e: &hyper_util::client::legacy::Error) -> (String, 
     // it was not sent), so an upstream that then closes, resets or
     // answers what is not HTTP may have carried it out: said so, and
     // counted as an answer broken off (at its first byte).
-    match hyper_error(e) {
+    match crate::upstream_tls::in_chain::<hyper::Error>(e) {
         Some(h) if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() => (
             format!(
                 "answered with something that is not HTTP ({h}; it may have carried the request out)"
@@ -41,18 +41,6 @@ pub(super) fn failure_reason(e: &hyper_util::client::legacy::Error) -> (String, 
         ),
         None => ("could not be reached".to_owned(), Failure::Unreachable),
     }
-}
-
-/// hyper's own error in `e`'s chain of sources, if any.
-fn hyper_error(e: &hyper_util::client::legacy::Error) -> Option<&hyper::Error> {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
-    while let Some(err) = source {
-        if let Some(h) = err.downcast_ref::<hyper::Error>() {
-            return Some(h);
-        }
-        source = err.source();
-    }
-    None
 }
 
 /// An answer that broke off, with TLS's reason when TLS broke it.
