@@ -239,16 +239,23 @@ where
             listener,
             tls,
             per_connection,
-            payments_serve::DEFAULT_HEADER_READ_TIMEOUT,
+            serving_options(),
             stopped,
         )),
         None => tokio::spawn(payments_serve::server::serve(
             listener,
             per_connection,
-            payments_serve::DEFAULT_HEADER_READ_TIMEOUT,
+            serving_options(),
             stopped,
         )),
     }
+}
+
+/// How the proxy serves its connections: the default header read timeout,
+/// and leaving clients not watched (it holds no request without an
+/// answer, so it takes no duplicate descriptor per connection).
+fn serving_options() -> payments_serve::server::Options {
+    payments_serve::server::Options::default()
 }
 
 impl Drop for Proxy {

@@ -8,7 +8,9 @@
 //! socket before a byte of the response is written. A handler that holds
 //! its request without an answer (the mock's `hang`) asks the task to
 //! close the connection once the client has left
-//! ([`ConnectionAbort::close_when_client_leaves`]).
+//! ([`ConnectionAbort::close_when_client_leaves`]), where the server
+//! watches leaving clients ([`Options::watch_leaving_clients`], off by
+//! default: it costs a descriptor per connection).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -28,9 +30,12 @@ use host::OneHost;
 use io::Io;
 use peer::{Asked, Peer, Signals};
 
+pub use options::Options;
+
 mod busy;
 mod host;
 mod io;
+mod options;
 mod peer;
 
 /// Default header read timeout: how long a connection may take to send a
@@ -57,11 +62,16 @@ impl ConnectionAbort {
     /// half-closed, so without this nothing reads the socket while a
     /// request is handled, and a client that left is never seen.
     ///
-    /// The task watches through a duplicate of the socket's descriptor
-    /// taken at the accept (TLS: of the TCP socket beneath): one `dup` per
-    /// connection, one more descriptor while it is open. Where that
-    /// duplicate could not be taken (no descriptor left), or in-process
-    /// without a connection, this does nothing.
+    /// Only a server that watches leaving clients
+    /// ([`Options::watch_leaving_clients`]; the mock does, the contract
+    /// proxy does not) can see it: its task watches through a duplicate
+    /// of the socket's descriptor taken at the accept (TLS: of the TCP
+    /// socket beneath), one `dup` per connection, one more descriptor
+    /// while it is open. On a server that does not (the default), where
+    /// that duplicate could not be taken (no descriptor left), or
+    /// in-process without a connection, this does nothing: the request
+    /// is held until its handler ends it (the mock's `hang`: its bound),
+    /// the connection is aborted, or the server shuts down.
     pub fn close_when_client_leaves(&self) {
         self.0.watch();
     }
@@ -73,21 +83,24 @@ impl ConnectionAbort {
 pub const HEADER_LIMIT: usize = 64 * 1024;
 
 /// Serves `router` on `listener` until `shutdown` completes, then stops
-/// accepting, lets in-flight requests finish and returns. Connections get
-/// the default header read timeout ([`DEFAULT_HEADER_READ_TIMEOUT`]).
+/// accepting, lets in-flight requests finish and returns, with the
+/// default [`Options`] (the header read timeout
+/// [`DEFAULT_HEADER_READ_TIMEOUT`], leaving clients not watched).
 /// Each request carries its connection's [`ConnectionAbort`] as an
 /// extension.
 pub async fn run(listener: TcpListener, router: Router, shutdown: impl Future<Output = ()>) {
-    run_with(listener, router, DEFAULT_HEADER_READ_TIMEOUT, shutdown).await;
+    run_with(listener, router, Options::default(), shutdown).await;
 }
 
-/// [`run`] with this header read timeout: a connection that has not sent
-/// a whole request head this long after it became ready for one is closed
-/// without a response, so slow or idle clients cannot pin connection tasks.
+/// [`run`] with these [`Options`] (or a bare header read timeout: the
+/// defaults with it). A connection that has not sent a whole request head
+/// within the header read timeout after it became ready for one is
+/// closed without a response, so slow or idle clients cannot pin
+/// connection tasks.
 pub async fn run_with(
     listener: TcpListener,
     router: Router,
-    header_read_timeout: Duration,
+    options: impl Into<Options>,
     shutdown: impl Future<Output = ()>,
 ) {
     let per_connection = move |abort: ConnectionAbort| {
@@ -98,11 +111,11 @@ pub async fn run_with(
         });
         TowerToHyperService::new(service)
     };
-    serve(listener, per_connection, header_read_timeout, shutdown).await;
+    serve(listener, per_connection, options, shutdown).await;
 }
 
 /// [`run_with`] over TLS: each connection's handshake must finish within
-/// `header_read_timeout` too, and one that fails or times out is closed
+/// the header read timeout too, and one that fails or times out is closed
 /// without an answer (logged at debug: a scanner must not fill the log).
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
@@ -110,7 +123,7 @@ pub async fn run_tls(
     listener: TcpListener,
     router: Router,
     tls: crate::tls::ServerTls,
-    header_read_timeout: Duration,
+    options: impl Into<Options>,
     shutdown: impl Future<Output = ()>,
 ) {
     let per_connection = move |abort: ConnectionAbort| {
@@ -121,16 +134,17 @@ pub async fn run_tls(
         });
         TowerToHyperService::new(service)
     };
-    serve_tls(listener, tls, per_connection, header_read_timeout, shutdown).await;
+    serve_tls(listener, tls, per_connection, options, shutdown).await;
 }
 
 /// The accept loop: `per_connection` makes the service of one connection,
 /// given what closes it; until `shutdown` completes, then in-flight
-/// requests finish.
+/// requests finish. `options`: [`Options`], or a bare header read timeout
+/// (the defaults with it).
 pub async fn serve<S>(
     listener: TcpListener,
     per_connection: impl Fn(ConnectionAbort) -> S,
-    header_read_timeout: Duration,
+    options: impl Into<Options>,
     shutdown: impl Future<Output = ()>,
 ) where
     S: hyper::service::Service<
@@ -145,14 +159,14 @@ pub async fn serve<S>(
         listener,
         Handshake::None,
         per_connection,
-        header_read_timeout,
+        options.into(),
         shutdown,
     )
     .await;
 }
 
 /// [`serve`] over TLS (HTTPS only): the handshake of each connection runs
-/// in its task, bounded by `header_read_timeout`, so a slow or half-open
+/// in its task, bounded by the header read timeout, so a slow or half-open
 /// client holds nothing but its own task, and only that long. A failed
 /// handshake (a client that does not trust the certificate, or without
 /// the client certificate mutual TLS requires) closes the connection
@@ -163,7 +177,7 @@ pub async fn serve_tls<S>(
     listener: TcpListener,
     tls: crate::tls::ServerTls,
     per_connection: impl Fn(ConnectionAbort) -> S,
-    header_read_timeout: Duration,
+    options: impl Into<Options>,
     shutdown: impl Future<Output = ()>,
 ) where
     S: hyper::service::Service<
@@ -179,7 +193,7 @@ pub async fn serve_tls<S>(
         listener,
         handshake,
         per_connection,
-        header_read_timeout,
+        options.into(),
         shutdown,
     )
     .await;
@@ -196,7 +210,7 @@ async fn serve_on<S>(
     listener: TcpListener,
     handshake: Handshake,
     per_connection: impl Fn(ConnectionAbort) -> S,
-    header_read_timeout: Duration,
+    options: Options,
     shutdown: impl Future<Output = ()>,
 ) where
     S: hyper::service::Service<
@@ -218,11 +232,19 @@ async fn serve_on<S>(
     // A TLS connection's request cannot have come before its handshake,
     // so only a plain listener's backlog can hold one.
     let plain = matches!(handshake, Handshake::None);
+    let Options {
+        header_read_timeout,
+        watch_leaving_clients,
+    } = options;
     // Owns what it uses (it lives across the loop's awaits: a borrow would
     // need `per_connection` to be `Sync`).
     let start = move |stream: tokio::net::TcpStream, _peer: std::net::SocketAddr, held: bool| {
         let _ = stream.set_nodelay(true);
-        let peer = Peer::of(&stream);
+        let peer = if watch_leaving_clients {
+            Peer::of(&stream)
+        } else {
+            Peer::unwatched()
+        };
         let abort = ConnectionAbort::default();
         let busy = Busy::default();
         let service = {
@@ -433,7 +455,7 @@ fn head_late(
 struct Watch {
     /// Becomes true at the shutdown.
     stopping: tokio::sync::watch::Receiver<bool>,
-    /// See [`run_with`].
+    /// See [`Options::header_read_timeout`].
     header_read_timeout: Duration,
     /// Taken from the backlog after the stop, a whole request head there:
     /// served one request, never closed by the stop.

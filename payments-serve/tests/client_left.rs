@@ -5,7 +5,9 @@
 //! reads the socket while a request is handled: before, such a request
 //! was held (and its socket left in CLOSE-WAIT) until it ended by itself.
 //! A client that stays is still held, and one whose request did not ask
-//! is not watched.
+//! is not watched. Only a server that watches leaving clients
+//! (`Options::watch_leaving_clients`) does this: on one that does not,
+//! asking does nothing.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,7 +17,7 @@ use axum::Router;
 use axum::extract::Extension;
 use axum::routing::get;
 use payments_serve::ConnectionAbort;
-use payments_serve::server;
+use payments_serve::server::{self, Options};
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
@@ -26,6 +28,8 @@ mod common;
 const HOUR: Duration = Duration::from_secs(3600);
 const BOUND: Duration = Duration::from_secs(20);
 const CLIENTS: usize = 50;
+/// How long `/bounded` holds its request (the mock's `hang` has a bound).
+const HANG_BOUND: Duration = Duration::from_millis(300);
 
 /// Counts the requests held, until their handler is dropped.
 struct Held(Arc<AtomicUsize>);
@@ -43,6 +47,11 @@ impl Drop for Held {
     }
 }
 
+/// A server that watches leaving clients.
+fn watching() -> Options {
+    Options::from(HOUR).watch_leaving_clients(true)
+}
+
 /// `/hang` holds its request forever, asking to be told when the client
 /// leaves; `/hold` holds it forever without asking.
 /// (`held` counts `/hang`'s requests, `unwatched` `/hold`'s.)
@@ -50,20 +59,37 @@ async fn start(
     held: &Arc<AtomicUsize>,
     unwatched: &Arc<AtomicUsize>,
 ) -> (std::net::SocketAddr, oneshot::Sender<()>) {
-    let router = holding(held, unwatched);
+    start_with(holding(held, unwatched), watching()).await
+}
+
+async fn start_with(
+    router: Router,
+    options: Options,
+) -> (std::net::SocketAddr, oneshot::Sender<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bound");
     let addr = listener.local_addr().expect("an address");
     let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(server::run_with(listener, router, HOUR, async {
+    tokio::spawn(server::run_with(listener, router, options, async {
         let _ = stopped.await;
     }));
     (addr, stop)
 }
 
 fn holding(held: &Arc<AtomicUsize>, unwatched: &Arc<AtomicUsize>) -> Router {
-    let (hang, hold) = (Arc::clone(held), Arc::clone(unwatched));
+    let (hang, hold, bounded) = (Arc::clone(held), Arc::clone(unwatched), Arc::clone(held));
     Router::new()
         .route("/answer", get(|| async { "answered" }))
+        .route(
+            "/bounded",
+            get(
+                move |Extension(abort): Extension<ConnectionAbort>| async move {
+                    abort.close_when_client_leaves();
+                    let _held = Held::new(&bounded);
+                    tokio::time::sleep(HANG_BOUND).await;
+                    "held to its bound"
+                },
+            ),
+        )
         .route(
             "/hang",
             get(
@@ -195,6 +221,43 @@ async fn a_half_closed_client_is_answered_and_its_hang_ends() {
     assert!(read.is_err() || rest.is_empty(), "{rest:?}");
 }
 
+/// A client that shut its sending side while `/bounded` holds its
+/// request and still reads.
+async fn half_closed_during_a_bounded_hang(options: Options) -> String {
+    use tokio::io::AsyncReadExt as _;
+    let held = Arc::new(AtomicUsize::new(0));
+    let (addr, _stop) = start_with(holding(&held, &Arc::default()), options).await;
+    let mut hanging = ask(addr, "/bounded").await;
+    reach(&held, 1).await;
+    hanging.shutdown().await.expect("shut");
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(BOUND, hanging.read_to_end(&mut answer))
+        .await
+        .expect("ended in time");
+    reach(&held, 0).await;
+    match read {
+        Ok(_) => String::from_utf8_lossy(&answer).into_owned(),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+/// On a server that does not watch leaving clients (the default) asking
+/// does nothing, and does not fail: the request is held to its own bound
+/// and answered then, to a client that the watch would have taken as
+/// gone (the control: a watching server closes it unanswered).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unwatched_asking_does_nothing_and_the_hang_ends_at_its_bound() {
+    let answer = half_closed_during_a_bounded_hang(Options::from(HOUR)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with("held to its bound"), "{answer}");
+
+    let answer = half_closed_during_a_bounded_hang(watching()).await;
+    assert!(
+        answer.is_empty() || answer.starts_with("error: "),
+        "closed unanswered: {answer}"
+    );
+}
+
 /// Over TLS the same, watched on the TCP socket beneath.
 #[cfg(feature = "tls")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -208,7 +271,7 @@ async fn over_tls_a_held_request_ends_when_its_client_closes() {
         listener,
         router,
         tls,
-        HOUR,
+        watching(),
         std::future::pending(),
     ));
 

@@ -90,14 +90,25 @@ pub(crate) async fn serve_spanned(
     #[cfg(feature = "otlp")]
     if let Some(export) = spans {
         let per_connection = move |abort| export.spans(service.on_connection(abort), false);
-        payments_serve::server::serve(listener, per_connection, header_read_timeout, shutdown)
-            .await;
+        payments_serve::server::serve(
+            listener,
+            per_connection,
+            watching(header_read_timeout),
+            shutdown,
+        )
+        .await;
         return;
     }
     #[cfg(not(feature = "otlp"))]
     let NoSpans = spans;
     let per_connection = move |abort| service.on_connection(abort);
-    payments_serve::server::serve(listener, per_connection, header_read_timeout, shutdown).await;
+    payments_serve::server::serve(
+        listener,
+        per_connection,
+        watching(header_read_timeout),
+        shutdown,
+    )
+    .await;
 }
 
 /// [`serve_app`] over TLS (HTTPS only, feature `tls`): the handshake is
@@ -147,7 +158,7 @@ pub(crate) async fn serve_spanned_tls(
             listener,
             tls,
             per_connection,
-            header_read_timeout,
+            watching(header_read_timeout),
             shutdown,
         )
         .await;
@@ -156,8 +167,21 @@ pub(crate) async fn serve_spanned_tls(
     #[cfg(not(feature = "otlp"))]
     let NoSpans = spans;
     let per_connection = move |abort| service.on_connection(abort);
-    payments_serve::server::serve_tls(listener, tls, per_connection, header_read_timeout, shutdown)
-        .await;
+    payments_serve::server::serve_tls(
+        listener,
+        tls,
+        per_connection,
+        watching(header_read_timeout),
+        shutdown,
+    )
+    .await;
+}
+
+/// The serving options of the mock: `header_read_timeout`, and leaving
+/// clients watched, so that a `hang` ends once its client has left (one
+/// duplicate descriptor per open connection).
+fn watching(header_read_timeout: Duration) -> payments_serve::server::Options {
+    payments_serve::server::Options::from(header_read_timeout).watch_leaving_clients(true)
 }
 
 /// `shutdown`, and then the end of every hanging fault (`hang`,

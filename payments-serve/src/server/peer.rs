@@ -77,7 +77,8 @@ impl Signals {
 /// descriptor: unwatched (and unregistered) until a handler asks.
 pub(super) struct Peer {
     /// The duplicate, until the watch starts. None when it could not be
-    /// taken (no descriptor left): that connection's client is not watched.
+    /// taken (no descriptor left), or the server does not watch leaving
+    /// clients: that connection's client is not watched.
     socket: Option<std::net::TcpStream>,
     /// Ends once the client has left; only a watched connection's.
     gone: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
@@ -93,6 +94,15 @@ impl Peer {
             .ok()
             .map(std::net::TcpStream::from);
         Self { socket, gone: None }
+    }
+
+    /// A client never watched: a server that does not watch leaving
+    /// clients (`Options::watch_leaving_clients`) takes no duplicate.
+    pub(super) fn unwatched() -> Self {
+        Self {
+            socket: None,
+            gone: None,
+        }
     }
 
     /// Starts watching (once; again does nothing).
