@@ -9,7 +9,10 @@
 //! `/api/` never comes here: it is the application's exchange with the
 //! upstream (its `Authorization` is the upstream's business), and
 //! [`crate::dispatch`] sends it straight to the forwarder. Without an
-//! admin key everything is open, as on a developer's loopback.
+//! admin key everything is open, as on a developer's loopback, to a
+//! request whose `Host` is an IP address or `localhost`: another name may
+//! be a web page elsewhere reaching the proxy through DNS rebinding
+//! ([`payments_serve::admin::names_this_server`]), and is refused (403).
 
 use axum::body::Body;
 use axum::extract::{RawQuery, Request, State};
@@ -136,6 +139,20 @@ fn unauthorized() -> Response {
     )
 }
 
+/// The refusal of an open proxy's request for its own routes whose `Host`
+/// is not an IP address or `localhost`: a web page elsewhere may be
+/// reaching it through DNS rebinding.
+fn foreign_host(headers: &HeaderMap) -> Response {
+    payments_serve::admin::foreign_host(
+        headers,
+        "proxy",
+        "its own pages",
+        "an IP address or localhost",
+        "or start the proxy with --admin-key",
+    )
+    .into_response()
+}
+
 /// Lets a request for the proxy's own routes through, or answers it (see
 /// the module's documentation).
 pub(crate) async fn admit(
@@ -143,10 +160,15 @@ pub(crate) async fn admit(
     mut req: Request,
     next: Next,
 ) -> Response {
+    let area = area(req.uri().path());
     if proxy.config.admin_keys.is_empty() {
+        // Open to whoever reaches it, but only by a name DNS rebinding
+        // cannot give another site's page: an address or `localhost`.
+        if area != Area::Open && !payments_serve::admin::names_this_server(req.headers(), None) {
+            return foreign_host(req.headers());
+        }
         return next.run(req).await;
     }
-    let area = area(req.uri().path());
     if area == Area::Open {
         return next.run(req).await;
     }

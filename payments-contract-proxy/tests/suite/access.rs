@@ -76,6 +76,47 @@ async fn without_an_admin_key_the_proxys_own_pages_are_open() {
     assert!(body.contains("has no admin key"), "{body}");
 }
 
+/// DNS rebinding: a web page elsewhere makes its own name resolve to the
+/// proxy's loopback address, and the browser sends `Host` (and `Origin`)
+/// of that name. An open proxy's own pages answer only an IP address or
+/// `localhost`; the application's `/api/` goes on whatever the name.
+#[tokio::test]
+async fn an_open_proxy_answers_its_own_pages_only_by_an_address_or_localhost() {
+    let rig = Rig::start().await;
+    rig.upstream.push(Canned::raw(200, "seen"));
+    let _ = rig
+        .send(&Method::GET, "/api/payments/t-1/status", None)
+        .await;
+    for path in OWN_ROUTES {
+        for host in [
+            "evil.example",
+            "evil.example:8080",
+            "localhost.evil.example",
+        ] {
+            let (status, _, _, body) = get(&rig, path, &[("host", host)]).await;
+            assert_eq!(status, 403, "{host} {path}: {body}");
+            assert!(body.contains("DNS rebinding"), "{body}");
+        }
+        for host in ["127.0.0.1", "localhost:8080", "[::1]:80", "proxy.localhost"] {
+            let (status, _, _, body) = get(&rig, path, &[("host", host)]).await;
+            assert!(
+                [200, 308].contains(&status),
+                "{host} {path}: {status} {body}"
+            );
+        }
+    }
+    rig.upstream.push(Canned::raw(200, "seen"));
+    let reply = rig
+        .client
+        .get(rig.url("/api/payments/t-1/status"))
+        .header("host", "evil.example:8080")
+        .send()
+        .await
+        .expect("the proxy answers");
+    assert_eq!(reply.status(), 200);
+    assert_eq!(reply.text().await.expect("a body"), "seen");
+}
+
 #[tokio::test]
 async fn the_admin_key_guards_every_own_route_and_never_the_api() {
     let rig = guarded().await;

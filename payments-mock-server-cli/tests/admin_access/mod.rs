@@ -21,6 +21,8 @@ use crate::security::{KEY_A, KEY_B, KEY_OPEN};
 
 // The console's bar on its error pages: the store to the admin alone.
 mod chrome;
+// An open mock answered by a rebound name: its admin side refused.
+mod rebinding;
 // A merchant's key: its own transactions and requests, and no change.
 mod scope;
 // Wrong, empty and huge keys and cookies; sign-in sessions.

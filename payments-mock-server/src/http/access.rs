@@ -31,6 +31,20 @@ pub(crate) fn refusal_response(refusal: Refusal) -> Response {
     bearer_challenge(error.into_response())
 }
 
+/// The refusal of an open admin side's request whose `Host` names the mock
+/// otherwise than by an address, as `localhost` or by its `--public-url`
+/// host: a web page elsewhere may be reaching it through DNS rebinding.
+pub(crate) fn foreign_host(headers: &axum::http::HeaderMap) -> Response {
+    payments_serve::admin::foreign_host(
+        headers,
+        "mock",
+        "its admin side",
+        "an IP address, localhost, or its --public-url host",
+        "or start the mock with --public-url naming this host, or with --admin-key",
+    )
+    .into_response()
+}
+
 /// The viewer the middleware let through; a route reached without one
 /// (never: every request outside `/api/` passes the middleware) is 401.
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Viewer {

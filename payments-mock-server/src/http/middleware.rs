@@ -212,7 +212,9 @@ fn area(path: &str) -> Area {
 
 /// Lets a request outside `/api/` through to its route, with the
 /// [`Viewer`] it comes from as an extension, or answers it: without an
-/// admin key everything is open; with one, the controls want an
+/// admin key everything is open to a request that names the mock by an
+/// address, as `localhost` or by its public URL's host (else 403: DNS
+/// rebinding); with one, the controls want an
 /// `Authorization: Bearer` key and the console a key or a session (else
 /// 401, the console's sign-in page), an API key bound to no merchant is
 /// 403, and a merchant's key is 403 for anything but reading (GET, HEAD),
@@ -223,11 +225,22 @@ fn area(path: &str) -> Area {
 /// pays nothing for these.
 /// A refusal is boxed: the way through is the common case.
 fn admit(state: &AppState, mut req: Request<Body>) -> Result<Request<Body>, Box<Response>> {
+    let area = area(req.uri().path());
     if !state.admin.is_enabled() {
+        // Open to whoever reaches it, but only by a name DNS rebinding
+        // cannot give another site's page: an address, `localhost`, or
+        // the public URL's host.
+        if area != Area::Open
+            && !payments_serve::admin::names_this_server(
+                req.headers(),
+                Some(state.public_url.as_str()),
+            )
+        {
+            return Err(Box::new(crate::http::access::foreign_host(req.headers())));
+        }
         req.extensions_mut().insert(Viewer::OPEN);
         return Ok(req);
     }
-    let area = area(req.uri().path());
     let viewer = match area {
         // Open, but what it tells depends on who asks (CONTRACT section
         // 18): a valid key's viewer goes with it; no key, or a wrong one,

@@ -1,7 +1,8 @@
 //! What both servers' admin sides share (CONTRACT section 18): admin keys
 //! that never show ([`AdminKey`]), the `Authorization: Bearer` token
 //! ([`bearer_token`]), the same-origin check of a form post
-//! ([`same_origin`]), and the console's sign-in sessions kept in the
+//! ([`same_origin`]), the `Host` an open admin side answers
+//! ([`names_this_server`]: DNS rebinding), and the console's sign-in sessions kept in the
 //! process ([`Sessions`]) with their cookie ([`SessionCookie`]), and the
 //! console's forms: read once checked ([`read_form`]), their fields
 //! ([`param`]), the way back after a sign-in ([`target_of`]). The checks
@@ -38,6 +39,7 @@ use axum::http::{HeaderMap, header};
 use subtle::ConstantTimeEq;
 
 mod form;
+mod host;
 mod session;
 #[cfg(feature = "pages")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pages")))]
@@ -47,6 +49,7 @@ pub use form::{
     FormRefusal, bearer_challenge, is_form, param, query_pairs, read_form, read_form_at, see_other,
     target_of,
 };
+pub use host::{foreign_host, names_this_server};
 pub use session::{SessionCookie, SessionId, Sessions};
 
 /// Longest admin key (bytes): far more than any generated secret needs,
