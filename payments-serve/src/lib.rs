@@ -60,6 +60,7 @@ mod answer;
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
+mod credentials;
 #[cfg(feature = "logging")]
 #[cfg_attr(docsrs, doc(cfg(feature = "logging")))]
 pub mod logging;
@@ -81,6 +82,7 @@ pub mod trace;
 pub mod unfinished;
 
 pub use answer::{ApiError, ErrorCodeTag, success};
+pub use credentials::is_credential_header;
 pub use payments_interface::ErrorCode;
 pub use request_log::{RequestLine, log_request};
 pub use server::{ConnectionAbort, DEFAULT_HEADER_READ_TIMEOUT, HEADER_LIMIT};

@@ -1,8 +1,11 @@
 //! Secrets replaced before an exchange is recorded (`--record`, CONTRACT
 //! section 16), reported or shown in the console.
 //!
-//! Replaced: the values of `Authorization`, `Proxy-Authorization`,
-//! `Cookie` and `Set-Cookie`; `confirmationCode` anywhere in a JSON body
+//! Replaced: the values of headers that carry credentials
+//! ([`payments_serve::is_credential_header`]: `Authorization`,
+//! `Proxy-Authorization`, `Cookie`, `Set-Cookie`, and any other whose
+//! name ends in a credential's word, as `X-Api-Key` or `X-Auth-Token`, but
+//! `Idempotency-Key`); `confirmationCode` anywhere in a JSON body
 //! (nested objects and JSON held in strings, such as `extraProperties`,
 //! included) or the query. `payerId` becomes a keyed token
 //! (`payer-` and 16 hex digits of HMAC-SHA-256): the same value always gives
@@ -36,14 +39,6 @@ const COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMER
 
 /// What a replaced secret reads as.
 pub const REDACTED: &str = "[redacted]";
-
-/// Headers whose values are secrets.
-const SECRET_HEADERS: [&str; 4] = [
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "set-cookie",
-];
 
 /// Secret values found in an exchange, each with what replaces it,
 /// longest first.
@@ -189,7 +184,7 @@ impl Redactor {
     fn patch(&self, message: &Message, body: Option<String>, secrets: &Secrets) -> Patch {
         let mut patch = Patch::default();
         for (n, (name, value)) in message.headers.iter().enumerate() {
-            let standing = SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s));
+            let standing = payments_serve::is_credential_header(name);
             let current = if standing { REDACTED } else { value.as_str() };
             match scrub_text(current, secrets) {
                 Some(clean) => patch.headers.push((n, clean)),
@@ -245,7 +240,7 @@ impl Redactor {
         };
         let headers = request.headers.iter().chain(&exchange.response.headers);
         for (name, value) in headers {
-            if SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s)) {
+            if payments_serve::is_credential_header(name) {
                 add(value, REDACTED.to_owned());
                 if let Some((_, credential)) = value.split_once([' ', '\t']) {
                     add(credential, REDACTED.to_owned());

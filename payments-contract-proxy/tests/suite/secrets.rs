@@ -271,3 +271,64 @@ async fn a_payer_id_of_an_initiate_stays_a_token_in_its_transactions_later_excha
         assert!(!text.contains(PAYER), "{place}: {text}");
     }
 }
+
+/// The interface document does not show the service's authentication
+/// scheme: a key in `X-Api-Key`, `Api-Key` or `X-Auth-Token` (or a token
+/// the service answers with) is as secret as one in `Authorization`, and
+/// never reaches the recording, the report, the listing or the console;
+/// `Idempotency-Key` names a request and is kept.
+#[tokio::test]
+async fn keys_in_headers_of_any_name_are_secrets_but_idempotency_keys_are_not() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let upstream = crate::upstream::Upstream::start().await;
+    let mut config =
+        payments_contract_proxy::ProxyConfig::new(upstream.url().parse().expect("a URL"));
+    config.report = Some(dir.path().join("report.jsonl"));
+    config.record = Some(dir.path().join("run.jsonl"));
+    let proxy = payments_contract_proxy::Proxy::start(config)
+        .await
+        .expect("the proxy starts");
+    let rig = Rig {
+        upstream,
+        proxy,
+        client: crate::rig::client(),
+    };
+    rig.upstream
+        .push(Canned::raw(200, "seen").header("x-session-token", "HDRLEAK-answer-0"));
+    let reply = rig
+        .client
+        .get(rig.url("/api/payments/t-1/status"))
+        .header("x-api-key", "HDRLEAK-xapi-1")
+        .header("api-key", "HDRLEAK-apikey-2")
+        .header("X-Auth-Token", "HDRLEAK-auth-3")
+        .header("Ocp-Apim-Subscription-Key", "HDRLEAK-sub-4")
+        .header("idempotency-key", "idem-KEPT-5")
+        .send()
+        .await
+        .expect("the proxy answers");
+    assert_eq!(reply.status(), 200);
+    let mut shown = Vec::new();
+    for route in [
+        "/_proxy/exchanges",
+        "/_proxy/report",
+        "/_proxy/ui/exchanges/1",
+    ] {
+        let reply = rig
+            .client
+            .get(rig.url(route))
+            .send()
+            .await
+            .expect("the proxy answers");
+        shown.push((route.to_owned(), reply.text().await.expect("a body")));
+    }
+    rig.proxy.finish().await;
+    let recording = std::fs::read_to_string(dir.path().join("run.jsonl")).expect("written");
+    assert!(recording.contains("idem-KEPT-5"), "{recording}");
+    assert!(recording.contains("[redacted]"), "{recording}");
+    shown.push(("run.jsonl".to_owned(), recording));
+    let report = std::fs::read_to_string(dir.path().join("report.jsonl")).expect("written");
+    shown.push(("report.jsonl".to_owned(), report));
+    for (place, text) in shown {
+        assert!(!text.contains("HDRLEAK"), "{place}: {text}");
+    }
+}
