@@ -30,7 +30,11 @@ use crate::http::middleware::{Others, respond};
 use crate::state::AppState;
 
 /// The whole service as a router: drive it with
-/// `tower::ServiceExt::oneshot` in tests, or serve it with [`crate::http::run`].
+/// `tower::ServiceExt::oneshot` in tests. To serve the mock, use
+/// [`crate::http::serve_app`] (what the binary, [`crate::Service`] and
+/// [`crate::MockServer`] run): it also watches each connection, so a `hang`
+/// ends when its client leaves and at the shutdown. Served through the
+/// generic [`crate::http::run`], a hang is held to its own bound.
 ///
 /// Every request, routed or not (404, 405), gets a request id, the
 /// envelope guarantee and a log line; `/api/` requests go through the guard
