@@ -57,33 +57,64 @@ pub(super) fn host_refused<B>(req: &Request<B>) -> Option<&'static str> {
     }
 }
 
-/// `uri-host [ ":" port ]` of RFC 3986, as far as its characters go: a
-/// name, an IPv4 address or a bracketed IPv6 one, percent-encoded bytes;
-/// never user information (`@`), a path, a query or white space. Empty is
+/// `uri-host [ ":" port ]` of RFC 3986: a name or an IPv4 address
+/// (unreserved characters, percent-encoded bytes and sub-delimiters but
+/// `,`, which only a list of two `Host` values joined would hold), or a
+/// bracketed IPv6 address (hex digits, `:` and `.`; a zone's `%25` and
+/// unreserved characters), then optionally `:` and a port of at most five
+/// digits up to 65535. Never user information (`@`), a path, a query,
+/// white space, a second colon or a port that is not a number. Empty is
 /// allowed (RFC 9112: the target has no authority).
 fn is_host_and_port(host: &[u8]) -> bool {
-    host.iter().all(|&b| {
-        b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'%'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'['
-                    | b']'
-            )
-    })
+    let (name_ok, rest) = if let Some(inner) = host.strip_prefix(b"[") {
+        let Some(end) = inner.iter().position(|&b| b == b']') else {
+            return false;
+        };
+        let address = &inner[..end];
+        let ok = !address.is_empty()
+            && address.iter().all(|&b| {
+                b.is_ascii_hexdigit()
+                    || matches!(b, b':' | b'.' | b'%' | b'-' | b'_' | b'~')
+                    || b.is_ascii_alphanumeric()
+            })
+            && address.contains(&b':');
+        (ok, &inner[end + 1..])
+    } else {
+        let end = host.iter().position(|&b| b == b':').unwrap_or(host.len());
+        let ok = host[..end].iter().all(|&b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'-' | b'.'
+                        | b'_'
+                        | b'~'
+                        | b'%'
+                        | b'!'
+                        | b'$'
+                        | b'&'
+                        | b'\''
+                        | b'('
+                        | b')'
+                        | b'*'
+                        | b'+'
+                        | b';'
+                        | b'='
+                )
+        });
+        (ok, &host[end..])
+    };
+    name_ok
+        && match rest {
+            [] => true,
+            [b':', port @ ..] => is_port(port),
+            _ => false,
+        }
+}
+
+/// RFC 3986's `port`, within what TCP has: empty (the scheme's default),
+/// or up to five digits no greater than 65535.
+fn is_port(port: &[u8]) -> bool {
+    port.len() <= 5
+        && port.iter().all(u8::is_ascii_digit)
+        && port.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')) <= 65_535
 }

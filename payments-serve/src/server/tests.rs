@@ -22,6 +22,11 @@ fn one_host_of_host_and_port_characters_passes() {
         "[::1]:80",
         "xn--bcher-kva.example",
         "",
+        "shop.example:",
+        "shop.example:65535",
+        "[fe80::1%25eth0]:8080",
+        "[::ffff:127.0.0.1]",
+        "a;b=c",
     ] {
         assert_eq!(
             host_refused(&request(Version::HTTP_11, &[host])),
@@ -52,6 +57,19 @@ fn a_missing_a_second_or_a_malformed_host_is_refused() {
         "shop?x",
         "a\"b",
         "é",
+        "x:abc",
+        "x:80:90",
+        "[::1",
+        "::1",
+        "x,y",
+        "x:99999999",
+        "x:65536",
+        "x:123456",
+        "[]:80",
+        "[::1]x",
+        "[::1]:8a",
+        "[1.2.3.4]",
+        "[::1]]",
     ] {
         assert_eq!(
             host_refused(&request(Version::HTTP_11, &[host])),
