@@ -9,6 +9,25 @@
 //! recently seen forgotten first, so a day-long run stays within
 //! a few tens of megabytes. A rule about a forgotten transaction simply
 //! finds nothing to compare with: it never reports what it cannot know.
+//!
+//! Each value kept is bounded too, whatever an upstream or a client sends:
+//! a transaction id, `referenceNo`, merchant or currency of at most
+//! [`KEPT`] bytes, a status read of at most [`SNAPSHOT_KEPT`] (its five
+//! values' text together). A longer value is never cut (a cut copy would
+//! be taken for every value that begins alike): it is not remembered, and
+//! what depends on it is not either, so a rule finds nothing to compare
+//! with, as about a forgotten transaction. A transaction whose id is
+//! longer is not remembered at all; a reference that is longer is not
+//! remembered, and one initiated with a longer merchant or transaction id
+//! is remembered as unknown (nothing is found for it, whatever merchant
+//! asks, until it is forgotten); a transaction's longer merchant or
+//! reference (both then go, and the reference as the listing shows it),
+//! currency or status read goes when the memory next changes (the next
+//! exchange's remembering: the exchange right after, judged before that,
+//! is compared with the value whole, the same in the proxy and in
+//! `check`). A transaction then holds at most about 3 KiB, a reference
+//! about 4.5 KiB (eight merchants): a few hundred megabytes at the very
+//! most, not gigabytes.
 
 use std::num::NonZeroUsize;
 
@@ -19,6 +38,14 @@ use crate::json::{Json, Object};
 
 /// Transactions (and references) remembered at most.
 pub const CAPACITY: usize = 100_000;
+
+/// The longest transaction id, `referenceNo`, merchant or currency
+/// remembered, in bytes: a longer one is not remembered (never cut).
+pub const KEPT: usize = 256;
+
+/// The longest status read remembered: its five values' JSON text
+/// together, in bytes.
+pub const SNAPSHOT_KEPT: usize = 4 * KEPT;
 
 /// The fields of a status read that both status endpoints must agree on,
 /// in this order.
@@ -106,6 +133,34 @@ pub struct Seen {
     pub by_reference: Option<Snapshot>,
 }
 
+impl Seen {
+    /// Lets go of each value longer than the memory keeps (what goes
+    /// with it too), never cutting one.
+    fn bound(&mut self) {
+        let long = |value: Option<&str>| value.is_some_and(|v| v.len() > KEPT);
+        // The first merchant and reference go together (`id-reused`
+        // compares the pair), and the reference as the listing shows it
+        // with them: the listing never falls back to the reference as
+        // sent when that is gone.
+        if long(self.merchant.as_deref())
+            || long(self.reference_no.as_deref())
+            || long(self.shown_reference.as_deref())
+        {
+            self.merchant = None;
+            self.reference_no = None;
+            self.shown_reference = None;
+        }
+        if long(self.currency.as_deref()) {
+            self.currency = None;
+        }
+        for read in [&mut self.by_id, &mut self.by_reference] {
+            if read.as_ref().is_some_and(|r| r.text.len() > SNAPSHOT_KEPT) {
+                *read = None;
+            }
+        }
+    }
+}
+
 /// The proxy's memory.
 #[derive(Debug)]
 pub struct Memory {
@@ -114,8 +169,17 @@ pub struct Memory {
     /// of it answered 200: one entry per reference, whatever the number of
     /// merchants that used it (the status by reference names no merchant,
     /// and an initiate names both), so a new reference costs one entry of
-    /// one map.
-    references: LruCache<String, Initiated>,
+    /// one map. `None`: initiated with a merchant or transaction id longer
+    /// than [`KEPT`], so nothing is known of it.
+    references: LruCache<String, Option<Initiated>>,
+    /// The transaction last handed out to change ([`Memory::seen`],
+    /// [`Memory::transaction_mut`]), when `pending`: its values are
+    /// bounded at the next change (the buffer is reused).
+    changed: String,
+    pending: bool,
+    /// What [`Memory::seen`] hands out for an id longer than [`KEPT`]:
+    /// never remembered, emptied at the next change.
+    spare: Seen,
 }
 
 /// Merchants kept per reference: a reference the proxy saw initiated by
@@ -173,7 +237,28 @@ impl Memory {
         Self {
             transactions: LruCache::new(capacity),
             references: LruCache::new(capacity),
+            changed: String::new(),
+            pending: false,
+            spare: Seen::default(),
         }
+    }
+
+    /// Bounds the values of the transaction handed out last, and lets go
+    /// of what was written to the spare entry.
+    fn settle(&mut self) {
+        if std::mem::take(&mut self.pending)
+            && let Some(seen) = self.transactions.peek_mut(self.changed.as_str())
+        {
+            seen.bound();
+        }
+        self.spare = Seen::default();
+    }
+
+    /// Notes `transaction_id` as the one handed out to change.
+    fn changing(&mut self, transaction_id: &str) {
+        self.changed.clear();
+        self.changed.push_str(transaction_id);
+        self.pending = true;
     }
 
     /// What passed through about `transaction_id`, without marking it used.
@@ -182,35 +267,61 @@ impl Memory {
     }
 
     /// What passed through about `transaction_id`, to change, without
-    /// marking it used.
+    /// marking it used. What is written to it is bounded at the next
+    /// change, as [`Memory::seen`]'s is; the one handed out just before,
+    /// when another, is bounded now.
     pub fn transaction_mut(&mut self, transaction_id: &str) -> Option<&mut Seen> {
+        if transaction_id.len() > KEPT {
+            return None;
+        }
+        if !self.pending || self.changed != transaction_id {
+            self.settle();
+            self.changing(transaction_id);
+        }
         self.transactions.peek_mut(transaction_id)
     }
 
     /// The transaction an initiate of `(merchant, reference)` was answered
     /// 200 with.
     pub fn initiated(&self, merchant: &str, reference: &str) -> Option<&str> {
-        self.references.peek(reference)?.of(merchant)
+        self.references.peek(reference)?.as_ref()?.of(merchant)
     }
 
     /// The entry of `transaction_id`, made if new (and the most recent).
+    /// An id longer than [`KEPT`] gets an entry that is not remembered;
+    /// a value longer than the memory keeps that is written to the entry
+    /// goes at the next change.
     pub fn seen(&mut self, transaction_id: &str) -> &mut Seen {
+        self.settle();
+        if transaction_id.len() > KEPT {
+            return &mut self.spare;
+        }
+        self.changing(transaction_id);
         // One look-up; the key is copied only when the entry is new.
         self.transactions
             .get_or_insert_mut_ref(transaction_id, Seen::default)
     }
 
-    /// Remembers a 200 initiate of `(merchant, reference)`.
+    /// Remembers a 200 initiate of `(merchant, reference)`: not at all
+    /// when the reference is longer than [`KEPT`]; the reference as
+    /// unknown when the merchant or the transaction id is.
     pub fn remember_reference(&mut self, merchant: &str, reference: &str, transaction_id: &str) {
+        self.settle();
+        if reference.len() > KEPT {
+            return;
+        }
+        let kept = merchant.len() <= KEPT && transaction_id.len() <= KEPT;
         match self.references.get_mut(reference) {
-            Some(initiated) => initiated.put(merchant, transaction_id),
+            Some(Some(initiated)) if kept => initiated.put(merchant, transaction_id),
+            // Unknown stays unknown until forgotten.
+            Some(entry) => *entry = None,
             None => {
                 self.references.put(
                     reference.to_owned(),
-                    Initiated {
+                    kept.then(|| Initiated {
                         first: (merchant.into(), transaction_id.into()),
                         more: Vec::new(),
-                    },
+                    }),
                 );
             }
         }
@@ -222,7 +333,7 @@ impl Memory {
     /// several did (the scope then lies with the caller's key, which the
     /// proxy does not know).
     pub fn transaction_for(&self, reference: &str, merchant: Option<&str>) -> Option<&str> {
-        let initiated = self.references.peek(reference)?;
+        let initiated = self.references.peek(reference)?.as_ref()?;
         match merchant {
             Some(merchant) => initiated.of(merchant),
             None if initiated.more.is_empty() => Some(&initiated.first.1),
@@ -233,12 +344,52 @@ impl Memory {
     /// The transaction the latest 200 initiate of `reference` (any
     /// merchant) was answered with.
     pub fn transaction_of_reference(&self, reference: &str) -> Option<&str> {
-        self.references.peek(reference).map(Initiated::latest)
+        self.references
+            .peek(reference)?
+            .as_ref()
+            .map(Initiated::latest)
     }
 
     /// How many transactions and references are remembered.
     pub fn len(&self) -> (usize, usize) {
         (self.transactions.len(), self.references.len())
+    }
+
+    /// The bytes of the ids, references and values held (what the memory
+    /// bounds; the transaction changed last may hold longer ones until
+    /// the next change).
+    #[cfg(test)]
+    fn kept_bytes(&self) -> usize {
+        let text = |value: Option<&str>| value.map_or(0, str::len);
+        let read = |read: &Option<Snapshot>| read.as_ref().map_or(0, |r| r.text.len());
+        let seen = |s: &Seen| {
+            text(s.currency.as_deref())
+                + text(s.merchant.as_deref())
+                + text(s.reference_no.as_deref())
+                + text(s.shown_reference.as_deref())
+                + text(s.final_status.as_ref().map(|(f, _)| f.as_str()))
+                + read(&s.by_id)
+                + read(&s.by_reference)
+        };
+        let transactions: usize = self
+            .transactions
+            .iter()
+            .map(|(id, s)| id.len() + seen(s))
+            .sum();
+        let references: usize = self
+            .references
+            .iter()
+            .map(|(reference, initiated)| {
+                reference.len()
+                    + initiated.as_ref().map_or(0, |i| {
+                        std::iter::once(&i.first)
+                            .chain(&i.more)
+                            .map(|(m, t)| m.len() + t.len())
+                            .sum()
+                    })
+            })
+            .sum();
+        transactions + references + seen(&self.spare)
     }
 }
 
@@ -297,3 +448,6 @@ mod tests {
         assert_eq!(kept, MERCHANTS_PER_REFERENCE);
     }
 }
+
+#[cfg(test)]
+mod long_values;
