@@ -20,6 +20,9 @@ mod controls;
 // The journal keeps the newest bodies whole, older large ones cut.
 #[path = "embedded/journal_bound.rs"]
 mod journal_bound;
+// The journal keeps ordinary headers whole, large ones bounded.
+#[path = "embedded/journal_headers.rs"]
+mod journal_headers;
 // A hang ends when its client leaves (the kernel's TCP table tells).
 #[cfg(target_os = "linux")]
 #[path = "embedded/hang_client_left.rs"]

@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::domain::journal::{BODY_BUDGET, CAPACITY, Capture, JournalEntry};
 
+pub(crate) mod headers;
+
 /// The bounded journal of one process: the memory store's journal, and the
 /// SQLite store's (which also writes it to its file, behind the answers).
 #[derive(Debug, Default)]
@@ -73,9 +75,10 @@ impl Journal {
         }
     }
 
-    /// Appends, numbering it, and drops the oldest beyond [`CAPACITY`];
-    /// returns its number.
-    pub(crate) fn record(&self, mut capture: Capture) -> u64 {
+    /// Appends, numbering it, its headers bounded ([`headers::bound`]),
+    /// and drops the oldest beyond [`CAPACITY`]; returns its number.
+    pub(crate) fn record(&self, capture: Capture) -> u64 {
+        let mut capture = headers::bounded(capture);
         let mut entries = self.lock();
         entries.last_seq += 1;
         capture.seq = entries.last_seq;
@@ -199,8 +202,8 @@ impl Journal {
 }
 
 /// SQLite keeps the journal of the last run: its entries come back as
-/// captures, numbered and attributed as they were.
-#[cfg(feature = "sqlite")]
+/// captures, numbered and attributed as they were (and an entry whose
+/// headers were cut becomes a capture again, [`headers::bounded`]).
 impl Capture {
     /// A capture of an entry read back from a store (SQLite keeps the
     /// journal of the last run), numbered and attributed as it was.
@@ -286,7 +289,6 @@ mod tests {
         assert_eq!(journal.since(1005, 10)[0].seq, 1006);
     }
 
-    #[cfg(feature = "sqlite")]
     #[test]
     fn an_entry_read_back_holds_the_room_it_needs() {
         let mut kept = capture("/api/kept?a=1");

@@ -19,6 +19,8 @@ mod journal;
 // A SQLite journal entry's cut body keeps its whole length across a
 // reopen, and stores written before that column migrate.
 mod journal_cut;
+// Every store keeps the same bounded headers of a journal entry.
+mod journal_headers;
 // A PostgreSQL confirm that missed the row waits for the one that holds it.
 mod pg_races;
 // GET /metrics counts each server's own store operations.

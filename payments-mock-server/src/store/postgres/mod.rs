@@ -524,6 +524,8 @@ impl Store for PostgresStore {
 
     fn record_request(&self, capture: Capture) {
         let mut entry = capture.entry();
+        // Kept as the memory and SQLite journals keep it.
+        super::journal::headers::bound(&mut entry.headers);
         entry.replica.clone_from(&self.inner.replica);
         self.inner
             .pending

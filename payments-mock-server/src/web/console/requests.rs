@@ -242,6 +242,16 @@ fn body_cut(entry: &JournalEntry) -> Option<String> {
     ))
 }
 
+/// What the request page says, as its last header, of headers the
+/// journal cut (`whole`: the bytes of their names and values).
+fn headers_cut(whole: usize) -> String {
+    format!(
+        "Cut: the headers took {} bytes; the journal keeps each value up to 1 KiB ({} ends one it cut) and 8 KiB of them in all, leaving out those past it.",
+        grouped(whole),
+        crate::store::journal::headers::CUT_MARK,
+    )
+}
+
 /// `n` bytes in words: "1 KiB" for exactly 1,024, else "N bytes".
 fn bytes(n: usize) -> String {
     if n == 1024 {
@@ -302,11 +312,14 @@ pub(crate) async fn detail(Here(state): Here, viewer: Viewer, uri: Uri) -> Respo
             path,
         );
     };
-    let headers = entry
-        .headers
+    let (kept, cut) = crate::store::journal::headers::split_cut(entry.headers.clone());
+    let mut headers: Vec<(String, String)> = kept
         .iter()
         .map(|(k, v)| (visible(k).into_owned(), visible(v).into_owned()))
         .collect();
+    if let Some(whole) = cut {
+        headers.push(("(cut)".to_owned(), headers_cut(whole)));
+    }
     console_page(render(
         StatusCode::OK,
         &DetailPage {

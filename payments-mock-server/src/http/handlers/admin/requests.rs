@@ -27,8 +27,16 @@ pub(crate) struct JournalItem {
     path: String,
     query: Option<String>,
     /// Header names and values; `Authorization` is `[redacted]`, and so is
-    /// the console's session in a `Cookie` header.
+    /// the console's session in a `Cookie` header. Only some of them when
+    /// `headersLength` is set.
     headers: BTreeMap<String, String>,
+    /// Set when the journal cut the headers (it keeps each value up to
+    /// 1 KiB, a longer one cut and ended by `…[cut]`, and up to 8 KiB of
+    /// names and values in all, leaving out the headers past it,
+    /// `Authorization` excepted): the bytes of all the names and values
+    /// before the cut. Absent: `headers` are whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    headers_length: Option<usize>,
     /// The body, lossy UTF-8; only its first bytes when `bodyLength` is
     /// set.
     body: String,
@@ -162,12 +170,14 @@ pub async fn requests(
             let trace = payments_serve::trace::TraceParent::from_pairs(
                 e.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
             );
+            let (headers, headers_length) = crate::store::journal::headers::split_cut(e.headers);
             JournalItem {
                 seq: e.seq,
                 method: e.method,
                 path: e.path,
                 query: e.query,
-                headers: e.headers.into_iter().collect(),
+                headers: headers.into_iter().collect(),
+                headers_length,
                 body: e.body,
                 body_length: e.body_length,
                 status: e.status,
