@@ -52,27 +52,30 @@ async fn openapi_describes_every_route_and_error_code() {
     }
 }
 
-/// A journal entry's `bodyLength` (set only when the journal cut its body)
-/// is documented, optional: an entry with a whole body has none.
+/// A journal entry's `bodyLength` and `headersLength` (set only when the
+/// journal cut its body, its headers) are documented, optional: an entry
+/// with a whole body and whole headers has neither.
 #[tokio::test]
 async fn openapi_declares_body_length_optional() {
     let (_, router) = service();
     let doc = get(&router, "/openapi.json").await.body;
     let item = &doc["components"]["schemas"]["JournalItem"];
-    let length = &item["properties"]["bodyLength"];
-    assert!(length.is_object(), "{item}");
-    assert!(
-        length.to_string().contains("integer"),
-        "a whole number: {length}"
-    );
     let required: Vec<&str> = item["required"]
         .as_array()
         .expect("required fields")
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    assert!(required.contains(&"body"), "{required:?}");
-    assert!(!required.contains(&"bodyLength"), "{required:?}");
+    for (whole, cut) in [("body", "bodyLength"), ("headers", "headersLength")] {
+        let length = &item["properties"][cut];
+        assert!(length.is_object(), "{cut}: {item}");
+        assert!(
+            length.to_string().contains("integer"),
+            "a whole number: {length}"
+        );
+        assert!(required.contains(&whole), "{required:?}");
+        assert!(!required.contains(&cut), "{required:?}");
+    }
 }
 
 /// Every (operation, status, errorCode) the service produces is documented:
