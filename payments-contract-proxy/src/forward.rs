@@ -4,18 +4,24 @@
 //! unchanged, plus `X-Contract-Verdict`. Nothing retried, rewritten or
 //! substituted (but with `--enforce`, where the answer is a violation).
 //!
-//! Hop-by-hop headers (RFC 9110 section 7.6.1: `Connection`, the headers
-//! it names, `Keep-Alive`, `Proxy-Connection`, `TE`, `Trailer`,
-//! `Transfer-Encoding`, `Upgrade`) are dropped both ways, and `Host` is
-//! the upstream's. So are `Proxy-Authorization` and `Proxy-Authenticate`
-//! (RFC 9110 sections 11.7.1 and 11.7.2): they belong to the hop to the
-//! proxy, and a credential meant for the proxy must not reach the
-//! upstream. The request target goes out byte for byte (hyper's own
-//! client: nothing normalizes it, nothing adds a header); a path with a
-//! dot segment (`..`, `%2e%2e`), which an upstream would resolve to
-//! outside `/api/` or outside its prefix, is refused with 404. A body up to [`JUDGE_LIMIT`] is read whole and judged;
-//! a larger one is streamed through as it comes, the exchange `unchecked`.
-//! So is a compressed answer (`Content-Encoding`): the proxy never decodes.
+//! Hop-by-hop headers (RFC 9110 section 7.6.1: `Connection`, the headers it
+//! names, `Keep-Alive`, `Proxy-Connection`, `TE`, `Trailer`,
+//! `Transfer-Encoding`, `Upgrade`) are dropped both ways, and `Host` is the
+//! upstream's. So are `Proxy-Authorization` and `Proxy-Authenticate` (RFC
+//! 9110 sections 11.7.1 and 11.7.2): they belong to the hop to the proxy,
+//! and a credential meant for the proxy must not reach the upstream. Nor
+//! does a request's `Expect` (RFC 9110 section 10.1.1): the proxy met the
+//! expectation itself (its own `100 Continue`) and has the body in hand, so
+//! the upstream gets the body with no expectation to answer before it (an
+//! upstream that refused it unread, `413`, and closed left the proxy's
+//! pooled connection dead under the next request: a false 502). The
+//! request target goes out byte for byte (hyper's own client:
+//! nothing normalizes it, nothing adds a header); a path with a dot segment
+//! (`..`, `%2e%2e`), which an upstream would resolve to outside `/api/` or
+//! outside its prefix, is refused with 404. A body up to [`JUDGE_LIMIT`] is
+//! read whole and judged; a larger one is streamed through as it comes, the
+//! exchange `unchecked`. So is a compressed answer (`Content-Encoding`):
+//! the proxy never decodes.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -377,6 +383,9 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         return refuse(request_message, ApiError::not_found());
     };
     let mut headers = end_to_end(&parts.headers);
+    // The expectation was the proxy's to meet, and it did: the body is in
+    // hand (or streaming), and goes out whole.
+    headers.remove(header::EXPECT);
     crate::access::without_own_session(&mut headers);
     // Exporting spans, the call upstream is a span of its own, and its
     // `traceparent` the upstream's (`traced`).

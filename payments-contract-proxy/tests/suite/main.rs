@@ -30,6 +30,8 @@ mod failures;
 mod unanswered;
 // Stalled bodies, clients that never read, refused requests.
 mod limits;
+// `Expect: 100-continue` met by the proxy, never passed on.
+mod expect;
 // Huge values from outside quoted cut in findings.
 mod huge_values;
 // An https upstream's TLS failing: a refused handshake, or an answer
@@ -53,3 +55,5 @@ mod coverage;
 // schema); `consumers` runs them.
 mod consumers;
 mod evidence;
+// The live JUnit and SARIF streamed: a client that pauses holds nothing up.
+mod report_stream;
