@@ -78,6 +78,9 @@ async fn exercise(server: &MockServer) -> Vec<String> {
             let reply = client
                 .post(format!("{base}/api/payments/initiate"))
                 .header("authorization", auth)
+                // An application's own scheme, beside the mock's.
+                .header("x-api-key", KEY_B)
+                .header("X-Auth-Token", format!("tok-{KEY_OPEN}"))
                 .header("x-mock-fault", fault)
                 .header("content-type", "application/json")
                 .body(body.to_string())

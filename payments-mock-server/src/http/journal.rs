@@ -1,6 +1,8 @@
 //! What the journal keeps of an `/api/` request, read off the request
-//! itself: the method, path, query and headers (`Authorization` and the
-//! console's session cookie redacted), cheaply, into a [`Capture`] (the
+//! itself: the method, path, query and headers (`Authorization`, any
+//! other header that carries a credential
+//! ([`payments_serve::is_credential_header`]) and the console's session
+//! cookie redacted), cheaply, into a [`Capture`] (the
 //! domain's journal entry in the making; the guard adds the body and the
 //! outcome).
 
@@ -33,6 +35,10 @@ impl Capture {
                     Cow::Borrowed(_) => None,
                 };
                 redacted.map_or(text, Cow::Owned)
+            } else if payments_serve::is_credential_header(name.as_str()) {
+                // A key in a header of another name (`X-Api-Key`,
+                // `X-Auth-Token`): an application's own scheme.
+                Cow::Borrowed("[redacted]")
             } else if let Ok(visible) = value.to_str() {
                 // The usual case; cheaper than the UTF-8 check below.
                 Cow::Borrowed(visible)
