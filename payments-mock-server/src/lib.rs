@@ -236,7 +236,7 @@ pub use crate::config::{
 };
 pub use crate::coverage::{CoverageReport, FaultCell};
 pub use crate::domain::catalog::{Catalog, Flow, InitialState, Outcome, Product};
-pub use crate::domain::journal::JournalEntry;
+pub use crate::domain::journal::{HEADERS_CUT, JournalEntry};
 pub use crate::domain::payer::{PayerError, PayerOutcome};
 pub use crate::domain::transaction::PayerAction;
 pub use crate::error::Error;

@@ -26,6 +26,12 @@ pub const BODY_BUDGET: usize = 512 * 1024;
 /// would split a character).
 pub const BODY_CUT: usize = 1024;
 
+/// The name of the last pair of [`JournalEntry::headers`] when the journal
+/// cut them: its value is the bytes of the names and values the request
+/// sent, in decimal. Parentheses are not allowed in a header's name, so no
+/// request sends it.
+pub const HEADERS_CUT: &str = "(cut)";
+
 /// One `/api/` request and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -41,7 +47,12 @@ pub struct JournalEntry {
     /// Query string, if any.
     pub query: Option<String>,
     /// Request headers in order; `Authorization` is `[redacted]`, and so is
-    /// the console's session in a `Cookie` header.
+    /// the console's session in a `Cookie` header. Bounded: each value at
+    /// most 1 KiB (a longer one cut, ended with `…[cut]`), at most 8 KiB of
+    /// names and values in all (the headers past it left out). A cut
+    /// entry's last pair is named [`HEADERS_CUT`] (a name no request can
+    /// send); [`JournalEntry::headers_length`] reads it, and
+    /// [`JournalEntry::request_headers`] leaves it out.
     pub headers: Vec<(String, String)>,
     /// The body (lossy UTF-8); only its first bytes when `body_length` is
     /// set.
@@ -226,6 +237,24 @@ impl Capture {
 }
 
 impl JournalEntry {
+    /// The headers as the request sent them, as far as the journal kept
+    /// them (without the [`HEADERS_CUT`] pair).
+    pub fn request_headers(&self) -> &[(String, String)] {
+        match self.headers.split_last() {
+            Some(((name, _), rest)) if name == HEADERS_CUT => rest,
+            _ => &self.headers,
+        }
+    }
+
+    /// When the journal cut the headers: the bytes of the names and values
+    /// the request sent. `None`: the headers are whole.
+    pub fn headers_length(&self) -> Option<usize> {
+        match self.headers.last() {
+            Some((name, value)) if name == HEADERS_CUT => value.parse().ok(),
+            _ => None,
+        }
+    }
+
     /// Keeps the first [`BODY_CUT`] bytes of the body (no character split),
     /// and its whole length, when it is longer.
     fn cut_body(&mut self) {

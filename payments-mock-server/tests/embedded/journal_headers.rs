@@ -112,4 +112,24 @@ async fn large_headers_are_answered_and_kept_bounded_ordinary_ones_whole() {
         three.get("headersLength").is_none(),
         "absent when whole: {three}"
     );
+
+    // The library's entries say the same, typed.
+    let entries = server.requests().await;
+    assert_eq!(entries.len(), 3);
+    assert_eq!(
+        entries[0].headers_length(),
+        one["headersLength"].as_u64().map(|n| n as usize)
+    );
+    assert!(
+        entries[0]
+            .request_headers()
+            .iter()
+            .all(|(name, _)| name != payments_mock_server::HEADERS_CUT)
+    );
+    assert_eq!(
+        entries[0].request_headers().len() + 1,
+        entries[0].headers.len()
+    );
+    assert_eq!(entries[2].headers_length(), None);
+    assert_eq!(entries[2].request_headers(), &entries[2].headers[..]);
 }

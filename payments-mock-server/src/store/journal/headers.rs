@@ -31,7 +31,7 @@ pub const CUT_MARK: &str = "…[cut]";
 
 /// The name of the pair that says an entry's headers were cut (its value:
 /// the bytes of names and values before the cut, in decimal).
-pub(crate) const CUT_NAME: &str = "(cut)";
+pub(crate) const CUT_NAME: &str = crate::domain::journal::HEADERS_CUT;
 
 /// Bounds `headers` (in order, as an entry keeps them: secrets already
 /// redacted, so a cut can only take text away, never show a secret):

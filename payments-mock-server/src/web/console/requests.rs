@@ -318,7 +318,7 @@ pub(crate) async fn detail(Here(state): Here, viewer: Viewer, uri: Uri) -> Respo
         .map(|(k, v)| (visible(k).into_owned(), visible(v).into_owned()))
         .collect();
     if let Some(whole) = cut {
-        headers.push(("(cut)".to_owned(), headers_cut(whole)));
+        headers.push((crate::domain::journal::HEADERS_CUT.to_owned(), headers_cut(whole)));
     }
     console_page(render(
         StatusCode::OK,
