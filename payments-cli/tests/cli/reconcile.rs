@@ -583,3 +583,5 @@ mod report;
 mod interrupt;
 // The table on narrow terminals.
 mod narrow;
+// The report opened in a spreadsheet: no formulas, no raw controls.
+mod spreadsheet;

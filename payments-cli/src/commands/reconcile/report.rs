@@ -10,6 +10,10 @@
 //! takes the place of the file it points to (its `.partial` beside that
 //! file), and the link stays. An existing FILE's permissions are kept; a
 //! new one is made with the umask's, as a shell's `>` makes it.
+//!
+//! The report is meant to be opened in a spreadsheet: a text cell (the
+//! ledger's or the service's) never starts like a formula, and its control
+//! characters are escaped as the table shows them ([`inert`]).
 
 use std::{
     fs::{File, Metadata, OpenOptions},
@@ -19,7 +23,7 @@ use std::{
 };
 
 use super::emit::Judged;
-use crate::error::CliError;
+use crate::{error::CliError, text::printable};
 
 /// The most symbolic links followed from FILE (Linux's own limit).
 const MAX_LINKS: usize = 40;
@@ -134,22 +138,30 @@ impl Report {
     pub fn write(&mut self, row: &Judged) -> Result<(), CliError> {
         let cells = &row.cells;
         let service = row.service.as_deref();
-        let text = |value: Option<&str>| value.unwrap_or_default().to_owned();
+        let text = |value: Option<&str>| value.map(inert).unwrap_or_default();
+        // The ledger's amount as written: a plain number stays one (a
+        // spreadsheet reads `-1.50` as the number it is), anything else is
+        // text like the other cells.
+        let ledger_amount = match cells.amount.as_deref() {
+            Some(amount) if is_plain_number(amount) => amount.to_owned(),
+            other => text(other),
+        };
+        // The line, the class, the service's amount (a decimal number) and
+        // the times are the report's own; every other cell is text from
+        // the ledger or the service.
         let record = [
             row.line.to_string(),
             text(cells.reference.as_deref()),
             row.judgement.class.as_str().to_owned(),
             text(row.judgement.detail.as_deref()),
-            text(cells.amount.as_deref()),
+            ledger_amount,
             text(cells.currency.as_deref()),
             text(cells.status.as_deref()),
             text(cells.transaction_id.as_deref()),
-            service
-                .map(|s| s.transaction_id.to_string())
-                .unwrap_or_default(),
-            service.map(|s| s.status.to_string()).unwrap_or_default(),
+            text(service.map(|s| s.transaction_id.as_str())),
+            text(service.map(|s| s.status.as_str())),
             service.map(|s| s.amount.to_string()).unwrap_or_default(),
-            service.map(|s| s.product_code.clone()).unwrap_or_default(),
+            text(service.map(|s| s.product_code.as_str())),
             service.map(|s| rfc3339(s.created_at)).unwrap_or_default(),
             service
                 .and_then(|s| s.last_modified_at)
@@ -210,6 +222,32 @@ fn follow_links(path: &Path) -> io::Result<PathBuf> {
         }
     }
     Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// A text cell as a spreadsheet may safely open it (OWASP's CSV injection
+/// guidance): control characters and bidirectional controls escaped as the
+/// terminal table shows them ([`printable`]), and a leading `'` when it
+/// starts with a character a spreadsheet takes as the start of a formula
+/// (`=`, `+`, `-`, `@`, a tab, a carriage return), so that
+/// `=HYPERLINK(...)` from the service is shown, never run.
+fn inert(text: &str) -> String {
+    let shown = printable(text);
+    if shown.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{shown}")
+    } else {
+        shown
+    }
+}
+
+/// Whether `text` is a decimal number and nothing else: an optional `-`,
+/// digits, and a `.` with digits after it.
+fn is_plain_number(text: &str) -> bool {
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    let unsigned = text.strip_prefix('-').unwrap_or(text);
+    match unsigned.split_once('.') {
+        Some((whole, fraction)) => digits(whole) && digits(fraction),
+        None => digits(unsigned),
+    }
 }
 
 fn rfc3339(at: chrono::DateTime<chrono::Utc>) -> String {
