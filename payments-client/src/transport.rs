@@ -461,6 +461,8 @@ fn classify(e: &reqwest::Error) -> TransportKind {
         TransportKind::Connect
     } else if e.is_timeout() {
         TransportKind::Timeout
+    } else if crate::error::invalid_http(e).is_some() {
+        TransportKind::InvalidHttp
     } else {
         TransportKind::Connection
     }

@@ -41,10 +41,18 @@ pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<St
             "is the service running at {base_url}? set the URL with --base-url or PAYMENTS_BASE_URL"
         )),
         ClientError::Transport {
-            kind: TransportKind::Connection,
+            kind: TransportKind::InvalidHttp,
             source: Some(source),
             ..
         } if plain_http(base_url).is_some() && answered_as_tls(source) => https_instead(base_url),
+        // It answered at once: neither "in time" nor "--timeout" fits.
+        ClientError::Transport {
+            kind: TransportKind::InvalidHttp,
+            ..
+        } => Some(format!(
+            "is {base_url} the payments service (not a proxy or another server)? \
+             set it with --base-url or PAYMENTS_BASE_URL"
+        )),
         ClientError::Transport { .. } => Some(format!(
             "the service at {base_url} did not answer in time or dropped the connection; \
              try again, or raise --timeout"
@@ -107,14 +115,13 @@ const NOT_AN_HTTP_ANSWER: &str = "invalid HTTP version parsed";
 /// HTTP on the HTTPS port"). The failure comes at once, so "raise
 /// --timeout" would be the wrong advice.
 ///
-/// The chain is reqwest's request error holding hyper-util's, holding
-/// hyper's `Parse(Version)`. reqwest says only that the request failed
-/// (`is_request`, neither a connect nor a timeout), and hyper's own test
-/// for it (`hyper::Error::is_parse`) needs hyper's type, which this crate
-/// does not depend on: so that one error of the chain is recognised by
-/// its message, hyper's fixed text for that kind, compared whole (never a
-/// part of a joined chain, which would also take a URL or a server's
-/// words).
+/// The client calls any answer hyper cannot parse
+/// [`TransportKind::InvalidHttp`]; this one kind of it is hyper's
+/// `Parse(Version)`, which hyper has no test of its own for (and this
+/// crate does not depend on hyper): so that one error of the chain is
+/// recognised by its message, hyper's fixed text for that kind, compared
+/// whole (never a part of a joined chain, which would also take a URL or a
+/// server's words).
 fn answered_as_tls(error: &reqwest::Error) -> bool {
     if !error.is_request() || error.is_connect() || error.is_timeout() {
         return false;

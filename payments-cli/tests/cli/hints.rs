@@ -1,7 +1,8 @@
 //! The advice after a failed connection matches what happened: HTTPS for a
 //! plain-HTTP request to a TLS port (answered at once, so a longer
 //! `--timeout` cannot help), a longer `--timeout` for a real timeout or a
-//! dropped connection. Exit 4 and the reason stay the same for all three.
+//! dropped connection, and neither for an answer that is not valid HTTP.
+//! Exit 4 for all of them.
 
 use payments_mock_server::MockServer;
 use tokio::net::TcpListener;
@@ -43,7 +44,12 @@ async fn plain_http_to_the_mocks_https_port_says_to_use_https_and_the_ca() {
     let (code, err) = status(&http, &[]).await;
     assert_eq!(code, 4, "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains(REASON), "{err}");
+    assert!(
+        err.contains(
+            "failed: the service's answer was not valid HTTP (invalid HTTP version parsed); "
+        ),
+        "{err}"
+    );
     assert!(
         err.contains(&format!(
             "the service at {http} seems to speak HTTPS: use https://{port} \
@@ -93,4 +99,45 @@ async fn a_dropped_connection_still_suggests_trying_again() {
         "{err}"
     );
     assert!(!err.contains("HTTPS"), "{err}");
+}
+
+/// A loopback server answering every request with `answer`, as it is.
+async fn answering(answer: &'static [u8]) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("loopback");
+    let base = format!("http://{}", listener.local_addr().expect("bound"));
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut buf = [0u8; 8192];
+            let _ = socket.read(&mut buf).await;
+            let _ = socket.write_all(answer).await;
+            let _ = socket.shutdown().await;
+        }
+    });
+    base
+}
+
+/// A reviewer's `status -v` against a service that answered at once with
+/// an ESC in a header value was told the service "did not answer in time
+/// or dropped the connection; try again, or raise --timeout". It answered,
+/// with something that is not HTTP: said so, no --timeout, exit 4.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_that_is_not_valid_http_is_said_as_such() {
+    let base = answering(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+          x-request-id: rid\x1b[2Jhdr\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+    )
+    .await;
+    let (code, err) = status(&base, &["-v"]).await;
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains(
+            "failed: the service's answer was not valid HTTP (invalid HTTP header parsed); \
+             is "
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("--timeout"), "{err}");
+    assert!(!err.contains("in time"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
 }

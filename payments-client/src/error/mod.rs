@@ -15,6 +15,7 @@ use crate::model::money_error::MoneyError;
 use crate::model::status::ErrorCode;
 use crate::model::transaction::PaymentStatus;
 
+mod http;
 mod mismatch;
 mod outcome;
 mod tls;
@@ -24,6 +25,8 @@ pub use mismatch::{AnswerMismatch, Asked, Disagreement, ReadBack};
 pub use outcome::Outcome;
 pub use validation::{FieldError, ValidationErrors};
 
+pub(crate) use http::invalid_http;
+use http::invalid_http_suffix;
 pub(crate) use tls::tls_reason;
 use tls::tls_reason_suffix;
 
@@ -71,17 +74,28 @@ pub enum TransportKind {
     /// [`ClientBuilder::add_root_certificate_pem`](crate::ClientBuilder::add_root_certificate_pem)
     /// and [`ClientBuilder::identity_pem`](crate::ClientBuilder::identity_pem).
     Tls,
+    /// The service answered with bytes that are not a valid HTTP answer: a
+    /// header value with a control character, a malformed status line, a
+    /// head too large, or no HTTP at all (a TLS service answering a plain
+    /// `http://` request). It answered, so this is no timeout; but the
+    /// request was written, so, as with a
+    /// [`Connection`](TransportKind::Connection) failure, the service may
+    /// have carried the call out ([`Outcome::Unknown`]), and it is retried
+    /// (and reconciled) the same way. The message ends with the HTTP
+    /// library's reason (`invalid HTTP header parsed`).
+    InvalidHttp,
 }
 
 impl TransportKind {
-    /// A short name: `connect`, `timeout`, `connection`, `tls` (a span's
-    /// `error.type`).
+    /// A short name: `connect`, `timeout`, `connection`, `tls`,
+    /// `invalid_http` (a span's `error.type`).
     pub fn as_str(self) -> &'static str {
         match self {
             TransportKind::Connect => "connect",
             TransportKind::Timeout => "timeout",
             TransportKind::Connection => "connection",
             TransportKind::Tls => "tls",
+            TransportKind::InvalidHttp => "invalid_http",
         }
     }
 }
@@ -93,6 +107,7 @@ impl fmt::Display for TransportKind {
             TransportKind::Timeout => "the request timed out",
             TransportKind::Connection => "the connection failed before a complete response",
             TransportKind::Tls => "the TLS handshake with the service failed",
+            TransportKind::InvalidHttp => "the service's answer was not valid HTTP",
         })
     }
 }
@@ -176,8 +191,14 @@ pub enum Error {
     /// [`TransportKind::Tls`] the message ends with TLS's reason (rustls's,
     /// e.g. `invalid peer certificate: UnknownIssuer`; OpenSSL's error with
     /// `native-tls` on Linux), which holds no secret:
-    /// the one cause a reader needs, however deep in the chain.
-    #[error("{kind}{}", tls_reason_suffix(*.kind, .source.as_ref()))]
+    /// the one cause a reader needs, however deep in the chain. For
+    /// [`TransportKind::InvalidHttp`] it ends with the HTTP library's
+    /// reason in parentheses (`(invalid HTTP header parsed)`).
+    #[error(
+        "{kind}{}{}",
+        tls_reason_suffix(*.kind, .source.as_ref()),
+        invalid_http_suffix(*.kind, .source.as_ref())
+    )]
     Transport {
         /// Which stage failed.
         kind: TransportKind,
@@ -359,10 +380,10 @@ impl ApiError {
 }
 
 impl Error {
-    /// Whether retrying the same call could succeed: connection failures,
-    /// timeouts, 429, 500, 502, 503 and 504, and `INTERNAL_ERROR` whatever
-    /// the HTTP status (a 200 included): it is retried, and reconciled,
-    /// exactly as a 500 is.
+    /// Whether retrying the same call could succeed: connection failures
+    /// (an answer that is not valid HTTP included), timeouts, 429, 500,
+    /// 502, 503 and 504, and `INTERNAL_ERROR` whatever the HTTP status (a
+    /// 200 included): it is retried, and reconciled, exactly as a 500 is.
     pub fn is_retryable(&self) -> bool {
         match self {
             Error::Api(e) => is_retryable_status(e.status) || e.says_internal_error(),
@@ -380,8 +401,8 @@ impl Error {
     /// A short, stable name of what failed, for a span's `error.type`
     /// (CONTRACT section 21): the service's `errorCode` for an API error,
     /// the transport failure's kind (`timeout`, `connect`, `connection`,
-    /// `tls`), else the variant (`unexpected_response`, `answer_mismatch`,
-    /// …). Never a message, a key or an id.
+    /// `tls`, `invalid_http`), else the variant (`unexpected_response`,
+    /// `answer_mismatch`, …). Never a message, a key or an id.
     pub fn type_name(&self) -> &str {
         match self {
             Error::Api(e) => e.code.as_str(),

@@ -45,7 +45,8 @@ pub enum Outcome {
     /// status, 200 included), a timeout after sending (including a 408 or
     /// 499 from a proxy, with or without an envelope), a
     /// connection closed or broken mid-response (TLS's failures after the
-    /// handshake included), a success the client could not read,
+    /// handshake included), an answer that is not valid HTTP
+    /// ([`TransportKind::InvalidHttp`]), a success the client could not read,
     /// or any failure of an initiate or confirm after an earlier attempt of
     /// the same call was itself ambiguous
     /// ([`Error::AfterAmbiguousAttempt`]). Check with a status call (or let

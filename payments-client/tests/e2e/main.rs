@@ -31,3 +31,5 @@ mod through_proxy;
 mod lying;
 // HTTPS: trusted and unknown CAs, expiry, mutual TLS (section 18).
 mod tls;
+// Answers that are not valid HTTP, content types that are not ASCII.
+mod invalid_http;
