@@ -22,10 +22,10 @@
 //! is remembered as unknown (nothing is found for it, whatever merchant
 //! asks, until it is forgotten); a transaction's longer merchant or
 //! reference (both then go, and the reference as the listing shows it),
-//! currency or status read goes when the memory next changes (the next
-//! exchange's remembering: the exchange right after, judged before that,
-//! is compared with the value whole, the same in the proxy and in
-//! `check`). A transaction then holds at most about 3 KiB, a reference
+//! currency or status read goes as soon as the exchange that brought it
+//! is remembered (`rules::remember` settles the memory: the exchange
+//! right after never sees it, the same in the proxy and in `check`). A
+//! transaction then holds at most about 3 KiB, a reference
 //! about 4.5 KiB (eight merchants): a few hundred megabytes at the very
 //! most, not gigabytes.
 
@@ -174,7 +174,7 @@ pub struct Memory {
     references: LruCache<String, Option<Initiated>>,
     /// The transaction last handed out to change ([`Memory::seen`],
     /// [`Memory::transaction_mut`]), when `pending`: its values are
-    /// bounded at the next change (the buffer is reused).
+    /// bounded at the next change or settle (the buffer is reused).
     changed: String,
     pending: bool,
     /// What [`Memory::seen`] hands out for an id longer than [`KEPT`]:
@@ -244,8 +244,10 @@ impl Memory {
     }
 
     /// Bounds the values of the transaction handed out last, and lets go
-    /// of what was written to the spare entry.
-    fn settle(&mut self) {
+    /// of what was written to the spare entry: called at each change, and
+    /// by [`crate::rules::remember`] once an exchange is remembered, so a
+    /// value longer than the memory keeps is gone straight away.
+    pub(crate) fn settle(&mut self) {
         if std::mem::take(&mut self.pending)
             && let Some(seen) = self.transactions.peek_mut(self.changed.as_str())
         {
@@ -290,7 +292,7 @@ impl Memory {
     /// The entry of `transaction_id`, made if new (and the most recent).
     /// An id longer than [`KEPT`] gets an entry that is not remembered;
     /// a value longer than the memory keeps that is written to the entry
-    /// goes at the next change.
+    /// goes at the next change or [`Memory::settle`].
     pub fn seen(&mut self, transaction_id: &str) -> &mut Seen {
         self.settle();
         if transaction_id.len() > KEPT {
@@ -357,7 +359,7 @@ impl Memory {
 
     /// The bytes of the ids, references and values held (what the memory
     /// bounds; the transaction changed last may hold longer ones until
-    /// the next change).
+    /// the next change or settle).
     #[cfg(test)]
     fn kept_bytes(&self) -> usize {
         let text = |value: Option<&str>| value.map_or(0, str::len);

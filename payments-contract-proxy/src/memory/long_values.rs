@@ -224,23 +224,38 @@ fn a_reference_a_longer_merchant_initiated_is_unknown() {
 }
 
 #[test]
-fn a_longer_value_is_compared_whole_until_the_next_change_then_gone() {
+fn a_longer_value_is_gone_once_its_exchange_is_remembered() {
     let mut memory = Memory::default();
     let reference = alike("r");
     pass(&mut memory, &initiate(MERCHANT, &reference, "t1"));
-    // The exchange right after is judged with it, whole (the same in the
-    // proxy and in `check`).
-    let reused = pass(&mut memory, &initiate(MERCHANT, &alike("s"), "t1"));
-    assert!(
-        reused.iter().any(|f| f.rule == "transaction.id-reused"),
-        "{reused:?}"
-    );
-    // The next change lets go of it (and of the merchant with it):
-    // nothing is ever compared with a cut copy.
-    memory.seen("t2");
+    // Gone at once (and the merchant with it), with no other change of
+    // the memory: nothing is ever compared with a cut copy, and the
+    // exchange right after finds nothing to compare with.
     assert!(
         memory
             .transaction("t1")
-            .is_some_and(|s| s.reference_no.is_none() && s.merchant.is_none())
+            .is_some_and(|s| s.reference_no.is_none() && s.merchant.is_none()),
+        "{:?}",
+        memory.transaction("t1")
+    );
+    assert!(memory.kept_bytes() <= 2 * KEPT, "{}", memory.kept_bytes());
+    let reused = pass(&mut memory, &initiate(MERCHANT, &alike("s"), "t1"));
+    assert!(
+        !reused.iter().any(|f| f.rule == "transaction.id-reused"),
+        "{reused:?}"
+    );
+    // Control: a reference of KEPT bytes stays, and is compared.
+    let kept = "y".repeat(KEPT);
+    pass(&mut memory, &initiate(MERCHANT, &kept, "t3"));
+    assert!(
+        memory
+            .transaction("t3")
+            .is_some_and(|s| s.reference_no.as_deref() == Some(kept.as_str())
+                && s.merchant.as_deref() == Some(MERCHANT))
+    );
+    let reused = pass(&mut memory, &initiate(MERCHANT, &"z".repeat(KEPT), "t3"));
+    assert!(
+        reused.iter().any(|f| f.rule == "transaction.id-reused"),
+        "{reused:?}"
     );
 }

@@ -261,9 +261,11 @@ pub fn judge(parsed: &Parsed<'_>, memory: &Memory) -> Vec<Finding> {
 }
 
 /// Remembers what a judged exchange showed, for the rules that span
-/// requests.
+/// requests. A value longer than the memory keeps is let go of at once
+/// (never cut, never kept for the next exchange).
 pub fn remember(parsed: &Parsed<'_>, memory: &mut Memory) {
     across::remember(parsed, memory);
+    memory.settle();
 }
 
 /// Exchanges and envelopes for tests (this crate's, and the mock's
