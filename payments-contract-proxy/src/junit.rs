@@ -20,7 +20,7 @@ use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
 use crate::rules::{Finding, Level};
-use crate::trail::{CaseView, Trail, request_of};
+use crate::trail::{CaseView, Cases, Trail, request_of};
 
 /// The suites, in the document's order; `None` is `other` (written only
 /// when such an exchange passed).
@@ -107,71 +107,81 @@ impl Trail {
     ///
     /// The writer's.
     pub fn write_junit(&self, out: impl Write, strict: bool) -> io::Result<()> {
-        let mut counts = [Counts::default(); SUITES.len()];
-        for case in self.cases() {
+        write_junit(self, out, strict)
+    }
+}
+
+/// [`Trail::write_junit`] of the exchanges `cases` gives (read once for
+/// the counts, then once per suite).
+pub(crate) fn write_junit(cases: &impl Cases, out: impl Write, strict: bool) -> io::Result<()> {
+    let mut counts = [Counts::default(); SUITES.len()];
+    cases.each(
+        |_| true,
+        |case| {
             let suite = SUITES
                 .iter()
                 .position(|s| *s == case.operation)
                 .unwrap_or(SUITES.len() - 1);
-            counts[suite].add(&case, strict);
-        }
-        let mut all = Counts::default();
-        for suite in &counts {
-            all.merge(suite);
-        }
-        let mut writer = Writer::new_with_indent(io::BufWriter::new(out), b' ', 2);
-        writer.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
-        let attributes = all.attributes();
-        writer
-            .create_element("testsuites")
-            .with_attribute(("name", "payments-contract-proxy"))
-            .with_attributes(attributes.iter().map(|(k, v)| (*k, v.as_str())))
-            .write_inner_content(|writer| {
-                for (suite, counts) in SUITES.iter().zip(&counts) {
-                    if suite.is_none() && counts.tests == 0 {
-                        continue;
-                    }
-                    self.write_suite(writer, *suite, counts, strict)?;
-                }
-                Ok(())
-            })?;
-        let mut out = writer.into_inner();
-        out.write_all(b"\n")?;
-        out.flush()
+            counts[suite].add(case, strict);
+            Ok::<_, io::Error>(())
+        },
+    )?;
+    let mut all = Counts::default();
+    for suite in &counts {
+        all.merge(suite);
     }
+    let mut writer = Writer::new_with_indent(io::BufWriter::new(out), b' ', 2);
+    writer.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+    let attributes = all.attributes();
+    writer
+        .create_element("testsuites")
+        .with_attribute(("name", "payments-contract-proxy"))
+        .with_attributes(attributes.iter().map(|(k, v)| (*k, v.as_str())))
+        .write_inner_content(|writer| {
+            for (suite, counts) in SUITES.iter().zip(&counts) {
+                if suite.is_none() && counts.tests == 0 {
+                    continue;
+                }
+                write_suite(cases, writer, *suite, counts, strict)?;
+            }
+            Ok(())
+        })?;
+    let mut out = writer.into_inner();
+    out.write_all(b"\n")?;
+    out.flush()
+}
 
-    fn write_suite<W: Write>(
-        &self,
-        writer: &mut Writer<W>,
-        suite: Option<Endpoint>,
-        counts: &Counts,
-        strict: bool,
-    ) -> io::Result<()> {
-        let attributes = counts.attributes();
-        writer
-            .create_element("testsuite")
-            .with_attribute(("name", suite.map_or("other", Endpoint::name)))
-            .with_attributes(attributes.iter().map(|(k, v)| (*k, v.as_str())))
-            .write_inner_content(|writer| {
-                if let Some(operation) = suite {
-                    writer
-                        .create_element("properties")
-                        .write_inner_content(|writer| {
-                            writer
-                                .create_element("property")
-                                .with_attribute(("name", "request"))
-                                .with_attribute(("value", request_of(operation)))
-                                .write_empty()?;
-                            Ok(())
-                        })?;
-                }
-                for case in self.cases().filter(|case| case.operation == suite) {
-                    write_case(writer, &case, strict)?;
-                }
-                Ok(())
-            })?;
-        Ok(())
-    }
+fn write_suite<W: Write>(
+    cases: &impl Cases,
+    writer: &mut Writer<W>,
+    suite: Option<Endpoint>,
+    counts: &Counts,
+    strict: bool,
+) -> io::Result<()> {
+    let attributes = counts.attributes();
+    writer
+        .create_element("testsuite")
+        .with_attribute(("name", suite.map_or("other", Endpoint::name)))
+        .with_attributes(attributes.iter().map(|(k, v)| (*k, v.as_str())))
+        .write_inner_content(|writer| {
+            if let Some(operation) = suite {
+                writer
+                    .create_element("properties")
+                    .write_inner_content(|writer| {
+                        writer
+                            .create_element("property")
+                            .with_attribute(("name", "request"))
+                            .with_attribute(("value", request_of(operation)))
+                            .write_empty()?;
+                        Ok(())
+                    })?;
+            }
+            cases.each(
+                |case| case.operation == suite,
+                |case| write_case(writer, case, strict),
+            )
+        })?;
+    Ok(())
 }
 
 fn write_case<W: Write>(

@@ -10,50 +10,11 @@ use payments_serve::ApiError;
 use crate::state::ProxyState;
 use crate::{access, console, forward};
 
+mod report;
+
 /// Where the proxy's web console is served (the binary logs its address
 /// at start, as the mock does its own).
 pub const CONSOLE_PATH: &str = "/_proxy/ui/";
-
-/// `GET /_proxy/report`: the running summary as an envelope; with
-/// `?format=junit` the exchanges as JUnit XML, `?format=sarif` the findings
-/// as SARIF 2.1.0 (what `--junit` and `--sarif` write at the stop).
-async fn report(
-    axum::extract::State(proxy): axum::extract::State<ProxyState>,
-    axum::extract::RawQuery(query): axum::extract::RawQuery,
-) -> axum::response::Response {
-    use axum::response::IntoResponse as _;
-    let format = query.as_deref().and_then(|q| {
-        url::form_urlencoded::parse(q.as_bytes())
-            .find(|(k, _)| k == "format")
-            .map(|(_, v)| v.into_owned())
-    });
-    let (content_type, written) = match format.as_deref() {
-        None | Some("json") => return payments_serve::success(proxy.summary(), None),
-        Some("junit") => {
-            let mut out = Vec::new();
-            let written = proxy
-                .lock()
-                .trail
-                .write_junit(&mut out, proxy.config.strict);
-            ("application/xml; charset=utf-8", written.map(|()| out))
-        }
-        Some("sarif") => {
-            let mut out = Vec::new();
-            let written = proxy.lock().trail.write_sarif(&mut out, None);
-            ("application/sarif+json", written.map(|()| out))
-        }
-        Some(_) => {
-            return ApiError::validation("format must be json, junit or sarif").into_response();
-        }
-    };
-    match written {
-        Ok(body) => ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response(),
-        Err(e) => {
-            tracing::error!(error = %e, "the report could not be written");
-            ApiError::internal().into_response()
-        }
-    }
-}
 
 /// `GET /_proxy/coverage`: the interface coverage as an envelope: every
 /// cell with its name, whose it is (`document` or `contract`) and how
@@ -106,7 +67,7 @@ pub(crate) fn router(state: ProxyState) -> Router {
         .route("/api/{*rest}", any(forward::forward))
         .route("/api", any(forward::forward))
         .route("/api/", any(forward::forward))
-        .route("/_proxy/report", get(report))
+        .route("/_proxy/report", get(report::report))
         .route("/_proxy/coverage", get(coverage))
         .route("/_proxy/exchanges", get(exchanges))
         .route("/metrics", get(metrics))

@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde::ser::{SerializeSeq as _, Serializer};
 
 use crate::rules::{Finding, Level, RULES, Rule};
-use crate::trail::{CaseView, Trail};
+use crate::trail::{CaseView, Cases, Trail};
 
 /// The SARIF 2.1.0 schema's URI (OASIS, errata 01), as `$schema`.
 pub const SARIF_SCHEMA: &str =
@@ -34,21 +34,22 @@ fn level_of(level: Level) -> &'static str {
 }
 
 #[derive(Serialize)]
-struct Log<'a> {
+#[serde(bound = "C: Cases")]
+struct Log<'a, C> {
     #[serde(rename = "$schema")]
     schema: &'static str,
     version: &'static str,
-    runs: [Run<'a>; 1],
+    runs: [Run<'a, C>; 1],
 }
 
 #[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Run<'a> {
+#[serde(rename_all = "camelCase", bound = "C: Cases")]
+struct Run<'a, C> {
     tool: Tool,
     invocations: [Invocation; 1],
     #[serde(skip_serializing_if = "Option::is_none")]
     artifacts: Option<[Artifact<'a>; 1]>,
-    results: Results<'a>,
+    results: Results<'a, C>,
 }
 
 #[derive(Serialize)]
@@ -230,19 +231,22 @@ impl<'a> SarifResult<'a> {
 }
 
 /// The results, serialized one by one from the trail.
-struct Results<'a> {
-    trail: &'a Trail,
+struct Results<'a, C> {
+    cases: &'a C,
     recording: Option<&'a str>,
 }
 
-impl Serialize for Results<'_> {
+impl<C: Cases> Serialize for Results<'_, C> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(None)?;
-        for case in self.trail.cases() {
-            for finding in case.findings {
-                seq.serialize_element(&SarifResult::of(&case, finding, self.recording))?;
-            }
-        }
+        self.cases.each(
+            |case| !case.findings.is_empty(),
+            |case| {
+                case.findings.iter().try_for_each(|finding| {
+                    seq.serialize_element(&SarifResult::of(case, finding, self.recording))
+                })
+            },
+        )?;
         seq.end()
     }
 }
@@ -296,38 +300,47 @@ impl Trail {
     ///
     /// The writer's.
     pub fn write_sarif(&self, out: impl Write, recording: Option<&Path>) -> io::Result<()> {
-        let uri = recording.map(uri_of);
-        let log = Log {
-            schema: SARIF_SCHEMA,
-            version: "2.1.0",
-            runs: [Run {
-                tool: Tool {
-                    driver: Driver {
-                        name: "payments-contract-proxy",
-                        version: env!("CARGO_PKG_VERSION"),
-                        information_uri: env!("CARGO_PKG_REPOSITORY"),
-                        rules: RULES.iter().map(Descriptor::of).collect(),
-                    },
-                },
-                invocations: [Invocation {
-                    execution_successful: true,
-                }],
-                artifacts: uri.as_deref().map(|uri| {
-                    [Artifact {
-                        location: ArtifactLocation { uri, index: None },
-                    }]
-                }),
-                results: Results {
-                    trail: self,
-                    recording: uri.as_deref(),
-                },
-            }],
-        };
-        let mut out = io::BufWriter::new(out);
-        serde_json::to_writer_pretty(&mut out, &log)?;
-        out.write_all(b"\n")?;
-        out.flush()
+        write_sarif(self, out, recording)
     }
+}
+
+/// [`Trail::write_sarif`] of the exchanges `cases` gives (read once).
+pub(crate) fn write_sarif(
+    cases: &impl Cases,
+    out: impl Write,
+    recording: Option<&Path>,
+) -> io::Result<()> {
+    let uri = recording.map(uri_of);
+    let log = Log {
+        schema: SARIF_SCHEMA,
+        version: "2.1.0",
+        runs: [Run {
+            tool: Tool {
+                driver: Driver {
+                    name: "payments-contract-proxy",
+                    version: env!("CARGO_PKG_VERSION"),
+                    information_uri: env!("CARGO_PKG_REPOSITORY"),
+                    rules: RULES.iter().map(Descriptor::of).collect(),
+                },
+            },
+            invocations: [Invocation {
+                execution_successful: true,
+            }],
+            artifacts: uri.as_deref().map(|uri| {
+                [Artifact {
+                    location: ArtifactLocation { uri, index: None },
+                }]
+            }),
+            results: Results {
+                cases,
+                recording: uri.as_deref(),
+            },
+        }],
+    };
+    let mut out = io::BufWriter::new(out);
+    serde_json::to_writer_pretty(&mut out, &log)?;
+    out.write_all(b"\n")?;
+    out.flush()
 }
 
 #[cfg(test)]

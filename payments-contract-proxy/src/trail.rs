@@ -163,18 +163,100 @@ impl Trail {
 
     /// Every exchange, in order.
     pub(crate) fn cases(&self) -> impl Iterator<Item = CaseView<'_>> + '_ {
-        self.cases.iter().map(|case| {
-            let extra = case.extra.as_deref();
-            CaseView {
-                seq: case.seq,
-                operation: case.operation,
-                duration_ms: f64::from(case.duration_ms),
-                unchecked: case.unchecked,
-                line: extra.and_then(|e| e.line).map(NonZeroU32::get),
-                other: extra.and_then(|e| e.other.as_deref()),
-                findings: extra.map_or(&[], |e| &e.findings),
+        self.cases_from(0)
+    }
+
+    /// Every exchange from position `start` on, in order: where a reader
+    /// of the trail a chunk at a time resumes (nothing past the end).
+    pub(crate) fn cases_from(&self, start: usize) -> impl Iterator<Item = CaseView<'_>> + '_ {
+        self.cases
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
+            .map(Case::view)
+    }
+
+    /// A copy of the exchanges `keep` takes from position `start` on,
+    /// before `end`: as many as fit in about `bytes` (at least one
+    /// looked at), and the position after the last one looked at.
+    pub(crate) fn copy_from(
+        &self,
+        start: usize,
+        end: usize,
+        bytes: usize,
+        keep: impl Fn(&CaseView<'_>) -> bool,
+    ) -> (Trail, usize) {
+        let end = end.min(self.cases.len());
+        let mut copy = Trail::default();
+        let mut size = 0;
+        let mut at = start;
+        while at < end && (at == start || size < bytes) {
+            let case = &self.cases[at];
+            at += 1;
+            if keep(&case.view()) {
+                size += case.size();
+                copy.cases.push(case.clone());
             }
-        })
+        }
+        (copy, at)
+    }
+}
+
+impl Case {
+    fn view(&self) -> CaseView<'_> {
+        let extra = self.extra.as_deref();
+        CaseView {
+            seq: self.seq,
+            operation: self.operation,
+            duration_ms: f64::from(self.duration_ms),
+            unchecked: self.unchecked,
+            line: extra.and_then(|e| e.line).map(NonZeroU32::get),
+            other: extra.and_then(|e| e.other.as_deref()),
+            findings: extra.map_or(&[], |e| &e.findings),
+        }
+    }
+
+    /// About the bytes it holds, beside it too.
+    fn size(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.extra.as_deref().map_or(0, |extra| {
+                std::mem::size_of::<Extra>()
+                    + extra.other.as_deref().map_or(0, str::len)
+                    + extra
+                        .findings
+                        .iter()
+                        .map(|f| std::mem::size_of::<Finding>() + f.message.len())
+                        .sum::<usize>()
+            })
+    }
+}
+
+/// Where the JUnit and SARIF writers read the exchanges from, in order: a
+/// [`Trail`], or one shared with the proxy's judging and read a chunk at a
+/// time (the live report, which never holds the judge across a send).
+pub(crate) trait Cases {
+    /// Calls `each` with every exchange `keep` takes, in order; the first
+    /// error stops it.
+    ///
+    /// # Errors
+    ///
+    /// The first of `each`.
+    fn each<E>(
+        &self,
+        keep: impl Fn(&CaseView<'_>) -> bool,
+        each: impl FnMut(&CaseView<'_>) -> Result<(), E>,
+    ) -> Result<(), E>;
+}
+
+impl Cases for Trail {
+    fn each<E>(
+        &self,
+        keep: impl Fn(&CaseView<'_>) -> bool,
+        mut each: impl FnMut(&CaseView<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.cases()
+            .filter(|case| keep(case))
+            .try_for_each(|case| each(&case))
     }
 }
 

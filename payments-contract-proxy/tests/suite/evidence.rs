@@ -24,6 +24,9 @@ struct Run {
     /// Per exchange number: the deviation, when it was its tripping one.
     tripped: BTreeMap<u64, Deviation>,
     exchanges: u64,
+    /// `/_proxy/report?format=junit` and `?format=sarif` after the last
+    /// exchange, as the proxy streamed them.
+    live: (Vec<u8>, Vec<u8>),
 }
 
 impl Run {
@@ -58,19 +61,21 @@ async fn every_deviation() -> Run {
         seq += 1;
         tripped.insert(seq, deviation);
     }
-    live_formats(&rig).await;
+    let live = live_formats(&rig).await;
     let finished = rig.proxy.finish().await;
     Run {
         dir,
         summary: finished.summary,
         tripped,
         exchanges: seq,
+        live,
     }
 }
 
 /// `/_proxy/report?format=junit|sarif` while the proxy runs: the same
-/// documents, read by the same consumers; another format is refused.
-async fn live_formats(rig: &Rig) {
+/// documents, read by the same consumers; another format is refused. The
+/// JUnit and SARIF bodies, to compare with the files of the stop.
+async fn live_formats(rig: &Rig) -> (Vec<u8>, Vec<u8>) {
     let get = |format: &str| {
         rig.client
             .get(rig.url(&format!("/_proxy/report?format={format}")))
@@ -84,14 +89,16 @@ async fn live_formats(rig: &Rig) {
     );
     let dir = tempfile::tempdir().expect("a directory");
     let live = dir.path().join("live.xml");
-    std::fs::write(&live, junit.bytes().await.expect("a body")).expect("written");
+    let junit = junit.bytes().await.expect("a body").to_vec();
+    std::fs::write(&live, &junit).expect("written");
     if let Some(read) = junitparser_reads(&live) {
         assert!(read["tests"].as_u64().expect("tests") > 0, "{read}");
     }
     let sarif = get("sarif").await.expect("answered");
     assert_eq!(sarif.status(), 200);
     assert_eq!(sarif.headers()["content-type"], "application/sarif+json");
-    let log: Value = sarif.json().await.expect("JSON");
+    let sarif = sarif.bytes().await.expect("a body").to_vec();
+    let log: Value = serde_json::from_slice(&sarif).expect("JSON");
     assert_valid_sarif(&log, "/_proxy/report?format=sarif");
     let refused = get("xml").await.expect("answered");
     assert_eq!(refused.status(), 400);
@@ -99,6 +106,7 @@ async fn live_formats(rig: &Rig) {
     assert_eq!(summary.status(), 200);
     let summary: Value = summary.json().await.expect("JSON");
     assert!(summary["data"]["exchanges"].as_u64().is_some(), "{summary}");
+    (junit, sarif)
 }
 
 /// The findings' rule ids of a testcase, by result kind.
@@ -295,6 +303,20 @@ async fn the_junit_and_sarif_of_every_deviation_are_read_by_junitparser_and_vali
     }
     let log = valid_sarif_file(&run.path("contract.sarif"));
     check_sarif(&run, &log, None);
+    // The live report, streamed, after the last exchange: byte for byte
+    // the files the stop wrote of the same exchanges.
+    for (what, live, file) in [
+        ("JUnit", &run.live.0, "contract.xml"),
+        ("SARIF", &run.live.1, "contract.sarif"),
+    ] {
+        let written = std::fs::read(run.path(file)).expect("the file");
+        assert!(
+            *live == written,
+            "{what}: the live report is not the file of the stop ({} and {} bytes)",
+            live.len(),
+            written.len()
+        );
+    }
     eprintln!(
         "evidence: {} exchanges, {} findings as JUnit and SARIF",
         run.exchanges,
