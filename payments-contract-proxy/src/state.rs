@@ -25,6 +25,9 @@ use crate::{
     metrics, rules,
 };
 
+// Each exchange's log line: violations and upstream failures at WARN.
+mod log;
+
 /// Exchanges the console keeps to show.
 const CONSOLE_KEEPS: usize = 500;
 /// The most of each body the console keeps (so 500 exchanges stay small
@@ -356,20 +359,7 @@ impl ProxyState {
         if let Some(record) = judge.record.as_mut() {
             write_line(record, &redacted, "recording");
         }
-        tracing::info!(
-            target: "payments_contract_proxy::exchange",
-            seq = redacted.seq,
-            method = %redacted.request.method,
-            path = %redacted.request.path,
-            status = redacted.response.status,
-            verdict = verdict.as_str(),
-            findings = findings.len(),
-            "{} {} → {} {}",
-            redacted.request.method,
-            redacted.request.path,
-            redacted.response.status,
-            verdict.as_str()
-        );
+        log::exchange(&redacted, verdict, &findings);
         judge
             .listing
             .push(listing::Item::of(&redacted, verdict, &findings, facts));

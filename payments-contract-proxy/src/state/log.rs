@@ -1,0 +1,114 @@
+//! The log line of each judged exchange (target
+//! `payments_contract_proxy::exchange`): a violation at WARN with its rule
+//! ids (`rules`), the proxy's own 502 for an upstream that gave no whole
+//! answer at WARN with the reason `payments_proxy_upstream_failures_total`
+//! counts it under (`reason`: `connect`, `unreachable`, `timeout`,
+//! `broke_off`, `tls`); every other exchange (a pass, undocumented or
+//! client findings, not judged) at INFO. What each says is in fields, so
+//! the JSON log carries it as the text log does.
+
+use crate::metrics::Failure;
+use crate::{Exchange, Finding, Level, Verdict};
+
+/// The rule ids a violation's line names; past them, "and N more".
+const NAMED: usize = 3;
+
+/// Logs one judged exchange (secrets already replaced).
+pub(super) fn exchange(exchange: &Exchange, verdict: Verdict, findings: &[Finding]) {
+    let method = &exchange.request.method;
+    let path = &exchange.request.path;
+    let status = exchange.response.status;
+    if verdict == Verdict::Violation {
+        tracing::warn!(
+            target: "payments_contract_proxy::exchange",
+            seq = exchange.seq,
+            method = %method,
+            path = %path,
+            status,
+            verdict = verdict.as_str(),
+            findings = findings.len(),
+            rules = %violated(findings),
+            "{method} {path} → {status} {}",
+            verdict.as_str()
+        );
+    } else if let Some((reason, detail)) = upstream_failure(exchange) {
+        tracing::warn!(
+            target: "payments_contract_proxy::exchange",
+            seq = exchange.seq,
+            method = %method,
+            path = %path,
+            status,
+            verdict = verdict.as_str(),
+            reason,
+            detail = %detail,
+            "{method} {path} → {status} {}: the upstream {detail}",
+            verdict.as_str()
+        );
+    } else {
+        tracing::info!(
+            target: "payments_contract_proxy::exchange",
+            seq = exchange.seq,
+            method = %method,
+            path = %path,
+            status,
+            verdict = verdict.as_str(),
+            findings = findings.len(),
+            "{method} {path} → {status} {}",
+            verdict.as_str()
+        );
+    }
+}
+
+/// The rule ids of the violations, each once, in the order found: at most
+/// [`NAMED`], then "and N more".
+fn violated(findings: &[Finding]) -> String {
+    let mut rules: Vec<&str> = Vec::new();
+    for finding in findings.iter().filter(|f| f.level == Level::Violation) {
+        if !rules.contains(&finding.rule) {
+            rules.push(finding.rule);
+        }
+    }
+    let mut named = rules
+        .iter()
+        .take(NAMED)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if rules.len() > NAMED {
+        named.push_str(&format!(" and {} more", rules.len() - NAMED));
+    }
+    named
+}
+
+/// The proxy's own 502 `UPSTREAM_UNAVAILABLE` (the upstream gave no whole
+/// answer): the metric's reason label, and the answer's own words after
+/// "the upstream service".
+fn upstream_failure(exchange: &Exchange) -> Option<(&'static str, String)> {
+    if !exchange.proxy_answer || exchange.response.status != 502 {
+        return None;
+    }
+    let body: serde_json::Value = serde_json::from_str(exchange.response.body.as_deref()?).ok()?;
+    if body.get("errorCode")?.as_str()? != "UPSTREAM_UNAVAILABLE" {
+        return None;
+    }
+    let message = body.get("message")?.as_str()?;
+    let detail = message
+        .strip_prefix("the upstream service ")
+        .unwrap_or(message);
+    // The words forward/failure.rs gives each reason.
+    let reason = if detail.starts_with("refused TLS") {
+        Failure::Tls
+    } else if detail.starts_with("could not be connected to") {
+        Failure::Connect
+    } else if detail.starts_with("did not answer in time") {
+        Failure::Timeout
+    } else if detail.starts_with("could not be reached") {
+        Failure::Unreachable
+    } else {
+        Failure::BrokeOff
+    };
+    Some((reason.as_str(), detail.to_owned()))
+}
+
+#[cfg(test)]
+mod tests;
