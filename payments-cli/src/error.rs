@@ -295,7 +295,7 @@ fn reason_as_said(error: &ClientError) -> String {
             ..
         } => format!(
             "the service answered HTTP {status} with {} instead of its JSON envelope",
-            content_type.as_deref().unwrap_or("no content type")
+            content_type_said(content_type.as_deref())
         ),
         ClientError::WaitTimeout { waited, .. } => format!(
             "no final state (SUCCESSFUL, FAILED, EXPIRED) within {:.1} s",
@@ -314,6 +314,27 @@ fn reason_as_said(error: &ClientError) -> String {
             line.strip_prefix(&asked).unwrap_or(&line).to_owned()
         }
         other => other.to_string(),
+    }
+}
+
+/// The content type of an answer that is not the envelope, as a reason
+/// names it: as sent when it is readable (visible ASCII, what an HTTP
+/// header is meant to hold), else said to be unreadable and shown quoted,
+/// escaped; `no content type` only when none was sent.
+fn content_type_said(content_type: Option<&str>) -> String {
+    match content_type {
+        None => "no content type".to_owned(),
+        Some(sent)
+            if sent
+                .chars()
+                .all(|c| c == '\t' || c == ' ' || c.is_ascii_graphic()) =>
+        {
+            sent.to_owned()
+        }
+        Some(sent) => format!(
+            "a content type that is not readable text ({})",
+            crate::text::quote(sent)
+        ),
     }
 }
 

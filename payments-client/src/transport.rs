@@ -369,10 +369,7 @@ impl Transport {
             let response = self.http.execute(request).await?;
             let status = response.status().as_u16();
             let headers = response.headers();
-            let content_type = headers
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
+            let content_type = headers.get(CONTENT_TYPE).map(header_text);
             let retry_after = headers.get(RETRY_AFTER).and_then(parse_retry_after);
             let body = decode::read_body(response).await?;
             Ok::<_, reqwest::Error>((status, content_type, retry_after, body))
@@ -465,6 +462,17 @@ fn classify(e: &reqwest::Error) -> TransportKind {
         TransportKind::InvalidHttp
     } else {
         TransportKind::Connection
+    }
+}
+
+/// A header's value as text, whatever its bytes: UTF-8 when they are,
+/// else one character per byte (ISO-8859-1, HTTP's historical charset), so
+/// a value with bytes outside visible ASCII is kept, not lost as if none
+/// had been sent. The caller escapes it before showing it.
+fn header_text(value: &HeaderValue) -> String {
+    match std::str::from_utf8(value.as_bytes()) {
+        Ok(text) => text.to_owned(),
+        Err(_) => value.as_bytes().iter().map(|&b| char::from(b)).collect(),
     }
 }
 

@@ -141,3 +141,25 @@ async fn an_answer_that_is_not_valid_http_is_said_as_such() {
     assert!(!err.contains("in time"), "{err}");
     assert!(!err.contains('\u{1b}'), "{err}");
 }
+
+/// A 502 whose Content-Type holds a byte outside ASCII was "the service
+/// answered HTTP 502 with no content type": it sent one.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_content_type_that_is_not_readable_is_named_escaped() {
+    let base = answering(
+        b"HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/html\x9b0;T\r\n\
+          content-length: 13\r\nconnection: close\r\n\r\n<html></html>",
+    )
+    .await;
+    let (code, err) = status(&base, &[]).await;
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains(
+            "failed: the service answered HTTP 502 with a content type that is not readable \
+             text ('text/html\\u{9b}0;T') instead of its JSON envelope"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("no content type"), "{err}");
+    assert!(!err.contains('\u{9b}'), "{err}");
+}

@@ -217,7 +217,9 @@ pub enum Error {
         status: u16,
         /// The first 512 bytes of the body (lossy UTF-8).
         body_prefix: String,
-        /// `Content-Type`, if sent.
+        /// `Content-Type`, if sent: its bytes as UTF-8, or one character
+        /// per byte (ISO-8859-1) when they are not UTF-8. It may hold
+        /// control characters: escape it before showing it.
         content_type: Option<String>,
         /// The `X-Request-Id` of the call.
         request_id: String,

@@ -1,5 +1,6 @@
 //! Answers that are not valid HTTP (a header value with an ESC, which
-//! HTTP forbids): told as what they are, never as a timeout; an
+//! HTTP forbids) and content types that are not readable text: told as
+//! what they are, never as a timeout or a missing content type; an
 //! initiate whose answer was not valid HTTP is reconciled like one whose
 //! connection broke, and makes exactly one payment.
 
@@ -9,7 +10,7 @@ use std::sync::{
 };
 
 use payments_client::error::TransportKind;
-use payments_client::{Outcome, RetryPolicy, TransactionStatus};
+use payments_client::{Error, Outcome, RetryPolicy, TransactionStatus};
 use payments_mock_server::MockServer;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
@@ -188,4 +189,32 @@ async fn an_initiate_answered_with_invalid_http_is_reconciled_once() {
     assert_eq!(err.outcome(), Outcome::Unknown);
     assert_eq!(server.transactions().await.len(), 2, "IH-2 was made");
     server.shutdown().await;
+}
+
+/// A 502 whose Content-Type has a byte outside ASCII (0x9B, a C1 control
+/// in ISO-8859-1) was "no content type": it is kept, one character per
+/// byte; UTF-8 is kept as UTF-8.
+#[tokio::test]
+async fn a_content_type_that_is_not_ascii_is_kept() {
+    for (header, expected) in [
+        (
+            &b"content-type: text/html\x9b0;T\r\n"[..],
+            "text/html\u{9b}0;T",
+        ),
+        (
+            "content-type: text/html; charset=\u{fc}\r\n".as_bytes(),
+            "text/html; charset=\u{fc}",
+        ),
+    ] {
+        let (url, _) = answering(raw(502, header, "<html></html>")).await;
+        let client = payments_client::Client::builder(&url)
+            .retry_policy(RetryPolicy::none())
+            .build()
+            .expect("a client");
+        let err = client.status(TX_ID).await.unwrap_err();
+        let Error::UnexpectedResponse { content_type, .. } = &err else {
+            panic!("expected UnexpectedResponse, got {err:?}");
+        };
+        assert_eq!(content_type.as_deref(), Some(expected));
+    }
 }
