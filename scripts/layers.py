@@ -78,6 +78,9 @@ LAYERS = {
         # Files still being written, removed at an abrupt stop: the
         # lowest, it uses nothing of the crate.
         ["unfinished"],
+        # Which headers carry credentials: names only, nothing of the
+        # crate.
+        ["credentials"],
         ["answer", "admin", "request_log"],
         ["tls"],
         ["server", "pages", "logging", "metrics", "trace"],
