@@ -28,6 +28,9 @@ use crate::config::files;
 use crate::coverage::{Shown, table as coverage_table};
 use crate::{AdminKey, CONSOLE_PATH, Coverage, Proxy, ProxyConfig, Summary};
 
+mod host;
+mod stop;
+
 /// The environment variable of `--admin-key`.
 pub const ADMIN_KEY_ENV: &str = "PAYMENTS_PROXY_ADMIN_KEY";
 /// Its name before the proxy had a binary of its own, still read when
@@ -43,8 +46,8 @@ pub struct ProxyArgs {
     // stands without it (the derive would otherwise insist on a value).
     #[arg(long, required = true, value_name = "URL", value_parser = QuietParser::<UpstreamUrl>::new("an upstream URL"))]
     upstream: Option<UpstreamUrl>,
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1")]
+    /// Address to listen on (an IPv6 address as `::1` or `[::1]`).
+    #[arg(long, default_value = "127.0.0.1", value_parser = host::parse_host)]
     host: String,
     /// Port to listen on; 0 picks a free port.
     #[arg(long, default_value_t = 8080)]
@@ -173,30 +176,39 @@ fn parse_percent(text: &str) -> Result<Decimal, String> {
 /// 100 ≥ min × total`), never a rounded figure: a gate passes only when
 /// at least that share was seen.
 fn coverage_passes(coverage: &Coverage, min: Option<Decimal>) -> bool {
-    let Some(min) = min else {
-        return true;
-    };
+    let shortfall = coverage_shortfall(coverage, min);
+    if let Some(shortfall) = &shortfall {
+        eprintln!("{shortfall}");
+    }
+    shortfall.is_none()
+}
+
+/// What [`coverage_passes`] says when `coverage` is below `min`.
+fn coverage_shortfall(coverage: &Coverage, min: Option<Decimal>) -> Option<String> {
+    let min = min?;
     let total = coverage.cells().len();
     let covered = coverage.cells().iter().filter(|(_, n)| *n > 0).count();
     let (Ok(covered), Ok(total)) = (u64::try_from(covered), u64::try_from(total)) else {
-        return false;
+        return Some(format!(
+            "interface coverage ({covered} of {total} cells) cannot be compared with --min-coverage {min} %"
+        ));
     };
     let seen = Decimal::from(covered) * Decimal::ONE_HUNDRED;
     let passes = min
         .checked_mul(Decimal::from(total))
         .is_some_and(|wanted| seen >= wanted);
-    if !passes {
-        // Cut, not rounded: the figure shown is never one the gate passes.
-        let percent = seen
-            .checked_div(Decimal::from(total.max(1)))
-            .unwrap_or_default()
-            .round_dp_with_strategy(4, rust_decimal::RoundingStrategy::ToZero)
-            .normalize();
-        eprintln!(
-            "interface coverage {percent} % ({covered} of {total} cells) is below --min-coverage {min} %"
-        );
+    if passes {
+        return None;
     }
-    passes
+    // Cut, not rounded: the figure shown is never one the gate passes.
+    let percent = seen
+        .checked_div(Decimal::from(total.max(1)))
+        .unwrap_or_default()
+        .round_dp_with_strategy(4, rust_decimal::RoundingStrategy::ToZero)
+        .normalize();
+    Some(format!(
+        "interface coverage {percent} % ({covered} of {total} cells) is below --min-coverage {min} %"
+    ))
 }
 
 /// How `check` prints its summary.
@@ -255,7 +267,9 @@ pub fn run_proxy(
     args: ProxyArgs,
     check_catalog: impl FnOnce(&Path) -> Result<(), String>,
 ) -> ExitCode {
-    let _log = init_logging(args.log_format.into());
+    let log_format = args.log_format.into();
+    // Dropped (its last lines written) before the summary at the stop.
+    let log = init_logging(log_format);
     if let Some(path) = &args.catalog
         && let Err(e) = check_catalog(path)
     {
@@ -351,10 +365,17 @@ pub fn run_proxy(
         println!("listening on {scheme}://{addr}");
         stop.await;
         let finished = proxy.finish().await;
-        eprint!("{}", finished.summary.table());
-        eprint!("{}", coverage_table(&finished.coverage));
+        // The log's lines so far (`shutting down`, the evidence files)
+        // before the summary: the log writes in batches, behind; from here
+        // on, each line as it comes.
+        drop(log);
+        stop::say_finished(log_format, &finished.summary, &finished.coverage);
         let verdict = finished.summary.exit_code(strict);
-        let covered = coverage_passes(&finished.coverage, min_coverage);
+        let shortfall = coverage_shortfall(&finished.coverage, min_coverage);
+        if let Some(shortfall) = &shortfall {
+            stop::say_shortfall(log_format, shortfall);
+        }
+        let covered = shortfall.is_none();
         // Evidence asked for and not written: 2, as a file that cannot be
         // opened at the start (a CI job must not pass without it).
         let written = if finished.unwritten.is_empty() { 0 } else { 2 };
@@ -492,88 +513,4 @@ fn write_files(args: &CheckArgs, outcome: &CheckOutcome) -> Result<(), String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_console_is_announced_where_a_client_can_reach_it() {
-        let at =
-            |host: &str, addr: &str| announced("https", host, addr.parse().expect("an address"));
-        assert_eq!(at("0.0.0.0", "0.0.0.0:8090"), "https://127.0.0.1:8090");
-        assert_eq!(at("::", "[::]:8090"), "https://[::1]:8090");
-        assert_eq!(at("[::]", "[::]:8090"), "https://[::1]:8090");
-        assert_eq!(at("127.0.0.1", "127.0.0.1:8090"), "https://127.0.0.1:8090");
-        assert_eq!(at("10.1.2.3", "10.1.2.3:8090"), "https://10.1.2.3:8090");
-        assert_eq!(
-            at("proxy.internal.example", "10.1.2.3:8090"),
-            "https://proxy.internal.example:8090"
-        );
-        assert_eq!(
-            at("localhost", "127.0.0.1:41000"),
-            "https://localhost:41000"
-        );
-    }
-
-    #[test]
-    fn a_minimum_coverage_is_a_percentage_from_0_to_100() {
-        let dec = |text: &str| text.parse::<Decimal>().expect("a decimal");
-        assert_eq!(parse_percent("80"), Ok(dec("80")));
-        assert_eq!(parse_percent("62.5%"), Ok(dec("62.5")));
-        assert_eq!(parse_percent(" 14.29 "), Ok(dec("14.29")));
-        assert_eq!(parse_percent("0"), Ok(Decimal::ZERO));
-        assert_eq!(parse_percent("100"), Ok(Decimal::ONE_HUNDRED));
-        for bad in ["101", "-1", "NaN", "eighty", "", "inf", "1e2", "%"] {
-            assert!(parse_percent(bad).is_err(), "{bad}");
-        }
-    }
-
-    /// `--min-coverage` is compared with the share seen exactly, not with
-    /// the figure rounded to one decimal place the table shows: 7 of 49
-    /// cells (14.2857… %, shown 14.3) is below 14.29 and 14.3.
-    #[test]
-    fn a_minimum_coverage_is_compared_exactly() {
-        use payments_interface::coverage::Cell;
-        let none = Coverage::new();
-        assert!(coverage_passes(&none, None));
-        assert!(coverage_passes(&none, Some(Decimal::ZERO)));
-        assert!(!coverage_passes(&none, Some("0.1".parse().expect("0.1"))));
-        let mut seven = Coverage::new();
-        let cells: Vec<Cell> = seven.cells().iter().map(|&(cell, _)| cell).collect();
-        assert_eq!(cells.len(), 49, "the matrix this example counts on");
-        for cell in &cells[..7] {
-            match *cell {
-                Cell::Answer {
-                    endpoint,
-                    status,
-                    code,
-                } => seven.answer(endpoint, status, code.map(|c| c.as_str())),
-                Cell::Transition { from, to } => seven.transition(from, to),
-                _ => unreachable!("a cell of this version"),
-            }
-        }
-        assert_eq!(seven.cells().iter().filter(|(_, n)| *n > 0).count(), 7);
-        let gate = |pct: &str| coverage_passes(&seven, Some(pct.parse().expect("a decimal")));
-        for below in ["14.29", "14.3", "14.2858", "14.28571428571428571428571429"] {
-            assert!(!gate(below), "7 of 49 is below {below}");
-        }
-        for met in ["14.28", "14.2857", "14.28571428571428571428571428", "0"] {
-            assert!(gate(met), "7 of 49 meets {met}");
-        }
-        // Every cell: 100 exactly.
-        let mut all = Coverage::new();
-        all.merge(&seven);
-        for cell in &cells {
-            if let Cell::Transition { from, to } = *cell {
-                all.transition(from, to);
-            } else if let Cell::Answer {
-                endpoint,
-                status,
-                code,
-            } = *cell
-            {
-                all.answer(endpoint, status, code.map(|c| c.as_str()));
-            }
-        }
-        assert!(coverage_passes(&all, Some(Decimal::ONE_HUNDRED)));
-    }
-}
+mod tests;
