@@ -10,6 +10,15 @@
 //! judged after exchange `SEQ`. A reader that asks again with the `seq` of
 //! the last item it got never misses a slow exchange. When exchange `SEQ`
 //! is no longer kept (or never was), it gives those numbered above `SEQ`.
+//!
+//! Each exchange judged also has its place in that order, from 1: a page
+//! says the place of its first item (`firstJudged`, the others follow it
+//! one by one), of the oldest kept (`oldestJudged`) and how many were
+//! judged (`judged`). `afterJudged=N` pages by place (what was judged
+//! after the `N`th, from the oldest kept when that is later), whether or
+//! not the exchange there is still kept, so a reader that remembers the
+//! place of the last item it got knows how many it lost
+//! (`oldestJudged` above it plus one) and never skips a slow exchange.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -28,23 +37,26 @@ pub const TEXT: usize = 256;
 /// The largest `after` (as the mock's journal: a `BIGINT`).
 const SEQ_MAX: u64 = i64::MAX as u64;
 
-/// What a request for a page asks: `after` and `limit`.
+/// What a request for a page asks: `after`, `afterJudged` and `limit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Page {
     after: Option<u64>,
+    /// `afterJudged`: a place in the order judged (it has the last word
+    /// over `after`).
+    after_judged: Option<u64>,
     limit: usize,
 }
 
 impl Page {
-    /// Reads `after` and `limit` from a query (other parameters are
-    /// ignored; the first of a repeated one counts).
+    /// Reads `after`, `afterJudged` and `limit` from a query (other
+    /// parameters are ignored; the first of a repeated one counts).
     ///
     /// # Errors
     ///
     /// What is wrong with them, each said once, for a 400
-    /// `VALIDATION_ERROR`: an `after` that is not a whole number from 0 to
-    /// 9223372036854775807, a `limit` that is not one from 1 to
-    /// [`KEEPS`], either given empty.
+    /// `VALIDATION_ERROR`: an `after` or `afterJudged` that is not a whole
+    /// number from 0 to 9223372036854775807, a `limit` that is not one
+    /// from 1 to [`KEEPS`], any given empty.
     pub(crate) fn parse(query: Option<&str>) -> Result<Self, String> {
         let pairs: Vec<(Cow<'_, str>, Cow<'_, str>)> = query
             .map(|q| url::form_urlencoded::parse(q.as_bytes()).collect())
@@ -57,6 +69,16 @@ impl Page {
                 problems.push(format!(
                     "after must be a whole number from 0 to {SEQ_MAX}: the seq of the last \
                      exchange seen"
+                ));
+            }
+            after
+        });
+        let after_judged = first("afterJudged").and_then(|text| {
+            let after = whole(text).filter(|n| *n <= SEQ_MAX);
+            if after.is_none() {
+                problems.push(format!(
+                    "afterJudged must be a whole number from 0 to {SEQ_MAX}: the place in \
+                     the order judged of the last exchange seen"
                 ));
             }
             after
@@ -75,7 +97,11 @@ impl Page {
             },
         };
         if problems.is_empty() {
-            Ok(Self { after, limit })
+            Ok(Self {
+                after,
+                after_judged,
+                limit,
+            })
         } else {
             Err(problems.join("; "))
         }
@@ -262,14 +288,28 @@ impl Item {
 
 /// `data` of `GET /_proxy/exchanges`.
 #[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct Shown {
     items: Vec<Item>,
+    /// How many exchanges were judged (the newest's place).
+    judged: u64,
+    /// The place of the oldest kept, when any is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    oldest_judged: Option<u64>,
+    /// The place of the first item, when the items follow one another in
+    /// the order judged (not a page of those numbered above an `after` no
+    /// longer kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_judged: Option<u64>,
 }
 
-/// The last [`KEEPS`] judged exchanges, in the order they were judged.
+/// The last [`KEEPS`] judged exchanges, in the order they were judged,
+/// each with its place in that order (from 1).
 #[derive(Debug, Default)]
 pub(crate) struct Listing {
-    items: VecDeque<Item>,
+    items: VecDeque<(u64, Item)>,
+    /// How many were judged.
+    judged: u64,
 }
 
 impl Listing {
@@ -278,36 +318,53 @@ impl Listing {
         if self.items.len() == KEEPS {
             self.items.pop_front();
         }
-        self.items.push_back(item);
+        self.judged += 1;
+        self.items.push_back((self.judged, item));
     }
 
-    /// A page, oldest first: without `after`, the newest `limit`; with
-    /// it, the first `limit` judged after exchange `after` (see the
-    /// module's documentation).
+    /// A page, oldest first: without `after` or `afterJudged`, the newest
+    /// `limit`; with `after`, the first `limit` judged after exchange
+    /// `after`; with `afterJudged`, the first `limit` judged after the
+    /// `afterJudged`th (see the module's documentation).
     pub(crate) fn page(&self, page: Page) -> Shown {
-        let items = match page.after {
-            None => {
-                let skip = self.items.len().saturating_sub(page.limit);
-                self.items.iter().skip(skip).cloned().collect()
+        let from = |at: usize| self.items.iter().skip(at).take(page.limit);
+        let (items, contiguous): (Vec<&(u64, Item)>, bool) = match (page.after_judged, page.after) {
+            (Some(place), _) => {
+                let oldest = self.items.front().map_or(0, |(at, _)| *at);
+                let at = place.saturating_add(1).saturating_sub(oldest);
+                (
+                    from(usize::try_from(at).unwrap_or(usize::MAX)).collect(),
+                    true,
+                )
             }
-            Some(after) => match self.items.iter().rposition(|i| i.seq == after) {
-                Some(at) => self
-                    .items
-                    .iter()
-                    .skip(at + 1)
-                    .take(page.limit)
-                    .cloned()
-                    .collect(),
-                None => self
-                    .items
-                    .iter()
-                    .filter(|i| i.seq > after)
-                    .take(page.limit)
-                    .cloned()
-                    .collect(),
-            },
+            (None, None) => {
+                let skip = self.items.len().saturating_sub(page.limit);
+                (from(skip).collect(), true)
+            }
+            (None, Some(after)) => {
+                match self.items.iter().rposition(|(_, i)| i.seq == after) {
+                    Some(at) => (from(at + 1).collect(), true),
+                    None => {
+                        let above: Vec<_> = self
+                            .items
+                            .iter()
+                            .filter(|(_, i)| i.seq > after)
+                            .take(page.limit)
+                            .collect();
+                        // They follow one another when none kept was
+                        // left out between them.
+                        let contiguous = above.windows(2).all(|w| w[1].0 == w[0].0 + 1);
+                        (above, contiguous)
+                    }
+                }
+            }
         };
-        Shown { items }
+        Shown {
+            first_judged: items.first().filter(|_| contiguous).map(|(at, _)| *at),
+            items: items.into_iter().map(|(_, item)| item.clone()).collect(),
+            judged: self.judged,
+            oldest_judged: self.items.front().map(|(at, _)| *at),
+        }
     }
 
     /// How many are kept.
@@ -318,160 +375,4 @@ impl Listing {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-    use crate::rules::test_support::exchange;
-
-    fn item(seq: u64) -> Item {
-        let mut e = exchange("GET", "/api/payments/x/status", json!(null), 404, json!({}));
-        e.seq = seq;
-        Item::of(&e, Verdict::Pass, &[], Facts::default())
-    }
-
-    fn seqs(shown: &Shown) -> Vec<u64> {
-        shown.items.iter().map(|i| i.seq).collect()
-    }
-
-    fn page(query: &str) -> Page {
-        Page::parse(Some(query)).expect("a good query")
-    }
-
-    #[test]
-    fn pages_are_read_and_refused_with_a_reason() {
-        assert_eq!(
-            Page::parse(None),
-            Ok(Page {
-                after: None,
-                limit: KEEPS
-            })
-        );
-        assert_eq!(
-            page("after=7&limit=2&other=x"),
-            Page {
-                after: Some(7),
-                limit: 2
-            }
-        );
-        assert_eq!(page("after=9223372036854775807").after, Some(SEQ_MAX));
-        for bad in [
-            "after=",
-            "after=-1",
-            "after=+1",
-            "after=1.5",
-            "after=%201",
-            "after=abc",
-            "after=9223372036854775808",
-            "after=99999999999999999999999",
-        ] {
-            let problem = Page::parse(Some(bad)).expect_err(bad);
-            assert!(
-                problem.starts_with("after must be a whole number"),
-                "{bad}: {problem}"
-            );
-        }
-        for bad in [
-            "limit=",
-            "limit=0",
-            "limit=1001",
-            "limit=-5",
-            "limit=1e3",
-            "limit=x",
-        ] {
-            let problem = Page::parse(Some(bad)).expect_err(bad);
-            assert_eq!(
-                problem, "limit must be a whole number from 1 to 1000",
-                "{bad}"
-            );
-        }
-        let both = Page::parse(Some("after=x&limit=0")).expect_err("two problems");
-        assert!(
-            both.contains("after must") && both.contains("; limit must"),
-            "{both}"
-        );
-    }
-
-    /// A status read answered about another transaction: the item names
-    /// the transaction asked, never paired with the other one's reference
-    /// (it showed the path's id beside the answer's referenceNo).
-    #[test]
-    fn an_answer_about_another_transaction_is_not_paired_with_what_was_asked() {
-        use crate::rules::test_support::{ok, status_data};
-        let asked = "01a2f000-0000-7000-8000-00000000000a";
-        let other = "01a2f000-0000-7000-8000-00000000000b";
-        let e = exchange(
-            "GET",
-            &format!("/api/payments/{asked}/status"),
-            json!(null),
-            200,
-            ok(status_data(other, "REF-OTHER", "INITIATED", "10.50")),
-        );
-        let facts = Facts::of(&Parsed::of(&e), &Memory::default());
-        assert_eq!(facts.transaction_id.as_deref(), Some(asked));
-        assert_eq!(facts.reference_no, None, "{facts:?}");
-        // About the one asked: its reference is the item's.
-        let e = exchange(
-            "GET",
-            &format!("/api/payments/{asked}/status"),
-            json!(null),
-            200,
-            ok(status_data(asked, "REF-ASKED", "INITIATED", "10.50")),
-        );
-        let facts = Facts::of(&Parsed::of(&e), &Memory::default());
-        assert_eq!(facts.reference_no.as_deref(), Some("REF-ASKED"));
-    }
-
-    #[test]
-    fn the_ring_keeps_the_last_thousand() {
-        let mut listing = Listing::default();
-        for seq in 1..=1500 {
-            listing.push(item(seq));
-        }
-        assert_eq!(listing.len(), KEEPS);
-        let newest = listing.page(page("limit=3"));
-        assert_eq!(seqs(&newest), [1498, 1499, 1500]);
-        let all = listing.page(Page::parse(None).expect("no query"));
-        assert_eq!(all.items.first().map(|i| i.seq), Some(501));
-        assert_eq!(all.items.len(), KEEPS);
-    }
-
-    #[test]
-    fn after_pages_by_the_order_judged_so_a_slow_exchange_is_not_skipped() {
-        let mut listing = Listing::default();
-        // 2 was slow: judged after 3.
-        for seq in [1, 3, 2, 4] {
-            listing.push(item(seq));
-        }
-        assert_eq!(seqs(&listing.page(page("after=3"))), [2, 4]);
-        assert_eq!(seqs(&listing.page(page("after=2"))), [4]);
-        assert_eq!(seqs(&listing.page(page("after=1&limit=2"))), [3, 2]);
-        assert_eq!(seqs(&listing.page(page("after=4"))), Vec::<u64>::new());
-        // Not kept: those numbered above it.
-        assert_eq!(seqs(&listing.page(page("after=0"))), [1, 3, 2, 4]);
-        assert_eq!(seqs(&listing.page(page("after=99"))), Vec::<u64>::new());
-    }
-
-    #[test]
-    fn long_texts_are_cut() {
-        let long = format!("/api/{}", "é".repeat(400));
-        let mut e = exchange("GET", &long, json!(null), 404, json!({}));
-        e.seq = 1;
-        let item = Item::of(
-            &e,
-            Verdict::Pass,
-            &[],
-            Facts {
-                reference_no: Some("R".repeat(10_000)),
-                ..Facts::default()
-            },
-        );
-        assert!(item.path.len() <= TEXT + '…'.len_utf8());
-        assert!(item.path.ends_with('…'));
-        assert!(
-            item.reference_no
-                .as_deref()
-                .is_some_and(|r| r.len() <= TEXT + 3)
-        );
-    }
-}
+mod tests;
