@@ -13,6 +13,9 @@ mod follow;
 mod losses;
 /// `--proxy`: the contract proxy's exchanges and verdicts.
 mod proxy;
+/// `--proxy --follow` and exchanges the proxy no longer keeps by the
+/// next poll: said once, with how many.
+mod proxy_losses;
 /// `--proxy --follow` across a proxy restarted past the last exchange
 /// read, and without one: each exchange once.
 mod proxy_restart;

@@ -108,6 +108,9 @@ pub struct Cursor {
     /// The proxy's `after` whose page starts with the first exchange of
     /// the page being read ([`Cursor::from`]).
     from: u64,
+    /// The place of the last exchange read in the proxy's order judged,
+    /// when it said ([`Cursor::placed`]).
+    judged: Option<u64>,
 }
 
 impl Cursor {
@@ -129,6 +132,7 @@ impl Cursor {
             marks: VecDeque::new(),
             before: 0,
             from: 0,
+            judged: None,
         }
     }
 
@@ -153,6 +157,34 @@ impl Cursor {
             Some(m) => m.seq - 1,
             None => self.after,
         }
+    }
+
+    /// The proxy's `afterJudged` to ask the next page with, so that it
+    /// starts with the last exchange read again: the place before it, when
+    /// the proxy said its place.
+    #[must_use]
+    pub fn asked_judged(&self) -> Option<u64> {
+        let place = self
+            .judged
+            .filter(|_| self.proxy && self.last().is_some())?;
+        Some(place.saturating_sub(1))
+    }
+
+    /// The place of the last exchange read (the page just read's last),
+    /// when the proxy said it.
+    pub fn placed(&mut self, judged: Option<u64>) {
+        self.judged = judged;
+    }
+
+    /// How many exchanges judged after the last one read the proxy no
+    /// longer keeps, its oldest kept judged `oldest`th: none when it did
+    /// not say, or nothing was lost.
+    #[must_use]
+    pub fn lost_judged(&self, oldest: Option<u64>) -> Option<u64> {
+        let read = self.judged.filter(|_| self.proxy)?;
+        oldest?
+            .checked_sub(read.checked_add(1)?)
+            .filter(|lost| *lost > 0)
     }
 
     /// The page about to be read over is what `after` lists on the
@@ -309,6 +341,18 @@ pub fn lost_note(low: u64, high: u64) -> String {
     format!("note: {seqs} no longer kept by the server (it keeps the last 1,000)")
 }
 
+/// The note for `count` exchanges judged after exchange `seq` (the last
+/// one read) that the proxy no longer keeps.
+#[must_use]
+pub fn lost_exchanges_note(count: u64, seq: u64) -> String {
+    let exchanges = if count == 1 {
+        format!("1 exchange judged after seq {seq} is")
+    } else {
+        format!("{count} exchanges judged after seq {seq} are")
+    };
+    format!("note: {exchanges} no longer kept by the proxy (it keeps the last 1,000)")
+}
+
 /// The note for a journal that went back.
 pub const RESTARTED: &str =
     "note: the server's journal started again (restarted or reset?); reading from its start";
@@ -355,6 +399,36 @@ mod tests {
             "note: seq 27–2310 are no longer kept by the server (it keeps the last 1,000)"
         );
         assert!(lost_note(5, 5).starts_with("note: seq 5 is no longer"));
+    }
+
+    #[test]
+    fn the_proxy_says_how_many_judged_after_the_last_one_read_it_lost() {
+        let mut cursor = Cursor::new(true, None);
+        assert_eq!(cursor.asked_judged(), None, "nothing read");
+        cursor.advance(&marks(&[1, 3, 2]));
+        cursor.placed(Some(3));
+        // The next page starts with 2, the third judged, again.
+        assert_eq!(cursor.asked_judged(), Some(2));
+        assert_eq!(cursor.lost_judged(Some(1)), None, "all kept");
+        assert_eq!(cursor.lost_judged(Some(4)), None, "the next one kept");
+        assert_eq!(cursor.lost_judged(Some(41)), Some(37));
+        assert_eq!(cursor.lost_judged(None), None, "an older proxy");
+        cursor.placed(None);
+        assert_eq!(cursor.lost_judged(Some(41)), None, "no place known");
+        assert_eq!(cursor.asked_judged(), None);
+        let mut mock = Cursor::new(false, None);
+        mock.advance(&marks(&[1]));
+        mock.placed(Some(1));
+        assert_eq!(
+            (mock.asked_judged(), mock.lost_judged(Some(9))),
+            (None, None)
+        );
+        assert_eq!(
+            lost_exchanges_note(37, 812),
+            "note: 37 exchanges judged after seq 812 are no longer kept by the proxy \
+             (it keeps the last 1,000)"
+        );
+        assert!(lost_exchanges_note(1, 5).starts_with("note: 1 exchange judged after seq 5 is no"));
     }
 
     #[test]

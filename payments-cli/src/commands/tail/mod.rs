@@ -132,7 +132,8 @@ impl Tail<'_> {
             let after = self.cursor.after;
             let asked = self.cursor.asked();
             self.cursor.from(asked);
-            let mut page = self.read(asked, following).await?;
+            let judged = self.cursor.asked_judged();
+            let mut page = self.read(asked, judged, following).await?;
             let mut newest = None;
             match self.cursor.overlap(page.entries.first().map(Mark::from)) {
                 Overlap::None => {}
@@ -198,15 +199,22 @@ impl Tail<'_> {
             }
             let full = page.full;
             self.print(page.entries)?;
+            self.cursor.placed(page.last_judged);
             if !full {
                 return Ok(());
             }
         }
     }
 
-    /// A page after `after`.
-    async fn read(&self, after: u64, following: bool) -> Result<source::Page, CliError> {
-        self.source.page(after).await.map_err(|failure| {
+    /// A page after `after` (on the proxy, after the place `judged` in
+    /// the order judged, when known).
+    async fn read(
+        &self,
+        after: u64,
+        judged: Option<u64>,
+        following: bool,
+    ) -> Result<source::Page, CliError> {
+        self.source.page(after, judged).await.map_err(|failure| {
             let last = (self.read > 0).then_some(self.cursor.after);
             self.source.error(&failure, following.then_some(last))
         })
@@ -216,7 +224,7 @@ impl Tail<'_> {
     /// it while it could hold it: its first page says (`newest`: the
     /// newest seq this key sees).
     async fn started_again(&self, newest: Option<u64>, following: bool) -> Result<bool, CliError> {
-        let start = self.read(self.cursor.start(), following).await?;
+        let start = self.read(self.cursor.start(), None, following).await?;
         let marks: Vec<Mark> = start.entries.iter().map(Mark::from).collect();
         Ok(self.cursor.started_again(&marks, newest))
     }

@@ -12,7 +12,8 @@
 //!   newest numbered fewer than 1,000 above it): a proxy that started
 //!   again, numbering from 1;
 //! - it could not: 1,000 or more judged since, each new: the whole
-//!   listing is the page.
+//!   listing is the page; those judged after it and before the oldest
+//!   the listing keeps (the places it says) were lost, and said.
 
 use super::Tail;
 use super::cursor::Mark;
@@ -59,7 +60,7 @@ impl Tail<'_> {
         following: bool,
         restarted: bool,
     ) -> Result<Option<Page>, CliError> {
-        let mut listing = self.read(0, following).await?;
+        let mut listing = self.read(0, None, following).await?;
         let marks: Vec<Mark> = listing.entries.iter().map(Mark::from).collect();
         match relisted(last, &marks, listing.full) {
             Relisted::At(at) => {
@@ -67,7 +68,17 @@ impl Tail<'_> {
                 self.cursor.from(last.seq);
             }
             Relisted::StartedAgain if !restarted => return Ok(None),
-            Relisted::StartedAgain | Relisted::Beyond => self.cursor.from(0),
+            Relisted::StartedAgain => self.cursor.from(0),
+            Relisted::Beyond => {
+                // Judged after it and no longer kept, when the proxy says
+                // where the last one read and its oldest are in that order.
+                if let Some(lost) = self.cursor.lost_judged(listing.oldest_judged) {
+                    crate::commands::stderr_line(super::cursor::lost_exchanges_note(
+                        lost, last.seq,
+                    ));
+                }
+                self.cursor.from(0);
+            }
         }
         Ok(Some(listing))
     }

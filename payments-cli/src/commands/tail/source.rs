@@ -51,6 +51,11 @@ pub struct Page {
     pub entries: Vec<Entry>,
     /// A whole page: there may be more after it.
     pub full: bool,
+    /// The proxy's: the place of the last entry in the order judged
+    /// (`firstJudged` and the entries after it), when it says.
+    pub last_judged: Option<u64>,
+    /// The proxy's: the place of the oldest exchange it keeps.
+    pub oldest_judged: Option<u64>,
 }
 
 /// Why a page could not be read.
@@ -108,6 +113,12 @@ struct Envelope {
 #[derive(Debug, Deserialize)]
 struct Items {
     items: Vec<Box<RawValue>>,
+    /// The proxy's places in the order judged (read leniently: anything
+    /// but a whole number is as if not given).
+    #[serde(rename = "firstJudged", default)]
+    first_judged: Option<serde_json::Value>,
+    #[serde(rename = "oldestJudged", default)]
+    oldest_judged: Option<serde_json::Value>,
 }
 
 impl Source {
@@ -166,18 +177,20 @@ impl Source {
     }
 
     /// The entries after `after` (in the order the server keeps them),
-    /// one page; asked again after a failure that may pass (no answer,
+    /// one page; on the proxy, with `judged`, those judged after that
+    /// place instead (`afterJudged`; a proxy that does not know it goes
+    /// by `after`); asked again after a failure that may pass (no answer,
     /// 429, 5xx) up to `--retries` times.
     ///
     /// # Errors
     ///
     /// The last attempt's failure.
-    pub async fn page(&self, after: u64) -> Result<Page, Failure> {
-        let limit = match self.kind {
-            Kind::Proxy => PROXY_PAGE,
-            Kind::Mock | Kind::Sandbox(_) => MOCK_PAGE,
+    pub async fn page(&self, after: u64, judged: Option<u64>) -> Result<Page, Failure> {
+        let (limit, judged) = match self.kind {
+            Kind::Proxy => (PROXY_PAGE, judged),
+            Kind::Mock | Kind::Sandbox(_) => (MOCK_PAGE, None),
         };
-        self.retried(Some(after), limit).await
+        self.retried(Some(after), judged, limit).await
     }
 
     /// The seq of the newest entry the server keeps (the last one judged,
@@ -187,14 +200,19 @@ impl Source {
     ///
     /// As [`Source::page`].
     pub async fn newest(&self) -> Result<Option<u64>, Failure> {
-        let page = self.retried(None, 1).await?;
+        let page = self.retried(None, None, 1).await?;
         Ok(page.entries.last().map(|e| e.seq))
     }
 
-    async fn retried(&self, after: Option<u64>, limit: usize) -> Result<Page, Failure> {
+    async fn retried(
+        &self,
+        after: Option<u64>,
+        judged: Option<u64>,
+        limit: usize,
+    ) -> Result<Page, Failure> {
         let mut attempt = 0;
         loop {
-            match self.attempt(after, limit).await {
+            match self.attempt(after, judged, limit).await {
                 Err(failure) if failure.is_transient() && attempt < self.retries => {
                     attempt += 1;
                     tokio::time::sleep(self.retry_delay * attempt).await;
@@ -204,13 +222,22 @@ impl Source {
         }
     }
 
-    /// One request: `after` SEQ (without it, the newest `limit`).
-    async fn attempt(&self, after: Option<u64>, limit: usize) -> Result<Page, Failure> {
+    /// One request: `after` SEQ (without it, the newest `limit`), and
+    /// `afterJudged` (the proxy's).
+    async fn attempt(
+        &self,
+        after: Option<u64>,
+        judged: Option<u64>,
+        limit: usize,
+    ) -> Result<Page, Failure> {
         let mut url = self.url.clone();
         {
             let mut query = url.query_pairs_mut();
             if let Some(after) = after {
                 query.append_pair("after", &after.to_string());
+            }
+            if let Some(judged) = judged {
+                query.append_pair("afterJudged", &judged.to_string());
             }
             query.append_pair("limit", &limit.to_string());
         }
@@ -314,9 +341,15 @@ impl Source {
                 status,
                 reason: format!("an entry is not one: {reason}"),
             })?;
+        let place = |value: Option<serde_json::Value>| value.and_then(|v| v.as_u64());
+        let last_judged = place(items.first_judged)
+            .zip(entries.len().checked_sub(1))
+            .and_then(|(first, more)| first.checked_add(u64::try_from(more).ok()?));
         Ok(Page {
             entries,
             full: false,
+            last_judged,
+            oldest_judged: place(items.oldest_judged),
         })
     }
 
