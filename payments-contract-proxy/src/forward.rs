@@ -328,7 +328,14 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         ..Message::default()
     };
     let refuse = |request_message: Message, error: ApiError| {
-        proxy.own_answer(seq, time, started, request_message, error)
+        proxy.own_answer(seq, time, started, request_message, error, None)
+    };
+    // The upstream gave no whole answer: counted under `failure`, and the
+    // exchange's log line names it.
+    let failed = |request_message: Message, failure: Failure, reason: &str| {
+        proxy.metrics.upstream_failed(failure);
+        let error = proxy.unavailable(reason);
+        proxy.own_answer(seq, time, started, request_message, error, Some(failure))
     };
     if leaves_api(&path) {
         return refuse(request_message, ApiError::not_found());
@@ -416,18 +423,16 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         }
         Some(Err(e)) => {
             let (reason, failure) = failure_reason(&e);
-            proxy.metrics.upstream_failed(failure);
             if let Some(call) = call.take() {
                 call.failed(failure.as_str());
             }
-            return refuse(request_message, proxy.unavailable(&reason));
+            return failed(request_message, failure, &reason);
         }
         None => {
-            proxy.metrics.upstream_failed(Failure::Timeout);
             if let Some(call) = call.take() {
                 call.failed(Failure::Timeout.as_str());
             }
-            return refuse(request_message, proxy.unavailable(&proxy.late()));
+            return failed(request_message, Failure::Timeout, &proxy.late());
         }
     };
     let (upstream_parts, upstream_body) = upstream.into_parts();
@@ -466,15 +471,14 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
             Body::from_stream(chained)
         }
         Err(e) if e.is::<Paused>() => {
-            proxy.metrics.upstream_failed(Failure::Timeout);
-            return refuse(request_message, proxy.unavailable(&proxy.late()));
+            return failed(request_message, Failure::Timeout, &proxy.late());
         }
         Err(e) => {
-            proxy.metrics.upstream_failed(Failure::BrokeOff);
             let tls = crate::upstream_tls::rustls_error(&*e).map(ToString::to_string);
-            return refuse(
+            return failed(
                 request_message,
-                proxy.unavailable(&broke_off(tls.as_deref())),
+                Failure::BrokeOff,
+                &broke_off(tls.as_deref()),
             );
         }
     };
@@ -538,9 +542,9 @@ impl ProxyState {
         )
     }
 
-    /// The proxy's own answer (the upstream gave none, or the request was
-    /// refused before it was forwarded), recorded and counted as
-    /// `unchecked`, with its verdict header like every answer.
+    /// The proxy's own answer (the upstream gave none, `failure` says how;
+    /// or the request was refused before it was forwarded), recorded and
+    /// counted as `unchecked`, with its verdict header like every answer.
     fn own_answer(
         &self,
         seq: u64,
@@ -548,6 +552,7 @@ impl ProxyState {
         started: Instant,
         request: Message,
         error: ApiError,
+        failure: Option<Failure>,
     ) -> Response {
         // The body the error answers with, as bytes to record and send.
         let body = Bytes::from(error.body_bytes());
@@ -570,7 +575,7 @@ impl ProxyState {
             trace_id,
             span_id,
         };
-        let (verdict, _) = self.judge(exchange, false);
+        let (verdict, _) = self.judge_failed(exchange, failure);
         let mut response = Response::from_parts(parts, Body::from(body));
         response.headers_mut().insert(
             HeaderName::from_static(VERDICT_HEADER),

@@ -299,7 +299,26 @@ impl ProxyState {
 
     /// Judges an exchange (`judged`: its bodies were read whole), counts
     /// it, and writes the report and the recording.
-    pub(crate) fn judge(&self, mut exchange: Exchange, judged: bool) -> (Verdict, Vec<Finding>) {
+    pub(crate) fn judge(&self, exchange: Exchange, judged: bool) -> (Verdict, Vec<Finding>) {
+        self.judge_as(exchange, judged, None)
+    }
+
+    /// [`Self::judge`] of the proxy's own answer, not judged: `failure`
+    /// when the upstream gave no whole answer (its log line names it).
+    pub(crate) fn judge_failed(
+        &self,
+        exchange: Exchange,
+        failure: Option<crate::metrics::Failure>,
+    ) -> (Verdict, Vec<Finding>) {
+        self.judge_as(exchange, false, failure)
+    }
+
+    fn judge_as(
+        &self,
+        mut exchange: Exchange,
+        judged: bool,
+        failure: Option<crate::metrics::Failure>,
+    ) -> (Verdict, Vec<Finding>) {
         exchange.judged = judged && !exchange.proxy_answer;
         // Outside the lock: the bodies read, and what redaction replaces
         // (the exchange itself is never copied: the plan is applied to it
@@ -359,7 +378,7 @@ impl ProxyState {
         if let Some(record) = judge.record.as_mut() {
             write_line(record, &redacted, "recording");
         }
-        log::exchange(&redacted, verdict, &findings);
+        log::exchange(&redacted, verdict, &findings, failure);
         judge
             .listing
             .push(listing::Item::of(&redacted, verdict, &findings, facts));

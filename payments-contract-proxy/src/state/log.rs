@@ -13,8 +13,14 @@ use crate::{Exchange, Finding, Level, Verdict};
 /// The rule ids a violation's line names; past them, "and N more".
 const NAMED: usize = 3;
 
-/// Logs one judged exchange (secrets already replaced).
-pub(super) fn exchange(exchange: &Exchange, verdict: Verdict, findings: &[Finding]) {
+/// Logs one judged exchange (secrets already replaced); `failure`: how the
+/// upstream gave no whole answer, when it gave none.
+pub(super) fn exchange(
+    exchange: &Exchange,
+    verdict: Verdict,
+    findings: &[Finding],
+    failure: Option<Failure>,
+) {
     let method = &exchange.request.method;
     let path = &exchange.request.path;
     let status = exchange.response.status;
@@ -31,7 +37,7 @@ pub(super) fn exchange(exchange: &Exchange, verdict: Verdict, findings: &[Findin
             "{method} {path} → {status} {}",
             verdict.as_str()
         );
-    } else if let Some((reason, detail)) = upstream_failure(exchange) {
+    } else if let Some((reason, detail)) = failure.map(|f| (f.as_str(), detail(exchange))) {
         tracing::warn!(
             target: "payments_contract_proxy::exchange",
             seq = exchange.seq,
@@ -80,34 +86,19 @@ fn violated(findings: &[Finding]) -> String {
     named
 }
 
-/// The proxy's own 502 `UPSTREAM_UNAVAILABLE` (the upstream gave no whole
-/// answer): the metric's reason label, and the answer's own words after
-/// "the upstream service".
-fn upstream_failure(exchange: &Exchange) -> Option<(&'static str, String)> {
-    if !exchange.proxy_answer || exchange.response.status != 502 {
-        return None;
-    }
-    let body: serde_json::Value = serde_json::from_str(exchange.response.body.as_deref()?).ok()?;
-    if body.get("errorCode")?.as_str()? != "UPSTREAM_UNAVAILABLE" {
-        return None;
-    }
-    let message = body.get("message")?.as_str()?;
-    let detail = message
+/// What the proxy's own 502 says of the upstream: its message's words
+/// after "the upstream service".
+fn detail(exchange: &Exchange) -> String {
+    let message = exchange
+        .response
+        .body
+        .as_deref()
+        .and_then(|body| serde_json::from_str::<serde_json::Value>(body).ok())
+        .and_then(|body| Some(body.get("message")?.as_str()?.to_owned()))
+        .unwrap_or_default();
+    message
         .strip_prefix("the upstream service ")
-        .unwrap_or(message);
-    // The words forward/failure.rs gives each reason.
-    let reason = if detail.starts_with("refused TLS") {
-        Failure::Tls
-    } else if detail.starts_with("could not be connected to") {
-        Failure::Connect
-    } else if detail.starts_with("did not answer in time") {
-        Failure::Timeout
-    } else if detail.starts_with("could not be reached") {
-        Failure::Unreachable
-    } else {
-        Failure::BrokeOff
-    };
-    Some((reason.as_str(), detail.to_owned()))
+        .map_or_else(|| message.clone(), str::to_owned)
 }
 
 #[cfg(test)]
