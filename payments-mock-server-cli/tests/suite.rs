@@ -65,6 +65,9 @@ mod coverage;
 mod sandboxes;
 // Under /sandboxes/{id}: queries and odd tails answered as at the root.
 mod sandbox_paths;
+// An answer before the body says it closes; content codings, two
+// Content-Types and two merchantIds refused.
+mod request_framing;
 // --otlp-endpoint: server spans decoded by a real OTLP receiver, through the
 // proxy too, the binary's flush at SIGTERM, a collector that is down (issue 44).
 mod otlp;

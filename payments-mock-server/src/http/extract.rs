@@ -53,17 +53,54 @@ impl FromRequest<crate::state::AppState> for JsonObject {
 }
 
 /// 415 `UNSUPPORTED_MEDIA_TYPE` unless the body is declared JSON or not
-/// declared at all: checked before any reading or parsing, by
-/// [`JsonBytes`] and by the `/api/` routes (`route.rs`).
+/// declared at all, and sent without a content coding: checked before any
+/// reading or parsing, by [`JsonBytes`] and by the `/api/` routes
+/// (`route.rs`).
+///
+/// Two `Content-Type` headers that differ are refused as well (the first
+/// decided before); the same value twice is one type. A `Content-Encoding`
+/// other than `identity` (RFC 9110 section 8.4.1) is refused: the mock
+/// decodes none, and before it read a gzipped body as bad JSON and a plain
+/// one labelled `br` as JSON.
 pub(crate) fn declared_json(headers: &HeaderMap) -> Result<(), ApiError> {
-    match headers.get(header::CONTENT_TYPE) {
-        Some(ct) if !is_json_content_type(ct.as_bytes()) => Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ErrorCode::UnsupportedMediaType,
-            "Content-Type must be application/json",
-        )),
-        _ => Ok(()),
+    let mut types = headers.get_all(header::CONTENT_TYPE).iter();
+    if let Some(ct) = types.next() {
+        if types.any(|other| other != ct) {
+            return Err(unsupported(
+                "Content-Type is given twice, with different values",
+            ));
+        }
+        if !is_json_content_type(ct.as_bytes()) {
+            return Err(unsupported("Content-Type must be application/json"));
+        }
     }
+    let coded = headers
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .any(|v| !uncoded(v.as_bytes()));
+    if coded {
+        return Err(unsupported(
+            "Content-Encoding is not accepted: send the body without a content coding",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a `Content-Encoding` value names no coding but `identity`
+/// (any case; an empty list element is none).
+fn uncoded(value: &[u8]) -> bool {
+    value
+        .split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .all(|coding| coding.is_empty() || coding.eq_ignore_ascii_case(b"identity"))
+}
+
+fn unsupported(message: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ErrorCode::UnsupportedMediaType,
+        message,
+    )
 }
 
 /// The bytes of a body declared JSON (or undeclared). Rejections as
@@ -172,6 +209,69 @@ mod tests {
         assert!(is_json_content_type(b"Application/JSON; charset=utf-8"));
         assert!(!is_json_content_type(b"text/plain"));
         assert!(!is_json_content_type(b"\xff"));
+    }
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(
+                axum::http::HeaderName::from_bytes(name.as_bytes()).expect("a name"),
+                axum::http::HeaderValue::from_str(value).expect("a value"),
+            );
+        }
+        map
+    }
+
+    fn refusal(pairs: &[(&str, &str)]) -> Option<(StatusCode, String)> {
+        declared_json(&headers(pairs))
+            .err()
+            .map(|e| (e.status, e.message))
+    }
+
+    #[test]
+    fn content_codings_other_than_identity_are_refused() {
+        for ok in [
+            vec![],
+            vec![("content-encoding", "identity")],
+            vec![("content-encoding", "IDENTITY")],
+            vec![("content-encoding", "")],
+            vec![("content-type", "application/json")],
+            vec![
+                ("content-type", "application/json"),
+                ("content-type", "application/json"),
+            ],
+        ] {
+            assert_eq!(refusal(&ok), None, "{ok:?}");
+        }
+        for coded in ["gzip", "br", "GZIP", "identity, gzip", "deflate"] {
+            let (status, message) = refusal(&[("content-encoding", coded)]).expect("refused");
+            assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{coded}");
+            assert!(message.contains("Content-Encoding"), "{message}");
+        }
+        let (status, message) = refusal(&[
+            ("content-encoding", "identity"),
+            ("content-encoding", "gzip"),
+        ])
+        .expect("refused");
+        assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        assert!(message.contains("Content-Encoding"), "{message}");
+    }
+
+    #[test]
+    fn two_content_types_that_differ_are_refused() {
+        for (first, second) in [
+            ("application/json", "text/plain"),
+            ("text/plain", "application/json"),
+            ("application/json", "application/json; charset=utf-8"),
+        ] {
+            let (status, message) =
+                refusal(&[("content-type", first), ("content-type", second)]).expect("refused");
+            assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+            assert_eq!(
+                message, "Content-Type is given twice, with different values",
+                "{first} {second}"
+            );
+        }
     }
 
     #[test]

@@ -67,10 +67,11 @@ const DRAIN_IDLE: std::time::Duration = std::time::Duration::from_millis(100);
 /// the connection fail instead (one in ten did, through the contract
 /// proxy, with 16 at once). A client that asked to be told first
 /// (`Expect: 100-continue`) is told at once, its body never asked for, and
-/// one that pauses for [`DRAIN_IDLE`] is answered then.
-async fn drain<B: HttpBody<Data = Bytes>>(parts: &Parts, mut body: std::pin::Pin<&mut B>) {
+/// one that pauses for [`DRAIN_IDLE`] is answered then. Whether the body
+/// was read to its end.
+async fn drain<B: HttpBody<Data = Bytes>>(parts: &Parts, mut body: std::pin::Pin<&mut B>) -> bool {
     if parts.headers.contains_key(header::EXPECT) {
-        return;
+        return body.is_end_stream();
     }
     let read = async {
         let mut left = DRAIN_MAX;
@@ -79,11 +80,32 @@ async fn drain<B: HttpBody<Data = Bytes>>(parts: &Parts, mut body: std::pin::Pin
                 Ok(Some(Ok(frame))) => {
                     left = left.saturating_sub(frame.data_ref().map_or(0, Bytes::len));
                 }
+                Ok(None) => return true,
                 _ => break,
             }
         }
+        false
     };
-    let _ = tokio::time::timeout(DRAIN_TIME, read).await;
+    tokio::time::timeout(DRAIN_TIME, read)
+        .await
+        .unwrap_or(false)
+}
+
+/// An answer made before the request's body was read to its end (`read`:
+/// whether it was): says `Connection: close`, as the connection then
+/// closes (RFC 9110 section 10.1.1: a server answering before the content
+/// says whether it will close). Without it a client pipelining its next
+/// request, or sending the body after an `Expect: 100-continue`, met the
+/// connection closed without a word.
+fn early(read: bool, response: Response) -> Ending {
+    Ending::Respond(if read { response } else { closing(response) })
+}
+
+fn closing(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// The whole of `body`'s data. A body that comes in one frame, as nearly
@@ -248,11 +270,14 @@ where
 {
     let (parts, body) = req.into_parts();
     let mut body = std::pin::pin!(body);
+    // A GET has no body: nothing to read, and nothing left unread by an
+    // early answer ([`early`]).
+    let ended = body.is_end_stream();
     // A declared body over the limit is refused before anything else,
     // authentication included (docs/mock-server.md, "Limits").
     if declared_length(&parts.headers).is_some_and(|n| n > BODY_LIMIT as u64) {
-        drain(&parts, body.as_mut()).await;
-        return Ending::Respond(ApiError::payload_too_large().into_response());
+        let read = drain(&parts, body.as_mut()).await;
+        return early(read, ApiError::payload_too_large().into_response());
     }
     // The header is read only when keys are configured: the open mock's
     // hot path never looks.
@@ -267,7 +292,8 @@ where
     let caller = match state.auth.authenticate(token) {
         Ok(caller) => caller,
         Err(crate::domain::access::Unauthorized) => {
-            return Ending::Respond(
+            return early(
+                ended,
                 (
                     [(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))],
                     ApiError::unauthorized(),
@@ -277,20 +303,19 @@ where
         }
     };
     if let Err(seconds) = state.faults.admit() {
-        return Ending::Respond(rate_limited(seconds));
+        return early(ended, rate_limited(seconds));
     }
     let header_faults = match parts.headers.get(FAULT_HEADER) {
         Some(v) => match parse_header(v.as_bytes()) {
             Ok(f) => f,
-            Err(e) => return Ending::Respond(e.into_response()),
+            Err(e) => return early(ended, e.into_response()),
         },
         None => Vec::new(),
     };
     let mut plan = state.faults.plan(header_faults);
     note_faults(&plan, None, entry);
 
-    // A GET has no body: nothing to collect.
-    let bytes: Bytes = if body.is_end_stream() {
+    let bytes: Bytes = if ended {
         Bytes::new()
     } else {
         let within = state.body_timeout;
@@ -300,16 +325,21 @@ where
         )
         .await
         else {
-            return Ending::Respond(crate::http::extract::late_body(within).into_response());
+            return early(
+                false,
+                crate::http::extract::late_body(within).into_response(),
+            );
         };
         match read {
+            // Read to its end (`read_body` ends only there).
             Ok(bytes) => bytes,
             Err(e) if is_length_limit(e.as_ref()) => {
-                drain(&parts, body.as_mut()).await;
-                return Ending::Respond(ApiError::payload_too_large().into_response());
+                let read = drain(&parts, body.as_mut()).await;
+                return early(read, ApiError::payload_too_large().into_response());
             }
             Err(_) => {
-                return Ending::Respond(
+                return early(
+                    false,
                     ApiError::validation("request body could not be read").into_response(),
                 );
             }

@@ -83,22 +83,29 @@ fn not_text(field: &str, raw: &str) -> ApiError {
 /// The `merchantId` query parameter, if given. Given empty
 /// (`?merchantId=`) is not absent: like any other non-UUID it is a
 /// `VALIDATION_ERROR` (CONTRACT section 5), never a silently wider scope.
+/// Given twice, the same merchant is that merchant; two that differ are a
+/// `VALIDATION_ERROR` too (the first decided before, silently).
 pub(crate) fn merchant_query(query: Option<&str>) -> Result<Option<Uuid>, ApiError> {
     let Some(query) = query else {
         return Ok(None);
     };
-    let value = form_urlencoded::parse(query.as_bytes())
-        .find(|(k, _)| k == "merchantId")
-        .map(|(_, v)| v.into_owned());
-    match value {
-        None => Ok(None),
+    let mut scope = None;
+    for (_, v) in form_urlencoded::parse(query.as_bytes()).filter(|(k, _)| k == "merchantId") {
         // The hyphenated form only, as initiate's body takes it
         // (rules::UUID): `{…}`, `urn:uuid:…` and 32 bare hex digits are
         // not the document's UUID.
-        Some(v) => payments_interface::rules::uuid(&v)
-            .map(Some)
-            .ok_or_else(|| ApiError::validation("merchantId must be a UUID")),
+        let merchant = payments_interface::rules::uuid(&v)
+            .ok_or_else(|| ApiError::validation("merchantId must be a UUID"))?;
+        match scope {
+            Some(first) if first != merchant => {
+                return Err(ApiError::validation(
+                    "merchantId is given more than once, with different values",
+                ));
+            }
+            _ => scope = Some(merchant),
+        }
     }
+    Ok(scope)
 }
 
 /// Reads a transaction by the merchant's reference (interface document 4.4).
@@ -155,5 +162,40 @@ pub(crate) async fn by_reference(
                 "referenceNo {reference} is used by several merchants; pass merchantId to choose one"
             ),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merchant_query;
+
+    const A: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
+    const B: &str = "7a2b1c3d-2c8b-4d2f-8b66-2d3c4e5f6a71";
+
+    #[test]
+    fn a_merchant_given_twice_is_one_and_two_that_differ_are_refused() {
+        let a = uuid::Uuid::parse_str(A).expect("a UUID");
+        assert_eq!(merchant_query(None).expect("none"), None);
+        assert_eq!(merchant_query(Some("x=1")).expect("none"), None);
+        assert_eq!(
+            merchant_query(Some(&format!("merchantId={A}"))).expect("A"),
+            Some(a)
+        );
+        assert_eq!(
+            merchant_query(Some(&format!("merchantId={A}&merchantId={A}"))).expect("A"),
+            Some(a)
+        );
+        for query in [
+            format!("merchantId={A}&merchantId={B}"),
+            format!("merchantId={B}&merchantId={A}"),
+        ] {
+            let refused = merchant_query(Some(&query)).expect_err("refused");
+            assert_eq!(refused.code, payments_serve::ErrorCode::ValidationError);
+            assert!(refused.message.starts_with("merchantId "), "{refused}");
+            assert!(refused.message.contains("more than once"), "{refused}");
+        }
+        let refused =
+            merchant_query(Some(&format!("merchantId={A}&merchantId="))).expect_err("refused");
+        assert_eq!(refused.message, "merchantId must be a UUID");
     }
 }
