@@ -13,7 +13,8 @@
 pub(crate) use counted::*;
 
 /// The server's sandboxes as counts (CONTRACT section 19): the registry
-/// keeps them, `/metrics` reads them (no label per sandbox).
+/// keeps them, `/metrics` reads them (no label per sandbox) once the
+/// registry dropped those whose time ran out.
 #[derive(Debug, Default)]
 pub(crate) struct SandboxTally {
     /// Live now.
@@ -22,6 +23,22 @@ pub(crate) struct SandboxTally {
     pub(crate) created: std::sync::atomic::AtomicU64,
     /// Gone by their time to live since start.
     pub(crate) expired: std::sync::atomic::AtomicU64,
+    /// Drops the registry's expired sandboxes, counting them here, before
+    /// a scrape reads these (else the gauge stayed high, and the expired
+    /// count 0, until the sandboxes were listed): set by the registry.
+    #[cfg(feature = "metrics")]
+    pub(crate) sweeper: std::sync::OnceLock<Sweeper>,
+}
+
+/// A registry's sweep, run at each scrape.
+#[cfg(feature = "metrics")]
+pub(crate) struct Sweeper(pub(crate) Box<dyn Fn(&SandboxTally) + Send + Sync>);
+
+#[cfg(feature = "metrics")]
+impl std::fmt::Debug for Sweeper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Sweeper")
+    }
 }
 #[cfg(not(feature = "metrics"))]
 pub(crate) use uncounted::*;
@@ -341,6 +358,10 @@ mod counted {
 
         /// The scrape: body and content type, as `accept` asks.
         pub(crate) fn render(&self, accept: Option<&[u8]>) -> (String, &'static str) {
+            let tally = &self.counts.sandboxes;
+            if let Some(super::Sweeper(sweep)) = tally.sweeper.get() {
+                sweep(tally);
+            }
             payments_serve::metrics::render(&self.registry, accept)
         }
     }

@@ -8,7 +8,8 @@
 //! Time to live is real time (`tokio::time::Instant`, so a test on a
 //! paused clock can move it), never a sandbox's virtual clock. An expired
 //! sandbox is gone the moment it is asked for; the registry drops the
-//! others that expired whenever it is listed or grows.
+//! others that expired whenever it is listed, grows, or `/metrics` is
+//! scraped (so the gauge and the expired count are right at the scrape).
 //!
 //! A store that keeps sandboxes across restarts (SQLite) hears of their
 //! lives through [`Lifetime`]: an expiry moved on by use (at most once a
@@ -97,9 +98,12 @@ struct Entry<S> {
     state: S,
 }
 
+type Entries<S> = Mutex<HashMap<Uuid, Entry<S>>>;
+
 /// The live sandboxes of one server.
 pub(crate) struct Registry<S> {
-    entries: Mutex<HashMap<Uuid, Entry<S>>>,
+    /// Shared with the tally's sweep at a scrape (held weakly there).
+    entries: Arc<Entries<S>>,
     ttl: Duration,
     max: usize,
     tally: Arc<SandboxTally>,
@@ -121,12 +125,59 @@ fn wall(deadline: Instant, now: Instant) -> DateTime<Utc> {
     Utc::now() + chrono::Duration::from_std(left).unwrap_or(chrono::Duration::MAX)
 }
 
-impl<S: Clone + Lifetime> Registry<S> {
+/// Counts `gone` sandboxes no longer live in `tally`, `expired` of them by
+/// time.
+fn gone(tally: &SandboxTally, gone: usize, expired: bool) {
+    let gone = gone as u64;
+    tally.live.fetch_sub(gone, Ordering::Relaxed);
+    if expired {
+        tally.expired.fetch_add(gone, Ordering::Relaxed);
+    }
+}
+
+fn lock<S>(entries: &Entries<S>) -> std::sync::MutexGuard<'_, HashMap<Uuid, Entry<S>>> {
+    entries.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Drops every sandbox expired at `now`; counts them in `tally`.
+fn sweep<S: Lifetime>(entries: &mut HashMap<Uuid, Entry<S>>, now: Instant, tally: &SandboxTally) {
+    let before = entries.len();
+    entries.retain(|_, e| {
+        if e.deadline > now {
+            return true;
+        }
+        if e.state.in_use() {
+            e.deadline = now + e.info.ttl;
+            return true;
+        }
+        e.state.expired();
+        false
+    });
+    let gone_now = before - entries.len();
+    if gone_now > 0 {
+        gone(tally, gone_now, true);
+    }
+}
+
+impl<S: Clone + Lifetime + Send + 'static> Registry<S> {
     /// No sandbox; each lives `ttl` unless renewed; at most `max` at once;
-    /// counted in `tally`.
+    /// counted in `tally`, which sweeps the expired ones out at a scrape.
     pub(crate) fn new(ttl: Duration, max: usize, tally: Arc<SandboxTally>) -> Self {
+        let entries: Arc<Entries<S>> = Arc::default();
+        #[cfg(feature = "metrics")]
+        {
+            let held = Arc::downgrade(&entries);
+            // One registry per tally: a second's sweep is not set.
+            let _ = tally
+                .sweeper
+                .set(crate::metrics::Sweeper(Box::new(move |tally| {
+                    if let Some(entries) = held.upgrade() {
+                        sweep(&mut lock(&entries), Instant::now(), tally);
+                    }
+                })));
+        }
         Self {
-            entries: Mutex::default(),
+            entries,
             ttl,
             max,
             tally,
@@ -134,36 +185,17 @@ impl<S: Clone + Lifetime> Registry<S> {
     }
 
     /// Counts `gone` sandboxes no longer live, `expired` of them by time.
-    fn gone(&self, gone: usize, expired: bool) {
-        let gone = gone as u64;
-        self.tally.live.fetch_sub(gone, Ordering::Relaxed);
-        if expired {
-            self.tally.expired.fetch_add(gone, Ordering::Relaxed);
-        }
+    fn gone(&self, gone_now: usize, expired: bool) {
+        gone(&self.tally, gone_now, expired);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, Entry<S>>> {
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.entries)
     }
 
     /// Drops every expired sandbox; counts them.
     fn sweep(&self, entries: &mut HashMap<Uuid, Entry<S>>, now: Instant) {
-        let before = entries.len();
-        entries.retain(|_, e| {
-            if e.deadline > now {
-                return true;
-            }
-            if e.state.in_use() {
-                e.deadline = now + e.info.ttl;
-                return true;
-            }
-            e.state.expired();
-            false
-        });
-        let gone = before - entries.len();
-        if gone > 0 {
-            self.gone(gone, true);
-        }
+        sweep(entries, now, &self.tally);
     }
 
     /// Makes a sandbox: `make` builds its state from its id. `ttl`: its own

@@ -83,3 +83,58 @@ async fn a_request_longer_than_the_sandboxs_ttl_keeps_it() {
     tokio::time::advance(Duration::from_millis(1100)).await;
     assert_eq!(get(&format!("{base}/_mock/clock"), None).await.0, 404);
 }
+
+/// One sample of `metric` (no labels but `replica`) in a scrape.
+fn sample(scrape: &str, metric: &str) -> u64 {
+    scrape
+        .lines()
+        .find(|l| l.starts_with(&format!("{metric}{{")))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {metric} in {scrape}"))
+}
+
+/// `payments_mock_sandboxes` and `payments_mock_sandboxes_expired_total`
+/// are right at the scrape: a scrape drops the expired sandboxes first.
+/// Before, two sandboxes of 1 s were live and none expired 10 s on, until
+/// someone listed them.
+#[tokio::test]
+async fn a_scrape_counts_sandboxes_whose_time_ran_out_as_expired() {
+    let server = MockServer::start().await;
+    let root = server.base_url();
+    for _ in 0..2 {
+        let (status, envelope) = post(
+            &format!("{root}/_mock/sandboxes"),
+            json!({"ttlSeconds": 1}),
+            None,
+        )
+        .await;
+        assert_eq!(status, 201, "{envelope}");
+    }
+    let scrape = || async {
+        reqwest::get(format!("{root}/metrics"))
+            .await
+            .expect("an answer")
+            .text()
+            .await
+            .expect("a body")
+    };
+    let before = scrape().await;
+    assert_eq!(sample(&before, "payments_mock_sandboxes"), 2, "{before}");
+    // Past their time to live on the runtime's clock (moved, not waited).
+    tokio::time::pause();
+    tokio::time::advance(Duration::from_millis(1300)).await;
+    tokio::time::resume();
+    let after = scrape().await;
+    assert_eq!(sample(&after, "payments_mock_sandboxes"), 0, "{after}");
+    assert_eq!(
+        sample(&after, "payments_mock_sandboxes_expired_total"),
+        2,
+        "{after}"
+    );
+    assert_eq!(
+        sample(&after, "payments_mock_sandboxes_created_total"),
+        2,
+        "{after}"
+    );
+}

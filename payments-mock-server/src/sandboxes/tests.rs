@@ -216,3 +216,29 @@ fn ids_are_hyphenated_uuids_only() {
         assert_eq!(parse_id(bad), None, "{bad:?}");
     }
 }
+
+/// A scrape sweeps first: the gauge and the expired count are right at
+/// the scrape, not only once the sandboxes are listed or the registry
+/// grows (two sandboxes of 1 s were still live and none expired 10 s on).
+/// The tally's sweep lasts no longer than the registry.
+#[cfg(feature = "metrics")]
+#[tokio::test(start_paused = true)]
+async fn a_scrape_counts_expired_sandboxes_gone() {
+    let tally = Arc::new(SandboxTally::default());
+    let registry: Registry<()> = Registry::new(Duration::from_secs(10), 5, Arc::clone(&tally));
+    let short = Some(Duration::from_secs(1));
+    registry.create(None, None, short, |_| ()).expect("one");
+    registry.create(None, None, short, |_| ()).expect("two");
+    registry.create(None, None, None, |_| ()).expect("three");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let live = || tally.live.load(Ordering::Relaxed);
+    let expired = || tally.expired.load(Ordering::Relaxed);
+    assert_eq!((live(), expired()), (3, 0), "nothing swept yet");
+    let sweep = || (tally.sweeper.get().expect("a sweep").0)(&tally);
+    sweep();
+    assert_eq!((live(), expired()), (1, 2));
+    assert_eq!(registry.live(), 1);
+    drop(registry);
+    sweep();
+    assert_eq!((live(), expired()), (1, 2), "no registry, nothing to sweep");
+}
