@@ -387,11 +387,13 @@ async fn serve(
     );
     tracing::info!(console = %console, "web console at {console}");
     let seed = service.fault_seed();
+    // A string field: a seed above 2^53 would be rounded by a JSON
+    // reader's f64 (jq, JavaScript), and another run repeated.
     if seed_given {
-        tracing::info!(fault_seed = seed, "fault seed {seed}");
+        tracing::info!(fault_seed = %seed, "fault seed {seed}");
     } else {
         tracing::info!(
-            fault_seed = seed,
+            fault_seed = %seed,
             "fault seed {seed} (random; pass --fault-seed {seed} to repeat this run's faults)"
         );
     }

@@ -217,3 +217,37 @@ fn the_example_catalogue_is_the_default() {
     let parsed = payments_mock_server::Catalog::from_toml_str(text).expect("valid");
     assert_eq!(parsed, payments_mock_server::Catalog::default());
 }
+
+/// The fault seed's JSON field is a string: as a number, a seed above
+/// 2^53 (most random ones) was rounded by jq or JavaScript, and passing
+/// what they read to `--fault-seed` repeated another run's faults.
+#[test]
+fn the_fault_seed_is_logged_in_json_as_a_string_equal_to_the_seed() {
+    for given in [None, Some("18446744073709551557")] {
+        let mut args = vec!["--port", "0", "--log-format", "json"];
+        if let Some(seed) = given {
+            args.extend(["--fault-seed", seed]);
+        }
+        let (child, _) = spawn_with_banner(Command::new(BIN).args(&args).stderr(Stdio::piped()));
+        let log = terminate_expecting_success(child);
+        let line = log
+            .lines()
+            .find(|l| l.contains("\"fault_seed\""))
+            .unwrap_or_else(|| panic!("no fault_seed line: {log}"));
+        let entry: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        let fields = entry.get("fields").unwrap_or(&entry);
+        let field = fields["fault_seed"]
+            .as_str()
+            .unwrap_or_else(|| panic!("fault_seed is not a string: {line}"));
+        let message = fields["message"].as_str().expect("a message");
+        let said = message
+            .strip_prefix("fault seed ")
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap_or_else(|| panic!("{message}"));
+        assert_eq!(field, said, "{line}");
+        assert!(field.parse::<u64>().is_ok(), "{line}");
+        if let Some(seed) = given {
+            assert_eq!(field, seed, "{line}");
+        }
+    }
+}

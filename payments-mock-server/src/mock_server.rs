@@ -338,7 +338,8 @@ impl MockServerBuilder {
         if random_seed {
             let seed = state.faults.seed();
             tracing::info!(
-                fault_seed = seed,
+                // A string: an f64 reader would round it (above 2^53).
+                fault_seed = %seed,
                 "fault seed {seed} (random; call fault_seed({seed}) to repeat this run's faults)"
             );
         }

@@ -23,6 +23,9 @@ mod journal_bound;
 // The journal keeps ordinary headers whole, large ones bounded.
 #[path = "embedded/journal_headers.rs"]
 mod journal_headers;
+// A random fault seed is logged as a string (a JSON reader keeps it exact).
+#[path = "embedded/fault_seed_log.rs"]
+mod fault_seed_log;
 // A hang ends when its client leaves (the kernel's TCP table tells).
 #[cfg(target_os = "linux")]
 #[path = "embedded/hang_client_left.rs"]
