@@ -321,7 +321,7 @@ fn reason_as_said(error: &ClientError) -> String {
 /// names it: as sent when it is readable (visible ASCII, what an HTTP
 /// header is meant to hold), else said to be unreadable and shown quoted,
 /// escaped; `no content type` only when none was sent.
-fn content_type_said(content_type: Option<&str>) -> String {
+pub(crate) fn content_type_said(content_type: Option<&str>) -> String {
     match content_type {
         None => "no content type".to_owned(),
         Some(sent)

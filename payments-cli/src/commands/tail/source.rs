@@ -288,8 +288,12 @@ impl Source {
         let content_type = response
             .headers()
             .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+            // Kept whatever its bytes (UTF-8, else one character a byte):
+            // one that is not readable is said so, never "none".
+            .map(|v| match std::str::from_utf8(v.as_bytes()) {
+                Ok(text) => text.to_owned(),
+                Err(_) => v.as_bytes().iter().map(|&b| char::from(b)).collect(),
+            });
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(|e| no_answer(&e))? {
             body.extend_from_slice(&chunk);
@@ -494,7 +498,7 @@ fn describe(failure: &Failure) -> String {
             content_type,
         } => format!(
             "it answered HTTP {status} with {} instead of the JSON envelope",
-            printable(content_type.as_deref().unwrap_or("no content type"))
+            crate::error::content_type_said(content_type.as_deref())
         ),
         Failure::Unreadable { status, reason } => {
             format!("its answer (HTTP {status}) cannot be read: {reason}")

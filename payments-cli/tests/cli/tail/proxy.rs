@@ -150,3 +150,31 @@ async fn follow_through_the_proxy_shows_violations_as_they_happen() {
         .status();
     assert_eq!(exit_of(child).await.0, Some(0));
 }
+
+/// A server that answers `/_mock/requests` with a page whose content type
+/// is not readable text (a byte past ASCII): said as such, quoted and
+/// escaped, never "no content type".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_content_type_that_is_not_readable_is_named_escaped() {
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::any())
+        .respond_with(
+            wiremock::ResponseTemplate::new(502)
+                .insert_header(
+                    "content-type",
+                    reqwest::header::HeaderValue::from_bytes(b"text/html\x9b0;T")
+                        .expect("a header value"),
+                )
+                .set_body_bytes(b"<html>bad gateway</html>".to_vec()),
+        )
+        .mount(&server)
+        .await;
+    let sandbox = Sandbox::new();
+    let failed = run(tail(&sandbox, &server.uri(), ADMIN, "json", &[])).await;
+    let err = stderr(&failed);
+    assert!(
+        err.contains("a content type that is not readable text ('text/html\\u{9b}0;T')"),
+        "{err}"
+    );
+    assert!(!err.contains("no content type"), "{err}");
+}
