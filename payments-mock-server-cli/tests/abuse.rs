@@ -331,7 +331,7 @@ async fn a_body_that_stops_short_is_answered_400_and_never_holds_the_shutdown() 
     let addr = server.addr();
     let stalled = |path: &str| {
         format!(
-            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
              Content-Length: 10\r\n\r\n{{\"a\""
         )
     };
