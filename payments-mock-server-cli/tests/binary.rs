@@ -251,3 +251,77 @@ fn the_fault_seed_is_logged_in_json_as_a_string_equal_to_the_seed() {
         }
     }
 }
+
+/// A faulted answer's log line names the fault (and the rule that
+/// injected it): a `commit-then-error` was the line of a genuine 500, a
+/// `truncate` a plain 200. An answer without a fault has no such field.
+#[tokio::test]
+async fn a_faulted_answers_log_line_names_the_fault_and_its_rule() {
+    for format in ["text", "json"] {
+        let (child, base) = spawn_with_banner(
+            Command::new(BIN)
+                .args(["--port", "0", "--log-format", format])
+                .stderr(Stdio::piped()),
+        );
+        let client = reqwest::Client::new();
+        let initiate = |reference: &str| {
+            let body = crate::common::initiate_body(reference, "TOPUP");
+            client
+                .post(format!("{base}/api/payments/initiate"))
+                .json(&body)
+        };
+        let faulted = initiate("LOGF-1")
+            .header("x-mock-fault", "commit-then-error")
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(faulted.status(), 500);
+        let rule: serde_json::Value = client
+            .post(format!("{base}/_mock/faults"))
+            .json(
+                &serde_json::json!({"match": {"referenceNo": "LOGF-2"}, "fault": "internal-error"}),
+            )
+            .send()
+            .await
+            .expect("a rule")
+            .json()
+            .await
+            .expect("JSON");
+        let rule_id = rule["data"]["id"].as_str().expect("a rule id").to_owned();
+        let ruled = initiate("LOGF-2").send().await.expect("an answer");
+        assert_eq!(ruled.status(), 500);
+        let plain = initiate("LOGF-3").send().await.expect("an answer");
+        assert_eq!(plain.status(), 200);
+        let log = terminate_expecting_success(child);
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("payments_mock_server::request"))
+            .collect();
+        assert_eq!(lines.len(), 4, "{log}");
+        if format == "text" {
+            assert!(
+                lines[0].ends_with(" fault=\"commit-then-error\""),
+                "{}",
+                lines[0]
+            );
+            assert!(
+                lines[2].ends_with(&format!(
+                    " fault=\"internal-error\" fault_rule=\"{rule_id}\""
+                )),
+                "{}",
+                lines[2]
+            );
+            assert!(!lines[3].contains("fault"), "{}", lines[3]);
+        } else {
+            let field = |line: &str, name: &str| {
+                let entry: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+                let fields = entry.get("fields").cloned().unwrap_or(entry);
+                fields.get(name).cloned()
+            };
+            assert_eq!(field(lines[0], "fault"), Some("commit-then-error".into()));
+            assert_eq!(field(lines[2], "fault"), Some("internal-error".into()));
+            assert_eq!(field(lines[2], "fault_rule"), Some(rule_id.clone().into()));
+            assert_eq!(field(lines[3], "fault"), None, "{}", lines[3]);
+        }
+    }
+}

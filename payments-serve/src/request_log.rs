@@ -33,6 +33,13 @@ pub struct RequestLine<'a> {
     pub request_id: &'a str,
     /// The answer's `errorCode`, or empty.
     pub error_code: &'a str,
+    /// The faults injected into the answer (the mock's `X-Mock-Fault`
+    /// tokens or a fault rule's kind, as its journal names them), or
+    /// empty: then the line has no `fault` field.
+    pub fault: &'a str,
+    /// The fault rule that injected them, or empty: then the line has no
+    /// `fault_rule` field.
+    pub fault_rule: &'a str,
 }
 
 impl fmt::Debug for RequestLine<'_> {
@@ -44,6 +51,8 @@ impl fmt::Debug for RequestLine<'_> {
             .field("elapsed", &self.elapsed)
             .field("request_id", &self.request_id)
             .field("error_code", &self.error_code)
+            .field("fault", &self.fault)
+            .field("fault_rule", &self.fault_rule)
             .finish()
     }
 }
@@ -68,16 +77,43 @@ pub fn log_request(line: &RequestLine<'_>) {
     // write (`logging/`). Exact below 2^53 microseconds (285 years).
     #[allow(clippy::cast_precision_loss)]
     let latency_ms = line.elapsed.as_micros() as f64 / 1000.0;
-    tracing::info!(
-        target: "payments_mock_server::request",
-        method = %line.method,
-        path = %line.path,
-        status = line.status,
-        latency_ms,
-        request_id = %line.request_id,
-        error_code = line.error_code,
-        "request"
-    );
+    // A field only when there is something to say: an answer without a
+    // fault logs as it always did.
+    match (line.fault, line.fault_rule) {
+        ("", _) => tracing::info!(
+            target: "payments_mock_server::request",
+            method = %line.method,
+            path = %line.path,
+            status = line.status,
+            latency_ms,
+            request_id = %line.request_id,
+            error_code = line.error_code,
+            "request"
+        ),
+        (fault, "") => tracing::info!(
+            target: "payments_mock_server::request",
+            method = %line.method,
+            path = %line.path,
+            status = line.status,
+            latency_ms,
+            request_id = %line.request_id,
+            error_code = line.error_code,
+            fault,
+            "request"
+        ),
+        (fault, fault_rule) => tracing::info!(
+            target: "payments_mock_server::request",
+            method = %line.method,
+            path = %line.path,
+            status = line.status,
+            latency_ms,
+            request_id = %line.request_id,
+            error_code = line.error_code,
+            fault,
+            fault_rule,
+            "request"
+        ),
+    }
 }
 
 /// Whether the current subscriber is the binary's own and wrote `line`.

@@ -32,6 +32,11 @@ mod draw;
 /// The header that injects faults per request.
 pub const FAULT_HEADER: &str = "x-mock-fault";
 
+/// The id of the fault rule that faulted an answer, on the answer for the
+/// request's log line (`fault_rule`).
+#[derive(Debug, Clone)]
+pub(crate) struct InjectedByRule(pub(crate) String);
+
 /// What the guard ends with: a response, closing the connection, or
 /// holding it without an answer (then closing it).
 enum Ending {
@@ -183,10 +188,18 @@ where
         Ending::Respond(mut response) => {
             // Named on the request's span (`payments.fault`), when spans
             // are exported; only a faulted answer carries it.
-            if let (Some(tokens), _) = crate::domain::journal::split_fault(entry.fault.as_deref()) {
+            // The request's log line names them too, and the rule.
+            if let (Some(tokens), rule) =
+                crate::domain::journal::split_fault(entry.fault.as_deref())
+            {
                 response
                     .extensions_mut()
                     .insert(payments_serve::trace::InjectedFault(tokens.to_owned()));
+                if let Some(rule) = rule {
+                    response
+                        .extensions_mut()
+                        .insert(InjectedByRule(rule.to_owned()));
+                }
             }
             entry.status = Some(response.status().as_u16());
             entry.error_code = response

@@ -124,6 +124,13 @@ where
         .sandbox
         .map(|s| &*s.id.hyphenated().encode_lower(&mut id_text));
     let shown = crate::http::log_path::shown_path(sandbox, path);
+    let extensions = response.extensions();
+    let fault = extensions
+        .get::<payments_serve::trace::InjectedFault>()
+        .map_or("", |f| f.0.as_str());
+    let fault_rule = extensions
+        .get::<crate::http::guard::InjectedByRule>()
+        .map_or("", |r| r.0.as_str());
     payments_serve::log_request(&payments_serve::RequestLine {
         method: method.as_str(),
         path: &shown,
@@ -131,6 +138,8 @@ where
         elapsed,
         request_id: id.to_str().unwrap_or(""),
         error_code: code,
+        fault,
+        fault_rule,
     });
     response
 }

@@ -294,7 +294,17 @@ fn fast_targets_need_no_escaping() {
 /// Request lines with every value the direct writer treats apart:
 /// quotes, escapes, text that is not ASCII, the latency's edges (a day and
 /// more goes to the event), each as `log_request` gets it.
-fn request_lines() -> Vec<(String, String, u16, std::time::Duration, String, String)> {
+#[allow(clippy::type_complexity)]
+fn request_lines() -> Vec<(
+    String,
+    String,
+    u16,
+    std::time::Duration,
+    String,
+    String,
+    String,
+    String,
+)> {
     use std::time::Duration;
     let mut lines = Vec::new();
     for (method, path) in [
@@ -314,10 +324,16 @@ fn request_lines() -> Vec<(String, String, u16, std::time::Duration, String, Str
             Duration::from_micros(1_000_000_000_000),
             Duration::MAX,
         ] {
-            for (request_id, error_code) in [
-                ("05c17ed9-3606-41fa-a1cf-d4e2c4f8b5fc", ""),
-                ("a\"b", "TRANSACTION_NOT_FOUND"),
-                ("\u{e9}\\", "a\"b\tc\u{e9}"),
+            // Without a fault, with one, and with one a rule injected.
+            for (request_id, error_code, fault, rule) in [
+                ("05c17ed9-3606-41fa-a1cf-d4e2c4f8b5fc", "", "", ""),
+                ("a\"b", "TRANSACTION_NOT_FOUND", "commit-then-error", ""),
+                (
+                    "\u{e9}\\",
+                    "a\"b\tc\u{e9}",
+                    "truncate,delay=200",
+                    "6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10",
+                ),
             ] {
                 lines.push((
                     method.to_owned(),
@@ -326,6 +342,8 @@ fn request_lines() -> Vec<(String, String, u16, std::time::Duration, String, Str
                     elapsed,
                     request_id.to_owned(),
                     error_code.to_owned(),
+                    fault.to_owned(),
+                    rule.to_owned(),
                 ));
             }
         }
@@ -346,7 +364,8 @@ fn logged_requests(plain: bool, in_span: bool) -> Vec<String> {
     let run = || {
         let span = tracing::info_span!("outer", id = 7u64);
         let _entered = in_span.then(|| span.enter());
-        for (method, path, status, elapsed, request_id, error_code) in request_lines() {
+        for (method, path, status, elapsed, request_id, error_code, fault, rule) in request_lines()
+        {
             crate::log_request(&crate::RequestLine {
                 method: &method,
                 path: &path,
@@ -354,6 +373,8 @@ fn logged_requests(plain: bool, in_span: bool) -> Vec<String> {
                 elapsed,
                 request_id: &request_id,
                 error_code: &error_code,
+                fault: &fault,
+                fault_rule: &rule,
             });
         }
     };
@@ -390,6 +411,16 @@ fn request_lines_written_directly_are_the_default_formatters_lines() {
     assert_eq!(count() - before, request_lines().len() - 2 * 4 * 3);
     assert_eq!(direct, logged_requests(false, false));
     assert_eq!(
+        direct[7],
+        "  INFO payments_mock_server::request: request method=GET \
+         path=/api/payments/reference/R%20%22x/status status=404 \
+         latency_ms=65.548 request_id=a\"b error_code=\"TRANSACTION_NOT_FOUND\" \
+         fault=\"commit-then-error\""
+    );
+    assert!(direct[8].ends_with(
+        " fault=\"truncate,delay=200\" fault_rule=\"6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10\""
+    ));
+    assert_eq!(
         direct[6],
         "  INFO payments_mock_server::request: request method=GET \
          path=/api/payments/reference/R%20%22x/status status=404 \
@@ -423,6 +454,8 @@ fn request_lines_follow_the_filter() {
             elapsed: std::time::Duration::ZERO,
             request_id: "r",
             error_code: "",
+            fault: "",
+            fault_rule: "",
         });
         tracing::info!("kept");
     });

@@ -157,6 +157,14 @@ pub(super) fn write_request_line(line: &mut String, request: &RequestLine<'_>) -
         line.push_str(request.request_id);
         line.push_str(" error_code=");
         write_str_value(line, request.error_code)?;
+        if !request.fault.is_empty() {
+            line.push_str(" fault=");
+            write_str_value(line, request.fault)?;
+            if !request.fault_rule.is_empty() {
+                line.push_str(" fault_rule=");
+                write_str_value(line, request.fault_rule)?;
+            }
+        }
         line.push('\n');
         Ok::<(), fmt::Error>(())
     })();
