@@ -94,22 +94,57 @@ fn row(judged: &Judged) -> Row {
     }
 }
 
-/// The newest judged exchanges after feed position `after`, newest first.
-/// Exchanges end out of `seq` order (a slow one is judged after a quick
-/// later one), so the feed pages by the order they were judged in: a
-/// slow exchange is never skipped by a browser that has seen a later one.
-fn newest(proxy: &ProxyState, after: u64, limit: usize) -> (Vec<Row>, u64) {
+/// The newest judged exchanges, newest first, and the feed position of
+/// the newest kept (the page asks after it next).
+fn newest(proxy: &ProxyState, limit: usize) -> (Vec<Row>, u64) {
     let judge = proxy.lock();
     let last = judge.recent.back().map_or(0, |j| j.row);
-    let rows = judge
-        .recent
-        .iter()
-        .rev()
-        .filter(|j| j.row > after)
-        .take(limit)
-        .map(row)
-        .collect();
-    (rows, last)
+    (
+        judge.recent.iter().rev().take(limit).map(row).collect(),
+        last,
+    )
+}
+
+/// What a feed answers from the kept items (oldest first, positions
+/// 1, 2, 3… as they were judged): the oldest `limit` after `after`, the
+/// position to ask after next (the newest returned while more wait, else
+/// the newest kept), and how many after `after` were dropped unread.
+///
+/// Exchanges end out of `seq` order (a slow one is judged after a quick
+/// later one), so the feed pages by the order they were judged in: a
+/// slow exchange is never skipped by a browser that has seen a later one;
+/// and by the oldest first, so a burst is shown whole over the next polls.
+fn page_after<T>(
+    kept: impl Iterator<Item = T>,
+    position: impl Fn(&T) -> u64,
+    after: u64,
+    limit: usize,
+) -> (Vec<T>, u64, u64) {
+    let mut newer = kept.filter(|t| position(t) > after).peekable();
+    let lost = newer
+        .peek()
+        .map_or(0, |oldest| position(oldest).saturating_sub(after + 1));
+    let mut page: Vec<T> = Vec::with_capacity(limit);
+    let mut next = after;
+    for item in newer {
+        next = next.max(position(&item));
+        if page.len() < limit {
+            page.push(item);
+        }
+    }
+    if let Some(newest) = page.last().filter(|_| page.len() == limit) {
+        next = position(newest);
+    }
+    (page, next, lost)
+}
+
+/// The line said below the rows where exchanges were dropped unread.
+fn gap_line(lost: u64) -> String {
+    match lost {
+        0 => String::new(),
+        1 => "1 exchange here is no longer kept: the console keeps the last 500, and more came before this page asked for them.".to_owned(),
+        n => format!("{n} exchanges here are no longer kept: the console keeps the last 500, and more came before this page asked for them."),
+    }
 }
 
 #[derive(Template)]
@@ -118,6 +153,8 @@ struct Rows {
     root: String,
     rows: Vec<Row>,
     placeholder: bool,
+    /// Below the rows: the exchanges dropped unread (empty when none).
+    gap: String,
 }
 
 #[derive(Template)]
@@ -129,6 +166,8 @@ struct ListPage {
     signed_in: bool,
     rows: Vec<Row>,
     placeholder: bool,
+    /// Always empty: the page starts with the newest rows.
+    gap: String,
     after: u64,
     total: u64,
     violations: u64,
@@ -145,7 +184,7 @@ async fn list(
     uri: Uri,
 ) -> Response {
     let summary = proxy.summary();
-    let (rows, last) = newest(&proxy, 0, PAGE_ROWS);
+    let (rows, last) = newest(&proxy, PAGE_ROWS);
     let after = rows.first().map_or(last, |r| r.row);
     page(render(
         StatusCode::OK,
@@ -156,6 +195,7 @@ async fn list(
             signed_in,
             rows,
             placeholder: true,
+            gap: String::new(),
             after,
             total: summary.exchanges,
             violations: summary.count(Level::Violation),
@@ -167,7 +207,9 @@ async fn list(
     ))
 }
 
-/// `GET /_proxy/ui/exchanges/feed?after=N`: the rows after `N`.
+/// `GET /_proxy/ui/exchanges/feed?after=N`: the oldest page of rows
+/// after `N`, newest first, and in `X-Journal-Seq` the position to ask
+/// after next.
 async fn feed(State(proxy): State<ProxyState>, uri: Uri, RawQuery(query): RawQuery) -> Response {
     let after = query
         .as_deref()
@@ -185,18 +227,23 @@ async fn feed(State(proxy): State<ProxyState>, uri: Uri, RawQuery(query): RawQue
                 .into_response();
         }
     };
-    let (rows, last) = newest(&proxy, after, PAGE_ROWS);
+    let (rows, next, lost) = {
+        let judge = proxy.lock();
+        let (page, next, lost) = page_after(judge.recent.iter(), |j| j.row, after, PAGE_ROWS);
+        (page.into_iter().rev().map(row).collect(), next, lost)
+    };
     let mut response = page(render(
         StatusCode::OK,
         &Rows {
             root: fragment_root_of(uri.path()),
             rows,
             placeholder: false,
+            gap: gap_line(lost),
         },
     ));
     response
         .headers_mut()
-        .insert("x-journal-seq", HeaderValue::from(last.max(after)));
+        .insert("x-journal-seq", HeaderValue::from(next));
     response
 }
 
@@ -385,4 +432,73 @@ pub(super) fn routes() -> axum::Router<ProxyState> {
             "/_proxy/ui/static/console.js",
             get(|| async { asset(SCRIPT, "text/javascript; charset=utf-8") }),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use askama::Template as _;
+
+    use super::{Row, Rows, gap_line, page_after};
+
+    #[test]
+    fn an_exchanges_link_is_named_by_its_request_and_a_hole_is_said() {
+        let rows = Rows {
+            root: "../../".to_owned(),
+            rows: vec![Row {
+                row: 3,
+                seq: 7,
+                time: "2025-01-01T00:00:00Z".to_owned(),
+                method: "GET".to_owned(),
+                path: "/api/payments/T-1/status".to_owned(),
+                status: 200,
+                verdict: "pass",
+                verdict_class: "ok",
+                findings: vec![],
+            }],
+            placeholder: false,
+            gap: gap_line(2),
+        }
+        .render()
+        .expect("rendered");
+        assert!(
+            rows.contains(r#"<a href="../../_proxy/ui/exchanges/7">GET <bdi>/api/payments/T-1/status</bdi></a>"#),
+            "{rows}"
+        );
+        assert!(rows.contains(r##"<td data-label="#">7</td>"##), "{rows}");
+        let (link, hole) = (
+            rows.find("exchanges/7").expect("the row"),
+            rows.find(r#"<tr class="gap"><td colspan="6">2 exchanges here are no longer kept"#)
+                .expect("the hole"),
+        );
+        assert!(link < hole, "the hole is below the rows: {rows}");
+    }
+
+    #[test]
+    fn a_feed_pages_a_burst_from_its_oldest_and_names_the_newest_returned() {
+        let kept = 1..=130_u64;
+        let (page, next, lost) = page_after(kept.clone(), |r| *r, 0, 50);
+        assert_eq!((page, next, lost), ((1..=50).collect(), 50, 0));
+        let (page, next, _) = page_after(kept.clone(), |r| *r, 100, 50);
+        assert_eq!((page, next), ((101..=130).collect(), 130));
+        // Exactly a page left: the next poll finds nothing more.
+        let (page, next, _) = page_after(kept.clone(), |r| *r, 80, 50);
+        assert_eq!((page.len(), next), (50, 130));
+        let (page, next, _) = page_after(kept, |r| *r, 130, 50);
+        assert_eq!((page, next), (vec![], 130));
+        // Nothing kept: the position stays.
+        assert_eq!(
+            page_after(std::iter::empty::<u64>(), |r| *r, 7, 50),
+            (vec![], 7, 0)
+        );
+    }
+
+    #[test]
+    fn exchanges_dropped_unread_are_counted_at_the_hole() {
+        let kept = 61..=560_u64;
+        let (page, next, lost) = page_after(kept.clone(), |r| *r, 20, 50);
+        assert_eq!((page.first(), next, lost), (Some(&61), 110, 40));
+        assert!(gap_line(lost).starts_with("40 exchanges here are no longer kept"));
+        assert_eq!(page_after(kept, |r| *r, 60, 50).2, 0);
+        assert_eq!(gap_line(0), "");
+    }
 }

@@ -40,18 +40,44 @@ async fn the_clock_page_shows_and_moves_the_clock() {
     }
 
     for (body, says) in [
-        ("seconds=-5", "seconds must be a whole number of seconds"),
-        ("seconds=soon", "seconds must be a whole number of seconds"),
-        ("seconds=1.5", "seconds must be a whole number of seconds"),
-        ("seconds=+5", "seconds must be a whole number of seconds"),
-        ("seconds=", "seconds is required"),
-        ("", "seconds is required"),
-        ("seconds=1e400", "seconds must be a whole number of seconds"),
-        ("seconds=99999999999999", "seconds must be at most"),
+        (
+            "seconds=-5",
+            "Whole seconds to move forward must be a whole number of seconds",
+        ),
+        (
+            "seconds=soon",
+            "Whole seconds to move forward must be a whole number of seconds",
+        ),
+        (
+            "seconds=1.5",
+            "Whole seconds to move forward must be a whole number of seconds",
+        ),
+        (
+            "seconds=+5",
+            "Whole seconds to move forward must be a whole number of seconds",
+        ),
+        ("seconds=", "Whole seconds to move forward is required"),
+        ("", "Whole seconds to move forward is required"),
+        (
+            "seconds=1e400",
+            "Whole seconds to move forward must be a whole number of seconds",
+        ),
+        (
+            "seconds=99999999999999",
+            "Whole seconds to move forward must be at most",
+        ),
     ] {
         let reply = form(&router, "/_mock/ui/clock", body, None).await;
         let page = assert_page(&reply, 400);
         assert!(page.contains(says), "{body}: {page}");
+        // Tied to its field, which takes the focus; the title says so.
+        assert!(page.contains("<title>Error: Clock"), "{body}: {page}");
+        assert!(
+            page.contains(r#"id="seconds-error""#)
+                && page
+                    .contains(r#"aria-invalid="true" aria-describedby="seconds-error" autofocus"#),
+            "{body}: {page}"
+        );
     }
     let before = clock_offset(&state).await;
     let reply = form(
@@ -78,7 +104,7 @@ async fn the_clock_page_shows_and_moves_the_clock() {
     let moved = clock_offset(&state).await;
     let reply = form(&router, "/_mock/ui/clock", "seconds=3153600000", None).await;
     let page = assert_page(&reply, 400);
-    assert!(page.contains("seconds must be at most 2916"), "{page}");
+    assert!(page.contains("forward must be at most 2916"), "{page}");
     assert_eq!(clock_offset(&state).await, moved, "nothing moved");
 }
 

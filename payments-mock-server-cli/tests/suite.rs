@@ -46,6 +46,10 @@ mod redirect;
 mod payer_control;
 // The web console: pages, filters, controls, hostile text (section 14).
 mod console;
+// The request journal's feed under a burst: every row in turn, holes said.
+mod console_feed;
+// Errors tied to fields and titled, the pager only with links, a sandbox's titles.
+mod console_a11y;
 // The console's clock, catalogue and reset pages, and a keyed mock's console.
 mod console_controls;
 // Keys on every route and merchant isolation (issue #8).

@@ -179,9 +179,26 @@ pub(crate) async fn advance(
         }
         Err(e) => {
             let typed: String = typed.chars().take(64).collect();
-            clock_page(&state, viewer, path, None, Some(e.to_string()), &typed).await
+            clock_page(
+                &state,
+                viewer,
+                path,
+                None,
+                Some(labelled(&e.to_string())),
+                &typed,
+            )
+            .await
         }
     }
+}
+
+/// A refusal of the clock's form as the page says it: naming the field
+/// by its label, as the reader sees it, not by its name (`seconds`).
+fn labelled(message: &str) -> String {
+    message.strip_prefix("seconds ").map_or_else(
+        || message.to_owned(),
+        |rest| format!("Whole seconds to move forward {rest}"),
+    )
 }
 
 /// One product as the catalogue page shows it.

@@ -15,8 +15,8 @@ use crate::domain::port::{Store as _, StoreError};
 use crate::state::{AppState, Here};
 use crate::web::html::render;
 
-/// Rows the list starts with, and the most one poll adds: under load the
-/// page shows the newest, never everything.
+/// Rows the list starts with, and the most one poll adds: under a burst
+/// the page catches up over the next polls, a page at a time.
 const PAGE_ROWS: usize = 50;
 /// Rows the page keeps at most (the script drops the oldest beyond it).
 pub(crate) const MAX_ROWS: usize = 200;
@@ -79,6 +79,9 @@ struct Rows {
     rows: Vec<Row>,
     /// Say "no request yet" when there are none (the page; not the feed).
     placeholder: bool,
+    /// Below the rows: what the journal no longer keeps between them and
+    /// the rows the page had (the feed; empty when nothing was lost).
+    gap: String,
 }
 
 #[derive(Template)]
@@ -88,6 +91,8 @@ struct ListPage {
     root: String,
     rows: Vec<Row>,
     placeholder: bool,
+    /// Always empty: the page starts with the newest rows.
+    gap: String,
     after: u64,
     kept: Option<usize>,
     poll_ms: u32,
@@ -148,6 +153,7 @@ pub(crate) async fn list(Here(state): Here, viewer: Viewer, uri: Uri) -> Respons
             root,
             rows,
             placeholder: true,
+            gap: String::new(),
             after,
             // A merchant's key is not told how many requests others made.
             kept: scope.is_none().then_some(stats.len),
@@ -157,9 +163,64 @@ pub(crate) async fn list(Here(state): Here, viewer: Viewer, uri: Uri) -> Respons
     ))
 }
 
-/// `GET /_mock/ui/requests/feed?after=N`: the rows recorded after `N`,
-/// newest first, at most a page of them; the newest `seq` in the
-/// `X-Journal-Seq` header.
+/// A feed's answer: rows, the position to ask after next, and what
+/// was lost in between.
+struct FeedPage {
+    /// Newest first: the oldest page of those after the position asked.
+    rows: Vec<Row>,
+    /// The `seq` the next poll asks after: the newest row's when more
+    /// are waiting, else the journal's newest (nothing to miss up to it).
+    next: u64,
+    /// Said below the rows when entries after the position asked were
+    /// dropped from the journal before they were read; else empty.
+    gap: String,
+}
+
+/// The oldest `limit` rows after `after` (of a merchant's key, that
+/// merchant's only), so a page that polls sees every request in turn
+/// however many came at once; `last` is the journal's newest `seq`, read
+/// before the rows (an entry recorded in between is numbered above it).
+async fn oldest_after(
+    state: &AppState,
+    scope: Option<uuid::Uuid>,
+    after: u64,
+    last: u64,
+    limit: usize,
+) -> Result<FeedPage, StoreError> {
+    // All the journal keeps after `after` (oldest first): when that is
+    // the whole journal, what came between `after` and its oldest entry
+    // was dropped unread.
+    let entries = state.store.requests_since(after, CAPACITY).await?;
+    let newest_read = entries.last().map_or(0, |e| e.seq);
+    let lost = match entries.first() {
+        Some(oldest) if entries.len() >= CAPACITY => oldest.seq.saturating_sub(after + 1),
+        _ => 0,
+    };
+    let gap = match (lost, scope) {
+        (0, _) => String::new(),
+        // A merchant's key is not told how many requests others made.
+        (_, Some(_)) => "Some requests here are no longer kept: the journal keeps the last 1,000, and more came before this page asked for them.".to_owned(),
+        (1, None) => "1 request here is no longer kept: the journal keeps the last 1,000, and more came before this page asked for them.".to_owned(),
+        (n, None) => format!("{n} requests here are no longer kept: the journal keeps the last 1,000, and more came before this page asked for them."),
+    };
+    let mut visible = state.visible_requests(scope, entries).await?;
+    let next = if visible.len() > limit {
+        visible.truncate(limit);
+        visible.last().map_or(after, |e| e.seq)
+    } else {
+        last.max(after).max(newest_read)
+    };
+    Ok(FeedPage {
+        rows: visible.into_iter().rev().map(row).collect(),
+        next,
+        gap,
+    })
+}
+
+/// `GET /_mock/ui/requests/feed?after=N`: the oldest page of rows
+/// recorded after `N`, newest first; in the `X-Journal-Seq` header the
+/// `seq` to ask after next (the newest row's while more are waiting), and
+/// below the rows a line when the journal dropped some of them unread.
 #[cfg_attr(
     feature = "openapi",
     utoipa::path(
@@ -200,21 +261,22 @@ pub(crate) async fn feed(
         Ok(stats) => stats.last_seq,
         Err(e) => return store_down(&state, viewer, &e, path),
     };
-    let rows = match newest(&state, viewer.role.scope(), after, PAGE_ROWS).await {
-        Ok(rows) => rows,
+    let page = match oldest_after(&state, viewer.role.scope(), after, last, PAGE_ROWS).await {
+        Ok(page) => page,
         Err(e) => return store_down(&state, viewer, &e, path),
     };
     let mut response = console_page(render(
         StatusCode::OK,
         &Rows {
             root: crate::web::html::fragment_root_of(path),
-            rows,
+            rows: page.rows,
             placeholder: false,
+            gap: page.gap,
         },
     ));
     response
         .headers_mut()
-        .insert(SEQ_HEADER, HeaderValue::from(last.max(after)));
+        .insert(SEQ_HEADER, HeaderValue::from(page.next));
     response
 }
 
@@ -318,7 +380,10 @@ pub(crate) async fn detail(Here(state): Here, viewer: Viewer, uri: Uri) -> Respo
         .map(|(k, v)| (visible(k).into_owned(), visible(v).into_owned()))
         .collect();
     if let Some(whole) = cut {
-        headers.push((crate::domain::journal::HEADERS_CUT.to_owned(), headers_cut(whole)));
+        headers.push((
+            crate::domain::journal::HEADERS_CUT.to_owned(),
+            headers_cut(whole),
+        ));
     }
     console_page(render(
         StatusCode::OK,

@@ -47,6 +47,11 @@ struct Filters {
     typed_status: String,
     typed_merchant: String,
     typed_reference: String,
+    /// Which of the form's fields hold what was refused (said with
+    /// aria-invalid, the first one focused).
+    bad_status: bool,
+    bad_merchant: bool,
+    bad_reference: bool,
 }
 
 impl Filters {
@@ -60,6 +65,20 @@ impl Filters {
     /// The merchant filter as the form shows it.
     fn shown_merchant(&self) -> std::borrow::Cow<'_, str> {
         visible(&self.typed_merchant)
+    }
+
+    /// The id-less name of the first field refused ("status",
+    /// "merchant", "reference"), or empty when none is (a refused
+    /// `before` or `limit` has no field: the summary takes the focus).
+    fn first_bad(&self) -> &'static str {
+        [
+            (self.bad_status, "status"),
+            (self.bad_merchant, "merchant"),
+            (self.bad_reference, "reference"),
+        ]
+        .into_iter()
+        .find_map(|(bad, name)| bad.then_some(name))
+        .unwrap_or_default()
     }
 
     /// Reads the query; every problem is collected.
@@ -76,6 +95,7 @@ impl Filters {
         if let Some(s) = param(&pairs, "status") {
             f.status = STATUSES.into_iter().find(|st| st.as_str() == s);
             if f.status.is_none() {
+                f.bad_status = true;
                 problems.push(format!(
                     "status must be one of {}",
                     STATUSES.map(Status::as_str).join(", ")
@@ -85,11 +105,13 @@ impl Filters {
         if let Some(m) = param(&pairs, "merchant") {
             f.merchant = Uuid::parse_str(m).ok();
             if f.merchant.is_none() {
+                f.bad_merchant = true;
                 problems.push("merchant must be a merchantId (a UUID)".to_owned());
             }
         }
         if let Some(r) = param(&pairs, "reference") {
             if r.chars().count() > MAX_REFERENCE_FILTER {
+                f.bad_reference = true;
                 problems.push(format!(
                     "reference must be at most {MAX_REFERENCE_FILTER} characters"
                 ));
