@@ -3,15 +3,24 @@
 //   data-live-mode="replace": the answer is the rows; they replace the old
 //     ones when they differ (the transactions list, first page), keeping
 //     the keyboard's focus on the same link when it is still there.
-//   data-live-mode="prepend": the answer is the rows that came after
-//     data-after (the feed's X-Journal-Seq says the newest); they go on top
-//     and the oldest beyond data-max are dropped (the request journal).
-// When a poll fails the table is marked data-stale and a status line
-// (role="status", made when the page loads so it is announced) says that
-// updates stopped and what to do; the next good poll clears it.
+//   data-live-mode="prepend": the answer is the oldest rows that came
+//     after data-after, newest first (the feed's X-Journal-Seq says the
+//     newest of them, so a burst arrives over the next polls, a page at a
+//     time, none skipped); they go on top and the oldest beyond data-max
+//     are dropped (the request journal), the keyboard's focus moved to
+//     the nearest row left when its row goes.
+// Above the table: a Pause updates button (aria-pressed; WCAG 2.2.2) and
+// a status line (role="status", made when the page loads so it is
+// announced). The line says, at most every ANNOUNCE_MS, how many new rows
+// came (data-live-noun names them); when a poll fails the table is marked
+// data-stale and the line says that updates stopped and what to do (once:
+// a line that does not change is not written again); the next good poll
+// clears it.
 // Everything in the answers was rendered and escaped by the server.
 (function () {
   "use strict";
+  // The fewest milliseconds between two "N new rows" lines.
+  var ANNOUNCE_MS = 10000;
   // Rows as the browser writes them back: the server's text and the
   // page's parsed rows compare equal when nothing changed.
   function normal(html) {
@@ -19,27 +28,76 @@
     scratch.innerHTML = html;
     return scratch.innerHTML.trim();
   }
+  function links(root) {
+    return Array.prototype.map.call(root.querySelectorAll("a[href]"), function (a) {
+      return a.getAttribute("href");
+    });
+  }
   function live(body) {
     var every = Number(body.dataset.poll) || 1000;
-    var max = Number(body.dataset.max) || 200;
+    var noun = body.dataset.liveNoun || "row";
     var busy = false;
+    var paused = false;
     var shown = normal(body.innerHTML);
     var table = body.closest("table") || body;
+    var controls = document.createElement("div");
+    controls.className = "live-controls";
+    var pause = document.createElement("button");
+    pause.type = "button";
+    pause.className = "button live-pause";
+    pause.setAttribute("aria-pressed", "false");
+    pause.textContent = "Pause updates";
     var note = document.createElement("p");
     note.className = "live-note";
     note.setAttribute("role", "status");
-    table.parentNode.insertBefore(note, table);
+    controls.appendChild(pause);
+    controls.appendChild(note);
+    table.parentNode.insertBefore(controls, table);
+    // The status line: written only when what it says changes.
+    function say(text) {
+      if (note.textContent !== text) note.textContent = text;
+    }
+    // New rows, said politely and at most every ANNOUNCE_MS.
+    var pending = 0;
+    var saidAt = 0;
+    var timer = null;
+    function announce() {
+      timer = null;
+      if (pending === 0 || paused || body.hasAttribute("data-stale")) return;
+      say(pending + " new " + noun + (pending === 1 ? "" : "s"));
+      pending = 0;
+      saidAt = Date.now();
+    }
+    function arrived(n) {
+      if (n <= 0) return;
+      pending += n;
+      var wait = saidAt + ANNOUNCE_MS - Date.now();
+      if (wait <= 0) announce();
+      else if (timer === null) timer = setTimeout(announce, wait);
+    }
+    pause.addEventListener("click", function () {
+      paused = !paused;
+      pause.setAttribute("aria-pressed", String(paused));
+      document.documentElement.classList.toggle("live-paused", paused);
+      pending = 0;
+      say(paused
+        ? "Updates paused: rows stay as they are until you press Pause updates again."
+        : "Updates resumed.");
+      if (!paused) tick();
+    });
     function stopped(status) {
       body.setAttribute("data-stale", "");
       document.documentElement.classList.add("live-stale");
-      note.textContent = status === 401 || status === 403
+      say(status === 401 || status === 403
         ? "Updates stopped: the session ended. Sign in again (reload the page) to see new rows."
-        : "Updates stopped: the server cannot be reached (stopped or restarting). Rows shown may be out of date; they update again by themselves when it is back, or reload the page.";
+        : "Updates stopped: the server cannot be reached (stopped or restarting). Rows shown may be out of date; they update again by themselves when it is back, or reload the page.");
     }
     function replace(html) {
       var focused = document.activeElement;
       var href = focused && body.contains(focused) ? focused.getAttribute("href") : null;
+      var before = links(body);
       body.innerHTML = html;
+      arrived(links(body).filter(function (h) { return before.indexOf(h) < 0; }).length);
       if (href !== null) {
         var same = Array.prototype.find.call(body.querySelectorAll("a[href]"), function (a) {
           return a.getAttribute("href") === href;
@@ -48,8 +106,34 @@
         if (next) next.focus();
       }
     }
+    function prepend(html) {
+      var max = Number(body.dataset.max) || 200;
+      body.querySelectorAll("tr.empty").forEach(function (row) { row.remove(); });
+      var before = body.rows.length;
+      body.insertAdjacentHTML("afterbegin", html);
+      var added = Array.prototype.slice.call(body.rows, 0, body.rows.length - before);
+      arrived(added.filter(function (row) { return !row.classList.contains("gap"); }).length);
+      var focused = document.activeElement;
+      var lost = false;
+      while (body.rows.length > max) {
+        var last = body.rows[body.rows.length - 1];
+        if (last.contains(focused)) lost = true;
+        body.deleteRow(-1);
+      }
+      if (lost) {
+        // The focused row went: the nearest row left takes the focus,
+        // or the table when no row has a link.
+        var left = body.querySelectorAll("a[href]");
+        if (left.length > 0) {
+          left[left.length - 1].focus();
+        } else {
+          table.setAttribute("tabindex", "-1");
+          table.focus();
+        }
+      }
+    }
     function tick() {
-      if (busy || document.hidden) return;
+      if (busy || paused || document.hidden) return;
       busy = true;
       var url = new URL(body.dataset.liveUrl, document.baseURI);
       if (body.dataset.liveMode === "prepend") {
@@ -66,13 +150,17 @@
           return response.text().then(function (html) { return [html, seq]; });
         })
         .then(function (answer) {
+          // Paused while the poll was on its way: its rows wait for the
+          // next poll after resuming (the position is not moved).
+          if (paused) return;
           var html = answer[0];
+          if (body.hasAttribute("data-stale")) {
+            body.removeAttribute("data-stale");
+            document.documentElement.classList.remove("live-stale");
+            say("Updates resumed.");
+          }
           if (body.dataset.liveMode === "prepend") {
-            if (html.trim() !== "") {
-              body.querySelectorAll("tr.empty").forEach(function (row) { row.remove(); });
-              body.insertAdjacentHTML("afterbegin", html);
-              while (body.rows.length > max) body.deleteRow(-1);
-            }
+            if (html.trim() !== "") prepend(html);
             if (answer[1]) body.dataset.after = answer[1];
           } else {
             var now = normal(html);
@@ -80,11 +168,6 @@
               replace(html);
               shown = now;
             }
-          }
-          if (body.hasAttribute("data-stale")) {
-            body.removeAttribute("data-stale");
-            document.documentElement.classList.remove("live-stale");
-            note.textContent = "Updates resumed.";
           }
         })
         .catch(function (failed) {

@@ -183,8 +183,16 @@ async fn advancing_the_clock_from_the_console_expires_a_transaction() {
     input.send_keys("99999999999999").await.expect("types");
     browser.click("#advance").await;
     browser
-        .wait_for_text(".problems", |t| t.contains("seconds must be at most"))
+        .wait_for_text(".problems", |t| t.contains("forward must be at most"))
         .await;
+    // The refused field takes the focus and is tied to the message; the
+    // title says there is an error.
+    assert_eq!(
+        browser
+            .script("const e = document.activeElement; return [document.title.startsWith('Error: '), e.id, e.getAttribute('aria-invalid'), document.getElementById(e.getAttribute('aria-describedby')).textContent]")
+            .await,
+        serde_json::json!([true, "seconds", "true", browser.text(".problems").await]),
+    );
     browser.check_page("the clock page with a problem").await;
     browser.close().await;
     server.shutdown().await;

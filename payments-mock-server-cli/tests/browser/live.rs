@@ -28,12 +28,12 @@ async fn initiate(server: &MockServer, reference: &str) -> String {
 /// Counts the polls the page's script has seen answered (after which
 /// their rows are drawn: a tick waits for the one before it), in a line
 /// at the page's end the test reads.
-const COUNT_POLLS: &str = "const out = document.createElement('output'); out.id = 'polls'; \
+pub(crate) const COUNT_POLLS: &str = "const out = document.createElement('output'); out.id = 'polls'; \
     out.textContent = '0'; document.body.append(out); const f = window.fetch; \
     window.fetch = (...a) => f(...a).finally(() => { out.textContent = String(Number(out.textContent) + 1); });";
 
 /// Waits until the page's script has finished `n` more polls.
-async fn polls(browser: &Browser, n: u64) {
+pub(crate) async fn polls(browser: &Browser, n: u64) {
     let start: u64 = browser.text("#polls").await.parse().expect("a count");
     browser
         .wait_for_text("#polls", |t| {

@@ -11,6 +11,8 @@ mod console;
 mod cut_body;
 // Live rows: focus kept, stopped updates said (and the bar's focus ring).
 mod live;
+// Live rows under a burst, a dropped focus, pause (WCAG 2.2.2), announcements.
+mod live_updates;
 // The console behind an admin key: sign-in, sign-out, a merchant's view (issue 33).
 mod sign_in;
 // A merchant's return handler and the API calls the tests make.

@@ -74,6 +74,18 @@ async fn exchanges_appear_live_with_their_verdicts_and_pass_axe() {
     browser.check_page("the proxy console").await;
     browser.screenshot("proxy-console").await;
 
+    // Each exchange's link is named by its request, not by a number.
+    let link = browser.text("#exchanges tr:last-child a").await;
+    assert!(link.starts_with("POST /api/payments/initiate"), "{link}");
+    assert!(
+        browser
+            .wait_for("button.live-pause")
+            .await
+            .attr("aria-pressed")
+            .await
+            .expect("read")
+            .is_some()
+    );
     browser.click("#exchanges tr:last-child a").await;
     let heading = browser
         .wait_for_text("h1", |t| t.contains("/api/payments/initiate"))
