@@ -146,8 +146,8 @@ fn foreign_host(headers: &HeaderMap) -> Response {
     payments_serve::admin::foreign_host(
         headers,
         "proxy",
-        "its own pages",
-        "an IP address or localhost",
+        "its own pages answer",
+        "an IP address, localhost or the name given to --host",
         "or start the proxy with --admin-key",
     )
     .into_response()
@@ -164,7 +164,14 @@ pub(crate) async fn admit(
     if proxy.config.admin_keys.is_empty() {
         // Open to whoever reaches it, but only by a name DNS rebinding
         // cannot give another site's page: an address or `localhost`.
-        if area != Area::Open && !payments_serve::admin::names_this_server(req.headers(), None) {
+        let own = proxy
+            .config
+            .host_name
+            .as_deref()
+            .map(|name| format!("http://{name}"));
+        if area != Area::Open
+            && !payments_serve::admin::names_this_server(req.headers(), own.as_deref())
+        {
             return foreign_host(req.headers());
         }
         return next.run(req).await;

@@ -299,6 +299,9 @@ pub fn run_proxy(
     config.upstream_ca = args.upstream_ca;
     config.upstream_identity = args.upstream_client_cert.zip(args.upstream_client_key);
     config.admin_keys = admin_keys;
+    // A name (not an address) is what the console is announced under, and
+    // what the proxy's own pages then answer to.
+    config.host_name = (args.host.parse::<std::net::IpAddr>().is_err()).then(|| args.host.clone());
     #[cfg(feature = "otlp")]
     {
         config.otlp_endpoint = args.otlp_endpoint;

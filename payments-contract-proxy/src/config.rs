@@ -61,6 +61,12 @@ pub struct ProxyConfig {
     pub admin_keys: Vec<payments_serve::admin::AdminKey>,
     /// How long a console session lasts (default 12 hours).
     pub session_lifetime: Duration,
+    /// The name the proxy is reached by, when it is one (`--host NAME`:
+    /// its console is announced under it). Without an admin key, the
+    /// proxy's own pages answer a `Host` of this name, as they answer an
+    /// IP address or `localhost`; any other name is refused (DNS
+    /// rebinding). `None`: addresses and `localhost` only.
+    pub host_name: Option<String>,
     /// `--otlp-endpoint URL` (feature `otlp`, CONTRACT section 21): a
     /// server span per request exported there, and its `traceparent` sent
     /// upstream instead of the caller's, so the service's span is its
@@ -85,7 +91,8 @@ impl std::fmt::Debug for ProxyConfig {
             .field("upstream_ca", &self.upstream_ca)
             .field("upstream_identity", &self.upstream_identity)
             .field("admin_keys", &self.admin_keys)
-            .field("session_lifetime", &self.session_lifetime);
+            .field("session_lifetime", &self.session_lifetime)
+            .field("host_name", &self.host_name);
         #[cfg(feature = "otlp")]
         f.field("otlp_endpoint", &self.otlp_endpoint);
         f.finish()
@@ -109,6 +116,7 @@ impl ProxyConfig {
             upstream_identity: None,
             admin_keys: Vec::new(),
             session_lifetime: payments_serve::admin::DEFAULT_SESSION_LIFETIME,
+            host_name: None,
             #[cfg(feature = "otlp")]
             otlp_endpoint: None,
         }

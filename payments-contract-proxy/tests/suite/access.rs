@@ -79,7 +79,8 @@ async fn without_an_admin_key_the_proxys_own_pages_are_open() {
 /// DNS rebinding: a web page elsewhere makes its own name resolve to the
 /// proxy's loopback address, and the browser sends `Host` (and `Origin`)
 /// of that name. An open proxy's own pages answer only an IP address or
-/// `localhost`; the application's `/api/` goes on whatever the name.
+/// `localhost` (or the name given to `--host`, below); the application's
+/// `/api/` goes on whatever the name.
 #[tokio::test]
 async fn an_open_proxy_answers_its_own_pages_only_by_an_address_or_localhost() {
     let rig = Rig::start().await;
@@ -105,6 +106,8 @@ async fn an_open_proxy_answers_its_own_pages_only_by_an_address_or_localhost() {
             );
         }
     }
+    let (_, _, _, body) = get(&rig, "/_proxy/report", &[("host", "evil.example")]).await;
+    assert!(body.contains("its own pages answer only a Host"), "{body}");
     rig.upstream.push(Canned::raw(200, "seen"));
     let reply = rig
         .client
@@ -467,4 +470,27 @@ async fn the_console_pages_keep_the_origin_their_forms_are_checked_by() {
             .expect("ASCII");
         assert!(csp.contains("form-action 'self'"), "{path}: {csp}");
     }
+}
+
+/// The name given to `--host` is the one the console is announced under:
+/// an open proxy's own pages answer it too, and no other name.
+#[tokio::test]
+async fn an_open_proxy_answers_the_name_it_was_given() {
+    let upstream = crate::upstream::Upstream::start().await;
+    let mut config = ProxyConfig::new(upstream.url().parse().expect("a URL"));
+    config.host_name = Some("vm.example".to_owned());
+    let proxy = payments_contract_proxy::Proxy::start(config)
+        .await
+        .expect("the proxy starts");
+    let rig = Rig {
+        upstream,
+        proxy,
+        client: crate::rig::client(),
+    };
+    for host in ["vm.example", "VM.example:8080", "127.0.0.1"] {
+        let (status, _, _, body) = get(&rig, "/_proxy/report", &[("host", host)]).await;
+        assert_eq!(status, 200, "{host}: {body}");
+    }
+    let (status, _, _, body) = get(&rig, "/_proxy/report", &[("host", "other.example")]).await;
+    assert_eq!(status, 403, "{body}");
 }

@@ -38,7 +38,7 @@ pub(crate) fn foreign_host(headers: &axum::http::HeaderMap) -> Response {
     payments_serve::admin::foreign_host(
         headers,
         "mock",
-        "its admin side",
+        "its admin side answers",
         "an IP address, localhost, or its --public-url host",
         "or start the mock with --public-url naming this host, or with --admin-key",
     )

@@ -51,9 +51,9 @@ pub fn names_this_server(headers: &HeaderMap, public: Option<&str>) -> bool {
 }
 
 /// The refusal (403 `FORBIDDEN`) of a request [`names_this_server`] turned
-/// away, for `server` ("mock", "proxy"): which names `part` answers
-/// (`names`), the request's `Host` quoted (at most 100 characters of it),
-/// why, and what to do (`remedy`).
+/// away, for `server` ("mock", "proxy"): which names `part` (with its
+/// verb: "its admin side answers") takes (`names`), the request's `Host`
+/// quoted (at most 100 characters of it), why, and what to do (`remedy`).
 pub fn foreign_host(
     headers: &HeaderMap,
     server: &str,
@@ -70,7 +70,7 @@ pub fn foreign_host(
         StatusCode::FORBIDDEN,
         ErrorCode::Forbidden,
         format!(
-            "this {server} has no --admin-key, so {part} answers only a Host that is {names}, and this request's Host is {name:?} (a web page elsewhere could reach an open {server} through DNS rebinding): ask through 127.0.0.1 or localhost, {remedy}"
+            "this {server} has no --admin-key, so {part} only a Host that is {names}, and this request's Host is {name:?} (a web page elsewhere could reach an open {server} through DNS rebinding): ask through 127.0.0.1 or localhost, {remedy}"
         ),
     )
 }
