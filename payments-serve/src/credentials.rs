@@ -5,12 +5,88 @@
 //! The interface document does not show the service's authentication
 //! scheme, so a real service (or an application in front of the mock) may
 //! send its key in `X-Api-Key`, `Api-Key`, `X-Auth-Token`,
-//! `Ocp-Apim-Subscription-Key` or a name of its own. A header is taken as a
-//! credential by its name's last word (the words split at `-`, in any
-//! case), as credentials are named: `authorization`, `auth`, `key`,
-//! `apikey`, `token`, `secret`, `password`, `passwd`, `credential(s)`,
-//! `signature`, `cookie`, `session`; but `Idempotency-Key`, which names a
-//! request and is no secret, is kept.
+//! `Ocp-Apim-Subscription-Key`, sign its requests in
+//! `X-Hub-Signature-256`, or use a name of its own. A header is taken as a
+//! credential by the words of its name (split at `-` and `_`, in any
+//! case):
+//!
+//! - any word that only names credentials: `authorization`,
+//!   `authentication`, `auth`, `apikey`, `accesstoken`, `secret`,
+//!   `password`, `passwd`, `credential(s)`, `signature`, `sig`, `hmac`,
+//!   `jwt`, `cookie`, `session`, `bearer`;
+//! - `token`, but after `page`, `next`, `continuation`, `cursor`,
+//!   `idempotency` or `sync` (a place in a list, or a request's name);
+//! - `key` at the end, alone or after `api`, `access`, `secret`, `private`,
+//!   `subscription`, `client`, `master`, `account`, `app`, `license`,
+//!   `signing`, `encryption` or `x` (`X-Key`); `Idempotency-Key`,
+//!   `X-Cache-Key`, `X-Public-Key` or `Sec-WebSocket-Key` name no secret.
+
+/// What a word of a header's name says.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Word {
+    /// It only names credentials.
+    Credential,
+    /// `token`.
+    Token,
+    /// `key`.
+    Key,
+    /// Anything else.
+    Other,
+}
+
+/// What `word` says (its length picks the few it can be: a request's
+/// headers are looked at on the mock's hot path).
+fn word(word: &str) -> Word {
+    let is = |w: &str| word.eq_ignore_ascii_case(w);
+    let credential = match word.len() {
+        3 if is("key") => return Word::Key,
+        5 if is("token") => return Word::Token,
+        3 => is("sig") || is("jwt"),
+        4 => is("auth") || is("hmac"),
+        6 => is("apikey") || is("secret") || is("cookie") || is("bearer") || is("passwd"),
+        7 => is("session"),
+        8 => is("password"),
+        9 => is("signature"),
+        10 => is("credential"),
+        11 => is("accesstoken") || is("credentials"),
+        13 => is("authorization"),
+        14 => is("authentication"),
+        _ => false,
+    };
+    if credential {
+        Word::Credential
+    } else {
+        Word::Other
+    }
+}
+
+/// Words before `token` that make it a place in a list or a request's
+/// name, not a credential.
+const NOT_SECRET_TOKENS: [&str; 6] = [
+    "page",
+    "next",
+    "continuation",
+    "cursor",
+    "idempotency",
+    "sync",
+];
+
+/// Words before a last `key` that make it a credential.
+const SECRET_KEYS: [&str; 13] = [
+    "api",
+    "access",
+    "secret",
+    "private",
+    "subscription",
+    "client",
+    "master",
+    "account",
+    "app",
+    "license",
+    "signing",
+    "encryption",
+    "x",
+];
 
 /// Whether a header named `name` carries a credential (see the module's
 /// documentation).
@@ -21,43 +97,28 @@
 /// assert!(is_credential_header("Authorization"));
 /// assert!(is_credential_header("x-api-key"));
 /// assert!(is_credential_header("X-Auth-Token"));
+/// assert!(is_credential_header("X-Hub-Signature-256"));
 /// assert!(!is_credential_header("Idempotency-Key"));
 /// assert!(!is_credential_header("X-Request-Id"));
 /// ```
 pub fn is_credential_header(name: &str) -> bool {
-    let (before, last) = match name.rsplit_once('-') {
-        Some((before, last)) => (Some(before), last),
-        None => (None, name),
-    };
-    // The common headers end in short words none of which is a
-    // credential's: one comparison of a length rules most of them out.
-    if !(3..=13).contains(&last.len()) {
-        return false;
+    let mut previous: Option<&str> = None;
+    let mut words = name.split(['-', '_']).filter(|w| !w.is_empty()).peekable();
+    while let Some(this) = words.next() {
+        let after = |list: &[&str]| {
+            previous.is_some_and(|p| list.iter().any(|w| p.eq_ignore_ascii_case(w)))
+        };
+        match word(this) {
+            Word::Credential => return true,
+            Word::Token if !after(&NOT_SECRET_TOKENS) => return true,
+            Word::Key if words.peek().is_none() && (previous.is_none() || after(&SECRET_KEYS)) => {
+                return true;
+            }
+            _ => {}
+        }
+        previous = Some(this);
     }
-    let is = |word: &str| last.eq_ignore_ascii_case(word);
-    if is("key") {
-        let idempotency = before.is_some_and(|b| {
-            let word = b.rsplit_once('-').map_or(b, |(_, w)| w);
-            word.eq_ignore_ascii_case("idempotency")
-        });
-        return !idempotency;
-    }
-    [
-        "authorization",
-        "auth",
-        "apikey",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "credential",
-        "credentials",
-        "signature",
-        "cookie",
-        "session",
-    ]
-    .into_iter()
-    .any(is)
+    false
 }
 
 #[cfg(test)]
@@ -65,27 +126,47 @@ mod tests {
     use super::is_credential_header;
 
     #[test]
-    fn credentials_by_their_names_last_word() {
+    fn credentials_by_the_words_of_their_names() {
         for name in [
             "authorization",
             "Proxy-Authorization",
             "cookie",
             "Set-Cookie",
             "X-Api-Key",
+            "X-API-KEY",
             "api-key",
             "ApiKey",
             "x-apikey",
+            "X_API_KEY",
+            "api_key",
             "X-Auth-Token",
             "x-auth",
+            "Authentication",
+            "X-Authentication",
+            "X-Access-Token",
+            "Api-Token",
             "X-Amz-Security-Token",
+            "X-Amzn-Oidc-Accesstoken",
             "Ocp-Apim-Subscription-Key",
             "x-goog-api-key",
+            "X-Goog-Iap-Jwt-Assertion",
+            "Cf-Access-Jwt-Assertion",
+            "X-Jwt",
             "X-Client-Secret",
             "x-password",
             "X-Merchant-Signature",
+            "X-Hub-Signature-256",
+            "Stripe-Signature",
+            "X-Shopify-Hmac-Sha256",
+            "X-Shopify-Access-Token",
+            "Paypal-Transmission-Sig",
             "x-credentials",
             "X-Session",
+            "X-Session-Id",
             "Private-Token",
+            "X-Key",
+            "Key",
+            "X-CSRF-Token",
         ] {
             assert!(is_credential_header(name), "{name}");
         }
@@ -96,6 +177,14 @@ mod tests {
         for name in [
             "Idempotency-Key",
             "x-idempotency-key",
+            "X-Idempotency-Token",
+            "X-Page-Token",
+            "Next-Page-Token",
+            "X-Cache-Key",
+            "X-Correlation-Key",
+            "X-Routing-Key",
+            "X-Public-Key",
+            "Sec-WebSocket-Key",
             "X-Request-Id",
             "traceparent",
             "tracestate",
@@ -108,9 +197,9 @@ mod tests {
             "keep-alive",
             "x-keyboard",
             "x-tokens-used",
+            "X-Key-Id",
             "",
             "-",
-            "key-",
         ] {
             assert!(!is_credential_header(name), "{name}");
         }
