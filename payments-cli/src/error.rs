@@ -16,6 +16,7 @@ use crate::exit::Exit;
 mod hint;
 
 use hint::hint;
+pub(crate) use hint::https_instead;
 
 /// Everything that can stop a command.
 #[derive(Debug, thiserror::Error)]
@@ -320,10 +321,12 @@ fn reason_as_said(error: &ClientError) -> String {
 /// The content type of an answer that is not the envelope, as a reason
 /// names it: as sent when it is readable (visible ASCII, what an HTTP
 /// header is meant to hold), else said to be unreadable and shown quoted,
-/// escaped; `no content type` only when none was sent.
+/// escaped; `an empty content type` for an empty one, `no content type` only
+/// when none was sent.
 pub(crate) fn content_type_said(content_type: Option<&str>) -> String {
     match content_type {
         None => "no content type".to_owned(),
+        Some(sent) if sent.trim().is_empty() => "an empty content type".to_owned(),
         Some(sent)
             if sent
                 .chars()

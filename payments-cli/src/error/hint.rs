@@ -147,7 +147,7 @@ fn plain_http(base_url: &str) -> Option<&str> {
 
 /// The advice for an `http://` base URL whose service speaks TLS: the same
 /// URL with `https://`, and the CA to trust.
-fn https_instead(base_url: &str) -> Option<String> {
+pub(crate) fn https_instead(base_url: &str) -> Option<String> {
     plain_http(base_url).map(|rest| {
         format!(
             "the service at {base_url} seems to speak HTTPS: use https://{rest} \

@@ -163,3 +163,77 @@ async fn a_content_type_that_is_not_readable_is_named_escaped() {
     assert!(!err.contains("no content type"), "{err}");
     assert!(!err.contains('\u{9b}'), "{err}");
 }
+
+/// `payments --retries 0 --base-url BASE tail`: its exit code and stderr.
+async fn tail(base: &str) -> (i32, String) {
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.args(["--retries", "0", "--base-url", base, "tail"]);
+    let assert = run(cmd).await;
+    let code = assert.get_output().status.code().expect("an exit code");
+    (code, stderr(&assert))
+}
+
+/// `tail` makes its own requests: an answer that is not valid HTTP was
+/// "the connection broke off" there, and plain HTTP to the mock's TLS port
+/// gave no word of HTTPS.
+#[tokio::test(flavor = "multi_thread")]
+async fn tail_says_an_answer_that_is_not_valid_http_and_when_it_is_https() {
+    let base = answering(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+          x-request-id: rid\x1b[2Jhdr\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+    )
+    .await;
+    let (code, err) = tail(&base).await;
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("its answer was not valid HTTP (invalid HTTP header parsed)"),
+        "{err}"
+    );
+    assert!(!err.contains("broke off"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
+
+    let server = MockServer::builder()
+        .tls_self_signed()
+        .start()
+        .await
+        .expect("starts");
+    let port = server
+        .base_url()
+        .strip_prefix("https://")
+        .expect("an https base URL")
+        .trim_end_matches('/')
+        .to_owned();
+    let http = format!("http://{port}");
+    let (code, err) = tail(&http).await;
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("its answer was not valid HTTP (invalid HTTP version parsed)"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("seems to speak HTTPS: use https://{port}")),
+        "{err}"
+    );
+}
+
+/// An empty `Content-Type` is said as such, not as a gap in the sentence.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_content_type_is_said_so() {
+    let base = answering(
+        b"HTTP/1.1 502 Bad Gateway\r\ncontent-type: \r\n\
+          content-length: 13\r\nconnection: close\r\n\r\n<html></html>",
+    )
+    .await;
+    let (code, err) = status(&base, &[]).await;
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("HTTP 502 with an empty content type instead"),
+        "{err}"
+    );
+    let (_, err) = tail(&base).await;
+    assert!(
+        err.contains("HTTP 502 with an empty content type instead"),
+        "{err}"
+    );
+}

@@ -85,6 +85,8 @@ pub enum NoAnswer {
     Timeout,
     Tls,
     BrokeOff,
+    /// It answered at once, with something that is not valid HTTP.
+    InvalidHttp,
 }
 
 impl Failure {
@@ -423,6 +425,14 @@ impl Source {
             } => "trust its CA with --ca-cert FILE (PAYMENTS_CA_CERT, ca_cert in the profile); \
                   a server that wants a client certificate takes --client-cert and --client-key"
                 .to_owned(),
+            Failure::NoAnswer {
+                kind: NoAnswer::InvalidHttp,
+                reason,
+            } => match crate::error::https_instead(&self.base) {
+                // hyper's words for a TLS record read as an answer.
+                Some(https) if reason.contains("invalid HTTP version") => https,
+                _ => format!("is {server} at {}? set the URL with --base-url", self.base),
+            },
             Failure::NoAnswer { .. } => return None,
             Failure::Refused { status: 401, .. } | Failure::Refused { status: 403, .. } => {
                 match self.kind {
@@ -474,6 +484,7 @@ fn describe(failure: &Failure) -> String {
                 NoAnswer::Timeout => "no answer in time",
                 NoAnswer::Tls => "the TLS handshake failed",
                 NoAnswer::BrokeOff => "the connection broke off",
+                NoAnswer::InvalidHttp => "its answer was not valid HTTP",
             };
             format!("{what} ({})", printable(reason))
         }
@@ -526,6 +537,9 @@ fn no_answer(error: &reqwest::Error) -> Failure {
         NoAnswer::Timeout
     } else if error.is_connect() {
         NoAnswer::Connect
+    } else if let Some(parse) = invalid_http(error) {
+        reason = parse;
+        NoAnswer::InvalidHttp
     } else {
         NoAnswer::BrokeOff
     };
@@ -533,6 +547,20 @@ fn no_answer(error: &reqwest::Error) -> Failure {
         reason = "timed out".to_owned();
     }
     Failure::NoAnswer { kind, reason }
+}
+
+/// hyper's words, when an error's chain holds its failure to parse the
+/// answer (`hyper::Error::is_parse`: a bad status line, a header with
+/// bytes HTTP forbids, a TLS record read as an answer).
+fn invalid_http(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(hyper) = error.downcast_ref::<hyper::Error>() {
+            return hyper.is_parse().then(|| hyper.to_string());
+        }
+        current = error.source();
+    }
+    None
 }
 
 /// A URL without its user and password.
