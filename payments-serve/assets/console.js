@@ -15,7 +15,8 @@
 // came (data-live-noun names them); when a poll fails the table is marked
 // data-stale and the line says that updates stopped and what to do (once:
 // a line that does not change is not written again); the next good poll
-// clears it.
+// clears it. Two announcements in the same words are both said (the line
+// is emptied and written again).
 // Everything in the answers was rendered and escaped by the server.
 (function () {
   "use strict";
@@ -53,9 +54,24 @@
     controls.appendChild(pause);
     controls.appendChild(note);
     table.parentNode.insertBefore(controls, table);
-    // The status line: written only when what it says changes.
+    // The status line: written only when what it says changes (a line
+    // that stays, "Updates stopped…", is announced once).
     function say(text) {
       if (note.textContent !== text) note.textContent = text;
+    }
+    // An announcement, said again when its words are the same as the last
+    // one's ("20 new requests" twice): the line is emptied, then written a
+    // moment later, so a screen reader hears a change; unless something
+    // else was said in between.
+    function tell(text) {
+      if (note.textContent !== text) {
+        note.textContent = text;
+        return;
+      }
+      note.textContent = "";
+      setTimeout(function () {
+        if (note.textContent === "") note.textContent = text;
+      }, 100);
     }
     // New rows, said politely and at most every ANNOUNCE_MS.
     var pending = 0;
@@ -64,7 +80,7 @@
     function announce() {
       timer = null;
       if (pending === 0 || paused || body.hasAttribute("data-stale")) return;
-      say(pending + " new " + noun + (pending === 1 ? "" : "s"));
+      tell(pending + " new " + noun + (pending === 1 ? "" : "s"));
       pending = 0;
       saidAt = Date.now();
     }

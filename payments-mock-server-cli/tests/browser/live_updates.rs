@@ -183,3 +183,74 @@ async fn a_stopped_line_is_written_once_not_at_every_poll() {
     assert_eq!(writes, 1, "written once");
     browser.close().await;
 }
+
+/// The sum of the counts the status line announced ("3 new requests"),
+/// from the texts the page's observer saw written.
+async fn announced(browser: &Browser) -> (u64, Vec<String>) {
+    let said: Vec<String> =
+        serde_json::from_value(browser.script("return window.said").await).expect("texts");
+    let sum = said
+        .iter()
+        .filter_map(|t| {
+            t.strip_suffix(" new requests")
+                .or(t.strip_suffix(" new request"))
+        })
+        .filter_map(|n| n.parse::<u64>().ok())
+        .sum();
+    (sum, said)
+}
+
+/// Polls until the announced counts add up to `total` (the status line
+/// says at most every 10 s, so up to 25 s).
+async fn announced_up_to(browser: &Browser, total: u64) -> Vec<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(25);
+    loop {
+        let (sum, said) = announced(browser).await;
+        if sum >= total {
+            return said;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "announced {sum} of {total}: {said:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_same_count_twice_is_announced_twice() {
+    let Some(browser) = Browser::start("live same count").await else {
+        return;
+    };
+    let server = MockServer::start().await;
+    browser
+        .open(&format!("{}/_mock/ui/requests", server.base_url()))
+        .await;
+    browser.wait_for("[role=status].live-note").await;
+    // Every non-empty text the line is given (a screen reader says each).
+    browser
+        .script("window.said = []; const note = document.querySelector('.live-note'); \
+                 new MutationObserver(() => { if (note.textContent) window.said.push(note.textContent); }) \
+                 .observe(note, { childList: true, characterData: true, subtree: true });")
+        .await;
+    futures::future::join_all((1..=3).map(|n| status_read(&server, n))).await;
+    let said = announced_up_to(&browser, 3).await;
+    // As many again as the last announcement said (steady traffic): the
+    // same words, announced again.
+    let last: u64 = said
+        .last()
+        .and_then(|t| t.split(' ').next()?.parse().ok())
+        .expect("a count");
+    futures::future::join_all((4..4 + last as usize).map(|n| status_read(&server, n))).await;
+    let said = announced_up_to(&browser, 3 + last).await;
+    assert_eq!(
+        said.iter().rfind(|t| t.contains(" new request")),
+        Some(&format!(
+            "{last} new request{}",
+            if last == 1 { "" } else { "s" }
+        )),
+        "{said:?}"
+    );
+    browser.close().await;
+    server.shutdown().await;
+}
