@@ -133,3 +133,34 @@ async fn a_sandboxs_pages_name_it_in_their_title_and_a_wrong_key_is_an_error() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_refused_merchant_filter_on_a_merchants_page_focuses_the_summary() {
+    use axum::http::Method;
+
+    let (_, router) = crate::common::service_with(crate::admin_access::guarded_config());
+    let as_key = async |key: &str, uri: &str| {
+        let mut req = crate::common::request(Method::GET, uri, None);
+        req.headers_mut().insert(
+            "authorization",
+            format!("Bearer {key}").parse().expect("a header"),
+        );
+        crate::common::send(&router, req).await
+    };
+    // A merchant's page has no Merchant field: the summary takes the focus.
+    let page = assert_page(
+        &as_key(crate::security::KEY_A, "/_mock/ui/?merchant=zz").await,
+        400,
+    );
+    assert!(!page.contains(r#"id="f-merchant""#), "{page}");
+    assert!(tag(&page, "problems").contains("autofocus"), "{page}");
+    assert_eq!(page.matches("autofocus").count(), 1, "one focus: {page}");
+    // With another refused field, that field.
+    let page = text(&as_key(crate::security::KEY_A, "/_mock/ui/?merchant=zz&status=DONE").await);
+    assert!(tag(&page, "f-status").contains("autofocus"), "{page}");
+    assert!(!tag(&page, "problems").contains("autofocus"), "{page}");
+    // The admin key's page has the field, which takes the focus.
+    let page = text(&as_key(crate::admin_access::ADMIN_KEY, "/_mock/ui/?merchant=zz").await);
+    assert!(tag(&page, "f-merchant").contains("autofocus"), "{page}");
+    assert!(!tag(&page, "problems").contains("autofocus"), "{page}");
+}

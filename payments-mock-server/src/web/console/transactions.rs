@@ -68,12 +68,14 @@ impl Filters {
     }
 
     /// The id-less name of the first field refused ("status",
-    /// "merchant", "reference"), or empty when none is (a refused
-    /// `before` or `limit` has no field: the summary takes the focus).
-    fn first_bad(&self) -> &'static str {
+    /// "merchant", "reference") among those on the page, or empty when
+    /// none is (a refused `before` or `limit` has no field, nor has a
+    /// refused `merchant` on a merchant's page, `scoped`: the summary
+    /// takes the focus).
+    fn first_bad(&self, scoped: bool) -> &'static str {
         [
             (self.bad_status, "status"),
-            (self.bad_merchant, "merchant"),
+            (self.bad_merchant && !scoped, "merchant"),
             (self.bad_reference, "reference"),
         ]
         .into_iter()
