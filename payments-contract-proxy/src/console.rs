@@ -138,6 +138,29 @@ fn page_after<T>(
     (page, next, lost)
 }
 
+/// Said below the rows when the page asked after a position the console
+/// never reached: the proxy restarted (its console starts empty).
+const RESTARTED: &str = "The console started again (the proxy restarted): the rows above this line are the new console's, those below it are from before.";
+
+/// The feed's answer from the kept items: [`page_after`], and the line
+/// said below the rows. `newest` is the position of the last item the
+/// console kept: a position `after` above it is one this console never
+/// reached (the proxy restarted), answered from the oldest kept.
+fn answer_after<T>(
+    kept: impl Iterator<Item = T>,
+    position: impl Fn(&T) -> u64,
+    newest: u64,
+    after: u64,
+    limit: usize,
+) -> (Vec<T>, u64, String) {
+    if after > newest {
+        let (page, next, _) = page_after(kept, position, 0, limit);
+        return (page, next, RESTARTED.to_owned());
+    }
+    let (page, next, lost) = page_after(kept, position, after, limit);
+    (page, next, gap_line(lost))
+}
+
 /// The line said below the rows where exchanges were dropped unread.
 fn gap_line(lost: u64) -> String {
     match lost {
@@ -209,7 +232,8 @@ async fn list(
 
 /// `GET /_proxy/ui/exchanges/feed?after=N`: the oldest page of rows
 /// after `N`, newest first, and in `X-Journal-Seq` the position to ask
-/// after next.
+/// after next; an `N` above the newest kept position (the proxy
+/// restarted) is answered from the oldest, with a line saying so.
 async fn feed(State(proxy): State<ProxyState>, uri: Uri, RawQuery(query): RawQuery) -> Response {
     let after = query
         .as_deref()
@@ -227,10 +251,11 @@ async fn feed(State(proxy): State<ProxyState>, uri: Uri, RawQuery(query): RawQue
                 .into_response();
         }
     };
-    let (rows, next, lost) = {
+    let (rows, next, gap) = {
         let judge = proxy.lock();
-        let (page, next, lost) = page_after(judge.recent.iter(), |j| j.row, after, PAGE_ROWS);
-        (page.into_iter().rev().map(row).collect(), next, lost)
+        let (page, next, gap) =
+            answer_after(judge.recent.iter(), |j| j.row, judge.rows, after, PAGE_ROWS);
+        (page.into_iter().rev().map(row).collect(), next, gap)
     };
     let mut response = page(render(
         StatusCode::OK,
@@ -238,7 +263,7 @@ async fn feed(State(proxy): State<ProxyState>, uri: Uri, RawQuery(query): RawQue
             root: fragment_root_of(uri.path()),
             rows,
             placeholder: false,
-            gap: gap_line(lost),
+            gap,
         },
     ));
     response
@@ -438,7 +463,7 @@ pub(super) fn routes() -> axum::Router<ProxyState> {
 mod tests {
     use askama::Template as _;
 
-    use super::{Row, Rows, gap_line, page_after};
+    use super::{RESTARTED, Row, Rows, answer_after, gap_line, page_after};
 
     #[test]
     fn an_exchanges_link_is_named_by_its_request_and_a_hole_is_said() {
@@ -500,5 +525,22 @@ mod tests {
         assert!(gap_line(lost).starts_with("40 exchanges here are no longer kept"));
         assert_eq!(page_after(kept, |r| *r, 60, 50).2, 0);
         assert_eq!(gap_line(0), "");
+    }
+
+    #[test]
+    fn a_position_the_console_never_reached_is_answered_from_its_oldest() {
+        // The proxy restarted: the page asks after 130, the console has 1..=5.
+        let (page, next, gap) = answer_after(1..=5_u64, |r| *r, 5, 130, 50);
+        assert_eq!((page, next), ((1..=5).collect(), 5));
+        assert_eq!(gap, RESTARTED);
+        // Nothing kept yet: no row, the real position, the line once.
+        let (page, next, gap) = answer_after(std::iter::empty::<u64>(), |r| *r, 0, 130, 50);
+        assert_eq!((page, next, gap.as_str()), (vec![], 0, RESTARTED));
+        // More than a page since the restart: the oldest page first.
+        let (page, next, _) = answer_after(1..=70_u64, |r| *r, 70, 130, 50);
+        assert_eq!((page.len(), next), (50, 50));
+        // Not restarted: as before, no line.
+        let (page, next, gap) = answer_after(1..=130_u64, |r| *r, 130, 130, 50);
+        assert_eq!((page, next, gap.as_str()), (vec![], 130, ""));
     }
 }

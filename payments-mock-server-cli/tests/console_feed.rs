@@ -1,11 +1,26 @@
 //! The request journal's feed under a burst: it answers the oldest page
 //! after the position asked, names the newest row it returned, and says
-//! where the journal dropped requests the page never read.
+//! where the journal dropped requests the page never read (not to a
+//! merchant's key); a position the journal never reached (it started
+//! again) is answered from its oldest.
 
 use axum::Router;
+use axum::http::Method;
 
-use crate::common::{get, service};
+use crate::admin_access::{ADMIN_KEY, guarded_config};
+use crate::common::{Reply, get, request, send, service, service_with};
 use crate::console::text;
+use crate::security::{KEY_A, KEY_B};
+
+/// `GET uri` with `key` as the bearer.
+async fn get_as(router: &Router, uri: &str, key: &str) -> Reply {
+    let mut req = request(Method::GET, uri, None);
+    req.headers_mut().insert(
+        "authorization",
+        format!("Bearer {key}").parse().expect("a header"),
+    );
+    send(router, req).await
+}
 
 /// The journal seqs of the rows a feed answer links to, in its order.
 fn seqs(rows: &str) -> Vec<u64> {
@@ -94,4 +109,66 @@ async fn requests_the_journal_dropped_unread_are_said_at_the_hole() {
     // Nothing lost after the journal's oldest: no line.
     let rows = text(&get(&router, "/_mock/ui/requests/feed?after=60").await);
     assert!(!rows.contains("no longer kept"), "{rows}");
+}
+
+#[tokio::test]
+async fn a_merchants_feed_never_marks_requests_the_journal_dropped() {
+    let (_, router) = service_with(guarded_config());
+    get_as(&router, "/api/payments/reference/MINE/status", KEY_A).await;
+    // Only the other merchant's requests push the journal past 1,000.
+    for i in 0..1_060 {
+        get_as(
+            &router,
+            &format!("/api/payments/reference/B{i}/status"),
+            KEY_B,
+        )
+        .await;
+    }
+    let mine = get_as(&router, "/_mock/ui/requests/feed?after=1", KEY_A).await;
+    assert_eq!(mine.status.as_u16(), 200);
+    let rows = text(&mine);
+    assert!(
+        !rows.contains("no longer kept") && !rows.contains("class=\"gap\""),
+        "another merchant's traffic is not told: {rows}"
+    );
+    assert!(!rows.contains("_mock/ui/requests/"), "none of A's: {rows}");
+    // The admin key is told of the hole.
+    let all = text(&get_as(&router, "/_mock/ui/requests/feed?after=1", ADMIN_KEY).await);
+    assert!(all.contains("requests here are no longer kept"), "{all}");
+}
+
+#[tokio::test]
+async fn a_position_the_journal_never_reached_is_answered_from_its_oldest() {
+    // The page last saw 130; the mock restarted and has 5 entries since.
+    let (_, router) = service();
+    burst(&router, 5).await;
+    let feed = get(&router, "/_mock/ui/requests/feed?after=130").await;
+    assert_eq!(feed.status.as_u16(), 200);
+    assert_eq!(
+        feed.headers["x-journal-seq"], "5",
+        "the journal's real newest"
+    );
+    let rows = text(&feed);
+    assert_eq!(seqs(&rows), vec![5, 4, 3, 2, 1], "{rows}");
+    assert!(rows.contains("The journal started again"), "{rows}");
+    assert!(
+        rows.find("requests/1\"").expect("row 1") < rows.find("started again").expect("the line"),
+        "the line is below the new journal's rows: {rows}"
+    );
+    // The next poll goes on from there, without the line.
+    let (seen, gaps) = poll_all(&router, 5).await;
+    assert!(seen.is_empty() && gaps.is_empty(), "{seen:?} {gaps:?}");
+    // Nothing recorded yet since the restart: no row, the header 0, the line.
+    let (_, router) = service();
+    let feed = get(&router, "/_mock/ui/requests/feed?after=7").await;
+    assert_eq!(feed.headers["x-journal-seq"], "0");
+    assert!(text(&feed).contains("The journal started again"));
+    // More than a page since: the oldest page first.
+    let (_, router) = service();
+    burst(&router, 70).await;
+    let feed = get(&router, "/_mock/ui/requests/feed?after=500").await;
+    assert_eq!(feed.headers["x-journal-seq"], "50");
+    // A position it reached is no restart.
+    let rows = text(&get(&router, "/_mock/ui/requests/feed?after=70").await);
+    assert!(!rows.contains("started again"), "{rows}");
 }

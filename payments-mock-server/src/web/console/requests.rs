@@ -176,10 +176,18 @@ struct FeedPage {
     gap: String,
 }
 
+/// Said below the rows when the page asked after a `seq` the journal
+/// never reached: the server restarted (a memory store starts empty) or
+/// its store is a new one, and the rows are the new journal's from its
+/// oldest.
+const RESTARTED: &str = "The journal started again (the server restarted, or its store is a new one): the rows above this line are the new journal's, those below it are from before.";
+
 /// The oldest `limit` rows after `after` (of a merchant's key, that
 /// merchant's only), so a page that polls sees every request in turn
 /// however many came at once; `last` is the journal's newest `seq`, read
 /// before the rows (an entry recorded in between is numbered above it).
+/// A position above `last` is one the journal never reached (it started
+/// again): the rows are its oldest, and the next position its newest.
 async fn oldest_after(
     state: &AppState,
     scope: Option<uuid::Uuid>,
@@ -187,6 +195,8 @@ async fn oldest_after(
     last: u64,
     limit: usize,
 ) -> Result<FeedPage, StoreError> {
+    let restarted = after > last;
+    let after = if restarted { 0 } else { after };
     // All the journal keeps after `after` (oldest first): when that is
     // the whole journal, what came between `after` and its oldest entry
     // was dropped unread.
@@ -197,9 +207,11 @@ async fn oldest_after(
         _ => 0,
     };
     let gap = match (lost, scope) {
-        (0, _) => String::new(),
-        // A merchant's key is not told how many requests others made.
-        (_, Some(_)) => "Some requests here are no longer kept: the journal keeps the last 1,000, and more came before this page asked for them.".to_owned(),
+        _ if restarted => RESTARTED.to_owned(),
+        // A merchant's key is not told of others' requests: the journal
+        // cannot tell whose the dropped entries were, so a merchant's
+        // page never marks a hole (its own rows may be among them).
+        (0, _) | (_, Some(_)) => String::new(),
         (1, None) => "1 request here is no longer kept: the journal keeps the last 1,000, and more came before this page asked for them.".to_owned(),
         (n, None) => format!("{n} requests here are no longer kept: the journal keeps the last 1,000, and more came before this page asked for them."),
     };
@@ -220,7 +232,9 @@ async fn oldest_after(
 /// `GET /_mock/ui/requests/feed?after=N`: the oldest page of rows
 /// recorded after `N`, newest first; in the `X-Journal-Seq` header the
 /// `seq` to ask after next (the newest row's while more are waiting), and
-/// below the rows a line when the journal dropped some of them unread.
+/// below the rows a line when the journal dropped some of them unread
+/// (not to a merchant's key), or when `N` is above the journal's newest
+/// (it started again: its rows from the oldest).
 #[cfg_attr(
     feature = "openapi",
     utoipa::path(
