@@ -147,39 +147,35 @@ const SECRET_KEYS: [&str; 13] = [
 /// assert!(!is_credential_header("X-Request-Id"));
 /// ```
 pub fn is_credential_header(name: &str) -> bool {
-    // The words by hand, a byte at a time: `-` and `_` are ASCII, so
+    // The words in one pass, a byte at a time: `-` and `_` are ASCII, so
     // every cut is at a character's boundary (the mock's hot path looks at
-    // every header of every request).
+    // the headers of every request).
     let bytes = name.as_bytes();
-    let separator = |b: u8| b == b'-' || b == b'_';
     let mut previous: Option<&str> = None;
     let mut start = 0;
-    while start < bytes.len() {
-        if separator(bytes[start]) {
-            start += 1;
+    for end in 0..=bytes.len() {
+        if end < bytes.len() && !matches!(bytes[end], b'-' | b'_') {
             continue;
         }
-        let end = bytes[start..]
-            .iter()
-            .position(|&b| separator(b))
-            .map_or(bytes.len(), |n| start + n);
-        let this = name.get(start..end).unwrap_or_default();
-        let after = |list: &[&str]| {
-            previous.is_some_and(|p| list.iter().any(|w| p.eq_ignore_ascii_case(w)))
-        };
-        match word(this) {
-            Word::Credential => return true,
-            Word::Token if !after(&NOT_SECRET_TOKENS) => return true,
-            Word::Key
-                if bytes[end..].iter().all(|&b| separator(b))
-                    && (previous.is_none() || after(&SECRET_KEYS)) =>
-            {
-                return true;
+        if end > start {
+            let this = name.get(start..end).unwrap_or_default();
+            let after = |list: &[&str]| {
+                previous.is_some_and(|p| list.iter().any(|w| p.eq_ignore_ascii_case(w)))
+            };
+            match word(this) {
+                Word::Credential => return true,
+                Word::Token if !after(&NOT_SECRET_TOKENS) => return true,
+                Word::Key
+                    if bytes[end..].iter().all(|&b| matches!(b, b'-' | b'_'))
+                        && (previous.is_none() || after(&SECRET_KEYS)) =>
+                {
+                    return true;
+                }
+                Word::Other | Word::Token | Word::Key => {}
             }
-            _ => {}
+            previous = Some(this);
         }
-        previous = Some(this);
-        start = end;
+        start = end + 1;
     }
     false
 }
