@@ -14,7 +14,8 @@
 //! again: below the cursor, or past it already, `cursor.rs`,
 //! `relist.rs`): said, and read from its start.
 //!
-//! - `source.rs`: the HTTP reads, retries and what a failure says;
+//! - `source.rs`: the HTTP reads and retries; `source/failure.rs`: what a
+//!   failure is and says;
 //! - `cursor.rs`: where a run is, what it lost, what it showed;
 //! - `relist.rs`: the proxy's listing when a page did not start where
 //!   the last one ended;

@@ -1,0 +1,135 @@
+//! Why a page of the journal or of the exchanges could not be read, and
+//! how `tail` says it.
+
+use crate::output::printable;
+
+/// Why a page could not be read.
+#[derive(Debug)]
+pub enum Failure {
+    /// No answer: `connect`, `timeout`, `tls` or `broke off`, and the
+    /// innermost reason.
+    NoAnswer { kind: NoAnswer, reason: String },
+    /// An envelope with `isSuccess` false.
+    Refused {
+        status: u16,
+        code: String,
+        message: String,
+    },
+    /// Not the envelope (an HTML page, an empty answer).
+    NotEnvelope {
+        status: u16,
+        content_type: Option<String>,
+    },
+    /// An envelope `tail` cannot read.
+    Unreadable { status: u16, reason: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoAnswer {
+    Connect,
+    Timeout,
+    Tls,
+    BrokeOff,
+    /// It answered at once, with something that is not valid HTTP.
+    InvalidHttp,
+}
+
+impl Failure {
+    /// Whether asking again may help.
+    pub(super) fn is_transient(&self) -> bool {
+        match self {
+            Self::NoAnswer { kind, .. } => *kind != NoAnswer::Tls,
+            Self::Refused { status, .. }
+            | Self::NotEnvelope { status, .. }
+            | Self::Unreadable { status, .. } => *status == 429 || *status >= 500,
+        }
+    }
+}
+
+/// A failure in words, the server's text escaped for the terminal.
+pub(super) fn describe(failure: &Failure) -> String {
+    match failure {
+        Failure::NoAnswer { kind, reason } => {
+            let what = match kind {
+                NoAnswer::Connect => "could not connect",
+                NoAnswer::Timeout => "no answer in time",
+                NoAnswer::Tls => "the TLS handshake failed",
+                NoAnswer::BrokeOff => "the connection broke off",
+                NoAnswer::InvalidHttp => "its answer was not valid HTTP",
+            };
+            format!("{what} ({})", printable(reason))
+        }
+        Failure::Refused {
+            status,
+            code,
+            message,
+        } => {
+            let code = if code.is_empty() {
+                "no errorCode"
+            } else {
+                code
+            };
+            if message.is_empty() {
+                printable(&format!("{code} (HTTP {status})"))
+            } else {
+                printable(&format!("{code} (HTTP {status}): {message}"))
+            }
+        }
+        Failure::NotEnvelope {
+            status,
+            content_type,
+        } => format!(
+            "it answered HTTP {status} with {} instead of the JSON envelope",
+            crate::error::content_type_said(content_type.as_deref())
+        ),
+        Failure::Unreadable { status, reason } => {
+            format!("its answer (HTTP {status}) cannot be read: {reason}")
+        }
+    }
+}
+
+/// What kept a request from an answer, and its innermost reason (without
+/// the URL).
+pub(super) fn no_answer(error: &reqwest::Error) -> Failure {
+    let mut reason = error.to_string();
+    let mut chain = String::new();
+    let mut source = std::error::Error::source(error);
+    while let Some(inner) = source {
+        reason = inner.to_string();
+        chain.push_str(&reason);
+        chain.push(' ');
+        source = inner.source();
+    }
+    let lower = chain.to_ascii_lowercase();
+    let kind = if lower.contains("certificate") || lower.contains("tls") || lower.contains("alert")
+    {
+        NoAnswer::Tls
+    } else if error.is_timeout() {
+        NoAnswer::Timeout
+    } else if error.is_connect() {
+        NoAnswer::Connect
+    } else if let Some(parse) = invalid_http(error) {
+        reason = parse;
+        NoAnswer::InvalidHttp
+    } else {
+        NoAnswer::BrokeOff
+    };
+    if kind == NoAnswer::Timeout {
+        reason = "timed out".to_owned();
+    }
+    Failure::NoAnswer { kind, reason }
+}
+
+/// hyper's words, when an error's chain holds its failure to parse the
+/// answer (`hyper::Error::is_parse`: a bad status line, a header with
+/// bytes HTTP forbids, a TLS record read as an answer).
+fn invalid_http(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(hyper) = error.downcast_ref::<hyper::Error>() {
+            return hyper.is_parse().then(|| hyper.to_string());
+        }
+        current = error.source();
+    }
+    None
+}
