@@ -7,6 +7,8 @@ mod harness;
 mod payment_page;
 // The web console (CONTRACT section 14).
 mod console;
+// Its pages of fault rules and of sandboxes.
+mod console_rules;
 // A request whose body the journal cut says so.
 mod cut_body;
 // Live rows: focus kept, stopped updates said (and the bar's focus ring).
