@@ -476,17 +476,10 @@ async fn the_console_pages_keep_the_origin_their_forms_are_checked_by() {
 /// an open proxy's own pages answer it too, and no other name.
 #[tokio::test]
 async fn an_open_proxy_answers_the_name_it_was_given() {
-    let upstream = crate::upstream::Upstream::start().await;
-    let mut config = ProxyConfig::new(upstream.url().parse().expect("a URL"));
-    config.host_name = Some("vm.example".to_owned());
-    let proxy = payments_contract_proxy::Proxy::start(config)
-        .await
-        .expect("the proxy starts");
-    let rig = Rig {
-        upstream,
-        proxy,
-        client: crate::rig::client(),
-    };
+    let rig = Rig::configured(|config| {
+        config.host_name = Some("vm.example".to_owned());
+    })
+    .await;
     for host in ["vm.example", "VM.example:8080", "127.0.0.1"] {
         let (status, _, _, body) = get(&rig, "/_proxy/report", &[("host", host)]).await;
         assert_eq!(status, 200, "{host}: {body}");

@@ -262,19 +262,11 @@ async fn the_listing_keeps_the_last_thousand() {
 #[tokio::test]
 async fn the_callers_trace_is_listed_reported_and_recorded() {
     let dir = tempfile::tempdir().expect("a directory");
-    let upstream = crate::upstream::Upstream::start().await;
-    let mut config =
-        payments_contract_proxy::ProxyConfig::new(upstream.url().parse().expect("a URL"));
-    config.report = Some(dir.path().join("report.jsonl"));
-    config.record = Some(dir.path().join("run.jsonl"));
-    let proxy = payments_contract_proxy::Proxy::start(config)
-        .await
-        .expect("the proxy starts");
-    let rig = Rig {
-        upstream,
-        proxy,
-        client: crate::rig::client(),
-    };
+    let rig = Rig::configured(|config| {
+        config.report = Some(dir.path().join("report.jsonl"));
+        config.record = Some(dir.path().join("run.jsonl"));
+    })
+    .await;
     let good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     for (reference, traceparent) in [("TR-1", good), ("TR-2", "00-nonsense-01")] {
         rig.upstream

@@ -139,6 +139,20 @@ impl Rig {
         }
     }
 
+    /// In front of a scripted upstream, with the defaults' configuration
+    /// changed by `configure` (evidence files, the name given to `--host`).
+    pub async fn configured(configure: impl FnOnce(&mut ProxyConfig)) -> Self {
+        let upstream = Upstream::start().await;
+        let mut config = ProxyConfig::new(upstream.url().parse().expect("a URL"));
+        configure(&mut config);
+        let proxy = Proxy::start(config).await.expect("the proxy starts");
+        Self {
+            upstream,
+            proxy,
+            client: client(),
+        }
+    }
+
     /// The proxy's URL of `path_and_query`.
     pub fn url(&self, path_and_query: &str) -> String {
         format!("{}{path_and_query}", self.proxy.base_url())

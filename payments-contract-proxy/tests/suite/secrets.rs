@@ -195,19 +195,11 @@ async fn a_payer_id_of_an_initiate_stays_a_token_in_its_transactions_later_excha
     const PAYER: &str = "60123456789";
     let reference = format!("TOPUP-{PAYER}-1");
     let dir = tempfile::tempdir().expect("a directory");
-    let upstream = crate::upstream::Upstream::start().await;
-    let mut config =
-        payments_contract_proxy::ProxyConfig::new(upstream.url().parse().expect("a URL"));
-    config.report = Some(dir.path().join("report.jsonl"));
-    config.record = Some(dir.path().join("run.jsonl"));
-    let proxy = payments_contract_proxy::Proxy::start(config)
-        .await
-        .expect("the proxy starts");
-    let rig = Rig {
-        upstream,
-        proxy,
-        client: crate::rig::client(),
-    };
+    let rig = Rig::configured(|config| {
+        config.report = Some(dir.path().join("report.jsonl"));
+        config.record = Some(dir.path().join("run.jsonl"));
+    })
+    .await;
     let mut body = initiate_body(&reference, 100);
     body["payerId"] = json!(PAYER);
     let status = || Canned::ok(status_data("t-1", &reference, "INITIATED", "1.00"));
@@ -280,19 +272,11 @@ async fn a_payer_id_of_an_initiate_stays_a_token_in_its_transactions_later_excha
 #[tokio::test]
 async fn keys_in_headers_of_any_name_are_secrets_but_idempotency_keys_are_not() {
     let dir = tempfile::tempdir().expect("a directory");
-    let upstream = crate::upstream::Upstream::start().await;
-    let mut config =
-        payments_contract_proxy::ProxyConfig::new(upstream.url().parse().expect("a URL"));
-    config.report = Some(dir.path().join("report.jsonl"));
-    config.record = Some(dir.path().join("run.jsonl"));
-    let proxy = payments_contract_proxy::Proxy::start(config)
-        .await
-        .expect("the proxy starts");
-    let rig = Rig {
-        upstream,
-        proxy,
-        client: crate::rig::client(),
-    };
+    let rig = Rig::configured(|config| {
+        config.report = Some(dir.path().join("report.jsonl"));
+        config.record = Some(dir.path().join("run.jsonl"));
+    })
+    .await;
     rig.upstream
         .push(Canned::raw(200, "seen").header("x-session-token", "HDRLEAK-answer-0"));
     let reply = rig
