@@ -106,7 +106,7 @@ fn sigterm_finishes_a_trickled_body_at_once_and_exits_0() {
     let (head, _, _) = exchange(
         &mock,
         &format!(
-            "POST /_mock/faults HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\
+            "POST /_mock/faults HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
              Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{rule}",
             rule.len()
         ),
