@@ -70,21 +70,16 @@ async fn echoed_secrets_in_any_shape_never_reach_the_evidence() {
         .await
         .expect("the proxy answers");
     assert_eq!(reply.status(), 400);
-    let mut shown = Vec::new();
-    for route in [
-        "/_proxy/exchanges",
-        "/_proxy/report",
-        "/_proxy/ui/exchanges/1",
-        "/_proxy/ui/exchanges/4",
-    ] {
-        let reply = rig
-            .client
-            .get(rig.url(route))
-            .send()
-            .await
-            .expect("the proxy answers");
-        shown.push((route.to_owned(), reply.text().await.expect("a body")));
-    }
+    let mut shown = shown_on(
+        &rig,
+        &[
+            "/_proxy/exchanges",
+            "/_proxy/report",
+            "/_proxy/ui/exchanges/1",
+            "/_proxy/ui/exchanges/4",
+        ],
+    )
+    .await;
     rig.proxy.finish().await;
     for file in ["report.jsonl", "run.jsonl"] {
         let text = std::fs::read_to_string(dir.path().join(file)).expect("written");
@@ -291,20 +286,15 @@ async fn keys_in_headers_of_any_name_are_secrets_but_idempotency_keys_are_not() 
         .await
         .expect("the proxy answers");
     assert_eq!(reply.status(), 200);
-    let mut shown = Vec::new();
-    for route in [
-        "/_proxy/exchanges",
-        "/_proxy/report",
-        "/_proxy/ui/exchanges/1",
-    ] {
-        let reply = rig
-            .client
-            .get(rig.url(route))
-            .send()
-            .await
-            .expect("the proxy answers");
-        shown.push((route.to_owned(), reply.text().await.expect("a body")));
-    }
+    let mut shown = shown_on(
+        &rig,
+        &[
+            "/_proxy/exchanges",
+            "/_proxy/report",
+            "/_proxy/ui/exchanges/1",
+        ],
+    )
+    .await;
     rig.proxy.finish().await;
     let recording = std::fs::read_to_string(dir.path().join("run.jsonl")).expect("written");
     assert!(recording.contains("idem-KEPT-5"), "{recording}");
@@ -315,4 +305,19 @@ async fn keys_in_headers_of_any_name_are_secrets_but_idempotency_keys_are_not() 
     for (place, text) in shown {
         assert!(!text.contains("HDRLEAK"), "{place}: {text}");
     }
+}
+
+/// What each of the proxy's own `routes` shows, with the route.
+async fn shown_on(rig: &Rig, routes: &[&str]) -> Vec<(String, String)> {
+    let mut shown = Vec::new();
+    for route in routes {
+        let reply = rig
+            .client
+            .get(rig.url(route))
+            .send()
+            .await
+            .expect("the proxy answers");
+        shown.push(((*route).to_owned(), reply.text().await.expect("a body")));
+    }
+    shown
 }
