@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use super::*;
 use crate::exchange::{Exchange, Parsed};
 use crate::rules::test_support::{
-    MERCHANT, confirm_data, exchange, found, initiate_body, initiate_data, ok, status_data,
+    MERCHANT, confirm_data, exchange, found, initiate_body, initiate_data, initiate_of, ok,
+    status_data,
 };
 use crate::rules::{Finding, judge, remember};
 
@@ -31,18 +32,6 @@ fn pass(memory: &mut Memory, e: &Exchange) -> Vec<Finding> {
     let findings = judge(&parsed, memory);
     remember(&parsed, memory);
     findings
-}
-
-fn initiate(merchant: &str, reference: &str, id: &str) -> Exchange {
-    let mut body = initiate_body(reference, 1050);
-    body["merchantId"] = json!(merchant);
-    exchange(
-        "POST",
-        INITIATE,
-        body,
-        200,
-        ok(initiate_data(id, reference, 1050)),
-    )
 }
 
 fn confirm(id: &str, reference: &str) -> Exchange {
@@ -76,7 +65,7 @@ fn what_is_held_stays_bounded_whatever_is_sent() {
         );
         // A 64 KiB transaction id, initiated and confirmed.
         let long = format!("{}{n}", huge('t'));
-        pass(&mut memory, &initiate(MERCHANT, &format!("R{n}"), &long));
+        pass(&mut memory, &initiate_of(MERCHANT, &format!("R{n}"), &long));
         pass(&mut memory, &confirm(&long, &format!("R{n}")));
         // A status read of a short id with a 64 KiB productCode.
         let mut data = status_data(&short, "R", "INITIATED", "10.50");
@@ -108,8 +97,8 @@ fn ids_and_references_up_to_the_bound_are_judged_as_before() {
         found(
             "initiate.duplicate",
             &[
-                initiate(MERCHANT, &reference, &id),
-                initiate(MERCHANT, &reference, &other)
+                initiate_of(MERCHANT, &reference, &id),
+                initiate_of(MERCHANT, &reference, &other)
             ]
         )
         .len(),
@@ -119,8 +108,8 @@ fn ids_and_references_up_to_the_bound_are_judged_as_before() {
         found(
             "transaction.id-reused",
             &[
-                initiate(MERCHANT, &reference, &id),
-                initiate(MERCHANT, "R2", &id)
+                initiate_of(MERCHANT, &reference, &id),
+                initiate_of(MERCHANT, "R2", &id)
             ]
         )
         .len(),
@@ -133,7 +122,7 @@ fn ids_and_references_up_to_the_bound_are_judged_as_before() {
         found(
             "status.agree",
             &[
-                initiate(MERCHANT, &reference, &id),
+                initiate_of(MERCHANT, &reference, &id),
                 by_id(&id, differs),
                 exchange(
                     "GET",
@@ -158,7 +147,10 @@ fn longer_values_that_begin_alike_are_never_taken_for_one() {
     assert!(
         found(
             "initiate.duplicate",
-            &[initiate(MERCHANT, &a, "t1"), initiate(MERCHANT, &b, "t2")]
+            &[
+                initiate_of(MERCHANT, &a, "t1"),
+                initiate_of(MERCHANT, &b, "t2")
+            ]
         )
         .is_empty()
     );
@@ -166,7 +158,7 @@ fn longer_values_that_begin_alike_are_never_taken_for_one() {
     assert!(
         found(
             "initiate.duplicate",
-            &[initiate(&a, "R", "t1"), initiate(&b, "R", "t2")]
+            &[initiate_of(&a, "R", "t1"), initiate_of(&b, "R", "t2")]
         )
         .is_empty()
     );
@@ -174,7 +166,10 @@ fn longer_values_that_begin_alike_are_never_taken_for_one() {
     assert!(
         found(
             "transaction.id-reused",
-            &[initiate(MERCHANT, "R1", &a), initiate(MERCHANT, "R2", &b)]
+            &[
+                initiate_of(MERCHANT, "R1", &a),
+                initiate_of(MERCHANT, "R2", &b)
+            ]
         )
         .is_empty()
     );
@@ -202,9 +197,9 @@ fn a_reference_a_longer_merchant_initiated_is_unknown() {
         ok(status_data("t2", "R", "INITIATED", "10.50")),
     );
     let exchanges = [
-        initiate(MERCHANT, "R", "t1"),
+        initiate_of(MERCHANT, "R", "t1"),
         by_id("t1", status_data("t1", "R", "INITIATED", "10.50")),
-        initiate(&alike("m"), "R", "t2"),
+        initiate_of(&alike("m"), "R", "t2"),
         read_of_t2,
     ];
     assert!(found("status.agree", &exchanges).is_empty());
@@ -216,7 +211,7 @@ fn a_reference_a_longer_merchant_initiated_is_unknown() {
     assert_eq!(memory.initiated(MERCHANT, "R"), None);
     assert_eq!(memory.transaction_for("R", None), None);
     assert_eq!(memory.transaction_of_reference("R"), None);
-    let again = pass(&mut memory, &initiate(MERCHANT, "R", "t3"));
+    let again = pass(&mut memory, &initiate_of(MERCHANT, "R", "t3"));
     assert!(
         !again.iter().any(|f| f.rule == "initiate.duplicate"),
         "{again:?}"
@@ -227,7 +222,7 @@ fn a_reference_a_longer_merchant_initiated_is_unknown() {
 fn a_longer_value_is_gone_once_its_exchange_is_remembered() {
     let mut memory = Memory::default();
     let reference = alike("r");
-    pass(&mut memory, &initiate(MERCHANT, &reference, "t1"));
+    pass(&mut memory, &initiate_of(MERCHANT, &reference, "t1"));
     // Gone at once (and the merchant with it), with no other change of
     // the memory: nothing is ever compared with a cut copy, and the
     // exchange right after finds nothing to compare with.
@@ -239,21 +234,21 @@ fn a_longer_value_is_gone_once_its_exchange_is_remembered() {
         memory.transaction("t1")
     );
     assert!(memory.kept_bytes() <= 2 * KEPT, "{}", memory.kept_bytes());
-    let reused = pass(&mut memory, &initiate(MERCHANT, &alike("s"), "t1"));
+    let reused = pass(&mut memory, &initiate_of(MERCHANT, &alike("s"), "t1"));
     assert!(
         !reused.iter().any(|f| f.rule == "transaction.id-reused"),
         "{reused:?}"
     );
     // Control: a reference of KEPT bytes stays, and is compared.
     let kept = "y".repeat(KEPT);
-    pass(&mut memory, &initiate(MERCHANT, &kept, "t3"));
+    pass(&mut memory, &initiate_of(MERCHANT, &kept, "t3"));
     assert!(
         memory
             .transaction("t3")
             .is_some_and(|s| s.reference_no.as_deref() == Some(kept.as_str())
                 && s.merchant.as_deref() == Some(MERCHANT))
     );
-    let reused = pass(&mut memory, &initiate(MERCHANT, &"z".repeat(KEPT), "t3"));
+    let reused = pass(&mut memory, &initiate_of(MERCHANT, &"z".repeat(KEPT), "t3"));
     assert!(
         reused.iter().any(|f| f.rule == "transaction.id-reused"),
         "{reused:?}"

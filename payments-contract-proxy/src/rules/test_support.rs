@@ -115,3 +115,16 @@ pub fn confirm_data(id: &str, reference: &str, status: &str, amount: &str) -> Va
         "errorMessage": null, "extraProperties": null,
     })
 }
+
+/// An initiate of `reference` by `merchant`, answered 200 with `id`.
+pub fn initiate_of(merchant: &str, reference: &str, id: &str) -> Exchange {
+    let mut body = initiate_body(reference, 1050);
+    body["merchantId"] = serde_json::json!(merchant);
+    exchange(
+        "POST",
+        "/api/payments/initiate",
+        body,
+        200,
+        ok(initiate_data(id, reference, 1050)),
+    )
+}

@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use crate::rules::test_support::{
-    confirm_data, exchange, found, initiate_body, initiate_data, ok, status_data,
+    confirm_data, exchange, found, initiate_body, initiate_data, initiate_of, ok, status_data,
 };
 
 const INITIATE: &str = "/api/payments/initiate";
@@ -289,19 +289,6 @@ fn initiate_duplicate() {
     assert_eq!(replay.len(), 1);
     assert_eq!(replay[0].level, crate::rules::Level::Undocumented);
     assert!(found("initiate.duplicate", &[initiated(1050)]).is_empty());
-}
-
-/// An initiate of `reference` by `merchant`, answered 200 with `id`.
-fn initiate_of(merchant: &str, reference: &str, id: &str) -> crate::exchange::Exchange {
-    let mut body = initiate_body(reference, 1050);
-    body["merchantId"] = json!(merchant);
-    exchange(
-        "POST",
-        INITIATE,
-        body,
-        200,
-        ok(initiate_data(id, reference, 1050)),
-    )
 }
 
 #[test]
