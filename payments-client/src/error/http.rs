@@ -23,7 +23,18 @@ pub(super) fn invalid_http_suffix(kind: TransportKind, source: Option<&reqwest::
 /// that are not HTTP at all). The service did answer, at once: this is not
 /// a timeout nor a dropped connection, though, as with those, the request
 /// was written and may have been carried out.
-pub(crate) fn invalid_http(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+///
+/// What makes a failure [`TransportKind::InvalidHttp`]; public for a tool
+/// that sends its own requests with the same `reqwest` (the `payments`
+/// CLI's `tail`) and wants to say the same.
+///
+/// ```
+/// use payments_client::error::invalid_http;
+///
+/// let dropped = std::io::Error::other("connection reset");
+/// assert_eq!(invalid_http(&dropped), None);
+/// ```
+pub fn invalid_http(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut current = Some(e);
     while let Some(error) = current {
         if let Some(hyper) = error.downcast_ref::<hyper::Error>() {

@@ -25,7 +25,7 @@ pub use mismatch::{AnswerMismatch, Asked, Disagreement, ReadBack};
 pub use outcome::Outcome;
 pub use validation::{FieldError, ValidationErrors};
 
-pub(crate) use http::invalid_http;
+pub use http::invalid_http;
 use http::invalid_http_suffix;
 pub(crate) use tls::tls_reason;
 use tls::tls_reason_suffix;

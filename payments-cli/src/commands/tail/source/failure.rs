@@ -108,7 +108,7 @@ pub(super) fn no_answer(error: &reqwest::Error) -> Failure {
         NoAnswer::Timeout
     } else if error.is_connect() {
         NoAnswer::Connect
-    } else if let Some(parse) = invalid_http(error) {
+    } else if let Some(parse) = payments_client::error::invalid_http(error) {
         reason = parse;
         NoAnswer::InvalidHttp
     } else {
@@ -118,18 +118,4 @@ pub(super) fn no_answer(error: &reqwest::Error) -> Failure {
         reason = "timed out".to_owned();
     }
     Failure::NoAnswer { kind, reason }
-}
-
-/// hyper's words, when an error's chain holds its failure to parse the
-/// answer (`hyper::Error::is_parse`: a bad status line, a header with
-/// bytes HTTP forbids, a TLS record read as an answer).
-fn invalid_http(error: &(dyn std::error::Error + 'static)) -> Option<String> {
-    let mut current = Some(error);
-    while let Some(error) = current {
-        if let Some(hyper) = error.downcast_ref::<hyper::Error>() {
-            return hyper.is_parse().then(|| hyper.to_string());
-        }
-        current = error.source();
-    }
-    None
 }
