@@ -55,6 +55,9 @@ fn traced() -> Option<opentelemetry_sdk::trace::SdkTracerProvider> {
         opentelemetry_sdk::propagation::TraceContextPropagator::new(),
     );
     let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+    // The same provider behind the API's global tracer: the floor's
+    // `raw_api_*` benches make their spans there, without the layer.
+    opentelemetry::global::set_tracer_provider(provider.clone());
     let layer = tracing_opentelemetry::layer()
         .with_tracer(provider.tracer("bench"))
         .with_filter(
@@ -431,5 +434,71 @@ mod otel_floor {
             "http.response.status_code" = 200u16,
         );
         let _entered = span.enter();
+    }
+
+    /// A call's two spans (the call's, and its attempt's with the nine
+    /// attributes an attempt carries) through the layer, as the client
+    /// makes them.
+    #[divan::bench]
+    fn layer_call_and_attempt() {
+        let call = tracing::info_span!(
+            target: "payments_client",
+            "call",
+            otel.name = "GET /api/payments/{transactionId}/status",
+            otel.kind = "client",
+            "payments.outcome" = "ok",
+        );
+        let _call = call.enter();
+        let attempt = tracing::info_span!(
+            target: "payments_client",
+            "attempt",
+            otel.name = "GET /api/payments/{transactionId}/status",
+            otel.kind = "client",
+            "http.request.method" = "GET",
+            "server.address" = "127.0.0.1",
+            "server.port" = 8080u16,
+            "url.template" = "/api/payments/{transactionId}/status",
+            "http.response.status_code" = 200u16,
+            "http.request.resend_count" = 0u32,
+            "payments.transaction_id" = "0b6f1c2e-6a4c-4f7e-9d7a-000000000001",
+            "payments.reference_no" = "BENCH-STATUS-1",
+        );
+        let _attempt = attempt.enter();
+    }
+
+    /// The same two spans, with the same attributes, made through the
+    /// OpenTelemetry API's global tracer (the same SDK provider) without
+    /// `tracing` or the layer: what the spans themselves cost.
+    #[divan::bench]
+    fn raw_api_call_and_attempt() {
+        use opentelemetry::KeyValue;
+        use opentelemetry::trace::{Span as _, SpanKind, TraceContextExt as _, Tracer as _};
+        let tracer = opentelemetry::global::tracer("bench");
+        let parent = opentelemetry::Context::current();
+        let call = tracer
+            .span_builder("GET /api/payments/{transactionId}/status")
+            .with_kind(SpanKind::Client)
+            .with_attributes([KeyValue::new("payments.outcome", "ok")])
+            .start_with_context(&tracer, &parent);
+        let context = parent.with_span(call);
+        let mut attempt = tracer
+            .span_builder("GET /api/payments/{transactionId}/status")
+            .with_kind(SpanKind::Client)
+            .with_attributes([
+                KeyValue::new("http.request.method", "GET"),
+                KeyValue::new("server.address", "127.0.0.1"),
+                KeyValue::new("server.port", 8080_i64),
+                KeyValue::new("url.template", "/api/payments/{transactionId}/status"),
+                KeyValue::new("http.response.status_code", 200_i64),
+                KeyValue::new("http.request.resend_count", 0_i64),
+                KeyValue::new(
+                    "payments.transaction_id",
+                    "0b6f1c2e-6a4c-4f7e-9d7a-000000000001",
+                ),
+                KeyValue::new("payments.reference_no", "BENCH-STATUS-1"),
+            ])
+            .start_with_context(&tracer, &context);
+        attempt.end();
+        context.span().end();
     }
 }
