@@ -7,7 +7,8 @@ use std::borrow::Cow;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
 pub(crate) use crate::domain::access::Caller;
@@ -41,14 +42,16 @@ pub fn is_json_content_type(value: &[u8]) -> bool {
 }
 
 impl FromRequest<crate::state::AppState> for JsonObject {
-    type Rejection = ApiError;
+    type Rejection = Response;
 
     async fn from_request(
         req: Request,
         state: &crate::state::AppState,
     ) -> Result<Self, Self::Rejection> {
         let JsonBytes(bytes) = JsonBytes::from_request(req, state).await?;
-        Ok(parse_object(&bytes).map(Self)?)
+        parse_object(&bytes)
+            .map(Self)
+            .map_err(|e| ApiError::from(e).into_response())
     }
 }
 
@@ -61,8 +64,9 @@ impl FromRequest<crate::state::AppState> for JsonObject {
 /// decided before); the same value twice is one type. A `Content-Encoding`
 /// other than `identity` (RFC 9110 section 8.4.1) is refused: the mock
 /// decodes none, and before it read a gzipped body as bad JSON and a plain
-/// one labelled `br` as JSON.
-pub(crate) fn declared_json(headers: &HeaderMap) -> Result<(), ApiError> {
+/// one labelled `br` as JSON; that refusal names what it takes in
+/// `Accept-Encoding: identity` (RFC 9110 section 12.5.3).
+pub(crate) fn declared_json(headers: &HeaderMap) -> Result<(), Unsupported> {
     // One walk of the few headers a request has, names compared as the
     // standard names they are: cheaper on the hot path than looking up
     // each of the two.
@@ -79,9 +83,12 @@ pub(crate) fn declared_json(headers: &HeaderMap) -> Result<(), ApiError> {
                 Some(_) => {}
             }
         } else if name == header::CONTENT_ENCODING && !uncoded(value.as_bytes()) {
-            return Err(unsupported(
-                "Content-Encoding is not accepted: send the body without a content coding",
-            ));
+            return Err(Unsupported {
+                coding: true,
+                ..unsupported(
+                    "Content-Encoding is not accepted: send the body without a content coding",
+                )
+            });
         }
     }
     match content_type {
@@ -101,12 +108,37 @@ fn uncoded(value: &[u8]) -> bool {
         .all(|coding| coding.is_empty() || coding.eq_ignore_ascii_case(b"identity"))
 }
 
-fn unsupported(message: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        ErrorCode::UnsupportedMediaType,
-        message,
-    )
+/// A refusal of [`declared_json`]: 415 `UNSUPPORTED_MEDIA_TYPE`.
+#[derive(Debug)]
+pub(crate) struct Unsupported {
+    error: ApiError,
+    /// For a content coding: the answer says `Accept-Encoding: identity`
+    /// (RFC 9110 section 12.5.3); not for a media type.
+    coding: bool,
+}
+
+impl IntoResponse for Unsupported {
+    fn into_response(self) -> Response {
+        let mut response = self.error.into_response();
+        if self.coding {
+            response.headers_mut().insert(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_static("identity"),
+            );
+        }
+        response
+    }
+}
+
+fn unsupported(message: &str) -> Unsupported {
+    Unsupported {
+        error: ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ErrorCode::UnsupportedMediaType,
+            message,
+        ),
+        coding: false,
+    }
 }
 
 /// The bytes of a body declared JSON (or undeclared). Rejections as
@@ -117,13 +149,13 @@ fn unsupported(message: &str) -> ApiError {
 pub(crate) struct JsonBytes(pub(crate) Bytes);
 
 impl FromRequest<crate::state::AppState> for JsonBytes {
-    type Rejection = ApiError;
+    type Rejection = Response;
 
     async fn from_request(
         req: Request,
         state: &crate::state::AppState,
     ) -> Result<Self, Self::Rejection> {
-        declared_json(req.headers())?;
+        declared_json(req.headers()).map_err(IntoResponse::into_response)?;
         let within = req
             .extensions()
             .get::<crate::state::AppState>()
@@ -131,12 +163,12 @@ impl FromRequest<crate::state::AppState> for JsonBytes {
             .body_timeout;
         let read = read_within(within, Bytes::from_request(req, state))
             .await
-            .map_err(|()| late_body(within))?;
+            .map_err(|()| late_body(within).into_response())?;
         let bytes = read.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::payload_too_large()
+                ApiError::payload_too_large().into_response()
             } else {
-                ApiError::validation("request body could not be read")
+                ApiError::validation("request body could not be read").into_response()
             }
         })?;
         Ok(Self(bytes))
@@ -231,7 +263,32 @@ mod tests {
     fn refusal(pairs: &[(&str, &str)]) -> Option<(StatusCode, String)> {
         declared_json(&headers(pairs))
             .err()
-            .map(|e| (e.status, e.message))
+            .map(|e| (e.error.status, e.error.message))
+    }
+
+    /// The `Accept-Encoding` of the answer to a refused request.
+    fn accepted(pairs: &[(&str, &str)]) -> Option<HeaderValue> {
+        let refused = declared_json(&headers(pairs)).err()?.into_response();
+        refused.headers().get(header::ACCEPT_ENCODING).cloned()
+    }
+
+    #[test]
+    fn a_refused_content_coding_is_told_what_is_taken() {
+        // RFC 9110 section 12.5.3: a 415 for a content coding names the
+        // codings taken in Accept-Encoding.
+        for coded in ["gzip", "identity, br"] {
+            assert_eq!(
+                accepted(&[("content-encoding", coded)]),
+                Some(HeaderValue::from_static("identity")),
+                "{coded}"
+            );
+        }
+        // Not a 415 for the media type.
+        assert_eq!(accepted(&[("content-type", "text/plain")]), None);
+        assert_eq!(
+            accepted(&[("content-type", "a/b"), ("content-type", "c/d")]),
+            None
+        );
     }
 
     #[test]

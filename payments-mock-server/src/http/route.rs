@@ -49,11 +49,11 @@ pub(crate) async fn route(
         // otherwise be in every request's future, moved whole as it starts.
         Endpoint::Initiate => match declared_json(&parts.headers) {
             Ok(()) => Box::pin(initiate::handle(state, caller, body)).await,
-            Err(e) => Err(e),
+            Err(e) => Ok(e.into_response()),
         },
         Endpoint::Confirm => match declared_json(&parts.headers) {
             Ok(()) => Box::pin(confirm::handle(state, caller, body)).await,
-            Err(e) => Err(e),
+            Err(e) => Ok(e.into_response()),
         },
         Endpoint::StatusById => status::by_id(state, caller, matched.raw).await,
         Endpoint::StatusByReference => {
@@ -162,6 +162,56 @@ mod tests {
             let (got, got_allow, body) = answer(method.clone(), path).await;
             assert_eq!(got.as_u16(), status, "{method} {path}: {body}");
             assert_eq!(got_allow.as_deref(), allow, "{method} {path}");
+        }
+    }
+
+    /// RFC 9110 section 12.5.3: a 415 for a content coding says in
+    /// `Accept-Encoding` what is taken (the mock decodes none); a 415 for
+    /// a media type does not.
+    #[tokio::test]
+    async fn a_refused_content_coding_names_the_coding_taken() {
+        use tower::ServiceExt as _;
+        let router = crate::http::app(AppState::new(Config::default()));
+        for (path, coding, content_type, accept) in [
+            (
+                "/api/payments/initiate",
+                Some("gzip"),
+                "application/json",
+                Some("identity"),
+            ),
+            (
+                "/api/payments/confirm",
+                Some("br"),
+                "application/json",
+                Some("identity"),
+            ),
+            ("/api/payments/initiate", None, "text/plain", None),
+            ("/api/payments/confirm", None, "text/plain", None),
+            (
+                "/_mock/faults",
+                Some("gzip"),
+                "application/json",
+                Some("identity"),
+            ),
+            ("/_mock/faults", None, "text/plain", None),
+        ] {
+            let mut request = Request::post(path).header(header::CONTENT_TYPE, content_type);
+            if let Some(coding) = coding {
+                request = request.header(header::CONTENT_ENCODING, coding);
+            }
+            let request = request.body(Body::from("{}")).expect("a request");
+            let response = router.clone().oneshot(request).await.expect("infallible");
+            assert_eq!(
+                response.status(),
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "{path}"
+            );
+            let accepted = response.headers().get(header::ACCEPT_ENCODING);
+            assert_eq!(
+                accepted.map(|v| v.to_str().expect("ASCII")),
+                accept,
+                "{path} {coding:?} {content_type}"
+            );
         }
     }
 
