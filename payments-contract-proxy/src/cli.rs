@@ -19,7 +19,8 @@ use rust_decimal::Decimal;
 /// with `-` (`--admin-key -abc…`).
 pub use payments_serve::cli::parse_hiding_secrets;
 use payments_serve::cli::{
-    LogFormatArg, QuietParser, TlsArgs, error_chain, runtime, shutdown_signal,
+    LogFormatArg, QuietParser, TlsArgs, error_chain, runtime_logged, say_error,
+    shutdown_signal_logged,
 };
 use payments_serve::logging::init_logging;
 
@@ -273,18 +274,21 @@ pub fn run_proxy(
     if let Some(path) = &args.catalog
         && let Err(e) = check_catalog(path)
     {
-        eprintln!("error: {e}");
+        say_error(log_format, &e);
         return ExitCode::from(2);
     }
     let admin_keys = match admin_keys(args.admin_keys) {
         Ok(keys) => keys,
         Err(e) => {
-            eprintln!("error: {e}");
+            say_error(log_format, &e);
             return ExitCode::from(2);
         }
     };
     let Some(upstream) = args.upstream else {
-        eprintln!("error: the service to check is missing: give --upstream URL");
+        say_error(
+            log_format,
+            "the service to check is missing: give --upstream URL",
+        );
         return ExitCode::from(2);
     };
     let mut config = ProxyConfig::new(upstream.0);
@@ -309,7 +313,7 @@ pub fn run_proxy(
     config.tls = match args.tls.server_tls(&args.host, None) {
         Ok(tls) => tls,
         Err(e) => {
-            eprintln!("error: {e}");
+            say_error(log_format, &e.to_string());
             return ExitCode::from(2);
         }
     };
@@ -319,12 +323,12 @@ pub fn run_proxy(
         "http"
     };
     if let Err(e) = config.validate() {
-        eprintln!("error: {}", error_chain(&e));
+        say_error(log_format, &error_chain(&e));
         return ExitCode::from(2);
     }
     let strict = config.strict;
     let admin_keys = config.admin_keys.len();
-    let runtime = match runtime() {
+    let runtime = match runtime_logged(log_format) {
         Ok(rt) => rt,
         Err(code) => return code,
     };
@@ -333,19 +337,22 @@ pub fn run_proxy(
             Ok(l) => l,
             Err(e) => {
                 // Not 1: that is the proxy's "a violation was seen".
-                eprintln!(
-                    "error: cannot listen on {}:{} (--host, --port): {e}",
-                    args.host, args.port
+                say_error(
+                    log_format,
+                    &format!(
+                        "cannot listen on {}:{} (--host, --port): {e}",
+                        args.host, args.port
+                    ),
                 );
                 return ExitCode::from(2);
             }
         };
-        let stop = shutdown_signal();
+        let stop = shutdown_signal_logged(log_format);
         let proxy = match Proxy::start_on(listener, config).await {
             Ok(proxy) => proxy,
             Err(e) => {
                 // Whatever kept it from starting: 2, as 1 is the verdict.
-                eprintln!("error: {}", error_chain(&e));
+                say_error(log_format, &error_chain(&e));
                 return ExitCode::from(2);
             }
         };

@@ -7,37 +7,56 @@
 //! (`payments-contract-proxy`) use these; a library a test embeds never
 //! compiles them (clap comes with this feature alone).
 
+mod said;
 mod tls_args;
 
 use std::process::ExitCode;
 
+pub use said::say_error;
 pub use tls_args::TlsArgs;
+
+use crate::logging::LogFormat;
 
 /// Parses the process's command line as `T::parse()` does, except that an
 /// argument clap does not know which follows one of `secret_flags` is never
 /// repeated: a key that starts with `-` (`--api-key --abc…`) is read as an
 /// argument of its own, and clap's "unexpected argument '--abc…'" would
 /// print it. Exits 2 with a line naming the flag instead.
+///
+/// With `--log-format json` on the command line, an error (not `--help`
+/// or `--version`) is said as one JSON line ([`say_error`]), its first
+/// line alone.
 pub fn parse_hiding_secrets<T: clap::Parser>(secret_flags: &[&str]) -> T {
     match T::try_parse() {
         Ok(parsed) => parsed,
         Err(err) => {
+            let format = said::asked_format(std::env::args());
             if err.kind() == clap::error::ErrorKind::UnknownArgument
                 && let Some(clap::error::ContextValue::String(arg)) =
                     err.get(clap::error::ContextKind::InvalidArg)
                 && let Some(flag) = follows(secret_flags, arg, std::env::args())
             {
-                eprintln!(
-                    "error: {flag} needs a value; one that starts with '-' is given as \
-                     {flag}=VALUE (the argument after it is not shown)"
+                say_error(
+                    format,
+                    &format!(
+                        "{flag} needs a value; one that starts with '-' is given as \
+                         {flag}=VALUE (the argument after it is not shown)"
+                    ),
                 );
                 std::process::exit(2);
             }
             if let Some(text) = from_environment::<T>(&err, std::env::args(), |name| {
                 std::env::var_os(name).is_some()
             }) {
-                eprint!("{text}");
+                match format {
+                    LogFormat::Text => eprint!("{text}"),
+                    LogFormat::Json => say_error(format, said::one_line(&text)),
+                }
                 std::process::exit(2);
+            }
+            if format == LogFormat::Json && err.use_stderr() {
+                say_error(format, said::one_line(&err.render().to_string()));
+                std::process::exit(err.exit_code());
             }
             err.exit()
         }
@@ -212,8 +231,17 @@ impl From<LogFormatArg> for crate::logging::LogFormat {
 ///
 /// `ExitCode::FAILURE` when the runtime cannot be built (out of threads).
 pub fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    runtime_logged(LogFormat::Text)
+}
+
+/// [`runtime`], its error said in the log's `format` ([`say_error`]).
+///
+/// # Errors
+///
+/// `ExitCode::FAILURE` when the runtime cannot be built (out of threads).
+pub fn runtime_logged(format: LogFormat) -> Result<tokio::runtime::Runtime, ExitCode> {
     tokio::runtime::Runtime::new().map_err(|e| {
-        eprintln!("error: cannot start the runtime: {e}");
+        say_error(format, &format!("cannot start the runtime: {e}"));
         ExitCode::FAILURE
     })
 }
@@ -224,7 +252,16 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 /// the server gracefully instead of killing it.
 /// A second SIGINT or SIGTERM after that ends the process at once, exit
 /// code 130 (SIGINT) or 143 (SIGTERM), in-flight requests cut off.
+///
+/// Its line on stderr is text; [`shutdown_signal_logged`] says it in the
+/// log's format.
 pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    shutdown_signal_logged(LogFormat::Text)
+}
+
+/// [`shutdown_signal`], the second signal's line said in the log's
+/// `format` (with `--log-format json`, one JSON line, a `WARN` event).
+pub fn shutdown_signal_logged(format: LogFormat) -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     let handlers = {
         use tokio::signal::unix::{SignalKind, signal};
@@ -255,7 +292,10 @@ pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
                     () = recv(&mut interrupt) => 130,
                     () = recv(&mut terminate) => 143,
                 };
-                eprintln!("a second signal: stopping now, without finishing in-flight requests");
+                said::say_warning(
+                    format,
+                    "a second signal: stopping now, without finishing in-flight requests",
+                );
                 // No destructor runs after this: a file still being
                 // written whole would leave its temporary file behind.
                 crate::unfinished::remove_all();
@@ -264,6 +304,8 @@ pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
         }
         #[cfg(not(unix))]
         {
+            // No second signal to say.
+            let _ = format;
             let _ = tokio::signal::ctrl_c().await;
         }
         tracing::info!("shutting down: finishing in-flight requests");
