@@ -179,6 +179,7 @@ pub(crate) enum StoreOp {
     Page,
     Count,
     RequestsSince,
+    RequestsAfter,
     Request,
     JournalStats,
     Reset,
@@ -190,7 +191,7 @@ pub(crate) enum StoreOp {
 
 /// [`StoreOp`]s' label values, in order.
 #[cfg(feature = "metrics")]
-const STORE_OPS: [&str; 20] = [
+const STORE_OPS: [&str; 21] = [
     "now",
     "clock",
     "advance_clock",
@@ -204,6 +205,7 @@ const STORE_OPS: [&str; 20] = [
     "page",
     "count",
     "requests_since",
+    "requests_after",
     "request",
     "journal_stats",
     "reset",

@@ -252,6 +252,10 @@ pub struct JournalStats {
     pub last_seq: u64,
     /// How many entries are kept (at most 1,000).
     pub len: usize,
+    /// The `seq` of the oldest entry kept (0 when none is): with `len`,
+    /// whether entries above a position were dropped, without reading
+    /// them.
+    pub oldest_seq: u64,
 }
 
 /// The boundary between the rules and where state is kept.
@@ -392,6 +396,15 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// numbered higher than every entry a read has returned, so a reader
     /// that saw up to `n` misses nothing by asking for what came after `n`.
     fn requests_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<JournalEntry>, StoreError>> + Send;
+
+    /// The oldest `limit` journal entries with a `seq` above `after`,
+    /// oldest first, of every replica (exact as [`Store::requests_since`]
+    /// is): a page of what came after a position, which reads only those.
+    fn requests_after(
         &self,
         after: u64,
         limit: usize,

@@ -292,6 +292,14 @@ impl Store for AnyStore {
         awaited!(self, RequestsSince, s => s.requests_since(after, limit))
     }
 
+    async fn requests_after(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<JournalEntry>, StoreError> {
+        awaited!(self, RequestsAfter, s => s.requests_after(after, limit))
+    }
+
     async fn request(&self, seq: u64) -> Result<Option<JournalEntry>, StoreError> {
         awaited!(self, Request, s => s.request(seq))
     }

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::domain::journal::{BODY_BUDGET, CAPACITY, Capture, JournalEntry};
+use crate::domain::port::JournalStats;
 
 pub(crate) mod headers;
 
@@ -60,6 +61,12 @@ impl Entries {
             .sum();
         self.bound();
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The entries this thread expanded (what a read costs), for tests.
+    pub(crate) static EXPANDED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl Journal {
@@ -122,6 +129,8 @@ impl Journal {
     /// The entry of `capture`, naming this journal's replica unless a
     /// store kept another's.
     fn expand(&self, capture: &Capture) -> JournalEntry {
+        #[cfg(test)]
+        EXPANDED.with(|n| n.set(n.get() + 1));
         let mut entry = capture.entry();
         if capture.replica.is_none() {
             entry.replica.push_str(&self.replica);
@@ -156,6 +165,20 @@ impl Journal {
         picked
     }
 
+    /// The oldest `limit` entries with a `seq` above `after`, oldest first
+    /// (a page of what came after a position): found by the numbers, and
+    /// only those are expanded.
+    pub fn after(&self, after: u64, limit: usize) -> Vec<JournalEntry> {
+        let entries = self.lock();
+        let start = entries.captures.partition_point(|c| c.seq <= after);
+        entries
+            .captures
+            .range(start..)
+            .take(limit)
+            .map(|c| self.expand(c))
+            .collect()
+    }
+
     /// The entry numbered `seq`, while it is kept.
     pub fn get(&self, seq: u64) -> Option<JournalEntry> {
         let entries = self.lock();
@@ -173,9 +196,14 @@ impl Journal {
         self.lock().last_seq
     }
 
-    /// How many entries are kept now.
-    pub fn len(&self) -> usize {
-        self.lock().captures.len()
+    /// The journal in brief, at one moment.
+    pub(crate) fn stats(&self) -> JournalStats {
+        let entries = self.lock();
+        JournalStats {
+            last_seq: entries.last_seq,
+            len: entries.captures.len(),
+            oldest_seq: entries.captures.front().map_or(0, |c| c.seq),
+        }
     }
 
     /// Forgets every entry; the numbering goes on (a reader that polls
@@ -272,7 +300,7 @@ mod tests {
         for n in 0..(CAPACITY + 5) {
             journal.record(capture(&format!("/api/{n}")));
         }
-        assert_eq!(journal.len(), CAPACITY);
+        assert_eq!(journal.stats().len, CAPACITY);
         assert_eq!(journal.last_seq(), (CAPACITY + 5) as u64);
         let newest = journal.since(0, 3);
         let seqs: Vec<u64> = newest.iter().map(|e| e.seq).collect();
@@ -284,9 +312,64 @@ mod tests {
         assert_eq!(journal.get(5), None, "dropped");
         assert_eq!(journal.get(1006), None);
         journal.clear();
-        assert_eq!(journal.len(), 0);
+        assert_eq!(journal.stats().len, 0);
         journal.record(capture("/api/after"));
         assert_eq!(journal.since(1005, 10)[0].seq, 1006);
+    }
+
+    #[test]
+    fn a_page_after_a_position_is_the_oldest_of_what_is_above_it() {
+        let journal = Journal::new("test");
+        for n in 0..(CAPACITY + 10) {
+            journal.record(capture(&format!("/api/{n}")));
+        }
+        // As the whole read above `after` cut to its oldest `limit` was.
+        for after in [0, 5, 10, 11, 12, 500, 1008, 1009, 1010, 5000] {
+            for limit in [0, 1, 7, 50, CAPACITY] {
+                let whole: Vec<_> = journal
+                    .since(after, CAPACITY)
+                    .into_iter()
+                    .take(limit)
+                    .collect();
+                assert_eq!(journal.after(after, limit), whole, "after {after}, {limit}");
+            }
+        }
+        // Paged through whole, 64 at a time.
+        let (mut seen, mut after) = (Vec::new(), 0);
+        loop {
+            let page = journal.after(after, 64);
+            let Some(last) = page.last() else { break };
+            after = last.seq;
+            seen.extend(page);
+        }
+        assert_eq!(seen, journal.since(0, CAPACITY));
+        // Only the page is expanded, wherever it starts.
+        for after in [0, 11, 500, 1007] {
+            EXPANDED.with(|n| n.set(0));
+            assert_eq!(journal.after(after, 3).len(), 3);
+            assert_eq!(EXPANDED.with(std::cell::Cell::get), 3, "after {after}");
+        }
+    }
+
+    #[cfg(feature = "sqlite")]
+    #[test]
+    fn a_page_after_a_position_skips_the_numbers_a_journal_lacks() {
+        // A journal put back from a store may lack numbers (entries
+        // dropped unwritten).
+        let journal = Journal::new("test");
+        let gaps: Vec<JournalEntry> = (1..=20)
+            .map(|n| {
+                let mut c = capture(&format!("/api/gap/{n}"));
+                c.seq = n * 3;
+                c.entry()
+            })
+            .collect();
+        journal.restore(&gaps, 60);
+        let seqs = |page: Vec<JournalEntry>| page.iter().map(|e| e.seq).collect::<Vec<_>>();
+        assert_eq!(seqs(journal.after(7, 3)), [9, 12, 15]);
+        assert_eq!(seqs(journal.after(9, 2)), [12, 15]);
+        assert_eq!(seqs(journal.after(58, 5)), [60]);
+        assert!(journal.after(60, 5).is_empty());
     }
 
     #[test]

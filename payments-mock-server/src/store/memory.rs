@@ -527,15 +527,20 @@ impl Store for MemoryStore {
         Ok(self.journal.since(after, limit.min(CAPACITY)))
     }
 
+    async fn requests_after(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<JournalEntry>, StoreError> {
+        Ok(self.journal.after(after, limit.min(CAPACITY)))
+    }
+
     async fn request(&self, seq: u64) -> Result<Option<JournalEntry>, StoreError> {
         Ok(self.journal.get(seq))
     }
 
     async fn journal_stats(&self) -> Result<JournalStats, StoreError> {
-        Ok(JournalStats {
-            last_seq: self.journal.last_seq(),
-            len: self.journal.len(),
-        })
+        Ok(self.journal.stats())
     }
 
     async fn reset(&self) -> Result<(), StoreError> {

@@ -107,6 +107,62 @@ pub async fn the_journal_keeps_the_last_thousand<S: Store>(store: &S) {
     assert_eq!(kept[0].body, "{\0}\u{FFFF}0\u{FFFF}\u{FFFF}\0");
 }
 
+/// A page after a position (`requests_after`) is what the whole read
+/// above it (`requests_since(after, 1000)`) cut to its oldest `limit` was,
+/// entry for entry, over a full journal of 1,000; and the store returns
+/// the page alone.
+pub async fn the_journal_pages_after_a_position_as_the_whole_read_did<S: Store>(store: &S) {
+    for n in 0..1010 {
+        let mut entry = capture(&format!("/api/page/{n}?n={n}"));
+        entry.set_body(format!("{{\"n\":{n}}}").as_bytes());
+        store.record_request(entry);
+    }
+    let stats = store.journal_stats().await.expect("answers");
+    assert_eq!((stats.len, stats.last_seq), (1000, 1010));
+    assert_eq!(stats.oldest_seq, 11, "the oldest kept");
+    let whole = store.requests_since(0, 1000).await.expect("answers");
+    assert_eq!(whole.len(), 1000);
+    for after in [0, 5, 10, 11, 12, 500, 1008, 1009, 1010, 5000] {
+        for limit in [0, 1, 7, 50, 1000] {
+            let old: Vec<_> = store
+                .requests_since(after, 1000)
+                .await
+                .expect("answers")
+                .into_iter()
+                .take(limit)
+                .collect();
+            let page = store.requests_after(after, limit).await.expect("answers");
+            assert_eq!(page, old, "after {after}, limit {limit}");
+        }
+    }
+    // Paged through whole, 64 at a time: the journal, each entry once.
+    let (mut seen, mut after) = (Vec::new(), 0);
+    loop {
+        let page = store.requests_after(after, 64).await.expect("answers");
+        // The page alone: the whole read above 0 was 1,000 entries.
+        assert!(page.len() <= 64, "{}", page.len());
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        seen.extend(page);
+    }
+    assert_eq!(seen, whole);
+    assert_eq!(
+        store.requests_after(0, 3).await.expect("answers").len(),
+        3,
+        "the oldest three, not the journal"
+    );
+    // Forgotten: nothing above any position; the oldest kept is none.
+    store.reset().await.expect("answers");
+    assert!(
+        store
+            .requests_after(0, 10)
+            .await
+            .expect("answers")
+            .is_empty()
+    );
+    assert_eq!(store.journal_stats().await.expect("answers").oldest_seq, 0);
+}
+
 /// The journal is exact (issue 33): a read after a recording includes it,
 /// with recordings and reads racing on other tasks; `seq` only grows and
 /// pages (what comes after an entry's `seq` is everything newer); a reset

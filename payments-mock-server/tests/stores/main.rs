@@ -108,6 +108,10 @@ macro_rules! every_store {
             promise!(the_clock_moves_forward_and_resets, kept);
             promise!(the_journal_keeps_the_last_thousand, kept);
             promise!(
+                the_journal_pages_after_a_position_as_the_whole_read_did,
+                kept
+            );
+            promise!(
                 the_journal_is_exact_pages_by_seq_and_a_reset_fences_it,
                 kept_shared
             );

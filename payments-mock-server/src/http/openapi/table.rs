@@ -421,11 +421,18 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
         ),
         "consoleRequests" => page(vec![], None, 200, vec![]),
         "consoleRequestFeed" => page(
-            vec![console_query(
-                "after",
-                json!({ "type": "string", "pattern": "^(?:|0|[1-9][0-9]{0,18})$" }),
-                "The seq of the newest row shown (empty or absent: 0); the answer's X-Journal-Seq says the newest now",
-            )],
+            vec![
+                console_query(
+                    "after",
+                    json!({ "type": "string", "pattern": "^(?:|0|[1-9][0-9]{0,18})$" }),
+                    "The seq of the newest row shown (empty or absent: 0); the answer's X-Journal-Seq says the newest now",
+                ),
+                console_query(
+                    "id",
+                    json!({ "type": "string" }),
+                    "The request id of the row numbered after (the answer's X-Journal-Request-Id; empty or absent: not checked): when the journal's entry numbered after is another request, it started again",
+                ),
+            ],
             None,
             200,
             vec![400],

@@ -29,10 +29,10 @@
 //! it (`replicas.rs`).
 //!
 //! `open.rs` connects and migrates; `inserts.rs` creates and seeds
-//! transactions; `journal.rs` writes, resets and reads the journal;
-//! `replicas.rs` makes it exact across replicas; `sandboxes.rs` keeps the
-//! sandboxes the replicas share; `settings.rs` keeps the catalogue and
-//! expiry; `rows.rs` decodes rows and maps errors.
+//! transactions; `journal.rs` writes and resets the journal, `reads.rs`
+//! reads it; `replicas.rs` makes it exact across replicas; `sandboxes.rs`
+//! keeps the sandboxes the replicas share; `settings.rs` keeps the
+//! catalogue and expiry; `rows.rs` decodes rows and maps errors.
 //!
 //! Every call is bounded by [`STORE_TIMEOUT`]: a database that is gone
 //! makes requests answer 503 within seconds, and the pool reconnects by
@@ -68,12 +68,14 @@ mod open;
 mod outage;
 mod pending;
 mod queries;
+mod reads;
 mod replicas;
 mod rows;
 mod sandboxes;
 mod settings;
 
 use queries::PageParam;
+use reads::Taking;
 
 /// The virtual now in milliseconds as the statement runs: the database's
 /// clock and the offset of the sandbox `$11` (the root's, the nil id, is
@@ -539,7 +541,15 @@ impl Store for PostgresStore {
         after: u64,
         limit: usize,
     ) -> Result<Vec<JournalEntry>, StoreError> {
-        self.read_since(after, limit).await
+        self.read_since(after, limit, Taking::Newest).await
+    }
+
+    async fn requests_after(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<JournalEntry>, StoreError> {
+        self.read_since(after, limit, Taking::Oldest).await
     }
 
     async fn request(&self, seq: u64) -> Result<Option<JournalEntry>, StoreError> {

@@ -210,15 +210,20 @@ impl Store for SqliteStore {
         Ok(self.shared.journal.since(after, limit.min(CAPACITY)))
     }
 
+    async fn requests_after(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<JournalEntry>, StoreError> {
+        Ok(self.shared.journal.after(after, limit.min(CAPACITY)))
+    }
+
     async fn request(&self, seq: u64) -> Result<Option<JournalEntry>, StoreError> {
         Ok(self.shared.journal.get(seq))
     }
 
     async fn journal_stats(&self) -> Result<JournalStats, StoreError> {
-        Ok(JournalStats {
-            last_seq: self.shared.journal.last_seq(),
-            len: self.shared.journal.len(),
-        })
+        Ok(self.shared.journal.stats())
     }
 
     async fn reset(&self) -> Result<(), StoreError> {

@@ -11,7 +11,7 @@ use axum::response::Response;
 use super::{Chrome, console_page, param, query_pairs, shown_time, store_down, visible};
 use crate::domain::access::Viewer;
 use crate::domain::journal::{CAPACITY, JournalEntry};
-use crate::domain::port::{Store as _, StoreError};
+use crate::domain::port::{JournalStats, Store as _, StoreError};
 use crate::state::{AppState, Here};
 use crate::web::html::render;
 
@@ -22,6 +22,17 @@ const PAGE_ROWS: usize = 50;
 pub(crate) const MAX_ROWS: usize = 200;
 /// The header the feed names its newest `seq` in.
 const SEQ_HEADER: &str = "x-journal-seq";
+/// The header the feed names the request id of the entry numbered in
+/// [`SEQ_HEADER`] in, when it knows it (the script sends it back as `id`).
+const ID_HEADER: &str = "x-journal-request-id";
+
+/// A request id as the page sends it back to the feed (`id`): plain
+/// visible ASCII, which a header carries and a script reads back as
+/// sent; `None` for another (the feed then goes by `after` alone).
+fn sent_back(id: &str) -> Option<&str> {
+    let plain = !id.is_empty() && id.bytes().all(|b| b == b' ' || b.is_ascii_graphic());
+    plain.then_some(id)
+}
 
 /// One row of the list.
 #[derive(Debug)]
@@ -35,6 +46,8 @@ struct Row {
     error_code: String,
     fault: String,
     request_id: String,
+    /// The request id as recorded (the feed's `id` compares it).
+    id: String,
     replica: String,
     /// The caller's trace and span id (`traceparent`), empty without.
     trace_id: String,
@@ -65,6 +78,7 @@ fn row(entry: JournalEntry) -> Row {
         error_code: entry.error_code.unwrap_or_default(),
         fault: entry.fault.unwrap_or_default(),
         request_id: visible(&entry.request_id).into_owned(),
+        id: entry.request_id,
         replica: visible(&entry.replica).into_owned(),
         trace_id: trace.map(|t| t.trace_id()).unwrap_or_default(),
         span_id: trace.map(|t| t.span_id()).unwrap_or_default(),
@@ -94,6 +108,9 @@ struct ListPage {
     /// Always empty: the page starts with the newest rows.
     gap: String,
     after: u64,
+    /// The request id of the row numbered `after`, if one is shown (and
+    /// [`sent_back`] can carry it); else empty.
+    after_id: String,
     kept: Option<usize>,
     poll_ms: u32,
     max_rows: usize,
@@ -146,6 +163,11 @@ pub(crate) async fn list(Here(state): Here, viewer: Viewer, uri: Uri) -> Respons
     let chrome = Chrome::new(&state, uri.path(), "requests").seen_by(viewer);
     let root = chrome.root.clone();
     let after = rows.first().map_or(last, |r| r.seq);
+    let after_id = rows
+        .first()
+        .and_then(|r| sent_back(&r.id))
+        .unwrap_or_default()
+        .to_owned();
     console_page(render(
         StatusCode::OK,
         &ListPage {
@@ -155,6 +177,7 @@ pub(crate) async fn list(Here(state): Here, viewer: Viewer, uri: Uri) -> Respons
             placeholder: true,
             gap: String::new(),
             after,
+            after_id,
             // A merchant's key is not told how many requests others made.
             kept: scope.is_none().then_some(stats.len),
             poll_ms: super::POLL_MS,
@@ -171,70 +194,119 @@ struct FeedPage {
     /// The `seq` the next poll asks after: the newest row's when more
     /// are waiting, else the journal's newest (nothing to miss up to it).
     next: u64,
+    /// The request id of the entry numbered `next`, when the page shows it
+    /// (the newest row, or the row it asked after).
+    next_id: Option<String>,
     /// Said below the rows when entries after the position asked were
     /// dropped from the journal before they were read; else empty.
     gap: String,
 }
 
 /// Said below the rows when the page asked after a `seq` the journal
-/// never reached: the server restarted (a memory store starts empty) or
-/// its store is a new one, and the rows are the new journal's from its
-/// oldest.
+/// never reached, or after a row the journal numbers another request: the
+/// server restarted (a memory store starts empty) or its store is a new
+/// one, and the rows are the new journal's from its oldest.
 const RESTARTED: &str = "The journal started again (the server restarted, or its store is a new one): the rows above this line are the new journal's, those below it are from before.";
 
-/// The oldest `limit` rows after `after` (of a merchant's key, that
-/// merchant's only), so a page that polls sees every request in turn
-/// however many came at once; `last` is the journal's newest `seq`, read
-/// before the rows (an entry recorded in between is numbered above it).
-/// A position above `last` is one the journal never reached (it started
-/// again): the rows are its oldest, and the next position its newest.
+/// Where a page stands: the `seq` of the newest row it has, and that row's
+/// request id when it sent it.
+#[derive(Debug, Clone, Copy)]
+struct Position<'a> {
+    after: u64,
+    id: Option<&'a str>,
+}
+
+/// Whether the journal started again since the page's position: it never
+/// reached it (`stats`, read before the rows), or the entry numbered there
+/// is kept and is another request than the row the page shows (a new
+/// journal that already numbers past it).
+async fn started_again(
+    state: &AppState,
+    at: Position<'_>,
+    stats: JournalStats,
+) -> Result<bool, StoreError> {
+    if at.after > stats.last_seq {
+        return Ok(true);
+    }
+    let Some(id) = at.id.filter(|_| at.after > 0) else {
+        return Ok(false);
+    };
+    let there = state.store.request(at.after).await?;
+    Ok(there.is_some_and(|entry| entry.request_id != id))
+}
+
+/// The oldest `limit` rows after the page's position (of a merchant's key,
+/// that merchant's only), so a page that polls sees every request in turn
+/// however many came at once; `stats` is the journal in brief, read before
+/// the rows (an entry recorded in between is numbered above its newest).
+/// When the journal started again ([`started_again`]), the rows are its
+/// oldest, and the next position its newest.
 async fn oldest_after(
     state: &AppState,
     scope: Option<uuid::Uuid>,
-    after: u64,
-    last: u64,
+    at: Position<'_>,
+    stats: JournalStats,
     limit: usize,
 ) -> Result<FeedPage, StoreError> {
-    let restarted = after > last;
-    let after = if restarted { 0 } else { after };
-    // All the journal keeps after `after` (oldest first): when that is
-    // the whole journal, what came between `after` and its oldest entry
-    // was dropped unread.
-    let entries = state.store.requests_since(after, CAPACITY).await?;
-    let newest_read = entries.last().map_or(0, |e| e.seq);
-    let lost = match entries.first() {
-        Some(oldest) if entries.len() >= CAPACITY => oldest.seq.saturating_sub(after + 1),
-        _ => 0,
+    let restarted = started_again(state, at, stats).await?;
+    let after = if restarted { 0 } else { at.after };
+    let (entries, lost) = match scope {
+        // The oldest page, and one more to tell whether more are waiting.
+        // When the journal is full and all of it is above `after` (its
+        // oldest is), what came between `after` and its oldest entry was
+        // dropped unread.
+        None => {
+            let entries = state.store.requests_after(after, limit + 1).await?;
+            let lost = match entries.first() {
+                Some(oldest) if stats.len >= CAPACITY && stats.oldest_seq > after => {
+                    oldest.seq.saturating_sub(after + 1)
+                }
+                _ => 0,
+            };
+            (entries, lost)
+        }
+        // A merchant's rows are looked for among all the journal keeps
+        // after `after`. A merchant's key is not told of others'
+        // requests: the journal cannot tell whose the dropped entries
+        // were, so a merchant's page never marks a hole (its own rows may
+        // be among them).
+        Some(_) => (state.store.requests_since(after, CAPACITY).await?, 0),
     };
-    let gap = match (lost, scope) {
+    let newest_read = entries.last().map_or(0, |e| e.seq);
+    let gap = match lost {
         _ if restarted => RESTARTED.to_owned(),
-        // A merchant's key is not told of others' requests: the journal
-        // cannot tell whose the dropped entries were, so a merchant's
-        // page never marks a hole (its own rows may be among them).
-        (0, _) | (_, Some(_)) => String::new(),
-        (1, None) => "1 request here is no longer kept: the journal keeps the last 1,000, and more came before this page asked for them.".to_owned(),
-        (n, None) => format!("{n} requests here are no longer kept: the journal keeps the last 1,000, and more came before this page asked for them."),
+        0 => String::new(),
+        1 => "1 request here is no longer kept: the journal keeps the last 1,000, and more came before this page asked for them.".to_owned(),
+        n => format!("{n} requests here are no longer kept: the journal keeps the last 1,000, and more came before this page asked for them."),
     };
     let mut visible = state.visible_requests(scope, entries).await?;
     let next = if visible.len() > limit {
         visible.truncate(limit);
         visible.last().map_or(after, |e| e.seq)
     } else {
-        last.max(after).max(newest_read)
+        stats.last_seq.max(after).max(newest_read)
+    };
+    let next_id = match visible.last() {
+        Some(newest) if newest.seq == next => sent_back(&newest.request_id).map(str::to_owned),
+        None if next == at.after && !restarted => at.id.map(str::to_owned),
+        _ => None,
     };
     Ok(FeedPage {
         rows: visible.into_iter().rev().map(row).collect(),
         next,
+        next_id,
         gap,
     })
 }
 
-/// `GET /_mock/ui/requests/feed?after=N`: the oldest page of rows
+/// `GET /_mock/ui/requests/feed?after=N&id=ID`: the oldest page of rows
 /// recorded after `N`, newest first; in the `X-Journal-Seq` header the
-/// `seq` to ask after next (the newest row's while more are waiting), and
-/// below the rows a line when the journal dropped some of them unread
-/// (not to a merchant's key), or when `N` is above the journal's newest
-/// (it started again: its rows from the oldest).
+/// `seq` to ask after next (the newest row's while more are waiting), in
+/// `X-Journal-Request-Id` that entry's request id when the page shows it
+/// (sent back as `id`), and below the rows a line when the journal
+/// dropped some of them unread (not to a merchant's key), or when it
+/// started again: `N` is above its newest, or its entry `N` is kept and
+/// is not the request `ID` (its rows from the oldest).
 #[cfg_attr(
     feature = "openapi",
     utoipa::path(
@@ -271,11 +343,13 @@ pub(crate) async fn feed(
             );
         }
     };
-    let last = match state.store.journal_stats().await {
-        Ok(stats) => stats.last_seq,
+    let stats = match state.store.journal_stats().await {
+        Ok(stats) => stats,
         Err(e) => return store_down(&state, viewer, &e, path),
     };
-    let page = match oldest_after(&state, viewer.role.scope(), after, last, PAGE_ROWS).await {
+    let id = param(&pairs, "id").filter(|id| !id.is_empty());
+    let at = Position { after, id };
+    let page = match oldest_after(&state, viewer.role.scope(), at, stats, PAGE_ROWS).await {
         Ok(page) => page,
         Err(e) => return store_down(&state, viewer, &e, path),
     };
@@ -288,9 +362,11 @@ pub(crate) async fn feed(
             gap: page.gap,
         },
     ));
-    response
-        .headers_mut()
-        .insert(SEQ_HEADER, HeaderValue::from(page.next));
+    let headers = response.headers_mut();
+    headers.insert(SEQ_HEADER, HeaderValue::from(page.next));
+    if let Some(id) = page.next_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        headers.insert(ID_HEADER, id);
+    }
     response
 }
 
@@ -413,19 +489,4 @@ pub(crate) async fn detail(Here(state): Here, viewer: Viewer, uri: Uri) -> Respo
 }
 
 #[cfg(test)]
-mod tests {
-    use super::grouped;
-
-    #[test]
-    fn lengths_are_grouped_by_thousands() {
-        for (n, text) in [
-            (0, "0"),
-            (999, "999"),
-            (1000, "1,000"),
-            (65_536, "65,536"),
-            (1_234_567, "1,234,567"),
-        ] {
-            assert_eq!(grouped(n), text);
-        }
-    }
-}
+mod tests;

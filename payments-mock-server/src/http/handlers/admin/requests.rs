@@ -91,21 +91,34 @@ fn seq_after(text: &str) -> Option<u64> {
     text.parse::<u64>().ok().filter(|n| *n <= SEQ_MAX)
 }
 
-/// How many of the newest entries `GET /_mock/requests` asks the store
-/// for: only the `limit` it answers with when it takes the newest and
-/// filters none out (no `after`, no `path`, no merchant's scope); all it
-/// keeps otherwise (`after` takes the oldest above it; a filter may drop
-/// any).
+/// What `GET /_mock/requests` asks the store for.
+#[derive(Debug, PartialEq, Eq)]
+enum JournalRead {
+    /// The oldest `limit` above `after`: a page after `after` that
+    /// filters none out (no `path`, no merchant's scope).
+    Oldest { after: u64, limit: usize },
+    /// The newest this many above `after`: only the `limit` it answers
+    /// with when it takes the newest and filters none out; all it keeps
+    /// when a filter may drop any.
+    Newest { after: u64, count: usize },
+}
+
 fn journal_read(
     after: Option<u64>,
     path: Option<&str>,
     scope: Option<uuid::Uuid>,
     limit: usize,
-) -> usize {
-    if after.is_none() && path.is_none() && scope.is_none() {
-        limit
-    } else {
-        JOURNAL
+) -> JournalRead {
+    match after {
+        _ if path.is_some() || scope.is_some() => JournalRead::Newest {
+            after: after.unwrap_or(0),
+            count: JOURNAL,
+        },
+        Some(after) => JournalRead::Oldest { after, limit },
+        None => JournalRead::Newest {
+            after: 0,
+            count: limit,
+        },
     }
 }
 
@@ -145,10 +158,10 @@ pub async fn requests(
     }
     let path = param(&pairs, "path");
     let scope = viewer.role.scope();
-    let entries = state
-        .store
-        .requests_since(after.unwrap_or(0), journal_read(after, path, scope, limit))
-        .await?;
+    let entries = match journal_read(after, path, scope, limit) {
+        JournalRead::Oldest { after, limit } => state.store.requests_after(after, limit).await?,
+        JournalRead::Newest { after, count } => state.store.requests_since(after, count).await?,
+    };
     // A merchant's key sees its own merchant's requests only.
     let entries: Vec<_> = state
         .visible_requests(scope, entries)
@@ -202,14 +215,75 @@ mod tests {
     #[test]
     fn the_newest_few_are_all_the_store_expands() {
         // `?limit=1` expanded the whole journal, then kept one.
-        assert_eq!(journal_read(None, None, None, 1), 1);
-        assert_eq!(journal_read(None, None, None, 250), 250);
-        // A page after `after` is its oldest; a filter may drop any.
-        assert_eq!(journal_read(Some(5), None, None, 1), JOURNAL);
-        assert_eq!(journal_read(None, Some("/api/x"), None, 1), JOURNAL);
+        let newest = |count| JournalRead::Newest { after: 0, count };
+        assert_eq!(journal_read(None, None, None, 1), newest(1));
+        assert_eq!(journal_read(None, None, None, 250), newest(250));
+        // A filter may drop any: all the journal keeps.
+        assert_eq!(journal_read(None, Some("/api/x"), None, 1), newest(JOURNAL));
+        let scope = Some(uuid::Uuid::nil());
+        assert_eq!(journal_read(None, None, scope, 1), newest(JOURNAL));
         assert_eq!(
-            journal_read(None, None, Some(uuid::Uuid::nil()), 1),
-            JOURNAL
+            journal_read(Some(5), Some("/api/x"), None, 1),
+            JournalRead::Newest {
+                after: 5,
+                count: JOURNAL
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn a_page_after_a_position_expands_only_itself() {
+        use tower::ServiceExt as _;
+        let state = crate::state::AppState::new(crate::config::Config::default());
+        for n in 0..1_010 {
+            state
+                .store
+                .record_request(crate::domain::journal::Capture::new(
+                    &axum::http::Method::GET,
+                    &format!("/api/{n}").parse().expect("a URI"),
+                    &axum::http::HeaderMap::new(),
+                    "r",
+                    chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
+                ));
+        }
+        let expanded = || crate::store::journal::EXPANDED.with(|n| n.replace(0));
+        expanded();
+        let request = axum::http::Request::get("/_mock/requests?after=5&limit=2")
+            .body(axum::body::Body::empty())
+            .expect("a request");
+        let response = crate::http::app(state)
+            .oneshot(request)
+            .await
+            .expect("infallible");
+        assert_eq!(response.status(), 200);
+        assert_eq!(expanded(), 2, "the page, not the journal above 5");
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .expect("a body");
+        let page: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+        let seqs: Vec<_> = page["data"]["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|item| item["seq"].as_u64())
+            .collect();
+        assert_eq!(seqs, [Some(11), Some(12)], "the oldest two above 5");
+    }
+
+    #[test]
+    fn a_page_after_a_position_is_all_the_store_expands() {
+        // `?after=5&limit=2` expanded the whole journal above 5, then kept
+        // its oldest two.
+        assert_eq!(
+            journal_read(Some(5), None, None, 2),
+            JournalRead::Oldest { after: 5, limit: 2 }
+        );
+        assert_eq!(
+            journal_read(Some(0), None, None, JOURNAL),
+            JournalRead::Oldest {
+                after: 0,
+                limit: JOURNAL
+            }
         );
     }
 }

@@ -199,7 +199,7 @@ fn a_journal_write_taken_before_a_reset_brings_nothing_back() {
         writer.commit(&mut batch);
         answer.try_recv().expect("answered").expect("reset");
         assert_eq!(journal_rows(&writer), [], "reset first: {reset_first}");
-        assert_eq!(writer.shared.journal.len(), 0);
+        assert_eq!(writer.shared.journal.stats().len, 0);
         recorded(&writer, "/api/after");
         let mut batch = vec![journal_job(&writer)];
         writer.commit(&mut batch);
