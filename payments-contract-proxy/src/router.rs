@@ -67,7 +67,10 @@ pub(crate) fn router(state: ProxyState) -> Router {
         .route("/api/{*rest}", any(forward::forward))
         .route("/api", any(forward::forward))
         .route("/api/", any(forward::forward))
-        .route("/_proxy/report", get(report::report))
+        .route(
+            "/_proxy/report",
+            get(report::report).layer(axum::Extension(report::Streams::default())),
+        )
         .route("/_proxy/coverage", get(coverage))
         .route("/_proxy/exchanges", get(exchanges))
         .route("/metrics", get(metrics))
