@@ -115,9 +115,59 @@ pub(crate) async fn dispatch(
     request: axum::extract::Request<hyper::body::Incoming>,
 ) -> Result<axum::response::Response, std::convert::Infallible> {
     let request = request.map(axum::body::Body::new);
-    if is_forwarded(request.uri().path()) {
-        Ok(forward::forward(axum::extract::State(state), request).await)
+    let promised = keep_alive_asked_by_http_10(&request);
+    let mut response = if is_forwarded(request.uri().path()) {
+        forward::forward(axum::extract::State(state), request).await
     } else {
-        tower::ServiceExt::oneshot(router, request).await
+        tower::ServiceExt::oneshot(router, request).await?
+    };
+    if promised {
+        close_unless_sized(&mut response);
+    }
+    Ok(response)
+}
+
+/// Whether `request` is HTTP/1.0 asking for keep-alive with a body that
+/// may follow (not HEAD, whose answer has none).
+fn keep_alive_asked_by_http_10<B>(request: &axum::http::Request<B>) -> bool {
+    use axum::http::{Method, Version, header};
+    request.version() == Version::HTTP_10
+        && request.method() != Method::HEAD
+        && request
+            .headers()
+            .get_all(header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|token| token.trim().eq_ignore_ascii_case("keep-alive"))
+}
+
+/// An answer to an HTTP/1.0 client that asked for keep-alive, when its
+/// body has no length (the upstream's was chunked or ended by closing,
+/// and the proxy streams it as it came): `Connection: close`, the
+/// connection closed after it. HTTP/1.0
+/// has no chunks, so such a body ends only with the connection; without
+/// this hyper still promises `Connection: keep-alive`, then closes, and
+/// the client's next request on that connection is never answered. An
+/// answer that has no body (1xx, 204, 304) or a length keeps the
+/// connection.
+fn close_unless_sized(response: &mut axum::response::Response) {
+    use axum::http::{HeaderValue, StatusCode, header};
+    use hyper::body::Body as _;
+    let status = response.status();
+    let bodiless = status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED;
+    let sized = response.headers().contains_key(header::CONTENT_LENGTH)
+        || response.body().size_hint().exact().is_some();
+    if !bodiless && !sized {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        // hyper adds `keep-alive` beside `close` to an answer of version
+        // 1.1 (the default) while it wants to keep the connection; of
+        // version 1.0 (what it writes to this client anyway) without
+        // `keep-alive`, it closes.
+        *response.version_mut() = axum::http::Version::HTTP_10;
     }
 }

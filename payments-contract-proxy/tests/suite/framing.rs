@@ -211,3 +211,75 @@ async fn a_large_request_that_keeps_coming_is_forwarded_whole() {
     );
     assert_eq!(rig.upstream.only_request().body.len(), PIECE * PIECES);
 }
+
+/// Reads one answer's head from `socket`, byte by byte (nothing of what
+/// follows it).
+async fn read_head(socket: &mut tokio::net::TcpStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        let read = tokio::time::timeout(Duration::from_secs(30), socket.read(&mut byte))
+            .await
+            .expect("an answer in time")
+            .expect("read");
+        assert_ne!(
+            read,
+            0,
+            "closed before a head: {:?}",
+            String::from_utf8_lossy(&head)
+        );
+        head.push(byte[0]);
+    }
+    String::from_utf8_lossy(&head).to_ascii_lowercase()
+}
+
+/// An HTTP/1.0 client that asks for keep-alive, the upstream's answers
+/// without a length (ended by closing): either the proxy's first answer
+/// says `Connection: close` (and is whole at the close), or it has a
+/// length and the second request on the connection is answered too.
+#[tokio::test]
+async fn an_http_10_keep_alive_client_is_never_left_waiting_for_an_unsized_answer() {
+    const BODY: &[u8] = b"{\"success\":true}";
+    let answer = [
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n"
+            .as_slice(),
+        BODY,
+    ]
+    .concat();
+    let upstream = raw_upstream(vec![once(&answer), once(&answer)]).await;
+    let proxy = proxy_in_front_of(&upstream, &Setup::default()).await;
+    let url = url::Url::parse(&proxy.base_url()).expect("a URL");
+    let mut socket = tokio::net::TcpStream::connect((
+        url.host_str().expect("a host"),
+        url.port().expect("a port"),
+    ))
+    .await
+    .expect("connects");
+    let request = b"GET /api/payments/t-1/status HTTP/1.0\r\nhost: 127.0.0.1\r\nconnection: keep-alive\r\n\r\n";
+    socket.write_all(request).await.expect("sent");
+    let head = read_head(&mut socket).await;
+    assert!(head.starts_with("http/1.0 200 "), "{head}");
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map(|n| n.trim().parse::<usize>().expect("a length"));
+    let Some(length) = length else {
+        assert!(
+            head.contains("\r\nconnection: close\r\n"),
+            "no length, and keep-alive promised: {head}"
+        );
+        let mut body = Vec::new();
+        tokio::time::timeout(Duration::from_secs(30), socket.read_to_end(&mut body))
+            .await
+            .expect("closed in time")
+            .expect("read");
+        assert_eq!(body, BODY);
+        return;
+    };
+    let mut body = vec![0u8; length];
+    socket.read_exact(&mut body).await.expect("the body");
+    assert_eq!(body, BODY);
+    socket.write_all(request).await.expect("sent again");
+    let again = read_head(&mut socket).await;
+    assert!(again.starts_with("http/1.0 200 "), "{again}");
+}
