@@ -17,9 +17,10 @@ use payments_mock_server::{
     AdminKey, ApiKey, Catalog, Config, Durability, Service, StoreSpec, parse_latency,
 };
 use payments_serve::cli::{
-    LogFormatArg, QuietParser, TlsArgs, error_chain, runtime, shutdown_signal,
+    LogFormatArg, QuietParser, TlsArgs, error_chain, runtime_logged, say_error,
+    shutdown_signal_logged,
 };
-use payments_serve::logging::init_logging;
+use payments_serve::logging::{LogFormat, init_logging};
 use payments_serve::otlp::OtlpEndpoint;
 
 mod recording;
@@ -221,7 +222,8 @@ fn run_alias(command: Command) -> ExitCode {
 
 fn serve_mock(mut args: ServeArgs) -> ExitCode {
     // Flushes the last log lines when main returns.
-    let _log = init_logging(args.log_format.into());
+    let format: LogFormat = args.log_format.into();
+    let _log = init_logging(format);
     // `[::1]`, as the banner writes an IPv6 address, is the address `::1`.
     if let Some(bare) = args
         .host
@@ -234,7 +236,7 @@ fn serve_mock(mut args: ServeArgs) -> ExitCode {
         Some(path) => match Catalog::from_path(path) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("error: {}", error_chain(&e));
+                say_error(format, &error_chain(&e));
                 return ExitCode::from(2);
             }
         },
@@ -266,7 +268,7 @@ fn serve_mock(mut args: ServeArgs) -> ExitCode {
     config.public_url = args.public_url;
     config.otlp_endpoint = args.otlp_endpoint;
     if let Err(e) = config.validate() {
-        eprintln!("error: {}", error_chain(&e));
+        say_error(format, &error_chain(&e));
         return ExitCode::from(2);
     }
     let public_host = config
@@ -277,38 +279,50 @@ fn serve_mock(mut args: ServeArgs) -> ExitCode {
     let tls = match args.tls.server_tls(&args.host, public_host.as_deref()) {
         Ok(tls) => tls,
         Err(e) => {
-            eprintln!("error: {e}");
+            say_error(format, &e.to_string());
             return ExitCode::from(2);
         }
     };
     // The session cookie never travels over plain HTTP then.
     config.secure_cookies = tls.is_some();
-    let runtime = match runtime() {
+    let runtime = match runtime_logged(format) {
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    runtime.block_on(serve(&args.host, args.port, config, tls, args.seed_from))
+    let serving = Serving {
+        host: &args.host,
+        port: args.port,
+        format,
+    };
+    runtime.block_on(serve(serving, config, tls, args.seed_from))
 }
 
 /// Seeds the service from a recording; the exit code when it cannot.
-async fn seed(service: &Service, path: &std::path::Path) -> Result<(), ExitCode> {
+async fn seed(
+    service: &Service,
+    path: &std::path::Path,
+    format: LogFormat,
+) -> Result<(), ExitCode> {
     let file = std::fs::File::open(path).map_err(|e| {
-        eprintln!("error: cannot read {}: {e}", path.display());
+        say_error(format, &format!("cannot read {}: {e}", path.display()));
         ExitCode::from(2)
     })?;
     let (sightings, bad_lines) =
         recording::sightings(std::io::BufReader::new(file)).map_err(|e| {
-            eprintln!(
-                "error: seeding from {}: cannot read the recording: {e}",
-                path.display()
+            say_error(
+                format,
+                &format!(
+                    "seeding from {}: cannot read the recording: {e}",
+                    path.display()
+                ),
             );
             ExitCode::from(2)
         })?;
     let seeded = service.seed(sightings).await.map_err(|e| {
-        eprintln!("error: seeding from {}: {e}", path.display());
+        say_error(format, &format!("seeding from {}: {e}", path.display()));
         ExitCode::FAILURE
     })?;
-    eprintln!(
+    let said = format!(
         "seeded {} transactions from {}; {} the recording shows could not be placed (no initiate seen, an id that is not a UUID, a status the document does not name, or a reference already held){}",
         seeded.placed,
         path.display(),
@@ -319,12 +333,28 @@ async fn seed(service: &Service, path: &std::path::Path) -> Result<(), ExitCode>
             String::new()
         }
     );
+    match format {
+        LogFormat::Text => eprintln!("{said}"),
+        LogFormat::Json => tracing::info!(
+            seeded = seeded.placed,
+            unplaced = seeded.unplaced,
+            bad_lines,
+            "{said}"
+        ),
+    }
     Ok(())
 }
 
-async fn serve(
-    host: &str,
+/// Where the mock listens, and the log's format (for what is said on
+/// stderr outside the log: `say_error`).
+struct Serving<'a> {
+    host: &'a str,
     port: u16,
+    format: LogFormat,
+}
+
+async fn serve(
+    Serving { host, port, format }: Serving<'_>,
     config: Config,
     tls: Option<payments_mock_server::tls::ServerTls>,
     seed_from: Option<std::path::PathBuf>,
@@ -336,14 +366,17 @@ async fn serve(
         Err(e) => {
             // A usage error (2), as the proxy's: a --host that does not
             // resolve, a --port taken or not allowed.
-            eprintln!("error: cannot listen on {host}:{port} (--host, --port): {e}");
+            say_error(
+                format,
+                &format!("cannot listen on {host}:{port} (--host, --port): {e}"),
+            );
             return ExitCode::from(2);
         }
     };
     let addr: SocketAddr = match listener.local_addr() {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("error: cannot read the bound address: {e}");
+            say_error(format, &format!("cannot read the bound address: {e}"));
             return ExitCode::FAILURE;
         }
     };
@@ -366,12 +399,12 @@ async fn serve(
     let service = match Service::open(config).await {
         Ok(service) => service,
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            say_error(format, &error_chain(&e));
             return ExitCode::from(e.exit_code());
         }
     };
     if let Some(path) = &seed_from
-        && let Err(code) = seed(&service, path).await
+        && let Err(code) = seed(&service, path, format).await
     {
         return code;
     }
@@ -397,7 +430,7 @@ async fn serve(
             "fault seed {seed} (random; pass --fault-seed {seed} to repeat this run's faults)"
         );
     }
-    let stop = shutdown_signal();
+    let stop = shutdown_signal_logged(format);
     // The banner is the one line on stdout; scripts wait for it. It is
     // printed once the routes and the OpenAPI document are built: once a
     // script sees it, every request is answered without waiting.

@@ -28,6 +28,8 @@ mod openapi;
 mod library;
 // The binary as a process.
 mod binary;
+// --log-format json: every stderr line JSON, start errors too.
+mod json_stderr;
 // HTTPS: --tls-* flags, mutual TLS, bad input, the embedded server (section 18).
 mod tls;
 // Property tests: validation and path decoding never panic.
