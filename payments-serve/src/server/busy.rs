@@ -47,9 +47,10 @@ impl Drop for Started {
 
 /// The header read timeout, watched by ticks: a connection is ready for a
 /// head from its start and from each request's end; one that has had no
-/// request under way, and none ended, for more than `WATCH_TICKS` ticks of
-/// `timeout / WATCH_TICKS` has not sent a whole head within `timeout`
-/// (nor within an eighth more). A request under way is the body's
+/// request under way for more than `WATCH_TICKS` ticks of
+/// `timeout / WATCH_TICKS` (the tick that sees a request ended the first
+/// of them) has not sent a whole head within `timeout` of its start or
+/// its last request's end (and is closed within an eighth more). A request under way is the body's
 /// timeouts' business, never this one's.
 pub(super) struct HeadWatch {
     pub(super) tick: Duration,
@@ -71,12 +72,19 @@ impl HeadWatch {
     }
 
     /// One tick: whether the connection has waited too long for a head.
+    ///
+    /// The tick that sees a request ended (and none under way) counts as
+    /// the first quiet one: the end came within the tick before it, so
+    /// eight more quiet ticks close the connection after the timeout from
+    /// that end and within an eighth more, as from the connection's start.
     pub(super) fn expired(&mut self, busy: &Busy) -> bool {
         let now = busy.now();
-        if under_way(now) == 0 && now == self.last {
+        if under_way(now) != 0 {
+            self.quiet = 0;
+        } else if now == self.last {
             self.quiet += 1;
         } else {
-            self.quiet = 0;
+            self.quiet = 1;
         }
         self.last = now;
         self.quiet > WATCH_TICKS
@@ -151,9 +159,46 @@ mod tests {
         assert!(!busy.idle());
         drop(started);
         assert!(busy.idle());
-        // The tick that sees the end is not quiet; the count starts after it.
+        // The tick that sees the end is the first quiet one.
         assert!(!watch.expired(&busy));
-        assert_eq!(ticks_to_expire(&mut watch, &busy), WATCH_TICKS + 1);
+        assert_eq!(ticks_to_expire(&mut watch, &busy), WATCH_TICKS);
+    }
+
+    /// A request that ends anywhere between two ticks (the timeout's time
+    /// starts when its answer is written): the connection is closed after
+    /// the timeout from that end and at most an eighth later, never the
+    /// quarter later it was when the tick that saw the end counted for
+    /// nothing.
+    #[test]
+    fn a_keep_alive_connection_idle_after_an_answer_closes_within_an_eighth_more() {
+        let timeout = Duration::from_secs(8);
+        let busy = Busy::default();
+        let mut watch = HeadWatch::new(timeout, &busy);
+        let tick = watch.tick;
+        let started = busy.start();
+        for _ in 0..3 {
+            assert!(!watch.expired(&busy));
+        }
+        // The last tick with the request under way is at 3 ticks; the end
+        // comes after it (just after, or just before the next tick).
+        let last_busy_tick = tick * 3;
+        drop(started);
+        let more = ticks_to_expire(&mut watch, &busy);
+        let closed_at = last_busy_tick + tick * more;
+        for ended_at in [
+            last_busy_tick + Duration::from_nanos(1),
+            last_busy_tick + tick - Duration::from_nanos(1),
+        ] {
+            let idle = closed_at - ended_at;
+            assert!(
+                idle > timeout,
+                "closed {idle:?} after the end, before {timeout:?}"
+            );
+            assert!(
+                idle <= timeout + timeout / 8,
+                "closed {idle:?} after the end, more than an eighth past {timeout:?}"
+            );
+        }
     }
 
     /// A request that starts and ends between two ticks (a keep-alive
@@ -167,7 +212,7 @@ mod tests {
         }
         drop(busy.start());
         assert!(!watch.expired(&busy), "a request ended since the last tick");
-        assert_eq!(ticks_to_expire(&mut watch, &busy), WATCH_TICKS + 1);
+        assert_eq!(ticks_to_expire(&mut watch, &busy), WATCH_TICKS);
     }
 
     #[test]
