@@ -8,7 +8,10 @@
 //     newest of them, so a burst arrives over the next polls, a page at a
 //     time, none skipped); they go on top and the oldest beyond data-max
 //     are dropped (the request journal), the keyboard's focus moved to
-//     the nearest row left when its row goes.
+//     the nearest row left when its row goes. data-after-id is the request
+//     id of the row numbered data-after, sent as `id` (the feed answers the
+//     next one in X-Journal-Request-Id): a journal whose entry there is
+//     another request started again, and the feed says so.
 // Above the table: a Pause updates button (aria-pressed; WCAG 2.2.2) and
 // a status line (role="status", made when the page loads so it is
 // announced). The line says, at most every ANNOUNCE_MS, how many new rows
@@ -154,6 +157,9 @@
       var url = new URL(body.dataset.liveUrl, document.baseURI);
       if (body.dataset.liveMode === "prepend") {
         url.searchParams.set("after", body.dataset.after || "0");
+        // The request id of the row numbered `after`: the feed says the
+        // journal started again when its entry there is another request.
+        if (body.dataset.afterId) url.searchParams.set("id", body.dataset.afterId);
       }
       fetch(url, { cache: "no-store", headers: { Accept: "text/html" } })
         .then(function (response) {
@@ -163,7 +169,8 @@
             throw failed;
           }
           var seq = response.headers.get("X-Journal-Seq");
-          return response.text().then(function (html) { return [html, seq]; });
+          var id = response.headers.get("X-Journal-Request-Id");
+          return response.text().then(function (html) { return [html, seq, id]; });
         })
         .then(function (answer) {
           // Paused while the poll was on its way: its rows wait for the
@@ -177,7 +184,11 @@
           }
           if (body.dataset.liveMode === "prepend") {
             if (html.trim() !== "") prepend(html);
-            if (answer[1]) body.dataset.after = answer[1];
+            if (answer[1]) {
+              body.dataset.after = answer[1];
+              if (answer[2]) body.dataset.afterId = answer[2];
+              else delete body.dataset.afterId;
+            }
           } else {
             var now = normal(html);
             if (now !== shown) {

@@ -254,3 +254,53 @@ async fn the_same_count_twice_is_announced_twice() {
     browser.close().await;
     server.shutdown().await;
 }
+
+/// A server that started again under the page, whose new journal already
+/// numbers past the page's newest row when the page asks next, is told by
+/// that row's request id: the page says the journal started again (by its
+/// numbers alone, rows 4 and 5 of the new journal would look like the
+/// old one's next).
+#[tokio::test]
+async fn a_journal_that_started_again_past_the_page_is_said() {
+    let Some(browser) = Browser::start("live restart").await else {
+        return;
+    };
+    let server = MockServer::start().await;
+    let addr = server.addr();
+    for n in 1..=3 {
+        status_read(&server, n).await;
+    }
+    browser
+        .open(&format!("{}/_mock/ui/requests", server.base_url()))
+        .await;
+    browser
+        .wait_for_text("#requests", |t| t.contains("LIVE3"))
+        .await;
+    // Paused, so that no poll sees the server gone or its new journal
+    // shorter than the page's.
+    browser
+        .script("document.querySelector('button.live-pause').click()")
+        .await;
+    browser
+        .wait_for_text(".live-note", |t| t.contains("Updates paused"))
+        .await;
+    server.shutdown().await;
+    let listener = std::net::TcpListener::bind(addr).expect("the same address again");
+    let again = MockServer::builder()
+        .listener(listener)
+        .start()
+        .await
+        .expect("a server in its place");
+    for n in 11..=15 {
+        status_read(&again, n).await;
+    }
+    browser
+        .script("document.querySelector('button.live-pause').click()")
+        .await;
+    let table = browser
+        .wait_for_text("#requests", |t| t.contains("The journal started again"))
+        .await;
+    assert!(table.contains("LIVE15"), "{table}");
+    browser.close().await;
+    again.shutdown().await;
+}
