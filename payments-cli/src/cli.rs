@@ -36,7 +36,14 @@ pub struct Cli {
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Base URL of the payments service, e.g. `https://payments.example.com`
-    #[arg(long, env = "PAYMENTS_BASE_URL", global = true, value_name = "URL")]
+    // Its value is not shown by --help: it may hold `user:password@`.
+    #[arg(
+        long,
+        env = "PAYMENTS_BASE_URL",
+        global = true,
+        value_name = "URL",
+        hide_env_values = true
+    )]
     pub base_url: Option<String>,
 
     /// API key, sent as `Authorization: Bearer KEY`; never printed or logged
@@ -253,6 +260,12 @@ pub struct StatusArgs {
     /// With --from-file: each line is a reference, not a transaction id
     #[arg(long, requires = "from_file")]
     pub by_reference: bool,
+
+    /// Where the ids and the references stand on the command line (clap's
+    /// indices, set by `environment::parse_from`): they are looked up and
+    /// numbered in the order typed. Empty when not known.
+    #[arg(skip)]
+    pub typed_at: (Vec<usize>, Vec<usize>),
 
     /// How many look-ups run at once
     #[arg(long, value_name = "N", default_value_t = 8,

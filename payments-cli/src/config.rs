@@ -384,7 +384,11 @@ impl Settings {
             api_key: global.api_key.or(profile.api_key.map(ApiKey)),
             merchant_id: global.merchant_id.or(profile.merchant_id),
             output,
-            colour: stdout_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            colour: colour_wanted(
+                stdout_is_terminal,
+                std::env::var_os("NO_COLOR").as_deref(),
+                std::env::var_os("TERM").as_deref(),
+            ),
             timeout: global
                 .timeout
                 .or(profile.timeout)
@@ -480,6 +484,19 @@ pub fn output_format(
         (None, true) => profile.unwrap_or(OutputFormat::Table),
         (None, false) => OutputFormat::Json,
     }
+}
+
+/// Whether tables are coloured: on a terminal only, and not when
+/// `NO_COLOR` is set (to anything but empty) or `TERM` is `dumb` (a
+/// terminal that shows escape codes as text, where the progress bar
+/// already draws nothing).
+#[must_use]
+pub fn colour_wanted(
+    stdout_is_terminal: bool,
+    no_color: Option<&std::ffi::OsStr>,
+    term: Option<&std::ffi::OsStr>,
+) -> bool {
+    stdout_is_terminal && no_color.is_none_or(|v| v.is_empty()) && term.is_none_or(|t| t != "dumb")
 }
 
 #[cfg(test)]

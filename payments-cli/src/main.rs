@@ -44,6 +44,7 @@ const BROKEN_PIPE: u8 = 141;
 fn main() -> ExitCode {
     // First, before anything opens a file: see `stdout_closed`.
     let stdout_closed = stdout_closed();
+    commands::note_stdin_closed(stdin_closed());
     let cli = match cli::environment::parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -62,8 +63,24 @@ fn main() -> ExitCode {
                 Some(line) => {
                     let _ = writeln!(std::io::stderr().lock(), "error: {line}");
                 }
-                None => {
+                None if err.use_stderr() => {
                     let _ = err.print();
+                }
+                // Help and version are the output: one that cannot be
+                // written is said as any command's is (`> /dev/full`: 4;
+                // a reader gone: 141), not exit 0 with nothing written.
+                None => {
+                    let written = err
+                        .print()
+                        .and_then(|()| std::io::stdout().lock().flush())
+                        .map_err(CliError::Output);
+                    if let Err(err) = written {
+                        if err.is_broken_pipe() {
+                            return ExitCode::from(BROKEN_PIPE);
+                        }
+                        report(&err);
+                        return err.exit_code().into();
+                    }
                 }
             }
             return exit.into();
@@ -101,13 +118,32 @@ fn main() -> ExitCode {
 /// exit code only, and where nothing could be said anyway.
 fn stdout_closed() -> bool {
     use std::os::fd::AsFd as _;
-    let replaced = |fd: Result<std::os::fd::OwnedFd, std::io::Error>| match fd {
+    replaced(std::io::stdout().as_fd().try_clone_to_owned()) && !daemon()
+}
+
+/// Whether stdin was closed when the process started (`payments status
+/// --from-file - <&-`), told as [`stdout_closed`] tells stdout: it read as
+/// empty, and the run said the input had nothing to look up.
+fn stdin_closed() -> bool {
+    use std::os::fd::AsFd as _;
+    replaced(std::io::stdin().as_fd().try_clone_to_owned()) && !daemon()
+}
+
+/// A daemon's three standard descriptors, each `/dev/null` read-write.
+fn daemon() -> bool {
+    use std::os::fd::AsFd as _;
+    replaced(std::io::stdin().as_fd().try_clone_to_owned())
+        && replaced(std::io::stdout().as_fd().try_clone_to_owned())
+        && replaced(std::io::stderr().as_fd().try_clone_to_owned())
+}
+
+/// Whether a standard descriptor is closed, or is the `/dev/null` Rust's
+/// runtime put in place of a closed one.
+fn replaced(fd: Result<std::os::fd::OwnedFd, std::io::Error>) -> bool {
+    match fd {
         Ok(fd) => null_read_write(std::fs::File::from(fd)),
         Err(err) => err.raw_os_error() == Some(EBADF),
-    };
-    replaced(std::io::stdout().as_fd().try_clone_to_owned())
-        && !(replaced(std::io::stdin().as_fd().try_clone_to_owned())
-            && replaced(std::io::stderr().as_fd().try_clone_to_owned()))
+    }
 }
 
 /// `errno` of a descriptor that is not open (the same on Linux and the BSDs).

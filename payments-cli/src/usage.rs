@@ -13,6 +13,8 @@ use payments_client::error::ValidationErrors;
 
 use crate::output::printable;
 
+mod typed;
+
 pub use crate::output::quote;
 
 /// The flag (or argument) of the command line that sets a JSON field of
@@ -131,37 +133,29 @@ pub fn clap_error_line(err: &clap::Error, command: &clap::Command) -> Option<Str
         }
         ErrorKind::UnknownArgument => {
             let arg = text(ContextKind::InvalidArg)?;
-            // A secret that starts with `-` (`--api-key -abc…`) is read as
-            // an argument of its own: never repeated.
-            if let Some(flag) = after_a_secret_flag(arg) {
-                return Some(format!(
-                    "{flag} needs a value; one that starts with '-' is given as {flag}=VALUE \
-                     (the argument after it is not shown)"
-                ));
+            // A value that starts with `-` (`--reference-no -R1`,
+            // `--api-key -abc…`) is read as an argument of its own: said
+            // with its flag (a secret never repeated).
+            if let Some(line) = typed::value_after_a_flag(arg, command) {
+                return Some(line);
             }
             let suggestion = match err.get(ContextKind::SuggestedArg) {
                 Some(ContextValue::String(s)) => format!("; did you mean {s}?"),
                 _ => String::new(),
             };
+            // `confirm -01a2`: an id that starts with `-` goes after `--`.
+            let positional = typed::positional_like_a_flag(arg, command)
+                .map(|hint| format!("; {hint}"))
+                .unwrap_or_default();
             Some(format!(
-                "unknown argument {}{suggestion} (see --help)",
+                "unknown argument {}{suggestion} (see --help){positional}",
                 quote(arg)
             ))
         }
+        // clap names no argument for this one.
+        ErrorKind::InvalidUtf8 => Some(typed::not_utf8(command)),
         _ => None,
     }
-}
-
-/// The secret-bearing flag `arg` follows on the command line, when it
-/// does: `--api-key` or `--code` (their values are never echoed).
-fn after_a_secret_flag(arg: &str) -> Option<&'static str> {
-    let args: Vec<String> = std::env::args().collect();
-    args.windows(2).find_map(|pair| {
-        let flag = ["--api-key", "--code"]
-            .into_iter()
-            .find(|flag| pair[0] == *flag)?;
-        (pair[1] == arg || pair[1].starts_with(arg)).then_some(flag)
-    })
 }
 
 /// `--merchant-id <UUID>` → `--merchant-id`, or the environment variable

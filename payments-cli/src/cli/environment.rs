@@ -59,7 +59,20 @@ where
                 .is_some_and(|value| value.is_empty())
     });
     let matches = command.try_get_matches_from(&args)?;
-    Cli::from_arg_matches(&matches)
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    // `status R --reference-no R3 -- ID`: the order typed, which the
+    // derived struct (ids, then references) does not keep.
+    if let (super::Command::Status(status), Some(("status", sub))) =
+        (&mut cli.command, matches.subcommand())
+    {
+        let at = |id: &str| {
+            sub.indices_of(id)
+                .map(Iterator::collect)
+                .unwrap_or_default()
+        };
+        status.typed_at = (at("transaction_ids"), at("reference_no"));
+    }
+    Ok(cli)
 }
 
 /// `command` with the variables of the arguments `drop` picks taken away.

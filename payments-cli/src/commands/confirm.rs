@@ -26,6 +26,15 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
         .as_deref()
         .map(|code| super::currency_flag("--currency", code))
         .transpose()?;
+    // A transactionId is a UUID (CONTRACT section 1): one with whitespace
+    // at an end was sent as typed and answered not found; refused as
+    // initiate refuses such a --reference-no (status refuses both).
+    if args.transaction_id.trim() != args.transaction_id {
+        return Err(CliError::Usage(format!(
+            "TRANSACTION_ID {}: must not start or end with whitespace",
+            usage::quote(&args.transaction_id)
+        )));
+    }
     let call = format!("confirm of {}", printable(&args.transaction_id));
     let mut builder =
         ConfirmRequest::builder(args.transaction_id.clone(), args.reference_no.clone());

@@ -174,6 +174,28 @@ pub struct Context {
     stdout_is_terminal: bool,
 }
 
+/// Whether stdin was closed when the process started (`main` tells it).
+static STDIN_CLOSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Notes, once, whether stdin was closed at start-up (`<&-`).
+pub fn note_stdin_closed(closed: bool) {
+    let _ = STDIN_CLOSED.set(closed);
+}
+
+/// Whether stdin was closed at start-up: reading `-` then is an error
+/// (exit 2, `cannot read standard input: it is closed`), not an empty
+/// input.
+pub(crate) fn stdin_was_closed() -> bool {
+    STDIN_CLOSED.get().copied().unwrap_or(false)
+}
+
+/// The client's reason without the URL it repeats (said once, before it):
+/// only the URL as the client quotes it (`"…"`), once, is taken out; a bare
+/// `e` or an empty URL replaced every `e` or every gap of the text.
+fn without_url(reason: &str, shown_url: &str) -> String {
+    reason.replacen(&format!("{shown_url:?}"), "…", 1)
+}
+
 impl Context {
     fn new(settings: Settings) -> Result<Self, CliError> {
         let base_url = settings.require_base_url()?.to_owned();
@@ -203,12 +225,10 @@ impl Context {
                 Some(Source::Profile) => "base_url in the profile",
                 _ => "--base-url or PAYMENTS_BASE_URL",
             };
-            // The client's reason repeats the URL: said once, cut.
-            let reason = text.replace(&shown_url, "…");
             CliError::Usage(format!(
                 "invalid service URL {} (from {from}): {}",
-                crate::text::cut(&shown_url),
-                crate::text::cut(&reason)
+                crate::text::quote(&shown_url),
+                crate::text::cut(&without_url(&text, &shown_url))
             ))
         })?;
         Ok(Self {

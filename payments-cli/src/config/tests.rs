@@ -95,6 +95,19 @@ fn a_profiles_output_applies_on_a_terminal_only() {
 }
 
 #[test]
+fn colour_only_on_a_terminal_without_no_color_that_is_not_dumb() {
+    use std::ffi::OsStr;
+    let some = |s| Some(OsStr::new(s));
+    assert!(colour_wanted(true, None, some("xterm-256color")));
+    assert!(colour_wanted(true, some(""), None));
+    assert!(!colour_wanted(false, None, some("xterm")));
+    assert!(!colour_wanted(true, some("1"), some("xterm")));
+    // TERM=dumb: escape codes would show as text (the progress bar already
+    // drew nothing there).
+    assert!(!colour_wanted(true, None, some("dumb")));
+}
+
+#[test]
 fn a_dangling_default_profile_is_an_error() {
     let file = parse("default_profile = \"gone\"\n[profiles.prod]\n").unwrap();
     assert!(file.select(None, Path::new("x")).is_err());

@@ -155,6 +155,24 @@ async fn an_invalid_base_url_is_a_usage_error() {
     run(cmd).await.code(2).stderr(contains("not a url"));
 }
 
+/// Before: the client's reason lost every `e` (`--base-url e`: `invalid
+/// bas… URL …: r…lativ… URL…`), or had `…` between all its letters
+/// (`--base-url ""`): only the URL as quoted is taken out, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_short_or_empty_base_url_leaves_the_reason_whole() {
+    let sandbox = Sandbox::new();
+    let mut transcript = String::new();
+    for url in ["e", "", " ", "not a url"] {
+        let mut cmd = sandbox.payments();
+        cmd.args(["--base-url", url, "status", "abc"]);
+        let assert = run(cmd).await.code(2);
+        let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+        transcript.push_str(&format!("## --base-url {url:?}\n{err}\n"));
+    }
+    crate::common::snapshot_settings()
+        .bind(|| insta::assert_snapshot!("failures_short_base_url", transcript));
+}
+
 #[test]
 fn a_closed_stdout_stops_quietly_with_141() {
     // `payments completions bash | head -c0`: the reader goes away early.

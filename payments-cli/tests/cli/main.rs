@@ -8,6 +8,11 @@ mod common;
 
 /// Answers about another request than the one sent: exit 4, the fields named.
 mod answers;
+/// Values as typed: whitespace at an end, a leading `-`, bytes that are not
+/// UTF-8, ids and references in the order typed.
+mod arguments;
+/// The completion scripts in fish and bash: shells, values after `=`.
+mod completions;
 /// Config file, profiles, and flag > env > profile precedence.
 mod config;
 /// Unreachable services and answers that are not the envelope.

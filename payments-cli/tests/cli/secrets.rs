@@ -280,3 +280,29 @@ async fn a_key_or_code_the_service_echoes_is_never_shown_on_stderr() {
         );
     }
 }
+
+/// Before: `PAYMENTS_BASE_URL='http://user:S3CRETPW@…' payments status -h`
+/// printed the password in `[env: PAYMENTS_BASE_URL=…]`: no variable's
+/// value that may hold a secret is shown by help.
+#[test]
+fn help_never_shows_a_secret_from_the_environment() {
+    let sandbox = Sandbox::new();
+    for args in [
+        &["status", "-h"][..],
+        &["status", "--help"],
+        &["--help"],
+        &["-h"],
+    ] {
+        let assert = sandbox
+            .payments()
+            .env("PAYMENTS_BASE_URL", "http://user:S3CRETPW@127.0.0.1:1")
+            .env("PAYMENTS_API_KEY", ENV_KEY)
+            .args(args)
+            .assert()
+            .success();
+        let out = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+        assert!(out.contains("PAYMENTS_BASE_URL"), "{args:?}: {out}");
+        assert!(!out.contains("S3CRETPW"), "{args:?}: {out}");
+        assert_no_key(&assert, "help");
+    }
+}

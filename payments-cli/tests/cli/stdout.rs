@@ -92,3 +92,70 @@ async fn a_daemons_dev_null_on_all_three_is_no_closed_stdout() {
     .await;
     assert_eq!(code, Some(0));
 }
+
+/// Before: `payments --help > /dev/full` exited 0 with nothing written,
+/// and so did a help whose reader was gone. Help is the output: as any
+/// command's (`completions bash > /dev/full`: 4; `| head`: 141).
+#[tokio::test(flavor = "multi_thread")]
+async fn help_that_cannot_be_written_is_not_exit_0() {
+    let sandbox = Sandbox::new();
+    for args in [
+        &["--help"][..],
+        &["status", "--help"],
+        &["-h"],
+        &["--version"],
+        &["completions", "bash"],
+    ] {
+        let (code, err) = run_with(&sandbox, "> /dev/full", args).await;
+        assert_eq!(code, Some(4), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: cannot write the output: ") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+        // Control: written, exit 0 and nothing said.
+        let (code, err) = run_with(&sandbox, "> /dev/null", args).await;
+        assert_eq!((code, err.as_str()), (Some(0), ""), "{args:?}");
+        // A reader gone before anything is written: 141, quietly.
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let mut cmd = StdCommand::new(env!("CARGO_BIN_EXE_payments"));
+        cmd.env_clear()
+            .env("XDG_CONFIG_HOME", sandbox.path())
+            .env("HOME", sandbox.path())
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped());
+        let output = tokio::task::spawn_blocking(move || cmd.output())
+            .await
+            .expect("the runner does not panic")
+            .expect("payments runs");
+        assert_eq!(output.status.code(), Some(141), "{args:?}: {output:?}");
+        assert!(output.stderr.is_empty(), "{args:?}: {output:?}");
+    }
+}
+
+/// Before: `status --from-file - <&-` said `nothing to look up: the input
+/// has no ids or references`, and `reconcile - <&-` called the ledger
+/// empty: stdin closed is said as such (exit 2), as a closed stdout is.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_closed_stdin_is_said_to_be_closed() {
+    let sandbox = Sandbox::new();
+    let base = crate::common::closed_port_url();
+    let service = ["--base-url", base.as_str(), "--merchant-id", MERCHANT];
+    for args in [
+        [&service[..], &["status", "--from-file", "-"]].concat(),
+        [&service[..], &["reconcile", "-"]].concat(),
+    ] {
+        let (code, err) = run_with(&sandbox, "<&- > /dev/null", &args).await;
+        assert_eq!(
+            (code, err.as_str()),
+            (Some(2), "error: cannot read standard input: it is closed\n"),
+            "{args:?}"
+        );
+        // Control: an empty stdin is still read as empty.
+        let (code, err) = run_with(&sandbox, "< /dev/null > /dev/null", &args).await;
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(!err.contains("closed"), "{args:?}: {err}");
+    }
+}

@@ -338,6 +338,10 @@ fn is_not_found(err: &CliError) -> bool {
 
 /// The ledger, and its size when known (for the progress bar).
 fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Option<u64>), CliError> {
+    if path.as_os_str() == "-" && crate::commands::stdin_was_closed() {
+        // Closed at start (`<&-`): said so, not read as an empty ledger.
+        return Err(input_error(path, std::io::Error::other("it is closed")));
+    }
     if path.as_os_str() == "-" {
         return Ok((Box::new(std::io::stdin()), None));
     }

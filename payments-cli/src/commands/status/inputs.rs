@@ -11,7 +11,10 @@ const MAX_LINE_CHARS: usize = 128;
 
 /// The inputs from arguments or `--from-file`, in order. An argument is
 /// held to a file line's rules (no control character, at most 128
-/// characters), as a usage error naming it.
+/// characters), as a usage error naming it; and, as it is not trimmed like
+/// a line, one with whitespace at either end is refused as initiate refuses
+/// such a `--reference-no` (CONTRACT section 1: a referenceNo has none, a
+/// transactionId is a UUID): it was sent as it was and answered not found.
 pub(super) fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> {
     for (text, what) in args
         .transaction_ids
@@ -19,7 +22,7 @@ pub(super) fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> 
         .map(|id| (id, "transaction id"))
         .chain(args.reference_no.iter().map(|r| (r, "--reference-no")))
     {
-        if let Some(problem) = unusable(text) {
+        if let Some(problem) = unusable(text).or_else(|| edge_whitespace(text)) {
             return Err(CliError::Usage(format!(
                 "{what} {} {problem}",
                 crate::text::quote(text)
@@ -34,7 +37,7 @@ pub(super) fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> 
             )));
         }
     }
-    let mut inputs: Vec<Input> = args
+    let mut lookups: Vec<Lookup> = args
         .transaction_ids
         .iter()
         .map(|id| Lookup::Id(id.clone()))
@@ -43,6 +46,22 @@ pub(super) fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> 
                 .iter()
                 .map(|reference| Lookup::Reference(reference.clone())),
         )
+        .collect();
+    // In the order typed (`--reference-no R3 -- ID`: R3 is arg 1), as the
+    // output keeps input order; ids first when the places are not known.
+    let (ids_at, references_at) = &args.typed_at;
+    if ids_at.len() == args.transaction_ids.len() && references_at.len() == args.reference_no.len()
+    {
+        let mut at = ids_at.iter().chain(references_at);
+        let mut placed: Vec<(usize, Lookup)> = lookups
+            .into_iter()
+            .map(|lookup| (at.next().copied().unwrap_or(usize::MAX), lookup))
+            .collect();
+        placed.sort_by_key(|(index, _)| *index);
+        lookups = placed.into_iter().map(|(_, lookup)| lookup).collect();
+    }
+    let mut inputs: Vec<Input> = lookups
+        .into_iter()
         .enumerate()
         .map(|(index, lookup)| Input::arg(index, lookup))
         .collect();
@@ -55,7 +74,9 @@ pub(super) fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> 
 
 fn read_source(path: &Path) -> Result<Vec<u8>, CliError> {
     let mut bytes = Vec::new();
-    let result = if path.as_os_str() == "-" {
+    let result = if path.as_os_str() == "-" && crate::commands::stdin_was_closed() {
+        Err(std::io::Error::other("it is closed"))
+    } else if path.as_os_str() == "-" {
         std::io::stdin().lock().read_to_end(&mut bytes).map(|_| ())
     } else {
         std::fs::read(path).map(|read| bytes = read)
@@ -127,6 +148,11 @@ fn unusable(text: &str) -> Option<String> {
     } else {
         None
     }
+}
+
+/// Whitespace at either end of an argument (a line is trimmed instead).
+fn edge_whitespace(text: &str) -> Option<String> {
+    (text.trim() != text).then(|| "must not start or end with whitespace".to_owned())
 }
 
 /// Why a transaction id cannot be one: an invisible format character
