@@ -7,9 +7,15 @@
 //!
 //! Time to live is real time (`tokio::time::Instant`, so a test on a
 //! paused clock can move it), never a sandbox's virtual clock. An expired
-//! sandbox is gone the moment it is asked for; the registry drops the
-//! others that expired whenever it is listed, grows, or `/metrics` is
-//! scraped (so the gauge and the expired count are right at the scrape).
+//! sandbox is gone the moment it is asked for; the others that expired
+//! are dropped by a sweep on a timer (one task per registry, made on the
+//! runtime it is made on, ended when the registry is dropped: it wakes at
+//! the first deadline, at least every [`SWEEP_EVERY`]), and whenever the
+//! registry is listed, grows, or `/metrics` is scraped (so the gauge and
+//! the expired count are right at the scrape). A sweep drops a sandbox
+//! through [`Lifetime::expired`], as finding it expired does: a store the
+//! replicas share removes it only if its time ran out by the database's
+//! row too, so two replicas sweeping at once remove it once.
 //!
 //! A store that keeps sandboxes across restarts (SQLite) hears of their
 //! lives through [`Lifetime`]: an expiry moved on by use (at most once a
@@ -38,6 +44,14 @@ pub const MAX_SANDBOX_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// Longest `label`, in characters.
 pub const MAX_LABEL_CHARS: usize = 200;
+
+/// Longest pause of the sweep on a timer (it wakes at the first deadline
+/// when that comes sooner).
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(30);
+
+/// Shortest pause of the sweep on a timer: deadlines this close together
+/// are swept at once.
+const SWEEP_PAUSE: Duration = Duration::from_millis(100);
 
 /// What a sandbox is, as `GET /_mock/sandboxes` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,11 +116,18 @@ type Entries<S> = Mutex<HashMap<Uuid, Entry<S>>>;
 
 /// The live sandboxes of one server.
 pub(crate) struct Registry<S> {
-    /// Shared with the tally's sweep at a scrape (held weakly there).
+    /// Shared with the tally's sweep at a scrape and the sweep on a timer
+    /// (held weakly there).
     entries: Arc<Entries<S>>,
     ttl: Duration,
     max: usize,
     tally: Arc<SandboxTally>,
+    /// When the sweep on a timer wakes next (set and read under the
+    /// entries' lock).
+    planned: Arc<Mutex<Instant>>,
+    /// Wakes the sweep on a timer early: a sandbox was added that expires
+    /// before it planned to wake. Dropped with the registry, which ends it.
+    wake: tokio::sync::watch::Sender<()>,
 }
 
 impl<S> std::fmt::Debug for Registry<S> {
@@ -139,6 +160,45 @@ fn lock<S>(entries: &Entries<S>) -> std::sync::MutexGuard<'_, HashMap<Uuid, Entr
     entries.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// When the sweep on a timer wakes next, seen at `now` with `first` the
+/// first deadline of the sandboxes held.
+fn next_sweep(now: Instant, first: Option<Instant>) -> Instant {
+    let latest = now + SWEEP_EVERY;
+    first
+        .map_or(latest, |first| first.min(latest))
+        .max(now + SWEEP_PAUSE)
+}
+
+/// The sweep on a timer: drops the expired sandboxes at their deadlines
+/// (at least every [`SWEEP_EVERY`]) while the registry lives.
+async fn sweep_on_time<S: Lifetime>(
+    held: std::sync::Weak<Entries<S>>,
+    tally: Arc<SandboxTally>,
+    planned: Arc<Mutex<Instant>>,
+    mut wake: tokio::sync::watch::Receiver<()>,
+) {
+    loop {
+        let Some(entries) = held.upgrade() else {
+            return;
+        };
+        let at = {
+            let now = Instant::now();
+            let mut entries = lock(&entries);
+            sweep(&mut entries, now, &tally);
+            let at = next_sweep(now, entries.values().map(|e| e.deadline).min());
+            *planned.lock().unwrap_or_else(PoisonError::into_inner) = at;
+            at
+        };
+        drop(entries);
+        tokio::select! {
+            () = tokio::time::sleep_until(at) => {}
+            woken = wake.changed() => if woken.is_err() {
+                return;
+            },
+        }
+    }
+}
+
 /// Drops every sandbox expired at `now`; counts them in `tally`.
 fn sweep<S: Lifetime>(entries: &mut HashMap<Uuid, Entry<S>>, now: Instant, tally: &SandboxTally) {
     let before = entries.len();
@@ -162,7 +222,23 @@ fn sweep<S: Lifetime>(entries: &mut HashMap<Uuid, Entry<S>>, now: Instant, tally
 impl<S: Clone + Lifetime + Send + 'static> Registry<S> {
     /// No sandbox; each lives `ttl` unless renewed; at most `max` at once;
     /// counted in `tally`, which sweeps the expired ones out at a scrape.
+    /// Made on a Tokio runtime, the expired ones are swept out on a timer
+    /// too, by a task of that runtime that ends with the registry.
     pub(crate) fn new(ttl: Duration, max: usize, tally: Arc<SandboxTally>) -> Self {
+        let registry = Self::unswept(ttl, max, tally);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(sweep_on_time(
+                Arc::downgrade(&registry.entries),
+                Arc::clone(&registry.tally),
+                Arc::clone(&registry.planned),
+                registry.wake.subscribe(),
+            ));
+        }
+        registry
+    }
+
+    /// As [`Registry::new`], without the sweep on a timer.
+    fn unswept(ttl: Duration, max: usize, tally: Arc<SandboxTally>) -> Self {
         let entries: Arc<Entries<S>> = Arc::default();
         #[cfg(feature = "metrics")]
         {
@@ -181,6 +257,16 @@ impl<S: Clone + Lifetime + Send + 'static> Registry<S> {
             ttl,
             max,
             tally,
+            planned: Arc::new(Mutex::new(Instant::now() + SWEEP_EVERY)),
+            wake: tokio::sync::watch::Sender::new(()),
+        }
+    }
+
+    /// A sandbox expiring at `deadline` was added (under the entries'
+    /// lock): the sweep on a timer wakes early if it planned to wake later.
+    fn added(&self, deadline: Instant) {
+        if deadline < *self.planned.lock().unwrap_or_else(PoisonError::into_inner) {
+            self.wake.send_replace(());
         }
     }
 
@@ -243,6 +329,7 @@ impl<S: Clone + Lifetime + Send + 'static> Registry<S> {
                 state: state.clone(),
             },
         );
+        self.added(deadline);
         self.tally.created.fetch_add(1, Ordering::Relaxed);
         self.tally.live.fetch_add(1, Ordering::Relaxed);
         Ok((info, state))
@@ -260,7 +347,8 @@ impl<S: Clone + Lifetime + Send + 'static> Registry<S> {
             return false;
         }
         let deadline = now + left.min(info.ttl);
-        self.lock().insert(
+        let mut entries = self.lock();
+        entries.insert(
             info.id,
             Entry {
                 info,
@@ -269,6 +357,8 @@ impl<S: Clone + Lifetime + Send + 'static> Registry<S> {
                 state,
             },
         );
+        self.added(deadline);
+        drop(entries);
         self.tally.live.fetch_add(1, Ordering::Relaxed);
         true
     }
@@ -300,6 +390,7 @@ impl<S: Clone + Lifetime + Send + 'static> Registry<S> {
                 state: state.clone(),
             },
         );
+        self.added(deadline);
         self.tally.live.fetch_add(1, Ordering::Relaxed);
         state
     }

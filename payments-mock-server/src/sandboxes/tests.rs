@@ -2,6 +2,10 @@
 
 use super::*;
 
+// A whole server on a SQLite file, swept with nobody asking.
+#[cfg(feature = "sqlite")]
+mod swept;
+
 impl Lifetime for u32 {}
 impl Lifetime for () {}
 
@@ -201,6 +205,61 @@ async fn a_kept_sandbox_comes_back_until_its_time_is_past() {
     assert_eq!(registry.counts(), (0, 1), "restored, not made; one expired");
 }
 
+/// Lets the sweep on a timer run what the clock's move woke (a paused
+/// clock on this test's one thread): a bounded number of turns, no sleep.
+async fn settle() {
+    for _ in 0..20 {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Nobody asks: no request, no listing, no scrape. An expired sandbox is
+/// dropped all the same (its store forgets it) at its deadline, whether
+/// its time to live is the server's or its own shorter one made after a
+/// longer one (the sweep wakes earlier for it); one in use lives on. The
+/// task ends with the registry.
+#[tokio::test(start_paused = true)]
+async fn an_expired_sandbox_is_swept_without_anyone_asking() {
+    let tally = Arc::new(SandboxTally::default());
+    let registry: Registry<Heard> = Registry::new(Duration::from_secs(100), 5, Arc::clone(&tally));
+    let long = Heard::default();
+    let short = Heard::default();
+    let busy: Registry<Arc<u8>> = Registry::new(Duration::from_secs(3), 5, Arc::default());
+    settle().await;
+    registry
+        .create(None, None, None, |_| long.clone())
+        .expect("made");
+    registry
+        .create(None, None, Some(Duration::from_secs(3)), |_| short.clone())
+        .expect("made");
+    let (served, _) = busy
+        .create(None, None, None, |_| Arc::new(0))
+        .expect("made");
+    let (_, serving) = busy.use_sandbox(served.id).expect("live");
+    settle().await;
+    tokio::time::advance(Duration::from_millis(2900)).await;
+    settle().await;
+    assert_eq!(registry.live(), 2, "neither expired yet");
+    tokio::time::advance(Duration::from_millis(300)).await;
+    settle().await;
+    assert_eq!(short.take(), ["expired"], "the short one, unasked");
+    assert_eq!(registry.live(), 1);
+    assert_eq!(tally.live.load(Ordering::Relaxed), 1);
+    assert_eq!(tally.expired.load(Ordering::Relaxed), 1);
+    assert_eq!(busy.live(), 1, "a request is served in it");
+    tokio::time::advance(Duration::from_secs(97)).await;
+    settle().await;
+    assert_eq!(long.take(), ["expired"], "the long one, at its own time");
+    assert_eq!(registry.live(), 0);
+    drop(serving);
+    tokio::time::advance(Duration::from_secs(40)).await;
+    settle().await;
+    assert_eq!(busy.live(), 0, "unused since: gone");
+    drop(registry);
+    settle().await;
+    assert_eq!(Arc::strong_count(&tally), 1, "the sweep ended with it");
+}
+
 #[test]
 fn ids_are_hyphenated_uuids_only() {
     let id = Uuid::new_v4();
@@ -225,7 +284,8 @@ fn ids_are_hyphenated_uuids_only() {
 #[tokio::test(start_paused = true)]
 async fn a_scrape_counts_expired_sandboxes_gone() {
     let tally = Arc::new(SandboxTally::default());
-    let registry: Registry<()> = Registry::new(Duration::from_secs(10), 5, Arc::clone(&tally));
+    // No sweep on a timer: the scrape's own sweep is what is seen.
+    let registry: Registry<()> = Registry::unswept(Duration::from_secs(10), 5, Arc::clone(&tally));
     let short = Some(Duration::from_secs(1));
     registry.create(None, None, short, |_| ()).expect("one");
     registry.create(None, None, short, |_| ()).expect("two");

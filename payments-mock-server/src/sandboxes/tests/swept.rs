@@ -1,0 +1,90 @@
+//! The sweep on a timer through a whole server on a SQLite file: sandboxes
+//! whose time ran out leave the file (their rows, transactions and
+//! journal) while nobody sends the server anything.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::{MockServer, StoreSpec};
+
+const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
+
+/// Counts of the file's sandboxes, and of their transactions and journal
+/// entries (the root's have an empty `sandbox`).
+fn held(file: &std::path::Path) -> (i64, i64, i64) {
+    let db =
+        rusqlite::Connection::open_with_flags(file, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("the file opens");
+    db.busy_timeout(Duration::from_secs(5))
+        .expect("a busy timeout");
+    let count = |sql: &str| -> i64 { db.query_row(sql, [], |row| row.get(0)).expect(sql) };
+    (
+        count("SELECT count(*) FROM mock_sandboxes"),
+        count("SELECT count(*) FROM mock_transactions WHERE length(sandbox) > 0"),
+        count("SELECT count(*) FROM mock_journal WHERE length(sandbox) > 0"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_sandboxes_leave_a_sqlite_file_with_no_request() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("mock.db");
+    let spec: StoreSpec = format!("sqlite:{}", file.display())
+        .parse()
+        .expect("a store");
+    let server = MockServer::builder()
+        .store(spec)
+        .start()
+        .await
+        .expect("started");
+    let http = reqwest::Client::new();
+    for n in 0..2 {
+        let made: Value = http
+            .post(format!("{}/_mock/sandboxes", server.base_url()))
+            .json(&json!({"ttlSeconds": 3}))
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("JSON");
+        let base = made["data"]["baseUrl"]
+            .as_str()
+            .expect("a baseUrl")
+            .to_owned();
+        for i in 0..3 {
+            let reply = http
+                .post(format!("{base}/api/payments/initiate"))
+                .json(&json!({
+                    "merchantId": MERCHANT,
+                    "referenceNo": format!("swept-{n}-{i}"),
+                    "amount": 1050,
+                    "productCode": "TOPUP",
+                    "storeId": "S1",
+                    "payerId": "60123456789",
+                }))
+                .send()
+                .await
+                .expect("an answer");
+            assert_eq!(reply.status(), 200);
+        }
+    }
+    // Written behind the answers: the file holds them all before their
+    // time (3 s from the last request) runs out.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut seen = held(&file);
+    while seen != (2, 6, 6) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        seen = held(&file);
+    }
+    assert_eq!(seen, (2, 6, 6), "sandboxes, transactions, journal written");
+    // From now on, nothing is sent to the server.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while seen != (0, 0, 0) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        seen = held(&file);
+    }
+    assert_eq!(seen, (0, 0, 0), "sandboxes, transactions, journal left");
+    server.shutdown().await;
+}
