@@ -337,7 +337,7 @@ impl ProxyState {
                 memory, coverage, ..
             } = &mut *judge;
             coverage::observe(&parsed, &findings, memory, coverage, |code| {
-                self.redactor.scrub(code, &redaction.secrets)
+                redaction.scrub(code)
             });
             rules::remember(&parsed, memory);
             (Verdict::of(&findings), findings)
@@ -349,7 +349,7 @@ impl ProxyState {
         if exchange.judged {
             self.earlier.keep(&parsed, redaction.carried.clone());
             show_reference(&parsed, &mut judge.memory, |reference| {
-                self.redactor.scrub(reference, &redaction.secrets)
+                redaction.scrub(reference)
             });
         }
         // Its transaction as the exchange names it or the memory (which
@@ -358,14 +358,12 @@ impl ProxyState {
         let exchange::Parsed { endpoint, .. } = parsed;
         self.metrics.exchange(&endpoint, verdict, &findings);
         // A message quotes values of the exchange: never a secret one.
-        if !redaction.secrets.is_empty() {
+        if redaction.has_secrets() {
             for finding in &mut findings {
-                finding.message = self
-                    .redactor
-                    .scrub_cut(&finding.message, &redaction.secrets);
+                finding.message = redaction.scrub_cut(&finding.message);
             }
         }
-        let facts = facts.scrubbed(|value| self.redactor.scrub(value, &redaction.secrets));
+        let facts = facts.scrubbed(|value| redaction.scrub(value));
         let redacted = redaction.apply(exchange);
         judge.summary.add(&redacted, &endpoint, verdict, &findings);
         judge

@@ -17,16 +17,20 @@
 //! endpoint path's words, the document's member names), which shows
 //! nothing of it. The console shows exchanges through the same redactor.
 
+use std::collections::HashSet;
+
 use hmac::{Hmac, KeyInit as _, Mac as _};
 use sha2::Sha256;
 
 use super::exchange::{Exchange, Message};
 use super::json;
-use echo::{scrub_body, scrub_cut_ends, scrub_path, scrub_text};
+use echo::{scrub_body, scrub_path};
+use matcher::Matcher;
 
 mod body;
 mod earlier;
 mod echo;
+mod matcher;
 
 pub(crate) use earlier::Earlier;
 
@@ -126,7 +130,7 @@ impl Redactor {
     /// echoes), and only when its text can hold what is looked for.
     pub fn redact(&self, exchange: &Exchange) -> (Exchange, Secrets) {
         let plan = self.plan(exchange, None, Secrets::new());
-        let secrets = plan.secrets.clone();
+        let secrets = plan.matcher.secrets().clone();
         (plan.apply(exchange.clone()), secrets)
     }
 
@@ -167,13 +171,14 @@ impl Redactor {
             .filter(|(value, _)| value.chars().count() >= ECHO_MINIMUM)
             .cloned()
             .collect();
-        let secrets = self.secrets(exchange, met);
-        let request = self.patch(&exchange.request, request_body, &secrets);
-        let response = self.patch(&exchange.response, response_body, &secrets);
+        // One automaton of them all, for every text of the exchange.
+        let matcher = Matcher::new(self.secrets(exchange, met));
+        let request = self.patch(&exchange.request, request_body, &matcher);
+        let response = self.patch(&exchange.response, response_body, &matcher);
         Redaction {
             request,
             response,
-            secrets,
+            matcher,
             carried,
         }
     }
@@ -181,12 +186,12 @@ impl Redactor {
     /// A message's replacements: its secrets where they stand (`body`: its
     /// body with them replaced, when that changed it), then every value of
     /// `secrets` wherever else it appears.
-    fn patch(&self, message: &Message, body: Option<String>, secrets: &Secrets) -> Patch {
+    fn patch(&self, message: &Message, body: Option<String>, secrets: &Matcher) -> Patch {
         let mut patch = Patch::default();
         for (n, (name, value)) in message.headers.iter().enumerate() {
             let standing = payments_serve::is_credential_header(name);
             let current = if standing { REDACTED } else { value.as_str() };
-            match scrub_text(current, secrets) {
+            match secrets.scrub(current) {
                 Some(clean) => patch.headers.push((n, clean)),
                 None if standing => patch.headers.push((n, REDACTED.to_owned())),
                 None => {}
@@ -195,7 +200,7 @@ impl Redactor {
         if let Some(query) = &message.query {
             let replaced = self.query(query);
             let current = replaced.as_deref().unwrap_or(query);
-            patch.query = scrub_text(current, secrets).or(replaced);
+            patch.query = secrets.scrub(current).or(replaced);
         }
         patch.path = scrub_path(&message.path, secrets);
         let current = body.as_deref().or(message.body.as_deref());
@@ -206,21 +211,21 @@ impl Redactor {
         patch
     }
 
-    /// `text` with every value of `secrets` replaced.
+    /// `text` with every value of `secrets` replaced (`secrets` as
+    /// [`Redactor::redact`] gives them: longest first).
     pub fn scrub(&self, text: &str, secrets: &Secrets) -> String {
-        scrub_text(text, secrets).unwrap_or_else(|| text.to_owned())
+        Matcher::new(secrets.clone())
+            .scrub(text)
+            .unwrap_or_else(|| text.to_owned())
     }
 
     /// A finding's message with every value of `secrets` replaced, and
     /// where it quotes a value cut short (before each `…`) the beginning of
     /// a secret the cut value ends with too (of [`ECHO_MINIMUM`]` / 2`
     /// characters or more): a value cut inside a secret shows none of it.
+    #[cfg(test)]
     pub(crate) fn scrub_cut(&self, text: &str, secrets: &Secrets) -> String {
-        let text = self.scrub(text, secrets);
-        if secrets.is_empty() || !text.contains('…') {
-            return text;
-        }
-        scrub_cut_ends(&text, secrets)
+        scrub_cut(text, &Matcher::new(secrets.clone()))
     }
 
     /// The secret values an exchange carries (and the proxy's own), each
@@ -232,9 +237,13 @@ impl Redactor {
     fn secrets(&self, exchange: &Exchange, met: Secrets) -> Secrets {
         let request = &exchange.request;
         let mut found: Secrets = self.own.clone();
+        // The values listed, each once (a set: an exchange may carry
+        // thousands).
+        let mut listed: HashSet<String> = found.iter().map(|(v, _)| v.clone()).collect();
         let mut add = |value: &str, shown: String| {
             let value = value.trim().trim_matches('"');
-            if value.chars().count() >= ECHO_MINIMUM && !found.iter().any(|(v, _)| v == value) {
+            if value.chars().count() >= ECHO_MINIMUM && !listed.contains(value) {
+                listed.insert(value.to_owned());
                 found.push((value.to_owned(), shown));
             }
         };
@@ -278,7 +287,8 @@ impl Redactor {
             })
             .collect();
         for (value, shown) in encoded {
-            if !found.iter().any(|(v, _)| *v == value) {
+            if !listed.contains(&value) {
+                listed.insert(value.clone());
                 found.push((value, shown));
             }
         }
@@ -348,7 +358,7 @@ pub(crate) struct Redaction {
     request: Patch,
     response: Patch,
     /// The secret values replaced everywhere, for the findings' messages.
-    pub(crate) secrets: Secrets,
+    matcher: Matcher,
     /// The secret values of its bodies (and those it was planned with),
     /// of [`ECHO_MINIMUM`] characters or more, for [`Earlier::keep`].
     pub(crate) carried: Secrets,
@@ -367,7 +377,38 @@ impl Redaction {
         self.response.apply(&mut exchange.response);
         exchange
     }
+
+    /// `text` (made from the exchange: an `errorCode`, a reference) with
+    /// every secret value of the exchange replaced.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        self.matcher.scrub(text).unwrap_or_else(|| text.to_owned())
+    }
+
+    /// A finding's message with every secret value of the exchange
+    /// replaced, and where it quotes a value cut short (before each `…`)
+    /// the beginning of a secret the cut value ends with too (of
+    /// [`ECHO_MINIMUM`]` / 2` characters or more): a value cut inside a
+    /// secret shows none of it.
+    pub(crate) fn scrub_cut(&self, text: &str) -> String {
+        scrub_cut(text, &self.matcher)
+    }
+
+    /// Whether the exchange carries any secret value to replace.
+    pub(crate) fn has_secrets(&self) -> bool {
+        !self.matcher.is_empty()
+    }
 }
 
+/// [`Redaction::scrub_cut`] through `matcher`.
+fn scrub_cut(text: &str, matcher: &Matcher) -> String {
+    let text = matcher.scrub(text).unwrap_or_else(|| text.to_owned());
+    if matcher.is_empty() || !text.contains('…') {
+        return text;
+    }
+    matcher.scrub_cut_ends(&text)
+}
+
+#[cfg(test)]
+mod large_tests;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,294 @@
+//! An exchange's secret values, found in text by one pass of one
+//! automaton (Aho-Corasick, leftmost-longest), built once per exchange
+//! and kept for every string, member name, header, path, query, body and
+//! finding of it: the cost of scrubbing a text grows with the text, not
+//! with the number of secrets.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+
+use super::Secrets;
+
+/// Where a secret stands in a text: its bytes, and which secret.
+type Found = (usize, usize, usize);
+
+/// Up to this many secrets, each is looked for in turn (a text is read
+/// at most this many times, and no automaton is built: building one
+/// costs about a microsecond per byte of the secrets in a debug build,
+/// more than a few reads of an exchange's texts); more, through the
+/// automaton.
+const FEW: usize = 32;
+
+/// Secret values (longest first, as [`super::Redactor`] lists them) and
+/// their automaton.
+pub(crate) struct Matcher {
+    secrets: Secrets,
+    /// `None` for [`FEW`] secrets or fewer, or when the automaton could
+    /// not be built: then each secret is looked for in turn.
+    automaton: Option<AhoCorasick>,
+    /// The secrets' beginnings, built when a cut text is first scrubbed.
+    beginnings: OnceLock<Beginnings>,
+}
+
+impl std::fmt::Debug for Matcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Matcher { [redacted] }")
+    }
+}
+
+impl Matcher {
+    /// The matcher of `secrets` (an empty value is never looked for).
+    pub(crate) fn new(mut secrets: Secrets) -> Self {
+        secrets.retain(|(value, _)| !value.is_empty());
+        let automaton = (secrets.len() > FEW)
+            .then(|| {
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+                    .build(secrets.iter().map(|(value, _)| value.as_bytes()))
+                    .ok()
+            })
+            .flatten();
+        Self {
+            secrets,
+            automaton,
+            beginnings: OnceLock::new(),
+        }
+    }
+
+    /// Whether there is no secret to look for.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
+    /// The secrets, longest first.
+    pub(crate) fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+
+    /// Whether a secret occurs in `text` as written.
+    pub(crate) fn occurs_in(&self, text: &str) -> bool {
+        match &self.automaton {
+            Some(automaton) => automaton.is_match(text),
+            None => self.secrets.iter().any(|(v, _)| text.contains(v.as_str())),
+        }
+    }
+
+    /// Where secrets stand in `haystack`: leftmost first, the longest
+    /// there, none overlapping.
+    fn find(&self, haystack: &[u8]) -> Vec<Found> {
+        if let Some(automaton) = &self.automaton {
+            return automaton
+                .find_iter(haystack)
+                .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+                .collect();
+        }
+        // A few secrets: every occurrence of each, then the same choice.
+        let mut all = Vec::new();
+        let text = std::str::from_utf8(haystack).ok();
+        for (n, (value, _)) in self.secrets.iter().enumerate() {
+            if let Some(text) = text {
+                all.extend(
+                    text.match_indices(value.as_str())
+                        .map(|(at, _)| (at, at + value.len(), n)),
+                );
+                continue;
+            }
+            // Decoded bytes that are not UTF-8.
+            let needle = value.as_bytes();
+            let mut from = 0;
+            while let Some(at) = haystack
+                .get(from..)
+                .and_then(|rest| rest.windows(needle.len()).position(|w| w == needle))
+            {
+                all.push((from + at, from + at + needle.len(), n));
+                from += at + needle.len();
+            }
+        }
+        all.sort_by_key(|&(start, end, n)| (start, std::cmp::Reverse(end), n));
+        let mut chosen: Vec<Found> = Vec::with_capacity(all.len());
+        for found in all {
+            if chosen.last().is_none_or(|last| found.0 >= last.1) {
+                chosen.push(found);
+            }
+        }
+        chosen
+    }
+
+    /// `text` with the secrets replaced, or `None` when none occurs: as
+    /// written, and where the text percent-decoded holds one (`%2f` or
+    /// `%2F`, `%73k` for `sk`: any byte encoded, either case), the encoded
+    /// span replaced whole. The text is decoded once, whatever the number
+    /// of secrets.
+    pub(crate) fn scrub(&self, text: &str) -> Option<String> {
+        if self.secrets.is_empty() {
+            return None;
+        }
+        let plain = self.replace(text, &self.find(text.as_bytes()), |at| (at, at + 1));
+        let current = plain.as_deref().unwrap_or(text);
+        if !current.contains('%') {
+            return plain;
+        }
+        let (decoded, spans) = decode(current);
+        let found = self.find(&decoded);
+        self.replace(current, &found, |at| spans[at]).or(plain)
+    }
+
+    /// `text` with each found span replaced by what replaces its secret,
+    /// or `None` when there is none; `span` gives the bytes of `text` a
+    /// found byte came from (a found span that would cut a character is
+    /// left).
+    fn replace(
+        &self,
+        text: &str,
+        found: &[Found],
+        span: impl Fn(usize) -> (usize, usize),
+    ) -> Option<String> {
+        let mut out = String::new();
+        let (mut copied, mut changed) = (0, false);
+        for &(first, end, n) in found {
+            let (start, stop) = (span(first).0, span(end - 1).1);
+            if !text.is_char_boundary(start) || !text.is_char_boundary(stop) {
+                continue;
+            }
+            out.push_str(&text[copied..start]);
+            out.push_str(&self.secrets[n].1);
+            copied = stop;
+            changed = true;
+        }
+        changed.then(|| {
+            out.push_str(&text[copied..]);
+            out
+        })
+    }
+
+    /// `text` with the beginning of a secret that ends it before a `…` (a
+    /// value cut there) replaced by what replaces the secret: of
+    /// [`super::ECHO_MINIMUM`]` / 2` characters or more, shorter than the
+    /// secret, the longest such beginning (the last secret listed when
+    /// several begin so). Each `…` looks at the text before it no further
+    /// back than the longest secret, each end of it once.
+    pub(crate) fn scrub_cut_ends(&self, text: &str) -> String {
+        let shortest = super::ECHO_MINIMUM / 2;
+        let beginnings = self
+            .beginnings
+            .get_or_init(|| Beginnings::of(&self.secrets, shortest));
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find('…') {
+            let before = &rest[..at];
+            match beginnings.longest_ending(before, &self.secrets, shortest) {
+                Some((len, n)) => {
+                    out.push_str(&before[..before.len() - len]);
+                    out.push_str(&self.secrets[n].1);
+                }
+                None => out.push_str(before),
+            }
+            out.push('…');
+            rest = &rest[at + '…'.len_utf8()..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// Each byte of `text` percent-decoded, and the span of `text` it came
+/// from.
+fn decode(text: &str) -> (Vec<u8>, Vec<(usize, usize)>) {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut spans = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        let escaped = (bytes[at] == b'%')
+            .then(|| Some((hex(*bytes.get(at + 1)?)?, hex(*bytes.get(at + 2)?)?)))
+            .flatten();
+        match escaped {
+            Some((high, low)) => {
+                decoded.push(u8::try_from(high * 16 + low).unwrap_or(0));
+                spans.push((at, at + 3));
+                at += 3;
+            }
+            None => {
+                decoded.push(bytes[at]);
+                spans.push((at, at + 1));
+                at += 1;
+            }
+        }
+    }
+    (decoded, spans)
+}
+
+/// The multiplier of the beginnings' hashes (odd: wrapping products keep
+/// every bit).
+const BASE: u64 = 0x100_0000_01b3;
+
+/// The beginnings of secrets a cut value may end with, by their length
+/// and a hash of their bytes (checked byte for byte when found).
+struct Beginnings {
+    /// `(length, hash)` → the secrets that begin so, in the order listed.
+    by_hash: HashMap<(usize, u64), Vec<usize>>,
+    /// The longest beginning kept.
+    longest: usize,
+}
+
+impl Beginnings {
+    /// The beginnings of `secrets` of `shortest` characters or more and
+    /// shorter than the secret, at a character boundary.
+    fn of(secrets: &Secrets, shortest: usize) -> Self {
+        let mut by_hash: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
+        let mut longest = 0;
+        for (n, (value, _)) in secrets.iter().enumerate() {
+            let (mut hash, mut chars) = (0u64, 0usize);
+            for (at, b) in value.bytes().enumerate() {
+                if value.is_char_boundary(at) {
+                    if chars >= shortest {
+                        by_hash.entry((at, hash)).or_default().push(n);
+                        longest = longest.max(at);
+                    }
+                    chars += 1;
+                }
+                hash = hash.wrapping_mul(BASE).wrapping_add(u64::from(b));
+            }
+        }
+        Self { by_hash, longest }
+    }
+
+    /// The longest end of `before` that is a kept beginning: its length
+    /// in bytes and the secret (the last listed of those it begins).
+    fn longest_ending(
+        &self,
+        before: &str,
+        secrets: &Secrets,
+        shortest: usize,
+    ) -> Option<(usize, usize)> {
+        let bytes = before.as_bytes();
+        let window = self.longest.min(bytes.len());
+        // Each end's hash and character count, from the shortest.
+        let mut ends = Vec::with_capacity(window);
+        let (mut hash, mut power, mut chars) = (0u64, 1u64, 0usize);
+        for len in 1..=window {
+            let b = bytes[bytes.len() - len];
+            hash = hash.wrapping_add(u64::from(b).wrapping_mul(power));
+            power = power.wrapping_mul(BASE);
+            if before.is_char_boundary(bytes.len() - len) {
+                chars += 1;
+                if chars >= shortest {
+                    ends.push((len, hash));
+                }
+            }
+        }
+        ends.iter().rev().find_map(|&(len, hash)| {
+            let end = &bytes[bytes.len() - len..];
+            self.by_hash
+                .get(&(len, hash))?
+                .iter()
+                .rev()
+                .find(|&&n| secrets[n].0.as_bytes().get(..len) == Some(end))
+                .map(|&n| (len, n))
+        })
+    }
+}
