@@ -336,6 +336,10 @@ pub struct Faults {
     /// for the server: its sandboxes' faults share the root's
     /// ([`Faults::closing_with`]).
     closing: std::sync::Arc<tokio::sync::watch::Sender<bool>>,
+    /// Set when the sandbox these faults are of is removed (deleted, or
+    /// its time ran out): its hanging requests end then, as at the
+    /// shutdown. Never set at the root.
+    removed: tokio::sync::watch::Sender<bool>,
 }
 
 impl Faults {
@@ -361,6 +365,7 @@ impl Faults {
                 count: 0,
             }),
             closing: std::sync::Arc::new(tokio::sync::watch::Sender::new(false)),
+            removed: tokio::sync::watch::Sender::new(false),
         }
     }
 
@@ -382,16 +387,30 @@ impl Faults {
         self.closing.send_replace(true);
     }
 
-    /// Whether the server is shutting down ([`Faults::close`]).
-    pub(crate) fn is_closed(&self) -> bool {
-        *self.closing.borrow()
+    /// Tells the hanging requests of a sandbox that it was removed.
+    pub(crate) fn end_held(&self) {
+        self.removed.send_replace(true);
     }
 
-    /// Waits until the server shuts down ([`Faults::close`]), or at most
-    /// `limit`: how long a hanging fault holds its request.
+    /// Whether the server is shutting down ([`Faults::close`]), or the
+    /// sandbox was removed ([`Faults::end_held`]).
+    pub(crate) fn is_closed(&self) -> bool {
+        *self.closing.borrow() || *self.removed.borrow()
+    }
+
+    /// Waits until the server shuts down ([`Faults::close`]) or the
+    /// sandbox is removed ([`Faults::end_held`]), or at most `limit`: how
+    /// long a hanging fault holds its request.
     pub(crate) async fn hold(&self, limit: Duration) {
         let mut closing = self.closing.subscribe();
-        let _ = tokio::time::timeout(limit, closing.wait_for(|closed| *closed)).await;
+        let mut removed = self.removed.subscribe();
+        let _ = tokio::time::timeout(limit, async {
+            tokio::select! {
+                _ = closing.wait_for(|closed| *closed) => {}
+                _ = removed.wait_for(|removed| *removed) => {}
+            }
+        })
+        .await;
     }
 
     /// Queues faults; each next `/api/` request takes one. Nothing is

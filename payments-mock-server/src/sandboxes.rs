@@ -96,6 +96,10 @@ pub(crate) trait Lifetime {
     /// It expired and was dropped.
     fn expired(&self) {}
 
+    /// It left the registry, whatever the way (removed, expired, or gone
+    /// on another replica): requests held in it end.
+    fn removed(&self) {}
+
     /// Whether a request is being served in it now: a sandbox is never
     /// dropped under a request (its answer would describe a change no
     /// later request can see); its time to live starts again instead.
@@ -211,6 +215,7 @@ fn sweep<S: Lifetime>(entries: &mut HashMap<Uuid, Entry<S>>, now: Instant, tally
             return true;
         }
         e.state.expired();
+        e.state.removed();
         false
     });
     let gone_now = before - entries.len();
@@ -398,7 +403,8 @@ impl<S: Clone + Lifetime + Send + 'static> Registry<S> {
     /// Drops the sandbox `id` from this registry without a word to its
     /// store (another replica removed it, or its time ran out there).
     pub(crate) fn drop_gone(&self, id: Uuid) {
-        if self.lock().remove(&id).is_some() {
+        if let Some(entry) = self.lock().remove(&id) {
+            entry.state.removed();
             self.gone(1, false);
         }
     }
@@ -418,6 +424,7 @@ impl<S: Clone + Lifetime + Send + 'static> Registry<S> {
         let entry = entries.get(&id)?;
         if entry.deadline <= now && !entry.state.in_use() {
             entry.state.expired();
+            entry.state.removed();
             entries.remove(&id);
             self.gone(1, true);
             return None;
@@ -476,12 +483,16 @@ impl<S: Clone + Lifetime + Send + 'static> Registry<S> {
         match entries.get(&id) {
             Some(e) if e.deadline <= now => {
                 e.state.expired();
+                e.state.removed();
                 entries.remove(&id);
                 self.gone(1, true);
                 None
             }
             Some(e) if scope.is_none() || e.info.owner == scope => {
                 let removed = entries.remove(&id).map(|e| e.state);
+                if let Some(state) = &removed {
+                    state.removed();
+                }
                 self.gone(1, false);
                 removed
             }

@@ -30,6 +30,9 @@ mod fault_seed_log;
 #[cfg(target_os = "linux")]
 #[path = "embedded/hang_client_left.rs"]
 mod hang_client_left;
+// Deleting a sandbox ends its hanging requests.
+#[path = "embedded/hang_sandbox_removed.rs"]
+mod hang_sandbox_removed;
 
 const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
 

@@ -60,6 +60,11 @@ impl crate::sandboxes::Lifetime for AppState {
         self.store.forget_sandbox_later();
     }
 
+    /// Its hanging requests end, as at the shutdown.
+    fn removed(&self) {
+        self.faults.end_held();
+    }
+
     /// The registry holds one reference; each request served in it (and an
     /// in-process test's handle) holds another.
     fn in_use(&self) -> bool {
