@@ -182,9 +182,17 @@ pub fn note_stdin_closed(closed: bool) {
     let _ = STDIN_CLOSED.set(closed);
 }
 
+/// What reading `-` says when stdin was closed at start-up. A closed
+/// stdin is replaced by Rust's runtime with `/dev/null` opened for reading
+/// and writing, which is also what `<>/dev/null` and Python's
+/// `subprocess.DEVNULL` give: the two cannot be told apart, so both are
+/// named.
+pub(crate) const STDIN_GONE: &str =
+    "it is closed, or /dev/null opened for writing too (nothing to read)";
+
 /// Whether stdin was closed at start-up: reading `-` then is an error
-/// (exit 2, `cannot read standard input: it is closed`), not an empty
-/// input.
+/// (exit 2, `cannot read standard input: it is closed, or …`), not an
+/// empty input.
 pub(crate) fn stdin_was_closed() -> bool {
     STDIN_CLOSED.get().copied().unwrap_or(false)
 }

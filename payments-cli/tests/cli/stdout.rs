@@ -147,12 +147,19 @@ async fn a_closed_stdin_is_said_to_be_closed() {
         [&service[..], &["status", "--from-file", "-"]].concat(),
         [&service[..], &["reconcile", "-"]].concat(),
     ] {
-        let (code, err) = run_with(&sandbox, "<&- > /dev/null", &args).await;
-        assert_eq!(
-            (code, err.as_str()),
-            (Some(2), "error: cannot read standard input: it is closed\n"),
-            "{args:?}"
-        );
+        // A closed stdin, and the read-write /dev/null the runtime puts in
+        // its place (Python's subprocess.DEVNULL too): named both.
+        for redirect in ["<&- > /dev/null", "<>/dev/null > /dev/null"] {
+            let (code, err) = run_with(&sandbox, redirect, &args).await;
+            assert_eq!(
+                (code, err.as_str()),
+                (
+                    Some(2),
+                    "error: cannot read standard input: it is closed, or /dev/null opened for writing too (nothing to read)\n"
+                ),
+                "{args:?} {redirect}"
+            );
+        }
         // Control: an empty stdin is still read as empty.
         let (code, err) = run_with(&sandbox, "< /dev/null > /dev/null", &args).await;
         assert_eq!(code, Some(2), "{args:?}: {err}");

@@ -340,7 +340,10 @@ fn is_not_found(err: &CliError) -> bool {
 fn open(path: &Path) -> Result<(Box<dyn Read + Send>, Option<u64>), CliError> {
     if path.as_os_str() == "-" && crate::commands::stdin_was_closed() {
         // Closed at start (`<&-`): said so, not read as an empty ledger.
-        return Err(input_error(path, std::io::Error::other("it is closed")));
+        return Err(input_error(
+            path,
+            std::io::Error::other(crate::commands::STDIN_GONE),
+        ));
     }
     if path.as_os_str() == "-" {
         return Ok((Box::new(std::io::stdin()), None));

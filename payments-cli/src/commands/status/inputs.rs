@@ -75,7 +75,7 @@ pub(super) fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> 
 fn read_source(path: &Path) -> Result<Vec<u8>, CliError> {
     let mut bytes = Vec::new();
     let result = if path.as_os_str() == "-" && crate::commands::stdin_was_closed() {
-        Err(std::io::Error::other("it is closed"))
+        Err(std::io::Error::other(crate::commands::STDIN_GONE))
     } else if path.as_os_str() == "-" {
         std::io::stdin().lock().read_to_end(&mut bytes).map(|_| ())
     } else {
