@@ -205,7 +205,23 @@ fn main() -> ExitCode {
     let Args { command, serve } = payments_serve::cli::parse_hiding_secrets::<Args>(SECRET_FLAGS);
     match command {
         None => serve_mock(serve),
-        Some(command) => run_alias(command),
+        // `proxy` or `check` after flags (the first argument is not the
+        // command, or the alias above took it): those flags are the mock's
+        // own, and the proxy would silently run without them (`--port
+        // 9000 proxy …` listening on the proxy's default port).
+        Some(command) => {
+            let name = match command {
+                Command::Proxy(_) => "proxy",
+                Command::Check(_) => "check",
+            };
+            say_error(
+                serve.log_format.into(),
+                &format!(
+                    "the flags before `{name}` are the mock's own and would do nothing for the {name}: give them after it (payments-mock-server {name} --help)"
+                ),
+            );
+            ExitCode::from(2)
+        }
     }
 }
 

@@ -89,3 +89,43 @@ fn an_error_that_stops_the_start_is_a_json_line_with_json_logs() {
         }
     }
 }
+
+/// The mock's flags before `proxy` or `check` did nothing for them (the
+/// proxy ran on its own default port with `--port 9000 proxy …`, its log
+/// as text with `--log-format json proxy …`): a usage error now, in the
+/// log's format, that says to give them after the command.
+#[test]
+fn the_mocks_flags_before_proxy_or_check_are_a_usage_error() {
+    for (args, json) in [
+        (
+            &["--port", "0", "proxy", "--upstream", "http://127.0.0.1:1"][..],
+            false,
+        ),
+        (
+            &[
+                "--log-format",
+                "json",
+                "proxy",
+                "--upstream",
+                "http://127.0.0.1:1",
+            ][..],
+            true,
+        ),
+        (&["--port", "0", "check", "none.jsonl"][..], false),
+    ] {
+        let output = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}: nothing served");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("give them after it"), "{args:?}: {stderr}");
+        if json {
+            json_lines(&stderr);
+        } else {
+            assert!(stderr.starts_with("error: the flags before `"), "{stderr}");
+        }
+    }
+}
