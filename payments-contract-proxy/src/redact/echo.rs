@@ -101,9 +101,13 @@ fn scrub_strings(value: &mut Value, secrets: &Matcher) -> bool {
 /// strings (never its keys, numbers or structure), or as text when it is
 /// not JSON; `None` when none occurs.
 pub(super) fn scrub_body(body: &str, secrets: &Matcher) -> Option<String> {
-    // Without an escape, a value inside a JSON string appears in the text
-    // as itself, or percent-encoded.
-    let may_hold = body.contains(['\\', '%']) || secrets.occurs_in(body);
+    // Without a JSON escape, a string or member name appears in the text
+    // as itself, between quotes: a secret it holds as written, the text
+    // holds; one it holds percent-encoded, the text holds decoded (a `%`
+    // and two hex digits never take in a quote). So a body without one
+    // costs a look through its text, not one per string.
+    let may_hold =
+        body.contains('\\') || secrets.occurs_in(body) || secrets.occurs_decoded_in(body);
     if !may_hold {
         return None;
     }

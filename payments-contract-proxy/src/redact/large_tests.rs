@@ -17,7 +17,7 @@ fn code(n: usize) -> String {
 /// each of them echoed (in strings, a member name, the `errorCode`, the
 /// message): the recording and the report show none of them.
 #[test]
-fn every_one_of_ten_thousand_distinct_secrets_is_redacted_in_the_recording_and_report() {
+pub(super) fn every_one_of_ten_thousand_distinct_secrets_is_redacted_in_the_recording_and_report() {
     const CODES: usize = 10_000;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let (record, report) = (dir.path().join("record"), dir.path().join("report"));
@@ -62,7 +62,7 @@ fn every_one_of_ten_thousand_distinct_secrets_is_redacted_in_the_recording_and_r
 /// in a large body that holds other `%`: replaced, the encoded span
 /// whole.
 #[test]
-fn a_percent_encoded_secret_among_a_hundred_cookies_is_redacted() {
+pub(super) fn a_percent_encoded_secret_among_a_hundred_cookies_is_redacted() {
     let cookie = (0..100)
         .map(|n| format!("c{n:03}=COOKIE-VALUE-{n:04}"))
         .collect::<Vec<_>>()
@@ -99,7 +99,7 @@ fn a_percent_encoded_secret_among_a_hundred_cookies_is_redacted() {
 /// short secrets and 30 long ones: each cut beginning replaced, the
 /// longest, whichever secret it begins.
 #[test]
-fn a_cut_finding_beside_a_secret_is_redacted_among_many_secrets() {
+pub(super) fn a_cut_finding_beside_a_secret_is_redacted_among_many_secrets() {
     let long = |n: usize| format!("{n:03}").repeat(334);
     let mut secrets: Secrets = (0..30).map(|n| (long(n), REDACTED.to_owned())).collect();
     secrets.extend((0..10_000).map(|n| (code(n), REDACTED.to_owned())));

@@ -1,33 +1,22 @@
-//! An exchange's secret values, found in text by one pass of one
-//! automaton (Aho-Corasick, leftmost-longest), built once per exchange
-//! and kept for every string, member name, header, path, query, body and
-//! finding of it: the cost of scrubbing a text grows with the text, not
-//! with the number of secrets.
+//! An exchange's secret values, found in text leftmost first (the
+//! longest there), through one matcher built once per exchange and kept
+//! for every string, member name, header, path, query, body and finding
+//! of it: each secret looked for in turn while that is cheap, one
+//! Aho-Corasick automaton once it would cost more ([`super::search`]), so
+//! that scrubbing grows with the texts, not with the number of secrets
+//! times the texts, and a small exchange builds nothing.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-
 use super::Secrets;
-
-/// Where a secret stands in a text: its bytes, and which secret.
-type Found = (usize, usize, usize);
-
-/// Up to this many secrets, each is looked for in turn (a text is read
-/// at most this many times, and no automaton is built: building one
-/// costs about a microsecond per byte of the secrets in a debug build,
-/// more than a few reads of an exchange's texts); more, through the
-/// automaton.
-const FEW: usize = 32;
+use super::search::{self, Found, Mode, Tier};
 
 /// Secret values (longest first, as [`super::Redactor`] lists them) and
-/// their automaton.
+/// their tiers.
 pub(crate) struct Matcher {
     secrets: Secrets,
-    /// `None` for [`FEW`] secrets or fewer, or when the automaton could
-    /// not be built: then each secret is looked for in turn.
-    automaton: Option<AhoCorasick>,
+    tiers: [Tier; 2],
     /// The secrets' beginnings, built when a cut text is first scrubbed.
     beginnings: OnceLock<Beginnings>,
 }
@@ -38,24 +27,46 @@ impl std::fmt::Debug for Matcher {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The mode of the matchers made on this thread (tests).
+    static FORCED: std::cell::Cell<Mode> = const { std::cell::Cell::new(Mode::Lazy) };
+}
+
 impl Matcher {
     /// The matcher of `secrets` (an empty value is never looked for).
-    pub(crate) fn new(mut secrets: Secrets) -> Self {
+    pub(crate) fn new(secrets: Secrets) -> Self {
+        #[cfg(test)]
+        let mode = FORCED.get();
+        #[cfg(not(test))]
+        let mode = Mode::Lazy;
+        Self::with_mode(secrets, mode)
+    }
+
+    /// The matcher of `secrets`, its tiers choosing as `mode` says.
+    pub(crate) fn with_mode(mut secrets: Secrets, mode: Mode) -> Self {
         secrets.retain(|(value, _)| !value.is_empty());
-        let automaton = (secrets.len() > FEW)
-            .then(|| {
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .kind(Some(AhoCorasickKind::NoncontiguousNFA))
-                    .build(secrets.iter().map(|(value, _)| value.as_bytes()))
-                    .ok()
-            })
-            .flatten();
+        let tiers = Tier::of(&secrets, mode);
         Self {
             secrets,
-            automaton,
+            tiers,
             beginnings: OnceLock::new(),
         }
+    }
+
+    /// Runs `f` with the matchers it makes in `mode` (tests).
+    #[cfg(test)]
+    pub(crate) fn forced<T>(mode: Mode, f: impl FnOnce() -> T) -> T {
+        let before = FORCED.replace(mode);
+        let out = f();
+        FORCED.set(before);
+        out
+    }
+
+    /// Whether the long and the short tiers built their automaton (tests).
+    #[cfg(test)]
+    pub(crate) fn built(&self) -> [bool; 2] {
+        [self.tiers[0].built(), self.tiers[1].built()]
     }
 
     /// Whether there is no secret to look for.
@@ -70,51 +81,23 @@ impl Matcher {
 
     /// Whether a secret occurs in `text` as written.
     pub(crate) fn occurs_in(&self, text: &str) -> bool {
-        match &self.automaton {
-            Some(automaton) => automaton.is_match(text),
-            None => self.secrets.iter().any(|(v, _)| text.contains(v.as_str())),
-        }
+        search::occurs_in(&self.tiers, &self.secrets, text)
+    }
+
+    /// Whether a secret occurs in `text` percent-decoded (any byte
+    /// encoded, either case), when `text` holds a `%`.
+    pub(crate) fn occurs_decoded_in(&self, text: &str) -> bool {
+        text.contains('%')
+            && search::occurs_in_bytes(&self.tiers, &self.secrets, &decode(text, None))
     }
 
     /// Where secrets stand in `haystack`: leftmost first, the longest
     /// there, none overlapping.
     fn find(&self, haystack: &[u8]) -> Vec<Found> {
-        if let Some(automaton) = &self.automaton {
-            return automaton
-                .find_iter(haystack)
-                .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
-                .collect();
+        if self.secrets.is_empty() {
+            return Vec::new();
         }
-        // A few secrets: every occurrence of each, then the same choice.
-        let mut all = Vec::new();
-        let text = std::str::from_utf8(haystack).ok();
-        for (n, (value, _)) in self.secrets.iter().enumerate() {
-            if let Some(text) = text {
-                all.extend(
-                    text.match_indices(value.as_str())
-                        .map(|(at, _)| (at, at + value.len(), n)),
-                );
-                continue;
-            }
-            // Decoded bytes that are not UTF-8.
-            let needle = value.as_bytes();
-            let mut from = 0;
-            while let Some(at) = haystack
-                .get(from..)
-                .and_then(|rest| rest.windows(needle.len()).position(|w| w == needle))
-            {
-                all.push((from + at, from + at + needle.len(), n));
-                from += at + needle.len();
-            }
-        }
-        all.sort_by_key(|&(start, end, n)| (start, std::cmp::Reverse(end), n));
-        let mut chosen: Vec<Found> = Vec::with_capacity(all.len());
-        for found in all {
-            if chosen.last().is_none_or(|last| found.0 >= last.1) {
-                chosen.push(found);
-            }
-        }
-        chosen
+        search::find(&self.tiers, &self.secrets, haystack)
     }
 
     /// `text` with the secrets replaced, or `None` when none occurs: as
@@ -131,8 +114,12 @@ impl Matcher {
         if !current.contains('%') {
             return plain;
         }
-        let (decoded, spans) = decode(current);
-        let found = self.find(&decoded);
+        let found = self.find(&decode(current, None));
+        if found.is_empty() {
+            return plain;
+        }
+        let mut spans = Vec::with_capacity(current.len());
+        decode(current, Some(&mut spans));
         self.replace(current, &found, |at| spans[at]).or(plain)
     }
 
@@ -194,32 +181,28 @@ impl Matcher {
     }
 }
 
-/// Each byte of `text` percent-decoded, and the span of `text` it came
-/// from.
-fn decode(text: &str) -> (Vec<u8>, Vec<(usize, usize)>) {
+/// Each byte of `text` percent-decoded, and into `spans` (when given)
+/// the span of `text` each came from.
+fn decode(text: &str, mut spans: Option<&mut Vec<(usize, usize)>>) -> Vec<u8> {
     let bytes = text.as_bytes();
     let mut decoded = Vec::with_capacity(bytes.len());
-    let mut spans = Vec::with_capacity(bytes.len());
     let mut at = 0;
     while at < bytes.len() {
         let hex = |b: u8| char::from(b).to_digit(16);
         let escaped = (bytes[at] == b'%')
             .then(|| Some((hex(*bytes.get(at + 1)?)?, hex(*bytes.get(at + 2)?)?)))
             .flatten();
-        match escaped {
-            Some((high, low)) => {
-                decoded.push(u8::try_from(high * 16 + low).unwrap_or(0));
-                spans.push((at, at + 3));
-                at += 3;
-            }
-            None => {
-                decoded.push(bytes[at]);
-                spans.push((at, at + 1));
-                at += 1;
-            }
+        let (byte, len) = match escaped {
+            Some((high, low)) => (u8::try_from(high * 16 + low).unwrap_or(0), 3),
+            None => (bytes[at], 1),
+        };
+        decoded.push(byte);
+        if let Some(spans) = spans.as_deref_mut() {
+            spans.push((at, at + len));
         }
+        at += len;
     }
-    (decoded, spans)
+    decoded
 }
 
 /// The multiplier of the beginnings' hashes (odd: wrapping products keep

@@ -31,6 +31,7 @@ mod body;
 mod earlier;
 mod echo;
 mod matcher;
+mod search;
 
 pub(crate) use earlier::Earlier;
 
@@ -410,5 +411,7 @@ fn scrub_cut(text: &str, matcher: &Matcher) -> String {
 
 #[cfg(test)]
 mod large_tests;
+#[cfg(test)]
+mod matcher_tests;
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@ use super::*;
 use crate::rules::test_support::exchange;
 
 #[test]
-fn every_secret_is_replaced_and_payers_still_join() {
+pub(super) fn every_secret_is_replaced_and_payers_still_join() {
     let redactor = Redactor::new();
     let mut e = exchange(
         "POST",
@@ -74,7 +74,7 @@ fn every_secret_is_replaced_and_payers_still_join() {
 }
 
 #[test]
-fn short_secrets_never_damage_the_rest_and_echoed_long_ones_are_replaced() {
+pub(super) fn short_secrets_never_damage_the_rest_and_echoed_long_ones_are_replaced() {
     let redactor = Redactor::new();
     let mut e = exchange(
         "POST",
@@ -125,7 +125,7 @@ fn short_secrets_never_damage_the_rest_and_echoed_long_ones_are_replaced() {
 /// Each case: a request body, an answer body, and the answer's
 /// headers; no `CANARY` may be left anywhere in the redacted exchange.
 #[test]
-fn secrets_in_every_shape_are_replaced_wherever_they_are_echoed() {
+pub(super) fn secrets_in_every_shape_are_replaced_wherever_they_are_echoed() {
     let redactor = Redactor::new();
     type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
     let cases: [Case<'_>; 9] = [
@@ -251,7 +251,7 @@ fn secrets_in_every_shape_are_replaced_wherever_they_are_echoed() {
 /// walking it as a `Value` gives: the same text and the same secrets met,
 /// in the same order; bodies it does not take are left to the walk.
 #[test]
-fn the_quick_body_replacement_is_the_walks() {
+pub(super) fn the_quick_body_replacement_is_the_walks() {
     let redactor = Redactor::new();
     let bodies = [
         r#"{"merchantId":"6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60","referenceNo":"R-1","amount":1050,"productCode":"TOPUP","storeId":"S1","payerId":"60123456789"}"#,
@@ -298,7 +298,7 @@ fn the_quick_body_replacement_is_the_walks() {
 /// encoded that needs none), as a JSON member name, or from a request body
 /// that is not JSON: replaced wherever it shows.
 #[test]
-fn echoes_encoded_any_way_member_names_and_a_not_json_bodys_codes_are_replaced() {
+pub(super) fn echoes_encoded_any_way_member_names_and_a_not_json_bodys_codes_are_replaced() {
     let redactor = Redactor::new().also("upuser:uppass");
     let mut e = exchange(
         "GET",
@@ -424,7 +424,7 @@ fn deepest(arrays: usize, whole: impl Fn(usize) -> String) -> String {
 /// the stack, 16 MiB of it); what lies deeper and may name a secret
 /// field is replaced whole.
 #[test]
-fn json_nested_in_strings_past_any_depth_never_overflows_and_keeps_no_secret() {
+pub(super) fn json_nested_in_strings_past_any_depth_never_overflows_and_keeps_no_secret() {
     let core = r#"{"payerId":"PAYER-DEEP-CANARY","payer\u0049d":"PAYER-ESCAPED-CANARY"}"#;
     // The generator is JSON held in strings: each level's string is the
     // level inside.
@@ -498,7 +498,7 @@ fn json_nested_in_strings_past_any_depth_never_overflows_and_keeps_no_secret() {
 /// secret, the secret's beginning is replaced too (a plain scrub finds no
 /// whole secret there).
 #[test]
-fn a_secret_cut_short_in_a_findings_message_shows_none_of_it() {
+pub(super) fn a_secret_cut_short_in_a_findings_message_shows_none_of_it() {
     let redactor = Redactor::new();
     let secrets: Secrets = vec![("KEY-CANARY-LONG-1".to_owned(), REDACTED.to_owned())];
     let message = "errorCode xxKEY-CANARY-L… is not in the document's section 7";
