@@ -260,6 +260,43 @@ async fn an_expired_sandbox_is_swept_without_anyone_asking() {
     assert_eq!(Arc::strong_count(&tally), 1, "the sweep ended with it");
 }
 
+/// Restored at start, nobody asking: one whose time ran out while the
+/// server was down goes at once (its store forgets it); one whose time
+/// runs out soon after is swept at its deadline, before the sweep's
+/// longest pause, though restored after the sweep first planned.
+#[tokio::test(start_paused = true)]
+async fn a_restored_sandbox_is_swept_without_anyone_asking() {
+    let tally = Arc::new(SandboxTally::default());
+    let registry: Registry<Heard> = Registry::new(DEFAULT_SANDBOX_TTL, 5, Arc::clone(&tally));
+    settle().await;
+    let kept = |expires_in: chrono::Duration| SandboxInfo {
+        id: Uuid::new_v4(),
+        label: None,
+        owner: None,
+        created_at: Utc::now() - chrono::Duration::hours(1),
+        expires_at: Utc::now() + expires_in,
+        ttl: DEFAULT_SANDBOX_TTL,
+    };
+    let (past, soon, later) = (Heard::default(), Heard::default(), Heard::default());
+    assert!(!registry.restore(kept(-chrono::Duration::seconds(5)), past.clone()));
+    assert!(registry.restore(kept(chrono::Duration::seconds(3)), soon.clone()));
+    assert!(registry.restore(kept(chrono::Duration::seconds(40)), later.clone()));
+    assert_eq!(past.take(), ["expired"], "gone at once");
+    settle().await;
+    tokio::time::advance(Duration::from_millis(2500)).await;
+    settle().await;
+    assert_eq!(registry.live(), 2, "neither due yet");
+    tokio::time::advance(Duration::from_millis(1000)).await;
+    settle().await;
+    assert_eq!(soon.take(), ["expired"], "at its deadline, unasked");
+    assert_eq!(registry.live(), 1);
+    tokio::time::advance(Duration::from_secs(37)).await;
+    settle().await;
+    assert_eq!(later.take(), ["expired"], "at its own, unasked");
+    assert_eq!(registry.live(), 0);
+    assert_eq!(tally.expired.load(Ordering::Relaxed), 3);
+}
+
 #[test]
 fn ids_are_hyphenated_uuids_only() {
     let id = Uuid::new_v4();
