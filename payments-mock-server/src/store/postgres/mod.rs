@@ -73,6 +73,8 @@ mod replicas;
 mod rows;
 mod sandboxes;
 mod settings;
+#[cfg(test)]
+mod scale;
 
 use queries::PageParam;
 use reads::Taking;
@@ -496,7 +498,7 @@ impl Store for PostgresStore {
         keep: impl FnMut(&Record) -> bool + Send,
         f: impl FnMut(&Record) -> T + Send,
     ) -> Result<Option<Page<T>>, StoreError> {
-        bounded(self.page_now(query, keep, f)).await
+        self.page_within(query, keep, f).await
     }
 
     async fn count(&self) -> Result<usize, StoreError> {

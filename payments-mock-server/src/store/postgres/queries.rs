@@ -4,6 +4,13 @@
 use super::*;
 use rows::*;
 
+/// The most rows a batch of a page reads.
+const MAX_BATCH: usize = 8192;
+
+/// The longest a page of transactions may take, batches and all (each
+/// statement is bounded by [`STORE_TIMEOUT`]).
+const LIST_TIMEOUT: Duration = Duration::from_secs(60);
+
 impl PostgresStore {
     /// How the console names it: the URL, password as `***`.
     pub fn shown(&self) -> &str {
@@ -93,19 +100,34 @@ impl PostgresStore {
         }
     }
 
-    pub(super) async fn page_now<T>(
+    /// A page of transactions: each statement bounded by
+    /// [`STORE_TIMEOUT`], the page, which may read a whole sandbox in
+    /// batches when `keep` drops most rows (an admin list by status), by
+    /// [`LIST_TIMEOUT`].
+    pub(super) async fn page_within<T>(
+        &self,
+        query: &PageQuery,
+        keep: impl FnMut(&Record) -> bool,
+        f: impl FnMut(&Record) -> T,
+    ) -> Result<Option<Page<T>>, StoreError> {
+        tokio::time::timeout(LIST_TIMEOUT, self.page_now(query, keep, f))
+            .await
+            .map_err(|_| StoreError::new("PostgreSQL did not read the page within 60 s"))?
+    }
+
+    async fn page_now<T>(
         &self,
         query: &PageQuery,
         mut keep: impl FnMut(&Record) -> bool,
         mut f: impl FnMut(&Record) -> T,
     ) -> Result<Option<Page<T>>, StoreError> {
-        let client = self.client().await?;
+        let client = bounded(self.client()).await?;
         if let Some(from) = query.from
-            && Self::select_one(
+            && bounded(Self::select_one(
                 &client,
                 "id = $1 AND sandbox = $2",
                 &[&from, &self.view.sandbox],
-            )
+            ))
             .await?
             .is_none()
         {
@@ -143,8 +165,11 @@ impl PostgresStore {
             filter.push_str(&format!(" AND strpos(reference_no, ${}) > 0", values.len()));
         }
         // Batches in order until the page is full: `keep` (the status at
-        // now) cannot run in the database.
-        let batch = query.limit.saturating_add(1).clamp(64, 1001);
+        // now) cannot run in the database. Each batch is one statement
+        // bounded by STORE_TIMEOUT (a database gone answers 503 within
+        // it), not the whole page: a filter that keeps few rows reads the
+        // sandbox to its end. Batches grow while they fill nothing much.
+        let mut batch = query.limit.saturating_add(1).clamp(64, 1001);
         let mut items = Vec::with_capacity(query.limit.min(1024));
         let mut last: Option<Uuid> = None;
         loop {
@@ -156,7 +181,7 @@ impl PostgresStore {
                 sql.push_str(&format!(" AND id {cmp} ${}", params.len()));
             }
             sql.push_str(&format!(" ORDER BY id {order} LIMIT {batch}"));
-            let rows = Self::select(&client, &sql, &params).await?;
+            let rows = bounded(Self::select(&client, &sql, &params)).await?;
             let fetched = rows.len();
             for record in rows {
                 last = Some(record.id);
@@ -171,6 +196,7 @@ impl PostgresStore {
             if fetched < batch {
                 return Ok(Some(Page { items, more: false }));
             }
+            batch = batch.saturating_mul(2).min(MAX_BATCH);
         }
     }
 
