@@ -14,6 +14,10 @@ use crate::domain::transaction::Record;
 use crate::http::extract::Caller;
 use crate::state::AppState;
 
+/// How long an `/api/` answer waits for another transaction to answer
+/// about: the bound of every other `/api/` call on a store.
+const OTHER_SEARCH: std::time::Duration = std::time::Duration::from_secs(4);
+
 /// The `answer-other` fault: `response` (the true answer, the change made)
 /// and, to answer instead, the same endpoint's answer about the newest
 /// other transaction of the caller's scope (a confirmed one for a
@@ -52,14 +56,19 @@ pub(super) async fn answer_other(
         merchant: caller.merchant,
         reference_contains: None,
     };
-    let other = state
-        .store
-        .page(
+    // An `/api/` answer keeps its 4 s bound however long a store's page of
+    // another transaction takes (a list of the console may take up to a
+    // minute on a big sandbox): past it, no other transaction was found.
+    let other = tokio::time::timeout(
+        OTHER_SEARCH,
+        state.store.page(
             &query,
             |r| Some(r.id) != this && (endpoint != Endpoint::Confirm || r.confirmation.is_some()),
             Record::clone,
-        )
-        .await;
+        ),
+    )
+    .await
+    .unwrap_or(Ok(None));
     // The other transaction as a status read would show it now (a settled
     // BILLPAY is SUCCESSFUL, not its stored CONFIRMED): a stale answer
     // would make a watching proxy see a status go back (issue 40).
