@@ -1,5 +1,6 @@
-//! An exchange's secret values, found in text leftmost first (the
-//! longest there), through one matcher built once per exchange and kept
+//! An exchange's secret values, found in text wherever they occur (each
+//! run of bytes their occurrences cover, overlapping ones included,
+//! replaced whole), through one matcher built once per exchange and kept
 //! for every string, member name, header, path, query, body and finding
 //! of it: each secret looked for in turn while that is cheap, one
 //! Aho-Corasick automaton once it would cost more ([`super::search`]), so
@@ -91,8 +92,9 @@ impl Matcher {
             && search::occurs_in_bytes(&self.tiers, &self.secrets, &decode(text, None))
     }
 
-    /// Where secrets stand in `haystack`: leftmost first, the longest
-    /// there, none overlapping.
+    /// Where secrets stand in `haystack`: the runs of bytes their
+    /// occurrences cover (overlapping ones included), in order, each with
+    /// the first listed (the longest) secret in it.
     fn find(&self, haystack: &[u8]) -> Vec<Found> {
         if self.secrets.is_empty() {
             return Vec::new();
@@ -100,43 +102,57 @@ impl Matcher {
         search::find(&self.tiers, &self.secrets, haystack)
     }
 
-    /// `text` with the secrets replaced, or `None` when none occurs: as
-    /// written, and where the text percent-decoded holds one (`%2f` or
-    /// `%2F`, `%73k` for `sk`: any byte encoded, either case), the encoded
-    /// span replaced whole. The text is decoded once, whatever the number
-    /// of secrets.
+    /// `text` with the secrets replaced, or `None` when none occurs: each
+    /// run of bytes that occurrences of secrets cover (overlapping ones,
+    /// of one secret or several, included: no byte of any is left) is
+    /// replaced once, by what replaces the longest secret in it (the
+    /// first listed of those as long). Occurrences count as written, and
+    /// where the text percent-decoded holds one (`%2f` or `%2F`, `%73k`
+    /// for `sk`: any byte encoded, either case) as the encoded span they
+    /// come from; both kinds merge alike. The text is decoded once,
+    /// whatever the number of secrets.
     pub(crate) fn scrub(&self, text: &str) -> Option<String> {
         if self.secrets.is_empty() {
             return None;
         }
-        let plain = self.replace(text, &self.find(text.as_bytes()), |at| (at, at + 1));
-        let current = plain.as_deref().unwrap_or(text);
-        if !current.contains('%') {
-            return plain;
+        let plain = self.find(text.as_bytes());
+        if !text.contains('%') {
+            return self.replace(text, &plain);
         }
-        let found = self.find(&decode(current, None));
+        let found = self.find(&decode(text, None));
         if found.is_empty() {
-            return plain;
+            return self.replace(text, &plain);
         }
-        let mut spans = Vec::with_capacity(current.len());
-        decode(current, Some(&mut spans));
-        self.replace(current, &found, |at| spans[at]).or(plain)
+        let mut spans = Vec::with_capacity(text.len());
+        decode(text, Some(&mut spans));
+        let mut decoded = found
+            .iter()
+            .map(|&(first, end, n)| (spans[first].0, spans[end - 1].1, n))
+            .peekable();
+        // Both in the order of their ends, merged.
+        let mut merged = search::Spans::default();
+        let mut plain = plain.into_iter().peekable();
+        loop {
+            let next = match (plain.peek(), decoded.peek()) {
+                (Some(a), Some(b)) if a.1 <= b.1 => plain.next(),
+                (Some(_), None) => plain.next(),
+                _ => decoded.next(),
+            };
+            match next {
+                Some(run) => merged.add(run),
+                None => break,
+            }
+        }
+        self.replace(text, &merged.0)
     }
 
-    /// `text` with each found span replaced by what replaces its secret,
-    /// or `None` when there is none; `span` gives the bytes of `text` a
-    /// found byte came from (a found span that would cut a character is
+    /// `text` with each run replaced by what replaces its secret, or
+    /// `None` when there is none (a run that would cut a character is
     /// left).
-    fn replace(
-        &self,
-        text: &str,
-        found: &[Found],
-        span: impl Fn(usize) -> (usize, usize),
-    ) -> Option<String> {
+    fn replace(&self, text: &str, found: &[Found]) -> Option<String> {
         let mut out = String::new();
         let (mut copied, mut changed) = (0, false);
-        for &(first, end, n) in found {
-            let (start, stop) = (span(first).0, span(end - 1).1);
+        for &(start, stop, n) in found {
             if !text.is_char_boundary(start) || !text.is_char_boundary(stop) {
                 continue;
             }

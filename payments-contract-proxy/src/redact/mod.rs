@@ -414,4 +414,6 @@ mod large_tests;
 #[cfg(test)]
 mod matcher_tests;
 #[cfg(test)]
+mod overlap_tests;
+#[cfg(test)]
 mod tests;

@@ -1,8 +1,10 @@
-//! Where an exchange's secrets stand in a text, leftmost first and the
-//! longest there: each secret looked for in turn (fast on any text, no
-//! build), until that looping has cost as much as building an
-//! Aho-Corasick automaton of them would; then, for the rest of the
-//! exchange, through that automaton (a rent-or-buy choice: a small
+//! Where an exchange's secrets stand in a text: every occurrence of every
+//! secret, overlapping ones included, merged into the runs of bytes they
+//! cover (so no byte of a secret is left beside another that overlaps
+//! it). Each secret is looked for in turn (fast on any text, no build),
+//! until that looping has cost as much as building an Aho-Corasick
+//! automaton of them would; then, for the rest of the exchange, through
+//! that automaton's overlapping search (a rent-or-buy choice: a small
 //! exchange never builds one, a large one builds it once).
 //!
 //! The secrets make two tiers, each with its own automaton: the long
@@ -17,11 +19,12 @@ use std::ops::Range;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use super::Secrets;
 
-/// Where a secret stands in a text: its bytes, and which secret.
+/// Where a secret stands in a text (or a run of bytes secrets cover): its
+/// bytes, and which secret (the first listed of those in the run).
 pub(super) type Found = (usize, usize, usize);
 
 /// Secrets of more than this many bytes make the long tier.
@@ -130,7 +133,7 @@ impl Tier {
         self.automaton
             .get_or_init(|| {
                 AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
+                    .match_kind(MatchKind::Standard)
                     .kind(Some(AhoCorasickKind::NoncontiguousNFA))
                     .build(
                         secrets[self.range.clone()]
@@ -174,95 +177,130 @@ pub(super) fn occurs_in_bytes(tiers: &[Tier; 2], secrets: &Secrets, bytes: &[u8]
         .any(|chunk| occurs_in(tiers, secrets, chunk.valid()))
 }
 
-/// Where secrets stand in `haystack`: leftmost first, the longest there,
-/// none overlapping (what one leftmost-longest automaton of them all
-/// finds).
+/// Where secrets stand in `haystack`: every occurrence of every secret
+/// (overlapping ones, of one secret or of several, included), merged into
+/// the maximal runs of bytes they cover, each with the first listed
+/// secret occurring in it (the list is longest first: the longest); in
+/// order, none overlapping.
 pub(super) fn find(tiers: &[Tier; 2], secrets: &Secrets, haystack: &[u8]) -> Vec<Found> {
-    let mut found = Vec::new();
+    let mut spans = Spans::default();
     let mut offset = 0;
     for chunk in haystack.utf8_chunks() {
         let text = chunk.valid();
-        find_in(tiers, secrets, text, offset, &mut found);
+        find_in(tiers, secrets, text, offset, &mut spans);
         offset += text.len() + chunk.invalid().len();
     }
-    found
+    spans.0
 }
 
-/// What gives the next secret from a place in a text.
+/// Occurrences merged as they come, which they must in the order of
+/// their ends: each overlapping the last runs kept is merged with them
+/// (each run merged once: linear in the occurrences).
+#[derive(Default)]
+pub(super) struct Spans(pub(super) Vec<Found>);
+
+impl Spans {
+    /// Adds an occurrence (or a run) ending no sooner than those added.
+    pub(super) fn add(&mut self, (mut start, mut end, mut n): Found) {
+        while let Some(&(first, last, m)) = self.0.last()
+            && last > start
+        {
+            self.0.pop();
+            start = start.min(first);
+            end = end.max(last);
+            n = n.min(m);
+        }
+        self.0.push((start, end, n));
+    }
+}
+
+/// What gives the next occurrence of a secret in a text.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Source {
-    /// A tier's automaton.
+    /// A tier's automaton (its overlapping search).
     Automaton(usize),
-    /// One secret, looked for alone, of a tier.
-    Secret(usize, usize),
+    /// One secret, looked for alone, of a tier, from a byte on.
+    Secret(usize, usize, usize),
 }
 
 /// [`find`] in one valid run, `offset` bytes into the haystack.
-fn find_in(tiers: &[Tier; 2], secrets: &Secrets, text: &str, offset: usize, out: &mut Vec<Found>) {
-    let next = |source: Source, from: usize| -> Option<Found> {
-        let rest = text.get(from..)?;
+fn find_in(tiers: &[Tier; 2], secrets: &Secrets, text: &str, offset: usize, out: &mut Spans) {
+    // Each tier's way through this text: none of its secrets fits, its
+    // automaton's overlapping search (`None` if it has none), or each of
+    // those that fit in turn.
+    let mut searches = [None, None];
+    let mut looped: [Range<usize>; 2] = [0..0, 0..0];
+    for (t, tier) in tiers.iter().enumerate() {
+        let fitting = tier.fitting(secrets, text.len());
+        if fitting.is_empty() {
+            continue;
+        }
+        match tier
+            .automaton(secrets, text.len())
+            .and_then(|automaton| automaton.try_find_overlapping_iter(text).ok())
+        {
+            Some(search) => searches[t] = Some(search),
+            None => looped[t] = fitting,
+        }
+    }
+    let shift = |(start, end, n): Found| (offset + start, offset + end, n);
+    if looped.iter().all(Range::is_empty) && searches.iter().filter(|s| s.is_some()).count() == 1 {
+        for (t, search) in searches.into_iter().enumerate() {
+            let first = tiers[t].range.start;
+            for m in search.into_iter().flatten() {
+                out.add(shift((m.start(), m.end(), first + m.pattern().as_usize())));
+            }
+        }
+        return;
+    }
+    let mut sources = Vec::new();
+    for t in 0..2 {
+        if searches[t].is_some() {
+            sources.push(Source::Automaton(t));
+        }
+        sources.extend(looped[t].clone().map(|n| Source::Secret(t, n, 0)));
+    }
+    // The next occurrence of each source, the one ending first on top.
+    let mut next = |source: Source| -> Option<Found> {
         match source {
             Source::Automaton(t) => {
-                let automaton = tiers[t].automaton.get()?.as_ref()?;
-                let input = Input::new(text).span(from..text.len());
-                let m = automaton.find(input)?;
+                let m = searches[t].as_mut()?.next()?;
                 Some((
                     m.start(),
                     m.end(),
                     tiers[t].range.start + m.pattern().as_usize(),
                 ))
             }
-            Source::Secret(_, n) => {
+            Source::Secret(_, n, from) => {
                 let value = &secrets[n].0;
-                let at = from + rest.find(value.as_str())?;
+                let at = from + text.get(from..)?.find(value.as_str())?;
                 Some((at, at + value.len(), n))
             }
         }
     };
-    // Each tier's way through this text: none of its secrets fits, its
-    // automaton, or each of those that fit in turn.
-    let ways = tiers.each_ref().map(|tier| {
-        let fitting = tier.fitting(secrets, text.len());
-        if fitting.is_empty() {
-            return None;
-        }
-        Some(tier.automaton(secrets, text.len()).ok_or(fitting))
-    });
-    if let [None, Some(Ok(automaton))] | [Some(Ok(automaton)), None] = ways {
-        let start = tiers[usize::from(ways[0].is_none())].range.start;
-        out.extend(automaton.find_iter(text).map(|m| {
-            let n = start + m.pattern().as_usize();
-            (offset + m.start(), offset + m.end(), n)
-        }));
-        return;
-    }
-    // The next of each source, the leftmost (then the longest) on top.
     let mut heap = BinaryHeap::new();
-    let push = |heap: &mut BinaryHeap<_>, source, from| {
-        if let Some((start, end, n)) = next(source, from) {
-            heap.push(Reverse((start, Reverse(end), n, source)));
+    let mut push = |heap: &mut BinaryHeap<_>, source| {
+        if let Some((start, end, n)) = next(source) {
+            heap.push(Reverse((end, start, n, source)));
         }
     };
-    for (t, way) in ways.into_iter().enumerate() {
-        match way {
-            None => {}
-            Some(Ok(_)) => push(&mut heap, Source::Automaton(t), 0),
-            Some(Err(fitting)) => fitting.for_each(|n| push(&mut heap, Source::Secret(t, n), 0)),
-        }
+    for source in sources {
+        push(&mut heap, source);
     }
     let mut again = [0u64; 2];
-    let mut at = 0;
-    while let Some(Reverse((start, Reverse(end), n, source))) = heap.pop() {
-        if start >= at {
-            out.push((offset + start, offset + end, n));
-            at = end;
-        }
-        // Its next from here (past this match, or past the one that
-        // overlapped it).
-        if let Source::Secret(t, _) = source {
-            again[t] += 1;
-        }
-        push(&mut heap, source, at);
+    while let Some(Reverse((end, start, n, source))) = heap.pop() {
+        out.add(shift((start, end, n)));
+        // Its next occurrence: past this one's first character (the next
+        // may overlap it).
+        let source = match source {
+            Source::Secret(t, n, _) => {
+                again[t] += 1;
+                let step = secrets[n].0.chars().next().map_or(1, char::len_utf8);
+                Source::Secret(t, n, start + step)
+            }
+            automaton => automaton,
+        };
+        push(&mut heap, source);
     }
     for (tier, again) in tiers.iter().zip(again) {
         if again > 0 {
