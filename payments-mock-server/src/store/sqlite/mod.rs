@@ -9,9 +9,11 @@
 //!   commit, none is answered before it. One writer also makes each verb
 //!   atomic: create, confirm and decide check and change with nobody in
 //!   between.
-//! - **Reads** run on the caller's thread on a small pool of read
-//!   connections; in WAL mode they never wait for the writer and always see
-//!   the last commit. A look-up by id is answered from a copy of the
+//! - **Reads** run on a small pool of read connections; in WAL mode they
+//!   never wait for the writer and always see the last commit. The quick
+//!   ones (by id, reference or page token) run on the caller's thread; a
+//!   page of transactions reads in batches on Tokio's blocking threads
+//!   (`page.rs`). A look-up by id is answered from a copy of the
 //!   transactions read lately when there is one (`cache.rs`): the writer
 //!   drops a copy after the commit that changes its row and before it
 //!   answers, so no read after an answer sees the row from before it.
@@ -66,8 +68,11 @@ use crate::error::Error;
 
 mod cache;
 mod open;
+mod page;
 mod rows;
 mod sandboxes;
+#[cfg(test)]
+mod scale_tests;
 mod verbs;
 mod watch;
 mod writer;
@@ -82,6 +87,10 @@ const SCHEMA_TABLE: &str = "mock_schema_history";
 const BATCH: usize = 512;
 /// How often the journal is written behind the answers.
 const JOURNAL_EVERY: Duration = Duration::from_millis(250);
+/// How long a reset or a sandbox's removal waits for its commit: it
+/// deletes every row of the sandbox in one statement (a second or more per
+/// 100,000 rows), and the writer cannot stop it half-way.
+const ADMIN_TIMEOUT: Duration = Duration::from_secs(120);
 /// Read connections kept open between reads.
 const IDLE_READERS: usize = 8;
 
@@ -287,39 +296,37 @@ impl SqliteStore {
         &self.file.counts
     }
 
-    /// Runs `f` on a read connection of the pool.
+    /// Runs `f` on a read connection of the pool, on the caller's thread:
+    /// for the quick reads only (a look-up by id, reference or page token;
+    /// a page of transactions goes off the async workers, `page.rs`).
     fn read<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let pooled = self
-            .file
-            .readers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        let conn = match pooled {
-            Some(conn) => conn,
-            None => open_reader(&self.file.path).map_err(|e| store_error(&e))?,
-        };
+        let conn = self.file.reader()?;
         let result = f(&conn);
         if let Err(e) = &result {
             self.noted(e);
         }
-        let mut readers = self
-            .file
-            .readers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if readers.len() < IDLE_READERS {
-            readers.push(conn);
-        }
+        self.file.give_back(conn);
         result
     }
 
     /// Hands a job to the writer and waits for its answer, at most
     /// [`STORE_TIMEOUT`].
     async fn send<T>(&self, job: impl FnOnce(Reply<T>) -> Job) -> Result<T, StoreError> {
+        self.send_within(STORE_TIMEOUT, job).await
+    }
+
+    /// Hands a job to the writer and waits for its answer, at most
+    /// `timeout`: [`ADMIN_TIMEOUT`] for a reset or a sandbox's removal,
+    /// whose one `DELETE` of a big sandbox takes seconds (their answer
+    /// must say what happened, and a timeout cannot take the job back).
+    async fn send_within<T>(
+        &self,
+        timeout: Duration,
+        job: impl FnOnce(Reply<T>) -> Job,
+    ) -> Result<T, StoreError> {
         let (reply, answer) = oneshot::channel();
         let gone = || StoreError::new("the SQLite writer has stopped");
         let work = async {
@@ -330,9 +337,12 @@ impl SqliteStore {
                 .map_err(|_| gone())?;
             answer.await.map_err(|_| gone())?
         };
-        let result = tokio::time::timeout(STORE_TIMEOUT, work)
-            .await
-            .map_err(|_| StoreError::new("SQLite did not commit within 4 s"))?;
+        let result = tokio::time::timeout(timeout, work).await.map_err(|_| {
+            StoreError::new(format!(
+                "SQLite did not commit within {} s",
+                timeout.as_secs()
+            ))
+        })?;
         if let Err(e) = &result {
             self.noted(e);
         }
@@ -345,58 +355,28 @@ impl SqliteStore {
             self.file.watch.unreadable(e);
         }
     }
+}
 
-    fn page_now<T>(
-        &self,
-        query: &PageQuery,
-        mut keep: impl FnMut(&Record) -> bool,
-        mut f: impl FnMut(&Record) -> T,
-    ) -> Result<Option<Page<T>>, StoreError> {
-        self.read(|conn| {
-            let key = &self.shared.key;
-            if let Some(from) = query.from
-                && select_id(conn, key, from)?.is_none()
-            {
-                return Ok(None);
-            }
-            let (cmp, order) = match query.order {
-                Order::OldestFirst => (">", "ASC"),
-                Order::NewestFirst => ("<", "DESC"),
-            };
-            let mut sql = format!("SELECT {COLUMNS} FROM mock_transactions WHERE sandbox = ?1");
-            let mut values: Vec<rusqlite::types::Value> = vec![key.clone().into()];
-            if let Some(from) = query.from {
-                values.push(from.as_bytes().to_vec().into());
-                sql.push_str(&format!(" AND id {cmp} ?{}", values.len()));
-            }
-            if let Some(merchant) = query.merchant {
-                values.push(merchant.as_bytes().to_vec().into());
-                sql.push_str(&format!(" AND merchant_id = ?{}", values.len()));
-            }
-            if let Some(part) = &query.reference_contains {
-                values.push(part.clone().into());
-                sql.push_str(&format!(" AND instr(reference_no, ?{}) > 0", values.len()));
-            }
-            sql.push_str(&format!(" ORDER BY id {order}"));
-            let mut statement = conn.prepare_cached(&sql).map_err(|e| store_error(&e))?;
-            let mut rows = statement
-                .query(rusqlite::params_from_iter(values))
-                .map_err(|e| store_error(&e))?;
-            let mut items = Vec::with_capacity(query.limit.min(1024));
-            let mut more = false;
-            while let Some(row) = rows.next().map_err(|e| store_error(&e))? {
-                let record = record_of(row).map_err(|e| store_error(&e))??;
-                if !keep(&record) {
-                    continue;
-                }
-                if items.len() == query.limit {
-                    more = true;
-                    break;
-                }
-                items.push(f(&record));
-            }
-            Ok(Some(Page { items, more }))
-        })
+impl Opened {
+    /// A read connection: one of the pool's, or a new one.
+    fn reader(&self) -> Result<Connection, StoreError> {
+        let pooled = self
+            .readers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        match pooled {
+            Some(conn) => Ok(conn),
+            None => open_reader(&self.path).map_err(|e| store_error(&e)),
+        }
+    }
+
+    /// Puts a read connection back in the pool (when it has room).
+    fn give_back(&self, conn: Connection) {
+        let mut readers = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
+        if readers.len() < IDLE_READERS {
+            readers.push(conn);
+        }
     }
 }
 

@@ -116,8 +116,10 @@ impl SqliteStore {
     ///
     /// [`StoreError`] when the file cannot be written.
     pub(crate) async fn forget_sandbox(&self) -> Result<(), StoreError> {
-        self.send(|reply| Job::ForgetSandbox { reply: Some(reply) })
-            .await
+        self.send_within(ADMIN_TIMEOUT, |reply| Job::ForgetSandbox {
+            reply: Some(reply),
+        })
+        .await
     }
 
     /// Removes this view's sandbox, written behind (an expired one: nobody

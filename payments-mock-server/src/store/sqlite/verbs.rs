@@ -180,7 +180,7 @@ impl Store for SqliteStore {
         keep: impl FnMut(&Record) -> bool + Send,
         f: impl FnMut(&Record) -> T + Send,
     ) -> Result<Option<Page<T>>, StoreError> {
-        self.page_now(query, keep, f)
+        self.page_in_batches(query, keep, f).await
     }
 
     async fn count(&self) -> Result<usize, StoreError> {
@@ -227,7 +227,7 @@ impl Store for SqliteStore {
     }
 
     async fn reset(&self) -> Result<(), StoreError> {
-        self.send(|reply| Job::Reset {
+        self.send_within(ADMIN_TIMEOUT, |reply| Job::Reset {
             erase: false,
             reply,
         })
@@ -249,7 +249,8 @@ impl Store for SqliteStore {
     }
 
     async fn erase(&self) -> Result<(), StoreError> {
-        self.send(|reply| Job::Reset { erase: true, reply }).await
+        self.send_within(ADMIN_TIMEOUT, |reply| Job::Reset { erase: true, reply })
+            .await
     }
 
     /// Whether the store can serve: its file still the one opened, and
