@@ -168,3 +168,20 @@ fn an_exchange_echoing_overlapping_secrets_records_none_of_their_bytes() {
         }
     }
 }
+
+/// Secrets that hold one another (`a` repeated 8 to 199 times, as
+/// cookies could be) in a text of `a`s: every one occurs at nearly every
+/// byte. Looping stops once those matches cost what the automaton would
+/// and the text goes through the automaton, which keeps only the longest
+/// secret ending at each byte: one replacement, built at once, not a
+/// search per match per secret.
+#[test]
+fn secrets_holding_one_another_in_a_long_run_switch_to_the_automaton() {
+    let secrets: Secrets = (8..200)
+        .rev()
+        .map(|n| ("a".repeat(n), format!("<{n}>")))
+        .collect();
+    let matcher = Matcher::with_mode(secrets, Mode::Lazy);
+    assert_eq!(matcher.scrub(&"a".repeat(5000)).as_deref(), Some("<199>"));
+    assert_eq!(matcher.built(), [true, true], "the looping stopped");
+}

@@ -2,10 +2,11 @@
 //! secret, overlapping ones included, merged into the runs of bytes they
 //! cover (so no byte of a secret is left beside another that overlaps
 //! it). Each secret is looked for in turn (fast on any text, no build),
-//! until that looping has cost as much as building an Aho-Corasick
-//! automaton of them would; then, for the rest of the exchange, through
-//! that automaton's overlapping search (a rent-or-buy choice: a small
-//! exchange never builds one, a large one builds it once).
+//! until that looping (its searches and its matches) has cost as much as
+//! building an Aho-Corasick automaton of them would; then, for the rest
+//! of the exchange, through that automaton, which keeps the longest
+//! secret ending at each byte (a rent-or-buy choice: a small exchange
+//! never builds one, a large one builds it once).
 //!
 //! The secrets make two tiers, each with its own automaton: the long
 //! (a whole `Cookie` header and its encoded forms) and the short (each
@@ -19,7 +20,9 @@ use std::ops::Range;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::Automaton as _;
+use aho_corasick::nfa::noncontiguous::NFA;
+use aho_corasick::{Anchored, Input, MatchKind};
 
 use super::Secrets;
 
@@ -72,7 +75,7 @@ pub(super) struct Tier {
     /// Estimated nanoseconds spent looking for each secret in turn.
     spent: AtomicU64,
     /// `Some(None)` when it could not be built (then looping goes on).
-    automaton: OnceLock<Option<AhoCorasick>>,
+    automaton: OnceLock<Option<NFA>>,
 }
 
 impl Tier {
@@ -120,7 +123,7 @@ impl Tier {
 
     /// The automaton to look through in a text of `len` bytes, or `None`
     /// to look for each secret in turn (counted towards the build).
-    fn automaton(&self, secrets: &Secrets, len: usize) -> Option<&AhoCorasick> {
+    fn automaton(&self, secrets: &Secrets, len: usize) -> Option<&NFA> {
         if let Some(built) = self.automaton.get() {
             return built.as_ref();
         }
@@ -132,9 +135,8 @@ impl Tier {
         }
         self.automaton
             .get_or_init(|| {
-                AhoCorasick::builder()
+                NFA::builder()
                     .match_kind(MatchKind::Standard)
-                    .kind(Some(AhoCorasickKind::NoncontiguousNFA))
                     .build(
                         secrets[self.range.clone()]
                             .iter()
@@ -160,7 +162,7 @@ pub(super) fn occurs_in(tiers: &[Tier; 2], secrets: &Secrets, text: &str) -> boo
             return false;
         }
         match tier.automaton(secrets, text.len()) {
-            Some(automaton) => automaton.is_match(text),
+            Some(automaton) => matches!(automaton.try_find(&Input::new(text)), Ok(Some(_))),
             None => secrets[tier.fitting(secrets, text.len())]
                 .iter()
                 .any(|(v, _)| text.contains(v.as_str())),
@@ -217,7 +219,7 @@ impl Spans {
 /// What gives the next occurrence of a secret in a text.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Source {
-    /// A tier's automaton (its overlapping search).
+    /// A tier's automaton (its matches, found beforehand).
     Automaton(usize),
     /// One secret, looked for alone, of a tier, from a byte on.
     Secret(usize, usize, usize),
@@ -226,32 +228,38 @@ enum Source {
 /// [`find`] in one valid run, `offset` bytes into the haystack.
 fn find_in(tiers: &[Tier; 2], secrets: &Secrets, text: &str, offset: usize, out: &mut Spans) {
     // Each tier's way through this text: none of its secrets fits, its
-    // automaton's overlapping search (`None` if it has none), or each of
-    // those that fit in turn.
-    let mut searches = [None, None];
+    // automaton ([`scan`]), or each of those that fit in turn.
+    let mut scanned: [Option<&NFA>; 2] = [None, None];
     let mut looped: [Range<usize>; 2] = [0..0, 0..0];
     for (t, tier) in tiers.iter().enumerate() {
         let fitting = tier.fitting(secrets, text.len());
         if fitting.is_empty() {
             continue;
         }
-        match tier
-            .automaton(secrets, text.len())
-            .and_then(|automaton| automaton.try_find_overlapping_iter(text).ok())
-        {
-            Some(search) => searches[t] = Some(search),
+        match tier.automaton(secrets, text.len()) {
+            Some(automaton) => scanned[t] = Some(automaton),
             None => looped[t] = fitting,
         }
     }
     let shift = |(start, end, n): Found| (offset + start, offset + end, n);
-    if looped.iter().all(Range::is_empty) && searches.iter().filter(|s| s.is_some()).count() == 1 {
-        for (t, search) in searches.into_iter().enumerate() {
-            let first = tiers[t].range.start;
-            for m in search.into_iter().flatten() {
-                out.add(shift((m.start(), m.end(), first + m.pattern().as_usize())));
+    if looped.iter().all(Range::is_empty) && scanned.iter().flatten().count() == 1 {
+        for (t, automaton) in scanned.into_iter().enumerate() {
+            if let Some(automaton) = automaton {
+                scan(automaton, tiers[t].range.start, text, |found| {
+                    out.add(shift(found))
+                });
             }
         }
         return;
+    }
+    // Each automaton's matches (at most one per byte), then merged.
+    let mut searches: [Option<std::vec::IntoIter<Found>>; 2] = [None, None];
+    for (t, automaton) in scanned.into_iter().enumerate() {
+        if let Some(automaton) = automaton {
+            let mut found = Vec::new();
+            scan(automaton, tiers[t].range.start, text, |f| found.push(f));
+            searches[t] = Some(found.into_iter());
+        }
     }
     let mut sources = Vec::new();
     for t in 0..2 {
@@ -263,14 +271,7 @@ fn find_in(tiers: &[Tier; 2], secrets: &Secrets, text: &str, offset: usize, out:
     // The next occurrence of each source, the one ending first on top.
     let mut next = |source: Source| -> Option<Found> {
         match source {
-            Source::Automaton(t) => {
-                let m = searches[t].as_mut()?.next()?;
-                Some((
-                    m.start(),
-                    m.end(),
-                    tiers[t].range.start + m.pattern().as_usize(),
-                ))
-            }
+            Source::Automaton(t) => searches[t].as_mut()?.next(),
             Source::Secret(_, n, from) => {
                 let value = &secrets[n].0;
                 let at = from + text.get(from..)?.find(value.as_str())?;
@@ -287,7 +288,23 @@ fn find_in(tiers: &[Tier; 2], secrets: &Secrets, text: &str, offset: usize, out:
     for source in sources {
         push(&mut heap, source);
     }
+    // Looking again past each match costs too: once a tier's looping
+    // (its many matches: a secret that overlaps itself in a long run of
+    // its bytes, secrets that hold one another) has cost as much as its
+    // automaton would, this text is looked through that automaton
+    // instead (built then), whose cost does not grow with the secrets.
+    let left = tiers.each_ref().map(|tier| {
+        if tier.automaton.get().is_some() {
+            u64::MAX
+        } else {
+            tier.build
+                .saturating_sub(tier.spent.load(Ordering::Relaxed))
+                / LOOK_AGAIN
+        }
+    });
+    let before = out.0.len();
     let mut again = [0u64; 2];
+    let mut overran = false;
     while let Some(Reverse((end, start, n, source))) = heap.pop() {
         out.add(shift((start, end, n)));
         // Its next occurrence: past this one's first character (the next
@@ -295,6 +312,10 @@ fn find_in(tiers: &[Tier; 2], secrets: &Secrets, text: &str, offset: usize, out:
         let source = match source {
             Source::Secret(t, n, _) => {
                 again[t] += 1;
+                if again[t] > left[t] {
+                    overran = true;
+                    break;
+                }
                 let step = secrets[n].0.chars().next().map_or(1, char::len_utf8);
                 Source::Secret(t, n, start + step)
             }
@@ -302,9 +323,56 @@ fn find_in(tiers: &[Tier; 2], secrets: &Secrets, text: &str, offset: usize, out:
         };
         push(&mut heap, source);
     }
+    drop(heap);
     for (tier, again) in tiers.iter().zip(again) {
         if again > 0 {
             tier.charge(again.saturating_mul(LOOK_AGAIN));
         }
+    }
+    if overran {
+        // Runs never cross from one valid run to the next: those of
+        // earlier runs stay as they were.
+        out.0.truncate(before);
+        find_in(tiers, secrets, text, offset, out);
+    }
+}
+
+/// Where the secrets of `automaton` (numbered from `first`) occur in
+/// `text`: at each byte, the longest secret that ends there (any other
+/// ending there lies inside it, so the runs they cover are the same), in
+/// the order of their ends: linear in the text, however many secrets
+/// overlap or hold one another. A match state lists its own secret (the
+/// longest, the state's whole depth) before those of its failure states;
+/// the tests check the result against every occurrence found one by one.
+/// Between matches the automaton's prefilter skips ahead.
+fn scan(automaton: &NFA, first: usize, text: &str, mut found: impl FnMut(Found)) {
+    let bytes = text.as_bytes();
+    let Ok(start) = automaton.start_state(Anchored::No) else {
+        return;
+    };
+    let longest = automaton.max_pattern_len();
+    let mut at = 0;
+    while at < bytes.len() {
+        // The first match ending from `at` on; no secret occurrence
+        // crosses `at` (the automaton was back at its start there), and
+        // none that ends there starts more than `longest` before.
+        let input = Input::new(bytes).span(at..bytes.len());
+        let Ok(Some(m)) = automaton.try_find(&input) else {
+            return;
+        };
+        let mut pos = m.end().saturating_sub(longest).max(at);
+        let mut state = start;
+        while pos < bytes.len() {
+            state = automaton.next_state(Anchored::No, state, bytes[pos]);
+            pos += 1;
+            if automaton.is_match(state) {
+                let pattern = automaton.match_pattern(state, 0);
+                let len = automaton.pattern_len(pattern);
+                found((pos - len, pos, first + pattern.as_usize()));
+            } else if state == start {
+                break;
+            }
+        }
+        at = pos;
     }
 }
