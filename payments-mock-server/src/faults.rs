@@ -392,6 +392,12 @@ impl Faults {
         self.removed.send_replace(true);
     }
 
+    /// Whether the sandbox these faults are of was removed
+    /// ([`Faults::end_held`]).
+    pub(crate) fn is_removed(&self) -> bool {
+        *self.removed.borrow()
+    }
+
     /// Whether the server is shutting down ([`Faults::close`]), or the
     /// sandbox was removed ([`Faults::end_held`]).
     pub(crate) fn is_closed(&self) -> bool {

@@ -397,8 +397,13 @@ where
         met(state, endpoint, fault);
     }
     if !plan.delay.is_zero() {
-        // `delay=` and `--latency` end at the server's shutdown too.
+        // `delay=` and `--latency` end at the server's shutdown too, and
+        // at their sandbox's removal: then answered as every request in a
+        // removed sandbox is (its rows may not be gone from the store yet).
         Box::pin(state.faults.hold(plan.delay)).await;
+        if state.faults.is_removed() {
+            return Ending::Respond(crate::http::answers::sandbox_not_found().into_response());
+        }
     }
     let action = plan.action.take();
     match action {
