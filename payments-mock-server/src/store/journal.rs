@@ -192,6 +192,7 @@ impl Journal {
     }
 
     /// The `seq` of the newest entry ever recorded (0 before the first).
+    #[cfg(any(feature = "sqlite", test))]
     pub fn last_seq(&self) -> u64 {
         self.lock().last_seq
     }

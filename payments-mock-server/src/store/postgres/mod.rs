@@ -72,9 +72,9 @@ mod reads;
 mod replicas;
 mod rows;
 mod sandboxes;
-mod settings;
 #[cfg(test)]
 mod scale;
+mod settings;
 
 use queries::PageParam;
 use reads::Taking;
