@@ -114,3 +114,110 @@ fn bash_completes_a_value_after_an_equals_sign() {
     assert_eq!(complete(&["payments", "--output", "t"]), ["table"]);
     assert_eq!(complete(&["payments", "t"]), ["tail"]);
 }
+
+/// The zsh script as generated, driven in a real interactive zsh
+/// (`zsh/zpty`): TAB after `payments completions ` lists the shells and
+/// after a global option its values, never the files of the directory;
+/// a file is offered where one is asked for. zsh is the only shell whose
+/// script is not mended, and this is what says it needs none.
+#[test]
+fn zsh_offers_the_shells_and_a_global_options_values() {
+    let sandbox = Sandbox::new();
+    let file = script(&sandbox, "zsh");
+    sandbox.write_file("a-file-to-offer.txt", "");
+    // The line typed, TAB, then a command whose output marks the end of
+    // what the completion printed; each read waits for its pattern.
+    let probe = sandbox.write_file(
+        "probe.zsh",
+        r#"zmodload zsh/zpty || exit 3
+dir=$1 script=$2 line=$3
+mkdir -p $dir/fpath && cp $script $dir/fpath/_payments
+zpty z zsh -f -i
+zpty -w z "cd ${(q)dir}; PS1='READY> '; fpath=(${(q)dir}/fpath \$fpath); autoload -Uz compinit; compinit -u -D; LISTMAX=10000; print SET''UP-DONE"
+zpty -r z junk '*SETUP-DONE*READY> '
+zpty -w -n z "$line"$'\t'
+zpty -w z $'\C-e\C-u'"print END''-OF-LIST"
+zpty -r z out '*END-OF-LIST*READY> '
+zpty -d z
+print -r -- "$out"
+"#,
+    );
+    let complete = |line: &str| -> Option<Vec<String>> {
+        // `timeout`: a read whose pattern never comes fails the test
+        // instead of hanging it.
+        let output = StdCommand::new("timeout")
+            .args(["60", "zsh", "-f"])
+            .arg(&probe)
+            .arg(sandbox.path())
+            .arg(&file)
+            .arg(line)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("TERM", "xterm")
+            .output()
+            .ok()?;
+        if output.status.code() == Some(127) {
+            return None; // timeout found no zsh
+        }
+        assert!(output.status.success(), "zsh: {output:?}");
+        let text = String::from_utf8_lossy(&output.stdout);
+        let text = text.split("print END").next().unwrap_or_default();
+        Some(
+            without_escapes(text)
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect(),
+        )
+    };
+    let Some(shells) = complete("payments completions ") else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "zsh is not installed (CI=true)"
+        );
+        eprintln!("SKIPPED: zsh is not installed: the zsh completions were not checked");
+        return;
+    };
+    let offered = |words: &[String], word: &str| words.iter().any(|w| w == word);
+    for shell in ["bash", "elvish", "fish", "powershell", "zsh"] {
+        assert!(offered(&shells, shell), "{shell}: {shells:?}");
+    }
+    assert!(!offered(&shells, "a-file-to-offer.txt"), "{shells:?}");
+    for line in ["payments --output ", "payments status --output="] {
+        let values = complete(line).unwrap();
+        assert!(
+            offered(&values, "json") && offered(&values, "table"),
+            "{line}: {values:?}"
+        );
+        assert!(
+            !offered(&values, "a-file-to-offer.txt"),
+            "{line}: {values:?}"
+        );
+    }
+    // The one file there is completed in place.
+    let files = complete("payments status --from-file a-").unwrap();
+    assert!(offered(&files, "a-file-to-offer.txt"), "{files:?}");
+}
+
+/// The text with each terminal escape (`ESC [ … letter`) and control
+/// character made a space.
+fn without_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            out.push(' ');
+        } else if c.is_control() {
+            out.push(' ');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
