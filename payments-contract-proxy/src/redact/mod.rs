@@ -242,7 +242,9 @@ impl Redactor {
         // thousands).
         let mut listed: HashSet<String> = found.iter().map(|(v, _)| v.clone()).collect();
         let mut add = |value: &str, shown: String| {
-            let value = value.trim().trim_matches('"');
+            // A quoted value (`sid="  abc  "`) is its text inside the
+            // quotes and their blanks: an echo of the text alone is one.
+            let value = value.trim().trim_matches('"').trim();
             if value.chars().count() >= ECHO_MINIMUM && !listed.contains(value) {
                 listed.insert(value.to_owned());
                 found.push((value.to_owned(), shown));
@@ -275,14 +277,22 @@ impl Redactor {
             }
         }
         // Echoed in a path, a query or a `Location`, a value may come
-        // percent-encoded: its encoded forms are replaced too.
+        // percent-encoded: its encoded forms are replaced too. A value
+        // that holds escapes itself (a cookie's `abc%41def`) may come
+        // decoded by the server that echoes it: that form too.
         let encoded: Secrets = found
             .iter()
             .flat_map(|(value, shown)| {
                 let form: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
                 let component = percent_encoding::utf8_percent_encode(value, COMPONENT).to_string();
-                [form, component]
+                let decoded = percent_encoding::percent_decode_str(value)
+                    .decode_utf8()
+                    .ok()
+                    .filter(|d| d.chars().count() >= ECHO_MINIMUM)
+                    .map(std::borrow::Cow::into_owned);
+                [Some(form), Some(component), decoded]
                     .into_iter()
+                    .flatten()
                     .filter(move |e| e != value)
                     .map(move |e| (e, shown.clone()))
             })

@@ -185,3 +185,48 @@ fn secrets_holding_one_another_in_a_long_run_switch_to_the_automaton() {
     assert_eq!(matcher.scrub(&"a".repeat(5000)).as_deref(), Some("<199>"));
     assert_eq!(matcher.built(), [true, true], "the looping stopped");
 }
+
+/// The ninth review's regression review: a quoted cookie's value with
+/// blanks inside the quotes (`sid="  QUOTEDSECRET1  "`) was listed with
+/// its blanks, so an echo of the text alone showed it; a cookie holding
+/// escapes (`abc%41defgh%zz`) echoed decoded by the server
+/// (`abcAdefgh%zz`) showed it too.
+#[test]
+fn a_quoted_cookie_and_a_cookie_echoed_decoded_are_replaced() {
+    for (cookie, echo, parts) in [
+        (
+            "sid=\"  QUOTEDSECRET1  \"",
+            "QUOTEDSECRET1 and \"  QUOTEDSECRET1  \"",
+            &["QUOTED"][..],
+        ),
+        (
+            "sid=abc%41defgh%zz",
+            "abcAdefgh%zz / abc%41defgh%zz / abc%2541defgh%25zz",
+            &["defgh"][..],
+        ),
+        (
+            "sid=p%C3%A4ssw%C3%B6rd12",
+            "p\u{e4}ssw\u{f6}rd12",
+            &["ssw"][..],
+        ),
+    ] {
+        let mut e = exchange(
+            "GET",
+            "/api/payments/T-1/status",
+            Value::Null,
+            200,
+            json!({"ok": true}),
+        );
+        e.request.headers = vec![
+            ("Cookie".to_owned(), cookie.to_owned()),
+            ("X-Echo".to_owned(), echo.to_owned()),
+        ];
+        for mode in [Mode::Loop, Mode::Automaton, Mode::Lazy] {
+            let redacted = Matcher::forced(mode, || Redactor::new().exchange(&e));
+            let text = serde_json::to_string(&redacted).expect("serializes");
+            for part in parts {
+                assert!(!text.contains(part), "{mode:?}, {cookie}: {part} in {text}");
+            }
+        }
+    }
+}
