@@ -33,7 +33,7 @@ pub struct Judged {
 
 /// Rows per class.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Counts([u64; 8]);
+pub struct Counts([u64; Class::ALL.len()]);
 
 impl Counts {
     pub fn add(&mut self, class: Class) {
@@ -112,6 +112,7 @@ pub fn json_summary(counts: &Counts, default_currency: &str, complete: bool) -> 
         pending: u64,
         duplicate: u64,
         invalid: u64,
+        unverified: u64,
         default_currency: &'a str,
         complete: bool,
     }
@@ -126,6 +127,7 @@ pub fn json_summary(counts: &Counts, default_currency: &str, complete: bool) -> 
             pending: counts.get(Class::Pending),
             duplicate: counts.get(Class::Duplicate),
             invalid: counts.get(Class::Invalid),
+            unverified: counts.get(Class::Unverified),
             default_currency,
             complete,
         },
@@ -214,7 +216,7 @@ impl Spool {
         out: &mut dyn std::io::Write,
     ) -> Result<(), CliError> {
         let io = |err: std::io::Error| CliError::Output(err);
-        let class_width = "duplicate".len();
+        let class_width = Class::WIDEST;
         let rows_width = counts.total().to_string().len().max("ROWS".len());
         writeln!(out, "{:<class_width$}  {:>rows_width$}", "CLASS", "ROWS").map_err(io)?;
         for class in Class::ALL {
@@ -447,7 +449,7 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.lines().all(|line| line.width() <= 80), "{text}");
         assert!(
-            text.contains("\n2     INV-1      status     支払い"),
+            text.contains("\n2     INV-1      status      支払い"),
             "{text}"
         );
     }
@@ -506,7 +508,7 @@ mod tests {
         counts.add(Class::Invalid);
         assert_eq!(
             json_summary(&counts, "MYR", true),
-            r#"{"summary":{"rows":2,"match":1,"missing":0,"amount":0,"currency":0,"status":0,"pending":0,"duplicate":0,"invalid":1,"defaultCurrency":"MYR","complete":true}}"#
+            r#"{"summary":{"rows":2,"match":1,"missing":0,"amount":0,"currency":0,"status":0,"pending":0,"duplicate":0,"invalid":1,"unverified":0,"defaultCurrency":"MYR","complete":true}}"#
         );
         assert!(!counts.all_match());
     }

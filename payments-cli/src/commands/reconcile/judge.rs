@@ -2,6 +2,7 @@
 //!
 //! One class per row, the first that applies, in this order: `invalid`,
 //! `duplicate` (both known before asking, see `ledger`), `missing`,
+//! `unverified` (the service's answer for the row could not be used),
 //! `currency`, `amount`, `pending`, `status`, `match`. A difference in
 //! money outranks a state that may still change: an amount that differs
 //! while the payment is pending is `amount`.
@@ -27,11 +28,12 @@ pub enum Class {
     Pending,
     Duplicate,
     Invalid,
+    Unverified,
 }
 
 impl Class {
     /// Every class, in the order of the counts table.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Match,
         Self::Missing,
         Self::Amount,
@@ -40,7 +42,11 @@ impl Class {
         Self::Pending,
         Self::Duplicate,
         Self::Invalid,
+        Self::Unverified,
     ];
+
+    /// The longest name (the table's class column).
+    pub const WIDEST: usize = "unverified".len();
 
     /// The name scripts and the report use.
     pub fn as_str(self) -> &'static str {
@@ -53,6 +59,7 @@ impl Class {
             Self::Pending => "pending",
             Self::Duplicate => "duplicate",
             Self::Invalid => "invalid",
+            Self::Unverified => "unverified",
         }
     }
 }
@@ -80,6 +87,26 @@ pub fn missing(row: &Valid) -> Judgement {
         None => "the service has no transaction with this referenceNo".to_owned(),
     };
     Judgement::new(Class::Missing, detail)
+}
+
+/// The most characters of the client's reason an `unverified` detail
+/// repeats: room for two whole references and what is said of them, while
+/// an answer of a megabyte quoted back by a decode error is not repeated
+/// whole.
+const MAX_REASON: usize = 500;
+
+/// The service answered the row, but its answer cannot be used (`reason`,
+/// the client's: a success whose data does not read, or an answer about
+/// another transaction or reference): nothing is known of the row.
+pub fn unverified(reason: &str) -> Judgement {
+    Judgement::new(
+        Class::Unverified,
+        format!(
+            "the service's answer for this row could not be used: {}; check it by hand",
+            // Cut as written, then made printable: an escape is never cut.
+            crate::output::printable(&crate::text::clip_chars(reason, MAX_REASON))
+        ),
+    )
 }
 
 /// Judges a row against the service's answer.

@@ -24,12 +24,15 @@
 //!
 //! # Failures
 //!
-//! A row the service does not know is `missing`. Any other failure of a
+//! A row the service does not know is `missing`. A row whose own answer
+//! the client cannot use (the service's envelope, but a success whose data
+//! is missing or does not read, or an answer about another transaction or
+//! reference) is `unverified`, and the run goes on. Any other failure of a
 //! look-up (the service unreachable or failing after the client's retries,
-//! a key it refuses, a reference several merchants use without
-//! `--merchant-id`) would fail every row after it as well: the run stops
-//! there, the rows before it are written, and the exit code is the
-//! failure's (4, or 1 for a refusal).
+//! an answer that is not the service's envelope, a key it refuses, a
+//! reference several merchants use without `--merchant-id`) would fail
+//! every row after it as well: the run stops there, the rows before it are
+//! written, and the exit code is the failure's (4, or 1 for a refusal).
 
 mod emit;
 mod judge;
@@ -314,6 +317,11 @@ async fn judge_row(
                         None,
                     )
                 }
+                Err(CliError::Call { source, .. }) if is_unusable_answer(&source) => {
+                    // This row's own answer: the rows after it are asked
+                    // on (see the module docs).
+                    (judge::unverified(&source.to_string()), None)
+                }
                 Err(error) => {
                     return Err(Stop::Call {
                         line: row.line,
@@ -329,6 +337,21 @@ async fn judge_row(
         judgement,
         service,
     })
+}
+
+/// An answer about this row that the client could not use, where the
+/// service did answer with its envelope: a success whose `data` is missing
+/// or does not read (`"amount":null`, `"amount":1e30`), or an answer about
+/// another transaction or reference. It says nothing of the other rows.
+/// Every other failure (no answer, a 5xx or 429 after the retries, a body
+/// that is not the envelope, a refusal) would fail them too.
+fn is_unusable_answer(err: &ClientError) -> bool {
+    matches!(
+        err,
+        ClientError::Decode { .. }
+            | ClientError::MissingData { .. }
+            | ClientError::AnswerMismatch(_)
+    )
 }
 
 fn is_not_found(err: &CliError) -> bool {
