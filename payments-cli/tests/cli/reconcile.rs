@@ -553,3 +553,5 @@ mod narrow;
 mod spreadsheet;
 // A row whose own answer cannot be used: `unverified`, and the run goes on.
 mod unverified;
+// `currency` rows, and currency codes the service refuses.
+mod currency;

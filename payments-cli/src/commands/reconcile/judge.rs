@@ -124,10 +124,22 @@ pub fn judge(row: &Valid, found: &PaymentStatus) -> Judgement {
     }
     let exponent = row.currency.exponent().unwrap_or_default();
     if found.amount.scale() != exponent {
+        // Still `currency`, but a difference in money is never hidden
+        // behind it: the values compared exactly, as decimals (`10.5` and
+        // `10.50` are one value).
+        // (A ledger row's currency always has an exponent: `to_major`
+        // cannot fail for it.)
+        let differ = match money::to_major(row.amount, &row.currency) {
+            Ok(ledger) if ledger != found.amount => format!(
+                "; and the amounts differ: ledger {ledger}, service {}",
+                found.amount
+            ),
+            _ => String::new(),
+        };
         return Judgement::new(
             Class::Currency,
             format!(
-                "the service writes the amount {} with {} decimal places; {} has {exponent}",
+                "the service writes the amount {} with {} decimal places; {} has {exponent}{differ}",
                 found.amount,
                 found.amount.scale(),
                 row.currency.code()
@@ -278,7 +290,38 @@ mod tests {
             judge(&valid(1050, Currency::JPY, None), &found("10.50", "FAILED"))
                 .detail
                 .as_deref(),
-            Some("the service writes the amount 10.50 with 2 decimal places; JPY has 0")
+            Some(
+                "the service writes the amount 10.50 with 2 decimal places; JPY has 0; \
+                 and the amounts differ: ledger 1050, service 10.50"
+            )
+        );
+    }
+
+    /// `currency` hid a difference in money: the detail adds it when the
+    /// values differ, compared by value (`1500` for 1500 JPY is the same).
+    #[test]
+    fn a_currency_row_says_when_the_amounts_differ_too() {
+        let row = valid(9900, Currency::MYR, None);
+        let judged = judge(&row, &found("10.5", "SUCCESSFUL"));
+        assert_eq!(judged.class, Class::Currency);
+        assert_eq!(
+            judged.detail.as_deref(),
+            Some(
+                "the service writes the amount 10.5 with 1 decimal places; MYR has 2; \
+                 and the amounts differ: ledger 99.00, service 10.5"
+            )
+        );
+        let row = valid(1050, Currency::MYR, None);
+        assert_eq!(
+            judge(&row, &found("10.5", "SUCCESSFUL")).detail.as_deref(),
+            Some("the service writes the amount 10.5 with 1 decimal places; MYR has 2")
+        );
+        let row = valid(1500, Currency::JPY, None);
+        assert_eq!(
+            judge(&row, &found("1500.00", "SUCCESSFUL"))
+                .detail
+                .as_deref(),
+            Some("the service writes the amount 1500.00 with 2 decimal places; JPY has 0")
         );
     }
 

@@ -17,7 +17,7 @@ fn settings() -> insta::Settings {
 }
 
 /// A status answer for `reference` whose amount is `amount` as written.
-fn answer(reference: &str, amount: &str) -> String {
+pub(super) fn answer(reference: &str, amount: &str) -> String {
     format!(
         r#"{{"isSuccess":true,"errorCode":null,"message":null,"data":{{"transactionId":"01937e1c-0000-7000-8000-{:012}","referenceNo":"{reference}","status":"SUCCESSFUL","amount":{amount},"productCode":"TOPUP","createdAt":"2026-11-22T08:15:30.123Z","lastModifiedAt":null,"providerReference":null,"message":null,"extraProperties":null}}}}"#,
         reference.bytes().map(u64::from).sum::<u64>()
@@ -25,7 +25,7 @@ fn answer(reference: &str, amount: &str) -> String {
 }
 
 /// Answers `GET /api/payments/reference/{reference}/status` with `body`.
-async fn answers(stub: &Stub, reference: &str, body: String) {
+pub(super) async fn answers(stub: &Stub, reference: &str, body: String) {
     Mock::given(method("GET"))
         .and(path(format!("/api/payments/reference/{reference}/status")))
         .respond_with(ResponseTemplate::new(200).set_body_raw(body, "application/json"))

@@ -1,0 +1,66 @@
+//! The `currency` class and the ledger's currency cells: a difference in
+//! money is never hidden behind `currency`, and a code the service refuses
+//! is never judged.
+
+use wiremock::MockServer as Stub;
+
+use super::unverified::{answer, answers};
+use crate::common::{MERCHANT, Sandbox, run, stdout};
+
+fn reconcile(sandbox: &Sandbox, stub: &Stub, ledger: &std::path::Path) -> assert_cmd::Command {
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &stub.uri(), "--merchant-id", MERCHANT])
+        .args(["-o", "json", "reconcile"])
+        .arg(ledger);
+    cmd
+}
+
+/// The json lines' classes and details, the summary left out.
+fn judged(out: &str) -> Vec<(String, String)> {
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json"))
+        .collect();
+    lines[..lines.len() - 1]
+        .iter()
+        .map(|line| {
+            (
+                line["class"].as_str().expect("a class").to_owned(),
+                line["detail"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A service writing `10.5` for a ledger's `99.00 MYR` was `currency` and
+/// the difference of 88.50 was never shown: still `currency`, and the
+/// detail says the amounts differ (compared by value: `10.5` for `10.50`
+/// does not).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_currency_row_whose_amounts_differ_says_so() {
+    let stub = Stub::start().await;
+    answers(&stub, "INV-1", answer("INV-1", "10.5")).await;
+    answers(&stub, "INV-2", answer("INV-2", "10.5")).await;
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file(
+        "ledger.csv",
+        "referenceNo,amount,currency\nINV-1,99.00,MYR\nINV-2,10.50,MYR\n",
+    );
+    let out = stdout(&run(reconcile(&sandbox, &stub, &ledger)).await.code(6));
+    assert_eq!(
+        judged(&out),
+        [
+            (
+                "currency".to_owned(),
+                "the service writes the amount 10.5 with 1 decimal places; MYR has 2; \
+                 and the amounts differ: ledger 99.00, service 10.5"
+                    .to_owned()
+            ),
+            (
+                "currency".to_owned(),
+                "the service writes the amount 10.5 with 1 decimal places; MYR has 2".to_owned()
+            ),
+        ],
+        "{out}"
+    );
+}
