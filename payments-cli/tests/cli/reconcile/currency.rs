@@ -64,3 +64,28 @@ async fn a_currency_row_whose_amounts_differ_says_so() {
         "{out}"
     );
 }
+
+/// What docs/cli.md says of `service`: the data as read, written again,
+/// the amount a JSON number with the decimal places the service wrote; an
+/// exponent or a numeric string is not kept.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_service_object_holds_the_amount_as_a_number_with_its_decimal_places() {
+    let stub = Stub::start().await;
+    answers(&stub, "INV-1", answer("INV-1", "49.90")).await;
+    answers(&stub, "INV-2", answer("INV-2", "\"49.90\"")).await;
+    answers(&stub, "INV-3", answer("INV-3", "1e2")).await;
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file(
+        "ledger.csv",
+        "referenceNo,amount\nINV-1,49.90\nINV-2,49.90\nINV-3,100.00\n",
+    );
+    let out = stdout(&run(reconcile(&sandbox, &stub, &ledger)).await.code(6));
+    let amounts: Vec<String> = out
+        .lines()
+        .filter_map(|line| {
+            let line: serde_json::Value = serde_json::from_str(line).expect("json");
+            line.get("service").map(|s| s["amount"].to_string())
+        })
+        .collect();
+    assert_eq!(amounts, ["49.90", "49.90", "100"], "{out}");
+}
