@@ -25,6 +25,16 @@ impl Credential {
         if raw.is_empty() {
             return Err(Error::config("the API key is empty"));
         }
+        // What HTTP would carry is not enough: a header value may hold
+        // spaces and bytes past ASCII, which a service compares as raw
+        // bytes (a pasted no-break space or `sk_lïve` is a 401 at the
+        // first call). A key is visible ASCII, as the mock requires; the
+        // message says what is wrong, never the key.
+        if let Some(kind) = raw.chars().find_map(not_in_a_key) {
+            return Err(Error::config(format!(
+                "the API key must be visible ASCII without spaces, but it holds {kind} (the key is not shown)"
+            )));
+        }
         let (header, text) = match custom_header {
             None => (reqwest::header::AUTHORIZATION, format!("Bearer {raw}")),
             Some(name) => {
@@ -46,6 +56,21 @@ impl Credential {
 
     pub(crate) fn value(&self) -> &HeaderValue {
         &self.value
+    }
+}
+
+/// What `c` is, when a key may not hold it: a space (any Unicode blank,
+/// a no-break space included), a control character, or a character
+/// outside ASCII.
+fn not_in_a_key(c: char) -> Option<&'static str> {
+    if c.is_ascii_graphic() {
+        None
+    } else if c.is_whitespace() {
+        Some("a space")
+    } else if c.is_control() {
+        Some("a control character")
+    } else {
+        Some("a character outside ASCII")
     }
 }
 

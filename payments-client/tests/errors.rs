@@ -103,6 +103,43 @@ fn a_key_that_is_not_a_header_value_is_rejected_without_echoing_it() {
     assert!(matches!(err, Error::Config { .. }));
 }
 
+/// A key with a space or a character outside visible ASCII (a pasted
+/// no-break space, `sk_lïve_clé`) would be sent as raw bytes and refused
+/// by the service at the first call: it is refused at build, by what it
+/// holds, never shown; with a custom header too.
+#[test]
+fn a_key_that_is_not_visible_ascii_is_refused_at_build_without_showing_it() {
+    let cases = [
+        ("sk_lïve_clé", "a character outside ASCII"),
+        ("sk_live\u{a0}SECRET", "a space"),
+        ("sk_live SECRET", "a space"),
+        ("sk_live_SECRET\t", "a space"),
+        ("sk_live_SECRET\u{7f}", "a control character"),
+        ("sk_live_\u{200b}SECRET", "a character outside ASCII"),
+    ];
+    for (key, holds) in cases {
+        for header in [None, Some("X-Api-Key")] {
+            let mut builder = Client::builder("http://127.0.0.1:1").api_key(key);
+            if let Some(header) = header {
+                builder = builder.auth_header(header);
+            }
+            let err = builder.build().unwrap_err();
+            assert!(matches!(err, Error::Config { .. }), "{key:?}: {err:?}");
+            let text = err.to_string();
+            assert!(text.contains("visible ASCII without spaces"), "{text}");
+            assert!(text.contains(holds), "{key:?}: {text}");
+            assert!(!text.contains("SECRET") && !text.contains("lïve"), "{text}");
+            assert!(!format!("{err:?}").contains("SECRET"), "{err:?}");
+        }
+    }
+    // Every visible ASCII character is a key's.
+    let all: String = (0x21u8..=0x7e).map(char::from).collect();
+    Client::builder("http://127.0.0.1:1")
+        .api_key(all)
+        .build()
+        .expect("a visible ASCII key");
+}
+
 #[test]
 fn the_public_types_are_send_sync_and_clients_are_cheap_clones() {
     fn assert_send_sync<T: Send + Sync + 'static>() {}
