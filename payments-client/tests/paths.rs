@@ -4,8 +4,8 @@
 mod common;
 
 use common::*;
-use payments_client::Client;
 use payments_client::wire::encode_path_segment;
+use payments_client::{Client, Error};
 use wiremock::matchers::{header, method};
 use wiremock::{Mock, MockServer};
 
@@ -288,7 +288,7 @@ fn encode_path_segment_leaves_only_unreserved_characters() {
 }
 
 #[tokio::test]
-async fn userinfo_in_the_base_url_is_sent_as_basic_auth_and_a_key_overrides_it() {
+async fn userinfo_in_the_base_url_is_sent_as_basic_auth_beside_a_key_in_another_header() {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .respond_with(json(200, ok_envelope(&status_data())))
@@ -300,20 +300,51 @@ async fn userinfo_in_the_base_url_is_sent_as_basic_auth_and_a_key_overrides_it()
     client_for(&with_userinfo).status(TX_ID).await.unwrap();
     Client::builder(&with_userinfo)
         .api_key("sk_test_123")
+        .auth_header("X-Api-Key")
         .build()
         .unwrap()
         .status(TX_ID)
         .await
         .unwrap();
     let received = server.received_requests().await.unwrap();
-    let auth = |i: usize| {
+    let sent = |i: usize, name: &str| {
         received[i]
             .headers
-            .get("authorization")
+            .get(name)
             .map(|v| v.to_str().unwrap().to_owned())
     };
     // base64("us@er:p:ss"), the userinfo percent-decoded.
-    assert_eq!(auth(0).as_deref(), Some("Basic dXNAZXI6cDpzcw=="));
-    assert_eq!(auth(1).as_deref(), Some("Bearer sk_test_123"));
+    assert_eq!(
+        sent(0, "authorization").as_deref(),
+        Some("Basic dXNAZXI6cDpzcw==")
+    );
+    assert_eq!(
+        sent(1, "authorization").as_deref(),
+        Some("Basic dXNAZXI6cDpzcw==")
+    );
+    assert_eq!(sent(1, "x-api-key").as_deref(), Some("sk_test_123"));
     assert!(received.iter().all(|r| r.url.username().is_empty()));
+}
+
+/// `user:pass@` and an API key would both be `Authorization`; one would
+/// silently drop the other (a gateway's Basic check failing for no
+/// visible reason): refused at build, naming both, showing neither.
+#[test]
+fn userinfo_and_a_key_in_authorization_are_refused_at_build() {
+    for name in [None, Some("Authorization"), Some("authorization")] {
+        let mut builder = Client::builder("https://gw-user:GwPass9@payments.example/v1")
+            .api_key("sk_test_SECRET");
+        if let Some(name) = name {
+            builder = builder.auth_header(name);
+        }
+        let err = builder.build().unwrap_err();
+        assert!(matches!(err, Error::Config { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("user:pass@"), "{text}");
+        assert!(text.contains("api_key"), "{text}");
+        for secret in ["gw-user", "GwPass9", "SECRET"] {
+            assert!(!text.contains(secret), "{secret} shown: {text}");
+            assert!(!format!("{err:?}").contains(secret), "{secret} in Debug");
+        }
+    }
 }

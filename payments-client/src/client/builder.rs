@@ -68,6 +68,13 @@ impl ClientBuilder {
     /// The API key, sent as `Authorization: Bearer KEY` (or in the header
     /// set with [`auth_header`](Self::auth_header)). Kept in a
     /// [`SecretString`]; never logged or shown by `Debug`.
+    ///
+    /// A key is visible ASCII without spaces: [`build`](Self::build)
+    /// refuses any other (a pasted no-break space, an accented letter)
+    /// rather than send bytes the service would refuse. With `user:pass@`
+    /// in the base URL (`Authorization: Basic`), send the key in another
+    /// header with [`auth_header`](Self::auth_header): `build` refuses the
+    /// two in one `Authorization`.
     pub fn api_key(mut self, key: impl Into<SecretString>) -> Self {
         self.api_key = Some(key.into());
         self
@@ -197,8 +204,11 @@ impl ClientBuilder {
     /// # Errors
     ///
     /// [`Error::Config`] for a base URL that is not an absolute `http(s)`
-    /// URL without query or fragment, an invalid key, header name or user
-    /// agent, or when the HTTP client cannot be created.
+    /// URL without query or fragment, an invalid key (empty, or holding a
+    /// space or a character outside visible ASCII), header name or user
+    /// agent, a base URL with `user:pass@` together with an
+    /// [`api_key`](Self::api_key) sent as `Authorization` (both would be
+    /// that one header), or when the HTTP client cannot be created.
     ///
     /// # Examples
     ///
@@ -270,6 +280,17 @@ impl ClientBuilder {
             Error::config(format!("invalid base URL {shown:?}: {}", e.without_url()))
         })?;
         let basic_auth = probe.headers().get(reqwest::header::AUTHORIZATION).cloned();
+        // Both would be `Authorization`, and one would silently replace
+        // the other: refused, naming both and showing neither.
+        if basic_auth.is_some()
+            && credential
+                .as_ref()
+                .is_some_and(|c| *c.header() == reqwest::header::AUTHORIZATION)
+        {
+            return Err(Error::config(format!(
+                "the base URL {shown:?} has user:pass@ (sent as Authorization: Basic) and an api_key is set (sent as Authorization: Bearer): only one can be sent; remove one, or send the key in another header with auth_header"
+            )));
+        }
         let base_url = probe.url().clone();
         Ok(Client {
             inner: Arc::new(Transport {
