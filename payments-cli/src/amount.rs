@@ -44,7 +44,7 @@ impl fmt::Display for AmountError {
         match self {
             Self::NotANumber(text) => write!(
                 f,
-                "{} is not an amount: use digits with an optional decimal point, e.g. 10.50",
+                "{} is not an amount: digits with an optional decimal point, e.g. 10.50",
                 quote(text)
             ),
             Self::NotWhole(text) => write!(
@@ -120,7 +120,7 @@ fn exponent(currency: &Currency) -> Result<u32, AmountError> {
 /// # Errors
 ///
 /// Anything but `DIGITS[.DIGITS]` (signs, exponents, spaces, thousands
-/// separators), zero, more fraction digits than the currency has, or more
+/// separators, a point without digits on both sides: `.5`, `5.`), zero, more fraction digits than the currency has, or more
 /// than [`MAX_AMOUNT`].
 pub fn parse_major(
     text: &str,
@@ -131,11 +131,18 @@ pub fn parse_major(
     if is_negative_number(text) {
         return Err(AmountError::NotPositive(text.to_owned()));
     }
-    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-    let is_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if (whole.is_empty() && fraction.is_empty()) || !is_digits(whole) || !is_digits(fraction) {
+    // A point needs digits on both sides, as in a reconcile ledger: `.5`
+    // and `5.` are no amount one means (a lost digit, a cut-off value), and
+    // are not guessed at (they were sent as 50 and 500 sen).
+    let (whole, fraction) = match text.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (text, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !fraction.is_none_or(digits) {
         return Err(AmountError::NotANumber(text.to_owned()));
     }
+    let fraction = fraction.unwrap_or_default();
     // Strict on purpose: `10.500` MYR is refused rather than read as 10.50, so a
     // slip of the decimal point never changes an amount silently.
     if fraction.len() > exponent as usize {
@@ -146,9 +153,9 @@ pub fn parse_major(
         });
     }
     let too_large = || AmountError::TooLarge(text.to_owned());
-    // The digits as a decimal (`10.` and `.5` completed to `10.0` and
-    // `0.50`; leading zeros dropped, as they say nothing): more digits than
-    // a decimal holds is far more than the service accepts.
+    // The digits as a decimal (`10` completed to `10.0`; leading zeros
+    // dropped, as they say nothing): more digits than a decimal holds is
+    // far more than the service accepts.
     let whole = whole.trim_start_matches('0');
     let major = Decimal::from_str_exact(&format!(
         "{}.{fraction}0",
@@ -221,8 +228,7 @@ mod tests {
         assert_eq!(parse_major("10.50", myr()), Ok(1050));
         assert_eq!(parse_major("10.5", myr()), Ok(1050));
         assert_eq!(parse_major("10", myr()), Ok(1000));
-        assert_eq!(parse_major("10.", myr()), Ok(1000));
-        assert_eq!(parse_major(".01", myr()), Ok(1));
+        assert_eq!(parse_major("0.01", myr()), Ok(1));
         assert!(matches!(
             parse_major("10.500", myr()),
             Err(AmountError::TooManyDecimals { .. })
@@ -260,6 +266,10 @@ mod tests {
             ("-", "not an amount"),
             ("", "not an amount"),
             (".", "not an amount"),
+            (".5", "not an amount"),
+            ("5.", "not an amount"),
+            (".01", "not an amount"),
+            ("10.", "not an amount"),
             ("abc", "not an amount"),
             ("1e3", "not an amount"),
             ("+5", "not an amount"),

@@ -138,6 +138,15 @@ fn bad_amounts_are_usage_errors_with_a_reason() {
         (&["--amount", "-5"][..], "greater than zero"),
         (&["--amount", "ten"][..], "not an amount"),
         (&["--amount", "1e3"][..], "not an amount"),
+        // Sent as 50 and 500 sen before; the ledger refuses them too.
+        (
+            &["--amount", ".5"][..],
+            "--amount '.5' is not an amount: digits with an optional decimal point, e.g. 10.50",
+        ),
+        (
+            &["--amount", "5."][..],
+            "--amount '5.' is not an amount: digits with an optional decimal point, e.g. 10.50",
+        ),
         (
             &["--amount", "1.5", "--currency", "JPY"][..],
             "JPY has no minor unit",
