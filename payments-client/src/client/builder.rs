@@ -16,6 +16,32 @@ use crate::transport::{Transport, redact_url};
 
 /// Builder of a [`Client`]; see [`Client::builder`]. Its `Debug` shows the
 /// base URL's `user:pass@` as `***@`, and no key.
+///
+/// # Proxies
+///
+/// The client's own HTTP client (without
+/// [`http_client`](Self::http_client)) takes its proxy from the
+/// environment when it is built, as curl does: `HTTPS_PROXY` (or
+/// `https_proxy`) for an `https` base URL, `HTTP_PROXY` (or `http_proxy`,
+/// ignored when `REQUEST_METHOD` is set, as in a CGI script) for an `http`
+/// one, `ALL_PROXY` (or `all_proxy`) for either, and none for the hosts
+/// `NO_PROXY` (or `no_proxy`) lists; on macOS and Windows the system's
+/// proxy settings too, when reqwest's `system-proxy` feature is on in the
+/// application. Everything the client sends goes through that proxy: an
+/// `http` base URL's requests whole (the API key, payer ids and OTPs
+/// included) to the proxy named; an `https` one's through a `CONNECT`
+/// tunnel, encrypted end to end.
+///
+/// Two exceptions:
+///
+/// - a base URL whose host is loopback (`127.0.0.0/8`, `::1`, `localhost`
+///   and any `*.localhost`: a mock or a sidecar on this machine) never
+///   goes through a proxy from the environment;
+/// - [`no_proxy`](Self::no_proxy) turns every proxy off, whatever the
+///   environment says.
+///
+/// With [`http_client`](Self::http_client), the proxy is that client's:
+/// neither rule applies.
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until build() is called"]
 pub struct ClientBuilder {
@@ -28,6 +54,7 @@ pub struct ClientBuilder {
     pub(super) retry: RetryPolicy,
     pub(super) user_agent: String,
     pub(super) http_client: Option<reqwest::Client>,
+    pub(super) no_proxy: bool,
     pub(super) check_answers: bool,
     pub(super) answer_memory: usize,
     #[cfg(any(feature = "rustls", feature = "native-tls"))]
@@ -58,6 +85,7 @@ impl ClientBuilder {
             retry: RetryPolicy::default(),
             user_agent: DEFAULT_USER_AGENT.to_owned(),
             http_client: None,
+            no_proxy: false,
             check_answers: true,
             answer_memory: DEFAULT_ANSWER_MEMORY,
             #[cfg(any(feature = "rustls", feature = "native-tls"))]
@@ -139,9 +167,44 @@ impl ClientBuilder {
 
     /// Uses the caller's own `reqwest::Client` (its pool, TLS and proxy
     /// settings); [`build`](Self::build) then refuses
-    /// `add_root_certificate_pem` and `identity_pem`.
+    /// `add_root_certificate_pem`, `identity_pem` and
+    /// [`no_proxy`](Self::no_proxy).
+    ///
+    /// Its proxies are its own: a `reqwest::Client` built with reqwest's
+    /// defaults takes them from the environment for every host, a
+    /// loopback one included (see [Proxies](ClientBuilder#proxies)); call
+    /// `reqwest::ClientBuilder::no_proxy` on it where that is not wanted.
+    ///
+    /// The type is reqwest 0.12's: the application's `reqwest` must be
+    /// 0.12 to pass one (another major version is another type, and the
+    /// call does not compile). A move of this crate to another reqwest
+    /// major version is a breaking release of this crate.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http_client = Some(client);
+        self
+    }
+
+    /// Sends every request straight to the service, whatever the proxy
+    /// environment variables say (`HTTP_PROXY`, `HTTPS_PROXY`,
+    /// `ALL_PROXY`; see [Proxies](ClientBuilder#proxies)). A loopback base URL
+    /// needs no call of this: it never goes through an environment proxy.
+    ///
+    /// [`build`](Self::build) refuses it with
+    /// [`http_client`](Self::http_client), whose proxies are its own.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::Client;
+    /// // Reached directly even where a corporate HTTPS_PROXY is set.
+    /// let client = Client::builder("https://payments.internal.example")
+    ///     .no_proxy()
+    ///     .build()?;
+    /// # drop(client);
+    /// # Ok::<(), payments_client::Error>(())
+    /// ```
+    pub fn no_proxy(mut self) -> Self {
+        self.no_proxy = true;
         self
     }
 
@@ -255,6 +318,11 @@ impl ClientBuilder {
                 "add_root_certificate_pem and identity_pem configure the client's own HTTP client; with http_client, configure that one",
             ));
         }
+        if self.http_client.is_some() && self.no_proxy {
+            return Err(Error::config(
+                "no_proxy configures the client's own HTTP client; with http_client, configure that one (reqwest::ClientBuilder::no_proxy)",
+            ));
+        }
         let http = match self.http_client {
             Some(c) => c,
             // Redirects are not followed: a redirected POST would turn into a
@@ -263,6 +331,13 @@ impl ClientBuilder {
                 let builder = reqwest::Client::builder()
                     .connect_timeout(self.connect_timeout.unwrap_or(Duration::from_secs(10)))
                     .redirect(reqwest::redirect::Policy::none());
+                // A loopback service is never behind the environment's
+                // proxy (which would answer for it, or not at all).
+                let builder = if self.no_proxy || is_loopback(&parsed) {
+                    builder.no_proxy()
+                } else {
+                    builder
+                };
                 #[cfg(any(feature = "rustls", feature = "native-tls"))]
                 let builder = self.tls.apply(builder)?;
                 builder.build().map_err(|e| {
@@ -311,6 +386,23 @@ impl ClientBuilder {
                 metrics: crate::otel::Metrics::new(),
             }),
         })
+    }
+}
+
+/// Whether `url`'s host is this machine's loopback: `127.0.0.0/8`, `::1`
+/// (an IPv4-mapped `::ffff:127.x.y.z` too), `localhost` or a name under
+/// it (RFC 6761).
+fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        Some(url::Host::Domain(name)) => {
+            let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+        None => false,
     }
 }
 
@@ -370,5 +462,36 @@ impl ClientBuilder {
     pub fn identity_pem(mut self, cert_and_key_pem: impl AsRef<[u8]>) -> Self {
         self.tls.set_identity(cert_and_key_pem.as_ref().to_vec());
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopback;
+
+    #[test]
+    fn loopback_hosts_are_the_machines_own() {
+        for url in [
+            "http://127.0.0.1:8080",
+            "http://127.1.2.3",
+            "http://[::1]:9",
+            "http://[::ffff:127.0.0.1]",
+            "http://localhost",
+            "http://LocalHost.:80",
+            "https://mock.localhost/v1",
+            "http://a.b.localhost",
+        ] {
+            assert!(is_loopback(&url.parse().unwrap()), "{url}");
+        }
+        for url in [
+            "http://0.0.0.0:8080",
+            "http://10.0.0.1",
+            "http://[::2]",
+            "http://localhost.example",
+            "http://notlocalhost",
+            "https://payments.example",
+        ] {
+            assert!(!is_loopback(&url.parse().unwrap()), "{url}");
+        }
     }
 }
