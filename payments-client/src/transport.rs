@@ -225,6 +225,7 @@ impl Transport {
             "payments.outcome" = field::Empty,
             "payments.reconciled" = field::Empty,
             "error.type" = field::Empty,
+            "otel.status_code" = field::Empty,
         )
     }
 
@@ -284,7 +285,8 @@ impl Transport {
     ) -> Result<Reply<T>, Error> {
         // An HTTP client span by OpenTelemetry's conventions: named
         // `METHOD template`, with the server, the template, the retry's
-        // number, and the answer's status or the failure's type.
+        // number, and the answer's status or the failure's type (then
+        // status Error).
         let method = call.method.as_str();
         let span = tracing::info_span!(
             "attempt",
@@ -300,6 +302,7 @@ impl Transport {
             "http.request.resend_count" = field::Empty,
             "http.response.status_code" = field::Empty,
             "error.type" = field::Empty,
+            "otel.status_code" = field::Empty,
         );
         if attempt > 1 {
             span.record("http.request.resend_count", attempt - 1);
@@ -389,11 +392,13 @@ impl Transport {
             Err(_elapsed) => {
                 tracing::debug!("attempt timed out");
                 span.record("error.type", "timeout");
+                span.record("otel.status_code", "ERROR");
                 return Err(transport_error(TransportKind::Timeout, None));
             }
             Ok(Err(e)) => {
                 let kind = classify(&e);
                 span.record("error.type", kind.as_str());
+                span.record("otel.status_code", "ERROR");
                 // Without the URL: it may carry `user:pass@` of the base URL.
                 let e = e.without_url();
                 tracing::debug!(error = %e, "attempt failed");
@@ -406,6 +411,7 @@ impl Transport {
         span.record("http.response.status_code", status);
         if status >= 400 {
             span.record("error.type", status);
+            span.record("otel.status_code", "ERROR");
         }
         tracing::debug!(status, "response received");
         decode::decode(Exchange {
@@ -422,7 +428,8 @@ impl Transport {
 
 /// Records how a call ended on its span: `payments.outcome` (`ok`,
 /// `not_carried_out`, `unknown`, `mismatch`), `payments.reconciled`, and
-/// `error.type` of a failure.
+/// `error.type` of a failure, whose OpenTelemetry status is then Error
+/// (`otel.status_code`, as tracing-opentelemetry reads it).
 pub(crate) fn finish<T>(
     transport: &Transport,
     call: &'static str,
@@ -437,6 +444,7 @@ pub(crate) fn finish<T>(
         Err(error) => {
             span.record("payments.reconciled", false);
             span.record("error.type", error.type_name());
+            span.record("otel.status_code", "ERROR");
             match (error, error.outcome()) {
                 (Error::AnswerMismatch(_), _) => "mismatch",
                 (_, Outcome::NotCarriedOut) => "not_carried_out",
