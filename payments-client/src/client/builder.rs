@@ -115,15 +115,30 @@ impl ClientBuilder {
         self
     }
 
-    /// Time allowed to open a connection (default 10 s). Ignored with
-    /// [`http_client`](Self::http_client): configure that client instead.
+    /// Time allowed to open a connection: DNS, TCP and the TLS handshake
+    /// (default 10 s), and never more than nine tenths of the
+    /// [`timeout`](Self::timeout), so that a connection that cannot be
+    /// made in an attempt's time ends as a connect failure
+    /// ([`TransportKind::Connect`](crate::error::TransportKind::Connect):
+    /// nothing was sent, [`Outcome::NotCarriedOut`](crate::Outcome)), not
+    /// as a timeout whose outcome is unknown. Ignored with
+    /// [`http_client`](Self::http_client): configure that client instead
+    /// (with a connect timeout shorter than the `timeout`, for the same
+    /// reason).
     pub fn connect_timeout(mut self, d: Duration) -> Self {
         self.connect_timeout = Some(d);
         self
     }
 
-    /// Time allowed for each attempt, from sending to the last body byte
-    /// (default 30 s).
+    /// Time allowed for each attempt, from connecting (or sending, on a
+    /// connection kept from an earlier call) to the last body byte
+    /// (default 30 s); connecting has at most nine tenths of it (see
+    /// [`connect_timeout`](Self::connect_timeout)).
+    ///
+    /// What stays unknown: an attempt cut short by the
+    /// [`deadline`](Self::deadline) (its last slice, shorter than the
+    /// timeout) while it is still connecting ends as a timeout
+    /// ([`Outcome::Unknown`](crate::Outcome)), though nothing was sent.
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = Some(d);
         self
@@ -328,8 +343,15 @@ impl ClientBuilder {
             // Redirects are not followed: a redirected POST would turn into a
             // GET, and the service never redirects.
             None => {
+                // Connecting ends (as a connect failure: nothing sent)
+                // before the attempt's timeout can (an unknown outcome).
+                let connect = self.connect_timeout.unwrap_or(Duration::from_secs(10));
+                let connect = match self.timeout {
+                    Some(timeout) => connect.min(timeout / 10 * 9),
+                    None => connect,
+                };
                 let builder = reqwest::Client::builder()
-                    .connect_timeout(self.connect_timeout.unwrap_or(Duration::from_secs(10)))
+                    .connect_timeout(connect)
                     .redirect(reqwest::redirect::Policy::none());
                 // A loopback service is never behind the environment's
                 // proxy (which would answer for it, or not at all).
