@@ -123,11 +123,24 @@ impl Client {
         ClientBuilder::new(base_url.into())
     }
 
-    /// The base URL, without a trailing slash.
+    /// The base URL as the client uses it: parsed and normalized (scheme
+    /// and host in lower case, a default port left out, `.` and `..`
+    /// segments resolved, percent-encoding as the URL standard writes it),
+    /// without a trailing slash; not necessarily the text given to
+    /// [`Client::builder`].
     ///
-    /// Returned exactly as configured, including any `user:pass@`
-    /// userinfo; do not print it. `Debug`, error messages and logs of this
-    /// crate show it with the userinfo replaced by `***`.
+    /// It keeps any `user:pass@` userinfo; do not print it. `Debug`, error
+    /// messages and logs of this crate show it with the userinfo replaced
+    /// by `***`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::Client;
+    /// let client = Client::builder("HTTP://LocalHost:80/Pay/../v1/").build()?;
+    /// assert_eq!(client.base_url(), "http://localhost/v1");
+    /// # Ok::<(), payments_client::Error>(())
+    /// ```
     pub fn base_url(&self) -> &str {
         &self.inner.base
     }

@@ -215,6 +215,18 @@
 //! - `native-tls`: the platform's TLS instead (with
 //!   `default-features = false`).
 //! - `http2`: HTTP/2 where the server offers it.
+//! - `opentelemetry`: every attempt sends the W3C `traceparent` (and
+//!   `tracestate`) of its span through the global propagator, and the
+//!   client's metrics go to the global meter provider. Works with
+//!   `opentelemetry` 0.31 and `tracing-opentelemetry` 0.32 (and
+//!   `opentelemetry_sdk` 0.31) in the application; with other versions no
+//!   trace context is sent and no metric is seen, without any error.
+//!
+//! The public API names reqwest 0.12's types
+//! ([`ClientBuilder::http_client`] takes a `reqwest::Client`,
+//! [`Error::Transport`]'s `source` is a `reqwest::Error`): an application
+//! that uses them needs reqwest 0.12, and a move of this crate to another
+//! reqwest major version is a breaking release.
 //!
 //! # Layout
 //!

@@ -204,7 +204,9 @@ pub enum Error {
         kind: TransportKind,
         /// The `X-Request-Id` of the call.
         request_id: String,
-        /// The HTTP library's error, when there is one.
+        /// The HTTP library's error, when there is one: reqwest 0.12's
+        /// type (a reqwest major upgrade is a breaking release of this
+        /// crate).
         #[source]
         source: Option<reqwest::Error>,
     },
