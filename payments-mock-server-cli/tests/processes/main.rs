@@ -22,6 +22,9 @@ mod journal;
 mod outage;
 // A SQLite file read-only at start, or removed while serving.
 mod sqlite_damage;
+// A SQLite store's journal: kept whole by a clean stop, its numbers never
+// given out again after a kill -9.
+mod sqlite_journal;
 // Sandboxes on SQLite come back after a kill -9 and a restart (issue 42).
 mod sandboxes;
 // Sandboxes shared by replicas on PostgreSQL (issue 42).

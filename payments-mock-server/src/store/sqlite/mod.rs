@@ -44,7 +44,7 @@ use std::fs::File;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -232,23 +232,35 @@ impl Shared {
 }
 
 /// The views whose journals the flusher writes behind, and its stop.
+///
+/// Each is held here, not only by its store: the stores go in whatever
+/// order the server drops them (the root's before a sandbox's, whose store
+/// still holds the file), and the last flush, when the file closes, must
+/// still find every view's entries (a view only here had lost its last
+/// quarter second of entries at a clean stop).
 #[derive(Debug, Default)]
 struct Views {
     stop: AtomicBool,
-    live: Mutex<Vec<Weak<Shared>>>,
+    live: Mutex<Vec<Arc<Shared>>>,
 }
 
 impl Views {
     fn add(&self, view: &Arc<Shared>) {
         let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
-        live.retain(|v| v.strong_count() > 0);
-        live.push(Arc::downgrade(view));
+        live.push(Arc::clone(view));
     }
 
+    /// Every view a store still holds, and those no store holds any more
+    /// while they have entries not yet handed to the writer (kept until
+    /// the flush after that); a removed sandbox's never.
     fn all(&self) -> Vec<Arc<Shared>> {
         let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
-        live.retain(|v| v.strong_count() > 0);
-        live.iter().filter_map(Weak::upgrade).collect()
+        live.retain(|v| {
+            !v.gone.load(Ordering::SeqCst)
+                && (Arc::strong_count(v) > 1
+                    || v.journal.last_seq() > v.journal_written.load(Ordering::SeqCst))
+        });
+        live.clone()
     }
 }
 
