@@ -97,15 +97,22 @@ impl fmt::Display for AmountError {
 impl std::error::Error for AmountError {}
 
 /// Looks a currency code up (upper case, as the service wants it), with
-/// its exponent.
+/// its exponent: an active ISO 4217 code, the service's own table
+/// ([`payments_interface::rules::active_currency`]). A withdrawn code
+/// (`HRK`, `CUC`, `SLL`, `BGN`), which the client's `Currency` still
+/// knows, is refused as the service refuses it.
 ///
 /// # Errors
 ///
-/// The code is not an ISO 4217 code, or the currency has no exponent.
+/// The code is not an active ISO 4217 code, or the currency has no
+/// exponent.
 pub fn currency(code: &str) -> Result<(Currency, u32), AmountError> {
-    let currency =
-        Currency::from_code(code).map_err(|_| AmountError::UnknownCurrency(code.to_owned()))?;
+    let unknown = || AmountError::UnknownCurrency(code.to_owned());
+    let currency = Currency::from_code(code).map_err(|_| unknown())?;
     let exponent = exponent(&currency)?;
+    if payments_interface::rules::active_currency(code).is_none() {
+        return Err(unknown());
+    }
     Ok((currency, exponent))
 }
 
@@ -318,6 +325,22 @@ mod tests {
         assert!(err.contains("'XYZ'"), "{err}");
         assert!(currency("myr").is_err());
         assert!(currency("XAU").is_err());
+    }
+
+    /// Withdrawn codes the client's `Currency` knows, which the service
+    /// refuses, are refused as unknown codes are.
+    #[test]
+    fn withdrawn_currencies_are_refused_as_unknown_ones() {
+        for code in ["HRK", "CUC", "SLL", "BGN"] {
+            assert_eq!(
+                currency(code),
+                Err(AmountError::UnknownCurrency(code.to_owned())),
+                "{code}"
+            );
+        }
+        for code in ["MYR", "EUR", "VES", "SLE"] {
+            assert!(currency(code).is_ok(), "{code}");
+        }
     }
 
     proptest! {

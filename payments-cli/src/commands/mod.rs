@@ -32,16 +32,18 @@ use crate::{
 };
 
 /// `--currency CODE` of the commands that read amounts without one (the
-/// status and confirm answers carry none): an ISO 4217 code, any case.
+/// status and confirm answers carry none): an active ISO 4217 code, any
+/// case ([`crate::amount::currency`]: a withdrawn one is refused as the
+/// service refuses it).
 ///
 /// # Errors
 ///
 /// A code that is not one, as a usage error naming the flag.
 pub fn currency_flag(flag: &str, code: &str) -> Result<payments_client::Currency, CliError> {
     let upper = code.trim().to_ascii_uppercase();
-    match payments_client::Currency::from_code(&upper) {
-        Ok(currency) if currency.exponent().is_some() => Ok(currency),
-        Ok(_) => Err(CliError::Usage(format!(
+    match crate::amount::currency(&upper) {
+        Ok((currency, _)) => Ok(currency),
+        Err(crate::amount::AmountError::NoMinorUnit(_)) => Err(CliError::Usage(format!(
             "{flag} {}: {upper} has no minor unit, so no payment is in it",
             crate::usage::quote(code)
         ))),

@@ -155,6 +155,11 @@ fn bad_amounts_are_usage_errors_with_a_reason() {
             &["--amount", "1", "--currency", "XYZ"][..],
             "not an ISO 4217 currency",
         ),
+        // Withdrawn: the client's table knows it, the service refuses it.
+        (
+            &["--amount", "1", "--currency", "HRK"][..],
+            "--currency 'HRK' is not an ISO 4217 currency code such as MYR",
+        ),
         (
             &["--amount-minor", "10.5"][..],
             "not a whole number of minor units: use digits only",

@@ -320,11 +320,14 @@ fn check_reference<'a>(reference: &'a str, problems: &mut Vec<String>) -> Option
     None
 }
 
+/// An active ISO 4217 code ([`crate::amount::currency`]): a withdrawn one
+/// (`HRK`) is refused as the service refuses it, never judged against a
+/// transaction in another currency.
 fn check_currency(code: &str, problems: &mut Vec<String>) -> Option<Currency> {
     let upper = code.to_ascii_uppercase();
-    match Currency::from_code(&upper) {
-        Ok(currency) if currency.exponent().is_some() => Some(currency),
-        Ok(_) => {
+    match crate::amount::currency(&upper) {
+        Ok((currency, _)) => Some(currency),
+        Err(crate::amount::AmountError::NoMinorUnit(_)) => {
             problems.push(format!("currency {upper} has no minor unit"));
             None
         }

@@ -89,3 +89,64 @@ async fn the_service_object_holds_the_amount_as_a_number_with_its_decimal_places
         .collect();
     assert_eq!(amounts, ["49.90", "49.90", "100"], "{out}");
 }
+
+/// Withdrawn codes (HRK, CUC, SLL, BGN), which the service refuses: a
+/// ledger row in HRK was judged against a MYR transaction (a `match`), and
+/// `--currency` took them. Now the row is `invalid` as for an unknown
+/// code, and the flags are usage errors (exit 2), as for one.
+#[tokio::test(flavor = "multi_thread")]
+async fn withdrawn_currencies_are_refused_as_unknown_codes() {
+    let stub = Stub::start().await;
+    answers(&stub, "INV-1", answer("INV-1", "10.00")).await;
+    answers(&stub, "INV-2", answer("INV-2", "10.00")).await;
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file(
+        "ledger.csv",
+        "referenceNo,amount,currency\nINV-1,10.00,HRK\nINV-2,10.00,myr\nINV-3,10.00,cuc\n",
+    );
+    let out = stdout(&run(reconcile(&sandbox, &stub, &ledger)).await.code(6));
+    assert_eq!(
+        judged(&out),
+        [
+            (
+                "invalid".to_owned(),
+                "currency 'HRK' is not an ISO 4217 code such as MYR".to_owned()
+            ),
+            ("match".to_owned(), String::new()),
+            (
+                "invalid".to_owned(),
+                "currency 'cuc' is not an ISO 4217 code such as MYR".to_owned()
+            ),
+        ],
+        "{out}"
+    );
+    for code in ["HRK", "sll", "BGN"] {
+        let mut cmd = reconcile(&sandbox, &stub, &ledger);
+        cmd.args(["--currency", code]);
+        let assert = run(cmd).await.code(2);
+        let err = crate::common::stderr(&assert);
+        assert!(
+            err.contains(&format!(
+                "--currency '{code}': not an ISO 4217 currency code; give one such as MYR"
+            )),
+            "{err}"
+        );
+        let mut cmd = sandbox.payments();
+        cmd.args([
+            "--base-url",
+            &stub.uri(),
+            "status",
+            "--reference-no",
+            "INV-1",
+        ])
+        .args(["--currency", code]);
+        let assert = run(cmd).await.code(2);
+        let err = crate::common::stderr(&assert);
+        assert!(
+            err.contains(&format!(
+                "--currency '{code}': not an ISO 4217 currency code"
+            )),
+            "{err}"
+        );
+    }
+}
