@@ -23,6 +23,9 @@ mod journal_bound;
 // The journal keeps ordinary headers whole, large ones bounded.
 #[path = "embedded/journal_headers.rs"]
 mod journal_headers;
+// A repeated header keeps all its values, each line in `headerLines`.
+#[path = "embedded/journal_lines.rs"]
+mod journal_lines;
 // A random fault seed is logged as a string (a JSON reader keeps it exact).
 #[path = "embedded/fault_seed_log.rs"]
 mod fault_seed_log;

@@ -26,10 +26,18 @@ pub(crate) struct JournalItem {
     /// As sent, still percent-encoded.
     path: String,
     query: Option<String>,
-    /// Header names and values; `Authorization` is `[redacted]`, and so is
-    /// the console's session in a `Cookie` header. Only some of them when
-    /// `headersLength` is set.
+    /// Header names (lower-case) and values; `Authorization` is
+    /// `[redacted]`, and so is any other header whose name says it carries
+    /// a credential and the console's session in a `Cookie` header. A
+    /// header sent more than once has all its values, joined in the order
+    /// received by `, ` (RFC 9110 section 5.3), `Cookie` by `; ` (RFC 6265
+    /// section 5.4); `headerLines` has each line as sent. Only some of
+    /// them when `headersLength` is set.
     headers: BTreeMap<String, String>,
+    /// Each header line as sent, in order: `[name, value]`, redacted as
+    /// `headers` is. Only some of them when `headersLength` is set.
+    #[cfg_attr(feature = "openapi", schema(schema_with = header_lines))]
+    header_lines: Vec<(String, String)>,
     /// Set when the journal cut the headers (it keeps each value up to
     /// 1 KiB, a longer one cut and ended by `…[cut]`, and up to 8 KiB of
     /// names and values in all, leaving out the headers past it,
@@ -69,6 +77,45 @@ pub(crate) struct JournalItem {
     at: String,
     /// The replica that served it (`--replica-name`).
     replica: String,
+}
+
+/// The schema of [`JournalItem`]'s `headerLines`: pairs of strings.
+#[cfg(feature = "openapi")]
+fn header_lines() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    let schema = serde_json::json!({
+        "type": "array",
+        "description": "Each header line as sent, in order: [name, value], redacted as headers is",
+        "items": {
+            "type": "array",
+            "items": { "type": "string" },
+            "minItems": 2,
+            "maxItems": 2
+        }
+    });
+    serde_json::from_value(schema).unwrap_or_else(|_| utoipa::openapi::RefOr::T(Default::default()))
+}
+
+/// An entry's header lines as one object: the names, each with all its
+/// values joined in the order received, by `; ` for `Cookie` (RFC 6265
+/// section 5.4), by `, ` for any other (RFC 9110 section 5.3), so that a
+/// repeated header loses none of its values.
+fn combined(lines: &[(String, String)]) -> BTreeMap<String, String> {
+    let mut headers: BTreeMap<String, String> = BTreeMap::new();
+    for (name, value) in lines {
+        let name = name.to_ascii_lowercase();
+        let separator = if name == "cookie" { "; " } else { ", " };
+        match headers.entry(name) {
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(value.clone());
+            }
+            std::collections::btree_map::Entry::Occupied(mut slot) => {
+                let joined = slot.get_mut();
+                joined.push_str(separator);
+                joined.push_str(value);
+            }
+        }
+    }
+    headers
 }
 
 /// `data` of `GET /_mock/requests`.
@@ -189,7 +236,8 @@ pub async fn requests(
                 method: e.method,
                 path: e.path,
                 query: e.query,
-                headers: headers.into_iter().collect(),
+                headers: combined(&headers),
+                header_lines: headers,
                 headers_length,
                 body: e.body,
                 body_length: e.body_length,
