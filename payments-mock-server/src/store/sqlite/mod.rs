@@ -87,6 +87,13 @@ const SCHEMA_TABLE: &str = "mock_schema_history";
 const BATCH: usize = 512;
 /// How often the journal is written behind the answers.
 const JOURNAL_EVERY: Duration = Duration::from_millis(250);
+/// How many journal numbers past the newest one the file reserves: a
+/// journal read shows only numbers the file has reserved (it waits for a
+/// reservation when the journal has run past it, once per this many),
+/// and a restart numbers on after the reservation, so the numbers of
+/// entries a `kill -9` lost are never given out again (a gap, not a
+/// reuse). A clean stop writes the exact last number back.
+const JOURNAL_AHEAD: u64 = 1_000;
 /// How long a reset or a sandbox's removal waits for its commit: it
 /// deletes every row of the sandbox in one statement (a second or more per
 /// 100,000 rows), and the writer cannot stop it half-way.
@@ -144,6 +151,14 @@ enum Job {
     Journal {
         entries: Vec<JournalEntry>,
         last_seq: u64,
+        /// The last flush, as the file closes: `last_seq` is written as
+        /// the numbering's end, no reservation past it.
+        closing: bool,
+    },
+    /// Reserves the view's journal numbers past its newest one
+    /// ([`JOURNAL_AHEAD`]), before a read shows them.
+    Reserve {
+        reply: Reply<()>,
     },
     /// Writes down a new sandbox (its view's scope is the sandbox).
     KeepSandbox {
@@ -174,6 +189,8 @@ enum Effect {
     None,
     Created,
     Clock(i64),
+    /// The file reserves the journal's numbers up to this one.
+    Reserved(u64),
     /// The journal loses every entry numbered up to `floor` (those
     /// recorded before the reset ran in the writer).
     Reset {
@@ -205,8 +222,14 @@ struct Shared {
     /// The writer's own: the clock offset as of the jobs it has run
     /// (committed or about to be)...
     writer_offset: AtomicI64,
-    /// ...and the newest `seq` a reset has forgotten (see the writer).
+    /// ...and the newest `seq` a reset has forgotten (see the writer)...
     journal_floor: AtomicU64,
+    /// ...and the journal numbers reserved in the file (committed or
+    /// about to be).
+    writer_reserved: AtomicU64,
+    /// The journal numbers the file has reserved (committed): a read
+    /// shows no number past them ([`JOURNAL_AHEAD`]).
+    journal_reserved: AtomicU64,
     /// Removed: nothing more of it is written.
     gone: AtomicBool,
 }
@@ -226,6 +249,8 @@ impl Shared {
             journal_written: AtomicU64::new(0),
             writer_offset: AtomicI64::new(offset),
             journal_floor: AtomicU64::new(0),
+            writer_reserved: AtomicU64::new(0),
+            journal_reserved: AtomicU64::new(0),
             gone: AtomicBool::new(false),
         }
     }

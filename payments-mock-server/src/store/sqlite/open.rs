@@ -504,7 +504,7 @@ impl SqliteStore {
 /// The view of the sandbox `sandbox` (`None`: the root) as the file holds
 /// it: its transaction count and the last [`CAPACITY`] entries of its
 /// journal, its clock at `offset`, its journal numbered on from
-/// `last_seq`.
+/// `last_seq` (the numbers the file reserved, [`JOURNAL_AHEAD`]).
 pub(super) fn load_view(
     conn: &Connection,
     sandbox: Option<Uuid>,
@@ -529,8 +529,11 @@ pub(super) fn load_view(
         .collect::<rusqlite::Result<Vec<_>>>()?;
     kept.reverse();
     shared.journal.restore(&kept, last_seq);
-    shared
-        .journal_written
-        .store(shared.journal.last_seq(), Ordering::SeqCst);
+    let last = shared.journal.last_seq();
+    shared.journal_written.store(last, Ordering::SeqCst);
+    // What the file holds is reserved: a restart after a `kill -9` numbers
+    // on after the reservation, past every number shown before it.
+    shared.writer_reserved.store(last, Ordering::SeqCst);
+    shared.journal_reserved.store(last, Ordering::SeqCst);
     Ok(shared)
 }

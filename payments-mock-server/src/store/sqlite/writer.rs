@@ -11,8 +11,9 @@ mod job;
 /// The writer thread's state: the connection, the statements it runs for
 /// nearly every job, and what to put back when a batch is rolled back.
 ///
-/// Each view keeps the writer's clock offset and journal floor as of the
-/// jobs it has run (committed or about to be): `Shared::writer_offset` and
+/// Each view keeps the writer's clock offset, journal floor and journal
+/// reservation as of the jobs it has run (committed or about to be):
+/// `Shared::writer_offset`, `Shared::writer_reserved` and
 /// `Shared::journal_floor`, the newest `seq` a reset has forgotten (a
 /// journal job taken before that reset and run after it, the flusher and a
 /// reset racing, writes only what is newer, so no entry from before a
@@ -20,9 +21,9 @@ mod job;
 pub(super) struct Writer<'c> {
     conn: &'c Connection,
     statements: Statements<'c>,
-    /// The offsets and floors of the views the running batch changed, as
-    /// they were before it.
-    undo: Vec<(Arc<Shared>, i64, u64)>,
+    /// The offsets, floors and reservations of the views the running
+    /// batch changed, as they were before it.
+    undo: Vec<(Arc<Shared>, i64, u64, u64)>,
     /// Whether the file is still the one opened; what the last commit did.
     watch: Arc<watch::Watch>,
 }
@@ -65,15 +66,17 @@ impl<'c> Writer<'c> {
                 Arc::clone(view),
                 view.writer_offset.load(Ordering::SeqCst),
                 view.journal_floor.load(Ordering::SeqCst),
+                view.writer_reserved.load(Ordering::SeqCst),
             ));
         }
     }
 
     /// Puts back what the batch changed in the views' offsets and floors.
     fn undo(&mut self) {
-        for (view, offset, floor) in self.undo.drain(..).rev() {
+        for (view, offset, floor, reserved) in self.undo.drain(..).rev() {
             view.writer_offset.store(offset, Ordering::SeqCst);
             view.journal_floor.store(floor, Ordering::SeqCst);
+            view.writer_reserved.store(reserved, Ordering::SeqCst);
         }
     }
 
@@ -169,6 +172,7 @@ impl<'c> Writer<'c> {
                 | Job::Advance { .. }
                 | Job::SaveSettings { .. }
                 | Job::Journal { .. }
+                | Job::Reserve { .. }
                 | Job::KeepSandbox { .. }
                 | Job::Probe { .. }
                 | Job::ForgetSandbox { .. }
@@ -272,6 +276,7 @@ pub(super) fn answer(job: Job, effect: Result<Effect, StoreError>, outcome: Outc
             | Job::SaveSettings { reply, .. }
             | Job::KeepSandbox { reply, .. }
             | Job::Probe { reply }
+            | Job::Reserve { reply }
             | Job::ForgetSandbox {
                 reply: Some(reply), ..
             },
@@ -298,6 +303,7 @@ pub(super) fn answer(job: Job, effect: Result<Effect, StoreError>, outcome: Outc
                 | Job::SaveSettings { reply, .. }
                 | Job::KeepSandbox { reply, .. }
                 | Job::Probe { reply }
+                | Job::Reserve { reply }
                 | Job::ForgetSandbox {
                     reply: Some(reply), ..
                 } => {
@@ -327,11 +333,15 @@ impl Shared {
                 self.count.fetch_add(1, Ordering::SeqCst);
             }
             Effect::Clock(offset) => self.clock.set_offset_nanos(offset),
+            Effect::Reserved(upto) => {
+                self.journal_reserved.fetch_max(upto, Ordering::SeqCst);
+            }
             Effect::Reset { erase, floor } => {
                 self.count.store(0, Ordering::SeqCst);
                 self.clock.reset();
                 if erase {
                     self.journal.erase();
+                    self.journal_reserved.store(0, Ordering::SeqCst);
                     self.journal_written
                         .store(self.journal.last_seq(), Ordering::SeqCst);
                 } else {
@@ -359,16 +369,33 @@ impl Shared {
 }
 
 /// The journal's write-behind: every [`JOURNAL_EVERY`], what is new in
-/// each view.
+/// each view. The last pass, as the file closes, also writes each view's
+/// exact last number over its reservation ([`JOURNAL_AHEAD`]): nothing
+/// more is numbered, and a clean restart numbers on without a gap.
 pub(super) fn flush_journal(views: &Views, jobs: &mpsc::Sender<Sent>) {
     loop {
-        let stopping = views.stop.load(Ordering::SeqCst);
+        let closing = views.stop.load(Ordering::SeqCst);
         for view in views.all() {
-            if let Some((entries, last_seq)) = view.unwritten() {
-                let _ = jobs.blocking_send((view, Job::Journal { entries, last_seq }));
-            }
+            let job = match view.unwritten() {
+                Some((entries, last_seq)) => Job::Journal {
+                    entries,
+                    last_seq,
+                    closing,
+                },
+                None if closing
+                    && view.journal_reserved.load(Ordering::SeqCst) > view.journal.last_seq() =>
+                {
+                    Job::Journal {
+                        entries: Vec::new(),
+                        last_seq: view.journal.last_seq(),
+                        closing,
+                    }
+                }
+                None => continue,
+            };
+            let _ = jobs.blocking_send((view, job));
         }
-        if stopping {
+        if closing {
             return;
         }
         std::thread::park_timeout(JOURNAL_EVERY);

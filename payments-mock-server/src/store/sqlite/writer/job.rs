@@ -22,7 +22,37 @@ const CONFIRM: &str = "UPDATE mock_transactions SET confirmed_at = ?2, result = 
      page_token = ?8, page_deadline = ?9 \
      WHERE id = ?1 AND sandbox = ?11 AND confirmed_at IS NULL AND expires_at > ?10";
 
+/// Writes `last` as where `view`'s journal numbering is (`restore` numbers
+/// on after it at the next start).
+fn numbered_to(conn: &Connection, view: &Shared, last: u64) -> Result<(), StoreError> {
+    match view.sandbox {
+        None => put_setting(conn, "journal_last_seq", &last.to_string()),
+        Some(_) => conn
+            .execute(
+                "UPDATE mock_sandboxes SET journal_last_seq = ?1 WHERE id = ?2",
+                params![i64::try_from(last).unwrap_or(i64::MAX), view.key],
+            )
+            .map(|_| ()),
+    }
+    .map_err(|e| store_error(&e))
+}
+
 impl Writer<'_> {
+    /// Reserves `view`'s journal numbers up to [`JOURNAL_AHEAD`] past its
+    /// newest (never fewer than reserved already); returns the last one
+    /// reserved.
+    fn reserve(&mut self, view: &Arc<Shared>) -> Result<u64, StoreError> {
+        self.changing(view);
+        let reserved = view
+            .journal
+            .last_seq()
+            .saturating_add(JOURNAL_AHEAD)
+            .max(view.writer_reserved.load(Ordering::SeqCst));
+        numbered_to(self.conn, view, reserved)?;
+        view.writer_reserved.store(reserved, Ordering::SeqCst);
+        Ok(reserved)
+    }
+
     /// One job of `view` inside the transaction: what it changes in the
     /// process and what it answers.
     pub(super) fn apply(
@@ -207,7 +237,9 @@ impl Writer<'_> {
                 // Everything recorded up to here goes; what is recorded from
                 // now on stays (in the process and in the file alike).
                 let floor = view.journal.last_seq();
-                let floor_sql = i64::try_from(floor).unwrap_or(i64::MAX);
+                // The numbering goes on past what the file has reserved.
+                let numbered = floor.max(view.writer_reserved.load(Ordering::SeqCst));
+                let numbered_sql = i64::try_from(numbered).unwrap_or(i64::MAX);
                 if *erase {
                     // `--fresh`, before serving: every sandbox goes too.
                     conn.execute_batch(
@@ -225,21 +257,25 @@ impl Writer<'_> {
                         None => conn
                             .execute("UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1", [])
                             .and_then(|_| {
-                                put_setting(conn, "journal_last_seq", &floor.to_string())
+                                put_setting(conn, "journal_last_seq", &numbered.to_string())
                             }),
                         Some(_) => conn
                             .execute(
                                 "UPDATE mock_sandboxes SET offset_nanos = 0, journal_last_seq = ?1 WHERE id = ?2",
-                                params![floor_sql, key],
+                                params![numbered_sql, key],
                             )
                             .map(|_| ()),
                     })
                 }
                 .map_err(|e| store_error(&e))?;
                 view.writer_offset.store(0, Ordering::SeqCst);
-                // `--fresh` numbers from 1 again, before serving: no floor.
+                // `--fresh` numbers from 1 again, before serving: no floor,
+                // nothing reserved.
                 view.journal_floor
                     .store(if *erase { 0 } else { floor }, Ordering::SeqCst);
+                if *erase {
+                    view.writer_reserved.store(0, Ordering::SeqCst);
+                }
                 Ok((
                     Effect::Reset {
                         erase: *erase,
@@ -262,7 +298,11 @@ impl Writer<'_> {
                 }
                 Ok((Effect::None, Outcome::Done))
             }
-            Job::Journal { entries, last_seq } => {
+            Job::Journal {
+                entries,
+                last_seq,
+                closing,
+            } => {
                 // A removed sandbox's last entries are not written back.
                 if view.gone.load(Ordering::SeqCst) {
                     return Ok((Effect::None, Outcome::Done));
@@ -298,22 +338,29 @@ impl Writer<'_> {
                 }
                 let keep_from =
                     i64::try_from(last_seq.saturating_sub(CAPACITY as u64)).unwrap_or(0);
-                let last = i64::try_from(*last_seq).unwrap_or(i64::MAX);
                 conn.execute(
                     "DELETE FROM mock_journal WHERE sandbox = ?2 AND seq <= ?1",
                     params![keep_from, key],
                 )
-                .and_then(|_| match view.sandbox {
-                    None => put_setting(conn, "journal_last_seq", &last_seq.to_string()),
-                    Some(_) => conn
-                        .execute(
-                            "UPDATE mock_sandboxes SET journal_last_seq = ?1 WHERE id = ?2",
-                            params![last, key],
-                        )
-                        .map(|_| ()),
-                })
                 .map_err(|e| store_error(&e))?;
-                Ok((Effect::None, Outcome::Done))
+                if *closing {
+                    // Nothing more is numbered: the exact end, no gap at
+                    // the next start.
+                    self.changing(view);
+                    numbered_to(conn, view, *last_seq)?;
+                    view.writer_reserved.store(*last_seq, Ordering::SeqCst);
+                    return Ok((Effect::None, Outcome::Done));
+                }
+                let reserved = self.reserve(view)?;
+                Ok((Effect::Reserved(reserved), Outcome::Done))
+            }
+            Job::Reserve { .. } => {
+                // A removed sandbox's numbers come back nowhere.
+                if view.gone.load(Ordering::SeqCst) {
+                    return Ok((Effect::Reserved(u64::MAX), Outcome::Done));
+                }
+                let reserved = self.reserve(view)?;
+                Ok((Effect::Reserved(reserved), Outcome::Done))
             }
             Job::KeepSandbox { kept, .. } => {
                 conn.execute(

@@ -125,7 +125,11 @@ fn recorded(writer: &Tested<'_>, path: &str) {
 
 fn journal_job(writer: &Tested<'_>) -> Job {
     let (entries, last_seq) = writer.shared.unwritten().expect("something to write");
-    Job::Journal { entries, last_seq }
+    Job::Journal {
+        entries,
+        last_seq,
+        closing: false,
+    }
 }
 
 fn journal_rows(writer: &Tested<'_>) -> Vec<(i64, String)> {
@@ -423,7 +427,14 @@ fn a_sandbox_is_its_own_world_in_the_same_tables() {
     ));
     recorded(&writer, "/api/in-root");
     let (entries, last_seq) = sandbox.unwritten().expect("one");
-    writer.commit_on(&sandbox, &mut vec![Job::Journal { entries, last_seq }]);
+    writer.commit_on(
+        &sandbox,
+        &mut vec![Job::Journal {
+            entries,
+            last_seq,
+            closing: false,
+        }],
+    );
     let mut batch = vec![journal_job(&writer)];
     writer.commit(&mut batch);
     assert_eq!(rows_in(&conn, "mock_journal", &sandbox.key), 1);
@@ -460,7 +471,11 @@ fn a_sandbox_is_its_own_world_in_the_same_tables() {
         &sandbox,
         &mut vec![
             Job::ForgetSandbox { reply: Some(reply) },
-            Job::Journal { entries, last_seq },
+            Job::Journal {
+                entries,
+                last_seq,
+                closing: false,
+            },
         ],
     );
     forgot.try_recv().expect("answered").expect("forgot");
