@@ -98,6 +98,13 @@ const JOURNAL_AHEAD: u64 = 1_000;
 /// deletes every row of the sandbox in one statement (a second or more per
 /// 100,000 rows), and the writer cannot stop it half-way.
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(120);
+/// What the health probe writes (and removes in the same transaction)
+/// while the last commit failed: about as much as the biggest write the
+/// store makes, a journal batch (1,000 entries of a kilobyte or so, their
+/// bodies' 512 KiB budget), so that health says ok again only once such a
+/// write fits (a probe of a few bytes fit on a full disk that refused
+/// every create).
+const PROBE_BYTES: usize = 2 * 1024 * 1024;
 /// Read connections kept open between reads.
 const IDLE_READERS: usize = 8;
 
@@ -173,8 +180,8 @@ enum Job {
     RenewSandbox {
         expires_at: DateTime<Utc>,
     },
-    /// Writes what is there again: whether the file can be written
-    /// (health, while the last commit failed).
+    /// Writes [`PROBE_BYTES`] and removes them: whether the file can take
+    /// a big write (health, while the last commit failed).
     Probe {
         reply: Reply<()>,
     },

@@ -400,10 +400,15 @@ impl Writer<'_> {
                 Ok((Effect::None, Outcome::Done))
             }
             Job::Probe { .. } => {
+                // As much as a big write needs: a row that small fits in
+                // the last bytes of a full disk while every create fails.
                 conn.execute(
-                    "UPDATE mock_clock SET offset_nanos = offset_nanos WHERE id = 1",
-                    [],
+                    "INSERT OR REPLACE INTO mock_settings (key, value) VALUES ('health_probe', zeroblob(?1))",
+                    [i64::try_from(PROBE_BYTES).unwrap_or(i64::MAX)],
                 )
+                .and_then(|_| {
+                    conn.execute("DELETE FROM mock_settings WHERE key = 'health_probe'", [])
+                })
                 .map_err(|e| store_error(&e))?;
                 Ok((Effect::None, Outcome::Done))
             }

@@ -491,3 +491,48 @@ fn a_sandbox_is_its_own_world_in_the_same_tables() {
         "the root's stays"
     );
 }
+
+/// A full disk (SQLite's `max_page_count` on the writer's connection):
+/// once a journal batch fails with "database or disk is full", health's
+/// probe fails too while a write that size would, and passes once there is
+/// room. Its old probe rewrote one row in place, fit, and made health say
+/// ok while every create answered 503.
+#[test]
+fn the_health_probe_fails_while_a_big_write_would() {
+    let conn = database();
+    let pages: i64 = conn
+        .query_row("PRAGMA page_count", [], |r| r.get(0))
+        .expect("pages");
+    let room = |extra: i64| {
+        conn.pragma_update(None, "max_page_count", pages + extra)
+            .expect("a limit");
+    };
+    room(16);
+    let mut writer = writer(&conn);
+    let long = format!("/api/{}", "x".repeat(600));
+    for _ in 0..400 {
+        recorded(&writer, &long);
+    }
+    let mut batch = vec![journal_job(&writer)];
+    logged(|| writer.commit(&mut batch));
+    let failing = writer.writer.watch.failing().expect("the batch failed");
+    assert!(failing.to_string().contains("full"), "{failing}");
+    let probe = |writer: &mut Tested<'_>| {
+        let (reply, mut answer) = oneshot::channel();
+        writer.commit(&mut vec![Job::Probe { reply }]);
+        answer.try_recv().expect("answered")
+    };
+    assert!(probe(&mut writer).is_err(), "no room for a big write");
+    assert!(
+        writer.writer.watch.failing().is_some(),
+        "health still fails"
+    );
+    room(4 * PROBE_BYTES as i64 / 4096 + 64);
+    probe(&mut writer).expect("room again");
+    assert!(writer.writer.watch.failing().is_none(), "health ok again");
+    assert_eq!(
+        setting(writer.conn, "health_probe").expect("read"),
+        None,
+        "the probe leaves nothing behind"
+    );
+}
