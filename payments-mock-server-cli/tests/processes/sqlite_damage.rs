@@ -127,6 +127,52 @@ async fn a_sqlite_file_removed_while_serving_refuses_changes_and_says_so_once() 
     assert_eq!(said, 1, "one warning, not one per request: {}", mock.log());
 }
 
+/// The write-ahead log alone removed while serving, then `kill -9`: the
+/// change answered 200 before the removal is still there after a restart
+/// (it lived in the removed log alone; the store now copies the log,
+/// still open, into its file once it finds it removed: at the next change,
+/// refused, or the next health check), and the change refused is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_removed_while_serving_loses_nothing_answered_to_a_kill_9() {
+    let http = http();
+    for noticed_by in ["a change", "health"] {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("m.db");
+        let store = format!("sqlite:{}", path.display());
+        let mock = Mock::start(&["--store", &store]);
+        let initiate = |reference: &str| {
+            let (http, url, body) = (
+                http.clone(),
+                mock.url("/api/payments/initiate"),
+                initiate_body(reference, "TOPUP", 100),
+            );
+            async move { post(&http, &url, &body).await.expect("answers") }
+        };
+        assert_eq!(initiate("BEFORE").await.status, 200);
+        std::fs::remove_file(format!("{}-wal", path.display())).expect("removed");
+        let refused = match noticed_by {
+            "health" => get(&http, &mock.url("/_mock/health"))
+                .await
+                .expect("answers"),
+            _ => initiate("AFTER").await,
+        };
+        assert_eq!(refused.status, 503, "{noticed_by}: {}", refused.text);
+        mock.kill9();
+        let mock = Mock::start(&["--store", &store]);
+        let listed = get(&http, &mock.url("/_mock/transactions"))
+            .await
+            .expect("answers");
+        assert_eq!(listed.status, 200, "{}", listed.text);
+        let references: Vec<&str> = listed.data()["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .filter_map(|t| t["referenceNo"].as_str())
+            .collect();
+        assert_eq!(references, ["BEFORE"], "noticed by {noticed_by}");
+    }
+}
+
 /// A row changed outside the mock (a 1-byte id): listing it is 500
 /// `INTERNAL_ERROR` saying the store holds a row it cannot read, not the
 /// outage's 503 "retry later" (a retry never mends it).

@@ -261,7 +261,12 @@ impl Store for SqliteStore {
     /// written (while the last commit failed, a write that succeeds now
     /// says it can again), and read.
     async fn check(&self) -> Result<(), StoreError> {
-        self.file.watch.still_ours()?;
+        if let Err(lost) = self.file.watch.still_ours() {
+            // The writer hears of it (and keeps what it committed) with
+            // its next job: this one, when nobody writes.
+            let _ = self.send(|reply| Job::Probe { reply }).await;
+            return Err(lost);
+        }
         if self.file.watch.failing().is_some() {
             self.send(|reply| Job::Probe { reply }).await?;
         }

@@ -26,6 +26,9 @@ pub(super) struct Writer<'c> {
     undo: Vec<(Arc<Shared>, i64, u64, u64)>,
     /// Whether the file is still the one opened; what the last commit did.
     watch: Arc<watch::Watch>,
+    /// Whether the log was copied into the database file once the watch
+    /// found the store's files removed or replaced.
+    checkpointed: bool,
 }
 
 /// The statements of creates and confirms, prepared on first use and
@@ -56,6 +59,30 @@ impl<'c> Writer<'c> {
             statements: Statements::default(),
             undo: Vec::new(),
             watch,
+            checkpointed: false,
+        }
+    }
+
+    /// Once the store's files are found removed or replaced: copies the
+    /// write-ahead log, still open here, into the database file, so that
+    /// what was answered before survives a restart even when only the log
+    /// was removed (it lived in the removed log alone, and a `kill -9`
+    /// then lost it). Once: nothing is committed after.
+    fn keep_what_was_answered(&mut self) {
+        if std::mem::replace(&mut self.checkpointed, true) {
+            return;
+        }
+        let copied = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(FULL)", [], |r| r.get::<_, i64>(0));
+        match copied {
+            Ok(0) => {}
+            Ok(_) => tracing::warn!(
+                "the SQLite store's log could not be copied whole into its file (readers busy)"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "the SQLite store's log could not be copied into its file")
+            }
         }
     }
 
@@ -111,6 +138,7 @@ impl<'c> Writer<'c> {
     pub(super) fn commit(&mut self, batch: &mut Vec<Sent>) {
         self.undo.clear();
         if let Err(lost) = self.watch.still_ours() {
+            self.keep_what_was_answered();
             for (_, job) in batch.drain(..) {
                 fail(job, &lost);
             }
@@ -145,6 +173,9 @@ impl<'c> Writer<'c> {
                 self.undo();
                 let error = match stop {
                     Stop::Batch(error) => {
+                        if error.kind() == crate::domain::port::StoreErrorKind::Lost {
+                            self.keep_what_was_answered();
+                        }
                         self.watch.committed(Err(&error));
                         error
                     }
