@@ -26,6 +26,10 @@ mod journal_headers;
 // A repeated header keeps all its values, each line in `headerLines`.
 #[path = "embedded/journal_lines.rs"]
 mod journal_lines;
+// HTTP/1.x only, no CORS, the controls a page elsewhere is refused: as
+// the guide says.
+#[path = "embedded/browsers_and_http2.rs"]
+mod browsers_and_http2;
 // A random fault seed is logged as a string (a JSON reader keeps it exact).
 #[path = "embedded/fault_seed_log.rs"]
 mod fault_seed_log;
