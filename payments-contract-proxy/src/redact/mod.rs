@@ -285,11 +285,14 @@ impl Redactor {
             .flat_map(|(value, shown)| {
                 let form: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
                 let component = percent_encoding::utf8_percent_encode(value, COMPONENT).to_string();
+                // Decoded, a value may be blanks around its text (`%20`):
+                // only its text is looked for, and only when it is as long
+                // as any secret must be (a run of blanks is no secret).
                 let decoded = percent_encoding::percent_decode_str(value)
                     .decode_utf8()
                     .ok()
-                    .filter(|d| d.chars().count() >= ECHO_MINIMUM)
-                    .map(std::borrow::Cow::into_owned);
+                    .map(|d| d.trim().to_owned())
+                    .filter(|d| d.chars().count() >= ECHO_MINIMUM);
                 [Some(form), Some(component), decoded]
                     .into_iter()
                     .flatten()

@@ -230,3 +230,34 @@ fn a_quoted_cookie_and_a_cookie_echoed_decoded_are_replaced() {
         }
     }
 }
+
+/// The regression review of the decoded form: a cookie value that decodes
+/// to blanks (`%20` ten times) made every run of ten blanks in the
+/// exchange `[redacted]`, a description's spacing included; one that
+/// decodes to blanks around its text is looked for as its text.
+#[test]
+fn a_cookie_that_decodes_to_blanks_redacts_no_spacing() {
+    let blanks = "%20".repeat(10);
+    let mut e = exchange(
+        "POST",
+        "/api/payments/initiate",
+        json!({"referenceNo": "R-1", "description": "paid          in full"}),
+        200,
+        json!({"ok": true}),
+    );
+    e.request.headers = vec![
+        (
+            "Cookie".to_owned(),
+            format!("blank={blanks}; padded=%20%20PADDEDSECRET%20"),
+        ),
+        ("X-Echo".to_owned(), "PADDEDSECRET".to_owned()),
+    ];
+    for mode in [Mode::Loop, Mode::Automaton, Mode::Lazy] {
+        let redacted = Matcher::forced(mode, || Redactor::new().exchange(&e));
+        let body: Value = serde_json::from_str(redacted.request.body.as_deref().expect("a body"))
+            .expect("still JSON");
+        assert_eq!(body["description"], "paid          in full", "{mode:?}");
+        let text = serde_json::to_string(&redacted).expect("serializes");
+        assert!(!text.contains("PADDED"), "{mode:?}: {text}");
+    }
+}
