@@ -35,6 +35,12 @@ pub enum AmountError {
     TooLarge(String),
     /// The currency code is not an ISO 4217 code.
     UnknownCurrency(String),
+    /// An ISO 4217 code that was withdrawn (`HRK`), with the code that
+    /// replaced it when ISO names one: the service takes only active ones.
+    WithdrawnCurrency {
+        code: String,
+        replaced_by: Option<String>,
+    },
     /// The currency has no minor unit (gold, SDR...).
     NoMinorUnit(String),
 }
@@ -83,6 +89,13 @@ impl fmt::Display for AmountError {
                     quote(code)
                 )
             }
+            Self::WithdrawnCurrency { code, replaced_by } => {
+                write!(f, "{} is a withdrawn ISO 4217 code", quote(code))?;
+                if let Some(successor) = replaced_by {
+                    write!(f, " (replaced by {successor})")?;
+                }
+                f.write_str(": the service takes only active ones")
+            }
             Self::NoMinorUnit(code) => {
                 write!(
                     f,
@@ -100,18 +113,29 @@ impl std::error::Error for AmountError {}
 /// its exponent: an active ISO 4217 code, the service's own table
 /// ([`payments_interface::rules::active_currency`]). A withdrawn code
 /// (`HRK`, `CUC`, `SLL`, `BGN`), which the client's `Currency` still
-/// knows, is refused as the service refuses it.
+/// knows, is refused as the service refuses it, and said to be withdrawn
+/// (with the code that replaced it), not unknown.
 ///
 /// # Errors
 ///
-/// The code is not an active ISO 4217 code, or the currency has no
-/// exponent.
+/// The code is not an ISO 4217 code, is a withdrawn one, or the currency
+/// has no exponent.
 pub fn currency(code: &str) -> Result<(Currency, u32), AmountError> {
     let unknown = || AmountError::UnknownCurrency(code.to_owned());
     let currency = Currency::from_code(code).map_err(|_| unknown())?;
     let exponent = exponent(&currency)?;
     if payments_interface::rules::active_currency(code).is_none() {
-        return Err(unknown());
+        // Known to ISO 4217 (the client's table), with a minor unit, yet
+        // not active: superseded (the service's table is iso_currency's
+        // without its superseded codes).
+        let replaced_by = currency
+            .iso()
+            .and_then(|iso| iso.is_superseded())
+            .map(|successor| successor.code().to_owned());
+        return Err(AmountError::WithdrawnCurrency {
+            code: code.to_owned(),
+            replaced_by,
+        });
     }
     Ok((currency, exponent))
 }
@@ -328,16 +352,34 @@ mod tests {
     }
 
     /// Withdrawn codes the client's `Currency` knows, which the service
-    /// refuses, are refused as unknown codes are.
+    /// refuses, are refused, and said to be withdrawn (they are ISO 4217
+    /// codes), with the code that replaced them.
     #[test]
-    fn withdrawn_currencies_are_refused_as_unknown_ones() {
-        for code in ["HRK", "CUC", "SLL", "BGN"] {
+    fn withdrawn_currencies_are_refused_as_withdrawn() {
+        for (code, successor) in [
+            ("HRK", "EUR"),
+            ("CUC", "CUP"),
+            ("SLL", "SLE"),
+            ("BGN", "EUR"),
+        ] {
             assert_eq!(
                 currency(code),
-                Err(AmountError::UnknownCurrency(code.to_owned())),
+                Err(AmountError::WithdrawnCurrency {
+                    code: code.to_owned(),
+                    replaced_by: Some(successor.to_owned()),
+                }),
                 "{code}"
             );
         }
+        assert_eq!(
+            currency("HRK").unwrap_err().to_string(),
+            "'HRK' is a withdrawn ISO 4217 code (replaced by EUR): the service takes only \
+             active ones"
+        );
+        assert_eq!(
+            currency("XYZ").unwrap_err().to_string(),
+            "'XYZ' is not an ISO 4217 currency code such as MYR"
+        );
         for code in ["MYR", "EUR", "VES", "SLE"] {
             assert!(currency(code).is_ok(), "{code}");
         }

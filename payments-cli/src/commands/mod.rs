@@ -34,7 +34,7 @@ use crate::{
 /// `--currency CODE` of the commands that read amounts without one (the
 /// status and confirm answers carry none): an active ISO 4217 code, any
 /// case ([`crate::amount::currency`]: a withdrawn one is refused as the
-/// service refuses it).
+/// service refuses it, and said to be withdrawn).
 ///
 /// # Errors
 ///
@@ -47,6 +47,9 @@ pub fn currency_flag(flag: &str, code: &str) -> Result<payments_client::Currency
             "{flag} {}: {upper} has no minor unit, so no payment is in it",
             crate::usage::quote(code)
         ))),
+        Err(err @ crate::amount::AmountError::WithdrawnCurrency { .. }) => {
+            Err(CliError::Usage(format!("{flag} {err}")))
+        }
         Err(_) => Err(CliError::Usage(format!(
             "{flag} {}: not an ISO 4217 currency code; give one such as MYR, USD or JPY",
             crate::usage::quote(code)

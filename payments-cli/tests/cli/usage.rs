@@ -155,10 +155,12 @@ fn bad_amounts_are_usage_errors_with_a_reason() {
             &["--amount", "1", "--currency", "XYZ"][..],
             "not an ISO 4217 currency",
         ),
-        // Withdrawn: the client's table knows it, the service refuses it.
+        // Withdrawn: the client's table knows it, the service refuses it;
+        // an ISO 4217 code all the same, said to be withdrawn.
         (
             &["--amount", "1", "--currency", "HRK"][..],
-            "--currency 'HRK' is not an ISO 4217 currency code such as MYR",
+            "--currency 'HRK' is a withdrawn ISO 4217 code (replaced by EUR): the service takes \
+             only active ones",
         ),
         (
             &["--amount-minor", "10.5"][..],

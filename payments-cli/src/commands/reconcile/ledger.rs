@@ -321,14 +321,18 @@ fn check_reference<'a>(reference: &'a str, problems: &mut Vec<String>) -> Option
 }
 
 /// An active ISO 4217 code ([`crate::amount::currency`]): a withdrawn one
-/// (`HRK`) is refused as the service refuses it, never judged against a
-/// transaction in another currency.
+/// (`HRK`) is refused as the service refuses it, said to be withdrawn, and
+/// never judged against a transaction in another currency.
 fn check_currency(code: &str, problems: &mut Vec<String>) -> Option<Currency> {
     let upper = code.to_ascii_uppercase();
     match crate::amount::currency(&upper) {
         Ok((currency, _)) => Some(currency),
         Err(crate::amount::AmountError::NoMinorUnit(_)) => {
             problems.push(format!("currency {upper} has no minor unit"));
+            None
+        }
+        Err(err @ crate::amount::AmountError::WithdrawnCurrency { .. }) => {
+            problems.push(format!("currency {err}"));
             None
         }
         Err(_) => {

@@ -92,17 +92,19 @@ async fn the_service_object_holds_the_amount_as_a_number_with_its_decimal_places
 
 /// Withdrawn codes (HRK, CUC, SLL, BGN), which the service refuses: a
 /// ledger row in HRK was judged against a MYR transaction (a `match`), and
-/// `--currency` took them. Now the row is `invalid` as for an unknown
-/// code, and the flags are usage errors (exit 2), as for one.
+/// `--currency` took them. Now the row is `invalid` and the flags are
+/// usage errors (exit 2), said to be withdrawn ISO 4217 codes with the code
+/// that replaced them (they were told "not an ISO 4217 code", which they
+/// are); an unknown code keeps its message.
 #[tokio::test(flavor = "multi_thread")]
-async fn withdrawn_currencies_are_refused_as_unknown_codes() {
+async fn withdrawn_currencies_are_refused_as_withdrawn_codes() {
     let stub = Stub::start().await;
     answers(&stub, "INV-1", answer("INV-1", "10.00")).await;
     answers(&stub, "INV-2", answer("INV-2", "10.00")).await;
     let sandbox = Sandbox::new();
     let ledger = sandbox.write_file(
         "ledger.csv",
-        "referenceNo,amount,currency\nINV-1,10.00,HRK\nINV-2,10.00,myr\nINV-3,10.00,cuc\n",
+        "referenceNo,amount,currency\nINV-1,10.00,HRK\nINV-2,10.00,myr\nINV-3,10.00,cuc\nINV-4,10.00,XYZ\n",
     );
     let out = stdout(&run(reconcile(&sandbox, &stub, &ledger)).await.code(6));
     assert_eq!(
@@ -110,27 +112,35 @@ async fn withdrawn_currencies_are_refused_as_unknown_codes() {
         [
             (
                 "invalid".to_owned(),
-                "currency 'HRK' is not an ISO 4217 code such as MYR".to_owned()
+                "currency 'HRK' is a withdrawn ISO 4217 code (replaced by EUR): the service \
+                 takes only active ones"
+                    .to_owned()
             ),
             ("match".to_owned(), String::new()),
             (
                 "invalid".to_owned(),
-                "currency 'cuc' is not an ISO 4217 code such as MYR".to_owned()
+                "currency 'CUC' is a withdrawn ISO 4217 code (replaced by CUP): the service \
+                 takes only active ones"
+                    .to_owned()
+            ),
+            (
+                "invalid".to_owned(),
+                "currency 'XYZ' is not an ISO 4217 code such as MYR".to_owned()
             ),
         ],
         "{out}"
     );
-    for code in ["HRK", "sll", "BGN"] {
+    for (code, successor) in [("HRK", "EUR"), ("sll", "SLE"), ("BGN", "EUR")] {
+        let said = format!(
+            "--currency '{}' is a withdrawn ISO 4217 code (replaced by {successor}): the \
+             service takes only active ones",
+            code.to_ascii_uppercase()
+        );
         let mut cmd = reconcile(&sandbox, &stub, &ledger);
         cmd.args(["--currency", code]);
         let assert = run(cmd).await.code(2);
         let err = crate::common::stderr(&assert);
-        assert!(
-            err.contains(&format!(
-                "--currency '{code}': not an ISO 4217 currency code; give one such as MYR"
-            )),
-            "{err}"
-        );
+        assert!(err.contains(&said), "{err}");
         let mut cmd = sandbox.payments();
         cmd.args([
             "--base-url",
@@ -142,11 +152,13 @@ async fn withdrawn_currencies_are_refused_as_unknown_codes() {
         .args(["--currency", code]);
         let assert = run(cmd).await.code(2);
         let err = crate::common::stderr(&assert);
-        assert!(
-            err.contains(&format!(
-                "--currency '{code}': not an ISO 4217 currency code"
-            )),
-            "{err}"
-        );
+        assert!(err.contains(&said), "{err}");
     }
+    let mut cmd = reconcile(&sandbox, &stub, &ledger);
+    cmd.args(["--currency", "xyz"]);
+    let err = crate::common::stderr(&run(cmd).await.code(2));
+    assert!(
+        err.contains("--currency 'xyz': not an ISO 4217 currency code; give one such as MYR"),
+        "{err}"
+    );
 }
