@@ -304,6 +304,8 @@ fn beside(config: &Path, path: PathBuf) -> PathBuf {
 pub struct Settings {
     pub base_url: Option<(String, Source)>,
     pub api_key: Option<ApiKey>,
+    /// Where [`Settings::api_key`] came from, when it is set.
+    pub api_key_source: Option<Source>,
     pub merchant_id: Option<Uuid>,
     pub output: OutputFormat,
     pub colour: bool,
@@ -379,9 +381,15 @@ impl Settings {
             (None, Some(url)) => Some((url, Source::Profile)),
             (None, None) => None,
         };
+        let api_key_source = if global.api_key.is_some() {
+            Some(Source::FlagOrEnv)
+        } else {
+            profile.api_key.as_ref().map(|_| Source::Profile)
+        };
         Ok(Self {
             base_url,
             api_key: global.api_key.or(profile.api_key.map(ApiKey)),
+            api_key_source,
             merchant_id: global.merchant_id.or(profile.merchant_id),
             output,
             colour: colour_wanted(
