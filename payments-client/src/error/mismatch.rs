@@ -225,8 +225,14 @@ impl fmt::Display for AnswerMismatch {
                 write_list(f, disagreements)
             }
             // The read-back's own error is told here, once; it is not also
-            // the `source` (STYLE: the source is not repeated).
-            Some(ReadBack::Failed(e)) => write!(f, "; reading {reference} back failed: {e}"),
+            // the `source` (STYLE: the source is not repeated). A read
+            // changes nothing: "it may have been carried out" is not said
+            // of it.
+            Some(ReadBack::Failed(e)) => write!(
+                f,
+                "; reading {reference} back failed: {}",
+                e.to_string_without_outcome()
+            ),
             Some(ReadBack::Unsettled { field, .. }) => write!(
                 f,
                 "; reading {reference} back found a transaction of the amount and product sent, \

@@ -23,6 +23,7 @@ mod validation;
 
 pub use mismatch::{AnswerMismatch, Asked, Disagreement, ReadBack};
 pub use outcome::Outcome;
+use outcome::{earlier_attempt_suffix, outcome_suffix};
 pub use validation::{FieldError, ValidationErrors};
 
 pub use http::invalid_http;
@@ -169,7 +170,12 @@ pub enum Error {
     ///
     /// Boxed so that `Error` stays small (clippy's `result_large_err`);
     /// fields are reached through the box as before (`api.status`).
-    #[error(transparent)]
+    ///
+    /// When the outcome is [`Outcome::Unknown`] (a 5xx, `INTERNAL_ERROR`,
+    /// a 408 or 499), the message ends with `(outcome unknown: it may have
+    /// been carried out; look it up before trying again)`; the
+    /// [`ApiError`]'s own message does not.
+    #[error("{}{}", .0, outcome_suffix(.0.leaves_outcome_open()))]
     Api(Box<ApiError>),
 
     /// The request broke the service's field rules; nothing was sent.
@@ -193,11 +199,15 @@ pub enum Error {
     /// `native-tls` on Linux), which holds no secret:
     /// the one cause a reader needs, however deep in the chain. For
     /// [`TransportKind::InvalidHttp`] it ends with the HTTP library's
-    /// reason in parentheses (`(invalid HTTP header parsed)`).
+    /// reason in parentheses (`(invalid HTTP header parsed)`). When the
+    /// outcome is [`Outcome::Unknown`] (any kind but `Connect` and `Tls`),
+    /// it then ends with `(outcome unknown: it may have been carried out;
+    /// look it up before trying again)`.
     #[error(
-        "{kind}{}{}",
+        "{kind}{}{}{}",
         tls_reason_suffix(*.kind, .source.as_ref()),
-        invalid_http_suffix(*.kind, .source.as_ref())
+        invalid_http_suffix(*.kind, .source.as_ref()),
+        outcome_suffix(outcome::transport_leaves_outcome_open(*.kind))
     )]
     Transport {
         /// Which stage failed.
@@ -212,8 +222,14 @@ pub enum Error {
     },
 
     /// The body is not the envelope (an HTML 502 from a proxy, an empty 504,
-    /// an answer larger than 1 MiB, which is not read whole).
-    #[error("unexpected response (HTTP {status}): {reason}")]
+    /// an answer larger than 1 MiB, which is not read whole). Unless it is
+    /// a plain 4xx (not 408 or 499), the outcome is [`Outcome::Unknown`]
+    /// and the message ends with `(outcome unknown: it may have been
+    /// carried out; look it up before trying again)`.
+    #[error(
+        "unexpected response (HTTP {status}): {reason}{}",
+        outcome_suffix(outcome::unexpected_leaves_outcome_open(*.status))
+    )]
     UnexpectedResponse {
         /// HTTP status.
         status: u16,
@@ -297,7 +313,11 @@ pub enum Error {
     /// [`request_id`](Error::request_id), [`raw_envelope`](Error::raw_envelope),
     /// [`retry_after`](Error::retry_after) and [`as_api`](Error::as_api)
     /// answer for `last`.
-    #[error("{last} (after {attempts} attempts; an earlier attempt may have been carried out)")]
+    ///
+    /// The message is `last`'s, then `(after N attempts; an earlier attempt
+    /// may have been carried out)`, or only `(after N attempts)` when
+    /// `last`'s own message already says the outcome is unknown.
+    #[error("{last} (after {attempts} attempts{})", earlier_attempt_suffix(.last))]
     AfterAmbiguousAttempt {
         /// How many attempts were made.
         attempts: u32,
@@ -543,3 +563,6 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests;

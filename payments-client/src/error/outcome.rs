@@ -2,7 +2,7 @@
 //! [`Error::outcome`]), and whether the service refused it as a repeat of
 //! one it already carried out ([`Error::is_repeat`]).
 
-use super::{Error, TransportKind};
+use super::{ApiError, Error, TransportKind};
 use crate::model::status::ErrorCode;
 
 /// Whether the service may have carried out a call that failed.
@@ -62,40 +62,96 @@ fn gave_up_waiting(status: u16) -> bool {
     matches!(status, 408 | 499)
 }
 
+/// What the message of an error that leaves its call's outcome open by
+/// itself ends with ([`Error::says_outcome_unknown`]): a shop that logs
+/// only `{e}` still learns that money may have moved.
+pub(super) const OUTCOME_UNKNOWN: &str =
+    " (outcome unknown: it may have been carried out; look it up before trying again)";
+
+/// [`OUTCOME_UNKNOWN`] when `open`, else nothing.
+pub(super) fn outcome_suffix(open: bool) -> &'static str {
+    if open { OUTCOME_UNKNOWN } else { "" }
+}
+
+/// What [`Error::AfterAmbiguousAttempt`] adds after its attempts: that an
+/// earlier attempt may have been carried out, unless `last`'s own message
+/// already says the outcome is unknown (said once, not twice).
+pub(super) fn earlier_attempt_suffix(last: &Error) -> &'static str {
+    if last.says_outcome_unknown() {
+        ""
+    } else {
+        "; an earlier attempt may have been carried out"
+    }
+}
+
+impl ApiError {
+    /// A 5xx or `INTERNAL_ERROR`, whatever the other says (the service may
+    /// have failed after committing), or a 408 or 499 (a gateway that gave
+    /// up waiting, envelope or not).
+    pub(super) fn leaves_outcome_open(&self) -> bool {
+        self.status >= 500 || self.says_internal_error() || gave_up_waiting(self.status)
+    }
+}
+
+/// Anything but a refused connection or TLS handshake (only the refusals
+/// `tls::tls_reason` names), after which the service never read the
+/// request.
+pub(super) fn transport_leaves_outcome_open(kind: TransportKind) -> bool {
+    !matches!(kind, TransportKind::Connect | TransportKind::Tls)
+}
+
+/// Anything but a plain 4xx: 408 and 499 from a proxy or load balancer
+/// mean it gave up waiting, not that the service refused.
+pub(super) fn unexpected_leaves_outcome_open(status: u16) -> bool {
+    !(400..500).contains(&status) || gave_up_waiting(status)
+}
+
 impl Error {
     /// Whether the service may have carried *this* call out. Of a call
     /// whose future was dropped, nothing is known; see [`Outcome`].
     pub fn outcome(&self) -> Outcome {
         match self {
-            // A 5xx or INTERNAL_ERROR, whatever the other says: the
-            // service may have failed after committing. A 408 or 499 is a
-            // gateway that gave up waiting, envelope or not.
-            Error::Api(e)
-                if e.status >= 500 || e.says_internal_error() || gave_up_waiting(e.status) =>
-            {
-                Outcome::Unknown
-            }
+            Error::Api(e) if e.leaves_outcome_open() => Outcome::Unknown,
             Error::Api(_) => Outcome::NotCarriedOut,
             Error::InvalidInput(_) | Error::Money(_) | Error::Config { .. } => {
                 Outcome::NotCarriedOut
             }
-            // A refused connection or TLS handshake (only the refusals
-            // `tls::tls_reason` names): the service never read the request.
-            Error::Transport {
-                kind: TransportKind::Connect | TransportKind::Tls,
-                ..
-            } => Outcome::NotCarriedOut,
+            Error::Transport { kind, .. } if !transport_leaves_outcome_open(*kind) => {
+                Outcome::NotCarriedOut
+            }
             Error::Transport { .. } => Outcome::Unknown,
-            // 408 and 499 from a proxy or load balancer mean it gave up
-            // waiting, not that the service refused.
             Error::UnexpectedResponse { status, .. }
-                if (400..500).contains(status) && !gave_up_waiting(*status) =>
+                if !unexpected_leaves_outcome_open(*status) =>
             {
                 Outcome::NotCarriedOut
             }
             Error::Reconciliation { outcome, .. } => *outcome,
             Error::AfterAmbiguousAttempt { .. } | Error::AnswerMismatch(_) => Outcome::Unknown,
             _ => Outcome::Unknown,
+        }
+    }
+
+    /// Whether this error's own message says the outcome is unknown (ends
+    /// with [`OUTCOME_UNKNOWN`]): the classes whose outcome is
+    /// [`Outcome::Unknown`] by themselves, an API error, a transport
+    /// failure or an answer that is not the envelope.
+    pub(crate) fn says_outcome_unknown(&self) -> bool {
+        match self {
+            Error::Api(e) => e.leaves_outcome_open(),
+            Error::Transport { kind, .. } => transport_leaves_outcome_open(*kind),
+            Error::UnexpectedResponse { status, .. } => unexpected_leaves_outcome_open(*status),
+            _ => false,
+        }
+    }
+
+    /// The message without [`OUTCOME_UNKNOWN`]: for an error told inside
+    /// another's message, where "it may have been carried out" would speak
+    /// of the wrong call (a read-back, which changes nothing).
+    pub(crate) fn to_string_without_outcome(&self) -> String {
+        let text = self.to_string();
+        match text.strip_suffix(OUTCOME_UNKNOWN) {
+            Some(stripped) if self.says_outcome_unknown() => stripped.to_owned(),
+            _ => text,
         }
     }
 

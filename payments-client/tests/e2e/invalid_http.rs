@@ -148,7 +148,8 @@ async fn a_status_answered_with_invalid_http_says_so_and_is_retried() {
     );
     assert_eq!(
         err.to_string(),
-        "the service's answer was not valid HTTP (invalid HTTP header parsed)"
+        "the service's answer was not valid HTTP (invalid HTTP header parsed) (outcome unknown: \
+         it may have been carried out; look it up before trying again)"
     );
     assert_eq!(err.type_name(), "invalid_http");
     assert!(err.is_retryable());

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use payments_client::{ConfirmRequest, TransactionStatus};
+use payments_client::{ConfirmRequest, Outcome, RetryPolicy, TransactionStatus};
 use payments_mock_server::{Endpoint, Fault, FaultRule, MockServer};
 
 use crate::support::*;
@@ -125,5 +125,41 @@ async fn a_gateway_page_and_a_hang_before_the_change_are_retried_once() {
         .expect("retried");
     assert_eq!(reply.data().status, TransactionStatus::Initiated);
     assert_eq!(server.transactions().await.len(), 2, "one payment each");
+    server.shutdown().await;
+}
+
+/// A shop that logs only `{e}` learns that the payment may have been made:
+/// a commit answered 500 says the outcome is unknown, a rejection does not.
+#[tokio::test]
+async fn a_commit_answered_500_says_in_its_message_that_it_may_have_been_carried_out() {
+    const UNKNOWN: &str =
+        " (outcome unknown: it may have been carried out; look it up before trying again)";
+    let server = MockServer::start().await;
+    server
+        .add_fault_rule(FaultRule::new(Fault::CommitThenError).on(Endpoint::Initiate))
+        .expect("a rule");
+    let client = client_builder(&server)
+        .retry_policy(RetryPolicy::none())
+        .build()
+        .expect("a client");
+    let err = client.initiate(topup("S-CTE-SAID")).await.unwrap_err();
+    one_payment(&server, "S-CTE-SAID", "INITIATED").await;
+    assert_eq!(err.outcome(), Outcome::Unknown);
+    let said = err.to_string();
+    assert!(
+        said.starts_with("service answered 500 INTERNAL_ERROR") && said.ends_with(UNKNOWN),
+        "{said}"
+    );
+    assert_eq!(said.matches("outcome unknown").count(), 1, "{said}");
+
+    // The same reference again: refused, nothing carried out, said as before.
+    let err = client.initiate(topup("S-CTE-SAID")).await.unwrap_err();
+    assert_eq!(err.outcome(), Outcome::NotCarriedOut);
+    let said = err.to_string();
+    assert!(
+        said.starts_with("service answered 400 DUPLICATE_REFERENCE_NO")
+            && !said.contains("outcome"),
+        "{said}"
+    );
     server.shutdown().await;
 }
