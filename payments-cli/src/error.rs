@@ -314,8 +314,37 @@ fn reason_as_said(error: &ClientError) -> String {
             let asked = format!("{}: ", mismatch.asked);
             line.strip_prefix(&asked).unwrap_or(&line).to_owned()
         }
-        other => other.to_string(),
+        other => client_line(other),
     }
+}
+
+/// The client's line for `error`, except that an answer that does not
+/// decode is said without serde's ` at line L column C` (which moves with
+/// the rest of the answer: the same fault in two answers read alike); the
+/// field's path stays (`could not decode the response at data.createdAt:
+/// invalid type: integer `1767225600000`, expected a string`).
+#[must_use]
+pub fn client_line(error: &ClientError) -> String {
+    let line = error.to_string();
+    match error {
+        ClientError::Decode { .. } => without_json_position(&line).to_owned(),
+        _ => line,
+    }
+}
+
+/// `text` without a trailing ` at line L column C` (serde_json's position).
+fn without_json_position(text: &str) -> &str {
+    let Some((before, position)) = text.rsplit_once(" at line ") else {
+        return text;
+    };
+    let numbers = position
+        .split_once(" column ")
+        .is_some_and(|(line, column)| {
+            [line, column]
+                .iter()
+                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        });
+    if numbers { before } else { text }
 }
 
 /// The content type of an answer that is not the envelope, as a reason
@@ -356,6 +385,34 @@ mod tests {
             source: Box::new(source),
             advice: None,
         }
+    }
+
+    /// serde's position is not said: it moves with the rest of the answer.
+    #[test]
+    fn an_answer_that_does_not_decode_is_said_without_its_position() {
+        let err = call(ClientError::Decode {
+            path: "data.createdAt".to_owned(),
+            message: "invalid type: integer `1767225600000`, expected a string at line 1 column \
+                      173"
+            .to_owned(),
+            status: 200,
+            request_id: "req-1".to_owned(),
+            raw_envelope: "{}".to_owned(),
+        });
+        assert_eq!(
+            err.to_string(),
+            "status of abc failed: could not decode the response at data.createdAt: invalid \
+             type: integer `1767225600000`, expected a string (request id req-1)"
+        );
+        for kept in [
+            "a at line 1",
+            "a at line x column 2",
+            "a at line 1 column ",
+            "plain",
+        ] {
+            assert_eq!(without_json_position(kept), kept);
+        }
+        assert_eq!(without_json_position("a at line 2 column 7"), "a");
     }
 
     #[test]

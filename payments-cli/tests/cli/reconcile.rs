@@ -553,5 +553,7 @@ mod narrow;
 mod spreadsheet;
 // A row whose own answer cannot be used: `unverified`, and the run goes on.
 mod unverified;
+// No usable answer among the first rows looked up: the run stops (exit 4).
+mod no_usable_answer;
 // `currency` rows, and currency codes the service refuses.
 mod currency;

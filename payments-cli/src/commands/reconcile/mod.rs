@@ -9,6 +9,8 @@
 //! - `judge`: the classes, and a looked-up row judged against the answer.
 //! - `emit`: json lines and the table.
 //! - `report`: the `--report` CSV, and what its FILE may be.
+//! - `probe`: the first rows looked up, which stop the run when none of
+//!   their answers can be used.
 //! - `signals`: Ctrl-C and SIGTERM, which stop the run as a failure does
 //!   (exit 130 or 143).
 //!
@@ -27,8 +29,10 @@
 //! A row the service does not know is `missing`. A row whose own answer
 //! the client cannot use (the service's envelope, but a success whose data
 //! is missing or does not read, or an answer about another transaction or
-//! reference) is `unverified`, and the run goes on. Any other failure of a
-//! look-up (the service unreachable or failing after the client's retries,
+//! reference) is `unverified`, and the run goes on, unless none of the
+//! first rows looked up has a usable answer (`probe`): that is the
+//! service's failure or the client's, not the rows', and the run stops as
+//! below, with the first one's failure. Any other failure of a look-up (the service unreachable or failing after the client's retries,
 //! an answer that is not the service's envelope, a key it refuses, a
 //! reference several merchants use without `--merchant-id`) would fail
 //! every row after it as well: the run stops there, the rows before it are
@@ -37,6 +41,7 @@
 mod emit;
 mod judge;
 mod ledger;
+mod probe;
 mod records;
 mod report;
 mod signals;
@@ -57,6 +62,7 @@ use self::{
     emit::{Counts, Judged, Spool},
     judge::{Class, Judgement},
     ledger::{Checker, Row, Verdict},
+    probe::{Answer, NoneUsable, Probe},
     records::{Next, Records},
     report::Report,
 };
@@ -122,11 +128,13 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
     let mut judged = rows
         .map(|read| async move {
             let (row, consumed) = read?;
-            Ok::<_, Stop>((judge_row(ctx, row, merchant_id).await?, consumed))
+            let (judged, answer) = judge_row(ctx, row, merchant_id).await?;
+            Ok::<_, Stop>((judged, consumed, answer))
         })
         .buffered(usize::from(args.concurrency));
 
     let mut counts = Counts::default();
+    let mut probe = Probe::default();
     let mut stopped = None;
     let mut last_line = 0;
     loop {
@@ -149,13 +157,17 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
             }
         };
         let Some(result) = next else { break };
-        let (row, consumed) = match result {
+        let (row, consumed, answer) = match result {
             Ok(done) => done,
             Err(stop) => {
                 stopped = Some(stop);
                 break;
             }
         };
+        if let Some(none_usable) = probe.note(row.line, answer) {
+            stopped = Some(Stop::NoneUsable(none_usable));
+            break;
+        }
         last_line = row.line;
         counts.add(row.judgement.class);
         progress.set_position(consumed);
@@ -186,6 +198,9 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
     progress.finish_and_clear();
 
     let complete = stopped.is_none();
+    // Every row judged, and none of those looked up (fewer than the
+    // probe's) had a usable answer.
+    let none_usable = if complete { probe.finish() } else { None };
     if ctx.is_json() {
         ctx.queue_line(&emit::json_summary(
             &counts,
@@ -201,6 +216,15 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         spool.print(&counts, complete, ctx.style().width, &mut out)?;
         out.flush().map_err(CliError::Output)?;
+    }
+    if let Some(none_usable) = none_usable {
+        // Not eprintln!, as below.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "reconcile: {}; the first one's failure follows",
+            none_usable.said()
+        );
+        return Err(none_usable.error);
     }
     match stopped {
         None if counts.all_match() => Ok(Exit::Ok),
@@ -223,6 +247,17 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
             );
             std::process::exit(signal.exit_code());
         }
+        Some(Stop::NoneUsable(none_usable)) => {
+            // Not eprintln!, as below.
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "reconcile stopped at ledger line {}: {}; the rows before it are shown, none \
+                 after it was judged; the first one's failure follows",
+                none_usable.last_line,
+                none_usable.said()
+            );
+            Err(none_usable.error)
+        }
         Some(Stop::Call { line, error }) => {
             // Not eprintln!, which panics when stderr cannot be written
             // (`2>/dev/full`): the note is lost, the exit code is not.
@@ -241,7 +276,12 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
 enum Stop {
     Read(ReadFailed),
     Signal(signals::Signal),
-    Call { line: u64, error: CliError },
+    Call {
+        line: u64,
+        error: CliError,
+    },
+    /// None of the first rows looked up had a usable answer.
+    NoneUsable(NoneUsable),
 }
 
 impl From<ReadFailed> for Stop {
@@ -272,12 +312,14 @@ fn read_rows<R: Read>(mut records: Records<R>, mut checker: Checker, sender: &mp
     }
 }
 
-/// A row's judgement: known already, or asked of the service.
+/// A row's judgement: known already, or asked of the service; and what
+/// its look-up gave (for the [`Probe`]).
 async fn judge_row(
     ctx: &Context,
     row: Row,
     merchant_id: Option<uuid::Uuid>,
-) -> Result<Judged, Stop> {
+) -> Result<(Judged, Answer), Stop> {
+    let mut answer = Answer::None;
     let (judgement, service) = match &row.verdict {
         Verdict::Invalid(reason) => (
             Judgement {
@@ -301,9 +343,13 @@ async fn judge_row(
             match look_up(ctx, &lookup, merchant_id, None).await {
                 Ok(reply) => {
                     let found = reply.into_data();
+                    answer = Answer::Usable;
                     (judge::judge(valid, &found), Some(Box::new(found)))
                 }
-                Err(err) if is_not_found(&err) => (judge::missing(valid), None),
+                Err(err) if is_not_found(&err) => {
+                    answer = Answer::Usable;
+                    (judge::missing(valid), None)
+                }
                 Err(CliError::Call { source, .. })
                     if matches!(*source, ClientError::InvalidInput(_)) =>
                 {
@@ -317,10 +363,14 @@ async fn judge_row(
                         None,
                     )
                 }
-                Err(CliError::Call { source, .. }) if is_unusable_answer(&source) => {
+                Err(error) if unusable_answer(&error).is_some() => {
                     // This row's own answer: the rows after it are asked
-                    // on (see the module docs).
-                    (judge::unverified(&source.to_string()), None)
+                    // on, unless no answer is usable (see the module docs).
+                    let reason = unusable_answer(&error)
+                        .map(crate::error::client_line)
+                        .unwrap_or_default();
+                    answer = Answer::Unusable(error);
+                    (judge::unverified(&reason), None)
                 }
                 Err(error) => {
                     return Err(Stop::Call {
@@ -331,12 +381,13 @@ async fn judge_row(
             }
         }
     };
-    Ok(Judged {
+    let judged = Judged {
         line: row.line,
         cells: row.cells,
         judgement,
         service,
-    })
+    };
+    Ok((judged, answer))
 }
 
 /// An answer about this row that the client could not use, where the
@@ -344,14 +395,22 @@ async fn judge_row(
 /// or does not read (`"amount":null`, `"amount":1e30`), or an answer about
 /// another transaction or reference. It says nothing of the other rows.
 /// Every other failure (no answer, a 5xx or 429 after the retries, a body
-/// that is not the envelope, a refusal) would fail them too.
-fn is_unusable_answer(err: &ClientError) -> bool {
-    matches!(
-        err,
-        ClientError::Decode { .. }
-            | ClientError::MissingData { .. }
-            | ClientError::AnswerMismatch(_)
-    )
+/// that is not the envelope, a refusal) would fail them too. The client's
+/// error, when `err` is one.
+fn unusable_answer(err: &CliError) -> Option<&ClientError> {
+    match err {
+        CliError::Call { source, .. }
+            if matches!(
+                **source,
+                ClientError::Decode { .. }
+                    | ClientError::MissingData { .. }
+                    | ClientError::AnswerMismatch(_)
+            ) =>
+        {
+            Some(source)
+        }
+        _ => None,
+    }
 }
 
 fn is_not_found(err: &CliError) -> bool {
