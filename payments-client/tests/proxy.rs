@@ -1,5 +1,6 @@
 //! Proxies from the environment (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`):
-//! a loopback base URL never goes through one (a mock on this machine
+//! a base URL of this machine (loopback, or the `0.0.0.0` a server on
+//! every interface prints) never goes through one (a mock on this machine
 //! behind a corporate proxy), another host does, and `no_proxy()` turns
 //! them off.
 //!
@@ -139,6 +140,9 @@ async fn a_loopback_base_url_never_goes_through_an_environment_proxy() {
             server.uri(),
             format!("http://localhost:{port}"),
             format!("http://LOCALHOST:{port}/"),
+            // What `payments-mock-server --host 0.0.0.0` prints: a
+            // connection to it reaches this machine's listener.
+            format!("http://0.0.0.0:{port}"),
         ] {
             let reply = client_for(&base).status(TX_ID).await;
             assert!(reply.is_ok(), "{base}: {reply:?}");
@@ -159,17 +163,16 @@ async fn another_host_goes_through_the_environment_proxy_unless_no_proxy() {
             .await
             .unwrap_err();
         assert_eq!(err.http_status(), Some(404), "{err:?}");
-        // `no_proxy()`: straight to the service. 0.0.0.0 is no loopback
-        // name, yet a connection to it reaches this machine's listener.
-        let server = answering_server().await;
-        let direct = format!("http://0.0.0.0:{}", server.address().port());
-        let client = Client::builder(direct)
+        // `no_proxy()`: straight to the host, which does not exist (RFC
+        // 6761's `.invalid`): a failure to connect, not the proxy's 404.
+        let client = Client::builder("http://payments.invalid/v1")
             .retry_policy(fast_retries())
+            .connect_timeout(std::time::Duration::from_secs(5))
             .no_proxy()
             .build()
             .expect("a client");
-        let reply = client.status(TX_ID).await;
-        assert!(reply.is_ok(), "{reply:?}");
+        let err = client.status(TX_ID).await.unwrap_err();
+        assert_eq!(err.http_status(), None, "{err:?}");
         return;
     }
     let proxy = FakeProxy::start();

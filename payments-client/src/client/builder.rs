@@ -34,9 +34,11 @@ use crate::transport::{Transport, redact_url};
 ///
 /// Two exceptions:
 ///
-/// - a base URL whose host is loopback (`127.0.0.0/8`, `::1`, `localhost`
-///   and any `*.localhost`: a mock or a sidecar on this machine) never
-///   goes through a proxy from the environment;
+/// - a base URL whose host is this machine (loopback: `127.0.0.0/8`,
+///   `::1`, `localhost` and any `*.localhost`; or the unspecified address
+///   `0.0.0.0` or `::` that a server listening on every interface prints:
+///   a mock or a sidecar on this machine) never goes through a proxy from
+///   the environment;
 /// - [`no_proxy`](Self::no_proxy) turns every proxy off, whatever the
 ///   environment says.
 ///
@@ -411,14 +413,18 @@ impl ClientBuilder {
     }
 }
 
-/// Whether `url`'s host is this machine's loopback: `127.0.0.0/8`, `::1`
-/// (an IPv4-mapped `::ffff:127.x.y.z` too), `localhost` or a name under
-/// it (RFC 6761).
+/// Whether `url`'s host is this machine: loopback (`127.0.0.0/8`, `::1`,
+/// an IPv4-mapped `::ffff:127.x.y.z` too), `localhost` or a name under it
+/// (RFC 6761), or the unspecified address (`0.0.0.0`, `::`,
+/// `::ffff:0.0.0.0`), which a server prints when it listens on every
+/// interface (`payments-mock-server --host 0.0.0.0`) and which, connected
+/// to, reaches this machine (Linux, macOS).
 fn is_loopback(url: &url::Url) -> bool {
+    let local = |ip: std::net::Ipv4Addr| ip.is_loopback() || ip.is_unspecified();
     match url.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv4(ip)) => local(ip),
         Some(url::Host::Ipv6(ip)) => {
-            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+            ip.is_loopback() || ip.is_unspecified() || ip.to_ipv4_mapped().is_some_and(local)
         }
         Some(url::Host::Domain(name)) => {
             let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
@@ -502,11 +508,15 @@ mod tests {
             "http://LocalHost.:80",
             "https://mock.localhost/v1",
             "http://a.b.localhost",
+            // Every interface: a connection to it reaches this machine.
+            "http://0.0.0.0:8080",
+            "http://[::]:9",
+            "http://[::ffff:0.0.0.0]",
         ] {
             assert!(is_loopback(&url.parse().unwrap()), "{url}");
         }
         for url in [
-            "http://0.0.0.0:8080",
+            "http://0.0.0.1",
             "http://10.0.0.1",
             "http://[::2]",
             "http://localhost.example",
