@@ -325,7 +325,10 @@ fn reason_as_said(error: &ClientError) -> String {
 /// invalid type: integer `1767225600000`, expected a string`).
 #[must_use]
 pub fn client_line(error: &ClientError) -> String {
-    let line = error.to_string();
+    // The client's note on an unknown outcome is left out: the CLI gives
+    // its own advice (what to check, and how), and says nothing of the
+    // kind after a status read, which changes nothing.
+    let line = error.to_string_without_outcome();
     match error {
         ClientError::Decode { .. } => without_json_position(&line).to_owned(),
         _ => line,

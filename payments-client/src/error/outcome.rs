@@ -144,10 +144,24 @@ impl Error {
         }
     }
 
-    /// The message without [`OUTCOME_UNKNOWN`]: for an error told inside
-    /// another's message, where "it may have been carried out" would speak
-    /// of the wrong call (a read-back, which changes nothing).
-    pub(crate) fn to_string_without_outcome(&self) -> String {
+    /// The message without its closing note on the outcome (`(outcome
+    /// unknown: it may have been carried out; …)`): for an error told
+    /// inside another's message, where the note would speak of the wrong
+    /// call (a read-back, which changes nothing), and for a program that
+    /// says the outcome its own way, as the `payments` CLI does. Other
+    /// errors' messages are returned whole.
+    ///
+    /// ```
+    /// # use payments_client::Client;
+    /// # async fn demo(client: Client, id: &str) {
+    /// if let Err(e) = client.status(id).await {
+    ///     // A read changes nothing: log what failed, not the outcome note.
+    ///     eprintln!("status read failed: {}", e.to_string_without_outcome());
+    /// }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn to_string_without_outcome(&self) -> String {
         let text = self.to_string();
         match text.strip_suffix(OUTCOME_UNKNOWN) {
             Some(stripped) if self.says_outcome_unknown() => stripped.to_owned(),
