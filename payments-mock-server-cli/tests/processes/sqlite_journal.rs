@@ -163,3 +163,90 @@ async fn a_kill_9_never_gives_a_journal_number_out_again() {
     }
     panic!("no kill landed before the journal's write-behind in 30 rounds");
 }
+
+/// The `seq`s the file holds, in the root's rows (`root`) or the
+/// sandbox's, oldest first.
+fn written(path: &std::path::Path, root: bool) -> Vec<u64> {
+    let conn = rusqlite::Connection::open(path).expect("the file opens");
+    let sql = if root {
+        "SELECT seq FROM mock_journal WHERE sandbox = x'' ORDER BY seq"
+    } else {
+        "SELECT seq FROM mock_journal WHERE sandbox <> x'' ORDER BY seq"
+    };
+    let mut statement = conn.prepare(sql).expect("prepare");
+    statement
+        .query_map([], |r| r.get::<_, i64>(0))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .expect("read")
+        .into_iter()
+        .map(|seq| u64::try_from(seq).expect("a number"))
+        .collect()
+}
+
+/// Waits until the journal's write-behind has written up to `seq` at the
+/// root (`root`) or in the sandbox.
+async fn written_through(path: &std::path::Path, root: bool, seq: u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while written_up_to(path, root) < seq {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the journal was not written up to {seq} within 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// After a `kill -9` the journal numbers on past the file's reservation
+/// (a gap of about a thousand), and the first write after the restart
+/// trimmed the file's journal by number: every entry from before the gap
+/// looked a thousand old and was deleted, so the next restart showed only
+/// the entries made after the kill. The file keeps the newest entries by
+/// count, across the gap: the root and a sandbox alike.
+#[tokio::test]
+async fn the_first_journal_write_after_a_kill_9_keeps_the_older_entries() {
+    let http = http();
+    let dir = tempfile::tempdir().expect("a directory");
+    let path = dir.path().join("mock.db");
+    let spec = format!("sqlite:{}", path.display());
+    let mock = Mock::start(&["--store", &spec]);
+    let id = sandbox(&http, &mock).await;
+    let inside = format!("/sandboxes/{id}");
+    let bases = [("", true), (inside.as_str(), false)];
+    for (base, root) in bases {
+        initiates(&http, &mock, base, "BEFORE", 3).await;
+        written_through(&path, root, 3).await;
+    }
+    mock.kill9();
+
+    let mock = Mock::start(&["--store", &spec]);
+    let mut kept = Vec::new();
+    for (base, root) in bases {
+        initiates(&http, &mock, base, "AFTER", 1).await;
+        let shown = entries(&journal(&http, &mock, base, "").await);
+        let references: Vec<&str> = shown.iter().map(|(_, r)| r.as_str()).collect();
+        assert_eq!(
+            references,
+            ["BEFORE-0", "BEFORE-1", "BEFORE-2", "AFTER-0"],
+            "{base:?}"
+        );
+        let (after, _) = shown[3];
+        assert!(after > 4, "{base:?}: numbered on past a gap: {shown:?}");
+        written_through(&path, root, after).await;
+        assert_eq!(
+            written(&path, root),
+            [1, 2, 3, after],
+            "{base:?}: the file keeps the entries from before the gap"
+        );
+        kept.push(shown);
+    }
+    mock.kill9();
+
+    let mock = Mock::start(&["--store", &spec]);
+    for ((base, _), kept) in bases.into_iter().zip(kept) {
+        assert_eq!(
+            entries(&journal(&http, &mock, base, "").await),
+            kept,
+            "{base:?}"
+        );
+    }
+}

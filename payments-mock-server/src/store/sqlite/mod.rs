@@ -67,6 +67,8 @@ use crate::domain::transaction::{Ids, Record, issued_id};
 use crate::error::Error;
 
 mod cache;
+#[cfg(test)]
+mod journal_tests;
 mod open;
 mod page;
 mod rows;

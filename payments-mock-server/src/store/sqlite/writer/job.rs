@@ -336,11 +336,15 @@ impl Writer<'_> {
                         ])
                         .map_err(|e| store_error(&e))?;
                 }
-                let keep_from =
-                    i64::try_from(last_seq.saturating_sub(CAPACITY as u64)).unwrap_or(0);
+                // The newest CAPACITY entries stay, by count: the numbers
+                // have gaps (a restart after a `kill -9` numbers on past
+                // its reservation, JOURNAL_AHEAD), and trimming by number
+                // dropped every entry from before the gap.
                 conn.execute(
-                    "DELETE FROM mock_journal WHERE sandbox = ?2 AND seq <= ?1",
-                    params![keep_from, key],
+                    "DELETE FROM mock_journal WHERE sandbox = ?2 AND seq <= \
+                     (SELECT seq FROM mock_journal WHERE sandbox = ?2 \
+                      ORDER BY seq DESC LIMIT 1 OFFSET ?1)",
+                    params![i64::try_from(CAPACITY).unwrap_or(i64::MAX), key],
                 )
                 .map_err(|e| store_error(&e))?;
                 if *closing {
