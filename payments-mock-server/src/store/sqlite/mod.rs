@@ -317,6 +317,9 @@ struct Opened {
     watch: Arc<watch::Watch>,
     /// Its operations, for the server's `GET /metrics`.
     counts: StoreCounts,
+    /// A journal read went on without its reservation (a full disk): said
+    /// once in the log, until a reservation succeeds again.
+    unreserved: AtomicBool,
 }
 
 /// A SQLite file behind the mock: the root's view of it, or a sandbox's

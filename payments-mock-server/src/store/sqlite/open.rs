@@ -493,6 +493,7 @@ impl SqliteStore {
             _owner: owner,
             watch,
             counts: crate::metrics::StoreCounts::new(crate::metrics::Backend::Sqlite),
+            unreserved: AtomicBool::new(false),
         };
         Ok(Self {
             file: Arc::new(file),

@@ -207,7 +207,7 @@ impl Store for SqliteStore {
         after: u64,
         limit: usize,
     ) -> Result<Vec<JournalEntry>, StoreError> {
-        self.reserved().await?;
+        self.reserved().await;
         Ok(self.shared.journal.since(after, limit.min(CAPACITY)))
     }
 
@@ -216,12 +216,12 @@ impl Store for SqliteStore {
         after: u64,
         limit: usize,
     ) -> Result<Vec<JournalEntry>, StoreError> {
-        self.reserved().await?;
+        self.reserved().await;
         Ok(self.shared.journal.after(after, limit.min(CAPACITY)))
     }
 
     async fn request(&self, seq: u64) -> Result<Option<JournalEntry>, StoreError> {
-        self.reserved().await?;
+        self.reserved().await;
         // Found by position, which a gap in the numbers (a restart after a
         // `kill -9` numbers on past its reservation) throws off: then by
         // the numbers.
@@ -235,7 +235,7 @@ impl Store for SqliteStore {
     }
 
     async fn journal_stats(&self) -> Result<JournalStats, StoreError> {
-        self.reserved().await?;
+        self.reserved().await;
         Ok(self.shared.journal.stats())
     }
 
@@ -292,16 +292,37 @@ impl SqliteStore {
     /// out again after a `kill -9`; at once while the reservation is ahead
     /// (the journal's write-behind moves it every quarter second).
     ///
+    /// A reservation that fails (a full disk) does not fail the read: the
+    /// journal is what an operator reads during that incident, and the
+    /// entries are in memory. The read shows them unreserved (a `kill -9`
+    /// before the file takes a write again may give their numbers out
+    /// again), and the log says so once, until a reservation succeeds.
     /// A file removed or replaced under the mock numbers nothing again (a
     /// restart finds another file): the read goes on without.
-    async fn reserved(&self) -> Result<(), StoreError> {
+    async fn reserved(&self) {
         let shared = &self.shared;
+        let unreserved = &self.file.unreserved;
+        let reserved = || {
+            if unreserved.load(Ordering::SeqCst) {
+                unreserved.store(false, Ordering::SeqCst);
+            }
+        };
         if shared.journal.last_seq() <= shared.journal_reserved.load(Ordering::SeqCst) {
-            return Ok(());
+            reserved();
+            return;
         }
         match self.send(|reply| Job::Reserve { reply }).await {
-            Err(e) if e.kind() == crate::domain::port::StoreErrorKind::Lost => Ok(()),
-            other => other,
+            Ok(()) => reserved(),
+            Err(e) if e.kind() == crate::domain::port::StoreErrorKind::Lost => {}
+            Err(e) => {
+                if !unreserved.swap(true, Ordering::SeqCst) {
+                    tracing::warn!(
+                        store = %self.file.path.display(),
+                        error = %e,
+                        "the SQLite store could not reserve the journal's numbers: the journal is read from memory all the same, and a kill -9 before the file takes writes again may give the numbers shown out again"
+                    );
+                }
+            }
         }
     }
 }
