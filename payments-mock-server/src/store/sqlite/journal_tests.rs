@@ -4,6 +4,7 @@
 //! every entry kept; a full disk refuses the reservation a read waits for,
 //! and the read answers anyway.
 
+use super::writer::tests::logged;
 use super::*;
 
 fn capture(path: &str) -> Capture {
@@ -41,33 +42,6 @@ fn written(path: &Path) -> Vec<i64> {
         .query_map([], |r| r.get(0))
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .expect("read")
-}
-
-/// What `f` logs (on this thread).
-fn logged(f: impl FnOnce()) -> String {
-    #[derive(Clone, Default)]
-    struct Log(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Log {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let log = Log::default();
-    let into = log.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || into.clone())
-        .with_ansi(false)
-        .finish();
-    tracing::subscriber::with_default(subscriber, f);
-    let bytes = log.0.lock().unwrap_or_else(PoisonError::into_inner).clone();
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// A restart after a `kill -9` (here: the file's reservation written over

@@ -434,4 +434,4 @@ pub(super) fn flush_journal(views: &Views, jobs: &mpsc::Sender<Sent>) {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -86,8 +86,9 @@ fn references(writer: &Tested<'_>) -> Vec<String> {
         .expect("rows")
 }
 
-/// What the writer logs while `f` runs on this thread.
-fn logged(f: impl FnOnce()) -> String {
+/// What the writer logs while `f` runs on this thread (the journal's
+/// tests read it too).
+pub(in crate::store::sqlite) fn logged(f: impl FnOnce()) -> String {
     #[derive(Clone, Default)]
     struct Log(Arc<Mutex<Vec<u8>>>);
     impl std::io::Write for Log {
