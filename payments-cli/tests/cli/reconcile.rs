@@ -136,10 +136,7 @@ async fn every_class_as_json_lines_and_a_summary() {
         .lines()
         .map(|line| serde_json::from_str(line).expect("json"))
         .collect();
-    let classes: Vec<&str> = lines[..lines.len() - 1]
-        .iter()
-        .map(|line| line["class"].as_str().expect("a class"))
-        .collect();
+    let classes = classes(&lines);
     assert_eq!(
         classes,
         [
@@ -539,6 +536,15 @@ async fn a_report_never_overwrites_the_ledger() {
         std::fs::read_to_string(&ledger).expect("still there"),
         contents
     );
+}
+
+/// The classes of `-o json`'s lines, in order, the summary (the last
+/// line) left out.
+fn classes(lines: &[serde_json::Value]) -> Vec<&str> {
+    lines[..lines.len() - 1]
+        .iter()
+        .map(|line| line["class"].as_str().expect("a class"))
+        .collect()
 }
 
 // Ledgers whose lines end another way.

@@ -92,10 +92,7 @@ async fn no_usable_answer_in_the_first_ten_rows_stops_the_run_with_exit_4() {
     let assert = run(reconcile(&sandbox, &stub, &text)).await.code(4);
     let out = stdout(&assert);
     let lines = lines(&out);
-    let classes: Vec<&str> = lines[..lines.len() - 1]
-        .iter()
-        .map(|line| line["class"].as_str().expect("a class"))
-        .collect();
+    let classes = super::classes(&lines);
     let mut expected = vec!["invalid"];
     expected.extend(["unverified"; 9]);
     assert_eq!(classes, expected, "{out}");

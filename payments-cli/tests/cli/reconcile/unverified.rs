@@ -75,10 +75,7 @@ async fn an_answer_the_client_cannot_use_is_unverified_and_the_run_goes_on() {
         .lines()
         .map(|line| serde_json::from_str(line).expect("json"))
         .collect();
-    let classes: Vec<&str> = lines[..lines.len() - 1]
-        .iter()
-        .map(|line| line["class"].as_str().expect("a class"))
-        .collect();
+    let classes = super::classes(&lines);
     assert_eq!(
         classes,
         ["match", "unverified", "unverified", "unverified", "match"],
