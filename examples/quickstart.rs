@@ -133,7 +133,12 @@ async fn main() -> anyhow::Result<()> {
         confirmed.status, pending.currency_code, confirmed.amount
     );
 
-    println!("\nDone: two payments, both {}.", confirmed.status);
+    // Each payment's own final status: a catalogue that declines TOPUP, or
+    // a wrong OTP, makes one of them FAILED.
+    println!(
+        "\nDone: the TOPUP is {}, the EWALLET payment is {}.",
+        by_ref.status, confirmed.status
+    );
     Ok(())
 }
 
