@@ -22,7 +22,13 @@
 //!
 //! It starts the mock service in-process on a free loopback port; the app
 //! listens on another one. (With `PAYMENTS_BASE_URL` it talks to that
-//! service instead, whose redirect product must be `ONLINEBANKING`.)
+//! service instead, whose redirect product must be `ONLINEBANKING`, and
+//! with `PAYMENTS_API_KEY`, `PAYMENTS_MERCHANT_ID` if it needs them.)
+//!
+//! The in-process mock serves payment pages only with its feature `pages`:
+//! copied into your own crate, this example needs
+//! `payments-mock-server = { ..., features = ["pages"] }` (without it the
+//! page address answers 404, and the example says so).
 
 use std::collections::HashSet;
 use std::env;
@@ -47,6 +53,7 @@ const DEMO_MERCHANT: Uuid = Uuid::from_u128(0x4f9a1a8e_2c36_4d7e_9b1a_0c2a8f3d5e
 #[derive(Clone)]
 struct Shop {
     client: Client,
+    merchant: Uuid,
     base_url: String,
     ledger: Arc<Mutex<Ledger>>,
 }
@@ -75,7 +82,7 @@ async fn start_payment(shop: &Shop) -> anyhow::Result<String> {
     // References are unique per merchant, so each run makes its own.
     let reference = format!("ORDER-17-{}", &Uuid::new_v4().simple().to_string()[..8]);
     let request = InitiateRequest::builder(
-        DEMO_MERCHANT,
+        shop.merchant,
         &reference,
         MinorAmount::new(12_900)?,
         "ONLINEBANKING",
@@ -148,7 +155,21 @@ async fn play_payer(shop_url: &str, button: &str) -> anyhow::Result<(String, Str
         .build()?;
     let to_page = browser.post(format!("{shop_url}/checkout")).send().await?;
     let page_url = location(&to_page)?;
-    let page = browser.get(&page_url).send().await?.text().await?;
+    let page = browser.get(&page_url).send().await?;
+    // A page, not an error: the status and the content type first.
+    let status = page.status();
+    let content_type = page
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("no content type")
+        .to_owned();
+    anyhow::ensure!(
+        status == StatusCode::OK && content_type.starts_with("text/html"),
+        "the payment page {page_url} answered HTTP {status} ({content_type}), not a page; \
+         the in-process mock serves payment pages only with its feature `pages`"
+    );
+    let page = page.text().await?;
     // The page's form posts back to its own address (no `action`
     // attribute), with one button per choice: name="action" value="...".
     anyhow::ensure!(
@@ -194,8 +215,17 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let shop_url = format!("http://{}", listener.local_addr()?);
     println!("Redirect checkout: the service at {service_url}, the shop at {shop_url}\n");
+    let mut builder = Client::builder(&service_url);
+    if let Ok(key) = env::var("PAYMENTS_API_KEY") {
+        builder = builder.api_key(key);
+    }
+    let merchant = match env::var("PAYMENTS_MERCHANT_ID") {
+        Ok(id) => id.parse()?,
+        Err(_) => DEMO_MERCHANT,
+    };
     let shop = Shop {
-        client: Client::builder(&service_url).build()?,
+        client: builder.build()?,
+        merchant,
         base_url: shop_url.clone(),
         ledger: Arc::default(),
     };
