@@ -1,7 +1,8 @@
 //! The contract proxy: check a service against the interface document.
 //!
 //! Starts the mock in-process (or uses the service `PAYMENTS_BASE_URL`
-//! names), puts the contract proxy in front of it, runs a few payments
+//! names, with `PAYMENTS_API_KEY`, `PAYMENTS_MERCHANT_ID` if it needs
+//! them), puts the contract proxy in front of it, runs a few payments
 //! through `payments-client` — a top-up, an e-wallet payment with its OTP,
 //! a decline, a second confirm that must be refused — and prints what the
 //! proxy found: each exchange's verdict, then the summary table.
@@ -20,6 +21,7 @@ use payments_client::{Client, ConfirmRequest, InitiateRequest, MinorAmount, Uuid
 use payments_contract_proxy::{Level, Proxy, ProxyConfig};
 use payments_mock_server::MockServer;
 
+/// Any merchant will do for the mock; a real service knows yours.
 const DEMO_MERCHANT: Uuid = Uuid::from_u128(0x4f9a1a8e_2c36_4d7e_9b1a_0c2a8f3d5e61);
 
 #[tokio::main]
@@ -37,7 +39,15 @@ async fn main() -> anyhow::Result<()> {
         "contract proxy at {} in front of {upstream}\n",
         proxy.base_url()
     );
-    let client = Client::builder(proxy.base_url()).build()?;
+    let mut builder = Client::builder(proxy.base_url());
+    if let Ok(key) = env::var("PAYMENTS_API_KEY") {
+        builder = builder.api_key(key);
+    }
+    let client = builder.build()?;
+    let merchant = match env::var("PAYMENTS_MERCHANT_ID") {
+        Ok(id) => id.parse()?,
+        Err(_) => DEMO_MERCHANT,
+    };
     let run = Uuid::new_v4().simple().to_string();
 
     for (product, payer, code) in [
@@ -47,7 +57,7 @@ async fn main() -> anyhow::Result<()> {
     ] {
         let reference = format!("PROXY-{product}-{}", &run[..8]);
         let mut request = InitiateRequest::builder(
-            DEMO_MERCHANT,
+            merchant,
             reference.as_str(),
             MinorAmount::new(1050)?,
             product,
@@ -64,7 +74,7 @@ async fn main() -> anyhow::Result<()> {
         let confirmed = client.confirm(confirm.build()?).await?.into_data();
         client.status(&tx.transaction_id).await?;
         client
-            .status_by_reference(&reference, Some(DEMO_MERCHANT))
+            .status_by_reference(&reference, Some(merchant))
             .await?;
         println!("{product}: {}", confirmed.status);
         if product == "TOPUP" {

@@ -3,7 +3,7 @@
 //! The "application" here is one function, `checkout`, that pays for an order:
 //! it initiates a transaction and confirms it. Its tests (at the bottom, in
 //! `mod tests`) each start their own `MockServer` on a free loopback port,
-//! point a `Client` at it, run `checkout`, and assert on three things:
+//! point a `Client` at it, run `checkout`, and assert on four things:
 //!
 //! - what `checkout` returned;
 //! - what the mock stored (`server.transactions().await`);
@@ -48,8 +48,9 @@ use payments_client::{
 };
 use payments_mock_server::MockServer;
 
-/// The shop's merchant id; a real application reads it from its configuration.
-const MERCHANT_ID: Uuid = Uuid::from_u128(0x4f9a1a8e_2c36_4d7e_9b1a_0c2a8f3d5e61);
+/// Any merchant will do for the mock; a real service knows yours (`main`
+/// reads `PAYMENTS_MERCHANT_ID`, the tests use this one).
+const DEMO_MERCHANT: Uuid = Uuid::from_u128(0x4f9a1a8e_2c36_4d7e_9b1a_0c2a8f3d5e61);
 
 /// An order as the shop knows it.
 #[derive(Debug, Clone)]
@@ -95,11 +96,11 @@ struct Receipt {
     reason: Option<String>,
 }
 
-/// The application code under test: pays for `order` in MYR.
-async fn checkout(client: &Client, order: &Order) -> Result<Receipt, Error> {
+/// The application code under test: pays for `order` in MYR, as `merchant`.
+async fn checkout(client: &Client, merchant: Uuid, order: &Order) -> Result<Receipt, Error> {
     let amount = MinorAmount::new(order.amount_minor)?;
     let mut request = InitiateRequest::builder(
-        MERCHANT_ID,
+        merchant,
         &order.reference,
         amount,
         &order.product,
@@ -139,6 +140,10 @@ async fn main() -> anyhow::Result<()> {
         builder = builder.api_key(key);
     }
     let client = builder.build()?;
+    let merchant = match env::var("PAYMENTS_MERCHANT_ID") {
+        Ok(id) => id.parse()?,
+        Err(_) => DEMO_MERCHANT,
+    };
     let run = &Uuid::new_v4().simple().to_string()[..8];
     println!("Checkout against {base_url}\n");
 
@@ -158,7 +163,7 @@ async fn main() -> anyhow::Result<()> {
     ];
     for (step, (what, order)) in orders.iter().enumerate() {
         println!("{}. checkout {}: {what}", step + 1, order.reference);
-        let receipt = checkout(&client, order).await?;
+        let receipt = checkout(&client, merchant, order).await?;
         println!(
             "   -> {} MYR {}, transaction {}",
             receipt.status, receipt.amount, receipt.transaction_id
@@ -229,7 +234,9 @@ mod tests {
         let (server, client) = start().await;
         let order = Order::new("ORDER-1", "TOPUP", 1050).payer_id("60123456789");
 
-        let receipt = checkout(&client, &order).await.expect("checkout succeeds");
+        let receipt = checkout(&client, DEMO_MERCHANT, &order)
+            .await
+            .expect("checkout succeeds");
 
         assert_eq!(receipt.status, TransactionStatus::Successful);
         assert_eq!(receipt.amount, Decimal::new(1050, 2));
@@ -265,7 +272,7 @@ mod tests {
         let (server, client) = start().await;
         let order = Order::new("ORDER-2", "DECLINED", 500);
 
-        let receipt = checkout(&client, &order)
+        let receipt = checkout(&client, DEMO_MERCHANT, &order)
             .await
             .expect("a decline is an answer");
 
@@ -282,7 +289,7 @@ mod tests {
         let (server, client) = start().await;
         let order = Order::new("ORDER-3", "EWALLET", 2500).otp("000000");
 
-        let receipt = checkout(&client, &order)
+        let receipt = checkout(&client, DEMO_MERCHANT, &order)
             .await
             .expect("a wrong OTP is an answer");
 
@@ -297,7 +304,9 @@ mod tests {
         let (server, client) = start().await;
         let order = Order::new("ORDER-4", "EWALLET", 2500).otp("123456");
 
-        let receipt = checkout(&client, &order).await.expect("checkout succeeds");
+        let receipt = checkout(&client, DEMO_MERCHANT, &order)
+            .await
+            .expect("checkout succeeds");
 
         assert_eq!(receipt.status, TransactionStatus::Successful);
         assert_eq!(server.transactions().await[0].status, "SUCCESSFUL");
@@ -310,7 +319,7 @@ mod tests {
         server.inject_faults([Fault::CommitThenError]);
         let order = Order::new("ORDER-5", "TOPUP", 1050).payer_id("60123456789");
 
-        let receipt = checkout(&client, &order)
+        let receipt = checkout(&client, DEMO_MERCHANT, &order)
             .await
             .expect("the client recovers");
 
@@ -350,7 +359,7 @@ mod tests {
             .expect("a valid rule");
         let order = Order::new("ORDER-10", "TOPUP", 1050).payer_id("60123456789");
 
-        let receipt = checkout(&client, &order)
+        let receipt = checkout(&client, DEMO_MERCHANT, &order)
             .await
             .expect("the client recovers");
 
@@ -377,7 +386,9 @@ mod tests {
             Order::new("ORDER-8", "EWALLET", 2500).otp("000000"),
             Order::new("ORDER-9", "EWALLET", 2500).otp("123456"),
         ] {
-            checkout(&client, &order).await.expect("an answer");
+            checkout(&client, DEMO_MERCHANT, &order)
+                .await
+                .expect("an answer");
         }
         let coverage = server.coverage().await;
         coverage.assert_covered([
@@ -433,7 +444,9 @@ mod tests {
         let client = client_of(sandbox.base_url());
         let order = Order::new("SHARED-1", "TOPUP", 1050).payer_id("60123456789");
 
-        let receipt = checkout(&client, &order).await.expect("checkout succeeds");
+        let receipt = checkout(&client, DEMO_MERCHANT, &order)
+            .await
+            .expect("checkout succeeds");
 
         assert_eq!(receipt.status, TransactionStatus::Successful);
         assert_eq!(sandbox.transactions().await.len(), 1);
@@ -451,8 +464,8 @@ mod tests {
         let (faulty_client, calm_client) =
             (client_of(faulty.base_url()), client_of(calm.base_url()));
         let (a, b) = tokio::join!(
-            checkout(&faulty_client, &order),
-            checkout(&calm_client, &order),
+            checkout(&faulty_client, DEMO_MERCHANT, &order),
+            checkout(&calm_client, DEMO_MERCHANT, &order),
         );
 
         assert_eq!(a.expect("recovers").status, TransactionStatus::Successful);

@@ -16,6 +16,11 @@
 //! exporter; yours sends to your collector, for example with
 //! `opentelemetry-otlp`), and `tracing-opentelemetry`'s layer, which turns
 //! `tracing` spans (the client's and yours) into OpenTelemetry spans.
+//!
+//! It always uses the in-process mock (it reads the mock's journal), with
+//! `PAYMENTS_API_KEY` and `PAYMENTS_MERCHANT_ID` when they are set.
+
+use std::env;
 
 use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use payments_client::{Client, InitiateRequest, MinorAmount, Uuid};
@@ -24,6 +29,7 @@ use tracing::Instrument as _;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 
+/// Any merchant will do for the mock; a real service knows yours.
 const DEMO_MERCHANT: Uuid = Uuid::from_u128(0x4f9a1a8e_2c36_4d7e_9b1a_0c2a8f3d5e61);
 
 #[tokio::main]
@@ -41,22 +47,25 @@ async fn main() -> anyhow::Result<()> {
     )?;
 
     let server = MockServer::start().await;
-    let client = Client::builder(server.base_url()).build()?;
+    let mut builder = Client::builder(server.base_url());
+    if let Ok(key) = env::var("PAYMENTS_API_KEY") {
+        builder = builder.api_key(key);
+    }
+    let client = builder.build()?;
+    let merchant = match env::var("PAYMENTS_MERCHANT_ID") {
+        Ok(id) => id.parse()?,
+        Err(_) => DEMO_MERCHANT,
+    };
 
     // The application's own span: a checkout. The client's spans are its
     // children, and the service sees its trace.
     let checkout = tracing::info_span!("checkout", order = "ORDER-7");
     let trace_id = checkout.context().span().span_context().trace_id();
     let reference = format!("ORDER-7-{}", &Uuid::new_v4().simple().to_string()[..8]);
-    let request = InitiateRequest::builder(
-        DEMO_MERCHANT,
-        &reference,
-        MinorAmount::new(1050)?,
-        "TOPUP",
-        "S1",
-    )
-    .payer_id("60123456789")
-    .build()?;
+    let request =
+        InitiateRequest::builder(merchant, &reference, MinorAmount::new(1050)?, "TOPUP", "S1")
+            .payer_id("60123456789")
+            .build()?;
     let reply = client.initiate(request).instrument(checkout).await?;
     println!("the application's trace:      {trace_id}");
     println!(
