@@ -4,8 +4,11 @@
 # does serde_json lack `arbitrary_precision`, as in a merchant's
 # application. Checks that the client does not turn the feature on (it
 # would change the application's own serde types) and still reads and
-# writes amounts exactly without it. Uses the workspace's lock file, so
-# the versions are the tested ones and nothing is fetched.
+# writes amounts exactly without it. Then scripts/client-reqwest-defaults/:
+# an application whose own reqwest has its default features (native-tls
+# on); the client must still speak rustls, whose errors it knows. Both use
+# the workspace's lock file, so the versions are the tested ones and
+# nothing is fetched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 app=scripts/client-alone
@@ -18,3 +21,8 @@ if cargo tree --offline --manifest-path "$app/Cargo.toml" -e normal,features -i 
   exit 1
 fi
 CARGO_TARGET_DIR="$target" cargo run --offline --quiet --manifest-path "$app/Cargo.toml"
+
+defaults=scripts/client-reqwest-defaults
+cp Cargo.lock "$defaults/Cargo.lock"
+trap 'rm -f "$app/Cargo.lock" "$defaults/Cargo.lock"' EXIT
+CARGO_TARGET_DIR="$target" cargo test --offline --quiet --manifest-path "$defaults/Cargo.toml"

@@ -362,6 +362,12 @@ impl ClientBuilder {
                 } else {
                     builder
                 };
+                // rustls, named: an application's own reqwest with its
+                // default features turns native-tls on, and reqwest would
+                // take it, whose errors (and PEM identity) this build does
+                // not know (compat/reqwest-defaults tests it).
+                #[cfg(all(feature = "rustls", not(feature = "native-tls")))]
+                let builder = builder.use_rustls_tls();
                 #[cfg(any(feature = "rustls", feature = "native-tls"))]
                 let builder = self.tls.apply(builder)?;
                 builder.build().map_err(|e| {
