@@ -14,13 +14,12 @@ mod common;
 use std::collections::HashMap;
 
 use common::*;
-use opentelemetry::trace::{SpanId, TraceContextExt as _, TracerProvider as _};
+use opentelemetry::trace::{SpanId, TraceContextExt as _};
 use opentelemetry::{Key, Value};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::trace::SpanData;
 use payments_client::{Client, ConfirmRequest};
 use tracing::Instrument as _;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
-use tracing_subscriber::layer::SubscriberExt as _;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer};
 
@@ -73,13 +72,11 @@ async fn calls_and_attempts_are_spans_of_the_applications_trace() {
     opentelemetry::global::set_text_map_propagator(
         opentelemetry_sdk::propagation::TraceContextPropagator::new(),
     );
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("shop")));
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let Traced {
+        exporter,
+        provider,
+        guard: _guard,
+    } = traced();
 
     // A retry: 500, then the confirmation.
     let server = MockServer::start().await;

@@ -14,10 +14,9 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use opentelemetry::trace::{Status, TracerProvider as _};
+use opentelemetry::trace::Status;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use payments_client::{Client, ConfirmRequest};
-use tracing_subscriber::layer::SubscriberExt as _;
 use wiremock::MockServer;
 
 const CONFIRM: &str = "POST /api/payments/confirm";
@@ -59,13 +58,11 @@ fn spans(
 
 #[tokio::test]
 async fn failed_attempts_and_calls_have_status_error() {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("shop")));
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let Traced {
+        exporter,
+        provider,
+        guard: _guard,
+    } = traced();
 
     // A 500 made good by the retry: that attempt is Error, the call not.
     let server = MockServer::start().await;

@@ -259,3 +259,32 @@ pub fn echoing_status(request: &wiremock::Request) -> ResponseTemplate {
     );
     json(200, ok_envelope(&data))
 }
+
+/// The client's spans recorded as an application running OpenTelemetry
+/// records them: `tracing-opentelemetry`'s layer over an SDK tracer
+/// ("shop") whose spans go to the in-memory exporter, for this thread
+/// while the guard lives.
+#[cfg(feature = "opentelemetry")]
+pub struct Traced {
+    pub exporter: opentelemetry_sdk::trace::InMemorySpanExporter,
+    pub provider: opentelemetry_sdk::trace::SdkTracerProvider,
+    pub guard: tracing::subscriber::DefaultGuard,
+}
+
+#[cfg(feature = "opentelemetry")]
+pub fn traced() -> Traced {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let exporter = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("shop")));
+    let guard = tracing::subscriber::set_default(subscriber);
+    Traced {
+        exporter,
+        provider,
+        guard,
+    }
+}
