@@ -34,12 +34,14 @@ fn entries(items: &[Value]) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// A new sandbox: the prefix of its base URL (`/sandboxes/{id}`).
 async fn sandbox(http: &reqwest::Client, mock: &Mock) -> String {
     let reply = post(http, &mock.url("/_mock/sandboxes"), &json!({}))
         .await
         .expect("made");
     assert_eq!(reply.status, 201, "{}", reply.text);
-    reply.data()["id"].as_str().expect("an id").to_owned()
+    let id = reply.data()["id"].as_str().expect("an id").to_owned();
+    format!("/sandboxes/{id}")
 }
 
 /// `n` initiates at `base`, references `PREFIX-0`…, each answered 200.
@@ -76,8 +78,7 @@ async fn a_clean_stop_with_a_sandbox_keeps_every_journal_entry() {
     let spec = format!("sqlite:{}", dir.path().join("mock.db").display());
     let http = http();
     let mock = Mock::start(&["--store", &spec]);
-    let id = sandbox(&http, &mock).await;
-    let inside = format!("/sandboxes/{id}");
+    let inside = sandbox(&http, &mock).await;
     initiates(&http, &mock, "", "ROOT", 20).await;
     initiates(&http, &mock, &inside, "SANDBOX", 20).await;
     let root = entries(&journal(&http, &mock, "", "").await);
@@ -136,8 +137,7 @@ async fn a_kill_9_never_gives_a_journal_number_out_again() {
         let path = dir.path().join("mock.db");
         let spec = format!("sqlite:{}", path.display());
         let mock = Mock::start(&["--store", &spec]);
-        let id = sandbox(&http, &mock).await;
-        let inside = format!("/sandboxes/{id}");
+        let inside = sandbox(&http, &mock).await;
         initiates(&http, &mock, "", "BEFORE", 10).await;
         initiates(&http, &mock, &inside, "BEFORE", 10).await;
         let seen_root = last(&journal(&http, &mock, "", "").await);
@@ -209,8 +209,7 @@ async fn the_first_journal_write_after_a_kill_9_keeps_the_older_entries() {
     let path = dir.path().join("mock.db");
     let spec = format!("sqlite:{}", path.display());
     let mock = Mock::start(&["--store", &spec]);
-    let id = sandbox(&http, &mock).await;
-    let inside = format!("/sandboxes/{id}");
+    let inside = sandbox(&http, &mock).await;
     let bases = [("", true), (inside.as_str(), false)];
     for (base, root) in bases {
         initiates(&http, &mock, base, "BEFORE", 3).await;
