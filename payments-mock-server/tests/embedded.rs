@@ -40,6 +40,9 @@ mod hang_client_left;
 // Deleting a sandbox ends its hanging requests.
 #[path = "embedded/hang_sandbox_removed.rs"]
 mod hang_sandbox_removed;
+// One mock, several merchants' keys: what each may name, and see.
+#[path = "embedded/tenancy.rs"]
+mod tenancy;
 
 const MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
 

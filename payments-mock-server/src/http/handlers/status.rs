@@ -80,6 +80,17 @@ fn not_text(field: &str, raw: &str) -> ApiError {
     )
 }
 
+/// 403 `FORBIDDEN` for a key bound to merchant `bound` that names another
+/// merchant, `named` (an initiate's `merchantId`, a reference read's
+/// `?merchantId=`).
+pub(crate) fn other_merchant(bound: Uuid, named: Uuid) -> ApiError {
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        ErrorCode::Forbidden,
+        format!("this API key may only act for merchant {bound}, not {named}"),
+    )
+}
+
 /// The `merchantId` query parameter, if given. Given empty
 /// (`?merchantId=`) is not absent: like any other non-UUID it is a
 /// `VALIDATION_ERROR` (CONTRACT section 5), never a silently wider scope.
@@ -112,7 +123,8 @@ pub(crate) fn merchant_query(query: Option<&str>) -> Result<Option<Uuid>, ApiErr
 ///
 /// The scope is the API key's merchant, else the `merchantId` query
 /// parameter, else none: a reference several merchants hold is then 400
-/// AMBIGUOUS_REFERENCE_NO.
+/// AMBIGUOUS_REFERENCE_NO. A key bound to a merchant whose query names
+/// another is 403 FORBIDDEN, as on initiate.
 #[cfg_attr(
     feature = "openapi",
     utoipa::path(
@@ -135,6 +147,14 @@ pub(crate) async fn by_reference(
         return Err(invalid("referenceNo must not be empty"));
     }
     let query_scope = merchant_query(query)?;
+    // A key bound to a merchant acts for that merchant alone: a query
+    // naming another is refused as initiate refuses a body naming one,
+    // never answered for the key's merchant as if it had not been asked.
+    if let (Some(bound), Some(named)) = (caller.merchant, query_scope)
+        && bound != named
+    {
+        return Err(other_merchant(bound, named));
+    }
     let scope = caller.merchant.or(query_scope);
     let now = state.store.now().await?;
     let found = state
