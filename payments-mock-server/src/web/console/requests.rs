@@ -149,7 +149,8 @@ async fn newest(
 pub(crate) async fn list(Here(state): Here, viewer: Viewer, uri: Uri) -> Response {
     // The script asks for what came after the newest row shown; with no
     // row, after the newest seq read before the rows were (so a request
-    // recorded in between is neither missed nor shown twice).
+    // recorded in between is neither missed nor shown twice), and on a
+    // merchant's key after 0.
     let stats = match state.store.journal_stats().await {
         Ok(stats) => stats,
         Err(e) => return store_down(&state, viewer, &e, uri.path()),
@@ -162,7 +163,11 @@ pub(crate) async fn list(Here(state): Here, viewer: Viewer, uri: Uri) -> Respons
     };
     let chrome = Chrome::new(&state, uri.path(), "requests").seen_by(viewer);
     let root = chrome.root.clone();
-    let after = rows.first().map_or(last, |r| r.seq);
+    // A merchant's page with no row starts from the beginning: the
+    // journal's newest number would count other merchants' requests.
+    let after = rows
+        .first()
+        .map_or(if scope.is_some() { 0 } else { last }, |r| r.seq);
     let after_id = rows
         .first()
         .and_then(|r| sent_back(&r.id))
@@ -192,7 +197,9 @@ struct FeedPage {
     /// Newest first: the oldest page of those after the position asked.
     rows: Vec<Row>,
     /// The `seq` the next poll asks after: the newest row's when more
-    /// are waiting, else the journal's newest (nothing to miss up to it).
+    /// are waiting, else the journal's newest (nothing to miss up to it);
+    /// on a merchant's key, that merchant's newest row's (or the position
+    /// asked, with none).
     next: u64,
     /// The request id of the entry numbered `next`, when the page shows it
     /// (the newest row, or the row it asked after).
@@ -282,6 +289,12 @@ async fn oldest_after(
     let mut visible = state.visible_requests(scope, entries).await?;
     let next = if visible.len() > limit {
         visible.truncate(limit);
+        visible.last().map_or(after, |e| e.seq)
+    } else if scope.is_some() {
+        // A merchant's page moves on to its own newest row only: the
+        // journal's newest number would count other merchants' requests
+        // for it. Every row it may see after `after` was read above, so
+        // asking after its newest again misses none of them.
         visible.last().map_or(after, |e| e.seq)
     } else {
         stats.last_seq.max(after).max(newest_read)
@@ -488,5 +501,7 @@ pub(crate) async fn detail(Here(state): Here, viewer: Viewer, uri: Uri) -> Respo
     ))
 }
 
+#[cfg(test)]
+mod merchant_tests;
 #[cfg(test)]
 mod tests;
