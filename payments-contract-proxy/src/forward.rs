@@ -30,10 +30,11 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures::StreamExt as _;
 use http_body_util::BodyExt as _;
 
+mod body;
 mod failure;
 mod traced;
 
@@ -41,7 +42,8 @@ use super::exchange::{Exchange, Message};
 use super::metrics::Failure;
 use super::rules::Verdict;
 use crate::state::ProxyState;
-use failure::{broke_off, failure_reason};
+use body::{Paused, Progress, Read, Tracked, idle_bounded, read_up_to};
+use failure::{broke_off, failure_reason, unpassable};
 use payments_serve::{ApiError, ErrorCode};
 
 /// Bodies up to this are read whole and judged (the document's are under
@@ -125,155 +127,6 @@ fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A body read up to [`JUDGE_LIMIT`]: whole, or its start and the rest
-/// still to come.
-enum Read<S> {
-    Whole(Bytes),
-    Streaming { head: Bytes, rest: S },
-}
-
-/// Reads `stream` until it ends or passes the limit.
-async fn read_up_to<S, E>(mut stream: S) -> Result<Read<S>, E>
-where
-    S: futures::Stream<Item = Result<Bytes, E>> + Unpin,
-{
-    // The usual body is one chunk: kept as it came (`first`), copied into
-    // `joined` only when a second one follows.
-    let mut first = Bytes::new();
-    let mut joined = BytesMut::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk?;
-        if first.is_empty() && joined.is_empty() {
-            first = chunk;
-        } else {
-            if joined.is_empty() {
-                joined.extend_from_slice(&std::mem::take(&mut first));
-            }
-            joined.extend_from_slice(&chunk);
-        }
-        if first.len() + joined.len() > JUDGE_LIMIT {
-            let head = one(first, joined);
-            return Ok(Read::Streaming { head, rest: stream });
-        }
-    }
-    Ok(Read::Whole(one(first, joined)))
-}
-
-/// What [`read_up_to`] read: the one chunk, or the chunks joined (only
-/// one of the two is ever non-empty).
-fn one(first: Bytes, joined: BytesMut) -> Bytes {
-    if joined.is_empty() {
-        first
-    } else {
-        joined.freeze()
-    }
-}
-
-/// A body that paused longer than the upstream timeout.
-#[derive(Debug)]
-struct Paused(std::time::Duration);
-
-impl std::fmt::Display for Paused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "no data for {}", humantime::format_duration(self.0))
-    }
-}
-
-impl std::error::Error for Paused {}
-
-/// When the request body last moved towards the upstream (or when it was
-/// handed over): the upstream timeout for its answer counts from there, so
-/// a large body that keeps going out is never cut off, and an upstream
-/// that stops reading it is.
-#[derive(Debug)]
-struct Progress(std::sync::Mutex<Instant>);
-
-impl Progress {
-    fn new() -> Arc<Self> {
-        Arc::new(Self(std::sync::Mutex::new(Instant::now())))
-    }
-
-    fn touch(&self) {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
-    }
-
-    /// Completes once `timeout` passed without the body moving.
-    async fn overdue(&self, timeout: std::time::Duration) {
-        loop {
-            let last = *self
-                .0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            // A deadline past the clock's range never comes.
-            let Some(deadline) = last.checked_add(timeout) else {
-                return std::future::pending().await;
-            };
-            if Instant::now() >= deadline {
-                return;
-            }
-            tokio::time::sleep_until(deadline.into()).await;
-        }
-    }
-}
-
-/// The request body as it goes to the upstream, each frame noted in
-/// [`Progress`]; its size (and so the request's framing) unchanged.
-struct Tracked {
-    inner: Body,
-    progress: Arc<Progress>,
-}
-
-impl hyper::body::Body for Tracked {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, axum::Error>>> {
-        let this = &mut *self;
-        let polled = std::pin::Pin::new(&mut this.inner).poll_frame(cx);
-        if polled.is_ready() {
-            this.progress.touch();
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-/// `stream`, each chunk of which must come within `idle`: a peer that
-/// stops sending mid-body ends the body with an error instead of holding
-/// the exchange open for ever. The whole body has no deadline (a large
-/// one may take long); only silence does.
-fn idle_bounded<S, E>(
-    stream: S,
-    idle: std::time::Duration,
-) -> impl futures::Stream<Item = Result<Bytes, axum::BoxError>> + Send + 'static
-where
-    S: futures::Stream<Item = Result<Bytes, E>> + Unpin + Send + 'static,
-    E: Into<axum::BoxError>,
-{
-    futures::stream::unfold(Some(stream), move |state| async move {
-        let mut stream = state?;
-        match tokio::time::timeout(idle, stream.next()).await {
-            Ok(Some(Ok(chunk))) => Some((Ok(chunk), Some(stream))),
-            Ok(Some(Err(e))) => Some((Err(e.into()), None)),
-            Ok(None) => None,
-            Err(_) => Some((Err(axum::BoxError::from(Paused(idle))), None)),
-        }
-    })
-}
-
 /// Whether `headers` say the body is compressed (the proxy never decodes).
 fn is_compressed(headers: &HeaderMap) -> bool {
     headers
@@ -332,9 +185,9 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     };
     // The upstream gave no whole answer: counted under `failure`, and the
     // exchange's log line names it.
-    let failed = |request_message: Message, failure: Failure, reason: &str| {
+    let failed = |request_message: Message, failure: Failure, message: &str| {
         proxy.metrics.upstream_failed(failure);
-        let error = proxy.unavailable(reason);
+        let error = unavailable(message);
         proxy.own_answer(seq, time, started, request_message, error, Some(failure))
     };
     if leaves_api(&path) {
@@ -437,6 +290,9 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     };
     let (upstream_parts, upstream_body) = upstream.into_parts();
     let status = upstream_parts.status;
+    if let Some(message) = unpassable(status, &upstream_parts.headers) {
+        return failed(request_message, Failure::BrokeOff, &message);
+    }
     let headers = end_to_end(&upstream_parts.headers);
     let compressed = is_compressed(&headers);
     let mut response_message = Message {
@@ -523,23 +379,24 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     response
 }
 
+/// 502 `UPSTREAM_UNAVAILABLE` saying `message`: the upstream gave no
+/// answer the proxy can pass on.
+fn unavailable(message: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_GATEWAY,
+        ErrorCode::UpstreamUnavailable,
+        message.to_owned(),
+    )
+}
+
 impl ProxyState {
-    /// 502 `UPSTREAM_UNAVAILABLE`: the upstream gave no answer.
-    /// The reason of an answer that did not come in time, with the
+    /// The message of an answer that did not come in time, with the
     /// timeout (the only failure it explains).
     fn late(&self) -> String {
-        format!(
+        failure::upstream(&format!(
             "did not answer in time (upstream timeout {})",
             humantime::format_duration(self.config.upstream_timeout)
-        )
-    }
-
-    fn unavailable(&self, reason: &str) -> ApiError {
-        ApiError::new(
-            StatusCode::BAD_GATEWAY,
-            ErrorCode::UpstreamUnavailable,
-            format!("the upstream service {reason}"),
-        )
+        ))
     }
 
     /// The proxy's own answer (the upstream gave none, `failure` says how;

@@ -12,6 +12,11 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use crate::Error;
 use crate::config::ProxyConfig;
 
+mod pinned;
+mod refusal;
+
+pub(crate) use refusal::Refusal;
+
 fn read(path: &Path, flag: &str) -> Result<Vec<u8>, Error> {
     std::fs::read(path)
         .map_err(|e| Error::Config(format!("{flag}: cannot read {}: {e}", path.display())))
@@ -32,21 +37,36 @@ fn certificates(path: &Path, flag: &str) -> Result<Vec<CertificateDer<'static>>,
     Ok(certs)
 }
 
-/// The upstream client's rustls configuration.
+/// The upstream client's rustls configuration: Mozilla's roots and those
+/// of `--upstream-ca`, verified by WebPKI, but that a certificate given
+/// there is trusted as the upstream's own even when it is a CA's
+/// ([`pinned`]).
 pub(crate) fn client_config(config: &ProxyConfig) -> Result<rustls::ClientConfig, Error> {
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let mut given = Vec::new();
     if let Some(ca) = &config.upstream_ca {
         for cert in certificates(ca, "--upstream-ca")? {
-            roots.add(cert).map_err(|e| {
+            roots.add(cert.clone()).map_err(|e| {
                 Error::Config(format!("--upstream-ca: {}: unusable CA: {e}", ca.display()))
             })?;
+            given.push(cert);
         }
     }
-    let builder = rustls::ClientConfig::builder_with_provider(payments_serve::tls::provider())
+    let provider = payments_serve::tls::provider();
+    let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+        std::sync::Arc::new(roots),
+        std::sync::Arc::clone(&provider),
+    )
+    .build()
+    .map_err(|e| Error::Config(format!("TLS towards the upstream: {e}")))?;
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::Config(format!("TLS towards the upstream: {e}")))?
-        .with_root_certificates(roots);
+        .dangerous()
+        .with_custom_certificate_verifier(std::sync::Arc::new(pinned::PinnedOrWebPki::new(
+            webpki, given,
+        )));
     match &config.upstream_identity {
         None => Ok(builder.with_no_client_auth()),
         Some((cert, key)) => {
@@ -81,8 +101,9 @@ pub(crate) fn client_config(config: &ProxyConfig) -> Result<rustls::ClientConfig
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum TlsFailure {
     /// The handshake was refused (or failed) before the upstream could
-    /// read the request: nothing was carried out.
-    Refused(String),
+    /// read the request: nothing was carried out. Which side refused, and
+    /// why.
+    Refused(Refusal),
     /// TLS failed after the handshake, in the middle of the upstream's
     /// answer (a record that does not decrypt, a `bad_record_mac` or
     /// `decode_error` alert): the upstream may have read the request and
@@ -103,11 +124,10 @@ pub(crate) fn tls_failure(
     in_handshake: bool,
 ) -> Option<TlsFailure> {
     let tls = rustls_error(e)?;
-    let reason = tls.to_string();
     Some(if in_handshake || refusal(tls) {
-        TlsFailure::Refused(reason)
+        TlsFailure::Refused(Refusal::of(tls))
     } else {
-        TlsFailure::BrokeOff(reason)
+        TlsFailure::BrokeOff(tls.to_string())
     })
 }
 
@@ -215,7 +235,7 @@ pub(crate) fn upstream_client(config: &ProxyConfig) -> Result<Upstream, Error> {
 mod tests {
     use rustls::{AlertDescription as Alert, CertificateError, Error, PeerMisbehaved};
 
-    use super::{TlsFailure, tls_failure};
+    use super::{Refusal, TlsFailure, tls_failure};
 
     /// As hyper's chain holds it: inside an `io::Error`.
     fn failure(error: Error, in_handshake: bool) -> Option<TlsFailure> {
@@ -237,10 +257,10 @@ mod tests {
             Error::AlertReceived(Alert::AccessDenied),
             Error::AlertReceived(Alert::HandshakeFailure),
         ] {
-            let text = refused.to_string();
+            let refusal = Refusal::of(&refused);
             assert_eq!(
                 failure(refused, false),
-                Some(TlsFailure::Refused(text)),
+                Some(TlsFailure::Refused(refusal)),
                 "after the handshake too"
             );
         }
@@ -267,7 +287,7 @@ mod tests {
             );
             assert_eq!(
                 failure(broken.clone(), true),
-                Some(TlsFailure::Refused(text)),
+                Some(TlsFailure::Refused(Refusal::Other(text))),
                 "{broken:?} in the handshake"
             );
         }

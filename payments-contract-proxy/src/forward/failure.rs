@@ -1,52 +1,186 @@
-//! Why the upstream gave no (whole) answer, in the words of the proxy's
-//! 502 and the reason its metric counts.
+//! Why the upstream gave no (whole, passable) answer, in the words of the
+//! proxy's 502 and the reason its metric counts.
+
+use axum::http::{HeaderMap, StatusCode, header};
 
 use crate::metrics::Failure;
 use crate::upstream_tls::TlsFailure;
 
+/// What every message about an upstream that read the request and then
+/// failed to answer it adds: a payment may have been made.
+const MAY_HAVE: &str = "it may have carried the request out";
+
 /// Why the upstream gave no answer, without its URL (which may carry
-/// credentials). A refused TLS handshake is said as one; a TLS failure
+/// credentials): the whole message of the proxy's 502. A refused TLS
+/// handshake is said as one, naming the side that refused; a TLS failure
 /// after it, in the middle of the answer, is an answer broken off (the
 /// upstream may have carried the request out), with TLS's reason.
 pub(super) fn failure_reason(e: &hyper_util::client::legacy::Error) -> (String, Failure) {
     // hyper-rustls handshakes while connecting.
     match crate::upstream_tls::tls_failure(e, e.is_connect()) {
-        Some(TlsFailure::Refused(tls)) => return (format!("refused TLS ({tls})"), Failure::Tls),
+        Some(TlsFailure::Refused(refused)) => return (refused.message(), Failure::Tls),
         Some(TlsFailure::BrokeOff(tls)) => return (broke_off(Some(&tls)), Failure::BrokeOff),
         None => {}
     }
     if e.is_connect() {
-        return ("could not be connected to".to_owned(), Failure::Connect);
+        return (upstream("could not be connected to"), Failure::Connect);
     }
     // Past the connection the request has gone out (unless hyper says
     // it was not sent), so an upstream that then closes, resets or
     // answers what is not HTTP may have carried it out: said so, and
     // counted as an answer broken off (at its first byte).
     match crate::upstream_tls::in_chain::<hyper::Error>(e) {
-        Some(h) if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() => (
-            format!(
-                "answered with something that is not HTTP ({h}; it may have carried the request out)"
-            ),
-            Failure::BrokeOff,
-        ),
+        Some(h) if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() => {
+            (not_http(&h.to_string()), Failure::BrokeOff)
+        }
         // Not sent (a pooled connection closed first), or the
         // application's own body failed: nothing the upstream did.
         Some(h) if h.is_canceled() || h.is_user() => {
-            ("could not be reached".to_owned(), Failure::Unreachable)
+            (upstream("could not be reached"), Failure::Unreachable)
         }
         Some(_) => (
-            "closed the connection without answering (it may have carried the request out)"
-                .to_owned(),
+            upstream(&format!(
+                "closed the connection without answering ({MAY_HAVE})"
+            )),
             Failure::BrokeOff,
         ),
-        None => ("could not be reached".to_owned(), Failure::Unreachable),
+        None => (upstream("could not be reached"), Failure::Unreachable),
     }
 }
 
-/// An answer that broke off, with TLS's reason when TLS broke it.
+/// `the upstream service {what}`.
+pub(super) fn upstream(what: &str) -> String {
+    format!("the upstream service {what}")
+}
+
+/// An answer that is not HTTP the proxy can pass on: `detail` says what.
+fn not_http(detail: &str) -> String {
+    upstream(&format!(
+        "answered with something that is not HTTP ({detail}; {MAY_HAVE})"
+    ))
+}
+
+/// An answer that broke off, with TLS's reason when TLS broke it. The
+/// upstream had begun to answer, so it read the request.
 pub(super) fn broke_off(tls: Option<&str>) -> String {
     match tls {
-        Some(tls) => format!("broke off its answer (TLS: {tls})"),
-        None => "broke off its answer".to_owned(),
+        Some(tls) => upstream(&format!("broke off its answer (TLS: {tls}; {MAY_HAVE})")),
+        None => upstream(&format!("broke off its answer ({MAY_HAVE})")),
+    }
+}
+
+/// Why an answer whose head came cannot be passed on as it is, when it
+/// cannot: an interim status (1xx) as the final answer (a `101 Switching
+/// Protocols` the proxy never asked for: passed on, it would switch the
+/// application's connection to a protocol nobody agreed on), or a
+/// transfer coding other than `chunked`, which the proxy never asked for
+/// (it sends no `TE`) and does not decode: passed on without its
+/// `Transfer-Encoding` (hop-by-hop), the bytes would be taken for the
+/// identity. Each is the upstream's protocol error.
+pub(super) fn unpassable(status: StatusCode, headers: &HeaderMap) -> Option<String> {
+    if status.is_informational() {
+        return Some(not_http(&format!(
+            "{status} as its final answer, which the proxy never asked for"
+        )));
+    }
+    let codings: Vec<String> = headers
+        .get_all(header::TRANSFER_ENCODING)
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .collect();
+    let other = codings
+        .iter()
+        .flat_map(|v| v.split(','))
+        .map(|c| c.split(';').next().unwrap_or_default().trim())
+        .any(|c| !c.is_empty() && !c.eq_ignore_ascii_case("chunked"));
+    other.then(|| {
+        let said = shortened(&codings.join(", "));
+        upstream(&format!(
+            "answered with a transfer coding the proxy never asked for and does not decode \
+             (Transfer-Encoding: {said}; {MAY_HAVE})"
+        ))
+    })
+}
+
+/// `text` cut to at most 100 bytes (at a character's boundary), `…` when
+/// cut: a value from outside quoted in a message.
+fn shortened(text: &str) -> String {
+    const MOST: usize = 100;
+    if text.len() <= MOST {
+        return text.to_owned();
+    }
+    let mut end = MOST;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+
+    use super::unpassable;
+
+    fn coded(values: &[&'static str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for v in values {
+            headers.append(header::TRANSFER_ENCODING, HeaderValue::from_static(v));
+        }
+        headers
+    }
+
+    #[test]
+    fn chunked_alone_passes_and_any_other_coding_does_not() {
+        for passes in [&[][..], &["chunked"], &["Chunked"], &[" chunked "]] {
+            assert_eq!(
+                unpassable(StatusCode::OK, &coded(passes)),
+                None,
+                "{passes:?}"
+            );
+        }
+        for refused in [
+            &["gzip, chunked"][..],
+            &["gzip", "chunked"],
+            &["chunked, br"],
+            &["x-custom;q=1, chunked"],
+        ] {
+            let message = unpassable(StatusCode::OK, &coded(refused)).expect("refused");
+            assert!(
+                message.contains("transfer coding the proxy never asked for"),
+                "{message}"
+            );
+            assert!(
+                message.ends_with("it may have carried the request out)"),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_interim_status_as_the_final_answer_is_not_http() {
+        for status in [100, 101, 102, 103] {
+            let status = StatusCode::from_u16(status).expect("a status");
+            let message = unpassable(status, &HeaderMap::new()).expect("refused");
+            assert!(
+                message
+                    .starts_with("the upstream service answered with something that is not HTTP"),
+                "{message}"
+            );
+        }
+        assert_eq!(unpassable(StatusCode::NO_CONTENT, &HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn a_long_coding_is_quoted_cut() {
+        let long = format!("{}, chunked", "é".repeat(300));
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::TRANSFER_ENCODING,
+            HeaderValue::from_bytes(long.as_bytes()).expect("a value"),
+        );
+        let message = unpassable(StatusCode::OK, &headers).expect("refused");
+        assert!(message.len() < 400, "{message}");
+        assert!(message.contains('…'), "{message}");
     }
 }

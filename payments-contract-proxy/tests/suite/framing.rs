@@ -15,7 +15,7 @@ use crate::upstream::Canned;
 
 /// An upstream that writes `pieces` (bytes, then a pause) for each
 /// connection in turn, after reading the request's head.
-async fn raw_upstream(answers: Vec<Vec<(Vec<u8>, Duration)>>) -> String {
+pub async fn raw_upstream(answers: Vec<Vec<(Vec<u8>, Duration)>>) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");
@@ -43,7 +43,7 @@ async fn raw_upstream(answers: Vec<Vec<(Vec<u8>, Duration)>>) -> String {
     format!("http://{addr}")
 }
 
-fn once(bytes: &[u8]) -> Vec<(Vec<u8>, Duration)> {
+pub fn once(bytes: &[u8]) -> Vec<(Vec<u8>, Duration)> {
     vec![(bytes.to_vec(), Duration::ZERO)]
 }
 

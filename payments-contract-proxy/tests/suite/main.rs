@@ -37,9 +37,15 @@ mod huge_values;
 // An https upstream's TLS failing: a refused handshake, or an answer
 // TLS breaks off after the upstream read the request.
 mod tls_upstream;
+// A self-signed CA:TRUE certificate given in --upstream-ca trusted as
+// curl trusts it; the proxy's refusals said as its own.
+mod tls_pinned;
 // Framing: lengths beside transfer codings, HEAD, many headers, large
 // bodies that keep coming.
 mod framing;
+// Answers that cannot be passed on: an unasked-for 101, a transfer coding
+// other than chunked, a body broken off.
+mod protocol_errors;
 // The admin key in front of the console, the summary and the metrics;
 // the console's sign-in.
 mod access;

@@ -179,7 +179,7 @@ fn serve(
 
 /// The request's head and its `Content-Length` body, through TLS (the
 /// handshake completes on the way).
-fn read_request(tls: &mut rustls::ServerConnection, tcp: &mut TcpStream) -> Option<Vec<u8>> {
+pub fn read_request(tls: &mut rustls::ServerConnection, tcp: &mut TcpStream) -> Option<Vec<u8>> {
     let mut stream = rustls::Stream::new(tls, tcp);
     let mut request = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -250,7 +250,7 @@ async fn a_tls_failure_after_the_upstream_read_the_request_is_an_answer_broken_o
         let case = format!("{spoil:?}: {message}");
         assert!(
             message.starts_with(&format!(
-                "the upstream service broke off its answer (TLS: {decrypt})"
+                "the upstream service broke off its answer (TLS: {decrypt}; it may have carried the request out)"
             )),
             "{case}"
         );
@@ -277,7 +277,9 @@ async fn a_refused_handshake_is_still_refused_tls() {
     let (_, message) = initiate(&proxy, "R-TLS-REFUSED").await;
     assert!(
         message.starts_with(
-            "the upstream service refused TLS (invalid peer certificate: UnknownIssuer)"
+            "the proxy refused TLS (invalid peer certificate: UnknownIssuer): the upstream service's \
+             certificate is not issued by a CA the proxy trusts; give that CA, or the upstream's \
+             own self-signed certificate, with --upstream-ca FILE"
         ),
         "{message}"
     );
