@@ -82,7 +82,7 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
             status: data.status.to_string(),
             amount: currency
                 .as_ref()
-                .and_then(|currency| output::amount_in(&data.amount, currency))
+                .and_then(|currency| super::amount_in(&data.amount, currency))
                 .unwrap_or_else(|| data.amount.to_string()),
             provider_reference: data.provider_reference.clone(),
             confirmed_at: data.confirmed_at,
@@ -93,7 +93,7 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
         ctx.print(&output::confirmed(&view, ctx.style()))?;
         if let Some(currency) = currency
             .as_ref()
-            .filter(|currency| output::amount_in(&data.amount, currency).is_none())
+            .filter(|currency| super::amount_in(&data.amount, currency).is_none())
         {
             super::stderr_line(super::other_decimals_note(&data.amount, currency));
         }

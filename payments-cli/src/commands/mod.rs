@@ -57,18 +57,61 @@ pub fn currency_flag(flag: &str, code: &str) -> Result<payments_client::Currency
     }
 }
 
-/// Said on stderr when `--currency` does not fit an amount's decimals.
+/// Whether `amount` can be an amount in `currency`: it has no more
+/// significant decimal places (trailing zeros dropped) than the currency
+/// has. Fewer is no evidence: the amount is a decimal number, `150.5` is
+/// `150.50`, and a service may write either (the interface document says
+/// "number (decimal)"); `10.505` cannot be MYR, nor `10.5` JPY.
+#[must_use]
+pub fn fits(amount: &payments_client::Decimal, currency: &payments_client::Currency) -> bool {
+    currency
+        .exponent()
+        .is_some_and(|exponent| amount.normalize().scale() <= exponent)
+}
+
+/// A currency and its decimal places, as a note says them: `MYR (2
+/// decimal places)`, `JPY (no decimal places)`.
+#[must_use]
+pub fn places_of(currency: &payments_client::Currency) -> String {
+    let places = match currency.exponent().unwrap_or_default() {
+        0 => "no decimal places".to_owned(),
+        1 => "1 decimal place".to_owned(),
+        n => format!("{n} decimal places"),
+    };
+    format!("{} ({places})", currency.code())
+}
+
+/// A decimal amount from the service with the currency the CLI was told
+/// (`--currency`), written with that currency's decimal places (`150.5`
+/// with MYR is `150.50 MYR`); `None` when the amount cannot be in it
+/// ([`fits`]).
+#[must_use]
+pub fn amount_in(
+    amount: &payments_client::Decimal,
+    currency: &payments_client::Currency,
+) -> Option<String> {
+    let exponent = currency.exponent()?;
+    if !fits(amount, currency) {
+        return None;
+    }
+    let mut written = *amount;
+    // The same value; a scale a decimal cannot hold is kept as near as it
+    // can, and still shown with the code.
+    written.rescale(exponent);
+    crate::output::amount_in(&written, currency)
+        .or_else(|| Some(format!("{written} {}", currency.code())))
+}
+
+/// Said on stderr when `--currency` does not fit an amount ([`fits`]).
 #[must_use]
 pub fn other_decimals_note(
     amount: &payments_client::Decimal,
     currency: &payments_client::Currency,
 ) -> String {
     format!(
-        "note: the service wrote the amount {amount} with {} decimal places, but {} has {}; \
-         amounts are shown without a currency (is --currency right?)",
-        amount.scale(),
-        currency.code(),
-        currency.exponent().unwrap_or_default()
+        "note: the service wrote the amount {amount}, which cannot be in {}; amounts are shown \
+         without a currency (is --currency right?)",
+        places_of(currency)
     )
 }
 

@@ -394,7 +394,7 @@ fn report(
             Outcome::Found(reply) => {
                 exits.push(Exit::Ok);
                 let amount = reply.data().amount;
-                if currency.is_some_and(|currency| output::amount_in(&amount, currency).is_none()) {
+                if currency.is_some_and(|currency| super::amount_in(&amount, currency).is_none()) {
                     other_decimals.get_or_insert(amount);
                 }
                 rows.push(LookupRow::Found(view_in(reply.data(), currency)));
@@ -493,7 +493,7 @@ pub(crate) fn view_in(data: &PaymentStatus, currency: Option<&Currency>) -> Stat
         reference_no: data.reference_no.clone(),
         status: data.status.to_string(),
         amount: currency
-            .and_then(|currency| output::amount_in(&data.amount, currency))
+            .and_then(|currency| super::amount_in(&data.amount, currency))
             .unwrap_or_else(|| data.amount.to_string()),
         product_code: data.product_code.clone(),
         created_at: data.created_at,

@@ -140,7 +140,7 @@ async fn amounts_carry_the_currency_the_cli_was_given() {
     let assert = run(cmd).await.success();
     assert!(!stdout(&assert).contains("JPY"));
     assert!(
-        stderr(&assert).contains("with 2 decimal places, but JPY has 0"),
+        stderr(&assert).contains("the amount 10.50, which cannot be in JPY (no decimal places)"),
         "{}",
         stderr(&assert)
     );

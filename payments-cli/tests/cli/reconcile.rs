@@ -49,7 +49,8 @@ async fn pay(
 
 /// The mock with one transaction per class:
 /// INV-1001 paid 49.90, INV-1002 paid 12.00, INV-1003 declined 30.00,
-/// INV-1004 initiated 15.00, INV-1005 paid 1500 JPY, INV-1006 paid 20.00.
+/// INV-1004 initiated 15.00, INV-1005 paid 1500 JPY, INV-1006 paid 20.00,
+/// INV,1007 paid 1.00, INV-1011 paid 1.505 KWD.
 async fn shop() -> (MockServer, Vec<String>) {
     let server = MockServer::start().await;
     let client = Client::builder(server.base_url())
@@ -64,6 +65,7 @@ async fn shop() -> (MockServer, Vec<String>) {
         ("INV-1005", 1500, Currency::JPY, "TOPUP", true),
         ("INV-1006", 2000, Currency::MYR, "TOPUP", true),
         ("INV,1007", 100, Currency::MYR, "TOPUP", true),
+        ("INV-1011", 1505, Currency::KWD, "TOPUP", true),
     ] {
         ids.push(pay(&client, reference, minor, currency, product, confirm).await);
     }
@@ -78,7 +80,7 @@ fn every_class(ids: &[String]) -> String {
          INV-1002,10.00,MYR,SUCCESSFUL,,short\n\
          INV-1003,30.00,MYR,successful,,declined\n\
          INV-1004,15.00,MYR,,,not confirmed\n\
-         INV-1005,15.00,MYR,SUCCESSFUL,,paid in yen\n\
+         INV-1011,1.50,MYR,SUCCESSFUL,,paid in dinar\n\
          INV-1006,20.00,,,{},by id\n\
          INV-1099,5.00,MYR,SUCCESSFUL,,never sent\n\
          INV-1001,49.90,MYR,SUCCESSFUL,,exported twice\n\
@@ -563,3 +565,6 @@ mod unverified;
 mod no_usable_answer;
 // `currency` rows, and currency codes the service refuses.
 mod currency;
+// Ledgers as spreadsheets export them: open quotes, no-break spaces,
+// rows of only commas, other separators, UTF-16, references as numbers.
+mod exports;

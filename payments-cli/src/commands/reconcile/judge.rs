@@ -7,13 +7,16 @@
 //! money outranks a state that may still change: an amount that differs
 //! while the payment is pending is `amount`.
 //!
-//! The status answer carries no currency. What the CLI knows of it is the
-//! number of decimal places the service writes the amount with, which is
-//! the currency's exponent (CONTRACT section 1; the interface document's
-//! `150.00`): a row in JPY answered `1500.00` is `currency`. Currencies with
-//! the same exponent (MYR, USD, EUR) cannot be told apart this way.
+//! The status answer carries no currency, and its amount is a decimal
+//! number: `150.5` and `150.50` are one value, and a service may write
+//! either. Fewer decimal places than the row's currency has say nothing
+//! (`150.5` for a MYR row is 150.50 MYR, compared by value); only more
+//! significant ones than it allows (`10.505` for MYR, `10.5` for JPY,
+//! trailing zeros dropped) say the amount cannot be in that currency:
+//! `currency`. Currencies whose amounts fit each other (MYR, USD, EUR; JPY
+//! for a whole MYR amount) cannot be told apart.
 
-use payments_client::{Currency, Decimal, PaymentStatus, money};
+use payments_client::{Currency, PaymentStatus, money};
 
 use super::ledger::Valid;
 
@@ -84,9 +87,31 @@ impl Judgement {
 pub fn missing(row: &Valid) -> Judgement {
     let detail = match &row.transaction_id {
         Some(id) => format!("the service has no transaction {id}"),
+        None if scientific(&row.reference) => {
+            "the service has no transaction with this referenceNo, which looks like a number \
+             in scientific notation: a spreadsheet probably turned the reference into a number; \
+             format that column as text and export the ledger again"
+                .to_owned()
+        }
         None => "the service has no transaction with this referenceNo".to_owned(),
     };
     Judgement::new(Class::Missing, detail)
+}
+
+/// Whether `reference` looks like a number a spreadsheet wrote in
+/// scientific notation (`1.23456789012346E+017`, `1E+17`): digits, an
+/// optional `.` and digits, `E` or `e`, an optional sign, digits.
+fn scientific(reference: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let Some((mantissa, exponent)) = reference.split_once(['E', 'e']) else {
+        return false;
+    };
+    let exponent = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some((whole, fraction)) => digits(whole) && digits(fraction),
+        None => digits(mantissa),
+    };
+    mantissa_ok && digits(exponent)
 }
 
 /// The most characters of the client's reason an `unverified` detail
@@ -122,38 +147,31 @@ pub fn judge(row: &Valid, found: &PaymentStatus) -> Judgement {
             ),
         );
     }
-    let exponent = row.currency.exponent().unwrap_or_default();
-    if found.amount.scale() != exponent {
-        // Still `currency`, but a difference in money is never hidden
-        // behind it: the values compared exactly, as decimals (`10.5` and
-        // `10.50` are one value).
-        // (A ledger row's currency always has an exponent: `to_major`
-        // cannot fail for it.)
-        let differ = match money::to_major(row.amount, &row.currency) {
-            Ok(ledger) if ledger != found.amount => format!(
-                "; and the amounts differ: ledger {ledger}, service {}",
-                found.amount
-            ),
-            _ => String::new(),
-        };
+    if !crate::commands::fits(&found.amount, &row.currency) {
+        // More significant decimal places than the row's currency has: not
+        // an amount in it. The ledger's (in its currency) can never be the
+        // same value, and both are shown.
         return Judgement::new(
             Class::Currency,
             format!(
-                "the service writes the amount {} with {} decimal places; {} has {exponent}{differ}",
+                "the service's amount {} cannot be in {}; ledger {}",
                 found.amount,
-                found.amount.scale(),
-                row.currency.code()
+                crate::commands::places_of(&row.currency),
+                shown(row.amount, &row.currency)
             ),
         );
     }
+    // Compared by value (`150.5` is 150.50 MYR).
     let theirs = money::to_minor(found.amount, &row.currency).ok();
     if theirs != Some(row.amount) {
+        // The service's amount as it wrote it, without a code: its answer
+        // carries none, and the row's is only what the ledger says.
         return Judgement::new(
             Class::Amount,
             format!(
                 "ledger {}, service {}",
                 shown(row.amount, &row.currency),
-                with_code(found.amount, &row.currency)
+                found.amount
             ),
         );
     }
@@ -184,12 +202,8 @@ pub fn judge(row: &Valid, found: &PaymentStatus) -> Judgement {
 pub fn shown(amount: payments_client::MinorAmount, currency: &Currency) -> String {
     money::to_major(amount, currency).map_or_else(
         |_| format!("{amount} minor units of {}", currency.code()),
-        |major| with_code(major, currency),
+        |major| format!("{major} {}", currency.code()),
     )
-}
-
-fn with_code(amount: Decimal, currency: &Currency) -> String {
-    format!("{amount} {}", currency.code())
 }
 
 #[cfg(test)]
@@ -241,12 +255,13 @@ mod tests {
             ),
             Class::Currency
         );
+        // Fewer decimal places than KWD's 3 are no evidence: 1.50 is 1.500.
         assert_eq!(
             class(
                 &valid(1500, Currency::KWD, None),
                 &found("1.50", "SUCCESSFUL")
             ),
-            Class::Currency
+            Class::Match
         );
         assert_eq!(
             class(
@@ -279,7 +294,7 @@ mod tests {
         let row = valid(1000, Currency::MYR, Some(TransactionStatus::Successful));
         assert_eq!(
             judge(&row, &found("10.50", "SUCCESSFUL")).detail.as_deref(),
-            Some("ledger 10.00 MYR, service 10.50 MYR")
+            Some("ledger 10.00 MYR, service 10.50")
         );
         let row = valid(1050, Currency::MYR, Some(TransactionStatus::Successful));
         assert_eq!(
@@ -291,38 +306,73 @@ mod tests {
                 .detail
                 .as_deref(),
             Some(
-                "the service writes the amount 10.50 with 2 decimal places; JPY has 0; \
-                 and the amounts differ: ledger 1050, service 10.50"
+                "the service's amount 10.50 cannot be in JPY (no decimal places); ledger 1050 JPY"
             )
         );
     }
 
-    /// `currency` hid a difference in money: the detail adds it when the
-    /// values differ, compared by value (`1500` for 1500 JPY is the same).
+    /// A service may write an amount with fewer decimal places than its
+    /// currency has (`150.5`, `150`: a number is a number): compared by
+    /// value, never `currency`. Only more significant decimal places than
+    /// the row's currency allows are (`10.505` for MYR, `10.5` for JPY;
+    /// `1500.00` is 1500 JPY). The service's amount is shown as written,
+    /// without a code (its answer carries none).
     #[test]
-    fn a_currency_row_says_when_the_amounts_differ_too() {
-        let row = valid(9900, Currency::MYR, None);
-        let judged = judge(&row, &found("10.5", "SUCCESSFUL"));
-        assert_eq!(judged.class, Class::Currency);
+    fn only_more_decimal_places_than_the_currency_has_are_currency() {
+        let judged = |minor, currency, amount| {
+            let judged = judge(&valid(minor, currency, None), &found(amount, "SUCCESSFUL"));
+            (judged.class, judged.detail.unwrap_or_default())
+        };
+        for (minor, currency, amount) in [
+            (15050, Currency::MYR, "150.5"),
+            (15000, Currency::MYR, "150"),
+            (1500, Currency::JPY, "1500.00"),
+            (1500, Currency::KWD, "1.5"),
+        ] {
+            assert_eq!(
+                judged(minor, currency.clone(), amount),
+                (Class::Match, String::new()),
+                "{amount} {currency:?}"
+            );
+        }
         assert_eq!(
-            judged.detail.as_deref(),
-            Some(
-                "the service writes the amount 10.5 with 1 decimal places; MYR has 2; \
-                 and the amounts differ: ledger 99.00, service 10.5"
+            judged(9900, Currency::MYR, "10.5"),
+            (Class::Amount, "ledger 99.00 MYR, service 10.5".to_owned())
+        );
+        assert_eq!(
+            judged(1050, Currency::MYR, "10.505"),
+            (
+                Class::Currency,
+                "the service's amount 10.505 cannot be in MYR (2 decimal places); ledger 10.50 MYR"
+                    .to_owned()
             )
         );
-        let row = valid(1050, Currency::MYR, None);
-        assert_eq!(
-            judge(&row, &found("10.5", "SUCCESSFUL")).detail.as_deref(),
-            Some("the service writes the amount 10.5 with 1 decimal places; MYR has 2")
-        );
-        let row = valid(1500, Currency::JPY, None);
-        assert_eq!(
-            judge(&row, &found("1500.00", "SUCCESSFUL"))
-                .detail
-                .as_deref(),
-            Some("the service writes the amount 1500.00 with 2 decimal places; JPY has 0")
-        );
+        assert_eq!(judged(1050, Currency::MYR, "10.5050").0, Class::Currency);
+        assert_eq!(judged(11, Currency::JPY, "10.5").0, Class::Currency);
+    }
+
+    /// A reference a spreadsheet wrote as a number in scientific notation
+    /// is `missing` with a hint; any other is only `missing`.
+    #[test]
+    fn a_missing_reference_in_scientific_notation_says_a_spreadsheet_did_it() {
+        let row = |reference: &str| Valid {
+            reference: reference.to_owned(),
+            ..valid(100, Currency::MYR, None)
+        };
+        for reference in ["1.23456789012346E+017", "1.2E+17", "1E17", "4.5e-3"] {
+            let detail = missing(&row(reference)).detail.unwrap_or_default();
+            assert!(
+                detail.contains("a spreadsheet probably turned the reference into a number"),
+                "{reference}: {detail}"
+            );
+        }
+        for reference in ["INV-1E+17", "1.2E", "E+17", "1.E5", "12345"] {
+            assert_eq!(
+                missing(&row(reference)).detail.as_deref(),
+                Some("the service has no transaction with this referenceNo"),
+                "{reference}"
+            );
+        }
     }
 
     #[test]

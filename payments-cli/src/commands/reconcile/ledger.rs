@@ -9,14 +9,15 @@
 //! A row is `invalid` when it is malformed (every problem is named, joined
 //! by `; `, like the service's VALIDATION_ERROR), else `duplicate` when its
 //! referenceNo is on an earlier row, else it is looked up. Cells are
-//! trimmed; amounts go through the client's exact money with the row's
+//! trimmed of whitespace, Unicode's included (`INV-7` and a no-break
+//! space is `INV-7`); amounts go through the client's exact money with the row's
 //! currency's exponent, never a float.
 
 use std::{collections::HashMap, hash::BuildHasher as _, io::Read};
 
 use payments_client::{Currency, MinorAmount, TransactionStatus, money};
 
-use super::records::{Next, Records, TooLong};
+use super::records::{Next, OpenQuote, Records, TooLong, trim};
 use crate::{output::printable, usage};
 
 /// The longest transactionId a row may hold (as `status --from-file`).
@@ -39,6 +40,8 @@ pub struct Columns {
     transaction_id: Option<usize>,
     /// How many fields the header has (every row must have as many).
     count: usize,
+    /// The header's names, printable and cut (to name a column).
+    names: Vec<String>,
 }
 
 /// Why the ledger cannot be reconciled at all (exit 2).
@@ -63,11 +66,13 @@ impl Columns {
     pub fn find<R: Read>(records: &Records<R>) -> Result<Self, HeaderError> {
         let mut found: [Option<usize>; 5] = [None; 5];
         let mut names = Vec::new();
+        let mut raw_names = Vec::new();
         for index in 0..records.field_count() {
             let raw = records.field(index).unwrap_or_default();
             let name = String::from_utf8_lossy(raw);
             let name = name.trim();
             names.push(printable(name));
+            raw_names.push(name.to_owned());
             let lower = name.to_ascii_lowercase();
             let Some(known) = NAMES.iter().position(|(key, _)| *key == lower) else {
                 continue;
@@ -96,15 +101,70 @@ impl Columns {
                 status: found[3],
                 transaction_id: found[4],
                 count: records.field_count(),
+                names: names.iter().map(|name| echo(name)).collect(),
             }),
-            _ => Err(HeaderError(format!(
-                "the header has no {} column; the first line must name the columns, \
+            _ => Err(HeaderError(match other_separator(&raw_names) {
+                // The names are there, between other separators.
+                Some(separator) => format!(
+                    "the header is separated by {separator}: only commas are read; save the \
+                     ledger as CSV with commas (found: {})",
+                    usage::quote(&names.join(","))
+                ),
+                None => format!(
+                    "the header has no {} column; the first line must name the columns, \
                  at least referenceNo and amount (found: {})",
-                missing.join(" and no "),
-                usage::quote(&names.join(","))
-            ))),
+                    missing.join(" and no "),
+                    usage::quote(&names.join(","))
+                ),
+            })),
         }
     }
+
+    /// Column `field` (from 0) as a message names it: its header name, or
+    /// its number when it has none.
+    fn name(&self, field: usize) -> String {
+        match self.names.get(field).filter(|name| !name.is_empty()) {
+            Some(name) => name.clone(),
+            None => (field + 1).to_string(),
+        }
+    }
+}
+
+/// The separator a header's names are between when it is not a comma: a
+/// `;` (a spreadsheet set to a European locale) or a tab, splitting a name
+/// into known column names.
+fn other_separator(names: &[String]) -> Option<&'static str> {
+    [(';', "';'"), ('\t', "tabs")]
+        .into_iter()
+        .find(|(separator, _)| {
+            names.iter().any(|name| {
+                name.contains(*separator)
+                    && name.split(*separator).any(|part| {
+                        let part = part.trim().to_ascii_lowercase();
+                        NAMES.iter().any(|(key, _)| *key == part)
+                    })
+            })
+        })
+        .map(|(_, said)| said)
+}
+
+/// Where a quote opened that never closes, as the run's error says it:
+/// `column` names the column (the header's name, or a number).
+pub fn open_quote_said(open: OpenQuote, column: &str) -> String {
+    let why = if open.end_of_file {
+        "is never closed (the file ends inside it)".to_owned()
+    } else {
+        format!(
+            "is not closed within {} KiB",
+            super::records::MAX_RECORD_BYTES / 1024
+        )
+    };
+    format!(
+        "line {}, column {column}: a quote opens here and {why}, so the rest of the ledger \
+         cannot be read as rows; close it, or write a quote inside a value as two (\"\") in a \
+         quoted value",
+        open.line
+    )
 }
 
 /// What the ledger says on one row, as written (trimmed, lossy UTF-8):
@@ -175,6 +235,11 @@ impl Checker {
         }
     }
 
+    /// What the run's error says of a quote that never closes.
+    pub fn open_quote(&self, open: OpenQuote) -> String {
+        open_quote_said(open, &self.columns.name(open.field))
+    }
+
     /// A record past [`super::records`]' limits.
     pub fn too_long(&self, line: u64, why: TooLong) -> Row {
         let reason = match why {
@@ -220,14 +285,29 @@ impl Checker {
         // columns: judging them would only cascade ("currency '000.00' is
         // not an ISO 4217 code; status 'MYR' ..."). One message says why.
         if records.field_count() != columns.count {
-            return Row {
-                line,
-                cells,
-                verdict: Verdict::Invalid(format!(
+            // A quoted value over several lines: most often a quote that
+            // is no quote (`"12 inch`) swallowing the rows up to the next.
+            let reason = match records.spanned() {
+                Some(span) => format!(
+                    "lines {line}\u{2013}{} were read as one row: the quote opened in column {} \
+                     on line {} closes on line {}; the row has {} fields, the header {}",
+                    records.last_line(),
+                    columns.name(span.field),
+                    span.opened,
+                    span.closed,
+                    records.field_count(),
+                    columns.count
+                ),
+                None => format!(
                     "the row has {} fields, the header {} (a comma in a value must be quoted)",
                     records.field_count(),
                     columns.count
-                )),
+                ),
+            };
+            return Row {
+                line,
+                cells,
+                verdict: Verdict::Invalid(reason),
             };
         }
         let mut cells = cells;
@@ -431,11 +511,6 @@ fn check_transaction_id<'a>(id: &'a str, problems: &mut Vec<String>) -> Option<&
     None
 }
 
-/// A cell without the spaces a spreadsheet pads with (ASCII whitespace).
-fn trim(bytes: &[u8]) -> &[u8] {
-    bytes.trim_ascii()
-}
-
 /// A cell as the output repeats it: at most [`MAX_CELL_CHARS`] characters
 /// and `…`.
 fn echo(text: &str) -> String {
@@ -446,11 +521,21 @@ fn echo(text: &str) -> String {
 ///
 /// # Errors
 ///
-/// An empty ledger, a header past the limits, or [`Columns::find`]'s.
+/// An empty ledger, a UTF-16 one, a header past the limits or with a quote
+/// that never closes, or [`Columns::find`]'s.
 pub fn header<R: Read>(
     records: &mut Records<R>,
 ) -> Result<Result<Columns, HeaderError>, std::io::Error> {
-    Ok(match records.next()? {
+    let next = records.next()?;
+    let nul = (0..records.field_count()).any(|i| records.field(i).is_some_and(|f| f.contains(&0)));
+    if records.utf16() || nul {
+        // Excel's "Unicode text": every other byte of the names is a NUL.
+        return Ok(Err(HeaderError(
+            "the file is UTF-16 (a spreadsheet's \"Unicode text\"): save it as CSV UTF-8"
+                .to_owned(),
+        )));
+    }
+    Ok(match next {
         Next::End => Err(HeaderError(
             "the ledger is empty; its first line must be a header naming the columns, \
              at least referenceNo and amount"
@@ -459,6 +544,10 @@ pub fn header<R: Read>(
         Next::TooLong { .. } => Err(HeaderError(
             "the header line is too long to be a header (over 64 KiB or 256 columns)".to_owned(),
         )),
+        Next::OpenQuote(open) => Err(HeaderError(open_quote_said(
+            open,
+            &(open.field + 1).to_string(),
+        ))),
         Next::Record { .. } => Columns::find(records),
     })
 }

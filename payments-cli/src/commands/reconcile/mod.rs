@@ -81,10 +81,16 @@ type Item = Result<(Row, u64), ReadFailed>;
 
 /// Reading the ledger failed after its header.
 #[derive(Debug)]
-struct ReadFailed {
-    /// Bytes read before the failure.
-    at_byte: u64,
-    source: std::io::Error,
+enum ReadFailed {
+    /// The source could not be read.
+    Io {
+        /// Bytes read before the failure.
+        at_byte: u64,
+        source: std::io::Error,
+    },
+    /// A quote never closes: what follows it cannot be read as rows (said
+    /// where it opened).
+    OpenQuote(String),
 }
 
 /// Reads, looks up and judges every row, and writes the results.
@@ -229,13 +235,14 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
     match stopped {
         None if counts.all_match() => Ok(Exit::Ok),
         None => Ok(Exit::Mismatch),
-        Some(Stop::Read(failed)) => Err(input_error(
+        Some(Stop::Read(ReadFailed::Io { at_byte, source })) => Err(input_error(
             &args.ledger,
-            std::io::Error::new(
-                failed.source.kind(),
-                format!("after {} bytes: {}", failed.at_byte, failed.source),
-            ),
+            std::io::Error::new(source.kind(), format!("after {at_byte} bytes: {source}")),
         )),
+        Some(Stop::Read(ReadFailed::OpenQuote(said))) => Err(CliError::Usage(format!(
+            "{}: {said}; the rows before it are shown, none from it on was judged",
+            shown_path(&args.ledger)
+        ))),
         Some(Stop::Signal(signal)) => {
             // Not eprintln!, which panics when stderr cannot be written
             // (`2>/dev/full`): the note is lost, the exit code is not.
@@ -300,7 +307,8 @@ fn read_rows<R: Read>(mut records: Records<R>, mut checker: Checker, sender: &mp
             Ok(Next::TooLong { line, why }) => {
                 Ok((checker.too_long(line, why), records.consumed()))
             }
-            Err(source) => Err(ReadFailed {
+            Ok(Next::OpenQuote(open)) => Err(ReadFailed::OpenQuote(checker.open_quote(open))),
+            Err(source) => Err(ReadFailed::Io {
                 at_byte: records.consumed(),
                 source,
             }),

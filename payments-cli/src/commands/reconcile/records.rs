@@ -11,8 +11,16 @@
 //! Line numbers are those of a record's first byte, counting line breaks
 //! as csv-core ends records at them: `\n`, `\r\n`, and a `\r` alone (a
 //! "CSV (Macintosh)" export); a quoted field that spans lines moves the
-//! next record's number on. Empty lines, and lines of only spaces and
-//! tabs, are skipped; a UTF-8 byte order mark at the start is dropped.
+//! next record's number on. Empty lines, lines of only whitespace, and rows
+//! whose every cell is empty or whitespace (`,,,,`: a spreadsheet writes
+//! them for rows whose cells were cleared) are skipped; a UTF-8 byte order
+//! mark at the start is dropped.
+//!
+//! The quotes are followed beside the parser (as csv-core reads them: a
+//! quote opens only at the start of a field), to say where a quote opened:
+//! one still open at the end of the file, or past [`MAX_RECORD_BYTES`], is
+//! [`Next::OpenQuote`] (everything after it would be one value), and a
+//! record whose quoted value spans lines tells it ([`Records::spanned`]).
 
 use std::io::{self, Read};
 
@@ -31,6 +39,9 @@ pub enum Next {
     Record { line: u64 },
     /// A record starting on `line` that was too long to keep.
     TooLong { line: u64, why: TooLong },
+    /// A quote that never closes: the rest of the text cannot be read as
+    /// rows. Nothing more is read.
+    OpenQuote(OpenQuote),
     /// No more records.
     End,
 }
@@ -40,6 +51,120 @@ pub enum Next {
 pub enum TooLong {
     Bytes,
     Fields,
+}
+
+/// A quote that the text never closes ([`Next::OpenQuote`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenQuote {
+    /// The line the quote opened on.
+    pub line: u64,
+    /// The field (from 0) the quote opened.
+    pub field: usize,
+    /// Whether the file ended inside it, or the record passed
+    /// [`MAX_RECORD_BYTES`] inside it.
+    pub end_of_file: bool,
+}
+
+/// The first quoted value of a record that spans lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// The line the quote opened on.
+    pub opened: u64,
+    /// The field (from 0) the quote opened.
+    pub field: usize,
+    /// The line the quote closed on.
+    pub closed: u64,
+}
+
+/// Where the text is, as csv-core reads quotes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Quoting {
+    /// At the start of a field: a quote here opens a quoted value.
+    #[default]
+    FieldStart,
+    /// In a value that did not start with a quote (a quote is a quote).
+    Unquoted,
+    /// In a quoted value.
+    Quoted,
+    /// Just after a quote in a quoted value: a second one is an escaped
+    /// quote, anything else closes the value.
+    QuoteInQuoted,
+}
+
+/// The quotes of the record being read.
+#[derive(Debug, Clone, Copy, Default)]
+struct Quotes {
+    state: Quoting,
+    /// Fields ended so far.
+    field: usize,
+    /// The line and field of the quote last opened.
+    opened: (u64, usize),
+    /// The first quoted value that spans lines.
+    spanned: Option<Span>,
+    /// The line of the record's last byte (its terminator aside).
+    last_line: u64,
+}
+
+impl Quotes {
+    /// Follows `bytes`, whose first byte is after `newlines` line breaks
+    /// (`after_cr`: just after a `\r`).
+    fn feed(&mut self, bytes: &[u8], mut newlines: u64, mut after_cr: bool) {
+        for &byte in bytes {
+            let line = newlines + 1;
+            let terminator = byte == b'\n' || byte == b'\r';
+            if !terminator || matches!(self.state, Quoting::Quoted | Quoting::QuoteInQuoted) {
+                self.last_line = line;
+            }
+            self.state = match (self.state, byte) {
+                (Quoting::FieldStart, b'"') => {
+                    self.opened = (line, self.field);
+                    Quoting::Quoted
+                }
+                (Quoting::FieldStart | Quoting::Unquoted, b',') => {
+                    self.field += 1;
+                    Quoting::FieldStart
+                }
+                (Quoting::FieldStart | Quoting::Unquoted, b'\n' | b'\r') => Quoting::FieldStart,
+                (Quoting::FieldStart | Quoting::Unquoted, _) => Quoting::Unquoted,
+                (Quoting::Quoted, b'"') => Quoting::QuoteInQuoted,
+                (Quoting::Quoted, _) => Quoting::Quoted,
+                (Quoting::QuoteInQuoted, b'"') => Quoting::Quoted,
+                (Quoting::QuoteInQuoted, other) => {
+                    self.close(line);
+                    match other {
+                        b',' => {
+                            self.field += 1;
+                            Quoting::FieldStart
+                        }
+                        b'\n' | b'\r' => Quoting::FieldStart,
+                        _ => Quoting::Unquoted,
+                    }
+                }
+            };
+            newlines += u64::from(byte == b'\r' || (byte == b'\n' && !after_cr));
+            after_cr = byte == b'\r';
+        }
+    }
+
+    /// The quoted value closes on `line`.
+    fn close(&mut self, line: u64) {
+        if self.opened.0 < line && self.spanned.is_none() {
+            self.spanned = Some(Span {
+                opened: self.opened.0,
+                field: self.opened.1,
+                closed: line,
+            });
+        }
+    }
+
+    /// The quote still open, if any.
+    fn open(&self, end_of_file: bool) -> Option<OpenQuote> {
+        (self.state == Quoting::Quoted).then_some(OpenQuote {
+            line: self.opened.0,
+            field: self.opened.1,
+            end_of_file,
+        })
+    }
 }
 
 /// Records of CSV text from `source`, one at a time.
@@ -60,6 +185,9 @@ pub struct Records<R> {
     /// same line).
     after_cr: bool,
     consumed: u64,
+    quotes: Quotes,
+    /// The source starts with a UTF-16 byte order mark.
+    utf16: bool,
 }
 
 impl<R: Read> Records<R> {
@@ -79,12 +207,31 @@ impl<R: Read> Records<R> {
             newlines: 0,
             after_cr: false,
             consumed: 0,
+            quotes: Quotes::default(),
+            utf16: false,
         }
     }
 
     /// Bytes of the source consumed so far (for progress).
     pub fn consumed(&self) -> u64 {
         self.consumed
+    }
+
+    /// The source starts with a UTF-16 byte order mark (`FF FE` or
+    /// `FE FF`: a spreadsheet's "Unicode text").
+    pub fn utf16(&self) -> bool {
+        self.utf16
+    }
+
+    /// The first quoted value of the record [`Records::next`] last
+    /// returned that spans lines.
+    pub fn spanned(&self) -> Option<Span> {
+        self.quotes.spanned
+    }
+
+    /// The line the record [`Records::next`] last returned ends on.
+    pub fn last_line(&self) -> u64 {
+        self.quotes.last_line
     }
 
     /// The number of fields of the record [`Records::next`] last returned.
@@ -101,8 +248,9 @@ impl<R: Read> Records<R> {
         self.output.get(start..self.ends[index])
     }
 
-    /// The next record; a line of only spaces and tabs is blank, and
-    /// skipped as an empty one is.
+    /// The next record; a record whose every field is empty or whitespace
+    /// (a line of only spaces, `,,,,`) is blank, and skipped as an empty
+    /// line is.
     ///
     /// # Errors
     ///
@@ -111,8 +259,7 @@ impl<R: Read> Records<R> {
         loop {
             let next = self.next_record()?;
             let blank = matches!(next, Next::Record { .. })
-                && self.fields == 1
-                && self.field(0).is_some_and(|f| f.trim_ascii().is_empty());
+                && (0..self.fields).all(|i| self.field(i).is_some_and(|f| trim(f).is_empty()));
             if !blank {
                 return Ok(next);
             }
@@ -142,6 +289,10 @@ impl<R: Read> Records<R> {
             }
         }
         let line = self.newlines + 1;
+        self.quotes = Quotes {
+            last_line: line,
+            ..Quotes::default()
+        };
         let (mut nout, mut nends) = (0, 0);
         let mut too_long = None;
         loop {
@@ -150,6 +301,8 @@ impl<R: Read> Records<R> {
             let (result, nin, out, ends) =
                 self.parser
                     .read_record(input, &mut self.output[nout..], &mut self.ends[nends..]);
+            self.quotes
+                .feed(&input[..nin], self.newlines, self.after_cr);
             let (breaks, after_cr) = line_breaks(&input[..nin], self.after_cr);
             self.newlines += breaks;
             if nin > 0 {
@@ -165,6 +318,11 @@ impl<R: Read> Records<R> {
                     if self.output.len() < MAX_RECORD_BYTES {
                         let grown = (self.output.len() * 2).min(MAX_RECORD_BYTES);
                         self.output.resize(grown, 0);
+                    } else if let Some(open) = self.quotes.open(false) {
+                        // Past the limit inside a quote: the rest of the
+                        // file may be one value.
+                        self.fields = 0;
+                        return Ok(Next::OpenQuote(open));
                     } else {
                         // Past the limit: keep parsing (the state of
                         // quotes must follow the text) into the same
@@ -183,6 +341,15 @@ impl<R: Read> Records<R> {
                     }
                 }
                 csv_core::ReadRecordResult::Record => {
+                    // Only at the end of the input can a record end inside
+                    // a quote.
+                    if let Some(open) = self.quotes.open(true) {
+                        self.fields = 0;
+                        return Ok(Next::OpenQuote(open));
+                    }
+                    if self.quotes.state == Quoting::QuoteInQuoted {
+                        self.quotes.close(self.newlines + 1);
+                    }
                     self.fields = if too_long.is_some() { 0 } else { nends };
                     return Ok(match too_long {
                         Some(why) => Next::TooLong { line, why },
@@ -245,8 +412,29 @@ impl<R: Read> Records<R> {
             self.pos = BOM.len();
             self.consumed = BOM.len() as u64;
         }
+        self.utf16 = [b"\xff\xfe", b"\xfe\xff"]
+            .iter()
+            .any(|bom| self.input[..self.len].starts_with(*bom));
         Ok(())
     }
+}
+
+/// A cell without the whitespace around it, Unicode's included (a
+/// spreadsheet pads with spaces; a no-break space, U+00A0, comes from a
+/// web page pasted in). Bytes that are not UTF-8 stop the trimming there.
+pub fn trim(bytes: &[u8]) -> &[u8] {
+    let mut bytes = bytes.trim_ascii();
+    if let Some(chunk) = bytes.utf8_chunks().next() {
+        let valid = chunk.valid();
+        bytes = &bytes[valid.len() - valid.trim_start().len()..];
+    }
+    if let Some(chunk) = bytes.utf8_chunks().last()
+        && chunk.invalid().is_empty()
+    {
+        let valid = chunk.valid();
+        bytes = &bytes[..bytes.len() - (valid.len() - valid.trim_end().len())];
+    }
+    bytes
 }
 
 /// The line breaks in `bytes` after a `\r` (`after_cr`) or not: each
@@ -262,157 +450,4 @@ fn line_breaks(bytes: &[u8], mut after_cr: bool) -> (u64, bool) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    /// Every record as (line, fields) or (line, too long).
-    fn all(bytes: &[u8]) -> Vec<(u64, Result<Vec<String>, TooLong>)> {
-        let mut records = Records::new(bytes);
-        let mut out = Vec::new();
-        loop {
-            match records.next().unwrap() {
-                Next::Record { line } => {
-                    let fields = (0..records.field_count())
-                        .map(|i| String::from_utf8_lossy(records.field(i).unwrap()).into_owned())
-                        .collect();
-                    out.push((line, Ok(fields)));
-                }
-                Next::TooLong { line, why } => out.push((line, Err(why))),
-                Next::End => return out,
-            }
-        }
-    }
-
-    fn fields(texts: &[&str]) -> Result<Vec<String>, TooLong> {
-        Ok(texts.iter().map(|t| (*t).to_owned()).collect())
-    }
-
-    #[test]
-    fn quotes_crlf_bom_and_empty_lines() {
-        let text = b"\xef\xbb\xbfreferenceNo,amount\r\n\"A,1\",\"1\"\"0\"\r\n\r\n\r\nB,2\n\"multi\nline\",3\nlast,4";
-        assert_eq!(
-            all(text),
-            vec![
-                (1, fields(&["referenceNo", "amount"])),
-                (2, fields(&["A,1", "1\"0"])),
-                (5, fields(&["B", "2"])),
-                (6, fields(&["multi\nline", "3"])),
-                (8, fields(&["last", "4"])),
-            ]
-        );
-    }
-
-    /// csv-core ends a record at a `\r` alone too (a "CSV (Macintosh)"
-    /// file, or one stray in a Windows file): each such record has a line
-    /// of its own, so no two records share a number.
-    #[test]
-    fn a_carriage_return_alone_is_a_line_break() {
-        assert_eq!(
-            all(b"referenceNo,amount\rA,1\rB,2\r\rC,3"),
-            vec![
-                (1, fields(&["referenceNo", "amount"])),
-                (2, fields(&["A", "1"])),
-                (3, fields(&["B", "2"])),
-                (5, fields(&["C", "3"])),
-            ]
-        );
-        assert_eq!(
-            all(b"h\nA,1\rA,1\r\nB,2\n\"x\ry\",3\nC,4"),
-            vec![
-                (1, fields(&["h"])),
-                (2, fields(&["A", "1"])),
-                (3, fields(&["A", "1"])),
-                (4, fields(&["B", "2"])),
-                (5, fields(&["x\ry", "3"])),
-                (7, fields(&["C", "4"])),
-            ]
-        );
-    }
-
-    /// A line of only spaces or tabs is blank: skipped, as an empty line
-    /// is (it was an `invalid` row, and a matching ledger exited 6).
-    #[test]
-    fn lines_of_only_spaces_and_tabs_are_skipped() {
-        assert_eq!(
-            all(b"   \nreferenceNo,amount\n  \nA,1\n\t\r\n \t \nB,2\n  "),
-            vec![
-                (2, fields(&["referenceNo", "amount"])),
-                (4, fields(&["A", "1"])),
-                (7, fields(&["B", "2"])),
-            ]
-        );
-        // A row of empty cells is a row, not a blank line.
-        assert_eq!(
-            all(b"h\n , \n"),
-            vec![(1, fields(&["h"])), (2, fields(&[" ", " "]))]
-        );
-    }
-
-    #[test]
-    fn an_empty_source_has_no_records() {
-        assert!(all(b"").is_empty());
-        assert!(all(b"\xef\xbb\xbf").is_empty());
-        assert!(all(b"\n\r\n\n").is_empty());
-    }
-
-    #[test]
-    fn a_record_past_the_limits_is_skipped_whole_and_the_next_is_read() {
-        let mut text = b"a,b\n".to_vec();
-        text.extend(std::iter::repeat_n(b'x', 3 * MAX_RECORD_BYTES));
-        text.extend(b",\"quoted\n,still\"\nnext,1\n");
-        text.extend(",".repeat(MAX_FIELDS + 5).as_bytes());
-        text.extend(b"\nafter,2\n");
-        assert_eq!(
-            all(&text),
-            vec![
-                (1, fields(&["a", "b"])),
-                (2, Err(TooLong::Bytes)),
-                (4, fields(&["next", "1"])),
-                (5, Err(TooLong::Fields)),
-                (6, fields(&["after", "2"])),
-            ]
-        );
-    }
-
-    #[test]
-    fn a_source_read_one_byte_at_a_time_gives_the_same_records() {
-        struct Trickle<'a>(&'a [u8]);
-        impl Read for Trickle<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-                let Some((first, rest)) = self.0.split_first() else {
-                    return Ok(0);
-                };
-                buf[0] = *first;
-                self.0 = rest;
-                Ok(1)
-            }
-        }
-        let text = b"\xef\xbb\xbfh1,h2\r\n\"a\r\nb\",c\r\nd,e";
-        let mut records = Records::new(Trickle(text));
-        let mut lines = Vec::new();
-        while let Next::Record { line } = records.next().unwrap() {
-            lines.push((line, records.field(0).unwrap().to_vec()));
-        }
-        assert_eq!(
-            lines,
-            vec![
-                (1, b"h1".to_vec()),
-                (2, b"a\r\nb".to_vec()),
-                (4, b"d".to_vec())
-            ]
-        );
-    }
-
-    proptest! {
-        #[test]
-        fn any_bytes_end_without_panicking(bytes in proptest::collection::vec(any::<u8>(), 0..2000)) {
-            let records = all(&bytes);
-            let lines = line_breaks(&bytes, false).0 + 1;
-            prop_assert!(records.iter().all(|(line, _)| *line <= lines));
-            // Each record on a line of its own: a ledger's duplicate is
-            // told by its line.
-            prop_assert!(records.windows(2).all(|w| w[0].0 < w[1].0));
-        }
-    }
-}
+mod tests;

@@ -1,6 +1,6 @@
-//! The `currency` class and the ledger's currency cells: a difference in
-//! money is never hidden behind `currency`, and a code the service refuses
-//! is never judged.
+//! The `currency` class and the ledger's currency cells: fewer decimal
+//! places than a currency has are no evidence (a number is a number), a
+//! code the service refuses is never judged.
 
 use wiremock::MockServer as Stub;
 
@@ -32,36 +32,95 @@ fn judged(out: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A service writing `10.5` for a ledger's `99.00 MYR` was `currency` and
-/// the difference of 88.50 was never shown: still `currency`, and the
-/// detail says the amounts differ (compared by value: `10.5` for `10.50`
-/// does not).
+/// A service that writes amounts with fewer decimal places than their
+/// currency has (`150.5`, `150`: JavaScript's numbers, Java's
+/// `stripTrailingZeros`) is not answering in another currency: `150.5` is
+/// 150.50 MYR, compared by value. It was `currency` ("with 1 decimal
+/// places; MYR has 2") and exit 6. Only more significant decimal places
+/// than the row's currency has are `currency`; an amount that differs is
+/// `amount`, the service's amount shown as it wrote it, without a code.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_currency_row_whose_amounts_differ_says_so() {
+async fn minimal_decimals_are_compared_by_value() {
     let stub = Stub::start().await;
-    answers(&stub, "INV-1", answer("INV-1", "10.5")).await;
-    answers(&stub, "INV-2", answer("INV-2", "10.5")).await;
+    answers(&stub, "INV-1", answer("INV-1", "150.5")).await;
+    answers(&stub, "INV-2", answer("INV-2", "150")).await;
+    answers(&stub, "INV-3", answer("INV-3", "1500.0")).await;
     let sandbox = Sandbox::new();
     let ledger = sandbox.write_file(
         "ledger.csv",
-        "referenceNo,amount,currency\nINV-1,99.00,MYR\nINV-2,10.50,MYR\n",
+        "referenceNo,amount,currency\nINV-1,150.50,MYR\nINV-2,150.00,MYR\nINV-3,1500,JPY\n",
+    );
+    let out = stdout(&run(reconcile(&sandbox, &stub, &ledger)).await.success());
+    assert_eq!(
+        judged(&out),
+        [
+            ("match".to_owned(), String::new()),
+            ("match".to_owned(), String::new()),
+            ("match".to_owned(), String::new()),
+        ],
+        "{out}"
+    );
+
+    let stub = Stub::start().await;
+    answers(&stub, "INV-1", answer("INV-1", "10.5")).await;
+    answers(&stub, "INV-2", answer("INV-2", "10.505")).await;
+    answers(&stub, "INV-3", answer("INV-3", "10.5")).await;
+    let ledger = sandbox.write_file(
+        "ledger.csv",
+        "referenceNo,amount,currency\nINV-1,99.00,MYR\nINV-2,10.50,MYR\nINV-3,10,JPY\n",
     );
     let out = stdout(&run(reconcile(&sandbox, &stub, &ledger)).await.code(6));
     assert_eq!(
         judged(&out),
         [
             (
+                "amount".to_owned(),
+                "ledger 99.00 MYR, service 10.5".to_owned()
+            ),
+            (
                 "currency".to_owned(),
-                "the service writes the amount 10.5 with 1 decimal places; MYR has 2; \
-                 and the amounts differ: ledger 99.00, service 10.5"
+                "the service's amount 10.505 cannot be in MYR (2 decimal places); ledger 10.50 MYR"
                     .to_owned()
             ),
             (
                 "currency".to_owned(),
-                "the service writes the amount 10.5 with 1 decimal places; MYR has 2".to_owned()
+                "the service's amount 10.5 cannot be in JPY (no decimal places); ledger 10 JPY"
+                    .to_owned()
             ),
         ],
         "{out}"
+    );
+}
+
+/// `payments status ID --currency MYR` answered `"amount":150` warned
+/// "wrote the amount 150 with 0 decimal places ... (is --currency
+/// right?)" and dropped the currency: 150 is 150.00 MYR. Only an amount
+/// that cannot be in the currency (`10.505` for MYR) gets the note.
+#[tokio::test(flavor = "multi_thread")]
+async fn status_shows_a_minimal_decimals_amount_in_the_currency() {
+    let stub = Stub::start().await;
+    answers(&stub, "INV-1", answer("INV-1", "150")).await;
+    answers(&stub, "INV-2", answer("INV-2", "10.505")).await;
+    let sandbox = Sandbox::new();
+    let status = |reference: &str| {
+        let mut cmd = sandbox.payments();
+        cmd.args(["--base-url", &stub.uri(), "-o", "table", "status"])
+            .args(["--reference-no", reference, "--currency", "MYR"]);
+        cmd
+    };
+    let assert = run(status("INV-1")).await.success();
+    let (out, err) = (stdout(&assert), crate::common::stderr(&assert));
+    assert!(out.contains("150.00 MYR"), "{out}");
+    assert_eq!(err, "");
+    let assert = run(status("INV-2")).await.success();
+    let (out, err) = (stdout(&assert), crate::common::stderr(&assert));
+    assert!(out.contains("10.505") && !out.contains("MYR"), "{out}");
+    assert!(
+        err.contains(
+            "note: the service wrote the amount 10.505, which cannot be in MYR (2 decimal \
+             places); amounts are shown without a currency (is --currency right?)"
+        ),
+        "{err}"
     );
 }
 
@@ -79,7 +138,7 @@ async fn the_service_object_holds_the_amount_as_a_number_with_its_decimal_places
         "ledger.csv",
         "referenceNo,amount\nINV-1,49.90\nINV-2,49.90\nINV-3,100.00\n",
     );
-    let out = stdout(&run(reconcile(&sandbox, &stub, &ledger)).await.code(6));
+    let out = stdout(&run(reconcile(&sandbox, &stub, &ledger)).await.success());
     let amounts: Vec<String> = out
         .lines()
         .filter_map(|line| {

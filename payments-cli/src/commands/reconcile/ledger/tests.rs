@@ -11,7 +11,7 @@ fn rows(text: &str) -> Vec<Row> {
         match records.next().unwrap() {
             Next::Record { line } => out.push(checker.check(&records, line)),
             Next::TooLong { line, why } => out.push(checker.too_long(line, why)),
-            Next::End => return out,
+            Next::OpenQuote(_) | Next::End => return out,
         }
     }
 }
@@ -49,6 +49,62 @@ fn header_problems_say_what_is_wrong() {
     );
     assert!(find("a,b\n").contains("no referenceNo and no amount column"));
     assert!(find("amount,referenceNo,Amount\n").contains("amount twice (columns 1 and 3)"));
+}
+
+/// European Excel's `;`, a tab-separated export and Excel's "Unicode
+/// text" were told "the header has no referenceNo and no amount column",
+/// the names plainly there.
+#[test]
+fn a_header_in_another_separator_or_utf16_says_so() {
+    let find = |bytes: &[u8]| {
+        let mut records = Records::new(bytes);
+        header(&mut records).unwrap().unwrap_err().0
+    };
+    let said = find(b"referenceNo;amount;currency\nR1;1,50;EUR\n");
+    assert!(
+        said.starts_with("the header is separated by ';': only commas are read; save the ledger as CSV with commas"),
+        "{said}"
+    );
+    let said = find(b"Amount\tReferenceNo\nR1\t1.50\n");
+    assert!(
+        said.starts_with("the header is separated by tabs:"),
+        "{said}"
+    );
+    let utf16: Vec<u8> = "referenceNo\tamount\r\n"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    let with_bom = [&[0xff, 0xfe][..], &utf16].concat();
+    for bytes in [&with_bom[..], &utf16[..]] {
+        assert_eq!(
+            find(bytes),
+            "the file is UTF-16 (a spreadsheet's \"Unicode text\"): save it as CSV UTF-8"
+        );
+    }
+    let big_endian: Vec<u8> = "\u{feff}referenceNo,amount\n"
+        .encode_utf16()
+        .flat_map(u16::to_be_bytes)
+        .collect();
+    assert!(find(&big_endian).starts_with("the file is UTF-16"));
+    // A `;` in a name that is no column name is only a name.
+    assert!(find(b"ref;no,total\n").starts_with("the header has no referenceNo"));
+}
+
+/// A no-break space (or any Unicode whitespace) at either end of a cell is
+/// trimmed as a space is: `INV-7` and U+00A0 was looked up as is, and
+/// `missing`.
+#[test]
+fn cells_are_trimmed_of_unicode_whitespace() {
+    let rows = rows(
+        "referenceNo,amount,currency,status\n\u{a0}INV-7\u{a0},\u{2007}10.50\u{a0},MYR\u{a0},\u{3000}successful\n",
+    );
+    let Verdict::LookUp(valid) = &rows[0].verdict else {
+        panic!("{:?}", rows[0]);
+    };
+    assert_eq!(valid.reference, "INV-7");
+    assert_eq!(valid.amount.get(), 1050);
+    assert_eq!(valid.status, Some(TransactionStatus::Successful));
+    assert_eq!(rows[0].cells.reference.as_deref(), Some("INV-7"));
 }
 
 #[test]
