@@ -68,8 +68,11 @@
 //! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
 //! ```
 //!
-//! Requests are checked before anything is sent, and money never passes
-//! through a float:
+//! Requests are checked before anything is sent, for what the interface
+//! document states (required fields, amount, ISO codes) and what the client
+//! needs (a reference it can put in a URL); lengths, product codes and
+//! other limits are the service's to decide. Money never passes through a
+//! float:
 //!
 //! ```
 //! use payments_client::{money, Currency, InitiateRequest, MinorAmount, Uuid};
@@ -84,11 +87,10 @@
 //!     .build()?;
 //! assert_eq!(req.effective_currency(), Currency::MYR);
 //!
-//! let bad = InitiateRequest::builder(merchant, " ", amount, "top up", "").build().unwrap_err();
+//! let bad = InitiateRequest::builder(merchant, "", amount, "Topup", "").build().unwrap_err();
 //! assert_eq!(
 //!     bad.to_string(),
-//!     "invalid request: referenceNo must not start or end with whitespace; \
-//!      productCode must be 1-32 characters of A-Z, 0-9, _ and -; storeId must not be empty"
+//!     "invalid request: referenceNo must not be empty; storeId must not be empty"
 //! );
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -14,8 +14,10 @@ pub use crate::model::currency::Currency;
 pub use crate::model::money_error::MoneyError;
 pub use crate::model::wire::parse_decimal;
 
-/// The largest amount the service accepts, 2^53 − 1 minor units, so that
-/// JavaScript peers keep it exact.
+/// The largest amount the client sends, 2^53 − 1 minor units: the largest
+/// integer every JSON peer keeps exact (RFC 8259 section 6), so that a
+/// service that reads numbers as doubles (JavaScript's do) never charges a
+/// rounded amount. The mock takes no more either.
 // CONTRACT section 1.
 pub const MAX_AMOUNT: u64 = 9_007_199_254_740_991;
 

@@ -47,7 +47,7 @@ async fn every_error_class_displays_lower_case_without_a_period() {
         .await;
     let c = client_with_key(&server.uri(), KEY);
     let mut errors = Vec::new();
-    for id in ["api", "html", "null", "decode", " "] {
+    for id in ["api", "html", "null", "decode", ""] {
         errors.push(c.status(id).await.unwrap_err());
     }
     errors.push(

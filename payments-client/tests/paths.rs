@@ -86,10 +86,34 @@ async fn merchant_id_is_sent_as_a_query_parameter() {
 #[tokio::test]
 async fn an_empty_id_is_rejected_before_sending() {
     let server = MockServer::start().await;
-    let err = client(&server).status("  ").await.unwrap_err();
-    assert!(matches!(err, payments_client::Error::InvalidInput(_)));
-    assert_eq!(err.outcome(), payments_client::Outcome::NotCarriedOut);
+    let c = client(&server);
+    for err in [
+        c.status("").await.unwrap_err(),
+        c.status_by_reference("", None).await.unwrap_err(),
+    ] {
+        assert!(matches!(err, payments_client::Error::InvalidInput(_)));
+        assert_eq!(err.outcome(), payments_client::Outcome::NotCarriedOut);
+    }
     assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+/// A blank id or reference is not empty: it is sent, and the service
+/// decides (the mock answers INVALID_TRANSACTION_ID / INVALID_REFERENCE_NO;
+/// the document refuses only "missing or empty"). A reference initiate
+/// sent can always be read back by it.
+#[tokio::test]
+async fn a_blank_id_or_reference_is_sent() {
+    let server = ok_server().await;
+    let c = client(&server);
+    c.status("  ").await.unwrap();
+    c.status_by_reference(" ", None).await.unwrap();
+    assert_eq!(
+        raw_paths(&server).await,
+        [
+            "/api/payments/%20%20/status",
+            "/api/payments/reference/%20/status"
+        ]
+    );
 }
 
 #[tokio::test]

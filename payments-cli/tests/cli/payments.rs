@@ -123,18 +123,20 @@ async fn a_duplicate_reference_is_a_rejection() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rule_the_client_checks_is_a_usage_error_before_sending() {
+    // Rules the interface document states (an ISO 3166-1 code, a URL); a
+    // product code's form is the service's to judge (initiate_limits.rs).
     let server = MockServer::start().await;
     let sandbox = Sandbox::new();
-    let mut cmd = initiate_cmd(&sandbox, &server.base_url(), "BAD", "not a product!");
-    cmd.args(["--country", "Malaysia"]);
+    let mut cmd = initiate_cmd(&sandbox, &server.base_url(), "BAD", "TOPUP");
+    cmd.args(["--country", "Malaysia", "--return-url", "/back"]);
     let assert = run(cmd).await.code(2);
     let err = stderr(&assert);
     assert!(
-        err.contains("--product 'not a product!': must be")
-            && err.contains("--country 'Malaysia': must be"),
+        err.contains("--country 'Malaysia': must be")
+            && err.contains("--return-url '/back': must be"),
         "the flags are named: {err}"
     );
-    assert!(!err.contains("productCode"), "not the JSON field: {err}");
+    assert!(!err.contains("countryCode"), "not the JSON field: {err}");
     assert!(server.transactions().await.is_empty());
 }
 

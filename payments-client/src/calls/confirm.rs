@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::calls::{Call, ExtraProperties, Method, check_len, check_reference_no};
+use crate::calls::{Call, ExtraProperties, Method, check_path_value, check_required};
 use crate::error::{Error, ValidationErrors};
 use crate::model::ids::TransactionId;
 
@@ -116,7 +116,7 @@ impl fmt::Debug for Code {
 }
 
 impl ConfirmRequestBuilder {
-    /// OTP or other verification code, 1–32 characters.
+    /// OTP or other verification code (the mock takes 1–32 characters).
     pub fn confirmation_code(mut self, v: impl Into<String>) -> Self {
         self.confirmation_code = Some(Code(v.into()));
         self
@@ -158,22 +158,21 @@ impl ConfirmRequestBuilder {
         self
     }
 
-    /// Checks the service's field rules and reports every broken rule at
-    /// once.
-    // CONTRACT section 1.
+    /// Checks, before anything is sent, only what the interface document
+    /// states and what the client needs, and reports every problem at
+    /// once: `transactionId` and `referenceNo` (required) are not empty,
+    /// `transactionId` is not `.` or `..` (the read-back after an
+    /// ambiguous attempt puts it in a URL path), and `extraProperties` is
+    /// a JSON object. The confirmation code's length and form are the
+    /// service's to decide (the mock takes 1–32 characters).
     ///
     /// # Errors
     ///
     /// [`Error::InvalidInput`] listing each problem.
     pub fn build(self) -> Result<ConfirmRequest, Error> {
         let mut errors = ValidationErrors::default();
-        if self.transaction_id.as_str().trim().is_empty() {
-            errors.push("transactionId", "transactionId must not be empty");
-        }
-        check_reference_no(&mut errors, &self.reference_no);
-        if let Some(c) = &self.confirmation_code {
-            check_len(&mut errors, "confirmationCode", &c.0, 1, 32);
-        }
+        check_path_value(&mut errors, "transactionId", self.transaction_id.as_str());
+        check_required(&mut errors, "referenceNo", &self.reference_no);
         let extra = self.extra_properties.check(&mut errors);
         errors.into_result()?;
         Ok(ConfirmRequest {

@@ -3,9 +3,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::calls::{
-    Call, ExtraProperties, Method, check_len, check_not_dot_segment, check_reference_no,
-};
+use crate::calls::{Call, ExtraProperties, Method, check_path_value, check_required};
 use crate::error::{Error, ValidationErrors};
 use crate::model::currency::Currency;
 use crate::money::{MAX_AMOUNT, MinorAmount};
@@ -184,7 +182,8 @@ pub struct InitiateRequestBuilder {
 }
 
 impl InitiateRequestBuilder {
-    /// Purpose of the payment, at most 255 characters.
+    /// Purpose of the payment (its length is the service's to limit; the
+    /// mock takes at most 255 characters).
     pub fn description(mut self, v: impl Into<String>) -> Self {
         self.description = Some(v.into());
         self
@@ -196,7 +195,8 @@ impl InitiateRequestBuilder {
         self
     }
 
-    /// Number of items, 1–1000.
+    /// Number of items (its range is the service's to decide; the mock
+    /// takes 1–1000, within the product's limit).
     pub fn quantity(mut self, v: u32) -> Self {
         self.quantity = Some(v);
         self
@@ -208,19 +208,21 @@ impl InitiateRequestBuilder {
         self
     }
 
-    /// Terminal or device, 1–64 characters.
+    /// Terminal or device (the mock takes 1–64 characters).
     pub fn device_id(mut self, v: impl Into<String>) -> Self {
         self.device_id = Some(v.into());
         self
     }
 
-    /// Payer account, 1–128 characters; some products require it.
+    /// Payer account; some products require it (the mock takes 1–128
+    /// characters).
     pub fn payer_id(mut self, v: impl Into<String>) -> Self {
         self.payer_id = Some(v.into());
         self
     }
 
-    /// Absolute `http`/`https` URL for redirect flows.
+    /// Absolute URL the payer is sent back to in redirect flows (the mock
+    /// takes `http` and `https` URLs of at most 2048 characters).
     pub fn return_url(mut self, v: impl Into<String>) -> Self {
         self.return_url = Some(v.into());
         self
@@ -280,25 +282,62 @@ impl InitiateRequestBuilder {
         self
     }
 
-    /// Checks the service's field rules (lengths, formats, currency,
-    /// product code, amount limit) and reports every broken rule at once.
-    // CONTRACT section 1.
+    /// Checks, before anything is sent, only what the interface document
+    /// states and what the client needs, and reports every problem at
+    /// once:
+    ///
+    /// - `referenceNo`, `productCode` and `storeId` (required) are not
+    ///   empty; `referenceNo` is not `.` or `..`, since status by reference
+    ///   (and the read-back after an ambiguous attempt) puts it in a URL
+    ///   path;
+    /// - `amount` is at most [`MAX_AMOUNT`] (2^53 − 1);
+    /// - `currencyCode` is an ISO 4217 code with a minor unit;
+    /// - `countryCode` is an ISO 3166-1 alpha-2 code (upper case);
+    /// - `returnUrl` is an absolute URL;
+    /// - `extraProperties` is a JSON object.
+    ///
+    /// Everything else is the service's to decide, and it answers
+    /// `VALIDATION_ERROR` for what it does not take: the lengths of the
+    /// strings, the form and set of product codes (`Topup` is sent as it
+    /// is), the quantity's range, the return URL's scheme and length, the
+    /// size of `extraProperties`. The mock's limits (CONTRACT section 1)
+    /// are not applied here.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidInput`] listing each problem, in the order of the
     /// document's request table.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use payments_client::{InitiateRequest, MinorAmount, Uuid};
+    /// let req = InitiateRequest::builder(Uuid::nil(), "INV-1", MinorAmount::new(100)?, "Topup", "S1")
+    ///     .description("d".repeat(300))
+    ///     .build()?;
+    /// assert_eq!(req.product_code(), "Topup");
+    /// let bad = InitiateRequest::builder(Uuid::nil(), "..", MinorAmount::new(100)?, "Topup", "")
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(
+    ///     bad.to_string(),
+    ///     "invalid request: referenceNo must not be \".\" or \"..\" (it cannot be sent in a URL path); \
+    ///      storeId must not be empty"
+    /// );
+    /// # Ok::<(), payments_client::Error>(())
+    /// ```
     pub fn build(self) -> Result<InitiateRequest, Error> {
         let mut errors = ValidationErrors::default();
-        check_reference_no(&mut errors, &self.reference_no);
-        // Status by reference (and reconciliation) puts it in a URL path.
-        check_not_dot_segment(&mut errors, "referenceNo", &self.reference_no);
-        if let Some(d) = &self.description {
-            check_len(&mut errors, "description", d, 0, 255);
-        }
+        check_path_value(&mut errors, "referenceNo", &self.reference_no);
+        // The amount is > 0 by its type (MinorAmount). It must also be at
+        // most 2^53 - 1: the document types it as a JSON integer, and JSON
+        // numbers beyond that are not exact in every peer (RFC 8259
+        // section 6; a JavaScript or double-based service would round
+        // them), so a larger one could be charged as another amount.
         if self.amount.get() > MAX_AMOUNT {
             errors.push("amount", format!("amount must be at most {MAX_AMOUNT}"));
         }
+        // The document: "ISO 4217 code".
         if let Some(c) = &self.currency
             && !c.is_known()
         {
@@ -307,29 +346,16 @@ impl InitiateRequestBuilder {
             && c.exponent().is_none()
         {
             // Without a minor-unit exponent (XAU, XDR, ...) an amount in
-            // minor units has no meaning and cannot be reconciled.
+            // minor units has no meaning, and the client cannot convert the
+            // major-unit amounts of the answers back to compare them.
             errors.push(
                 "currencyCode",
                 format!("currencyCode {c} has no minor unit and cannot be used for payments"),
             );
         }
-        let pc = &self.product_code;
-        if pc.is_empty()
-            || pc.len() > 32
-            || !pc
-                .bytes()
-                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-        {
-            errors.push(
-                "productCode",
-                "productCode must be 1-32 characters of A-Z, 0-9, _ and -",
-            );
-        }
-        if let Some(q) = self.quantity
-            && !(1..=1000).contains(&q)
-        {
-            errors.push("quantity", "quantity must be between 1 and 1000");
-        }
+        check_required(&mut errors, "productCode", &self.product_code);
+        // The document: "ISO 3166-1 alpha-2 country code"; the standard's
+        // codes are upper case.
         if let Some(cc) = &self.country_code
             && !is_country_code(cc)
         {
@@ -338,23 +364,15 @@ impl InitiateRequestBuilder {
                 "countryCode must be an ISO 3166-1 alpha-2 code",
             );
         }
-        check_len(&mut errors, "storeId", &self.store_id, 1, 64);
-        if let Some(d) = &self.device_id {
-            check_len(&mut errors, "deviceId", d, 1, 64);
-        }
-        if let Some(p) = &self.payer_id {
-            check_len(&mut errors, "payerId", p, 1, 128);
-        }
-        if let Some(u) = &self.return_url {
-            let ok = u.chars().count() <= 2048
-                && url::Url::parse(u)
-                    .is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.has_host());
-            if !ok {
-                errors.push(
-                    "returnUrl",
-                    "returnUrl must be an absolute http or https URL of at most 2048 characters",
-                );
-            }
+        check_required(&mut errors, "storeId", &self.store_id);
+        // The document: a "URL to which the payer is redirected", which a
+        // relative reference cannot be (there is nothing to resolve it
+        // against). Its scheme (an app's own, say) and length are the
+        // service's to decide.
+        if let Some(u) = &self.return_url
+            && url::Url::parse(u).is_err()
+        {
+            errors.push("returnUrl", "returnUrl must be an absolute URL");
         }
         let extra = self.extra_properties.check(&mut errors);
         errors.into_result()?;

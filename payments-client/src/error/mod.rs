@@ -178,7 +178,10 @@ pub enum Error {
     #[error("{}{}", .0, outcome_suffix(.0.leaves_outcome_open()))]
     Api(Box<ApiError>),
 
-    /// The request broke the service's field rules; nothing was sent.
+    /// The request broke a rule checked before sending (what the interface
+    /// document states, or what the client needs; see
+    /// [`InitiateRequestBuilder::build`](crate::model::InitiateRequestBuilder::build));
+    /// nothing was sent.
     #[error("invalid request: {0}")]
     InvalidInput(ValidationErrors),
 

@@ -1,5 +1,6 @@
 //! [`ValidationErrors`]: the rules a request breaks, found before it is
-//! sent (CONTRACT section 1), each a [`FieldError`].
+//! sent (what the interface document states and what the client needs,
+//! not the mock's limits), each a [`FieldError`].
 
 use std::fmt;
 
@@ -12,7 +13,7 @@ pub struct FieldError {
     /// The JSON name of the field (`referenceNo`).
     pub field: &'static str,
     /// What is wrong, starting with the field name like the service's own
-    /// messages (`referenceNo must be at most 64 characters`).
+    /// messages (`referenceNo must not be empty`).
     pub message: String,
 }
 
