@@ -41,10 +41,10 @@ pub fn flag_for_field(field: &str) -> Option<&'static str> {
     })
 }
 
-/// The client's local validation, said with flags: `productCode must be
-/// 1-32 characters of A-Z, 0-9, _ and -` becomes `--product 'top up': must
-/// be 1-32 characters of A-Z, 0-9, _ and -`. `value_of` gives the text the
-/// user typed for a field, when there is one.
+/// The client's local validation, said with flags: `countryCode must be
+/// an ISO 3166-1 alpha-2 code` becomes `--country 'XX': must be an ISO
+/// 3166-1 alpha-2 code`. `value_of` gives the text the user typed for a
+/// field, when there is one.
 #[must_use]
 pub fn invalid_request<'a>(
     errors: &ValidationErrors,
@@ -71,27 +71,24 @@ pub fn invalid_request<'a>(
     lines.join("; ")
 }
 
-/// `--product topup`: product codes are 1-32 of `A-Z 0-9 _ -` (CONTRACT
-/// section 1), so a code that would be one in upper case gets that hint.
-/// `None` when the code has the right form.
+/// `--country my`: the interface document asks for an ISO 3166-1 alpha-2
+/// code, and the standard's codes are upper case (the client refuses `my`
+/// before sending), so two letters that are not gets that hint. `None`
+/// otherwise: the client's own check says what else is wrong.
+///
+/// Product codes get no such check: their form is the service's to decide
+/// (the mock's `A-Z 0-9 _ -` is its own).
 #[must_use]
-pub fn check_code(flag: &str, value: &str, what: &str, max: usize) -> Option<String> {
-    let is_code = |s: &str| {
-        (1..=max).contains(&s.len())
-            && s.bytes()
-                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-    };
-    if is_code(value) {
+pub fn check_country(value: &str) -> Option<String> {
+    let letters = value.len() == 2 && value.bytes().all(|b| b.is_ascii_alphabetic());
+    if !letters || value.bytes().all(|b| b.is_ascii_uppercase()) {
         return None;
     }
-    let upper = value.to_ascii_uppercase();
-    if is_code(&upper) {
-        return Some(format!(
-            "{flag} {}: {what} codes are upper case, e.g. {upper}",
-            quote(value)
-        ));
-    }
-    None
+    Some(format!(
+        "--country {}: country codes are upper case, e.g. {}",
+        quote(value),
+        value.to_ascii_uppercase()
+    ))
 }
 
 /// One line for a clap error about a value (a value parser said no, a
@@ -257,13 +254,18 @@ mod tests {
     }
 
     #[test]
-    fn lower_case_codes_say_upper_case() {
+    fn lower_case_countries_say_upper_case() {
         assert_eq!(
-            check_code("--product", "topup", "product", 32).as_deref(),
-            Some("--product 'topup': product codes are upper case, e.g. TOPUP")
+            check_country("my").as_deref(),
+            Some("--country 'my': country codes are upper case, e.g. MY")
         );
-        assert_eq!(check_code("--product", "TOPUP", "product", 32), None);
-        assert_eq!(check_code("--product", "top up", "product", 32), None);
+        assert_eq!(
+            check_country("My").as_deref(),
+            Some("--country 'My': country codes are upper case, e.g. MY")
+        );
+        for left_to_the_client in ["MY", "MYS", "m1", ""] {
+            assert_eq!(check_country(left_to_the_client), None);
+        }
     }
 
     #[test]

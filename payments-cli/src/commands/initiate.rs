@@ -15,19 +15,25 @@ use crate::{
 
 /// Validates the flags, initiates, prints the result.
 ///
+/// The product code, the store, the description and the other strings are
+/// sent as typed: their lengths and forms are the service's to judge (the
+/// mock's limits are its own), and its refusal exits as any other.
+///
 /// # Errors
 ///
-/// Usage errors (amount, currency, merchant, values the client refuses to
-/// send) and the call's failure.
+/// Usage errors (amount, currency, merchant, a reference with whitespace
+/// at an end, values the client refuses to send) and the call's failure.
 pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
-    if let Some(problem) = usage::check_code("--product", &args.product, "product", 32) {
-        return Err(CliError::Usage(problem));
+    // As status and confirm refuse such an argument: a space at an end is
+    // a slip of the command line, and `payments status --reference-no`
+    // could not look the transaction up by it afterwards.
+    if args.reference_no.trim() != args.reference_no {
+        return Err(CliError::Usage(format!(
+            "--reference-no {} must not start or end with whitespace",
+            usage::quote(&args.reference_no)
+        )));
     }
-    if let Some(problem) = args
-        .country
-        .as_deref()
-        .and_then(|country| usage::check_code("--country", country, "country", 2))
-    {
+    if let Some(problem) = args.country.as_deref().and_then(usage::check_country) {
         return Err(CliError::Usage(problem));
     }
     let currency_code = args.currency.to_ascii_uppercase();
@@ -140,11 +146,20 @@ async fn product_advice(ctx: &Context, product: &str) -> String {
         ));
     }
     match offered {
-        Some(codes) => format!(
-            "--product {}: the service offers {}",
-            usage::quote(product),
-            codes.join(", ")
-        ),
+        Some(codes) => {
+            // `topup` where the service lists `TOPUP`: a hint, after the
+            // service's own refusal (a service may take either case).
+            let hint = codes
+                .iter()
+                .find(|code| code.as_str() != product && code.eq_ignore_ascii_case(product))
+                .map(|code| format!("; did you mean {code}?"))
+                .unwrap_or_default();
+            format!(
+                "--product {}: the service offers {}{hint}",
+                usage::quote(product),
+                codes.join(", ")
+            )
+        }
         None => format!(
             "--product {}: the service does not publish its products; ask your payment \
              provider which product codes your merchant may use",

@@ -23,6 +23,9 @@ mod help_docs;
 mod hints;
 /// Tables fitted to the terminal's width, and currencies beside amounts.
 mod layout;
+/// `initiate` leaves the mock's limits to the service: sent to one that
+/// takes them, refused by the mock itself.
+mod initiate_limits;
 /// Usage errors said with flags (issue 34): each message before and after.
 mod messages;
 /// Answers that leave the outcome open: exit 4 or reconciled, never 1;

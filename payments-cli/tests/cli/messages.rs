@@ -36,9 +36,18 @@ async fn each_message_names_the_flag_and_says_what_to_do() {
     let mut transcript = String::new();
 
     // Before: `error: invalid request: productCode must be 1-32 characters
-    // of A-Z, 0-9, _ and -`.
-    let assert = run(initiate(&sandbox, &base, "topup")).await.code(2);
-    section(&mut transcript, "--product topup", &assert);
+    // of A-Z, 0-9, _ and -`, then (exit 2, nothing sent) `--product 'topup':
+    // product codes are upper case, e.g. TOPUP`: the mock's rule, applied
+    // to every service. Now the service decides: the mock refuses it
+    // itself, and the CLI adds its products and the likely one.
+    let mut cmd = initiate(&sandbox, &base, "topup");
+    cmd.args(["-o", "table"]);
+    let assert = run(cmd).await.code(1);
+    section(
+        &mut transcript,
+        "--product topup (the mock's codes are upper case)",
+        &assert,
+    );
 
     // Before: `error: initiate failed: VALIDATION_ERROR (HTTP 400):
     // productCode NOPE is not offered (request id ...)`.
