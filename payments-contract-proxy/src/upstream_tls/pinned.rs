@@ -32,13 +32,15 @@ impl PinnedOrWebPki {
 }
 
 /// Whether rustls's error is WebPKI's `CaUsedAsEndEntity`, which rustls
-/// passes on as an `OtherError` holding WebPKI's error (whose text is its
-/// name).
+/// passes on as an `OtherError` holding WebPKI's own error.
 pub(crate) fn is_ca_used_as_end_entity(error: &Error) -> bool {
     matches!(
         error,
         Error::InvalidCertificate(CertificateError::Other(other))
-            if other.0.to_string() == "CaUsedAsEndEntity"
+            if matches!(
+                other.0.downcast_ref::<webpki::Error>(),
+                Some(webpki::Error::CaUsedAsEndEntity)
+            )
     )
 }
 
@@ -102,65 +104,15 @@ impl ServerCertVerifier for PinnedOrWebPki {
     }
 }
 
-/// One DER element of `input`: its tag, its contents, and what follows.
-fn element(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
-    let (&tag, rest) = input.split_first()?;
-    let (&first, rest) = rest.split_first()?;
-    let (length, rest) = if first < 0x80 {
-        (usize::from(first), rest)
-    } else {
-        let count = usize::from(first & 0x7f);
-        if count == 0 || count > 4 || rest.len() < count {
-            return None;
-        }
-        let (bytes, rest) = rest.split_at(count);
-        let length = bytes.iter().fold(0usize, |n, &b| (n << 8) | usize::from(b));
-        (length, rest)
-    };
-    (rest.len() >= length).then(|| (tag, &rest[..length], &rest[length..]))
-}
-
 /// A certificate's `notBefore` and `notAfter` (RFC 5280 section 4.1.2.5),
-/// in seconds since the Unix epoch.
+/// in seconds since the Unix epoch (x509-parser reads it).
 pub(crate) fn validity(der: &[u8]) -> Option<(u64, u64)> {
-    let (0x30, certificate, _) = element(der)? else {
-        return None;
-    };
-    let (0x30, tbs, _) = element(certificate)? else {
-        return None;
-    };
-    let mut rest = tbs;
-    // [0] version (optional), serialNumber, signature, issuer.
-    let (tag, _, after) = element(rest)?;
-    if tag == 0xa0 {
-        rest = after;
-    }
-    for _ in 0..3 {
-        rest = element(rest)?.2;
-    }
-    let (0x30, validity, _) = element(rest)? else {
-        return None;
-    };
-    let (from_tag, from, rest) = element(validity)?;
-    let (until_tag, until, _) = element(rest)?;
-    Some((time(from_tag, from)?, time(until_tag, until)?))
-}
-
-/// A UTCTime (tag 23, `YYMMDDHHMMSSZ`, 1950 to 2049) or GeneralizedTime
-/// (tag 24, `YYYYMMDDHHMMSSZ`), in seconds since the Unix epoch.
-fn time(tag: u8, bytes: &[u8]) -> Option<u64> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let full = match tag {
-        23 => {
-            let year: u32 = text.get(..2)?.parse().ok()?;
-            let century = if year >= 50 { "19" } else { "20" };
-            format!("{century}{text}")
-        }
-        24 => text.to_owned(),
-        _ => return None,
-    };
-    let at = chrono::NaiveDateTime::parse_from_str(&full, "%Y%m%d%H%M%SZ").ok()?;
-    u64::try_from(at.and_utc().timestamp()).ok()
+    let (_, certificate) = x509_parser::parse_x509_certificate(der).ok()?;
+    let validity = certificate.validity();
+    Some((
+        u64::try_from(validity.not_before.timestamp()).ok()?,
+        u64::try_from(validity.not_after.timestamp()).ok()?,
+    ))
 }
 
 #[cfg(test)]
