@@ -95,9 +95,10 @@ async fn a_bound_key_only_reaches_its_own_merchant() {
         .unwrap_err();
     assert_eq!(
         err.error_code(),
-        Some(&ErrorCode::TransactionNotFound),
-        "the key's merchant wins over the query"
+        Some(&ErrorCode::Forbidden),
+        "a query naming another merchant is refused, as an initiate naming one is"
     );
+    assert_eq!(err.http_status(), Some(403));
     let confirm = ConfirmRequest::builder(&their_tx.transaction_id, "BOUND-1")
         .build()
         .unwrap();

@@ -50,11 +50,9 @@ pub(crate) async fn handle(
 /// The answer to a refused initiate.
 fn refused(refusal: InitiateRefusal) -> ApiError {
     match refusal {
-        InitiateRefusal::OtherMerchant { bound, named } => ApiError::new(
-            StatusCode::FORBIDDEN,
-            ErrorCode::Forbidden,
-            format!("this API key may only act for merchant {bound}, not {named}"),
-        ),
+        InitiateRefusal::OtherMerchant { bound, named } => {
+            super::status::other_merchant(bound, named)
+        }
         InitiateRefusal::Duplicate(existing) => ApiError::new(
             StatusCode::BAD_REQUEST,
             ErrorCode::DuplicateReferenceNo,

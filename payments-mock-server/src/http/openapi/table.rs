@@ -153,7 +153,7 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
                     false,
                     pattern(
                         rules::UUID,
-                        "Whose reference (ext); an API key bound to a merchant scopes the look-up itself",
+                        "Whose reference (ext); an API key bound to a merchant scopes the look-up itself, and with such a key another merchant's id is 403 FORBIDDEN",
                     ),
                     "",
                 ),
@@ -165,6 +165,7 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
                     400,
                     vec![InvalidReferenceNo, AmbiguousReferenceNo, ValidationError],
                 ),
+                (403, vec![Forbidden]),
                 (404, vec![TransactionNotFound, NotFound]),
             ],
             links: no_links.clone(),
