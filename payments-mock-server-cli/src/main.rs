@@ -80,6 +80,9 @@ struct ServeArgs {
     #[arg(long, value_parser = humantime::parse_duration)]
     expiry: Option<Duration>,
     /// Turn authentication on with this key, optionally bound to a merchant.
+    /// Read up to its last '=', which must be followed by the merchant's
+    /// UUID or end the key: a key that ends with '=' (base64 padding) is
+    /// taken whole, bound to no merchant; `abc==UUID` binds `abc=`.
     #[arg(long = "api-key", value_name = "KEY[=MERCHANT_UUID]", value_parser = QuietParser::<ApiKey>::new("an API key"))]
     api_keys: Vec<ApiKey>,
     /// Put the admin side behind this key: the console (/_mock/ui/),

@@ -77,3 +77,6 @@ mod request_framing;
 // --otlp-endpoint: server spans decoded by a real OTLP receiver, through the
 // proxy too, the binary's flush at SIGTERM, a collector that is down (issue 44).
 mod otlp;
+// The reviewers' edges: early answers' connections, keys with '=', the
+// sandbox limit told to a merchant, keys in a query string.
+mod edges;

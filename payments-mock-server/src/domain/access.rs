@@ -73,16 +73,24 @@ impl fmt::Debug for ApiKey {
 impl FromStr for ApiKey {
     type Err = String;
 
-    /// `KEY` or `KEY=MERCHANT_UUID`.
+    /// `KEY` or `KEY=MERCHANT_UUID`, split at the last `=`: a key may
+    /// contain `=` itself. What follows the last `=` is the merchant's UUID,
+    /// or nothing: then the `=` ends the key (base64 padding, `c2VjcmV0=`)
+    /// and the whole text is a key bound to no merchant. So `abc==UUID` is
+    /// the key `abc=` bound to that merchant.
     ///
     /// The error never repeats any part of `s`: what follows `=` may be the
     /// rest of a key that itself contains `=`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let (key, merchant) = match s.split_once('=') {
+        let (key, merchant) = match s.rsplit_once('=') {
+            Some((_, "")) => (s, None),
             Some((key, m)) => (
                 key,
                 Some(Uuid::parse_str(m).map_err(|_| {
-                    "the merchant after '=' is not a UUID (value not shown: it may hold a secret)"
+                    "what follows the last '=' is not a UUID (value not shown: \
+                     it may hold a secret): a key is read up to its last '=', which must be \
+                     followed by the merchant's UUID (KEY=MERCHANT_UUID) or end the key (as \
+                     base64 padding does)"
                         .to_owned()
                 })?),
             ),
@@ -156,6 +164,49 @@ impl Auth {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--api-key` splits at the last `=`: a key may hold `=` (base64
+    /// padding), and `KEY=UUID` still binds it.
+    #[test]
+    fn a_key_may_contain_equals_signs() {
+        let merchant = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
+        let id = Uuid::parse_str(merchant).expect("a UUID");
+        let parsed = |text: &str| text.parse::<ApiKey>().expect(text);
+        let unbound = parsed("c2VjcmV0=");
+        assert_eq!(
+            (unbound.key.as_str(), unbound.merchant()),
+            ("c2VjcmV0=", None)
+        );
+        let padded = parsed("c2VjcmV0Cg==");
+        assert_eq!(
+            (padded.key.as_str(), padded.merchant()),
+            ("c2VjcmV0Cg==", None)
+        );
+        let bound = parsed(&format!("abc=={merchant}"));
+        assert_eq!((bound.key.as_str(), bound.merchant()), ("abc=", Some(id)));
+        let bound = parsed(&format!("a=b={merchant}"));
+        assert_eq!((bound.key.as_str(), bound.merchant()), ("a=b", Some(id)));
+        let plain = parsed(&format!("sk_a={merchant}"));
+        assert_eq!((plain.key.as_str(), plain.merchant()), ("sk_a", Some(id)));
+        let plain = parsed("sk_a");
+        assert_eq!((plain.key.as_str(), plain.merchant()), ("sk_a", None));
+        // What follows the last `=` is neither a UUID nor nothing: the
+        // rule, and nothing of the text.
+        for bad in [
+            "sk_secretpart=nope",
+            "sk_secretpart=b=nope",
+            &format!("{merchant}=nope"),
+        ] {
+            let error = bad.parse::<ApiKey>().expect_err(bad);
+            assert!(error.contains("last '='"), "{error}");
+            assert!(error.contains("KEY=MERCHANT_UUID"), "{error}");
+            for shown in ["secretpart", "nope", merchant] {
+                assert!(!error.contains(shown), "{error} shows {shown}");
+            }
+        }
+        // No key before the merchant: refused as an empty key.
+        assert!(format!("={merchant}").parse::<ApiKey>().is_err());
+    }
 
     #[test]
     fn the_key_presented_names_the_caller() {
