@@ -4,3 +4,5 @@
 
 // `--api-key` splits at the last '=': base64 keys, `abc==UUID`.
 mod keys;
+// Every answer that leaves a request's body unread says it closes.
+mod early_close;

@@ -25,6 +25,7 @@ use crate::http::answers::panic_response;
 /// answered: half the shortest time to live (1 s).
 const LONG_REQUEST: std::time::Duration = std::time::Duration::from_millis(500);
 use crate::http::extract::BODY_LIMIT;
+use crate::http::guard::unread;
 use crate::http::handlers::{admin, faults, sandboxes};
 use crate::http::middleware::{Others, respond};
 use crate::state::AppState;
@@ -97,9 +98,12 @@ impl MockService {
         }
     }
 
+    /// Outside `/api/` (whose guard tells it itself), an answer made with
+    /// the request's body unread says `Connection: close`
+    /// ([`unread::watch`]).
     fn answer<B>(&self, req: Request<B>) -> BoxFuture<'static, Result<Response, Infallible>>
     where
-        B: HttpBody<Data = Bytes> + Send + 'static,
+        B: HttpBody<Data = Bytes> + Send + Unpin + 'static,
         B::Error: Into<axum::BoxError>,
     {
         let this = self.clone();
@@ -130,7 +134,9 @@ impl MockService {
                 if let (Some(sandbox), Some(id)) = (into_sandbox(found, &mut req), id) {
                     state.renew_sandbox(id);
                     let started = tokio::time::Instant::now();
-                    let response = respond(&sandbox, others, this.abort.as_ref(), req).await;
+                    let (req, unread) = unread::watch(req);
+                    let response =
+                        unread.settle(respond(&sandbox, others, this.abort.as_ref(), req).await);
                     // A request long enough to outlast the shortest time to
                     // live renews its sandbox as it is answered (it was kept
                     // while served: `Lifetime::in_use`).
@@ -139,9 +145,11 @@ impl MockService {
                     }
                     return Ok(response);
                 }
-                return Ok(respond(state, others, this.abort.as_ref(), req).await);
+                let (req, unread) = unread::watch(req);
+                return Ok(unread.settle(respond(state, others, this.abort.as_ref(), req).await));
             }
-            Ok(respond(state, others, this.abort.as_ref(), req).await)
+            let (req, unread) = unread::watch(req);
+            Ok(unread.settle(respond(state, others, this.abort.as_ref(), req).await))
         })
     }
 }

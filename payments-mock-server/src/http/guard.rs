@@ -28,6 +28,7 @@ use payments_serve::{ApiError, ErrorCodeTag};
 
 mod answer_other;
 mod draw;
+pub(crate) mod unread;
 
 /// The header that injects faults per request.
 pub const FAULT_HEADER: &str = "x-mock-fault";
