@@ -6,3 +6,5 @@
 mod keys;
 // Every answer that leaves a request's body unread says it closes.
 mod early_close;
+// A merchant at --max-sandboxes is not told others' count.
+mod sandbox_limit;

@@ -168,7 +168,7 @@ pub async fn add(
                 SandboxRefusal::TooMany { max, live } => ApiError::new(
                     StatusCode::TOO_MANY_REQUESTS,
                     ErrorCode::TooManySandboxes,
-                    too_many(max, live),
+                    too_many(max, live, owner.is_some()),
                 ),
             })?;
     let mut response = success(view(&state, &info, None), Some("sandbox created"));
@@ -177,8 +177,16 @@ pub async fn add(
 }
 
 /// The 429's message: the limit, and how many live when this process
-/// knows (more than the limit after a restart with a lower one).
-fn too_many(max: usize, live: Option<usize>) -> String {
+/// knows (more than the limit after a restart with a lower one). To a
+/// merchant's key (`merchant`), only that the server's limit is reached:
+/// the limit is shared by every merchant, and neither it nor the count
+/// tells of sandboxes the merchant cannot see.
+fn too_many(max: usize, live: Option<usize>, merchant: bool) -> String {
+    if merchant {
+        return "the server's limit of live sandboxes (--max-sandboxes, shared by every \
+                merchant) is reached: remove one of yours, or wait for one to expire"
+            .to_owned();
+    }
     let live = match live {
         Some(live) => format!("{live} sandboxes live already, the limit is {max}"),
         None => format!("the limit of {max} live sandboxes is reached"),
