@@ -8,3 +8,5 @@ mod keys;
 mod early_close;
 // A merchant at --max-sandboxes is not told others' count.
 mod sandbox_limit;
+// A key in a query string is redacted in the journal.
+mod journal_query;
