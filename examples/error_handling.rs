@@ -82,11 +82,14 @@ async fn main() -> anyhow::Result<()> {
     let amount = MinorAmount::new(1050)?;
     println!("Error handling against {base_url}\n");
 
-    println!("1. Build a request with four mistakes");
-    let err = InitiateRequest::builder(merchant, " ORDER-1 ", amount, "top up", "")
-        .return_url("ftp://shop.example/done")
+    // The client checks what the interface document states and what it
+    // needs itself (a reference it can put in a URL path); lengths and
+    // forms of strings are the service's to judge (step 2).
+    println!("1. Build a request with three mistakes");
+    let err = InitiateRequest::builder(merchant, "", amount, "TOPUP", "")
+        .return_url("/done")
         .build()
-        .expect_err("the request breaks four rules");
+        .expect_err("the request breaks three rules");
     if let Error::InvalidInput(problems) = &err {
         for problem in problems.errors() {
             println!("   - {}: {}", problem.field, problem.message);

@@ -66,11 +66,11 @@ pub fn table_width(columns: Option<&str>, terminal: Option<usize>) -> usize {
         .unwrap_or(80)
 }
 
-/// A decimal amount from the service with the currency the CLI was told
-/// (`--currency`, the ledger), e.g. `49.90 MYR`; `None` when the amount is
-/// written with another number of decimal places than that currency has
-/// (the service writes exactly the currency's, CONTRACT section 1), which
-/// says the currency is not that one.
+/// A decimal amount with the currency the CLI was told (`--currency`, the
+/// ledger), e.g. `49.90 MYR`; `None` unless the amount is written with
+/// exactly that currency's decimal places. A service may write fewer
+/// (`150.5` for `150.50`): callers go through `commands::amount_in`, which
+/// decides whether the amount fits the currency and rescales it first.
 #[must_use]
 pub fn amount_in(amount: &Decimal, currency: &Currency) -> Option<String> {
     let exponent = currency.exponent()?;
