@@ -140,10 +140,13 @@ async fn a_bound_key_sees_only_its_merchants_transactions() {
     );
     assert!(!reply.message().contains("SEEN"));
 
-    // The key's merchant beats the query.
+    // A query naming another merchant than the key's is refused, as an
+    // initiate naming one is (whether or not that merchant has the
+    // reference: nothing leaks).
     let path = format!("/api/payments/reference/SEEN/status?merchantId={MERCHANT}");
     let reply = call(&router, Some("Bearer sk_theirs"), "GET", &path, None).await;
-    assert_eq!(reply.status, 404);
+    assert_eq!((reply.status.as_u16(), reply.code()), (403, "FORBIDDEN"));
+    assert!(!reply.message().contains("SEEN"));
 
     let body = json!({ "transactionId": id, "referenceNo": "SEEN" });
     let reply = call(

@@ -225,6 +225,15 @@ async fn a_key_bound_to_merchant_a_cannot_create_read_or_confirm_for_merchant_b(
         if reply.status == 200 {
             // Only A's own B-ONLY may answer.
             assert_ne!(reply.data()["transactionId"], their_id.as_str(), "{path}");
+        } else if path.to_lowercase().contains(&OTHER_MERCHANT.to_lowercase()) {
+            // Naming another merchant with A's key is refused whatever
+            // that merchant holds: the same answer for B-ONLY as for any
+            // reference.
+            assert_eq!(
+                (reply.status.as_u16(), reply.code()),
+                (403, "FORBIDDEN"),
+                "{path}"
+            );
         } else {
             assert_eq!(
                 (reply.status.as_u16(), reply.code()),
@@ -234,13 +243,19 @@ async fn a_key_bound_to_merchant_a_cannot_create_read_or_confirm_for_merchant_b(
         }
         answers.push(reply);
     }
-    // A reference both hold: A's, never ambiguous, whatever the query says.
-    for query in ["", &format!("?merchantId={OTHER_MERCHANT}")] {
-        let path = format!("/api/payments/reference/SHARED/status{query}");
-        let reply = call(&router, Some(&a), "GET", &path, None).await;
-        assert_eq!(reply.status, 200, "{path}");
-        assert_eq!(reply.data()["transactionId"], my_shared.as_str(), "{path}");
-    }
+    // A reference both hold: A's, never ambiguous; a query naming B is
+    // refused rather than answered with A's.
+    let path = "/api/payments/reference/SHARED/status";
+    let reply = call(&router, Some(&a), "GET", path, None).await;
+    assert_eq!(reply.status, 200, "{path}");
+    assert_eq!(reply.data()["transactionId"], my_shared.as_str(), "{path}");
+    let path = format!("/api/payments/reference/SHARED/status?merchantId={OTHER_MERCHANT}");
+    let reply = call(&router, Some(&a), "GET", &path, None).await;
+    assert_eq!(
+        (reply.status.as_u16(), reply.code()),
+        (403, "FORBIDDEN"),
+        "{path}"
+    );
     // An empty merchantId is not a UUID, bound key or not (CONTRACT section 5).
     for query in ["?merchantId=", "?merchantId=x"] {
         let path = format!("/api/payments/reference/SHARED/status{query}");
