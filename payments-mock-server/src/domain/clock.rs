@@ -48,6 +48,17 @@ impl Clock {
             });
     }
 
+    /// Moves the clock forward by `by` if it has room for all of it, in
+    /// one atomic step (of racing advances that only one fits, one moves
+    /// it); otherwise moves nothing. The new offset, or [`NoRoom`] with
+    /// the offset it met.
+    pub fn try_advance(&self, by: Duration) -> Result<i64, NoRoom> {
+        self.offset_nanos
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |old| advanced(old, by))
+            .map(|old| advanced(old, by).unwrap_or(i64::MAX))
+            .map_err(|offset_nanos| NoRoom { offset_nanos })
+    }
+
     /// Back to real time.
     pub fn reset(&self) {
         self.offset_nanos.store(0, Ordering::SeqCst);
@@ -185,28 +196,50 @@ pub fn advance_seconds(body: &Map<String, Value>) -> Result<Duration, Invalid> {
     Ok(Duration::from_nanos(nanos))
 }
 
-/// Whether a clock `offset_nanos` ahead of real time may move `by` more:
-/// its offset ends at about 292 years, where it would stop moving while an
-/// advance still answered "clock advanced".
-pub fn room_for(offset_nanos: i64, by: Duration) -> Result<(), Invalid> {
-    let after = i128::from(offset_nanos) + i128::try_from(by.as_nanos()).unwrap_or(i128::MAX);
-    if after > i128::from(i64::MAX) {
-        // What is left, to the millisecond below it: an advance may be a
-        // fraction (with 0.85 s left, "at most 0" refused 0.5, which
-        // passes).
-        let left = i64::MAX - offset_nanos.max(0);
-        let (whole, millis) = (left / 1_000_000_000, left % 1_000_000_000 / 1_000_000);
-        let left = if millis == 0 {
+/// The offset after moving `by` from `offset_nanos`, or `None` past the
+/// clock's end (`i64::MAX` nanoseconds, about 292 years), where it would
+/// stop moving while an advance still answered "clock advanced".
+pub fn advanced(offset_nanos: i64, by: Duration) -> Option<i64> {
+    i64::try_from(by.as_nanos())
+        .ok()
+        .and_then(|add| offset_nanos.checked_add(add))
+}
+
+/// An advance refused because the clock has no room for it: it was
+/// `offset_nanos` ahead of real time, and nothing moved. As a refusal to
+/// the caller, [`Invalid`] says how much room is left, exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoRoom {
+    /// The offset the refused advance met, in nanoseconds.
+    pub offset_nanos: i64,
+}
+
+impl From<NoRoom> for Invalid {
+    fn from(refused: NoRoom) -> Self {
+        // Exactly what is left, to the nanosecond (an advance is read to
+        // the nanosecond): any advance up to this is accepted.
+        let left = i64::MAX - refused.offset_nanos.max(0);
+        let (whole, nanos) = (left / 1_000_000_000, left % 1_000_000_000);
+        let left = if nanos == 0 {
             whole.to_string()
         } else {
-            format!("{whole}.{millis:03}")
+            let frac = format!("{nanos:09}");
+            format!("{whole}.{}", frac.trim_end_matches('0'))
         };
-        return Err(Invalid::rules(format!(
+        Invalid::rules(format!(
             "seconds must be at most {left}: the virtual clock goes at most about 292 years \
              ahead of real time; reset it to start again"
-        )));
+        ))
     }
-    Ok(())
+}
+
+/// Whether a clock `offset_nanos` ahead of real time may move `by` more
+/// (see [`advanced`]); a refusal says how much room is left.
+pub fn room_for(offset_nanos: i64, by: Duration) -> Result<(), Invalid> {
+    match advanced(offset_nanos, by) {
+        Some(_) => Ok(()),
+        None => Err(NoRoom { offset_nanos }.into()),
+    }
 }
 
 #[cfg(test)]
@@ -233,8 +266,77 @@ mod tests {
         // With 0.85 s left, the message says so (it said "at most 0").
         let near = i64::MAX - 850_000_000;
         let err = room_for(near, Duration::from_secs(1)).expect_err("past the end");
-        assert!(format!("{err:?}").contains("at most 0.850:"), "{err:?}");
+        assert!(format!("{err:?}").contains("at most 0.85:"), "{err:?}");
         assert!(room_for(near, Duration::from_millis(850)).is_ok());
+    }
+
+    /// With less than a millisecond left, the refusal says the room to the
+    /// nanosecond (it said "at most 0", then took 0.0000001), and exactly
+    /// that much is accepted, a nanosecond more is not.
+    #[test]
+    fn the_room_left_is_said_exactly() {
+        let near = i64::MAX - 999_999;
+        let err = room_for(near, Duration::from_millis(1)).expect_err("past the end");
+        assert!(
+            format!("{err:?}").contains("seconds must be at most 0.000999999:"),
+            "{err:?}"
+        );
+        assert!(room_for(near, Duration::from_nanos(100)).is_ok());
+        assert!(room_for(near, Duration::from_nanos(999_999)).is_ok());
+        assert!(room_for(near, Duration::from_nanos(1_000_000)).is_err());
+        let err = room_for(i64::MAX, Duration::from_nanos(1)).expect_err("at the end");
+        assert!(format!("{err:?}").contains("at most 0:"), "{err:?}");
+        let err = room_for(1, Duration::from_nanos(i64::MAX as u64)).expect_err("past the end");
+        assert!(
+            format!("{err:?}").contains("at most 9223372036.854775806:"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn try_advance_moves_all_or_nothing() {
+        let clock = Clock::new();
+        clock.set_offset_nanos(i64::MAX - 10);
+        assert_eq!(
+            clock.try_advance(Duration::from_nanos(11)),
+            Err(NoRoom {
+                offset_nanos: i64::MAX - 10
+            })
+        );
+        assert_eq!(clock.offset_nanos(), i64::MAX - 10, "moved nothing");
+        assert_eq!(clock.try_advance(Duration::from_nanos(10)), Ok(i64::MAX));
+        clock.reset();
+        assert!(clock.try_advance(Duration::from_secs(u64::MAX)).is_err());
+        assert_eq!(clock.offset_nanos(), 0);
+    }
+
+    /// Of many threads racing advances that only one fits, exactly one
+    /// moves the clock; the others are refused and move nothing.
+    #[test]
+    fn racing_advances_only_one_of_which_fits_move_the_clock_once() {
+        let clock = std::sync::Arc::new(Clock::new());
+        let by = Duration::from_secs(3_000_000_000);
+        clock.set_offset_nanos(i64::try_from((by * 2).as_nanos()).expect("fits"));
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (clock, barrier) = (clock.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    clock.try_advance(by).is_ok()
+                })
+            })
+            .collect();
+        let moved = threads
+            .into_iter()
+            .map(|t| t.join().expect("no panic"))
+            .filter(|&moved| moved)
+            .count();
+        assert_eq!(moved, 1);
+        assert_eq!(
+            clock.offset_nanos(),
+            i64::try_from((by * 3).as_nanos()).expect("fits")
+        );
     }
 
     proptest! {

@@ -17,6 +17,7 @@ use super::{
     PaymentPageKey, Settings, Store, StoreError, StoreSpec, Transition,
 };
 use crate::domain::catalog::InitialState;
+use crate::domain::clock::NoRoom;
 use crate::domain::journal::{Capture, JournalEntry};
 use crate::domain::transaction::Record;
 use crate::error::Error;
@@ -91,6 +92,21 @@ macro_rules! each {
 }
 
 impl AnyStore {
+    /// Moves the clock forward by `by` if it has room for all of it, the
+    /// check and the add one atomic step of the store; otherwise moves
+    /// nothing and says the offset it met ([`NoRoom`]). The clock
+    /// controls use it (the [`Store`] verb saturates instead).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`]: the store failed.
+    pub async fn advance_clock_within(
+        &self,
+        by: Duration,
+    ) -> Result<Result<ClockReading, NoRoom>, StoreError> {
+        awaited!(self, AdvanceClock, s => s.advance_clock_within(by))
+    }
+
     /// Opens the store `spec` names; `replica` names this process in the
     /// journal.
     ///

@@ -27,7 +27,7 @@ use super::{
     Page, PageQuery, PayerAction, PaymentPage, Settings, Store, StoreError, Transition,
 };
 use crate::domain::catalog::InitialState;
-use crate::domain::clock::Clock;
+use crate::domain::clock::{Clock, NoRoom};
 use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
 use crate::domain::port::{Decided, PayerRefusal, PaymentPageKey};
 use crate::domain::transaction::{ConfirmResult, Fields, Ids, RareFields, Record};
@@ -218,6 +218,23 @@ impl MemoryStore {
             now: self.clock.now(),
             offset_nanos: self.clock.offset_nanos(),
         }
+    }
+
+    /// Moves the clock forward by `by` if it has room for all of it, as
+    /// one atomic step; otherwise moves nothing ([`NoRoom`]).
+    /// (`async` and never a [`StoreError`], as the other stores'.)
+    ///
+    /// # Errors
+    ///
+    /// None: the memory store does not fail.
+    pub async fn advance_clock_within(
+        &self,
+        by: Duration,
+    ) -> Result<Result<ClockReading, NoRoom>, StoreError> {
+        Ok(self.clock.try_advance(by).map(|offset_nanos| ClockReading {
+            now: Clock::at_offset(offset_nanos),
+            offset_nanos,
+        }))
     }
 
     /// Confirms `id` if it is unconfirmed and, with `now`, unexpired then;

@@ -7,6 +7,10 @@
 
 mod backends;
 mod behaviour;
+// Racing clock advances that only one fits: one moves the clock.
+mod clock_room;
+// The same over HTTP, on a server over each store.
+mod clock_race_http;
 mod kept;
 /// Races between creates, confirms, resets and the clock.
 mod races;

@@ -61,6 +61,7 @@ use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
 use crate::domain::transaction::{Ids, Record, issued_id};
 use crate::error::Error;
 
+mod clock;
 mod inserts;
 mod journal;
 mod nul;
@@ -208,39 +209,7 @@ impl Store for PostgresStore {
     }
 
     async fn advance_clock(&self, by: Duration) -> Result<ClockReading, StoreError> {
-        let add = i64::try_from(by.as_nanos()).unwrap_or(i64::MAX);
-        bounded(async {
-            let client = self.client().await?;
-            // Saturating: the offset is never negative (advances are not,
-            // and a reset sets 0), so the headroom below cannot overflow.
-            let advanced = if self.is_root() {
-                client
-                    .query_opt(
-                        "UPDATE mock_clock SET offset_nanos = offset_nanos + \
-                         LEAST($1::bigint, 9223372036854775807 - offset_nanos) WHERE id = 1 RETURNING offset_nanos",
-                        &[&add],
-                    )
-                    .await
-            } else {
-                client
-                    .query_opt(
-                        "UPDATE mock_sandboxes SET offset_nanos = offset_nanos + \
-                         LEAST($1::bigint, 9223372036854775807 - offset_nanos) WHERE id = $2 RETURNING offset_nanos",
-                        &[&add, &self.view.sandbox],
-                    )
-                    .await
-            };
-            let offset: i64 = advanced
-                .map_err(|e| store_error(&e))?
-                .ok_or_else(sandbox_gone)?
-                .get(0);
-            self.view.offset_hint.store(offset, Ordering::Relaxed);
-            Ok(ClockReading {
-                now: Clock::at_offset(offset),
-                offset_nanos: offset,
-            })
-        })
-        .await
+        self.advance_saturating(by).await
     }
 
     async fn create(

@@ -61,7 +61,7 @@ use super::{
     PaymentPageKey, STORE_TIMEOUT, Settings, Store, StoreError, Transition,
 };
 use crate::domain::catalog::InitialState;
-use crate::domain::clock::Clock;
+use crate::domain::clock::{Clock, NoRoom};
 use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
 use crate::domain::transaction::{Ids, Record, issued_id};
 use crate::error::Error;
@@ -145,9 +145,12 @@ enum Job {
         now: DateTime<Utc>,
         reply: Reply<Result<Decided, PayerRefusal>>,
     },
+    /// Moves the clock by `by`: all of it or nothing when `within`
+    /// (the offset stays below its end), else saturating.
     Advance {
         by: Duration,
-        reply: Reply<ClockReading>,
+        within: bool,
+        reply: Reply<Result<ClockReading, NoRoom>>,
     },
     Reset {
         erase: bool,

@@ -4,6 +4,26 @@
 
 use super::*;
 
+impl SqliteStore {
+    /// Moves the clock forward by `by` if it has room for all of it, as
+    /// one step of the writer; otherwise moves nothing ([`NoRoom`]).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`]: the file could not keep the change.
+    pub async fn advance_clock_within(
+        &self,
+        by: Duration,
+    ) -> Result<Result<ClockReading, NoRoom>, StoreError> {
+        self.send(|reply| Job::Advance {
+            by,
+            within: true,
+            reply,
+        })
+        .await
+    }
+}
+
 impl Store for SqliteStore {
     async fn now(&self) -> Result<DateTime<Utc>, StoreError> {
         Ok(self.shared.clock.now())
@@ -17,7 +37,15 @@ impl Store for SqliteStore {
     }
 
     async fn advance_clock(&self, by: Duration) -> Result<ClockReading, StoreError> {
-        self.send(|reply| Job::Advance { by, reply }).await
+        let moved = self.send(|reply| Job::Advance {
+            by,
+            within: false,
+            reply,
+        });
+        // Saturating, it is never refused.
+        moved
+            .await?
+            .map_err(|_| StoreError::new("a saturating advance was refused"))
     }
 
     async fn create(

@@ -283,7 +283,7 @@ pub(super) enum Outcome {
     Created(Result<Record, InsertRefusal>),
     Confirmed(Transition),
     Decided(Result<Decided, PayerRefusal>),
-    Clock(ClockReading),
+    Clock(Result<ClockReading, NoRoom>),
     Seeded(Result<(), InsertRefusal>),
 }
 

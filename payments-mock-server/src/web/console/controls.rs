@@ -157,19 +157,17 @@ pub(crate) async fn advance(
         ),
         other => other,
     };
-    // As the JSON control: not past the clock's end.
+    // As the JSON control: not past the clock's end, checked and added
+    // in one step of the store.
     let advanced = match advanced {
-        Ok(by) => match state.store.clock().await {
-            Ok(now) => crate::domain::clock::room_for(now.offset_nanos, by).map(|()| by),
+        Ok(by) => match state.store.advance_clock_within(by).await {
+            Ok(moved) => moved.map_err(Invalid::from),
             Err(e) => return store_down(&state, viewer, &e, path),
         },
-        other => other,
+        Err(e) => Err(e),
     };
     match advanced {
-        Ok(by) => {
-            if let Err(e) = state.store.advance_clock(by).await {
-                return store_down(&state, viewer, &e, path);
-            }
+        Ok(_) => {
             let mut q = form_urlencoded::Serializer::new(String::new());
             q.append_pair("advanced", typed);
             see_other(

@@ -205,13 +205,19 @@ impl Writer<'_> {
                     })),
                 ))
             }
-            Job::Advance { by, .. } => {
+            Job::Advance { by, within, .. } => {
+                // The check and the add in the one writer: of racing
+                // advances only one of which fits, one moves the clock.
+                let was = view.writer_offset.load(Ordering::SeqCst);
+                let offset = match crate::domain::clock::advanced(was, *by) {
+                    Some(offset) => offset,
+                    None if *within => {
+                        let refused = NoRoom { offset_nanos: was };
+                        return Ok((Effect::None, Outcome::Clock(Err(refused))));
+                    }
+                    None => i64::MAX,
+                };
                 self.changing(view);
-                let add = i64::try_from(by.as_nanos()).unwrap_or(i64::MAX);
-                let offset = view
-                    .writer_offset
-                    .load(Ordering::SeqCst)
-                    .saturating_add(add);
                 match view.sandbox {
                     None => conn.execute(
                         "UPDATE mock_clock SET offset_nanos = ?1 WHERE id = 1",
@@ -226,10 +232,10 @@ impl Writer<'_> {
                 view.writer_offset.store(offset, Ordering::SeqCst);
                 Ok((
                     Effect::Clock(offset),
-                    Outcome::Clock(ClockReading {
+                    Outcome::Clock(Ok(ClockReading {
                         now: now_of(view),
                         offset_nanos: offset,
-                    }),
+                    })),
                 ))
             }
             Job::Reset { erase, .. } => {

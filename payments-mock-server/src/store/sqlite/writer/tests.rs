@@ -69,9 +69,16 @@ fn create(reference: &str) -> (Job, Created) {
     (job, answer)
 }
 
-fn advance(by: Duration) -> (Job, oneshot::Receiver<Result<ClockReading, StoreError>>) {
+type Advanced = Result<Result<ClockReading, NoRoom>, StoreError>;
+
+fn advance(by: Duration) -> (Job, oneshot::Receiver<Advanced>) {
     let (reply, answer) = oneshot::channel();
-    (Job::Advance { by, reply }, answer)
+    let job = Job::Advance {
+        by,
+        within: true,
+        reply,
+    };
+    (job, answer)
 }
 
 fn references(writer: &Tested<'_>) -> Vec<String> {
@@ -278,6 +285,7 @@ fn a_failing_job_fails_alone_and_the_clock_moves_once() {
     // back; the run that counts moves it once per job.
     let first = first_answer.try_recv().expect("answered").expect("ok");
     let second = second_answer.try_recv().expect("answered").expect("ok");
+    let (first, second) = (first.expect("room"), second.expect("room"));
     assert_eq!(first.offset_nanos, 60_000_000_000);
     assert_eq!(second.offset_nanos, 61_000_000_000);
     assert_eq!(writer.offset_nanos, 61_000_000_000);
@@ -393,6 +401,7 @@ fn a_sandbox_is_its_own_world_in_the_same_tables() {
             .try_recv()
             .expect("answered")
             .expect("ok")
+            .expect("room")
             .offset_nanos,
         3_600_000_000_000
     );

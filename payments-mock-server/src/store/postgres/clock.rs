@@ -1,0 +1,128 @@
+//! The shared clock's advances: saturating (the `Store` verb), or all of
+//! it or nothing (`POST /_mock/clock/advance`, the console, and
+//! `MockServer::advance_clock`), each one statement on the row every
+//! replica reads.
+
+use super::*;
+use crate::domain::clock::NoRoom;
+
+/// The clock's end: the offset is a `bigint` of nanoseconds.
+const END: &str = "9223372036854775807";
+
+impl PostgresStore {
+    /// Moves the shared clock forward by `by` (the offset saturates).
+    pub(super) async fn advance_saturating(
+        &self,
+        by: Duration,
+    ) -> Result<ClockReading, StoreError> {
+        let add = i64::try_from(by.as_nanos()).unwrap_or(i64::MAX);
+        bounded(async {
+            let client = self.client().await?;
+            // Saturating: the offset is never negative (advances are not,
+            // and a reset sets 0), so the headroom below cannot overflow.
+            let advanced = if self.is_root() {
+                client
+                    .query_opt(
+                        &format!(
+                            "UPDATE mock_clock SET offset_nanos = offset_nanos + \
+                             LEAST($1::bigint, {END} - offset_nanos) WHERE id = 1 RETURNING offset_nanos"
+                        ),
+                        &[&add],
+                    )
+                    .await
+            } else {
+                client
+                    .query_opt(
+                        &format!(
+                            "UPDATE mock_sandboxes SET offset_nanos = offset_nanos + \
+                             LEAST($1::bigint, {END} - offset_nanos) WHERE id = $2 RETURNING offset_nanos"
+                        ),
+                        &[&add, &self.view.sandbox],
+                    )
+                    .await
+            };
+            let offset: i64 = advanced
+                .map_err(|e| store_error(&e))?
+                .ok_or_else(sandbox_gone)?
+                .get(0);
+            Ok(self.read_at(offset))
+        })
+        .await
+    }
+
+    /// Moves the shared clock forward by `by` if it has room for all of
+    /// it; otherwise moves nothing ([`NoRoom`]). The check and the add are
+    /// one `UPDATE … WHERE offset_nanos <= end − by` under the row's lock:
+    /// of racing advances on any replicas that only one fits, one moves
+    /// the clock.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`]: the database failed, or the sandbox was removed.
+    pub async fn advance_clock_within(
+        &self,
+        by: Duration,
+    ) -> Result<Result<ClockReading, NoRoom>, StoreError> {
+        // Past `i64` nanoseconds no clock has room: nothing to update.
+        let add = i64::try_from(by.as_nanos()).ok();
+        bounded(async {
+            let client = self.client().await?;
+            // A refusal reads the offset after its `UPDATE` matched
+            // nothing; a reset between the two makes room again, and the
+            // advance is tried once more rather than refused with a room
+            // it no longer has. A few tries: resets are rare.
+            for _ in 0..4 {
+                if let Some(add) = add {
+                    let moved = if self.is_root() {
+                        client
+                            .query_opt(
+                                &format!(
+                                    "UPDATE mock_clock SET offset_nanos = offset_nanos + $1::bigint \
+                                     WHERE id = 1 AND offset_nanos <= {END} - $1::bigint \
+                                     RETURNING offset_nanos"
+                                ),
+                                &[&add],
+                            )
+                            .await
+                    } else {
+                        client
+                            .query_opt(
+                                &format!(
+                                    "UPDATE mock_sandboxes SET offset_nanos = offset_nanos + $1::bigint \
+                                     WHERE id = $2 AND offset_nanos <= {END} - $1::bigint \
+                                     RETURNING offset_nanos"
+                                ),
+                                &[&add, &self.view.sandbox],
+                            )
+                            .await
+                    }
+                    .map_err(|e| store_error(&e))?;
+                    if let Some(row) = moved {
+                        return Ok(Ok(self.read_at(row.get(0))));
+                    }
+                }
+                // Nothing moved: no room, or no sandbox (`offset` says
+                // which).
+                let offset = self.offset(&client).await?;
+                if crate::domain::clock::advanced(offset, by).is_none() {
+                    return Ok(Err(NoRoom {
+                        offset_nanos: offset,
+                    }));
+                }
+            }
+            Err(StoreError::new(
+                "the clock was reset under every try of an advance",
+            ))
+        })
+        .await
+    }
+
+    /// The reading of an offset this replica just wrote, kept as its hint.
+    fn read_at(&self, offset: i64) -> ClockReading {
+        self.view.offset_hint.store(offset, Ordering::Relaxed);
+        ClockReading {
+            now: Clock::at_offset(offset),
+            offset_nanos: offset,
+        }
+    }
+}
