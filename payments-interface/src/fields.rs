@@ -1,7 +1,10 @@
 //! The request and response field tables of the interface document
 //! (sections 2.2 to 2.6), in the document's order: names, what each
 //! holds, and whether it is required (a request field) or may be null
-//! (a `data` field). Lengths and formats are in [`crate::rules`].
+//! (a `data` field). Lengths and formats are in `rules`; timestamps are
+//! read by [`timestamp`].
+
+pub mod timestamp;
 
 /// What a field holds on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -16,7 +19,7 @@ pub enum Kind {
     /// A JSON decimal number (major units, e.g. `150.00`).
     Decimal,
     /// An ISO 8601 timestamp (the mock writes RFC 3339 UTC with
-    /// milliseconds).
+    /// milliseconds), read by [`timestamp`].
     Timestamp,
     /// A string holding JSON (`extraProperties`); a request may also send
     /// the JSON object itself.

@@ -6,7 +6,8 @@
 //! `arbitrary_precision` (this crate does not: Cargo would turn it on for
 //! the whole application).
 
-use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
+use payments_interface::timestamp;
 use rust_decimal::Decimal;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
@@ -163,9 +164,16 @@ pub(crate) fn decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Err
     }
 }
 
-/// Parses an RFC 3339-like timestamp: 0–9 fraction digits, `Z`, any offset
-/// (converted to UTC) or none at all (taken as UTC). A space instead of `T`
-/// and `+hhmm` offsets are accepted too.
+/// Reads a timestamp as the interface's one reader does
+/// (`payments_interface::timestamp::parse`, which the contract proxy
+/// judges with too): ISO 8601 date and time (extended or basic format;
+/// calendar, ordinal or week date; reduced to minutes or hours; a fraction
+/// after `.` or `,` of any length, kept to the nanosecond, truncated), `Z`
+/// or an offset `±hh`, `±hh:mm` or `±hhmm` up to ±23:59 (converted to UTC),
+/// or no offset at all (taken as UTC); `24:00:00` as the next day's
+/// midnight, `:60` as a leap second; also a space or `t` for `T`, `z` for
+/// `Z` and white space around. An instant whose year in UTC is outside
+/// 0000–9999 is refused.
 ///
 /// # Examples
 ///
@@ -173,32 +181,38 @@ pub(crate) fn decimal<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Err
 /// use payments_client::wire::parse_timestamp;
 /// let utc = parse_timestamp("2026-11-22T08:15:30.123Z");
 /// assert_eq!(parse_timestamp("2026-11-22T16:15:30.123+08:00"), utc);
+/// assert_eq!(parse_timestamp("20261122T031530,123-05"), utc);
 /// assert!(parse_timestamp("yesterday").is_none());
+/// assert!(parse_timestamp("9999-12-31T23:59:59-01:00").is_none());
 /// ```
 pub fn parse_timestamp(text: &str) -> Option<DateTime<Utc>> {
-    let t = text.trim();
-    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
-        return Some(dt.with_timezone(&Utc));
-    }
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
-        if let Ok(dt) = DateTime::parse_from_str(t, fmt) {
-            return Some(dt.with_timezone(&Utc));
-        }
-    }
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"] {
-        if let Ok(dt) = NaiveDateTime::parse_from_str(t, fmt) {
-            return Some(dt.and_utc());
-        }
-    }
-    None
+    read_timestamp(text).ok()
+}
+
+/// [`parse_timestamp`], with why a text is refused.
+fn read_timestamp(text: &str) -> Result<DateTime<Utc>, timestamp::Error> {
+    let t = timestamp::parse(text)?;
+    // chrono's leap second: the second 59 with a fraction past 1 s.
+    let leap = if t.is_leap_second() { 1_000_000_000 } else { 0 };
+    NaiveDate::from_ymd_opt(i32::from(t.year()), t.month().into(), t.day().into())
+        .and_then(|date| {
+            date.and_hms_nano_opt(
+                t.hour().into(),
+                t.minute().into(),
+                u32::from(t.second().min(59)),
+                t.nanosecond() + leap,
+            )
+        })
+        .map(|utc| utc.and_utc())
+        .ok_or(timestamp::Error::Date)
 }
 
 fn timestamp_value<E: serde::de::Error>(v: Value) -> Result<Option<DateTime<Utc>>, E> {
     match v {
         Value::Null => Ok(None),
-        Value::String(s) => parse_timestamp(&s)
+        Value::String(s) => read_timestamp(&s)
             .map(Some)
-            .ok_or_else(|| E::custom(format!("invalid timestamp {s:?}"))),
+            .map_err(|why| E::custom(format!("invalid timestamp {s:?} ({why})"))),
         other => Err(E::custom(format!(
             "expected a timestamp string, found {}",
             describe(&other)

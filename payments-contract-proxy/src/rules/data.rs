@@ -52,86 +52,6 @@ fn fields_of(endpoint: &Endpoint) -> &'static [payments_interface::Field] {
         .map_or(&[], payments_interface::Endpoint::data_fields)
 }
 
-/// ISO 8601 date and time, extended format (`2026-11-22T08:15:30.5+08:00`):
-/// a calendar, ordinal or week date, `T`, hours with optional minutes and
-/// seconds (a fraction with `.` or `,` on the last), an optional `Z` or
-/// offset (`±hh`, `±hh:mm`, and the `±hhmm` services often send).
-static EXTENDED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(
-        r"^(?:(?P<y>[0-9]{4})-(?:(?P<m>[0-9]{2})-(?P<d>[0-9]{2})|(?P<o>[0-9]{3})|W(?P<w>[0-9]{2})-(?P<wd>[0-9]))T(?P<h>[0-9]{2})(?::(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2}))?)?(?:[.,](?P<f>[0-9]+))?(?P<z>Z|[+-][0-9]{2}(?::?[0-9]{2})?)?)$",
-    )
-    .expect("a valid pattern")
-});
-
-/// The same in basic format (`20261122T081530Z`, offsets `±hh` or `±hhmm`).
-static BASIC: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(
-        r"^(?:(?P<y>[0-9]{4})(?:(?P<m>[0-9]{2})(?P<d>[0-9]{2})|(?P<o>[0-9]{3})|W(?P<w>[0-9]{2})(?P<wd>[0-9]))T(?P<h>[0-9]{2})(?:(?P<mi>[0-9]{2})(?:(?P<s>[0-9]{2}))?)?(?:[.,](?P<f>[0-9]+))?(?P<z>Z|[+-][0-9]{2}(?:[0-9]{2})?)?)$",
-    )
-    .expect("a valid pattern")
-});
-
-/// Whether `text` is an ISO 8601 date and time (a timestamp: a date alone
-/// is not one): extended or basic format, with or without an offset, the
-/// date and the time in range. Not RFC 3339's space for `T`, which ISO
-/// 8601 does not allow.
-pub(crate) fn is_iso8601(text: &str) -> bool {
-    // The usual shape first, without the patterns: RFC 3339 with an
-    // upper-case `T` and `Z` is a profile of ISO 8601 (chrono also takes a
-    // space or lower case, which ISO 8601 does not: those go on below).
-    // chrono also takes U+2212 for the offset's minus: ASCII only here.
-    let b = text.as_bytes();
-    if b.len() >= 20
-        && text.is_ascii()
-        && b[10] == b'T'
-        && !b.ends_with(b"z")
-        && chrono::DateTime::parse_from_rfc3339(text).is_ok()
-    {
-        return true;
-    }
-    by_pattern(text)
-}
-
-/// [`is_iso8601`] by the patterns alone.
-fn by_pattern(text: &str) -> bool {
-    let Some(c) = EXTENDED.captures(text).or_else(|| BASIC.captures(text)) else {
-        return false;
-    };
-    let number = |name: &str| c.name(name).and_then(|m| m.as_str().parse::<u32>().ok());
-    let date = date_of(&c);
-    let hour = number("h").unwrap_or(99);
-    let minute = number("mi").unwrap_or(0);
-    let second = number("s").unwrap_or(0);
-    // 24:00 is the end of a day; 60 is a leap second.
-    let time =
-        (hour < 24 && minute < 60 && second <= 60) || (hour == 24 && minute == 0 && second == 0);
-    date.is_some() && time
-}
-
-/// The date of a timestamp the patterns matched (calendar, ordinal or
-/// week date), when it is one.
-fn date_of(c: &regex::Captures<'_>) -> Option<chrono::NaiveDate> {
-    let number = |name: &str| c.name(name).and_then(|m| m.as_str().parse::<u32>().ok());
-    let year = number("y").and_then(|y| i32::try_from(y).ok())?;
-    match (
-        number("m"),
-        number("d"),
-        number("o"),
-        number("w"),
-        number("wd"),
-    ) {
-        (Some(m), Some(d), ..) => chrono::NaiveDate::from_ymd_opt(year, m, d),
-        (_, _, Some(o), ..) => chrono::NaiveDate::from_yo_opt(year, o),
-        (_, _, _, Some(w), Some(wd)) => {
-            chrono::Weekday::try_from(u8::try_from(wd).unwrap_or(0).wrapping_sub(1))
-                .ok()
-                .filter(|_| wd >= 1)
-                .and_then(|day| chrono::NaiveDate::from_isoywd_opt(year, w, day))
-        }
-        _ => None,
-    }
-}
-
 fn problem(name: &str, kind: Kind, value: Option<Json<'_>>) -> Option<String> {
     let shape = value.map(Json::shape);
     match (kind, shape) {
@@ -146,13 +66,12 @@ fn problem(name: &str, kind: Kind, value: Option<Json<'_>>) -> Option<String> {
         (Kind::Decimal, _) => Some(format!("{name} is not a number (a decimal in major units)")),
         (Kind::Time | Kind::OptionalTime, Some(Shape::String)) => {
             let text = value.and_then(Json::as_str).unwrap_or_default();
-            if is_iso8601(&text) {
-                None
-            } else {
-                Some(format!(
-                    "{name} {} is not an ISO 8601 timestamp",
+            match payments_interface::timestamp::parse_iso8601(&text) {
+                Ok(_) => None,
+                Err(why) => Some(format!(
+                    "{name} {} is not an ISO 8601 timestamp ({why})",
                     quoted(format_args!("{text:?}"))
-                ))
+                )),
             }
         }
         (Kind::Time | Kind::OptionalTime, _) => Some(format!("{name} is not a timestamp string")),
@@ -472,17 +391,64 @@ mod tests {
         );
     }
 
-    proptest::proptest! {
-        #[test]
-        fn the_quick_path_never_accepts_what_the_patterns_refuse(
-            text in "[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}([.,][0-9]{1,12})?([Zz]|[+\u{2212}\u{2012}\u{2013}-][0-9]{2}:?[0-9]{2})?"
-        ) {
-            proptest::prop_assert_eq!(super::is_iso8601(&text), super::by_pattern(&text), "{}", text);
+    /// The interface's table of timestamps, judged in a status answer's
+    /// `createdAt`: flagged exactly where it is not ISO 8601, and nothing
+    /// flagged the client cannot read (the client's tests run the table
+    /// too).
+    #[test]
+    fn created_at_is_judged_as_the_interface_table_says() {
+        for example in payments_interface::timestamp::EXAMPLES {
+            let mut data = status_data("t1", "R", "SUCCESSFUL", "10.50");
+            data["createdAt"] = json!(example.text);
+            let hits = found(
+                "data.fields",
+                &[exchange("GET", STATUS, json!(null), 200, ok(data))],
+            );
+            assert_eq!(
+                hits.is_empty(),
+                example.iso8601,
+                "{:?}: {hits:?}",
+                example.text
+            );
+            assert!(
+                hits.is_empty() <= example.utc.is_some(),
+                "{:?}",
+                example.text
+            );
         }
     }
 
     #[test]
+    fn why_a_timestamp_is_not_one_is_said() {
+        for (text, why) in [
+            ("2026-11-22T08:15:30+24:00", "the offset is beyond ±23:59"),
+            (
+                "9999-12-31T23:59:59-01:00",
+                "its year in UTC is outside 0000–9999",
+            ),
+            ("2026-02-30T08:15:30Z", "no such date"),
+            ("2026-11-22 08:15:30Z", "not an ISO 8601 date and time"),
+        ] {
+            let mut data = status_data("t1", "R", "SUCCESSFUL", "10.50");
+            data["createdAt"] = json!(text);
+            let hits = found(
+                "data.fields",
+                &[exchange("GET", STATUS, json!(null), 200, ok(data))],
+            );
+            assert_eq!(hits.len(), 1, "{text}: {hits:?}");
+            assert!(
+                hits[0].message.contains("is not an ISO 8601 timestamp"),
+                "{hits:?}"
+            );
+            assert!(hits[0].message.contains(why), "{text}: {hits:?}");
+        }
+    }
+
+    /// The cases of the reader this rule had before the interface's: each
+    /// keeps its verdict.
+    #[test]
     fn timestamps_are_iso_8601() {
+        use payments_interface::timestamp::is_iso8601;
         for good in [
             "2026-11-22T08:15:30Z",
             "2026-11-22T08:15:30.123456789+08:00",
@@ -498,7 +464,7 @@ mod tests {
             "2026-11-22T24:00:00Z",
             "2016-12-31T23:59:60Z",
         ] {
-            assert!(super::is_iso8601(good), "{good}");
+            assert!(is_iso8601(good), "{good}");
         }
         for bad in [
             "2026-11-22",
@@ -521,7 +487,7 @@ mod tests {
             "2026-11-22T08:15:30.5\u{2212}08:00",
             "\u{0662}\u{0660}\u{0662}\u{0666}-11-22T08:15:30Z",
         ] {
-            assert!(!super::is_iso8601(bad), "{bad}");
+            assert!(!is_iso8601(bad), "{bad}");
         }
     }
 }

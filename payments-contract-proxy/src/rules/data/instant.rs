@@ -2,66 +2,34 @@
 //! of one instant (`…00Z`, `…00.000Z`, `…00+00:00`, another offset, the
 //! basic format) are one `createdAt`, not two reads that disagree.
 
-use super::{BASIC, EXTENDED, date_of, same};
+use super::same;
 use crate::json::Json;
 
-/// The instant an ISO 8601 timestamp names, exactly (no fraction is
-/// rounded to nanoseconds).
+/// The instant an ISO 8601 timestamp names, as the interface's reader
+/// (which the client decodes with) takes it: to the nanosecond (digits
+/// past it are dropped, as the client drops them).
 #[derive(Debug, PartialEq, Eq)]
-struct Instant<'a> {
+struct Instant {
     /// Without an offset: a local time, the same instant only as another
-    /// local time.
+    /// local time (the client takes it as UTC).
     local: bool,
     /// Whole seconds since 1970-01-01T00:00:00Z (a local time's as if it
     /// were UTC; 24:00 the next day's 00:00).
     seconds: i64,
     /// A leap second (`:60`), which is not the next minute's first.
     leap: bool,
-    /// The digits of the second's fraction, without trailing zeros.
-    fraction: &'a str,
+    nanosecond: u32,
 }
 
 /// The instant `text` names, when it is an ISO 8601 timestamp as
-/// `data.fields` reads them (`super::is_iso8601`) and its fraction is
-/// one of the second: a fraction of an hour or a minute (`T23.5Z`) gives
-/// none, and is compared as text.
-fn instant(text: &str) -> Option<Instant<'_>> {
-    let c = EXTENDED.captures(text).or_else(|| BASIC.captures(text))?;
-    let date = date_of(&c)?;
-    let number = |name: &str| c.name(name).and_then(|m| m.as_str().parse::<i64>().ok());
-    let (hour, minute, second) = (number("h")?, number("mi"), number("s"));
-    let fraction = c.name("f").map_or("", |m| m.as_str().trim_end_matches('0'));
-    if !fraction.is_empty() && second.is_none() {
-        return None;
-    }
-    let (minute, second) = (minute.unwrap_or(0), second.unwrap_or(0));
-    let end_of_day = hour == 24 && minute == 0 && second == 0 && fraction.is_empty();
-    if !(end_of_day || (hour < 24 && minute < 60 && second <= 60)) {
-        return None;
-    }
-    let offset = match c.name("z").map(|m| m.as_str()) {
-        None => None,
-        Some("Z") => Some(0),
-        Some(z) => {
-            let digits = z[1..].replace(':', "");
-            let hours: i64 = digits.get(..2)?.parse().ok()?;
-            let minutes: i64 = match digits.get(2..) {
-                Some("") | None => 0,
-                Some(m) => m.parse().ok()?,
-            };
-            if hours > 23 || minutes > 59 {
-                return None;
-            }
-            let sign = if z.starts_with('-') { -1 } else { 1 };
-            Some(sign * (hours * 3600 + minutes * 60))
-        }
-    };
-    let midnight = date.and_hms_opt(0, 0, 0)?.and_utc().timestamp();
+/// `data.fields` reads them (`payments_interface::timestamp::parse_iso8601`).
+fn instant(text: &str) -> Option<Instant> {
+    let t = payments_interface::timestamp::parse_iso8601(text).ok()?;
     Some(Instant {
-        local: offset.is_none(),
-        seconds: midnight + hour * 3600 + minute * 60 + second - offset.unwrap_or(0),
-        leap: second == 60,
-        fraction,
+        local: t.offset_minutes().is_none(),
+        seconds: t.unix_seconds(),
+        leap: t.is_leap_second(),
+        nanosecond: t.nanosecond(),
     })
 }
 
@@ -121,16 +89,23 @@ mod tests {
         assert!(one("2026-11-29T24:00:00Z", "2026-11-30T00:00:00Z"));
         assert!(one("2016-12-31T23:59:60Z", "2017-01-01T07:59:60+08:00"));
         assert!(one("2026-11-29T23:00:00", "2026-11-29T23:00:00.000"));
+        // A fraction of an hour or a minute; past the nanosecond, what the
+        // client reads (it drops those digits).
+        assert!(one("2026-11-29T23.5Z", "2026-11-29T23:30:00Z"));
+        assert!(one("2026-11-29T23:00.25Z", "2026-11-29T23:00:15Z"));
+        assert!(one(
+            "2026-11-29T23:00:00.1234567890123Z",
+            "2026-11-29T23:00:00.1234567890124Z"
+        ));
     }
 
     #[test]
     fn two_instants_or_what_is_no_timestamp_differ() {
         for (a, b) in [
             ("2026-11-29T23:00:00.000Z", "2026-11-29T23:00:00.001Z"),
-            // Beyond the nanosecond: still two instants.
             (
-                "2026-11-29T23:00:00.1234567890123Z",
-                "2026-11-29T23:00:00.1234567890124Z",
+                "2026-11-29T23:00:00.123456789Z",
+                "2026-11-29T23:00:00.123456788Z",
             ),
             ("2026-11-29T23:00:00Z", "2026-11-29T23:00:00+01:00"),
             // A leap second is not the next minute's first.
@@ -138,11 +113,10 @@ mod tests {
             // A local time is no instant but another local time.
             ("2026-11-29T23:00:00", "2026-11-29T23:00:00Z"),
             // Not timestamps (out of range, a date alone, an expanded
-            // year, a fraction of an hour): compared as text.
+            // year, an offset of a day): compared as text.
             ("2026-02-30T00:00:00Z", "2026-03-02T00:00:00Z"),
             ("2026-11-29", "2026-11-29T00:00:00Z"),
             ("+10000-01-01T00:00:00Z", "+10000-01-01T00:00:00.0Z"),
-            ("2026-11-29T23.5Z", "2026-11-29T23:30:00Z"),
             ("2026-11-29T23:00:00+24:00", "2026-11-28T23:00:00Z"),
         ] {
             assert!(!one(a, b), "{a} {b}");
