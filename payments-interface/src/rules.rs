@@ -140,6 +140,17 @@ fn is_active(currency: iso_currency::Currency) -> bool {
     !superseded && currency.exponent().is_some()
 }
 
+/// Whether `code` is an ISO 4217 code in use that has no minor unit
+/// (`XAU`, `XAG`, `XDR`, `XSU`, `XUA`, `XTS`...): active in ISO's list,
+/// yet `currencyCode` refuses it, since an amount in minor units cannot be
+/// paid in it.
+pub fn has_no_minor_unit(code: &str) -> bool {
+    iso_currency::Currency::from_code(code).is_some_and(|currency| {
+        currency.exponent().is_none()
+            && (currency.is_superseded().is_none() || STILL_ACTIVE.contains(&currency.code()))
+    })
+}
+
 /// The active currency whose code is `code` (upper case), if any.
 pub fn active_currency(code: &str) -> Option<iso_currency::Currency> {
     ACTIVE_CURRENCIES.get(code).copied()
@@ -209,6 +220,17 @@ mod tests {
         let countries = country_codes();
         assert_eq!(countries.len(), 249);
         assert!(countries.contains(&"MY".to_owned()) && !countries.contains(&"AA".to_owned()));
+    }
+
+    #[test]
+    fn codes_without_a_minor_unit_are_known_but_not_accepted() {
+        for code in ["XAU", "XAG", "XDR", "XSU", "XUA", "XTS"] {
+            assert!(has_no_minor_unit(code), "{code}");
+            assert!(active_currency(code).is_none(), "{code}");
+        }
+        for code in ["MYR", "JPY", "VEF", "AAA", "xau", ""] {
+            assert!(!has_no_minor_unit(code), "{code}");
+        }
     }
 
     #[test]

@@ -219,10 +219,13 @@ pub(crate) fn initiate_fields(
         Some(code) => {
             let c = rules::active_currency(code);
             if c.is_none() {
-                p.push(
+                p.push(if rules::has_no_minor_unit(code) {
+                    // An ISO 4217 code (three letters): safe to quote.
+                    format!("currencyCode {code} has no minor unit and cannot be paid in")
+                } else {
                     "currencyCode must be an active ISO 4217 alphabetic code in upper case"
-                        .to_owned(),
-                );
+                        .to_owned()
+                });
             }
             c
         }
@@ -391,6 +394,38 @@ mod tests {
     use proptest::prelude::*;
 
     use super::{Problems, check_reference, integer};
+
+    /// ISO 4217 codes without a minor unit (gold, silver, the SDR, test)
+    /// are active ones: the refusal says why, not that they are unknown.
+    #[test]
+    fn a_currency_without_a_minor_unit_is_refused_as_such() {
+        let catalog = crate::domain::catalog::Catalog::default();
+        let refusal = |code: &str| {
+            let body = serde_json::json!({ "currencyCode": code });
+            match super::initiate(body.as_object().expect("an object"), &catalog) {
+                Err(super::Invalid::Rules(rules)) => rules,
+                other => panic!("{other:?}"),
+            }
+        };
+        for code in ["XAU", "XAG", "XDR", "XSU", "XUA", "XTS"] {
+            let rules = refusal(code);
+            assert!(
+                rules.contains(&format!(
+                    "currencyCode {code} has no minor unit and cannot be paid in"
+                )),
+                "{rules}"
+            );
+            assert!(!rules.contains("must be an active"), "{rules}");
+        }
+        for code in ["AAA", "myr", "HRK"] {
+            assert!(
+                refusal(code).contains(
+                    "currencyCode must be an active ISO 4217 alphabetic code in upper case"
+                ),
+                "{code}"
+            );
+        }
+    }
 
     /// The checks as written before their quick ways: every character
     /// walked, every integer parsed as an `i128`.
