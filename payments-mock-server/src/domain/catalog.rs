@@ -122,14 +122,14 @@ impl Product {
 /// | `description` | string | free text |
 /// | `initial` | `"INITIATED"` (default) or `"PENDING"` | state after initiate |
 /// | `outcome` | `"success"` (default), `"async"` or `"decline"` | what confirm does |
-/// | `settle_after` | duration (`"2s"`), required for `async` | `CONFIRMED` → `SUCCESSFUL` after this |
+/// | `settle_after` | duration (`"2s"`; whole milliseconds, at most 100 years), required for `async` | `CONFIRMED` → `SUCCESSFUL` after this |
 /// | `decline_message` | string | `errorMessage` of a decline (default `declined by provider`) |
 /// | `payer_id_required` | bool | `payerId` required at initiate |
 /// | `max_quantity` | integer 1–1000 | upper bound for `quantity` |
 /// | `pins` | bool | confirm `extraProperties` holds `{"pins":[...]}`, one per unit |
 /// | `confirmation_code` | string | confirm needs a code; this one succeeds, any other fails |
 /// | `flow` | `"direct"` (default) or `"redirect"` | `redirect`: the confirm answers `CONFIRMED` with a payment page where the payer decides; initiate requires `returnUrl`; `outcome`, `settle_after`, `decline_message`, `pins` and `confirmation_code` do not apply |
-/// | `payer_timeout` | duration (`"10m"`), only with `redirect` | how long the payer has from the confirm on (default 10 minutes); then the transaction is `FAILED` |
+/// | `payer_timeout` | duration (`"10m"`; whole milliseconds, more than 0, at most 100 years), only with `redirect` | how long the payer has from the confirm on (default 10 minutes); then the transaction is `FAILED` |
 ///
 /// `catalog.example.toml` next to `Cargo.toml` reproduces the default.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -374,10 +374,16 @@ impl RawProduct {
         if !is_product_code(&code) {
             return Err(bad("code must be 1-32 of A-Z 0-9 _ -".to_owned()));
         }
+        // As `--expiry`: whole milliseconds, at most 100 years.
         let duration = |key: &str, text: &Option<String>| match text {
-            Some(text) => humantime::parse_duration(text)
-                .map(Some)
-                .map_err(|e| bad(format!("{key} {text:?}: {e}"))),
+            Some(text) => {
+                let d = humantime::parse_duration(text)
+                    .map_err(|e| bad(format!("{key} {text:?}: {e}")))?;
+                match crate::domain::clock::setting_problem(d) {
+                    Some(problem) => Err(bad(format!("{key} {text:?}: {problem}"))),
+                    None => Ok(Some(d)),
+                }
+            }
             None => Ok(None),
         };
         let settle_after = duration("settle_after", &self.settle_after)?;

@@ -84,6 +84,26 @@ impl Clock {
     }
 }
 
+/// The longest time a setting on the virtual clock may span (`--expiry`,
+/// a product's `settle_after` and `payer_timeout`): 100 years of 365.25
+/// days, as `100y` reads (the clock itself ends about 292 years on).
+pub const MAX_SETTING: Duration = Duration::from_secs(100 * 31_557_600);
+
+/// What is wrong with `d` as a setting on the virtual clock, if anything:
+/// it must be whole milliseconds (times are kept and shown to the
+/// millisecond: a finer one is shown a millisecond off the instant it
+/// acts at) and at most [`MAX_SETTING`] (past it, times stop at the end of
+/// the calendar).
+pub fn setting_problem(d: Duration) -> Option<&'static str> {
+    if !d.subsec_nanos().is_multiple_of(1_000_000) {
+        Some("must be a whole number of milliseconds, e.g. 1500ms")
+    } else if d > MAX_SETTING {
+        Some("must be at most 100 years")
+    } else {
+        None
+    }
+}
+
 /// RFC 3339, UTC, `Z`, milliseconds: `2026-11-22T08:15:30.123Z`.
 pub fn format_time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)

@@ -117,6 +117,14 @@ fn redirect_products_take_a_payer_timeout_and_nothing_that_decides() {
             "payer_timeout \"soon\"",
         ),
         ("payer_timeout = \"5m\"", "needs flow = \"redirect\""),
+        (
+            "flow = \"redirect\"\npayer_timeout = \"1500us\"",
+            "payer_timeout \"1500us\": must be a whole number of milliseconds",
+        ),
+        (
+            "flow = \"redirect\"\npayer_timeout = \"101y\"",
+            "payer_timeout \"101y\": must be at most 100 years",
+        ),
         ("flow = \"popup\"", "flow \"popup\" is not one of"),
     ] {
         let e = product(extra).expect_err(extra).to_string();
@@ -158,4 +166,43 @@ fn a_key_of_another_outcome_is_refused() {
         )
         .is_ok()
     );
+}
+
+/// `settle_after` and `payer_timeout` follow `--expiry`'s rule: whole
+/// milliseconds (a finer one was shown a millisecond off the instant it
+/// settled at), at most 100 years (a longer one settled at the end of the
+/// calendar); the refusal names the product and the key.
+#[test]
+fn settle_after_and_payer_timeout_are_whole_milliseconds_up_to_100_years() {
+    let asynchronous = |after: &str| {
+        Catalog::from_toml_str(&format!(
+            "[[product]]\ncode = \"LATER\"\noutcome = \"async\"\nsettle_after = \"{after}\"\n"
+        ))
+    };
+    for (after, says) in [
+        (
+            "1500us",
+            "must be a whole number of milliseconds, e.g. 1500ms",
+        ),
+        ("1ns", "must be a whole number of milliseconds"),
+        ("5000000000000000s", "must be at most 100 years"),
+        ("100y 1ms", "must be at most 100 years"),
+    ] {
+        let e = asynchronous(after).expect_err(after);
+        assert!(matches!(e, Error::Catalog(_)), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.contains(&format!(
+                "product \"LATER\": settle_after \"{after}\": {says}"
+            )),
+            "{after}: {e}"
+        );
+    }
+    for after in ["0s", "1500ms", "100y"] {
+        asynchronous(after).expect(after);
+    }
+    let redirect = Catalog::from_toml_str(
+        "[[product]]\ncode = \"PAGE\"\nflow = \"redirect\"\npayer_timeout = \"100y\"\n",
+    );
+    redirect.expect("100 years is the longest");
 }
