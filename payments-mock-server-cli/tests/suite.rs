@@ -80,3 +80,6 @@ mod otlp;
 // The reviewers' edges: early answers' connections, keys with '=', the
 // sandbox limit told to a merchant, keys in a query string.
 mod edges;
+// Times on the clock the binary is given: the catalogue's settle_after and
+// payer_timeout as --expiry, --sandbox-ttl whole seconds.
+mod clock_settings;

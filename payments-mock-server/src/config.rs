@@ -19,7 +19,7 @@ pub use payments_serve::admin::DEFAULT_SESSION_LIFETIME;
 /// The longest [`Config::expiry`]: 100 years of 365.25 days, as
 /// `--expiry 100y` reads (an expiry is a time on the virtual clock, which
 /// ends about 292 years on).
-pub const MAX_EXPIRY: Duration = Duration::from_secs(100 * 31_557_600);
+pub const MAX_EXPIRY: Duration = crate::domain::clock::MAX_SETTING;
 
 /// Default of [`Config::header_read_timeout`]: 30 seconds.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = payments_serve::DEFAULT_HEADER_READ_TIMEOUT;
@@ -185,6 +185,13 @@ impl Config {
                 "sandbox time to live must be between 1 second and 7 days".to_owned(),
             ));
         }
+        // A sandbox's `ttlSeconds` is whole seconds (the body refuses a
+        // fraction): 1500ms lived 1.5 s while its sandboxes said 1.
+        if self.sandbox_ttl.subsec_nanos() != 0 {
+            return Err(Error::Config(
+                "sandbox time to live must be a whole number of seconds, e.g. 90s".to_owned(),
+            ));
+        }
         if self.rate_limit == Some(0) {
             return Err(Error::Config("rate limit must be at least 1".to_owned()));
         }
@@ -339,6 +346,39 @@ mod tests {
                 Err(e) => {
                     assert!(!ok, "{ttl:?} refused");
                     assert!(e.to_string().contains("between 1 second and 7 days"), "{e}");
+                }
+            }
+        }
+    }
+
+    /// A sandbox's time to live is whole seconds, as the body's
+    /// `ttlSeconds`: `--sandbox-ttl 1500ms` made sandboxes that said
+    /// `"ttlSeconds":1` and lived 1.5 s.
+    #[test]
+    fn a_sandbox_lives_whole_seconds() {
+        for (ttl, ok) in [
+            (Duration::from_millis(1500), false),
+            (Duration::from_secs(1) + Duration::from_nanos(1), false),
+            (Duration::from_secs(90), true),
+            (
+                crate::sandboxes::MAX_SANDBOX_TTL - Duration::from_millis(1),
+                false,
+            ),
+        ] {
+            let config = Config {
+                sandbox_ttl: ttl,
+                ..Config::default()
+            };
+            match config.validate() {
+                Ok(()) => assert!(ok, "{ttl:?} accepted"),
+                Err(e) => {
+                    assert!(!ok, "{ttl:?} refused");
+                    assert!(matches!(e, Error::Config(_)), "{e:?}");
+                    assert!(
+                        e.to_string()
+                            .contains("sandbox time to live must be a whole number of seconds"),
+                        "{e}"
+                    );
                 }
             }
         }
