@@ -11,6 +11,8 @@ mod behaviour;
 mod clock_room;
 // The same over HTTP, on a server over each store.
 mod clock_race_http;
+// The console's clock page says days, not humantime's months.
+mod clock_page;
 mod kept;
 /// Races between creates, confirms, resets and the clock.
 mod races;

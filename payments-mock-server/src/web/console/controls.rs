@@ -45,19 +45,39 @@ struct ClockPage<'a> {
     typed: &'a str,
 }
 
+/// How far the clock is ahead, as the clock page says it: days as the
+/// largest unit (humantime's months of 30.44 days and years of 365.25 put
+/// an advance of 365 days at "11months 30days 3h 50m 24s"), then hours,
+/// minutes, seconds and milliseconds, the units that are 0 left out; and
+/// the whole seconds.
 fn offset_text(nanos: i64) -> String {
     let offset = Duration::from_nanos(u64::try_from(nanos).unwrap_or(0));
     if offset.is_zero() {
-        "none: real time".to_owned()
-    } else {
-        format!(
-            "{} ({} s)",
-            humantime::format_duration(Duration::from_millis(
-                u64::try_from(offset.as_millis()).unwrap_or(u64::MAX)
-            )),
-            offset.as_secs()
-        )
+        return "none: real time".to_owned();
     }
+    let secs = offset.as_secs();
+    let days = secs / 86_400;
+    let mut parts = Vec::new();
+    match days {
+        0 => {}
+        1 => parts.push("1 day".to_owned()),
+        n => parts.push(format!("{n} days")),
+    }
+    for (n, unit) in [
+        (secs % 86_400 / 3600, "h"),
+        (secs % 3600 / 60, "m"),
+        (secs % 60, "s"),
+        (u64::from(offset.subsec_millis()), "ms"),
+    ] {
+        if n != 0 {
+            parts.push(format!("{n}{unit}"));
+        }
+    }
+    if parts.is_empty() {
+        // Under a millisecond ahead.
+        parts.push("0ms".to_owned());
+    }
+    format!("{} ({secs} s)", parts.join(" "))
 }
 
 async fn clock_page(
@@ -357,4 +377,31 @@ pub(crate) async fn reset(
         return store_down(&state, viewer, &e, path);
     }
     see_other(&crate::web::html::root_of(path), "_mock/ui/?reset=done")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::offset_text;
+
+    /// Days are the largest unit (an advance of 365 days said "11months
+    /// 30days 3h 50m 24s"), and the units that are 0 are left out.
+    #[test]
+    fn the_offset_is_said_in_days_hours_minutes_and_seconds() {
+        let second = 1_000_000_000_i64;
+        for (nanos, says) in [
+            (0, "none: real time"),
+            (1, "0ms (0 s)"),
+            (1_500_000_000, "1s 500ms (1 s)"),
+            (960 * second, "16m (960 s)"),
+            (31_536_000 * second, "365 days (31536000 s)"),
+            (86_400 * second, "1 day (86400 s)"),
+            (
+                (86_400 + 2 * 3600 + 3 * 60 + 4) * second,
+                "1 day 2h 3m 4s (93784 s)",
+            ),
+            (i64::MAX, "106751 days 23h 47m 16s 854ms (9223372036 s)"),
+        ] {
+            assert_eq!(offset_text(nanos), says, "{nanos}");
+        }
+    }
 }
