@@ -496,6 +496,13 @@ pub fn parse_seconds(text: &str) -> Result<Duration, String> {
     let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
     let digits_only = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if whole.is_empty() && fraction.is_empty() || !digits_only(whole) || !digits_only(fraction) {
+        // `-1`, `-0.5`: a number, but not one of more than 0 seconds.
+        if text
+            .strip_prefix('-')
+            .is_some_and(|rest| parse_seconds(rest).is_ok())
+        {
+            return Err("must be more than 0 seconds".to_owned());
+        }
         return Err("not a number of seconds, e.g. 30 or 0.5".to_owned());
     }
     let secs: u64 = if whole.is_empty() {
@@ -556,6 +563,19 @@ mod tests {
         ] {
             assert!(parse_seconds(bad).is_err(), "{bad:?} accepted");
         }
+        // A negative number is a number: said so, not "not a number".
+        assert_eq!(
+            parse_seconds("-1"),
+            Err("must be more than 0 seconds".to_owned())
+        );
+        assert_eq!(
+            parse_seconds("-0.5"),
+            Err("must be more than 0 seconds".to_owned())
+        );
+        assert_eq!(
+            parse_seconds("-x"),
+            Err("not a number of seconds, e.g. 30 or 0.5".to_owned())
+        );
     }
 
     #[test]

@@ -131,21 +131,51 @@ fn unquoted(message: &str) -> String {
 }
 
 /// `timeout = 10` or `timeout = 1.5`: read as `--timeout` reads its text.
+/// Anything else (a string, a boolean, a table) is said in the flag's
+/// words, never in serde's (`data did not match any variant of untagged
+/// enum`).
 fn seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Seconds {
-        Whole(i64),
-        Fraction(f64),
+    struct Seconds;
+    impl serde::de::Visitor<'_> for Seconds {
+        type Value = String;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a number of seconds, e.g. 30 or 0.5")
+        }
+        fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<String, E> {
+            Ok(n.to_string())
+        }
+        fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<String, E> {
+            Ok(n.to_string())
+        }
+        fn visit_f64<E: serde::de::Error>(self, x: f64) -> Result<String, E> {
+            // The shortest text that reads back as the same number: 1.5,
+            // not 1.5000000000000000001; nan and inf read as nothing.
+            Ok(if x.is_finite() {
+                format!("{x}")
+            } else {
+                String::new()
+            })
+        }
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<String, E> {
+            Err(E::custom(
+                "timeout: a number of seconds without quotes, e.g. timeout = 30 or 0.5",
+            ))
+        }
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<String, E> {
+            Err(E::custom(
+                "timeout: not a number of seconds, e.g. 30 or 0.5",
+            ))
+        }
     }
-    let text = match Option::<Seconds>::deserialize(d)? {
-        None => return Ok(None),
-        Some(Seconds::Whole(n)) => n.to_string(),
-        // The shortest text that reads back as the same number: 1.5, not
-        // 1.5000000000000000001.
-        Some(Seconds::Fraction(x)) if x.is_finite() => format!("{x}"),
-        Some(Seconds::Fraction(_)) => String::new(),
-    };
+    let text = d.deserialize_any(Seconds).map_err(|e: D::Error| {
+        // A table or an array: serde's words name the type; say the flag's.
+        let message = e.to_string();
+        if message.starts_with("timeout:") {
+            e
+        } else {
+            serde::de::Error::custom("timeout: not a number of seconds, e.g. 30 or 0.5")
+        }
+    })?;
     crate::cli::parse_seconds(&text)
         .map(Some)
         .map_err(|reason| serde::de::Error::custom(format!("timeout: {reason}")))

@@ -156,7 +156,27 @@ fn a_profiles_timeout_takes_a_fraction_as_the_flag_does() {
             "{bad}: {err}"
         );
     }
-    assert!(read("\"10\"").is_err());
+    // Said in the flag's words, never serde's ("untagged enum").
+    let quoted = read("\"30\"").expect_err("a string");
+    assert!(
+        quoted.contains("line 2")
+            && quoted.contains("timeout: a number of seconds without quotes, e.g. timeout = 30"),
+        "{quoted}"
+    );
+    for other in ["true", "[1]", "{ s = 1 }"] {
+        let err = read(other).expect_err(other);
+        assert!(
+            err.contains("timeout: not a number of seconds, e.g. 30 or 0.5")
+                && !err.contains("untagged")
+                && !err.contains("invalid type"),
+            "{other}: {err}"
+        );
+    }
+    let negative = read("-1").expect_err("negative");
+    assert!(
+        negative.contains("timeout: must be more than 0 seconds"),
+        "{negative}"
+    );
 }
 
 /// A key put where a profile belongs (`[profiles]`, then `api_key`)
