@@ -147,7 +147,7 @@ struct ServeArgs {
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     header_read_timeout: Duration,
     /// How long a sandbox (POST /_mock/sandboxes) lives unused, e.g. `10m`,
-    /// `1h` (at most 7 days); each request to it renews it.
+    /// `1h` (whole seconds, at most 7 days); each request to it renews it.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = humantime::parse_duration)]
     sandbox_ttl: Duration,
     /// At most this many sandboxes live at once; one more is 429

@@ -120,7 +120,7 @@ fn initiate_request(catalog: &Catalog) -> Value {
             },
             "description": nullable(json!({ "type": "string", "maxLength": rules::DESCRIPTION_MAX })),
             "amount": { "type": "integer", "minimum": 1, "maximum": rules::MAX_AMOUNT, "description": "Minor units of the currency, written as an integer literal: 1.0 and 1e2 are type errors (JSON Schema's integer cannot say that)" },
-            "currencyCode": nullable(json!({ "type": "string", "enum": rules::currency_codes(), "description": "Active ISO 4217 code; absent or null is MYR" })),
+            "currencyCode": nullable(json!({ "type": "string", "enum": rules::currency_codes(), "description": "Active ISO 4217 code with a minor unit; absent or null is MYR" })),
             "productCode": { "type": "string", "enum": products, "description": "A product of the catalogue this server was started with" },
             "quantity": nullable(json!({ "type": "integer", "minimum": 1, "maximum": rules::QUANTITY_MAX, "description": "An integer literal (1.0 is a type error); a product may allow fewer" })),
             "countryCode": nullable(json!({ "type": "string", "enum": rules::country_codes(), "description": "Assigned ISO 3166-1 alpha-2 code" })),
