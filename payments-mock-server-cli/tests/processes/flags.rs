@@ -178,7 +178,7 @@ fn a_newer_schema_is_refused_unchanged() {
     let (code, stderr) = run(&["--store", &spec], &[]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
-        stderr.contains("has schema version 7, newer than this mock's 4"),
+        stderr.contains("has schema version 7, newer than this mock's 5"),
         "{stderr}"
     );
     assert_eq!(bytes(&path), before);

@@ -78,6 +78,13 @@ pub struct JournalEntry {
     /// The replica that served it (`--replica-name`, by default
     /// `HOST:PORT`): replicas on one database share one journal.
     pub replica: String,
+    /// The merchant the request's API key is bound to (`--api-key
+    /// KEY=MERCHANT`); `None` in open mode, for an admin or unbound key,
+    /// a request refused before its key was accepted, and an entry
+    /// written before stores kept it. Decides which merchant's view the
+    /// entry belongs to (a merchant key's view of the journal); never shown
+    /// in the journal's JSON.
+    pub caller: Option<uuid::Uuid>,
 }
 
 /// An `/api/` request as the guard captures it, cheaply: the path, query,
@@ -110,6 +117,8 @@ pub struct Capture {
     pub(crate) replica: Option<Arc<str>>,
     /// When the body in `text` is cut: the whole body's length in bytes.
     pub(crate) body_length: Option<usize>,
+    /// The merchant of the key that sent it ([`JournalEntry::caller`]).
+    pub(crate) caller: Option<uuid::Uuid>,
 }
 
 impl Capture {
@@ -153,6 +162,7 @@ impl Capture {
             fault: None,
             replica: None,
             body_length: None,
+            caller: None,
         }
     }
 
@@ -232,6 +242,7 @@ impl Capture {
             fault_rule: rule.map(str::to_owned),
             at: self.at,
             replica: self.replica.as_deref().unwrap_or("").to_owned(),
+            caller: self.caller,
         }
     }
 }

@@ -316,6 +316,8 @@ where
             );
         }
     };
+    // Whose view of the journal it is in (`state.rs`, visible_requests).
+    entry.caller = caller.merchant;
     if let Err(seconds) = state.faults.admit() {
         return early(ended, rate_limited(seconds));
     }

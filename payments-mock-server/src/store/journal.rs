@@ -273,6 +273,7 @@ impl Capture {
             .map(|tokens| crate::domain::journal::join_fault(tokens, entry.fault_rule.as_deref()));
         capture.replica = Some(Arc::from(entry.replica.as_str()));
         capture.body_length = entry.body_length;
+        capture.caller = entry.caller;
         capture
     }
 }

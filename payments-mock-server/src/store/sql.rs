@@ -41,9 +41,10 @@ pub(super) use concat_columns;
 /// The columns of a transaction row, in the order [`Row`] reads them.
 pub(super) const COLUMNS: &str = concat_columns!("", "");
 
-/// The columns of a journal row.
-pub(super) const JOURNAL_COLUMNS: &str =
-    "seq, at, method, path, query, headers, body, status, error_code, request_id, fault, replica";
+/// The columns of a journal row (`caller`: the merchant of the key that
+/// sent it, NULL in rows written before the column).
+pub(super) const JOURNAL_COLUMNS: &str = "seq, at, method, path, query, headers, body, status, \
+     error_code, request_id, fault, replica, caller";
 
 /// A transaction as its row holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -334,6 +335,7 @@ pub(super) struct JournalRow {
     pub request_id: String,
     pub fault: Option<String>,
     pub replica: String,
+    pub caller: Option<Uuid>,
 }
 
 impl JournalRow {
@@ -353,6 +355,7 @@ impl JournalRow {
                 crate::domain::journal::join_fault(tokens, entry.fault_rule.as_deref())
             }),
             replica: entry.replica.clone(),
+            caller: entry.caller,
         }
     }
 
@@ -376,6 +379,7 @@ impl JournalRow {
             fault_rule,
             at: DateTime::from_timestamp_millis(self.at).unwrap_or_default(),
             replica: self.replica,
+            caller: self.caller,
         }
     }
 }
@@ -477,6 +481,7 @@ mod tests {
             fault_rule: Some("6f1c0f0e-8d4b-4c47-9a4e-2f4f7f9d8a10".to_owned()),
             at: DateTime::from_timestamp_millis(1_795_000_000_123).expect("a time"),
             replica: "a:1".to_owned(),
+            caller: Some(Uuid::from_u128(7)),
         };
         assert_eq!(JournalRow::of(&entry).into_entry(), entry);
     }

@@ -71,6 +71,7 @@ async fn a_store_written_before_the_column_migrates_and_keeps_lengths() {
         let conn = rusqlite::Connection::open(&path).expect("opens");
         conn.execute_batch(
             "ALTER TABLE mock_journal DROP COLUMN body_length; \
+             ALTER TABLE mock_journal DROP COLUMN caller; \
              DROP INDEX mock_transactions_sandbox_id; \
              DELETE FROM mock_schema_history WHERE version >= 3;",
         )

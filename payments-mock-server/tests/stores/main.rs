@@ -27,6 +27,9 @@ mod journal;
 mod journal_cut;
 // Every store keeps the same bounded headers of a journal entry.
 mod journal_headers;
+// Whose view of the journal a request is in: the key that sent it, kept
+// by every store (another merchant's key never writes into yours).
+mod journal_callers;
 // A PostgreSQL confirm that missed the row waits for the one that holds it.
 mod pg_races;
 // GET /metrics counts each server's own store operations.

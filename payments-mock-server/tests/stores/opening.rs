@@ -397,7 +397,7 @@ async fn a_newer_schema_is_refused_unchanged() {
     let before = std::fs::read(&path).expect("read");
     let message = refused(open_sqlite(&path));
     assert!(message.contains("schema version 99"), "{message}");
-    assert!(message.contains("newer than this mock's 4"), "{message}");
+    assert!(message.contains("newer than this mock's 5"), "{message}");
     assert_eq!(std::fs::read(&path).expect("read"), before, "unchanged");
 }
 

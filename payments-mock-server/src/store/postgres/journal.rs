@@ -201,14 +201,15 @@ async fn insert(
     let request_id = column(|r| Some(r.request_id.clone()));
     let fault = column(|r| r.fault.clone());
     let replica = column(|r| Some(r.replica.clone()));
+    let caller: Vec<Option<Uuid>> = rows.iter().map(|r| r.caller).collect();
     let texts = Type::TEXT_ARRAY;
     tx.execute_typed(
         "INSERT INTO mock_journal (instance, stamp, at, method, path, query, headers, body, status, \
-         error_code, request_id, fault, replica, sandbox) \
+         error_code, request_id, fault, replica, sandbox, caller) \
          SELECT $1, u.* FROM UNNEST($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], \
          $7::text[], $8::text[], $9::integer[], $10::text[], $11::text[], $12::text[], $13::text[], \
-         $14::uuid[]) AS u(stamp, at, method, path, query, headers, body, status, error_code, \
-         request_id, fault, replica, sandbox) \
+         $14::uuid[], $15::uuid[]) AS u(stamp, at, method, path, query, headers, body, status, \
+         error_code, request_id, fault, replica, sandbox, caller) \
          WHERE EXISTS (SELECT 1 FROM mock_sandboxes s WHERE s.id = u.sandbox AND s.reset_stamp <= u.stamp) \
          ON CONFLICT (instance, stamp) DO NOTHING",
         &[
@@ -226,6 +227,7 @@ async fn insert(
             (&fault, texts.clone()),
             (&replica, texts),
             (&sandbox, Type::UUID_ARRAY),
+            (&caller, Type::UUID_ARRAY),
         ],
     )
     .await

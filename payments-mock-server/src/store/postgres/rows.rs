@@ -102,6 +102,7 @@ pub(super) fn journal_row_of(r: &tokio_postgres::Row) -> Result<JournalRow, Stor
         request_id: r.try_get(9).map_err(get)?,
         fault: r.try_get(10).map_err(get)?,
         replica: r.try_get(11).map_err(get)?,
+        caller: r.try_get(12).map_err(get)?,
     };
     nul::unescape_journal(&mut row);
     Ok(row)

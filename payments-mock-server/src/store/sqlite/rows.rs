@@ -86,7 +86,7 @@ pub(super) const SQLITE_JOURNAL_EXTRA: &str = "body_length";
 /// reopen. A length not above the kept body's (a row changed outside the
 /// mock) reads as a whole body.
 pub(super) fn journal_entry_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<JournalEntry> {
-    let body_length: Option<i64> = r.get(12)?;
+    let body_length: Option<i64> = r.get(13)?;
     let mut entry = journal_row_of(r)?.into_entry();
     entry.body_length = body_length
         .and_then(|n| usize::try_from(n).ok())
@@ -113,6 +113,11 @@ fn journal_row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<JournalRow> {
         request_id: r.get(9)?,
         fault: r.get(10)?,
         replica: r.get(11)?,
+        // A value that is no UUID (a row changed outside the mock) names
+        // no caller.
+        caller: r
+            .get::<_, Option<Vec<u8>>>(12)?
+            .and_then(|bytes| Uuid::from_slice(&bytes).ok()),
     })
 }
 

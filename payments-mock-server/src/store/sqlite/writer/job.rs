@@ -317,7 +317,7 @@ impl Writer<'_> {
                     .prepare_cached(&format!(
                         "INSERT OR REPLACE INTO mock_journal \
                          (sandbox, {JOURNAL_COLUMNS}, {SQLITE_JOURNAL_EXTRA}) \
-                         VALUES (?13, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?14)"
+                         VALUES (?13, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?15, ?14)"
                     ))
                     .map_err(|e| store_error(&e))?;
                 let floor = view.journal_floor.load(Ordering::SeqCst);
@@ -338,7 +338,8 @@ impl Writer<'_> {
                             r.fault,
                             r.replica,
                             key,
-                            body_length_column(entry)
+                            body_length_column(entry),
+                            r.caller.as_ref().map(Uuid::as_bytes)
                         ])
                         .map_err(|e| store_error(&e))?;
                 }
