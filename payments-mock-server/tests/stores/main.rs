@@ -30,6 +30,8 @@ mod journal_headers;
 // Whose view of the journal a request is in: the key that sent it, kept
 // by every store (another merchant's key never writes into yours).
 mod journal_callers;
+// The OpenAPI document describes the journal's query and its redaction.
+mod journal_query_doc;
 // A PostgreSQL confirm that missed the row waits for the one that holds it.
 mod pg_races;
 // GET /metrics counts each server's own store operations.

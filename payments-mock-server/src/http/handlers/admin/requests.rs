@@ -25,6 +25,8 @@ pub(crate) struct JournalItem {
     method: String,
     /// As sent, still percent-encoded.
     path: String,
+    /// As sent, still percent-encoded; a parameter whose name says it
+    /// carries a credential has the value `[redacted]`.
     query: Option<String>,
     /// Header names (lower-case) and values; `Authorization` is
     /// `[redacted]`, and so is any other header whose name says it carries
