@@ -21,11 +21,11 @@ mod failures;
 mod help_docs;
 /// The advice after a failed connection: HTTPS, or a longer --timeout.
 mod hints;
-/// Tables fitted to the terminal's width, and currencies beside amounts.
-mod layout;
 /// `initiate` leaves the mock's limits to the service: sent to one that
 /// takes them, refused by the mock itself.
 mod initiate_limits;
+/// Tables fitted to the terminal's width, and currencies beside amounts.
+mod layout;
 /// Usage errors said with flags (issue 34): each message before and after.
 mod messages;
 /// Answers that leave the outcome open: exit 4 or reconciled, never 1;
