@@ -142,6 +142,12 @@ fn time(s: &mut Scanner<'_>, extended: bool) -> Result<(i64, bool), Error> {
             return Err(Error::Syntax);
         }
         let digits = &s.b[s.i..s.i + n.min(FRACTION_DIGITS)];
+        // The digits past those read change no nanosecond, but 24:00:00
+        // takes a fraction of zeros only: any other digit is past the day.
+        let skipped_zeros = s.b[s.i + digits.len()..s.i + n].iter().all(|&d| d == b'0');
+        if hour == 24 && !skipped_zeros {
+            return Err(Error::Time);
+        }
         s.i += n;
         let numerator = digits
             .iter()
