@@ -7,6 +7,7 @@
 
 pub mod environment;
 mod help;
+mod seconds;
 
 use std::{fmt, path::PathBuf, time::Duration};
 
@@ -15,6 +16,7 @@ use secrecy::SecretString;
 use uuid::Uuid;
 
 pub use help::{COMPLETIONS_HELP, EXIT_CODES_HELP, TAIL_HELP, VERIFY_RETURN_HELP};
+pub use seconds::{looks_like_seconds, parse_seconds};
 
 /// Initiate, confirm and look up payment transactions.
 ///
@@ -491,42 +493,6 @@ fn json_kind(value: &serde_json::Value) -> &'static str {
     }
 }
 
-/// Parses a positive number of seconds, with an optional fraction (`0.5`).
-pub fn parse_seconds(text: &str) -> Result<Duration, String> {
-    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-    let digits_only = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty() && fraction.is_empty() || !digits_only(whole) || !digits_only(fraction) {
-        // `-1`, `-0.5`: a number, but not one of more than 0 seconds.
-        if text
-            .strip_prefix('-')
-            .is_some_and(|rest| parse_seconds(rest).is_ok())
-        {
-            return Err("must be more than 0 seconds".to_owned());
-        }
-        return Err("not a number of seconds, e.g. 30 or 0.5".to_owned());
-    }
-    let secs: u64 = if whole.is_empty() {
-        0
-    } else {
-        whole
-            .parse()
-            .map_err(|_| "too many seconds: at most a year".to_owned())?
-    };
-    let nanos = fraction
-        .bytes()
-        .chain(std::iter::repeat(b'0'))
-        .take(9)
-        .fold(0u32, |acc, b| acc * 10 + u32::from(b - b'0'));
-    let duration = Duration::new(secs, nanos);
-    if duration.is_zero() {
-        return Err("must be more than 0 seconds".to_owned());
-    }
-    if secs > 24 * 60 * 60 * 365 {
-        return Err("too many seconds: at most a year".to_owned());
-    }
-    Ok(duration)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -544,38 +510,6 @@ mod tests {
         assert!(parse_extra("\"x\"").unwrap_err().contains("a string"));
         assert!(parse_extra("{").unwrap_err().contains("not valid JSON"));
         assert!(parse_extra("").unwrap_err().contains("not valid JSON"));
-    }
-
-    #[test]
-    fn seconds_accept_fractions_and_reject_junk() {
-        assert_eq!(parse_seconds("2"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_seconds("0.25"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_seconds(".5"), Ok(Duration::from_millis(500)));
-        for bad in [
-            "",
-            ".",
-            "0",
-            "-1",
-            "1e3",
-            "abc",
-            "1.2.3",
-            "99999999999999999999",
-        ] {
-            assert!(parse_seconds(bad).is_err(), "{bad:?} accepted");
-        }
-        // A negative number is a number: said so, not "not a number".
-        assert_eq!(
-            parse_seconds("-1"),
-            Err("must be more than 0 seconds".to_owned())
-        );
-        assert_eq!(
-            parse_seconds("-0.5"),
-            Err("must be more than 0 seconds".to_owned())
-        );
-        assert_eq!(
-            parse_seconds("-x"),
-            Err("not a number of seconds, e.g. 30 or 0.5".to_owned())
-        );
     }
 
     #[test]

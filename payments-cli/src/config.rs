@@ -156,10 +156,13 @@ fn seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D
                 String::new()
             })
         }
-        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<String, E> {
-            Err(E::custom(
-                "timeout: a number of seconds without quotes, e.g. timeout = 30 or 0.5",
-            ))
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<String, E> {
+            // `timeout = "30"`: a number in quotes; `"abc"` is none.
+            Err(E::custom(if crate::cli::looks_like_seconds(text) {
+                "timeout: a number of seconds without quotes, e.g. timeout = 30 or 0.5"
+            } else {
+                "timeout: not a number of seconds, e.g. 30 or 0.5"
+            }))
         }
         fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<String, E> {
             Err(E::custom(

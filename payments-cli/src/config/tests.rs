@@ -177,6 +177,22 @@ fn a_profiles_timeout_takes_a_fraction_as_the_flag_does() {
         negative.contains("timeout: must be more than 0 seconds"),
         "{negative}"
     );
+    // Each said as what it is: -0 is not more than 0; 1e-10 is more than
+    // 0 but under the nanosecond; quoted text that is no number needs more
+    // than its quotes taken off.
+    for (value, said) in [
+        ("-0", "timeout: must be more than 0 seconds"),
+        ("-0.0", "timeout: must be more than 0 seconds"),
+        ("1e-10", "timeout: must be at least 0.000000001 seconds"),
+        (
+            "\"abc\"",
+            "timeout: not a number of seconds, e.g. 30 or 0.5",
+        ),
+        ("\"-0.5\"", "timeout: a number of seconds without quotes"),
+    ] {
+        let err = read(value).expect_err(value);
+        assert!(err.contains(said), "{value}: {err}");
+    }
 }
 
 /// A key put where a profile belongs (`[profiles]`, then `api_key`)

@@ -52,6 +52,8 @@ mod stdout;
 mod tail;
 /// The commands above through the contract proxy: the mock is a verified fake.
 mod through_proxy;
+/// The seconds of `--timeout` and the config's `timeout`: why refused.
+mod timeouts;
 /// HTTPS: --ca-cert, --client-cert, --client-key; unknown CA, expiry, mutual TLS.
 mod tls;
 /// `--help` of every command, completions, and usage errors (exit 2).
