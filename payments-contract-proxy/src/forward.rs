@@ -41,9 +41,9 @@ mod traced;
 use super::exchange::{Exchange, Message};
 use super::metrics::Failure;
 use super::rules::Verdict;
-use crate::state::ProxyState;
+use crate::state::{Own, ProxyState};
 use body::{Paused, Progress, Read, Tracked, idle_bounded, read_up_to};
-use failure::{broke_off, failure_reason, unpassable};
+use failure::{broke_off, cut_off, failure_reason, unpassable};
 use payments_serve::{ApiError, ErrorCode};
 
 /// Bodies up to this are read whole and judged (the document's are under
@@ -170,7 +170,18 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     let started = Instant::now();
     let time = chrono::Utc::now();
     let seq = proxy.next_seq();
+    // Under way until answered: the stop waits for it, and cuts it off
+    // when its grace period ends (each await below watches for that).
+    let mut open = proxy.stop.enter();
     let (parts, body) = request.into_parts();
+    // A read carries nothing out, whatever became of it upstream.
+    let read_only = matches!(
+        parts.method,
+        axum::http::Method::GET
+            | axum::http::Method::HEAD
+            | axum::http::Method::OPTIONS
+            | axum::http::Method::TRACE
+    );
     let path = parts.uri.path().to_owned();
     let query = parts.uri.query().map(str::to_owned);
     let mut request_message = Message {
@@ -181,14 +192,27 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         ..Message::default()
     };
     let refuse = |request_message: Message, error: ApiError| {
-        proxy.own_answer(seq, time, started, request_message, error, None)
+        proxy.own_answer(seq, time, started, request_message, error, Own::Refused)
     };
     // The upstream gave no whole answer: counted under `failure`, and the
     // exchange's log line names it.
     let failed = |request_message: Message, failure: Failure, message: &str| {
         proxy.metrics.upstream_failed(failure);
         let error = unavailable(message);
-        proxy.own_answer(seq, time, started, request_message, error, Some(failure))
+        proxy.own_answer(
+            seq,
+            time,
+            started,
+            request_message,
+            error,
+            Own::Failed(failure),
+        )
+    };
+    // The stop's grace period ended first (`sent`: the request had gone
+    // upstream).
+    let cut_short = |request_message: Message, sent: bool| {
+        let error = unavailable(&cut_off(sent, read_only));
+        proxy.own_answer(seq, time, started, request_message, error, Own::CutOff)
     };
     if leaves_api(&path) {
         return refuse(request_message, ApiError::not_found());
@@ -201,7 +225,10 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     let read = if hyper::body::Body::is_end_stream(&body) {
         Ok(Read::Whole(Bytes::new()))
     } else {
-        read_up_to(Box::pin(idle_bounded(body.into_data_stream(), timeout))).await
+        tokio::select! {
+            read = read_up_to(Box::pin(idle_bounded(body.into_data_stream(), timeout))) => read,
+            () = open.cut() => return cut_short(request_message, false),
+        }
     };
     let body = match read {
         Ok(body) => body,
@@ -265,6 +292,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     let sent = tokio::select! {
         sent = proxy.client.request(forwarded) => Some(sent),
         () = progress.overdue(timeout) => None,
+        () = open.cut() => return cut_short(request_message, true),
     };
     let upstream = match sent {
         Some(Ok(response)) => {
@@ -303,11 +331,10 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     // Without a length from the upstream, none is made up (a HEAD's
     // answer keeps saying nothing of the GET's length).
     let sized = headers.contains_key(header::CONTENT_LENGTH);
-    let read = read_up_to(Box::pin(idle_bounded(
-        upstream_body.into_data_stream(),
-        timeout,
-    )))
-    .await;
+    let read = tokio::select! {
+        read = read_up_to(Box::pin(idle_bounded(upstream_body.into_data_stream(), timeout))) => read,
+        () = open.cut() => return cut_short(request_message, true),
+    };
     let response_body = match read {
         Ok(Read::Whole(bytes)) => {
             response_message.keep_body(&bytes);
@@ -399,9 +426,10 @@ impl ProxyState {
         ))
     }
 
-    /// The proxy's own answer (the upstream gave none, `failure` says how;
-    /// or the request was refused before it was forwarded), recorded and
-    /// counted as `unchecked`, with its verdict header like every answer.
+    /// The proxy's own answer (`own` says why: the upstream gave none, the
+    /// request was refused before it was forwarded, or the stop cut the
+    /// exchange off), recorded and counted as `unchecked`, with its
+    /// verdict header like every answer.
     fn own_answer(
         &self,
         seq: u64,
@@ -409,7 +437,7 @@ impl ProxyState {
         started: Instant,
         request: Message,
         error: ApiError,
-        failure: Option<Failure>,
+        own: Own,
     ) -> Response {
         // The body the error answers with, as bytes to record and send.
         let body = Bytes::from(error.body_bytes());
@@ -432,7 +460,7 @@ impl ProxyState {
             trace_id,
             span_id,
         };
-        let (verdict, _) = self.judge_failed(exchange, failure);
+        let (verdict, _) = self.judge_own(exchange, own);
         let mut response = Response::from_parts(parts, Body::from(body));
         response.headers_mut().insert(
             HeaderName::from_static(VERDICT_HEADER),

@@ -46,7 +46,7 @@ struct Log<'a, C> {
 #[serde(rename_all = "camelCase", bound = "C: Cases")]
 struct Run<'a, C> {
     tool: Tool,
-    invocations: [Invocation; 1],
+    invocations: [Invocation<'a>; 1],
     #[serde(skip_serializing_if = "Option::is_none")]
     artifacts: Option<[Artifact<'a>; 1]>,
     results: Results<'a, C>,
@@ -68,8 +68,48 @@ struct Driver {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Invocation {
+struct Invocation<'a> {
     execution_successful: bool,
+    /// An exchange the stop cut off, each: it has no finding (the proxy
+    /// answered it itself), so no result names it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_execution_notifications: Vec<Notification<'a>>,
+}
+
+/// An exchange the stop cut off (`notification`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Notification<'a> {
+    level: &'static str,
+    message: Text<'a>,
+    locations: [Location<'a>; 1],
+}
+
+/// The words of an exchange the stop cut off.
+const CUT_OFF: &str = "cut off at the stop: the exchange was still open when the stop's grace \
+                       period ended, and the proxy answered it itself (502 \
+                       UPSTREAM_UNAVAILABLE), unchecked";
+
+impl<'a> Notification<'a> {
+    fn of(case: &CaseView<'a>) -> Self {
+        Self {
+            level: "warning",
+            message: Text { text: CUT_OFF },
+            locations: [Location {
+                physical_location: None,
+                logical_locations: [logical(case)],
+            }],
+        }
+    }
+}
+
+/// An exchange as a logical location: `statusById/exchange 12`.
+fn logical(case: &CaseView<'_>) -> LogicalLocation {
+    LogicalLocation {
+        name: format!("exchange {}", case.seq),
+        fully_qualified_name: format!("{}/exchange {}", case.endpoint(), case.seq),
+        kind: "resource",
+    }
 }
 
 #[derive(Serialize)]
@@ -214,11 +254,7 @@ impl<'a> SarifResult<'a> {
             },
             locations: [Location {
                 physical_location,
-                logical_locations: [LogicalLocation {
-                    name: format!("exchange {}", case.seq),
-                    fully_qualified_name: format!("{}/exchange {}", case.endpoint(), case.seq),
-                    kind: "resource",
-                }],
+                logical_locations: [logical(case)],
             }],
             properties: ResultProperties {
                 seq: case.seq,
@@ -311,6 +347,7 @@ pub(crate) fn write_sarif(
     recording: Option<&Path>,
 ) -> io::Result<()> {
     let uri = recording.map(uri_of);
+    let cut_off = cases.cut_off();
     let log = Log {
         schema: SARIF_SCHEMA,
         version: "2.1.0",
@@ -325,6 +362,7 @@ pub(crate) fn write_sarif(
             },
             invocations: [Invocation {
                 execution_successful: true,
+                tool_execution_notifications: cut_off.iter().map(Notification::of).collect(),
             }],
             artifacts: uri.as_deref().map(|uri| {
                 [Artifact {

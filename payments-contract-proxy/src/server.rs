@@ -174,8 +174,11 @@ impl Proxy {
     ///
     /// Bounded: exchanges still open after the upstream timeout (plus a
     /// second) are cut off, so a stalled upstream or a client that never
-    /// reads cannot keep the proxy from exiting. What was judged until then
-    /// is in the summary, the report and the recording.
+    /// reads cannot keep the proxy from exiting. One whose answer was not
+    /// yet complete is answered by the proxy itself (502
+    /// `UPSTREAM_UNAVAILABLE`, `unchecked`) and recorded and counted as
+    /// such before the files are written; an answer already judged and
+    /// still being sent is broken off.
     pub async fn shutdown(self) -> Summary {
         self.finish().await.summary
     }
@@ -195,12 +198,7 @@ impl Proxy {
                 .upstream_timeout
                 .saturating_add(Duration::from_secs(1));
             if tokio::time::timeout(grace, &mut task).await.is_err() {
-                tracing::warn!(
-                    "exchanges still open {} after the stop: cut off",
-                    humantime::format_duration(grace)
-                );
-                task.abort();
-                let _ = task.await;
+                self.cut_off(grace, &mut task).await;
             }
         }
         self.state.flush();
@@ -213,6 +211,40 @@ impl Proxy {
             summary: self.state.summary(),
             coverage: self.state.coverage(),
             unwritten,
+        }
+    }
+}
+
+/// How long the stop waits, after its grace period, for the exchanges it
+/// cut off to be answered and recorded.
+const CUT_OFF_WAIT: Duration = Duration::from_secs(1);
+
+impl Proxy {
+    /// The grace period is over and `task` (the accept loop, which waits
+    /// for its connections) has not ended: each exchange still under way is
+    /// cut off, answered with the proxy's own 502 and recorded as such;
+    /// waited for a while ([`CUT_OFF_WAIT`]), then what is left is
+    /// aborted.
+    async fn cut_off(&self, grace: Duration, task: &mut JoinHandle<()>) {
+        let open = self.state.stop.open();
+        let grace = humantime::format_duration(grace);
+        if open > 0 {
+            tracing::warn!(
+                open,
+                "{open} exchanges still under way {grace} after the stop: cut off, each answered by the proxy (502 UPSTREAM_UNAVAILABLE) and recorded as such"
+            );
+        } else {
+            tracing::warn!("answers still being sent {grace} after the stop: cut off");
+        }
+        self.state.stop.cut_off();
+        let settled = async {
+            self.state.stop.settled().await;
+            // Their answers written, their connections closed.
+            let _ = (&mut *task).await;
+        };
+        if tokio::time::timeout(CUT_OFF_WAIT, settled).await.is_err() {
+            task.abort();
+            let _ = (&mut *task).await;
         }
     }
 }
@@ -266,3 +298,6 @@ impl Drop for Proxy {
         self.state.flush();
     }
 }
+
+#[cfg(test)]
+mod cut_off_tests;

@@ -27,12 +27,26 @@ use crate::{
 
 // Each exchange's log line: violations and upstream failures at WARN.
 mod log;
+// The stop's cut-off of the exchanges still under way.
+mod stop;
+pub(crate) use stop::Stop;
 
 /// Exchanges the console keeps to show.
 const CONSOLE_KEEPS: usize = 500;
 /// The most of each body the console keeps (so 500 exchanges stay small
 /// whatever their bodies: the rest is freed, not kept as spare room).
 const CONSOLE_BODY: usize = 64 * 1024;
+
+/// Why the proxy answered an exchange itself.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Own {
+    /// The request was refused before it was forwarded.
+    Refused,
+    /// The upstream gave no whole answer, as the failure says.
+    Failed(crate::metrics::Failure),
+    /// The stop's grace period ended before the exchange did.
+    CutOff,
+}
 
 /// One judged exchange, as the console shows it (secrets replaced).
 #[derive(Debug, Clone)]
@@ -94,6 +108,8 @@ pub(crate) struct Inner {
     pub(crate) metrics: metrics::Metrics,
     /// The console's sign-in sessions (with `--admin-key`).
     pub(crate) sessions: payments_serve::admin::Sessions<()>,
+    /// The exchanges under way, and the stop's cut-off of them.
+    pub(crate) stop: Stop,
 }
 
 impl std::ops::Deref for ProxyState {
@@ -254,6 +270,7 @@ impl ProxyState {
                 earlier: Earlier::default(),
                 metrics: metrics::Metrics::new(),
                 sessions: payments_serve::admin::Sessions::new(session_lifetime),
+                stop: Stop::default(),
                 judge: Mutex::new(Judge {
                     memory: Memory::default(),
                     summary: Summary::default(),
@@ -303,22 +320,23 @@ impl ProxyState {
         self.judge_as(exchange, judged, None)
     }
 
-    /// [`Self::judge`] of the proxy's own answer, not judged: `failure`
-    /// when the upstream gave no whole answer (its log line names it).
-    pub(crate) fn judge_failed(
-        &self,
-        exchange: Exchange,
-        failure: Option<crate::metrics::Failure>,
-    ) -> (Verdict, Vec<Finding>) {
-        self.judge_as(exchange, false, failure)
+    /// [`Self::judge`] of the proxy's own answer, not judged: `own` says
+    /// why the proxy answered (its log line names an upstream's failure;
+    /// an exchange the stop cut off is named as such in SARIF).
+    pub(crate) fn judge_own(&self, exchange: Exchange, own: Own) -> (Verdict, Vec<Finding>) {
+        self.judge_as(exchange, false, Some(own))
     }
 
     fn judge_as(
         &self,
         mut exchange: Exchange,
         judged: bool,
-        failure: Option<crate::metrics::Failure>,
+        own: Option<Own>,
     ) -> (Verdict, Vec<Finding>) {
+        let failure = match own {
+            Some(Own::Failed(failure)) => Some(failure),
+            _ => None,
+        };
         exchange.judged = judged && !exchange.proxy_answer;
         // Outside the lock: the bodies read, and what redaction replaces
         // (the exchange itself is never copied: the plan is applied to it
@@ -369,6 +387,9 @@ impl ProxyState {
         judge
             .trail
             .push(&redacted, &endpoint, verdict, &findings, None);
+        if matches!(own, Some(Own::CutOff)) {
+            judge.trail.mark_cut_off();
+        }
         if let Some(report) = judge.report.as_mut() {
             let line = ReportLine::of(&redacted, verdict, &findings);
             write_line(report, &line, "report");
@@ -488,109 +509,4 @@ fn write_line(writer: &mut BufWriter<File>, value: &impl serde::Serialize, what:
 #[cfg(test)]
 mod console_tests;
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn state(upstream: &str) -> ProxyState {
-        let url = upstream.parse().expect("a URL");
-        ProxyState::new(ProxyConfig::new(url)).expect("a proxy")
-    }
-
-    #[test]
-    fn a_target_goes_upstream_as_it_came_or_after_the_upstreams_prefix() {
-        let asked: axum::http::Uri = "/api/payments/a%2Fb/status?x=%20&y".parse().expect("uri");
-        for upstream in ["http://127.0.0.1:8080", "http://127.0.0.1:8080/"] {
-            let proxy = state(upstream);
-            assert!(
-                proxy.origin.is_some(),
-                "{upstream}: no prefix, shared target"
-            );
-            let uri = proxy.upstream_uri(&asked).expect("a URI");
-            assert_eq!(
-                uri.to_string(),
-                "http://127.0.0.1:8080/api/payments/a%2Fb/status?x=%20&y"
-            );
-        }
-        let proxy = state("https://user:secret@svc.test/v1/");
-        assert!(proxy.origin.is_none(), "a prefix is put before the target");
-        let uri = proxy.upstream_uri(&asked).expect("a URI");
-        assert_eq!(
-            uri.to_string(),
-            "https://svc.test/v1/api/payments/a%2Fb/status?x=%20&y"
-        );
-    }
-
-    /// The listing of a later exchange takes its reference from the
-    /// proxy's memory as its initiate showed it (a payer id echoed in it
-    /// as its token), never as it came: also once the initiate's secrets
-    /// are forgotten for its bodies.
-    #[test]
-    fn the_listing_shows_a_remembered_reference_as_its_initiate_showed_it() {
-        use crate::rules::test_support::{exchange, initiate_body, initiate_data, ok, status_data};
-        let proxy = state("http://127.0.0.1:9");
-        let reference = "TOPUP-60123456789-1";
-        let mut body = initiate_body(reference, 100);
-        body["payerId"] = serde_json::json!("60123456789");
-        let initiate = exchange(
-            "POST",
-            "/api/payments/initiate",
-            body,
-            200,
-            ok(initiate_data("t-1", reference, 100)),
-        );
-        proxy.judge(initiate, true);
-        proxy.earlier.forget();
-        // A read whose answer names no reference: the listing's is the
-        // memory's.
-        let mut data = status_data("t-1", reference, "INITIATED", "1.00");
-        data["referenceNo"] = serde_json::Value::Null;
-        let mut read = exchange(
-            "GET",
-            "/api/payments/t-1/status",
-            serde_json::Value::Null,
-            200,
-            ok(data),
-        );
-        read.seq = 2;
-        proxy.judge(read, true);
-        let page = listing::Page::parse(None).expect("a page");
-        let shown = serde_json::to_value(proxy.lock().listing.page(page)).expect("JSON");
-        let items = shown["items"].as_array().expect("items");
-        let first = items[0]["referenceNo"].as_str().expect("a reference");
-        assert!(first.starts_with("TOPUP-payer-"), "{shown}");
-        assert_eq!(items[1]["referenceNo"], first, "{shown}");
-    }
-
-    #[test]
-    fn the_upstreams_password_is_a_secret_and_its_user_name_only_when_alone() {
-        let e = rules::test_support::exchange(
-            "GET",
-            "/api/payments/x/status",
-            serde_json::Value::Null,
-            404,
-            serde_json::Value::Null,
-        );
-        for (upstream, secret, user) in [
-            (
-                "http://payments:Zq9xK2mP7w@svc.test",
-                "Zq9xK2mP7w",
-                "payments",
-            ),
-            // An API key sent as the user name, no password: the key.
-            (
-                "http://sk_live_Zq9xK2mP7w@svc.test",
-                "sk_live_Zq9xK2mP7w",
-                "",
-            ),
-        ] {
-            let proxy = state(upstream);
-            let (_, secrets) = proxy.redactor.redact(&e);
-            // As written, and with its first byte percent-encoded.
-            let encoded = format!("%{:02x}{}", secret.as_bytes()[0], &secret[1..]);
-            let shown = proxy
-                .redactor
-                .scrub(&format!("{user} {secret} {encoded}"), &secrets);
-            assert_eq!(shown, format!("{user} [redacted] [redacted]"), "{upstream}");
-        }
-    }
-}
+mod tests;

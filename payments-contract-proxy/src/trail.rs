@@ -30,6 +30,9 @@ const OTHER_NAME: usize = 160;
 #[derive(Debug, Clone, Default)]
 pub struct Trail {
     cases: Vec<Case>,
+    /// The positions of the exchanges the stop cut off (few: only those
+    /// still open when its grace period ended).
+    cut_off: Vec<usize>,
 }
 
 /// One exchange, compactly.
@@ -161,6 +164,14 @@ impl Trail {
         });
     }
 
+    /// Marks the exchange pushed last as one the stop cut off: the proxy
+    /// answered it itself when the stop's grace period ended.
+    pub(crate) fn mark_cut_off(&mut self) {
+        if let Some(last) = self.cases.len().checked_sub(1) {
+            self.cut_off.push(last);
+        }
+    }
+
     /// Every exchange, in order.
     pub(crate) fn cases(&self) -> impl Iterator<Item = CaseView<'_>> + '_ {
         self.cases_from(0)
@@ -246,6 +257,11 @@ pub(crate) trait Cases {
         keep: impl Fn(&CaseView<'_>) -> bool,
         each: impl FnMut(&CaseView<'_>) -> Result<(), E>,
     ) -> Result<(), E>;
+
+    /// The exchanges the stop cut off (none while the proxy runs).
+    fn cut_off(&self) -> Vec<CaseView<'_>> {
+        Vec::new()
+    }
 }
 
 impl Cases for Trail {
@@ -257,6 +273,14 @@ impl Cases for Trail {
         self.cases()
             .filter(|case| keep(case))
             .try_for_each(|case| each(&case))
+    }
+
+    fn cut_off(&self) -> Vec<CaseView<'_>> {
+        self.cut_off
+            .iter()
+            .filter_map(|&at| self.cases.get(at))
+            .map(Case::view)
+            .collect()
     }
 }
 

@@ -53,6 +53,23 @@ pub(super) fn upstream(what: &str) -> String {
     format!("the upstream service {what}")
 }
 
+/// The proxy's words for an exchange the stop cut off when its grace
+/// period ended: `sent`, whether the request had gone upstream (else its
+/// body had not all come); `read_only`, whether it is a read, which
+/// carries nothing out.
+pub(super) fn cut_off(sent: bool, read_only: bool) -> String {
+    const STOPPING: &str = "the proxy is stopping";
+    match (sent, read_only) {
+        (false, _) => {
+            format!("{STOPPING} and the request body had not all come: it was not forwarded")
+        }
+        (true, true) => format!("{STOPPING} and the upstream service's answer was not complete"),
+        (true, false) => {
+            format!("{STOPPING} and the upstream service's answer was not complete ({MAY_HAVE})")
+        }
+    }
+}
+
 /// An answer that is not HTTP the proxy can pass on: `detail` says what.
 fn not_http(detail: &str) -> String {
     upstream(&format!(
