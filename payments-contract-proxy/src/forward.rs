@@ -43,7 +43,7 @@ use super::metrics::Failure;
 use super::rules::Verdict;
 use crate::state::{Own, ProxyState};
 use body::{Paused, Progress, Read, Tracked, idle_bounded, read_up_to};
-use failure::{broke_off, cut_off, failure_reason, unpassable};
+use failure::{broke_off, cut_off, failure_reason, unknown_request_coding, unpassable};
 use payments_serve::{ApiError, ErrorCode};
 
 /// Bodies up to this are read whole and judged (the document's are under
@@ -216,6 +216,16 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     };
     if leaves_api(&path) {
         return refuse(request_message, ApiError::not_found());
+    }
+    // A transfer coding the proxy does not implement (RFC 9112 section
+    // 6.1): 501, never forwarded without it.
+    if let Some(message) = unknown_request_coding(&parts.headers) {
+        let error = ApiError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            ErrorCode::ValidationError,
+            message,
+        );
+        return refuse(request_message, error);
     }
     let timeout = proxy.config.upstream_timeout;
     // The application's body, each part within the upstream timeout: a

@@ -100,6 +100,31 @@ pub(super) fn unpassable(status: StatusCode, headers: &HeaderMap) -> Option<Stri
             "{status} as its final answer, which the proxy never asked for"
         )));
     }
+    other_coding(headers).map(|said| {
+        upstream(&format!(
+            "answered with a transfer coding the proxy never asked for and does not decode \
+             (Transfer-Encoding: {said}; {MAY_HAVE})"
+        ))
+    })
+}
+
+/// Why a request is refused with 501 before it is forwarded, when it is:
+/// a transfer coding other than `chunked` (`Transfer-Encoding: gzip,
+/// chunked`), which the proxy does not implement (RFC 9112 section 6.1):
+/// forwarded without its `Transfer-Encoding` (hop-by-hop), the upstream
+/// would take the coded bytes for the body itself.
+pub(super) fn unknown_request_coding(headers: &HeaderMap) -> Option<String> {
+    other_coding(headers).map(|said| {
+        format!(
+            "the request's transfer coding is not one the proxy implements \
+             (Transfer-Encoding: {said}; only chunked is): it was not forwarded"
+        )
+    })
+}
+
+/// The `Transfer-Encoding` values, joined and cut to 100 bytes, when they
+/// name a coding other than `chunked`.
+fn other_coding(headers: &HeaderMap) -> Option<String> {
     let codings: Vec<String> = headers
         .get_all(header::TRANSFER_ENCODING)
         .iter()
@@ -110,13 +135,7 @@ pub(super) fn unpassable(status: StatusCode, headers: &HeaderMap) -> Option<Stri
         .flat_map(|v| v.split(','))
         .map(|c| c.split(';').next().unwrap_or_default().trim())
         .any(|c| !c.is_empty() && !c.eq_ignore_ascii_case("chunked"));
-    other.then(|| {
-        let said = shortened(&codings.join(", "));
-        upstream(&format!(
-            "answered with a transfer coding the proxy never asked for and does not decode \
-             (Transfer-Encoding: {said}; {MAY_HAVE})"
-        ))
-    })
+    other.then(|| shortened(&codings.join(", ")))
 }
 
 /// `text` cut to at most 100 bytes (at a character's boundary), `…` when
@@ -186,6 +205,29 @@ mod tests {
             );
         }
         assert_eq!(unpassable(StatusCode::NO_CONTENT, &HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn a_request_coding_other_than_chunked_is_named_cut_to_100_bytes() {
+        assert_eq!(super::unknown_request_coding(&coded(&["chunked"])), None);
+        assert_eq!(
+            super::unknown_request_coding(&coded(&["gzip, chunked"])).as_deref(),
+            Some(
+                "the request's transfer coding is not one the proxy implements \
+                 (Transfer-Encoding: gzip, chunked; only chunked is): it was not forwarded"
+            )
+        );
+        let long = format!("{}, chunked", "x".repeat(300));
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::TRANSFER_ENCODING,
+            HeaderValue::from_str(&long).expect("a value"),
+        );
+        let message = super::unknown_request_coding(&headers).expect("refused");
+        assert!(
+            message.contains(&format!("Transfer-Encoding: {}…;", "x".repeat(100))),
+            "{message}"
+        );
     }
 
     #[test]

@@ -146,3 +146,43 @@ async fn an_answer_broken_off_says_the_request_may_have_been_carried_out() {
     );
     assert_eq!(failures(&proxy, "broke_off").await, "1");
 }
+
+/// A request with `Transfer-Encoding: gzip, chunked` was forwarded without
+/// its coding (hop-by-hop), so the upstream took the gzip bytes for the
+/// body itself. RFC 9112 section 6.1: a coding the server does not
+/// understand is answered 501. Now the proxy's own 501, never forwarded,
+/// recorded like its other refusals.
+#[tokio::test]
+async fn a_request_coded_other_than_chunked_is_the_proxys_501_never_forwarded() {
+    let rig = crate::rig::Rig::start().await;
+    let mut socket = tokio::net::TcpStream::connect(rig.proxy.addr())
+        .await
+        .expect("connects");
+    socket
+        .write_all(
+            b"POST /api/payments/initiate HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+              transfer-encoding: gzip, chunked\r\n\r\n4\r\n\x1f\x8b\x08\x00\r\n0\r\n\r\n",
+        )
+        .await
+        .expect("sent");
+    let (head, body) = read_answer(&mut socket).await;
+    assert!(head.starts_with("HTTP/1.1 501 "), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("x-contract-verdict: unchecked"),
+        "{head}"
+    );
+    let body: serde_json::Value = serde_json::from_slice(&body).expect("an envelope");
+    assert_eq!(body["isSuccess"], false, "{body}");
+    assert_eq!(
+        body["message"],
+        "the request's transfer coding is not one the proxy implements (Transfer-Encoding: \
+         gzip, chunked; only chunked is): it was not forwarded"
+    );
+    assert_eq!(rig.upstream.count(), 0, "never forwarded");
+    let exchanges = rig.proxy.exchanges();
+    assert_eq!(exchanges.len(), 1, "recorded");
+    assert!(exchanges[0].0.proxy_answer, "the proxy's own answer");
+    assert_eq!(exchanges[0].0.response.status, 501);
+    assert_eq!(rig.proxy.summary().verdicts.get("unchecked"), Some(&1));
+}
