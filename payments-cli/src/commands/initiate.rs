@@ -22,7 +22,8 @@ use crate::{
 /// # Errors
 ///
 /// Usage errors (amount, currency, merchant, a reference with whitespace
-/// at an end, values the client refuses to send) and the call's failure.
+/// at an end or one status could not look up, values the client refuses
+/// to send) and the call's failure.
 pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
     // As status and confirm refuse such an argument: a space at an end is
     // a slip of the command line, and `payments status --reference-no`
@@ -30,6 +31,14 @@ pub async fn run(ctx: &Context, args: InitiateArgs) -> Result<Exit, CliError> {
     if args.reference_no.trim() != args.reference_no {
         return Err(CliError::Usage(format!(
             "--reference-no {} must not start or end with whitespace",
+            usage::quote(&args.reference_no)
+        )));
+    }
+    // Nor one that status and reconcile would refuse to look up: after an
+    // ambiguous answer, `payments status --reference-no` must find it.
+    if let Some(problem) = super::reference::problem(&args.reference_no) {
+        return Err(CliError::Usage(format!(
+            "--reference-no {} {problem}",
             usage::quote(&args.reference_no)
         )));
     }

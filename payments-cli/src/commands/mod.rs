@@ -8,6 +8,7 @@ mod completions;
 mod confirm;
 mod initiate;
 mod reconcile;
+mod reference;
 mod status;
 mod tail;
 mod trace;

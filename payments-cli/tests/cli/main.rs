@@ -38,6 +38,9 @@ mod reconcile;
 /// Redirect-based payments: the payment URL line, `verify-return`, and
 /// `--wait` through CONFIRMED until the payer decides.
 mod redirect;
+/// One rule for a referenceNo: what initiate sends, status and reconcile
+/// look up.
+mod references;
 /// The API key never shows up in any output.
 mod secrets;
 /// `status`: one, many, by reference, `--from-file`, stdin, exit codes,

@@ -22,11 +22,11 @@ use crate::{output::printable, usage};
 
 /// The longest transactionId a row may hold (as `status --from-file`).
 const MAX_ID_CHARS: usize = 128;
-/// The longest referenceNo the service accepts (CONTRACT section 1).
-const MAX_REFERENCE_CHARS: usize = 64;
 /// The most characters of a cell the output repeats when the row's check
-/// did not accept it: more than any valid referenceNo, transactionId,
-/// currency or status has, so only a value that cannot be valid is cut.
+/// did not accept it (an accepted one is whole, a referenceNo up to
+/// [`MAX_REFERENCE_CHARS`](crate::commands::reference::MAX_REFERENCE_CHARS)
+/// characters included): more than any valid transactionId, currency or
+/// status has.
 /// (An accepted amount is whole, however many leading zeros it has.)
 pub const MAX_CELL_CHARS: usize = 200;
 
@@ -349,6 +349,10 @@ impl Checker {
             // Accepted: whole (leading zeros may make it any length).
             cells.amount = raw_amount.map(|bytes| String::from_utf8_lossy(bytes).into_owned());
         }
+        if let Some(reference) = reference {
+            // Accepted: whole (up to the references' rule, past the cut).
+            cells.reference = Some(reference.to_owned());
+        }
         let verdict = match (reference, amount, currency) {
             _ if !problems.is_empty() => Verdict::Invalid(problems.join("; ")),
             _ if first_line.is_some_and(|first| first != line_seen) => Verdict::Duplicate {
@@ -387,10 +391,9 @@ fn text<'a>(column: &str, raw: Option<&'a [u8]>, problems: &mut Vec<String>) -> 
 fn check_reference<'a>(reference: &'a str, problems: &mut Vec<String>) -> Option<&'a str> {
     let problem = if reference.is_empty() {
         "referenceNo is empty".to_owned()
-    } else if reference.chars().count() > MAX_REFERENCE_CHARS {
-        format!("referenceNo is longer than {MAX_REFERENCE_CHARS} characters")
-    } else if reference.chars().any(char::is_control) {
-        "referenceNo contains a control character".to_owned()
+    } else if let Some(problem) = crate::commands::reference::problem(reference) {
+        // As initiate and status hold it: what one sends, the others find.
+        format!("referenceNo {problem}")
     } else if reference == "." || reference == ".." {
         "referenceNo cannot be '.' or '..' (it cannot be sent in a URL path)".to_owned()
     } else {

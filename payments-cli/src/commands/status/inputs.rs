@@ -6,23 +6,29 @@ use std::{io::Read as _, path::Path};
 use super::{Input, Lookup, Origin, StatusArgs};
 use crate::error::CliError;
 
-/// The most characters of an id or reference (a line, or an argument).
-const MAX_LINE_CHARS: usize = 128;
+/// The most characters of a transaction id (a line, or an argument); a
+/// reference's are [`MAX_REFERENCE_CHARS`](super::super::reference::MAX_REFERENCE_CHARS).
+const MAX_ID_CHARS: usize = 128;
 
 /// The inputs from arguments or `--from-file`, in order. An argument is
 /// held to a file line's rules (no control character, at most 128
-/// characters), as a usage error naming it; and, as it is not trimmed like
+/// characters for an id, the references' rule for a reference: what
+/// initiate sends), as a usage error naming it; and, as it is not trimmed like
 /// a line, one with whitespace at either end is refused as initiate refuses
 /// such a `--reference-no` (CONTRACT section 1: a referenceNo has none, a
 /// transactionId is a UUID): it was sent as it was and answered not found.
 pub(super) fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> {
-    for (text, what) in args
+    for (text, what, by_reference) in args
         .transaction_ids
         .iter()
-        .map(|id| (id, "transaction id"))
-        .chain(args.reference_no.iter().map(|r| (r, "--reference-no")))
+        .map(|id| (id, "transaction id", false))
+        .chain(
+            args.reference_no
+                .iter()
+                .map(|r| (r, "--reference-no", true)),
+        )
     {
-        if let Some(problem) = unusable(text).or_else(|| edge_whitespace(text)) {
+        if let Some(problem) = unusable(text, by_reference).or_else(|| edge_whitespace(text)) {
             return Err(CliError::Usage(format!(
                 "{what} {} {problem}",
                 crate::text::quote(text)
@@ -121,7 +127,7 @@ pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
         } else {
             "transaction id"
         };
-        if let Some(problem) = unusable(text) {
+        if let Some(problem) = unusable(text, by_reference) {
             inputs.push(malformed(format!("the {what} {problem}")));
         } else if let Some(problem) = not_an_id(text).filter(|_| !by_reference) {
             inputs.push(malformed(format!("the {what} {problem}")));
@@ -139,12 +145,16 @@ pub fn parse_lines(bytes: &[u8], by_reference: bool) -> Vec<Input> {
 }
 
 /// Why an id or reference (a line or an argument) cannot be looked up:
-/// a control character, or more than [`MAX_LINE_CHARS`] characters.
-fn unusable(text: &str) -> Option<String> {
-    if text.chars().any(char::is_control) {
+/// a control character, or more than [`MAX_ID_CHARS`] characters for an
+/// id; a reference is held to the rule initiate and reconcile keep
+/// ([`super::super::reference`]).
+fn unusable(text: &str, by_reference: bool) -> Option<String> {
+    if by_reference {
+        super::super::reference::problem(text)
+    } else if text.chars().any(char::is_control) {
         Some("contains a control character".to_owned())
-    } else if text.chars().count() > MAX_LINE_CHARS {
-        Some(format!("is longer than {MAX_LINE_CHARS} characters"))
+    } else if text.chars().count() > MAX_ID_CHARS {
+        Some(format!("is longer than {MAX_ID_CHARS} characters"))
     } else {
         None
     }

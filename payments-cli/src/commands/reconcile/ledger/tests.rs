@@ -202,22 +202,29 @@ fn cells_that_are_not_utf8_are_named() {
 
 /// A valid referenceNo of 64 emoji is 256 bytes: its cell is repeated
 /// whole (it was cut to 200 bytes, so two such references showed as the
-/// same 50 emoji and `…`); a value that cannot be valid is cut by
+/// same 50 emoji and `…`), as is one of 300 characters (the references'
+/// rule, not the cut, bounds it); a value that cannot be valid is cut by
 /// characters, and an accepted amount is whole however long.
 #[test]
 fn cells_are_whole_unless_no_valid_value_is_that_long() {
+    use crate::commands::reference::MAX_REFERENCE_CHARS;
     let emoji = "😀".repeat(63);
-    let long = "x".repeat(MAX_CELL_CHARS + 50);
+    let accepted = "r".repeat(300);
+    let long = "x".repeat(MAX_REFERENCE_CHARS + 50);
     let zeros = format!("{}1.00", "0".repeat(300));
     let rows = rows(&format!(
-        "referenceNo,amount,transactionId\n{emoji}A,1.00,\n{emoji}B,1.00,\n{long},{zeros},{long}\n"
+        "referenceNo,amount,transactionId\n{emoji}A,1.00,\n{emoji}B,1.00,\n{long},{zeros},{long}\n\
+         {accepted},1.00,\n"
     ));
     assert!(matches!(rows[0].verdict, Verdict::LookUp(_)));
     assert_eq!(rows[0].cells.reference, Some(format!("{emoji}A")));
     assert_eq!(rows[1].cells.reference, Some(format!("{emoji}B")));
     let cut = format!("{}…", "x".repeat(MAX_CELL_CHARS));
-    assert!(invalid(&rows[2]).contains("longer than 64 characters"));
+    assert!(invalid(&rows[2]).contains("referenceNo is longer than 1024 characters"));
+    assert!(invalid(&rows[2]).contains("transactionId is longer than 128 characters"));
     assert_eq!(rows[2].cells.reference.as_deref(), Some(cut.as_str()));
     assert_eq!(rows[2].cells.transaction_id.as_deref(), Some(cut.as_str()));
     assert_eq!(rows[2].cells.amount.as_deref(), Some(zeros.as_str()));
+    assert!(matches!(rows[3].verdict, Verdict::LookUp(_)));
+    assert_eq!(rows[3].cells.reference.as_deref(), Some(accepted.as_str()));
 }
