@@ -18,11 +18,18 @@ pub(crate) fn transaction_status() -> RefOr<Schema> {
 
 /// An amount in major units: a JSON number with exactly the currency's
 /// fraction digits (`150.00`, `1500`, `1.500`), exact.
+///
+/// `format: decimal` (the OpenAPI format registry's: a fixed-point decimal)
+/// tells a generator to read it into a decimal type (openapi-generator's
+/// `BigDecimal`, `Decimal`), never a binary float: a double keeps only 15
+/// to 17 significant digits, and an amount of 10^15 minor units or more
+/// would change on the way in. The wire stays a JSON number.
 pub(crate) fn major_amount() -> RefOr<Schema> {
     schema(json!({
         "type": "number",
+        "format": "decimal",
         "exclusiveMinimum": 0,
-        "description": "Major units, exact, with exactly the currency's ISO 4217 fraction digits (150.00, 1500, 1.500)"
+        "description": "Major units, exact, with exactly the currency's ISO 4217 fraction digits (150.00, 1500, 1.500). Read it exactly: as the decimal text of the JSON number (a decimal type, or the digits as sent), never into a binary float, which keeps at most 15-17 significant digits (90071992547409.91 would read as 90071992547409.9). The same amount as an integer in minor units: the initiate's answer's `amount`, and `amountMinor` on /_mock/transactions."
     }))
 }
 

@@ -27,7 +27,10 @@
 //! for what reads it, and on the console a sign-in session
 //! (`consoleSession`) for either; nothing for the open routes.
 
+#[cfg(test)]
+mod generators;
 mod operation;
+pub(crate) mod sandbox;
 mod schemas;
 mod table;
 
@@ -272,6 +275,14 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keys: Keys, catalog: &Cata
             {
                 p["example"] = json!(example);
             }
+            // An optional query parameter an importer (Postman's) fills
+            // in and sends: without an example it makes one up from the
+            // schema, which names nothing the mock holds.
+            if *location == "query"
+                && let Some(example) = schemas::query_example(id, name)
+            {
+                p["example"] = example;
+            }
             p
         })
         .collect();
@@ -292,8 +303,9 @@ fn fill(operation: &mut Value, id: &str, spec: &Spec, keys: Keys, catalog: &Cata
                 "name": "X-Mock-Fault",
                 "in": "header",
                 "required": false,
-                "description": "Injected faults (ext): internal-error (500 before any change), commit-then-error (the change is made, then 500), reset (the connection closes, no answer), commit-then-reset, rate-limit (429), answer-other (the change is made, then the answer is about another transaction), delay=<ms>. Comma-separated, lower case.",
+                "description": "Injected faults (ext): internal-error (500 before any change), commit-then-error (the change is made, then 500), reset (the connection closes, no answer), commit-then-reset, rate-limit (429), answer-other (the change is made, then the answer is about another transaction), delay=<ms>. Comma-separated, lower case. The example, delay=0, injects nothing (a tool that sends every parameter, as Postman's importer does, sends that; leave the header out when the fault rules of /_mock/faults should apply: any X-Mock-Fault, delay=0 too, wins over them).",
                 "schema": { "type": "string", "pattern": *rules::FAULT_HEADER },
+                "example": "delay=0",
             }));
             add_code(&mut errors, 400, ValidationError);
             if keys.api {

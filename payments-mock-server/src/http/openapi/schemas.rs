@@ -338,8 +338,11 @@ pub(crate) fn error_envelope(codes: &[ErrorCode]) -> (Value, Value) {
 const EXAMPLE_MERCHANT: &str = "6f1c0d3e-1b7a-4c1e-9a55-1c2b3d4e5f60";
 /// A transactionId as the mock issues them (UUID v7).
 const EXAMPLE_TRANSACTION: &str = "019aba4e-7c1d-7e3a-9f4e-2b6d8e1f0a47";
-/// A referenceNo with a `/`, which a client must percent-encode in a path.
-const EXAMPLE_REFERENCE: &str = "INV/2026/0001";
+/// A referenceNo. Without a `/`: a tool that puts the example into the
+/// path of status by reference as it is (Postman's importer does) would
+/// send three path segments, a route the mock does not have (any character
+/// may be in a reference, percent-encoded: the parameter says so).
+const EXAMPLE_REFERENCE: &str = "INV-2026-0001";
 
 /// One named example per request body, by operationId: a generated client
 /// or Postman shows them, and schemathesis's examples phase sends them.
@@ -433,6 +436,25 @@ pub(crate) fn path_example(name: &str) -> Option<&'static str> {
         "referenceNo" => Some(EXAMPLE_REFERENCE),
         "token" => Some("Q3vX9kTq2LmN8pRw5ZyB7cDf4GhJ6sKa"),
         "seq" => Some("1"),
+        _ => None,
+    }
+}
+
+/// The example of optional query parameter `name` of operation
+/// `operation`, where one works: an importer that sends every parameter
+/// (Postman's, by default) otherwise makes a value up from the schema, a
+/// random merchant or seq the mock holds nothing for.
+pub(crate) fn query_example(operation: &str, name: &str) -> Option<Value> {
+    match (operation, name) {
+        // The initiate examples' merchant: after one of them, the read
+        // finds it.
+        ("statusByReference" | "mockTransactions", "merchantId") => Some(json!(EXAMPLE_MERCHANT)),
+        // Every entry, the oldest first.
+        ("mockRequests", "after") => Some(json!(0)),
+        ("mockRequests", "path") => Some(json!("/api/payments/initiate")),
+        // No id works unless the mock holds it (else 404): the examples'
+        // transaction, as in the paths, rather than a random one.
+        ("mockTransactions", "after") => Some(json!(EXAMPLE_TRANSACTION)),
         _ => None,
     }
 }

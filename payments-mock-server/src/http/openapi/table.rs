@@ -143,7 +143,7 @@ pub(super) fn spec(id: &str) -> Option<Spec> {
                     true,
                     pattern(
                         &rules::NOT_BLANK,
-                        "The merchant's reference, percent-encoded as a path segment; an empty or blank one is 400 INVALID_REFERENCE_NO",
+                        "The merchant's reference, percent-encoded as a path segment: any character may be in it (INV/2026/0001 is INV%2F2026%2F0001); an empty or blank one is 400 INVALID_REFERENCE_NO",
                     ),
                     "",
                 ),
