@@ -451,6 +451,16 @@ async fn drive_keyed_server(router: &Router, checker: &mut Checker) {
         )
         .await;
     d.expect(reply, 403, "FORBIDDEN").await;
+    // A merchant's key naming another merchant in a reference read.
+    let reply = d
+        .call(
+            Method::GET,
+            &format!("/api/payments/reference/K-1/status?merchantId={OTHER_MERCHANT}"),
+            &[("authorization", bound)],
+            None,
+        )
+        .await;
+    d.expect(reply, 403, "FORBIDDEN").await;
     drive_admin_keys(&mut d).await;
 }
 
