@@ -68,8 +68,14 @@ pub struct Shared {
     /// What `GET /metrics` reports (feature `metrics`; else nothing); the
     /// whole server's, sandboxes included.
     pub(crate) metrics: Arc<crate::metrics::Metrics>,
-    /// What the application under test met (`GET /_mock/coverage`).
-    pub(crate) coverage: crate::coverage::Counter,
+    /// What the application under test met (`GET /_mock/coverage`):
+    /// counted as each request's journal entry is admitted, and forgotten
+    /// as a reset forgets the entries, by the store's journal itself
+    /// unless `coverage_unfenced` (`Journal::fence_with`).
+    pub(crate) coverage: Arc<crate::coverage::Counter>,
+    /// The store cannot tell the coverage when a reset forgets its
+    /// journal (PostgreSQL): [`AppState::reset`] clears it itself.
+    coverage_unfenced: bool,
     /// The root's live sandboxes (CONTRACT section 19); `None` in a
     /// sandbox (sandboxes do not nest).
     pub(crate) sandboxes: Option<Registry<AppState>>,
@@ -185,6 +191,7 @@ impl AppState {
             latency: config.latency,
             rate_limit: config.rate_limit,
         };
+        let (coverage, coverage_unfenced) = fenced_coverage(&store);
         Self {
             inner: Arc::new(Shared {
                 store,
@@ -200,7 +207,8 @@ impl AppState {
                 body_timeout: config.header_read_timeout,
                 public_url: config.public_url.unwrap_or_default(),
                 metrics: Arc::new(metrics),
-                coverage: crate::coverage::Counter::new(),
+                coverage,
+                coverage_unfenced,
                 replica,
                 #[cfg(feature = "openapi")]
                 openapi: std::sync::OnceLock::new(),
@@ -454,9 +462,21 @@ impl AppState {
     pub async fn reset(&self) -> Result<(), StoreError> {
         self.faults.clear();
         self.fault_rules.clear();
-        self.coverage.reset();
+        if self.coverage_unfenced {
+            self.coverage.reset();
+        }
         self.store.reset().await
     }
+}
+
+/// A coverage counter for `store`'s state, which the store's journal tells
+/// when a reset forgets its entries; and whether it cannot (then the state
+/// clears it itself).
+fn fenced_coverage(store: &AnyStore) -> (Arc<crate::coverage::Counter>, bool) {
+    let coverage = Arc::new(crate::coverage::Counter::new());
+    let fence: Arc<dyn crate::domain::journal::Fence> = coverage.clone();
+    let fenced = store.fence_with(fence);
+    (coverage, !fenced)
 }
 
 /// The state a request outside `/api/` is served with, as a handler's

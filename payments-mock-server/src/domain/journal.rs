@@ -32,6 +32,16 @@ pub const BODY_CUT: usize = 1024;
 /// request sends it.
 pub const HEADERS_CUT: &str = "(cut)";
 
+/// What a journal tells at the moment a reset forgets its entries, under
+/// the lock that admits entries: the coverage's counts (`coverage.rs`),
+/// which count a request when its entry is admitted, start over at that
+/// same moment, so a request counts exactly when its entry outlives the
+/// reset.
+pub(crate) trait Fence: Send + Sync + std::fmt::Debug {
+    /// Every entry admitted so far is forgotten.
+    fn fenced(&self);
+}
+
 /// One `/api/` request and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

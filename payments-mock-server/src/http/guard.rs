@@ -184,7 +184,15 @@ where
         .extensions()
         .get::<payments_serve::trace::UnansweredFault>()
         .cloned();
-    let ending = guarded(state, req, endpoint, &mut entry).await;
+    // What it counts of the coverage waits in its tally, counted as its
+    // entry is admitted to the journal (`coverage/tally.rs`).
+    let (ending, mut tally) = {
+        let mut tallied = std::pin::pin!(crate::coverage::tallying(guarded(
+            state, req, endpoint, &mut entry
+        )));
+        let ending = tallied.as_mut().await;
+        (ending, crate::coverage::tally_of(tallied))
+    };
     match ending {
         Ending::Respond(mut response) => {
             // Named on the request's span (`payments.fault`), when spans
@@ -202,12 +210,16 @@ where
                         .insert(InjectedByRule(rule.to_owned()));
                 }
             }
-            entry.status = Some(response.status().as_u16());
-            entry.error_code = response
-                .extensions()
-                .get::<ErrorCodeTag>()
-                .map(|t| t.0.as_str());
-            state.store.record_request(entry);
+            let (status, tag) = (
+                response.status().as_u16(),
+                response.extensions().get::<ErrorCodeTag>().map(|t| t.0),
+            );
+            (entry.status, entry.error_code) = (Some(status), tag.map(|t| t.as_str()));
+            if let Some(endpoint) = endpoint {
+                tally.answered(endpoint, status, tag);
+            }
+            let coverage = &state.coverage;
+            state.store.record_admitted(entry, || coverage.admit(tally));
             state.count_answered();
             response
         }
@@ -238,7 +250,16 @@ where
                     "connection reset (injected fault)"
                 }
             );
-            state.store.record_request(entry);
+            // In-process it is answered 500 (below).
+            if let (Some(endpoint), None) = (endpoint, &abort) {
+                tally.answered(
+                    endpoint,
+                    500,
+                    Some(payments_serve::ErrorCode::InternalError),
+                );
+            }
+            let coverage = &state.coverage;
+            state.store.record_admitted(entry, || coverage.admit(tally));
             state.count_answered();
             if hang {
                 // Until the limit, the server's shutdown, or the client
@@ -526,67 +547,4 @@ fn rate_limited(seconds: u64) -> Response {
 }
 
 #[cfg(test)]
-mod tests {
-    use axum::body::Bytes;
-    use http_body_util::{Full, StreamBody};
-    use hyper::body::Frame;
-
-    use super::read_body;
-
-    type Sent = Result<Frame<Bytes>, std::io::Error>;
-
-    fn frames(
-        frames: Vec<Sent>,
-    ) -> StreamBody<futures_util::stream::Iter<std::vec::IntoIter<Sent>>> {
-        StreamBody::new(futures_util::stream::iter(frames))
-    }
-
-    #[tokio::test]
-    async fn one_frame_is_its_own_bytes() {
-        let sent = Bytes::from_static(b"{\"amount\":1}");
-        let read = read_body(Full::new(sent.clone())).await.expect("read");
-        assert_eq!(read, sent);
-        assert_eq!(read.as_ptr(), sent.as_ptr(), "not copied");
-    }
-
-    #[tokio::test]
-    async fn frames_are_joined_in_order_and_trailers_skipped() {
-        let mut trailers = axum::http::HeaderMap::new();
-        trailers.insert("x-t", axum::http::HeaderValue::from_static("1"));
-        for (sent, expected) in [
-            (vec!["ab", "cd", "ef"], "abcdef"),
-            (vec!["", "ab"], "ab"),
-            (vec!["", "", ""], ""),
-            (vec!["ab", "", "cd"], "abcd"),
-            (vec![], ""),
-        ] {
-            let mut body: Vec<Sent> = sent
-                .iter()
-                .map(|s| Ok(Frame::data(Bytes::copy_from_slice(s.as_bytes()))))
-                .collect();
-            body.push(Ok(Frame::trailers(trailers.clone())));
-            let read = read_body(frames(body)).await.expect("read");
-            assert_eq!(read, expected.as_bytes(), "{sent:?}");
-        }
-    }
-
-    #[tokio::test]
-    async fn an_error_frame_is_the_error() {
-        let body = frames(vec![
-            Ok(Frame::data(Bytes::from_static(b"ab"))),
-            Err(std::io::Error::other("reset")),
-        ]);
-        let error = read_body(body).await.expect_err("an error");
-        assert_eq!(error.to_string(), "reset");
-    }
-
-    #[tokio::test]
-    async fn a_body_over_the_limit_is_refused_by_the_limit() {
-        let body = http_body_util::Limited::new(Full::new(Bytes::from(vec![b'x'; 33])), 32);
-        let error = read_body(body).await.expect_err("over the limit");
-        assert!(super::is_length_limit(error.as_ref()));
-        // And the same bytes under the limit are read whole.
-        let body = http_body_util::Limited::new(Full::new(Bytes::from(vec![b'x'; 32])), 32);
-        assert_eq!(read_body(body).await.expect("read").len(), 32);
-    }
-}
+mod tests;

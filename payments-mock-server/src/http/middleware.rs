@@ -113,10 +113,8 @@ where
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
     state.metrics.request(path, endpoint, status, tag, elapsed);
-    // The coverage's answer cells: an endpoint's answer, as sent.
-    if let Some(endpoint) = endpoint {
-        state.coverage.answer(endpoint, status, tag);
-    }
+    // The coverage's answer cells are counted by the guard, as the
+    // request's journal entry is admitted (`coverage/tally.rs`).
     // A sandbox's request is logged with its prefix: the whole path asked
     // (its id written on the stack: no allocation per request).
     let mut id_text = [0u8; uuid::fmt::Hyphenated::LENGTH];

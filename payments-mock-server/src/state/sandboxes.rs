@@ -99,6 +99,7 @@ impl AppState {
         label: Option<String>,
     ) -> Self {
         let t = &self.template;
+        let (coverage, coverage_unfenced) = super::fenced_coverage(&store);
         let shared = Shared {
             store,
             auth: Arc::clone(&self.auth),
@@ -111,7 +112,8 @@ impl AppState {
             body_timeout: self.body_timeout,
             public_url: self.public_url.joined(&format!("sandboxes/{id}/")),
             metrics: Arc::clone(&self.metrics),
-            coverage: crate::coverage::Counter::new(),
+            coverage,
+            coverage_unfenced,
             replica: self.replica.clone(),
             #[cfg(feature = "openapi")]
             openapi: std::sync::OnceLock::new(),

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::domain::catalog::InitialState;
 use crate::domain::clock::NoRoom;
-use crate::domain::journal::{Capture, JournalEntry};
+use crate::domain::journal::{Capture, Fence, JournalEntry};
 use crate::domain::transaction::Record;
 use crate::error::Error;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -105,6 +105,43 @@ impl AnyStore {
         by: Duration,
     ) -> Result<Result<ClockReading, NoRoom>, StoreError> {
         awaited!(self, AdvanceClock, s => s.advance_clock_within(by))
+    }
+
+    /// Journals `capture` ([`Store::record_request`]) and calls `admitted`
+    /// as its entry is admitted: for the memory and SQLite stores under
+    /// the journal's lock, where a reset's fence is (`Journal::fence_with`);
+    /// for PostgreSQL once it is pending, to be written.
+    pub(crate) fn record_admitted(&self, capture: Capture, admitted: impl FnOnce()) {
+        match self {
+            AnyStore::Memory(s) => {
+                s.journal().record_with(capture, admitted);
+            }
+            #[cfg(feature = "sqlite")]
+            AnyStore::Sqlite(s) => {
+                s.journal().record_with(capture, admitted);
+            }
+            #[cfg(feature = "postgres")]
+            AnyStore::Postgres(s) => {
+                s.record_request(capture);
+                admitted();
+            }
+        }
+    }
+
+    /// Tells `fence` whenever a reset forgets this store's journal, at the
+    /// moment it does; whether the store can (PostgreSQL cannot: its
+    /// replicas forget in the database, each process later).
+    pub(crate) fn fence_with(&self, fence: std::sync::Arc<dyn Fence>) -> bool {
+        match self {
+            AnyStore::Memory(s) => s.journal().fence_with(fence),
+            #[cfg(feature = "sqlite")]
+            AnyStore::Sqlite(s) => s.journal().fence_with(fence),
+            #[cfg(feature = "postgres")]
+            AnyStore::Postgres(_) => {
+                let _ = fence;
+                false
+            }
+        }
     }
 
     /// Opens the store `spec` names; `replica` names this process in the

@@ -2,9 +2,9 @@
 //! the SQLite store's copy of what it also writes to its file.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use crate::domain::journal::{BODY_BUDGET, CAPACITY, Capture, JournalEntry};
+use crate::domain::journal::{BODY_BUDGET, CAPACITY, Capture, Fence, JournalEntry};
 use crate::domain::port::JournalStats;
 
 pub(crate) mod headers;
@@ -16,6 +16,9 @@ pub struct Journal {
     inner: Mutex<Entries>,
     /// This process's replica name, on every entry it records.
     replica: Arc<str>,
+    /// Told, under the lock, when a reset forgets the entries: the
+    /// coverage of the state this journal is (set once).
+    fence: OnceLock<Arc<dyn Fence>>,
 }
 
 #[derive(Debug, Default)]
@@ -79,12 +82,34 @@ impl Journal {
         Self {
             inner: Mutex::default(),
             replica: Arc::from(replica),
+            fence: OnceLock::new(),
+        }
+    }
+
+    /// Tells `fence` whenever a reset forgets the entries, under the lock
+    /// that admits them ([`Journal::record_with`]); once (a second is
+    /// ignored, and says so).
+    pub(crate) fn fence_with(&self, fence: Arc<dyn Fence>) -> bool {
+        self.fence.set(fence).is_ok()
+    }
+
+    /// Tells the fence, if any: the caller holds the lock.
+    fn fenced(&self) {
+        if let Some(fence) = self.fence.get() {
+            fence.fenced();
         }
     }
 
     /// Appends, numbering it, its headers bounded ([`headers::bound`]),
     /// and drops the oldest beyond [`CAPACITY`]; returns its number.
     pub(crate) fn record(&self, capture: Capture) -> u64 {
+        self.record_with(capture, || ())
+    }
+
+    /// As [`Journal::record`], calling `admitted` under the lock once the
+    /// entry is in: before any reset can forget it, after any reset that
+    /// came first ([`Fence`]).
+    pub(crate) fn record_with(&self, capture: Capture, admitted: impl FnOnce()) -> u64 {
         let mut capture = headers::bounded(capture);
         let mut entries = self.lock();
         entries.last_seq += 1;
@@ -117,6 +142,7 @@ impl Journal {
         }
         entries.body_bytes += body;
         entries.bound();
+        admitted();
         let seq = entries.last_seq;
         // The oldest entry is freed outside the lock: with many journals
         // its text is out of the cache, and another request of this
@@ -213,6 +239,19 @@ impl Journal {
         let mut entries = self.lock();
         entries.captures.clear();
         entries.recount();
+        self.fenced();
+    }
+
+    /// The `seq` of the newest entry recorded, the floor of a reset that
+    /// forgets what is numbered up to it ([`Journal::clear_through`],
+    /// later): the fence is told at once, under the lock, so what is
+    /// recorded from here on is counted and kept, and what came before is
+    /// neither.
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn fence_floor(&self) -> u64 {
+        let entries = self.lock();
+        self.fenced();
+        entries.last_seq
     }
 
     /// Forgets the entries numbered up to `floor`, keeping the newer ones
@@ -226,7 +265,9 @@ impl Journal {
 
     /// Forgets every entry and the numbering (`--fresh`).
     pub(crate) fn erase(&self) {
-        *self.lock() = Entries::default();
+        let mut entries = self.lock();
+        *entries = Entries::default();
+        self.fenced();
     }
 }
 

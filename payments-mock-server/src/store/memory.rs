@@ -157,6 +157,11 @@ impl MemoryStore {
         }
     }
 
+    /// Its journal: where a request's entry is admitted.
+    pub(crate) fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
     pub(super) fn read(&self) -> RwLockReadGuard<'_, Inner> {
         self.inner.read().unwrap_or_else(PoisonError::into_inner)
     }

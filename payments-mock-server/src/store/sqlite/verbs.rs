@@ -315,6 +315,11 @@ impl Store for SqliteStore {
 }
 
 impl SqliteStore {
+    /// Its journal in the process: where a request's entry is admitted.
+    pub(crate) fn journal(&self) -> &crate::store::journal::Journal {
+        &self.shared.journal
+    }
+
     /// Waits until the file has reserved every journal number given out
     /// so far ([`JOURNAL_AHEAD`]), so that no number a read shows is given
     /// out again after a `kill -9`; at once while the reservation is ahead

@@ -241,8 +241,9 @@ impl Writer<'_> {
             Job::Reset { erase, .. } => {
                 self.changing(view);
                 // Everything recorded up to here goes; what is recorded from
-                // now on stays (in the process and in the file alike).
-                let floor = view.journal.last_seq();
+                // now on stays (in the process and in the file alike), and
+                // the coverage starts over at this same point (`Fence`).
+                let floor = view.journal.fence_floor();
                 // The numbering goes on past what the file has reserved.
                 let numbered = floor.max(view.writer_reserved.load(Ordering::SeqCst));
                 let numbered_sql = i64::try_from(numbered).unwrap_or(i64::MAX);
