@@ -207,6 +207,9 @@ pub struct Row {
     pub line: u64,
     pub cells: Cells,
     pub verdict: Verdict,
+    /// The row spans lines (a quoted value): which, and where the quote
+    /// opened and closed, for a note on stderr whatever the verdict.
+    pub spanned: Option<String>,
 }
 
 /// Turns records into rows, remembering the references seen.
@@ -256,6 +259,7 @@ impl Checker {
             line,
             cells: Cells::default(),
             verdict: Verdict::Invalid(reason),
+            spanned: None,
         }
     }
 
@@ -280,25 +284,37 @@ impl Checker {
             transaction_id: shown(raw_id),
         };
 
+        // A quoted value over several lines: most often a quote that is no
+        // quote (`"12 inch`) swallowing the rows up to the next.
+        let spanned = records.spanned().map(|span| {
+            format!(
+                "lines {line}\u{2013}{} were read as one row: the quote opened in column {} on \
+                 line {} closes on line {}",
+                records.last_line(),
+                columns.name(span.field),
+                span.opened,
+                span.closed,
+            )
+        });
         // A row with another number of fields than the header (an
         // unquoted comma, a cell left out) has its values in the wrong
         // columns: judging them would only cascade ("currency '000.00' is
         // not an ISO 4217 code; status 'MYR' ..."). One message says why.
-        if records.field_count() != columns.count {
-            // A quoted value over several lines: most often a quote that
-            // is no quote (`"12 inch`) swallowing the rows up to the next.
-            let reason = match records.spanned() {
-                Some(span) => format!(
-                    "lines {line}\u{2013}{} were read as one row: the quote opened in column {} \
-                     on line {} closes on line {}; the row has {} fields, the header {}",
-                    records.last_line(),
-                    columns.name(span.field),
-                    span.opened,
-                    span.closed,
+        // So does a row of the header's count whose quote holds lines that
+        // read as rows: they were never looked up.
+        let swallowed = spanned.as_ref().zip(records.rows_inside());
+        if records.field_count() != columns.count || swallowed.is_some() {
+            let reason = match (&spanned, swallowed) {
+                (Some(spanned), _) if records.field_count() != columns.count => format!(
+                    "{spanned}; the row has {} fields, the header {}",
                     records.field_count(),
                     columns.count
                 ),
-                None => format!(
+                (_, Some((spanned, (first, last)))) => format!(
+                    "{spanned}, and it holds what look like rows of the ledger ({})",
+                    lines(first, last)
+                ),
+                _ => format!(
                     "the row has {} fields, the header {} (a comma in a value must be quoted)",
                     records.field_count(),
                     columns.count
@@ -308,6 +324,7 @@ impl Checker {
                 line,
                 cells,
                 verdict: Verdict::Invalid(reason),
+                spanned,
             };
         }
         let mut cells = cells;
@@ -372,7 +389,17 @@ impl Checker {
             line,
             cells,
             verdict,
+            spanned,
         }
+    }
+}
+
+/// `line 3`, or `lines 3–7`.
+fn lines(first: u64, last: u64) -> String {
+    if first == last {
+        format!("line {first}")
+    } else {
+        format!("lines {first}\u{2013}{last}")
     }
 }
 
@@ -551,7 +578,9 @@ pub fn header<R: Read>(
             open,
             &(open.field + 1).to_string(),
         ))),
-        Next::Record { .. } => Columns::find(records),
+        Next::Record { .. } => Columns::find(records).inspect(|columns| {
+            records.expect_fields(columns.count);
+        }),
     })
 }
 

@@ -134,8 +134,9 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
     let mut judged = rows
         .map(|read| async move {
             let (row, consumed) = read?;
+            let spanned = row.spanned.clone();
             let (judged, answer) = judge_row(ctx, row, merchant_id).await?;
-            Ok::<_, Stop>((judged, consumed, answer))
+            Ok::<_, Stop>((judged, consumed, answer, spanned))
         })
         .buffered(usize::from(args.concurrency));
 
@@ -163,7 +164,7 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
             }
         };
         let Some(result) = next else { break };
-        let (row, consumed, answer) = match result {
+        let (row, consumed, answer, spanned) = match result {
             Ok(done) => done,
             Err(stop) => {
                 stopped = Some(stop);
@@ -175,6 +176,14 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
             break;
         }
         last_line = row.line;
+        if let Some(spanned) = spanned {
+            // Named whatever its class: a value over lines may be a quote
+            // that swallowed rows, which must not pass unseen. Not
+            // eprintln!, as below.
+            progress.suspend(|| {
+                let _ = writeln!(std::io::stderr().lock(), "note: ledger {spanned}");
+            });
+        }
         counts.add(row.judgement.class);
         progress.set_position(consumed);
         progress.set_message(format!("{} rows", counts.total()));

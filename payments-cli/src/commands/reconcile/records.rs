@@ -20,9 +20,15 @@
 //! quote opens only at the start of a field), to say where a quote opened:
 //! one still open at the end of the file, or past [`MAX_RECORD_BYTES`], is
 //! [`Next::OpenQuote`] (everything after it would be one value), and a
-//! record whose quoted value spans lines tells it ([`Records::spanned`]).
+//! record whose quoted value spans lines tells it ([`Records::spanned`]),
+//! and which of the lines inside read as rows of the ledger
+//! ([`Records::rows_inside`], `shape`).
+
+mod shape;
 
 use std::io::{self, Read};
+
+use self::shape::Shape;
 
 /// The longest record kept (bytes after unquoting): far beyond any ledger
 /// row, small enough that a hostile file cannot cost memory.
@@ -107,11 +113,17 @@ struct Quotes {
 
 impl Quotes {
     /// Follows `bytes`, whose first byte is after `newlines` line breaks
-    /// (`after_cr`: just after a `\r`).
-    fn feed(&mut self, bytes: &[u8], mut newlines: u64, mut after_cr: bool) {
+    /// (`after_cr`: just after a `\r`), telling `shape` the lines.
+    fn feed(&mut self, bytes: &[u8], mut newlines: u64, mut after_cr: bool, shape: &mut Shape) {
         for &byte in bytes {
             let line = newlines + 1;
             let terminator = byte == b'\n' || byte == b'\r';
+            if !terminator {
+                shape.byte(byte);
+            } else if !(byte == b'\n' && after_cr) {
+                // A line break in a quoted value: the next line is inside.
+                shape.end_line(line, self.state == Quoting::Quoted);
+            }
             if !terminator || matches!(self.state, Quoting::Quoted | Quoting::QuoteInQuoted) {
                 self.last_line = line;
             }
@@ -186,6 +198,7 @@ pub struct Records<R> {
     after_cr: bool,
     consumed: u64,
     quotes: Quotes,
+    shape: Shape,
     /// The source starts with a UTF-16 byte order mark.
     utf16: bool,
 }
@@ -208,6 +221,7 @@ impl<R: Read> Records<R> {
             after_cr: false,
             consumed: 0,
             quotes: Quotes::default(),
+            shape: Shape::default(),
             utf16: false,
         }
     }
@@ -227,6 +241,21 @@ impl<R: Read> Records<R> {
     /// returned that spans lines.
     pub fn spanned(&self) -> Option<Span> {
         self.quotes.spanned
+    }
+
+    /// The first and last lines inside the quoted values of the record
+    /// [`Records::next`] last returned (those after its first line that a
+    /// quote spanning lines holds) that read as rows of the ledger: as many
+    /// comma-separated fields as [`Records::expect_fields`], or a reference
+    /// then an amount (`INV-2,10.50`).
+    pub fn rows_inside(&self) -> Option<(u64, u64)> {
+        self.shape.rows()
+    }
+
+    /// The header's number of fields: a line inside a quoted value with as
+    /// many reads as a row ([`Records::rows_inside`]).
+    pub fn expect_fields(&mut self, fields: usize) {
+        self.shape.expect(fields);
     }
 
     /// The line the record [`Records::next`] last returned ends on.
@@ -293,6 +322,7 @@ impl<R: Read> Records<R> {
             last_line: line,
             ..Quotes::default()
         };
+        self.shape.start_record();
         let (mut nout, mut nends) = (0, 0);
         let mut too_long = None;
         loop {
@@ -302,7 +332,7 @@ impl<R: Read> Records<R> {
                 self.parser
                     .read_record(input, &mut self.output[nout..], &mut self.ends[nends..]);
             self.quotes
-                .feed(&input[..nin], self.newlines, self.after_cr);
+                .feed(&input[..nin], self.newlines, self.after_cr, &mut self.shape);
             let (breaks, after_cr) = line_breaks(&input[..nin], self.after_cr);
             self.newlines += breaks;
             if nin > 0 {
@@ -350,6 +380,8 @@ impl<R: Read> Records<R> {
                     if self.quotes.state == Quoting::QuoteInQuoted {
                         self.quotes.close(self.newlines + 1);
                     }
+                    // The last line, when no line break ended it.
+                    self.shape.end_line(self.quotes.last_line, false);
                     self.fields = if too_long.is_some() { 0 } else { nends };
                     return Ok(match too_long {
                         Some(why) => Next::TooLong { line, why },

@@ -125,6 +125,89 @@ async fn lines_read_as_one_row_say_where_the_quote_opened_and_closed() {
     );
 }
 
+/// A stray quote in the last column closed by a later line's quote, with
+/// the header's number of fields: the lines between were one row, exit 0,
+/// `complete: true`, and INV-1002 and INV-1003 never looked up. A row
+/// whose quoted value holds lines that read as rows (the header's number
+/// of fields, or a reference and an amount) is `invalid`, saying so; every
+/// row over lines is named on stderr, a legitimate one too.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_quote_that_swallows_rows_with_the_right_field_count_is_invalid() {
+    let (server, _) = shop().await;
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file(
+        "ledger.csv",
+        "referenceNo,amount,note\n\
+         INV-1001,49.90,\"12 inch pipe\n\
+         INV-1002,12.00,ok\n\
+         INV-1003,30.00,5\" screen\n\
+         INV-1006,20.00,fine\n",
+    );
+    let assert = run(json(&sandbox, &server, &ledger)).await.code(6);
+    let (rows, summary) = judged(&stdout(&assert));
+    assert_eq!(
+        rows,
+        [
+            row(
+                2,
+                "invalid",
+                "lines 2\u{2013}4 were read as one row: the quote opened in column note on line \
+                 2 closes on line 4, and it holds what look like rows of the ledger (lines \
+                 3\u{2013}4)"
+            ),
+            row(5, "match", ""),
+        ]
+    );
+    assert_eq!(summary["invalid"], 1);
+    assert_eq!(
+        stderr(&assert),
+        "note: ledger lines 2\u{2013}4 were read as one row: the quote opened in column note \
+         on line 2 closes on line 4\n"
+    );
+
+    // A reference then an amount reads as a row whatever its field count.
+    let ledger = sandbox.write_file(
+        "four.csv",
+        "referenceNo,amount,note,currency\n\
+         INV-1001,49.90,\"pipe\n\
+         INV-1002,12.00\n\
+         and more\",MYR\n",
+    );
+    let assert = run(json(&sandbox, &server, &ledger)).await.code(6);
+    let (rows, _) = judged(&stdout(&assert));
+    assert_eq!(
+        rows,
+        [row(
+            2,
+            "invalid",
+            "lines 2\u{2013}4 were read as one row: the quote opened in column note on line \
+             2 closes on line 4, and it holds what look like rows of the ledger (line 3)"
+        )]
+    );
+}
+
+/// A note over lines that holds no line like a row reads, as before, and
+/// is named on stderr: nothing over lines passes unseen.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_legitimate_value_over_lines_reads_and_is_noted() {
+    let (server, _) = shop().await;
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file(
+        "ledger.csv",
+        "referenceNo,amount,note\r\n\
+         INV-1001,49.90,\"first line\r\nsecond, 12 inch\r\n5 pieces\"\r\n\
+         INV-1002,12.00,ok\r\n",
+    );
+    let assert = run(json(&sandbox, &server, &ledger)).await.code(0);
+    let (rows, _) = judged(&stdout(&assert));
+    assert_eq!(rows, [row(2, "match", ""), row(5, "match", "")]);
+    assert_eq!(
+        stderr(&assert),
+        "note: ledger lines 2\u{2013}4 were read as one row: the quote opened in column note \
+         on line 2 closes on line 4\n"
+    );
+}
+
 /// `INV-1001` and a no-break space (a cell pasted from a web page) was
 /// looked up as is and `missing`; cells are trimmed of Unicode whitespace
 /// as of spaces.

@@ -233,3 +233,22 @@ proptest! {
         prop_assert!(records.windows(2).all(|w| w[0].0 < w[1].0));
     }
 }
+
+/// The lines inside a quoted value that read as rows, with `\n`, `\r\n`
+/// and `\r` line ends, and a last line no break ends.
+#[test]
+fn lines_inside_a_quote_that_read_as_rows_are_told() {
+    for end in ["\n", "\r\n", "\r"] {
+        let text = format!(
+            "a,b,c{end}R1,1,\"x{end}R2,2,y{end}note{end}R3,3,z\"{end}R4,4,\"p{end}R5,5,q\""
+        );
+        let mut records = Records::new(text.as_bytes());
+        assert!(matches!(records.next().unwrap(), Next::Record { line: 1 }));
+        records.expect_fields(3);
+        let mut seen = Vec::new();
+        while let Next::Record { line } = records.next().unwrap() {
+            seen.push((line, records.rows_inside()));
+        }
+        assert_eq!(seen, [(2, Some((3, 5))), (6, Some((7, 7)))], "{end:?}");
+    }
+}
