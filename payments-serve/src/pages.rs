@@ -140,20 +140,21 @@ pub fn static_asset(body: &'static str, content_type: &'static str) -> Response 
 }
 
 /// Text from outside made visible as text: control characters become
-/// their Unicode control pictures (`␛` for ESC) and bidirectional controls
-/// (which would reorder what follows them) a visible `<U+202E>`; line
-/// breaks and tabs stay. Escaping for HTML is the template's job.
+/// their Unicode control pictures (`␛` for ESC); bidirectional controls
+/// (which would reorder what follows them) and the other invisible format
+/// characters (a zero-width space, a byte order mark, a soft hyphen: see
+/// `is_format`) a visible `<U+200B>`, so two texts that differ only by
+/// them never look the same, and one made of them is never blank; line
+/// breaks and tabs stay. The joiners (U+200C, U+200D) are kept as they
+/// are: scripts and emoji need them. The CLI escapes the same characters.
+/// Escaping for HTML is the template's job.
 pub fn visible(text: &str) -> Cow<'_, str> {
     let shown = |c: char| match c {
-        '\n' | '\t' => None,
+        '\n' | '\t' | '\u{200c}' | '\u{200d}' => None,
         '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + u32::from(c)).map(String::from),
         '\u{7f}' => Some("\u{2421}".to_owned()),
-        '\u{80}'..='\u{9f}'
-        | '\u{200e}'
-        | '\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{61c}' => Some(format!("<U+{:04X}>", u32::from(c))),
+        '\u{80}'..='\u{9f}' => Some(format!("<U+{:04X}>", u32::from(c))),
+        c if is_format(c) => Some(format!("<U+{:04X}>", u32::from(c))),
         _ => None,
     };
     if !text.chars().any(|c| shown(c).is_some()) {
@@ -167,6 +168,39 @@ pub fn visible(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether `c` is a format character (Unicode's general category Cf, as
+/// of Unicode 16): invisible, yet part of the text. The bidirectional
+/// controls (U+202E shows what follows it reversed), U+200B (zero-width
+/// space), U+FEFF (a byte order mark), the soft hyphen, the word joiner
+/// and invisible operators, the tag characters. The same list as the
+/// CLI's `text::is_format`.
+fn is_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{600}'..='\u{605}'
+            | '\u{61c}'
+            | '\u{6dd}'
+            | '\u{70f}'
+            | '\u{890}'..='\u{891}'
+            | '\u{8e2}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
+    )
 }
 
 /// A time as the consoles show it: `2026-11-25 10:15:30.123 UTC`.
@@ -192,5 +226,42 @@ mod tests {
         assert_eq!(visible("x\u{0}y\u{7f}"), "x\u{2400}y\u{2421}");
         assert_eq!(visible("\u{202e}evil"), "<U+202E>evil");
         assert_eq!(visible("line\nnext\tcol"), "line\nnext\tcol");
+    }
+
+    /// The invisible format characters the CLI escapes are shown too: a
+    /// reference of a zero-width space alone is not blank, and `X`,
+    /// `\u{feff}X` and `X\u{feff}` do not all read `X`.
+    #[test]
+    fn invisible_format_characters_become_visible_text() {
+        assert_eq!(visible("\u{200b}"), "<U+200B>");
+        assert_eq!(visible("\u{200b}X"), "<U+200B>X");
+        assert_eq!(visible("\u{feff}X"), "<U+FEFF>X");
+        assert_eq!(visible("X\u{feff}Y"), "X<U+FEFF>Y");
+        assert_eq!(visible("co\u{ad}op\u{2060}"), "co<U+00AD>op<U+2060>");
+        assert_eq!(visible("\u{e0001}\u{e007f}"), "<U+E0001><U+E007F>");
+        // The joiners stay: an emoji family, a Persian word.
+        let family = "\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}";
+        assert!(matches!(visible(family), Cow::Borrowed(_)));
+        assert!(matches!(visible("a\u{200c}b"), Cow::Borrowed(_)));
+        // Letters with combining accents, scripts, emoji: as they are.
+        for text in ["cafe\u{301}", "請求書", "فاتورة-١٢٣", "👍🏽"] {
+            assert!(matches!(visible(text), Cow::Borrowed(_)), "{text}");
+        }
+    }
+
+    /// Every format character (Cf) the list names is shown, and the
+    /// characters just outside its ranges are not.
+    #[test]
+    fn the_format_list_has_its_edges() {
+        for c in [
+            '\u{600}', '\u{605}', '\u{180e}', '\u{2064}', '\u{206f}', '\u{fffb}',
+        ] {
+            assert!(is_format(c), "{c:?}");
+        }
+        for c in [
+            '\u{ac}', '\u{ae}', '\u{606}', '\u{2065}', '\u{2070}', '\u{fff8}',
+        ] {
+            assert!(!is_format(c), "{c:?}");
+        }
     }
 }
