@@ -32,6 +32,7 @@ mod form;
 mod requests;
 mod sandboxes;
 pub(crate) mod sign_in;
+mod target;
 mod transaction;
 mod transactions;
 
@@ -363,3 +364,6 @@ async fn stylesheet() -> Response {
 async fn script() -> Response {
     payments_serve::pages::static_asset(SCRIPT, "text/javascript; charset=utf-8")
 }
+
+#[cfg(test)]
+mod text_tests;

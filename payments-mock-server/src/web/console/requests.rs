@@ -8,6 +8,7 @@ use axum::extract::RawQuery;
 use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::response::Response;
 
+use super::target::Shown;
 use super::{Chrome, console_page, param, query_pairs, shown_time, store_down, visible};
 use crate::domain::access::Viewer;
 use crate::domain::journal::{CAPACITY, JournalEntry};
@@ -40,7 +41,10 @@ struct Row {
     seq: u64,
     at: String,
     method: String,
+    /// The path and query decoded for reading ([`Shown`]).
     target: String,
+    /// The path and query as sent, when it reads otherwise; else empty.
+    sent: String,
     status: String,
     status_class: &'static str,
     error_code: String,
@@ -62,11 +66,13 @@ fn row(entry: JournalEntry) -> Row {
         Some(q) => format!("{}?{q}", entry.path),
         None => entry.path.clone(),
     };
+    let target = Shown::of(&target);
     Row {
         seq: entry.seq,
         at: shown_time(entry.at),
         method: entry.method,
-        target: visible(&target).into_owned(),
+        target: target.read,
+        sent: target.sent,
         status: entry
             .status
             .map_or_else(|| "reset".to_owned(), |s| s.to_string()),

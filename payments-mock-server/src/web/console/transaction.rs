@@ -7,6 +7,7 @@ use axum::response::Response;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::target::Shown;
 use super::transactions::status_class;
 use super::{Chrome, console_page, shown_time, store_down, viewed_error, visible};
 use crate::domain::access::Viewer;
@@ -33,7 +34,10 @@ struct Request {
     seq: u64,
     at: String,
     method: String,
+    /// The path and query decoded for reading ([`Shown`]).
     path: String,
+    /// The path and query as sent, when it reads otherwise; else empty.
+    sent: String,
     status: String,
     error_code: String,
 }
@@ -107,20 +111,23 @@ pub(crate) async fn detail(Here(state): Here, viewer: Viewer, uri: Uri) -> Respo
         .into_iter()
         .rev()
         .filter(|e| concerns(e, &record))
-        .map(|e| Request {
-            seq: e.seq,
-            at: shown_time(e.at),
-            method: e.method,
-            path: visible(&format!(
+        .map(|e| {
+            let target = Shown::of(&format!(
                 "{}{}",
                 e.path,
                 e.query.map(|q| format!("?{q}")).unwrap_or_default()
-            ))
-            .into_owned(),
-            status: e
-                .status
-                .map_or_else(|| "reset".to_owned(), |s| s.to_string()),
-            error_code: e.error_code.unwrap_or_default(),
+            ));
+            Request {
+                seq: e.seq,
+                at: shown_time(e.at),
+                method: e.method,
+                path: target.read,
+                sent: target.sent,
+                status: e
+                    .status
+                    .map_or_else(|| "reset".to_owned(), |s| s.to_string()),
+                error_code: e.error_code.unwrap_or_default(),
+            }
         })
         .collect();
     console_page(render(
