@@ -59,12 +59,19 @@ fn string<'a>(
     }
 }
 
-/// Checks a length in characters; records and returns whether it fits.
+/// Checks a length in characters (Unicode code points: `é` written as
+/// `e` and a combining accent is two, CONTRACT section 1); records and
+/// returns whether it fits. The message says the unit and the count, after
+/// the rule: `referenceNo must be between 1 and 64 characters (Unicode
+/// code points), this one has 66` (a comma: `; ` separates rules).
 fn length(value: &str, name: &str, min: usize, max: usize, problems: &mut Problems) -> bool {
     let n = value.chars().count();
     let ok = (min..=max).contains(&n);
     if !ok {
-        problems.push(format!("{name} must be between {min} and {max} characters"));
+        problems.push(format!(
+            "{name} must be between {min} and {max} characters (Unicode code points), \
+             this one has {n}"
+        ));
     }
     ok
 }
@@ -190,9 +197,12 @@ pub(crate) fn initiate_fields(
     }
 
     let description = string(body, Name::Description, false, &mut p);
-    if description.is_some_and(|d| d.chars().count() > rules::DESCRIPTION_MAX) {
+    if let Some(n) = description
+        .map(|d| d.chars().count())
+        .filter(|n| *n > rules::DESCRIPTION_MAX)
+    {
         p.push(format!(
-            "description must be at most {} characters",
+            "description must be at most {} characters (Unicode code points), this one has {n}",
             rules::DESCRIPTION_MAX
         ));
     }
@@ -473,7 +483,7 @@ mod tests {
         assert_eq!(
             problems.0,
             [
-                "r must be between 1 and 64 characters",
+                "r must be between 1 and 64 characters (Unicode code points), this one has 65",
                 "r must not have leading or trailing whitespace"
             ]
         );
@@ -482,13 +492,34 @@ mod tests {
         assert_eq!(
             problems.0,
             [
-                "r must be between 1 and 64 characters",
+                "r must be between 1 and 64 characters (Unicode code points), this one has 66",
                 "r must not contain control characters"
             ]
         );
         let mut problems = Problems::default();
         check_reference("", "r", &mut problems);
-        assert_eq!(problems.0, ["r must be between 1 and 64 characters"]);
+        assert_eq!(
+            problems.0,
+            ["r must be between 1 and 64 characters (Unicode code points), this one has 0"]
+        );
+    }
+
+    /// A length says its unit and the count: 33 accented letters, each
+    /// an `e` and a combining accent, look like 33 characters and are 66
+    /// code points.
+    #[test]
+    fn a_length_refused_says_code_points_and_how_many() {
+        let mut problems = Problems::default();
+        check_reference(&"e\u{301}".repeat(33), "referenceNo", &mut problems);
+        assert_eq!(
+            problems.0,
+            [
+                "referenceNo must be between 1 and 64 characters (Unicode code points), \
+              this one has 66"
+            ]
+        );
+        // Each rule stays one rule: `; ` still separates rules alone.
+        assert!(!problems.0[0].contains(';'));
     }
 
     proptest! {
