@@ -308,10 +308,11 @@ impl AppState {
     }
 
     /// The journal entries the merchant `scope` may see (all of them
-    /// without a scope): those that belong to it by their [`Claim`] and
-    /// the merchant of the key that sent them (another merchant's key's
-    /// requests never show to it). A transaction or reference is looked up
-    /// once however many entries name it.
+    /// without a scope): those that belong to it by their [`Claim`]. A
+    /// request a merchant's key sent is that merchant's alone, whatever it
+    /// names; one without such a key is the merchant's it names. A
+    /// transaction or reference is looked up once however many entries
+    /// name it.
     ///
     /// # Errors
     ///
@@ -324,44 +325,37 @@ impl AppState {
         let Some(merchant) = scope else {
             return Ok(entries);
         };
-        // By (a reference, whether the sender is known, the id or reference).
-        let mut known: std::collections::HashMap<(bool, bool, String), bool> =
+        // By (a reference, the id or reference).
+        let mut known: std::collections::HashMap<(bool, String), bool> =
             std::collections::HashMap::new();
         let mut visible = Vec::with_capacity(entries.len());
         for entry in entries {
-            let sent_by = entry.caller;
-            if sent_by.is_some_and(|caller| caller != merchant) {
-                continue;
-            }
-            let by_merchant = sent_by.is_some();
             let owned = match claim(
                 &entry.path,
                 &entry.body,
                 entry.status,
                 entry.error_code.as_deref(),
-                sent_by,
+                entry.caller,
             ) {
                 Claim::Nobody => false,
                 Claim::Merchant(m) => m == merchant,
                 Claim::Transaction(id) => {
-                    let key = (false, by_merchant, id.to_string());
+                    let key = (false, id.to_string());
                     match known.get(&key) {
                         Some(owned) => *owned,
                         None => {
-                            let owned = self.holds_id(&id, merchant, by_merchant).await?;
+                            let owned = self.holds_id(&id, merchant).await?;
                             known.insert(key, owned);
                             owned
                         }
                     }
                 }
                 Claim::Reference(reference) => {
-                    let key = (true, by_merchant, reference.to_string());
+                    let key = (true, reference.to_string());
                     match known.get(&key) {
                         Some(owned) => *owned,
                         None => {
-                            let owned = self
-                                .holds_reference(&reference, merchant, by_merchant)
-                                .await?;
+                            let owned = self.holds_reference(&reference, merchant).await?;
                             known.insert(key, owned);
                             owned
                         }
@@ -375,55 +369,25 @@ impl AppState {
         Ok(visible)
     }
 
-    /// Whether a request naming the transaction `id` is `merchant`'s: it
-    /// holds the transaction; or, when `merchant`'s key sent the request
-    /// (`sent_by_it`), no other merchant does (a malformed or unknown id).
-    async fn holds_id(
-        &self,
-        id: &str,
-        merchant: uuid::Uuid,
-        sent_by_it: bool,
-    ) -> Result<bool, StoreError> {
+    /// Whether `merchant` holds the transaction `id` (as sent) names.
+    async fn holds_id(&self, id: &str, merchant: uuid::Uuid) -> Result<bool, StoreError> {
         let Some(issued) = issued_id(id) else {
-            return Ok(sent_by_it);
+            return Ok(false);
         };
-        if self
+        Ok(self
             .store
             .with_id(issued, Some(merchant), |_| ())
             .await?
-            .is_some()
-        {
-            return Ok(true);
-        }
-        Ok(sent_by_it && self.store.with_id(issued, None, |_| ()).await?.is_none())
+            .is_some())
     }
 
-    /// Whether a request naming `reference` is `merchant`'s. Sent by its
-    /// key (`sent_by_it`): it holds the reference (the read was scoped to
-    /// it, whoever else holds one), or nobody does. Otherwise: it alone
-    /// holds it (with several holders the answer cannot say whose it
-    /// gave).
+    /// Whether `merchant` alone holds `reference` (with several holders
+    /// the answer cannot say whose it gave).
     async fn holds_reference(
         &self,
         reference: &str,
         merchant: uuid::Uuid,
-        sent_by_it: bool,
     ) -> Result<bool, StoreError> {
-        use crate::domain::port::LookupError;
-        if sent_by_it {
-            if self
-                .store
-                .with_reference(reference, Some(merchant), |_| ())
-                .await?
-                .is_ok()
-            {
-                return Ok(true);
-            }
-            return Ok(matches!(
-                self.store.with_reference(reference, None, |_| ()).await?,
-                Err(LookupError::NotFound)
-            ));
-        }
         Ok(matches!(
             self.store
                 .with_reference(reference, None, |r| r.fields.merchant_id)

@@ -1,10 +1,14 @@
 //! Whose view of the journal a request is in, on a server over each store
 //! (on PostgreSQL, two replicas of one database): the journal keeps the
-//! merchant of the key that sent a request, so merchant B's key naming
-//! merchant A's things (an initiate for A answered by a fault or a
-//! `VALIDATION_ERROR`, a read of A's transaction or reference answered by
-//! a fault) never shows in A's journal with B's headers and body, nor in
-//! B's: the admin's only. A's own read of a reference B holds too is A's.
+//! merchant of the key that sent a request, and a request a merchant's
+//! key sent is that merchant's alone (and the admin's), whatever it names
+//! or was answered. Merchant B's key naming merchant A's things (an
+//! initiate for A answered by a fault, a `VALIDATION_ERROR` or a 403, a
+//! read or confirm of A's transaction or reference) shows in B's journal,
+//! never in A's. And A's probes of B's reference or transaction show in
+//! A's journal just as its probes of what nobody holds: whether its own
+//! request shows never tells A what another merchant holds (it did: those
+//! were the admin's only). A's refused requests (403) are A's too.
 //! Entries written before the store kept the key's merchant keep the rule
 //! by what they name.
 
@@ -107,18 +111,45 @@ async fn seen_by(bases: &[String], request: &str) -> (bool, bool, bool) {
     seen.expect("a replica")
 }
 
-const ADMIN_ONLY: (bool, bool, bool) = (true, false, false);
 const A_S: (bool, bool, bool) = (true, true, false);
+const B_S: (bool, bool, bool) = (true, false, true);
 
-/// Each way B's key names A's things, and A's own reads, on the servers at
-/// `bases` (several: replicas of one store, the requests spread over
-/// them); the request ids of A's own (for a check after a restart).
+/// A status read of `path` on `base` with `key`: its status, `errorCode`
+/// and request id.
+async fn read(base: &str, path: &str, key: &str) -> (u16, Value, String) {
+    let (status, answer, id) = send(reqwest::Client::new().get(format!("{base}{path}")), key).await;
+    (status, answer["errorCode"].clone(), id)
+}
+
+/// A confirm of `id` (`reference`) on `base` with `key`, with the fault `fault` if any.
+async fn confirm(
+    base: &str,
+    id: &str,
+    reference: &str,
+    key: &str,
+    fault: Option<&str>,
+) -> (u16, Value, String) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{base}/api/payments/confirm"))
+        .header("content-type", "application/json")
+        .body(json!({"transactionId": id, "referenceNo": reference}).to_string());
+    if let Some(fault) = fault {
+        request = request.header("x-mock-fault", fault);
+    }
+    send(request, key).await
+}
+
+/// Each way B's key names A's things, each way A's key names B's or
+/// nobody's, and A's own requests, on the servers at `bases` (several:
+/// replicas of one store, the requests spread over them); the request ids
+/// of A's own (for a check after a restart).
 async fn b_never_writes_into_as_journal(bases: &[String]) -> Vec<String> {
     let on = |n: usize| bases[n % bases.len()].clone();
     let client = reqwest::Client::new();
     let (a_id, a_made) = made(&on(0), KEY_A, A, "SHARED").await;
     let _ = made(&on(1), KEY_B, B, "SHARED").await;
     let _ = made(&on(2), KEY_A, A, "A-ONLY").await;
+    let (b_id, _) = made(&on(3), KEY_B, B, "B-ONLY").await;
 
     let mut probes = Vec::new();
     // B's key initiating for A, answered by an injected fault.
@@ -154,26 +185,22 @@ async fn b_never_writes_into_as_journal(bases: &[String]) -> Vec<String> {
     assert_eq!(status, 429, "{answer}");
     probes.push(("A's transaction by id, faulted", id));
     // ... answered TRANSACTION_NOT_FOUND.
-    let (status, answer, id) = send(
-        client.get(format!("{}/api/payments/{a_id}/status", on(7))),
-        KEY_B,
-    )
-    .await;
-    assert_eq!(status, 404, "{answer}");
+    let (status, code, id) = read(&on(7), &format!("/api/payments/{a_id}/status"), KEY_B).await;
+    assert_eq!((status, code), (404, json!("TRANSACTION_NOT_FOUND")));
     probes.push(("A's transaction by id", id));
-    // B's key confirming A's transaction, faulted.
-    let (status, answer, id) = send(
-        client
-            .post(format!("{}/api/payments/confirm", on(8)))
-            .header("content-type", "application/json")
-            .header("x-mock-fault", "internal-error")
-            .body(json!({"transactionId": a_id}).to_string()),
-        KEY_B,
-    )
-    .await;
+    // B's key confirming A's transaction, faulted, and answered.
+    let (status, answer, id) =
+        confirm(&on(8), &a_id, "SHARED", KEY_B, Some("internal-error")).await;
     assert_eq!(status, 500, "{answer}");
     probes.push(("confirm of A's transaction, faulted", id));
-    // B's key on a reference only A holds, faulted.
+    let (status, answer, id) = confirm(&on(8), &a_id, "SHARED", KEY_B, None).await;
+    assert_eq!(
+        (status, &answer["errorCode"]),
+        (400, &json!("TRANSACTION_NOT_FOUND")),
+        "{answer}"
+    );
+    probes.push(("confirm of A's transaction", id));
+    // B's key on a reference only A holds, faulted, and answered.
     let (status, answer, id) = send(
         client
             .get(format!("{}/api/payments/reference/A-ONLY/status", on(9)))
@@ -183,13 +210,18 @@ async fn b_never_writes_into_as_journal(bases: &[String]) -> Vec<String> {
     .await;
     assert_eq!(status, 500, "{answer}");
     probes.push(("A's reference, faulted", id));
+    let (status, code, id) = read(&on(9), "/api/payments/reference/A-ONLY/status", KEY_B).await;
+    assert_eq!((status, code), (404, json!("TRANSACTION_NOT_FOUND")));
+    probes.push(("A's reference", id));
     for (what, id) in &probes {
-        assert_eq!(seen_by(bases, id).await, ADMIN_ONLY, "{what}");
+        assert_eq!(seen_by(bases, id).await, B_S, "B's own: {what}");
     }
 
     // A's own: its initiate; its read of the reference B holds too (the
-    // read is scoped to A's key: A's transaction); its read of a
-    // reference nobody holds; a body that is not JSON.
+    // read is scoped to A's key: A's transaction); its reads of a
+    // reference and a transaction nobody holds, and of B's, answered
+    // alike; its confirm of B's transaction; its refused requests; a body
+    // that is not JSON.
     let (status, answer, shared_read) = send(
         client.get(format!("{}/api/payments/reference/SHARED/status", on(10))),
         KEY_A,
@@ -197,22 +229,54 @@ async fn b_never_writes_into_as_journal(bases: &[String]) -> Vec<String> {
     .await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["data"]["transactionId"], a_id.as_str(), "{answer}");
-    let (status, _, nobodys) = send(
-        client.get(format!("{}/api/payments/reference/NOBODYS/status", on(11))),
+    let mut own = vec![a_made, shared_read];
+    let nobodys_id = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+    for (n, path) in [
+        "/api/payments/reference/NOBODYS/status".to_owned(),
+        "/api/payments/reference/B-ONLY/status".to_owned(),
+        format!("/api/payments/{nobodys_id}/status"),
+        format!("/api/payments/{b_id}/status"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (status, code, id) = read(&on(11 + n), path, KEY_A).await;
+        assert_eq!(
+            (status, code),
+            (404, json!("TRANSACTION_NOT_FOUND")),
+            "{path}"
+        );
+        own.push(id);
+    }
+    let (status, answer, b_confirmed) = confirm(&on(15), &b_id, "B-ONLY", KEY_A, None).await;
+    assert_eq!(
+        (status, &answer["errorCode"]),
+        (400, &json!("TRANSACTION_NOT_FOUND")),
+        "{answer}"
+    );
+    own.push(b_confirmed);
+    let (status, answer, refused) =
+        send(initiate(&on(16), &initiate_body(B, "A-PROBE")), KEY_A).await;
+    assert_eq!(status, 403, "{answer}");
+    own.push(refused);
+    let (status, code, refused_read) = read(
+        &on(17),
+        &format!("/api/payments/reference/A-ONLY/status?merchantId={B}"),
         KEY_A,
     )
     .await;
-    assert_eq!(status, 404);
+    assert_eq!((status, code), (403, json!("FORBIDDEN")));
+    own.push(refused_read);
     let (status, _, not_json) = send(
         client
-            .post(format!("{}/api/payments/initiate", on(12)))
+            .post(format!("{}/api/payments/initiate", on(18)))
             .header("content-type", "application/json")
             .body("{not json"),
         KEY_A,
     )
     .await;
     assert_eq!(status, 400);
-    let own = vec![a_made, shared_read, nobodys, not_json];
+    own.push(not_json);
     for id in &own {
         assert_eq!(seen_by(bases, id).await, A_S, "A's own {id}");
     }

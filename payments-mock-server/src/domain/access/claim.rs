@@ -4,17 +4,16 @@
 //!
 //! A request sent with a key bound to a merchant (the journal keeps that
 //! merchant, [`crate::domain::journal::JournalEntry::caller`]) is that
-//! merchant's at most, never another's, whatever it names: it is the
-//! sender's when it names the sender or no other merchant (an initiate's
-//! `merchantId`; a transaction or reference the sender holds, or one
-//! nobody holds; nothing at all: a body that is not JSON, an unknown
-//! path). Naming another merchant (an initiate for it, refused 403; its
-//! transaction or reference, whatever the answer) makes it the admin's
-//! only: no merchant sees another's probing, nor is written into.
+//! merchant's, and only that merchant's, whatever it names and however it
+//! was answered: its own bodies, its 403s and its probes of another's
+//! transactions or references. So what a merchant sees never depends on
+//! what other merchants hold (whether its probe of a reference shows
+//! cannot tell it whether someone else holds that reference), and no
+//! merchant sees another's requests.
 //!
-//! A request no bound key sent (open mode, an unbound key, an entry
-//! written before the journal kept the key's merchant) is given to the
-//! merchant it names and was served for:
+//! A request no bound key sent (open mode, the admin key, an unbound key,
+//! an entry written before the journal kept the key's merchant) is given
+//! to the merchant it names and was served for:
 //!
 //! - an initiate, to the `merchantId` of its body;
 //! - a confirm or a status read by id, to the merchant of the transaction
@@ -23,11 +22,9 @@
 //!   reference (several holders: nobody, as the answer cannot say whose
 //!   transaction it gave).
 //!
-//! A request refused for its key (401, 403), and one answered
-//! `TRANSACTION_NOT_FOUND` about a transaction that exists (another
-//! merchant's key asking), belongs to nobody: no merchant sees another's
-//! probing. So does anything else (an unknown path, a body that is not
-//! JSON). Only an admin key sees those.
+//! Of those, a request refused for its key (401, 403), and one answered
+//! `TRANSACTION_NOT_FOUND`, belongs to nobody; so does anything else (an
+//! unknown path, a body that is not JSON). Only an admin key sees those.
 
 use std::borrow::Cow;
 
@@ -37,15 +34,12 @@ use uuid::Uuid;
 /// What a journaled request names as its owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claim<'a> {
-    /// This merchant (an initiate's `merchantId`; the sender, for a
-    /// request of a bound key that names no merchant).
+    /// This merchant (the sender, for a request of a bound key; else an
+    /// initiate's `merchantId`).
     Merchant(Uuid),
-    /// The merchant of the transaction with this id (as sent); for a
-    /// bound key's request, the sender when it holds the transaction or
-    /// nobody does.
+    /// The merchant of the transaction with this id (as sent).
     Transaction(Cow<'a, str>),
-    /// The merchant that alone holds this reference; for a bound key's
-    /// request, the sender when it holds the reference or nobody does.
+    /// The merchant that alone holds this reference.
     Reference(Cow<'a, str>),
     /// Nobody: only an admin key sees it.
     Nobody,
@@ -53,9 +47,8 @@ pub enum Claim<'a> {
 
 /// The claim of a journaled request: its path, body, the answer's status
 /// and `errorCode`, and the merchant of the key that sent it (`caller`).
-/// With a caller, what names nothing is the caller's ([`Claim::Merchant`]),
-/// and a `TRANSACTION_NOT_FOUND` still names its transaction: whether the
-/// caller or another merchant holds it decides.
+/// With a caller it is the caller's ([`Claim::Merchant`]), whatever the
+/// rest says; without one, what the request names decides.
 pub fn claim<'a>(
     path: &'a str,
     body: &'a str,
@@ -63,15 +56,16 @@ pub fn claim<'a>(
     error_code: Option<&str>,
     caller: Option<Uuid>,
 ) -> Claim<'a> {
+    if let Some(sender) = caller {
+        return Claim::Merchant(sender);
+    }
     let refused_key = matches!(status, Some(401 | 403))
         || matches!(error_code, Some(c) if c == ErrorCode::Unauthorized.as_str() || c == ErrorCode::Forbidden.as_str());
     if refused_key {
         return Claim::Nobody;
     }
-    // What names no merchant: the sender's, when a bound key sent it.
-    let unnamed = caller.map_or(Claim::Nobody, Claim::Merchant);
     let Some(route) = payments_interface::route(path) else {
-        return unnamed;
+        return Claim::Nobody;
     };
     let not_found = error_code == Some(ErrorCode::TransactionNotFound.as_str());
     let field = |name: &str| -> Option<String> {
@@ -81,17 +75,17 @@ pub fn claim<'a>(
     match route.endpoint {
         Endpoint::Initiate => field("merchantId")
             .and_then(|m| Uuid::try_parse(&m).ok())
-            .map_or(unnamed, Claim::Merchant),
-        _ if not_found && caller.is_none() => Claim::Nobody,
+            .map_or(Claim::Nobody, Claim::Merchant),
+        _ if not_found => Claim::Nobody,
         Endpoint::Confirm => {
-            field("transactionId").map_or(unnamed, |id| Claim::Transaction(id.into()))
+            field("transactionId").map_or(Claim::Nobody, |id| Claim::Transaction(id.into()))
         }
-        Endpoint::StatusById => route
-            .decoded()
-            .map_or(unnamed, |id| Claim::Transaction(id.into_owned().into())),
+        Endpoint::StatusById => route.decoded().map_or(Claim::Nobody, |id| {
+            Claim::Transaction(id.into_owned().into())
+        }),
         Endpoint::StatusByReference => route
             .decoded()
-            .map_or(unnamed, |r| Claim::Reference(r.into_owned().into())),
+            .map_or(Claim::Nobody, |r| Claim::Reference(r.into_owned().into())),
     }
 }
 
@@ -218,54 +212,69 @@ mod tests {
         );
     }
 
+    /// Issue: a bound key's probe of another merchant's transaction or
+    /// reference, and its own refused requests, went to nobody while its
+    /// probe of what nobody holds was its own: whether its request showed
+    /// told it whether another merchant held what it named. A bound key's
+    /// request is its sender's, whatever it names or was answered.
     #[test]
-    fn a_bound_keys_request_that_names_nothing_is_its_senders() {
+    fn a_bound_keys_request_is_its_senders_whatever_it_names() {
         let b = Uuid::parse_str("0b0c8a9e-52a4-4c2e-8f6f-2f8f3c4d5e6a").expect("uuid");
-        for (path, body) in [
-            ("/api/payments/initiate", "not json"),
-            ("/api/payments/initiate", r#"{"merchantId":"x"}"#),
-            ("/api/payments/confirm", "{}"),
-            ("/api/other", ""),
-        ] {
-            assert_eq!(
-                claim(path, body, Some(400), None, Some(b)),
-                Claim::Merchant(b),
-                "{path} {body}"
-            );
-        }
-        // What it names stays named, whoever sent it; a refusal of its
-        // key stays the admin's.
         let initiate = format!(r#"{{"merchantId":"{A}"}}"#);
-        assert_eq!(
-            claim(
+        let confirm = format!(r#"{{"transactionId":"{ID}"}}"#);
+        let by_id = format!("/api/payments/{ID}/status");
+        for (path, body, status, code) in [
+            ("/api/payments/initiate", "not json", Some(400), None),
+            (
                 "/api/payments/initiate",
-                &initiate,
-                Some(500),
+                r#"{"merchantId":"x"}"#,
+                Some(400),
                 None,
-                Some(b)
             ),
-            Claim::Merchant(Uuid::parse_str(A).expect("uuid"))
-        );
-        assert_eq!(
-            claim(
+            ("/api/payments/confirm", "{}", Some(400), None),
+            ("/api/other", "", Some(404), Some("NOT_FOUND")),
+            // Naming another merchant: answered, refused, or a fault.
+            ("/api/payments/initiate", &initiate, Some(500), None),
+            (
                 "/api/payments/initiate",
                 &initiate,
                 Some(403),
                 Some("FORBIDDEN"),
-                Some(b)
             ),
-            Claim::Nobody
-        );
-        // A not-found names its transaction: who holds it decides.
-        assert_eq!(
-            claim(
-                &format!("/api/payments/{ID}/status"),
+            (
+                "/api/payments/initiate",
+                &initiate,
+                Some(401),
+                Some("UNAUTHORIZED"),
+            ),
+            ("/api/payments/confirm", &confirm, Some(200), None),
+            (
+                "/api/payments/confirm",
+                &confirm,
+                Some(400),
+                Some("TRANSACTION_NOT_FOUND"),
+            ),
+            (&by_id, "", Some(200), None),
+            (&by_id, "", Some(404), Some("TRANSACTION_NOT_FOUND")),
+            (&by_id, "", None, None),
+            (
+                "/api/payments/reference/INV%2F7/status",
                 "",
                 Some(404),
                 Some("TRANSACTION_NOT_FOUND"),
-                Some(b)
             ),
-            Claim::Transaction(ID.into())
-        );
+            (
+                "/api/payments/reference/R1/status?merchantId=x",
+                "",
+                Some(403),
+                Some("FORBIDDEN"),
+            ),
+        ] {
+            assert_eq!(
+                claim(path, body, status, code, Some(b)),
+                Claim::Merchant(b),
+                "{path} {body} {status:?} {code:?}"
+            );
+        }
     }
 }
