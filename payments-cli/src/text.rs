@@ -7,6 +7,8 @@ mod width;
 
 pub use width::{columns, printable_within, wrap};
 
+use unicode_segmentation::UnicodeSegmentation as _;
+
 /// At most this many bytes of an offending value are repeated in a message.
 pub const MAX_ECHO: usize = 200;
 
@@ -43,13 +45,19 @@ fn cut_at(value: &str) -> (String, Option<String>) {
 }
 
 /// The longest start of `text` of at most [`MAX_ECHO`] bytes that ends on
-/// a character boundary.
+/// an extended grapheme cluster boundary (never inside an emoji sequence,
+/// a flag, a character and its marks).
 #[must_use]
 pub fn prefix(text: &str) -> &str {
-    let mut end = MAX_ECHO.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
+    if text.len() <= MAX_ECHO {
+        return text;
     }
+    let end = text
+        .grapheme_indices(true)
+        .map(|(start, cluster)| start + cluster.len())
+        .take_while(|&end| end <= MAX_ECHO)
+        .last()
+        .unwrap_or(0);
     &text[..end]
 }
 
@@ -64,15 +72,24 @@ pub fn clipped(text: &str) -> String {
 }
 
 /// `text` whole when it has at most `max` characters, else its first
-/// `max` characters and `…`: cut by characters (never inside one), and a
-/// cut value is one character longer than any value shown whole, so the
-/// two can never look the same.
+/// clusters of at most `max` characters in all and `…`: cut between
+/// extended grapheme clusters (never inside an emoji sequence, a flag, a
+/// character and its marks).
 #[must_use]
 pub fn clip_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((end, _)) => format!("{}…", &text[..end]),
+    if text.char_indices().nth(max).is_none() {
+        return text.to_owned();
     }
+    let mut count = 0;
+    let mut end = 0;
+    for cluster in text.graphemes(true) {
+        count += cluster.chars().count();
+        if count > max {
+            break;
+        }
+        end += cluster.len();
+    }
+    format!("{}…", &text[..end])
 }
 
 /// Whether a terminal would act on `c`, or show nothing, rather than show
@@ -162,4 +179,26 @@ pub fn one_json_line(json: &str) -> std::borrow::Cow<'_, str> {
         out.push(c);
     }
     std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echoes_are_cut_between_clusters() {
+        let family = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
+        let value = format!("a{}", family.repeat(12));
+        let kept = prefix(&value);
+        assert!(kept.len() <= MAX_ECHO);
+        assert_eq!(kept, format!("a{}", family.repeat(7)));
+        assert!(clipped(&value).ends_with(&format!("{family}…")));
+        assert!(quote(&value).contains(&format!("{family}…'")));
+        // By characters: a family is 7 of them, kept whole or not at all.
+        assert_eq!(clip_chars(&value, 16), format!("a{}…", family.repeat(2)));
+        assert_eq!(clip_chars(&value, 14), format!("a{family}…"));
+        assert_eq!(clip_chars("🇲🇾🇲🇾", 3), "🇲🇾…");
+        assert_eq!(clip_chars("e\u{301}e\u{301}", 3), "e\u{301}…");
+        assert_eq!(clip_chars("abc", 3), "abc");
+    }
 }

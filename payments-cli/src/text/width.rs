@@ -1,8 +1,12 @@
 //! Text fitted to terminal columns, measured as a terminal shows it: a
 //! CJK character takes two columns, a combining mark none (display width,
-//! not characters or bytes). Nothing is ever cut inside a character, and
-//! nothing inside an escape [`printable`] wrote (`\u{202e}`).
+//! not characters or bytes). Nothing is ever cut inside an extended
+//! grapheme cluster (a character with its marks, an emoji with its skin
+//! tone or its joined emoji, a flag's two regional indicators: what a
+//! terminal shows as one), and nothing inside an escape [`printable`] wrote
+//! (`\u{202e}`).
 
+use unicode_segmentation::UnicodeSegmentation as _;
 use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
 
 use super::{hidden, printable};
@@ -18,27 +22,53 @@ pub fn columns(c: char) -> usize {
     }
 }
 
+/// The columns a cluster (one of [`units`]) takes: an escape's length,
+/// else the cluster's display width as a whole (`👍🏽` and `🇲🇾` are two
+/// columns, not four; an emoji sequence of emoji joined by U+200D, two).
+#[must_use]
+pub fn cluster_columns(unit: &str) -> usize {
+    if escape_len(unit) == Some(unit.len()) {
+        return unit.len();
+    }
+    let width = unit.width();
+    let mut chars = unit.chars();
+    let first = chars.next();
+    let joined = chars.next().is_some();
+    // A sequence that starts with a wide (emoji) character and goes on
+    // (a modifier, a joiner and more emoji, a variation selector) is shown
+    // as one emoji; a regional indicator pair is a flag.
+    let emoji = first.is_some_and(|c| c.width() == Some(2) || is_regional_indicator(c));
+    if joined && emoji { 2 } else { width }
+}
+
+fn is_regional_indicator(c: char) -> bool {
+    ('\u{1f1e6}'..='\u{1f1ff}').contains(&c)
+}
+
+/// The display width of printable `text`, cluster by cluster.
+#[must_use]
+pub fn text_columns(text: &str) -> usize {
+    units(text).into_iter().map(cluster_columns).sum()
+}
+
 /// `text` made [`printable`], in at most `room` columns: whole when it
 /// fits, else as much of its start as fits beside a closing `…`, each
-/// character (or its escape) whole.
+/// cluster (or escape) whole.
 #[must_use]
 pub fn printable_within(text: &str, room: usize) -> String {
     let shown = printable(text);
-    if shown.width() <= room {
+    let units = units(&shown);
+    if units.iter().map(|u| cluster_columns(u)).sum::<usize>() <= room {
         return shown;
     }
     let mut out = String::new();
     let mut used = 0;
-    for c in text.chars() {
-        let wide = columns(c);
+    for unit in units {
+        let wide = cluster_columns(unit);
         if used + wide + 1 > room {
             break;
         }
-        if hidden(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
+        out.push_str(unit);
         used += wide;
     }
     out.push('…');
@@ -62,7 +92,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
         *used = 0;
     };
     for word in text.split(' ') {
-        let wide = word.width();
+        let wide = text_columns(word);
         let gap = usize::from(!line.is_empty());
         if used + gap + wide <= width {
             if gap == 1 {
@@ -83,7 +113,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
             used += 1;
         }
         for unit in units(word) {
-            let unit_width = unit.width();
+            let unit_width = cluster_columns(unit);
             if used + unit_width > width && !line.trim_end().is_empty() {
                 end_line(&mut line, &mut used);
             }
@@ -95,25 +125,27 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-/// The pieces a word may be broken between: a character with the marks
-/// that follow it (which take no column), or an escape [`printable`]
-/// wrote, whole.
+/// The pieces a word may be broken between: an extended grapheme cluster
+/// (UAX #29: a character with its marks, an emoji sequence, a flag), or an
+/// escape [`printable`] wrote, whole.
 fn units(word: &str) -> Vec<&str> {
-    let mut starts = Vec::new();
+    let mut out = Vec::new();
     let mut at = 0;
-    while let Some(c) = word[at..].chars().next() {
-        let len = escape_len(&word[at..]).unwrap_or(c.len_utf8());
-        let mark = len == c.len_utf8() && c.width() == Some(0);
-        if starts.is_empty() || !mark {
-            starts.push(at);
-        }
+    while at < word.len() {
+        let rest = &word[at..];
+        let len = escape_len(rest).unwrap_or_else(|| {
+            let cluster = rest.graphemes(true).next().unwrap_or(rest);
+            // A prepended mark joins what follows it, even a backslash:
+            // an escape still starts a piece of its own.
+            match cluster.char_indices().skip(1).find(|&(_, c)| c == '\\') {
+                Some((end, _)) => end,
+                None => cluster.len(),
+            }
+        });
+        out.push(&rest[..len]);
         at += len;
     }
-    starts
-        .iter()
-        .enumerate()
-        .map(|(i, &start)| &word[start..starts.get(i + 1).copied().unwrap_or(word.len())])
-        .collect()
+    out
 }
 
 /// The length of the escape [`printable`] writes (`char::escape_default`)
@@ -202,5 +234,39 @@ mod tests {
         assert_eq!(printable_within("請求書請求書", 6), "請求…");
         assert_eq!(columns('請'), 2);
         assert_eq!(columns('\u{202e}'), "\\u{202e}".len());
+    }
+
+    #[test]
+    fn emoji_sequences_and_flags_are_never_split() {
+        let flags = "🇲🇾".repeat(32);
+        for width in 3..60 {
+            let lines = wrap(&flags, width);
+            assert!(
+                lines.iter().all(|l| l.chars().count() % 2 == 0),
+                "{lines:#?}"
+            );
+            assert!(lines.iter().all(|l| l.starts_with('🇲')), "{lines:#?}");
+            assert!(widest(&lines) <= width, "{width}: {lines:#?}");
+        }
+        let thumbs = "👍🏽".repeat(32);
+        for width in 2..60 {
+            let lines = wrap(&thumbs, width);
+            assert!(lines.iter().all(|l| l.starts_with('👍')), "{lines:#?}");
+            assert_eq!(lines[0].chars().count(), 2 * (width / 2), "{width}");
+        }
+        let family = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
+        assert_eq!(cluster_columns(family), 2);
+        assert_eq!(cluster_columns("👍🏽"), 2);
+        assert_eq!(cluster_columns("🇲🇾"), 2);
+        assert_eq!(text_columns(&family.repeat(3)), 6);
+        assert_eq!(
+            wrap(&family.repeat(3), 4),
+            [family.repeat(2), family.to_owned()]
+        );
+        assert_eq!(
+            printable_within(&family.repeat(3), 5),
+            format!("{}…", family.repeat(2))
+        );
+        assert_eq!(printable_within(&"🇲🇾".repeat(3), 4), "🇲🇾…");
     }
 }

@@ -11,6 +11,9 @@ mod answers;
 /// Values as typed: whitespace at an end, a leading `-`, bytes that are not
 /// UTF-8, ids and references in the order typed.
 mod arguments;
+/// Text beyond ASCII: emoji sequences and flags never broken apart when
+/// wrapped or cut, references of other normalization forms named.
+mod clusters;
 /// The completion scripts in fish and bash: shells, values after `=`.
 mod completions;
 /// Config file, profiles, and flag > env > profile precedence.
