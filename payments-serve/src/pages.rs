@@ -170,37 +170,15 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Whether `c` is a format character (Unicode's general category Cf, as
-/// of Unicode 16): invisible, yet part of the text. The bidirectional
-/// controls (U+202E shows what follows it reversed), U+200B (zero-width
-/// space), U+FEFF (a byte order mark), the soft hyphen, the word joiner
-/// and invisible operators, the tag characters. The same list as the
-/// CLI's `text::is_format`.
+/// Whether `c` is a format character (Unicode's General_Category Format,
+/// Cf, from `unicode-general-category`'s table): invisible, yet part of
+/// the text. The bidirectional controls (U+202E shows what follows it
+/// reversed), U+200B (zero-width space), U+FEFF (a byte order mark), the
+/// soft hyphen, the word joiner and invisible operators, the tag
+/// characters. The CLI's `text::is_format` asks the same table.
 fn is_format(c: char) -> bool {
-    matches!(
-        c,
-        '\u{ad}'
-            | '\u{600}'..='\u{605}'
-            | '\u{61c}'
-            | '\u{6dd}'
-            | '\u{70f}'
-            | '\u{890}'..='\u{891}'
-            | '\u{8e2}'
-            | '\u{180e}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{206f}'
-            | '\u{feff}'
-            | '\u{fff9}'..='\u{fffb}'
-            | '\u{110bd}'
-            | '\u{110cd}'
-            | '\u{13430}'..='\u{1343f}'
-            | '\u{1bca0}'..='\u{1bca3}'
-            | '\u{1d173}'..='\u{1d17a}'
-            | '\u{e0001}'
-            | '\u{e0020}'..='\u{e007f}'
-    )
+    unicode_general_category::get_general_category(c)
+        == unicode_general_category::GeneralCategory::Format
 }
 
 /// A time as the consoles show it: `2026-11-25 10:15:30.123 UTC`.
@@ -249,8 +227,8 @@ mod tests {
         }
     }
 
-    /// Every format character (Cf) the list names is shown, and the
-    /// characters just outside its ranges are not.
+    /// The format characters (Cf) at the edges of the table's ranges are
+    /// shown, and the characters just outside them are not.
     #[test]
     fn the_format_list_has_its_edges() {
         for c in [
