@@ -242,3 +242,49 @@ async fn an_admin_refusal_before_the_body_says_it_closes() {
     }
     server.shutdown().await;
 }
+
+fn chunked(method: &str, path: &str) -> String {
+    format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+}
+
+/// Issue: an empty chunked body (`0\r\n\r\n`, sent with its head) to a
+/// route that takes no body cost the connection: the answer said
+/// `Connection: close` (the body was not known to end until read) and the
+/// next request met EOF. Its end, already come, keeps the connection; a
+/// chunked body still to come when the answer is made closes it as before.
+#[tokio::test]
+async fn an_empty_chunked_body_keeps_the_connection_and_a_late_one_closes_it() {
+    let server = MockServer::start().await;
+    let addr = server.addr();
+    for (method, path) in [
+        ("POST", "/_mock/reset"),
+        ("GET", "/_mock/clock"),
+        ("GET", "/_mock/requests"),
+        ("DELETE", "/_mock/faults"),
+        ("GET", "/_mock/ui/"),
+    ] {
+        let mut conn = Conn::open(addr).await;
+        let whole = format!("{}0\r\n\r\n", chunked(method, path));
+        conn.send(whole.as_bytes()).await.expect("send");
+        let first = tokio::time::timeout(Duration::from_secs(10), conn.answer())
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| panic!("{method} {path}: no answer"));
+        assert!(!closes(&first), "{method} {path}: {first}");
+        conn.send(NEXT).await.expect("the next request");
+        let next = tokio::time::timeout(Duration::from_secs(10), conn.answer())
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| panic!("{method} {path}: the next request met EOF"));
+        assert_eq!(status(&next), "200", "{method} {path}: {next}");
+    }
+    // The same body sent after the answer: the answer says it closes, and
+    // the connection does.
+    let first = keeps_its_word(addr, &chunked("POST", "/_mock/reset"), "0\r\n\r\n")
+        .await
+        .unwrap_or_else(|e| panic!("a late chunked body: {e}"));
+    assert!(closes(&first), "{first}");
+    server.shutdown().await;
+}
