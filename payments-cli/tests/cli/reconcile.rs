@@ -568,3 +568,6 @@ mod currency;
 // Ledgers as spreadsheets export them: open quotes, no-break spaces,
 // rows of only commas, other separators, UTF-16, references as numbers.
 mod exports;
+// References the ledger and the service write in different Unicode
+// normalization forms.
+mod normalization;

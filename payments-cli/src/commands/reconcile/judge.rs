@@ -98,6 +98,38 @@ pub fn missing(row: &Valid) -> Judgement {
     Judgement::new(Class::Missing, detail)
 }
 
+/// The forms of `reference` in the other Unicode normalization (NFC, NFD)
+/// that differ from it, named: a ledger and a service may write the same
+/// reference (`résumé`) with different code points, which look alike.
+pub fn other_forms(reference: &str) -> Vec<(&'static str, String)> {
+    use unicode_normalization::UnicodeNormalization as _;
+    let mut forms: Vec<(&'static str, String)> = Vec::new();
+    for (name, form) in [
+        ("NFC", reference.nfc().collect::<String>()),
+        ("NFD", reference.nfd().collect::<String>()),
+    ] {
+        if form != reference && forms.iter().all(|(_, seen)| *seen != form) {
+            forms.push((name, form));
+        }
+    }
+    forms
+}
+
+/// [`missing`], with what was found under another normalization form of
+/// the reference (`form`, the transaction's id): still `missing`, the
+/// bytes differ and nothing is matched silently, but the detail says it.
+pub fn missing_beside(row: &Valid, form: &str, id: &str) -> Judgement {
+    let mut judgement = missing(row);
+    if let Some(detail) = judgement.detail.as_mut() {
+        detail.push_str(&format!(
+            "; a transaction with the same reference in another Unicode normalization form \
+             ({form}) exists: {}; the ledger and the service write it differently",
+            crate::output::printable(id)
+        ));
+    }
+    judgement
+}
+
 /// Whether `reference` looks like a number a spreadsheet wrote in
 /// scientific notation (`1.23456789012346E+017`, `1E+17`): digits, an
 /// optional `.` and digits, `E` or `e`, an optional sign, digits.

@@ -329,6 +329,27 @@ fn read_rows<R: Read>(mut records: Records<R>, mut checker: Checker, sender: &mp
     }
 }
 
+/// A row the service has no transaction for: `missing`, and when its
+/// reference has another normalization form (NFC, NFD) under which the
+/// service has one, said so (looked up once per form; a failed look-up
+/// leaves the plain `missing`).
+async fn missing(
+    ctx: &Context,
+    valid: &ledger::Valid,
+    merchant_id: Option<uuid::Uuid>,
+) -> Judgement {
+    if valid.transaction_id.is_none() {
+        for (form, reference) in judge::other_forms(&valid.reference) {
+            let lookup = Lookup::Reference(reference);
+            if let Ok(reply) = look_up(ctx, &lookup, merchant_id, None).await {
+                let found = reply.into_data();
+                return judge::missing_beside(valid, form, found.transaction_id.as_ref());
+            }
+        }
+    }
+    judge::missing(valid)
+}
+
 /// A row's judgement: known already, or asked of the service; and what
 /// its look-up gave (for the [`Probe`]).
 async fn judge_row(
@@ -365,7 +386,7 @@ async fn judge_row(
                 }
                 Err(err) if is_not_found(&err) => {
                     answer = Answer::Usable;
-                    (judge::missing(valid), None)
+                    (missing(ctx, valid, merchant_id).await, None)
                 }
                 Err(CliError::Call { source, .. })
                     if matches!(*source, ClientError::InvalidInput(_)) =>
