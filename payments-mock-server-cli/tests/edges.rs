@@ -10,3 +10,5 @@ mod early_close;
 mod sandbox_limit;
 // A key in a query string is redacted in the journal.
 mod journal_query;
+// A sandbox's OpenAPI document lists only what a sandbox serves.
+mod sandbox_openapi;

@@ -63,6 +63,10 @@ pub struct Shared {
     /// A sandbox's: the root's document, whose `servers` it replaces.
     #[cfg(feature = "openapi")]
     openapi_root: Option<bytes::Bytes>,
+    /// The root's: the document its sandboxes start from (the root's,
+    /// without what a sandbox does not serve).
+    #[cfg(feature = "openapi")]
+    openapi_for_sandboxes: std::sync::OnceLock<bytes::Bytes>,
     /// `/api/` requests answered by this process.
     answered: Answered,
     /// What `GET /metrics` reports (feature `metrics`; else nothing); the
@@ -214,6 +218,8 @@ impl AppState {
                 openapi: std::sync::OnceLock::new(),
                 #[cfg(feature = "openapi")]
                 openapi_root: None,
+                #[cfg(feature = "openapi")]
+                openapi_for_sandboxes: std::sync::OnceLock::new(),
                 answered: Answered::default(),
                 sandboxes: Some(Registry::new(
                     config.sandbox_ttl,
@@ -301,10 +307,12 @@ impl AppState {
     }
 
     /// Keeps the document [`crate::http::app`] generated (the first one: a state
-    /// serves one catalogue and one set of keys).
+    /// serves one catalogue and one set of keys), and the one its sandboxes
+    /// start from.
     #[cfg(feature = "openapi")]
-    pub(crate) fn set_openapi(&self, document: bytes::Bytes) {
+    pub(crate) fn set_openapi(&self, document: bytes::Bytes, for_sandboxes: bytes::Bytes) {
         let _ = self.openapi.set(document);
+        let _ = self.openapi_for_sandboxes.set(for_sandboxes);
     }
 
     /// The journal entries the merchant `scope` may see (all of them

@@ -401,9 +401,14 @@ fn others(state: &AppState) -> Others {
     #[cfg(feature = "openapi")]
     {
         let document = crate::http::openapi::generate(state);
-        state.set_openapi(bytes::Bytes::from(
-            serde_json::to_vec(&document).expect("a JSON value serializes"),
-        ));
+        // A sandbox serves neither /_mock/sandboxes nor its own sandboxes:
+        // its document leaves them out.
+        let mut for_sandboxes = document.clone();
+        crate::http::openapi::sandbox::for_sandbox(&mut for_sandboxes);
+        let bytes = |doc: &serde_json::Value| {
+            bytes::Bytes::from(serde_json::to_vec(doc).expect("a JSON value serializes"))
+        };
+        state.set_openapi(bytes(&document), bytes(&for_sandboxes));
     }
     let routes: Router = table()
         .router

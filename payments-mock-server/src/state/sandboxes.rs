@@ -118,7 +118,9 @@ impl AppState {
             #[cfg(feature = "openapi")]
             openapi: std::sync::OnceLock::new(),
             #[cfg(feature = "openapi")]
-            openapi_root: self.openapi.get().cloned(),
+            openapi_root: self.openapi_for_sandboxes.get().cloned(),
+            #[cfg(feature = "openapi")]
+            openapi_for_sandboxes: std::sync::OnceLock::new(),
             answered: Answered::default(),
             sandboxes: None,
             sandbox: Some(Sandboxed { id, owner }),

@@ -16,13 +16,6 @@ const ROOT_ONLY: [&str; 2] = ["/_mock/sandboxes", "/_mock/sandboxes/{sandboxId}"
 /// Makes `doc`, the root's document, a sandbox's: the root's own paths
 /// left out, with the links that led to their operations and the schemas
 /// only they named. (`servers` is the caller's: the sandbox's base URL.)
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "state.rs's with_server is to call it (the lead adds the call, then this goes)"
-    )
-)]
 pub(crate) fn for_sandbox(doc: &mut Value) {
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
         return;
