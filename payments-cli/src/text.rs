@@ -5,7 +5,7 @@
 
 mod width;
 
-pub use width::{columns, printable_within, wrap};
+pub use width::{printable_within, text_columns, wrap};
 
 use unicode_segmentation::UnicodeSegmentation as _;
 

@@ -9,18 +9,7 @@
 use unicode_segmentation::UnicodeSegmentation as _;
 use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
 
-use super::{hidden, printable};
-
-/// The columns `c` takes once [`printable`]: its escape's when it is
-/// hidden, else its display width.
-#[must_use]
-pub fn columns(c: char) -> usize {
-    if hidden(c) {
-        c.escape_default().count()
-    } else {
-        c.width().unwrap_or(0)
-    }
-}
+use super::printable;
 
 /// The columns a cluster (one of [`units`]) takes: an escape's length,
 /// else the cluster's display width as a whole (`👍🏽` and `🇲🇾` are two
@@ -232,8 +221,8 @@ mod tests {
         assert_eq!(printable_within("INV-\u{202e}FDP", 9), "INV-…");
         assert_eq!(printable_within("INV-\u{202e}FDP", 13), "INV-\\u{202e}…");
         assert_eq!(printable_within("請求書請求書", 6), "請求…");
-        assert_eq!(columns('請'), 2);
-        assert_eq!(columns('\u{202e}'), "\\u{202e}".len());
+        assert_eq!(text_columns("請"), 2);
+        assert_eq!(text_columns(&printable("\u{202e}")), "\\u{202e}".len());
     }
 
     #[test]

@@ -24,6 +24,7 @@
 
 mod cursor;
 mod entry;
+mod path;
 mod relist;
 mod source;
 mod table;

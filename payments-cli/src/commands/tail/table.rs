@@ -19,8 +19,9 @@
 use unicode_width::UnicodeWidthStr as _;
 
 use super::entry::Entry;
+use super::path::fit_path;
 use crate::output::{Style, printable};
-use crate::text::{columns, printable_within};
+use crate::text::printable_within;
 
 /// The widths of the columns before the path, by what they hold.
 const TIME: usize = 8;
@@ -42,9 +43,6 @@ const PATH_BEFORE_METHOD: usize = 24;
 /// Between columns: one space, as `ps` and `ls -l` have it, so that at 80
 /// columns a line keeps the interface's paths whole (ids shortened).
 const GAP: &str = " ";
-/// The prefix of the interface's four endpoints, the first thing a path
-/// too long for its column gives up (as `…`).
-const PAYMENTS: &str = "/api/payments";
 
 /// How lines are drawn, decided once.
 #[derive(Debug, Clone, Copy)]
@@ -261,83 +259,6 @@ fn findings(entry: &Entry) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-/// A path in at most `room` columns once [`printable`], giving up the
-/// least first: the path whole; long segments (ids) as their first and
-/// last characters; the interface's `/api/payments` prefix as `…` (and
-/// `reference` of a status read by reference as `ref`); then the longest
-/// segment shorter still; then the end. Shortened as written, escaped
-/// after: an escape (`\u{202e}`) is never cut.
-fn fit_path(path: &str, room: usize) -> String {
-    let width = |text: &str| text.chars().map(columns).sum::<usize>();
-    if width(path) <= room {
-        return printable(path);
-    }
-    // Each segment as written, and as it will be shown (before escaping).
-    let mut raw: Vec<&str> = path.split('/').collect();
-    let mut segments: Vec<String> = raw.iter().map(|s| crate::output::short_id(s)).collect();
-    let joined = |segments: &[String]| segments.join("/");
-    let mut shown = joined(&segments);
-    if width(&shown) <= room {
-        return printable(&shown);
-    }
-    if path.starts_with(&format!("{PAYMENTS}/")) {
-        // "", "api", "payments", rest… → "…", rest…
-        raw.splice(0..3, ["…"]);
-        segments.splice(0..3, ["…".to_owned()]);
-        shown = joined(&segments);
-        if width(&shown) <= room {
-            return printable(&shown);
-        }
-        // The status read by reference: the reference counts, not the word.
-        if segments.len() == 4 && segments[1] == "reference" && segments[3] == "status" {
-            raw[1] = "ref";
-            segments[1] = "ref".to_owned();
-            shown = joined(&segments);
-            if width(&shown) <= room {
-                return printable(&shown);
-            }
-        }
-    }
-    // The longest segment, as its first and last characters, from what
-    // was written.
-    if let Some(longest) = (0..segments.len()).max_by_key(|&i| width(&segments[i])) {
-        let over = width(&shown) - room;
-        let budget = width(&segments[longest]).saturating_sub(over + 1);
-        if let Some(short) = ends(raw[longest], budget) {
-            segments[longest] = short;
-            shown = joined(&segments);
-        }
-    }
-    printable_within(&shown, room)
-}
-
-/// `segment` as its first and last characters (at least two of each) in
-/// about `budget` columns once printable, `…` between them; `None` when
-/// that would keep all of it.
-fn ends(segment: &str, budget: usize) -> Option<String> {
-    let chars: Vec<char> = segment.chars().collect();
-    let take = |from: &mut dyn Iterator<Item = &char>, budget: usize| {
-        let (mut count, mut used) = (0, 0);
-        for &c in from {
-            if count >= 2 && used + columns(c) > budget {
-                break;
-            }
-            used += columns(c);
-            count += 1;
-        }
-        (count, used)
-    };
-    let (head, used) = take(&mut chars.iter(), budget.div_ceil(2));
-    let (tail, _) = take(&mut chars.iter().rev(), budget.saturating_sub(used));
-    if head + tail + 1 >= chars.len() {
-        return None;
-    }
-    let mut short: String = chars[..head].iter().collect();
-    short.push('…');
-    short.extend(&chars[chars.len() - tail..]);
-    Some(short)
 }
 
 #[cfg(test)]
