@@ -35,6 +35,9 @@ use crate::common::{MERCHANT, Sandbox, closed_port_url, run, snapshot_settings, 
 const ADMIN: &str = "adm_tail_0f3e9a7c51d2";
 const KEY_A: &str = "sk_tail_merchant_a_7f1c";
 const KEY_B: &str = "sk_tail_merchant_b_29d4";
+/// An API key bound to no merchant: its requests are the merchant's they
+/// name.
+const KEY_UNBOUND: &str = "sk_tail_unbound_5e81";
 const MERCHANT_B: &str = "9b2d5c3e-4a1f-4e6b-8c7d-0e1f2a3b4c5d";
 const PROXY_KEY: &str = "adm_proxy_tail_5e8b";
 const UNKNOWN: &str = "01a20813-0000-7000-8000-000000000000";
@@ -51,6 +54,7 @@ async fn mock_on(listener: std::net::TcpListener) -> MockServer {
         .admin_key(ADMIN)
         .api_key(KEY_A, Some(MERCHANT.parse().expect("a UUID")))
         .api_key(KEY_B, Some(MERCHANT_B.parse().expect("a UUID")))
+        .api_key(KEY_UNBOUND, None)
         .start()
         .await
         .expect("the mock starts")

@@ -15,7 +15,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use crate::common::{MERCHANT, Sandbox};
 
 use super::follow::{exit_of, follow, follow_every, interrupt, line_reader, next_line};
-use super::{ADMIN, KEY_A, KEY_B, MERCHANT_B, api, initiate, mock, mock_on};
+use super::{ADMIN, KEY_A, KEY_B, KEY_UNBOUND, MERCHANT_B, api, initiate, mock, mock_on};
 
 pub(super) const RESTARTED: &str =
     "note: the server's journal started again (restarted or reset?); reading from its start";
@@ -179,10 +179,13 @@ async fn a_merchants_entry_out_of_its_sight_is_no_restart() {
     let mut err = stderr_reader(&mut child);
     let mut said = Vec::new();
     assert_eq!(next_entry(&mut lines).await.0, 1);
-    // A status read by a reference merchant A alone holds: its own.
+    // A status read, sent with a key bound to no merchant, of a
+    // reference merchant A alone holds: merchant A's to see, by what it
+    // names. (A request sent with A's own key would stay A's whatever
+    // happened later.)
     let read = api(
         &base,
-        KEY_A,
+        KEY_UNBOUND,
         "GET",
         "/api/payments/reference/SHARED/status",
         None,
