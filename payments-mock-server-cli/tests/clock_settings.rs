@@ -35,7 +35,9 @@ fn start(args: &[&str]) -> (Option<i32>, String) {
             child.wait().expect("stopped");
             break None;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        // As the process tests' helper waits (processes/mock.rs,
+        // `exited_within`): a refused start exits at once.
+        std::thread::yield_now();
     };
     let mut stderr = String::new();
     if let Some(mut pipe) = child.stderr.take() {
