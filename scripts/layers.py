@@ -66,6 +66,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # place. A package is listed by its directory; "main" is main.rs.
 LAYERS = {
     "payments-interface": [
+        # A request's target decoded for reading: std only, nothing of the
+        # crate.
+        ["readable"],
         ["code", "status"],
         ["fields", "rules"],
         ["money", "envelope"],

@@ -46,6 +46,8 @@
 // - `rules.rs`: lengths, limits, patterns and code lists (the mock's
 //   validator checks them and its OpenAPI document publishes them).
 // - `money.rs`: minor units to exact major-unit text, currency exponents.
+// - `readable.rs`: a request's target decoded for reading (RFC 3987's
+//   way), as the mock's console and `payments tail` show it.
 // - `coverage.rs`: the interface's answers and transitions as a matrix of
 //   cells, and what a tool saw of each (CONTRACT section 20).
 
@@ -59,6 +61,7 @@ mod envelope;
 pub mod fields;
 #[cfg(feature = "full")]
 pub mod money;
+pub mod readable;
 #[cfg(feature = "full")]
 pub mod rules;
 mod status;
