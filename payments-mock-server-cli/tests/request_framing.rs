@@ -10,67 +10,22 @@ use axum::body::Body;
 use axum::http::{Method, Request};
 use payments_mock_server::MockServer;
 use serde_json::json;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::TcpStream;
 
+use crate::common::raw::{Conn, closes};
 use crate::common::{MERCHANT, OTHER_MERCHANT, initiate, initiate_body, redact, send, service};
 
-/// A connection and what was read off it past the answers taken.
-struct Conn {
-    stream: TcpStream,
-    got: Vec<u8>,
-}
-
-impl Conn {
-    /// One answer: its head (lower case) and its body, by its
-    /// `Content-Length`; `None` at EOF before a whole answer.
-    async fn answer(&mut self) -> Option<(String, Vec<u8>)> {
-        let read = async {
-            let mut buf = [0u8; 4096];
-            let end = loop {
-                if let Some(at) = self.got.windows(4).position(|w| w == b"\r\n\r\n") {
-                    break at + 4;
-                }
-                match self.stream.read(&mut buf).await {
-                    Ok(0) | Err(_) => return None,
-                    Ok(n) => self.got.extend_from_slice(&buf[..n]),
-                }
-            };
-            let head = String::from_utf8_lossy(&self.got[..end]).to_ascii_lowercase();
-            let length: usize = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0);
-            while self.got.len() < end + length {
-                match self.stream.read(&mut buf).await {
-                    Ok(0) | Err(_) => return None,
-                    Ok(n) => self.got.extend_from_slice(&buf[..n]),
-                }
-            }
-            let body = self.got[end..end + length].to_vec();
-            self.got.drain(..end + length);
-            Some((head, body))
-        };
-        tokio::time::timeout(Duration::from_secs(10), read)
-            .await
-            .expect("an answer or EOF within 10 s")
-    }
-}
-
-fn closes(head: &str) -> bool {
-    head.lines().any(|l| l.trim_end() == "connection: close")
+/// One answer on `conn`, within 10 s.
+async fn answer(conn: &mut Conn) -> Option<(String, Vec<u8>)> {
+    tokio::time::timeout(Duration::from_secs(10), conn.answer())
+        .await
+        .expect("an answer or EOF within 10 s")
 }
 
 /// Sends `head` on a fresh connection; its first answer's head.
 async fn first_answer(addr: SocketAddr, head: &str) -> (Conn, String) {
-    let mut stream = TcpStream::connect(addr).await.expect("connect");
-    stream.write_all(head.as_bytes()).await.expect("send");
-    let mut conn = Conn {
-        stream,
-        got: Vec::new(),
-    };
-    let (head, _) = conn.answer().await.expect("an answer");
+    let mut conn = Conn::open(addr).await;
+    conn.send(head.as_bytes()).await.expect("send");
+    let (head, _) = answer(&mut conn).await.expect("an answer");
     (conn, head)
 }
 
@@ -121,7 +76,7 @@ async fn an_answer_before_the_body_says_connection_close_and_one_after_it_does_n
     .await;
     assert!(head.starts_with("http/1.1 401"), "{head}");
     assert!(!closes(&head), "{head}");
-    let (head, _) = stream.answer().await.expect("the pipelined answer");
+    let (head, _) = answer(&mut stream).await.expect("the pipelined answer");
     assert!(head.starts_with("http/1.1 404"), "{head}");
 
     // A POST whose body was read whole: unchanged, kept open.
@@ -137,7 +92,7 @@ async fn an_answer_before_the_body_says_connection_close_and_one_after_it_does_n
     .await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(!closes(&head), "{head}");
-    let (head, _) = stream.answer().await.expect("the pipelined answer");
+    let (head, _) = answer(&mut stream).await.expect("the pipelined answer");
     assert!(head.starts_with("http/1.1 200"), "{head}");
     server.shutdown().await;
 }

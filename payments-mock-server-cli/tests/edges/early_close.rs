@@ -11,70 +11,16 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use payments_mock_server::MockServer;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::TcpStream;
+
+use crate::common::raw::{Conn, closes};
 
 const UNKNOWN: &str = "00000000-0000-4000-8000-000000000000";
 const BODY: &str = r#"{"transactionId":"01a22e38-62ab-76c6-a0c5-b087c56c8a94","referenceNo":"R1"}"#;
 
-/// A connection and what was read off it past the answers taken.
-struct Conn {
-    stream: TcpStream,
-    got: Vec<u8>,
-}
-
-impl Conn {
-    async fn open(addr: SocketAddr) -> Self {
-        Self {
-            stream: TcpStream::connect(addr).await.expect("connect"),
-            got: Vec::new(),
-        }
-    }
-
-    async fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.stream.write_all(bytes).await
-    }
-
-    /// One answer's head (lower case), its body skipped by its
-    /// `Content-Length`; `None` at EOF (or a reset) before a whole answer.
-    async fn answer(&mut self) -> Option<String> {
-        let mut buf = [0u8; 4096];
-        let end = loop {
-            if let Some(at) = self.got.windows(4).position(|w| w == b"\r\n\r\n") {
-                break at + 4;
-            }
-            match self.stream.read(&mut buf).await {
-                Ok(0) | Err(_) => return None,
-                Ok(n) => self.got.extend_from_slice(&buf[..n]),
-            }
-        };
-        let head = String::from_utf8_lossy(&self.got[..end]).to_ascii_lowercase();
-        let length: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0);
-        while self.got.len() < end + length {
-            match self.stream.read(&mut buf).await {
-                Ok(0) | Err(_) => return None,
-                Ok(n) => self.got.extend_from_slice(&buf[..n]),
-            }
-        }
-        self.got.drain(..end + length);
-        Some(head)
-    }
-
-    /// Whether the server closes the connection (EOF or a reset) within
-    /// 10 s, with nothing more sent.
-    async fn closed(&mut self) -> bool {
-        let mut buf = [0u8; 64];
-        let read = tokio::time::timeout(Duration::from_secs(10), self.stream.read(&mut buf));
-        matches!(read.await, Ok(Ok(0) | Err(_)))
-    }
-}
-
-fn closes(head: &str) -> bool {
-    head.lines().any(|l| l.trim_end() == "connection: close")
+/// One answer's head on `conn` (its body read past); `None` at EOF or a
+/// reset before a whole answer.
+async fn answer(conn: &mut Conn) -> Option<String> {
+    conn.answer().await.map(|(head, _)| head)
 }
 
 fn status(head: &str) -> &str {
@@ -92,12 +38,12 @@ const NEXT: &[u8] = b"GET /_mock/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 async fn keeps_its_word(addr: SocketAddr, head: &str, body: &str) -> Result<String, String> {
     let mut conn = Conn::open(addr).await;
     conn.send(head.as_bytes()).await.expect("send the head");
-    let early = tokio::time::timeout(Duration::from_secs(2), conn.answer()).await;
+    let early = tokio::time::timeout(Duration::from_secs(2), answer(&mut conn)).await;
     let (first, sent_body) = match early {
         Ok(answer) => (answer.ok_or("no answer to the head")?, false),
         Err(_) => {
             conn.send(body.as_bytes()).await.expect("send the body");
-            let answer = tokio::time::timeout(Duration::from_secs(10), conn.answer()).await;
+            let answer = tokio::time::timeout(Duration::from_secs(10), answer(&mut conn)).await;
             (answer.ok().flatten().ok_or("no answer")?, true)
         }
     };
@@ -115,7 +61,7 @@ async fn keeps_its_word(addr: SocketAddr, head: &str, body: &str) -> Result<Stri
     }
     rest.extend_from_slice(NEXT);
     let sent = conn.send(&rest).await;
-    let next = tokio::time::timeout(Duration::from_secs(10), conn.answer()).await;
+    let next = tokio::time::timeout(Duration::from_secs(10), answer(&mut conn)).await;
     match (sent, next) {
         (Ok(()), Ok(Some(next))) if status(&next) == "200" => Ok(first),
         (sent, next) => Err(format!(
@@ -193,12 +139,11 @@ async fn every_early_answer_says_it_closes_and_a_read_body_keeps_the_connection(
         post("/_mock/clock/advance", json, advance.len())
     );
     conn.send(whole.as_bytes()).await.expect("send");
-    let first = conn.answer().await.expect("an answer");
+    let first = answer(&mut conn).await.expect("an answer");
     assert_eq!(status(&first), "200", "{first}");
     assert!(!closes(&first), "{first}");
     conn.send(NEXT).await.expect("the next request");
-    let next = conn
-        .answer()
+    let next = answer(&mut conn)
         .await
         .expect("answered on the same connection");
     assert_eq!(status(&next), "200", "{next}");
@@ -266,14 +211,14 @@ async fn an_empty_chunked_body_keeps_the_connection_and_a_late_one_closes_it() {
         let mut conn = Conn::open(addr).await;
         let whole = format!("{}0\r\n\r\n", chunked(method, path));
         conn.send(whole.as_bytes()).await.expect("send");
-        let first = tokio::time::timeout(Duration::from_secs(10), conn.answer())
+        let first = tokio::time::timeout(Duration::from_secs(10), answer(&mut conn))
             .await
             .ok()
             .flatten()
             .unwrap_or_else(|| panic!("{method} {path}: no answer"));
         assert!(!closes(&first), "{method} {path}: {first}");
         conn.send(NEXT).await.expect("the next request");
-        let next = tokio::time::timeout(Duration::from_secs(10), conn.answer())
+        let next = tokio::time::timeout(Duration::from_secs(10), answer(&mut conn))
             .await
             .ok()
             .flatten()
