@@ -176,3 +176,55 @@ async fn a_redirect_is_not_followed() {
     assert_eq!(err.http_status(), Some(302));
     assert!(matches!(err, Error::UnexpectedResponse { .. }));
 }
+
+/// An application's tests make the refusals they handle with
+/// `ApiError::new`: the one made is the one the client reports for the
+/// same answer (the envelope byte for byte), and the client's verdicts on
+/// it are a real answer's.
+#[tokio::test]
+async fn a_made_api_error_is_the_one_the_client_reports_for_that_answer() {
+    use payments_client::{ApiError, ErrorCode, Outcome};
+    use std::time::Duration;
+
+    let cases = [
+        (
+            400,
+            ErrorCode::TransactionExpired,
+            "Payment window \"closed\"",
+        ),
+        (500, ErrorCode::InternalError, ""),
+        (
+            403,
+            ErrorCode::Other("SHOP_BLOCKED".to_owned()),
+            "Ask \u{1F6AB}",
+        ),
+    ];
+    for (status, code, message) in cases {
+        let made = ApiError::new(status, code.clone(), message);
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .respond_with(json(status, made.raw_envelope.clone()))
+            .mount(&server)
+            .await;
+        let got = client_for(&server.uri()).status("T1").await.unwrap_err();
+        let Error::Api(api) = &got else {
+            panic!("not an API error: {got:?}")
+        };
+        let made = made.with_request_id(api.request_id.clone());
+        assert_eq!(**api, made, "{status} {code}");
+        let made: Error = made.into();
+        assert_eq!(made.outcome(), got.outcome());
+        assert_eq!(made.is_retryable(), got.is_retryable());
+        assert_eq!(made.to_string(), got.to_string());
+    }
+    // The envelope the service sends, in the document's order of fields.
+    assert_eq!(
+        ApiError::new(400, ErrorCode::TransactionExpired, "Payment window closed").raw_envelope,
+        err_envelope("TRANSACTION_EXPIRED", "Payment window closed")
+    );
+    let unknown: Error = ApiError::new(500, ErrorCode::InternalError, "").into();
+    assert_eq!(unknown.outcome(), Outcome::Unknown);
+    let later =
+        ApiError::new(429, ErrorCode::RateLimited, "").with_retry_after(Duration::from_secs(3));
+    assert_eq!(later.retry_after, Some(Duration::from_secs(3)));
+}

@@ -15,12 +15,14 @@ use crate::model::money_error::MoneyError;
 use crate::model::status::ErrorCode;
 use crate::model::transaction::PaymentStatus;
 
+mod api;
 mod http;
 mod mismatch;
 mod outcome;
 mod tls;
 mod validation;
 
+pub use api::ApiError;
 pub use mismatch::{AnswerMismatch, Asked, Disagreement, ReadBack};
 pub use outcome::Outcome;
 use outcome::{earlier_attempt_suffix, outcome_suffix};
@@ -112,38 +114,6 @@ impl fmt::Display for TransportKind {
         })
     }
 }
-
-/// The service said no: an envelope with `isSuccess` false.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ApiError {
-    /// HTTP status (the envelope decides failure, so this may be 200).
-    pub status: u16,
-    /// `errorCode`; `Other("")` if the service sent none.
-    pub code: ErrorCode,
-    /// `message`, empty if the service sent none.
-    pub message: String,
-    /// The `X-Request-Id` of the call.
-    pub request_id: String,
-    /// The response body exactly as received.
-    pub raw_envelope: String,
-    /// `Retry-After`, when the response carried one.
-    pub retry_after: Option<Duration>,
-}
-
-impl fmt::Display for ApiError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "service answered {} {}", self.status, self.code)?;
-        // The service's text, without a trailing period (STYLE: Display).
-        let message = self.message.trim_end().trim_end_matches('.');
-        if !message.is_empty() {
-            write!(f, ": {message}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ApiError {}
 
 /// Any failure of this crate.
 ///
@@ -394,16 +364,6 @@ pub enum Error {
 /// HTTP statuses that are retried (CONTRACT section 12).
 pub(crate) fn is_retryable_status(status: u16) -> bool {
     matches!(status, 429 | 500 | 502 | 503 | 504)
-}
-
-impl ApiError {
-    /// `INTERNAL_ERROR` is the service's own "unexpected server error; the
-    /// caller may retry" (interface document, error codes): a 500 in what
-    /// it means, whatever HTTP status carried it (CONTRACT section 11: on
-    /// a 200 the envelope is the truth).
-    fn says_internal_error(&self) -> bool {
-        self.code == ErrorCode::InternalError
-    }
 }
 
 impl Error {
