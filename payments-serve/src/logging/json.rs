@@ -1,5 +1,6 @@
 //! The JSON format: tracing-subscriber's `fmt().json()`, with request and
-//! exchange lines written directly.
+//! exchange lines written directly, and every line's controls, separators
+//! and bidi controls written as JSON's `\uXXXX` escapes (`escape.rs`).
 
 use std::fmt::{self, Write as _};
 
@@ -9,6 +10,7 @@ use tracing_subscriber::fmt::format::{Format, Json, Writer};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
+use super::escape::{Style, escape_line};
 use super::{fast, thousandths, with_line, write_thousandths, write_timestamp};
 
 /// The JSON format: byte for byte tracing-subscriber's JSON format
@@ -21,6 +23,10 @@ use super::{fast, thousandths, with_line, write_thousandths, write_timestamp};
 /// `collect_str` adapter. Here the line is one buffer of fixed parts,
 /// the cached timestamp, and each field escaped only when it needs it.
 /// Every other event (and every event inside a span) goes to the default.
+///
+/// Unlike the default, no line holds a raw U+2028, NEL, C1 control or
+/// bidi control (valid in a JSON string, but a viewer acts on them): each
+/// is its `\uXXXX` escape, the same string to a JSON reader.
 #[derive(Debug)]
 pub struct JsonLines {
     fallback: Format<Json>,
@@ -47,7 +53,11 @@ where
     ) -> fmt::Result {
         let meta = event.metadata();
         if !fast(meta.target()) || ctx.event_scope().is_some() {
-            return self.fallback.format_event(ctx, writer, event);
+            return with_line(&mut writer, |line| {
+                self.fallback.format_event(ctx, Writer::new(line), event)?;
+                escape_line(line, Style::Json);
+                Ok(true)
+            });
         }
         #[cfg(test)]
         super::tests::FAST_LINES.with(|n| n.set(n.get() + 1));
@@ -73,6 +83,7 @@ where
             line.push_str("},\"target\":\"");
             line.push_str(meta.target());
             line.push_str("\"}\n");
+            escape_line(line, Style::Json);
             Ok(true)
         })
     }

@@ -11,7 +11,9 @@
 //! integers through `itoa`, each field with one write. Every other event,
 //! and every event when colours are on, goes to the default formatter.
 //! `text.rs` and `json.rs` hold the two formats; `tests.rs` pins that each
-//! writes the same lines as tracing-subscriber's own. Shared here: the
+//! writes the same lines as tracing-subscriber's own, but for what both
+//! escape on every line (`escape.rs`: controls, line separators, bidi
+//! controls, which the default writes raw in a field). Shared here: the
 //! line buffer, the cached timestamp and the latency's number text.
 
 use std::cell::RefCell;
@@ -24,10 +26,12 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 use crate::request_log::DirectLines;
 
 mod batch;
+mod escape;
 mod json;
 mod text;
 
 pub use batch::{BatchGuard, Batched};
+pub use escape::{escape_text, is_escaped};
 
 pub use json::JsonLines;
 pub use text::PlainText;

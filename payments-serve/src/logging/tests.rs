@@ -1,4 +1,5 @@
-//! Both fast formatters against tracing-subscriber's own, line for line.
+//! Both fast formatters against tracing-subscriber's own, line for line
+//! (the default's line escaped as both escape every line: `escape.rs`).
 
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -115,6 +116,25 @@ impl std::error::Error for Outer {
     }
 }
 
+/// Lines of the text format as [`PlainText`] escapes them.
+fn escaped(lines: Vec<String>) -> Vec<String> {
+    lines
+        .into_iter()
+        .map(|line| escape_text(&line).into_owned())
+        .collect()
+}
+
+/// Lines of the JSON format as [`JsonLines`] escapes them.
+fn json_escaped(lines: Vec<String>) -> Vec<String> {
+    lines
+        .into_iter()
+        .map(|mut line| {
+            escape::escape_line(&mut line, escape::Style::Json);
+            line
+        })
+        .collect()
+}
+
 /// What a subscriber with this formatter writes for `events`, with the
 /// timestamps cut off (checked separately for shape).
 fn lines(plain: bool) -> Vec<String> {
@@ -199,7 +219,13 @@ fn json_lines_are_the_json_formatters_lines() {
     // JSON escapes what a terminal would act on itself: all nine
     // lines outside a span are fast.
     assert_eq!(FAST_LINES.with(std::cell::Cell::get) - before, 9);
-    assert_eq!(fast, json_lines(false));
+    assert_eq!(fast, json_escaped(json_lines(false)));
+    // The default writes DEL and U+2028 raw in a string; they are escaped.
+    assert!(
+        fast.iter()
+            .any(|l| l.contains(r#""control":"a\u0001b\u007f\u2028\\""#)),
+        "{fast:#?}"
+    );
     assert_eq!(
         fast[0],
         r#"{"timestamp":"T","level":"INFO","fields":{"message":"request","method":"GET","path":"/api/payments/reference/R%20%22x/status","status":404,"latency_ms":0.06554800000000001,"request_id":"a\"b","error_code":"TRANSACTION_NOT_FOUND"},"target":"payments_mock_server::request"}"#
@@ -262,7 +288,7 @@ fn lines_are_the_default_formatters_lines() {
     // fast path; the fault seed line, the one inside a span, the two
     // messages with terminal controls and the error went to the default.
     assert_eq!(FAST_LINES.with(std::cell::Cell::get), 5);
-    assert_eq!(fast, lines(false));
+    assert_eq!(fast, escaped(lines(false)));
     assert!(
         fast.iter().any(|l| l.ends_with(r"GET /p\x1b[2J\u{9b}\x7f")),
         "{fast:#?}"
@@ -409,7 +435,14 @@ fn request_lines_written_directly_are_the_default_formatters_lines() {
     // All but the two latencies of 11 days and more (each with four
     // paths and three ids) were written directly.
     assert_eq!(count() - before, request_lines().len() - 2 * 4 * 3);
-    assert_eq!(direct, logged_requests(false, false));
+    assert_eq!(direct, escaped(logged_requests(false, false)));
+    // The default writes a path's BEL raw.
+    assert!(
+        direct
+            .iter()
+            .any(|l| l.contains("path=/caf\u{e9}/\"q\"\\ \\u{7} ")),
+        "{direct:#?}"
+    );
     assert_eq!(
         direct[7],
         "  INFO payments_mock_server::request: request method=GET \
@@ -430,7 +463,7 @@ fn request_lines_written_directly_are_the_default_formatters_lines() {
     let before = count();
     let in_span = logged_requests(true, true);
     assert_eq!(count(), before, "none written directly inside a span");
-    assert_eq!(in_span, logged_requests(false, true));
+    assert_eq!(in_span, escaped(logged_requests(false, true)));
     assert!(in_span[0].contains("outer{id=7}"), "{}", in_span[0]);
 }
 
@@ -463,3 +496,5 @@ fn request_lines_follow_the_filter() {
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(text.ends_with("kept\n"), "{text}");
 }
+
+mod forged;

@@ -1,5 +1,6 @@
 //! The text format: tracing-subscriber's default (`Full`, no colours),
-//! with request and exchange lines written directly.
+//! with request and exchange lines written directly, and every line's
+//! controls, separators and bidi controls escaped (`escape.rs`).
 
 use std::fmt::{self, Write as _};
 
@@ -9,13 +10,53 @@ use tracing_subscriber::fmt::format::{Format, Full, Writer};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
+use super::escape::{Style, escape_line};
 use super::{fast, thousandths, with_line, write_thousandths, write_timestamp};
 use crate::request_log::RequestLine;
 
-/// The text format: default output, fast request lines.
-#[derive(Debug, Default)]
+/// The text format: default output, fast request lines, and what
+/// [`is_escaped`](super::is_escaped) says escaped on every line, in
+/// whichever field or message it came (a caller's path, a header's value).
+#[derive(Debug)]
 pub struct PlainText {
     fallback: Format<Full>,
+    /// The default in colour (the line is made in a buffer of ours, whose
+    /// writer knows of no terminal).
+    painted: Format<Full>,
+}
+
+impl Default for PlainText {
+    fn default() -> Self {
+        Self {
+            fallback: Format::default(),
+            painted: Format::default().with_ansi(true),
+        }
+    }
+}
+
+impl PlainText {
+    /// `event` as the default formatter writes it, escaped.
+    fn default_line<S, N>(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        writer: &mut Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+        N: for<'a> FormatFields<'a> + 'static,
+    {
+        let (format, style) = if writer.has_ansi_escapes() {
+            (&self.painted, Style::Painted)
+        } else {
+            (&self.fallback, Style::Text)
+        };
+        with_line(writer, |line| {
+            format.format_event(ctx, Writer::new(line), event)?;
+            escape_line(line, style);
+            Ok(true)
+        })
+    }
 }
 
 impl<S, N> FormatEvent<S, N> for PlainText
@@ -31,7 +72,7 @@ where
     ) -> fmt::Result {
         let meta = event.metadata();
         if !fast(meta.target()) || writer.has_ansi_escapes() || ctx.event_scope().is_some() {
-            return self.fallback.format_event(ctx, writer, event);
+            return self.default_line(ctx, &mut writer, event);
         }
         let sanitize = writer.sanitizes_ansi_escapes();
         let mut unusual = false;
@@ -57,12 +98,13 @@ where
             fields.result?;
             unusual = fields.unusual;
             line.push('\n');
+            escape_line(line, Style::Text);
             Ok(!unusual)
         })?;
         if unusual {
             // A message the default escapes, or an error value: written by
             // the default formatter itself.
-            return self.fallback.format_event(ctx, writer, event);
+            return self.default_line(ctx, &mut writer, event);
         }
         #[cfg(test)]
         super::tests::FAST_LINES.with(|n| n.set(n.get() + 1));
@@ -133,8 +175,9 @@ fn write_str_value(writer: &mut String, value: &str) -> fmt::Result {
 }
 
 /// The mock's request line (`request_log.rs`) as [`PlainText`] writes its
-/// event outside a span, without colours; false (nothing written) for a
-/// latency the event writes in another form (11 days or more).
+/// event outside a span, without colours, escaped; false (nothing
+/// written) for a latency the event writes in another form (11 days or
+/// more).
 pub(super) fn write_request_line(line: &mut String, request: &RequestLine<'_>) -> bool {
     let micros = request.elapsed.as_micros();
     let Some(micros) = u64::try_from(micros)
@@ -166,6 +209,7 @@ pub(super) fn write_request_line(line: &mut String, request: &RequestLine<'_>) -
             }
         }
         line.push('\n');
+        escape_line(line, Style::Text);
         Ok::<(), fmt::Error>(())
     })();
     #[cfg(test)]

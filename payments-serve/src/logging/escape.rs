@@ -1,0 +1,153 @@
+//! What a log line never writes as it is, whichever field or message it
+//! came in: the characters a terminal, a pager or a Unicode-aware log
+//! viewer acts on instead of showing. A request's path, a header's value or
+//! a reference is the caller's text; written raw, a U+2028 or a NEL in it
+//! starts what a viewer shows as a line of its own (a forged
+//! `WARN … admin key accepted`), and a bidi override turns the rest of
+//! the line around. Both formats escape them on the whole line, after it
+//! is made (`text.rs`, `json.rs`), so no field can be missed: the mock's
+//! request lines, the proxy's exchange lines and every other event.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// Whether a log line writes `c` escaped: the C0 controls, DEL and the C1
+/// controls (U+0085 NEL and U+009B CSI among them), the line and
+/// paragraph separators (U+2028, U+2029), and the bidirectional controls
+/// (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069).
+#[must_use]
+pub fn is_escaped(c: char) -> bool {
+    matches!(
+        c,
+        '\0'..='\x1f'
+            | '\x7f'..='\u{9f}'
+            | '\u{61c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// `text` as the text log writes it: each character [`is_escaped`] says
+/// as `\u{…}` (lower-case hex, as Rust's `Debug` and tracing-subscriber's
+/// escaping of messages write one), the rest as it is.
+///
+/// ```
+/// use payments_serve::logging::escape_text;
+///
+/// assert_eq!(escape_text("/api/payments/x\u{2028}y"), "/api/payments/x\\u{2028}y");
+/// assert_eq!(escape_text("/caf\u{e9}"), "/caf\u{e9}");
+/// ```
+#[must_use]
+pub fn escape_text(text: &str) -> Cow<'_, str> {
+    if !may_hold(text) || !text.chars().any(is_escaped) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    push_escaped(&mut out, text, Style::Text);
+    Cow::Owned(out)
+}
+
+/// How an escaped character is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Style {
+    /// `\u{2028}`: the text format.
+    Text,
+    /// `\u{2028}`, but ESC kept: the text format in colour, whose own
+    /// paint is ESC sequences.
+    Painted,
+    /// `\u2028`: JSON's escape, inside the JSON strings where the only
+    /// such characters of a JSON line are (everything else of it is
+    /// ASCII punctuation, names and numbers).
+    Json,
+}
+
+/// Escapes a finished log line in place: every character [`is_escaped`]
+/// says but its closing newline. Allocates only for a line that holds one.
+pub(super) fn escape_line(line: &mut String, style: Style) {
+    let body = line.strip_suffix('\n').unwrap_or(line);
+    if !may_hold(body) || !body.chars().any(|c| needs(c, style)) {
+        return;
+    }
+    let mut out = String::with_capacity(line.len() + 16);
+    push_escaped(&mut out, body, style);
+    if line.ends_with('\n') {
+        out.push('\n');
+    }
+    *line = out;
+}
+
+/// Whether `c` is escaped in `style`.
+fn needs(c: char, style: Style) -> bool {
+    is_escaped(c) && !(style == Style::Painted && c == '\x1b')
+}
+
+fn push_escaped(out: &mut String, text: &str, style: Style) {
+    for c in text.chars() {
+        if !needs(c, style) {
+            out.push(c);
+        } else if style == Style::Json {
+            // Every escaped character is in the Basic Multilingual Plane.
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        }
+    }
+}
+
+/// Whether `text` may hold a character [`is_escaped`] says, by its bytes
+/// alone: a C0 control or DEL, or the lead byte of the UTF-8 of U+0080 to
+/// U+00BF (`C2`), of U+061C (`D8`) or of U+2000 to U+2FFF (`E2`). Most
+/// lines have none of these, and are done in one pass over their bytes.
+fn may_hold(text: &str) -> bool {
+    text.bytes()
+        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xd8 || b == 0xe2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_control_separator_and_bidi_control_is_escaped() {
+        for c in [
+            '\0', '\t', '\n', '\r', '\x1b', '\x1f', '\x7f', '\u{80}', '\u{85}', '\u{9b}', '\u{9f}',
+            '\u{61c}', '\u{200e}', '\u{200f}', '\u{2028}', '\u{2029}', '\u{202a}', '\u{202e}',
+            '\u{2066}', '\u{2069}',
+        ] {
+            assert!(is_escaped(c), "{c:?}");
+            let text = format!("a{c}b");
+            assert!(may_hold(&text), "{c:?}");
+            let shown = escape_text(&text);
+            assert!(!shown.contains(c), "{c:?}: {shown}");
+            assert_eq!(shown, format!("a\\u{{{:x}}}b", u32::from(c)));
+        }
+        for c in [
+            ' ',
+            '~',
+            '\u{a0}',
+            '\u{e9}',
+            '\u{200b}',
+            '\u{2030}',
+            '\u{1f600}',
+        ] {
+            assert!(!is_escaped(c), "{c:?}");
+            let text = format!("a{c}b");
+            assert_eq!(escape_text(&text), text);
+        }
+    }
+
+    #[test]
+    fn a_line_keeps_its_closing_newline_and_json_gets_json_escapes() {
+        let mut line = "x\u{2028}y\u{85}\n".to_owned();
+        escape_line(&mut line, Style::Json);
+        assert_eq!(line, "x\\u2028y\\u0085\n");
+        let mut line = "\x1b[1mx\x1b[0m\u{202e}\n".to_owned();
+        escape_line(&mut line, Style::Painted);
+        assert_eq!(line, "\x1b[1mx\x1b[0m\\u{202e}\n");
+        let mut line = "plain \u{e9}\n".to_owned();
+        escape_line(&mut line, Style::Text);
+        assert_eq!(line, "plain \u{e9}\n");
+    }
+}
