@@ -13,6 +13,9 @@ use serde_json::{Value, json};
 // An answer-other with nothing to show is met nowhere.
 #[path = "embedded/answer_other.rs"]
 mod answer_other;
+// An advance past the clock's end, on a server and a sandbox.
+#[path = "embedded/clock_end.rs"]
+mod clock_end;
 // The test's own look is no coverage; a fault's limits are the same
 // in-process and over HTTP.
 #[path = "embedded/controls.rs"]

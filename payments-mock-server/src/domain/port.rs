@@ -41,6 +41,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::domain::catalog::InitialState;
+use crate::domain::clock::NoRoom;
 use crate::domain::journal::{Capture, JournalEntry};
 use crate::domain::settings::Settings;
 use crate::domain::transaction::{Confirmation, NewTransaction, PayerAction, PaymentPage, Record};
@@ -273,12 +274,17 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// The clock: now and the offset.
     fn clock(&self) -> impl Future<Output = Result<ClockReading, StoreError>> + Send;
 
-    /// Moves the clock forward by `by` (the offset saturates), committed
-    /// before it returns.
+    /// Moves the clock forward by `by` if it has room for all of it (the
+    /// offset ends at `i64::MAX` nanoseconds, about 292 years), committed
+    /// before it returns; otherwise moves nothing and says the offset it
+    /// met ([`NoRoom`]: the HTTP control's 400 says the room left). The
+    /// check and the add are one atomic step: of racing advances only one
+    /// of which fits, one moves the clock. It never stops short of what
+    /// was asked.
     fn advance_clock(
         &self,
         by: Duration,
-    ) -> impl Future<Output = Result<ClockReading, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Result<ClockReading, NoRoom>, StoreError>> + Send;
 
     /// Creates a transaction unless `new.merchant_id` already holds
     /// `new.reference_no`; then nothing changes and the refusal names the
@@ -365,6 +371,14 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
 
     /// How many transactions are stored.
     fn count(&self) -> impl Future<Output = Result<usize, StoreError>> + Send;
+
+    /// How many transactions `merchant` holds (`GET /_mock/health` with a
+    /// merchant's key): one count, whatever their number (the databases:
+    /// one `count(*)` on the `(sandbox, merchant, reference)` index).
+    fn count_of_merchant(
+        &self,
+        merchant: Uuid,
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send;
 
     /// [`StoreError::sandbox_gone`] when this store is a sandbox's that was
     /// removed (on any replica). A look-up that found nothing asks before

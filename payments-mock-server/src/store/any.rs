@@ -92,10 +92,10 @@ macro_rules! each {
 }
 
 impl AnyStore {
-    /// Moves the clock forward by `by` if it has room for all of it, the
-    /// check and the add one atomic step of the store; otherwise moves
-    /// nothing and says the offset it met ([`NoRoom`]). The clock
-    /// controls use it (the [`Store`] verb saturates instead).
+    /// [`Store::advance_clock`]: moves the clock forward by `by` if it has
+    /// room for all of it, the check and the add one atomic step of the
+    /// store; otherwise moves nothing and says the offset it met
+    /// ([`NoRoom`]). The clock controls use it.
     ///
     /// # Errors
     ///
@@ -104,7 +104,7 @@ impl AnyStore {
         &self,
         by: Duration,
     ) -> Result<Result<ClockReading, NoRoom>, StoreError> {
-        awaited!(self, AdvanceClock, s => s.advance_clock_within(by))
+        self.advance_clock(by).await
     }
 
     /// Journals `capture` ([`Store::record_request`]) and calls `admitted`
@@ -244,7 +244,10 @@ impl Store for AnyStore {
         awaited!(self, Clock, s => s.clock())
     }
 
-    async fn advance_clock(&self, by: Duration) -> Result<ClockReading, StoreError> {
+    async fn advance_clock(
+        &self,
+        by: Duration,
+    ) -> Result<Result<ClockReading, NoRoom>, StoreError> {
         awaited!(self, AdvanceClock, s => s.advance_clock(by))
     }
 
@@ -317,6 +320,10 @@ impl Store for AnyStore {
 
     async fn count(&self) -> Result<usize, StoreError> {
         awaited!(self, Count, s => s.count())
+    }
+
+    async fn count_of_merchant(&self, merchant: Uuid) -> Result<usize, StoreError> {
+        awaited!(self, Count, s => s.count_of_merchant(merchant))
     }
 
     async fn still_here(&self) -> Result<(), StoreError> {

@@ -140,7 +140,7 @@ pub struct MemoryStore {
     /// check-and-transition atomic (the exactly-once guarantees above).
     /// Poisoning is ignored: no critical section can leave the maps half
     /// updated (each writes after all checks, with infallible inserts).
-    inner: RwLock<Inner>,
+    pub(super) inner: RwLock<Inner>,
     pub(super) clock: Clock,
     /// The ids of this store's clock (one per clock: `Ids`).
     ids: Ids,
@@ -223,23 +223,6 @@ impl MemoryStore {
             now: self.clock.now(),
             offset_nanos: self.clock.offset_nanos(),
         }
-    }
-
-    /// Moves the clock forward by `by` if it has room for all of it, as
-    /// one atomic step; otherwise moves nothing ([`NoRoom`]).
-    /// (`async` and never a [`StoreError`], as the other stores'.)
-    ///
-    /// # Errors
-    ///
-    /// None: the memory store does not fail.
-    pub async fn advance_clock_within(
-        &self,
-        by: Duration,
-    ) -> Result<Result<ClockReading, NoRoom>, StoreError> {
-        Ok(self.clock.try_advance(by).map(|offset_nanos| ClockReading {
-            now: Clock::at_offset(offset_nanos),
-            offset_nanos,
-        }))
     }
 
     /// Confirms `id` if it is unconfirmed and, with `now`, unexpired then;
@@ -367,11 +350,25 @@ impl MemoryStore {
         self.settings.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Forgets transactions, the journal's entries and the clock offset.
-    fn clear(&self) {
-        *self.write() = Inner::default();
-        self.journal.clear();
+    /// Forgets transactions, the journal's entries (`erase`: and its
+    /// numbering) and the clock offset, as one step: under the write lock
+    /// every change takes, so no request's store work lands between them
+    /// (none finds the transactions gone and the clock not yet back, or
+    /// creates one whose entry the journal then forgets), and the journal
+    /// forgets (its fence) at that same point, as the SQLite writer's one
+    /// reset job does.
+    fn clear(&self, erase: bool) {
+        let mut inner = self.write();
+        let forgotten = std::mem::take(&mut *inner);
         self.clock.reset();
+        if erase {
+            self.journal.erase();
+        } else {
+            self.journal.clear();
+        }
+        drop(inner);
+        // A million records are freed outside the lock.
+        drop(forgotten);
     }
 }
 
@@ -384,9 +381,14 @@ impl Store for MemoryStore {
         Ok(self.reading())
     }
 
-    async fn advance_clock(&self, by: Duration) -> Result<ClockReading, StoreError> {
-        self.clock.advance(by);
-        Ok(self.reading())
+    async fn advance_clock(
+        &self,
+        by: Duration,
+    ) -> Result<Result<ClockReading, NoRoom>, StoreError> {
+        Ok(self.clock.try_advance(by).map(|offset_nanos| ClockReading {
+            now: Clock::at_offset(offset_nanos),
+            offset_nanos,
+        }))
     }
 
     async fn create(
@@ -526,6 +528,12 @@ impl Store for MemoryStore {
         Ok(self.len())
     }
 
+    async fn count_of_merchant(&self, merchant: Uuid) -> Result<usize, StoreError> {
+        let inner = self.read();
+        let mine = inner.records.from(0);
+        Ok(mine.filter(|r| r.fields.merchant_id == merchant).count())
+    }
+
     async fn still_here(&self) -> Result<(), StoreError> {
         if self.read().gone {
             return Err(StoreError::sandbox_gone());
@@ -566,7 +574,7 @@ impl Store for MemoryStore {
     }
 
     async fn reset(&self) -> Result<(), StoreError> {
-        self.clear();
+        self.clear(false);
         Ok(())
     }
 
@@ -580,8 +588,7 @@ impl Store for MemoryStore {
     }
 
     async fn erase(&self) -> Result<(), StoreError> {
-        self.clear();
-        self.journal.erase();
+        self.clear(true);
         *self.settings_lock() = None;
         Ok(())
     }

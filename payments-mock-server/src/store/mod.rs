@@ -21,6 +21,8 @@ pub(crate) mod index;
 pub(crate) mod journal;
 mod memory;
 mod memory_payer;
+#[cfg(test)]
+mod memory_reset_tests;
 #[cfg(feature = "postgres")]
 mod postgres;
 pub(crate) mod records;

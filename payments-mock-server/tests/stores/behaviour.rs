@@ -16,6 +16,7 @@ use payments_mock_server::domain::transaction::{
 use payments_mock_server::{InitialState, PayerAction, Status};
 use uuid::Uuid;
 
+pub use crate::counts::*;
 pub use crate::odd_text::*;
 pub use crate::races::*;
 

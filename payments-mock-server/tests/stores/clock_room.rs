@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use payments_mock_server::StoreSpec;
 use payments_mock_server::domain::clock::NoRoom;
-use payments_mock_server::domain::port::{ClockReading, Store, StoreError};
-use payments_mock_server::store::{MemoryStore, PostgresStore, SqliteStore};
+use payments_mock_server::domain::port::Store;
+use payments_mock_server::store::PostgresStore;
 use tokio::sync::Barrier;
 
 use crate::backends::{self, REPLICA};
@@ -21,45 +21,19 @@ const BY: Duration = Duration::from_secs(3_000_000_000);
 const RACERS: usize = 8;
 const ROUNDS: usize = 10;
 
-/// What each store offers the race: the all-or-nothing advance.
-trait Within: Store {
-    fn within(
-        &self,
-        by: Duration,
-    ) -> impl Future<Output = Result<Result<ClockReading, NoRoom>, StoreError>> + Send;
-}
-
-impl Within for MemoryStore {
-    async fn within(&self, by: Duration) -> Result<Result<ClockReading, NoRoom>, StoreError> {
-        self.advance_clock_within(by).await
-    }
-}
-
-impl Within for SqliteStore {
-    async fn within(&self, by: Duration) -> Result<Result<ClockReading, NoRoom>, StoreError> {
-        self.advance_clock_within(by).await
-    }
-}
-
-impl Within for PostgresStore {
-    async fn within(&self, by: Duration) -> Result<Result<ClockReading, NoRoom>, StoreError> {
-        self.advance_clock_within(by).await
-    }
-}
-
 fn nanos(by: Duration) -> i64 {
     i64::try_from(by.as_nanos()).expect("fits")
 }
 
 /// `ROUNDS` times: reset, two advances that fit, then `RACERS` at once
 /// (over the stores given in turn) of which only one fits.
-async fn only_one_of_the_racers_moves_the_clock<S: Within>(stores: &[Arc<S>]) {
+async fn only_one_of_the_racers_moves_the_clock<S: Store>(stores: &[Arc<S>]) {
     let first = &stores[0];
     for round in 0..ROUNDS {
         first.reset().await.expect("resets");
         for _ in 0..2 {
             first
-                .within(BY)
+                .advance_clock(BY)
                 .await
                 .expect("answers")
                 .expect("room for two");
@@ -70,7 +44,7 @@ async fn only_one_of_the_racers_moves_the_clock<S: Within>(stores: &[Arc<S>]) {
                 let (store, barrier) = (Arc::clone(&stores[i % stores.len()]), barrier.clone());
                 tokio::spawn(async move {
                     barrier.wait().await;
-                    store.within(BY).await.expect("answers")
+                    store.advance_clock(BY).await.expect("answers")
                 })
             })
             .collect();
@@ -97,13 +71,17 @@ async fn only_one_of_the_racers_moves_the_clock<S: Within>(stores: &[Arc<S>]) {
     // what any offset holds; exactly the room left is accepted.
     first.reset().await.expect("resets");
     let room = Duration::from_nanos(u64::try_from(i64::MAX).expect("positive"));
-    let refused = first.within(room + Duration::from_nanos(1)).await;
+    let refused = first.advance_clock(room + Duration::from_nanos(1)).await;
     assert_eq!(refused.expect("answers"), Err(NoRoom { offset_nanos: 0 }));
-    let refused = first.within(Duration::from_secs(u64::MAX)).await;
+    let refused = first.advance_clock(Duration::from_secs(u64::MAX)).await;
     assert_eq!(refused.expect("answers"), Err(NoRoom { offset_nanos: 0 }));
-    let full = first.within(room).await.expect("answers").expect("fits");
+    let full = first
+        .advance_clock(room)
+        .await
+        .expect("answers")
+        .expect("fits");
     assert_eq!(full.offset_nanos, i64::MAX);
-    let refused = first.within(Duration::from_nanos(1)).await;
+    let refused = first.advance_clock(Duration::from_nanos(1)).await;
     assert_eq!(
         refused.expect("answers"),
         Err(NoRoom {
@@ -111,7 +89,7 @@ async fn only_one_of_the_racers_moves_the_clock<S: Within>(stores: &[Arc<S>]) {
         })
     );
     first
-        .within(Duration::ZERO)
+        .advance_clock(Duration::ZERO)
         .await
         .expect("answers")
         .expect("nothing fits");

@@ -7,6 +7,7 @@ use std::time::Duration;
 use axum::http::{HeaderMap, HeaderValue, Method};
 use chrono::{DateTime, Utc};
 use payments_mock_server::PayerAction;
+use payments_mock_server::domain::clock::NoRoom;
 use payments_mock_server::domain::journal::Capture;
 use payments_mock_server::domain::port::{PaymentPageKey, Store};
 use payments_mock_server::domain::settings::Settings;
@@ -14,8 +15,9 @@ use payments_mock_server::domain::transaction::Record;
 
 use crate::behaviour::{MERCHANT, MINUTE, OTHER, all, create, page_confirmation, token};
 
-/// The clock starts at real time, moves forward, saturates, and a reset
-/// brings it back; ids made at a later virtual time sort later.
+/// The clock starts at real time, moves forward up to its end and refuses
+/// to go past it, and a reset brings it back; ids made at a later virtual
+/// time sort later.
 pub async fn the_clock_moves_forward_and_resets<S: Store>(store: &S) {
     let real = Utc::now();
     let start = store.clock().await.expect("answers");
@@ -24,7 +26,8 @@ pub async fn the_clock_moves_forward_and_resets<S: Store>(store: &S) {
     let moved = store
         .advance_clock(Duration::from_millis(90_500))
         .await
-        .expect("answers");
+        .expect("answers")
+        .expect("room for it");
     assert_eq!(moved.offset_nanos, 90_500_000_000);
     assert!(moved.now - start.now >= chrono::TimeDelta::seconds(90));
     assert_eq!(
@@ -35,11 +38,30 @@ pub async fn the_clock_moves_forward_and_resets<S: Store>(store: &S) {
     assert!(later.created_at >= moved.now);
     let (seconds, _) = later.id.get_timestamp().expect("a v7 id").to_unix();
     assert!(seconds >= u64::try_from(moved.now.timestamp()).expect("after 1970"));
-    let far = store
-        .advance_clock(Duration::from_secs(u64::MAX / 2))
-        .await
-        .expect("answers");
-    assert_eq!(far.offset_nanos, i64::MAX, "saturates");
+    // Past the clock's end (i64::MAX nanoseconds), an advance is refused
+    // and moves nothing, as the HTTP control refuses it: the clock never
+    // stops short of what was asked while the caller goes on.
+    for by in [Duration::MAX, Duration::from_secs(u64::MAX / 2)] {
+        let refused = store.advance_clock(by).await.expect("answers");
+        assert_eq!(
+            refused,
+            Err(NoRoom {
+                offset_nanos: 90_500_000_000
+            }),
+            "{by:?}"
+        );
+    }
+    let room = Duration::from_nanos((i64::MAX - 90_500_000_000).unsigned_abs());
+    let end = store.advance_clock(room).await.expect("answers");
+    assert_eq!(end.map(|r| r.offset_nanos), Ok(i64::MAX), "all the room");
+    let past = store.advance_clock(Duration::from_nanos(1)).await;
+    assert_eq!(
+        past.expect("answers"),
+        Err(NoRoom {
+            offset_nanos: i64::MAX
+        })
+    );
+    assert_eq!(store.clock().await.expect("answers").offset_nanos, i64::MAX);
     store.reset().await.expect("answers");
     assert_eq!(store.clock().await.expect("answers").offset_nanos, 0);
 }
@@ -262,7 +284,8 @@ pub async fn fill<S: Store>(store: &S) -> Vec<Record> {
     store
         .advance_clock(Duration::from_secs(30))
         .await
-        .expect("answers");
+        .expect("answers")
+        .expect("room for it");
     let plain = create(store, MERCHANT, "KEEP-1").await;
     let paid = create(store, OTHER, "KEEP-2").await;
     let now = store.now().await.expect("now");

@@ -7,6 +7,10 @@
 
 mod backends;
 mod behaviour;
+// A merchant's count: one count by the store, exact per merchant.
+mod counts;
+// GET /_mock/health with a merchant's key: one store operation.
+mod health_count;
 // Racing clock advances that only one fits: one moves the clock.
 mod clock_room;
 // The same over HTTP, on a server over each store.
@@ -115,6 +119,7 @@ macro_rules! every_store {
             promise!(the_payer_decides_once, shared);
             promise!(reads_after_an_answer_see_it, shared);
             promise!(pages_run_both_ways_with_filters);
+            promise!(counts_by_merchant_are_each_merchants_own);
             promise!(seed_places_whole_records_and_refuses_taken_ones, seeded);
             promise!(the_clock_moves_forward_and_resets, kept);
             promise!(the_journal_keeps_the_last_thousand, kept);

@@ -82,7 +82,8 @@ async fn two_postgres_stores_on_one_database_are_one() {
     assert_eq!(seen, Some(created.id));
     b.advance_clock(std::time::Duration::from_secs(5))
         .await
-        .expect("answers");
+        .expect("answers")
+        .expect("room for it");
     assert_eq!(
         a.clock().await.expect("answers").offset_nanos,
         5_000_000_000
@@ -184,7 +185,8 @@ async fn write_the_v1_fixture() {
     store
         .advance_clock(std::time::Duration::from_secs(60))
         .await
-        .expect("answers");
+        .expect("answers")
+        .expect("room for it");
     let mut ids = Vec::new();
     for reference in ["V1-PLAIN", "V1-PAID", "V1-PAGE"] {
         ids.push(

@@ -45,7 +45,8 @@ async fn a_confirm_that_missed_the_row_reads_the_winners_confirmation() {
     store
         .advance_clock(until + Duration::from_millis(1))
         .await
-        .expect("answers");
+        .expect("answers")
+        .expect("room for it");
     let now = store.now().await.expect("now");
     let loser = tokio::spawn(async move { store.confirm(record.id, now, success(now)).await });
     // It waits for the winner (a bound, not a pause the test needs).

@@ -117,7 +117,8 @@ pub async fn a_confirm_with_a_stale_now_is_refused_after_the_expiry<S: Store>(st
     store
         .advance_clock(until + Duration::from_millis(1))
         .await
-        .expect("answers");
+        .expect("answers")
+        .expect("room for it");
     match store
         .confirm(record.id, stale, success(stale))
         .await
@@ -152,7 +153,8 @@ pub async fn a_submit_with_a_stale_now_decides_nothing_after_the_window<S: Store
     store
         .advance_clock(until + Duration::from_millis(1))
         .await
-        .expect("answers");
+        .expect("answers")
+        .expect("room for it");
     let decided = store
         .decide(PaymentPageKey::Token(&page), None, PayerAction::Pay, stale)
         .await
@@ -193,7 +195,8 @@ pub async fn a_late_submit_shows_the_status_at_the_stores_now<S: Store>(store: &
     store
         .advance_clock(until + Duration::from_millis(1))
         .await
-        .expect("answers");
+        .expect("answers")
+        .expect("room for it");
     let (decided, shown_at) = decide_at(
         store,
         PaymentPageKey::Token(&page),

@@ -1,55 +1,14 @@
-//! The shared clock's advances: saturating (the `Store` verb), or all of
-//! it or nothing (`POST /_mock/clock/advance`, the console, and
-//! `MockServer::advance_clock`), each one statement on the row every
-//! replica reads.
+//! The shared clock's advances ([`Store::advance_clock`]): all of it or
+//! nothing (`POST /_mock/clock/advance`, the console, and
+//! `MockServer::advance_clock`), one statement on the row every replica
+//! reads.
 
 use super::*;
-use crate::domain::clock::NoRoom;
 
 /// The clock's end: the offset is a `bigint` of nanoseconds.
 const END: &str = "9223372036854775807";
 
 impl PostgresStore {
-    /// Moves the shared clock forward by `by` (the offset saturates).
-    pub(super) async fn advance_saturating(
-        &self,
-        by: Duration,
-    ) -> Result<ClockReading, StoreError> {
-        let add = i64::try_from(by.as_nanos()).unwrap_or(i64::MAX);
-        bounded(async {
-            let client = self.client().await?;
-            // Saturating: the offset is never negative (advances are not,
-            // and a reset sets 0), so the headroom below cannot overflow.
-            let advanced = if self.is_root() {
-                client
-                    .query_opt(
-                        &format!(
-                            "UPDATE mock_clock SET offset_nanos = offset_nanos + \
-                             LEAST($1::bigint, {END} - offset_nanos) WHERE id = 1 RETURNING offset_nanos"
-                        ),
-                        &[&add],
-                    )
-                    .await
-            } else {
-                client
-                    .query_opt(
-                        &format!(
-                            "UPDATE mock_sandboxes SET offset_nanos = offset_nanos + \
-                             LEAST($1::bigint, {END} - offset_nanos) WHERE id = $2 RETURNING offset_nanos"
-                        ),
-                        &[&add, &self.view.sandbox],
-                    )
-                    .await
-            };
-            let offset: i64 = advanced
-                .map_err(|e| store_error(&e))?
-                .ok_or_else(sandbox_gone)?
-                .get(0);
-            Ok(self.read_at(offset))
-        })
-        .await
-    }
-
     /// Moves the shared clock forward by `by` if it has room for all of
     /// it; otherwise moves nothing ([`NoRoom`]). The check and the add are
     /// one `UPDATE … WHERE offset_nanos <= end − by` under the row's lock:
@@ -59,7 +18,7 @@ impl PostgresStore {
     /// # Errors
     ///
     /// [`StoreError`]: the database failed, or the sandbox was removed.
-    pub async fn advance_clock_within(
+    pub(super) async fn advance_within(
         &self,
         by: Duration,
     ) -> Result<Result<ClockReading, NoRoom>, StoreError> {

@@ -56,7 +56,7 @@ use super::{
     Settings, Store, StoreError, Transition,
 };
 use crate::domain::catalog::InitialState;
-use crate::domain::clock::Clock;
+use crate::domain::clock::{Clock, NoRoom};
 use crate::domain::journal::{CAPACITY, Capture, JournalEntry};
 use crate::domain::transaction::{Ids, Record, issued_id};
 use crate::error::Error;
@@ -208,8 +208,11 @@ impl Store for PostgresStore {
         .await
     }
 
-    async fn advance_clock(&self, by: Duration) -> Result<ClockReading, StoreError> {
-        self.advance_saturating(by).await
+    async fn advance_clock(
+        &self,
+        by: Duration,
+    ) -> Result<Result<ClockReading, NoRoom>, StoreError> {
+        self.advance_within(by).await
     }
 
     async fn create(
@@ -484,6 +487,10 @@ impl Store for PostgresStore {
             Ok(usize::try_from(n).unwrap_or(0))
         })
         .await
+    }
+
+    async fn count_of_merchant(&self, merchant: Uuid) -> Result<usize, StoreError> {
+        self.count_merchant(merchant).await
     }
 
     async fn still_here(&self) -> Result<(), StoreError> {

@@ -1,5 +1,5 @@
 //! The PostgreSQL store's reads: a pooled client, the clock offset,
-//! transactions by a filter, pages in batches.
+//! transactions by a filter, pages in batches, a merchant's count.
 
 use super::*;
 use rows::*;
@@ -198,6 +198,25 @@ impl PostgresStore {
             }
             batch = batch.saturating_mul(2).min(MAX_BATCH);
         }
+    }
+
+    /// How many transactions `merchant` holds in this store's sandbox: one
+    /// `count(*)` on the unique `(sandbox, merchant_id, reference_no)`
+    /// index (migration V5), whose first two columns are the filter.
+    pub(super) async fn count_merchant(&self, merchant: Uuid) -> Result<usize, StoreError> {
+        bounded(async {
+            let client = self.client().await?;
+            let n: i64 = client
+                .query_one(
+                    "SELECT count(*) FROM mock_transactions WHERE sandbox = $1 AND merchant_id = $2",
+                    &[&self.view.sandbox, &merchant],
+                )
+                .await
+                .map_err(|e| store_error(&e))?
+                .get(0);
+            Ok(usize::try_from(n).unwrap_or(0))
+        })
+        .await
     }
 
     /// The clock offset this replica last read.

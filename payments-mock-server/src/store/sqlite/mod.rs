@@ -145,11 +145,10 @@ enum Job {
         now: DateTime<Utc>,
         reply: Reply<Result<Decided, PayerRefusal>>,
     },
-    /// Moves the clock by `by`: all of it or nothing when `within`
-    /// (the offset stays below its end), else saturating.
+    /// Moves the clock by `by`: all of it or nothing (the offset stays
+    /// below its end).
     Advance {
         by: Duration,
-        within: bool,
         reply: Reply<Result<ClockReading, NoRoom>>,
     },
     Reset {

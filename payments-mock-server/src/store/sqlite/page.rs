@@ -1,5 +1,6 @@
 //! A page of transactions ([`Store::page`]): `GET /_mock/transactions`,
-//! the console's list, a merchant's count.
+//! the console's list; and a merchant's count
+//! ([`Store::count_of_merchant`]).
 //!
 //! The rows are read in id order through the `(sandbox, id)` index
 //! (`mock_transactions_sandbox_id`, migration V4) with a `LIMIT`, so a page
@@ -183,6 +184,61 @@ impl SqliteStore {
         }
         page
     }
+}
+
+/// A merchant's count: one `count(*)` on the unique `(sandbox,
+/// merchant_id, reference_no)` index (migration V2), whose first two
+/// columns are the filter (`?1` the sandbox, `?2` the merchant).
+const COUNT_OF_MERCHANT: &str =
+    "SELECT count(*) FROM mock_transactions WHERE sandbox = ?1 AND merchant_id = ?2";
+
+impl SqliteStore {
+    /// How many transactions `merchant` holds in this store's sandbox: one
+    /// statement, on a blocking thread (it walks the merchant's part of
+    /// the index, a million entries for a merchant with a million).
+    pub(super) async fn count_merchant(&self, merchant: Uuid) -> Result<usize, StoreError> {
+        let (file, key) = (Arc::clone(&self.file), self.shared.key.clone());
+        let counted = tokio::task::spawn_blocking(move || {
+            let conn = file.reader()?;
+            let n = conn
+                .prepare_cached(COUNT_OF_MERCHANT)
+                .and_then(|mut s| {
+                    s.query_row(params![key, merchant.as_bytes().as_slice()], |r| {
+                        r.get::<_, i64>(0)
+                    })
+                })
+                .map_err(|e| store_error(&e));
+            file.give_back(conn);
+            n
+        })
+        .await
+        .unwrap_or_else(|e| Err(StoreError::new(format!("a SQLite read stopped: {e}"))));
+        if let Err(e) = &counted {
+            self.noted(e);
+        }
+        Ok(usize::try_from(counted?).unwrap_or(0))
+    }
+}
+
+/// The plan SQLite makes for a merchant's count (`EXPLAIN QUERY PLAN`,
+/// its steps joined).
+#[cfg(test)]
+pub(super) fn count_plan(store: &SqliteStore) -> String {
+    store
+        .read(|conn| {
+            let mut s = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {COUNT_OF_MERCHANT}"))
+                .map_err(|e| store_error(&e))?;
+            let steps = s
+                .query_map(params![store.shared.key, [0u8; 16].as_slice()], |r| {
+                    r.get::<_, String>(3)
+                })
+                .map_err(|e| store_error(&e))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(|e| store_error(&e))?;
+            Ok(steps.join("; "))
+        })
+        .expect("a plan")
 }
 
 /// The plan SQLite makes for a batch of the root's page (`EXPLAIN QUERY

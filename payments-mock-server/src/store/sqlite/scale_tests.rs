@@ -221,3 +221,36 @@ fn a_reset_of_a_big_sandbox_answers_after_its_commit() {
     assert_eq!(left, 0, "the reset took {took:?}");
     eprintln!("the reset took {took:?}");
 }
+
+/// A merchant's count is one statement on the unique `(sandbox, merchant,
+/// reference)` index, exact for each merchant and each sandbox.
+#[test]
+fn a_merchants_count_is_one_search_of_its_index() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let store = runtime.block_on(store_in(dir.path()));
+    let plan = page::count_plan(&store);
+    assert!(
+        plan.contains("SEARCH mock_transactions USING COVERING INDEX"),
+        "{plan}"
+    );
+    assert!(plan.contains("sandbox=? AND merchant_id=?"), "{plan}");
+    // The seeded transaction's merchant (nil) holds 2,501 in the root and
+    // 300 in a sandbox; another merchant none.
+    copies(dir.path(), b"", 2_500);
+    copies(dir.path(), &[7; 16], 300);
+    let sandbox = store.new_sandbox(Uuid::from_bytes([7; 16]));
+    let other = Uuid::from_u128(1);
+    let counts = runtime.block_on(async {
+        let mut counts = Vec::new();
+        for (store, merchant) in [
+            (&store, Uuid::nil()),
+            (&sandbox, Uuid::nil()),
+            (&store, other),
+        ] {
+            counts.push(store.count_of_merchant(merchant).await.expect("counted"));
+        }
+        counts
+    });
+    assert_eq!(counts, [2_501, 300, 0]);
+}

@@ -4,26 +4,6 @@
 
 use super::*;
 
-impl SqliteStore {
-    /// Moves the clock forward by `by` if it has room for all of it, as
-    /// one step of the writer; otherwise moves nothing ([`NoRoom`]).
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError`]: the file could not keep the change.
-    pub async fn advance_clock_within(
-        &self,
-        by: Duration,
-    ) -> Result<Result<ClockReading, NoRoom>, StoreError> {
-        self.send(|reply| Job::Advance {
-            by,
-            within: true,
-            reply,
-        })
-        .await
-    }
-}
-
 impl Store for SqliteStore {
     async fn now(&self) -> Result<DateTime<Utc>, StoreError> {
         Ok(self.shared.clock.now())
@@ -36,16 +16,12 @@ impl Store for SqliteStore {
         })
     }
 
-    async fn advance_clock(&self, by: Duration) -> Result<ClockReading, StoreError> {
-        let moved = self.send(|reply| Job::Advance {
-            by,
-            within: false,
-            reply,
-        });
-        // Saturating, it is never refused.
-        moved
-            .await?
-            .map_err(|_| StoreError::new("a saturating advance was refused"))
+    async fn advance_clock(
+        &self,
+        by: Duration,
+    ) -> Result<Result<ClockReading, NoRoom>, StoreError> {
+        // One step of the writer: the check and the add.
+        self.send(|reply| Job::Advance { by, reply }).await
     }
 
     async fn create(
@@ -213,6 +189,10 @@ impl Store for SqliteStore {
 
     async fn count(&self) -> Result<usize, StoreError> {
         Ok(self.shared.count.load(Ordering::SeqCst))
+    }
+
+    async fn count_of_merchant(&self, merchant: Uuid) -> Result<usize, StoreError> {
+        self.count_merchant(merchant).await
     }
 
     async fn still_here(&self) -> Result<(), StoreError> {

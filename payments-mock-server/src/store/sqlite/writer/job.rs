@@ -205,17 +205,13 @@ impl Writer<'_> {
                     })),
                 ))
             }
-            Job::Advance { by, within, .. } => {
+            Job::Advance { by, .. } => {
                 // The check and the add in the one writer: of racing
                 // advances only one of which fits, one moves the clock.
                 let was = view.writer_offset.load(Ordering::SeqCst);
-                let offset = match crate::domain::clock::advanced(was, *by) {
-                    Some(offset) => offset,
-                    None if *within => {
-                        let refused = NoRoom { offset_nanos: was };
-                        return Ok((Effect::None, Outcome::Clock(Err(refused))));
-                    }
-                    None => i64::MAX,
+                let Some(offset) = crate::domain::clock::advanced(was, *by) else {
+                    let refused = NoRoom { offset_nanos: was };
+                    return Ok((Effect::None, Outcome::Clock(Err(refused))));
                 };
                 self.changing(view);
                 match view.sandbox {

@@ -73,11 +73,7 @@ type Advanced = Result<Result<ClockReading, NoRoom>, StoreError>;
 
 fn advance(by: Duration) -> (Job, oneshot::Receiver<Advanced>) {
     let (reply, answer) = oneshot::channel();
-    let job = Job::Advance {
-        by,
-        within: true,
-        reply,
-    };
+    let job = Job::Advance { by, reply };
     (job, answer)
 }
 
