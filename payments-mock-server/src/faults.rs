@@ -29,8 +29,6 @@ use std::time::{Duration, Instant};
 
 use rand::RngExt as _;
 
-use payments_serve::ApiError;
-
 /// One injected fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -235,47 +233,9 @@ impl Fault {
 /// Fastest accepted `slow-body=`, in bytes a second.
 const MAX_SLOW_BODY: u32 = 999_999_999;
 
-/// Longest accepted `delay=`: one minute.
+/// Longest accepted `delay=`, and longest delay an `X-Mock-Fault` asks
+/// for in all: one minute.
 const MAX_DELAY: Duration = Duration::from_millis(crate::domain::rules::MAX_FAULT_DELAY_MS);
-
-/// Parses an `X-Mock-Fault` value (comma-separated tokens).
-///
-/// # Errors
-///
-/// `VALIDATION_ERROR` naming the unknown token.
-pub fn parse_header(value: &[u8]) -> Result<Vec<Fault>, ApiError> {
-    let text = std::str::from_utf8(value).unwrap_or_default();
-    // The grammar the OpenAPI document publishes (rules::FAULT_HEADER):
-    // lower-case tokens, commas, optional spaces, nothing empty.
-    if !crate::domain::rules::is_fault_header(text) {
-        return Err(ApiError::validation(format!(
-            "X-Mock-Fault: {:?} is not a comma-separated list of internal-error, \
-             commit-then-error, reset, commit-then-reset, rate-limit, answer-other or \
-             delay=<ms> (0 to 60000, no leading zeros)",
-            String::from_utf8_lossy(value)
-                .chars()
-                .take(64)
-                .collect::<String>()
-        )));
-    }
-    let mut faults = Vec::new();
-    for token in text.split(',').map(|t| t.trim_matches(' ')) {
-        // The rules' tokens, less the kinds a header cannot ask for (a
-        // hang or a truncated body is a rule's: `POST /_mock/faults`).
-        let fault = Fault::from_rule_token(token)
-            .ok()
-            .filter(Fault::is_header_kind)
-            .ok_or_else(|| {
-                ApiError::validation(format!(
-                    "X-Mock-Fault: unknown fault {token:?}; expected internal-error, \
-                     commit-then-error, reset, commit-then-reset, rate-limit, \
-                     answer-other or delay=<ms> (at most 60000)"
-                ))
-            })?;
-        faults.push(fault);
-    }
-    Ok(faults)
-}
 
 /// What to do with one request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -579,8 +539,10 @@ impl Faults {
 }
 
 mod hash;
+mod header;
 #[cfg(test)]
 mod tests;
 
 use hash::SplitMix64;
 pub(crate) use hash::{KeyHasher, unit};
+pub use header::parse_header;

@@ -36,6 +36,61 @@ fn header_parses_tokens() {
     assert!(parse_header(b"delay=99999999").is_err());
 }
 
+/// Each `delay=` is at most 60000 ms, and so are all of a header's: two
+/// of 60000 would hold the request two minutes, and many of them hours.
+#[test]
+fn header_delays_are_at_most_a_minute_in_all() {
+    let minute = Duration::from_millis(60_000);
+    assert_eq!(
+        parse_header(b"delay=30000, commit-then-error, delay=30000").expect("valid"),
+        vec![
+            Fault::Delay(minute / 2),
+            Fault::CommitThenError,
+            Fault::Delay(minute / 2)
+        ]
+    );
+    let refused = parse_header(b"delay=60000,delay=60000").expect_err("two minutes");
+    assert_eq!(refused.status.as_u16(), 400);
+    assert_eq!(
+        refused.message,
+        "X-Mock-Fault: the delays add up to 120000 ms; at most 60000 ms in all"
+    );
+    let many = vec!["delay=60000"; 600].join(",");
+    let refused = parse_header(many.as_bytes()).expect_err("ten hours");
+    assert!(
+        refused.message.contains("36000000 ms"),
+        "{}",
+        refused.message
+    );
+    assert!(parse_header(b"delay=60000,delay=0").is_ok());
+    assert!(parse_header(b"delay=60000,delay=1").is_err());
+}
+
+/// Over HTTP: a header whose delays add up past a minute is refused at
+/// once (400 `VALIDATION_ERROR` naming the total), not held.
+#[tokio::test]
+async fn a_request_asking_for_two_minutes_of_delay_is_refused_at_once() {
+    let server = crate::MockServer::start().await;
+    let answer = reqwest::Client::new()
+        .post(format!("{}/api/payments/initiate", server.base_url()))
+        .header("x-mock-fault", "delay=60000,delay=60000")
+        .header("content-type", "application/json")
+        .body("{}")
+        // Refused before any delay: far less than either delay.
+        .timeout(Duration::from_secs(20))
+        .send()
+        .await
+        .expect("an answer before any delay");
+    assert_eq!(answer.status().as_u16(), 400);
+    let body: serde_json::Value = answer.json().await.expect("the envelope");
+    assert_eq!(body["errorCode"], "VALIDATION_ERROR", "{body}");
+    assert_eq!(
+        body["message"],
+        "X-Mock-Fault: the delays add up to 120000 ms; at most 60000 ms in all"
+    );
+    server.shutdown().await;
+}
+
 fn drawn(faults: &Faults, key: u64) -> Plan {
     let mut plan = faults.plan(Vec::new());
     faults.draw(key, &mut plan);
