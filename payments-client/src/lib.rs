@@ -201,6 +201,9 @@
 //!
 //! ```no_run
 //! use payments_client::Client;
+//! # #[cfg(not(any(feature = "rustls", feature = "native-tls")))]
+//! # fn main() {} // the methods need a TLS feature (on by default)
+//! # #[cfg(any(feature = "rustls", feature = "native-tls"))]
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let mut identity = std::fs::read("client.pem")?;
 //! identity.extend(std::fs::read("client-key.pem")?);
@@ -253,6 +256,7 @@
 //!   decision it makes.
 //! - [`wire`]: the wire level (path encoding, envelope decoding, header
 //!   names), for tools that speak to the service without a [`Client`].
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // For contributors (not rendered): where things live, and the contract
 // sections (CONTRACT.md; docs/contract.md for users) each file implements.

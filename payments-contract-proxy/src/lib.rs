@@ -32,6 +32,7 @@
 //! assert_eq!(summary.exit_code(false), 0);
 //! # Ok(()) }
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // Layout, for contributors:
 // - `forward.rs` — the pass-through: headers, bodies of any size,
