@@ -62,7 +62,8 @@ pub async fn advance(state: &AppState, by: Duration) {
         .store
         .advance_clock(by)
         .await
-        .expect("the store advances its clock");
+        .expect("the store advances its clock")
+        .expect("the clock has room for the advance");
 }
 
 /// Virtual now of `state`'s store.
