@@ -42,7 +42,7 @@ impl PostgresStore {
                 ))
                 .await
                 .map_err(|e| store_error(&e))?;
-            let stored = nul::escaped_row(&row);
+            let stored = nul_escape::escaped_row(&row);
             let mut params = fields(&stored).to_vec();
             params.push(&self.view.sandbox);
             // The holder committed before our insert looked (ON CONFLICT
@@ -108,7 +108,7 @@ impl PostgresStore {
                 c.and_then(|c| c.page_token.clone()),
                 c.and_then(|c| c.page_deadline),
             );
-            let stored = nul::escaped_row(&row);
+            let stored = nul_escape::escaped_row(&row);
             let mut params = fields(&stored).to_vec();
             params.extend_from_slice(&[
                 &confirmed_at,

@@ -188,7 +188,10 @@ async fn insert(
 ) -> Result<(), StoreError> {
     let stamp: Vec<i64> = entries.iter().map(|h| h.stamp).collect();
     let sandbox: Vec<Uuid> = entries.iter().map(|h| h.sandbox).collect();
-    let rows: Vec<JournalRow> = entries.iter().map(|h| nul::journal_row(&h.entry)).collect();
+    let rows: Vec<JournalRow> = entries
+        .iter()
+        .map(|h| nul_escape::journal_row(&h.entry))
+        .collect();
     let column = |f: fn(&JournalRow) -> Option<String>| rows.iter().map(f).collect::<Vec<_>>();
     let at: Vec<i64> = rows.iter().map(|r| r.at).collect();
     let status: Vec<Option<i32>> = rows.iter().map(|r| r.status).collect();

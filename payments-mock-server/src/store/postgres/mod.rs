@@ -64,7 +64,7 @@ use crate::error::Error;
 mod clock;
 mod inserts;
 mod journal;
-mod nul;
+mod nul_escape;
 mod open;
 mod outage;
 mod pending;

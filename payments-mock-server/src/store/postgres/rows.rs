@@ -79,7 +79,7 @@ pub(super) fn row_of(r: &tokio_postgres::Row) -> Result<Row, StoreError> {
         decided_at: r.try_get(27).map_err(get)?,
         later_submits: r.try_get(28).map_err(get)?,
     };
-    nul::unescape_row(&mut row);
+    nul_escape::unescape_row(&mut row);
     Ok(row)
 }
 
@@ -104,7 +104,7 @@ pub(super) fn journal_row_of(r: &tokio_postgres::Row) -> Result<JournalRow, Stor
         replica: r.try_get(11).map_err(get)?,
         caller: r.try_get(12).map_err(get)?,
     };
-    nul::unescape_journal(&mut row);
+    nul_escape::unescape_journal(&mut row);
     Ok(row)
 }
 
