@@ -57,6 +57,72 @@ impl fmt::Debug for RequestLine<'_> {
     }
 }
 
+impl RequestLine<'_> {
+    /// Longest path a log line writes, in bytes: the mock's request line
+    /// and the proxy's exchange line cut a longer one (a span's `url.path`
+    /// has the same bound).
+    pub const MAX_PATH: usize = 256;
+
+    /// How a log line shows a request's `path`: the part shown, and what
+    /// follows it. A payment page's token (`/pay/{token}`, or
+    /// `/sandboxes/{id}/pay/{token}`), the payer's capability, is never
+    /// shown: `[redacted]` in its place. A path longer than
+    /// [`MAX_PATH`](Self::MAX_PATH) bytes is cut on a character, then
+    /// `…`. Any other path is shown whole, nothing after it.
+    ///
+    /// ```
+    /// use payments_serve::RequestLine;
+    ///
+    /// assert_eq!(RequestLine::shown_path("/pay/Da6vPJYw"), ("/pay/", "[redacted]"));
+    /// assert_eq!(RequestLine::shown_path("/api/payments/x"), ("/api/payments/x", ""));
+    /// let long = "/".repeat(300);
+    /// assert_eq!(RequestLine::shown_path(&long), (&long[..256], "…"));
+    /// ```
+    #[must_use]
+    pub fn shown_path(path: &str) -> (&str, &'static str) {
+        if let Some(page) = before_payment_token(path) {
+            return (cut(page, Self::MAX_PATH), "[redacted]");
+        }
+        match cut(path, Self::MAX_PATH) {
+            shown if shown.len() < path.len() => (shown, "…"),
+            shown => (shown, ""),
+        }
+    }
+}
+
+/// `text` cut at `max` bytes, on a character.
+fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Where a payment page is served: its path's last segment is its token,
+/// the payer's capability, which neither a log line nor a span shows.
+const PAYMENT_PAGES: &str = "/pay/";
+
+/// Where sandboxes are served (CONTRACT section 19).
+const SANDBOXES: &str = "/sandboxes/";
+
+/// The start of `path` up to its payment page's token (`/pay/`, or a
+/// sandbox's `/sandboxes/{id}/pay/`), when it is one: what may be shown
+/// of it. The rule of [`RequestLine::shown_path`], and the one a span's
+/// `url.path` follows.
+pub(crate) fn before_payment_token(path: &str) -> Option<&str> {
+    let page = match path.strip_prefix(SANDBOXES) {
+        Some(rest) => SANDBOXES.len() + rest.find('/')?,
+        None => 0,
+    };
+    path[page..]
+        .starts_with(PAYMENT_PAGES)
+        .then(|| &path[..page + PAYMENT_PAGES.len()])
+}
+
 /// The layer that marks the binary's own subscriber, and writes request
 /// lines for it ([`log_request`] finds it with `Dispatch::downcast_ref`).
 pub(crate) struct DirectLines {
@@ -125,4 +191,46 @@ fn written_directly(line: &RequestLine<'_>) -> bool {
                 .downcast_ref::<DirectLines>()
                 .is_some_and(|direct| (direct.write)(line))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A payment page's token, at the root or under a sandbox, is never
+    /// shown, however long; another path is cut at the bound.
+    #[test]
+    fn a_logged_path_hides_a_payment_pages_token_and_is_cut() {
+        for (path, shown) in [
+            ("/pay/TOKEN", Some("/pay/")),
+            ("/pay/", Some("/pay/")),
+            (
+                "/sandboxes/2dca662f/pay/TOKEN",
+                Some("/sandboxes/2dca662f/pay/"),
+            ),
+            ("/sandboxes/x/pay/", Some("/sandboxes/x/pay/")),
+            ("/payments/x", None),
+            ("/api/payments/pay/status", None),
+            ("/sandboxes/x/api/payments/initiate", None),
+            ("/sandboxes/pay/TOKEN", None),
+            ("/sandboxes/", None),
+            ("/x/pay/TOKEN", None),
+        ] {
+            assert_eq!(before_payment_token(path), shown, "{path}");
+            match shown {
+                Some(page) => {
+                    assert_eq!(RequestLine::shown_path(path), (page, "[redacted]"));
+                }
+                None => assert_eq!(RequestLine::shown_path(path), (path, "")),
+            }
+        }
+        let token = format!("/pay/{}", "T".repeat(400));
+        assert_eq!(RequestLine::shown_path(&token), ("/pay/", "[redacted]"));
+        let long = format!("/api/payments/x{}/status", "\u{e9}".repeat(200));
+        let (shown, cut) = RequestLine::shown_path(&long);
+        assert_eq!((shown.len(), cut), (255, "…"));
+        assert!(long.starts_with(shown));
+        let exact = "/".repeat(RequestLine::MAX_PATH);
+        assert_eq!(RequestLine::shown_path(&exact), (exact.as_str(), ""));
+    }
 }

@@ -5,7 +5,11 @@
 //! counts it under (`reason`: `connect`, `unreachable`, `timeout`,
 //! `broke_off`, `tls`); every other exchange (a pass, undocumented or
 //! client findings, not judged) at INFO. What each says is in fields, so
-//! the JSON log carries it as the text log does.
+//! the JSON log carries it as the text log does. The path is shown as
+//! the mock's request line shows it (`payments_serve::RequestLine::
+//! shown_path`): cut at the same bound, a payment page's token hidden.
+
+use payments_serve::RequestLine;
 
 use crate::metrics::Failure;
 use crate::{Exchange, Finding, Level, Verdict};
@@ -22,7 +26,8 @@ pub(super) fn exchange(
     failure: Option<Failure>,
 ) {
     let method = &exchange.request.method;
-    let path = &exchange.request.path;
+    let (shown, after) = RequestLine::shown_path(&exchange.request.path);
+    let path = format_args!("{shown}{after}");
     let status = exchange.response.status;
     if verdict == Verdict::Violation {
         tracing::warn!(

@@ -183,3 +183,19 @@ async fn an_upstream_that_is_down_is_logged_at_warn_with_its_reason() {
     );
     proxy.shutdown().await;
 }
+
+/// A path of 60,000 bytes made a line of 120 kB (the path in the field
+/// and in the message): both are cut as the mock's request line is.
+#[test]
+fn a_long_path_is_cut_in_the_field_and_the_message() {
+    let long = format!("/api/payments/{}/status", "A".repeat(60_000));
+    let line = judged(made("GET", &long, Value::Null, 404, failure("NOT_FOUND")));
+    let shown = format!("{}…", &long[..payments_serve::RequestLine::MAX_PATH]);
+    assert_eq!(line.fields["path"], shown, "{line:?}");
+    assert!(
+        line.fields["message"].starts_with(&format!("GET {shown} → 404")),
+        "{line:?}"
+    );
+    let total: usize = line.fields.values().map(String::len).sum();
+    assert!(total < 1_000, "{total} bytes: {line:?}");
+}
