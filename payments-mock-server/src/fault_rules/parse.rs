@@ -64,19 +64,119 @@ fn endpoint_of(name: &str) -> Option<Option<Endpoint>> {
 }
 
 /// A count field as JSON gives it: a whole number (JSON Schema's
-/// `integer`: `2.0` is 2), its range left to [`FaultRule::check`].
+/// `integer`: `2.0` is 2), read from the number's text, exactly:
+/// `0.99999999999999999` is no whole number, though it is 1 as an `f64`.
+/// Its range is left to [`FaultRule::check`].
 fn count(body: &Map<String, Value>, field: &'static str, default: u64) -> Result<u64, RuleError> {
     match body.get(field) {
         None => Ok(default),
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .or_else(|| {
-                n.as_f64()
-                    .filter(|f| f.fract() == 0.0 && (0.0..=MAX_COUNT as f64).contains(f))
-                    .map(|f| f as u64)
-            })
+        Some(Value::Number(n)) => Exact::of(n)
+            .and_then(|exact| exact.whole())
             .ok_or_else(|| RuleError::new(field, COUNT_PROBLEM)),
         Some(_) => Err(RuleError::new(field, COUNT_PROBLEM)),
+    }
+}
+
+/// `probability` as JSON gives it: from 0 to 1, compared exactly from the
+/// number's text (`1.00000000000000001` is more than 1, though it is 1 as
+/// an `f64`), then kept as the nearest `f64`.
+fn probability(body: &Map<String, Value>) -> Result<f64, RuleError> {
+    let problem = || RuleError::new("probability", "must be a number from 0 to 1");
+    match body.get("probability") {
+        None => Ok(1.0),
+        Some(Value::Number(n)) => Exact::of(n)
+            .filter(Exact::within_one)
+            .and_then(|_| n.as_f64())
+            .ok_or_else(problem),
+        Some(_) => Err(problem()),
+    }
+}
+
+/// A JSON number read exactly from its text (which serde_json's
+/// `arbitrary_precision` keeps): `digits` × 10^`exponent`, the digits
+/// without a leading or a trailing zero (none for zero).
+struct Exact {
+    negative: bool,
+    digits: String,
+    exponent: i64,
+}
+
+impl Exact {
+    /// The number's text read, as RFC 8259 writes a number.
+    fn of(n: &serde_json::Number) -> Option<Self> {
+        let text = n.to_string();
+        let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        let (negative, rest) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text.as_str()),
+        };
+        let (mantissa, power) = match rest.split_once(['e', 'E']) {
+            Some((mantissa, power)) => (mantissa, Some(power)),
+            None => (rest, None),
+        };
+        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        if whole.is_empty() || !all_digits(whole) || !all_digits(fraction) {
+            return None;
+        }
+        // Saturated far beyond any digits a body holds: only its sign and
+        // size matter then.
+        let mut exponent = match power {
+            None => 0,
+            Some(power) => {
+                let (minus, digits) = match power.strip_prefix(['-', '+']) {
+                    Some(digits) => (power.starts_with('-'), digits),
+                    None => (false, power),
+                };
+                if digits.is_empty() || !all_digits(digits) {
+                    return None;
+                }
+                let size = digits.bytes().fold(0i64, |n, b| {
+                    n.saturating_mul(10)
+                        .saturating_add(i64::from(b - b'0'))
+                        .min(1 << 40)
+                });
+                if minus { -size } else { size }
+            }
+        };
+        let joined = format!("{whole}{fraction}");
+        let significant = joined.trim_start_matches('0');
+        let digits = significant.trim_end_matches('0');
+        let length = |s: &str| i64::try_from(s.len()).unwrap_or(i64::MAX);
+        exponent = exponent
+            .saturating_sub(length(fraction))
+            .saturating_add(length(significant) - length(digits));
+        Some(Self {
+            negative,
+            digits: digits.to_owned(),
+            exponent,
+        })
+    }
+
+    /// The number as a `u64` when it is a whole one (`-0` is 0).
+    fn whole(&self) -> Option<u64> {
+        if self.digits.is_empty() {
+            return Some(0);
+        }
+        if self.negative {
+            return None;
+        }
+        let zeros = u32::try_from(self.exponent).ok()?;
+        self.digits
+            .parse::<u64>()
+            .ok()?
+            .checked_mul(10u64.checked_pow(zeros)?)
+    }
+
+    /// Whether the number is from 0 to 1 (`-0` is 0).
+    fn within_one(&self) -> bool {
+        if self.digits.is_empty() {
+            return true;
+        }
+        // 10^(magnitude - 1) <= the number < 10^magnitude.
+        let magnitude = i64::try_from(self.digits.len())
+            .unwrap_or(i64::MAX)
+            .saturating_add(self.exponent);
+        !self.negative && (magnitude <= 0 || self.digits == "1" && self.exponent == 0)
     }
 }
 
@@ -167,11 +267,7 @@ pub fn parse_rule(body: &Map<String, Value>) -> Result<FaultRule, RuleError> {
     }
     rule.after = count(body, "after", 0)?;
     rule.times = count(body, "times", 1)?;
-    rule.probability = match body.get("probability") {
-        None => 1.0,
-        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
-        Some(_) => f64::NAN,
-    };
+    rule.probability = probability(body)?;
     rule.check()?;
     Ok(rule)
 }

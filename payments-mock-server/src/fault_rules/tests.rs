@@ -94,6 +94,83 @@ fn bad_rules_name_their_field() {
     }
 }
 
+/// Numbers are read from their text, exactly, not rounded to an `f64`
+/// first: `0.99999999999999999` is no whole number and
+/// `1.00000000000000001` is more than 1, though both are 1 as an `f64`.
+#[test]
+fn numbers_are_read_exactly_not_rounded() {
+    let text = |body: &str| {
+        let body: Value = serde_json::from_str(body).expect("JSON");
+        parsed(body)
+    };
+    for (body, field) in [
+        (r#"{"fault":"hang","after":0.99999999999999999}"#, "after"),
+        (r#"{"fault":"hang","times":1.00000000000000001}"#, "times"),
+        (r#"{"fault":"hang","after":1e-400}"#, "after"),
+        (r#"{"fault":"hang","times":4294967295.0000001}"#, "times"),
+        (r#"{"fault":"hang","times":4.294967296e9}"#, "times"),
+        (r#"{"fault":"hang","times":1e400}"#, "times"),
+        (r#"{"fault":"hang","after":-1e-400}"#, "after"),
+        (
+            r#"{"fault":"hang","probability":1.00000000000000001}"#,
+            "probability",
+        ),
+        (r#"{"fault":"hang","probability":1e400}"#, "probability"),
+        (r#"{"fault":"hang","probability":11e-1}"#, "probability"),
+        (r#"{"fault":"hang","probability":-1e-400}"#, "probability"),
+        (
+            r#"{"fault":"hang","probability":0.1e1000000000000000000001}"#,
+            "probability",
+        ),
+    ] {
+        let error = text(body).expect_err(body);
+        assert_eq!(error.field, field, "{body}: {error}");
+        assert!(error.to_string().starts_with(field), "{error}");
+    }
+    let refused = text(r#"{"fault":"hang","after":0.99999999999999999}"#).expect_err("fraction");
+    assert_eq!(
+        refused.to_string(),
+        "after: must be a whole number from 0 to 4294967295"
+    );
+    for (body, after, times, probability) in [
+        (
+            r#"{"fault":"hang","after":4.294967295e9,"times":2E0}"#,
+            MAX_COUNT,
+            2,
+            1.0,
+        ),
+        (
+            r#"{"fault":"hang","after":-0,"times":0e7,"probability":1.000}"#,
+            0,
+            0,
+            1.0,
+        ),
+        (
+            r#"{"fault":"hang","after":100e-2,"times":1,"probability":0.1e1}"#,
+            1,
+            1,
+            1.0,
+        ),
+        (
+            r#"{"fault":"hang","probability":0.99999999999999999}"#,
+            0,
+            1,
+            1.0,
+        ),
+        (r#"{"fault":"hang","probability":25e-2}"#, 0, 1, 0.25),
+        (r#"{"fault":"hang","probability":1e-400}"#, 0, 1, 0.0),
+        (r#"{"fault":"hang","probability":-0.0e-5}"#, 0, 1, 0.0),
+    ] {
+        let rule = text(body).expect(body);
+        assert_eq!((rule.after, rule.times), (after, times), "{body}");
+        assert_eq!(
+            rule.probability.to_bits(),
+            f64::to_bits(probability),
+            "{body}"
+        );
+    }
+}
+
 /// A rule built in-process meets the limits a parsed one does, in one
 /// place (`FaultRule::check`), and `-0.0` is 0 either way.
 #[test]
