@@ -272,10 +272,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         }
     };
     let progress = Progress::new();
-    let upstream_body = Body::new(Tracked {
-        inner: upstream_body,
-        progress: Arc::clone(&progress),
-    });
+    let upstream_body = Body::new(Tracked::new(upstream_body, Arc::clone(&progress)));
     let Some(uri) = proxy.upstream_uri(&parts.uri) else {
         return refuse(request_message, ApiError::not_found());
     };
@@ -313,7 +310,7 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
             response
         }
         Some(Err(e)) => {
-            let (reason, failure) = failure_reason(&e);
+            let (reason, failure) = failure_reason(&e, progress.took_whole());
             if let Some(call) = call.take() {
                 call.failed(failure.as_str());
             }

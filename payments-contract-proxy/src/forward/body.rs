@@ -4,11 +4,13 @@
 //! its answer counts from).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt as _;
+use hyper::body::{Body as _, Frame};
 
 use super::JUDGE_LIMIT;
 
@@ -71,27 +73,46 @@ impl std::error::Error for Paused {}
 /// When the request body last moved towards the upstream (or when it was
 /// handed over): the upstream timeout for its answer counts from there, so
 /// a large body that keeps going out is never cut off, and an upstream
-/// that stops reading it is.
+/// that stops reading it is. And whether the HTTP client took the body to
+/// its end: until it did, the upstream cannot have had the whole request.
 #[derive(Debug)]
-pub(super) struct Progress(std::sync::Mutex<Instant>);
+pub(super) struct Progress {
+    last: std::sync::Mutex<Instant>,
+    whole: AtomicBool,
+}
 
 impl Progress {
     pub(super) fn new() -> Arc<Self> {
-        Arc::new(Self(std::sync::Mutex::new(Instant::now())))
+        Arc::new(Self {
+            last: std::sync::Mutex::new(Instant::now()),
+            whole: AtomicBool::new(false),
+        })
     }
 
     fn touch(&self) {
         *self
-            .0
+            .last
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
+    }
+
+    fn took_the_end(&self) {
+        self.whole.store(true, Ordering::Release);
+    }
+
+    /// Whether the HTTP client took the request body to its end (a body
+    /// without data: from the start). Until it did, some of the request
+    /// never left the proxy, so an upstream that failed then cannot have
+    /// carried it out; after, it may have (taken is not yet received).
+    pub(super) fn took_whole(&self) -> bool {
+        self.whole.load(Ordering::Acquire)
     }
 
     /// Completes once `timeout` passed without the body moving.
     pub(super) async fn overdue(&self, timeout: std::time::Duration) {
         loop {
             let last = *self
-                .0
+                .last
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             // A deadline past the clock's range never comes.
@@ -106,11 +127,47 @@ impl Progress {
     }
 }
 
+/// The most of the request body the HTTP client is handed at once. A body
+/// read whole is one frame: handed over at once, the client would hold all
+/// of it before a byte went out, and [`Progress::took_whole`] would say
+/// nothing of how much the upstream took. In slices the client holds at
+/// most its write buffer (about 400 KiB) ahead of the socket.
+const SLICE: usize = 64 * 1024;
+
 /// The request body as it goes to the upstream, each frame noted in
-/// [`Progress`]; its size (and so the request's framing) unchanged.
+/// [`Progress`] and handed on in slices of at most [`SLICE`] bytes; its
+/// size (and so the request's framing) unchanged.
 pub(super) struct Tracked {
-    pub(super) inner: Body,
-    pub(super) progress: Arc<Progress>,
+    inner: Body,
+    progress: Arc<Progress>,
+    /// What is left of a frame larger than a slice (not copied).
+    rest: Bytes,
+}
+
+impl Tracked {
+    pub(super) fn new(inner: Body, progress: Arc<Progress>) -> Self {
+        if inner.is_end_stream() {
+            progress.took_the_end();
+        }
+        Self {
+            inner,
+            progress,
+            rest: Bytes::new(),
+        }
+    }
+
+    /// The next slice of `rest`, noted as the end when it is.
+    fn slice(&mut self) -> Bytes {
+        let slice = if self.rest.len() > SLICE {
+            self.rest.split_to(SLICE)
+        } else {
+            std::mem::take(&mut self.rest)
+        };
+        if self.rest.is_empty() && self.inner.is_end_stream() {
+            self.progress.took_the_end();
+        }
+        slice
+    }
 }
 
 impl hyper::body::Body for Tracked {
@@ -120,21 +177,46 @@ impl hyper::body::Body for Tracked {
     fn poll_frame(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, axum::Error>>> {
+    ) -> std::task::Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        use std::task::Poll;
         let this = &mut *self;
+        if !this.rest.is_empty() {
+            this.progress.touch();
+            return Poll::Ready(Some(Ok(Frame::data(this.slice()))));
+        }
         let polled = std::pin::Pin::new(&mut this.inner).poll_frame(cx);
         if polled.is_ready() {
             this.progress.touch();
         }
-        polled
+        match polled {
+            Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                Ok(data) => {
+                    this.rest = data;
+                    Poll::Ready(Some(Ok(Frame::data(this.slice()))))
+                }
+                Err(other) => Poll::Ready(Some(Ok(other))),
+            },
+            Poll::Ready(None) => {
+                this.progress.took_the_end();
+                Poll::Ready(None)
+            }
+            other => other,
+        }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.rest.is_empty() && self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> hyper::body::SizeHint {
-        self.inner.size_hint()
+        let inner = self.inner.size_hint();
+        let rest = self.rest.len() as u64;
+        let mut hint = hyper::body::SizeHint::new();
+        hint.set_lower(inner.lower().saturating_add(rest));
+        if let Some(upper) = inner.upper() {
+            hint.set_upper(upper.saturating_add(rest));
+        }
+        hint
     }
 }
 

@@ -10,15 +10,34 @@ use crate::upstream_tls::TlsFailure;
 /// failed to answer it adds: a payment may have been made.
 const MAY_HAVE: &str = "it may have carried the request out";
 
+/// What every message about an upstream that failed before it took the
+/// whole request says instead: nothing was carried out.
+const DID_NOT: &str = "closed the connection before taking the whole request; \
+                       it did not carry it out";
+
 /// Why the upstream gave no answer, without its URL (which may carry
 /// credentials): the whole message of the proxy's 502. A refused TLS
 /// handshake is said as one, naming the side that refused; a TLS failure
 /// after it, in the middle of the answer, is an answer broken off (the
 /// upstream may have carried the request out), with TLS's reason.
-pub(super) fn failure_reason(e: &hyper_util::client::legacy::Error) -> (String, Failure) {
+/// `took_whole`: whether the HTTP client took the request body to its
+/// end. An upstream that closed or reset the connection before it did
+/// (one that answered early, `413`, and closed without reading the rest)
+/// never had the whole request: said so, never "may have carried it out",
+/// and counted `unreachable` (the request could not be sent whole).
+pub(super) fn failure_reason(
+    e: &hyper_util::client::legacy::Error,
+    took_whole: bool,
+) -> (String, Failure) {
     // hyper-rustls handshakes while connecting.
     match crate::upstream_tls::tls_failure(e, e.is_connect()) {
         Some(TlsFailure::Refused(refused)) => return (refused.message(), Failure::Tls),
+        Some(TlsFailure::BrokeOff(tls)) if !took_whole => {
+            return (
+                upstream(&format!("{DID_NOT} (TLS: {tls})")),
+                Failure::Unreachable,
+            );
+        }
         Some(TlsFailure::BrokeOff(tls)) => return (broke_off(Some(&tls)), Failure::BrokeOff),
         None => {}
     }
@@ -38,6 +57,8 @@ pub(super) fn failure_reason(e: &hyper_util::client::legacy::Error) -> (String, 
         Some(h) if h.is_canceled() || h.is_user() => {
             (upstream("could not be reached"), Failure::Unreachable)
         }
+        // Closed or reset while the body was still going out.
+        Some(_) if !took_whole => (upstream(DID_NOT), Failure::Unreachable),
         Some(_) => (
             upstream(&format!(
                 "closed the connection without answering ({MAY_HAVE})"

@@ -28,6 +28,9 @@ mod own_headers;
 mod failures;
 // The upstream's failures and timeouts: no whole answer.
 mod unanswered;
+// An upstream that stops taking a large body: answers early and closes,
+// or closes without a word. It did not carry the request out.
+mod early_answer;
 // Stalled bodies, clients that never read, refused requests.
 mod limits;
 // `Expect: 100-continue` met by the proxy, never passed on.
