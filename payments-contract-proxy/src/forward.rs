@@ -384,7 +384,13 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         trace_id,
         span_id,
     };
-    let (verdict, findings) = proxy.judge(exchange, judged && !compressed);
+    // A request that is none of the document's four endpoints (another
+    // method or path under `/api/`) has nothing to be judged against:
+    // `unchecked`, never a `pass` nothing earned.
+    let documented = super::exchange::Endpoint::of(parts.method.as_str(), &path)
+        .operation()
+        .is_some();
+    let (verdict, findings) = proxy.judge(exchange, judged && !compressed && documented);
     let mut response = if verdict == Verdict::Violation && proxy.config.enforce {
         let listed: Vec<String> = findings
             .iter()

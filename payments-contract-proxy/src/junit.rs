@@ -229,7 +229,8 @@ fn write_case<W: Write>(
                 .create_element("skipped")
                 .with_attribute((
                     "message",
-                    "unchecked: not judged (the proxy's own answer, or a body too large or compressed)",
+                    "unchecked: not judged (the proxy's own answer, a body too large or compressed, \
+                     or a request to none of the document's endpoints)",
                 ))
                 .write_empty()?;
         }

@@ -31,6 +31,8 @@ mod unanswered;
 // An upstream that stops taking a large body: answers early and closes,
 // or closes without a word. It did not carry the request out.
 mod early_answer;
+// Requests none of the four endpoints: forwarded, never judged.
+mod not_judged;
 // Stalled bodies, clients that never read, refused requests.
 mod limits;
 // `Expect: 100-continue` met by the proxy, never passed on.
