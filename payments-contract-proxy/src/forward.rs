@@ -50,6 +50,12 @@ use payments_serve::{ApiError, ErrorCode};
 /// 1 KiB); larger ones stream through unjudged.
 pub const JUDGE_LIMIT: usize = 16 * 1024 * 1024;
 
+/// The most header lines a request may have, the proxy's own bound on
+/// the way in (hyper's, where more is a bare `431`) and so on the way out:
+/// a request the proxy's additions take past it is refused with the
+/// proxy's own `431`.
+const HEADER_LINES: usize = 100;
+
 /// The header every answer gets.
 pub const VERDICT_HEADER: &str = "x-contract-verdict";
 
@@ -125,6 +131,16 @@ fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
             (k.as_str().to_owned(), value)
         })
         .collect()
+}
+
+/// How many header lines a request with `headers` and `body` goes out
+/// with: those, the `Host` the HTTP client adds (the request's own is
+/// hop-by-hop), and the body's length it adds when nothing frames it.
+fn lines_out(headers: &HeaderMap, body: &Body) -> usize {
+    let framed = headers.contains_key(header::CONTENT_LENGTH)
+        || headers.contains_key(header::TRANSFER_ENCODING);
+    let unframed_body = !framed && !hyper::body::Body::is_end_stream(body);
+    headers.len() + 1 + usize::from(unframed_body)
 }
 
 /// Whether `headers` say the body is compressed (the proxy never decodes).
@@ -281,13 +297,33 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
     // hand (or streaming), and goes out whole.
     headers.remove(header::EXPECT);
     crate::access::without_own_session(&mut headers);
-    // Exporting spans, the call upstream is a span of its own, and its
-    // `traceparent` the upstream's (`traced`).
-    let mut call = traced::call_upstream(&parts, &uri, &mut headers);
     if let Some(basic) = &proxy.basic_auth
         && !headers.contains_key(header::AUTHORIZATION)
     {
         headers.insert(header::AUTHORIZATION, basic.clone());
+    }
+    // Exporting spans, the call upstream is a span of its own, and its
+    // `traceparent` the upstream's (`traced`).
+    let mut call = traced::call_upstream(&parts, &uri, &mut headers);
+    // The proxy takes up to HEADER_LINES header lines; with those it adds
+    // (`Authorization` from `--upstream`'s credentials, a `traceparent`, a
+    // `Host` where the request had none) a request could go out with more,
+    // and an upstream with the same bound refuse it (a bare 431): the
+    // service blamed for the proxy's own lines. Refused here instead, as a
+    // request over the bound is on its way in; no call went out (its span
+    // is dropped unended).
+    let lines = lines_out(&headers, &upstream_body);
+    if lines > HEADER_LINES {
+        drop(call);
+        let error = ApiError::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            ErrorCode::ValidationError,
+            format!(
+                "the request's header lines and those the proxy adds to it come to {lines}, \
+                 more than the {HEADER_LINES} it takes: it was not forwarded"
+            ),
+        );
+        return refuse(request_message, error);
     }
     let mut forwarded = axum::http::Request::new(upstream_body);
     *forwarded.method_mut() = parts.method.clone();

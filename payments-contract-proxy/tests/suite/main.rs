@@ -33,6 +33,8 @@ mod unanswered;
 mod early_answer;
 // Requests none of the four endpoints: forwarded, never judged.
 mod not_judged;
+// The proxy's own header lines count against its bound.
+mod added_headers;
 // Stalled bodies, clients that never read, refused requests.
 mod limits;
 // `Expect: 100-continue` met by the proxy, never passed on.
