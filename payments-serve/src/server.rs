@@ -28,6 +28,7 @@ use tower::ServiceExt;
 use busy::{Busy, HeadWatch, Tracked};
 use host::OneHost;
 use io::Io;
+use linger::Lingering;
 use peer::{Asked, Peer, Signals};
 
 pub use options::Options;
@@ -35,6 +36,7 @@ pub use options::Options;
 mod busy;
 mod host;
 mod io;
+mod linger;
 mod options;
 mod peer;
 
@@ -286,7 +288,8 @@ async fn serve_on<S>(
         };
         match &handshake {
             Handshake::None => {
-                let conn = builder.serve_connection(TokioIo::new(Io::Plain(stream)), service);
+                let conn = builder
+                    .serve_connection(TokioIo::new(Lingering::new(Io::Plain(stream))), service);
                 tokio::spawn(drive(conn, busy, abort, watch));
             }
             #[cfg(feature = "tls")]
@@ -311,7 +314,7 @@ async fn serve_on<S>(
                         _ = stopping.wait_for(|stop| *stop) => return,
                     };
                     let io = Io::Tls(Box::new(stream));
-                    let conn = builder.serve_connection(TokioIo::new(io), service);
+                    let conn = builder.serve_connection(TokioIo::new(Lingering::new(io)), service);
                     drive(conn, busy, abort, watch).await;
                 });
             }
