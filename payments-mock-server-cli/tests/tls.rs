@@ -23,9 +23,14 @@ fn mock(args: &[&str]) -> Command {
 }
 
 /// A client that trusts `ca_pem` only (no built-in roots), and presents
-/// `identity` when given.
+/// `identity` when given. rustls, named: the test's reqwest asks for
+/// `rustls-tls`, whose PEM identity this is, but a workspace build with
+/// every feature (`--all-features`: the payments client's `native-tls`)
+/// also turns on reqwest's `native-tls`, which reqwest would take, and
+/// which refuses this identity ("incompatible TLS identity type").
 fn https_client(ca_pem: &[u8], identity: Option<String>) -> reqwest::Client {
     let mut builder = reqwest::Client::builder()
+        .use_rustls_tls()
         .tls_built_in_root_certs(false)
         .add_root_certificate(reqwest::Certificate::from_pem(ca_pem).expect("a CA"));
     if let Some(identity) = identity {
