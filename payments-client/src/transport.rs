@@ -26,6 +26,9 @@ use crate::model::transaction::PaymentStatus;
 use crate::retry::{Decision, Failure, RetryPolicy};
 use crate::secret::Credential;
 
+mod redact;
+pub use redact::redact_url;
+
 /// The header carrying the per-call request id, sent on every attempt of a
 /// call; the service answers with the same value.
 // CONTRACT section 2.
@@ -507,46 +510,6 @@ pub(crate) fn parse_retry_after(v: &HeaderValue) -> Option<Duration> {
     Some(delta.to_std().unwrap_or(Duration::ZERO))
 }
 
-/// `url` as a message, `Debug` or a log may show it: any `user:pass@`
-/// userinfo replaced by `***@`, everything else as it came. Works on text
-/// that does not parse as a URL too, so a mistyped URL is shown as safely
-/// as a good one.
-///
-/// ```
-/// use payments_client::redact_url;
-///
-/// assert_eq!(
-///     redact_url("https://alice:s3cret@payments.example.com/v1"),
-///     "https://***@payments.example.com/v1"
-/// );
-/// assert_eq!(redact_url("http://alice:s3cret@host:99999"), "http://***@host:99999");
-/// assert_eq!(redact_url("https://payments.example.com"), "https://payments.example.com");
-/// ```
-#[must_use]
-pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let authority_start = scheme_end + 3;
-    let rest = &url[authority_start..];
-    // Text that is no URL may hold a password with an unescaped `/`, `?` or
-    // `#` (`https://alice:s3cr#et@host`): everything up to its last `@` is
-    // hidden then, since where its authority ends cannot be known.
-    let authority_len = if url::Url::parse(url).is_ok() {
-        rest.find(['/', '?', '#']).unwrap_or(rest.len())
-    } else {
-        rest.len()
-    };
-    match rest[..authority_len].rfind('@') {
-        Some(at) => format!(
-            "{}***{}",
-            &url[..authority_start],
-            &url[authority_start + at..]
-        ),
-        None => url.to_owned(),
-    }
-}
-
 /// A random `u64` for the backoff jitter, from the operating system. If
 /// that ever fails, the clock's nanoseconds still spread retries apart.
 fn jitter_seed() -> u64 {
@@ -555,40 +518,4 @@ fn jitter_seed() -> u64 {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::from(d.subsec_nanos()))
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact_url;
-
-    #[test]
-    fn userinfo_is_redacted_and_everything_else_kept() {
-        assert_eq!(
-            redact_url("https://user:pa%40ss@host:8443/prefix?q=1"),
-            "https://***@host:8443/prefix?q=1"
-        );
-        assert_eq!(redact_url("http://token@host"), "http://***@host");
-        assert_eq!(redact_url("http://host/a@b"), "http://host/a@b");
-        assert_eq!(redact_url("not a url"), "not a url");
-        assert_eq!(redact_url("http://u:p@"), "http://***@");
-        // A password with an unescaped `#`, `/` or `?` makes no URL: all of
-        // it up to the last `@` is hidden.
-        for text in [
-            "https://alice:s3cr#et@payments.example.com",
-            "https://alice:s3cr/et@payments.example.com",
-            "https://alice:s3cr?et@payments.example.com:99999",
-        ] {
-            let shown = redact_url(text);
-            assert!(
-                shown.starts_with("https://***@payments.example.com"),
-                "{shown}"
-            );
-            assert!(
-                !shown.contains("s3cr") && !shown.contains("alice"),
-                "{shown}"
-            );
-        }
-        // A URL that parses keeps an `@` of its path.
-        assert_eq!(redact_url("https://u:p@host/a@b"), "https://***@host/a@b");
-    }
 }

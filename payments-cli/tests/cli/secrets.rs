@@ -378,3 +378,38 @@ async fn user_pass_in_the_url_and_an_api_key_are_a_usage_error_naming_both() {
         assert_no_key(&assert, "either alone");
     }
 }
+
+/// A key in the service URL's query or fragment (`?api_key=…`) is hidden
+/// in the usage error as a password is: the error quoted it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_in_the_base_urls_query_or_fragment_is_never_printed() {
+    const CANARY: &str = "QCLICANARY66";
+    let sandbox = Sandbox::new();
+    for (url, shown) in [
+        (
+            format!("http://127.0.0.1:1/?api_key={CANARY}"),
+            "'http://127.0.0.1:1/?***'",
+        ),
+        (
+            format!("http://u:p@127.0.0.1:1/p#key={CANARY}"),
+            "'http://***@127.0.0.1:1/p#***'",
+        ),
+    ] {
+        for command in [vec!["status", "x"], vec!["tail"]] {
+            let mut cmd = sandbox.payments();
+            cmd.args(["--base-url", &url]).args(&command);
+            let assert = run(cmd).await.code(2);
+            let output = assert.get_output();
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(!text.contains(CANARY), "{url} {command:?}:\n{text}");
+            assert!(
+                text.contains(&format!("error: invalid service URL {shown}")),
+                "{url} {command:?}:\n{text}"
+            );
+        }
+    }
+}
