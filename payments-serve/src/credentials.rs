@@ -1,6 +1,7 @@
 //! Which request and response headers carry credentials
-//! ([`is_credential_header`]): the journal, the recording, the report and
-//! the consoles show `[redacted]` for their values.
+//! ([`is_credential_header`]), and which query parameters
+//! ([`query`]: read by the same words): the journal, the recording, the
+//! report and the consoles show `[redacted]` for their values.
 //!
 //! The interface document does not show the service's authentication
 //! scheme, so a real service (or an application in front of the mock) may
@@ -20,6 +21,8 @@
 //!   `subscription`, `client`, `master`, `account`, `app`, `license`,
 //!   `signing`, `encryption` or `x` (`X-Key`); `Idempotency-Key`,
 //!   `X-Cache-Key`, `X-Public-Key` or `Sec-WebSocket-Key` name no secret.
+
+pub mod query;
 
 /// What a word of a header's name says.
 #[derive(Clone, Copy, PartialEq, Eq)]

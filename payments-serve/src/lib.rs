@@ -83,6 +83,9 @@ pub mod unfinished;
 
 pub use answer::{ApiError, ErrorCodeTag, success};
 pub use credentials::is_credential_header;
+pub use credentials::query::{
+    QueryParam, form_decoded, query_params, redacted_query, rewrite_query,
+};
 pub use payments_interface::ErrorCode;
 pub use request_log::{RequestLine, log_request};
 pub use server::{ConnectionAbort, DEFAULT_HEADER_READ_TIMEOUT, HEADER_LIMIT};
