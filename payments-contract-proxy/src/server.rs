@@ -44,6 +44,31 @@ pub struct Proxy {
 #[cfg(feature = "otlp")]
 pub const SERVICE_NAME: &str = "payments-contract-proxy";
 
+/// What the proxy's spans show of a request's path: what its recording
+/// would (`redact/span.rs`).
+#[cfg(feature = "otlp")]
+#[derive(Debug)]
+struct SpanPaths(ProxyState);
+
+#[cfg(feature = "otlp")]
+impl payments_serve::otlp::ShowPath for SpanPaths {
+    fn shown<'a>(
+        &self,
+        method: &axum::http::Method,
+        uri: &'a axum::http::Uri,
+        headers: &axum::http::HeaderMap,
+    ) -> std::borrow::Cow<'a, str> {
+        let state = &self.0;
+        match state
+            .redactor
+            .span_path(method, uri, headers, &state.earlier)
+        {
+            Some(shown) => std::borrow::Cow::Owned(shown),
+            None => std::borrow::Cow::Borrowed(uri.path()),
+        }
+    }
+}
+
 impl Proxy {
     /// Starts a proxy on `127.0.0.1:0`.
     ///
@@ -92,11 +117,10 @@ impl Proxy {
         };
         #[cfg(feature = "otlp")]
         let spans = match &state.config.otlp_endpoint {
-            Some(endpoint) => Some(payments_serve::otlp::SpanExport::start(
-                endpoint,
-                SERVICE_NAME,
-                &addr.to_string(),
-            )?),
+            Some(endpoint) => Some(
+                payments_serve::otlp::SpanExport::start(endpoint, SERVICE_NAME, &addr.to_string())?
+                    .with_paths(SpanPaths(state.clone())),
+            ),
             None => None,
         };
         #[cfg(feature = "otlp")]

@@ -62,7 +62,7 @@ impl Service {
         let endpoint = config.otlp_endpoint.clone();
         let state = AppState::open(config).await?;
         #[cfg(feature = "otlp")]
-        let spans = crate::http::server::export_spans(endpoint.as_ref(), &state.replica)?;
+        let spans = crate::http::server::export_spans(endpoint.as_ref(), &state)?;
         #[cfg(not(feature = "otlp"))]
         let spans = crate::http::server::NoSpans;
         Ok(Self {

@@ -4,6 +4,8 @@
 //! call -> service. Without the export nothing is made and the caller's
 //! `traceparent` goes upstream untouched.
 
+use std::borrow::Cow;
+
 use axum::http::{HeaderMap, HeaderValue};
 use payments_serve::trace::{Call, CallSpan, CallSpans, HEADER, ServingSpan};
 
@@ -22,13 +24,14 @@ pub(super) fn call_upstream(
         let port = uri
             .port_u16()
             .unwrap_or(if scheme == "https" { 443 } else { 80 });
+        let path = shown_path(parts, uri);
         calls.0.start(Call {
             parent: serving.0,
             method: &parts.method,
             scheme,
             host: uri.host().unwrap_or_default(),
             port,
-            path: uri.path(),
+            path: &path,
         })
     });
     // The call's span is the upstream's parent; a span without ids of its
@@ -47,4 +50,22 @@ pub(super) fn call_upstream(
         headers.remove("tracestate");
     }
     call
+}
+
+/// The path called upstream (`uri`: the upstream's own prefix, then the
+/// request's path) as the call's span shows it: the prefix, then the
+/// request's path as its server span shows it (secrets replaced,
+/// `payments_serve::otlp::ShownPath`).
+fn shown_path<'a>(parts: &axum::http::request::Parts, uri: &'a axum::http::Uri) -> Cow<'a, str> {
+    #[cfg(feature = "otlp")]
+    if let Some(shown) = parts.extensions.get::<payments_serve::otlp::ShownPath>() {
+        let prefix = uri
+            .path()
+            .strip_suffix(parts.uri.path())
+            .unwrap_or_default();
+        return Cow::Owned(format!("{prefix}{}", shown.0));
+    }
+    #[cfg(not(feature = "otlp"))]
+    let _ = parts;
+    Cow::Borrowed(uri.path())
 }

@@ -7,7 +7,11 @@
 //! name ends in a credential's word, as `X-Api-Key` or `X-Auth-Token`, but
 //! `Idempotency-Key`); `confirmationCode` anywhere in a JSON body
 //! (nested objects and JSON held in strings, such as `extraProperties`,
-//! included) or the query. `payerId` becomes a keyed token
+//! included) or the query, and in the query every parameter whose name
+//! says it carries a credential ([`payments_serve::QueryParam`], the
+//! mock's journal's rule: `api_key`, `token`, `X-Amz-Signature`…),
+//! written `[redacted]` in place, the rest of the query as sent.
+//! `payerId` becomes a keyed token
 //! (`payer-` and 16 hex digits of HMAC-SHA-256): the same value always gives
 //! the same token within one recording, so exchanges still join, and the
 //! key is random per recording and never written. A body that is not JSON
@@ -15,8 +19,11 @@
 //! either side (of [`ECHO_MINIMUM`] characters or more) is replaced
 //! wherever else it is echoed, but in text the interface fixes (an
 //! endpoint path's words, the document's member names), which shows
-//! nothing of it. The console shows exchanges through the same redactor.
+//! nothing of it. The console shows exchanges through the same redactor,
+//! and the spans (`--otlp-endpoint`) show a request's path through it
+//! (`span.rs`).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use hmac::{Hmac, KeyInit as _, Mac as _};
@@ -32,6 +39,8 @@ mod earlier;
 mod echo;
 mod matcher;
 mod search;
+#[cfg(any(feature = "otlp", test))]
+mod span;
 
 pub(crate) use earlier::Earlier;
 
@@ -268,10 +277,12 @@ impl Redactor {
             add(&value, shown);
         }
         if let Some(query) = &request.query {
-            for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
-                match &*k {
-                    "confirmationCode" => add(&v, REDACTED.to_owned()),
-                    "payerId" => add(&v, self.token(&v)),
+            for param in payments_serve::query_params(query) {
+                let value = payments_serve::form_decoded(param.value);
+                match &*param.name {
+                    "confirmationCode" => add(&value, REDACTED.to_owned()),
+                    "payerId" => add(&value, self.token(&value)),
+                    _ if param.is_credential() => add(&value, REDACTED.to_owned()),
                     _ => {}
                 }
             }
@@ -310,30 +321,25 @@ impl Redactor {
         found
     }
 
-    /// The query with its secret parameters replaced, `None` when it has
-    /// none.
+    /// The query with its secret parameters' values replaced, `None` when
+    /// it has none: `confirmationCode` and every parameter whose name says
+    /// it carries a credential ([`payments_serve::QueryParam::is_credential`],
+    /// the mock's journal's rule) by `[redacted]`, `payerId` by its token.
+    /// Everything else stays as sent, byte for byte (the names, the other
+    /// values, their escapes and order), and the replacement is written as
+    /// the mock's journal writes it (`api_key=[redacted]`).
     fn query(&self, query: &str) -> Option<String> {
-        let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
-            .map(|(k, v)| {
-                let v = match &*k {
-                    "confirmationCode" => REDACTED.to_owned(),
-                    "payerId" => self.token(&v),
-                    _ => v.into_owned(),
-                };
-                (k.into_owned(), v)
-            })
-            .collect();
-        if !pairs
-            .iter()
-            .any(|(k, _)| k == "confirmationCode" || k == "payerId")
-        {
-            return None;
+        let rewritten = payments_serve::rewrite_query(query, |param| match &*param.name {
+            "confirmationCode" => Some(Cow::Borrowed(REDACTED)),
+            "payerId" => Some(Cow::Owned(
+                self.token(&payments_serve::form_decoded(param.value)),
+            )),
+            _ => param.is_credential().then_some(Cow::Borrowed(REDACTED)),
+        });
+        match rewritten {
+            Cow::Owned(rewritten) => Some(rewritten),
+            Cow::Borrowed(_) => None,
         }
-        Some(
-            url::form_urlencoded::Serializer::new(String::new())
-                .extend_pairs(pairs)
-                .finish(),
-        )
     }
 }
 
@@ -428,5 +434,7 @@ mod large_tests;
 mod matcher_tests;
 #[cfg(test)]
 mod overlap_tests;
+#[cfg(test)]
+mod query_tests;
 #[cfg(test)]
 mod tests;

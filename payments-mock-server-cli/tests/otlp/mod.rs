@@ -16,6 +16,7 @@ use crate::common::{MERCHANT, address_of, initiate_body, spawn_with_banner};
 
 mod proxy;
 mod receiver;
+mod secrets;
 
 use receiver::{Receiver, all_values, named};
 

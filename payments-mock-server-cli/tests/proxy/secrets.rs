@@ -164,3 +164,58 @@ async fn an_unreachable_upstream_with_credentials_is_answered_without_them() {
     assert_clean("the kept exchange", &format!("{exchanges:?}"));
     proxy.shutdown().await;
 }
+
+/// A key in the query (`?api_key=…`, and every parameter the mock's
+/// journal redacts by the same rule) is `[redacted]` in the recording,
+/// `/_proxy/exchanges`, the console and the log, written as the journal
+/// writes it; the rest of the query stays as sent, byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_in_the_query_is_recorded_redacted_and_the_rest_as_sent() {
+    let upstream = echoing_upstream().await;
+    let dir = tempfile::tempdir().expect("a directory");
+    let record = dir.path().join("record.jsonl");
+    let (child, base) = spawn_with(
+        &proxy_args(&upstream, &["--record", &record.display().to_string()]),
+        &[("RUST_LOG", "debug")],
+    );
+    let sent = "api_key=sk_test_LEAKCANARY123&a=%5B1%5D&confirmation%43ode=OTP-LEAKCANARY\
+                &X-Amz-Signature=LEAKCANARYSIG&token%5B%5D=LEAKCANARYT&b=x+y";
+    let kept = "api_key=[redacted]&a=%5B1%5D&confirmation%43ode=[redacted]\
+                &X-Amz-Signature=[redacted]&token%5B%5D=[redacted]&b=x+y";
+    let http = reqwest::Client::new();
+    let answer = http
+        .get(format!("{base}/api/payments/x/status?{sent}"))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(answer.status(), 400);
+    let listed: Value = http
+        .get(format!("{base}/_proxy/exchanges"))
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON");
+    let detail = http
+        .get(format!("{base}/_proxy/ui/exchanges/1"))
+        .send()
+        .await
+        .expect("a page")
+        .text()
+        .await
+        .expect("text");
+    let (_, stderr) = stop(child);
+    let recording = std::fs::read_to_string(&record).expect("a recording");
+    let line: Value =
+        serde_json::from_str(recording.lines().next().expect("a line")).expect("JSON");
+    assert_eq!(line["request"]["query"], kept, "{recording}");
+    for (what, text) in [
+        ("the recording", recording.as_str()),
+        ("/_proxy/exchanges", &listed.to_string()),
+        ("an exchange's page", &detail),
+        ("the log", &stderr),
+    ] {
+        assert!(!text.contains("LEAKCANARY"), "{what}:\n{text}");
+    }
+}

@@ -27,15 +27,21 @@ pub(crate) type Spans = NoSpans;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct NoSpans;
 
-/// The span export of the replica `replica`, to `endpoint` when one is
-/// given.
+/// The span export of the replica `state` serves, to `endpoint` when one
+/// is given. Its spans show a request's path without the credentials the
+/// request carries (its key, a key in its query) or the configured API
+/// keys (`payments_serve::otlp::RequestSecrets`).
 #[cfg(feature = "otlp")]
 pub(crate) fn export_spans(
     endpoint: Option<&payments_serve::otlp::OtlpEndpoint>,
-    replica: &str,
+    state: &AppState,
 ) -> Result<Spans, crate::Error> {
     endpoint
-        .map(|endpoint| payments_serve::otlp::SpanExport::start(endpoint, SERVICE_NAME, replica))
+        .map(|endpoint| {
+            let keys = state.auth.keys().iter().map(|key| key.key.as_str());
+            payments_serve::otlp::SpanExport::start(endpoint, SERVICE_NAME, &state.replica)
+                .map(|export| export.with_paths(payments_serve::otlp::RequestSecrets::new(keys)))
+        })
         .transpose()
         .map_err(crate::Error::from)
 }

@@ -2,8 +2,10 @@
 //! serving a request (the contract proxy's to its upstream), a child of
 //! the request's server span, by the OpenTelemetry HTTP client
 //! conventions: named by the method, with `http.request.method`,
-//! `server.address`, `server.port`, `url.full` (no query, and a payment
-//! page's token left out), `http.response.status_code`, and `error.type`
+//! `server.address`, `server.port`, `url.full` (no query, a payment
+//! page's token left out, and the path as the server gives it: the
+//! contract proxy's, as the request's server span shows it,
+//! [`super::ShownPath`]), `http.response.status_code`, and `error.type`
 //! with an error status for a 4xx, a 5xx or a failure. The called service's
 //! server span is then this span's child, so a trace shows the time spent
 //! waiting on the call apart from the server's own.

@@ -10,6 +10,9 @@
 //!   blocking client), and the bounded flush at the stop.
 //! - [`ServerSpans`]: the per-connection service that wraps a server's
 //!   own (`spans.rs`): what each span is named and carries.
+//! - [`ShowPath`]: what the spans show of a request's path, its secrets
+//!   replaced ([`RequestSecrets`] by default: the credentials the request
+//!   carries; [`SpanExport::with_paths`] for a server's own rule).
 //!
 //! Without an endpoint nothing of this is installed: a server's hot path
 //! is the same with the feature compiled in as without it.
@@ -40,7 +43,9 @@ use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider, SpanData, SpanExporter};
 
 pub use endpoint::{OtlpEndpoint, TRACES_PATH};
-pub use spans::{ServerSpans, route_of};
+pub use spans::{
+    RequestSecrets, SHOWN_MINIMUM, ServerSpans, ShowPath, ShownPath, redacted_path, route_of,
+};
 
 /// How long the stop waits for the last batch to be sent.
 pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -71,6 +76,8 @@ impl std::error::Error for ExportError {}
 #[derive(Debug, Clone)]
 pub struct SpanExport {
     inner: Arc<Inner>,
+    /// What the spans show of a request's path.
+    show: Arc<dyn ShowPath>,
 }
 
 #[derive(Debug)]
@@ -127,25 +134,45 @@ impl SpanExport {
                 calls: crate::trace::CallSpans(Arc::new(calls::Calls(tracer.clone()))),
                 tracer,
             }),
+            show: Arc::new(RequestSecrets::default()),
         })
+    }
+
+    /// The export with `show` saying what its spans show of a request's
+    /// path (`url.path`, and the path of a call's `url.full`) instead of
+    /// [`RequestSecrets`]'s default: the mock names its configured keys,
+    /// the contract proxy replaces what its recording replaces.
+    #[must_use]
+    pub fn with_paths(mut self, show: impl ShowPath + 'static) -> Self {
+        self.show = Arc::new(show);
+        self
     }
 
     /// `service` (one connection's) with a span around each request;
     /// `https` says the connection's scheme (`url.scheme`).
     pub fn spans<S>(&self, service: S, https: bool) -> ServerSpans<S> {
-        ServerSpans::new(service, self.inner.tracer.clone(), https, None)
+        ServerSpans::new(
+            service,
+            self.inner.tracer.clone(),
+            https,
+            None,
+            Arc::clone(&self.show),
+        )
     }
 
     /// As [`SpanExport::spans`], for a server that makes calls of its own
     /// while serving (the contract proxy): each request also carries
     /// [`CallSpans`](crate::trace::CallSpans) in its extensions, which
-    /// open a span of kind client per call, a child of the request's.
+    /// open a span of kind client per call, a child of the request's, and
+    /// [`ShownPath`], the path as the request's span shows it, for the
+    /// call's span to show no more of it.
     pub fn spans_with_calls<S>(&self, service: S, https: bool) -> ServerSpans<S> {
         ServerSpans::new(
             service,
             self.inner.tracer.clone(),
             https,
             Some(self.inner.calls.clone()),
+            Arc::clone(&self.show),
         )
     }
 

@@ -8,8 +8,10 @@
 //! `server.port` (the `Host` the caller sent), `http.response.status_code`,
 //! `error.type` (a 5xx's status, or `aborted` when no answer was sent),
 //! and `payments.error_code` and `payments.fault` where the server named
-//! them. Never a header's value, a body, a query or a payment page's path:
-//! no key, OTP or payer id can reach a span.
+//! them. Never a header's value, a body, a query or a payment page's path,
+//! and `url.path` with the secrets the server names replaced
+//! ([`ShowPath`]; by default the credentials the request carries,
+//! [`RequestSecrets`]): no key, OTP or payer id can reach a span.
 
 use std::borrow::Cow;
 use std::convert::Infallible;
@@ -28,6 +30,9 @@ use opentelemetry_sdk::trace::{SdkTracer, Span};
 
 use crate::ErrorCodeTag;
 use crate::trace::{CallSpans, InjectedFault, ServingSpan, TraceParent, UnansweredFault};
+pub use shown::{RequestSecrets, SHOWN_MINIMUM, ShowPath, ShownPath, redacted_path};
+
+mod shown;
 
 /// Longest `url.path` written; a longer path is cut at a character.
 const MAX_PATH: usize = 256;
@@ -60,23 +65,33 @@ pub struct ServerSpans<S> {
     tracer: SdkTracer,
     scheme: &'static str,
     calls: Option<CallSpans>,
+    /// What `url.path` shows.
+    show: Arc<dyn ShowPath>,
     last_host: Arc<LastHost>,
 }
 
 impl<S> ServerSpans<S> {
-    pub(super) fn new(inner: S, tracer: SdkTracer, https: bool, calls: Option<CallSpans>) -> Self {
+    pub(super) fn new(
+        inner: S,
+        tracer: SdkTracer,
+        https: bool,
+        calls: Option<CallSpans>,
+        show: Arc<dyn ShowPath>,
+    ) -> Self {
         Self {
             inner,
             tracer,
             scheme: if https { "https" } else { "http" },
             calls,
+            show,
             last_host: Arc::default(),
         }
     }
 
     /// The span of `req`, a child of its `traceparent` (remote) when it
-    /// has one well-formed, else the root of a new trace.
-    fn open<B>(&self, req: &Request<B>) -> Span {
+    /// has one well-formed, else the root of a new trace; and its path as
+    /// the span shows it.
+    fn open<'r, B>(&self, req: &'r Request<B>) -> (Span, Cow<'r, str>) {
         let method = known_method(req.method());
         let path = req.uri().path();
         let route = route_of(path);
@@ -100,9 +115,15 @@ impl<S> ServerSpans<S> {
         if let Some(route) = route {
             attributes.push(KeyValue::new("http.route", route));
         }
-        if before_token(path).is_none() {
-            attributes.push(KeyValue::new("url.path", cut(path, MAX_PATH).to_owned()));
-        }
+        let shown = match before_token(path) {
+            // A payment page's path is its token: none of it is shown.
+            Some(page) => Cow::Borrowed(page),
+            None => {
+                let shown = self.show.shown(req.method(), req.uri(), req.headers());
+                attributes.push(KeyValue::new("url.path", cut(&shown, MAX_PATH).to_owned()));
+                shown
+            }
+        };
         attributes.push(KeyValue::new("url.scheme", self.scheme));
         if let Some((host, port)) = self.last_host.of(req) {
             attributes.push(KeyValue::new("server.address", host));
@@ -119,7 +140,7 @@ impl<S> ServerSpans<S> {
             .span_builder(name)
             .with_kind(SpanKind::Server)
             .with_attributes(attributes);
-        self.tracer.build_with_context(builder, &parent)
+        (self.tracer.build_with_context(builder, &parent), shown)
     }
 }
 
@@ -133,11 +154,13 @@ where
     type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
     fn call(&self, mut req: Request<B>) -> Self::Future {
-        let span = self.open(&req);
+        let (span, shown) = self.open(&req);
+        let shown = (self.calls.is_some()).then(|| ShownPath(shown.into()));
         if let Some(serving) = traceparent_of(span.span_context()) {
             req.extensions_mut().insert(ServingSpan(serving));
-            if let Some(calls) = &self.calls {
+            if let (Some(calls), Some(shown)) = (&self.calls, shown) {
                 req.extensions_mut().insert(calls.clone());
+                req.extensions_mut().insert(shown);
             }
         }
         let unanswered = UnansweredFault::default();
