@@ -67,6 +67,9 @@ use crate::domain::transaction::{Ids, Record, issued_id};
 use crate::error::Error;
 
 mod cache;
+mod claim;
+#[cfg(test)]
+mod claim_tests;
 #[cfg(test)]
 mod journal_tests;
 mod open;
@@ -191,8 +194,9 @@ enum Job {
     },
 }
 
-/// A job and the view it is for: the root's or a sandbox's.
-type Sent = (Arc<Shared>, Job);
+/// A job, the view it is for (the root's or a sandbox's), and whether it
+/// may still run (`claim.rs`).
+type Sent = (Arc<Shared>, Job, claim::Claim);
 
 /// What a committed job changes in the process's copies.
 #[derive(Debug, Clone, Copy)]
@@ -370,30 +374,32 @@ impl SqliteStore {
     }
 
     /// Hands a job to the writer and waits for its answer, at most
-    /// `timeout`: [`ADMIN_TIMEOUT`] for a reset or a sandbox's removal,
-    /// whose one `DELETE` of a big sandbox takes seconds (their answer
-    /// must say what happened, and a timeout cannot take the job back).
+    /// `timeout` for the writer to start it: [`ADMIN_TIMEOUT`] for a reset
+    /// or a sandbox's removal, whose one `DELETE` of a big sandbox takes
+    /// seconds. A job not started by then never runs, and the answer says
+    /// nothing was written; one started by then is waited for to its real
+    /// answer (`claim.rs`).
     async fn send_within<T>(
         &self,
         timeout: Duration,
         job: impl FnOnce(Reply<T>) -> Job,
     ) -> Result<T, StoreError> {
+        let deadline = tokio::time::Instant::now() + timeout;
         let (reply, answer) = oneshot::channel();
-        let gone = || StoreError::new("the SQLite writer has stopped");
-        let work = async {
-            self.file
-                .jobs
-                .send((Arc::clone(&self.shared), job(reply)))
-                .await
-                .map_err(|_| gone())?;
-            answer.await.map_err(|_| gone())?
-        };
-        let result = tokio::time::timeout(timeout, work).await.map_err(|_| {
+        let claim = claim::Claim::waited();
+        let late = || {
             StoreError::new(format!(
-                "SQLite did not commit within {} s",
+                "SQLite did not commit within {} s: nothing was written",
                 timeout.as_secs()
             ))
-        })?;
+        };
+        let sent = (Arc::clone(&self.shared), job(reply), claim.clone());
+        let result = match tokio::time::timeout_at(deadline, self.file.jobs.send(sent)).await {
+            Ok(Ok(())) => claim::answer(&claim, deadline, answer, late).await,
+            Ok(Err(_)) => Err(claim::writer_gone()),
+            // Never handed over: it cannot run.
+            Err(_) => Err(late()),
+        };
         if let Err(e) = &result {
             self.noted(e);
         }

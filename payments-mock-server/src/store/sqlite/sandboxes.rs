@@ -106,6 +106,7 @@ impl SqliteStore {
                 kept: Box::new(kept.clone()),
                 reply,
             },
+            claim::Claim::default(),
         ));
     }
 
@@ -126,18 +127,20 @@ impl SqliteStore {
     /// waits, and a restart drops it anyway once its time is past).
     pub(crate) fn forget_sandbox_later(&self) {
         self.shared.gone.store(true, Ordering::SeqCst);
-        let _ = self
-            .file
-            .jobs
-            .try_send((Arc::clone(&self.shared), Job::ForgetSandbox { reply: None }));
+        let _ = self.file.jobs.try_send((
+            Arc::clone(&self.shared),
+            Job::ForgetSandbox { reply: None },
+            claim::Claim::default(),
+        ));
     }
 
     /// Writes down, behind the answers, that this view's sandbox now
     /// expires at `expires_at`.
     pub(crate) fn renew_sandbox(&self, expires_at: DateTime<Utc>) {
-        let _ = self
-            .file
-            .jobs
-            .try_send((Arc::clone(&self.shared), Job::RenewSandbox { expires_at }));
+        let _ = self.file.jobs.try_send((
+            Arc::clone(&self.shared),
+            Job::RenewSandbox { expires_at },
+            claim::Claim::default(),
+        ));
     }
 }

@@ -139,7 +139,7 @@ impl<'c> Writer<'c> {
         self.undo.clear();
         if let Err(lost) = self.watch.still_ours() {
             self.keep_what_was_answered();
-            for (_, job) in batch.drain(..) {
+            for (_, job, _) in batch.drain(..) {
                 fail(job, &lost);
             }
             return;
@@ -183,7 +183,7 @@ impl<'c> Writer<'c> {
                         StoreError::new("a job failed with each job in its own savepoint")
                     }
                 };
-                for (_, job) in batch.drain(..) {
+                for (_, job, _) in batch.drain(..) {
                     fail(job, &error);
                 }
                 return;
@@ -191,7 +191,7 @@ impl<'c> Writer<'c> {
         };
         self.watch.committed(Ok(()));
         // The copies of changed rows go before any answer does.
-        for ((view, job), (effect, _)) in batch.iter().zip(&done) {
+        for ((view, job, _), (effect, _)) in batch.iter().zip(&done) {
             let Some(cache) = view.cache.as_ref().filter(|_| effect.is_ok()) else {
                 continue;
             };
@@ -210,7 +210,7 @@ impl<'c> Writer<'c> {
                 | Job::RenewSandbox { .. } => {}
             }
         }
-        for ((view, job), (effect, outcome)) in batch.drain(..).zip(done) {
+        for ((view, job, _), (effect, outcome)) in batch.drain(..).zip(done) {
             if let Ok(effect) = &effect {
                 view.apply(*effect);
             }
@@ -225,10 +225,16 @@ impl<'c> Writer<'c> {
     /// answer. Either way, when SQLite has rolled the whole transaction
     /// back by itself (a full disk, an I/O error, a `RAISE(ROLLBACK)`),
     /// nothing of the batch stands and the run ends with [`Stop::Batch`].
-    fn run_batch(&mut self, jobs: &[Sent], isolated: bool) -> Result<Vec<Done>, Stop> {
+    ///
+    /// Once it holds the write lock, it claims each job before running
+    /// any (`claim.rs`): a job whose caller stopped waiting (for the lock,
+    /// or in the channel) is dropped unrun, since its answer already said
+    /// nothing was written.
+    fn run_batch(&mut self, jobs: &mut Vec<Sent>, isolated: bool) -> Result<Vec<Done>, Stop> {
         step(self.conn, "BEGIN IMMEDIATE").map_err(|e| Stop::Batch(store_error(&e)))?;
+        jobs.retain(|(_, _, claim)| claim.start());
         let mut done = Vec::with_capacity(jobs.len());
-        for (view, job) in jobs {
+        for (view, job, _) in jobs.iter() {
             if isolated {
                 let _ = step(self.conn, "SAVEPOINT job");
             }
@@ -424,7 +430,7 @@ pub(super) fn flush_journal(views: &Views, jobs: &mpsc::Sender<Sent>) {
                 }
                 None => continue,
             };
-            let _ = jobs.blocking_send((view, job));
+            let _ = jobs.blocking_send((view, job, claim::Claim::default()));
         }
         if closing {
             return;

@@ -40,7 +40,10 @@ impl Tested<'_> {
 
     /// Runs `batch` as jobs of `view`.
     fn commit_on(&mut self, view: &Arc<Shared>, batch: &mut Vec<Job>) {
-        let mut sent: Vec<Sent> = batch.drain(..).map(|j| (Arc::clone(view), j)).collect();
+        let mut sent: Vec<Sent> = batch
+            .drain(..)
+            .map(|j| (Arc::clone(view), j, claim::Claim::default()))
+            .collect();
         self.writer.commit(&mut sent);
         assert!(sent.is_empty());
         self.offset_nanos = self.shared.writer_offset.load(Ordering::SeqCst);
