@@ -234,6 +234,21 @@ async fn mutual_tls_needs_the_client_certificate_of_the_servers_client_ca() {
         .env("PAYMENTS_CLIENT_KEY", &key)
         .args(["--base-url", &base, "status", UNKNOWN]);
     run(cmd).await.code(3);
+
+    // `tail` reads the journal with the same certificate (its own HTTP
+    // client: rustls, as the payments client's, whatever else is built in).
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &base, "--ca-cert", path(&ca)])
+        .args(["--client-cert", path(&cert), "--client-key", path(&key)])
+        .args(["tail", "-o", "json"]);
+    let assert = run(cmd).await;
+    let out = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let err = stderr(&assert);
+    assert_eq!(assert.get_output().status.code(), Some(0), "{err}");
+    assert!(
+        out.contains(UNKNOWN),
+        "the status calls above in the journal: {out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

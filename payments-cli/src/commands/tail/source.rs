@@ -449,7 +449,11 @@ fn shown_url(url: &reqwest::Url) -> String {
 /// `--client-cert`, `--client-key`), not following redirects.
 fn http_client(ctx: &Context) -> Result<reqwest::Client, CliError> {
     let settings = &ctx.settings;
+    // rustls, as the payments client: its PEM identity is rustls's, and a
+    // build with reqwest's native-tls too (`--all-features`) would pick
+    // OpenSSL and refuse it ("incompatible TLS identity type").
     let mut builder = reqwest::Client::builder()
+        .use_rustls_tls()
         .connect_timeout(Duration::from_secs(10))
         .timeout(settings.timeout)
         .redirect(reqwest::redirect::Policy::none())
