@@ -91,7 +91,7 @@ impl RequestLine<'_> {
 }
 
 /// `text` cut at `max` bytes, on a character.
-fn cut(text: &str, max: usize) -> &str {
+pub(crate) fn cut(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }
@@ -107,7 +107,7 @@ fn cut(text: &str, max: usize) -> &str {
 const PAYMENT_PAGES: &str = "/pay/";
 
 /// Where sandboxes are served (CONTRACT section 19).
-const SANDBOXES: &str = "/sandboxes/";
+pub(crate) const SANDBOXES: &str = "/sandboxes/";
 
 /// The start of `path` up to its payment page's token (`/pay/`, or a
 /// sandbox's `/sandboxes/{id}/pay/`), when it is one: what may be shown

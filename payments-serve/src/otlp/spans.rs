@@ -29,33 +29,20 @@ use opentelemetry::{Context, KeyValue, StringValue};
 use opentelemetry_sdk::trace::{SdkTracer, Span};
 
 use crate::ErrorCodeTag;
+use crate::request_log::{SANDBOXES, cut};
 use crate::trace::{CallSpans, InjectedFault, ServingSpan, TraceParent, UnansweredFault};
 pub use shown::{RequestSecrets, SHOWN_MINIMUM, ShowPath, ShownPath, redacted_path};
 
 mod shown;
 
-/// Longest `url.path` written; a longer path is cut at a character.
-const MAX_PATH: usize = 256;
+/// Longest `url.path` written (the request line's, [`RequestLine::MAX_PATH`]);
+/// a longer path is cut at a character.
+const MAX_PATH: usize = crate::RequestLine::MAX_PATH;
 
-/// Where a payment page is served: its path's last segment is its token,
-/// the payer's capability, never written as `url.path`.
-const PAYMENT_PAGES: &str = "/pay/";
-
-/// The start of `path` up to its payment page's token (`/pay/`, or a
-/// sandbox's `/sandboxes/{id}/pay/`), when it is one: what may be shown
-/// of it.
-pub(super) fn before_token(path: &str) -> Option<&str> {
-    let page = match path.strip_prefix(SANDBOXES) {
-        Some(rest) => SANDBOXES.len() + rest.find('/')?,
-        None => 0,
-    };
-    path[page..]
-        .starts_with(PAYMENT_PAGES)
-        .then(|| &path[..page + PAYMENT_PAGES.len()])
-}
-
-/// Where sandboxes are served (CONTRACT section 19).
-const SANDBOXES: &str = "/sandboxes/";
+/// The start of `path` up to its payment page's token, the payer's
+/// capability, when it is one: what may be shown of it (the request
+/// line's rule).
+pub(super) use crate::request_log::before_payment_token as before_token;
 
 /// One connection's service with a server span around each request
 /// ([`SpanExport::spans`](super::SpanExport::spans)).
@@ -356,18 +343,6 @@ pub fn route_of(path: &str) -> Option<Cow<'static, str>> {
         "{SANDBOXES}{{sandboxId}}{}",
         routed.endpoint.template()
     )))
-}
-
-/// `text` cut to at most `max` bytes, at a character's boundary.
-fn cut(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// The `Host` of a connection's last request and what [`host_and_port`]
