@@ -51,6 +51,8 @@ mod opening;
 // Stores damaged from outside: a SQLite file removed or replaced while
 // serving, another program's database, a row the store cannot read.
 mod damaged;
+// A PostgreSQL database dropped and made again empty while serving.
+mod pg_tables_gone;
 
 macro_rules! every_store {
     ($backend:ident) => {

@@ -164,6 +164,9 @@ struct Inner {
     counts: crate::metrics::StoreCounts,
     /// Whether the last connection could not be made (`outage.rs`).
     down: AtomicBool,
+    /// Whether the store's tables were found gone (`outage.rs`): said
+    /// once in the log, and the database is never said to serve again.
+    tables_gone: AtomicBool,
 }
 
 /// A store dropped (the process stops, SIGTERM included) writes what its
@@ -562,15 +565,20 @@ impl Store for PostgresStore {
         detached(async move { store.clear_journal(Clear::Erase).await }).await
     }
 
+    /// The database answers and still holds the store's tables.
     async fn check(&self) -> Result<(), StoreError> {
-        bounded(async {
+        let checked = bounded(async {
             let client = self.client().await?;
             client
-                .query_one("SELECT 1", &[])
+                .query_opt("SELECT 1 FROM mock_clock WHERE id = 1", &[])
                 .await
                 .map_err(|e| store_error(&e))?;
             Ok(())
         })
-        .await
+        .await;
+        if let Err(e) = &checked {
+            self.inner.noted(e);
+        }
+        checked
     }
 }

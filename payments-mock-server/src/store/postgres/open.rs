@@ -102,6 +102,7 @@ impl PostgresStore {
                 _alive: alive,
                 counts: crate::metrics::StoreCounts::new(crate::metrics::Backend::Postgres),
                 down: AtomicBool::new(false),
+                tables_gone: AtomicBool::new(false),
             }),
             view: View::new(Uuid::nil(), offset),
         };

@@ -171,6 +171,7 @@ pub(super) async fn write_journal(inner: Weak<Inner>, signals: Arc<Signals>) {
                 }
             }
             Err(e) => {
+                inner.noted(&e);
                 tracing::debug!(error = %e, "the request journal could not be written to PostgreSQL yet");
             }
         }

@@ -8,11 +8,23 @@ pub(super) fn store_error(e: &tokio_postgres::Error) -> StoreError {
     // a failed statement); it never holds the URL or the password.
     let mut text = e.to_string();
     if let Some(db) = e.as_db_error() {
+        if *db.code() == tokio_postgres::error::SqlState::UNDEFINED_TABLE {
+            return tables_gone(db.message());
+        }
         text = format!("PostgreSQL: {}", db.message());
     } else if let Some(source) = std::error::Error::source(e) {
         text = format!("{text}: {source}");
     }
     StoreError::new(text)
+}
+
+/// The store's tables are not in the database any more (it was dropped
+/// and made again empty, or its tables dropped): no retry brings them
+/// back, a restart of the mock makes them again (its migrations).
+fn tables_gone(message: &str) -> StoreError {
+    StoreError::lost(format!(
+        "the PostgreSQL store's tables are gone (PostgreSQL: {message}; was its database dropped or emptied?): restart the mock to make them again"
+    ))
 }
 
 /// A value of a row fetched that does not hold what the mock wrote: a
