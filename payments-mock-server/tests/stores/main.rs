@@ -53,6 +53,8 @@ mod opening;
 mod damaged;
 // A PostgreSQL database dropped and made again empty while serving.
 mod pg_tables_gone;
+// A SQLite file whose pages are overwritten while serving.
+mod sqlite_damaged_pages;
 
 macro_rules! every_store {
     ($backend:ident) => {

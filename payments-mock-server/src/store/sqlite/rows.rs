@@ -15,8 +15,26 @@ pub(super) fn store_error(e: &rusqlite::Error) -> StoreError {
         | rusqlite::Error::Utf8Error(..) => StoreError::unreadable(format!(
             "a stored row does not hold what the mock wrote (SQLite: {e}); was the database changed outside the mock?"
         )),
+        // Pages overwritten or cut: a damaged file, not an outage (no
+        // retry mends it either).
+        _ if is_damage(e) => StoreError::unreadable(format!(
+            "{DAMAGED} (SQLite: {e}); was it changed outside the mock? Restore it from a copy"
+        )),
         _ => StoreError::new(format!("SQLite: {e}")),
     }
+}
+
+/// How a [`store_error`] for a damaged file begins (the watch tells it
+/// from a row it cannot read by it).
+pub(super) const DAMAGED: &str = "the SQLite file is damaged";
+
+/// Whether SQLite found the file damaged: `SQLITE_CORRUPT` (its pages do
+/// not hold a database any more) or `SQLITE_NOTADB` (its header neither).
+fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
 }
 
 pub(super) fn uuid_of(bytes: &[u8]) -> rusqlite::Result<Uuid> {

@@ -284,13 +284,22 @@ impl Store for SqliteStore {
             let _ = self.send(|reply| Job::Probe { reply }).await;
             return Err(lost);
         }
+        if let Some(damaged) = self.file.watch.damaged() {
+            return Err(damaged);
+        }
         if self.file.watch.failing().is_some() {
             self.send(|reply| Job::Probe { reply }).await?;
         }
-        self.read(|conn| {
-            conn.query_row("SELECT 1", [], |_| Ok(()))
+        // The schema's page: a file damaged there is found by health
+        // before any request meets it.
+        let read = self.read(|conn| {
+            conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
                 .map_err(|e| store_error(&e))
-        })
+        });
+        match (read, self.file.watch.damaged()) {
+            (Err(_), Some(damaged)) => Err(damaged),
+            (read, _) => read,
+        }
     }
 }
 

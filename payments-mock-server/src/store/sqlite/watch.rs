@@ -11,6 +11,9 @@
 //!   made read-only) makes health answer 503 until one succeeds again.
 //! - **Rows it cannot read**: said once in the log (each read says it in
 //!   its answer).
+//! - **A damaged file** (pages overwritten: `SQLITE_CORRUPT`,
+//!   `SQLITE_NOTADB`): each request that meets the damage answers 500, the
+//!   log says it once, and health answers 503 naming it from then on.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -58,6 +61,8 @@ pub(super) struct Watch {
     failing: Mutex<Option<StoreError>>,
     /// Whether a row it cannot read has been logged.
     unreadable_logged: AtomicBool,
+    /// Set once, for good: SQLite found the file damaged.
+    damaged: OnceLock<StoreError>,
 }
 
 impl Watch {
@@ -79,6 +84,7 @@ impl Watch {
             lost: OnceLock::new(),
             failing: Mutex::new(None),
             unreadable_logged: AtomicBool::new(false),
+            damaged: OnceLock::new(),
         }
     }
 
@@ -118,6 +124,9 @@ impl Watch {
     /// Notes the outcome of a commit (or of a batch that could not
     /// commit): health answers 503 while the last one failed.
     pub(super) fn committed(&self, outcome: Result<(), &StoreError>) {
+        if let Err(error) = outcome {
+            self.unreadable(error);
+        }
         let mut failing = self.failing.lock().unwrap_or_else(PoisonError::into_inner);
         *failing = outcome.err().cloned();
     }
@@ -130,8 +139,32 @@ impl Watch {
             .clone()
     }
 
-    /// Logs, once, that the store holds a row it cannot read.
+    /// The damage SQLite found in the file, once it found some: what
+    /// health answers (503, restart on a sound file).
+    pub(super) fn damaged(&self) -> Option<StoreError> {
+        let found = self.damaged.get()?;
+        Some(StoreError::lost(format!(
+            "{}: restore it from a copy (or move it away) and restart the mock",
+            found.reason()
+        )))
+    }
+
+    /// Logs, once, that the store holds a row it cannot read, or that its
+    /// file is damaged (any other failure: nothing).
     pub(super) fn unreadable(&self, error: &StoreError) {
+        if error.kind() != crate::domain::port::StoreErrorKind::Unreadable {
+            return;
+        }
+        if error.reason().starts_with(super::rows::DAMAGED) {
+            if self.damaged.set(error.clone()).is_ok() {
+                tracing::error!(
+                    store = %self.path.display(),
+                    error = %error,
+                    "the SQLite store's file is damaged: requests that meet the damage answer 500 and health 503; restore the file from a copy and restart the mock"
+                );
+            }
+            return;
+        }
         if !self.unreadable_logged.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 store = %self.path.display(),

@@ -211,8 +211,10 @@ impl<'c> Writer<'c> {
             }
         }
         for ((view, job, _), (effect, outcome)) in batch.drain(..).zip(done) {
-            if let Ok(effect) = &effect {
-                view.apply(*effect);
+            match &effect {
+                Ok(effect) => view.apply(*effect),
+                // A damaged file: said once, by the watch.
+                Err(error) => self.watch.unreadable(error),
             }
             answer(job, effect, outcome);
         }
@@ -346,11 +348,12 @@ pub(super) fn answer(job: Job, effect: Result<Effect, StoreError>, outcome: Outc
                 } => {
                     send(reply, Err(error));
                 }
-                // Its file lost: said once, by the watch.
+                // Its file lost or damaged: said once, by the watch.
                 Job::Journal { .. }
                 | Job::RenewSandbox { .. }
                 | Job::ForgetSandbox { reply: None }
-                    if error.kind() == crate::domain::port::StoreErrorKind::Lost => {}
+                    if error.kind() == crate::domain::port::StoreErrorKind::Lost
+                        || error.reason().starts_with(DAMAGED) => {}
                 Job::Journal { .. } => {
                     tracing::warn!(error = %error, "the request journal could not be written to the SQLite store");
                 }
