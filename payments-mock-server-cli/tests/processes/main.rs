@@ -22,6 +22,9 @@ mod journal;
 mod outage;
 // A SQLite file read-only at start, or removed while serving.
 mod sqlite_damage;
+// The log and shared memory beside a SQLite file: a refused start leaves
+// none, and ones that cannot be written refuse the start.
+mod sqlite_side_files;
 // A SQLite store's journal: kept whole by a clean stop, its numbers never
 // given out again after a kill -9.
 mod sqlite_journal;

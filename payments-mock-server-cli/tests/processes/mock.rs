@@ -59,7 +59,9 @@ impl Mock {
         }
     }
 
-    fn try_start_as(mut command: Command, args: &[&str]) -> Result<Self, Exited> {
+    /// As [`Mock::try_start`], through `command` (the binary, or a program
+    /// that runs it with the arguments that follow: `setpriv … -- BIN`).
+    pub fn try_start_as(mut command: Command, args: &[&str]) -> Result<Self, Exited> {
         let dir = tempfile::tempdir().expect("a directory");
         let log = dir.path().join("stderr.log");
         let mut child = command

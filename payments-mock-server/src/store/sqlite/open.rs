@@ -39,9 +39,10 @@ pub(super) fn take_ownership(path: &Path, shown: &str) -> Result<(Owner, Created
     let (database, database_created) = lock_database(path, shown)?;
     let lock = lock_path(path);
     let lock_created = !lock.exists();
-    let created = Created {
+    let mut created = Created {
         lock: lock_created.then(|| lock.clone()),
         database: database_created.then(|| path.to_owned()),
+        side: Vec::new(),
     };
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -76,6 +77,13 @@ pub(super) fn take_ownership(path: &Path, shown: &str) -> Result<(Owner, Created
             ));
         }
     }
+    // Ours now: the log and shared memory SQLite makes beside the file,
+    // when they are not there yet, are ours to take away too.
+    created.side = ["-wal", "-shm"]
+        .into_iter()
+        .map(|suffix| side_path(path, suffix))
+        .filter(|side| !side.exists())
+        .collect();
     let me = format!("pid {}, payments-mock-server", std::process::id());
     let _ = file.set_len(0).and_then(|()| file.write_all(me.as_bytes()));
     Ok((
@@ -91,6 +99,10 @@ pub(super) fn take_ownership(path: &Path, shown: &str) -> Result<(Owner, Created
 pub(super) struct Created {
     lock: Option<PathBuf>,
     database: Option<PathBuf>,
+    /// `PATH-wal` and `PATH-shm` when they were not there: a refused open
+    /// that read the file (in WAL mode) made them, and a read-only file's
+    /// were left behind, read-only, for the next start to fail on.
+    side: Vec<PathBuf>,
 }
 
 impl Created {
@@ -98,7 +110,50 @@ impl Created {
         for path in self.lock.iter().chain(&self.database) {
             let _ = std::fs::remove_file(path);
         }
+        for side in &self.side {
+            // A log that holds frames is never taken (nothing of a refused
+            // open should be there, but a log is data).
+            let empty = std::fs::metadata(side).is_ok_and(|m| m.len() == 0);
+            if empty || side.as_os_str().to_string_lossy().ends_with("-shm") {
+                let _ = std::fs::remove_file(side);
+            }
+        }
     }
+}
+
+/// `PATH-wal` or `PATH-shm` (`suffix`) of the file a path leads to: where
+/// SQLite keeps them (beside the file a symlink names).
+pub(super) fn side_path(path: &Path, suffix: &str) -> PathBuf {
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let mut name = real.into_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Refuses a store whose `PATH-wal` or `PATH-shm` is there but cannot be
+/// written (left read-only): it would serve and refuse every write.
+fn side_files_writable(path: &Path, shown: &str) -> Result<(), Error> {
+    for suffix in ["-wal", "-shm"] {
+        let side = side_path(path, suffix);
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&side)
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(open_error(
+                    shown,
+                    format!(
+                        "its file {} cannot be written ({e}); make it writable as the database file is; the files were left as they are",
+                        side.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn held(shown: &str, holder: &str) -> Error {
@@ -407,6 +462,16 @@ impl SqliteStore {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(why)?;
+        // Before the first read, which makes the log and shared memory of
+        // a file in WAL mode (a read-only file's, read-only, were left
+        // behind).
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(why)? {
+            return Err(open_error(
+                shown,
+                "it cannot be written (a read-only file or file system?); the file was left as it is",
+            ));
+        }
+        side_files_writable(path, shown)?;
         // Reads only, before anything is written: a file SQLite cannot
         // read, or one of a newer schema, is refused unchanged.
         conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
@@ -422,12 +487,6 @@ impl SqliteStore {
                 found,
                 supported,
             });
-        }
-        if conn.is_readonly(rusqlite::MAIN_DB).map_err(why)? {
-            return Err(open_error(
-                shown,
-                "it cannot be written (a read-only file or file system?); the file was left as it is",
-            ));
         }
         if let Some(foreign) = foreign_tables(&conn).map_err(why)? {
             return Err(open_error(
