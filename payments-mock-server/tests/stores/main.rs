@@ -55,6 +55,8 @@ mod damaged;
 mod pg_tables_gone;
 // A SQLite file whose pages are overwritten while serving.
 mod sqlite_damaged_pages;
+// A SQLite write lock another program holds at start.
+mod sqlite_write_lock;
 
 macro_rules! every_store {
     ($backend:ident) => {

@@ -78,6 +78,7 @@ mod rows;
 mod sandboxes;
 #[cfg(test)]
 mod scale_tests;
+mod start_lock;
 mod verbs;
 mod watch;
 mod writer;

@@ -496,6 +496,7 @@ impl SqliteStore {
                 ),
             ));
         }
+        super::start_lock::write_lock_free(&conn, shown)?;
         configure(&conn, durability).map_err(why)?;
         migrations::migrations::runner()
             .set_migration_table_name(SCHEMA_TABLE)
