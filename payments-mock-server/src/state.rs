@@ -20,6 +20,8 @@ use crate::faults::Faults;
 use crate::sandboxes::Registry;
 use crate::store::{AnyStore, MemoryStore};
 
+#[cfg(all(test, feature = "sqlite"))]
+mod reset_tests;
 mod sandboxes;
 pub(crate) use sandboxes::SandboxRefusal;
 
@@ -430,14 +432,17 @@ impl AppState {
     ///
     /// # Errors
     ///
-    /// [`StoreError`]: the store could not be reset.
+    /// [`StoreError`]: the store could not be reset; then nothing was
+    /// (the faults, the rules and the coverage are cleared once the store
+    /// is).
     pub async fn reset(&self) -> Result<(), StoreError> {
+        self.store.reset().await?;
         self.faults.clear();
         self.fault_rules.clear();
         if self.coverage_unfenced {
             self.coverage.reset();
         }
-        self.store.reset().await
+        Ok(())
     }
 }
 
