@@ -91,6 +91,40 @@ async fn a_request_asking_for_two_minutes_of_delay_is_refused_at_once() {
     server.shutdown().await;
 }
 
+/// Over HTTP: `X-Mock-Fault` on two lines is one list (RFC 9110): both
+/// faults apply (the second line was ignored), and the delays' total
+/// counts both lines.
+#[tokio::test]
+async fn a_fault_header_on_two_lines_is_one_list() {
+    let server = crate::MockServer::start().await;
+    let send = |lines: [&'static str; 2]| {
+        let mut headers = reqwest::header::HeaderMap::new();
+        for line in lines {
+            headers.append("x-mock-fault", line.parse().expect("a value"));
+        }
+        reqwest::Client::new()
+            .get(format!(
+                "{}/api/payments/0193a0b4-0000-7000-8000-000000000000/status",
+                server.base_url()
+            ))
+            .headers(headers)
+            .timeout(Duration::from_secs(20))
+            .send()
+    };
+    let answer = send(["delay=1", "internal-error"])
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status().as_u16(), 500, "the second line applies");
+    let answer = send(["delay=60000", "delay=1"]).await.expect("an answer");
+    assert_eq!(answer.status().as_u16(), 400);
+    let body: serde_json::Value = answer.json().await.expect("the envelope");
+    assert_eq!(
+        body["message"],
+        "X-Mock-Fault: the delays add up to 60001 ms; at most 60000 ms in all"
+    );
+    server.shutdown().await;
+}
+
 fn drawn(faults: &Faults, key: u64) -> Plan {
     let mut plan = faults.plan(Vec::new());
     faults.draw(key, &mut plan);

@@ -103,6 +103,25 @@ async fn drain<B: HttpBody<Data = Bytes>>(parts: &Parts, mut body: std::pin::Pin
 /// says whether it will close). Without it a client pipelining its next
 /// request, or sending the body after an `Expect: 100-continue`, met the
 /// connection closed without a word.
+/// `X-Mock-Fault`, all its lines as one list: a field sent on several
+/// lines is those lines joined with commas (RFC 9110, section 5.3), so
+/// `delay=100` on one line and `internal-error` on the next is both, and
+/// the delays' total counts every line. `None` without the header.
+fn fault_header(headers: &HeaderMap) -> Option<std::borrow::Cow<'_, [u8]>> {
+    let mut lines = headers.get_all(FAULT_HEADER).iter();
+    let first = lines.next()?.as_bytes();
+    let mut rest = lines.peekable();
+    if rest.peek().is_none() {
+        return Some(std::borrow::Cow::Borrowed(first));
+    }
+    let mut joined = first.to_vec();
+    for line in rest {
+        joined.push(b',');
+        joined.extend_from_slice(line.as_bytes());
+    }
+    Some(std::borrow::Cow::Owned(joined))
+}
+
 fn early(read: bool, response: Response) -> Ending {
     Ending::Respond(if read { response } else { closing(response) })
 }
@@ -342,8 +361,8 @@ where
     if let Err(seconds) = state.faults.admit() {
         return early(ended, rate_limited(seconds));
     }
-    let header_faults = match parts.headers.get(FAULT_HEADER) {
-        Some(v) => match parse_header(v.as_bytes()) {
+    let header_faults = match fault_header(&parts.headers) {
+        Some(v) => match parse_header(&v) {
             Ok(f) => f,
             Err(e) => return early(ended, e.into_response()),
         },
