@@ -100,8 +100,7 @@ pub(super) struct Created {
     lock: Option<PathBuf>,
     database: Option<PathBuf>,
     /// `PATH-wal` and `PATH-shm` when they were not there: a refused open
-    /// that read the file (in WAL mode) made them, and a read-only file's
-    /// were left behind, read-only, for the next start to fail on.
+    /// may have made them (a read-only file's were left, read-only).
     side: Vec<PathBuf>,
 }
 
@@ -496,7 +495,7 @@ impl SqliteStore {
                 ),
             ));
         }
-        super::start_lock::write_lock_free(&conn, shown)?;
+        super::start_lock::write_lock_free(&conn).map_err(|r| open_error(shown, r))?;
         configure(&conn, durability).map_err(why)?;
         migrations::migrations::runner()
             .set_migration_table_name(SCHEMA_TABLE)

@@ -10,18 +10,16 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode};
 
 use super::STORE_TIMEOUT;
-use super::open::open_error;
-use crate::error::Error;
 
 /// How long a start waits for another program's write lock to go: a
 /// moment, for one that is writing, not for one that keeps it.
 const START_WAIT: Duration = Duration::from_secs(1);
 
 /// Takes and gives back the write lock (`BEGIN IMMEDIATE; ROLLBACK`,
-/// waiting at most [`START_WAIT`]): refused, naming the store, when
+/// waiting at most [`START_WAIT`]): why the store is refused when
 /// another program keeps it. Writes nothing.
-pub(super) fn write_lock_free(conn: &Connection, shown: &str) -> Result<(), Error> {
-    let sql_error = |e: &rusqlite::Error| open_error(shown, format!("SQLite: {e}"));
+pub(super) fn write_lock_free(conn: &Connection) -> Result<(), String> {
+    let sql_error = |e: &rusqlite::Error| format!("SQLite: {e}");
     conn.busy_timeout(START_WAIT).map_err(|e| sql_error(&e))?;
     let tried = conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK");
     if !conn.is_autocommit() {
@@ -37,12 +35,9 @@ pub(super) fn write_lock_free(conn: &Connection, shown: &str) -> Result<(), Erro
                 Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
             ) =>
         {
-            Err(open_error(
-                shown,
-                format!(
-                    "another program holds its write lock (SQLite: {e}, after {} s); one server process owns a SQLite store: end that program's transaction, then start again",
-                    START_WAIT.as_secs()
-                ),
+            Err(format!(
+                "another program holds its write lock (SQLite: {e}, after {} s); one server process owns a SQLite store: end that program's transaction, then start again",
+                START_WAIT.as_secs()
             ))
         }
         Err(e) => Err(sql_error(&e)),
