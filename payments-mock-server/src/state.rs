@@ -20,7 +20,7 @@ use crate::faults::Faults;
 use crate::sandboxes::Registry;
 use crate::store::{AnyStore, MemoryStore};
 
-#[cfg(all(test, feature = "sqlite"))]
+#[cfg(test)]
 mod reset_tests;
 mod sandboxes;
 pub(crate) use sandboxes::SandboxRefusal;

@@ -2,6 +2,8 @@
 //! queued faults stay (they were cleared before the store was asked, so
 //! a 503 `STORE_UNAVAILABLE` had still removed a test's scripted faults).
 
+#![cfg(feature = "sqlite")]
+
 use crate::MockServer;
 use crate::StoreSpec;
 
