@@ -288,7 +288,12 @@ pub(crate) async fn forward(State(proxy): State<ProxyState>, request: Request) -
         }
     };
     let progress = Progress::new();
-    let upstream_body = Body::new(Tracked::new(upstream_body, Arc::clone(&progress)));
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let upstream_body = Body::new(Tracked::new(upstream_body, Arc::clone(&progress), declared));
     let Some(uri) = proxy.upstream_uri(&parts.uri) else {
         return refuse(request_message, ApiError::not_found());
     };

@@ -142,17 +142,24 @@ pub(super) struct Tracked {
     progress: Arc<Progress>,
     /// What is left of a frame larger than a slice (not copied).
     rest: Bytes,
+    /// The bytes the request's `Content-Length` declares, when it does,
+    /// less those handed on: at 0 the client has the whole body, though a
+    /// streamed body has not said it ended (the client, which writes the
+    /// declared length, then stops asking for more).
+    left: Option<u64>,
 }
 
 impl Tracked {
-    pub(super) fn new(inner: Body, progress: Arc<Progress>) -> Self {
-        if inner.is_end_stream() {
+    /// `declared`: the request's `Content-Length`, when it has one.
+    pub(super) fn new(inner: Body, progress: Arc<Progress>, declared: Option<u64>) -> Self {
+        if inner.is_end_stream() || declared == Some(0) {
             progress.took_the_end();
         }
         Self {
             inner,
             progress,
             rest: Bytes::new(),
+            left: declared,
         }
     }
 
@@ -163,7 +170,10 @@ impl Tracked {
         } else {
             std::mem::take(&mut self.rest)
         };
-        if self.rest.is_empty() && self.inner.is_end_stream() {
+        if let Some(left) = &mut self.left {
+            *left = left.saturating_sub(slice.len() as u64);
+        }
+        if self.rest.is_empty() && (self.inner.is_end_stream() || self.left == Some(0)) {
             self.progress.took_the_end();
         }
         slice

@@ -108,3 +108,77 @@ async fn an_early_413_passes_through_or_the_502_says_the_request_was_not_carried
     assert_eq!(failures(&proxy, "broke_off").await, "0");
     proxy.shutdown().await;
 }
+
+/// An upstream that reads the request's head and the whole body its
+/// `Content-Length` declares, then closes without answering.
+async fn reads_all_then_closes() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let addr = listener.local_addr().expect("its address");
+    tokio::spawn(async move {
+        let Ok((mut socket, _)) = listener.accept().await else {
+            return;
+        };
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            if socket.read(&mut byte).await.unwrap_or(0) == 0 {
+                return;
+            }
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+        let length: u64 = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .expect("a Content-Length");
+        let mut left = length;
+        let mut buf = vec![0u8; 64 * 1024];
+        while left > 0 {
+            match socket.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => left = left.saturating_sub(n as u64),
+            }
+        }
+        // The whole request read: it may have been carried out.
+        drop(socket);
+    });
+    format!("http://{addr}")
+}
+
+/// Regression: a body past the judging limit (16 MiB, streamed) that the
+/// upstream read whole before closing without an answer was said not to
+/// be carried out ("it did not carry it out", counted `unreachable`): a
+/// streamed body never says it ended once the client has written its
+/// declared length. The upstream had the whole request: it may have
+/// carried it out.
+#[tokio::test]
+async fn an_upstream_that_read_the_whole_streamed_body_then_closed_may_have_carried_it_out() {
+    let upstream = reads_all_then_closes().await;
+    let proxy = proxy_in_front_of(&upstream, &Default::default()).await;
+    let mut body = b"{\"referenceNo\":\"R-whole\",\"pad\":\"".to_vec();
+    body.resize(20 * 1024 * 1024, b'x');
+    body.extend_from_slice(b"\"}");
+    let response = client()
+        .post(format!("{}/api/payments/initiate", proxy.base_url()))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("the proxy answers");
+    let reply = Reply::of(response).await;
+    assert_upstream_unavailable(&reply, "closed after reading the whole body");
+    let message = reply.json()["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        message.contains("may have carried the request out"),
+        "{message}"
+    );
+    assert_eq!(failures(&proxy, "broke_off").await, "1");
+    assert_eq!(failures(&proxy, "unreachable").await, "0");
+    proxy.shutdown().await;
+}
