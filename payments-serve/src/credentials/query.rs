@@ -9,7 +9,8 @@
 //! and so does a capital after a small letter (`accessToken`, `apiKey`):
 //! `api_key`, `api%5Fkey`, `token[]`, `X-Amz-Signature`, `password`,
 //! `client.secret` are credentials; `pageToken`, `idempotency_key` and
-//! `referenceNo` are not.
+//! `referenceNo` are not. Parameters are separated by `&`, and by `;` as
+//! some servers read a query too (`x=1;api_key=…`, [`query_params`]).
 
 use std::borrow::Cow;
 
@@ -41,11 +42,14 @@ impl QueryParam<'_> {
 /// The parameters of `query` (without its `?`) that have a value, in
 /// order: a pair without `=`, or with nothing after it, holds nothing to
 /// hide and is left out.
+///
+/// Pairs are split at `&`, and at a `;` that a pair with `=` follows
+/// (some servers split at `;` too, as HTML 4 asked): `x=1;api_key=k` is
+/// `x` and `api_key`. A `;` followed by no `=` before the next separator
+/// stays in the value before it (`token=abc;def`: `abc;def`), so a value
+/// is never cut short where no server would see a new parameter.
 pub fn query_params(query: &str) -> impl Iterator<Item = QueryParam<'_>> {
-    let mut at = 0;
-    query.split('&').filter_map(move |pair| {
-        let start = at;
-        at += pair.len() + 1;
+    pairs(query).filter_map(move |(start, pair)| {
         let (name, value) = pair.split_once('=')?;
         (!value.is_empty()).then(|| QueryParam {
             name: decoded(name),
@@ -53,6 +57,43 @@ pub fn query_params(query: &str) -> impl Iterator<Item = QueryParam<'_>> {
             at: start + name.len() + 1,
         })
     })
+}
+
+/// The pairs of `query`, each with where it starts: split at every `&`,
+/// and at a `;` whose next piece (up to the next `&` or `;`) holds a `=`.
+fn pairs(query: &str) -> impl Iterator<Item = (usize, &str)> {
+    let bytes = query.as_bytes();
+    let mut start = 0;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let mut end = start;
+        loop {
+            match bytes.get(end) {
+                None => {
+                    done = true;
+                    break;
+                }
+                Some(b'&') => break,
+                Some(b';') if piece_has_value(&bytes[end + 1..]) => break,
+                Some(_) => end += 1,
+            }
+        }
+        // `&` and `;` are ASCII: every cut is at a character's boundary.
+        let pair = (start, query.get(start..end).unwrap_or_default());
+        start = end + 1;
+        Some(pair)
+    })
+}
+
+/// Whether the piece at the start of `rest` (up to its first `&` or `;`)
+/// holds a `=`.
+fn piece_has_value(rest: &[u8]) -> bool {
+    rest.iter()
+        .take_while(|&&b| b != b'&' && b != b';')
+        .any(|&b| b == b'=')
 }
 
 /// `query` with the value of each parameter `replace` gives a
@@ -205,6 +246,18 @@ mod tests {
             ),
             // A bad escape or a name that is not UTF-8 is read lossily.
             ("%zz=1&%FF=2&token%=3", "%zz=1&%FF=2&token%=[redacted]"),
+            // `;` separates too (HTML 4), every other byte as sent.
+            ("x=1;api_key=SEMIsecret123", "x=1;api_key=[redacted]"),
+            ("api_key=C;token=D", "api_key=[redacted];token=[redacted]"),
+            (
+                "a=1;b=2&token=t;page=3;;passwd=p",
+                "a=1;b=2&token=[redacted];page=3;;passwd=[redacted]",
+            ),
+            (";token=a;", ";token=[redacted]"),
+            // A `;` no pair with `=` follows stays in the value.
+            ("token=abc;def&x=1", "token=[redacted]&x=1"),
+            ("token=abc;def;x=1", "token=[redacted];x=1"),
+            ("note=a;b", "note=a;b"),
         ] {
             assert_eq!(redacted_query(sent), kept, "{sent}");
         }
