@@ -13,10 +13,12 @@
 //!
 //! - any word that only names credentials: `authorization`,
 //!   `authentication`, `auth`, `apikey`, `accesstoken`, `secret`,
-//!   `password`, `passwd`, `credential(s)`, `signature`, `sig`, `hmac`,
-//!   `jwt`, `cookie`, `session`, `bearer`;
+//!   `password`, `passwd`, `pwd`, `otp`, `credential(s)`, `signature`,
+//!   `sig`, `hmac`, `jwt`, `cookie`, `session`, `sessionid`, `sessid`,
+//!   `sid`, `jsessionid`, `phpsessid`, `bearer`;
 //! - `token`, but after `page`, `next`, `continuation`, `cursor`,
-//!   `idempotency` or `sync` (a place in a list, or a request's name);
+//!   `idempotency` or `sync` (a place in a list, or a request's name: a
+//!   `pageToken` is where the next page starts, no credential);
 //! - `key` at the end, alone or after `api`, `access`, `secret`, `private`,
 //!   `subscription`, `client`, `master`, `account`, `app`, `license`,
 //!   `signing`, `encryption` or `x` (`X-Key`); `Idempotency-Key`,
@@ -38,10 +40,13 @@ enum Word {
 }
 
 /// The words [`word`] knows, each a credential's but `key` and `token`.
-const KNOWN: [&str; 19] = [
+const KNOWN: [&str; 26] = [
     "key",
     "sig",
     "jwt",
+    "sid",
+    "pwd",
+    "otp",
     "auth",
     "hmac",
     "token",
@@ -50,8 +55,12 @@ const KNOWN: [&str; 19] = [
     "cookie",
     "bearer",
     "passwd",
+    "sessid",
     "session",
     "password",
+    "sessionid",
+    "phpsessid",
+    "jsessionid",
     "signature",
     "credential",
     "accesstoken",
@@ -89,13 +98,20 @@ fn word(word: &str) -> Word {
     let credential = match word.len() {
         3 if is("key") => return Word::Key,
         5 if is("token") => return Word::Token,
-        3 => is("sig") || is("jwt"),
+        3 => is("sig") || is("jwt") || is("sid") || is("pwd") || is("otp"),
         4 => is("auth") || is("hmac"),
-        6 => is("apikey") || is("secret") || is("cookie") || is("bearer") || is("passwd"),
+        6 => {
+            is("apikey")
+                || is("secret")
+                || is("cookie")
+                || is("bearer")
+                || is("passwd")
+                || is("sessid")
+        }
         7 => is("session"),
         8 => is("password"),
-        9 => is("signature"),
-        10 => is("credential"),
+        9 => is("signature") || is("sessionid") || is("phpsessid"),
+        10 => is("credential") || is("jsessionid"),
         11 => is("accesstoken") || is("credentials"),
         13 => is("authorization"),
         14 => is("authentication"),
@@ -229,6 +245,13 @@ mod tests {
             "X-Key",
             "Key",
             "X-CSRF-Token",
+            "sessionid",
+            "JSESSIONID",
+            "PHPSESSID",
+            "X-Sid",
+            "sessid",
+            "X-Pwd",
+            "X-Otp",
         ] {
             assert!(is_credential_header(name), "{name}");
         }
@@ -260,6 +283,12 @@ mod tests {
             "x-keyboard",
             "x-tokens-used",
             "X-Key-Id",
+            "monkey",
+            "X-Monkey",
+            "tokenized",
+            "X-Tokenized",
+            "X-Side",
+            "X-Otpx",
             "",
             "-",
         ] {

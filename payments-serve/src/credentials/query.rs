@@ -265,6 +265,57 @@ mod tests {
     }
 
     #[test]
+    fn session_password_and_one_time_names_are_credentials_the_interface_names_are_not() {
+        for name in [
+            "sessionid",
+            "sessionId",
+            "session_id",
+            "jsessionid",
+            "JSESSIONID",
+            "PHPSESSID",
+            "sessid",
+            "sid",
+            "SID",
+            "pwd",
+            "passwd",
+            "otp",
+            "otpCode",
+            "user_pwd",
+        ] {
+            let query = format!("{name}=v");
+            assert_eq!(
+                redacted_query(&query),
+                format!("{name}=[redacted]"),
+                "{name}"
+            );
+        }
+        // The interface's own names (`payerId` is the proxy's token, not
+        // the journal's `[redacted]`), a page's place, and words that only
+        // hold a credential's letters.
+        for name in [
+            "merchantId",
+            "referenceNo",
+            "transactionId",
+            "productCode",
+            "storeId",
+            "deviceId",
+            "payerId",
+            "pageToken",
+            "page_token",
+            "nextPageToken",
+            "monkey",
+            "tokenized",
+            "side",
+            "inside",
+            "sidebar",
+            "otpx",
+        ] {
+            let query = format!("{name}=v");
+            assert_eq!(redacted_query(&query), query, "{name}");
+        }
+    }
+
+    #[test]
     fn a_rewrite_keeps_what_it_does_not_replace_byte_for_byte() {
         let query = "a=%5B1%5D&confirmation%43ode=123456&b=x+y&payerId=p%2B1";
         let rewritten = rewrite_query(query, |param| match &*param.name {
