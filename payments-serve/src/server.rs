@@ -288,8 +288,8 @@ async fn serve_on<S>(
         };
         match &handshake {
             Handshake::None => {
-                let conn = builder
-                    .serve_connection(TokioIo::new(Lingering::new(Io::Plain(stream))), service);
+                let io = Lingering::new(Io::Plain(stream), watch.stopping.clone());
+                let conn = builder.serve_connection(TokioIo::new(io), service);
                 tokio::spawn(drive(conn, busy, abort, watch));
             }
             #[cfg(feature = "tls")]
@@ -314,7 +314,8 @@ async fn serve_on<S>(
                         _ = stopping.wait_for(|stop| *stop) => return,
                     };
                     let io = Io::Tls(Box::new(stream));
-                    let conn = builder.serve_connection(TokioIo::new(Lingering::new(io)), service);
+                    let io = Lingering::new(io, watch.stopping.clone());
+                    let conn = builder.serve_connection(TokioIo::new(io), service);
                     drive(conn, busy, abort, watch).await;
                 });
             }

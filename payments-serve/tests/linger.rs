@@ -114,3 +114,86 @@ async fn a_client_that_never_stops_sending_is_cut_off_and_has_its_answer() {
     let text = String::from_utf8_lossy(&got);
     assert!(text.starts_with("HTTP/1.1 413 "), "{text}");
 }
+
+/// Issue: a stop that began while a connection lingered (a client still
+/// sending the body of a request answered early) waited the whole 2 s of
+/// lingering, though a connection closed by the stop closes at once. The
+/// stop begins while the request is under way (its handler waits), the
+/// answer then comes and the connection is closed after it: it lingers no
+/// longer, and the server is done well within the 2 s.
+#[tokio::test]
+async fn a_stop_ends_the_lingering_of_a_connection_answered_early() {
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (entered, mut inside) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let router = Router::new().route(
+        "/early",
+        post({
+            let release = std::sync::Arc::clone(&release);
+            move || async move {
+                let _ = entered.send(());
+                release.notified().await;
+                (StatusCode::PAYLOAD_TOO_LARGE, "too large")
+            }
+        }),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let addr = listener.local_addr().expect("its address");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(server::run(listener, router, async {
+        let _ = stopped.await;
+    }));
+    let stream = posting(addr, usize::MAX / 2).await;
+    let (mut reading, mut writing) = stream.into_split();
+    // The client keeps sending, slowly, whatever comes back.
+    let sender = tokio::spawn(async move {
+        let chunk = [b'x'; 1024];
+        let mut tick = tokio::time::interval(Duration::from_millis(5));
+        loop {
+            tick.tick().await;
+            if writing.write_all(&chunk).await.is_err() {
+                return;
+            }
+        }
+    });
+    tokio::time::timeout(BOUND, inside.recv())
+        .await
+        .expect("the request reaches its handler in time")
+        .expect("the handler says so");
+    stop.send(()).expect("the server waits for its stop");
+    // The stop has begun once the listener is closed (on this one-thread
+    // runtime the server tells its connections in the same step).
+    tokio::time::timeout(BOUND, async {
+        while let Ok(probe) = TcpStream::connect(addr).await {
+            drop(probe);
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the listener closed in time");
+    let began = std::time::Instant::now();
+    release.notify_one();
+    let answered = tokio::time::timeout(BOUND, async {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match reading.read(&mut buf).await {
+                Ok(0) | Err(_) => return got,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .expect("the answer and the end in time");
+    let text = String::from_utf8_lossy(&answered);
+    assert!(text.starts_with("HTTP/1.1 413 "), "{text}");
+    tokio::time::timeout(Duration::from_millis(700), server)
+        .await
+        .expect("the stop is done well within the 2 s of lingering")
+        .expect("the server's task");
+    assert!(
+        began.elapsed() < Duration::from_millis(700),
+        "{:?}",
+        began.elapsed()
+    );
+    sender.abort();
+}

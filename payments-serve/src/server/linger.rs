@@ -9,6 +9,10 @@
 //! proxy's HTTP client failed the write before reading the `413`, and
 //! said the service closed the connection without answering. Lingering,
 //! the client takes its answer and sees the end of the connection.
+//!
+//! The server's stop ends the lingering: a connection closed after its
+//! answer once the stop has begun, or lingering when it begins, closes at
+//! once (the stop never waits the [`LINGER_TIME`] out).
 
 use std::future::Future as _;
 use std::pin::Pin;
@@ -16,6 +20,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::watch;
 
 /// How long, at most, what a client still sends is read and dropped after
 /// the server shut its side of the connection down.
@@ -30,25 +35,33 @@ const LINGER_READ: usize = 16 * 1024;
 /// A connection's byte stream that lingers at its close: its
 /// `poll_shutdown` shuts the sending side down, then reads and drops what
 /// comes until the client's end of input, an error, [`LINGER_TIME`] or
-/// [`LINGER_BYTES`], whichever is first. Hyper shuts a connection down
-/// only when it closes it in order (after an answer); one dropped without
-/// (an aborted request, the stop) closes at once, as before.
+/// [`LINGER_BYTES`], or the server's stop, whichever is first. Hyper
+/// shuts a connection down only when it closes it in order (after an
+/// answer); one dropped without (an aborted request, the stop) closes at
+/// once, as before.
 pub(super) struct Lingering<S> {
     inner: S,
+    /// Becomes true at the server's stop.
+    stopping: watch::Receiver<bool>,
     /// Set once the sending side is shut down.
     linger: Option<Linger>,
 }
 
 struct Linger {
     until: Pin<Box<tokio::time::Sleep>>,
+    /// Ready once the server's stop has begun.
+    stop: Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
     /// Bytes still to drop; 0 once done.
     left: usize,
 }
 
 impl<S> Lingering<S> {
-    pub(super) fn new(inner: S) -> Self {
+    /// `inner`, lingering at its close until `stopping` says the server
+    /// stops.
+    pub(super) fn new(inner: S, stopping: watch::Receiver<bool>) -> Self {
         Self {
             inner,
+            stopping,
             linger: None,
         }
     }
@@ -100,15 +113,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Lingering<S> {
             Some(linger) => linger,
             None => {
                 ready!(Pin::new(&mut this.inner).poll_shutdown(cx))?;
+                let mut stopping = this.stopping.clone();
                 this.linger.insert(Linger {
                     until: Box::pin(tokio::time::sleep(LINGER_TIME)),
+                    // Made only for a connection that lingers (one closed
+                    // after an answer): what serving pays is unchanged.
+                    stop: Box::pin(async move {
+                        // A server gone (the sender dropped) stops too.
+                        let _ = stopping.wait_for(|stop| *stop).await;
+                    }),
                     left: LINGER_BYTES,
                 })
             }
         };
         let mut buf = [0u8; LINGER_READ];
         while linger.left > 0 {
-            if linger.until.as_mut().poll(cx).is_ready() {
+            if linger.until.as_mut().poll(cx).is_ready() || linger.stop.as_mut().poll(cx).is_ready()
+            {
                 break;
             }
             let most = linger.left.min(LINGER_READ);
