@@ -11,7 +11,9 @@
 //! them. Never a header's value, a body, a query or a payment page's path,
 //! and `url.path` with the secrets the server names replaced
 //! ([`ShowPath`]; by default the credentials the request carries,
-//! [`RequestSecrets`]): no key, OTP or payer id can reach a span.
+//! [`RequestSecrets`]). A span opens before the request's body is read:
+//! what [`ShowPath`] is given is the request's head, so a secret only its
+//! body carries is not known to it.
 
 use std::borrow::Cow;
 use std::convert::Infallible;
