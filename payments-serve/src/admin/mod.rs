@@ -102,6 +102,13 @@ impl AdminKey {
     pub fn matches(&self, token: &[u8]) -> bool {
         bool::from(self.ct_eq(token))
     }
+
+    /// The key itself, for this crate's redaction only (the spans' paths,
+    /// [`crate::otlp::RequestSecrets::with_admin_keys`]): never shown.
+    #[cfg(feature = "otlp")]
+    pub(crate) fn secret(&self) -> &str {
+        &self.0
+    }
 }
 
 impl fmt::Debug for AdminKey {

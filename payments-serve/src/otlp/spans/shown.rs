@@ -75,6 +75,23 @@ impl RequestSecrets {
     }
 }
 
+impl RequestSecrets {
+    /// The rule with the admin keys `keys` among its own secrets too (a
+    /// server's `--admin-key`s): a path that echoes one shows
+    /// `[redacted]` in its place. The keys never leave this crate.
+    #[cfg(feature = "admin")]
+    #[must_use]
+    pub fn with_admin_keys(mut self, keys: &[crate::admin::AdminKey]) -> Self {
+        self.own.extend(
+            keys.iter()
+                .map(crate::admin::AdminKey::secret)
+                .filter(|key| long_enough(key))
+                .map(Box::from),
+        );
+        self
+    }
+}
+
 impl ShowPath for RequestSecrets {
     fn shown<'a>(&self, _: &Method, uri: &'a Uri, headers: &HeaderMap) -> Cow<'a, str> {
         let mut secrets: Vec<Cow<'_, str>> = self.own.iter().map(|s| Cow::Borrowed(&**s)).collect();
@@ -282,6 +299,44 @@ mod tests {
             "/api/payments/short/status"
         );
         assert_eq!(format!("{rule:?}"), "RequestSecrets { own: 1 [redacted] }");
+    }
+
+    /// Issue: the mock's spans showed its `--admin-key` echoed in a path
+    /// (`REF-adminsecret3xyz`, `/_mock/transactions/adminsecret3xyz`)
+    /// where its API keys were `[redacted]`.
+    #[cfg(feature = "admin")]
+    #[test]
+    fn the_servers_admin_keys_are_not_shown() {
+        let keys: Vec<crate::admin::AdminKey> = ["adminsecret3xyz", "adm_7"]
+            .iter()
+            .map(|k| k.parse().expect("a key"))
+            .collect();
+        let rule = RequestSecrets::new(["sk_live_OWNCANARY9"]).with_admin_keys(&keys);
+        for (path, kept) in [
+            (
+                "/api/payments/reference/REF-adminsecret3xyz/status",
+                "/api/payments/reference/REF-[redacted]/status",
+            ),
+            (
+                "/_mock/transactions/adminsecret3xyz",
+                "/_mock/transactions/[redacted]",
+            ),
+            (
+                "/_mock/transactions/admin%73ecret3xyz",
+                "/_mock/transactions/[redacted]",
+            ),
+            (
+                "/api/payments/sk_live_OWNCANARY9/status",
+                "/api/payments/[redacted]/status",
+            ),
+            (
+                "/api/payments/adm_shor/status",
+                "/api/payments/adm_shor/status",
+            ),
+        ] {
+            assert_eq!(shown(&rule, path, &[]), kept, "{path}");
+        }
+        assert_eq!(format!("{rule:?}"), "RequestSecrets { own: 2 [redacted] }");
     }
 
     #[test]
