@@ -72,6 +72,12 @@ impl AdminAccess {
         }
     }
 
+    /// The admin keys, for what must never show them (the spans' paths).
+    #[cfg(feature = "otlp")]
+    pub(crate) fn keys(&self) -> &[AdminKey] {
+        &self.keys
+    }
+
     /// Marks session cookies `Secure`: for a server that speaks TLS only.
     #[must_use]
     pub fn with_secure_cookies(mut self, secure: bool) -> Self {

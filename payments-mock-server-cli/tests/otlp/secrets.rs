@@ -15,6 +15,7 @@ use crate::common::initiate_body;
 const KEY: &str = "sk_test_SPANKEYCANARY1";
 const OTHER_KEY: &str = "sk_test_SPANOTHERCANARY2";
 const QUERY_KEY: &str = "QUERYKEYCANARY3";
+const ADMIN_KEY: &str = "adm_SPANADMINCANARY4";
 
 /// Every value of a span's attributes, its name's and its resource's.
 fn values(seen: &Seen) -> Vec<String> {
@@ -34,6 +35,7 @@ async fn the_mocks_span_shows_no_key_a_path_echoes() {
     let mock = MockServer::builder()
         .api_key(KEY, None)
         .api_key(OTHER_KEY, None)
+        .admin_key(ADMIN_KEY)
         .otlp_endpoint(receiver.endpoint())
         .start()
         .await
@@ -45,6 +47,8 @@ async fn the_mocks_span_shows_no_key_a_path_echoes() {
         // and not configured.
         status_by_reference(&mock.base_url(), &format!("REF-{KEY}")),
         status_by_reference(&mock.base_url(), &format!("REF-{OTHER_KEY}")),
+        // The admin key, which the request does not carry.
+        status_by_reference(&mock.base_url(), &format!("REF-{ADMIN_KEY}")),
         status_by_reference(&mock.base_url(), "REF-sk%5Ftest%5FSPANKEYCANARY1"),
         format!(
             "{}?api_key={QUERY_KEY}",
@@ -65,7 +69,7 @@ async fn the_mocks_span_shows_no_key_a_path_echoes() {
     let spans = receiver.spans();
     let paths: Vec<&str> = spans.iter().filter_map(|s| s.text("url.path")).collect();
     assert_eq!(
-        paths, ["/api/payments/reference/REF-[redacted]/status"; 4],
+        paths, ["/api/payments/reference/REF-[redacted]/status"; 5],
         "{spans:#?}"
     );
     for seen in &spans {

@@ -29,8 +29,8 @@ pub(crate) struct NoSpans;
 
 /// The span export of the replica `state` serves, to `endpoint` when one
 /// is given. Its spans show a request's path without the credentials the
-/// request carries (its key, a key in its query) or the configured API
-/// keys (`payments_serve::otlp::RequestSecrets`).
+/// request carries (its key, a key in its query), the configured API
+/// keys or the admin keys (`payments_serve::otlp::RequestSecrets`).
 #[cfg(feature = "otlp")]
 pub(crate) fn export_spans(
     endpoint: Option<&payments_serve::otlp::OtlpEndpoint>,
@@ -39,8 +39,14 @@ pub(crate) fn export_spans(
     endpoint
         .map(|endpoint| {
             let keys = state.auth.keys().iter().map(|key| key.key.as_str());
-            payments_serve::otlp::SpanExport::start(endpoint, SERVICE_NAME, &state.replica)
-                .map(|export| export.with_paths(payments_serve::otlp::RequestSecrets::new(keys)))
+            payments_serve::otlp::SpanExport::start(endpoint, SERVICE_NAME, &state.replica).map(
+                |export| {
+                    export.with_paths(
+                        payments_serve::otlp::RequestSecrets::new(keys)
+                            .with_admin_keys(state.admin.keys()),
+                    )
+                },
+            )
         })
         .transpose()
         .map_err(crate::Error::from)
