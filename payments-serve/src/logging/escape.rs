@@ -41,7 +41,7 @@ pub fn is_escaped(c: char) -> bool {
 /// ```
 #[must_use]
 pub fn escape_text(text: &str) -> Cow<'_, str> {
-    if !may_hold(text) || !text.chars().any(is_escaped) {
+    if !holds(text, Style::Text) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -67,7 +67,7 @@ pub(super) enum Style {
 /// says but its closing newline. Allocates only for a line that holds one.
 pub(super) fn escape_line(line: &mut String, style: Style) {
     let body = line.strip_suffix('\n').unwrap_or(line);
-    if !may_hold(body) || !body.chars().any(|c| needs(c, style)) {
+    if !holds(body, style) {
         return;
     }
     let mut out = String::with_capacity(line.len() + 16);
@@ -96,13 +96,74 @@ fn push_escaped(out: &mut String, text: &str, style: Style) {
     }
 }
 
-/// Whether `text` may hold a character [`is_escaped`] says, by its bytes
-/// alone: a C0 control or DEL, or the lead byte of the UTF-8 of U+0080 to
-/// U+00BF (`C2`), of U+061C (`D8`) or of U+2000 to U+2FFF (`E2`). Most
-/// lines have none of these, and are done in one pass over their bytes.
+/// Whether `text` holds a character escaped in `style`, read from its
+/// UTF-8 bytes without decoding it: a line is escaped once it is made, so
+/// this runs over every line, most of which hold none (a status read's
+/// request line is about 180 bytes of ASCII). The bytes are first looked
+/// at 32 at a time for one that may start such a character ([`flagged`]:
+/// vectorised), and only where one is, the character is read.
+fn holds(text: &str, style: Style) -> bool {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(i) = next_flagged(bytes, at) {
+        if escaped_at(bytes, i, style) {
+            return true;
+        }
+        at = i + 1;
+    }
+    false
+}
+
+/// Whether `text` holds a character [`is_escaped`] says.
+#[cfg(test)]
 fn may_hold(text: &str) -> bool {
-    text.bytes()
-        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xd8 || b == 0xe2)
+    holds(text, Style::Text)
+}
+
+/// Whether `b` may start a character [`is_escaped`] says: a C0 control or
+/// DEL, or the lead byte of the UTF-8 of U+0080 to U+00BF (`C2`), of
+/// U+061C (`D8`) or of U+2000 to U+2FFF (`E2`). Without branches, so that
+/// a loop over a block of bytes is vectorised.
+#[inline]
+fn flagged(b: u8) -> bool {
+    (b < 0x20) | (b == 0x7f) | (b == 0xc2) | (b == 0xd8) | (b == 0xe2)
+}
+
+/// The first byte at or after `from` that [`flagged`] says.
+fn next_flagged(bytes: &[u8], from: usize) -> Option<usize> {
+    const BLOCK: usize = 32;
+    let rest = bytes.get(from..)?;
+    let mut skipped = 0;
+    for block in rest.chunks_exact(BLOCK) {
+        if block.iter().fold(false, |any, &b| any | flagged(b)) {
+            break;
+        }
+        skipped += BLOCK;
+    }
+    rest[skipped..]
+        .iter()
+        .position(|&b| flagged(b))
+        .map(|i| from + skipped + i)
+}
+
+/// Whether the character starting at `bytes[i]` (a byte [`flagged`]
+/// says, so ASCII or a lead byte) is escaped in `style`, by its UTF-8:
+/// `C2 80`–`C2 9F` (U+0080–U+009F), `D8 9C` (U+061C), `E2 80 8E`/`8F`
+/// (U+200E, U+200F), `E2 80 A8`–`AE` (U+2028–U+202E), `E2 81 A6`–`A9`
+/// (U+2066–U+2069).
+fn escaped_at(bytes: &[u8], i: usize, style: Style) -> bool {
+    let next = |k: usize| bytes.get(i + k).copied();
+    match bytes[i] {
+        0x1b => style != Style::Painted,
+        b if b < 0x20 || b == 0x7f => true,
+        0xc2 => matches!(next(1), Some(0x80..=0x9f)),
+        0xd8 => next(1) == Some(0x9c),
+        0xe2 => matches!(
+            (next(1), next(2)),
+            (Some(0x80), Some(0x8e | 0x8f | 0xa8..=0xae)) | (Some(0x81), Some(0xa6..=0xa9))
+        ),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -149,5 +210,28 @@ mod tests {
         let mut line = "plain \u{e9}\n".to_owned();
         escape_line(&mut line, Style::Text);
         assert_eq!(line, "plain \u{e9}\n");
+    }
+
+    /// The byte-level reading agrees with [`needs`] for every character,
+    /// alone and after others that share its lead byte, in each style.
+    #[test]
+    fn the_byte_reading_agrees_with_the_characters_for_every_character() {
+        for style in [Style::Text, Style::Painted, Style::Json] {
+            for c in (0..=0x2fff_u32)
+                .chain([0x1_f600, 0x10_ffff])
+                .filter_map(char::from_u32)
+            {
+                let want = needs(c, style);
+                for text in [
+                    format!("{c}"),
+                    format!("abc{c}def"),
+                    // After characters of the same lead bytes that are not escaped,
+                    // past a block of 32 bytes.
+                    format!("{}{}{c}", "x".repeat(40), "\u{e9}\u{2030}\u{602}"),
+                ] {
+                    assert_eq!(holds(&text, style), want, "{c:?} {style:?} in {text:?}");
+                }
+            }
+        }
     }
 }
