@@ -100,8 +100,9 @@ fn push_escaped(out: &mut String, text: &str, style: Style) {
 /// UTF-8 bytes without decoding it: a line is escaped once it is made, so
 /// this runs over every line, most of which hold none (a status read's
 /// request line is about 180 bytes of ASCII). The bytes are first looked
-/// at 32 at a time for one that may start such a character ([`flagged`]:
-/// vectorised), and only where one is, the character is read.
+/// at 32 at a time for one that is not printable ASCII (vectorised), then
+/// one by one for one that may start such a character ([`flagged`]), and
+/// only where one is, the character is read.
 fn holds(text: &str, style: Style) -> bool {
     let bytes = text.as_bytes();
     let mut at = 0;
@@ -135,7 +136,12 @@ fn next_flagged(bytes: &[u8], from: usize) -> Option<usize> {
     let rest = bytes.get(from..)?;
     let mut skipped = 0;
     for block in rest.chunks_exact(BLOCK) {
-        if block.iter().fold(false, |any, &b| any | flagged(b)) {
+        // Printable ASCII, one range test a byte: most blocks of most
+        // lines, passed over at once.
+        if block
+            .iter()
+            .fold(false, |any, &b| any | !(0x20..0x7f).contains(&b))
+        {
             break;
         }
         skipped += BLOCK;
