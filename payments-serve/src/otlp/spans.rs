@@ -428,29 +428,6 @@ mod tests {
         assert_eq!(read("A=1"), "");
     }
 
-    /// A payment page's token is the payer's capability: at the root and
-    /// under a sandbox, only what comes before it may be shown.
-    #[test]
-    fn a_payment_pages_token_is_found_at_the_root_and_under_a_sandbox() {
-        for (path, shown) in [
-            ("/pay/TOKEN", Some("/pay/")),
-            ("/pay/", Some("/pay/")),
-            (
-                "/sandboxes/2dca662f/pay/TOKEN",
-                Some("/sandboxes/2dca662f/pay/"),
-            ),
-            ("/sandboxes/x/pay/", Some("/sandboxes/x/pay/")),
-            ("/payments/x", None),
-            ("/api/payments/pay/status", None),
-            ("/sandboxes/x/api/payments/initiate", None),
-            ("/sandboxes/pay/TOKEN", None),
-            ("/sandboxes/", None),
-            ("/x/pay/TOKEN", None),
-        ] {
-            assert_eq!(before_token(path), shown, "{path}");
-        }
-    }
-
     #[test]
     fn routes_are_the_interfaces_templates() {
         for (path, route) in [
