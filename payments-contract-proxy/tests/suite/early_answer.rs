@@ -19,6 +19,20 @@ fn large_body() -> Vec<u8> {
     body
 }
 
+/// Reads a request's head, byte by byte (nothing of the body); `None`
+/// when the connection ends first.
+async fn read_head(socket: &mut tokio::net::TcpStream) -> Option<String> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if socket.read(&mut byte).await.unwrap_or(0) == 0 {
+            return None;
+        }
+        head.push(byte[0]);
+    }
+    Some(String::from_utf8_lossy(&head).into_owned())
+}
+
 /// An upstream on a loopback port that, for each of `connections`
 /// connections, reads the request's head, writes `answer` (maybe
 /// nothing) and closes the connection without reading the body.
@@ -32,14 +46,7 @@ async fn stops_reading(connections: usize, answer: &'static [u8]) -> String {
             let Ok((mut socket, _)) = listener.accept().await else {
                 return;
             };
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") {
-                if socket.read(&mut byte).await.unwrap_or(0) == 0 {
-                    break;
-                }
-                head.push(byte[0]);
-            }
+            read_head(&mut socket).await;
             let _ = socket.write_all(answer).await;
             // Dropped with the body unread: the kernel resets it.
             drop(socket);
@@ -120,15 +127,10 @@ async fn reads_all_then_closes() -> String {
         let Ok((mut socket, _)) = listener.accept().await else {
             return;
         };
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            if socket.read(&mut byte).await.unwrap_or(0) == 0 {
-                return;
-            }
-            head.push(byte[0]);
-        }
-        let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+        let Some(head) = read_head(&mut socket).await else {
+            return;
+        };
+        let head = head.to_ascii_lowercase();
         let length: u64 = head
             .lines()
             .find_map(|l| l.strip_prefix("content-length:"))

@@ -7,6 +7,19 @@
 use crate::MockServer;
 use crate::StoreSpec;
 
+/// How many fault rules `GET /_mock/faults` lists, and its answer.
+async fn rules_listed(http: &reqwest::Client, base: &str) -> (usize, serde_json::Value) {
+    let rules: serde_json::Value = http
+        .get(format!("{base}/_mock/faults"))
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON");
+    (rules["data"]["items"].as_array().map_or(0, Vec::len), rules)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reset_the_store_refuses_keeps_the_fault_rules() {
     let dir = tempfile::tempdir().expect("a directory");
@@ -37,15 +50,7 @@ async fn a_reset_the_store_refuses_keeps_the_fault_rules() {
         .await
         .expect("an answer");
     assert_eq!(reset.status().as_u16(), 503, "the store could not reset");
-    let rules: serde_json::Value = http
-        .get(format!("{base}/_mock/faults"))
-        .send()
-        .await
-        .expect("an answer")
-        .json()
-        .await
-        .expect("JSON");
-    let listed = rules["data"]["items"].as_array().map_or(0, Vec::len);
+    let (listed, rules) = rules_listed(&http, &base).await;
     assert_eq!(listed, 1, "the rule survives a refused reset: {rules}");
 
     holder.execute_batch("ROLLBACK").expect("released");
@@ -55,15 +60,7 @@ async fn a_reset_the_store_refuses_keeps_the_fault_rules() {
         .await
         .expect("an answer");
     assert_eq!(reset.status().as_u16(), 200);
-    let rules: serde_json::Value = http
-        .get(format!("{base}/_mock/faults"))
-        .send()
-        .await
-        .expect("an answer")
-        .json()
-        .await
-        .expect("JSON");
-    let listed = rules["data"]["items"].as_array().map_or(0, Vec::len);
+    let (listed, rules) = rules_listed(&http, &base).await;
     assert_eq!(listed, 0, "a reset that happened clears them: {rules}");
     server.shutdown().await;
 }

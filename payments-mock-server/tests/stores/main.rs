@@ -51,6 +51,8 @@ mod opening;
 // Stores damaged from outside: a SQLite file removed or replaced while
 // serving, another program's database, a row the store cannot read.
 mod damaged;
+// A log written into memory (the damage tests read what was logged).
+mod captured;
 // A PostgreSQL database dropped and made again empty while serving.
 mod pg_tables_gone;
 // A SQLite file whose pages are overwritten while serving.

@@ -4,9 +4,6 @@
 //! the tables back), health too, and the log says so once; it never says
 //! the store serves again.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, PoisonError};
-
 use payments_mock_server::InitialState;
 use payments_mock_server::StoreSpec;
 use payments_mock_server::domain::port::{Store, StoreErrorKind};
@@ -14,29 +11,7 @@ use payments_mock_server::store::PostgresStore;
 
 use crate::backends::{self, REPLICA};
 use crate::behaviour::{MERCHANT, MINUTE, new};
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
-    }
-}
+use crate::captured::Captured;
 
 /// Runs `sql` on the test server's own database (not the store's).
 async fn on_server(sql: &str) {

@@ -4,7 +4,6 @@
 //! once, and health answers 503 naming the damage.
 
 use std::io::{Seek as _, SeekFrom, Write as _};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use payments_mock_server::Durability;
 use payments_mock_server::InitialState;
@@ -13,23 +12,7 @@ use payments_mock_server::store::SqliteStore;
 
 use crate::backends::{self, REPLICA};
 use crate::behaviour::{MERCHANT, MINUTE, new};
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use crate::captured::Captured;
 
 /// The reviewer's case: every read by reference answered 503 "database
 /// disk image is malformed; retry later" (the CLI retried it three
@@ -101,8 +84,7 @@ async fn a_damaged_sqlite_file_is_a_lasting_fault_that_health_names() {
         said.contains("damaged") && said.contains("restart"),
         "{said}"
     );
-    let log = String::from_utf8_lossy(&captured.0.lock().unwrap_or_else(PoisonError::into_inner))
-        .into_owned();
+    let log = captured.text();
     let lines = log
         .lines()
         .filter(|l| l.contains("file is damaged"))
