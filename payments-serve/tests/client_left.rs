@@ -275,7 +275,7 @@ async fn over_tls_a_held_request_ends_when_its_client_closes() {
         std::future::pending(),
     ));
 
-    let connector = common::connector_trusting(&ca);
+    let connector = common::connector_trusting(&ca, &[]);
     let mut clients = Vec::new();
     for _ in 0..10 {
         let tcp = TcpStream::connect(addr).await.expect("connects");

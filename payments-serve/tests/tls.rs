@@ -1,6 +1,7 @@
 //! The TLS accept loop (feature `tls`): a client that never finishes its
 //! handshake is dropped after the timeout, and a failed handshake does not
-//! stop the loop from serving the next client.
+//! stop the loop from serving the next client; and the protocols it
+//! offers a client in ALPN.
 #![cfg(feature = "tls")]
 
 mod common;
@@ -32,20 +33,31 @@ async fn https_server(handshake_timeout: Duration) -> (LocalCa, std::net::Socket
 
 /// One GET over TLS, trusting `ca`: the first line of the answer.
 async fn get(ca: &LocalCa, addr: std::net::SocketAddr) -> String {
-    let connector = common::connector_trusting(ca);
+    let connector = common::connector_trusting(ca, &[]);
+    get_over(connector, addr, "HTTP/1.1")
+        .await
+        .expect("handshake")
+}
+
+/// One GET as `version` over TLS through `connector`: the first line of
+/// the answer, or the handshake's error.
+async fn get_over(
+    connector: tokio_rustls::TlsConnector,
+    addr: std::net::SocketAddr,
+    version: &str,
+) -> std::io::Result<String> {
     let tcp = TcpStream::connect(addr).await.expect("connects");
     let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("a name");
-    let mut tls = connector.connect(name, tcp).await.expect("handshake");
-    tls.write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-        .await
-        .expect("sent");
+    let mut tls = connector.connect(name, tcp).await?;
+    let request = format!("GET / {version}\r\nhost: x\r\nconnection: close\r\n\r\n");
+    tls.write_all(request.as_bytes()).await.expect("sent");
     let mut answer = Vec::new();
     let _ = tls.read_to_end(&mut answer).await;
-    String::from_utf8_lossy(&answer)
+    Ok(String::from_utf8_lossy(&answer)
         .lines()
         .next()
         .unwrap_or_default()
-        .to_owned()
+        .to_owned())
 }
 
 #[tokio::test]
@@ -71,4 +83,35 @@ async fn a_failed_handshake_leaves_the_loop_serving() {
     let _ = tokio::time::timeout(Duration::from_secs(10), garbage.read_to_end(&mut buf)).await;
     assert!(!String::from_utf8_lossy(&buf).contains("hello"));
     assert_eq!(get(&ca, addr).await, "HTTP/1.1 200 OK");
+}
+
+/// `curl --http1.0 https://…` offers only `http/1.0` in ALPN: it is
+/// answered, not refused with TLS's `no_application_protocol` alert. A
+/// client offering only `h2` gets the alert (HTTP/1 is all this server
+/// speaks), and one offering both `h2` and `http/1.1` gets HTTP/1.1.
+#[tokio::test]
+async fn alpn_offers_http_1_1_and_1_0_never_h2() {
+    let (ca, addr) = https_server(Duration::from_secs(5)).await;
+    let http_1_0 = common::connector_trusting(&ca, &[b"http/1.0"]);
+    assert_eq!(
+        get_over(http_1_0, addr, "HTTP/1.0")
+            .await
+            .expect("handshake"),
+        "HTTP/1.0 200 OK"
+    );
+    let browser = common::connector_trusting(&ca, &[b"h2", b"http/1.1"]);
+    assert_eq!(
+        get_over(browser, addr, "HTTP/1.1")
+            .await
+            .expect("handshake"),
+        "HTTP/1.1 200 OK"
+    );
+    let h2_only = common::connector_trusting(&ca, &[b"h2"]);
+    let refused = get_over(h2_only, addr, "HTTP/1.1")
+        .await
+        .expect_err("no h2");
+    assert!(
+        refused.to_string().contains("NoApplicationProtocol"),
+        "{refused}"
+    );
 }

@@ -141,7 +141,11 @@ impl ServerTls {
                     reason: other.to_string(),
                 },
             })?;
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        // HTTP/1.1 first; HTTP/1.0 too (`curl --http1.0` offers only it,
+        // and hyper answers it), so such a client gets an answer rather
+        // than TLS's `no_application_protocol` alert. A client offering
+        // only `h2` still gets the alert: this server speaks HTTP/1 alone.
+        config.alpn_protocols = vec![b"http/1.1".to_vec(), b"http/1.0".to_vec()];
         Ok(Self {
             config: Arc::new(config),
             mutual: client_ca.is_some(),

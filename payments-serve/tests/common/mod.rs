@@ -32,16 +32,17 @@ pub fn loopback_tls() -> (LocalCa, ServerTls) {
     (ca, tls)
 }
 
-/// A TLS client that trusts `ca` alone.
-pub fn connector_trusting(ca: &LocalCa) -> tokio_rustls::TlsConnector {
+/// A TLS client that trusts `ca` alone, offering `alpn` (none when empty).
+pub fn connector_trusting(ca: &LocalCa, alpn: &[&[u8]]) -> tokio_rustls::TlsConnector {
     let mut roots = rustls::RootCertStore::empty();
     roots
         .add(CertificateDer::from_pem_slice(ca.cert_pem().as_bytes()).expect("PEM"))
         .expect("a root");
-    let config = rustls::ClientConfig::builder_with_provider(payments_serve::tls::provider())
+    let mut config = rustls::ClientConfig::builder_with_provider(payments_serve::tls::provider())
         .with_safe_default_protocol_versions()
         .expect("versions")
         .with_root_certificates(roots)
         .with_no_client_auth();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     tokio_rustls::TlsConnector::from(Arc::new(config))
 }
