@@ -141,6 +141,9 @@ impl FromStr for PublicUrl {
         if rest.contains(['?', '#']) {
             return Err("public URL must have no query or fragment".to_owned());
         }
+        if has_non_ascii_host(text) {
+            return Err(NON_ASCII_HOST.to_owned());
+        }
         // `Uri` takes ASCII only: what is not is escaped first, as WHATWG
         // escapes it in a path.
         let ascii = utf8_percent_encode(text, &AsciiSet::EMPTY).to_string();
@@ -227,6 +230,23 @@ fn normalized_path(path: &str) -> String {
     format!("/{}", utf8_percent_encode(&out.join("/"), PATH))
 }
 
+/// Why a URL whose host is not ASCII is refused: its IDNA form is what
+/// browsers and HTTP libraries send (`xn--bcher-kva.example` for
+/// `bücher.example`), and making it would take an IDNA crate (Unicode's
+/// tables) into the light library build.
+pub(crate) const NON_ASCII_HOST: &str = "the host must be ASCII: write an internationalized \
+     name in its IDNA form (xn--…), as a browser sends it";
+
+/// Whether the host of the absolute URL `text` (`scheme://host…`) holds a
+/// character beyond ASCII; `false` for anything else.
+pub(crate) fn has_non_ascii_host(text: &str) -> bool {
+    let Some((_, rest)) = text.split_once("://") else {
+        return false;
+    };
+    let authority = &rest[..rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len())];
+    !authority.is_ascii()
+}
+
 /// Whether a return address can be built from `return_url`: its scheme,
 /// host, port and path read as a [`PublicUrl`] does.
 pub(crate) fn is_returnable(return_url: &str) -> bool {
@@ -309,6 +329,30 @@ mod tests {
             ..RareFields::default()
         }));
         record
+    }
+
+    #[test]
+    fn a_host_beyond_ascii_is_refused_saying_so_its_path_is_not() {
+        for url in [
+            "https://bücher.example/",
+            "http://xn--bcher-kva.example.bücher.example:8080/x",
+            "https://例え.テスト",
+        ] {
+            assert!(has_non_ascii_host(url), "{url}");
+            assert_eq!(
+                url.parse::<PublicUrl>().err().as_deref(),
+                Some(NON_ASCII_HOST)
+            );
+            assert!(!is_returnable(url), "{url}");
+        }
+        for url in [
+            "https://xn--bcher-kva.example/rückkehr",
+            "https://shop.example/back?q=ü#ü",
+            "not a url ü",
+        ] {
+            assert!(!has_non_ascii_host(url), "{url}");
+        }
+        assert!(is_returnable("https://xn--bcher-kva.example/rückkehr"));
     }
 
     #[test]
