@@ -62,13 +62,23 @@ impl Credential {
 /// What `c` is, when a key may not hold it: a space (any Unicode blank,
 /// a no-break space included), a control character, or a character
 /// outside ASCII.
+///
+/// Control characters are told first: a tab or a line break is also
+/// whitespace, and "a space" hid the usual cause, a key read from a file
+/// with Windows line endings (`key\r`).
 fn not_in_a_key(c: char) -> Option<&'static str> {
     if c.is_ascii_graphic() {
         None
-    } else if c.is_whitespace() {
-        Some("a space")
+    } else if c == '\r' {
+        Some("a control character (a carriage return: a file with Windows line endings?)")
+    } else if c == '\n' {
+        Some("a control character (a line break)")
+    } else if c == '\t' {
+        Some("a control character (a tab)")
     } else if c.is_control() {
         Some("a control character")
+    } else if c.is_whitespace() {
+        Some("a space")
     } else {
         Some("a character outside ASCII")
     }
@@ -77,5 +87,33 @@ fn not_in_a_key(c: char) -> Option<&'static str> {
 impl fmt::Debug for Credential {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Credential({}: [REDACTED])", self.header)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Credential;
+    use secrecy::SecretString;
+
+    fn refusal(key: &str) -> String {
+        Credential::new(&SecretString::from(key.to_owned()), None)
+            .expect_err("refused")
+            .to_string()
+    }
+
+    #[test]
+    fn a_carriage_return_is_a_control_character_not_a_space() {
+        let said = refusal("sk_test_abc\r");
+        assert!(
+            said.contains("it holds a control character (a carriage return: a file with Windows line endings?)"),
+            "{said}"
+        );
+        assert!(!said.contains("sk_test_abc"), "{said}");
+        assert!(refusal("a\nb").contains("a control character (a line break)"));
+        assert!(refusal("a\tb").contains("a control character (a tab)"));
+        assert!(refusal("a\u{1}b").contains("holds a control character (the key"));
+        assert!(refusal("a b").contains("holds a space"));
+        assert!(refusal("a\u{a0}b").contains("holds a space"));
+        assert!(refusal("sk_l\u{ef}ve").contains("outside ASCII"));
     }
 }
