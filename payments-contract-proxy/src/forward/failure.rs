@@ -42,7 +42,11 @@ pub(super) fn failure_reason(
         None => {}
     }
     if e.is_connect() {
-        return (upstream("could not be connected to"), Failure::Connect);
+        let why = connect_cause(e);
+        return (
+            upstream(&format!("could not be connected to{why}")),
+            Failure::Connect,
+        );
     }
     // Past the connection the request has gone out (unless hyper says
     // it was not sent), so an upstream that then closes, resets or
@@ -67,6 +71,30 @@ pub(super) fn failure_reason(
         ),
         None => (upstream("could not be reached"), Failure::Unreachable),
     }
+}
+
+/// Why a connection could not be made, as words to add to "could not be
+/// connected to", when its chain says: a host name that does not resolve
+/// (hyper-util's `dns error`), a connection refused, or one that timed
+/// out; nothing for another cause. Never the host or the URL.
+fn connect_cause(e: &hyper_util::client::legacy::Error) -> &'static str {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => {
+                    return ": it refused the connection (nothing listens at its address)";
+                }
+                std::io::ErrorKind::TimedOut => return ": the connection timed out",
+                _ => {}
+            }
+        }
+        if cause.to_string().starts_with("dns error") {
+            return ": its host name could not be resolved (DNS)";
+        }
+        source = cause.source();
+    }
+    ""
 }
 
 /// `the upstream service {what}`.

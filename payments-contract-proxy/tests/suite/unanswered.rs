@@ -157,7 +157,10 @@ async fn an_upstream_that_is_not_listening_is_502_upstream_unavailable_unchecked
     // A refused connection took no time: the timeout explains nothing.
     assert_eq!(
         reply.json()["message"],
-        json!("the upstream service could not be connected to")
+        json!(
+            "the upstream service could not be connected to: it refused the connection \
+             (nothing listens at its address)"
+        )
     );
     assert_eq!(failures(&proxy, "connect").await, "1");
     assert_eq!(proxy.summary().verdicts.get("unchecked"), Some(&1));
