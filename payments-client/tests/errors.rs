@@ -113,7 +113,8 @@ fn a_key_that_is_not_visible_ascii_is_refused_at_build_without_showing_it() {
         ("sk_lïve_clé", "a character outside ASCII"),
         ("sk_live\u{a0}SECRET", "a space"),
         ("sk_live SECRET", "a space"),
-        ("sk_live_SECRET\t", "a space"),
+        ("sk_live_SECRET\t", "a control character (a tab)"),
+        ("sk_live_SECRET\r", "a control character (a carriage return"),
         ("sk_live_SECRET\u{7f}", "a control character"),
         ("sk_live_\u{200b}SECRET", "a character outside ASCII"),
     ];
