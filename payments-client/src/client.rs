@@ -18,10 +18,12 @@ use crate::transport::{Transport, finish, redact_url};
 use tracing::Instrument as _;
 
 mod builder;
+mod proxy;
 #[cfg(any(feature = "rustls", feature = "native-tls"))]
 mod tls;
 
 pub use builder::ClientBuilder;
+pub use proxy::{EnvironmentProxy, environment_proxy, skips_environment_proxy};
 
 /// The default `User-Agent`.
 pub const DEFAULT_USER_AGENT: &str = concat!("payments-client/", env!("CARGO_PKG_VERSION"));

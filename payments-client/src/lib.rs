@@ -309,7 +309,10 @@ mod secret;
 mod transport;
 pub mod wire;
 
-pub use client::{Client, ClientBuilder, WaitOptions};
+pub use client::{
+    Client, ClientBuilder, EnvironmentProxy, WaitOptions, environment_proxy,
+    skips_environment_proxy,
+};
 pub use error::{ApiError, Error, Outcome};
 pub use model::{
     ConfirmRequest, Confirmation, Currency, ErrorCode, InitiateRequest, Initiated, MinorAmount,

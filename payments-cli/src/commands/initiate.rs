@@ -142,7 +142,7 @@ fn names_the_product(error: &payments_client::Error) -> bool {
 /// whom to ask.
 async fn product_advice(ctx: &Context, product: &str) -> String {
     let started = ctx.log_request("GET", "/openapi.json");
-    let offered = offered_products(&ctx.base_url).await;
+    let offered = offered_products(ctx).await;
     if ctx.settings.verbose {
         super::stderr_line(format_args!(
             "< {} in {} ms",
@@ -178,15 +178,13 @@ async fn product_advice(ctx: &Context, product: &str) -> String {
 }
 
 /// The product codes in the service's OpenAPI description, if it has one
-/// (no API key is sent: the description is public on the mock). Bounded:
-/// 3 s, 4 MiB.
-async fn offered_products(base_url: &str) -> Option<Vec<String>> {
+/// (no API key is sent: the description is public on the mock). Read with
+/// the CLI's TLS settings and proxy rule (`commands::http`). Bounded: 3 s,
+/// 4 MiB.
+async fn offered_products(ctx: &Context) -> Option<Vec<String>> {
     const LIMIT: usize = 4 * 1024 * 1024;
-    let http = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(3))
-        .build()
-        .ok()?;
-    let url = format!("{}/openapi.json", base_url.trim_end_matches('/'));
+    let http = crate::commands::http::client(ctx, std::time::Duration::from_secs(3)).ok()?;
+    let url = format!("{}/openapi.json", ctx.base_url.trim().trim_end_matches('/'));
     let mut response = http.get(url).send().await.ok()?;
     if !response.status().is_success() {
         return None;

@@ -6,6 +6,7 @@
 
 mod completions;
 mod confirm;
+mod http;
 mod initiate;
 mod reconcile;
 mod reference;

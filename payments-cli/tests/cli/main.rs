@@ -29,6 +29,9 @@ mod hints;
 mod initiate_limits;
 /// Tables fitted to the terminal's width, and currencies beside amounts.
 mod layout;
+/// The environment's proxy, connect failures told apart, certificates for
+/// another host or expired, and the URL and credentials `-v` shows.
+mod network;
 /// Usage errors said with flags (issue 34): each message before and after.
 mod messages;
 /// Answers that leave the outcome open: exit 4 or reconciled, never 1;

@@ -38,7 +38,9 @@ use crate::transport::{Transport, redact_url};
 ///   `::1`, `localhost` and any `*.localhost`; or the unspecified address
 ///   `0.0.0.0` or `::` that a server listening on every interface prints:
 ///   a mock or a sidecar on this machine) never goes through a proxy from
-///   the environment;
+///   the environment ([`skips_environment_proxy`](crate::skips_environment_proxy)
+///   says which: a tool building a `reqwest::Client` of its own for the
+///   same service applies the same rule with it);
 /// - [`no_proxy`](Self::no_proxy) turns every proxy off, whatever the
 ///   environment says.
 ///
@@ -357,7 +359,7 @@ impl ClientBuilder {
                     .redirect(reqwest::redirect::Policy::none());
                 // A loopback service is never behind the environment's
                 // proxy (which would answer for it, or not at all).
-                let builder = if self.no_proxy || is_loopback(&parsed) {
+                let builder = if self.no_proxy || super::proxy::is_loopback(&parsed) {
                     builder.no_proxy()
                 } else {
                     builder
@@ -419,27 +421,6 @@ impl ClientBuilder {
     }
 }
 
-/// Whether `url`'s host is this machine: loopback (`127.0.0.0/8`, `::1`,
-/// an IPv4-mapped `::ffff:127.x.y.z` too), `localhost` or a name under it
-/// (RFC 6761), or the unspecified address (`0.0.0.0`, `::`,
-/// `::ffff:0.0.0.0`), which a server prints when it listens on every
-/// interface (`payments-mock-server --host 0.0.0.0`) and which, connected
-/// to, reaches this machine (Linux, macOS).
-fn is_loopback(url: &url::Url) -> bool {
-    let local = |ip: std::net::Ipv4Addr| ip.is_loopback() || ip.is_unspecified();
-    match url.host() {
-        Some(url::Host::Ipv4(ip)) => local(ip),
-        Some(url::Host::Ipv6(ip)) => {
-            ip.is_loopback() || ip.is_unspecified() || ip.to_ipv4_mapped().is_some_and(local)
-        }
-        Some(url::Host::Domain(name)) => {
-            let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
-            name == "localhost" || name.ends_with(".localhost")
-        }
-        None => false,
-    }
-}
-
 // Extra trust and a client certificate (CONTRACT section 18): kept in
 // tls.rs's options, checked there at build().
 #[cfg(any(feature = "rustls", feature = "native-tls"))]
@@ -496,40 +477,5 @@ impl ClientBuilder {
     pub fn identity_pem(mut self, cert_and_key_pem: impl AsRef<[u8]>) -> Self {
         self.tls.set_identity(cert_and_key_pem.as_ref().to_vec());
         self
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_loopback;
-
-    #[test]
-    fn loopback_hosts_are_the_machines_own() {
-        for url in [
-            "http://127.0.0.1:8080",
-            "http://127.1.2.3",
-            "http://[::1]:9",
-            "http://[::ffff:127.0.0.1]",
-            "http://localhost",
-            "http://LocalHost.:80",
-            "https://mock.localhost/v1",
-            "http://a.b.localhost",
-            // Every interface: a connection to it reaches this machine.
-            "http://0.0.0.0:8080",
-            "http://[::]:9",
-            "http://[::ffff:0.0.0.0]",
-        ] {
-            assert!(is_loopback(&url.parse().unwrap()), "{url}");
-        }
-        for url in [
-            "http://0.0.0.1",
-            "http://10.0.0.1",
-            "http://[::2]",
-            "http://localhost.example",
-            "http://notlocalhost",
-            "https://payments.example",
-        ] {
-            assert!(!is_loopback(&url.parse().unwrap()), "{url}");
-        }
     }
 }

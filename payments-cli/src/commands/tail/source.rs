@@ -129,7 +129,7 @@ impl Source {
         };
         Ok(Self {
             kind,
-            http: http_client(ctx)?,
+            http: crate::commands::http::client(ctx, settings.timeout)?,
             url,
             base: shown.as_str().trim_end_matches('/').to_owned(),
             key,
@@ -443,48 +443,4 @@ fn shown_url(url: &reqwest::Url) -> String {
     let _ = url.set_username("");
     let _ = url.set_password(None);
     url.to_string()
-}
-
-/// An HTTP client with the CLI's timeout and TLS settings (`--ca-cert`,
-/// `--client-cert`, `--client-key`), not following redirects.
-fn http_client(ctx: &Context) -> Result<reqwest::Client, CliError> {
-    let settings = &ctx.settings;
-    // rustls, as the payments client: its PEM identity is rustls's, and a
-    // build with reqwest's native-tls too (`--all-features`) would pick
-    // OpenSSL and refuse it ("incompatible TLS identity type").
-    let mut builder = reqwest::Client::builder()
-        .use_rustls_tls()
-        .connect_timeout(Duration::from_secs(10))
-        .timeout(settings.timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("payments-cli/", env!("CARGO_PKG_VERSION")));
-    if let Some(ca) = &settings.ca_cert {
-        let pem = super::super::read_setting_file(ca)?;
-        let roots = reqwest::Certificate::from_pem_bundle(&pem).map_err(|_| {
-            CliError::Usage(format!(
-                "--ca-cert {}: not a PEM certificate (-----BEGIN CERTIFICATE-----)",
-                ca.path.display()
-            ))
-        })?;
-        for root in roots {
-            builder = builder.add_root_certificate(root);
-        }
-    }
-    if let (Some(cert), Some(key)) = (&settings.client_cert, &settings.client_key) {
-        let mut identity = super::super::read_setting_file(cert)?;
-        identity.push(b'\n');
-        identity.extend(super::super::read_setting_file(key)?);
-        let identity = reqwest::Identity::from_pem(&identity).map_err(|_| {
-            CliError::Usage(format!(
-                "--client-cert {} and --client-key {}: not a PEM certificate and its PEM \
-                 private key",
-                cert.path.display(),
-                key.path.display()
-            ))
-        })?;
-        builder = builder.identity(identity);
-    }
-    builder
-        .build()
-        .map_err(|e| CliError::Usage(format!("cannot create the HTTP client: {e}")))
 }
