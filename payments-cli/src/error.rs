@@ -259,10 +259,11 @@ fn describe_call_failure(
         // (`initiate of ORDER-77: the service answered for another
         // request: referenceNo sent ORDER-77, answered INV-2026-0001`).
         ClientError::AnswerMismatch(mismatch) => crate::output::printable(&mismatch.to_string()),
-        _ => format!(
-            "{call} failed: {}",
-            crate::output::printable(&reason(error))
-        ),
+        _ => {
+            let reason = reason(error);
+            let reason = hint::through_proxy(error, &reason, base_url).unwrap_or(reason);
+            format!("{call} failed: {}", crate::output::printable(&reason))
+        }
     };
     if let Some(hint) = advice
         .map(str::to_owned)

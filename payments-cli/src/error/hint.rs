@@ -1,7 +1,7 @@
 //! What to do after a failed call: the advice `describe_call_failure`
 //! adds after the reason, when the command gives none of its own.
 
-use payments_client::error::TransportKind;
+use payments_client::error::{ConnectCause, TransportKind};
 use payments_client::{Error as ClientError, ErrorCode, Outcome};
 
 pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<String> {
@@ -37,9 +37,7 @@ pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<St
         ClientError::Transport {
             kind: TransportKind::Connect,
             ..
-        } => Some(format!(
-            "is the service running at {base_url}? set the URL with --base-url or PAYMENTS_BASE_URL"
-        )),
+        } => Some(connect_hint(error, base_url)),
         ClientError::Transport {
             kind: TransportKind::InvalidHttp,
             source: Some(source),
@@ -95,6 +93,64 @@ pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<St
         ),
         _ => None,
     }
+}
+
+/// The advice after a connect failure: the proxy's, the host name's, the
+/// scheme's, or whether the service runs.
+fn connect_hint(error: &ClientError, base_url: &str) -> String {
+    if let Some(proxy) = payments_client::environment_proxy(base_url) {
+        return format!(
+            "is the proxy running? it comes from {variable}: unset it, or list the service's \
+             host in NO_PROXY",
+            variable = proxy.variable()
+        );
+    }
+    match error.connect_cause() {
+        Some(ConnectCause::UnresolvedHost) => format!(
+            "check the host name of {base_url}; set the URL with --base-url or PAYMENTS_BASE_URL"
+        ),
+        Some(ConnectCause::PlainHttp) => match secure_http(base_url) {
+            Some(rest) => format!("the service speaks plain HTTP: use http://{rest}"),
+            None => "the service speaks plain HTTP: use an http:// URL".to_owned(),
+        },
+        _ => format!(
+            "is the service running at {base_url}? set the URL with --base-url or \
+             PAYMENTS_BASE_URL"
+        ),
+    }
+}
+
+/// A connect failure's reason with the proxy it could not reach named
+/// (never its `user:pass@`) and the variable that named it, when the
+/// environment puts one between the CLI and the service; `None` otherwise
+/// (the client's own reason says it).
+pub(super) fn through_proxy(error: &ClientError, reason: &str, base_url: &str) -> Option<String> {
+    let connect = matches!(
+        error,
+        ClientError::Transport {
+            kind: TransportKind::Connect,
+            ..
+        }
+    );
+    let proxy = payments_client::environment_proxy(base_url).filter(|_| connect)?;
+    Some(reason.replacen(
+        "could not connect to the service",
+        &format!(
+            "could not connect to the proxy {} (from {})",
+            proxy.url(),
+            proxy.variable()
+        ),
+        1,
+    ))
+}
+
+/// What follows `https://` in a base URL (any letter case), if it is one.
+fn secure_http(base_url: &str) -> Option<&str> {
+    let scheme = "https://";
+    base_url
+        .get(..scheme.len())
+        .filter(|head| head.eq_ignore_ascii_case(scheme))
+        .and_then(|_| base_url.get(scheme.len()..))
 }
 
 /// Whether a service's message already tells the caller to retry.

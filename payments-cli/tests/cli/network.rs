@@ -8,9 +8,10 @@ use std::net::TcpListener;
 
 use payments_mock_server::MockServer;
 
-use crate::common::{MERCHANT, Sandbox, run, stderr};
+use crate::common::{MERCHANT, Sandbox, closed_port_url, run, stderr};
 
 const ADMIN: &str = "adm_network_5c2e81";
+const UNKNOWN: &str = "0193a0b4-0000-7000-8000-000000000000";
 
 /// A listener that stands for a logging proxy: it never answers, and
 /// [`nothing_came`] tells whether any connection reached it.
@@ -73,5 +74,88 @@ async fn initiates_product_advice_reads_an_https_services_products_with_its_ca_a
     assert!(
         nothing_came(&proxy),
         "the product list went through the proxy"
+    );
+}
+
+/// `payments status UNKNOWN` against `base`, with `env` and `args`; the
+/// exit code and stderr.
+async fn status(base: &str, env: &[(&str, &str)], args: &[&str]) -> (i32, String) {
+    let sandbox = Sandbox::new();
+    let mut cmd = sandbox.payments();
+    cmd.envs(env.iter().copied())
+        .args(["--base-url", base, "--retries", "0", "--timeout", "5"])
+        .args(args)
+        .args(["status", UNKNOWN]);
+    let assert = run(cmd).await;
+    let code = assert.get_output().status.code().expect("an exit code");
+    (code, stderr(&assert))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dead_environment_proxy_is_named_with_its_variable_and_never_its_password() {
+    let dead = closed_port_url().replace("http://", "http://proxyuser:proxy-secret@");
+    let shown = closed_port_url();
+    let (code, err) = status(
+        "http://mock.example.test:8080",
+        &[("HTTP_PROXY", dead.as_str())],
+        &[],
+    )
+    .await;
+    assert_eq!(code, 4, "{err}");
+    let port = dead.rsplit(':').next().unwrap();
+    assert!(
+        err.contains(&format!(
+            "failed: could not connect to the proxy http://127.0.0.1:{port} (from HTTP_PROXY); \
+             is the proxy running? it comes from HTTP_PROXY: unset it, or list the service's \
+             host in NO_PROXY"
+        )),
+        "{err}"
+    );
+    assert!(
+        !err.contains("proxy-secret") && !err.contains("proxyuser"),
+        "{err}"
+    );
+    assert!(!err.contains("is the service running"), "{err}");
+    // NO_PROXY lists the host: no proxy, and the service is blamed.
+    let (code, err) = status(
+        &shown,
+        &[
+            ("HTTP_PROXY", "http://127.0.0.1:9"),
+            ("NO_PROXY", "127.0.0.1"),
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("is the service running at"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_name_that_does_not_resolve_is_said() {
+    let (code, err) = status("http://pay.example.invalid", &[], &[]).await;
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains(
+            "failed: could not connect to the service: the host name could not be resolved; \
+             check the host name of http://pay.example.invalid"
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn https_to_a_plain_http_port_says_to_use_http() {
+    let server = MockServer::start().await;
+    let plain = server.base_url();
+    let https = plain.replace("http://", "https://");
+    let (code, err) = status(&https, &[], &[]).await;
+    assert_eq!(code, 4, "{err}");
+    let rest = plain.trim_start_matches("http://");
+    assert!(
+        err.contains(&format!(
+            "failed: could not connect to the service: the server answered in plain HTTP, not \
+             TLS (it speaks http://); the service speaks plain HTTP: use http://{rest}"
+        )),
+        "{err}"
     );
 }

@@ -16,6 +16,7 @@ use crate::model::status::ErrorCode;
 use crate::model::transaction::PaymentStatus;
 
 mod api;
+mod connect;
 mod http;
 mod mismatch;
 mod outcome;
@@ -23,6 +24,8 @@ mod tls;
 mod validation;
 
 pub use api::ApiError;
+pub use connect::ConnectCause;
+use connect::connect_cause_suffix;
 pub use mismatch::{AnswerMismatch, Asked, Disagreement, ReadBack};
 pub use outcome::Outcome;
 use outcome::{earlier_attempt_suffix, outcome_suffix};
@@ -172,12 +175,15 @@ pub enum Error {
     /// `native-tls` on Linux), which holds no secret:
     /// the one cause a reader needs, however deep in the chain. For
     /// [`TransportKind::InvalidHttp`] it ends with the HTTP library's
-    /// reason in parentheses (`(invalid HTTP header parsed)`). When the
-    /// outcome is [`Outcome::Unknown`] (any kind but `Connect` and `Tls`),
+    /// reason in parentheses (`(invalid HTTP header parsed)`). For
+    /// [`TransportKind::Connect`] it ends with the cause when the chain
+    /// tells one ([`Error::connect_cause`]: `: the host name could not be
+    /// resolved`). When the outcome is [`Outcome::Unknown`] (any kind but `Connect` and `Tls`),
     /// it then ends with `(outcome unknown: it may have been carried out;
     /// look it up before trying again)`.
     #[error(
-        "{kind}{}{}{}",
+        "{kind}{}{}{}{}",
+        connect_cause_suffix(*.kind, .source.as_ref()),
         tls_reason_suffix(*.kind, .source.as_ref()),
         invalid_http_suffix(*.kind, .source.as_ref()),
         outcome_suffix(outcome::transport_leaves_outcome_open(*.kind))
