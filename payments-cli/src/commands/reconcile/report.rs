@@ -38,6 +38,10 @@ pub struct Report {
     /// Where the rows go until the run is complete: `FILE.partial`.
     partial: PathBuf,
     writer: csv::Writer<BufWriter<File>>,
+    /// Whether [`Report::finish`] ran: a report dropped without it (the
+    /// run ended by an error, such as a standard output that cannot be
+    /// written) says on stderr where its rows are, as a stopped run's does.
+    finished: bool,
 }
 
 const REPORT_HEADER: [&str; 16] = [
@@ -127,6 +131,7 @@ impl Report {
             path,
             partial,
             writer,
+            finished: false,
         })
     }
 
@@ -183,6 +188,8 @@ impl Report {
     ///
     /// The file cannot be written or put in place.
     pub fn finish(mut self, complete: bool) -> Result<(), CliError> {
+        // Its own errors name the file: no note on the way out.
+        self.finished = true;
         self.writer
             .flush()
             .map_err(|err| report_error(&self.partial, &err))?;
@@ -190,16 +197,33 @@ impl Report {
             std::fs::rename(&self.partial, &self.path)
                 .map_err(|err| report_error(&self.named, &err))?;
         } else {
-            // Not eprintln!, which panics when stderr cannot be written
-            // (`2>/dev/full`): the note is lost, the exit code is not.
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "the report of the rows judged is in {}: {} is left as it was",
-                shown(&self.partial),
-                shown(&self.named)
-            );
+            self.left_partial();
         }
         Ok(())
+    }
+
+    /// Says on stderr that the rows judged are in `FILE.partial` and FILE
+    /// is as it was. Not eprintln!, which panics when stderr cannot be
+    /// written (`2>/dev/full`): the note is lost, the exit code is not.
+    fn left_partial(&self) {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "the report of the rows judged is in {}: {} is left as it was",
+            shown(&self.partial),
+            shown(&self.named)
+        );
+    }
+}
+
+impl Drop for Report {
+    /// A run that ended by an error before [`Report::finish`] (standard
+    /// output that cannot be written, a row the report cannot take) leaves
+    /// what it wrote in `FILE.partial`, and says so.
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.writer.flush();
+            self.left_partial();
+        }
     }
 }
 

@@ -231,3 +231,44 @@ async fn a_full_stderr_loses_the_notes_not_the_exit_code() {
     assert_eq!(status.code(), Some(4));
     assert!(sandbox.path().join("report.csv.partial").exists());
 }
+
+/// `-o json` with a standard output that cannot be written (`>/dev/full`)
+/// ended the run with exit 4 before the report was finished: the rows
+/// judged stayed in `FILE.partial` without the note a stopped run gives.
+/// Now it says where they are, and FILE is left as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_stdout_leaves_the_partial_report_and_says_so() {
+    let server = MockServer::start().await;
+    let sandbox = Sandbox::new();
+    let ledger = sandbox.write_file("ledger.csv", "referenceNo,amount\nINV-1,1.00\n");
+    let report = sandbox.write_file("report.csv", "the report before\n");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let mut cmd = StdCommand::new(env!("CARGO_BIN_EXE_payments"));
+    cmd.env_clear()
+        .env("XDG_CONFIG_HOME", sandbox.path())
+        .env("HOME", sandbox.path())
+        .env("NO_COLOR", "1")
+        .args(["--base-url", &server.base_url(), "--merchant-id", MERCHANT])
+        .args(["-o", "json", "reconcile"])
+        .arg(&ledger)
+        .arg("--report")
+        .arg(&report)
+        .stdout(Stdio::from(full))
+        .stderr(Stdio::piped());
+    let output = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("the runner does not panic")
+        .expect("payments runs");
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(4), "{err}");
+    assert!(err.contains("report.csv.partial"), "{err}");
+    assert!(err.contains("is left as it was"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&report).expect("the report"),
+        "the report before\n"
+    );
+    assert!(sandbox.path().join("report.csv.partial").exists());
+}
