@@ -13,6 +13,7 @@ mod reference;
 mod status;
 mod tail;
 mod trace;
+mod userinfo;
 mod verbose;
 mod verify_return;
 
@@ -216,8 +217,15 @@ pub struct Context {
     pub client: Client,
     /// The service's base URL, as given (with any `user:pass@`).
     pub base_url: String,
-    /// The same as messages and `-v` show it: userinfo as `***@`.
+    /// The same as messages show it: userinfo as `***@`.
     pub shown_url: String,
+    /// The base URL as requests go to it (parsed: surrounding spaces, a
+    /// trailing `\r` and a trailing `/` gone), userinfo as `***@`: what
+    /// `-v` prints before each path.
+    requested_url: String,
+    /// Whether the base URL has `user:pass@` (sent as `Authorization:
+    /// Basic`).
+    url_credentials: bool,
     /// Lines queued by [`Context::queue_line`], not yet written.
     queued: RefCell<Vec<u8>>,
     /// Whether stdout is a terminal (queued lines are then written at once).
@@ -254,40 +262,11 @@ fn without_url(reason: &str, shown_url: &str) -> String {
     reason.replacen(&format!("{shown_url:?}"), "…", 1)
 }
 
-/// `user:pass@` in the base URL beside an API key: the client would send
-/// both as `Authorization` (Basic and Bearer) and refuses to build (the CLI
-/// has no other header to send the key in). Told here, from the settings
-/// (the client's refusal is a `Config` error told apart by its wording
-/// only), as the usage error it is, naming where each was given and
-/// neither's value. `None` for a URL the client would refuse for another
-/// reason first (not http or https), or for none that parses: the client
-/// says what is wrong with it.
-fn userinfo_and_key(base_url: &str, settings: &Settings) -> Option<CliError> {
-    let key_from = match settings.api_key_source? {
-        Source::FlagOrEnv => "--api-key or PAYMENTS_API_KEY",
-        Source::Profile => "api_key in the profile",
-    };
-    let url = reqwest::Url::parse(base_url.trim()).ok()?;
-    let userinfo = !url.username().is_empty() || url.password().is_some();
-    if !userinfo || !matches!(url.scheme(), "http" | "https") {
-        return None;
-    }
-    let url_from = match settings.base_url.as_ref().map(|(_, source)| *source) {
-        Some(Source::Profile) => "base_url in the profile",
-        _ => "--base-url or PAYMENTS_BASE_URL",
-    };
-    Some(CliError::Usage(format!(
-        "the service URL has user:pass@ (from {url_from}) and an API key is set (from \
-         {key_from}): both would be sent as the Authorization header (Basic and Bearer), and \
-         only one can be; remove one of them: the user:pass@ from the URL, or the API key"
-    )))
-}
-
 impl Context {
     fn new(settings: Settings) -> Result<Self, CliError> {
         let base_url = settings.require_base_url()?.to_owned();
         let shown_url = payments_client::redact_url(&base_url);
-        if let Some(conflict) = userinfo_and_key(&base_url, &settings) {
+        if let Some(conflict) = userinfo::userinfo_and_key(&base_url, &settings) {
             return Err(conflict);
         }
         let mut builder = Client::builder(base_url.as_str())
@@ -321,11 +300,21 @@ impl Context {
                 crate::text::cut(&without_url(&text, &shown_url))
             ))
         })?;
+        let parsed = reqwest::Url::parse(base_url.trim()).ok();
+        let requested_url = parsed.as_ref().map_or_else(
+            || shown_url.clone(),
+            |url| payments_client::redact_url(url.as_str().trim_end_matches('/')),
+        );
+        let url_credentials = parsed
+            .as_ref()
+            .is_some_and(|url| !url.username().is_empty() || url.password().is_some());
         Ok(Self {
             settings,
             client,
             base_url,
             shown_url,
+            requested_url,
+            url_credentials,
             queued: RefCell::new(Vec::new()),
             stdout_is_terminal: std::io::stdout().is_terminal(),
         })
@@ -421,10 +410,12 @@ impl Context {
         if self.settings.verbose {
             let auth = if self.settings.api_key.is_some() {
                 " (authorization: Bearer [REDACTED])"
+            } else if self.url_credentials {
+                " (authorization: Basic [REDACTED], from the user:pass@ of the service URL)"
             } else {
                 " (no API key)"
             };
-            verbose::say(&format!("> {method} {}{path}{auth}", self.shown_url));
+            verbose::say(&format!("> {method} {}{path}{auth}", self.requested_url));
             span = tracing::info_span!(target: "payments_cli", parent: None, "payments");
             trace::begin(&span);
         }

@@ -1,7 +1,7 @@
 //! What to do after a failed call: the advice `describe_call_failure`
 //! adds after the reason, when the command gives none of its own.
 
-use payments_client::error::{ConnectCause, TransportKind};
+use payments_client::error::{CertificateProblem, ConnectCause, TransportKind};
 use payments_client::{Error as ClientError, ErrorCode, Outcome};
 
 pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<String> {
@@ -30,10 +30,7 @@ pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<St
         ClientError::Transport {
             kind: TransportKind::Tls,
             ..
-        } => Some(
-            "trust the service's CA with --ca-cert FILE (PAYMENTS_CA_CERT, ca_cert in the profile)"
-                .to_owned(),
-        ),
+        } => Some(certificate_hint(error, base_url)),
         ClientError::Transport {
             kind: TransportKind::Connect,
             ..
@@ -64,6 +61,12 @@ pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<St
                 .map(|reply| format!("last seen {}; ", reply.data().status))
                 .unwrap_or_default()
         )),
+        // `user:pass@` in the URL is what was sent (Basic), not a key.
+        ClientError::Api(api) if api.status == 401 && has_userinfo(base_url) => Some(
+            "check the user:pass@ of the service URL (--base-url, PAYMENTS_BASE_URL or base_url \
+             in the profile): the credentials sent came from it"
+                .to_owned(),
+        ),
         ClientError::Api(api) if api.status == 401 => Some(
             "check the API key (--api-key, PAYMENTS_API_KEY or api_key in the profile)".to_owned(),
         ),
@@ -92,6 +95,44 @@ pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<St
                 .to_owned(),
         ),
         _ => None,
+    }
+}
+
+/// Whether a base URL (as shown: `***@`) has `user:pass@`.
+fn has_userinfo(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url.trim())
+        .is_ok_and(|url| !url.username().is_empty() || url.password().is_some())
+}
+
+/// The advice after the client refused the service's certificate: the
+/// host it names, its expiry, or the CA to trust.
+fn certificate_hint(error: &ClientError, base_url: &str) -> String {
+    let host = reqwest::Url::parse(base_url.trim())
+        .ok()
+        .and_then(|url| url.host_str().map(str::to_owned))
+        .unwrap_or_default();
+    match error.certificate_problem() {
+        Some(CertificateProblem::WrongName { presented }) if presented.is_empty() => format!(
+            "the certificate does not name {host}: use a host it names in --base-url, or a \
+             certificate that names {host}"
+        ),
+        Some(CertificateProblem::WrongName { presented }) => format!(
+            "the certificate names {}, not {host}: use a host it names in --base-url, or a \
+             certificate that names {host}",
+            crate::output::printable(&crate::text::cut(&presented.join(", ")))
+        ),
+        Some(CertificateProblem::Expired {
+            not_after: Some(at),
+        }) => format!(
+            "the certificate expired on {}: renew it",
+            at.format("%Y-%m-%d %H:%M:%S UTC")
+        ),
+        Some(CertificateProblem::Expired { .. }) => {
+            "the certificate has expired: renew it".to_owned()
+        }
+        _ => "trust the service's CA with --ca-cert FILE (PAYMENTS_CA_CERT, ca_cert in the \
+              profile)"
+            .to_owned(),
     }
 }
 

@@ -7,6 +7,7 @@
 use std::net::TcpListener;
 
 use payments_mock_server::MockServer;
+use payments_mock_server::tls::LocalCa;
 
 use crate::common::{MERCHANT, Sandbox, closed_port_url, run, stderr};
 
@@ -158,4 +159,119 @@ async fn https_to_a_plain_http_port_says_to_use_http() {
         )),
         "{err}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_certificate_for_another_host_or_expired_gets_its_own_hint_not_the_cas() {
+    let ca = LocalCa::generate().expect("a CA");
+    let sandbox = Sandbox::new();
+    let trusted = sandbox.write_file("ca.pem", ca.cert_pem());
+    let trusted = ["--ca-cert", path(&trusted)];
+    let wrong = ca
+        .server_cert(&["wrong.example".to_owned()])
+        .expect("a certificate");
+    let server = MockServer::builder()
+        .tls_pem(wrong.cert_pem.clone(), wrong.key_pem())
+        .start()
+        .await
+        .expect("starts");
+    let (code, err) = status(&server.base_url(), &[], &trusted).await;
+    assert_eq!(code, 4, "{err}");
+    // OpenSSL (a build with every feature) says it in its own words.
+    if !err.contains("failed: the TLS handshake with the service failed: error:") {
+        assert!(
+            err.contains(
+                "; the certificate names wrong.example, not 127.0.0.1: use a host it names in \
+                 --base-url, or a certificate that names 127.0.0.1"
+            ),
+            "{err}"
+        );
+        assert!(!err.contains("trust the service's CA"), "{err}");
+    }
+
+    let expired = ca
+        .expired_server_cert(&["127.0.0.1".to_owned()])
+        .expect("a certificate");
+    let server = MockServer::builder()
+        .tls_pem(expired.cert_pem.clone(), expired.key_pem())
+        .start()
+        .await
+        .expect("starts");
+    let (code, err) = status(&server.base_url(), &[], &trusted).await;
+    assert_eq!(code, 4, "{err}");
+    if !err.contains("failed: the TLS handshake with the service failed: error:") {
+        let (_, hint) = err
+            .split_once("; the certificate expired on ")
+            .unwrap_or_else(|| panic!("no expiry: {err}"));
+        assert!(hint.contains(" UTC: renew it"), "{err}");
+        assert!(!err.contains("trust the service's CA"), "{err}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn verbose_prints_the_url_requested_not_the_base_url_as_typed() {
+    let server = MockServer::start().await;
+    let base = server.base_url();
+    for typed in [
+        format!("{base}/"),
+        format!("  {base}  "),
+        format!("{base}\r"),
+        format!("{base}/\r\n"),
+    ] {
+        let (code, err) = status(&typed, &[], &["-v"]).await;
+        assert_eq!(code, 3, "{typed:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "> GET {base}/api/payments/{UNKNOWN}/status (no API key)"
+            )),
+            "{typed:?}: {err}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn credentials_in_the_base_url_are_named_by_verbose_and_the_401_hint_never_shown() {
+    let server = MockServer::builder()
+        .api_key("sk_network_only_key", None)
+        .start()
+        .await
+        .expect("starts");
+    let base = server
+        .base_url()
+        .replace("http://", "http://alice:s3cr3t-pw@");
+    let (code, err) = status(&base, &[], &["-v"]).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(
+            "/status (authorization: Basic [REDACTED], from the user:pass@ of the service URL)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "; check the user:pass@ of the service URL (--base-url, PAYMENTS_BASE_URL or \
+             base_url in the profile): the credentials sent came from it"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("check the API key"), "{err}");
+    assert!(!err.contains("alice") && !err.contains("s3cr3t"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_ending_in_a_carriage_return_is_said_to_hold_one() {
+    let (code, err) = status(
+        "http://127.0.0.1:9",
+        &[("PAYMENTS_API_KEY", "sk_network_crlf_key\r")],
+        &[],
+    )
+    .await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "holds a control character (a carriage return: a file with Windows line endings?)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("sk_network_crlf_key"), "{err}");
 }

@@ -33,6 +33,7 @@ pub use validation::{FieldError, ValidationErrors};
 
 pub use http::invalid_http;
 use http::invalid_http_suffix;
+pub use tls::CertificateProblem;
 pub(crate) use tls::tls_reason;
 use tls::tls_reason_suffix;
 

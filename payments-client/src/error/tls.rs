@@ -283,3 +283,96 @@ mod tests {
         assert_eq!(tls_reason(&io), None);
     }
 }
+
+/// What is wrong with the service's certificate, when the client refused
+/// it for one of these reasons (rustls's verification; `None` under
+/// `native-tls` alone): see [`Error::certificate_problem`](super::Error::certificate_problem).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CertificateProblem {
+    /// It names other hosts than the base URL's: the DNS names and
+    /// addresses it presents (the service's text: escape it before
+    /// showing it), empty when it presents none.
+    WrongName {
+        /// The names in its subject alternative names.
+        presented: Vec<String>,
+    },
+    /// It has expired: its `notAfter`, when the TLS library says.
+    Expired {
+        /// When it expired.
+        not_after: Option<chrono::DateTime<chrono::Utc>>,
+    },
+}
+
+impl super::Error {
+    /// What is wrong with the service's certificate, for a
+    /// [`TransportKind::Tls`] failure where the client refused it because
+    /// it names another host or has expired; `None` for every other error
+    /// (an unknown CA, an alert from the service).
+    pub fn certificate_problem(&self) -> Option<CertificateProblem> {
+        match self {
+            super::Error::Transport {
+                kind: TransportKind::Tls,
+                source: Some(source),
+                ..
+            } => problem_in(source),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(not(feature = "rustls"))]
+fn problem_in(_: &(dyn std::error::Error + 'static)) -> Option<CertificateProblem> {
+    None
+}
+
+#[cfg(feature = "rustls")]
+fn problem_in(e: &(dyn std::error::Error + 'static)) -> Option<CertificateProblem> {
+    use rustls::CertificateError as Cert;
+    let mut current = Some(e);
+    while let Some(error) = current {
+        if let Some(rustls::Error::InvalidCertificate(cert)) = error.downcast_ref::<rustls::Error>()
+        {
+            return match cert {
+                Cert::NotValidForName => Some(CertificateProblem::WrongName {
+                    presented: Vec::new(),
+                }),
+                Cert::NotValidForNameContext { presented, .. } => {
+                    Some(CertificateProblem::WrongName {
+                        presented: presented.iter().map(|name| general_name(name)).collect(),
+                    })
+                }
+                Cert::Expired => Some(CertificateProblem::Expired { not_after: None }),
+                Cert::ExpiredContext { not_after, .. } => Some(CertificateProblem::Expired {
+                    not_after: i64::try_from(not_after.as_secs())
+                        .ok()
+                        .and_then(|secs| chrono::DateTime::from_timestamp(secs, 0)),
+                }),
+                _ => None,
+            };
+        }
+        current = match error.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => error.source(),
+        };
+    }
+    None
+}
+
+/// A presented name as webpki writes it (`DnsName("a.example")`,
+/// `IpAddress(127.0.0.1)`), as the name alone.
+#[cfg(feature = "rustls")]
+fn general_name(written: &str) -> String {
+    written
+        .strip_prefix("DnsName(\"")
+        .and_then(|rest| rest.strip_suffix("\")"))
+        .or_else(|| {
+            written
+                .strip_prefix("IpAddress(")
+                .and_then(|rest| rest.strip_suffix(')'))
+        })
+        .unwrap_or(written)
+        .to_owned()
+}
