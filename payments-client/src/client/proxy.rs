@@ -5,8 +5,6 @@
 //! the same rule, and so that a failure to connect can name the proxy it
 //! failed to reach.
 
-use std::net::IpAddr;
-
 /// Whether requests to `base_url` skip every proxy the environment names:
 /// its host is this machine (loopback: `127.0.0.0/8`, `::1`, `localhost`
 /// and any `*.localhost`; or the unspecified address `0.0.0.0` or `::`
@@ -74,11 +72,15 @@ pub fn environment_proxy(base_url: &str) -> Option<EnvironmentProxy> {
     environment_proxy_in(base_url, |name| std::env::var(name).ok())
 }
 
-/// [`environment_proxy`] with the environment given.
+/// [`environment_proxy`] with the environment given. Which variables
+/// apply, how a value is read and what `NO_PROXY` lists are hyper-util's
+/// rules (its proxy `Matcher`, the one reqwest itself reads the
+/// environment with): only the variable's name is told here.
 fn environment_proxy_in(
     base_url: &str,
     var: impl Fn(&str) -> Option<String>,
 ) -> Option<EnvironmentProxy> {
+    use hyper_util::client::proxy::matcher::Matcher;
     if var("REQUEST_METHOD").is_some() {
         return None;
     }
@@ -86,6 +88,7 @@ fn environment_proxy_in(
     if is_loopback(&url) {
         return None;
     }
+    let uri = url.as_str().parse::<http::Uri>().ok()?;
     let first = |names: [&'static str; 2]| {
         names
             .into_iter()
@@ -96,115 +99,33 @@ fn environment_proxy_in(
         "https" => ["HTTPS_PROXY", "https_proxy"],
         _ => return None,
     };
-    let (variable, url_text) = first(specific)
-        .and_then(|(name, value)| Some((name, proxy_url(&value)?)))
-        .or_else(|| {
-            let (name, value) = first(["ALL_PROXY", "all_proxy"])?;
-            Some((name, proxy_url(&value)?))
+    // The scheme's own variable when its value is one the matcher takes,
+    // else `ALL_PROXY`: the matcher's order.
+    let (variable, proxy) = [first(specific), first(["ALL_PROXY", "all_proxy"])]
+        .into_iter()
+        .flatten()
+        .find_map(|(variable, value)| {
+            let matcher = Matcher::builder().http(&value).https(&value).build();
+            Some((variable, matcher.intercept(&uri)?.uri().clone()))
         })?;
-    let host = url.host_str()?;
-    if first(["NO_PROXY", "no_proxy"]).is_some_and(|(_, list)| no_proxy_lists(&list, host)) {
-        return None;
+    if let Some((_, no)) = first(["NO_PROXY", "no_proxy"]) {
+        let any = "http://proxy.invalid";
+        // None when NO_PROXY lists the host.
+        Matcher::builder()
+            .http(any)
+            .https(any)
+            .no(no)
+            .build()
+            .intercept(&uri)?;
     }
+    // Scheme and authority only: the matcher keeps a proxy's `user:pass@`
+    // apart, never in its URI.
+    let scheme = proxy.scheme_str().unwrap_or("http");
+    let authority = proxy.authority()?;
     Some(EnvironmentProxy {
-        url: url_text,
+        url: format!("{scheme}://{authority}"),
         variable,
     })
-}
-
-/// A proxy variable's value as reqwest takes it (`host:port` is
-/// `http://host:port`), shown without `user:pass@` or path; `None` for a
-/// value reqwest would not use.
-fn proxy_url(value: &str) -> Option<String> {
-    let value = value.trim();
-    if value.is_empty() {
-        return None;
-    }
-    let with_scheme = if value.contains("://") {
-        value.to_owned()
-    } else {
-        format!("http://{value}")
-    };
-    let mut url = url::Url::parse(&with_scheme).ok()?;
-    if !matches!(
-        url.scheme(),
-        "http" | "https" | "socks4" | "socks4a" | "socks5" | "socks5h"
-    ) || !url.has_host()
-    {
-        return None;
-    }
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    let host = url.host_str()?;
-    Some(match url.port() {
-        Some(port) => format!("{}://{host}:{port}", url.scheme()),
-        None => format!("{}://{host}", url.scheme()),
-    })
-}
-
-/// Whether a `NO_PROXY` list names `host` (reqwest's rules: `*`, an
-/// address, a network `a.b.c.d/n`, or a domain with its subdomains).
-fn no_proxy_lists(list: &str, host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let ip = host.parse::<IpAddr>().ok();
-    list.split(',').map(str::trim).any(|entry| {
-        if entry == "*" {
-            return true;
-        }
-        if let Some(net) = network(entry) {
-            return ip.is_some_and(|ip| net.contains(ip));
-        }
-        if entry.is_empty() || ip.is_some() {
-            return false;
-        }
-        let domain = entry.strip_prefix('.').unwrap_or(entry);
-        host.eq_ignore_ascii_case(domain)
-            || host
-                .len()
-                .checked_sub(domain.len() + 1)
-                .and_then(|at| host.get(at..))
-                .is_some_and(|tail| tail.starts_with('.') && tail[1..].eq_ignore_ascii_case(domain))
-    })
-}
-
-/// An address or a network of a `NO_PROXY` list.
-struct Network {
-    base: IpAddr,
-    bits: u32,
-}
-
-fn network(entry: &str) -> Option<Network> {
-    let (address, bits) = match entry.split_once('/') {
-        Some((address, bits)) => (address, Some(bits.parse::<u32>().ok()?)),
-        None => (entry, None),
-    };
-    let base = address.parse::<IpAddr>().ok()?;
-    let width = if base.is_ipv4() { 32 } else { 128 };
-    let bits = bits.unwrap_or(width);
-    (bits <= width).then_some(Network { base, bits })
-}
-
-impl Network {
-    fn contains(&self, ip: IpAddr) -> bool {
-        let mask = |width: u32| {
-            if self.bits == 0 {
-                0
-            } else {
-                u128::MAX << (width - self.bits)
-            }
-        };
-        match (self.base, ip) {
-            (IpAddr::V4(base), IpAddr::V4(ip)) => {
-                let mask = mask(32) as u32;
-                u32::from(base) & mask == u32::from(ip) & mask
-            }
-            (IpAddr::V6(base), IpAddr::V6(ip)) => {
-                let mask = mask(128);
-                u128::from(base) & mask == u128::from(ip) & mask
-            }
-            _ => false,
-        }
-    }
 }
 
 /// Whether `url`'s host is this machine: loopback (`127.0.0.0/8`, `::1`,
