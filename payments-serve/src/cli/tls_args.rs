@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::tls::{ServerTls, TlsError, self_signed_dir};
+use crate::tls::{Pem, ServerTls, TlsError, self_signed_dir};
 
 /// Serving HTTPS.
 #[derive(Debug, Clone, clap::Args)]
@@ -93,8 +93,35 @@ impl TlsArgs {
             dir.display(),
             files.ca.display()
         );
-        ServerTls::from_files(&files.cert, &files.key, client_ca)
-            .map(Some)
-            .map_err(text)
+        // What was in DIR under its lock: another process starting on the
+        // same DIR may issue a new server certificate right after.
+        let cert_name = files.cert.display().to_string();
+        let key_name = files.key.display().to_string();
+        let ca_bytes = client_ca
+            .map(|path| {
+                std::fs::read(path).map_err(|source| TlsError::Read {
+                    path: path.to_owned(),
+                    source,
+                })
+            })
+            .transpose()
+            .map_err(text)?;
+        let ca_name = client_ca.map(|p| p.display().to_string());
+        ServerTls::from_pem(
+            Pem {
+                bytes: files.server().cert_pem.as_bytes(),
+                name: &cert_name,
+            },
+            Pem {
+                bytes: files.server().key_pem().as_bytes(),
+                name: &key_name,
+            },
+            ca_bytes
+                .as_deref()
+                .zip(ca_name.as_deref())
+                .map(|(bytes, name)| Pem { bytes, name }),
+        )
+        .map(Some)
+        .map_err(text)
     }
 }

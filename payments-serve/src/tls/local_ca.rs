@@ -6,8 +6,9 @@
 //! name and key-identifier method are fixed here, so certificates issued
 //! after a restart chain to the same `ca.pem` without parsing it.
 
+mod files;
+
 use std::fmt;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use rcgen::{
@@ -212,6 +213,18 @@ pub struct SelfSignedFiles {
     pub new_ca: bool,
     /// Whether this call issued a new server certificate.
     pub new_cert: bool,
+    server: Issued,
+}
+
+impl SelfSignedFiles {
+    /// The server certificate and its key as they were in `DIR` while this
+    /// process held its lock: what to serve. Reading `cert` and `key` again
+    /// could pair this certificate with the key of one another process
+    /// issued since.
+    #[must_use]
+    pub fn server(&self) -> &Issued {
+        &self.server
+    }
 }
 
 /// How long before it ends a kept server certificate is issued again: a
@@ -265,6 +278,21 @@ fn holds_at(ca_pem: &str, cert_pem: &str, names: &[String], at: std::time::Durat
         })
 }
 
+/// Whether the certificate `der` is one of `key`: the key's public key
+/// is in the certificate's subject public key info, as it was written
+/// (rcgen writes the raw point or modulus).
+fn der_holds_key(der: &[u8], key: &KeyPair) -> bool {
+    let public = key.public_key_raw();
+    !public.is_empty() && der.windows(public.len()).any(|w| w == public)
+}
+
+/// Whether `cert_pem` is a PEM certificate of `key`.
+fn holds_key(cert_pem: &str, key: &KeyPair) -> bool {
+    use rustls_pki_types::pem::PemObject as _;
+    rustls_pki_types::CertificateDer::from_pem_slice(cert_pem.as_bytes())
+        .is_ok_and(|der| der_holds_key(&der, key))
+}
+
 /// Whether a kept `ca.pem` is a certificate of the kept CA key: a corrupt
 /// or foreign one would be announced to clients ("trust it") while every
 /// server certificate is signed by the key.
@@ -282,10 +310,7 @@ fn check_ca_cert(
                 expected: "a PEM certificate (the local CA's)",
             }
         })?;
-    // The key's public key is in the certificate's subject public key
-    // info, as it was written (rcgen writes the raw point or modulus).
-    let public = key.public_key_raw();
-    if public.is_empty() || !der.windows(public.len()).any(|w| w == public) {
+    if !der_holds_key(&der, key) {
         return Err(TlsError::KeyMismatch {
             key: key_path.display().to_string(),
             cert: cert_path.display().to_string(),
@@ -297,14 +322,31 @@ fn check_ca_cert(
 /// The local CA in `dir` and a server certificate for `names`: made on
 /// first use (the directory too), reused after. The server certificate is
 /// issued again when it lacks one of `names` (a new `--host` or public
-/// URL), when the CA is new, and when it would not hold [`RENEW_BEFORE`]
-/// from now (it expires within 30 days, or it does not chain to the CA).
-/// The CA itself lasts ten years; delete `ca.pem` and `ca-key.pem` for a
-/// new one (one of them alone is [`TlsError::HalfCa`], never made again
-/// over). Keys are written with mode 0600.
+/// URL), when the CA is new, when its key is not the certificate's, and
+/// when it would not hold [`RENEW_BEFORE`] from now (it expires within 30
+/// days, or it does not chain to the CA). The CA itself lasts ten years;
+/// delete `ca.pem` and `ca-key.pem` for a new one (one of them alone is
+/// [`TlsError::HalfCa`], never made again over). Keys are written with
+/// mode 0600.
 ///
 /// Files: `ca.pem`, `ca-key.pem`, `server.pem`, `server-key.pem`, and
 /// `server.names` (the names the server certificate was issued for).
+///
+/// Processes starting at once on one directory take turns (a lock file,
+/// `DIR/.lock`, there while one of them works, taken over when left more
+/// than 30 seconds ago by a process killed meanwhile): the first makes
+/// the CA, the others reuse it, so all serve certificates of one CA. Each
+/// file is written to a temporary file in `DIR`, synced and renamed over:
+/// a write that fails (a full disk) leaves the files as they were. A new
+/// CA's key and certificate are both written before either is put in
+/// place; a key put in place whose certificate could not be is removed
+/// again, and one whose certificate was written but not put in place (the
+/// process killed between) gets it at the next start.
+///
+/// The server certificate and key returned ([`SelfSignedFiles::server`])
+/// are the ones in `DIR` when the lock was held: another process issuing
+/// a new certificate right after never pairs one's key with the other's
+/// certificate.
 ///
 /// # Errors
 ///
@@ -315,12 +357,18 @@ pub fn self_signed_dir(dir: &Path, names: &[String]) -> Result<SelfSignedFiles, 
         path: dir.to_owned(),
         source,
     })?;
+    let _lock = files::DirLock::take(dir)?;
     let ca_path = dir.join("ca.pem");
     let ca_key_path = dir.join("ca-key.pem");
     let cert_path = dir.join("server.pem");
     let key_path = dir.join("server-key.pem");
     let names_path = dir.join("server.names");
 
+    finish_ca(&ca_path, &ca_key_path);
+    // Left by a process killed while it wrote: under the lock, no one's.
+    for path in [&ca_path, &ca_key_path, &cert_path, &key_path, &names_path] {
+        let _ = std::fs::remove_file(files::temporary(path));
+    }
     // One half of the pair alone is never made again over: a new CA would
     // replace the `ca.pem` clients were given, or its key.
     for (there, missing) in [(&ca_path, &ca_key_path), (&ca_key_path, &ca_path)] {
@@ -332,37 +380,33 @@ pub fn self_signed_dir(dir: &Path, names: &[String]) -> Result<SelfSignedFiles, 
         }
     }
     let (ca, new_ca) = if ca_path.exists() && ca_key_path.exists() {
-        let key_text = std::fs::read_to_string(&ca_key_path).map_err(|source| TlsError::Read {
-            path: ca_key_path.clone(),
-            source,
-        })?;
-        let key = KeyPair::from_pem(&key_text).map_err(|_| TlsError::NotPem {
-            name: ca_key_path.display().to_string(),
-            expected: "a PEM private key (PKCS#8)",
-        })?;
-        let cert_pem = std::fs::read_to_string(&ca_path).map_err(|source| TlsError::Read {
-            path: ca_path.clone(),
-            source,
-        })?;
-        check_ca_cert(&cert_pem, &key, &ca_path, &ca_key_path)?;
-        (LocalCa { key, cert_pem }, false)
+        (read_ca(&ca_path, &ca_key_path)?, false)
     } else {
-        let ca = LocalCa::generate()?;
-        write_file(&ca_key_path, ca.key.serialize_pem().as_bytes(), true)?;
-        write_file(&ca_path, ca.cert_pem.as_bytes(), false)?;
-        (ca, true)
+        (make_ca(&ca_path, &ca_key_path)?, true)
     };
 
     let issued_for: Vec<String> = std::fs::read_to_string(&names_path)
         .map(|text| text.lines().map(str::to_owned).collect())
         .unwrap_or_default();
     let covered = names.iter().all(|n| issued_for.contains(n));
-    let lasting = || {
-        std::fs::read_to_string(&cert_path)
-            .is_ok_and(|cert| lasts(&ca.cert_pem, &cert, &issued_for))
+    let kept = match (
+        std::fs::read_to_string(&cert_path),
+        std::fs::read_to_string(&key_path),
+    ) {
+        (Ok(cert_pem), Ok(key_pem))
+            if !new_ca
+                && covered
+                && lasts(&ca.cert_pem, &cert_pem, &issued_for)
+                && KeyPair::from_pem(&key_pem).is_ok_and(|key| holds_key(&cert_pem, &key)) =>
+        {
+            Some(Issued { cert_pem, key_pem })
+        }
+        _ => None,
     };
-    let new_cert = new_ca || !covered || !key_path.exists() || !lasting();
-    if new_cert {
+    let new_cert = kept.is_none();
+    let server = if let Some(kept) = kept {
+        kept
+    } else {
         let mut all = issued_for;
         if !covered || new_ca {
             for name in names {
@@ -372,47 +416,88 @@ pub fn self_signed_dir(dir: &Path, names: &[String]) -> Result<SelfSignedFiles, 
             }
         }
         let issued = ca.server_cert(&all)?;
-        write_file(&key_path, issued.key_pem.as_bytes(), true)?;
-        write_file(&cert_path, issued.cert_pem.as_bytes(), false)?;
+        // A key without its certificate (the second write failed) is
+        // issued again at the next start: it does not match.
+        files::write_whole(&key_path, issued.key_pem.as_bytes(), true)?;
+        files::write_whole(&cert_path, issued.cert_pem.as_bytes(), false)?;
         let mut listed = all.join("\n");
         listed.push('\n');
-        write_file(&names_path, listed.as_bytes(), false)?;
-    }
+        files::write_whole(&names_path, listed.as_bytes(), false)?;
+        issued
+    };
     Ok(SelfSignedFiles {
         ca: ca_path,
         cert: cert_path,
         key: key_path,
         new_ca,
         new_cert,
+        server,
     })
 }
 
-/// Writes `bytes` to `path` (replacing it); a key is created with mode 0600
-/// so no other user can read it, even for a moment.
-fn write_file(path: &Path, bytes: &[u8], secret: bool) -> Result<(), TlsError> {
-    let error = |source| TlsError::Write {
-        path: path.to_owned(),
+/// The kept CA: its key, and its certificate checked to be the key's.
+fn read_ca(ca_path: &Path, ca_key_path: &Path) -> Result<LocalCa, TlsError> {
+    let key_text = std::fs::read_to_string(ca_key_path).map_err(|source| TlsError::Read {
+        path: ca_key_path.to_owned(),
         source,
+    })?;
+    let key = KeyPair::from_pem(&key_text).map_err(|_| TlsError::NotPem {
+        name: ca_key_path.display().to_string(),
+        expected: "a PEM private key (PKCS#8)",
+    })?;
+    let cert_pem = std::fs::read_to_string(ca_path).map_err(|source| TlsError::Read {
+        path: ca_path.to_owned(),
+        source,
+    })?;
+    check_ca_cert(&cert_pem, &key, ca_path, ca_key_path)?;
+    Ok(LocalCa { key, cert_pem })
+}
+
+/// A new CA, its key and certificate written: both to temporary files
+/// first, then put in place, the key first. A certificate that cannot be
+/// put in place takes its key away again: no half CA is left of a CA no
+/// client was ever given.
+fn make_ca(ca_path: &Path, ca_key_path: &Path) -> Result<LocalCa, TlsError> {
+    let ca = LocalCa::generate()?;
+    let key_temp = files::write_temporary(ca_key_path, ca.key.serialize_pem().as_bytes(), true)?;
+    let cert_temp = match files::write_temporary(ca_path, ca.cert_pem.as_bytes(), false) {
+        Ok(temp) => temp,
+        Err(e) => {
+            let _ = std::fs::remove_file(&key_temp);
+            return Err(e);
+        }
     };
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    if secret {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
+    if let Err(e) = files::put_in_place(&key_temp, ca_key_path) {
+        let _ = std::fs::remove_file(&cert_temp);
+        return Err(e);
     }
-    #[cfg(not(unix))]
-    let _ = secret;
-    let mut file = options.open(path).map_err(error)?;
-    #[cfg(unix)]
-    if secret {
-        // A file that existed keeps its mode through open(): set it.
-        use std::os::unix::fs::PermissionsExt as _;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(error)?;
+    if let Err(e) = files::put_in_place(&cert_temp, ca_path) {
+        let _ = std::fs::remove_file(ca_key_path);
+        return Err(e);
     }
-    file.write_all(bytes).map_err(error)?;
-    Ok(())
+    files::sync_dir(ca_path);
+    Ok(ca)
+}
+
+/// A CA key put in place whose certificate was written but not (the
+/// process killed between the two renames): the certificate is put in
+/// place, when it is the key's. Anything else is left for
+/// [`TlsError::HalfCa`].
+fn finish_ca(ca_path: &Path, ca_key_path: &Path) {
+    let temp = files::temporary(ca_path);
+    if ca_path.exists() || !ca_key_path.exists() {
+        return;
+    }
+    let (Ok(key_text), Ok(cert_pem)) = (
+        std::fs::read_to_string(ca_key_path),
+        std::fs::read_to_string(&temp),
+    ) else {
+        return;
+    };
+    if KeyPair::from_pem(&key_text).is_ok_and(|key| holds_key(&cert_pem, &key)) {
+        let _ = files::put_in_place(&temp, ca_path);
+        files::sync_dir(ca_path);
+    }
 }
 
 #[cfg(test)]

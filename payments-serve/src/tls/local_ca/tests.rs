@@ -214,3 +214,127 @@ fn ends_on_day(pem: &str) -> i64 {
     let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
     era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
 }
+
+/// What a directory holds besides the five files: a lock or a temporary
+/// file left behind.
+fn leftovers(dir: &Path) -> Vec<String> {
+    let kept = [
+        "ca.pem",
+        "ca-key.pem",
+        "server.pem",
+        "server-key.pem",
+        "server.names",
+    ];
+    std::fs::read_dir(dir)
+        .expect("listed")
+        .map(|entry| {
+            entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| !kept.contains(&name.as_str()))
+        .collect()
+}
+
+/// Processes starting at once on a new directory (threads here: the lock
+/// is a file, the same for both) make one CA: each serves a certificate
+/// of the `ca.pem` left in the directory, with its own key, and no lock
+/// or temporary file is left.
+#[test]
+fn starts_at_once_on_a_new_directory_make_one_ca() {
+    const STARTS: usize = 8;
+    let dir = tempfile::tempdir().expect("a directory");
+    let tls = dir.path().join("tls");
+    let barrier = std::sync::Barrier::new(STARTS);
+    let made: Vec<SelfSignedFiles> = std::thread::scope(|scope| {
+        let starts: Vec<_> = (0..STARTS)
+            .map(|_| {
+                scope.spawn(|| {
+                    barrier.wait();
+                    self_signed_dir(&tls, &names()).expect("made or reused")
+                })
+            })
+            .collect();
+        starts
+            .into_iter()
+            .map(|start| start.join().expect("no panic"))
+            .collect()
+    });
+    assert_eq!(made.iter().filter(|files| files.new_ca).count(), 1);
+    let ca = std::fs::read_to_string(tls.join("ca.pem")).expect("the CA");
+    for files in &made {
+        let served = files.server();
+        assert!(lasts(&ca, &served.cert_pem, &names()), "{files:?}");
+        let key = KeyPair::from_pem(served.key_pem()).expect("a key");
+        assert!(holds_key(&served.cert_pem, &key));
+    }
+    assert_eq!(leftovers(&tls), Vec::<String>::new());
+    #[cfg(unix)]
+    for key in ["ca-key.pem", "server-key.pem"] {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(tls.join(key))
+            .expect("there")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{key}");
+    }
+}
+
+/// A lock left by a process killed while it made the files is taken over
+/// once old; a temporary file left so is removed.
+#[test]
+fn a_stale_lock_and_temporary_files_are_taken_over() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let lock = std::fs::File::create(dir.path().join(".lock")).expect("a lock");
+    lock.set_modified(std::time::SystemTime::now() - files::STALE_AFTER * 2)
+        .expect("aged");
+    std::fs::write(dir.path().join(".server-key.pem.tmp"), "half a key").expect("written");
+    let made = self_signed_dir(dir.path(), &names()).expect("made");
+    assert!(made.new_ca);
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+}
+
+/// A new CA's key put in place and its certificate, written, not (the
+/// process killed between the two renames): the next start puts the
+/// certificate in place instead of refusing half a CA.
+#[test]
+fn a_ca_key_whose_written_certificate_was_not_put_in_place_gets_it() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let first = self_signed_dir(dir.path(), &names()).expect("made");
+    let ca = std::fs::read_to_string(&first.ca).expect("the CA");
+    std::fs::rename(&first.ca, files::temporary(&first.ca)).expect("moved");
+    let again = self_signed_dir(dir.path(), &names()).expect("finished");
+    assert!(!again.new_ca && !again.new_cert, "{again:?}");
+    assert_eq!(std::fs::read_to_string(&again.ca).expect("in place"), ca);
+    assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+}
+
+/// A server key that is not the certificate's (a renewal whose second
+/// write failed) is issued again, not served.
+#[test]
+fn a_server_key_of_another_certificate_is_issued_again() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let first = self_signed_dir(dir.path(), &names()).expect("made");
+    let other = kept_ca(dir.path()).server_cert(&names()).expect("issued");
+    std::fs::write(&first.key, other.key_pem()).expect("written");
+    let again = self_signed_dir(dir.path(), &names()).expect("issued again");
+    assert!(again.new_cert && !again.new_ca, "{again:?}");
+    let key = KeyPair::from_pem(again.server().key_pem()).expect("a key");
+    assert!(holds_key(&again.server().cert_pem, &key));
+}
+
+/// A file that cannot be written leaves the one there as it was, and no
+/// temporary file (here its temporary path is taken by a directory).
+#[test]
+fn a_write_that_fails_leaves_the_file_as_it_was() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let path = dir.path().join("server-key.pem");
+    std::fs::write(&path, "the old key").expect("written");
+    std::fs::create_dir(files::temporary(&path)).expect("in the way");
+    std::fs::write(files::temporary(&path).join("x"), "").expect("written");
+    let err = files::write_whole(&path, b"the new key", true).expect_err("cannot");
+    assert!(err.to_string().contains("server-key.pem"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).expect("kept"), "the old key");
+}

@@ -1,0 +1,177 @@
+//! The files of a local CA's directory: one process at a time makes or
+//! reuses them (a lock file), and each is written whole or not at all (a
+//! temporary file in the same directory, synced, renamed over).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::tls::TlsError;
+
+/// The lock file, `DIR/.lock`: there while a process makes or reuses the
+/// directory's files, removed after.
+const LOCK: &str = ".lock";
+
+/// A lock older than this is taken over: its process was killed while it
+/// made the files (which takes well under a second).
+pub(super) const STALE_AFTER: Duration = Duration::from_secs(30);
+
+/// How often a process waiting for the lock looks again.
+const POLL: Duration = Duration::from_millis(20);
+
+/// The exclusive right to make or reuse the files of one directory, until
+/// dropped. Every process starting with `--tls-self-signed DIR` at once
+/// takes it in turn: the first makes the CA, the others reuse it.
+pub(super) struct DirLock {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+impl DirLock {
+    /// Takes the lock of `dir` (which exists), waiting while another
+    /// process holds it; a lock left [`STALE_AFTER`] ago by a process that
+    /// died holding it is taken over.
+    pub(super) fn take(dir: &Path) -> Result<Self, TlsError> {
+        let path = dir.join(LOCK);
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(file) => return Ok(Self { path, file }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if let Some(stale) = stale(&path) {
+                        // Only the lock judged stale: another process may
+                        // have taken it over and made a new one since.
+                        if same_file(&path, &stale) {
+                            let _ = std::fs::remove_file(&path);
+                        }
+                        continue;
+                    }
+                    std::thread::sleep(POLL);
+                }
+                Err(source) => return Err(TlsError::Write { path, source }),
+            }
+        }
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        // Only this lock: one taken over from this process (it would have
+        // been stalled for half a minute) is another's now.
+        if self
+            .file
+            .metadata()
+            .is_ok_and(|held| same_file(&self.path, &held))
+        {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// The metadata of the lock at `path` when it is older than
+/// [`STALE_AFTER`].
+fn stale(path: &Path) -> Option<std::fs::Metadata> {
+    let meta = std::fs::metadata(path).ok()?;
+    let age = SystemTime::now()
+        .duration_since(meta.modified().ok()?)
+        .ok()?;
+    (age > STALE_AFTER).then_some(meta)
+}
+
+/// Whether the file at `path` is the one `meta` was read from.
+fn same_file(path: &Path, meta: &std::fs::Metadata) -> bool {
+    let Ok(now) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        now.dev() == meta.dev() && now.ino() == meta.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        now.modified().ok() == meta.modified().ok()
+    }
+}
+
+/// The temporary file `path` is written to before it is renamed over it:
+/// `DIR/.NAME.tmp`. Under the directory's lock, one writer at a time.
+pub(super) fn temporary(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.tmp"))
+}
+
+/// Writes `bytes` to [`temporary`]`(path)`, synced to the disk: created
+/// anew, with mode 0600 from the start for a key (`secret`), so no other
+/// user can read it even for a moment. On failure nothing is left.
+pub(super) fn write_temporary(
+    path: &Path,
+    bytes: &[u8],
+    secret: bool,
+) -> Result<PathBuf, TlsError> {
+    let temp = temporary(path);
+    let error = |source| TlsError::Write {
+        path: path.to_owned(),
+        source,
+    };
+    // One left by a process killed while it wrote: its mode may not be
+    // 0600, so it is never written into.
+    match std::fs::remove_file(&temp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(error(e)),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    if secret {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = secret;
+    let written = options.open(&temp).and_then(|mut file| {
+        file.write_all(bytes)?;
+        file.sync_all()
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(error(e));
+    }
+    Ok(temp)
+}
+
+/// Renames the written `temp` over `path`; on failure `temp` is removed.
+pub(super) fn put_in_place(temp: &Path, path: &Path) -> Result<(), TlsError> {
+    std::fs::rename(temp, path).map_err(|source| {
+        let _ = std::fs::remove_file(temp);
+        TlsError::Write {
+            path: path.to_owned(),
+            source,
+        }
+    })
+}
+
+/// Writes `bytes` to `path` whole or not at all: a write that fails (a
+/// full disk) leaves the file as it was, and no temporary file.
+pub(super) fn write_whole(path: &Path, bytes: &[u8], secret: bool) -> Result<(), TlsError> {
+    let temp = write_temporary(path, bytes, secret)?;
+    put_in_place(&temp, path)?;
+    sync_dir(path);
+    Ok(())
+}
+
+/// Syncs the directory of `path`, so a rename survives a power cut. Best
+/// effort: not every system opens a directory as a file.
+pub(super) fn sync_dir(path: &Path) {
+    if let Some(dir) = path.parent()
+        && let Ok(dir) = std::fs::File::open(dir)
+    {
+        let _ = dir.sync_all();
+    }
+}
