@@ -452,8 +452,19 @@ async fn serve(
     let stop = shutdown_signal_logged(format);
     // The banner is the one line on stdout; scripts wait for it. It is
     // printed once the routes and the OpenAPI document are built: once a
-    // script sees it, every request is answered without waiting.
-    let banner = || println!("listening on {scheme}://{addr}");
+    // script sees it, every request is answered without waiting. A stdout
+    // that cannot be written (`> /dev/full`) loses it, not the server: a
+    // warning in the log, and it serves on.
+    let banner = || {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = writeln!(out, "listening on {scheme}://{addr}").and_then(|()| out.flush()) {
+            tracing::warn!(
+                listening = %addr,
+                "cannot write the banner to stdout ({e}); serving anyway on {scheme}://{addr}"
+            );
+        }
+    };
     match tls {
         Some(tls) => service.serve_tls(listener, tls, banner, stop).await,
         None => service.serve(listener, banner, stop).await,

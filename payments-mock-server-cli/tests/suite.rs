@@ -32,6 +32,8 @@ mod binary;
 mod json_stderr;
 // HTTPS: --tls-* flags, mutual TLS, bad input, the embedded server (section 18).
 mod tls;
+// The serving shell: SIGHUP, a stdout that cannot be written, a full disk under --tls-self-signed.
+mod serve_shell;
 // Property tests: validation and path decoding never panic.
 mod props;
 // Near-valid bodies and bytes: a 400 naming the field, never a panic (issue #8).
