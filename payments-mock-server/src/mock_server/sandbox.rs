@@ -136,8 +136,11 @@ impl MockServer {
     ///
     /// When the server has `--max-sandboxes` live already, or keeps its
     /// state in PostgreSQL (the other replicas would not find a sandbox
-    /// made without waiting: use [`MockServer::create_sandbox`]).
+    /// made without waiting: use [`MockServer::create_sandbox`]). When the
+    /// server no longer serves: the Tokio runtime it was started on has
+    /// ended (see [`MockServer`]).
     pub fn sandbox(&self) -> Sandbox {
+        self.assert_serving("sandbox");
         match self.controls.state.create_sandbox_now() {
             Ok((info, state)) => Sandbox::of(self, &info, state),
             Err(SandboxRefusal::Store) => panic!(
@@ -177,7 +180,13 @@ impl MockServer {
     ///
     /// [`SandboxError::TooMany`] at `--max-sandboxes`;
     /// [`SandboxError::Store`] when the store could not write it.
+    ///
+    /// # Panics
+    ///
+    /// When the server no longer serves: the Tokio runtime it was started
+    /// on has ended (see [`MockServer`]).
     pub async fn create_sandbox(&self) -> Result<Sandbox, SandboxError> {
+        self.assert_serving("create_sandbox");
         let root = &self.controls.state;
         let (info, state) = root
             .create_sandbox(None, None, None)

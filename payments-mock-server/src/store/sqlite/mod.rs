@@ -70,6 +70,7 @@ mod cache;
 mod claim;
 #[cfg(test)]
 mod claim_tests;
+mod held;
 #[cfg(test)]
 mod journal_tests;
 mod open;

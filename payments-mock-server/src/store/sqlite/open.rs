@@ -1,6 +1,9 @@
 //! Opening a SQLite store: owning the file, checking it before anything is
 //! written, migrating it, and starting the writer.
 
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use super::held::holder_of;
+use super::held::{OpenHere, held, lock_path};
 use super::*;
 use rows::*;
 use writer::*;
@@ -12,15 +15,6 @@ pub(super) fn open_error(shown: &str, reason: impl Into<String>) -> Error {
     }
 }
 
-/// The lock file beside a store: `PATH.lock`, `PATH` the file itself (a
-/// symlink followed), so every name of the store finds the same one.
-pub(super) fn lock_path(path: &Path) -> PathBuf {
-    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    let mut name = real.into_os_string();
-    name.push(".lock");
-    PathBuf::from(name)
-}
-
 /// What owning a store holds until it closes: on Linux an OS lock on the
 /// database file itself (so a symlink, a hard link or a deleted lock file
 /// cannot get round it), and the lock file with this process's id, also
@@ -30,6 +24,9 @@ pub(super) fn lock_path(path: &Path) -> PathBuf {
 pub(super) struct Owner {
     _database: Option<File>,
     _lock: File,
+    /// Left last, once the locks are gone: a start waiting in this
+    /// process may then take the file.
+    _here: OpenHere,
 }
 
 /// Takes the store's OS locks, writing this process's id into the lock
@@ -67,7 +64,7 @@ pub(super) fn take_ownership(path: &Path, shown: &str) -> Result<(Owner, Created
             let mut holder = String::new();
             let _ = file.read_to_string(&mut holder);
             created.remove();
-            return Err(held(shown, holder.trim()));
+            return Err(open_error(shown, held(holder.trim())));
         }
         Err(std::fs::TryLockError::Error(e)) => {
             created.remove();
@@ -90,6 +87,7 @@ pub(super) fn take_ownership(path: &Path, shown: &str) -> Result<(Owner, Created
         Owner {
             _database: database,
             _lock: file,
+            _here: OpenHere::enter(path),
         },
         created,
     ))
@@ -155,20 +153,6 @@ fn side_files_writable(path: &Path, shown: &str) -> Result<(), Error> {
     Ok(())
 }
 
-fn held(shown: &str, holder: &str) -> Error {
-    let holder = if holder.is_empty() {
-        "another process".to_owned()
-    } else {
-        format!("another process ({holder})")
-    };
-    open_error(
-        shown,
-        format!(
-            "the file is held by {holder}; one server process owns a SQLite store (use PostgreSQL for several)"
-        ),
-    )
-}
-
 /// The OS lock on the database file itself (created empty when missing:
 /// SQLite reads an empty file as an empty database), and whether this made
 /// the file. Linux only: there `flock` and SQLite's `fcntl` locks never
@@ -193,7 +177,7 @@ fn lock_database(path: &Path, shown: &str) -> Result<(Option<File>, bool), Error
         Ok(()) => Ok((Some(file), created)),
         Err(std::fs::TryLockError::WouldBlock) => {
             let holder = holder_of(path, &file);
-            Err(held(shown, &holder))
+            Err(open_error(shown, held(&holder)))
         }
         Err(std::fs::TryLockError::Error(e)) => {
             drop(file);
@@ -208,35 +192,6 @@ fn lock_database(path: &Path, shown: &str) -> Result<(Option<File>, bool), Error
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn lock_database(_path: &Path, _shown: &str) -> Result<(Option<File>, bool), Error> {
     Ok((None, false))
-}
-
-/// Who holds the database file: what its lock file says, or else (the lock
-/// file deleted, or another name's) the pid the kernel lists for the lock.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn holder_of(path: &Path, file: &File) -> String {
-    use std::os::unix::fs::MetadataExt as _;
-    let written = std::fs::read_to_string(lock_path(path)).unwrap_or_default();
-    if !written.trim().is_empty() {
-        return written.trim().to_owned();
-    }
-    let (Ok(meta), Ok(locks)) = (file.metadata(), std::fs::read_to_string("/proc/locks")) else {
-        return String::new();
-    };
-    let dev = meta.dev();
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    let id = format!("{major:02x}:{minor:02x}:{}", meta.ino());
-    locks
-        .lines()
-        .filter_map(|line| {
-            // `1: FLOCK  ADVISORY  WRITE 4711 08:01:1234 0 EOF`
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            (fields.get(1) == Some(&"FLOCK") && fields.get(5) == Some(&id.as_str()))
-                .then(|| fields.get(4).map(|pid| format!("pid {pid}")))
-                .flatten()
-        })
-        .next()
-        .unwrap_or_default()
 }
 
 /// Checks a file that exists before SQLite opens it: the header's magic,

@@ -1,0 +1,77 @@
+use std::time::Duration;
+
+use payments_mock_server::{MockServer, StoreSpec};
+
+fn spec(dir: &tempfile::TempDir) -> StoreSpec {
+    StoreSpec::Sqlite(dir.path().join("mock.db"))
+}
+
+/// A start on the file of a server just dropped waits for its store to
+/// close, then opens it: what it held is there.
+#[tokio::test(flavor = "current_thread")]
+async fn a_restart_after_a_drop_opens_the_same_file_current_thread() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let server = MockServer::builder()
+        .store(spec(&dir))
+        .start()
+        .await
+        .expect("started");
+    assert_eq!(crate::initiate(&server.base_url(), "R0").await, 200);
+    drop(server);
+    let again = MockServer::builder()
+        .store(spec(&dir))
+        .start()
+        .await
+        .expect("the file of a dropped server is taken");
+    assert_eq!(again.transactions().await.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_after_a_drop_opens_the_same_file_multi_thread() {
+    let dir = tempfile::tempdir().expect("a directory");
+    for round in 0..20 {
+        let server = MockServer::builder()
+            .store(spec(&dir))
+            .start()
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert_eq!(
+            crate::initiate(&server.base_url(), &format!("R{round}")).await,
+            200
+        );
+        assert_eq!(server.transactions().await.len(), round + 1);
+        drop(server);
+    }
+}
+
+/// A server of this process still open on the file: the refusal says so,
+/// and what to do, never "another process".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_this_process_still_holds_is_said_to_be_held_here() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let first = MockServer::builder()
+        .store(spec(&dir))
+        .start()
+        .await
+        .expect("started");
+    let waited = std::time::Instant::now();
+    let refused = MockServer::builder()
+        .store(spec(&dir))
+        .start()
+        .await
+        .expect_err("refused while the first runs");
+    assert!(waited.elapsed() < Duration::from_secs(30), "a bounded wait");
+    let text = refused.to_string();
+    assert!(
+        text.contains("held by this process")
+            && text.contains("shutdown()")
+            && !text.contains("another process"),
+        "{text}"
+    );
+    first.shutdown().await;
+    let _second = MockServer::builder()
+        .store(spec(&dir))
+        .start()
+        .await
+        .expect("taken after the shutdown");
+}
