@@ -5,12 +5,19 @@
 //! being created or emptied; and each is written at the end into a
 //! temporary file beside it, renamed over it, so a reader (a CI step
 //! parsing the JUnit) meets the earlier file or the new one, never an
-//! empty or half-written one.
+//! empty or half-written one. A path that is a symbolic link is the file
+//! it names, also one that does not exist yet: compared, checked and
+//! written through the link. A FIFO is written in place, only when a
+//! process reads it (never waited for); a block device or a socket is
+//! refused.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+// Devices and FIFOs: opened in place, a FIFO never waited on.
+mod special;
 
 /// A file a flag names: the flag (`--junit`, or what else names it, `the
 /// recording`) and its path.
@@ -21,7 +28,8 @@ pub(crate) type Named<'a> = (&'a str, &'a Path);
 /// `others` (appended to, or read): compared as the files they are (the
 /// same device and inode when both exist; else the paths with their
 /// symbolic links resolved), so `./x`, `x`, `dir/../x` and a link to
-/// `x` are one file.
+/// `x` are one file, also when `x` does not exist yet (the link would
+/// create it).
 ///
 /// # Errors
 ///
@@ -52,16 +60,37 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// `path` with its symbolic links resolved: the file's own path when it
-/// exists, else its directory's joined with its name, else the path made
-/// absolute as written.
+/// exists, else the directory of the file a dangling link names (or of
+/// `path`) joined with its name, else that path made absolute as written.
 fn resolved(path: &Path) -> Option<PathBuf> {
     if let Ok(real) = fs::canonicalize(path) {
         return Some(real);
     }
+    let path = followed(path);
     let in_dir = path
         .file_name()
-        .and_then(|name| Some(fs::canonicalize(directory(path)).ok()?.join(name)));
-    in_dir.or_else(|| std::path::absolute(path).ok())
+        .and_then(|name| Some(fs::canonicalize(directory(&path)).ok()?.join(name)));
+    in_dir.or_else(|| std::path::absolute(&path).ok())
+}
+
+/// The most links [`followed`] follows (the kernel's own limit, 40).
+const MOST_LINKS: usize = 40;
+
+/// `path` with its symbolic links followed, the last one too when the
+/// file it names does not exist yet (`canonicalize` refuses a dangling
+/// link): the path a write through the link creates. A relative link is
+/// read from its own directory.
+fn followed(path: &Path) -> PathBuf {
+    let mut current = path.to_owned();
+    for _ in 0..MOST_LINKS {
+        let is_link = fs::symlink_metadata(&current).is_ok_and(|meta| meta.is_symlink());
+        let Some(target) = is_link.then(|| fs::read_link(&current).ok()).flatten() else {
+            break;
+        };
+        // An absolute target replaces the directory when joined.
+        current = directory(&current).join(target);
+    }
+    current
 }
 
 /// The directory `path` is in (`.` for a bare name).
@@ -75,8 +104,12 @@ fn directory(path: &Path) -> &Path {
 /// Checks that `path` can be written at the end as [`write_whole`] writes
 /// it, creating nothing and emptying nothing: it is no directory; an
 /// existing file opens for writing (neither truncated nor created) and
-/// its directory takes a new file; for a new file, its directory takes
-/// one (a probe created there and removed at once).
+/// its directory takes a new file; for a new file (or one a dangling
+/// link names), its directory takes one (a probe created there and
+/// removed at once). A character device (`/dev/null`, `/dev/stdout`)
+/// opens for writing; a FIFO is not opened now (that would end a reader's
+/// wait): it is written at the end if a process reads it then; a block
+/// device or a socket is refused.
 ///
 /// # Errors
 ///
@@ -92,9 +125,9 @@ pub(crate) fn check_writable(path: &Path) -> io::Result<()> {
             let real = fs::canonicalize(path)?;
             probe(directory(&real))
         }
-        // A device or a pipe: written in place, as it is.
-        Ok(_) => OpenOptions::new().write(true).open(path).map(drop),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => probe(directory(path)),
+        Ok(meta) if special::is_fifo(&meta) => special::fifo_at_start(),
+        Ok(meta) => special::open(path, &meta).map(drop),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => probe(directory(&followed(path))),
         Err(e) => Err(e),
     }
 }
@@ -123,9 +156,11 @@ fn temporary_in(dir: &Path) -> io::Result<(PathBuf, File)> {
 }
 
 /// Writes `path` whole with `write`: into a temporary file in the same
-/// directory (the directory of the file a symbolic link names), synced,
-/// then renamed over it, keeping an existing file's permissions. A device
-/// or a pipe (`/dev/stdout`) is written in place. On an error the
+/// directory (the directory of the file a symbolic link names, also one
+/// that does not exist yet: the link is kept), synced, then renamed over
+/// it, keeping an existing file's permissions. A character device
+/// (`/dev/stdout`) or a FIFO a process reads is written in place; a FIFO
+/// no process reads is not waited for (an error). On an error the
 /// temporary file is removed and `path` is as it was.
 ///
 /// # Errors
@@ -136,17 +171,17 @@ pub(crate) fn write_whole(
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
     let existing = fs::metadata(path).ok();
-    if existing
+    if let Some(meta) = existing
         .as_ref()
-        .is_some_and(|meta| !meta.is_file() && !meta.is_dir())
+        .filter(|meta| !meta.is_file() && !meta.is_dir())
     {
-        let mut out = BufWriter::new(File::create(path)?);
+        let mut out = BufWriter::new(special::open(path, meta)?);
         write(&mut out)?;
         return out.flush();
     }
     let target = match &existing {
         Some(_) => fs::canonicalize(path)?,
-        None => path.to_owned(),
+        None => followed(path),
     };
     let (temporary, file) = temporary_in(directory(&target))?;
     // A second signal ends the process without unwinding: it removes this.
@@ -229,6 +264,31 @@ mod tests {
             .is_ok()
         );
         assert_eq!(fs::read_to_string(&keep).expect("read"), "{}\n");
+    }
+
+    /// A link whose file is not there yet is that file: refused beside
+    /// it, checked in its directory, written through (the link kept).
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_link_is_the_file_it_names() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let record = dir.path().join("contract.jsonl");
+        let link = dir.path().join("junit.xml");
+        std::os::unix::fs::symlink("contract.jsonl", &link).expect("a link");
+        let refused =
+            refuse_shared(&[("--junit", &link)], &[("--record", &record)]).expect_err("refused");
+        assert!(refused.contains("same file"), "{refused}");
+        let elsewhere = dir.path().join("gone").join("x.xml");
+        let astray = dir.path().join("astray.xml");
+        std::os::unix::fs::symlink(&elsewhere, &astray).expect("a link");
+        assert!(
+            check_writable(&astray).is_err(),
+            "its file's directory is gone"
+        );
+        check_writable(&link).expect("writable");
+        write_whole(&link, |out| out.write_all(b"<testsuites/>")).expect("written");
+        assert!(fs::symlink_metadata(&link).expect("meta").is_symlink());
+        assert_eq!(fs::read_to_string(&record).expect("read"), "<testsuites/>");
     }
 
     #[test]

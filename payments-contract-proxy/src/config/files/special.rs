@@ -1,0 +1,144 @@
+//! The files written in place, not replaced: a character device
+//! (`/dev/null`, `/dev/stdout`) and a FIFO. Opening a FIFO for writing
+//! waits until a process reads it, without end, and before the proxy
+//! takes its signals: it is opened without waiting (`O_NONBLOCK`), and
+//! one no process reads is an error, never a hang. A block device (a
+//! disk) and a socket are refused.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io;
+use std::path::Path;
+
+/// `O_NONBLOCK` of `open(2)` where it is known: on Linux (but MIPS and
+/// SPARC, where it differs) and the BSDs, macOS among them. Elsewhere a
+/// FIFO is refused (it could only be opened by waiting).
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    any(
+        target_arch = "x86",
+        target_arch = "x86_64",
+        target_arch = "arm",
+        target_arch = "aarch64",
+        target_arch = "riscv32",
+        target_arch = "riscv64",
+        target_arch = "powerpc",
+        target_arch = "powerpc64",
+        target_arch = "s390x",
+        target_arch = "loongarch64"
+    )
+))]
+const NONBLOCK: Option<i32> = Some(0o4000);
+#[cfg(any(
+    target_vendor = "apple",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "dragonfly"
+))]
+const NONBLOCK: Option<i32> = Some(0x4);
+#[cfg(not(any(
+    all(
+        any(target_os = "linux", target_os = "android"),
+        any(
+            target_arch = "x86",
+            target_arch = "x86_64",
+            target_arch = "arm",
+            target_arch = "aarch64",
+            target_arch = "riscv32",
+            target_arch = "riscv64",
+            target_arch = "powerpc",
+            target_arch = "powerpc64",
+            target_arch = "s390x",
+            target_arch = "loongarch64"
+        )
+    ),
+    target_vendor = "apple",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "dragonfly"
+)))]
+const NONBLOCK: Option<i32> = None;
+
+/// `ENXIO`: a FIFO opened for writing without waiting, that no process
+/// reads (the same number on Linux and the BSDs).
+const ENXIO: i32 = 6;
+
+/// Whether `meta` is a FIFO's.
+pub(super) fn is_fifo(meta: &Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        meta.file_type().is_fifo()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
+}
+
+/// A FIFO at the start: not opened (opening it would end the wait of a
+/// process reading it, which then reads nothing at the end), only
+/// refused where it could not be opened at the end without waiting.
+pub(super) fn fifo_at_start() -> io::Result<()> {
+    NONBLOCK.map(drop).ok_or_else(fifo_refused)
+}
+
+/// Why a FIFO is refused where it cannot be opened without waiting.
+fn fifo_refused() -> io::Error {
+    io::Error::other(
+        "it is a FIFO, which cannot be opened here without waiting for a reader; give a file",
+    )
+}
+
+/// Opens `path` (neither a file nor a directory, as `meta` says) for
+/// writing in place: a character device as it is; a FIFO only when a
+/// process reads it, never waiting for one; a block device or a socket
+/// refused.
+pub(super) fn open(path: &Path, meta: &Metadata) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        let kind = meta.file_type();
+        if kind.is_block_device() {
+            return Err(io::Error::other(
+                "it is a block device (a disk), which would be overwritten; give a file",
+            ));
+        }
+        if kind.is_socket() {
+            return Err(io::Error::other("it is a socket; give a file"));
+        }
+        if kind.is_fifo() {
+            return open_fifo(path);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = meta;
+    OpenOptions::new().write(true).open(path)
+}
+
+/// A FIFO opened for writing when a process reads it: first without
+/// waiting (no reader: an error at once), then as usual, which with a
+/// reader there does not wait either, for writes that wait for the
+/// reader rather than fail when the pipe is full.
+#[cfg(unix)]
+fn open_fifo(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let nonblock = NONBLOCK.ok_or_else(fifo_refused)?;
+    let probe = OpenOptions::new()
+        .write(true)
+        .custom_flags(nonblock)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(ENXIO) {
+                io::Error::other("it is a FIFO that no process reads (nothing waits for one)")
+            } else {
+                e
+            }
+        })?;
+    // Held open until the second is: the reader's end sees no writer leave.
+    let file = OpenOptions::new().write(true).open(path);
+    drop(probe);
+    file
+}
