@@ -59,6 +59,8 @@ mod pg_tables_gone;
 mod sqlite_damaged_pages;
 // A SQLite write lock another program holds at start.
 mod sqlite_write_lock;
+// A SQLite store named by a FIFO or a device, or whose lock file is a link.
+mod sqlite_not_files;
 
 macro_rules! every_store {
     ($backend:ident) => {

@@ -33,8 +33,32 @@ pub(super) struct Owner {
 /// file, or says who holds them. Also what it created (a store refused
 /// then takes it away again): the lock file, the (empty) database file.
 pub(super) fn take_ownership(path: &Path, shown: &str) -> Result<(Owner, Created), Error> {
-    let (database, database_created) = lock_database(path, shown)?;
+    // Before anything opens it: opening a FIFO waits for a writer (a start
+    // that never ends), and SQLite would leave `/dev/full-journal` beside a
+    // device it cannot use.
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+        && !meta.is_dir()
+    {
+        return Err(open_error(
+            shown,
+            "it is not a regular file (a device, a FIFO or a socket): a SQLite store is a file",
+        ));
+    }
     let lock = lock_path(path);
+    // Never written through a link: a `PATH.lock` that is a symbolic link
+    // (to a file of the user's, in a shared `/tmp`) would have that file
+    // replaced by this process's id.
+    if std::fs::symlink_metadata(&lock).is_ok_and(|m| !m.file_type().is_file()) {
+        return Err(open_error(
+            shown,
+            format!(
+                "its lock file {} is not a regular file (a symbolic link?): remove it",
+                lock.display()
+            ),
+        ));
+    }
+    let (database, database_created) = lock_database(path, shown)?;
     let lock_created = !lock.exists();
     let mut created = Created {
         lock: lock_created.then(|| lock.clone()),
