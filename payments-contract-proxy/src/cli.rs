@@ -19,18 +19,19 @@ use rust_decimal::Decimal;
 /// with `-` (`--admin-key -abc…`).
 pub use payments_serve::cli::parse_hiding_secrets;
 use payments_serve::cli::{
-    LogFormatArg, QuietParser, TlsArgs, error_chain, runtime_logged, say_error,
-    shutdown_signal_logged,
+    LogFormatArg, QuietParser, TlsArgs, error_chain, runtime_logged, shutdown_signal_logged,
 };
 use payments_serve::logging::init_logging;
 
-use crate::check::{CheckOutcome, check};
-use crate::config::files;
-use crate::coverage::{Shown, table as coverage_table};
-use crate::{AdminKey, CONSOLE_PATH, Coverage, Proxy, ProxyConfig, Summary};
+use crate::{AdminKey, CONSOLE_PATH, Coverage, Proxy, ProxyConfig};
 
+mod check;
 mod host;
+mod output;
 mod stop;
+
+pub use check::run_check;
+use output::say_error;
 
 /// The environment variable of `--admin-key`.
 pub const ADMIN_KEY_ENV: &str = "PAYMENTS_PROXY_ADMIN_KEY";
@@ -172,19 +173,10 @@ fn parse_percent(text: &str) -> Result<Decimal, String> {
     }
 }
 
-/// Whether `coverage` passes `--min-coverage` (said on stderr when not):
-/// the cells seen compared exactly with the share asked for (`covered ×
-/// 100 ≥ min × total`), never a rounded figure: a gate passes only when
-/// at least that share was seen.
-fn coverage_passes(coverage: &Coverage, min: Option<Decimal>) -> bool {
-    let shortfall = coverage_shortfall(coverage, min);
-    if let Some(shortfall) = &shortfall {
-        eprintln!("{shortfall}");
-    }
-    shortfall.is_none()
-}
-
-/// What [`coverage_passes`] says when `coverage` is below `min`.
+/// What is said when `coverage` is below `min` (`--min-coverage`): the
+/// cells seen compared exactly with the share asked for (`covered × 100 ≥
+/// min × total`), never a rounded figure: a gate passes only when at
+/// least that share was seen.
 fn coverage_shortfall(coverage: &Coverage, min: Option<Decimal>) -> Option<String> {
     let min = min?;
     let total = coverage.cells().len();
@@ -372,7 +364,13 @@ pub fn run_proxy(
         // stdout keeps its one line.
         let console = format!("{}{CONSOLE_PATH}", announced(scheme, &args.host, addr));
         tracing::info!(console = %console, "web console at {console}");
-        println!("listening on {scheme}://{addr}");
+        // The banner a script waits for: one that cannot be written stops
+        // the proxy (2), as a file that cannot be; nothing was judged.
+        if let Err(e) = output::to_stdout(&format!("listening on {scheme}://{addr}\n")) {
+            drop(proxy);
+            say_error(log_format, &output::unwritable_output(&e));
+            return ExitCode::from(2);
+        }
         stop.await;
         let finished = proxy.finish().await;
         // The log's lines so far (`shutting down`, the evidence files)
@@ -385,10 +383,13 @@ pub fn run_proxy(
         if let Some(shortfall) = &shortfall {
             stop::say_shortfall(log_format, shortfall);
         }
+        stop::say_lacking(log_format, &finished.lacking, finished.summary.exchanges);
         let covered = shortfall.is_none();
-        // Evidence asked for and not written: 2, as a file that cannot be
-        // opened at the start (a CI job must not pass without it).
-        let written = if finished.unwritten.is_empty() { 0 } else { 2 };
+        // Evidence asked for and not written, or written in part (lines
+        // of the report or the recording lost): 2, as a file that cannot
+        // be opened at the start (a CI job must not pass without it).
+        let whole = finished.unwritten.is_empty() && finished.lacking.is_empty();
+        let written = if whole { 0 } else { 2 };
         ExitCode::from(verdict.max(u8::from(!covered)).max(written))
     })
 }
@@ -416,110 +417,6 @@ fn announced(scheme: &str, host: &str, addr: std::net::SocketAddr) -> String {
         Ok(_) => format!("{scheme}://{addr}"),
         Err(_) => format!("{scheme}://{bare}:{}", addr.port()),
     }
-}
-
-/// `check FILE`: the proxy's rules on a recording; the summary on stdout
-/// (with `--coverage`, the interface coverage too), broken lines on
-/// stderr; the JUnit and SARIF files written; exit 1 on a violation (with
-/// `--strict` also an undocumented finding) or a coverage below
-/// `--min-coverage`, 2 for a file that cannot be read or written.
-#[must_use]
-pub fn run_check(args: &CheckArgs) -> ExitCode {
-    // The JUnit and SARIF files replace what they name: never the
-    // recording read, nor each other.
-    let outputs: Vec<files::Named<'_>> = [
-        args.evidence.junit.as_deref().map(|p| ("--junit", p)),
-        args.evidence.sarif.as_deref().map(|p| ("--sarif", p)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    if let Err(e) = files::refuse_shared(&outputs, &[("the recording", &args.file)]) {
-        eprintln!("error: {e}");
-        return ExitCode::from(2);
-    }
-    let file = match std::fs::File::open(&args.file) {
-        Ok(file) => file,
-        Err(e) => {
-            eprintln!("error: cannot read {}: {e}", args.file.display());
-            return ExitCode::from(2);
-        }
-    };
-    let evidence = &args.evidence;
-    let keep_trail = evidence.junit.is_some() || evidence.sarif.is_some();
-    let outcome = match check(std::io::BufReader::new(file), keep_trail) {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            eprintln!("error: {}: {e}", args.file.display());
-            return ExitCode::from(2);
-        }
-    };
-    for bad in &outcome.bad_lines.first {
-        eprintln!("{}:{}: {}", args.file.display(), bad.line, bad.reason);
-    }
-    let unshown = outcome.bad_lines.count - outcome.bad_lines.first.len();
-    if unshown > 0 {
-        eprintln!(
-            "{}: {unshown} more lines are no recorded exchange ({} in all)",
-            args.file.display(),
-            outcome.bad_lines.count
-        );
-    }
-    match args.output {
-        CheckOutput::Table => {
-            print!("{}", outcome.summary.table());
-            if args.coverage {
-                print!("{}", coverage_table(&outcome.coverage));
-            }
-        }
-        CheckOutput::Json => {
-            let json = if args.coverage {
-                serde_json::to_string_pretty(&WithCoverage {
-                    summary: &outcome.summary,
-                    coverage: Shown::of(&outcome.coverage),
-                })
-            } else {
-                serde_json::to_string_pretty(&outcome.summary)
-            };
-            match json {
-                Ok(json) => println!("{json}"),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::FAILURE;
-                }
-            }
-        }
-    }
-    if let Err(e) = write_files(args, &outcome) {
-        eprintln!("error: {e}");
-        return ExitCode::from(2);
-    }
-    let verdict = outcome.summary.exit_code(args.strict);
-    let covered = coverage_passes(&outcome.coverage, evidence.min_coverage);
-    ExitCode::from(verdict.max(u8::from(!covered)))
-}
-
-/// `check --output json --coverage`: the summary, and its `coverage`.
-#[derive(serde::Serialize)]
-struct WithCoverage<'a> {
-    #[serde(flatten)]
-    summary: &'a Summary,
-    coverage: Shown<'a>,
-}
-
-/// `check`'s `--junit` and `--sarif` files, each written whole (a
-/// temporary file renamed over it), each result of the SARIF located at
-/// the recording's line.
-fn write_files(args: &CheckArgs, outcome: &CheckOutcome) -> Result<(), String> {
-    if let Some(path) = &args.evidence.junit {
-        files::write_whole(path, |out| outcome.trail.write_junit(out, args.strict))
-            .map_err(|e| format!("cannot write the JUnit file {}: {e}", path.display()))?;
-    }
-    if let Some(path) = &args.evidence.sarif {
-        files::write_whole(path, |out| outcome.trail.write_sarif(out, Some(&args.file)))
-            .map_err(|e| format!("cannot write the SARIF file {}: {e}", path.display()))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -17,6 +17,11 @@ pub enum Error {
     /// credential).
     #[error("invalid option: {0}")]
     Config(String),
+    /// A file a flag names cannot be used: opened, written, or it is the
+    /// same file as another flag's (`--record`, `--report`, `--junit`,
+    /// `--sarif`).
+    #[error("{0}")]
+    File(String),
     /// The span export (`--otlp-endpoint`, feature `otlp`) cannot start:
     /// its HTTP client cannot be made.
     #[cfg(feature = "otlp")]

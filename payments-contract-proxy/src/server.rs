@@ -24,6 +24,10 @@ pub struct Finished {
     /// The JUnit and SARIF files that could not be written (each logged as
     /// an error); the binary then exits 2.
     pub unwritten: Vec<std::path::PathBuf>,
+    /// The report and recording files (`--report`, `--record`) that lack
+    /// lines, and how many each lacks: each a line that could not be
+    /// written (logged as a warning then). The binary then exits 2.
+    pub lacking: Vec<(std::path::PathBuf, u64)>,
 }
 
 /// A running proxy on a loopback port (or a listener given to it).
@@ -192,9 +196,9 @@ impl Proxy {
             .collect()
     }
 
-    /// Stops accepting, lets exchanges in flight finish, flushes the report
-    /// and the recording, writes the JUnit and SARIF files, and returns the
-    /// summary.
+    /// Stops accepting, lets exchanges in flight finish (each line of the
+    /// report and the recording is written as its exchange ends), writes
+    /// the JUnit and SARIF files, and returns the summary.
     ///
     /// Bounded: exchanges still open after the upstream timeout (plus a
     /// second) are cut off, so a stalled upstream or a client that never
@@ -225,7 +229,6 @@ impl Proxy {
                 self.cut_off(grace, &mut task).await;
             }
         }
-        self.state.flush();
         let unwritten = self.state.write_evidence();
         #[cfg(feature = "otlp")]
         if let Some(spans) = &self.spans {
@@ -235,6 +238,7 @@ impl Proxy {
             summary: self.state.summary(),
             coverage: self.state.coverage(),
             unwritten,
+            lacking: self.state.lacking(),
         }
     }
 }
@@ -319,7 +323,6 @@ impl Drop for Proxy {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        self.state.flush();
     }
 }
 

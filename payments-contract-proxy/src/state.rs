@@ -5,8 +5,7 @@
 //! writes the report, the recording and the console's recent list.
 
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -25,6 +24,8 @@ use crate::{
     metrics, rules,
 };
 
+// The report and the recording: a line per exchange, or one counted lost.
+mod appended;
 // Each exchange's log line: violations and upstream failures at WARN.
 mod log;
 // The stop's cut-off of the exchanges still under way.
@@ -69,8 +70,8 @@ pub(crate) struct Judge {
     pub(crate) coverage: Coverage,
     /// Each exchange, compactly: what JUnit and SARIF are written from.
     pub(crate) trail: Trail,
-    pub(crate) report: Option<BufWriter<File>>,
-    pub(crate) record: Option<BufWriter<File>>,
+    pub(crate) report: Option<appended::Appended>,
+    pub(crate) record: Option<appended::Appended>,
     pub(crate) recent: VecDeque<Judged>,
     /// The `row` of the last exchange the console kept.
     pub(crate) rows: u64,
@@ -118,20 +119,6 @@ impl std::ops::Deref for ProxyState {
     fn deref(&self) -> &Inner {
         &self.inner
     }
-}
-
-fn open_append(path: &PathBuf, what: &str) -> Result<BufWriter<File>, Error> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map(BufWriter::new)
-        .map_err(|e| {
-            Error::Config(format!(
-                "cannot open the {what} file {}: {e}",
-                path.display()
-            ))
-        })
 }
 
 /// How one evidence file is written.
@@ -226,13 +213,13 @@ impl ProxyState {
         .into_iter()
         .flatten()
         .collect();
-        files::refuse_shared(&outputs, &others).map_err(Error::Config)?;
+        files::refuse_shared(&outputs, &others).map_err(Error::File)?;
         // Both append: one file would hold exchanges and verdicts mixed,
         // which `check` cannot read as a recording.
         if let (Some(record), Some(report)) = (&config.record, &config.report)
             && files::same_file(record, report)
         {
-            return Err(Error::Config(format!(
+            return Err(Error::File(format!(
                 "--record {} and --report {} are the same file: their lines would be mixed in it, and `check` could not read it as a recording; give each a file of its own",
                 record.display(),
                 report.display()
@@ -241,7 +228,7 @@ impl ProxyState {
         for (flag, path) in outputs {
             let what = if flag == "--junit" { "JUnit" } else { "SARIF" };
             files::check_writable(path).map_err(|e| {
-                Error::Config(format!(
+                Error::File(format!(
                     "cannot open the {what} file {}: {e}",
                     path.display()
                 ))
@@ -250,12 +237,12 @@ impl ProxyState {
         let report = config
             .report
             .as_ref()
-            .map(|p| open_append(p, "report"))
+            .map(|p| appended::Appended::open(p, "report"))
             .transpose()?;
         let record = config
             .record
             .as_ref()
-            .map(|p| open_append(p, "record"))
+            .map(|p| appended::Appended::open(p, "recording"))
             .transpose()?;
         let session_lifetime = config.session_lifetime;
         Ok(Self {
@@ -391,11 +378,10 @@ impl ProxyState {
             judge.trail.mark_cut_off();
         }
         if let Some(report) = judge.report.as_mut() {
-            let line = ReportLine::of(&redacted, verdict, &findings);
-            write_line(report, &line, "report");
+            report.write(&ReportLine::of(&redacted, verdict, &findings));
         }
         if let Some(record) = judge.record.as_mut() {
-            write_line(record, &redacted, "recording");
+            record.write(&redacted);
         }
         log::exchange(&redacted, verdict, &findings, failure);
         judge
@@ -460,15 +446,15 @@ impl ProxyState {
         unwritten
     }
 
-    /// Flushes the report and the recording.
-    pub(crate) fn flush(&self) {
-        let mut judge = self.lock();
-        if let Some(w) = judge.report.as_mut() {
-            let _ = w.flush();
-        }
-        if let Some(w) = judge.record.as_mut() {
-            let _ = w.flush();
-        }
+    /// The report and recording files that lack lines (each could not be
+    /// written), and how many each lacks.
+    pub(crate) fn lacking(&self) -> Vec<(std::path::PathBuf, u64)> {
+        let judge = self.lock();
+        [judge.report.as_ref(), judge.record.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter_map(appended::Appended::lacking)
+            .collect()
     }
 }
 
@@ -493,16 +479,6 @@ fn show_reference(parsed: &Parsed<'_>, memory: &mut Memory, scrub: impl Fn(&str)
         if shown != asked {
             seen.shown_reference = Some(shown.into());
         }
-    }
-}
-
-fn write_line(writer: &mut BufWriter<File>, value: &impl serde::Serialize, what: &str) {
-    let written = serde_json::to_writer(&mut *writer, value)
-        .map_err(std::io::Error::other)
-        .and_then(|()| writer.write_all(b"\n"))
-        .and_then(|()| writer.flush());
-    if let Err(e) = written {
-        tracing::warn!(error = %e, "the {what} could not be written");
     }
 }
 

@@ -1,6 +1,6 @@
 //! What the tests of the files the binary writes share: the binary run
 //! with a time limit (a regression that hangs fails, never hangs the
-//! suite), and one exchange.
+//! suite), started through `sh` with redirections, and one exchange.
 
 use std::io::BufRead as _;
 use std::process::{Child, Command, Stdio};
@@ -41,6 +41,26 @@ pub fn exited(mut child: Child) -> Option<(Option<i32>, String)> {
 pub fn run(args: &[&str]) -> Option<(Option<i32>, String)> {
     let mut command = Command::new(BIN);
     command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for variable in UNSET {
+        command.env_remove(variable);
+    }
+    exited(command.spawn().expect("spawns"))
+}
+
+/// The binary with `args`, started by `sh` with `redirects` (`>&-`,
+/// `> /dev/full`, `2> /dev/full`) after the pipes: its exit code and
+/// stderr (empty when `redirects` moves it), `None` when it did not end
+/// within [`LIMIT`].
+pub fn run_with(redirects: &str, args: &[&str]) -> Option<(Option<i32>, String)> {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(format!(r#"exec "$0" "$@" {redirects}"#))
+        .arg(BIN)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

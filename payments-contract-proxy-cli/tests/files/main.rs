@@ -1,7 +1,12 @@
 //! The files the binary writes and its standard output and error
 //! (docs/contract-proxy.md): a link names the file it links to, also one
-//! not there yet; a FIFO is never waited for.
+//! not there yet; a FIFO is never waited for; a line of the recording
+//! that could not be written is counted and fails the run, and a torn one
+//! never swallows the next; a stdout or stderr that cannot be written
+//! never panics, and the files are written all the same.
 
 mod common;
 mod fifo;
+mod lines;
 mod links;
+mod output;

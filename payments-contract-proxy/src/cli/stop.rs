@@ -1,8 +1,14 @@
 //! What the proxy says on stderr at the stop: the summary and the
 //! interface coverage as tables (`--log-format text`), or as log events,
-//! one JSON line each (`--log-format json`), with the same numbers.
+//! one JSON line each (`--log-format json`), with the same numbers; and
+//! the report or recording that lacks lines. A stderr that cannot be
+//! written loses them (never the run's exit code).
+
+use std::path::PathBuf;
 
 use payments_serve::logging::LogFormat;
+
+use super::output::to_stderr;
 
 use crate::coverage::{headline, rows, shown, table as coverage_table};
 use crate::rules::Level;
@@ -17,8 +23,8 @@ const COVERAGE: &str = "payments_contract_proxy::coverage";
 pub(super) fn say_finished(format: LogFormat, summary: &Summary, coverage: &Coverage) {
     match format {
         LogFormat::Text => {
-            eprint!("{}", summary.table());
-            eprint!("{}", coverage_table(coverage));
+            to_stderr(&summary.table());
+            to_stderr(&coverage_table(coverage));
         }
         LogFormat::Json => {
             log_summary(summary);
@@ -30,8 +36,24 @@ pub(super) fn say_finished(format: LogFormat, summary: &Summary, coverage: &Cove
 /// `--min-coverage` not met: a line of text, or a warning event.
 pub(super) fn say_shortfall(format: LogFormat, shortfall: &str) {
     match format {
-        LogFormat::Text => eprintln!("{shortfall}"),
+        LogFormat::Text => to_stderr(&format!("{shortfall}\n")),
         LogFormat::Json => tracing::warn!(target: SUMMARY, "{shortfall}"),
+    }
+}
+
+/// The report and recording files that lack lines (`lacking`: each
+/// file, and how many of the run's `exchanges` it lacks): the evidence is
+/// incomplete.
+pub(super) fn say_lacking(format: LogFormat, lacking: &[(PathBuf, u64)], exchanges: u64) {
+    for (path, lost) in lacking {
+        let path = path.display();
+        let said = format!(
+            "evidence incomplete: {path} lacks {lost} of the {exchanges} exchanges (their lines could not be written to it)"
+        );
+        match format {
+            LogFormat::Text => to_stderr(&format!("error: {said}\n")),
+            LogFormat::Json => tracing::error!(target: SUMMARY, path = %path, lost, "{said}"),
+        }
     }
 }
 

@@ -41,9 +41,9 @@ fn a_minimum_coverage_is_a_percentage_from_0_to_100() {
 fn a_minimum_coverage_is_compared_exactly() {
     use payments_interface::coverage::Cell;
     let none = Coverage::new();
-    assert!(coverage_passes(&none, None));
-    assert!(coverage_passes(&none, Some(Decimal::ZERO)));
-    assert!(!coverage_passes(&none, Some("0.1".parse().expect("0.1"))));
+    assert!(coverage_shortfall(&none, None).is_none());
+    assert!(coverage_shortfall(&none, Some(Decimal::ZERO)).is_none());
+    assert!(coverage_shortfall(&none, Some("0.1".parse().expect("0.1"))).is_some());
     let mut seven = Coverage::new();
     let cells: Vec<Cell> = seven.cells().iter().map(|&(cell, _)| cell).collect();
     assert_eq!(cells.len(), 49, "the matrix this example counts on");
@@ -59,7 +59,8 @@ fn a_minimum_coverage_is_compared_exactly() {
         }
     }
     assert_eq!(seven.cells().iter().filter(|(_, n)| *n > 0).count(), 7);
-    let gate = |pct: &str| coverage_passes(&seven, Some(pct.parse().expect("a decimal")));
+    let gate =
+        |pct: &str| coverage_shortfall(&seven, Some(pct.parse().expect("a decimal"))).is_none();
     for below in ["14.29", "14.3", "14.2858", "14.28571428571428571428571429"] {
         assert!(!gate(below), "7 of 49 is below {below}");
     }
@@ -81,5 +82,5 @@ fn a_minimum_coverage_is_compared_exactly() {
             all.answer(endpoint, status, code.map(|c| c.as_str()));
         }
     }
-    assert!(coverage_passes(&all, Some(Decimal::ONE_HUNDRED)));
+    assert!(coverage_shortfall(&all, Some(Decimal::ONE_HUNDRED)).is_none());
 }
