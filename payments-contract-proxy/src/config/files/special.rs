@@ -9,60 +9,17 @@ use std::fs::{File, Metadata, OpenOptions};
 use std::io;
 use std::path::Path;
 
-/// `O_NONBLOCK` of `open(2)` where it is known: on Linux (but MIPS and
-/// SPARC, where it differs) and the BSDs, macOS among them. Elsewhere a
-/// FIFO is refused (it could only be opened by waiting).
-#[cfg(all(
-    any(target_os = "linux", target_os = "android"),
-    any(
-        target_arch = "x86",
-        target_arch = "x86_64",
-        target_arch = "arm",
-        target_arch = "aarch64",
-        target_arch = "riscv32",
-        target_arch = "riscv64",
-        target_arch = "powerpc",
-        target_arch = "powerpc64",
-        target_arch = "s390x",
-        target_arch = "loongarch64"
-    )
-))]
-const NONBLOCK: Option<i32> = Some(0o4000);
-#[cfg(any(
-    target_vendor = "apple",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd",
-    target_os = "dragonfly"
-))]
-const NONBLOCK: Option<i32> = Some(0x4);
-#[cfg(not(any(
-    all(
-        any(target_os = "linux", target_os = "android"),
-        any(
-            target_arch = "x86",
-            target_arch = "x86_64",
-            target_arch = "arm",
-            target_arch = "aarch64",
-            target_arch = "riscv32",
-            target_arch = "riscv64",
-            target_arch = "powerpc",
-            target_arch = "powerpc64",
-            target_arch = "s390x",
-            target_arch = "loongarch64"
-        )
-    ),
-    target_vendor = "apple",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd",
-    target_os = "dragonfly"
-)))]
+/// `O_NONBLOCK` of `open(2)` (libc's, per platform); none off Unix, where
+/// a FIFO is refused (it could only be opened by waiting).
+#[cfg(unix)]
+const NONBLOCK: Option<i32> = Some(libc::O_NONBLOCK);
+#[cfg(not(unix))]
 const NONBLOCK: Option<i32> = None;
 
 /// `ENXIO`: a FIFO opened for writing without waiting, that no process
-/// reads (the same number on Linux and the BSDs).
-const ENXIO: i32 = 6;
+/// reads.
+#[cfg(unix)]
+const ENXIO: i32 = libc::ENXIO;
 
 /// Whether `meta` is a FIFO's.
 pub(super) fn is_fifo(meta: &Metadata) -> bool {
