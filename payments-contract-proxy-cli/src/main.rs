@@ -12,7 +12,7 @@ use payments_contract_proxy::cli::{CheckArgs, ProxyArgs, run_check, run_proxy};
 
 /// A contract proxy: forwards /api/ to a real payment service untouched
 /// and checks every exchange against the interface document. Exits 1 at
-/// SIGINT or SIGTERM when a violation was found (with --strict, also an
+/// SIGINT, SIGTERM or SIGHUP when a violation was found (with --strict, also an
 /// undocumented finding), else 0.
 #[derive(Debug, Parser)]
 #[command(
