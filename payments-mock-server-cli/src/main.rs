@@ -53,8 +53,8 @@ struct Alias {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Forward /api/ to a real service and check every exchange against
-    /// the interface document (CONTRACT section 16). Exits 1 at SIGINT or
-    /// SIGTERM when a violation was found (with --strict, also an
+    /// the interface document (CONTRACT section 16). Exits 1 at SIGINT,
+    /// SIGTERM or SIGHUP when a violation was found (with --strict, also an
     /// undocumented finding), else 0. The same as the
     /// payments-contract-proxy binary.
     Proxy(Box<ProxyArgs>),
@@ -353,7 +353,7 @@ async fn seed(
         }
     );
     match format {
-        LogFormat::Text => eprintln!("{said}"),
+        LogFormat::Text => payments_serve::cli::to_stderr(&format!("{said}\n")),
         LogFormat::Json => tracing::info!(
             seeded = seeded.placed,
             unplaced = seeded.unplaced,

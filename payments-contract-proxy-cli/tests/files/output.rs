@@ -76,12 +76,9 @@ fn tail<'a>(stderr: &'a str, cause: &str) -> &'a str {
 async fn the_proxy_never_panics_on_a_stdout_or_stderr_it_cannot_write() {
     let mock = MockServer::start().await;
     let upstream = mock.base_url();
-    // Its banner cannot be written: said, 2.
-    let (code, stderr) =
-        run_with("> /dev/full", &["--upstream", &upstream, "--port", "0"]).expect("ends");
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains(UNWRITABLE), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    // Its banner cannot be written: said in the log, and it serves on,
+    // as the mock does (it panicked, exit 101).
+    banner_lost_but_serving(&upstream).await;
     // Its stderr cannot be written: it serves, and stops with its verdict.
     let mut command = std::process::Command::new("sh");
     command
@@ -121,4 +118,58 @@ async fn the_proxy_never_panics_on_a_stdout_or_stderr_it_cannot_write() {
     )
     .expect("ends");
     assert_eq!(code, Some(2));
+    // The same in the JSON log format: tracing's report of the failed
+    // write was an `eprintln!` (a panic: 101).
+    let (code, _) = run_with(
+        "2> /dev/full",
+        &[
+            "--log-format",
+            "json",
+            "--upstream",
+            &upstream,
+            "--port",
+            "0",
+            "--record",
+            "/nonexistent/dir/r.jsonl",
+        ],
+    )
+    .expect("ends");
+    assert_eq!(code, Some(2));
+}
+
+/// The proxy started with a stdout that cannot be written: the log says
+/// where it serves, it answers there, and SIGTERM stops it with 0.
+async fn banner_lost_but_serving(upstream: &str) {
+    use std::io::BufRead as _;
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(r#"exec "$0" "$@" > /dev/full"#)
+        .arg(BIN)
+        .args(["--upstream", upstream, "--port", "0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().expect("spawns");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if let Some((_, at)) = line.split_once("serving anyway on ") {
+                let base = at.split_whitespace().next().unwrap_or_default();
+                let _ = tx.send(base.trim_end_matches('"').to_owned());
+            }
+        }
+    });
+    let base = match rx.recv_timeout(crate::common::LIMIT) {
+        Ok(base) => base,
+        Err(e) => {
+            let _ = child.kill();
+            panic!("no warning naming where it serves: {e}");
+        }
+    };
+    assert_eq!(initiate(&base, "STDOUT-FULL-1").await, 200);
+    let (code, _) = stop(child).expect("stops");
+    assert_eq!(code, Some(0));
 }

@@ -12,7 +12,7 @@ mod tls_args;
 
 use std::process::ExitCode;
 
-pub use said::say_error;
+pub use said::{say_error, to_stderr};
 pub use tls_args::TlsArgs;
 
 use crate::logging::LogFormat;
@@ -49,7 +49,7 @@ pub fn parse_hiding_secrets<T: clap::Parser>(secret_flags: &[&str]) -> T {
                 std::env::var_os(name).is_some()
             }) {
                 match format {
-                    LogFormat::Text => eprint!("{text}"),
+                    LogFormat::Text => said::to_stderr(&text),
                     LogFormat::Json => say_error(format, said::one_line(&text)),
                 }
                 std::process::exit(2);

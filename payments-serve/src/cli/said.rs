@@ -17,7 +17,7 @@ use crate::logging::{JsonLines, LogFormat};
 /// ```
 pub fn say_error(format: LogFormat, message: &str) {
     match format {
-        LogFormat::Text => eprintln!("error: {message}"),
+        LogFormat::Text => to_stderr(&format!("error: {message}\n")),
         LogFormat::Json => in_json(|| tracing::error!(target: "payments_serve::cli", "{message}")),
     }
 }
@@ -26,9 +26,20 @@ pub fn say_error(format: LogFormat, message: &str) {
 /// stderr: the line as text; as JSON, a `WARN` event.
 pub(super) fn say_warning(format: LogFormat, message: &str) {
     match format {
-        LogFormat::Text => eprintln!("{message}"),
+        LogFormat::Text => to_stderr(&format!("{message}\n")),
         LogFormat::Json => in_json(|| tracing::warn!(target: "payments_serve::cli", "{message}")),
     }
+}
+
+/// Writes `text` to stderr, losing it when stderr cannot be written
+/// (`2> /dev/full`): `eprint!` panics there, which turned an exit code
+/// the caller chose into 101.
+pub fn to_stderr(text: &str) {
+    use std::io::Write as _;
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_all(text.as_bytes())
+        .and_then(|()| stderr.flush());
 }
 
 /// Runs `say` with the log's JSON format on stderr as this thread's
@@ -37,6 +48,10 @@ pub(super) fn say_warning(format: LogFormat, message: &str) {
 fn in_json(say: impl FnOnce()) {
     let subscriber = tracing_subscriber::fmt()
         .json()
+        // A stderr that cannot be written loses the line; tracing's own
+        // report of that failure is an `eprintln!`, which would panic.
+        // (Set before the event format: it is the default format's.)
+        .log_internal_errors(false)
         .event_format(JsonLines::default())
         .with_writer(std::io::stderr)
         .finish();

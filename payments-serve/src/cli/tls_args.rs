@@ -88,11 +88,11 @@ impl TlsArgs {
         } else {
             ""
         };
-        eprintln!(
-            "TLS: local CA {made} in {}{renewed}; clients trust it (payments --ca-cert {})",
+        super::said::to_stderr(&format!(
+            "TLS: local CA {made} in {}{renewed}; clients trust it (payments --ca-cert {})\n",
             dir.display(),
             files.ca.display()
-        );
+        ));
         // What was in DIR under its lock: another process starting on the
         // same DIR may issue a new server certificate right after.
         let cert_name = files.cert.display().to_string();
