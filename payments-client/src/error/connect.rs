@@ -64,8 +64,7 @@ pub(super) fn connect_cause_suffix(kind: TransportKind, source: Option<&reqwest:
 const DNS_ERROR: &str = "dns error";
 
 fn cause_of(e: &(dyn std::error::Error + 'static)) -> Option<ConnectCause> {
-    let mut current = Some(e);
-    while let Some(error) = current {
+    for error in super::causes(e) {
         if error.to_string() == DNS_ERROR {
             return Some(ConnectCause::UnresolvedHost);
         }
@@ -76,13 +75,6 @@ fn cause_of(e: &(dyn std::error::Error + 'static)) -> Option<ConnectCause> {
             // The first bytes back were no TLS record: `HTTP/1.1 400`.
             return Some(ConnectCause::PlainHttp);
         }
-        // An io::Error's source() skips the error it wraps: go into it.
-        current = match error.downcast_ref::<std::io::Error>() {
-            Some(io) => io
-                .get_ref()
-                .map(|inner| inner as &(dyn std::error::Error + 'static)),
-            None => error.source(),
-        };
     }
     None
 }

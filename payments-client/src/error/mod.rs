@@ -523,6 +523,22 @@ const _: () = assert!(std::mem::size_of::<Error>() < 128);
 
 /// An error and its sources in one line, `a: b: c` (reqwest's own
 /// `Display` is only the first, e.g. "builder error").
+/// `e` and each error under it, oldest cause last; under an `io::Error`
+/// the error it wraps (its `source()` skips that one: hyper and reqwest
+/// put rustls's and the resolver's errors there).
+pub(crate) fn causes<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(e), |error| {
+        match error.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => error.source(),
+        }
+    })
+}
+
 pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();

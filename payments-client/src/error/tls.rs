@@ -45,8 +45,11 @@ pub(super) fn tls_reason_suffix(kind: TransportKind, source: Option<&reqwest::Er
 /// Every other rustls or OpenSSL error is `None`: it may come after the
 /// request was written, in the middle of the answer.
 pub(crate) fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String> {
-    let mut current = Some(e);
-    while let Some(error) = current {
+    // Without a TLS feature there is no TLS error to find.
+    #[cfg(not(any(feature = "rustls", feature = "native-tls")))]
+    let _ = e;
+    #[cfg(any(feature = "rustls", feature = "native-tls"))]
+    for error in super::causes(e) {
         #[cfg(feature = "rustls")]
         if let Some(tls) = error.downcast_ref::<rustls::Error>() {
             return rustls_refusal(tls).then(|| tls.to_string());
@@ -62,13 +65,6 @@ pub(crate) fn tls_reason(e: &(dyn std::error::Error + 'static)) -> Option<String
         if let Some(reason) = openssl_refusal(error) {
             return Some(reason);
         }
-        // An io::Error's source() skips the error it wraps: go into it.
-        current = match error.downcast_ref::<std::io::Error>() {
-            Some(io) => io
-                .get_ref()
-                .map(|inner| inner as &(dyn std::error::Error + 'static)),
-            None => error.source(),
-        };
     }
     None
 }
@@ -329,8 +325,7 @@ fn problem_in(_: &(dyn std::error::Error + 'static)) -> Option<CertificateProble
 #[cfg(feature = "rustls")]
 fn problem_in(e: &(dyn std::error::Error + 'static)) -> Option<CertificateProblem> {
     use rustls::CertificateError as Cert;
-    let mut current = Some(e);
-    while let Some(error) = current {
+    for error in super::causes(e) {
         if let Some(rustls::Error::InvalidCertificate(cert)) = error.downcast_ref::<rustls::Error>()
         {
             return match cert {
@@ -351,12 +346,6 @@ fn problem_in(e: &(dyn std::error::Error + 'static)) -> Option<CertificateProble
                 _ => None,
             };
         }
-        current = match error.downcast_ref::<std::io::Error>() {
-            Some(io) => io
-                .get_ref()
-                .map(|inner| inner as &(dyn std::error::Error + 'static)),
-            None => error.source(),
-        };
     }
     None
 }
