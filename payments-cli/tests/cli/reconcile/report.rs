@@ -11,6 +11,26 @@ use payments_mock_server::MockServer;
 
 use crate::common::{MERCHANT, Sandbox, run};
 
+/// `payments` with an environment of `sandbox`'s only (no colours).
+fn payments(sandbox: &Sandbox) -> StdCommand {
+    let mut cmd = StdCommand::new(env!("CARGO_BIN_EXE_payments"));
+    cmd.env_clear()
+        .env("XDG_CONFIG_HOME", sandbox.path())
+        .env("HOME", sandbox.path())
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+/// `/dev/full`, to be a standard output or error that cannot be written.
+fn dev_full() -> Stdio {
+    Stdio::from(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full"),
+    )
+}
+
 /// `payments reconcile - --report REPORT` with `stdin` as its standard
 /// input (a file, as a shell's `<` gives it): its code and stderr.
 async fn reconcile_stdin(
@@ -19,12 +39,8 @@ async fn reconcile_stdin(
     stdin: &std::path::Path,
     report: &std::path::Path,
 ) -> (Option<i32>, String) {
-    let mut cmd = StdCommand::new(env!("CARGO_BIN_EXE_payments"));
-    cmd.env_clear()
-        .env("XDG_CONFIG_HOME", sandbox.path())
-        .env("HOME", sandbox.path())
-        .env("NO_COLOR", "1")
-        .args(["--base-url", &server.base_url(), "--merchant-id", MERCHANT])
+    let mut cmd = payments(sandbox);
+    cmd.args(["--base-url", &server.base_url(), "--merchant-id", MERCHANT])
         .args(["reconcile", "-", "--report"])
         .arg(report)
         .stdin(Stdio::from(std::fs::File::open(stdin).expect("the ledger")))
@@ -204,26 +220,19 @@ async fn a_full_stderr_loses_the_notes_not_the_exit_code() {
     let sandbox = Sandbox::new();
     let ledger = sandbox.write_file("ledger.csv", "referenceNo,amount\nINV-1,1.00\n");
     let report = sandbox.path().join("report.csv");
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .expect("/dev/full");
-    let mut cmd = StdCommand::new(env!("CARGO_BIN_EXE_payments"));
-    cmd.env_clear()
-        .env("XDG_CONFIG_HOME", sandbox.path())
-        .env("HOME", sandbox.path())
-        .args([
-            "--base-url",
-            &crate::common::closed_port_url(),
-            "--retries",
-            "0",
-        ])
-        .arg("reconcile")
-        .arg(&ledger)
-        .arg("--report")
-        .arg(&report)
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(full));
+    let mut cmd = payments(&sandbox);
+    cmd.args([
+        "--base-url",
+        &crate::common::closed_port_url(),
+        "--retries",
+        "0",
+    ])
+    .arg("reconcile")
+    .arg(&ledger)
+    .arg("--report")
+    .arg(&report)
+    .stdout(Stdio::null())
+    .stderr(dev_full());
     let status = tokio::task::spawn_blocking(move || cmd.status())
         .await
         .expect("the runner does not panic")
@@ -242,21 +251,13 @@ async fn a_full_stdout_leaves_the_partial_report_and_says_so() {
     let sandbox = Sandbox::new();
     let ledger = sandbox.write_file("ledger.csv", "referenceNo,amount\nINV-1,1.00\n");
     let report = sandbox.write_file("report.csv", "the report before\n");
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .expect("/dev/full");
-    let mut cmd = StdCommand::new(env!("CARGO_BIN_EXE_payments"));
-    cmd.env_clear()
-        .env("XDG_CONFIG_HOME", sandbox.path())
-        .env("HOME", sandbox.path())
-        .env("NO_COLOR", "1")
-        .args(["--base-url", &server.base_url(), "--merchant-id", MERCHANT])
+    let mut cmd = payments(&sandbox);
+    cmd.args(["--base-url", &server.base_url(), "--merchant-id", MERCHANT])
         .args(["-o", "json", "reconcile"])
         .arg(&ledger)
         .arg("--report")
         .arg(&report)
-        .stdout(Stdio::from(full))
+        .stdout(dev_full())
         .stderr(Stdio::piped());
     let output = tokio::task::spawn_blocking(move || cmd.output())
         .await
