@@ -17,8 +17,7 @@ use payments_mock_server::{
     AdminKey, ApiKey, Catalog, Config, Durability, Service, StoreSpec, parse_latency,
 };
 use payments_serve::cli::{
-    LogFormatArg, QuietParser, TlsArgs, error_chain, runtime_logged, say_error,
-    shutdown_signal_logged,
+    LogFormatArg, QuietParser, Stop, TlsArgs, error_chain, runtime_logged, say_error,
 };
 use payments_serve::logging::{LogFormat, init_logging};
 use payments_serve::otlp::OtlpEndpoint;
@@ -239,10 +238,24 @@ fn run_alias(command: Command) -> ExitCode {
     }
 }
 
-fn serve_mock(mut args: ServeArgs) -> ExitCode {
+fn serve_mock(args: ServeArgs) -> ExitCode {
     // Flushes the last log lines when main returns.
     let format: LogFormat = args.log_format.into();
     let _log = init_logging(format);
+    // The runtime first: the signal handlers are installed in it before
+    // anything slow starts (the TLS directory, the store, --seed-from).
+    let runtime = match runtime_logged(format) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    runtime.block_on(start(args, format))
+}
+
+/// Starts the mock and serves it until a stop, which is heard from the
+/// first line on: a stop while it starts ends the start (exit 0), what
+/// was opened closed.
+async fn start(mut args: ServeArgs, format: LogFormat) -> ExitCode {
+    let stop = Stop::watch(format);
     // `[::1]`, as the banner writes an IPv6 address, is the address `::1`.
     if let Some(bare) = args
         .host
@@ -295,52 +308,88 @@ fn serve_mock(mut args: ServeArgs) -> ExitCode {
         .as_ref()
         .and_then(|u| url::Url::parse(u.as_str()).ok())
         .and_then(|u| u.host_str().map(str::to_owned));
-    let tls = match args.tls.server_tls(&args.host, public_host.as_deref()) {
-        Ok(tls) => tls,
-        Err(e) => {
-            say_error(format, &e.to_string());
+    // Off the runtime (it may wait for another process's turn at the
+    // directory): a stop meanwhile ends the start once its files are
+    // written whole.
+    let (tls_args, host) = (args.tls.clone(), args.host.clone());
+    let tls = stop
+        .unless_stopped(tokio::task::spawn_blocking(move || {
+            tls_args.server_tls(&host, public_host.as_deref())
+        }))
+        .await;
+    let tls = match tls {
+        None => return Stop::said_before_serving("setting up TLS"),
+        Some(Ok(Ok(tls))) => tls,
+        Some(Ok(Err(e))) => {
+            say_error(format, &e);
             return ExitCode::from(2);
+        }
+        Some(Err(e)) => {
+            say_error(format, &format!("setting up TLS stopped: {e}"));
+            return ExitCode::FAILURE;
         }
     };
     // The session cookie never travels over plain HTTP then.
     config.secure_cookies = tls.is_some();
-    let runtime = match runtime_logged(format) {
-        Ok(rt) => rt,
-        Err(code) => return code,
-    };
     let serving = Serving {
         host: &args.host,
         port: args.port,
         format,
+        stop,
     };
-    runtime.block_on(serve(serving, config, tls, args.seed_from))
+    serve(serving, config, tls, args.seed_from).await
 }
 
-/// Seeds the service from a recording; the exit code when it cannot.
+/// Why seeding ended the start.
+enum Ended {
+    /// It failed: the exit code, said.
+    Failed(ExitCode),
+    /// A stop came while it did this.
+    Stopped(&'static str),
+}
+
+/// Seeds the service from a recording; the exit code when it cannot, or
+/// the stop that came meanwhile (the recording is read off the runtime
+/// and placed one transaction at a time, both ended by the stop).
 async fn seed(
     service: &Service,
     path: &std::path::Path,
     format: LogFormat,
-) -> Result<(), ExitCode> {
+    stop: &Stop,
+) -> Result<(), Ended> {
     let file = std::fs::File::open(path).map_err(|e| {
         say_error(format, &format!("cannot read {}: {e}", path.display()));
-        ExitCode::from(2)
+        Ended::Failed(ExitCode::from(2))
     })?;
-    let (sightings, bad_lines) =
-        recording::sightings(std::io::BufReader::new(file)).map_err(|e| {
-            say_error(
-                format,
-                &format!(
-                    "seeding from {}: cannot read the recording: {e}",
-                    path.display()
-                ),
-            );
-            ExitCode::from(2)
-        })?;
-    let seeded = service.seed(sightings).await.map_err(|e| {
+    tracing::info!(seed_from = %path.display(), "seeding from {}", path.display());
+    let reader = stop.reader(file);
+    let read =
+        tokio::task::spawn_blocking(move || recording::sightings(std::io::BufReader::new(reader)))
+            .await;
+    if stop.is_stopped() {
+        return Err(Ended::Stopped("reading --seed-from"));
+    }
+    let read = read
+        .map_err(|e| std::io::Error::other(e.to_string()))
+        .and_then(|r| r);
+    let (sightings, bad_lines) = read.map_err(|e| {
+        say_error(
+            format,
+            &format!(
+                "seeding from {}: cannot read the recording: {e}",
+                path.display()
+            ),
+        );
+        Ended::Failed(ExitCode::from(2))
+    })?;
+    let unstopped = sightings.into_iter().take_while(|_| !stop.is_stopped());
+    let seeded = service.seed(unstopped).await.map_err(|e| {
         say_error(format, &format!("seeding from {}: {e}", path.display()));
-        ExitCode::FAILURE
+        Ended::Failed(ExitCode::FAILURE)
     })?;
+    if stop.is_stopped() {
+        return Err(Ended::Stopped("seeding from --seed-from"));
+    }
     let said = format!(
         "seeded {} transactions from {}; {} the recording shows could not be placed (no initiate seen, an id that is not a UUID, a status the document does not name, or a reference already held){}",
         seeded.placed,
@@ -364,16 +413,22 @@ async fn seed(
     Ok(())
 }
 
-/// Where the mock listens, and the log's format (for what is said on
-/// stderr outside the log: `say_error`).
+/// Where the mock listens, the log's format (for what is said on stderr
+/// outside the log: `say_error`), and the stop.
 struct Serving<'a> {
     host: &'a str,
     port: u16,
     format: LogFormat,
+    stop: Stop,
 }
 
 async fn serve(
-    Serving { host, port, format }: Serving<'_>,
+    Serving {
+        host,
+        port,
+        format,
+        stop,
+    }: Serving<'_>,
     config: Config,
     tls: Option<payments_mock_server::tls::ServerTls>,
     seed_from: Option<std::path::PathBuf>,
@@ -415,17 +470,24 @@ async fn serve(
         .get_or_insert_with(|| payments_mock_server::listening_url_with(addr, https))
         .clone();
     config.replica_name.get_or_insert_with(|| addr.to_string());
-    let service = match Service::open(config).await {
-        Ok(service) => service,
-        Err(e) => {
+    let service = match stop.unless_stopped(Service::open(config)).await {
+        None => return Stop::said_before_serving("opening the store"),
+        Some(Ok(service)) => service,
+        Some(Err(e)) => {
             say_error(format, &error_chain(&e));
             return ExitCode::from(e.exit_code());
         }
     };
     if let Some(path) = &seed_from
-        && let Err(code) = seed(&service, path, format).await
+        && let Err(ended) = seed(&service, path, format, &stop).await
     {
-        return code;
+        // The store closed (a SQLite file's writer finishes what it was
+        // given) before the stop is said.
+        drop(service);
+        return match ended {
+            Ended::Failed(code) => code,
+            Ended::Stopped(during) => Stop::said_before_serving(during),
+        };
     }
     let store = service.store();
     let replica = service.replica();
@@ -449,7 +511,10 @@ async fn serve(
             "fault seed {seed} (random; pass --fault-seed {seed} to repeat this run's faults)"
         );
     }
-    let stop = shutdown_signal_logged(format);
+    let stop = async move {
+        stop.stopped().await;
+        tracing::info!("shutting down: finishing in-flight requests");
+    };
     // The banner is the one line on stdout; scripts wait for it. It is
     // printed once the routes and the OpenAPI document are built: once a
     // script sees it, every request is answered without waiting. A stdout

@@ -32,6 +32,9 @@ mod binary;
 mod json_stderr;
 // HTTPS: --tls-* flags, mutual TLS, bad input, the embedded server (section 18).
 mod tls;
+// As a container runs it: a stop while it starts, a read-only
+// --tls-self-signed DIR, PAYMENTS_MOCK_API_KEYS.
+mod containers;
 // The serving shell: SIGHUP, a stdout that cannot be written, a full disk under --tls-self-signed.
 mod serve_shell;
 // Property tests: validation and path decoding never panic.

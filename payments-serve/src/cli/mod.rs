@@ -8,11 +8,13 @@
 //! compiles them (clap comes with this feature alone).
 
 mod said;
+mod stop;
 mod tls_args;
 
 use std::process::ExitCode;
 
 pub use said::{say_error, to_stderr};
+pub use stop::{Stop, StoppableRead};
 pub use tls_args::TlsArgs;
 
 use crate::logging::LogFormat;
@@ -266,6 +268,20 @@ pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
 /// [`shutdown_signal`], the second signal's line said in the log's
 /// `format` (with `--log-format json`, one JSON line, a `WARN` event).
 pub fn shutdown_signal_logged(format: LogFormat) -> impl std::future::Future<Output = ()> {
+    let signal = stop_signal(format);
+    async move {
+        signal.await;
+        tracing::info!("shutting down: finishing in-flight requests");
+    }
+}
+
+/// [`shutdown_signal_logged`] without its `shutting down` line: for a
+/// binary that may be stopped before it serves (the mock while it opens
+/// its store or reads `--seed-from`), which says itself what the stop
+/// ended. The handlers are installed here, at the call (which must be
+/// inside a Tokio runtime); a second signal after the first ends the
+/// process at once, as there.
+pub fn stop_signal(format: LogFormat) -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     let handlers = {
         use tokio::signal::unix::{SignalKind, signal};
@@ -316,7 +332,6 @@ pub fn shutdown_signal_logged(format: LogFormat) -> impl std::future::Future<Out
             let _ = format;
             let _ = tokio::signal::ctrl_c().await;
         }
-        tracing::info!("shutting down: finishing in-flight requests");
     }
 }
 

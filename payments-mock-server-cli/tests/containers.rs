@@ -1,0 +1,204 @@
+//! The binary as a container runs it: a stop (SIGTERM) while it still
+//! starts ends the start (as PID 1 it was lost, and the mock served on
+//! until SIGKILL; elsewhere it killed the mock mid-write), a
+//! `--tls-self-signed DIR` it cannot write, the API keys from the
+//! environment (`PAYMENTS_MOCK_API_KEYS`) rather than the process list.
+
+use std::io::{BufRead as _, Read as _, Write as _};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_payments-mock-server");
+const UNSET: [&str; 3] = [
+    "PAYMENTS_MOCK_STORE",
+    "PAYMENTS_MOCK_ADMIN_KEY",
+    "PAYMENTS_MOCK_API_KEYS",
+];
+const BOUND: Duration = Duration::from_secs(30);
+
+/// A proxy recording of `count` initiates answered 200, one line each.
+fn big_recording(path: &Path, count: u32) {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("created"));
+    for n in 0..count {
+        let id = format!("01a22fa0-95bd-7187-99eb-{n:012x}");
+        let request = format!(
+            r#"{{"amount":1050,"currencyCode":"MYR","merchantId":"0f8fad5b-d9cb-469f-a165-70867728950e","productCode":"TOPUP","referenceNo":"BIG-{n}","storeId":"S1"}}"#
+        );
+        let answer = format!(
+            r#"{{"isSuccess":true,"errorCode":null,"message":"payment initiated","data":{{"transactionId":"{id}","referenceNo":"BIG-{n}","status":"INITIATED","amount":1050,"currencyCode":"MYR","productCode":"TOPUP","createdAt":"2026-12-01T03:23:02.973Z"}}}}"#
+        );
+        let line = serde_json::json!({
+            "seq": n + 1,
+            "time": "2026-12-01T03:23:02.968281336Z",
+            "request": {"method": "POST", "path": "/api/payments/initiate", "headers": [],
+                        "body": request, "bodyBytes": request.len()},
+            "response": {"status": 200, "headers": [], "body": answer, "bodyBytes": answer.len()},
+            "durationMs": 1.0,
+        });
+        writeln!(out, "{line}").expect("written");
+    }
+    out.flush().expect("flushed");
+}
+
+/// The mock with `args` and `env` (the mock's own variables unset
+/// otherwise); stdin closed, stdout and stderr piped.
+fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(BIN);
+    command.args(args);
+    for variable in UNSET {
+        command.env_remove(variable);
+    }
+    command
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// The first line of `child`'s stdout: empty when it closed it without
+/// one.
+fn banner(child: &mut Child) -> String {
+    let mut line = String::new();
+    let _ = std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line);
+    line
+}
+
+/// SIGTERM (or another `signal`) to `child`.
+fn signal(child: &Child, signal: &str) {
+    let _ = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status();
+}
+
+/// Spawns the mock with stdout and stderr piped; its stderr's lines come
+/// through the receiver as they are written.
+fn spawn_reading_stderr(args: &[&str], env: &[(&str, &str)]) -> (Child, mpsc::Receiver<String>) {
+    let mut child = command(args, env).spawn().expect("spawns");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tell, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if tell.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, lines)
+}
+
+/// Reads lines into `seen` until one contains `text` (within
+/// [`BOUND`]): whether it came.
+fn until_line(lines: &mpsc::Receiver<String>, text: &str, seen: &mut Vec<String>) -> bool {
+    let deadline = Instant::now() + BOUND;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match lines.recv_timeout(left) {
+            Ok(line) => {
+                let found = line.contains(text);
+                seen.push(line);
+                if found {
+                    return true;
+                }
+            }
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+/// Its exit code, when it exits within `bound` (polled); killed otherwise.
+fn exit_within(child: &mut Child, bound: Duration) -> Option<Option<i32>> {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.try_wait().expect("waits") {
+            return Some(status.code());
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// A SIGTERM while the mock reads a large `--seed-from` recording into a
+/// SQLite store ends the start: exit 0 within seconds, no banner, the
+/// store closed (the next start on the file serves at once).
+#[test]
+fn sigterm_while_seeding_stops_the_start_with_0_and_no_banner() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let record = dir.path().join("big.jsonl");
+    big_recording(&record, 20_000);
+    let store = format!("sqlite:{}", dir.path().join("mock.db").display());
+    let record = record.display().to_string();
+    let (mut child, lines) = spawn_reading_stderr(
+        &["--port", "0", "--store", &store, "--seed-from", &record],
+        &[],
+    );
+    let mut seen = Vec::new();
+    assert!(
+        until_line(&lines, "seeding from", &mut seen),
+        "{}",
+        seen.join("\n")
+    );
+    signal(&child, "TERM");
+    let code = exit_within(&mut child, Duration::from_secs(10));
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout)
+        .expect("read");
+    seen.extend(lines.try_iter());
+    let stderr = seen.join("\n");
+    assert_eq!(code, Some(Some(0)), "{stderr}");
+    assert_eq!(stdout, "", "no banner: {stderr}");
+    assert!(stderr.contains("stopped before serving"), "{stderr}");
+    assert!(!stderr.contains("seeded "), "ended part way: {stderr}");
+    // The store was closed, not held or torn: it opens and serves.
+    let (mut child, lines) = spawn_reading_stderr(&["--port", "0", "--store", &store], &[]);
+    let line = banner(&mut child);
+    signal(&child, "TERM");
+    let code = exit_within(&mut child, BOUND);
+    let stderr: Vec<String> = lines.iter().collect();
+    assert!(
+        line.starts_with("listening on http://"),
+        "{line:?}: {stderr:?}"
+    );
+    assert_eq!(code, Some(Some(0)), "{stderr:?}");
+}
+
+/// A SIGINT while the memory store is seeded ends the start the same
+/// way.
+#[test]
+fn sigint_while_seeding_the_memory_store_stops_the_start_with_0() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let record = dir.path().join("big.jsonl");
+    big_recording(&record, 20_000);
+    let record = record.display().to_string();
+    let (mut child, lines) = spawn_reading_stderr(&["--port", "0", "--seed-from", &record], &[]);
+    let mut seen = Vec::new();
+    assert!(
+        until_line(&lines, "seeding from", &mut seen),
+        "{}",
+        seen.join("\n")
+    );
+    signal(&child, "INT");
+    let code = exit_within(&mut child, Duration::from_secs(10));
+    let mut stdout = String::new();
+    let _ = child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout);
+    seen.extend(lines.try_iter());
+    let stderr = seen.join("\n");
+    assert_eq!(code, Some(Some(0)), "{stderr}");
+    assert_eq!(stdout, "", "no banner: {stderr}");
+    assert!(stderr.contains("stopped before serving"), "{stderr}");
+}
