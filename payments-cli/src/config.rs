@@ -1,7 +1,7 @@
 //! The config file and the one conversion from raw arguments to settings.
 //!
-//! The file is TOML at `$XDG_CONFIG_HOME/payments/config.toml` (the platform
-//! config directory, via `etcetera`) or `--config PATH`:
+//! The file is TOML at `$XDG_CONFIG_HOME/payments/config.toml` (else
+//! `$HOME/.config/payments/config.toml`) or `--config PATH`:
 //!
 //! ```toml
 //! default_profile = "staging"
@@ -20,9 +20,12 @@
 //! ```
 //!
 //! A flag beats the environment (clap applies `env = ...`), which beats the
-//! profile. A missing file at the default location is fine; a missing file
-//! named with `--config`, a malformed file or an unknown profile is an error
-//! that names the file.
+//! profile. A missing file at the default location is fine, and so is no
+//! default location at all (neither `XDG_CONFIG_HOME` nor `HOME` set, as for
+//! a uid without a passwd entry under `env -i`): there is no file then. A
+//! missing file named with `--config`, a malformed file or an unknown
+//! profile is an error that names the file (a profile asked for where there
+//! is no default location says that).
 
 use std::{
     collections::BTreeMap,
@@ -200,24 +203,28 @@ impl ConfigFile {
 
     /// Reads `explicit`, or the default file when it exists.
     ///
-    /// Returns the path looked at, and the file (empty when the default file
-    /// does not exist).
+    /// Returns the path looked at (none when there is no default location:
+    /// [`default_path`]), and the file (empty when the default file does
+    /// not exist, or there is no default location).
     ///
     /// # Errors
     ///
     /// The file cannot be read (or an explicit one does not exist), or it is malformed.
-    pub fn load(explicit: Option<&Path>) -> Result<(PathBuf, Self), ConfigError> {
+    pub fn load(explicit: Option<&Path>) -> Result<(Option<PathBuf>, Self), ConfigError> {
         let (path, must_exist) = match explicit {
             Some(path) => (path.to_owned(), true),
-            None => (default_path()?, false),
+            None => match default_path() {
+                Some(path) => (path, false),
+                None => return Ok((None, Self::default())),
+            },
         };
         match std::fs::read_to_string(&path) {
             Ok(text) => {
                 let file = Self::parse(&text, &path)?;
-                Ok((path, file))
+                Ok((Some(path), file))
             }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound && !must_exist => {
-                Ok((path, Self::default()))
+                Ok((Some(path), Self::default()))
             }
             Err(source) => Err(ConfigError::Read { path, source }),
         }
@@ -275,16 +282,33 @@ enum Chosen {
     None { unselected: Vec<String> },
 }
 
-/// `$XDG_CONFIG_HOME/payments/config.toml` or the platform's equivalent.
-///
-/// # Errors
-///
-/// No home directory can be found.
-pub fn default_path() -> Result<PathBuf, ConfigError> {
-    use etcetera::BaseStrategy as _;
-    let strategy = etcetera::choose_base_strategy()
-        .map_err(|err| ConfigError::NoConfigDir(err.to_string()))?;
-    Ok(strategy.config_dir().join("payments").join("config.toml"))
+/// `$XDG_CONFIG_HOME/payments/config.toml`, else
+/// `$HOME/.config/payments/config.toml`; none when neither is set (to an
+/// absolute path): [`config_dir`].
+#[must_use]
+pub fn default_path() -> Option<PathBuf> {
+    config_dir(
+        std::env::var_os("XDG_CONFIG_HOME").as_deref(),
+        std::env::var_os("HOME").as_deref(),
+    )
+    .map(|dir| dir.join("payments").join("config.toml"))
+}
+
+/// The config directory the XDG base directory specification gives:
+/// `XDG_CONFIG_HOME`, else `HOME/.config`; a value that is empty or not
+/// absolute is ignored, as the specification says. Neither: none, and no
+/// default file (a uid without a passwd entry run with `env -i`, in a
+/// container, has no home; the passwd entry is not asked, as the
+/// specification names the variables only).
+#[must_use]
+pub fn config_dir(
+    xdg_config_home: Option<&std::ffi::OsStr>,
+    home: Option<&std::ffi::OsStr>,
+) -> Option<PathBuf> {
+    let absolute = |value: Option<&std::ffi::OsStr>| {
+        value.map(PathBuf::from).filter(|path| path.is_absolute())
+    };
+    absolute(xdg_config_home).or_else(|| absolute(home).map(|home| home.join(".config")))
 }
 
 fn line_of(text: &str, byte_offset: usize) -> usize {
@@ -351,7 +375,9 @@ pub struct Settings {
     /// profile keys), each from wherever it was given.
     pub client_cert: Option<SettingFile>,
     pub client_key: Option<SettingFile>,
-    pub config_path: PathBuf,
+    /// The config file looked at: `--config`, or the default one (which
+    /// may not exist); none when there is no default location.
+    pub config_path: Option<PathBuf>,
     /// The file's profiles when none was selected (none named, no
     /// `default_profile`, no profile called `default`); empty otherwise.
     pub unselected_profiles: Vec<String>,
@@ -365,11 +391,20 @@ impl Settings {
     /// Config file problems (see [`ConfigFile::load`] and [`ConfigFile::choose`]).
     pub fn resolve(global: GlobalArgs) -> Result<Self, CliError> {
         let (config_path, file) = ConfigFile::load(global.config.as_deref())?;
-        let (profile, profile_name, unselected_profiles) =
-            match file.choose(global.profile.as_deref(), &config_path)? {
-                Chosen::Profile(profile, name) => (*profile, name, Vec::new()),
-                Chosen::None { unselected } => (Profile::default(), String::new(), unselected),
-            };
+        let chosen = match (&config_path, global.profile) {
+            (Some(path), requested) => file.choose(requested.as_deref(), path)?,
+            // No file to find the profile in: said, not taken as none.
+            (None, Some(name)) => return Err(ConfigError::NoConfigDir(name).into()),
+            (None, None) => Chosen::None {
+                unselected: Vec::new(),
+            },
+        };
+        let (profile, profile_name, unselected_profiles) = match chosen {
+            Chosen::Profile(profile, name) => (*profile, name, Vec::new()),
+            Chosen::None { unselected } => (Profile::default(), String::new(), unselected),
+        };
+        // A profile comes from a file, so it has a path.
+        let config_file = config_path.as_deref().unwrap_or(Path::new(""));
         // A flag or the environment names a file from the working
         // directory; a profile from the config file's own directory.
         let file = |given: Option<PathBuf>, flag: &str, profiled: Option<PathBuf>, key: &str| {
@@ -380,11 +415,11 @@ impl Settings {
                 })
                 .or_else(|| {
                     profiled.map(|path| SettingFile {
-                        path: beside(&config_path, path),
+                        path: beside(config_file, path),
                         named_by: format!(
                             "{key} of profile '{}' in {}",
                             crate::output::printable(&profile_name),
-                            config_path.display()
+                            config_file.display()
                         ),
                     })
                 })
@@ -460,11 +495,18 @@ impl Settings {
                 if let Some(how) = self.how_to_select_a_profile() {
                     return CliError::Usage(format!("no service URL: {how}"));
                 }
-                CliError::Usage(format!(
-                    "no service URL: pass --base-url URL, set PAYMENTS_BASE_URL, \
-                 or add base_url to a profile in {}",
-                    self.config_path.display()
-                ))
+                CliError::Usage(match &self.config_path {
+                    Some(path) => format!(
+                        "no service URL: pass --base-url URL, set PAYMENTS_BASE_URL, \
+                         or add base_url to a profile in {}",
+                        path.display()
+                    ),
+                    None => format!(
+                        "no service URL: pass --base-url URL, set PAYMENTS_BASE_URL, \
+                         or add base_url to a profile of a config file ({})",
+                        crate::error::NO_CONFIG_DIR
+                    ),
+                })
             })
     }
 
@@ -487,7 +529,10 @@ impl Settings {
             "{} has {has} {names} but none is selected; pick {them} with --profile {first}, \
              PAYMENTS_PROFILE={first} or default_profile = \"{first}\" in the file \
              (a profile named 'default' is used without being picked)",
-            self.config_path.display(),
+            self.config_path
+                .as_deref()
+                .unwrap_or(Path::new(""))
+                .display(),
             first = crate::output::printable(first),
         ))
     }

@@ -87,6 +87,11 @@ pub enum CliError {
     },
 }
 
+/// Said where the default config file would be when there is none: no
+/// `XDG_CONFIG_HOME`, no `HOME` (`config::default_path`).
+pub const NO_CONFIG_DIR: &str = "no default config file: neither XDG_CONFIG_HOME nor HOME is set \
+     to an absolute path; pass --config PATH or set one of them";
+
 /// What went wrong with the config file.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -108,7 +113,13 @@ pub enum ConfigError {
         path: PathBuf,
         known: Vec<String>,
     },
-    #[error("cannot find the config directory: {0}; pass --config PATH")]
+    /// A profile named (`--profile`, `PAYMENTS_PROFILE`) where there is
+    /// no config file to find it in: no `--config`, and no default location.
+    #[error(
+        "profile {} not found: {}",
+        crate::text::quote(.0),
+        NO_CONFIG_DIR
+    )]
     NoConfigDir(String),
 }
 

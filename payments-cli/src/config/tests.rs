@@ -232,3 +232,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_config_dir_is_xdg_config_home_else_home_else_none() {
+    use std::ffi::OsStr;
+    let dir = |xdg: Option<&str>, home: Option<&str>| {
+        config_dir(xdg.map(OsStr::new), home.map(OsStr::new))
+    };
+    assert_eq!(
+        dir(Some("/x"), Some("/h")),
+        Some(PathBuf::from("/x")),
+        "XDG_CONFIG_HOME first"
+    );
+    assert_eq!(dir(Some("/x"), None), Some(PathBuf::from("/x")), "no home");
+    assert_eq!(dir(None, Some("/h")), Some(PathBuf::from("/h/.config")));
+    assert_eq!(dir(None, None), None, "no home, no XDG: no file");
+    // Empty or relative: ignored, as the XDG base directory spec says.
+    assert_eq!(dir(Some(""), Some("/h")), Some(PathBuf::from("/h/.config")));
+    assert_eq!(
+        dir(Some("rel"), Some("/h")),
+        Some(PathBuf::from("/h/.config"))
+    );
+    assert_eq!(dir(Some(""), Some("")), None);
+    assert_eq!(dir(None, Some("home")), None);
+}

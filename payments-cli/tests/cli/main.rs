@@ -18,6 +18,9 @@ mod clusters;
 mod completions;
 /// Config file, profiles, and flag > env > profile precedence.
 mod config;
+/// No home, as a uid without a passwd entry: flags are enough,
+/// `XDG_CONFIG_HOME` alone is honoured.
+mod config_home;
 /// Unreachable services and answers that are not the envelope.
 mod failures;
 /// `--help`'s exit codes and shells against docs/cli.md, command by command.
@@ -29,11 +32,11 @@ mod hints;
 mod initiate_limits;
 /// Tables fitted to the terminal's width, and currencies beside amounts.
 mod layout;
+/// Usage errors said with flags (issue 34): each message before and after.
+mod messages;
 /// The environment's proxy, connect failures told apart, certificates for
 /// another host or expired, and the URL and credentials `-v` shows.
 mod network;
-/// Usage errors said with flags (issue 34): each message before and after.
-mod messages;
 /// Answers that leave the outcome open: exit 4 or reconciled, never 1;
 /// look-ups never ambiguous; notes that say what happened.
 mod outcomes;
