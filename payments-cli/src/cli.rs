@@ -146,9 +146,9 @@ pub enum Command {
     ///
     /// The entries the server keeps (the last 1,000), newest last: a table
     /// on a terminal, one JSON object per line otherwise (or with -o json).
-    /// With --follow, keeps printing new entries until Ctrl-C (exit 0). Use
-    /// the mock's admin key, or a merchant's API key to see that
-    /// merchant's requests only.
+    /// With --follow, keeps printing new entries until Ctrl-C, SIGTERM or
+    /// SIGHUP (exit 0). Use the mock's admin key, or a merchant's API key
+    /// to see that merchant's requests only.
     Tail(TailArgs),
     /// Print shell completions to stdout
     Completions(CompletionsArgs),
@@ -335,8 +335,9 @@ Exit codes:
      temporary file (in TMPDIR, else /tmp)
   4  the service cannot be reached or keeps failing (after retries)
   6  some rows do not match
-  130, 143  Ctrl-C (SIGINT: 130) or SIGTERM (143) stopped the run: the rows
-     judged so far are printed, and whole in the --report's FILE.partial
+  129, 130, 143  SIGHUP (129), Ctrl-C (SIGINT: 130) or SIGTERM (143) stopped
+     the run: the rows judged so far are printed, and whole in the
+     --report's FILE.partial
   141  stdout was closed before everything was written (| head): the run
      stopped there, quietly";
 
@@ -380,7 +381,7 @@ pub struct TailArgs {
           allow_negative_numbers = true)]
     pub since: Option<u64>,
 
-    /// Keep printing new entries until Ctrl-C
+    /// Keep printing new entries until Ctrl-C, SIGTERM or SIGHUP (exit 0)
     #[arg(short, long)]
     pub follow: bool,
 

@@ -17,8 +17,9 @@ Exit codes (the call, not the payment):
   6  reconcile found rows that do not match
   141  stdout was closed before everything was written (| head): the run
      stopped there, quietly
-  130, 143  reconcile was stopped by Ctrl-C (SIGINT: 130) or SIGTERM (143);
-     other commands simply end at the signal
+  129, 130, 143  a signal ended the run: SIGHUP (129), Ctrl-C (SIGINT: 130)
+     or SIGTERM (143, docker stop), also as a container's PID 1; reconcile
+     first writes the rows judged whole (tail --follow exits 0)
 With many look-ups the code is the highest of the single calls.";
 
 /// The end of `payments verify-return --help`: its own exit codes.
@@ -42,14 +43,17 @@ id's first 8 characters) and PATH. -o json prints each entry whole, as the
 server gave it.
 
 Exit codes:
-  0  done (with --follow: stopped with Ctrl-C)
+  0  done (with --follow: stopped with Ctrl-C, SIGTERM or SIGHUP, the
+     entries read written whole)
   1  the server refused the key (401, 403), no such sandbox
      (SANDBOX_NOT_FOUND), or no such endpoint (--proxy against the mock,
      the mock's journal asked of a proxy)
   2  a bad flag
   4  the server cannot be reached, fails (5xx, 429, an answer that is not
      its envelope) after --retries, or, with --follow, stops answering
-  141  stdout was closed before everything was written (| head)";
+  141  stdout was closed before everything was written (| head)
+  129, 130, 143  without --follow: a signal ended the run (SIGHUP: 129,
+     Ctrl-C: 130, SIGTERM: 143)";
 
 /// The end of `payments completions --help`: its exit codes.
 pub const COMPLETIONS_HELP: &str = "\

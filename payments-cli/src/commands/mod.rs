@@ -10,6 +10,7 @@ mod http;
 mod initiate;
 mod reconcile;
 mod reference;
+mod signals;
 mod status;
 mod tail;
 mod trace;
@@ -147,6 +148,16 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;
+    // reconcile and tail --follow take the signals themselves; the others
+    // end at them, as PID 1 too.
+    let takes_signals = match &cli.command {
+        Command::Reconcile(_) => true,
+        Command::Tail(args) => args.follow,
+        _ => false,
+    };
+    if !takes_signals {
+        signals::guard();
+    }
     runtime.block_on(async move {
         let ctx = Context::new(settings)?;
         // reconcile's stdout is its rows and its summary line, tail's its

@@ -52,6 +52,8 @@ mod redirect;
 mod references;
 /// The API key never shows up in any output.
 mod secrets;
+/// SIGTERM and SIGHUP end the other commands with 143 and 129, as PID 1 too.
+mod signals;
 /// `status`: one, many, by reference, `--from-file`, stdin, exit codes,
 /// json lines that join back to their input.
 mod status;

@@ -11,8 +11,9 @@
 //! - `report`: the `--report` CSV, and what its FILE may be.
 //! - `probe`: the first rows looked up, which stop the run when none of
 //!   their answers can be used.
-//! - `signals`: Ctrl-C and SIGTERM, which stop the run as a failure does
-//!   (exit 130 or 143).
+//!
+//! Ctrl-C, SIGTERM and SIGHUP (`super::signals`) stop the run as a
+//! failure does (exit 130, 143 or 129).
 //!
 //! # Memory
 //!
@@ -44,7 +45,6 @@ mod ledger;
 mod probe;
 mod records;
 mod report;
-mod signals;
 
 use std::{
     fs::File,
@@ -67,7 +67,7 @@ use self::{
     report::Report,
 };
 use super::{
-    Context,
+    Context, signals,
     status::{Lookup, look_up},
 };
 use crate::{cli::ReconcileArgs, error::CliError, exit::Exit};
@@ -125,9 +125,9 @@ pub async fn run(ctx: &Context, args: ReconcileArgs) -> Result<Exit, CliError> {
         .spawn(move || read_rows(records, checker, &sender))
         .map_err(CliError::Runtime)?;
 
-    // Ctrl-C (or SIGTERM) stops the look-ups; what was judged is written
-    // whole, as for any stop.
-    let mut interrupt = signals::Interrupt::new().map_err(CliError::Runtime)?;
+    // Ctrl-C, SIGTERM or SIGHUP stops the look-ups; what was judged is
+    // written whole, as for any stop.
+    let mut interrupt = signals::Signals::new().map_err(CliError::Runtime)?;
     let progress = progress_bar(size);
     let merchant_id = ctx.settings.merchant_id;
     let rows = futures::stream::poll_fn(move |cx| receiver.poll_recv(cx));

@@ -1,7 +1,8 @@
 //! `payments tail` (issue 44): the mock's request journal, or with
 //! `--proxy` the contract proxy's exchanges and verdicts, newest last: a
 //! table on a terminal, the entries as JSON lines otherwise; `--follow`
-//! keeps printing new entries until Ctrl-C (exit 0).
+//! keeps printing new entries until Ctrl-C, SIGTERM or SIGHUP (exit 0;
+//! `docker stop` sends SIGTERM, to PID 1 too).
 //!
 //! Entries are read a page at a time with `after=SEQ`, from `--since`
 //! (or 0: everything the server keeps) on, the proxy's from its start
@@ -78,9 +79,11 @@ pub async fn run(ctx: &Context, args: TailArgs) -> Result<Exit, CliError> {
         }
         return Ok(Exit::Ok);
     }
-    // Ctrl-C is listened for before the first read, so it is never the
-    // default (a kill, exit 130) once anything was printed.
-    let interrupted = tokio::signal::ctrl_c();
+    // Ctrl-C, SIGTERM and SIGHUP are listened for before the first read,
+    // so none of them is its default action (a kill mid-page, exit 130,
+    // 143 or 129; as PID 1, none at all) once anything was printed.
+    let mut signals = super::signals::Signals::new().map_err(CliError::Runtime)?;
+    let interrupted = signals.received();
     tokio::pin!(interrupted);
     let follow = async {
         tail.drain(false).await?;

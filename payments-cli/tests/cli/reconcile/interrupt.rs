@@ -1,5 +1,5 @@
-//! Ctrl-C during a run: the rows judged are kept whole, stderr says so,
-//! and the exit code is a shell's for SIGINT.
+//! Ctrl-C, SIGTERM or SIGHUP during a run: the rows judged are kept
+//! whole, stderr says so, and the exit code is a shell's for the signal.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Command as StdCommand, Stdio};
@@ -12,6 +12,20 @@ use crate::common::{MERCHANT, Sandbox};
 /// mid-way for sure when its rows are out; then a real SIGINT.
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_keeps_the_rows_judged_whole_says_so_and_exits_130() {
+    stopped_by("INT", 130, "Ctrl-C (SIGINT)").await;
+}
+
+/// SIGHUP (the terminal closed) killed the run mid-row, as SIGINT did
+/// before it was taken; SIGTERM (`docker stop`) is taken alike.
+#[tokio::test(flavor = "multi_thread")]
+async fn sighup_and_sigterm_stop_the_run_as_ctrl_c_does() {
+    stopped_by("HUP", 129, "SIGHUP").await;
+    stopped_by("TERM", 143, "SIGTERM").await;
+}
+
+/// A run of two rows on a pipe kept open, then `kill -SIGNAL`: its exit
+/// `code`, stderr naming it as `named`, the rows judged whole.
+async fn stopped_by(signal: &str, code: i32, named: &str) {
     let (server, _) = super::shop().await;
     let sandbox = Sandbox::new();
     let report = sandbox.write_file("rep.csv", "old\n");
@@ -48,7 +62,7 @@ async fn ctrl_c_keeps_the_rows_judged_whole_says_so_and_exits_130() {
     assert!(first.is_some_and(|l| l.contains("\"line\":2")));
     assert!(second.is_some_and(|l| l.contains("\"line\":3")));
     let sent = StdCommand::new("kill")
-        .args(["-INT", &pid])
+        .args([&format!("-{signal}"), &pid])
         .status()
         .expect("kill runs");
     assert!(sent.success());
@@ -63,8 +77,8 @@ async fn ctrl_c_keeps_the_rows_judged_whole_says_so_and_exits_130() {
         .expect("exits within 20 s")
         .expect("the wait ran");
     let err = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(130), "{err}");
-    assert!(err.contains("interrupted by Ctrl-C"), "{err}");
+    assert_eq!(output.status.code(), Some(code), "{err}");
+    assert!(err.contains(&format!("interrupted by {named}")), "{err}");
     assert!(err.contains("rep.csv.partial"), "{err}");
     assert!(
         rest.iter().any(|l| l.contains("\"complete\":false")),

@@ -177,3 +177,32 @@ async fn follow_says_when_the_server_goes_away_and_exits_4() {
     assert!(err.contains("(the last entry read: seq 1)"), "{err}");
     assert!(!err.contains(ADMIN), "{err}");
 }
+
+/// SIGTERM (`docker stop`, Kubernetes) and SIGHUP end `--follow` as
+/// Ctrl-C does: exit 0, the lines printed whole. SIGTERM killed it (143)
+/// mid-page, and as a container's PID 1 was ignored.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_and_sighup_end_follow_as_ctrl_c_does() {
+    let server = mock().await;
+    let base = server.base_url();
+    initiate(&base, KEY_A, MERCHANT, "SIG-1").await;
+    for signal in ["-TERM", "-HUP"] {
+        let sandbox = Sandbox::new();
+        let mut child = follow(&sandbox, &base, ADMIN, &[]);
+        let mut lines = line_reader(&mut child);
+        let first: Value = serde_json::from_str(&next_line(&mut lines).await).expect("JSON");
+        assert_eq!(first["seq"], 1, "{first}");
+        let sent = StdCommand::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        let (code, err) = exit_of(child).await;
+        assert_eq!(code, Some(0), "{signal} exits 0: {err}");
+        assert!(!err.contains("error"), "{err}");
+        // Whatever else was printed is whole lines of JSON.
+        while let Some(line) = lines.recv().await {
+            serde_json::from_str::<Value>(&line).expect("a whole line");
+        }
+    }
+}
