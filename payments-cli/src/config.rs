@@ -287,11 +287,20 @@ enum Chosen {
 /// absolute path): [`config_dir`].
 #[must_use]
 pub fn default_path() -> Option<PathBuf> {
-    config_dir(
+    let dir = config_dir(
         std::env::var_os("XDG_CONFIG_HOME").as_deref(),
         std::env::var_os("HOME").as_deref(),
-    )
-    .map(|dir| dir.join("payments").join("config.toml"))
+    );
+    // Off Unix, where `HOME` is seldom set: the platform's own place
+    // (`%APPDATA%` on Windows), as etcetera says it.
+    #[cfg(not(unix))]
+    let dir = dir.or_else(|| {
+        use etcetera::BaseStrategy as _;
+        etcetera::choose_base_strategy()
+            .ok()
+            .map(|strategy| strategy.config_dir())
+    });
+    dir.map(|dir| dir.join("payments").join("config.toml"))
 }
 
 /// The config directory the XDG base directory specification gives:
