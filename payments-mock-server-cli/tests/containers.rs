@@ -202,3 +202,127 @@ fn sigint_while_seeding_the_memory_store_stops_the_start_with_0() {
     assert_eq!(stdout, "", "no banner: {stderr}");
     assert!(stderr.contains("stopped before serving"), "{stderr}");
 }
+
+/// The mock run as a user that cannot write `dir` (mode 555): as root,
+/// under `setpriv` as uid 12345 (the directory that user's, read-only to
+/// it; root itself writes anywhere); otherwise as the test's own user.
+/// `None` (said) when root lacks `setpriv`.
+fn as_reader_of(dir: &Path, args: &[&str]) -> Option<Command> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| out.stdout.trim_ascii() == b"0");
+    let mut command = if root {
+        if Command::new("setpriv").arg("--version").output().is_err() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "setpriv (util-linux) is needed under CI"
+            );
+            eprintln!("SKIPPED: no setpriv to run the mock as another user");
+            return None;
+        }
+        const UID: u32 = 12_345;
+        for entry in std::fs::read_dir(dir).expect("listed") {
+            std::os::unix::fs::chown(entry.expect("an entry").path(), Some(UID), Some(UID))
+                .expect("given");
+        }
+        std::os::unix::fs::chown(dir, Some(UID), Some(UID)).expect("given");
+        let mut command = Command::new("setpriv");
+        command.args([
+            "--reuid=12345",
+            "--regid=12345",
+            "--clear-groups",
+            "--",
+            BIN,
+        ]);
+        command
+    } else {
+        Command::new(BIN)
+    };
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).expect("read-only");
+    // Its parent, a temporary directory (0700), must be passed through.
+    if let Some(parent) = dir.parent() {
+        std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o755)).expect("passable");
+    }
+    command.args(args);
+    for variable in UNSET {
+        command.env_remove(variable);
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    Some(command)
+}
+
+/// A `--tls-self-signed DIR` that cannot be written (a Kubernetes secret
+/// volume is read-only) but holds a complete CA and a server certificate
+/// for the names asked is reused, as before the lock file came; one that
+/// would need a new certificate is refused, saying the directory cannot
+/// be written and what it lacks, and is left as it was.
+#[test]
+fn a_tls_directory_that_cannot_be_written_is_reused_when_complete() {
+    let top = tempfile::tempdir().expect("a directory");
+    let dir = top.path().join("tls");
+    let dir_arg = dir.display().to_string();
+    let (mut child, lines) =
+        spawn_reading_stderr(&["--port", "0", "--tls-self-signed", &dir_arg], &[]);
+    let line = banner(&mut child);
+    signal(&child, "TERM");
+    assert_eq!(exit_within(&mut child, BOUND), Some(Some(0)));
+    drop(lines);
+    assert!(line.starts_with("listening on https://"), "{line:?}");
+
+    let reuse = ["--port", "0", "--tls-self-signed", &dir_arg];
+    let Some(mut command) = as_reader_of(&dir, &reuse) else {
+        return;
+    };
+    let before: Vec<_> = std::fs::read_dir(&dir)
+        .expect("listed")
+        .map(|e| e.expect("an entry").file_name())
+        .collect();
+    let mut child = command.spawn().expect("spawns");
+    let line = banner(&mut child);
+    signal(&child, "TERM");
+    let output = child.wait_with_output().expect("exits");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        line.starts_with("listening on https://"),
+        "{line:?}: {stderr}"
+    );
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("local CA reused in"), "{stderr}");
+
+    // A name the kept certificate lacks: it would have to be written.
+    let mut command = as_reader_of(
+        &dir,
+        &[
+            "--port",
+            "0",
+            "--tls-self-signed",
+            &dir_arg,
+            "--public-url",
+            "https://mock.internal.example:8443",
+        ],
+    )
+    .expect("as before");
+    let output = command.output().expect("runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot be written")
+            && stderr.contains("not for mock.internal.example")
+            && !stderr.contains(".lock"),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty());
+    let after: Vec<_> = std::fs::read_dir(&dir)
+        .expect("listed")
+        .map(|e| e.expect("an entry").file_name())
+        .collect();
+    assert_eq!(after, before, "nothing written, no lock left");
+    use std::os::unix::fs::PermissionsExt as _;
+    // Removable again by the test's user.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("writable");
+}

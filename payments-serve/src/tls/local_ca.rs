@@ -348,26 +348,57 @@ fn check_ca_cert(
 /// a new certificate right after never pairs one's key with the other's
 /// certificate.
 ///
+/// A directory the process cannot write (a read-only file system, as a
+/// Kubernetes secret volume; one of another user): its files are read
+/// without the lock and served when they are complete and the server
+/// certificate holds for `names` (nothing to write); otherwise
+/// [`TlsError::ReadOnlyDir`] says what is missing.
+///
 /// # Errors
 ///
 /// [`TlsError::Write`] naming the directory or file that cannot be
-/// written; [`TlsError::NotPem`] for a CA key in `dir` that is not one.
+/// written; [`TlsError::ReadOnlyDir`]; [`TlsError::NotPem`] for a CA key
+/// in `dir` that is not one.
 pub fn self_signed_dir(dir: &Path, names: &[String]) -> Result<SelfSignedFiles, TlsError> {
+    self_signed_dir_with(dir, names, files::DirLock::take)
+}
+
+/// [`self_signed_dir`], the directory's lock taken by `take` (a test's
+/// stands for a file system that refuses it).
+fn self_signed_dir_with(
+    dir: &Path,
+    names: &[String],
+    take: impl FnOnce(&Path) -> Result<files::Taken, TlsError>,
+) -> Result<SelfSignedFiles, TlsError> {
     std::fs::create_dir_all(dir).map_err(|source| TlsError::Write {
         path: dir.to_owned(),
         source,
     })?;
-    let _lock = files::DirLock::take(dir)?;
+    // Held until the files are read and written: dropped at the return.
+    let (_lock, read_only) = match take(dir)? {
+        files::Taken::Held(lock) => (Some(lock), None),
+        files::Taken::ReadOnly(e) => (None, Some(e)),
+    };
+    let cannot = |needed: String| TlsError::ReadOnlyDir {
+        dir: dir.to_owned(),
+        reason: read_only
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        needed,
+    };
     let ca_path = dir.join("ca.pem");
     let ca_key_path = dir.join("ca-key.pem");
     let cert_path = dir.join("server.pem");
     let key_path = dir.join("server-key.pem");
     let names_path = dir.join("server.names");
 
-    finish_ca(&ca_path, &ca_key_path);
-    // Left by a process killed while it wrote: under the lock, no one's.
-    for path in [&ca_path, &ca_key_path, &cert_path, &key_path, &names_path] {
-        let _ = std::fs::remove_file(files::temporary(path));
+    if read_only.is_none() {
+        finish_ca(&ca_path, &ca_key_path);
+        // Left by a process killed while it wrote: under the lock, no one's.
+        for path in [&ca_path, &ca_key_path, &cert_path, &key_path, &names_path] {
+            let _ = std::fs::remove_file(files::temporary(path));
+        }
     }
     // One half of the pair alone is never made again over: a new CA would
     // replace the `ca.pem` clients were given, or its key.
@@ -381,6 +412,10 @@ pub fn self_signed_dir(dir: &Path, names: &[String]) -> Result<SelfSignedFiles, 
     }
     let (ca, new_ca) = if ca_path.exists() && ca_key_path.exists() {
         (read_ca(&ca_path, &ca_key_path)?, false)
+    } else if read_only.is_some() {
+        return Err(cannot(
+            "it holds no local CA (ca.pem and ca-key.pem) and none can be made there".to_owned(),
+        ));
     } else {
         (make_ca(&ca_path, &ca_key_path)?, true)
     };
@@ -389,41 +424,38 @@ pub fn self_signed_dir(dir: &Path, names: &[String]) -> Result<SelfSignedFiles, 
         .map(|text| text.lines().map(str::to_owned).collect())
         .unwrap_or_default();
     let covered = names.iter().all(|n| issued_for.contains(n));
-    let kept = match (
-        std::fs::read_to_string(&cert_path),
-        std::fs::read_to_string(&key_path),
-    ) {
-        (Ok(cert_pem), Ok(key_pem))
-            if !new_ca
-                && covered
-                && lasts(&ca.cert_pem, &cert_pem, &issued_for)
-                && KeyPair::from_pem(&key_pem).is_ok_and(|key| holds_key(&cert_pem, &key)) =>
-        {
-            Some(Issued { cert_pem, key_pem })
-        }
-        _ => None,
-    };
-    let new_cert = kept.is_none();
-    let server = if let Some(kept) = kept {
-        kept
+    let kept = if new_ca {
+        Err(String::new())
     } else {
-        let mut all = issued_for;
-        if !covered || new_ca {
-            for name in names {
-                if !all.contains(name) {
-                    all.push(name.clone());
+        kept_server(&ca, [&cert_path, &key_path], names, &issued_for)
+    };
+    let new_cert = kept.is_err();
+    let server = match kept {
+        Ok(kept) => kept,
+        Err(why) if read_only.is_some() => {
+            return Err(cannot(format!(
+                "its server certificate would have to be issued again: {why}"
+            )));
+        }
+        Err(_) => {
+            let mut all = issued_for;
+            if !covered || new_ca {
+                for name in names {
+                    if !all.contains(name) {
+                        all.push(name.clone());
+                    }
                 }
             }
+            let issued = ca.server_cert(&all)?;
+            // A key without its certificate (the second write failed) is
+            // issued again at the next start: it does not match.
+            files::write_whole(&key_path, issued.key_pem.as_bytes(), true)?;
+            files::write_whole(&cert_path, issued.cert_pem.as_bytes(), false)?;
+            let mut listed = all.join("\n");
+            listed.push('\n');
+            files::write_whole(&names_path, listed.as_bytes(), false)?;
+            issued
         }
-        let issued = ca.server_cert(&all)?;
-        // A key without its certificate (the second write failed) is
-        // issued again at the next start: it does not match.
-        files::write_whole(&key_path, issued.key_pem.as_bytes(), true)?;
-        files::write_whole(&cert_path, issued.cert_pem.as_bytes(), false)?;
-        let mut listed = all.join("\n");
-        listed.push('\n');
-        files::write_whole(&names_path, listed.as_bytes(), false)?;
-        issued
     };
     Ok(SelfSignedFiles {
         ca: ca_path,
@@ -433,6 +465,47 @@ pub fn self_signed_dir(dir: &Path, names: &[String]) -> Result<SelfSignedFiles, 
         new_cert,
         server,
     })
+}
+
+/// The kept server certificate and key (`paths`), when they serve
+/// `names` (all in `issued_for`, the names `server.names` lists) and
+/// last: else why not, as a user is told when the directory cannot be
+/// written.
+fn kept_server(
+    ca: &LocalCa,
+    [cert_path, key_path]: [&Path; 2],
+    names: &[String],
+    issued_for: &[String],
+) -> Result<Issued, String> {
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    };
+    let (cert_pem, key_pem) = (read(cert_path)?, read(key_path)?);
+    let missing: Vec<&str> = names
+        .iter()
+        .filter(|n| !issued_for.contains(n))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "it is not for {} (server.names lists the names it was issued for)",
+            missing.join(", ")
+        ));
+    }
+    if !lasts(&ca.cert_pem, &cert_pem, issued_for) {
+        return Err(format!(
+            "{} ends within 30 days, or is not of the CA in ca.pem",
+            cert_path.display()
+        ));
+    }
+    if !KeyPair::from_pem(&key_pem).is_ok_and(|key| holds_key(&cert_pem, &key)) {
+        return Err(format!(
+            "{} is not the key of {}",
+            key_path.display(),
+            cert_path.display()
+        ));
+    }
+    Ok(Issued { cert_pem, key_pem })
 }
 
 /// The kept CA: its key, and its certificate checked to be the key's.

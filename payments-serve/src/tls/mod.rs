@@ -236,6 +236,17 @@ pub enum TlsError {
         /// The half that is missing.
         missing: PathBuf,
     },
+    /// A local CA's directory that cannot be written (a read-only file
+    /// system, another user's directory) lacks what would have to be
+    /// written.
+    ReadOnlyDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why it cannot be written, as the system said.
+        reason: String,
+        /// What is missing, and would have to be written.
+        needed: String,
+    },
 }
 
 impl fmt::Display for TlsError {
@@ -260,6 +271,15 @@ impl fmt::Display for TlsError {
                 "{} is there but {} is missing: the local CA is not made again over one half of it; put it back, or delete both for a new CA (clients then trust the new ca.pem)",
                 there.display(),
                 missing.display()
+            ),
+            Self::ReadOnlyDir {
+                dir,
+                reason,
+                needed,
+            } => write!(
+                f,
+                "{} cannot be written ({reason}), and {needed}: start once where it can be written (the files are then reused read-only), or give a directory the process can write",
+                dir.display()
             ),
         }
     }

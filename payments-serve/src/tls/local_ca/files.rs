@@ -27,30 +27,67 @@ pub(super) struct DirLock {
     file: std::fs::File,
 }
 
+/// What taking the lock of a directory gave.
+pub(super) enum Taken {
+    /// The lock: the files may be made, mended and written.
+    Held(DirLock),
+    /// The directory cannot be written (a read-only file system, as a
+    /// Kubernetes secret volume; a directory of another user): no lock is
+    /// needed to read its files, and none can be written. Why, as the
+    /// system said.
+    ReadOnly(std::io::Error),
+}
+
+/// Whether `e` says the directory cannot be written at all (rather than
+/// that this write failed): a read-only file system, no permission.
+pub(super) fn cannot_write(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
+    )
+}
+
 impl DirLock {
     /// Takes the lock of `dir` (which exists), waiting while another
     /// process holds it; a lock left [`STALE_AFTER`] ago by a process that
-    /// died holding it is taken over.
-    pub(super) fn take(dir: &Path) -> Result<Self, TlsError> {
-        let path = dir.join(LOCK);
-        loop {
-            match std::fs::OpenOptions::new()
+    /// died holding it is taken over. A directory that cannot be written
+    /// is [`Taken::ReadOnly`].
+    pub(super) fn take(dir: &Path) -> Result<Taken, TlsError> {
+        Self::take_with(dir, |path| {
+            std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
-                .open(&path)
-            {
-                Ok(file) => return Ok(Self { path, file }),
+                .open(path)
+        })
+    }
+
+    /// [`DirLock::take`], the lock file made by `create` (a test's stands
+    /// for a file system that refuses).
+    pub(super) fn take_with(
+        dir: &Path,
+        create: impl Fn(&Path) -> std::io::Result<std::fs::File>,
+    ) -> Result<Taken, TlsError> {
+        let path = dir.join(LOCK);
+        loop {
+            match create(&path) {
+                Ok(file) => return Ok(Taken::Held(Self { path, file })),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     if let Some(stale) = stale(&path) {
                         // Only the lock judged stale: another process may
                         // have taken it over and made a new one since.
-                        if same_file(&path, &stale) {
-                            let _ = std::fs::remove_file(&path);
+                        if same_file(&path, &stale)
+                            && let Err(e) = std::fs::remove_file(&path)
+                            && cannot_write(&e)
+                        {
+                            // Left in a directory that has since become
+                            // read-only: no one can be writing there.
+                            return Ok(Taken::ReadOnly(e));
                         }
                         continue;
                     }
                     std::thread::sleep(POLL);
                 }
+                Err(e) if cannot_write(&e) => return Ok(Taken::ReadOnly(e)),
                 Err(source) => return Err(TlsError::Write { path, source }),
             }
         }

@@ -338,3 +338,100 @@ fn a_write_that_fails_leaves_the_file_as_it_was() {
     assert!(err.to_string().contains("server-key.pem"), "{err}");
     assert_eq!(std::fs::read_to_string(&path).expect("kept"), "the old key");
 }
+
+/// What `dir` holds: each file's name and bytes, sorted.
+fn listing(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .expect("listed")
+        .map(|entry| {
+            let entry = entry.expect("an entry");
+            let name = entry.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(entry.path()).unwrap_or_default())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// [`self_signed_dir`] where the lock file cannot be made, the system
+/// saying `errno` (30 EROFS, 13 EACCES, 1 EPERM, 28 ENOSPC): a file
+/// system that refuses, as a read-only mount or another user's directory
+/// does (`tests/containers.rs` of the mock runs the binary so, as
+/// another user).
+fn refused(dir: &Path, names: &[String], errno: i32) -> Result<SelfSignedFiles, TlsError> {
+    self_signed_dir_with(dir, names, |dir| {
+        files::DirLock::take_with(dir, |_| Err(std::io::Error::from_raw_os_error(errno)))
+    })
+}
+
+#[test]
+fn a_directory_that_cannot_be_written_serves_its_complete_files_as_they_are() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let first = self_signed_dir(dir.path(), &names()).expect("made");
+    let before = listing(dir.path());
+    for errno in [30, 13, 1] {
+        let kept = refused(dir.path(), &names(), errno).expect("served read-only");
+        assert!(!kept.new_ca && !kept.new_cert, "{errno}: {kept:?}");
+        assert_eq!(kept.server().cert_pem, first.server().cert_pem);
+        assert_eq!(kept.server().key_pem(), first.server().key_pem());
+        // A name the certificate holds already: still nothing to write.
+        let fewer = refused(dir.path(), &names()[..1], errno).expect("served");
+        assert!(!fewer.new_cert);
+        assert_eq!(listing(dir.path()), before, "{errno}: nothing written");
+    }
+    // Any other failure to make the lock is a failure to write, as before.
+    let full = refused(dir.path(), &names(), 28).expect_err("a full disk");
+    assert!(matches!(full, TlsError::Write { .. }), "{full}");
+}
+
+#[test]
+fn a_directory_that_cannot_be_written_says_what_it_lacks() {
+    let empty = tempfile::tempdir().expect("a directory");
+    let text = refused(empty.path(), &names(), 30)
+        .expect_err("no CA to read")
+        .to_string();
+    assert!(
+        text.contains("cannot be written (Read-only file system")
+            && text.contains("it holds no local CA (ca.pem and ca-key.pem)"),
+        "{text}"
+    );
+    assert_eq!(listing(empty.path()), Vec::new(), "nothing made");
+
+    let dir = tempfile::tempdir().expect("a directory");
+    self_signed_dir(dir.path(), &names()).expect("made");
+    let before = listing(dir.path());
+    let mut more = names();
+    more.push("mock.internal".to_owned());
+    let text = refused(dir.path(), &more, 13)
+        .expect_err("a name it lacks")
+        .to_string();
+    assert!(
+        text.contains("cannot be written (Permission denied")
+            && text.contains("server certificate would have to be issued again")
+            && text.contains("not for mock.internal"),
+        "{text}"
+    );
+    let ca = kept_ca(dir.path());
+    with_server_cert(
+        dir.path(),
+        &ca.expired_server_cert(&names()).expect("issued"),
+    );
+    let expired = listing(dir.path());
+    let text = refused(dir.path(), &names(), 30)
+        .expect_err("expired")
+        .to_string();
+    assert!(text.contains("ends within 30 days"), "{text}");
+    std::fs::remove_file(dir.path().join("server-key.pem")).expect("removed");
+    let text = refused(dir.path(), &names(), 30)
+        .expect_err("no key")
+        .to_string();
+    assert!(
+        text.contains("cannot read") && text.contains("server-key.pem"),
+        "{text}"
+    );
+    assert_ne!(expired, before);
+    assert!(
+        !listing(dir.path()).iter().any(|(name, _)| name == ".lock"),
+        "no lock left"
+    );
+}
