@@ -33,6 +33,7 @@ pub fn skips_environment_proxy(base_url: &str) -> bool {
 pub struct EnvironmentProxy {
     url: String,
     variable: &'static str,
+    credentials: bool,
 }
 
 impl EnvironmentProxy {
@@ -47,6 +48,14 @@ impl EnvironmentProxy {
     #[must_use]
     pub fn variable(&self) -> &'static str {
         self.variable
+    }
+
+    /// Whether the variable's value holds a `user:pass@`, which the
+    /// client sends to the proxy (`Proxy-Authorization: Basic`): never
+    /// the credentials themselves.
+    #[must_use]
+    pub fn has_credentials(&self) -> bool {
+        self.credentials
     }
 }
 
@@ -106,7 +115,7 @@ fn environment_proxy_in(
         .flatten()
         .find_map(|(variable, value)| {
             let matcher = Matcher::builder().http(&value).https(&value).build();
-            Some((variable, matcher.intercept(&uri)?.uri().clone()))
+            Some((variable, matcher.intercept(&uri)?))
         })?;
     if let Some((_, no)) = first(["NO_PROXY", "no_proxy"]) {
         let any = "http://proxy.invalid";
@@ -118,13 +127,24 @@ fn environment_proxy_in(
             .build()
             .intercept(&uri)?;
     }
-    // Scheme and authority only: the matcher keeps a proxy's `user:pass@`
-    // apart, never in its URI.
-    let scheme = proxy.scheme_str().unwrap_or("http");
-    let authority = proxy.authority()?;
+    // Scheme, host and port only. The matcher keeps the `user:pass@` it
+    // finds apart, but splits it off at the first `@`: a password with an
+    // unencoded `@` (`u:p@ss@host`) leaves `ss@` in the URI's authority.
+    // Its host is what follows the last `@`, which is where it connects.
+    let scheme = proxy.uri().scheme_str().unwrap_or("http");
+    let host = proxy.uri().host()?;
+    let url = match proxy.uri().port_u16() {
+        Some(port) => format!("{scheme}://{host}:{port}"),
+        None => format!("{scheme}://{host}"),
+    };
     Some(EnvironmentProxy {
-        url: format!("{scheme}://{authority}"),
+        url,
         variable,
+        credentials: proxy.basic_auth().is_some()
+            || proxy
+                .uri()
+                .authority()
+                .is_some_and(|a| a.as_str().contains('@')),
     })
 }
 
@@ -215,6 +235,46 @@ mod tests {
         );
         let cgi = [("HTTP_PROXY", "http://p:1"), ("REQUEST_METHOD", "GET")];
         assert_eq!(proxy("http://pay.example", &cgi), None);
+    }
+
+    /// A password with an unencoded `@` (the matcher splits the userinfo
+    /// off at the first one) or an encoded one: the URL shown is the host
+    /// and port it connects to, never a part of the userinfo.
+    #[test]
+    fn no_part_of_the_credentials_is_in_the_url_shown() {
+        for (value, shown) in [
+            ("http://u:p@ss@p1:1", "http://p1:1"),
+            (
+                "http://alice:Winter@2026-secret@127.0.0.1:9",
+                "http://127.0.0.1:9",
+            ),
+            (
+                "http://a@b:c@d@e@proxy.example:3128",
+                "http://proxy.example:3128",
+            ),
+            ("http://u:p%40ss@p1:1", "http://p1:1"),
+            ("http://u%40x:p%3Ass%40@[::1]:8080", "http://[::1]:8080"),
+            ("http://alice@proxy.example", "http://proxy.example"),
+            ("user:pw@ss@proxy.example:8080", "http://proxy.example:8080"),
+        ] {
+            let env = [("HTTPS_PROXY", value)];
+            let found = environment_proxy_in("https://pay.example", |name| {
+                env.iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).to_owned())
+            })
+            .unwrap_or_else(|| panic!("a proxy for {value}"));
+            assert_eq!(found.url(), shown, "{value}");
+            assert!(found.has_credentials(), "{value}");
+            for secret in ["ss", "Winter", "2026", "alice", "pw", "%40", "p%3A"] {
+                assert!(!found.url().contains(secret), "{value}: {}", found.url());
+            }
+        }
+        let plain = environment_proxy_in("https://pay.example", |name| {
+            (name == "HTTPS_PROXY").then(|| "http://proxy.example:3128".to_owned())
+        })
+        .expect("a proxy");
+        assert!(!plain.has_credentials());
     }
 
     #[test]
