@@ -216,6 +216,34 @@ mod rustls_tests {
         }
     }
 
+    /// A certificate whose `notBefore` is ahead of this machine's clock is
+    /// a problem of its own, with its date when rustls gives it.
+    #[test]
+    fn a_certificate_not_valid_yet_is_a_problem_with_its_date() {
+        use rustls::pki_types::UnixTime;
+        let problem = |cert| {
+            super::problem_in(&std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                Error::InvalidCertificate(cert),
+            ))
+        };
+        let not_before = UnixTime::since_unix_epoch(std::time::Duration::from_secs(1_893_456_000));
+        assert_eq!(
+            problem(CertificateError::NotValidYetContext {
+                time: UnixTime::since_unix_epoch(std::time::Duration::from_secs(1_700_000_000)),
+                not_before,
+            }),
+            Some(super::CertificateProblem::NotValidYet {
+                not_before: chrono::DateTime::from_timestamp(1_893_456_000, 0),
+            })
+        );
+        assert_eq!(
+            problem(CertificateError::NotValidYet),
+            Some(super::CertificateProblem::NotValidYet { not_before: None })
+        );
+        assert_eq!(problem(CertificateError::UnknownIssuer), None);
+    }
+
     /// What may break an answer after the request was written is no
     /// refused handshake: the call may have been carried out.
     #[test]
@@ -283,6 +311,33 @@ mod tests {
 /// What is wrong with the service's certificate, when the client refused
 /// it for one of these reasons (rustls's verification; `None` under
 /// `native-tls` alone): see [`Error::certificate_problem`](super::Error::certificate_problem).
+///
+/// The verification checks the certificate's dates before its issuer: an
+/// expired (or not yet valid) certificate may also be from a CA the
+/// client does not trust.
+///
+/// # Examples
+///
+/// ```
+/// use payments_client::error::CertificateProblem;
+///
+/// fn advice(problem: &CertificateProblem) -> String {
+///     match problem {
+///         CertificateProblem::WrongName { presented } => {
+///             format!("it names {}", presented.join(", "))
+///         }
+///         CertificateProblem::Expired { not_after: Some(at) } => format!("expired on {at}"),
+///         CertificateProblem::NotValidYet { not_before: Some(at) } => {
+///             format!("not valid before {at}: check this machine's clock")
+///         }
+///         _ => "see the message".to_owned(),
+///     }
+/// }
+/// let problem = CertificateProblem::WrongName {
+///     presented: vec!["other.example".to_owned()],
+/// };
+/// assert_eq!(advice(&problem), "it names other.example");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CertificateProblem {
@@ -298,13 +353,44 @@ pub enum CertificateProblem {
         /// When it expired.
         not_after: Option<chrono::DateTime<chrono::Utc>>,
     },
+    /// It is not valid yet (its `notBefore` is after this machine's
+    /// time: a clock behind, or a certificate issued with a clock ahead):
+    /// its `notBefore`, when the TLS library says.
+    NotValidYet {
+        /// From when it is valid.
+        not_before: Option<chrono::DateTime<chrono::Utc>>,
+    },
 }
 
 impl super::Error {
     /// What is wrong with the service's certificate, for a
     /// [`TransportKind::Tls`] failure where the client refused it because
-    /// it names another host or has expired; `None` for every other error
-    /// (an unknown CA, an alert from the service).
+    /// it names another host, has expired or is not valid yet; `None` for
+    /// every other error (an unknown CA, an alert from the service).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use payments_client::error::CertificateProblem;
+    /// use payments_client::Client;
+    ///
+    /// # async fn run() -> Result<(), payments_client::Error> {
+    /// let client = Client::builder("https://payments.example").build()?;
+    /// if let Err(e) = client.status("0193a0b4-0000-7000-8000-000000000000").await {
+    ///     match e.certificate_problem() {
+    ///         Some(CertificateProblem::Expired { not_after: Some(at) }) => {
+    ///             eprintln!("its certificate expired on {at}");
+    ///         }
+    ///         Some(CertificateProblem::NotValidYet { .. }) => {
+    ///             eprintln!("its certificate is not valid yet: check this machine's clock");
+    ///         }
+    ///         Some(problem) => eprintln!("{problem:?}"),
+    ///         None => eprintln!("{e}"),
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn certificate_problem(&self) -> Option<CertificateProblem> {
         match self {
             super::Error::Transport {
@@ -339,15 +425,27 @@ fn problem_in(e: &(dyn std::error::Error + 'static)) -> Option<CertificateProble
                 }
                 Cert::Expired => Some(CertificateProblem::Expired { not_after: None }),
                 Cert::ExpiredContext { not_after, .. } => Some(CertificateProblem::Expired {
-                    not_after: i64::try_from(not_after.as_secs())
-                        .ok()
-                        .and_then(|secs| chrono::DateTime::from_timestamp(secs, 0)),
+                    not_after: date(*not_after),
                 }),
+                Cert::NotValidYet => Some(CertificateProblem::NotValidYet { not_before: None }),
+                Cert::NotValidYetContext { not_before, .. } => {
+                    Some(CertificateProblem::NotValidYet {
+                        not_before: date(*not_before),
+                    })
+                }
                 _ => None,
             };
         }
     }
     None
+}
+
+/// A time of rustls's as a date, when it is one chrono can hold.
+#[cfg(feature = "rustls")]
+fn date(at: rustls::pki_types::UnixTime) -> Option<chrono::DateTime<chrono::Utc>> {
+    i64::try_from(at.as_secs())
+        .ok()
+        .and_then(|secs| chrono::DateTime::from_timestamp(secs, 0))
 }
 
 /// A presented name as webpki writes it (`DnsName("a.example")`,
