@@ -57,8 +57,13 @@ pub struct StoredTransaction {
 /// connect: nothing was sent), connections waiting in the listener's
 /// backlog are reset, and requests already being answered finish in the
 /// background. (Elsewhere the port stops once the server's task next
-/// runs.) [`MockServer::shutdown`] waits for the requests in flight, and
-/// also answers those whose whole request was waiting in the backlog.
+/// runs; a listener given to [`MockServerBuilder::listener`] is left
+/// listening, see there.) A connection already open when it is dropped (a
+/// pooled client's kept-alive one) may still have a request answered
+/// until the server's task has seen the stop. [`MockServer::shutdown`]
+/// waits for the requests in flight, also answers those whose whole
+/// request was waiting in the backlog, and returns once every connection
+/// is closed: after it nothing more is answered.
 ///
 /// The server is a task of the Tokio runtime it was started on, and ends
 /// with it: one started inside a `#[tokio::test]` is gone when that test
@@ -75,7 +80,8 @@ pub struct MockServer {
     #[cfg(feature = "tls")]
     tls: tls::Started,
     controls: Controls,
-    /// A duplicate of the listening socket, shut down by the drop.
+    /// A duplicate of the listening socket, shut down by the drop (none
+    /// for a listener the caller supplied).
     listening: listening::Listening,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
@@ -133,8 +139,10 @@ impl MockServer {
         self.controls.state.faults.seed()
     }
 
-    /// Stops accepting, lets in-flight requests finish, and returns;
-    /// exporting spans, the last batch is sent first (within 5 s).
+    /// Stops accepting, lets in-flight requests finish, closes every
+    /// connection (a pooled client's idle kept-alive one too: its next
+    /// request is not answered), and returns; exporting spans, the last
+    /// batch is sent first (within 5 s).
     pub async fn shutdown(mut self) {
         // Not shut down: the requests waiting in the backlog are answered
         // (the serving task's listener keeps the socket until then).

@@ -153,6 +153,16 @@ impl MockServerBuilder {
     }
 
     /// Serve on this listener instead of binding `127.0.0.1:0`.
+    ///
+    /// A dropped server leaves a listener given here as it is (one it
+    /// bound itself it shuts down at once, see [`MockServer`]): its task
+    /// stops accepting and closes its descriptor once it next runs, and
+    /// another descriptor of the socket (a `try_clone` the caller kept for
+    /// the next server, or for its own `accept`) still listens. New
+    /// connects then wait in that socket's backlog for whoever accepts
+    /// next; one that came in the instant the stopping server took its
+    /// last look at the backlog may be served by it (its whole request
+    /// already there) or closed unanswered.
     pub fn listener(mut self, listener: std::net::TcpListener) -> Self {
         self.listener = Some(listener);
         self
@@ -213,12 +223,18 @@ impl MockServerBuilder {
             setting(&mut config);
         }
         config.validate()?;
-        let std_listener = match self.listener {
-            Some(l) => l,
-            None => std::net::TcpListener::bind("127.0.0.1:0").map_err(|source| Error::Bind {
-                addr: "127.0.0.1:0".to_owned(),
-                source,
-            })?,
+        // A listener the caller supplied is left as it is at the drop: the
+        // caller may hold other descriptors of its socket (a clone for the
+        // next server, its own accept), which a shutdown would stop too.
+        let (std_listener, bound_here) = match self.listener {
+            Some(l) => (l, false),
+            None => (
+                std::net::TcpListener::bind("127.0.0.1:0").map_err(|source| Error::Bind {
+                    addr: "127.0.0.1:0".to_owned(),
+                    source,
+                })?,
+                true,
+            ),
         };
         let bind_error = |source| Error::Bind {
             addr: "the given listener".to_owned(),
@@ -226,7 +242,11 @@ impl MockServerBuilder {
         };
         std_listener.set_nonblocking(true).map_err(bind_error)?;
         let addr = std_listener.local_addr().map_err(bind_error)?;
-        let listening = Listening::of(&std_listener);
+        let listening = if bound_here {
+            Listening::of(&std_listener)
+        } else {
+            Listening::default()
+        };
         let listener = tokio::net::TcpListener::from_std(std_listener).map_err(bind_error)?;
         let header_read_timeout = config.header_read_timeout;
         let random_seed =

@@ -2,7 +2,9 @@
 //! task, so that dropping a [`crate::MockServer`] stops the port listening
 //! at once (on Linux): the listener itself lives in the serving task,
 //! which may not run again before the test's next connect (it then
-//! accepted that connect, or served it from the backlog).
+//! accepted that connect, or served it from the backlog). Only for a
+//! socket the server bound itself: one the caller supplied may have other
+//! descriptors the caller still uses, which a shutdown would stop too.
 
 use std::net::{Shutdown, TcpListener};
 use std::sync::{Arc, Mutex, PoisonError};
