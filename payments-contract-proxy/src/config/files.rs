@@ -9,7 +9,8 @@
 //! it names, also one that does not exist yet: compared, checked and
 //! written through the link. A FIFO is written in place, only when a
 //! process reads it (never waited for); a block device or a socket is
-//! refused.
+//! refused. The files appended to (`--report`, `--record`) are opened by
+//! the same rule ([`open_append`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -99,6 +100,32 @@ fn directory(path: &Path) -> &Path {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     }
+}
+
+/// Opens `path` to append a line per exchange to (`--report`,
+/// `--record`), created when it is not there, never waiting: a character
+/// device (`/dev/null`, `/dev/stdout`) as it is; a FIFO only when a
+/// process reads it (one no process reads is an error at once, as for
+/// `--junit`); a block device or a socket refused, saying so.
+///
+/// # Errors
+///
+/// Why it cannot be opened.
+pub(crate) fn open_append(path: &Path) -> io::Result<File> {
+    if let Ok(meta) = fs::metadata(path)
+        && !meta.is_file()
+        && !meta.is_dir()
+    {
+        return special::open(path, &meta);
+    }
+    let file = special::append_without_waiting(path)?;
+    let meta = file.metadata()?;
+    if meta.is_file() {
+        return Ok(file);
+    }
+    // Put there since it was looked at: opened again by its kind's rule.
+    drop(file);
+    special::open(path, &meta)
 }
 
 /// Checks that `path` can be written at the end as [`write_whole`] writes

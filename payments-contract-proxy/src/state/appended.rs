@@ -6,11 +6,12 @@
 //! next starts on a new line, as the first of a run does after a file
 //! whose last line is torn, so a torn line never swallows a whole one.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 
 use crate::Error;
+use crate::config::files;
 
 /// One appended file.
 #[derive(Debug)]
@@ -29,18 +30,16 @@ pub(crate) struct Appended {
 
 impl Appended {
     /// Opens `path` to append to (created when it does not exist), noting
-    /// whether its last line is torn.
+    /// whether its last line is torn; never waiting, by the rule of every
+    /// output ([`files::open_append`]: a FIFO no process reads, a socket
+    /// or a block device is an error at once).
     pub(crate) fn open(path: &Path, what: &'static str) -> Result<Self, Error> {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| {
-                Error::File(format!(
-                    "cannot open the {what} file {}: {e}",
-                    path.display()
-                ))
-            })?;
+        let file = files::open_append(path).map_err(|e| {
+            Error::File(format!(
+                "cannot open the {what} file {}: {e}",
+                path.display()
+            ))
+        })?;
         Ok(Self {
             torn: ends_inside_a_line(&file, path),
             file,

@@ -3,7 +3,9 @@
 //! waits until a process reads it, without end, and before the proxy
 //! takes its signals: it is opened without waiting (`O_NONBLOCK`), and
 //! one no process reads is an error, never a hang. A block device (a
-//! disk) and a socket are refused.
+//! disk) and a socket are refused. The same for every output: the files
+//! written whole (`--junit`, `--sarif`) and the ones appended to
+//! (`--report`, `--record`).
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;
@@ -33,6 +35,21 @@ pub(super) fn is_fifo(meta: &Metadata) -> bool {
         let _ = meta;
         false
     }
+}
+
+/// Opens `path` to append to, created when it is not there, never
+/// waiting: with `O_NONBLOCK` on Unix, which a regular file ignores, so
+/// a FIFO put at `path` after it was looked at is no wait either (no
+/// reader: `ENXIO` at once).
+pub(super) fn append_without_waiting(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    if let Some(nonblock) = NONBLOCK {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(nonblock);
+    }
+    options.open(path)
 }
 
 /// A FIFO at the start: not opened (opening it would end the wait of a
