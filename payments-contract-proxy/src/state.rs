@@ -217,7 +217,7 @@ impl ProxyState {
         // Both append: one file would hold exchanges and verdicts mixed,
         // which `check` cannot read as a recording.
         if let (Some(record), Some(report)) = (&config.record, &config.report)
-            && files::same_file(record, report)
+            && files::same_stored_file(record, report)
         {
             return Err(Error::File(format!(
                 "--record {} and --report {} are the same file: their lines would be mixed in it, and `check` could not read it as a recording; give each a file of its own",

@@ -3,10 +3,12 @@
 //! not there yet; a FIFO is never waited for; a line of the recording
 //! that could not be written is counted and fails the run, and a torn one
 //! never swallows the next; a stdout or stderr that cannot be written
-//! never panics, and the files are written all the same.
+//! never panics, and the files are written all the same; a stream
+//! (`/dev/null`, a piped `/dev/stdout`) may be named by several outputs.
 
 mod common;
 mod fifo;
 mod lines;
 mod links;
 mod output;
+mod shared;

@@ -10,7 +10,9 @@
 //! written through the link. A FIFO is written in place, only when a
 //! process reads it (never waited for); a block device or a socket is
 //! refused. The files appended to (`--report`, `--record`) are opened by
-//! the same rule ([`open_append`]).
+//! the same rule ([`open_append`]). A stream (a character device such as
+//! `/dev/null`, a FIFO) may be named by several flags: it keeps nothing
+//! one write could replace or mix into a file.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -30,7 +32,7 @@ pub(crate) type Named<'a> = (&'a str, &'a Path);
 /// same device and inode when both exist; else the paths with their
 /// symbolic links resolved), so `./x`, `x`, `dir/../x` and a link to
 /// `x` are one file, also when `x` does not exist yet (the link would
-/// create it).
+/// create it). A stream is no such file ([`same_stored_file`]).
 ///
 /// # Errors
 ///
@@ -38,7 +40,7 @@ pub(crate) type Named<'a> = (&'a str, &'a Path);
 pub(crate) fn refuse_shared(outputs: &[Named<'_>], others: &[Named<'_>]) -> Result<(), String> {
     for (i, &(flag, path)) in outputs.iter().enumerate() {
         for &(other, other_path) in outputs[..i].iter().chain(others) {
-            if same_file(path, other_path) {
+            if same_stored_file(path, other_path) {
                 return Err(format!(
                     "{flag} {} and {other} {} are the same file: writing {flag} would replace what {other} holds; give each a file of its own",
                     path.display(),
@@ -50,8 +52,18 @@ pub(crate) fn refuse_shared(outputs: &[Named<'_>], others: &[Named<'_>]) -> Resu
     Ok(())
 }
 
+/// Whether `a` and `b` name one file that keeps what is written to it:
+/// [`same_file`], and not a stream (a character device such as
+/// `/dev/null` or a terminal's `/dev/stdout`, a FIFO such as a piped
+/// `/dev/stdout`), which any number of flags may name: what each writes
+/// passes through in turn (two writing at once interleave, the user's
+/// choice). `/dev/stdout` redirected to a file is that file.
+pub(crate) fn same_stored_file(a: &Path, b: &Path) -> bool {
+    same_file(a, b) && !fs::metadata(a).is_ok_and(|meta| special::is_stream(&meta))
+}
+
 /// Whether `a` and `b` name one file.
-pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
+fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     if let (Ok(x), Ok(y)) = (fs::metadata(a), fs::metadata(b)) {
         use std::os::unix::fs::MetadataExt as _;
@@ -291,6 +303,34 @@ mod tests {
             .is_ok()
         );
         assert_eq!(fs::read_to_string(&keep).expect("read"), "{}\n");
+    }
+
+    /// A stream keeps nothing a write would replace or mix into a file:
+    /// `/dev/null` (or a FIFO) named by every flag is no clash; a file
+    /// named by two still is.
+    #[cfg(unix)]
+    #[test]
+    fn a_stream_may_be_named_by_several_flags_and_a_file_may_not() {
+        let null = Path::new("/dev/null");
+        refuse_shared(
+            &[("--junit", null), ("--sarif", null)],
+            &[("--record", null), ("--report", null)],
+        )
+        .expect("a device keeps nothing");
+        let dir = tempfile::tempdir().expect("a directory");
+        let fifo = dir.path().join("out.fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        assert!(!same_stored_file(&fifo, &fifo));
+        refuse_shared(&[("--junit", &fifo), ("--sarif", &fifo)], &[]).expect("a FIFO");
+        let file = dir.path().join("out.xml");
+        assert!(same_stored_file(&file, &file));
+        let refused =
+            refuse_shared(&[("--junit", &file), ("--sarif", &file)], &[]).expect_err("one file");
+        assert!(refused.contains("same file"), "{refused}");
     }
 
     /// A link whose file is not there yet is that file: refused beside

@@ -37,6 +37,21 @@ pub(super) fn is_fifo(meta: &Metadata) -> bool {
     }
 }
 
+/// Whether `meta` is a stream's, written in place and keeping nothing:
+/// a character device (`/dev/null`, a terminal) or a FIFO (a pipe).
+pub(super) fn is_stream(meta: &Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        meta.file_type().is_char_device() || meta.file_type().is_fifo()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
+}
+
 /// Opens `path` to append to, created when it is not there, never
 /// waiting: with `O_NONBLOCK` on Unix, which a regular file ignores, so
 /// a FIFO put at `path` after it was looked at is no wait either (no
