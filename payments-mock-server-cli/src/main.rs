@@ -314,7 +314,7 @@ async fn start(mut args: ServeArgs, format: LogFormat) -> ExitCode {
     let (tls_args, host) = (args.tls.clone(), args.host.clone());
     let tls = stop
         .unless_stopped(tokio::task::spawn_blocking(move || {
-            tls_args.server_tls(&host, public_host.as_deref())
+            tls_args.server_tls_logged(&host, public_host.as_deref(), format)
         }))
         .await;
     let tls = match tls {

@@ -35,6 +35,8 @@ mod tls;
 // As a container runs it: a stop while it starts, a read-only
 // --tls-self-signed DIR, PAYMENTS_MOCK_API_KEYS.
 mod containers;
+// The --tls-self-signed line in the log's format (JSON with --log-format json).
+mod tls_said;
 // The serving shell: SIGHUP, a stdout that cannot be written, a full disk under --tls-self-signed.
 mod serve_shell;
 // Property tests: validation and path decoding never panic.

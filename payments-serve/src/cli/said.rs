@@ -45,7 +45,7 @@ pub fn to_stderr(text: &str) {
 /// Runs `say` with the log's JSON format on stderr as this thread's
 /// subscriber: its event written at once, whatever the global log (none
 /// yet, or batched) and its level filter.
-fn in_json(say: impl FnOnce()) {
+pub(super) fn in_json(say: impl FnOnce()) {
     let subscriber = tracing_subscriber::fmt()
         .json()
         // A stderr that cannot be written loses the line; tracing's own

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use crate::logging::LogFormat;
 use crate::tls::{Pem, ServerTls, TlsError, self_signed_dir};
 
 /// Serving HTTPS.
@@ -43,18 +44,35 @@ impl TlsArgs {
         self.tls_cert.is_some() || self.tls_self_signed.is_some()
     }
 
+    /// [`TlsArgs::server_tls_logged`], in the format the command line's
+    /// `--log-format` asks for (text unless its last one says `json`).
+    ///
+    /// # Errors
+    ///
+    /// As [`TlsArgs::server_tls_logged`].
+    pub fn server_tls(
+        &self,
+        host: &str,
+        public_host: Option<&str>,
+    ) -> Result<Option<ServerTls>, String> {
+        let format = super::said::asked_format(std::env::args());
+        self.server_tls_logged(host, public_host, format)
+    }
+
     /// The listener's TLS, when asked for: for `--tls-self-signed`, the
-    /// local CA's path goes to stderr. `host` is the listening address,
-    /// `public_host` the public URL's host.
+    /// local CA's path goes to stderr in the log's `format` (as text, its
+    /// line; as JSON, an `INFO` event with `tls_dir` and `ca`). `host` is
+    /// the listening address, `public_host` the public URL's host.
     ///
     /// # Errors
     ///
     /// A file that cannot be read or is not PEM, a key that does not
     /// match, a directory that cannot be written, said in one line.
-    pub fn server_tls(
+    pub fn server_tls_logged(
         &self,
         host: &str,
         public_host: Option<&str>,
+        format: LogFormat,
     ) -> Result<Option<ServerTls>, String> {
         if self.tls_client_ca.is_some() && !self.is_on() {
             return Err(
@@ -88,11 +106,22 @@ impl TlsArgs {
         } else {
             ""
         };
-        super::said::to_stderr(&format!(
-            "TLS: local CA {made} in {}{renewed}; clients trust it (payments --ca-cert {})\n",
+        let line = format!(
+            "TLS: local CA {made} in {}{renewed}; clients trust it (payments --ca-cert {})",
             dir.display(),
             files.ca.display()
-        ));
+        );
+        match format {
+            LogFormat::Text => super::said::to_stderr(&format!("{line}\n")),
+            LogFormat::Json => super::said::in_json(|| {
+                tracing::info!(
+                    target: "payments_serve::cli",
+                    tls_dir = %dir.display(),
+                    ca = %files.ca.display(),
+                    "{line}"
+                );
+            }),
+        }
         // What was in DIR under its lock: another process starting on the
         // same DIR may issue a new server certificate right after.
         let cert_name = files.cert.display().to_string();
