@@ -75,3 +75,66 @@ async fn a_file_this_process_still_holds_is_said_to_be_held_here() {
         .await
         .expect("taken after the shutdown");
 }
+
+/// A hard link to the file of a server of this process is the same file:
+/// a start on it while that server runs is told it is held here (not by
+/// "another process", this one's pid), and one right after the drop waits
+/// for the store to close, then opens it.
+#[cfg(unix)]
+#[tokio::test(flavor = "current_thread")]
+async fn a_hard_link_to_a_file_held_here_is_the_same_file() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let hard = StoreSpec::Sqlite(dir.path().join("hard.db"));
+    let first = MockServer::builder()
+        .store(spec(&dir))
+        .start()
+        .await
+        .expect("started");
+    assert_eq!(crate::initiate(&first.base_url(), "H0").await, 200);
+    std::fs::hard_link(dir.path().join("mock.db"), dir.path().join("hard.db")).expect("a link");
+    let refused = MockServer::builder()
+        .store(hard.clone())
+        .start()
+        .await
+        .expect_err("refused while the first runs");
+    let text = refused.to_string();
+    assert!(
+        text.contains("held by this process") && !text.contains("another process"),
+        "{text}"
+    );
+    drop(first);
+    let again = MockServer::builder()
+        .store(hard)
+        .start()
+        .await
+        .expect("the file of a dropped server is taken through its hard link");
+    assert_eq!(again.transactions().await.len(), 1);
+}
+
+/// A symbolic link to a file that does not exist is refused, saying so;
+/// nothing is created (neither the file it names nor a lock file).
+#[cfg(unix)]
+#[tokio::test]
+async fn a_dangling_symlink_is_refused_saying_so() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let link = dir.path().join("dangling.db");
+    std::os::unix::fs::symlink("missing.db", &link).expect("a link");
+    let refused = MockServer::builder()
+        .store(StoreSpec::Sqlite(link.clone()))
+        .start()
+        .await
+        .expect_err("refused");
+    let text = refused.to_string();
+    assert!(
+        text.contains("symbolic link")
+            && text.contains("missing.db")
+            && text.contains("does not exist"),
+        "{text}"
+    );
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("the directory")
+        .map(|entry| entry.expect("an entry").file_name())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["dangling.db"], "nothing created");
+}

@@ -15,8 +15,8 @@ use super::SqliteStore;
 
 /// A file a store of this process has open.
 struct Entry {
-    /// The database file's own path, symlinks followed.
-    key: PathBuf,
+    /// The database file's identity ([`key`]).
+    key: FileKey,
     /// Which store's (a store that just closed leaves after its locks
     /// went: the next one's entry may already be there).
     id: u64,
@@ -32,8 +32,27 @@ fn open_here() -> MutexGuard<'static, Vec<Entry>> {
     OPEN_HERE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The registry's name of a store's file: its real path.
-fn key(path: &Path) -> Option<PathBuf> {
+/// The registry's name of a store's file: on Unix its identity (device
+/// and inode), so that every name of it (a symbolic link, a hard link)
+/// finds the same entry; elsewhere its real path (symbolic links
+/// followed).
+#[cfg(unix)]
+type FileKey = (u64, u64);
+#[cfg(not(unix))]
+type FileKey = PathBuf;
+
+/// The registry's name of the file at `path` ([`FileKey`]); none when it
+/// cannot be read.
+#[cfg(unix)]
+fn key(path: &Path) -> Option<FileKey> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path)
+        .ok()
+        .map(|meta| (meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn key(path: &Path) -> Option<FileKey> {
     std::fs::canonicalize(path).ok()
 }
 

@@ -45,6 +45,19 @@ pub(super) fn take_ownership(path: &Path, shown: &str) -> Result<(Owner, Created
             "it is not a regular file (a device, a FIFO or a socket): a SQLite store is a file",
         ));
     }
+    // Not created through a symbolic link to nothing: it could name any
+    // place (a link left in a shared `/tmp`).
+    if std::fs::metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        && let Ok(target) = std::fs::read_link(path)
+    {
+        return Err(open_error(
+            shown,
+            format!(
+                "it is a symbolic link to a file that does not exist ({}); create that file (an empty one is an empty store) or give the store another path",
+                target.display()
+            ),
+        ));
+    }
     let lock = lock_path(path);
     // Never written through a link: a `PATH.lock` that is a symbolic link
     // (to a file of the user's, in a shared `/tmp`) would have that file
