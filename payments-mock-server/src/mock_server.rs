@@ -10,6 +10,7 @@ use uuid::Uuid;
 mod builder;
 mod controls;
 mod listening;
+mod real_time;
 mod sandbox;
 #[cfg(feature = "tls")]
 mod tls;

@@ -7,11 +7,13 @@ use tokio::sync::oneshot;
 use uuid::Uuid;
 
 use super::listening::Listening;
+use super::real_time::RealTime;
 #[cfg(feature = "tls")]
 use super::tls;
 use super::{Controls, MockServer, MockServerBuilder};
 use crate::config::{AdminKey, ApiKey, Config};
 use crate::domain::catalog::Catalog;
+use crate::domain::port::STORE_TIMEOUT;
 use crate::error::Error;
 use crate::seed::Sighting;
 use crate::state::AppState;
@@ -114,6 +116,14 @@ impl MockServerBuilder {
     /// Where state is kept (`--store`): [`StoreSpec::Memory`] (the
     /// default), a SQLite file or a PostgreSQL URL, so a test can start a
     /// mock on a database. Parse one from text with `"sqlite:mock.db".parse()`.
+    ///
+    /// On a paused clock (`#[tokio::test(start_paused = true)]`) the start
+    /// measures the store's limits in real time (the clock stands still
+    /// meanwhile). Once started, a request that writes to a SQLite store
+    /// waits for its writer thread on Tokio's timer: the paused clock may
+    /// jump past the 4 s limit at once, and the request is answered `503`
+    /// ("SQLite did not commit within 4 s"). Test writes to a SQLite store
+    /// on a real clock.
     pub fn store(self, store: StoreSpec) -> Self {
         self.set(move |c| {
             c.store = store;
@@ -208,8 +218,10 @@ impl MockServerBuilder {
     /// Binds (unless given a listener) and starts serving in the background.
     ///
     /// On a SQLite file a server of this process had open (one just
-    /// dropped, finishing its requests in flight), it first waits up to 5
-    /// seconds for that store to close.
+    /// dropped, finishing its requests in flight), under this name or
+    /// another (a symbolic or, on Unix, a hard link), it first waits up to
+    /// 5 seconds (of real time, on a paused clock too) for that store to
+    /// close.
     ///
     /// # Errors
     ///
@@ -271,11 +283,16 @@ impl MockServerBuilder {
         let sqlite = match &config.store {
             StoreSpec::Sqlite(path) => {
                 // Not closed in time: the open below is refused.
+                let _real_time = RealTime::hold(SAME_FILE_WAIT);
                 crate::store::SqliteStore::closed_here(path, SAME_FILE_WAIT).await;
                 Some(path.clone())
             }
             _ => None,
         };
+        // Its limits in real time, on a paused clock too (a store's
+        // commits wait for threads of its own).
+        let threaded = !matches!(config.store, StoreSpec::Memory);
+        let real_time = threaded.then(|| RealTime::hold(STORE_TIMEOUT));
         let state = match AppState::open(config).await {
             Ok(state) => state,
             #[cfg(feature = "sqlite")]
@@ -295,7 +312,9 @@ impl MockServerBuilder {
             }
             Err(e) => return Err(e),
         };
+        drop(real_time);
         if !self.sightings.is_empty() {
+            let _real_time = threaded.then(|| RealTime::hold(STORE_TIMEOUT));
             crate::seed::seed(&state.store, self.sightings, state.expiry)
                 .await
                 .map_err(|e| Error::Store {

@@ -138,3 +138,33 @@ async fn a_dangling_symlink_is_refused_saying_so() {
     left.sort();
     assert_eq!(left, ["dangling.db"], "nothing created");
 }
+
+/// A test on a paused clock (`start_paused`) starts a server on a SQLite
+/// file, and a start right after a drop waits for the dropped server's
+/// store to close, in real time: the paused clock no longer jumps past
+/// the start's limits while SQLite's writer thread works. The server then
+/// serves reads (a request that writes may still be cut short on a paused
+/// clock: documented).
+#[tokio::test(start_paused = true)]
+async fn a_paused_clock_starts_on_sqlite_and_serves() {
+    let dir = tempfile::tempdir().expect("a directory");
+    for round in 0..10 {
+        let server = MockServer::builder()
+            .store(spec(&dir))
+            .start()
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        let status = reqwest::Client::new()
+            .get(format!(
+                "{}/api/payments/reference/P{round}/status",
+                server.base_url()
+            ))
+            .send()
+            .await
+            .expect("answered")
+            .status();
+        assert_eq!(status, 404, "round {round}");
+        assert!(server.transactions().await.is_empty(), "round {round}");
+        drop(server);
+    }
+}
