@@ -82,6 +82,9 @@ struct ServeArgs {
     /// Read up to its last '=', which must be followed by the merchant's
     /// UUID or end the key: a key that ends with '=' (base64 padding) is
     /// taken whole, bound to no merchant; `abc==UUID` binds `abc=`.
+    /// Repeatable. Or the environment variable PAYMENTS_MOCK_API_KEYS,
+    /// keys separated by whitespace (a flag shows in the process list to
+    /// every user); flags given, the variable is ignored.
     #[arg(long = "api-key", value_name = "KEY[=MERCHANT_UUID]", value_parser = QuietParser::<ApiKey>::new("an API key"))]
     api_keys: Vec<ApiKey>,
     /// Put the admin side behind this key: the console (/_mock/ui/),
@@ -287,7 +290,13 @@ async fn start(mut args: ServeArgs, format: LogFormat) -> ExitCode {
     };
     config.fresh = args.fresh;
     config.replica_name = args.replica_name;
-    config.api_keys = args.api_keys;
+    config.api_keys = match api_keys(args.api_keys) {
+        Ok(keys) => keys,
+        Err(e) => {
+            say_error(format, &e);
+            return ExitCode::from(2);
+        }
+    };
     config.admin_keys = args.admin_keys;
     config.catalog = catalog;
     config.fail_rate = args.fail_rate;
@@ -346,6 +355,21 @@ enum Ended {
     Failed(ExitCode),
     /// A stop came while it did this.
     Stopped(&'static str),
+}
+
+/// The API keys: the flags', or else those of `PAYMENTS_MOCK_API_KEYS`
+/// (never both: flags win, as `--admin-key` over its variable).
+fn api_keys(flags: Vec<ApiKey>) -> Result<Vec<ApiKey>, String> {
+    const VARIABLE: &str = "PAYMENTS_MOCK_API_KEYS";
+    if flags.is_empty() {
+        return payments_serve::cli::env_list(VARIABLE, "an API key");
+    }
+    if std::env::var_os(VARIABLE).is_some_and(|v| !v.to_string_lossy().trim().is_empty()) {
+        tracing::warn!(
+            "{VARIABLE} is ignored: --api-key is given, and the flags' keys are the keys"
+        );
+    }
+    Ok(flags)
 }
 
 /// Seeds the service from a recording; the exit code when it cannot, or

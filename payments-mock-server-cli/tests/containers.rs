@@ -326,3 +326,119 @@ fn a_tls_directory_that_cannot_be_written_is_reused_when_complete() {
     // Removable again by the test's user.
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("writable");
 }
+
+/// `GET /api/payments/{id}/status` of a transaction no one holds, with
+/// `key` as the bearer: the status code (401 without a key the mock
+/// takes, 404 with one).
+fn status_with(base: &str, key: Option<&str>) -> u16 {
+    let address = base.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(address).expect("connects");
+    stream.set_read_timeout(Some(BOUND)).expect("a timeout");
+    let auth = key.map_or_else(String::new, |k| format!("Authorization: Bearer {k}\r\n"));
+    write!(
+        stream,
+        "GET /api/payments/01a22fa0-95bd-7187-99eb-000000000001/status HTTP/1.1\r\n\
+         Host: {address}\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .expect("sent");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status: {answer:?}"))
+}
+
+/// The mock started with `args` and `env`, then each `(key, status)`
+/// asked, then SIGTERM: its stderr.
+fn keyed(args: &[&str], env: &[(&str, &str)], asked: &[(Option<&str>, u16)]) -> String {
+    let (mut child, lines) = spawn_reading_stderr(args, env);
+    let line = banner(&mut child);
+    let base = line
+        .trim_end()
+        .strip_prefix("listening on ")
+        .map(str::to_owned);
+    let answers: Vec<(Option<&str>, u16)> = match &base {
+        Some(base) => asked
+            .iter()
+            .map(|(key, _)| (*key, status_with(base, *key)))
+            .collect(),
+        None => Vec::new(),
+    };
+    signal(&child, "TERM");
+    let code = exit_within(&mut child, BOUND);
+    let stderr = lines.iter().collect::<Vec<_>>().join("\n");
+    assert!(base.is_some(), "{line:?}: {stderr}");
+    assert_eq!(code, Some(Some(0)), "{stderr}");
+    assert_eq!(answers, asked, "{stderr}");
+    stderr
+}
+
+/// `PAYMENTS_MOCK_API_KEYS` holds the API keys (whitespace between them,
+/// the `KEY[=MERCHANT_UUID]` of `--api-key`), so they are not in the
+/// process list; never in the log; flags given, it is ignored (said);
+/// a bad entry stops the start naming the variable and the entry's
+/// position, never a key.
+#[test]
+fn api_keys_come_from_the_environment_never_shown() {
+    const MERCHANT: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    let listed = format!("sk_env_a={MERCHANT}\n  sk_env_b,x\tsk_env_c=");
+    let env = [("PAYMENTS_MOCK_API_KEYS", listed.as_str())];
+    let stderr = keyed(
+        &["--port", "0"],
+        &env,
+        &[
+            (None, 401),
+            (Some("sk_wrong"), 401),
+            (Some("sk_env_a"), 404),
+            (Some("sk_env_b,x"), 404),
+            (Some("sk_env_c="), 404),
+        ],
+    );
+    assert!(!stderr.contains("sk_env"), "{stderr}");
+
+    let stderr = keyed(
+        &["--port", "0", "--api-key", "sk_flag"],
+        &env,
+        &[(Some("sk_flag"), 404), (Some("sk_env_b,x"), 401)],
+    );
+    assert!(
+        stderr.contains("PAYMENTS_MOCK_API_KEYS is ignored: --api-key is given"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sk_env"), "{stderr}");
+
+    for json in [false, true] {
+        let mut args = vec!["--port", "0"];
+        if json {
+            args.extend(["--log-format", "json"]);
+        }
+        let output = command(
+            &args,
+            &[(
+                "PAYMENTS_MOCK_API_KEYS",
+                "sk_fine sk_secret_canary=not-a-uuid",
+            )],
+        )
+        .output()
+        .expect("runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("PAYMENTS_MOCK_API_KEYS: entry 2 of 2 is not an API key"),
+            "{stderr}"
+        );
+        assert!(
+            !stderr.contains("canary")
+                && !stderr.contains("not-a-uuid")
+                && !stderr.contains("sk_fine"),
+            "{stderr}"
+        );
+        if json {
+            for line in stderr.lines() {
+                let _: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            }
+        }
+    }
+}

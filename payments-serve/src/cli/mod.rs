@@ -7,12 +7,14 @@
 //! (`payments-contract-proxy`) use these; a library a test embeds never
 //! compiles them (clap comes with this feature alone).
 
+mod env_list;
 mod said;
 mod stop;
 mod tls_args;
 
 use std::process::ExitCode;
 
+pub use env_list::env_list;
 pub use said::{say_error, to_stderr};
 pub use stop::{Stop, StoppableRead};
 pub use tls_args::TlsArgs;
