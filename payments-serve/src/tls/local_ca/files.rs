@@ -8,6 +8,9 @@ use std::time::{Duration, SystemTime};
 
 use crate::tls::TlsError;
 
+#[cfg(test)]
+mod tests;
+
 /// The lock file, `DIR/.lock`: there while a process makes or reuses the
 /// directory's files, removed after.
 const LOCK: &str = ".lock";
@@ -49,9 +52,12 @@ pub(super) fn cannot_write(e: &std::io::Error) -> bool {
 
 impl DirLock {
     /// Takes the lock of `dir` (which exists), waiting while another
-    /// process holds it; a lock left [`STALE_AFTER`] ago by a process that
-    /// died holding it is taken over. A directory that cannot be written
-    /// is [`Taken::ReadOnly`].
+    /// process holds it (said once, as a warning of the log); a lock left
+    /// [`STALE_AFTER`] ago by a process that died holding it is taken
+    /// over. A directory that cannot be written is [`Taken::ReadOnly`].
+    /// A `.lock` that is no regular file (a directory, a symbolic link)
+    /// is no process's lock, and never goes away by itself: refused at
+    /// once, asking for it to be removed.
     pub(super) fn take(dir: &Path) -> Result<Taken, TlsError> {
         Self::take_with(dir, |path| {
             std::fs::OpenOptions::new()
@@ -68,23 +74,42 @@ impl DirLock {
         create: impl Fn(&Path) -> std::io::Result<std::fs::File>,
     ) -> Result<Taken, TlsError> {
         let path = dir.join(LOCK);
+        let mut said = false;
         loop {
             match create(&path) {
                 Ok(file) => return Ok(Taken::Held(Self { path, file })),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    if let Some(stale) = stale(&path) {
-                        // Only the lock judged stale: another process may
-                        // have taken it over and made a new one since.
-                        if same_file(&path, &stale)
-                            && let Err(e) = std::fs::remove_file(&path)
-                            && cannot_write(&e)
-                        {
+                    // Not followed: a link is no lock, whatever it names.
+                    let held = match std::fs::symlink_metadata(&path) {
+                        Ok(held) => held,
+                        // Gone since: its process has finished.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                        Err(source) => return Err(TlsError::Write { path, source }),
+                    };
+                    if !held.is_file() {
+                        return Err(not_a_lock(path, &held));
+                    }
+                    let age = age(&held);
+                    if age > STALE_AFTER {
+                        match take_over(&path, &held, age)? {
+                            TakenOver::Removed => continue,
+                            TakenOver::Another => {}
                             // Left in a directory that has since become
                             // read-only: no one can be writing there.
-                            return Ok(Taken::ReadOnly(e));
+                            TakenOver::ReadOnly(e) => return Ok(Taken::ReadOnly(e)),
                         }
-                        continue;
+                    } else if !said {
+                        said = true;
+                        tracing::warn!(
+                            lock = %path.display(),
+                            held_secs = age.as_secs(),
+                            "waiting for {}, held for {} s by another process starting on this directory; taken over after {} s (a lock its process left when killed)",
+                            path.display(),
+                            age.as_secs(),
+                            STALE_AFTER.as_secs()
+                        );
                     }
+                    // Every retry waits: never a busy loop.
                     std::thread::sleep(POLL);
                 }
                 Err(e) if cannot_write(&e) => return Ok(Taken::ReadOnly(e)),
@@ -108,14 +133,72 @@ impl Drop for DirLock {
     }
 }
 
-/// The metadata of the lock at `path` when it is older than
-/// [`STALE_AFTER`].
-fn stale(path: &Path) -> Option<std::fs::Metadata> {
-    let meta = std::fs::metadata(path).ok()?;
-    let age = SystemTime::now()
-        .duration_since(meta.modified().ok()?)
-        .ok()?;
-    (age > STALE_AFTER).then_some(meta)
+/// How long ago the lock `held` was made (its modification time); none
+/// for one made in the future (a clock set back).
+fn age(held: &std::fs::Metadata) -> Duration {
+    held.modified()
+        .ok()
+        .and_then(|made| SystemTime::now().duration_since(made).ok())
+        .unwrap_or_default()
+}
+
+/// What taking over a stale lock did.
+enum TakenOver {
+    /// Removed (or gone meanwhile): the lock may be made again at once.
+    Removed,
+    /// Not the lock judged stale any more: another process took it over
+    /// and made a new one since, which is waited for.
+    Another,
+    /// The directory refused the removal: it cannot be written.
+    ReadOnly(std::io::Error),
+}
+
+/// Removes the stale lock at `path`, `held` as judged stale, `age` old,
+/// saying so; only that lock ([`TakenOver`]).
+fn take_over(path: &Path, held: &std::fs::Metadata, age: Duration) -> Result<TakenOver, TlsError> {
+    if !same_file(path, held) {
+        return Ok(TakenOver::Another);
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => {
+            tracing::warn!(
+                lock = %path.display(),
+                held_secs = age.as_secs(),
+                "took over {}, left {} s ago by a process that did not finish (killed while it made the files)",
+                path.display(),
+                age.as_secs()
+            );
+            Ok(TakenOver::Removed)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TakenOver::Removed),
+        Err(e) if cannot_write(&e) => Ok(TakenOver::ReadOnly(e)),
+        Err(source) => Err(TlsError::Write {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// The error for a `.lock` at `path` that is no regular file (`held`):
+/// what it is, and that it is to be removed.
+fn not_a_lock(path: PathBuf, held: &std::fs::Metadata) -> TlsError {
+    let kind = held.file_type();
+    let what = if kind.is_dir() {
+        "a directory"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else {
+        "no regular file"
+    };
+    TlsError::Write {
+        path,
+        source: std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!(
+                "it is {what}, not the lock file processes starting on this directory take turns with; remove it"
+            ),
+        ),
+    }
 }
 
 /// Whether the file at `path` is the one `meta` was read from.
