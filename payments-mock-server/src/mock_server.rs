@@ -59,9 +59,10 @@ pub struct StoredTransaction {
 /// backlog are reset, and requests already being answered finish in the
 /// background. (Elsewhere the port stops once the server's task next
 /// runs; a listener given to [`MockServerBuilder::listener`] is left
-/// listening, see there.) A connection already open when it is dropped (a
-/// pooled client's kept-alive one) may still have a request answered
-/// until the server's task has seen the stop. [`MockServer::shutdown`]
+/// listening, see there.) A request that comes after the drop on a
+/// connection already open (a pooled client's kept-alive one) is not
+/// answered: its connection is closed without a byte, nothing stored
+/// (on every platform). [`MockServer::shutdown`]
 /// waits for the requests in flight, also answers those whose whole
 /// request was waiting in the backlog, and returns once every connection
 /// is closed: after it nothing more is answered.
@@ -193,6 +194,12 @@ impl Drop for MockServer {
         // Before the stop: the serving task may not run again before the
         // test's next connect, which its listener would accept.
         self.listening.shut();
+        // And a request on a connection already open is no longer
+        // answered (`http/app.rs`): the server is down from here on.
+        self.controls
+            .state
+            .dropped
+            .store(true, std::sync::atomic::Ordering::Release);
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

@@ -92,6 +92,11 @@ pub struct Shared {
     sandbox_label: Option<String>,
     /// What a new sandbox's faults start from: the server's flags.
     template: FaultTemplate,
+    /// Set by an embedded server's drop ([`crate::MockServer`]): from
+    /// then on a request is not answered, its connection closed (a pooled
+    /// client's kept-alive connection is not served by a server its test
+    /// took down). The root's only; a graceful stop never sets it.
+    pub(crate) dropped: std::sync::atomic::AtomicBool,
 }
 
 /// Which sandbox a state is, and whose.
@@ -231,6 +236,7 @@ impl AppState {
                 sandbox: None,
                 sandbox_label: None,
                 template,
+                dropped: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }

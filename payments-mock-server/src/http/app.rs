@@ -109,6 +109,16 @@ impl MockService {
         let this = self.clone();
         Box::pin(async move {
             let (state, others) = &*this.shared;
+            // An embedded server dropped: a request that comes on a
+            // connection still open (a pooled client's) is not answered,
+            // its connection closed without a byte; one already being
+            // answered finishes. In-process there is no connection.
+            if state.dropped.load(std::sync::atomic::Ordering::Acquire)
+                && let Some(abort) = &this.abort
+            {
+                abort.trigger();
+                return Ok(std::future::pending::<Response>().await);
+            }
             if req.uri().path().starts_with(SANDBOXES) {
                 // Replicas share sandboxes through the database: one made
                 // or removed on another replica is asked of it. Found, not

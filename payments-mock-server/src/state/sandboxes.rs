@@ -126,6 +126,7 @@ impl AppState {
             sandbox: Some(Sandboxed { id, owner }),
             sandbox_label: label,
             template: t.clone(),
+            dropped: std::sync::atomic::AtomicBool::new(false),
         };
         Self {
             inner: Arc::new(shared),
