@@ -29,6 +29,9 @@ enum Mode {
     Close,
     /// Holds the connection, never answering.
     Hang,
+    /// Answers `200`, then closes with the client's first bytes
+    /// through the tunnel unread (Linux then resets the connection).
+    OpenThenReset,
 }
 
 /// A loopback proxy that reads one request head and does `mode`.
@@ -54,6 +57,12 @@ async fn fake_proxy(mode: Mode) -> String {
                 }
                 Mode::Close => {}
                 Mode::Hang => held.push(socket),
+                Mode::OpenThenReset => {
+                    let _ = socket
+                        .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                        .await;
+                    let _ = socket.readable().await;
+                }
             }
         }
     });
@@ -135,6 +144,11 @@ async fn a_proxy_that_never_answers_is_a_connect_timeout() {
 #[tokio::test]
 async fn a_tunnel_closed_after_200_closed_in_the_tls_handshake() {
     let proxy = fake_proxy(Mode::Answer(b"HTTP/1.1 200 Connection established\r\n\r\n")).await;
+    assert_eq!(
+        cause_through(&proxy).await,
+        Some(ConnectCause::ClosedInHandshake)
+    );
+    let proxy = fake_proxy(Mode::OpenThenReset).await;
     assert_eq!(
         cause_through(&proxy).await,
         Some(ConnectCause::ClosedInHandshake)

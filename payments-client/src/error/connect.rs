@@ -218,12 +218,19 @@ fn cause_of(e: &(dyn std::error::Error + 'static)) -> Option<ConnectCause> {
             // The first bytes back were no TLS record: `HTTP/1.1 400`.
             return Some(ConnectCause::PlainHttp);
         }
-        if error
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
-        {
-            // Only a TLS handshake reads while connecting (a tunnel's
-            // end before its answer is the tunnel error above).
+        if error.downcast_ref::<std::io::Error>().is_some_and(|io| {
+            use std::io::ErrorKind::{
+                BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof,
+            };
+            matches!(
+                io.kind(),
+                UnexpectedEof | ConnectionReset | ConnectionAborted | BrokenPipe
+            )
+        }) {
+            // Only a TLS handshake reads and writes on a connection made
+            // (a tunnel's end before its answer is the tunnel error
+            // above; a refused TCP connection is `ConnectionRefused`):
+            // closed, or reset with the client's hello unread.
             return Some(ConnectCause::ClosedInHandshake);
         }
     }
