@@ -16,7 +16,7 @@ use crate::exit::Exit;
 mod hint;
 
 use hint::hint;
-pub(crate) use hint::https_instead;
+pub(crate) use hint::{URL_CREDENTIALS_REFUSED, has_userinfo, https_instead, transport_hint};
 
 /// Everything that can stop a command.
 #[derive(Debug, thiserror::Error)]
@@ -75,7 +75,10 @@ pub enum CliError {
     },
 
     /// A call to the service failed.
-    #[error("{}", describe_call_failure(.call, .base_url, .source, .advice.as_deref()))]
+    #[error(
+        "{}",
+        describe_call_failure(.call, .base_url, .source, .advice.as_deref(), *.trusted_ca)
+    )]
     Call {
         /// What was attempted, e.g. `initiate` or `status of 0193...`.
         call: String,
@@ -84,6 +87,9 @@ pub enum CliError {
         /// What to do, in the command's words, instead of the generic hint
         /// (e.g. the products a service offers after an unknown `--product`).
         advice: Option<String>,
+        /// Whether a CA was given to trust (`--ca-cert`): a refused
+        /// certificate's advice then leaves its issuer out.
+        trusted_ca: bool,
     },
 }
 
@@ -264,6 +270,7 @@ fn describe_call_failure(
     base_url: &str,
     error: &ClientError,
     advice: Option<&str>,
+    trusted_ca: bool,
 ) -> String {
     let mut line = match error {
         // The client's own line names the call and what it asked about
@@ -278,7 +285,7 @@ fn describe_call_failure(
     };
     if let Some(hint) = advice
         .map(str::to_owned)
-        .or_else(|| hint(call, error, base_url))
+        .or_else(|| hint(call, error, base_url, trusted_ca))
     {
         line.push_str("; ");
         line.push_str(&hint);
@@ -399,6 +406,7 @@ mod tests {
             base_url: "http://127.0.0.1:1".to_owned(),
             source: Box::new(source),
             advice: None,
+            trusted_ca: false,
         }
     }
 
@@ -472,6 +480,7 @@ mod tests {
                 source: None,
             }),
             advice: None,
+            trusted_ca: false,
         };
         assert_eq!(err.exit_code(), Exit::Unavailable);
         let text = err.to_string();

@@ -141,7 +141,8 @@ fn names_the_product(error: &payments_client::Error) -> bool {
 /// offers when it publishes them (the mock does, in `/openapi.json`), or
 /// whom to ask.
 async fn product_advice(ctx: &Context, product: &str) -> String {
-    let started = ctx.log_request("GET", "/openapi.json");
+    // It sends no API key: only the URL's `user:pass@`, if any.
+    let started = ctx.log_request_sending("GET", "/openapi.json", false);
     let offered = offered_products(ctx).await;
     if ctx.settings.verbose {
         super::stderr_line(format_args!(

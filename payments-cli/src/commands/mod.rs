@@ -411,20 +411,26 @@ impl Context {
             base_url: self.shown_url.clone(),
             source: Box::new(source),
             advice: None,
+            trusted_ca: self.settings.ca_cert.is_some(),
         }
     }
 
     /// `-v`: the request line, before the call; the call's span (a new
     /// trace) to run it in.
     pub fn log_request(&self, method: &str, path: &str) -> Started {
+        self.log_request_sending(method, path, self.settings.api_key.is_some())
+    }
+
+    /// [`Context::log_request`] for a request that sends the API key only
+    /// when `key` (the product list does not): its `user:pass@`, if any,
+    /// goes with it either way.
+    pub fn log_request_sending(&self, method: &str, path: &str, key: bool) -> Started {
         let mut span = tracing::Span::none();
         if self.settings.verbose {
-            let auth = if self.settings.api_key.is_some() {
-                " (authorization: Bearer [REDACTED])"
-            } else if self.url_credentials {
-                " (authorization: Basic [REDACTED], from the user:pass@ of the service URL)"
+            let auth = if !key && self.settings.api_key.is_some() && !self.url_credentials {
+                " (no authorization: the API key is not sent)"
             } else {
-                " (no API key)"
+                verbose::auth_said(key, self.url_credentials)
             };
             verbose::say(&format!("> {method} {}{path}{auth}", self.requested_url));
             span = tracing::info_span!(target: "payments_cli", parent: None, "payments");

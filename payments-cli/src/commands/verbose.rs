@@ -107,6 +107,19 @@ impl<W: Write> Drop for Escaped<W> {
     }
 }
 
+/// What `-v` says a request sends: the API key (`key`), else the base
+/// URL's `user:pass@` (`url_credentials`, which reqwest sends as `Basic`),
+/// else nothing; never the credentials themselves.
+pub(crate) fn auth_said(key: bool, url_credentials: bool) -> &'static str {
+    if key {
+        " (authorization: Bearer [REDACTED])"
+    } else if url_credentials {
+        " (authorization: Basic [REDACTED], from the user:pass@ of the service URL)"
+    } else {
+        " (no API key)"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write as _;

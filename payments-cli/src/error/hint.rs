@@ -4,7 +4,12 @@
 use payments_client::error::{CertificateProblem, ConnectCause, TransportKind};
 use payments_client::{Error as ClientError, ErrorCode, Outcome};
 
-pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<String> {
+pub(super) fn hint(
+    call: &str,
+    error: &ClientError,
+    base_url: &str,
+    trusted_ca: bool,
+) -> Option<String> {
     // A payment call whose outcome is unknown may have been carried out:
     // running it again blindly is how a payment is made twice.
     let changes_state = call.starts_with("initiate") || call.starts_with("confirm");
@@ -15,26 +20,10 @@ pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<St
                 .to_owned(),
         );
     }
+    if let Some(advice) = transport_hint(error, base_url, trusted_ca, "the service") {
+        return Some(advice);
+    }
     match error {
-        // An alert is the service refusing us (our client certificate,
-        // or none); anything else is us refusing its certificate.
-        ClientError::Transport {
-            kind: TransportKind::Tls,
-            ..
-        } if error.to_string().contains("alert") => Some(
-            "the service wants a client certificate it accepts: give --client-cert FILE and \
-             --client-key FILE (PAYMENTS_CLIENT_CERT, PAYMENTS_CLIENT_KEY, client_cert and \
-             client_key in the profile)"
-                .to_owned(),
-        ),
-        ClientError::Transport {
-            kind: TransportKind::Tls,
-            ..
-        } => Some(certificate_hint(error, base_url)),
-        ClientError::Transport {
-            kind: TransportKind::Connect,
-            ..
-        } => Some(connect_hint(error, base_url)),
         ClientError::Transport {
             kind: TransportKind::InvalidHttp,
             source: Some(source),
@@ -62,11 +51,9 @@ pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<St
                 .unwrap_or_default()
         )),
         // `user:pass@` in the URL is what was sent (Basic), not a key.
-        ClientError::Api(api) if api.status == 401 && has_userinfo(base_url) => Some(
-            "check the user:pass@ of the service URL (--base-url, PAYMENTS_BASE_URL or base_url \
-             in the profile): the credentials sent came from it"
-                .to_owned(),
-        ),
+        ClientError::Api(api) if api.status == 401 && has_userinfo(base_url) => {
+            Some(URL_CREDENTIALS_REFUSED.to_owned())
+        }
         ClientError::Api(api) if api.status == 401 => Some(
             "check the API key (--api-key, PAYMENTS_API_KEY or api_key in the profile)".to_owned(),
         ),
@@ -98,19 +85,69 @@ pub(super) fn hint(call: &str, error: &ClientError, base_url: &str) -> Option<St
     }
 }
 
+/// The advice after a 401 to a request whose credentials came from the
+/// base URL's `user:pass@` (`Basic`), not from an API key.
+pub(crate) const URL_CREDENTIALS_REFUSED: &str = "check the user:pass@ of the service URL \
+     (--base-url, PAYMENTS_BASE_URL or base_url in the profile): the credentials sent came from it";
+
 /// Whether a base URL (as shown: `***@`) has `user:pass@`.
-fn has_userinfo(base_url: &str) -> bool {
+pub(crate) fn has_userinfo(base_url: &str) -> bool {
     reqwest::Url::parse(base_url.trim())
         .is_ok_and(|url| !url.username().is_empty() || url.password().is_some())
 }
 
+/// The advice after a connect or TLS failure of a request to `base_url`
+/// (`server` names what should answer there: `the service`, `the
+/// mock`); `None` for any other failure. `trusted_ca`: a CA was given to
+/// trust (`--ca-cert`). The payment commands and `tail` both say it.
+pub(crate) fn transport_hint(
+    error: &ClientError,
+    base_url: &str,
+    trusted_ca: bool,
+    server: &str,
+) -> Option<String> {
+    match error {
+        // An alert is the service refusing us (our client certificate,
+        // or none); anything else is us refusing its certificate.
+        ClientError::Transport {
+            kind: TransportKind::Tls,
+            ..
+        } if error.to_string().contains("alert") => Some(format!(
+            "{server} wants a client certificate it accepts: give --client-cert FILE and \
+             --client-key FILE (PAYMENTS_CLIENT_CERT, PAYMENTS_CLIENT_KEY, client_cert and \
+             client_key in the profile)"
+        )),
+        ClientError::Transport {
+            kind: TransportKind::Tls,
+            ..
+        } => Some(certificate_hint(error, base_url, trusted_ca)),
+        ClientError::Transport {
+            kind: TransportKind::Connect,
+            ..
+        } => Some(connect_hint(error, base_url, server)),
+        _ => None,
+    }
+}
+
+/// `; if ...` after the advice on a certificate's dates when no CA was
+/// given to trust: its dates are checked before its issuer, so it may
+/// also be from a CA this machine does not trust.
+fn unless_trusted(trusted_ca: bool) -> &'static str {
+    if trusted_ca {
+        ""
+    } else {
+        "; if it is from a private CA, also trust that CA with --ca-cert FILE (PAYMENTS_CA_CERT, \
+         ca_cert in the profile)"
+    }
+}
+
 /// The advice after the client refused the service's certificate: the
-/// host it names, its expiry, or the CA to trust.
-fn certificate_hint(error: &ClientError, base_url: &str) -> String {
-    let host = reqwest::Url::parse(base_url.trim())
-        .ok()
+/// host it names, its dates, or the CA to trust.
+fn certificate_hint(error: &ClientError, base_url: &str, trusted_ca: bool) -> String {
+    let host = parsed(base_url)
         .and_then(|url| url.host_str().map(str::to_owned))
         .unwrap_or_default();
+    let date = |at: &chrono::DateTime<chrono::Utc>| at.format("%Y-%m-%d %H:%M:%S UTC").to_string();
     match error.certificate_problem() {
         Some(CertificateProblem::WrongName { presented }) if presented.is_empty() => format!(
             "the certificate does not name {host}: use a host it names in --base-url, or a \
@@ -124,48 +161,122 @@ fn certificate_hint(error: &ClientError, base_url: &str) -> String {
         Some(CertificateProblem::Expired {
             not_after: Some(at),
         }) => format!(
-            "the certificate expired on {}: renew it",
-            at.format("%Y-%m-%d %H:%M:%S UTC")
+            "the certificate expired on {}: renew it{}",
+            date(&at),
+            unless_trusted(trusted_ca)
         ),
-        Some(CertificateProblem::Expired { .. }) => {
-            "the certificate has expired: renew it".to_owned()
-        }
+        Some(CertificateProblem::Expired { .. }) => format!(
+            "the certificate has expired: renew it{}",
+            unless_trusted(trusted_ca)
+        ),
+        Some(CertificateProblem::NotValidYet {
+            not_before: Some(at),
+        }) => format!(
+            "the certificate is not valid before {}: check this machine's clock{}",
+            date(&at),
+            unless_trusted(trusted_ca)
+        ),
+        Some(CertificateProblem::NotValidYet { .. }) => format!(
+            "the certificate is not valid yet: check this machine's clock{}",
+            unless_trusted(trusted_ca)
+        ),
         _ => "trust the service's CA with --ca-cert FILE (PAYMENTS_CA_CERT, ca_cert in the \
               profile)"
             .to_owned(),
     }
 }
 
-/// The advice after a connect failure: the proxy's, the host name's, the
-/// scheme's, or whether the service runs.
-fn connect_hint(error: &ClientError, base_url: &str) -> String {
-    if let Some(proxy) = payments_client::environment_proxy(base_url) {
-        return format!(
-            "is the proxy running? it comes from {variable}: unset it, or list the service's \
-             host in NO_PROXY",
-            variable = proxy.variable()
-        );
+/// The advice after a connect failure: the proxy's (what it did), the
+/// host name's, the scheme's, or whether the server runs.
+fn connect_hint(error: &ClientError, base_url: &str, server: &str) -> String {
+    let cause = error.connect_cause();
+    if let Some(ConnectCause::PlainHttp) = cause {
+        // Through a proxy too: the tunnel was open, the service answered.
+        return match parsed(base_url).filter(|url| url.scheme() == "https") {
+            Some(mut url) => {
+                let _ = url.set_scheme("http");
+                format!(
+                    "{server} speaks plain HTTP: use {}",
+                    payments_client::redact_url(url.as_str().trim_end_matches('/'))
+                )
+            }
+            None => format!("{server} speaks plain HTTP: use an http:// URL"),
+        };
     }
-    match error.connect_cause() {
+    if let Some(proxy) = payments_client::environment_proxy(base_url) {
+        return proxy_hint(cause, &proxy, base_url);
+    }
+    match cause {
         Some(ConnectCause::UnresolvedHost) => format!(
             "check the host name of {base_url}; set the URL with --base-url or PAYMENTS_BASE_URL"
         ),
-        Some(ConnectCause::PlainHttp) => match secure_http(base_url) {
-            Some(rest) => format!("the service speaks plain HTTP: use http://{rest}"),
-            None => "the service speaks plain HTTP: use an http:// URL".to_owned(),
-        },
         _ => format!(
-            "is the service running at {base_url}? set the URL with --base-url or \
+            "is {server} running at {base_url}? set the URL with --base-url or \
              PAYMENTS_BASE_URL"
         ),
     }
 }
 
-/// A connect failure's reason with the proxy it could not reach named
-/// (never its `user:pass@`) and the variable that named it, when the
-/// environment puts one between the CLI and the service; `None` otherwise
-/// (the client's own reason says it).
-pub(super) fn through_proxy(error: &ClientError, reason: &str, base_url: &str) -> Option<String> {
+/// The advice after a connect failure through the environment's proxy:
+/// what to change, never its `user:pass@`.
+fn proxy_hint(
+    cause: Option<ConnectCause>,
+    proxy: &payments_client::EnvironmentProxy,
+    base_url: &str,
+) -> String {
+    let variable = proxy.variable();
+    let host = parsed(base_url)
+        .and_then(|url| url.host_str().map(str::to_owned))
+        .unwrap_or_else(|| "the service's host".to_owned());
+    match cause {
+        Some(ConnectCause::ProxyAuthenticationRequired) if proxy.has_credentials() => format!(
+            "the proxy did not accept the credentials in {variable}: correct its user:pass@ \
+             (an @ or : in them written %40 or %3A)"
+        ),
+        Some(ConnectCause::ProxyAuthenticationRequired) => format!(
+            "the proxy wants credentials: give them in {variable} as \
+             http://USER:PASS@HOST:PORT"
+        ),
+        Some(ConnectCause::ProxyRefusedTunnel) => format!(
+            "the proxy will not open a tunnel to {host}: ask its administrator, or list {host} in \
+             NO_PROXY (the proxy comes from {variable})"
+        ),
+        Some(ConnectCause::ProxyClosed) => format!(
+            "is {} an HTTP proxy, and working? it comes from {variable}: unset it, or list the \
+             service's host in NO_PROXY",
+            proxy.url()
+        ),
+        Some(ConnectCause::TimedOut) => format!(
+            "is the proxy working? it comes from {variable}: raise --timeout, unset it, or list \
+             the service's host in NO_PROXY"
+        ),
+        Some(ConnectCause::ClosedInHandshake) => format!(
+            "the proxy opened the tunnel, then the connection closed before TLS was set up: the \
+             proxy or the service ended it; check that the proxy may reach {host}, or list it in \
+             NO_PROXY (the proxy comes from {variable})"
+        ),
+        Some(ConnectCause::UnsupportedProxyScheme) if proxy.url().starts_with("socks") => format!(
+            "SOCKS proxies are not supported: unset {variable}, or name an http:// proxy in it"
+        ),
+        Some(ConnectCause::UnsupportedProxyScheme) => format!(
+            "only http:// and https:// proxies are supported: unset {variable}, or name one in it"
+        ),
+        _ => format!(
+            "is the proxy running? it comes from {variable}: unset it, or list the service's \
+             host in NO_PROXY"
+        ),
+    }
+}
+
+/// A connect failure's reason with the environment's proxy named (never
+/// its `user:pass@`) and the variable that named it, when the environment
+/// puts one between the CLI and the service; `None` otherwise, and for a
+/// service that answered in plain HTTP through it (the client's own
+/// reason says it). Only a proxy that could not be reached (refused, a
+/// name that does not resolve, a scheme that cannot be used) is "could
+/// not connect to the proxy"; one that was reached is named for what it
+/// did.
+pub(crate) fn through_proxy(error: &ClientError, reason: &str, base_url: &str) -> Option<String> {
     let connect = matches!(
         error,
         ClientError::Transport {
@@ -174,24 +285,37 @@ pub(super) fn through_proxy(error: &ClientError, reason: &str, base_url: &str) -
         }
     );
     let proxy = payments_client::environment_proxy(base_url).filter(|_| connect)?;
-    Some(reason.replacen(
-        "could not connect to the service",
-        &format!(
-            "could not connect to the proxy {} (from {})",
-            proxy.url(),
-            proxy.variable()
+    let named = format!("{} (from {})", proxy.url(), proxy.variable());
+    let cause = error.connect_cause();
+    let (said, instead) = match cause {
+        Some(ConnectCause::PlainHttp) => return None,
+        Some(ConnectCause::TimedOut) => (
+            format!("{CONNECT_FAILED}: {}", ConnectCause::TimedOut),
+            format!("timed out waiting for the proxy {named}"),
         ),
-        1,
-    ))
+        Some(
+            ConnectCause::ProxyAuthenticationRequired
+            | ConnectCause::ProxyRefusedTunnel
+            | ConnectCause::ProxyClosed
+            | ConnectCause::ClosedInHandshake,
+        ) => (
+            CONNECT_FAILED.to_owned(),
+            format!("{CONNECT_FAILED} through the proxy {named}"),
+        ),
+        _ => (
+            CONNECT_FAILED.to_owned(),
+            format!("could not connect to the proxy {named}"),
+        ),
+    };
+    Some(reason.replacen(&said, &instead, 1))
 }
 
-/// What follows `https://` in a base URL (any letter case), if it is one.
-fn secure_http(base_url: &str) -> Option<&str> {
-    let scheme = "https://";
-    base_url
-        .get(..scheme.len())
-        .filter(|head| head.eq_ignore_ascii_case(scheme))
-        .and_then(|_| base_url.get(scheme.len()..))
+/// The client's words for a connect failure.
+const CONNECT_FAILED: &str = "could not connect to the service";
+
+/// The base URL parsed, as the client takes it (trimmed).
+fn parsed(base_url: &str) -> Option<reqwest::Url> {
+    reqwest::Url::parse(base_url.trim()).ok()
 }
 
 /// Whether a service's message already tells the caller to retry.

@@ -6,6 +6,9 @@
 
 mod common;
 
+/// The advice after a certificate's dates, `tail`'s advice (the payment
+/// commands'), and what `-v` says the product list request sends.
+mod advice;
 /// Answers about another request than the one sent: exit 4, the fields named.
 mod answers;
 /// Values as typed: whitespace at an end, a leading `-`, bytes that are not
@@ -42,6 +45,9 @@ mod network;
 mod outcomes;
 /// `initiate` and `confirm` against the mock, table and json.
 mod payments;
+/// Connect failures through the environment's proxy, each blamed on what
+/// happened; never a part of the proxy's `user:pass@` shown.
+mod proxies;
 /// `reconcile`: every class, every output, ledgers as they come.
 mod reconcile;
 /// Redirect-based payments: the payment URL line, `verify-return`, and

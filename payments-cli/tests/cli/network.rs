@@ -16,7 +16,7 @@ const UNKNOWN: &str = "0193a0b4-0000-7000-8000-000000000000";
 
 /// A listener that stands for a logging proxy: it never answers, and
 /// [`nothing_came`] tells whether any connection reached it.
-fn proxy_listener() -> (TcpListener, String) {
+pub(crate) fn proxy_listener() -> (TcpListener, String) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("loopback");
     listener.set_nonblocking(true).expect("non-blocking");
     let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());

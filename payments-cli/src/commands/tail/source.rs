@@ -48,6 +48,10 @@ pub struct Source {
     retry_delay: Duration,
     timeout: Duration,
     verbose: bool,
+    /// Whether the base URL has `user:pass@` (sent as `Basic`).
+    url_credentials: bool,
+    /// Whether a CA was given to trust (`--ca-cert`).
+    trusted_ca: bool,
 }
 
 /// A page of entries, oldest first.
@@ -137,6 +141,8 @@ impl Source {
             retry_delay,
             timeout: settings.timeout,
             verbose: settings.verbose,
+            url_credentials: crate::error::has_userinfo(&ctx.base_url),
+            trusted_ca: settings.ca_cert.is_some(),
         })
     }
 
@@ -210,12 +216,11 @@ impl Source {
         // other command's call (CONTRACT section 21).
         let trace = self.verbose.then(crate::commands::trace::header).flatten();
         if self.verbose {
-            let auth = if self.key.is_some() {
-                " (authorization: Bearer [REDACTED])"
-            } else {
-                " (no API key)"
-            };
-            crate::commands::stderr_line(format_args!("> GET {}{auth}", shown_url(&url)));
+            crate::commands::stderr_line(format_args!(
+                "> GET {}{}",
+                shown_url(&url),
+                crate::commands::verbose::auth_said(self.key.is_some(), self.url_credentials)
+            ));
         }
         let mut request = self.http.get(url);
         if let Some(key) = &self.key {
@@ -247,7 +252,7 @@ impl Source {
     }
 
     async fn answer(&self, request: reqwest::RequestBuilder) -> Result<Page, Failure> {
-        let mut response = request.send().await.map_err(|e| no_answer(&e))?;
+        let mut response = request.send().await.map_err(no_answer)?;
         let status = response.status().as_u16();
         let content_type = response
             .headers()
@@ -259,7 +264,7 @@ impl Source {
                 Err(_) => v.as_bytes().iter().map(|&b| char::from(b)).collect(),
             });
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| no_answer(&e))? {
+        while let Some(chunk) = response.chunk().await.map_err(no_answer)? {
             body.extend_from_slice(&chunk);
             if body.len() > ANSWER_LIMIT {
                 return Err(Failure::Unreadable {
@@ -367,13 +372,12 @@ impl Source {
             Kind::Mock | Kind::Sandbox(_) => "the mock",
         };
         Some(match failure {
+            // The payment commands' advice, about this server.
             Failure::NoAnswer {
-                kind: NoAnswer::Connect,
+                kind: NoAnswer::Connect | NoAnswer::Tls,
+                error,
                 ..
-            } => format!(
-                "is {server} running at {}? set the URL with --base-url or PAYMENTS_BASE_URL",
-                self.base
-            ),
+            } => crate::error::transport_hint(error, &self.base, self.trusted_ca, server)?,
             Failure::NoAnswer {
                 kind: NoAnswer::Timeout,
                 ..
@@ -382,20 +386,19 @@ impl Source {
                 self.timeout.as_secs_f64()
             ),
             Failure::NoAnswer {
-                kind: NoAnswer::Tls,
-                ..
-            } => "trust its CA with --ca-cert FILE (PAYMENTS_CA_CERT, ca_cert in the profile); \
-                  a server that wants a client certificate takes --client-cert and --client-key"
-                .to_owned(),
-            Failure::NoAnswer {
                 kind: NoAnswer::InvalidHttp,
                 reason,
+                ..
             } => match crate::error::https_instead(&self.base) {
                 // hyper's words for a TLS record read as an answer.
                 Some(https) if reason.contains("invalid HTTP version") => https,
                 _ => format!("is {server} at {}? set the URL with --base-url", self.base),
             },
             Failure::NoAnswer { .. } => return None,
+            // What was sent came from the URL, not from a key.
+            Failure::Refused { status: 401, .. } if self.key.is_none() && self.url_credentials => {
+                crate::error::URL_CREDENTIALS_REFUSED.to_owned()
+            }
             Failure::Refused { status: 401, .. } | Failure::Refused { status: 403, .. } => {
                 match self.kind {
                     Kind::Proxy => "give the proxy's admin key (its --admin-key) with --api-key \

@@ -6,9 +6,14 @@ use crate::output::printable;
 /// Why a page could not be read.
 #[derive(Debug)]
 pub enum Failure {
-    /// No answer: `connect`, `timeout`, `tls` or `broke off`, and the
-    /// innermost reason.
-    NoAnswer { kind: NoAnswer, reason: String },
+    /// No answer: `connect`, `timeout`, `tls` or `broke off`, the
+    /// innermost reason, and the error as the client's (for the advice
+    /// the payment commands give on the same failure).
+    NoAnswer {
+        kind: NoAnswer,
+        reason: String,
+        error: Box<payments_client::Error>,
+    },
     /// An envelope with `isSuccess` false.
     Refused {
         status: u16,
@@ -49,7 +54,7 @@ impl Failure {
 /// A failure in words, the server's text escaped for the terminal.
 pub(super) fn describe(failure: &Failure) -> String {
     match failure {
-        Failure::NoAnswer { kind, reason } => {
+        Failure::NoAnswer { kind, reason, .. } => {
             let what = match kind {
                 NoAnswer::Connect => "could not connect",
                 NoAnswer::Timeout => "no answer in time",
@@ -90,10 +95,31 @@ pub(super) fn describe(failure: &Failure) -> String {
 
 /// What kept a request from an answer, and its innermost reason (without
 /// the URL).
-pub(super) fn no_answer(error: &reqwest::Error) -> Failure {
+pub(super) fn no_answer(error: reqwest::Error) -> Failure {
+    use payments_client::error::TransportKind;
+    let mut client = Box::new(payments_client::Error::Transport {
+        kind: TransportKind::Connect,
+        request_id: String::new(),
+        source: Some(error),
+    });
+    // A cause the client names (a proxy's answer, a handshake closed
+    // midway) is a connect failure, whatever words its chain uses.
+    let named_cause = client.connect_cause().is_some();
+    let payments_client::Error::Transport {
+        kind: slot,
+        source: Some(error),
+        ..
+    } = client.as_mut()
+    else {
+        return Failure::NoAnswer {
+            kind: NoAnswer::BrokeOff,
+            reason: String::new(),
+            error: client,
+        };
+    };
     let mut reason = error.to_string();
     let mut chain = String::new();
-    let mut source = std::error::Error::source(error);
+    let mut source = std::error::Error::source(&*error);
     while let Some(inner) = source {
         reason = inner.to_string();
         chain.push_str(&reason);
@@ -101,21 +127,30 @@ pub(super) fn no_answer(error: &reqwest::Error) -> Failure {
         source = inner.source();
     }
     let lower = chain.to_ascii_lowercase();
-    let kind = if lower.contains("certificate") || lower.contains("tls") || lower.contains("alert")
+    let connect = error.is_connect() && named_cause;
+    let (kind, transport) = if !connect
+        && (lower.contains("certificate") || lower.contains("tls") || lower.contains("alert"))
     {
-        NoAnswer::Tls
+        (NoAnswer::Tls, TransportKind::Tls)
+    } else if connect {
+        (NoAnswer::Connect, TransportKind::Connect)
     } else if error.is_timeout() {
-        NoAnswer::Timeout
+        (NoAnswer::Timeout, TransportKind::Timeout)
     } else if error.is_connect() {
-        NoAnswer::Connect
-    } else if let Some(parse) = payments_client::error::invalid_http(error) {
+        (NoAnswer::Connect, TransportKind::Connect)
+    } else if let Some(parse) = payments_client::error::invalid_http(&*error) {
         reason = parse;
-        NoAnswer::InvalidHttp
+        (NoAnswer::InvalidHttp, TransportKind::InvalidHttp)
     } else {
-        NoAnswer::BrokeOff
+        (NoAnswer::BrokeOff, TransportKind::Connection)
     };
+    *slot = transport;
     if kind == NoAnswer::Timeout {
         reason = "timed out".to_owned();
     }
-    Failure::NoAnswer { kind, reason }
+    Failure::NoAnswer {
+        kind,
+        reason,
+        error: client,
+    }
 }
