@@ -178,17 +178,20 @@ fn a_closed_stdout_stops_quietly_with_141() {
     // `payments completions bash | head -c0`: the reader goes away early.
     // No message (nothing is wrong with the command), but no 0 either: the
     // output was not all written (as a program stopped by SIGPIPE: 141).
+    // The reading end is closed before the binary starts: closed after,
+    // it raced the first write, which a pipe's buffer then took whole
+    // (exit 0 once the binary started faster).
     let sandbox = Sandbox::new();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_payments"))
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_payments"))
         .env_clear()
         .env("XDG_CONFIG_HOME", sandbox.path())
         .args(["completions", "bash"])
-        .stdout(std::process::Stdio::piped())
+        .stdout(writer)
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    drop(child.stdout.take());
-    let output = child.wait_with_output().expect("the binary finishes");
+        .output()
+        .expect("the binary runs");
     assert_eq!(output.status.code(), Some(141), "{output:?}");
     assert!(output.stderr.is_empty(), "{output:?}");
 }
