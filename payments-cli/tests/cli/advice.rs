@@ -81,14 +81,7 @@ async fn a_certificate_not_valid_yet_says_to_check_the_clock_not_to_trust_a_ca()
 #[tokio::test(flavor = "multi_thread")]
 async fn an_expired_certificate_without_a_ca_given_says_both() {
     let ca = LocalCa::generate().expect("a CA");
-    let expired = ca
-        .expired_server_cert(&["127.0.0.1".to_owned()])
-        .expect("a certificate");
-    let server = MockServer::builder()
-        .tls_pem(expired.cert_pem.clone(), expired.key_pem())
-        .start()
-        .await
-        .expect("starts");
+    let server = crate::common::https_mock(MockServer::builder(), &ca, &["127.0.0.1"], true).await;
     let (code, err) = payments(&[], &["--base-url", &server.base_url(), "status", UNKNOWN]).await;
     assert_eq!(code, 4, "{err}");
     if !openssl(&err) {
@@ -128,15 +121,13 @@ async fn tail_gives_the_payment_commands_advice() {
     let ca = LocalCa::generate().expect("a CA");
     let sandbox = Sandbox::new();
     let trusted = sandbox.write_file("ca.pem", ca.cert_pem());
-    let wrong = ca
-        .server_cert(&["wrong.example".to_owned()])
-        .expect("a certificate");
-    let server = MockServer::builder()
-        .tls_pem(wrong.cert_pem.clone(), wrong.key_pem())
-        .admin_key(ADMIN)
-        .start()
-        .await
-        .expect("starts");
+    let server = crate::common::https_mock(
+        MockServer::builder().admin_key(ADMIN),
+        &ca,
+        &["wrong.example"],
+        false,
+    )
+    .await;
     let (code, err) = payments(
         &[],
         &[

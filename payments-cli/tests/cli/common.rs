@@ -194,3 +194,25 @@ pub async fn confirm(sandbox: &Sandbox, base_url: &str, id: &str, reference: &st
         .args(["--reference-no", reference]);
     run(cmd).await.success();
 }
+
+/// A mock made by `builder`, serving HTTPS with a certificate `ca` issues
+/// for `names`, expired when `expired` (the CLI's certificate advice).
+pub async fn https_mock(
+    builder: payments_mock_server::MockServerBuilder,
+    ca: &payments_mock_server::tls::LocalCa,
+    names: &[&str],
+    expired: bool,
+) -> payments_mock_server::MockServer {
+    let names: Vec<String> = names.iter().map(|&name| name.to_owned()).collect();
+    let issued = if expired {
+        ca.expired_server_cert(&names)
+    } else {
+        ca.server_cert(&names)
+    }
+    .expect("a certificate");
+    builder
+        .tls_pem(issued.cert_pem.clone(), issued.key_pem())
+        .start()
+        .await
+        .expect("starts")
+}

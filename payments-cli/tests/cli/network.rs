@@ -167,14 +167,8 @@ async fn a_certificate_for_another_host_or_expired_gets_its_own_hint_not_the_cas
     let sandbox = Sandbox::new();
     let trusted = sandbox.write_file("ca.pem", ca.cert_pem());
     let trusted = ["--ca-cert", path(&trusted)];
-    let wrong = ca
-        .server_cert(&["wrong.example".to_owned()])
-        .expect("a certificate");
-    let server = MockServer::builder()
-        .tls_pem(wrong.cert_pem.clone(), wrong.key_pem())
-        .start()
-        .await
-        .expect("starts");
+    let server =
+        crate::common::https_mock(MockServer::builder(), &ca, &["wrong.example"], false).await;
     let (code, err) = status(&server.base_url(), &[], &trusted).await;
     assert_eq!(code, 4, "{err}");
     // OpenSSL (a build with every feature) says it in its own words.
@@ -189,14 +183,7 @@ async fn a_certificate_for_another_host_or_expired_gets_its_own_hint_not_the_cas
         assert!(!err.contains("trust the service's CA"), "{err}");
     }
 
-    let expired = ca
-        .expired_server_cert(&["127.0.0.1".to_owned()])
-        .expect("a certificate");
-    let server = MockServer::builder()
-        .tls_pem(expired.cert_pem.clone(), expired.key_pem())
-        .start()
-        .await
-        .expect("starts");
+    let server = crate::common::https_mock(MockServer::builder(), &ca, &["127.0.0.1"], true).await;
     let (code, err) = status(&server.base_url(), &[], &trusted).await;
     assert_eq!(code, 4, "{err}");
     if !err.contains("failed: the TLS handshake with the service failed: error:") {

@@ -163,14 +163,7 @@ async fn a_ca_cert_of_another_ca_or_an_expired_certificate_exits_4() {
         ],
     );
 
-    let expired = ca
-        .expired_server_cert(&["127.0.0.1".to_owned()])
-        .expect("a certificate");
-    let server = MockServer::builder()
-        .tls_pem(expired.cert_pem.clone(), expired.key_pem())
-        .start()
-        .await
-        .expect("starts");
+    let server = crate::common::https_mock(MockServer::builder(), &ca, &["127.0.0.1"], true).await;
     let trusted = sandbox.write_file("ca.pem", ca.cert_pem());
     let (code, err) = status(
         &sandbox,
