@@ -5,7 +5,7 @@
 use std::io::BufRead as _;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -16,38 +16,49 @@ pub const UNSET: [&str; 2] = ["PAYMENTS_PROXY_ADMIN_KEY", "PAYMENTS_MOCK_ADMIN_K
 pub const LIMIT: Duration = Duration::from_secs(20);
 
 /// `child`'s exit code and stderr once it exits, `None` (the child
-/// killed) when it has not within [`LIMIT`].
-pub fn exited(mut child: Child) -> Option<(Option<i32>, String)> {
-    let deadline = Instant::now() + LIMIT;
-    loop {
-        if child.try_wait().expect("waited").is_some() {
-            let output = child.wait_with_output().expect("its output");
-            return Some((
-                output.status.code(),
-                String::from_utf8_lossy(&output.stderr).into_owned(),
-            ));
+/// killed) when it has not within [`LIMIT`]: waited for on a thread of
+/// its own, the limit a channel's, no polling.
+pub fn exited(child: Child) -> Option<(Option<i32>, String)> {
+    let pid = child.id();
+    let (done, output) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output().expect("its output"));
+    });
+    match output.recv_timeout(LIMIT) {
+        Ok(output) => Some((
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            // Reaped by the waiting thread.
+            let _ = output.recv();
+            None
         }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// `program` (the proxy's binary, or `sh` running it) with `args`,
+/// stdin empty, stderr piped, the admin key's variables unset.
+fn command(program: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped());
+    for variable in UNSET {
+        command.env_remove(variable);
+    }
+    command
 }
 
 /// The binary with `args`, stdout and stderr piped: its exit code and
 /// stderr, `None` when it did not end within [`LIMIT`].
 pub fn run(args: &[&str]) -> Option<(Option<i32>, String)> {
-    let mut command = Command::new(BIN);
-    command
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    for variable in UNSET {
-        command.env_remove(variable);
-    }
+    let mut command = command(BIN, args);
+    command.stdout(Stdio::null());
     exited(command.spawn().expect("spawns"))
 }
 
@@ -56,33 +67,17 @@ pub fn run(args: &[&str]) -> Option<(Option<i32>, String)> {
 /// stderr (empty when `redirects` moves it), `None` when it did not end
 /// within [`LIMIT`].
 pub fn run_with(redirects: &str, args: &[&str]) -> Option<(Option<i32>, String)> {
-    let mut command = Command::new("sh");
-    command
-        .arg("-c")
-        .arg(format!(r#"exec "$0" "$@" {redirects}"#))
-        .arg(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    for variable in UNSET {
-        command.env_remove(variable);
-    }
+    let script = format!(r#"exec "$0" "$@" {redirects}"#);
+    let mut command = command("sh", &["-c", &script, BIN]);
+    command.args(args).stdout(Stdio::null());
     exited(command.spawn().expect("spawns"))
 }
 
 /// The proxy spawned with `args`: the child and its base URL, `None`
 /// (the child killed) when no banner came within [`LIMIT`].
 pub fn spawn_within(args: &[&str]) -> Option<(Child, String)> {
-    let mut command = Command::new(BIN);
-    command
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for variable in UNSET {
-        command.env_remove(variable);
-    }
+    let mut command = command(BIN, args);
+    command.stdout(Stdio::piped());
     let mut child = command.spawn().expect("spawns");
     let stdout = child.stdout.take().expect("stdout");
     let (tx, rx) = mpsc::channel();
