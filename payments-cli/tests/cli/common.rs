@@ -216,3 +216,25 @@ pub async fn https_mock(
         .await
         .expect("starts")
 }
+
+/// Waits for `child` (at most 20 s, then it is killed and the test
+/// fails): its exit code (none when a signal killed it) and its stderr.
+pub async fn exit_of(child: std::process::Child) -> (Option<i32>, String) {
+    let pid = child.id().to_string();
+    let waited = tokio::task::spawn_blocking(move || child.wait_with_output());
+    match tokio::time::timeout(std::time::Duration::from_secs(20), waited).await {
+        Ok(output) => {
+            let output = output.expect("the wait ran").expect("an exit status");
+            (
+                output.status.code(),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            )
+        }
+        Err(_) => {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid])
+                .status();
+            panic!("payments did not exit within 20 s");
+        }
+    }
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use payments_mock_server::MockServer;
 
-use crate::common::{Sandbox, initiate};
+use crate::common::{Sandbox, exit_of, initiate};
 
 /// `kill -SIGNAL` to `child`.
 fn send(child: &Child, signal: &str) {
@@ -20,26 +20,6 @@ fn send(child: &Child, signal: &str) {
         .status()
         .expect("kill runs");
     assert!(sent.success());
-}
-
-/// Waits for `child` (at most 20 s, then it is killed): its exit code, as
-/// an exit (none when a signal killed it) and its stderr.
-async fn exit_of(child: Child) -> (Option<i32>, String) {
-    let pid = child.id().to_string();
-    let waited = tokio::task::spawn_blocking(move || child.wait_with_output());
-    match tokio::time::timeout(Duration::from_secs(20), waited).await {
-        Ok(output) => {
-            let output = output.expect("the wait ran").expect("an exit status");
-            (
-                output.status.code(),
-                String::from_utf8_lossy(&output.stderr).into_owned(),
-            )
-        }
-        Err(_) => {
-            let _ = StdCommand::new("kill").args(["-KILL", &pid]).status();
-            panic!("payments did not end at the signal");
-        }
-    }
 }
 
 /// `status --wait` on a transaction that stays pending, with `-v` so its

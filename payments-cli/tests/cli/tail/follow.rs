@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 
 use serde_json::Value;
 
+pub(super) use crate::common::exit_of;
 use crate::common::{MERCHANT, Sandbox};
 
 use super::{ADMIN, KEY_A, initiate, mock, read_unknown};
@@ -71,26 +72,6 @@ pub(super) fn follow_every(
         .stderr(Stdio::piped())
         .spawn()
         .expect("payments starts")
-}
-
-/// Waits for the child to exit (at most 20 s, then it is killed); its
-/// code and stderr.
-pub(super) async fn exit_of(child: Child) -> (Option<i32>, String) {
-    let pid = child.id().to_string();
-    let waited = tokio::task::spawn_blocking(move || child.wait_with_output());
-    match tokio::time::timeout(Duration::from_secs(20), waited).await {
-        Ok(output) => {
-            let output = output.expect("the wait ran").expect("an exit status");
-            (
-                output.status.code(),
-                String::from_utf8_lossy(&output.stderr).into_owned(),
-            )
-        }
-        Err(_) => {
-            let _ = StdCommand::new("kill").args(["-KILL", &pid]).status();
-            panic!("payments tail --follow did not exit");
-        }
-    }
 }
 
 /// Ctrl-C to `child`, as a terminal would send it.
