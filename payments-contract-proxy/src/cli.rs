@@ -18,9 +18,7 @@ use rust_decimal::Decimal;
 /// The binaries' command line read without echoing a secret that starts
 /// with `-` (`--admin-key -abc…`).
 pub use payments_serve::cli::parse_hiding_secrets;
-use payments_serve::cli::{
-    LogFormatArg, QuietParser, TlsArgs, error_chain, runtime_logged, shutdown_signal_logged,
-};
+use payments_serve::cli::{LogFormatArg, QuietParser, Stop, TlsArgs, error_chain, runtime_logged};
 use payments_serve::logging::init_logging;
 
 use crate::{AdminKey, CONSOLE_PATH, Coverage, Proxy, ProxyConfig};
@@ -302,29 +300,46 @@ pub fn run_proxy(
     {
         config.otlp_endpoint = args.otlp_endpoint;
     }
-    config.tls = match args.tls.server_tls(&args.host, None) {
-        Ok(tls) => tls,
-        Err(e) => {
-            say_error(log_format, &e.to_string());
-            return ExitCode::from(2);
-        }
-    };
-    let scheme = if config.tls.is_some() {
-        "https"
-    } else {
-        "http"
-    };
-    if let Err(e) = config.validate() {
-        say_error(log_format, &error_chain(&e));
-        return ExitCode::from(2);
-    }
-    let strict = config.strict;
-    let admin_keys = config.admin_keys.len();
     let runtime = match runtime_logged(log_format) {
         Ok(rt) => rt,
         Err(code) => return code,
     };
     runtime.block_on(async move {
+        // The handlers first: `--tls-self-signed` may wait up to 30 s for
+        // another process's turn at its directory, and a stop meanwhile
+        // ends the start (exit 0) once the files are written whole, as the
+        // mock's does (PID 1 in a container ignores a signal without a
+        // handler).
+        let stop = Stop::watch(log_format);
+        let (tls_args, host) = (args.tls.clone(), args.host.clone());
+        let tls = stop
+            .unless_stopped(tokio::task::spawn_blocking(move || {
+                tls_args.server_tls_logged(&host, None, log_format)
+            }))
+            .await;
+        config.tls = match tls {
+            None => return Stop::said_before_serving("setting up TLS"),
+            Some(Ok(Ok(tls))) => tls,
+            Some(Ok(Err(e))) => {
+                say_error(log_format, &e);
+                return ExitCode::from(2);
+            }
+            Some(Err(e)) => {
+                say_error(log_format, &format!("setting up TLS stopped: {e}"));
+                return ExitCode::from(2);
+            }
+        };
+        let scheme = if config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        if let Err(e) = config.validate() {
+            say_error(log_format, &error_chain(&e));
+            return ExitCode::from(2);
+        }
+        let strict = config.strict;
+        let admin_keys = config.admin_keys.len();
         let listener = match std::net::TcpListener::bind((args.host.as_str(), args.port)) {
             Ok(l) => l,
             Err(e) => {
@@ -339,7 +354,6 @@ pub fn run_proxy(
                 return ExitCode::from(2);
             }
         };
-        let stop = shutdown_signal_logged(log_format);
         let proxy = match Proxy::start_on(listener, config).await {
             Ok(proxy) => proxy,
             Err(e) => {
@@ -374,7 +388,8 @@ pub fn run_proxy(
                 "cannot write the banner to stdout ({e}); serving anyway on {scheme}://{addr}"
             );
         }
-        stop.await;
+        stop.stopped().await;
+        tracing::info!("shutting down: finishing in-flight requests");
         let finished = proxy.finish().await;
         // The log's lines so far (`shutting down`, the evidence files)
         // before the summary: the log writes in batches, behind; from here

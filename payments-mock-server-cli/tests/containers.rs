@@ -203,6 +203,51 @@ fn sigint_while_seeding_the_memory_store_stops_the_start_with_0() {
     assert!(stderr.contains("stopped before serving"), "{stderr}");
 }
 
+/// A SIGTERM while the mock waits for another process's lock on its
+/// `--tls-self-signed` directory ends the start at once (it waited the
+/// lock's 30 s out, then wrote the files): exit 0, no banner, the other
+/// process's lock and the directory left as they were.
+#[test]
+fn sigterm_while_waiting_for_the_tls_lock_stops_the_start_with_0() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let tls = dir.path().join("tls");
+    std::fs::create_dir(&tls).expect("a directory");
+    std::fs::write(tls.join(".lock"), "").expect("held by another process");
+    let tls = tls.display().to_string();
+    let (mut child, lines) = spawn_reading_stderr(&["--port", "0", "--tls-self-signed", &tls], &[]);
+    let mut seen = Vec::new();
+    assert!(
+        until_line(&lines, "waiting for", &mut seen),
+        "{}",
+        seen.join("\n")
+    );
+    signal(&child, "TERM");
+    let code = exit_within(&mut child, Duration::from_secs(10));
+    let mut stdout = String::new();
+    let _ = child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout);
+    seen.extend(lines.try_iter());
+    let stderr = seen.join("\n");
+    assert_eq!(code, Some(Some(0)), "{stderr}");
+    assert_eq!(stdout, "", "no banner: {stderr}");
+    assert!(stderr.contains("stopped before serving"), "{stderr}");
+    let mut left: Vec<String> = std::fs::read_dir(dir.path().join("tls"))
+        .expect("listed")
+        .map(|entry| {
+            entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    left.sort();
+    assert_eq!(left, [".lock"], "nothing written: {stderr}");
+}
+
 /// The mock run as a user that cannot write `dir` (mode 555): as root,
 /// under `setpriv` as uid 12345 (the directory that user's, read-only to
 /// it; root itself writes anywhere); otherwise as the test's own user.

@@ -12,14 +12,20 @@ use payments_mock_server::MockServer;
 
 use crate::common::{BIN, LIMIT, UNSET, run, stop};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_held_lock_is_waited_for_saying_so_and_served_once_released() {
-    let mock = MockServer::start().await;
-    let dir = tempfile::tempdir().expect("a directory");
-    let tls = dir.path().join("tls");
-    std::fs::create_dir(&tls).expect("a directory");
+/// A proxy started with `--tls-self-signed tls` whose `tls/.lock`
+/// another process holds, once it has said it waits: the proxy, its
+/// stdout's and stderr's lines on one channel, those seen before the
+/// word of the wait, and that word.
+fn spawn_waiting(
+    mock: &MockServer,
+    tls: &std::path::Path,
+) -> (
+    std::process::Child,
+    mpsc::Receiver<String>,
+    Vec<String>,
+    String,
+) {
     let lock = tls.join(".lock");
-    std::fs::write(&lock, "").expect("held");
     let mut command = Command::new(BIN);
     command
         .args(["--upstream", &mock.base_url(), "--port", "0"])
@@ -59,6 +65,24 @@ async fn a_held_lock_is_waited_for_saying_so_and_served_once_released() {
         }
         seen.push(line);
     };
+    (proxy, rx, seen, said)
+}
+
+/// `tls`, a directory in `dir` whose lock another process holds.
+fn held(dir: &tempfile::TempDir) -> (std::path::PathBuf, std::path::PathBuf) {
+    let tls = dir.path().join("tls");
+    std::fs::create_dir(&tls).expect("a directory");
+    let lock = tls.join(".lock");
+    std::fs::write(&lock, "").expect("held");
+    (tls, lock)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_lock_is_waited_for_saying_so_and_served_once_released() {
+    let mock = MockServer::start().await;
+    let dir = tempfile::tempdir().expect("a directory");
+    let (tls, lock) = held(&dir);
+    let (mut proxy, rx, mut seen, said) = spawn_waiting(&mock, &tls);
     assert!(said.contains("taken over after 30 s"), "{said}");
     std::fs::remove_file(&lock).expect("released");
     let banner = loop {
@@ -101,4 +125,47 @@ async fn a_lock_that_is_a_directory_ends_the_start_at_once() {
         )) && stderr.contains("remove it"),
         "{stderr}"
     );
+}
+
+/// A stop while the proxy waits for the directory's lock ends the start
+/// at once: exit 0, no banner, "stopped before serving" (the handlers
+/// were installed after the wait, so SIGTERM killed it mid-start, and as
+/// PID 1 in a container it was ignored until the wait ended).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_while_waiting_for_the_lock_ends_the_start_with_0() {
+    let mock = MockServer::start().await;
+    let dir = tempfile::tempdir().expect("a directory");
+    let (tls, lock) = held(&dir);
+    let (mut proxy, rx, mut seen, _) = spawn_waiting(&mock, &tls);
+    let _ = Command::new("kill")
+        .args(["-TERM", &proxy.id().to_string()])
+        .status();
+    let (tx, exited) = mpsc::channel();
+    let pid = proxy.id();
+    std::thread::spawn(move || {
+        let _ = tx.send(proxy.wait());
+    });
+    let Ok(status) = exited.recv_timeout(LIMIT) else {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+        panic!("still waiting for the lock after a SIGTERM: {seen:?}");
+    };
+    let status = status.expect("waited for");
+    seen.extend(rx.try_iter());
+    // The reader threads end with the pipes; what is left comes now.
+    while let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(2)) {
+        seen.push(line);
+    }
+    assert_eq!(status.code(), Some(0), "{seen:?}");
+    assert!(
+        !seen.iter().any(|line| line.starts_with("listening on")),
+        "no banner: {seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|line| line.contains("stopped before serving")),
+        "{seen:?}"
+    );
+    assert!(lock.exists(), "the other process's lock is left alone");
 }

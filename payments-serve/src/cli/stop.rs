@@ -47,6 +47,9 @@ impl Stop {
         let signal = super::stop_signal(format);
         tokio::spawn(async move {
             signal.await;
+            // A wait for a local CA's lock (`--tls-self-signed`) ends now,
+            // not when the other process lets go or in 30 s.
+            crate::tls::stop_waiting();
             let _ = tell.send(true);
             // Kept until the process ends: a dropped sender would read as
             // a stop to every receiver.

@@ -8,6 +8,8 @@
 
 mod files;
 
+pub(super) use files::give_up;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 

@@ -247,6 +247,21 @@ pub enum TlsError {
         /// What is missing, and would have to be written.
         needed: String,
     },
+    /// A stop came ([`stop_waiting`]) while this process waited for
+    /// another's lock on a local CA's directory: nothing was written.
+    Stopped {
+        /// The lock waited for.
+        lock: PathBuf,
+    },
+}
+
+/// Ends every wait of this process for another process's lock on a local
+/// CA's directory ([`self_signed_dir`]), now and later: each answers
+/// [`TlsError::Stopped`] within 20 ms, nothing written. A binary calls it
+/// when a stop (SIGINT, SIGTERM) comes while it starts, so the stop is
+/// not held up to 30 s by the wait.
+pub fn stop_waiting() {
+    local_ca::give_up();
 }
 
 impl fmt::Display for TlsError {
@@ -280,6 +295,11 @@ impl fmt::Display for TlsError {
                 f,
                 "{} cannot be written ({reason}), and {needed}: start once where it can be written (the files are then reused read-only), or give a directory the process can write",
                 dir.display()
+            ),
+            Self::Stopped { lock } => write!(
+                f,
+                "stopped while waiting for {}: nothing was written",
+                lock.display()
             ),
         }
     }

@@ -22,6 +22,15 @@ pub(super) const STALE_AFTER: Duration = Duration::from_secs(30);
 /// How often a process waiting for the lock looks again.
 const POLL: Duration = Duration::from_millis(20);
 
+/// Set once a stop came ([`crate::tls::stop_waiting`]): a wait for a lock
+/// ends at its next look.
+static GIVE_UP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Ends every wait for a directory's lock in this process, now and later.
+pub(in crate::tls) fn give_up() {
+    GIVE_UP.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// The exclusive right to make or reuse the files of one directory, until
 /// dropped. Every process starting with `--tls-self-signed DIR` at once
 /// takes it in turn: the first makes the CA, the others reuse it.
@@ -108,6 +117,11 @@ impl DirLock {
                             age.as_secs(),
                             STALE_AFTER.as_secs()
                         );
+                    }
+                    // A stop ends the wait, the files unwritten (the
+                    // stop's handler then says the start was stopped).
+                    if GIVE_UP.load(std::sync::atomic::Ordering::SeqCst) {
+                        return Err(TlsError::Stopped { lock: path });
                     }
                     // Every retry waits: never a busy loop.
                     std::thread::sleep(POLL);
