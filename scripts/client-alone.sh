@@ -6,9 +6,9 @@
 # would change the application's own serde types) and still reads and
 # writes amounts exactly without it. Then scripts/client-reqwest-defaults/:
 # an application whose own reqwest has its default features (native-tls
-# on); the client must still speak rustls, whose errors it knows. Both use
-# the workspace's lock file, so the versions are the tested ones and
-# nothing is fetched.
+# on); the client must still speak rustls, whose errors it knows. Both start
+# from the workspace's lock file, so the versions are the tested ones; the
+# first fetches nothing, the second only what reqwest's defaults add.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 app=scripts/client-alone
@@ -25,4 +25,9 @@ CARGO_TARGET_DIR="$target" cargo run --offline --quiet --manifest-path "$app/Car
 defaults=scripts/client-reqwest-defaults
 cp Cargo.lock "$defaults/Cargo.lock"
 trap 'rm -f "$app/Cargo.lock" "$defaults/Cargo.lock"' EXIT
-CARGO_TARGET_DIR="$target" cargo test --offline --quiet --manifest-path "$defaults/Cargo.toml"
+# Not offline: reqwest's default features need crates the workspace never
+# uses (encoding_rs, for `charset`), so they are not in its lock file and
+# may not be in a fresh machine's cache (CI on a new machine stopped here:
+# "no matching package named `encoding_rs` found"). Cargo adds them to
+# this copy of the lock; every crate already locked keeps its version.
+CARGO_TARGET_DIR="$target" cargo test --quiet --manifest-path "$defaults/Cargo.toml"
