@@ -413,3 +413,78 @@ async fn a_key_in_the_base_urls_query_or_fragment_is_never_printed() {
         }
     }
 }
+
+/// A service (or a proxy) that echoes the key and the code in the fields a
+/// table shows (message, provider reference, confirm's errorMessage and
+/// extraProperties, in status, confirm, verify-return and a table of
+/// many): the table shows them as `[REDACTED]`, as stderr does. Before,
+/// only the error lines hid them. `-o json` still prints the envelope as
+/// received.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_or_code_the_service_echoes_is_never_shown_in_a_table() {
+    use wiremock::matchers::{method, path, path_regex};
+    use wiremock::{Mock, MockServer as Stub, ResponseTemplate};
+    const KEY: &str = "sk_live_TABLE_CANARY77";
+    const CODE: &str = "99887766";
+    const TX: &str = "01937e1c-0000-7000-8000-0000000000e1";
+    let echo = |text: &str| {
+        text.replace("{KEY}", KEY)
+            .replace("{CODE}", CODE)
+            .replace("{TX}", TX)
+    };
+    let stub = Stub::start().await;
+    Mock::given(method("GET"))
+        .and(path_regex("^/api/payments/[^/]+/status$"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            echo(
+                r#"{"isSuccess":true,"errorCode":null,"message":null,"data":{"transactionId":"{TX}","referenceNo":"R1","status":"FAILED","amount":10.50,"productCode":"TOPUP","createdAt":"2026-11-22T08:15:30.123Z","lastModifiedAt":null,"providerReference":"PRV-Bearer {KEY}","message":"declined: you sent Bearer {KEY}","extraProperties":null}}"#,
+            ),
+            "application/json",
+        ))
+        .mount(&stub)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/api/payments/confirm"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            echo(
+                r#"{"isSuccess":true,"errorCode":null,"message":null,"data":{"transactionId":"{TX}","referenceNo":"R1","status":"FAILED","amount":10.50,"providerReference":"PRV-{CODE}","confirmedAt":"2026-11-22T08:16:00.000Z","errorMessage":"code {CODE} auth Bearer {KEY}","extraProperties":{"otp":"{CODE}","auth":"Bearer {KEY}"}}}"#,
+            ),
+            "application/json",
+        ))
+        .mount(&stub)
+        .await;
+    let sandbox = Sandbox::new();
+    let return_url =
+        format!("https://shop.example/back?transactionId={TX}&referenceNo=R1&status=FAILED");
+    let runs: [(&str, Vec<&str>, i32); 4] = [
+        ("status", vec!["status", TX], 0),
+        ("many", vec!["status", TX, TX], 0),
+        (
+            "confirm",
+            vec!["confirm", TX, "--reference-no", "R1", "--code", CODE],
+            0,
+        ),
+        ("verify-return", vec!["verify-return", &return_url], 0),
+    ];
+    for (what, args, code) in &runs {
+        let mut cmd = sandbox.payments();
+        cmd.env("COLUMNS", "250")
+            .args(["--base-url", &stub.uri(), "--api-key", KEY, "-o", "table"])
+            .args(args);
+        let assert = run(cmd).await.code(*code);
+        let out = crate::common::stdout(&assert);
+        let err = crate::common::stderr(&assert);
+        assert!(
+            !out.contains("CANARY") && !out.contains(CODE),
+            "{what}: the key or the code in the table:\n{out}"
+        );
+        assert!(!err.contains("CANARY"), "{what}: {err}");
+        assert!(out.contains("Bearer [REDACTED]"), "{what}: {out}");
+    }
+    // json: the envelope exactly as received.
+    let mut cmd = sandbox.payments();
+    cmd.args(["--base-url", &stub.uri(), "--api-key", KEY, "-o", "json"])
+        .args(["status", TX]);
+    let out = crate::common::stdout(&run(cmd).await.code(0));
+    assert!(out.contains(&format!("you sent Bearer {KEY}")), "{out}");
+}
