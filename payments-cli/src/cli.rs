@@ -128,10 +128,10 @@ pub enum Command {
     /// and amount (major units, e.g. 10.50) are required; currency, status
     /// and transactionId are optional. Each row is looked up (by
     /// transactionId when the row has one, else by referenceNo) and classed:
-    /// match, missing, amount, currency, status, pending, duplicate or
-    /// invalid. Prints the counts per class and then every row that is not
-    /// a match (-o json: one object per row and a summary line). Exit 0 when
-    /// every row matches, 6 when any does not.
+    /// match, missing, unverified, amount, currency, status, pending,
+    /// duplicate or invalid. Prints the counts per class and then every row
+    /// that is not a match (-o json: one object per row and a summary line).
+    /// Exit 0 when every row matches, 6 when any does not.
     Reconcile(ReconcileArgs),
     /// Check the return address a payer's browser arrived at against the service
     ///
@@ -317,8 +317,12 @@ Classes (one per row, the first that applies):
              currency, status or transactionId; a wrong number of fields)
   duplicate  the referenceNo is on an earlier row (that row is judged as usual)
   missing    the service has no such transaction
-  currency   the service writes the amount with another number of decimal
-             places than the row's currency has
+  unverified the service answered, but its answer for this row could not be
+             used (data missing or unreadable, or about another
+             transaction): check it by hand
+  currency   the service's amount has more decimal places than the row's
+             currency allows (trailing zeros aside: 150.5 and 150.50 are the
+             same MYR amount)
   amount     the amounts differ
   pending    the service's status is not final yet (PENDING, INITIATED,
              CONFIRMED)
@@ -330,10 +334,13 @@ Exit codes:
   1  the service refused the look-ups (an API key it does not accept, or a
      reference several merchants use and no --merchant-id)
   2  the ledger cannot be used (no such file, empty, no header naming
-     referenceNo and amount, a known column named twice), a bad flag, or a
-     local file cannot be written: the --report FILE, or the table's
-     temporary file (in TMPDIR, else /tmp)
-  4  the service cannot be reached or keeps failing (after retries)
+     referenceNo and amount, a known column named twice, separated by ';'
+     or tabs, UTF-16), or a quote in it never closes (the rows before it are
+     shown), a bad flag, or a local file cannot be written: the --report
+     FILE, or the table's temporary file (in TMPDIR, else /tmp)
+  4  the service cannot be reached or keeps failing (after retries), or
+     answers with something that is not its envelope, or none of the first
+     10 rows looked up has a usable answer
   6  some rows do not match
   129, 130, 143  SIGHUP (129), Ctrl-C (SIGINT: 130) or SIGTERM (143) stopped
      the run: the rows judged so far are printed, and whole in the

@@ -199,3 +199,58 @@ fn the_docs_give_completions_every_shell_the_binary_takes() {
         assert!(stdout(&assert).contains("verify-return"), "{shell}");
     }
 }
+
+/// `reconcile --help` against docs/cli.md's class table: every class, in
+/// the same order, in its Classes list and in its one-line summary; the
+/// `currency` class for more decimal places only; the refusals of exit 2
+/// and the "first 10 rows" of exit 4. It listed eight classes (no
+/// `unverified`), said "another number of decimal places", and left those
+/// exit reasons out.
+#[test]
+fn reconcile_help_gives_the_classes_and_reasons_of_the_docs() {
+    let doc = cli_md();
+    let text = section(&doc, "### `payments reconcile`").expect("a reconcile section");
+    let documented: Vec<&str> = text
+        .lines()
+        .skip_while(|line| !line.starts_with("| Class |"))
+        .skip(2)
+        .take_while(|line| line.starts_with("| `"))
+        .filter_map(|line| line.split('`').nth(1))
+        .collect();
+    assert_eq!(documented.len(), 9, "{documented:?}");
+    let help = help_of(&["reconcile"]);
+    let (_, classes) = help.split_once("Classes").expect("a Classes list");
+    let (classes, _) = classes.split_once("Exit codes").expect("exit codes after");
+    let listed: Vec<&str> = classes
+        .lines()
+        .filter(|line| line.starts_with("  ") && !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert_eq!(listed, documented, "--help's Classes against docs/cli.md");
+    let summary = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for class in &documented {
+        assert!(
+            [",", " ", "."]
+                .iter()
+                .any(|end| summary.contains(&format!(" {class}{end}"))),
+            "the summary does not name {class}: {summary}"
+        );
+    }
+    assert!(
+        summary.contains("more decimal places than the row's currency allows"),
+        "{summary}"
+    );
+    let exits = helped(&help);
+    for said in ["';'", "UTF-16", "never closes"] {
+        assert!(
+            exits[&vec![2]].contains(said),
+            "exit 2 lacks {said}: {}",
+            exits[&vec![2]]
+        );
+    }
+    assert!(
+        exits[&vec![4]].contains("first 10 rows"),
+        "exit 4: {}",
+        exits[&vec![4]]
+    );
+}
