@@ -76,6 +76,11 @@ pub(super) fn hint(
         {
             Some("give the payer's code (the OTP) with --code OTP".to_owned())
         }
+        ClientError::Api(api)
+            if call.starts_with("initiate") && api.code == ErrorCode::ValidationError =>
+        {
+            initiate_flag(&api.message).map(|flag| format!("set it with {flag}"))
+        }
         ClientError::Api(api) if api.code == ErrorCode::AmbiguousReferenceNo => Some(
             "several merchants use this reference: pass --merchant-id UUID \
              (or set PAYMENTS_MERCHANT_ID, or merchant_id in the profile)"
@@ -83,6 +88,44 @@ pub(super) fn hint(
         ),
         _ => None,
     }
+}
+
+/// initiate's JSON fields and the flags that set them (`productCode`'s
+/// advice is the command's own: the products the service offers).
+const INITIATE_FLAGS: [(&str, &str); 12] = [
+    ("referenceNo", "--reference-no REF"),
+    ("amount", "--amount AMOUNT"),
+    ("currencyCode", "--currency CODE"),
+    ("storeId", "--store-id ID"),
+    ("payerId", "--payer-id ID"),
+    ("quantity", "--quantity N"),
+    ("description", "--description TEXT"),
+    ("countryCode", "--country CODE"),
+    ("deviceId", "--device-id ID"),
+    ("returnUrl", "--return-url URL"),
+    ("extraProperties", "--extra JSON"),
+    ("merchantId", "--merchant-id UUID"),
+];
+
+/// The flag of the first initiate field a service's message names as a
+/// word (`payerId is required`, not `payerIds` or `myamount`): the service
+/// names its JSON field, the user typed a flag.
+fn initiate_flag(message: &str) -> Option<&'static str> {
+    let part_of_word = |c: char| c.is_alphanumeric() || c == '_';
+    INITIATE_FLAGS
+        .iter()
+        .filter_map(|(field, flag)| {
+            message
+                .match_indices(field)
+                .find(|(at, _)| {
+                    let before = message[..*at].chars().next_back();
+                    let after = message[at + field.len()..].chars().next();
+                    !before.is_some_and(part_of_word) && !after.is_some_and(part_of_word)
+                })
+                .map(|(at, _)| (at, *flag))
+        })
+        .min_by_key(|(at, _)| *at)
+        .map(|(_, flag)| flag)
 }
 
 /// The advice after a 401 to a request whose credentials came from the
@@ -376,3 +419,6 @@ pub(crate) fn https_instead(base_url: &str) -> Option<String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests;

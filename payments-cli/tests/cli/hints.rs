@@ -237,3 +237,50 @@ async fn an_empty_content_type_is_said_so() {
         "{err}"
     );
 }
+
+/// The mock's VALIDATION_ERROR names initiate's JSON field (`payerId`,
+/// `quantity`); the error line adds the flag that sets it, as it does for
+/// `productCode` and `confirmationCode`. It did not: the user was left to
+/// guess that `payerId` is `--payer-id`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_validation_error_naming_an_initiate_field_names_its_flag() {
+    let server = MockServer::start().await;
+    let base = server.base_url();
+    let sandbox = Sandbox::new();
+    let initiate = ["initiate", "--reference-no", "V1", "--amount", "1"];
+    let runs: [(&[&str], &str, &str); 2] = [
+        (
+            &["--product", "TOPUP", "--store-id", "S1"],
+            "payerId",
+            "; set it with --payer-id ID (request id ",
+        ),
+        (
+            &[
+                "--product",
+                "TOPUP",
+                "--store-id",
+                "S1",
+                "--payer-id",
+                "P1",
+                "--quantity",
+                "0",
+            ],
+            "quantity",
+            "; set it with --quantity N (request id ",
+        ),
+    ];
+    for (args, field, advice) in runs {
+        let mut cmd = sandbox.payments();
+        cmd.args(["--retries", "0", "--base-url", &base])
+            .args(["--merchant-id", crate::common::MERCHANT])
+            .args(initiate)
+            .args(args);
+        let err = stderr(&run(cmd).await.code(1));
+        assert!(
+            err.starts_with("error: initiate failed: VALIDATION_ERROR (HTTP 400): "),
+            "{err}"
+        );
+        assert!(err.contains(field), "{err}");
+        assert!(err.contains(advice), "{err}");
+    }
+}
