@@ -8,7 +8,7 @@ use crate::{
     cli::ConfirmArgs,
     error::CliError,
     exit::Exit,
-    output::{self, ConfirmedView, printable},
+    output::{self, ConfirmedView},
     usage,
 };
 
@@ -35,7 +35,17 @@ pub async fn run(ctx: &Context, args: ConfirmArgs) -> Result<Exit, CliError> {
             usage::quote(&args.transaction_id)
         )));
     }
-    let call = format!("confirm of {}", printable(&args.transaction_id));
+    // Held to the rules status holds an id argument to (at most 128
+    // characters, no control or invisible character): such an id was sent
+    // and answered not found (exit 3).
+    if let Some(problem) = super::status::id_problem(&args.transaction_id) {
+        return Err(CliError::Usage(format!(
+            "TRANSACTION_ID {} {problem}",
+            usage::quote(&args.transaction_id)
+        )));
+    }
+    // At most 200 bytes of the id, as usage errors quote a value.
+    let call = format!("confirm of {}", crate::text::cut(&args.transaction_id));
     let mut builder =
         ConfirmRequest::builder(args.transaction_id.clone(), args.reference_no.clone());
     if let Some(code) = &args.code {

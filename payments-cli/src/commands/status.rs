@@ -49,8 +49,11 @@ impl Lookup {
 
     fn describe(&self) -> String {
         match self {
-            Self::Id(id) => format!("status of {id}"),
-            Self::Reference(reference) => format!("status of reference {reference}"),
+            // At most 200 bytes of either, as usage errors quote a value.
+            Self::Id(id) => format!("status of {}", crate::text::cut(id)),
+            Self::Reference(reference) => {
+                format!("status of reference {}", crate::text::cut(reference))
+            }
         }
     }
 }
@@ -511,6 +514,7 @@ mod inputs;
 use conflicts::Conflicts;
 
 use inputs::collect_inputs;
+pub(crate) use inputs::id_problem;
 #[cfg(test)]
 use inputs::parse_lines;
 

@@ -374,3 +374,61 @@ async fn marks_and_format_characters_in_a_file_are_dropped_refused_or_escaped() 
         "{err}"
     );
 }
+
+/// A failed call's label quotes at most 200 bytes of the id or reference,
+/// as usage errors do (it repeated a 1,000-character reference whole);
+/// confirm refuses a TRANSACTION_ID over 128 characters locally (exit 2),
+/// as status does (it sent it: exit 3).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_id_or_reference_is_cut_in_the_error_line() {
+    let server = MockServer::start().await;
+    let base = server.base_url();
+    let sandbox = Sandbox::new();
+    let reference = "R".repeat(1000);
+    let mut cmd = status_cmd(&sandbox, &base);
+    cmd.args(["--merchant-id", crate::common::MERCHANT, "--reference-no"])
+        .arg(&reference);
+    let err = stderr(&run(cmd).await.code(3));
+    let label = format!(
+        "error: status of reference {}… (the first 200 of 1000 bytes) failed: ",
+        "R".repeat(200)
+    );
+    assert!(err.starts_with(&label), "{err}");
+
+    // 120 characters of 3 bytes: an id confirm sends, its label cut.
+    let euros = "€".repeat(120);
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &base,
+        "confirm",
+        &euros,
+        "--reference-no",
+        "R1",
+    ]);
+    let err = stderr(&run(cmd).await);
+    let label = format!(
+        "error: confirm of {}… (the first 198 of 360 bytes) failed: ",
+        "€".repeat(66)
+    );
+    assert!(err.starts_with(&label), "{err}");
+
+    let long = "a".repeat(300);
+    let mut cmd = sandbox.payments();
+    cmd.args([
+        "--base-url",
+        &base,
+        "confirm",
+        &long,
+        "--reference-no",
+        "R1",
+    ]);
+    let err = stderr(&run(cmd).await.code(2));
+    assert_eq!(
+        err,
+        format!(
+            "error: TRANSACTION_ID '{}…' (the first 200 of 300 bytes) is longer than 128 characters\n",
+            "a".repeat(200)
+        )
+    );
+}

@@ -160,6 +160,13 @@ fn unusable(text: &str, by_reference: bool) -> Option<String> {
     }
 }
 
+/// Why `text` cannot be a transaction id, as `status` refuses one given
+/// as an argument (a control or invisible format character, over 128
+/// characters); `confirm` refuses its TRANSACTION_ID the same way.
+pub(crate) fn id_problem(text: &str) -> Option<String> {
+    unusable(text, false).or_else(|| not_an_id(text))
+}
+
 /// Whitespace at either end of an argument (a line is trimmed instead).
 fn edge_whitespace(text: &str) -> Option<String> {
     (text.trim() != text).then(|| "must not start or end with whitespace".to_owned())
