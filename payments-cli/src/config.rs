@@ -32,7 +32,10 @@ use std::time::Duration;
 mod fields;
 mod file;
 mod location;
+mod notes;
+mod read;
 mod settings;
+mod shell;
 
 pub use settings::{SettingFile, Settings, Source};
 
@@ -40,8 +43,9 @@ pub use settings::{SettingFile, Settings, Source};
 #[cfg(test)]
 use {
     crate::{cli::OutputFormat, error::ConfigError},
-    file::{ConfigFile, line_of},
+    file::ConfigFile,
     location::config_dir,
+    read::line_of,
     settings::{colour_wanted, output_format},
     std::path::{Path, PathBuf},
 };

@@ -13,7 +13,10 @@ use payments_client::{Error as ClientError, ErrorCode, Outcome};
 
 use crate::exit::Exit;
 
+mod config;
 mod hint;
+
+pub use config::{ConfigError, MAX_CONFIG_BYTES, NO_CONFIG_DIR};
 
 use hint::hint;
 pub(crate) use hint::{URL_CREDENTIALS_REFUSED, has_userinfo, https_instead, transport_hint};
@@ -91,59 +94,6 @@ pub enum CliError {
         /// certificate's advice then leaves its issuer out.
         trusted_ca: bool,
     },
-}
-
-/// Said where the default config file would be when there is none: no
-/// `XDG_CONFIG_HOME`, no `HOME` (`config::default_path`).
-pub const NO_CONFIG_DIR: &str = "no default config file: neither XDG_CONFIG_HOME nor HOME is set \
-     to an absolute path; pass --config PATH or set one of them";
-
-/// What went wrong with the config file.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    #[error("cannot read config file {}: {source}", shown(.path))]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("config file {}, line {line}: {message}", shown(.path))]
-    Malformed {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
-    #[error("{}", unknown_profile_message(.name, .path, .known))]
-    UnknownProfile {
-        name: String,
-        path: PathBuf,
-        known: Vec<String>,
-    },
-    /// A profile named (`--profile`, `PAYMENTS_PROFILE`) where there is
-    /// no config file to find it in: no `--config`, and no default location.
-    #[error(
-        "profile {} not found: {}",
-        crate::text::quote(.0),
-        NO_CONFIG_DIR
-    )]
-    NoConfigDir(String),
-}
-
-fn unknown_profile_message(name: &str, path: &Path, known: &[String]) -> String {
-    if known.is_empty() {
-        format!(
-            "profile {} not found: {} has no profiles",
-            crate::text::quote(name),
-            shown(path)
-        )
-    } else {
-        format!(
-            "profile {} not found in {}; known profiles: {}",
-            crate::text::quote(name),
-            shown(path),
-            crate::text::cut(&known.join(", "))
-        )
-    }
 }
 
 /// A path as a message shows it: printable, at most 200 bytes of it.

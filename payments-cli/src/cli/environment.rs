@@ -12,6 +12,10 @@ use clap::{CommandFactory as _, FromArgMatches as _, parser::ValueSource};
 
 use super::Cli;
 
+/// The variables the process's command line was read with: those that
+/// gave a value (a flag typed, or an empty variable, gives none).
+static READ: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
 /// Reads the process's command line and environment.
 ///
 /// # Errors
@@ -19,12 +23,33 @@ use super::Cli;
 /// clap's error: a bad flag, a bad variable (said with its name by
 /// `usage::clap_error_line`), or help and version.
 pub fn parse() -> Result<Cli, clap::Error> {
-    parse_from(std::env::args_os())
+    let (cli, read) = parse_and_say_from(std::env::args_os())?;
+    let _ = READ.set(read);
+    Ok(cli)
+}
+
+/// The `PAYMENTS_*` variables [`parse`] took a value from (none before it
+/// ran): so a profile's key they override can be said
+/// (`config::Settings::resolve`).
+pub fn variables_read() -> &'static [String] {
+    READ.get().map_or(&[], Vec::as_slice)
 }
 
 /// [`parse`] over given arguments (the variables are the process's: clap
-/// reads them itself; the binary's tests set them).
+/// reads them itself; the binary's tests set them). Only the unit tests
+/// call it: [`parse`] also keeps the variables read.
+#[cfg(test)]
 pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    parse_and_say_from(args).map(|(cli, _)| cli)
+}
+
+/// The command line read (as `parse_from` reads it), and the names of the
+/// variables a value was taken from.
+fn parse_and_say_from<I, T>(args: I) -> Result<(Cli, Vec<String>), clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -59,6 +84,14 @@ where
                 .is_some_and(|value| value.is_empty())
     });
     let matches = command.try_get_matches_from(&args)?;
+    let read = Cli::command()
+        .get_arguments()
+        .filter(|arg| matches.value_source(arg.get_id().as_str()) == Some(ValueSource::EnvVariable))
+        .filter_map(|arg| {
+            arg.get_env()
+                .map(|name| name.to_string_lossy().into_owned())
+        })
+        .collect();
     let mut cli = Cli::from_arg_matches(&matches)?;
     // `status R --reference-no R3 -- ID`: the order typed, which the
     // derived struct (ids, then references) does not keep.
@@ -72,7 +105,7 @@ where
         };
         status.typed_at = (at("transaction_ids"), at("reference_no"));
     }
-    Ok(cli)
+    Ok((cli, read))
 }
 
 /// `command` with the variables of the arguments `drop` picks taken away.

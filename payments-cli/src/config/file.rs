@@ -15,6 +15,7 @@ use super::{
     DEFAULT_PROFILE,
     fields::{seconds, secret, unquoted},
     location::default_path,
+    read::line_of,
 };
 use crate::{cli::OutputFormat, error::ConfigError};
 
@@ -85,30 +86,39 @@ impl ConfigFile {
     /// Reads `explicit`, or the default file when it exists.
     ///
     /// Returns the path looked at (none when there is no default location:
-    /// [`default_path`]), and the file (empty when the default file does
-    /// not exist, or there is no default location).
+    /// [`default_path`]), the file (none when the default file does not
+    /// exist, or there is no default location), and a warning to print when
+    /// the file holds an API key that other users can read or change.
     ///
     /// # Errors
     ///
-    /// The file cannot be read (or an explicit one does not exist), or it is malformed.
-    pub fn load(explicit: Option<&Path>) -> Result<(Option<PathBuf>, Self), ConfigError> {
+    /// The file cannot be read (or an explicit one does not exist), it is
+    /// larger than [`crate::error::MAX_CONFIG_BYTES`], not UTF-8, or malformed.
+    pub fn load(explicit: Option<&Path>) -> Result<Loaded, ConfigError> {
         let (path, must_exist) = match explicit {
             Some(path) => (path.to_owned(), true),
             None => match default_path() {
                 Some(path) => (path, false),
-                None => return Ok((None, Self::default())),
+                None => return Ok(Loaded::default()),
             },
         };
-        match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                let file = Self::parse(&text, &path)?;
-                Ok((Some(path), file))
-            }
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound && !must_exist => {
-                Ok((Some(path), Self::default()))
-            }
-            Err(source) => Err(ConfigError::Read { path, source }),
-        }
+        let Some(read) = super::read::read(&path, must_exist)? else {
+            return Ok(Loaded {
+                path: Some(path),
+                ..Loaded::default()
+            });
+        };
+        let file = Self::parse(&read.text, &path)?;
+        let holds_a_key = file.profiles.values().any(|p| p.api_key.is_some());
+        let warning = read
+            .open_mode
+            .filter(|_| holds_a_key)
+            .map(|mode| super::read::open_to_others(&path, mode));
+        Ok(Loaded {
+            path: Some(path),
+            file: Some(file),
+            warning,
+        })
     }
 
     /// The profile only, for the tests: [`ConfigFile::choose`].
@@ -154,9 +164,24 @@ impl ConfigFile {
                 name,
                 path: path.to_owned(),
                 known: self.profiles.into_keys().collect(),
+                from_default_profile: requested.is_none(),
             }),
         }
     }
+}
+
+/// What [`ConfigFile::load`] found.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// The file looked at: `--config`, or the default one (which may not
+    /// exist); none when there is no default location.
+    pub path: Option<PathBuf>,
+    /// The file; none when the default file does not exist (or there is
+    /// none).
+    pub file: Option<ConfigFile>,
+    /// `warning: …` to print: the file holds an API key and is open to
+    /// other users.
+    pub warning: Option<String>,
 }
 
 /// What [`ConfigFile::choose`] found.
@@ -165,13 +190,4 @@ pub(super) enum Chosen {
     Profile(Box<Profile>, String),
     /// No profile named and none called `default`; the file's profiles.
     None { unselected: Vec<String> },
-}
-
-pub(super) fn line_of(text: &str, byte_offset: usize) -> usize {
-    let end = byte_offset.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
 }

@@ -1,6 +1,6 @@
 //! Where the default config file is: the XDG base directory specification.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `$XDG_CONFIG_HOME/payments/config.toml`, else
 /// `$HOME/.config/payments/config.toml`; none when neither is set (to an
@@ -38,4 +38,16 @@ pub fn config_dir(
         value.map(PathBuf::from).filter(|path| path.is_absolute())
     };
     absolute(xdg_config_home).or_else(|| absolute(home).map(|home| home.join(".config")))
+}
+
+/// `path` from a profile of the config file at `config`: a relative one
+/// is joined to the config file's directory.
+pub(super) fn beside(config: &Path, path: PathBuf) -> PathBuf {
+    if path.is_absolute() {
+        return path;
+    }
+    match config.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(path),
+        _ => path,
+    }
 }

@@ -12,6 +12,7 @@ use uuid::Uuid;
 use super::{
     DEFAULT_RETRIES, DEFAULT_TIMEOUT,
     file::{Chosen, ConfigFile, Profile},
+    location::beside,
 };
 use crate::{
     cli::{ApiKey, GlobalArgs, OutputFormat},
@@ -40,18 +41,6 @@ pub struct SettingFile {
     /// `--ca-cert or PAYMENTS_CA_CERT`, or `ca_cert of profile 'staging'
     /// in /home/me/.config/payments/config.toml`.
     pub named_by: String,
-}
-
-/// `path` from a profile of the config file at `config`: a relative one
-/// is joined to the config file's directory.
-fn beside(config: &Path, path: PathBuf) -> PathBuf {
-    if path.is_absolute() {
-        return path;
-    }
-    match config.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.join(path),
-        _ => path,
-    }
 }
 
 /// Validated global settings: the one result of flags + env + profile.
@@ -88,12 +77,23 @@ impl Settings {
     ///
     /// Config file problems (see [`ConfigFile::load`] and [`ConfigFile::choose`]).
     pub fn resolve(global: GlobalArgs) -> Result<Self, CliError> {
-        let (config_path, file) = ConfigFile::load(global.config.as_deref())?;
-        let chosen = match (&config_path, global.profile) {
-            (Some(path), requested) => file.choose(requested.as_deref(), path)?,
+        let loaded = ConfigFile::load(global.config.as_deref())?;
+        let config_path = loaded.path;
+        let requested = global.profile.clone();
+        let chosen = match (&config_path, loaded.file, requested.clone()) {
+            (Some(path), Some(file), requested) => file.choose(requested.as_deref(), path)?,
+            // The default file does not exist: a profile asked for is not
+            // in it, and the message says the file is missing.
+            (Some(path), None, Some(name)) => {
+                return Err(ConfigError::NoConfigFile {
+                    name,
+                    path: path.clone(),
+                }
+                .into());
+            }
             // No file to find the profile in: said, not taken as none.
-            (None, Some(name)) => return Err(ConfigError::NoConfigDir(name).into()),
-            (None, None) => Chosen::None {
+            (None, _, Some(name)) => return Err(ConfigError::NoConfigDir(name).into()),
+            (_, _, None) => Chosen::None {
                 unselected: Vec::new(),
             },
         };
@@ -103,6 +103,19 @@ impl Settings {
         };
         // A profile comes from a file, so it has a path.
         let config_file = config_path.as_deref().unwrap_or(Path::new(""));
+        let mut notes: Vec<String> = loaded.warning.into_iter().collect();
+        // Only a profile named explicitly: the default one is no choice
+        // the user just made.
+        if requested.is_some() {
+            notes.extend(super::notes::overridden(
+                &global,
+                &profile,
+                &profile_name,
+                config_file,
+                crate::cli::environment::variables_read(),
+            ));
+        }
+        super::notes::print(&notes);
         // A flag or the environment names a file from the working
         // directory; a profile from the config file's own directory.
         let file = |given: Option<PathBuf>, flag: &str, profiled: Option<PathBuf>, key: &str| {
@@ -223,15 +236,18 @@ impl Settings {
         } else {
             ("the profiles", "one")
         };
+        // Pasted into a shell (`my shop`: one word, quoted) and into the
+        // TOML file (a `"` or `\` escaped).
+        let word = super::shell::word(&crate::output::printable(first));
+        let toml = crate::output::printable(&first.replace('\\', "\\\\").replace('"', "\\\""));
         Some(format!(
-            "{} has {has} {names} but none is selected; pick {them} with --profile {first}, \
-             PAYMENTS_PROFILE={first} or default_profile = \"{first}\" in the file \
+            "{} has {has} {names} but none is selected; pick {them} with --profile {word}, \
+             PAYMENTS_PROFILE={word} or default_profile = \"{toml}\" in the file \
              (a profile named 'default' is used without being picked)",
             self.config_path
                 .as_deref()
                 .unwrap_or(Path::new(""))
                 .display(),
-            first = crate::output::printable(first),
         ))
     }
 

@@ -256,3 +256,79 @@ fn the_config_dir_is_xdg_config_home_else_home_else_none() {
     assert_eq!(dir(Some(""), Some("")), None);
     assert_eq!(dir(None, Some("home")), None);
 }
+
+#[test]
+fn shell_words_are_quoted_unless_plain() {
+    use super::shell::word;
+    assert_eq!(word("staging"), "staging");
+    assert_eq!(word("shop_B.2-x"), "shop_B.2-x");
+    assert_eq!(word("my shop"), "'my shop'");
+    assert_eq!(word("it's"), r"'it'\''s'");
+    assert_eq!(word("$(rm)"), "'$(rm)'");
+    assert_eq!(word(""), "''");
+}
+
+#[test]
+fn notes_name_the_variable_and_key_never_a_value_and_only_when_they_differ() {
+    use clap::Parser as _;
+    let profile = parse(
+        "[profiles.p]\nbase_url = \"http://b\"\napi_key = \"sk_profile\"\n\
+         merchant_id = \"11111111-1111-4111-8111-111111111111\"\nca_cert = \"ca.pem\"\n",
+    )
+    .unwrap()
+    .profiles
+    .remove("p")
+    .unwrap();
+    let global = |args: &[&str]| {
+        crate::cli::Cli::try_parse_from(["payments"].iter().chain(args).chain(&["status", "x"]))
+            .unwrap()
+            .global
+    };
+    let read: Vec<String> = [
+        "PAYMENTS_BASE_URL",
+        "PAYMENTS_API_KEY",
+        "PAYMENTS_MERCHANT_ID",
+        "PAYMENTS_CA_CERT",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let config = Path::new("/etc/payments/config.toml");
+    let notes = super::notes::overridden(
+        &global(&[
+            "--base-url=http://other",
+            "--api-key=sk_other",
+            "--merchant-id=22222222-2222-4222-8222-222222222222",
+            "--ca-cert=ca.pem",
+        ]),
+        &profile,
+        "p",
+        config,
+        &read,
+    );
+    let keys: Vec<_> = notes
+        .iter()
+        .map(|note| note.split_whitespace().nth(3).unwrap())
+        .collect();
+    assert_eq!(keys, ["base_url", "api_key", "merchant_id", "ca_cert"]);
+    assert!(
+        notes
+            .iter()
+            .all(|n| !n.contains("sk_") && !n.contains("2222"))
+    );
+    // The same values (the CA beside the file): nothing to say.
+    let same = global(&[
+        "--base-url=http://b",
+        "--api-key=sk_profile",
+        "--merchant-id=11111111-1111-4111-8111-111111111111",
+        "--ca-cert=/etc/payments/ca.pem",
+    ]);
+    assert!(super::notes::overridden(&same, &profile, "p", config, &read).is_empty());
+    // Given by flags, not variables: nothing either.
+    let by_flags = global(&["--base-url=http://other"]);
+    assert!(super::notes::overridden(&by_flags, &profile, "p", config, &[]).is_empty());
+}
+
+#[test]
+fn line_numbers_count_bytes_that_are_not_utf8() {
+    assert_eq!(line_of(b"a\n\xffb\n", 2), 2);
+}

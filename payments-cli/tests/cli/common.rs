@@ -31,12 +31,16 @@ impl Sandbox {
         self.dir.path()
     }
 
-    /// Writes `$XDG_CONFIG_HOME/payments/config.toml`.
+    /// Writes `$XDG_CONFIG_HOME/payments/config.toml`, mode 0600 as the
+    /// docs advise (a key in a file others may open is warned about).
     pub fn write_config(&self, text: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt as _;
         let dir = self.dir.path().join("payments");
         std::fs::create_dir_all(&dir).expect("config dir can be created");
         let path = dir.join("config.toml");
         std::fs::write(&path, text).expect("config file can be written");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .expect("config file's mode can be set");
         path
     }
 

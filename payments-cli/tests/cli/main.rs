@@ -21,6 +21,9 @@ mod clusters;
 mod completions;
 /// Config file, profiles, and flag > env > profile precedence.
 mod config;
+/// The config file as read: size, encoding, who may open it, a missing
+/// default file, notes on a named profile's overridden keys.
+mod config_file;
 /// No home, as a uid without a passwd entry: flags are enough,
 /// `XDG_CONFIG_HOME` alone is honoured.
 mod config_home;
