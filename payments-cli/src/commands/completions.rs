@@ -40,7 +40,7 @@ pub fn script(shell: Shell) -> String {
     let mut command = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut command, "payments", &mut script);
-    let script = String::from_utf8_lossy(&script).into_owned();
+    let script = without_hidden(&String::from_utf8_lossy(&script), &command);
     match shell {
         Shell::Fish => fish(script, &command),
         Shell::Bash => bash(script),
@@ -96,6 +96,56 @@ fn bash(script: String) -> String {
     )
 }
 
+/// The long names of the hidden options (`tail --poll-interval`), of every
+/// subcommand: help leaves them out, clap_complete's scripts do not.
+fn hidden_options(command: &clap::Command) -> Vec<String> {
+    let mut names: Vec<String> = command
+        .get_arguments()
+        .filter(|arg| arg.is_hide_set())
+        .filter_map(|arg| arg.get_long().map(|long| format!("--{long}")))
+        .collect();
+    for sub in command.get_subcommands() {
+        names.extend(hidden_options(sub));
+    }
+    names
+}
+
+/// `script` without the hidden options: each shell's line that offers one
+/// (`'--name` in zsh and PowerShell, `-l name` in fish, `cand --name` in
+/// elvish), the name in bash's word lists, and bash's
+/// `case` branch for its value (the four lines from `--name)` to `;;`).
+fn without_hidden(script: &str, command: &clap::Command) -> String {
+    let hidden = hidden_options(command);
+    let mut out = String::with_capacity(script.len());
+    let mut skipping = false;
+    for line in script.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if skipping {
+            skipping = trimmed != ";;";
+            continue;
+        }
+        let names_one = |name: &String| {
+            let fish = format!("-l {}", &name[2..]);
+            line.contains(&format!("'{name}"))
+                || line.contains(&format!("{fish} "))
+                || line.contains(&format!("cand {name} "))
+        };
+        if hidden.iter().any(|name| trimmed == format!("{name})")) {
+            skipping = true;
+            continue;
+        }
+        if hidden.iter().any(names_one) {
+            continue;
+        }
+        let mut kept = line.to_owned();
+        for name in &hidden {
+            kept = kept.replace(&format!(" {name} "), " ");
+        }
+        out.push_str(&kept);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +160,17 @@ mod tests {
             fish.contains("-f -a \"bash elvish fish powershell zsh\""),
             "{fish}"
         );
+        for shell in [
+            Shell::Bash,
+            Shell::Zsh,
+            Shell::Fish,
+            Shell::Elvish,
+            Shell::PowerShell,
+        ] {
+            let text = script(shell);
+            assert!(!text.contains("poll-interval"), "{shell}: {text}");
+            assert!(text.contains("follow"), "{shell}: {text}");
+        }
         let bash = script(Shell::Bash);
         assert!(
             bash.contains("prev=\"${COMP_WORDS[COMP_CWORD-2]}\""),

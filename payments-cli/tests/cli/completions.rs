@@ -115,6 +115,38 @@ fn bash_completes_a_value_after_an_equals_sign() {
     assert_eq!(complete(&["payments", "t"]), ["tail"]);
 }
 
+/// `tail --poll-interval` is hidden from help and was offered by every
+/// completion script (clap_complete lists hidden options): bash, run with
+/// the words of `payments tail --`, offers tail's options without it.
+#[test]
+fn bash_does_not_offer_the_hidden_poll_interval() {
+    let sandbox = Sandbox::new();
+    let file = script(&sandbox, "bash");
+    let offered = in_shell(
+        "bash",
+        &["--norc", "--noprofile"],
+        &format!(
+            "source '{}'; COMP_WORDS=(payments tail --); COMP_CWORD=2; \
+             _payments payments -- tail; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            file.display(),
+        ),
+    )
+    .expect("bash is installed");
+    assert!(offered.iter().any(|o| o == "--follow"), "{offered:?}");
+    assert!(
+        !offered.iter().any(|o| o == "--poll-interval"),
+        "{offered:?}"
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let assert = sandbox
+            .payments()
+            .args(["completions", shell])
+            .assert()
+            .success();
+        assert!(!stdout(&assert).contains("poll-interval"), "{shell}");
+    }
+}
+
 /// The zsh script as generated, driven in a real interactive zsh
 /// (`zsh/zpty`): TAB after `payments completions ` lists the shells and
 /// after a global option its values, never the files of the directory;
