@@ -108,18 +108,15 @@ impl Outcome {
     }
 }
 
-/// Runs the look-ups and prints them in input order.
+/// Runs the look-ups and prints them in input order. An input without
+/// any (a `--from-file` of blank and comment lines) is said in a `note:`
+/// on stderr, with nothing on stdout and exit 0: no call, none failed.
 ///
 /// # Errors
 ///
 /// Only what stops everything: an unreadable `--from-file`, or stdout gone.
 pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
     let inputs = collect_inputs(&args)?;
-    if inputs.is_empty() {
-        return Err(CliError::Usage(
-            "nothing to look up: the input has no ids or references".to_owned(),
-        ));
-    }
     let merchant_id = ctx.settings.merchant_id;
     let wait = args.wait.then_some(args.wait_timeout);
     let currency = args
@@ -127,6 +124,14 @@ pub async fn run(ctx: &Context, args: StatusArgs) -> Result<Exit, CliError> {
         .as_deref()
         .map(|code| super::currency_flag("--currency", code))
         .transpose()?;
+    if inputs.is_empty() {
+        // A `--from-file` with only blank or comment lines (a quiet day's
+        // `grep … | payments status --from-file -`): zero look-ups, all of
+        // them succeeded, as reconcile's ledger with only a header exits 0.
+        // Said after the flags are checked: a bad --currency is still exit 2.
+        super::stderr_line(nothing_to_look_up(args.from_file.as_deref()));
+        return Ok(Exit::Ok);
+    }
     let many = args.from_file.is_some() || inputs.len() > 1;
 
     let progress = progress_bar(ctx, inputs.len(), wait.is_some());
@@ -513,10 +518,10 @@ mod inputs;
 
 use conflicts::Conflicts;
 
-use inputs::collect_inputs;
 pub(crate) use inputs::id_problem;
 #[cfg(test)]
 use inputs::parse_lines;
+use inputs::{collect_inputs, nothing_to_look_up};
 
 #[cfg(test)]
 mod tests;

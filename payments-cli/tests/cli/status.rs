@@ -155,16 +155,48 @@ async fn stdin_is_read_with_a_dash() {
     assert_eq!(refs, [(1, "IN-2".to_owned()), (3, "IN-1".to_owned())]);
 }
 
+/// Before: an input of blank and comment lines (a quiet day's `grep … |
+/// payments status --from-file -`) exited 2, as a broken command line does.
+/// Now: zero look-ups, all succeeded: exit 0, a note on stderr, nothing on
+/// stdout, nothing sent; as reconcile's ledger with only a header.
 #[tokio::test(flavor = "multi_thread")]
-async fn an_empty_input_is_a_usage_error() {
+async fn an_empty_input_exits_0_with_a_note() {
     let server = MockServer::start().await;
     let sandbox = Sandbox::new();
+    let empty = sandbox.path().join("none.txt");
+    std::fs::write(&empty, "# nothing today\n\n").expect("the file can be written");
+    let from_file = empty.to_str().expect("a UTF-8 path").to_owned();
+    for (source, stdin, said) in [
+        (
+            "-",
+            "# nothing\n\n",
+            "standard input (--from-file -)".to_owned(),
+        ),
+        ("-", "", "standard input (--from-file -)".to_owned()),
+        (from_file.as_str(), "", format!("--from-file '{from_file}'")),
+    ] {
+        for output in ["json", "table"] {
+            let mut cmd = status_cmd(&sandbox, &server.base_url());
+            cmd.args(["-o", output, "--from-file", source, "--by-reference"])
+                .write_stdin(stdin);
+            let assert = run(cmd).await.code(0);
+            assert_eq!(stdout(&assert), "", "{source} {output}");
+            assert_eq!(
+                stderr(&assert),
+                format!(
+                    "note: nothing to look up: {said} has no ids or references (blank \
+                     lines and # comments are skipped); nothing was sent\n"
+                ),
+                "{source} {output}"
+            );
+        }
+    }
+    assert_eq!(server.requests().await.len(), 0, "nothing was sent");
+    // The flags are still checked first: a bad --currency is exit 2.
     let mut cmd = status_cmd(&sandbox, &server.base_url());
-    cmd.args(["--from-file", "-"]).write_stdin("# nothing\n\n");
-    run(cmd)
-        .await
-        .code(2)
-        .stderr(contains("nothing to look up"));
+    cmd.args(["--from-file", "-", "--currency", "XYZ"])
+        .write_stdin("");
+    run(cmd).await.code(2).stderr(contains("--currency"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

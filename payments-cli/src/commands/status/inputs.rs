@@ -78,6 +78,24 @@ pub(super) fn collect_inputs(args: &StatusArgs) -> Result<Vec<Input>, CliError> 
     Ok(inputs)
 }
 
+/// The note on stderr when the input held no id or reference (only blank
+/// lines and `#` comments, or nothing): the run exits 0 with nothing on
+/// stdout.
+pub(super) fn nothing_to_look_up(path: Option<&Path>) -> String {
+    let source = match path {
+        Some(path) if path.as_os_str() == "-" => "standard input (--from-file -)".to_owned(),
+        Some(path) => format!(
+            "--from-file {}",
+            crate::text::quote(&path.display().to_string())
+        ),
+        None => "the input".to_owned(),
+    };
+    format!(
+        "note: nothing to look up: {source} has no ids or references (blank lines and # \
+         comments are skipped); nothing was sent"
+    )
+}
+
 fn read_source(path: &Path) -> Result<Vec<u8>, CliError> {
     let mut bytes = Vec::new();
     let result = if path.as_os_str() == "-" && crate::commands::stdin_was_closed() {
