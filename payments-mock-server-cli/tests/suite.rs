@@ -53,6 +53,9 @@ mod abuse;
 mod redirect;
 // The payer without a browser: the admin control, the embedded server's API.
 mod payer_control;
+// The payment page over real sockets: its token kept out of the log
+// however the path is spelt.
+mod payment_page_edges;
 // The web console: pages, filters, controls, hostile text (section 14).
 mod console;
 // The request journal's feed under a burst: every row in turn, holes said.

@@ -66,7 +66,11 @@ impl RequestLine<'_> {
     /// How a log line shows a request's `path`: the part shown, and what
     /// follows it. A payment page's token (`/pay/{token}`, or
     /// `/sandboxes/{id}/pay/{token}`), the payer's capability, is never
-    /// shown: `[redacted]` in its place. A path longer than
+    /// shown: `[redacted]` in its place. That holds however the path is
+    /// spelt around a token (`//pay/{token}` from a proxy that strips a
+    /// prefix badly, `/PAY/{token}`, `/Sandboxes/{id}/pay/{token}`): a
+    /// segment of a token's shape after a segment `pay` in any case is
+    /// hidden with all that follows it. A path longer than
     /// [`MAX_PATH`](Self::MAX_PATH) bytes is cut on a character, then
     /// `…`. Any other path is shown whole, nothing after it.
     ///
@@ -74,6 +78,10 @@ impl RequestLine<'_> {
     /// use payments_serve::RequestLine;
     ///
     /// assert_eq!(RequestLine::shown_path("/pay/Da6vPJYw"), ("/pay/", "[redacted]"));
+    /// assert_eq!(
+    ///     RequestLine::shown_path("//PAY/Da6vPJYwBvZFHi471juYGLIVrenoMSk5"),
+    ///     ("//PAY/", "[redacted]")
+    /// );
     /// assert_eq!(RequestLine::shown_path("/api/payments/x"), ("/api/payments/x", ""));
     /// let long = "/".repeat(300);
     /// assert_eq!(RequestLine::shown_path(&long), (&long[..256], "…"));
@@ -109,18 +117,87 @@ const PAYMENT_PAGES: &str = "/pay/";
 /// Where sandboxes are served (CONTRACT section 19).
 pub(crate) const SANDBOXES: &str = "/sandboxes/";
 
-/// The start of `path` up to its payment page's token (`/pay/`, or a
-/// sandbox's `/sandboxes/{id}/pay/`), when it is one: what may be shown
-/// of it. The rule of [`RequestLine::shown_path`], and the one a span's
-/// `url.path` follows.
+/// The start of `path` up to its payment page's token, when it is one:
+/// what may be shown of it. The rule of [`RequestLine::shown_path`], and
+/// the one a span's `url.path` follows.
+///
+/// The routes' own spelling (`/pay/`, or a sandbox's
+/// `/sandboxes/{id}/pay/`) hides whatever follows. Any other spelling is
+/// no route, but its token still works: a reverse proxy that strips a
+/// prefix badly sends `//pay/{token}`, one that strips none
+/// `/mock/pay/{token}`, and a hand-typed address may be `/PAY/{token}` or
+/// `/Sandboxes/{id}/pay/{token}`. So a token-shaped segment
+/// ([`token_shaped`]) that follows a segment `pay` (in any case, empty
+/// segments between them skipped) is hidden too, with all that follows it.
 pub(crate) fn before_payment_token(path: &str) -> Option<&str> {
     let page = match path.strip_prefix(SANDBOXES) {
-        Some(rest) => SANDBOXES.len() + rest.find('/')?,
-        None => 0,
+        Some(rest) => rest.find('/').map(|end| SANDBOXES.len() + end),
+        None => Some(0),
     };
-    path[page..]
-        .starts_with(PAYMENT_PAGES)
-        .then(|| &path[..page + PAYMENT_PAGES.len()])
+    if let Some(page) = page
+        && path[page..].starts_with(PAYMENT_PAGES)
+    {
+        return Some(&path[..page + PAYMENT_PAGES.len()]);
+    }
+    before_misspelt_token(path)
+}
+
+/// [`before_payment_token`] for a path the routes do not spell: the start
+/// of `path` up to a token-shaped segment that follows a segment `pay` in
+/// any case. One pass over the path's bytes, no allocation: every request
+/// that is no payment page (an API call's path) goes through it.
+fn before_misspelt_token(path: &str) -> Option<&str> {
+    let mut after_pay = false;
+    let mut start = 0;
+    for segment in path.split('/') {
+        if !segment.is_empty() {
+            if after_pay && token_shaped(segment) {
+                return Some(&path[..start]);
+            }
+            after_pay = segment.eq_ignore_ascii_case("pay");
+        }
+        start += segment.len() + 1;
+    }
+    None
+}
+
+/// How long a payment page's token is: 32 ASCII letters and digits (the
+/// mock's `domain::redirect::TOKEN_LEN`; this crate is below the mock's).
+const TOKEN_LEN: usize = 32;
+
+/// Whether `segment` has a payment page token's shape: [`TOKEN_LEN`] ASCII
+/// letters and digits, any of them percent-encoded (`%41` is `A`: a path
+/// the payer's page decodes still names the token).
+fn token_shaped(segment: &str) -> bool {
+    let bytes = segment.as_bytes();
+    if bytes.len() < TOKEN_LEN || bytes.len() > 3 * TOKEN_LEN {
+        return false;
+    }
+    let (mut at, mut count) = (0, 0);
+    while at < bytes.len() {
+        let byte = if bytes[at] == b'%' {
+            let Some(byte) = bytes.get(at + 1..at + 3).and_then(hex_byte) else {
+                return false;
+            };
+            at += 3;
+            byte
+        } else {
+            at += 1;
+            bytes[at - 1]
+        };
+        if !byte.is_ascii_alphanumeric() {
+            return false;
+        }
+        count += 1;
+    }
+    count == TOKEN_LEN
+}
+
+/// The byte two hex digits write.
+fn hex_byte(digits: &[u8]) -> Option<u8> {
+    let digit = |d: u8| char::from(d).to_digit(16);
+    let value = digit(digits[0])? * 16 + digit(digits[1])?;
+    u8::try_from(value).ok()
 }
 
 /// The layer that marks the binary's own subscriber, and writes request
@@ -194,43 +271,4 @@ fn written_directly(line: &RequestLine<'_>) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A payment page's token, at the root or under a sandbox, is never
-    /// shown, however long; another path is cut at the bound.
-    #[test]
-    fn a_logged_path_hides_a_payment_pages_token_and_is_cut() {
-        for (path, shown) in [
-            ("/pay/TOKEN", Some("/pay/")),
-            ("/pay/", Some("/pay/")),
-            (
-                "/sandboxes/2dca662f/pay/TOKEN",
-                Some("/sandboxes/2dca662f/pay/"),
-            ),
-            ("/sandboxes/x/pay/", Some("/sandboxes/x/pay/")),
-            ("/payments/x", None),
-            ("/api/payments/pay/status", None),
-            ("/sandboxes/x/api/payments/initiate", None),
-            ("/sandboxes/pay/TOKEN", None),
-            ("/sandboxes/", None),
-            ("/x/pay/TOKEN", None),
-        ] {
-            assert_eq!(before_payment_token(path), shown, "{path}");
-            match shown {
-                Some(page) => {
-                    assert_eq!(RequestLine::shown_path(path), (page, "[redacted]"));
-                }
-                None => assert_eq!(RequestLine::shown_path(path), (path, "")),
-            }
-        }
-        let token = format!("/pay/{}", "T".repeat(400));
-        assert_eq!(RequestLine::shown_path(&token), ("/pay/", "[redacted]"));
-        let long = format!("/api/payments/x{}/status", "\u{e9}".repeat(200));
-        let (shown, cut) = RequestLine::shown_path(&long);
-        assert_eq!((shown.len(), cut), (255, "…"));
-        assert!(long.starts_with(shown));
-        let exact = "/".repeat(RequestLine::MAX_PATH);
-        assert_eq!(RequestLine::shown_path(&exact), (exact.as_str(), ""));
-    }
-}
+mod tests;
