@@ -53,8 +53,8 @@ mod abuse;
 mod redirect;
 // The payer without a browser: the admin control, the embedded server's API.
 mod payer_control;
-// The payment page over real sockets: its token kept out of the log
-// however the path is spelt.
+// The payment page over real sockets: a form cut short or late (400), too
+// large (413), and its token kept out of the log however the path is spelt.
 mod payment_page_edges;
 // The web console: pages, filters, controls, hostile text (section 14).
 mod console;

@@ -235,15 +235,19 @@ pub async fn submit(Here(state): Here, uri: Uri, headers: HeaderMap, body: Body)
         );
     }
     let within = state.body_timeout;
-    let Ok(Ok(form)) =
-        payments_serve::server::read_within(within, to_bytes(body, FORM_LIMIT)).await
-    else {
-        return error_page(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "Request too large",
-            "The submitted form is larger than a payment page form can be.",
-            root,
-        );
+    let form = match payments_serve::server::read_within(within, to_bytes(body, FORM_LIMIT)).await {
+        Ok(Ok(form)) => form,
+        Ok(Err(e)) if over_limit(&e) => {
+            return error_page(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Request too large",
+                "The submitted form is larger than a payment page form can be.",
+                root,
+            );
+        }
+        // Late (`--header-read-timeout` after the head) or cut short (the
+        // connection ended first): a slow or dropped link, not a big form.
+        Ok(Err(_)) | Err(()) => return incomplete_form(root),
     };
     let action = match action_of(&form) {
         Ok(action) => action,
@@ -273,6 +277,30 @@ pub async fn submit(Here(state): Here, uri: Uri, headers: HeaderMap, body: Body)
         }
         Ok(Err(_)) => not_found(root),
     }
+}
+
+/// Whether reading a form failed on [`FORM_LIMIT`] (rather than on a
+/// connection that ended first).
+fn over_limit(error: &axum::Error) -> bool {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = current {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+/// A form that did not arrive whole: 400, nothing decided, and the payer
+/// told to submit again (the API's answer to a late body is a 400 too).
+fn incomplete_form(root: &str) -> Response {
+    error_page(
+        StatusCode::BAD_REQUEST,
+        "Form not received",
+        "The form did not arrive whole: the connection was too slow or was cut. Nothing was decided: go back and submit the page again.",
+        root,
+    )
 }
 
 /// 303 See Other to `location`, with a page linking there for clients that
@@ -316,67 +344,4 @@ fn see_other(location: &str, root: &str) -> Response {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_form_names_exactly_one_known_action() {
-        assert_eq!(action_of(b"action=pay"), Ok(PayerAction::Pay));
-        // The form's one field, nothing else (issue 40: the document
-        // bounds the form by its fields).
-        assert_eq!(
-            action_of(b"x=1&action=decline&y=2").expect_err("another field"),
-            "This form has no field \u{201c}x\u{201d}: it carries one action, pay, decline or cancel."
-        );
-        assert_eq!(action_of(b"action=cancel"), Ok(PayerAction::Cancel));
-        for bad in [
-            &b""[..],
-            b"action=",
-            b"action=PAY",
-            b"action=pay&action=pay",
-            b"action=pay&action=decline",
-            b"action=%FF%FE",
-            b"act%69on=refund",
-            b"\xff\xfe",
-        ] {
-            assert!(action_of(bad).is_err(), "{}", String::from_utf8_lossy(bad));
-        }
-        let long = format!("action={}", "x".repeat(5000));
-        let message = action_of(long.as_bytes()).expect_err("unknown");
-        assert!(message.chars().count() < 200, "{message}");
-    }
-
-    /// A bidi override or a control character posted by another site's
-    /// page is shown as a symbol, never turning the page's text around.
-    #[test]
-    fn a_refused_action_shows_control_and_bidi_characters_as_symbols() {
-        let value = action_of("action=%E2%80%AEyap%0B".as_bytes()).expect_err("unknown");
-        assert!(
-            !value.contains('\u{202e}') && !value.contains('\u{b}'),
-            "{value:?}"
-        );
-        assert!(value.contains("<U+202E>yap\u{240b}"), "{value:?}");
-        let name = action_of("%E2%80%AEx%E2%81%A6=1".as_bytes()).expect_err("a field");
-        assert!(
-            !name.contains('\u{202e}') && !name.contains('\u{2066}'),
-            "{name:?}"
-        );
-        assert!(name.contains("<U+202E>x<U+2066>"), "{name:?}");
-    }
-
-    #[test]
-    fn only_forms_are_accepted() {
-        let mut headers = HeaderMap::new();
-        assert!(is_form(&headers));
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/x-www-form-urlencoded; charset=UTF-8"),
-        );
-        assert!(is_form(&headers));
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        assert!(!is_form(&headers));
-    }
-}
+mod tests;
