@@ -80,12 +80,22 @@ pub enum CliError {
     /// A call to the service failed.
     #[error(
         "{}",
-        describe_call_failure(.call, .base_url, .source, .advice.as_deref(), *.trusted_ca)
+        describe_call_failure(
+            .call,
+            (.base_url, .base_url_from),
+            .source,
+            .advice.as_deref(),
+            *.trusted_ca
+        )
     )]
     Call {
         /// What was attempted, e.g. `initiate` or `status of 0193...`.
         call: String,
         base_url: String,
+        /// Where the base URL came from (`--base-url`, `PAYMENTS_BASE_URL`,
+        /// `base_url of profile 'staging' in FILE`), said with a failed
+        /// connection's advice; empty when not known.
+        base_url_from: String,
         source: Box<ClientError>,
         /// What to do, in the command's words, instead of the generic hint
         /// (e.g. the products a service offers after an unknown `--product`).
@@ -217,7 +227,7 @@ pub fn label_for(error: &ClientError) -> &'static str {
 /// able to move the cursor or recolour the screen.
 fn describe_call_failure(
     call: &str,
-    base_url: &str,
+    (base_url, base_url_from): (&str, &str),
     error: &ClientError,
     advice: Option<&str>,
     trusted_ca: bool,
@@ -235,7 +245,7 @@ fn describe_call_failure(
     };
     if let Some(hint) = advice
         .map(str::to_owned)
-        .or_else(|| hint(call, error, base_url, trusted_ca))
+        .or_else(|| hint(call, error, base_url, base_url_from, trusted_ca))
     {
         line.push_str("; ");
         line.push_str(&hint);
@@ -354,6 +364,7 @@ mod tests {
         CliError::Call {
             call: "status of abc".to_owned(),
             base_url: "http://127.0.0.1:1".to_owned(),
+            base_url_from: String::new(),
             source: Box::new(source),
             advice: None,
             trusted_ca: false,
@@ -424,6 +435,7 @@ mod tests {
         let err = CliError::Call {
             call: "initiate".to_owned(),
             base_url: "http://127.0.0.1:1".to_owned(),
+            base_url_from: String::new(),
             source: Box::new(ClientError::Transport {
                 kind: TransportKind::Timeout,
                 request_id: "req-3".to_owned(),

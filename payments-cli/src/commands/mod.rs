@@ -409,6 +409,7 @@ impl Context {
         CliError::Call {
             call: call.into(),
             base_url: self.shown_url.clone(),
+            base_url_from: self.settings.base_url_named_by.clone().unwrap_or_default(),
             source: Box::new(source),
             advice: None,
             trusted_ca: self.settings.ca_cert.is_some(),

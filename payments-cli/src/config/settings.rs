@@ -47,6 +47,10 @@ pub struct SettingFile {
 #[derive(Debug)]
 pub struct Settings {
     pub base_url: Option<(String, Source)>,
+    /// Where [`Settings::base_url`] came from, as advice names it:
+    /// `--base-url`, `PAYMENTS_BASE_URL`, or `base_url of profile 'staging'
+    /// in /home/me/.config/payments/config.toml`.
+    pub base_url_named_by: Option<String>,
     pub api_key: Option<ApiKey>,
     /// Where [`Settings::api_key`] came from, when it is set.
     pub api_key_source: Option<Source>,
@@ -116,6 +120,14 @@ impl Settings {
             ));
         }
         super::notes::print(&notes);
+        // `ca_cert of profile 'staging' in FILE`: the key, and where.
+        let of_profile = |key: &str| {
+            format!(
+                "{key} of profile '{}' in {}",
+                crate::output::printable(&profile_name),
+                config_file.display()
+            )
+        };
         // A flag or the environment names a file from the working
         // directory; a profile from the config file's own directory.
         let file = |given: Option<PathBuf>, flag: &str, profiled: Option<PathBuf>, key: &str| {
@@ -127,11 +139,7 @@ impl Settings {
                 .or_else(|| {
                     profiled.map(|path| SettingFile {
                         path: beside(config_file, path),
-                        named_by: format!(
-                            "{key} of profile '{}' in {}",
-                            crate::output::printable(&profile_name),
-                            config_file.display()
-                        ),
+                        named_by: of_profile(key),
                     })
                 })
         };
@@ -155,10 +163,20 @@ impl Settings {
         );
         let stdout_is_terminal = std::io::stdout().is_terminal();
         let output = output_format(global.output, profile.output, stdout_is_terminal);
-        let base_url = match (global.base_url, profile.base_url) {
-            (Some(url), _) => Some((url, Source::FlagOrEnv)),
-            (None, Some(url)) => Some((url, Source::Profile)),
-            (None, None) => None,
+        // The flag and its variable are told apart by the variables the
+        // command line was read with (a typed flag reads none).
+        let given_by = if crate::cli::environment::variables_read()
+            .iter()
+            .any(|variable| variable == "PAYMENTS_BASE_URL")
+        {
+            "PAYMENTS_BASE_URL"
+        } else {
+            "--base-url"
+        };
+        let (base_url, base_url_named_by) = match (global.base_url, profile.base_url) {
+            (Some(url), _) => (Some((url, Source::FlagOrEnv)), Some(given_by.to_owned())),
+            (None, Some(url)) => (Some((url, Source::Profile)), Some(of_profile("base_url"))),
+            (None, None) => (None, None),
         };
         let api_key_source = if global.api_key.is_some() {
             Some(Source::FlagOrEnv)
@@ -167,6 +185,7 @@ impl Settings {
         };
         Ok(Self {
             base_url,
+            base_url_named_by,
             api_key: global.api_key.or(profile.api_key.map(ApiKey)),
             api_key_source,
             merchant_id: global.merchant_id.or(profile.merchant_id),

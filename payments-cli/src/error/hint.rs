@@ -8,6 +8,7 @@ pub(super) fn hint(
     call: &str,
     error: &ClientError,
     base_url: &str,
+    base_url_from: &str,
     trusted_ca: bool,
 ) -> Option<String> {
     // A payment call whose outcome is unknown may have been carried out:
@@ -20,7 +21,8 @@ pub(super) fn hint(
                 .to_owned(),
         );
     }
-    if let Some(advice) = transport_hint(error, base_url, trusted_ca, "the service") {
+    if let Some(advice) = transport_hint(error, base_url, base_url_from, trusted_ca, "the service")
+    {
         return Some(advice);
     }
     match error {
@@ -34,15 +36,16 @@ pub(super) fn hint(
             kind: TransportKind::InvalidHttp,
             ..
         } => Some(format!(
-            "is {base_url} the payments service (not a proxy or another server)? \
-             set it with --base-url or PAYMENTS_BASE_URL"
+            "is {base_url} the payments service (not a proxy or another server)? {}",
+            url_from(base_url_from)
         )),
         ClientError::Transport { .. } => Some(format!(
             "the service at {base_url} did not answer in time or dropped the connection; \
              try again, or raise --timeout"
         )),
         ClientError::UnexpectedResponse { .. } => Some(format!(
-            "is {base_url} the payments service (not a proxy or web page)? set it with --base-url or PAYMENTS_BASE_URL"
+            "is {base_url} the payments service (not a proxy or web page)? {}",
+            url_from(base_url_from)
         )),
         ClientError::WaitTimeout { last, .. } => Some(format!(
             "{}run it again later or raise --wait-timeout",
@@ -139,13 +142,37 @@ pub(crate) fn has_userinfo(base_url: &str) -> bool {
         .is_ok_and(|url| !url.username().is_empty() || url.password().is_some())
 }
 
+/// Where to change the base URL: where it came from (`from`, as
+/// `Settings::base_url_named_by` names it: `--base-url`,
+/// `PAYMENTS_BASE_URL`, or `base_url of profile 'staging' in FILE`) and
+/// what overrides it; when that is not known (`""`), the two ways to give
+/// one.
+fn url_from(from: &str) -> String {
+    match from {
+        "" => "set the URL with --base-url or PAYMENTS_BASE_URL".to_owned(),
+        "--base-url" => "the URL comes from --base-url".to_owned(),
+        "PAYMENTS_BASE_URL" => {
+            "the URL comes from PAYMENTS_BASE_URL: correct it, or override it with --base-url"
+                .to_owned()
+        }
+        profile => format!(
+            "the URL comes from {}: correct it there, or override it with --base-url or \
+             PAYMENTS_BASE_URL",
+            crate::text::cut(profile)
+        ),
+    }
+}
+
 /// The advice after a connect or TLS failure of a request to `base_url`
 /// (`server` names what should answer there: `the service`, `the
-/// mock`); `None` for any other failure. `trusted_ca`: a CA was given to
-/// trust (`--ca-cert`). The payment commands and `tail` both say it.
+/// mock`); `None` for any other failure. `base_url_from`: where the URL
+/// came from, said after a failed connection (see [`url_from`]).
+/// `trusted_ca`: a CA was given to trust (`--ca-cert`). The payment
+/// commands and `tail` both say it.
 pub(crate) fn transport_hint(
     error: &ClientError,
     base_url: &str,
+    base_url_from: &str,
     trusted_ca: bool,
     server: &str,
 ) -> Option<String> {
@@ -167,7 +194,7 @@ pub(crate) fn transport_hint(
         ClientError::Transport {
             kind: TransportKind::Connect,
             ..
-        } => Some(connect_hint(error, base_url, server)),
+        } => Some(connect_hint(error, base_url, base_url_from, server)),
         _ => None,
     }
 }
@@ -230,8 +257,9 @@ fn certificate_hint(error: &ClientError, base_url: &str, trusted_ca: bool) -> St
 }
 
 /// The advice after a connect failure: the proxy's (what it did), the
-/// host name's, the scheme's, or whether the server runs.
-fn connect_hint(error: &ClientError, base_url: &str, server: &str) -> String {
+/// host name's, the scheme's, or whether the server runs; the last two
+/// with where the URL came from.
+fn connect_hint(error: &ClientError, base_url: &str, base_url_from: &str, server: &str) -> String {
     let cause = error.connect_cause();
     if let Some(ConnectCause::PlainHttp) = cause {
         // Through a proxy too: the tunnel was open, the service answered.
@@ -251,11 +279,12 @@ fn connect_hint(error: &ClientError, base_url: &str, server: &str) -> String {
     }
     match cause {
         Some(ConnectCause::UnresolvedHost) => format!(
-            "check the host name of {base_url}; set the URL with --base-url or PAYMENTS_BASE_URL"
+            "check the host name of {base_url}; {}",
+            url_from(base_url_from)
         ),
         _ => format!(
-            "is {server} running at {base_url}? set the URL with --base-url or \
-             PAYMENTS_BASE_URL"
+            "is {server} running at {base_url}? {}",
+            url_from(base_url_from)
         ),
     }
 }

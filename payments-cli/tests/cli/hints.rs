@@ -1,13 +1,14 @@
 //! The advice after a failed connection matches what happened: HTTPS for a
 //! plain-HTTP request to a TLS port (answered at once, so a longer
 //! `--timeout` cannot help), a longer `--timeout` for a real timeout or a
-//! dropped connection, and neither for an answer that is not valid HTTP.
-//! Exit 4 for all of them.
+//! dropped connection, and neither for an answer that is not valid HTTP;
+//! a refused connection says where the service URL came from. Exit 4 for
+//! all of them.
 
 use payments_mock_server::MockServer;
 use tokio::net::TcpListener;
 
-use crate::common::{Sandbox, run, stderr};
+use crate::common::{Sandbox, closed_port_url, run, stderr};
 
 const UNKNOWN: &str = "01a20813-0000-7000-8000-000000000000";
 
@@ -282,5 +283,86 @@ async fn a_validation_error_naming_an_initiate_field_names_its_flag() {
         );
         assert!(err.contains(field), "{err}");
         assert!(err.contains(advice), "{err}");
+    }
+}
+
+/// `payments --retries 0 ARGS` in `sandbox` with the variables `vars`:
+/// its exit code and stderr.
+async fn payments(sandbox: &Sandbox, vars: &[(&str, &str)], args: &[&str]) -> (i32, String) {
+    let mut cmd = sandbox.payments();
+    cmd.envs(vars.iter().copied()).arg("--retries=0").args(args);
+    let assert = run(cmd).await;
+    let code = assert.get_output().status.code().expect("an exit code");
+    (code, stderr(&assert))
+}
+
+/// Before: a refused connection said "set the URL with --base-url or
+/// PAYMENTS_BASE_URL" wherever the URL came from, and one from a profile's
+/// `base_url` never named the profile or its file. Now the advice names
+/// where it came from: the flag, the variable, or `base_url of profile 'X'
+/// in FILE`; the payment commands and `tail` alike.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_connection_says_where_the_url_came_from() {
+    let closed = closed_port_url();
+    let sandbox = Sandbox::new();
+    let config = sandbox.write_config(&format!("[profiles.staging]\nbase_url = \"{closed}\"\n"));
+    let profile = format!(
+        "the URL comes from base_url of profile 'staging' in {}: correct it there, or override \
+         it with --base-url or PAYMENTS_BASE_URL",
+        config.display()
+    );
+    let variable = "the URL comes from PAYMENTS_BASE_URL: correct it, or override it with \
+                    --base-url";
+    let flag = "the URL comes from --base-url";
+    let status = ["status", UNKNOWN];
+    // The variables, the arguments, what should answer, where the URL came from.
+    type Case<'a> = (&'a [(&'a str, &'a str)], Vec<&'a str>, &'a str, &'a str);
+    let cases: [Case<'_>; 6] = [
+        (
+            &[],
+            [&["--base-url", &closed][..], &status].concat(),
+            "the service",
+            flag,
+        ),
+        (
+            &[("PAYMENTS_BASE_URL", &closed)],
+            status.to_vec(),
+            "the service",
+            variable,
+        ),
+        // The flag beats the variable, and is named.
+        (
+            &[("PAYMENTS_BASE_URL", "http://127.0.0.1:9")],
+            [&["--base-url", &closed][..], &status].concat(),
+            "the service",
+            flag,
+        ),
+        (
+            &[],
+            [&["--profile", "staging"][..], &status].concat(),
+            "the service",
+            &profile,
+        ),
+        (
+            &[("PAYMENTS_PROFILE", "staging")],
+            vec!["tail"],
+            "the mock",
+            &profile,
+        ),
+        (
+            &[("PAYMENTS_BASE_URL", &closed)],
+            vec!["tail"],
+            "the mock",
+            variable,
+        ),
+    ];
+    for (vars, args, server, from) in cases {
+        let (code, err) = payments(&sandbox, vars, &args).await;
+        assert_eq!(code, 4, "{vars:?} {args:?}: {err}");
+        assert!(
+            err.contains(&format!("is {server} running at {closed}? {from}")),
+            "{vars:?} {args:?}: {err}"
+        );
+        assert!(!err.contains("set the URL with"), "{err}");
     }
 }

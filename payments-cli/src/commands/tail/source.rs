@@ -52,6 +52,8 @@ pub struct Source {
     url_credentials: bool,
     /// Whether a CA was given to trust (`--ca-cert`).
     trusted_ca: bool,
+    /// Where the base URL came from, for a failed connection's advice.
+    base_from: String,
 }
 
 /// A page of entries, oldest first.
@@ -143,6 +145,7 @@ impl Source {
             verbose: settings.verbose,
             url_credentials: crate::error::has_userinfo(&ctx.base_url),
             trusted_ca: settings.ca_cert.is_some(),
+            base_from: settings.base_url_named_by.clone().unwrap_or_default(),
         })
     }
 
@@ -377,7 +380,13 @@ impl Source {
                 kind: NoAnswer::Connect | NoAnswer::Tls,
                 error,
                 ..
-            } => crate::error::transport_hint(error, &self.base, self.trusted_ca, server)?,
+            } => crate::error::transport_hint(
+                error,
+                &self.base,
+                &self.base_from,
+                self.trusted_ca,
+                server,
+            )?,
             Failure::NoAnswer {
                 kind: NoAnswer::Timeout,
                 ..

@@ -1,4 +1,4 @@
-use super::initiate_flag;
+use super::{initiate_flag, url_from};
 
 #[test]
 fn an_initiate_field_named_as_a_word_gives_its_flag() {
@@ -26,4 +26,30 @@ fn an_initiate_field_named_as_a_word_gives_its_flag() {
     ] {
         assert_eq!(initiate_flag(message), flag, "{message}");
     }
+}
+
+/// Where the base URL came from, in the advice after a failed connection:
+/// what to correct, and what overrides it; a long profile name or path is
+/// cut at 200 bytes, as messages quote a value.
+#[test]
+fn the_url_advice_names_where_the_url_came_from() {
+    assert_eq!(
+        url_from(""),
+        "set the URL with --base-url or PAYMENTS_BASE_URL"
+    );
+    assert_eq!(url_from("--base-url"), "the URL comes from --base-url");
+    assert_eq!(
+        url_from("PAYMENTS_BASE_URL"),
+        "the URL comes from PAYMENTS_BASE_URL: correct it, or override it with --base-url"
+    );
+    assert_eq!(
+        url_from("base_url of profile 'staging' in /home/me/.config/payments/config.toml"),
+        "the URL comes from base_url of profile 'staging' in \
+         /home/me/.config/payments/config.toml: correct it there, or override it with \
+         --base-url or PAYMENTS_BASE_URL"
+    );
+    let long = format!("base_url of profile '{}' in /c.toml", "p".repeat(500));
+    let said = url_from(&long);
+    assert!(said.contains("(the first 200 of 533 bytes)"), "{said}");
+    assert!(said.len() < 400, "{said}");
 }
