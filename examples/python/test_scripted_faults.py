@@ -15,6 +15,8 @@ no test resets the mock and the tests may run at once. test_sandboxes.py
 shows that isolation itself.
 
     payments-mock-server --port 8080 &
+    curl -sf --retry 30 --retry-connrefused --retry-delay 1 -o /dev/null \
+        http://127.0.0.1:8080/_mock/health                       # ready
     export MOCK_BASE_URL=http://127.0.0.1:8080
     python3 examples/python/run_parallel.py                      # all at once
     python3 -m unittest discover -s examples/python -v           # one after another

@@ -22,6 +22,7 @@ use payments_serve::cli::{
 use payments_serve::logging::{LogFormat, init_logging};
 use payments_serve::otlp::OtlpEndpoint;
 
+mod listen;
 mod recording;
 
 /// The merchant payment-transaction service for integration tests: in
@@ -459,8 +460,9 @@ async fn serve(
 ) -> ExitCode {
     let https = tls.is_some();
     let scheme = if https { "https" } else { "http" };
-    let listener = match tokio::net::TcpListener::bind((host, port)).await {
-        Ok(l) => l,
+    // Bound now, listening once the store can answer (`listen.rs`).
+    let socket = match listen::bind(host, port).await {
+        Ok(s) => s,
         Err(e) => {
             // A usage error (2), as the proxy's: a --host that does not
             // resolve, a --port taken or not allowed.
@@ -471,7 +473,7 @@ async fn serve(
             return ExitCode::from(2);
         }
     };
-    let addr: SocketAddr = match listener.local_addr() {
+    let addr: SocketAddr = match socket.local_addr() {
         Ok(a) => a,
         Err(e) => {
             say_error(format, &format!("cannot read the bound address: {e}"));
@@ -513,6 +515,18 @@ async fn serve(
             Ended::Stopped(during) => Stop::said_before_serving(during),
         };
     }
+    let listener = match listen::listen(socket) {
+        Ok(l) => l,
+        Err(e) => {
+            // Another process took the port meanwhile (both bound with
+            // SO_REUSEADDR, it listened first).
+            say_error(
+                format,
+                &format!("cannot listen on {host}:{port} (--host, --port): {e}"),
+            );
+            return ExitCode::from(2);
+        }
+    };
     let store = service.store();
     let replica = service.replica();
     tracing::info!(store = %store, replica = %replica, "state is kept in {store}");

@@ -248,6 +248,51 @@ fn sigterm_while_waiting_for_the_tls_lock_stops_the_start_with_0() {
     assert_eq!(left, [".lock"], "nothing written: {stderr}");
 }
 
+/// While the mock places a large `--seed-from` recording it cannot
+/// answer, and its port refuses connections: a readiness probe that only
+/// connects (`nc -z`, a container's TCP probe) waited for nothing (the
+/// port accepted from the first moment, the banner came seconds later).
+/// Once the banner is out, it accepts.
+#[test]
+fn the_port_refuses_connections_until_the_mock_can_answer() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let record = dir.path().join("big.jsonl");
+    big_recording(&record, 20_000);
+    let record = record.display().to_string();
+    // A free port, named: the banner that tells `--port 0`'s comes last.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+        .to_string();
+    let (mut child, lines) = spawn_reading_stderr(&["--port", &port, "--seed-from", &record], &[]);
+    let mut seen = Vec::new();
+    assert!(
+        until_line(&lines, "seeding from", &mut seen),
+        "{}",
+        seen.join("\n")
+    );
+    let probe = std::net::TcpStream::connect(format!("127.0.0.1:{port}"));
+    let refused = probe.as_ref().err().map(std::io::Error::kind);
+    let line = banner(&mut child);
+    let after = std::net::TcpStream::connect(format!("127.0.0.1:{port}"));
+    signal(&child, "TERM");
+    let code = exit_within(&mut child, BOUND);
+    seen.extend(lines.try_iter());
+    let stderr = seen.join("\n");
+    assert_eq!(
+        refused,
+        Some(std::io::ErrorKind::ConnectionRefused),
+        "a connection while seeding: {probe:?}; {stderr}"
+    );
+    assert!(
+        line.starts_with("listening on http://"),
+        "{line:?}: {stderr}"
+    );
+    assert!(after.is_ok(), "after the banner: {after:?}");
+    assert_eq!(code, Some(Some(0)), "{stderr}");
+}
+
 /// The mock run as a user that cannot write `dir` (mode 555): as root,
 /// under `setpriv` as uid 12345 (the directory that user's, read-only to
 /// it; root itself writes anywhere); otherwise as the test's own user.
