@@ -29,7 +29,7 @@ Exit codes:
   1  they disagree: the service's status is printed, and stderr says which
      field and both values; or the service rejected the call (401, 403)
   2  not a return address (not an absolute URL, or transactionId,
-     referenceNo or status missing or empty; over 8 KiB) or a bad flag
+     referenceNo or status missing or empty; over 32 KiB) or a bad flag
   3  the service does not know the transaction
   4  the service failed or could not be reached
   141  stdout was closed before everything was written (| head)";

@@ -166,11 +166,11 @@ async fn an_address_without_its_parameters_is_a_usage_error() {
             .code(2)
             .stderr(contains(says));
     }
-    let huge = format!("https://shop.example/back?pad={}", "x".repeat(10_000));
+    let huge = format!("https://shop.example/back?pad={}", "x".repeat(33_000));
     run(verify_cmd(&sandbox, &base, &huge))
         .await
         .code(2)
-        .stderr(contains("more than the 8192"));
+        .stderr(contains("more than the 32768"));
     // Terminal control characters in the address are not replayed.
     let hostile = "https://shop.example/back?transactionId=\u{1b}[2J&referenceNo=&status=x";
     let assert = run(verify_cmd(&sandbox, &base, hostile)).await.code(2);

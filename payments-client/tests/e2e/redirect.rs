@@ -184,3 +184,51 @@ async fn wait_for_final_ends_when_the_payer_window_does() {
         Some("payer did not complete the payment")
     );
 }
+
+/// The longest non-ASCII `returnUrl` the mock accepts (2,048 characters,
+/// each of `日` percent-encoded to 9 bytes in the return address) with a
+/// 64-character non-ASCII referenceNo: the address the payer brings back
+/// (about 19 KiB) is read and verified. An 8 KiB bound called it "not a
+/// return address" for a payment that had succeeded.
+#[tokio::test]
+async fn the_return_from_the_longest_non_ascii_return_url_is_verified() {
+    let server = MockServer::start().await;
+    let head = "https://shop.example/back?d=";
+    let return_url = format!("{head}{}", "日".repeat(2048 - head.len()));
+    assert_eq!(return_url.chars().count(), 2048);
+    let reference = "日".repeat(64);
+    let client = client(&server);
+    let initiated = client
+        .initiate(
+            request(&reference, 4990, "ONLINEBANKING")
+                .return_url(&return_url)
+                .build()
+                .expect("valid"),
+        )
+        .await
+        .expect("initiated");
+    let id = initiated.data().transaction_id.clone();
+    client
+        .confirm(
+            ConfirmRequest::builder(&id, &reference)
+                .build()
+                .expect("valid"),
+        )
+        .await
+        .expect("confirmed");
+    let paid = server
+        .payer(id.as_str(), PayerAction::Pay)
+        .await
+        .expect("decided");
+    assert!(
+        paid.redirect_to.len() > 18 * 1024,
+        "{}",
+        paid.redirect_to.len()
+    );
+    assert!(paid.redirect_to.len() <= ReturnAddress::MAX_LEN);
+    let address = ReturnAddress::parse(&paid.redirect_to).expect("a return address");
+    assert_eq!(address.reference_no(), reference);
+    let verified = client.verify_return(&address).await.expect("verified");
+    assert_eq!(verified.status(), &TransactionStatus::Successful);
+    assert!(verified.status_matches());
+}
