@@ -169,7 +169,7 @@ LAYERS = {
         ["lib"],
     ],
     # The binaries (issue 41): a proxy recording read into sightings.
-    "payments-mock-server-cli": [["recording"], ["main"]],
+    "payments-mock-server-cli": [["recording", "listen"], ["main"]],
     "payments-contract-proxy-cli": [["main"]],
     "payments-client": [
         # The vocabulary: the service's data, typed, and exact money.
