@@ -231,7 +231,27 @@ struct SarifResult<'a> {
     level: &'static str,
     message: Text<'a>,
     locations: [Location<'a>; 1],
+    partial_fingerprints: Fingerprints,
     properties: ResultProperties<'a>,
+}
+
+/// What makes two results, of this run and of the next, the same finding
+/// for a code-scanning view (SARIF 3.27.17): the rule and the endpoint,
+/// never the exchange's number, its line or its message, which change
+/// from run to run (each run otherwise opened new alerts and closed the
+/// last run's as fixed).
+#[derive(Serialize)]
+struct Fingerprints {
+    #[serde(rename = "paymentsContractFinding/v1")]
+    finding: String,
+}
+
+impl Fingerprints {
+    fn of(rule: &str, endpoint: &str) -> Self {
+        Self {
+            finding: format!("{rule}:{endpoint}"),
+        }
+    }
 }
 
 impl<'a> SarifResult<'a> {
@@ -256,6 +276,7 @@ impl<'a> SarifResult<'a> {
                 physical_location,
                 logical_locations: [logical(case)],
             }],
+            partial_fingerprints: Fingerprints::of(finding.rule, case.endpoint()),
             properties: ResultProperties {
                 seq: case.seq,
                 endpoint: case.endpoint(),
@@ -428,6 +449,12 @@ mod tests {
         assert_eq!(results.len(), 2, "one per finding");
         assert_eq!(results[0]["ruleId"], "http.undocumented");
         assert_eq!(results[0]["level"], "warning");
+        // The same finding in every run: no exchange number, line or
+        // message in it.
+        assert_eq!(
+            results[0]["partialFingerprints"],
+            json!({"paymentsContractFinding/v1": "http.undocumented:statusById"})
+        );
         assert_eq!(
             rules[results[1]["ruleIndex"].as_u64().expect("index") as usize]["id"],
             "initiate.duplicate"
