@@ -154,7 +154,7 @@ fn sigterm_while_seeding_stops_the_start_with_0_and_no_banner() {
         .expect("stdout")
         .read_to_string(&mut stdout)
         .expect("read");
-    seen.extend(lines.try_iter());
+    seen.extend(lines.iter());
     let stderr = seen.join("\n");
     assert_eq!(code, Some(Some(0)), "{stderr}");
     assert_eq!(stdout, "", "no banner: {stderr}");
@@ -196,7 +196,7 @@ fn sigint_while_seeding_the_memory_store_stops_the_start_with_0() {
         .take()
         .expect("stdout")
         .read_to_string(&mut stdout);
-    seen.extend(lines.try_iter());
+    seen.extend(lines.iter());
     let stderr = seen.join("\n");
     assert_eq!(code, Some(Some(0)), "{stderr}");
     assert_eq!(stdout, "", "no banner: {stderr}");
@@ -229,7 +229,7 @@ fn sigterm_while_waiting_for_the_tls_lock_stops_the_start_with_0() {
         .take()
         .expect("stdout")
         .read_to_string(&mut stdout);
-    seen.extend(lines.try_iter());
+    seen.extend(lines.iter());
     let stderr = seen.join("\n");
     assert_eq!(code, Some(Some(0)), "{stderr}");
     assert_eq!(stdout, "", "no banner: {stderr}");
@@ -278,7 +278,7 @@ fn the_port_refuses_connections_until_the_mock_can_answer() {
     let after = std::net::TcpStream::connect(format!("127.0.0.1:{port}"));
     signal(&child, "TERM");
     let code = exit_within(&mut child, BOUND);
-    seen.extend(lines.try_iter());
+    seen.extend(lines.iter());
     let stderr = seen.join("\n");
     assert_eq!(
         refused,
