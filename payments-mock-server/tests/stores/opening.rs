@@ -403,6 +403,49 @@ async fn a_newer_schema_is_refused_unchanged() {
     assert_eq!(std::fs::read(&path).expect("read"), before, "unchanged");
 }
 
+/// A refused open leaves the file as it was also when its write-ahead log
+/// holds frames (a `kill -9`): the refused connection's close copied the
+/// log into the file (fourteenth review, finding 1: a file refused as
+/// damaged was truncated, the message saying it was left as it is).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_schema_in_the_log_is_refused_with_the_file_and_log_unchanged() {
+    let (_dir, path) = backends::sqlite_path();
+    drop(open_sqlite(&path).expect("a new store"));
+    let log = path.with_file_name(format!(
+        "{}-wal",
+        path.file_name().expect("a name").to_string_lossy()
+    ));
+    {
+        let conn = rusqlite::Connection::open(&path).expect("opens");
+        // Left in the log, as by a process killed before its checkpoint.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .expect("no checkpoint on close");
+        conn.execute(
+            "INSERT INTO mock_schema_history (version, name, applied_on, checksum) VALUES (99, 'future', '2030-01-01T00:00:00Z', '0')",
+            [],
+        )
+        .expect("a future version recorded");
+    }
+    let (file, frames) = (
+        std::fs::read(&path).expect("read"),
+        std::fs::read(&log).expect("the log"),
+    );
+    assert!(frames.len() > 32, "the log holds frames");
+    let message = refused(open_sqlite(&path));
+    assert!(message.contains("schema version 99"), "{message}");
+    assert!(
+        std::fs::read(&path).expect("read") == file,
+        "the file changed"
+    );
+    assert!(
+        std::fs::read(&log).expect("read") == frames,
+        "the log changed"
+    );
+}
+
 async fn refused_postgres(url: &str) -> String {
     let spec: StoreSpec = url.parse().expect("a URL");
     let StoreSpec::Postgres(pg) = spec else {

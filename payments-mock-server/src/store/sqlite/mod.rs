@@ -34,7 +34,10 @@
 //!   `PATH.lock` beside the file a symlink leads to, which holds its pid.
 //! - **Opening never changes a file it refuses**: the header is checked
 //!   (magic, truncation) and the schema version read before anything is
-//!   written.
+//!   written; a write-ahead log left beside it (`kill -9`, or a copy put
+//!   in place beside a dead process's log) has the store checked first
+//!   (`leftover.rs`), and a refused open never copies the log into the
+//!   file as it closes.
 //!
 //! `open.rs` opens and owns the file; `writer.rs` is the writer thread and
 //! the journal's write-behind; `rows.rs` the statements and row decoding;
@@ -73,6 +76,7 @@ mod claim_tests;
 mod held;
 #[cfg(test)]
 mod journal_tests;
+mod leftover;
 mod open;
 mod page;
 mod rows;
@@ -453,5 +457,11 @@ impl Drop for Opened {
         if let Some(writer) = self.writer.take() {
             let _ = writer.join();
         }
+        // Every connection closed, then a replaced file's log set aside.
+        self.readers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        self.watch.set_aside_logs();
     }
 }

@@ -5,6 +5,7 @@
 use super::held::holder_of;
 use super::held::{OpenHere, held, lock_path};
 use super::*;
+use rusqlite::config::DbConfig;
 use rows::*;
 use writer::*;
 
@@ -274,7 +275,7 @@ pub(super) fn check_header(path: &Path, shown: &str) -> Result<(), Error> {
     // the new size) before those past the old end: a process killed in
     // between leaves the file shorter than its header says, and SQLite
     // reads those pages from the log, which still holds them all.
-    if valid_for == change_counter && pages > 0 && meta.len() < expected && !log_has_frames(path) {
+    if valid_for == change_counter && pages > 0 && meta.len() < expected && !leftover::log_has_frames(path) {
         return Err(open_error(
             shown,
             format!(
@@ -284,23 +285,6 @@ pub(super) fn check_header(path: &Path, shown: &str) -> Result<(), Error> {
         ));
     }
     Ok(())
-}
-
-/// Whether the write-ahead log beside `path` (`PATH-wal`) holds frames: a
-/// log header of SQLite's and more than that header.
-fn log_has_frames(path: &Path) -> bool {
-    let mut log = path.as_os_str().to_owned();
-    log.push("-wal");
-    let Ok(mut file) = File::open(Path::new(&log)) else {
-        return false;
-    };
-    let mut header = [0u8; 32];
-    if file.read_exact(&mut header).is_err() {
-        return false;
-    }
-    let magic = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
-    (magic == 0x377f_0682 || magic == 0x377f_0683)
-        && file.metadata().is_ok_and(|m| m.len() > header.len() as u64)
 }
 
 /// The newest schema version this build knows.
@@ -453,6 +437,10 @@ impl SqliteStore {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(why)?;
+        // Until the open has succeeded, closing never copies the log into
+        // the file: a refused file is left as it was.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(why)?;
         // Before the first read, which makes the log and shared memory of
         // a file in WAL mode (a read-only file's, read-only, were left
         // behind).
@@ -463,6 +451,7 @@ impl SqliteStore {
             ));
         }
         side_files_writable(path, shown)?;
+        leftover::check_log(&conn, path).map_err(|r| open_error(shown, r))?;
         // Reads only, before anything is written: a file SQLite cannot
         // read, or one of a newer schema, is refused unchanged.
         conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
@@ -513,6 +502,8 @@ impl SqliteStore {
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0);
         let shared = Arc::new(load_view(&conn, None, replica, offset, last_seq).map_err(why)?);
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)
+            .map_err(why)?;
         let views = Arc::new(Views::default());
         views.add(&shared);
         let (jobs, receiver) = mpsc::channel(4 * BATCH);

@@ -55,6 +55,9 @@ pub(super) struct Watch {
     path: PathBuf,
     /// The database file and its write-ahead log as opened.
     files: Vec<(PathBuf, Identity)>,
+    /// Its write-ahead log and shared memory as opened (`PATH-wal`,
+    /// `PATH-shm`): set aside at the stop once the file was replaced.
+    logs: Vec<(PathBuf, Identity)>,
     /// Set once, for good: the file was removed or replaced.
     lost: OnceLock<StoreError>,
     /// The last commit's failure, until one succeeds.
@@ -69,18 +72,24 @@ impl Watch {
     /// The watch of the store at `path`, open now (its log, `PATH-wal`,
     /// too when it exists).
     pub(super) fn new(path: &Path) -> Self {
-        let mut log = path.as_os_str().to_owned();
-        log.push("-wal");
-        let files = [path.to_owned(), PathBuf::from(log)]
-            .into_iter()
-            .filter_map(|p| {
-                let meta = std::fs::metadata(&p).ok()?;
-                Some((p, Identity::of(&meta)))
-            })
-            .collect();
+        let beside = |suffix: &str| {
+            let mut side = path.as_os_str().to_owned();
+            side.push(suffix);
+            PathBuf::from(side)
+        };
+        let identified = |paths: Vec<PathBuf>| -> Vec<(PathBuf, Identity)> {
+            paths
+                .into_iter()
+                .filter_map(|p| {
+                    let meta = std::fs::metadata(&p).ok()?;
+                    Some((p, Identity::of(&meta)))
+                })
+                .collect()
+        };
         Self {
             path: path.to_owned(),
-            files,
+            files: identified(vec![path.to_owned(), beside("-wal")]),
+            logs: identified(vec![beside("-wal"), beside("-shm")]),
             lost: OnceLock::new(),
             failing: Mutex::new(None),
             unreadable_logged: AtomicBool::new(false),
@@ -119,6 +128,48 @@ impl Watch {
             );
         }
         Err(self.lost.get().cloned().unwrap_or(error))
+    }
+
+    /// At the stop, once every connection of the store's is closed: when
+    /// the file was removed or replaced while the mock ran, the log and
+    /// shared memory this process opened, if they are still at `PATH-wal`
+    /// and `PATH-shm` (same device and inode), are set aside (the log
+    /// renamed to `PATH-wal.replaced`, the shared memory removed). SQLite
+    /// leaves the log of a file that moved where it was, and the next
+    /// start read the restored file through it: a mix of the two, damaged
+    /// or silently the old data.
+    pub(super) fn set_aside_logs(&self) {
+        if self.still_ours().is_ok() {
+            return;
+        }
+        for (path, opened) in &self.logs {
+            let ours = std::fs::symlink_metadata(path).is_ok_and(|m| Identity::of(&m) == *opened);
+            if !ours {
+                continue;
+            }
+            let mut aside = path.as_os_str().to_owned();
+            aside.push(".replaced");
+            let done = if path.as_os_str().to_string_lossy().ends_with("-shm") {
+                std::fs::remove_file(path).map(|()| None)
+            } else {
+                std::fs::rename(path, &aside).map(|()| Some(PathBuf::from(aside)))
+            };
+            match done {
+                Ok(Some(aside)) => tracing::warn!(
+                    store = %self.path.display(),
+                    "the log of the file that was replaced or removed while the mock ran was moved from {} to {}: the next start opens the file now at the path as it is",
+                    path.display(),
+                    aside.display()
+                ),
+                Ok(None) => {}
+                Err(e) => tracing::error!(
+                    store = %self.path.display(),
+                    error = %e,
+                    "the log of the file that was replaced or removed while the mock ran could not be set aside: before the next start, move {} away",
+                    path.display()
+                ),
+            }
+        }
     }
 
     /// Notes the outcome of a commit (or of a batch that could not
