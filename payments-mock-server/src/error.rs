@@ -69,13 +69,26 @@ pub enum Error {
     /// `--catalog` or `--expiry` differ from what the store holds
     /// (replicas never disagree on behaviour): a usage error.
     #[error(
-        "store {store} holds other settings than this start gives: {difference}; start without --catalog/--expiry to use the store's, or with --fresh to replace them"
+        "store {store} holds other settings than this start gives: {difference}; start without --catalog/--expiry to use the store's, or with --fresh to replace them, which deletes every transaction and sandbox the store holds (on PostgreSQL the whole service's: stop the other replicas first)"
     )]
     SettingsDiffer {
         /// The store.
         store: String,
         /// What differs, item by item.
         difference: String,
+    },
+    /// `--fresh` on a PostgreSQL store that other replicas serve right
+    /// now: it would delete the whole service's transactions and sandboxes
+    /// under them (and they would keep their old settings); a usage error,
+    /// and nothing was changed.
+    #[error(
+        "--fresh refused: store {store} is served right now by other replicas ({replicas}); --fresh would delete every transaction and sandbox of the whole service; stop the other replicas first (one killed less than 2 s ago still counts), then start with --fresh, or start without --fresh to join them"
+    )]
+    FreshWhileServed {
+        /// The store.
+        store: String,
+        /// The live replicas' names, at most 200 bytes of them.
+        replicas: String,
     },
     /// TLS cannot be set up: a certificate or key file that is missing,
     /// not PEM, or not a pair; a `--tls-self-signed` directory that cannot
@@ -101,7 +114,8 @@ impl Error {
             | Self::CatalogFile { .. }
             | Self::Config(_)
             | Self::StoreSpec(_)
-            | Self::SettingsDiffer { .. } => 2,
+            | Self::SettingsDiffer { .. }
+            | Self::FreshWhileServed { .. } => 2,
             // What the flags point at: a usage error too.
             #[cfg(feature = "tls")]
             Self::Tls(_) => 2,

@@ -154,8 +154,8 @@ impl AppState {
     ///
     /// # Errors
     ///
-    /// [`Error::StoreOpen`], [`Error::StoreSchemaNewer`] (exit 1) and
-    /// [`Error::SettingsDiffer`] (exit 2).
+    /// [`Error::StoreOpen`], [`Error::StoreSchemaNewer`] (exit 1),
+    /// [`Error::SettingsDiffer`] and [`Error::FreshWhileServed`] (exit 2).
     pub async fn open(config: Config) -> Result<Self, Error> {
         let replica = config
             .replica_name
@@ -168,7 +168,7 @@ impl AppState {
             reason: e.reason().to_owned(),
         };
         if config.fresh {
-            store.erase().await.map_err(failed)?;
+            store.fresh().await?;
         }
         let start = Settings {
             catalog: config.catalog.clone(),

@@ -18,6 +18,8 @@ mod replicas;
 // Their journal is exact: a read anywhere sees every request answered
 // before it, a reset leaves nothing earlier, seq pages (issue 33).
 mod journal;
+// --fresh on PostgreSQL: refused under live replicas, numbering on.
+mod fresh;
 // The database gone while serving: 503 within 5 s, back without a restart.
 mod outage;
 // A SQLite file read-only at start, or removed while serving.

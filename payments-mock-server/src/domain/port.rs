@@ -455,8 +455,10 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
         settings: &Settings,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// `--fresh`: a reset that also forgets the settings and the journal's
-    /// numbering.
+    /// `--fresh`: a reset that also forgets the sandboxes and the settings.
+    /// The memory and SQLite stores number the journal from 1 again; the
+    /// PostgreSQL store numbers on (`seq` only grows across the service),
+    /// and refuses while another replica is live.
     fn erase(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Whether the database answers (`/_mock/health`).

@@ -212,6 +212,30 @@ impl AnyStore {
         false
     }
 
+    /// `--fresh` before serving: [`Store::erase`]. On PostgreSQL it is
+    /// refused while other replicas serve the database, and what it
+    /// deleted is logged.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::FreshWhileServed`] (exit 2); [`Error::StoreOpen`] when the
+    /// store fails.
+    pub(crate) async fn fresh(&self) -> Result<(), Error> {
+        #[cfg(feature = "postgres")]
+        if let Self::Postgres(s) = self {
+            // A unit without the `metrics` feature.
+            #[allow(clippy::let_unit_value)]
+            let started = metrics::store_started();
+            let result = s.fresh().await;
+            s.counts().record(StoreOp::Erase, started, result.is_err());
+            return result;
+        }
+        self.erase().await.map_err(|e| Error::StoreOpen {
+            store: self.shown(),
+            reason: e.reason().to_owned(),
+        })
+    }
+
     /// The store as the console and the log name it: `memory`,
     /// `sqlite:PATH`, or the PostgreSQL URL with its password as `***`.
     pub fn shown(&self) -> String {

@@ -101,9 +101,9 @@ async fn a_write_not_yet_committed_is_not_counted() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unwritten_entries_keep_their_numbers_across_a_reset_and_an_erase_starts_at_one() {
+async fn unwritten_entries_keep_their_numbers_across_a_reset_and_an_erase() {
     let Some(url) = backends::postgres_database(
-        "unwritten_entries_keep_their_numbers_across_a_reset_and_an_erase_starts_at_one",
+        "unwritten_entries_keep_their_numbers_across_a_reset_and_an_erase",
     )
     .await
     else {
@@ -118,12 +118,40 @@ async fn unwritten_entries_keep_their_numbers_across_a_reset_and_an_erase_starts
     let stats = store.journal_stats().await.expect("answers");
     assert_eq!((stats.last_seq, stats.len), (4, 1));
     assert_eq!(seqs(&store).await, [4]);
+    // `--fresh` too: `seq` only grows across the whole service, and the
+    // entry dropped unwritten keeps its number taken.
     store.record_request(capture("/api/pending"));
     store.erase().await.expect("erases");
     store.record_request(capture("/api/fresh"));
     let stats = store.journal_stats().await.expect("answers");
-    assert_eq!((stats.last_seq, stats.len), (1, 1));
+    assert_eq!((stats.last_seq, stats.len), (6, 1));
+    assert_eq!(seqs(&store).await, [6]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_erase_is_refused_while_another_replica_is_live() {
+    let Some(url) =
+        backends::postgres_database("an_erase_is_refused_while_another_replica_is_live").await
+    else {
+        return;
+    };
+    let store = open(&url).await;
+    let other = open(&url).await;
+    store.record_request(capture("/api/kept"));
     assert_eq!(seqs(&store).await, [1]);
+    let refused = store.erase().await.expect_err("refused");
+    assert!(
+        refused.reason().contains(&format!("({REPLICA})"))
+            && refused
+                .reason()
+                .contains("every transaction and sandbox of the whole service"),
+        "{refused:?}"
+    );
+    assert_eq!(seqs(&other).await, [1], "nothing deleted");
+    // Stopped (its row removed): nothing live, the erase goes ahead.
+    drop(other);
+    store.erase().await.expect("erases");
+    assert!(seqs(&store).await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,6 +11,7 @@ use tokio_postgres::types::Type;
 use super::*;
 use rows::*;
 
+pub(super) use super::fresh::Cleared;
 pub(super) use super::pending::{Batch, Clear, Held, Pending, wall_clock};
 
 /// The longest a read waits for the other replicas' writes (the
@@ -394,9 +395,11 @@ pub(super) async fn detached<T: Send + 'static>(
 impl PostgresStore {
     /// Empties the root's transactions and journal, zeroes its clock and
     /// moves the reset epoch on, for every replica (with [`Clear::Erase`]:
-    /// every sandbox's too, and the sandboxes); then waits (at most 3 s) until
-    /// every other live replica has written since, and so has seen the new
-    /// epoch.
+    /// every sandbox's too, the sandboxes and the settings, and only when
+    /// no other replica is live: [`Cleared::Served`] otherwise, nothing
+    /// changed); then waits (at most 3 s) until every other live replica
+    /// has written since, and so has seen the new epoch. The journal's
+    /// numbering goes on either way.
     ///
     /// No entry served before the reset appears after it, anywhere: this
     /// replica's pending ones are dropped here; another replica's were
@@ -405,25 +408,28 @@ impl PostgresStore {
     /// it commits) and drops them, or committed before this and is emptied
     /// with the rest. Entries captured once a replica has seen the new
     /// epoch are kept: by the answer, every live replica has.
-    pub(super) async fn clear_journal(&self, how: Clear) -> Result<(), StoreError> {
-        {
+    pub(super) async fn clear_journal(&self, how: Clear) -> Result<Cleared, StoreError> {
+        let deleted = {
             let _one = self.inner.flushing.lock().await;
-            let epoch = bounded(async {
+            let cleared = bounded(async {
                 let mut client = self.client().await?;
                 let tx = client.transaction().await.map_err(|e| store_error(&e))?;
-                let counter = match how {
-                    Clear::Reset => {
-                        "UPDATE mock_journal_counter SET epoch = epoch + 1 WHERE id = 1 RETURNING epoch"
-                    }
-                    Clear::Erase => {
-                        "UPDATE mock_journal_counter SET epoch = epoch + 1, last = 0 WHERE id = 1 RETURNING epoch"
-                    }
-                };
                 let epoch: i64 = tx
-                    .query_one(counter, &[])
+                    .query_one(
+                        "UPDATE mock_journal_counter SET epoch = epoch + 1 WHERE id = 1 RETURNING epoch",
+                        &[],
+                    )
                     .await
                     .map_err(|e| store_error(&e))?
                     .get(0);
+                // `--fresh` deletes the whole service's state: not under
+                // replicas that serve it (dropping `tx` undoes the epoch).
+                if how == Clear::Erase {
+                    let served = fresh::live_others(&tx, self.inner.instance).await?;
+                    if !served.is_empty() {
+                        return Ok(Err(served));
+                    }
+                }
                 // Under the counter row's lock (taken above): the entries
                 // written but not yet numbered go with the rest, and their
                 // numbers are taken, as for every entry dropped unwritten.
@@ -434,6 +440,10 @@ impl PostgresStore {
                 tx.batch_execute("LOCK TABLE mock_sandboxes IN SHARE MODE")
                     .await
                     .map_err(|e| store_error(&e))?;
+                let mut deleted = match how {
+                    Clear::Reset => fresh::Deleted::default(),
+                    Clear::Erase => fresh::count(&tx).await?,
+                };
                 let sandboxes: bool = tx
                     .query_one(
                         "SELECT EXISTS (SELECT 1 FROM mock_sandboxes WHERE id <> $1)",
@@ -457,7 +467,9 @@ impl PostgresStore {
                          UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;"
                     }
                     (Clear::Erase, _) => {
-                        "TRUNCATE mock_transactions, mock_journal RESTART IDENTITY; \
+                        "UPDATE mock_journal_counter \
+                         SET last = last + (SELECT count(*) FROM mock_journal WHERE seq IS NULL) WHERE id = 1; \
+                         TRUNCATE mock_transactions, mock_journal; \
                          DELETE FROM mock_sandboxes WHERE id <> '00000000-0000-0000-0000-000000000000'; \
                          DELETE FROM mock_settings; UPDATE mock_clock SET offset_nanos = 0 WHERE id = 1;"
                     }
@@ -465,18 +477,26 @@ impl PostgresStore {
                 tx.batch_execute(clear)
                     .await
                     .map_err(|e| store_error(&e))?;
+                if how == Clear::Erase {
+                    deleted.last_seq = fresh::last_seq(&tx).await?;
+                }
                 tx.commit().await.map_err(|e| store_error(&e))?;
-                Ok(u64::try_from(epoch).unwrap_or(0))
+                Ok(Ok((u64::try_from(epoch).unwrap_or(0), deleted)))
             })
             .await?;
+            let (epoch, deleted) = match cleared {
+                Ok(done) => done,
+                Err(served) => return Ok(Cleared::Served(served)),
+            };
             lock(&self.inner.pending).reset(epoch, how);
             self.view.offset_hint.store(0, Ordering::Relaxed);
-        }
+            deleted
+        };
         // Committed: the reset stands whatever the wait below finds.
         if let Err(e) = self.barrier(RESET_WAIT).await {
             tracing::warn!(error = %e, "after a reset, the other replicas could not be waited for");
         }
-        Ok(())
+        Ok(Cleared::Done(deleted))
     }
 }
 

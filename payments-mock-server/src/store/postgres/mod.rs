@@ -32,7 +32,8 @@
 //! transactions; `journal.rs` writes and resets the journal, `reads.rs`
 //! reads it; `replicas.rs` makes it exact across replicas; `sandboxes.rs`
 //! keeps the sandboxes the replicas share; `settings.rs` keeps the
-//! catalogue and expiry; `rows.rs` decodes rows and maps errors.
+//! catalogue and expiry; `fresh.rs` refuses `--fresh` under live replicas
+//! and logs what it deleted; `rows.rs` decodes rows and maps errors.
 //!
 //! Every call is bounded by [`STORE_TIMEOUT`]: a database that is gone
 //! makes requests answer 503 within seconds, and the pool reconnects by
@@ -62,6 +63,7 @@ use crate::domain::transaction::{Ids, Record, issued_id};
 use crate::error::Error;
 
 mod clock;
+mod fresh;
 mod inserts;
 mod journal;
 mod nul_escape;
@@ -548,7 +550,9 @@ impl Store for PostgresStore {
         if !self.is_root() {
             return detached(async move { store.reset_sandbox().await }).await;
         }
-        detached(async move { store.clear_journal(Clear::Reset).await }).await
+        detached(async move { store.clear_journal(Clear::Reset).await })
+            .await
+            .map(drop)
     }
 
     async fn settings(&self) -> Result<Option<Settings>, StoreError> {
@@ -560,9 +564,8 @@ impl Store for PostgresStore {
     }
 
     async fn erase(&self) -> Result<(), StoreError> {
-        // Numbered from 1 again: nothing pending counts.
-        let store = self.clone();
-        detached(async move { store.clear_journal(Clear::Erase).await }).await
+        // Refused while another replica is live; numbered on.
+        self.erase_refusing().await
     }
 
     /// The database answers and still holds the store's tables.

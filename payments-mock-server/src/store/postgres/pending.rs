@@ -150,22 +150,25 @@ impl Pending {
     }
 
     /// A reset answered by this replica, which moved the epoch to `epoch`:
-    /// what is pending was served before it. After `POST /_mock/reset` the
-    /// numbers go on (theirs stay taken); after `--fresh` they start again
-    /// from 1. The capture clock goes on either way.
+    /// what is pending was served before it. The numbers go on (the
+    /// root's dropped entries' stay taken), after `POST /_mock/reset` and
+    /// after `--fresh`, which also drops the sandboxes' entries (the
+    /// sandboxes are gone). The capture clock goes on either way.
     pub(super) fn reset(&mut self, epoch: u64, how: Clear) {
-        match how {
-            Clear::Reset => self.adopt(epoch),
-            Clear::Erase => *self = Self::new(epoch, self.clock),
+        if how == Clear::Erase {
+            self.entries.retain(|h| h.sandbox.is_nil());
         }
+        self.adopt(epoch);
     }
 }
 
-/// What a clear of the whole state does to the journal's numbers.
+/// How much of the whole state a clear empties; the journal's numbers go
+/// on either way (`seq` only grows across the whole service).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Clear {
-    /// `POST /_mock/reset`: numbers go on.
+    /// `POST /_mock/reset`: the root.
     Reset,
-    /// `--fresh`: numbers start from 1 again.
+    /// `--fresh`: everything, sandboxes and settings too; refused while
+    /// another replica is live.
     Erase,
 }
