@@ -84,6 +84,15 @@ async fn a_damaged_sqlite_file_is_a_lasting_fault_that_health_names() {
         said.contains("damaged") && said.contains("restart"),
         "{said}"
     );
+    // Said once (fourteenth review, finding 6: "Restore it from a copy:
+    // restore it from a copy (or move it away)").
+    assert_eq!(
+        said.to_lowercase()
+            .matches("restore it from a copy")
+            .count(),
+        1,
+        "{said}"
+    );
     let log = captured.text();
     let lines = log
         .lines()

@@ -18,7 +18,7 @@ pub(super) fn store_error(e: &rusqlite::Error) -> StoreError {
         // Pages overwritten or cut: a damaged file, not an outage (no
         // retry mends it either).
         _ if is_damage(e) => StoreError::unreadable(format!(
-            "{DAMAGED} (SQLite: {e}); was it changed outside the mock? Restore it from a copy"
+            "{DAMAGED} (SQLite: {e}); was it changed outside the mock? Restore it from a copy (or move it away) and restart the mock"
         )),
         _ => StoreError::new(format!("SQLite: {e}")),
     }

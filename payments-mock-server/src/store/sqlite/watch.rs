@@ -191,13 +191,11 @@ impl Watch {
     }
 
     /// The damage SQLite found in the file, once it found some: what
-    /// health answers (503, restart on a sound file).
+    /// health answers (503; the reason already says to restore the file
+    /// from a copy and restart).
     pub(super) fn damaged(&self) -> Option<StoreError> {
         let found = self.damaged.get()?;
-        Some(StoreError::lost(format!(
-            "{}: restore it from a copy (or move it away) and restart the mock",
-            found.reason()
-        )))
+        Some(StoreError::lost(found.reason().to_owned()))
     }
 
     /// Logs, once, that the store holds a row it cannot read, or that its
