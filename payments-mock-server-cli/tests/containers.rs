@@ -125,6 +125,29 @@ fn exit_within(child: &mut Child, bound: Duration) -> Option<Option<i32>> {
     }
 }
 
+/// The mock started with `args`, stopped by `signal` once its stderr
+/// says `when` (a step of its start): it must end the start (exit 0
+/// within seconds, no banner, "stopped before serving"). Its stderr.
+fn stopped_while(args: &[&str], when: &str, signal_name: &str) -> String {
+    let (mut child, lines) = spawn_reading_stderr(args, &[]);
+    let mut seen = Vec::new();
+    assert!(until_line(&lines, when, &mut seen), "{}", seen.join("\n"));
+    signal(&child, signal_name);
+    let code = exit_within(&mut child, Duration::from_secs(10));
+    let mut stdout = String::new();
+    let _ = child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout);
+    seen.extend(lines.iter());
+    let stderr = seen.join("\n");
+    assert_eq!(code, Some(Some(0)), "{stderr}");
+    assert_eq!(stdout, "", "no banner: {stderr}");
+    assert!(stderr.contains("stopped before serving"), "{stderr}");
+    stderr
+}
+
 /// A SIGTERM while the mock reads a large `--seed-from` recording into a
 /// SQLite store ends the start: exit 0 within seconds, no banner, the
 /// store closed (the next start on the file serves at once).
@@ -135,30 +158,11 @@ fn sigterm_while_seeding_stops_the_start_with_0_and_no_banner() {
     big_recording(&record, 20_000);
     let store = format!("sqlite:{}", dir.path().join("mock.db").display());
     let record = record.display().to_string();
-    let (mut child, lines) = spawn_reading_stderr(
+    let stderr = stopped_while(
         &["--port", "0", "--store", &store, "--seed-from", &record],
-        &[],
+        "seeding from",
+        "TERM",
     );
-    let mut seen = Vec::new();
-    assert!(
-        until_line(&lines, "seeding from", &mut seen),
-        "{}",
-        seen.join("\n")
-    );
-    signal(&child, "TERM");
-    let code = exit_within(&mut child, Duration::from_secs(10));
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut stdout)
-        .expect("read");
-    seen.extend(lines.iter());
-    let stderr = seen.join("\n");
-    assert_eq!(code, Some(Some(0)), "{stderr}");
-    assert_eq!(stdout, "", "no banner: {stderr}");
-    assert!(stderr.contains("stopped before serving"), "{stderr}");
     assert!(!stderr.contains("seeded "), "ended part way: {stderr}");
     // The store was closed, not held or torn: it opens and serves.
     let (mut child, lines) = spawn_reading_stderr(&["--port", "0", "--store", &store], &[]);
@@ -181,26 +185,11 @@ fn sigint_while_seeding_the_memory_store_stops_the_start_with_0() {
     let record = dir.path().join("big.jsonl");
     big_recording(&record, 20_000);
     let record = record.display().to_string();
-    let (mut child, lines) = spawn_reading_stderr(&["--port", "0", "--seed-from", &record], &[]);
-    let mut seen = Vec::new();
-    assert!(
-        until_line(&lines, "seeding from", &mut seen),
-        "{}",
-        seen.join("\n")
+    stopped_while(
+        &["--port", "0", "--seed-from", &record],
+        "seeding from",
+        "INT",
     );
-    signal(&child, "INT");
-    let code = exit_within(&mut child, Duration::from_secs(10));
-    let mut stdout = String::new();
-    let _ = child
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut stdout);
-    seen.extend(lines.iter());
-    let stderr = seen.join("\n");
-    assert_eq!(code, Some(Some(0)), "{stderr}");
-    assert_eq!(stdout, "", "no banner: {stderr}");
-    assert!(stderr.contains("stopped before serving"), "{stderr}");
 }
 
 /// A SIGTERM while the mock waits for another process's lock on its
@@ -214,26 +203,11 @@ fn sigterm_while_waiting_for_the_tls_lock_stops_the_start_with_0() {
     std::fs::create_dir(&tls).expect("a directory");
     std::fs::write(tls.join(".lock"), "").expect("held by another process");
     let tls = tls.display().to_string();
-    let (mut child, lines) = spawn_reading_stderr(&["--port", "0", "--tls-self-signed", &tls], &[]);
-    let mut seen = Vec::new();
-    assert!(
-        until_line(&lines, "waiting for", &mut seen),
-        "{}",
-        seen.join("\n")
+    let stderr = stopped_while(
+        &["--port", "0", "--tls-self-signed", &tls],
+        "waiting for",
+        "TERM",
     );
-    signal(&child, "TERM");
-    let code = exit_within(&mut child, Duration::from_secs(10));
-    let mut stdout = String::new();
-    let _ = child
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut stdout);
-    seen.extend(lines.iter());
-    let stderr = seen.join("\n");
-    assert_eq!(code, Some(Some(0)), "{stderr}");
-    assert_eq!(stdout, "", "no banner: {stderr}");
-    assert!(stderr.contains("stopped before serving"), "{stderr}");
     let mut left: Vec<String> = std::fs::read_dir(dir.path().join("tls"))
         .expect("listed")
         .map(|entry| {
