@@ -14,7 +14,6 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-
 /// Whether the write-ahead log beside `path` (`PATH-wal`) holds frames: a
 /// log header of SQLite's and more than that header.
 pub(super) fn log_has_frames(path: &Path) -> bool {

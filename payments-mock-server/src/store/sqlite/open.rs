@@ -5,8 +5,8 @@
 use super::held::holder_of;
 use super::held::{OpenHere, held, lock_path};
 use super::*;
-use rusqlite::config::DbConfig;
 use rows::*;
+use rusqlite::config::DbConfig;
 use writer::*;
 
 pub(super) fn open_error(shown: &str, reason: impl Into<String>) -> Error {
@@ -275,7 +275,11 @@ pub(super) fn check_header(path: &Path, shown: &str) -> Result<(), Error> {
     // the new size) before those past the old end: a process killed in
     // between leaves the file shorter than its header says, and SQLite
     // reads those pages from the log, which still holds them all.
-    if valid_for == change_counter && pages > 0 && meta.len() < expected && !leftover::log_has_frames(path) {
+    if valid_for == change_counter
+        && pages > 0
+        && meta.len() < expected
+        && !leftover::log_has_frames(path)
+    {
         return Err(open_error(
             shown,
             format!(
