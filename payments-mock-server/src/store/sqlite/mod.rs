@@ -253,6 +253,10 @@ struct Shared {
     journal_reserved: AtomicU64,
     /// Removed: nothing more of it is written.
     gone: AtomicBool,
+    /// The writer's own: journal entries whose write failed (a full
+    /// disk), oldest first, at most [`CAPACITY`]: written with the next
+    /// journal write, and at the stop.
+    journal_pending: Mutex<Vec<JournalEntry>>,
 }
 
 impl Shared {
@@ -273,6 +277,7 @@ impl Shared {
             writer_reserved: AtomicU64::new(0),
             journal_reserved: AtomicU64::new(0),
             gone: AtomicBool::new(false),
+            journal_pending: Mutex::new(Vec::new()),
         }
     }
 }

@@ -29,6 +29,9 @@ pub(super) struct Writer<'c> {
     /// Whether the log was copied into the database file once the watch
     /// found the store's files removed or replaced.
     checkpointed: bool,
+    /// Whether the last journal write failed: said once per outage, and
+    /// once when a write succeeds again.
+    journal_failing: bool,
 }
 
 /// The statements of creates and confirms, prepared on first use and
@@ -60,6 +63,37 @@ impl<'c> Writer<'c> {
             undo: Vec::new(),
             watch,
             checkpointed: false,
+            journal_failing: false,
+        }
+    }
+
+    /// A job that failed: answered with `error`; a journal write's
+    /// entries are kept for the next one instead (a view's last
+    /// [`CAPACITY`]), and the log says so once per outage (not for a lost
+    /// or damaged file, which the watch says).
+    fn failed(&mut self, view: &Shared, job: Job, error: &StoreError) {
+        let Job::Journal { entries, .. } = job else {
+            return fail(job, error);
+        };
+        view.keep_pending(entries);
+        let said_by_watch = error.kind() == crate::domain::port::StoreErrorKind::Lost
+            || error.reason().starts_with(DAMAGED);
+        if !said_by_watch && !std::mem::replace(&mut self.journal_failing, true) {
+            tracing::warn!(
+                error = %error,
+                "the request journal could not be written to the SQLite store: its entries are kept (each view's last 1,000) and written with the next write that succeeds, or at the stop; said once until then"
+            );
+        }
+    }
+
+    /// A journal write of `view` committed: the entries kept from failed
+    /// ones up to `last_seq` went with it.
+    fn journal_written(&mut self, view: &Shared, last_seq: u64) {
+        view.pending_written(last_seq);
+        if std::mem::replace(&mut self.journal_failing, false) {
+            tracing::info!(
+                "the request journal is written to the SQLite store again, with the entries kept while it could not be"
+            );
         }
     }
 
@@ -139,8 +173,8 @@ impl<'c> Writer<'c> {
         self.undo.clear();
         if let Err(lost) = self.watch.still_ours() {
             self.keep_what_was_answered();
-            for (_, job, _) in batch.drain(..) {
-                fail(job, &lost);
+            for (view, job, _) in batch.drain(..) {
+                self.failed(&view, job, &lost);
             }
             return;
         }
@@ -183,8 +217,8 @@ impl<'c> Writer<'c> {
                         StoreError::new("a job failed with each job in its own savepoint")
                     }
                 };
-                for (_, job, _) in batch.drain(..) {
-                    fail(job, &error);
+                for (view, job, _) in batch.drain(..) {
+                    self.failed(&view, job, &error);
                 }
                 return;
             }
@@ -211,10 +245,18 @@ impl<'c> Writer<'c> {
             }
         }
         for ((view, job, _), (effect, outcome)) in batch.drain(..).zip(done) {
-            match &effect {
-                Ok(effect) => view.apply(*effect),
-                // A damaged file: said once, by the watch.
-                Err(error) => self.watch.unreadable(error),
+            match (&effect, &job) {
+                (Ok(effect), Job::Journal { last_seq, .. }) => {
+                    view.apply(*effect);
+                    self.journal_written(&view, *last_seq);
+                }
+                (Ok(effect), _) => view.apply(*effect),
+                (Err(error), _) => {
+                    // A damaged file: said once, by the watch.
+                    self.watch.unreadable(error);
+                    self.failed(&view, job, error);
+                    continue;
+                }
             }
             answer(job, effect, outcome);
         }
@@ -348,15 +390,13 @@ pub(super) fn answer(job: Job, effect: Result<Effect, StoreError>, outcome: Outc
                 } => {
                     send(reply, Err(error));
                 }
+                // Kept for the next write and said by the writer
+                // (`Writer::failed`).
+                Job::Journal { .. } => {}
                 // Its file lost or damaged: said once, by the watch.
-                Job::Journal { .. }
-                | Job::RenewSandbox { .. }
-                | Job::ForgetSandbox { reply: None }
+                Job::RenewSandbox { .. } | Job::ForgetSandbox { reply: None }
                     if error.kind() == crate::domain::port::StoreErrorKind::Lost
                         || error.reason().starts_with(DAMAGED) => {}
-                Job::Journal { .. } => {
-                    tracing::warn!(error = %error, "the request journal could not be written to the SQLite store");
-                }
                 Job::RenewSandbox { .. } | Job::ForgetSandbox { reply: None } => {
                     tracing::warn!(error = %error, "a sandbox's expiry or removal could not be written to the SQLite store");
                 }
@@ -377,6 +417,7 @@ impl Shared {
                 self.journal_reserved.fetch_max(upto, Ordering::SeqCst);
             }
             Effect::Reset { erase, floor } => {
+                self.pending_written(if erase { u64::MAX } else { floor });
                 self.count.store(0, Ordering::SeqCst);
                 self.clock.reset();
                 if erase {
@@ -394,6 +435,30 @@ impl Shared {
         }
     }
 
+    /// The journal entries kept from failed writes, oldest first.
+    pub(super) fn pending(&self) -> std::sync::MutexGuard<'_, Vec<JournalEntry>> {
+        self.journal_pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Keeps `entries`, whose write failed, for the next write: the last
+    /// [`CAPACITY`] of those kept, as the journal keeps.
+    fn keep_pending(&self, entries: Vec<JournalEntry>) {
+        let mut pending = self.pending();
+        pending.extend(entries);
+        pending.sort_by_key(|e| e.seq);
+        pending.dedup_by_key(|e| e.seq);
+        let over = pending.len().saturating_sub(CAPACITY);
+        pending.drain(..over);
+    }
+
+    /// Forgets the kept entries numbered up to `last_seq` (written, or
+    /// gone with a reset).
+    fn pending_written(&self, last_seq: u64) {
+        self.pending().retain(|e| e.seq > last_seq);
+    }
+
     /// The journal entries not yet handed to the writer (at most the last
     /// [`CAPACITY`]), and the newest number.
     pub(super) fn unwritten(&self) -> Option<(Vec<JournalEntry>, u64)> {
@@ -409,7 +474,7 @@ impl Shared {
 }
 
 /// The journal's write-behind: every [`JOURNAL_EVERY`], what is new in
-/// each view. The last pass, as the file closes, also writes each view's
+/// each view, and what a failed write left (`Writer::failed`). The last pass, as the file closes, also writes each view's
 /// exact last number over its reservation ([`JOURNAL_AHEAD`]): nothing
 /// more is numbered, and a clean restart numbers on without a gap.
 pub(super) fn flush_journal(views: &Views, jobs: &mpsc::Sender<Sent>) {
@@ -422,8 +487,12 @@ pub(super) fn flush_journal(views: &Views, jobs: &mpsc::Sender<Sent>) {
                     last_seq,
                     closing,
                 },
-                None if closing
-                    && view.journal_reserved.load(Ordering::SeqCst) > view.journal.last_seq() =>
+                // Nothing new, but entries kept from a failed write (or,
+                // at the stop, a reservation past the last number).
+                None if !view.pending().is_empty()
+                    || (closing
+                        && view.journal_reserved.load(Ordering::SeqCst)
+                            > view.journal.last_seq()) =>
                 {
                     Job::Journal {
                         entries: Vec::new(),
@@ -442,5 +511,7 @@ pub(super) fn flush_journal(views: &Views, jobs: &mpsc::Sender<Sent>) {
     }
 }
 
+#[cfg(test)]
+mod pending_tests;
 #[cfg(test)]
 pub(super) mod tests;

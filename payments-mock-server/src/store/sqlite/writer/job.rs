@@ -318,7 +318,9 @@ impl Writer<'_> {
                     ))
                     .map_err(|e| store_error(&e))?;
                 let floor = view.journal_floor.load(Ordering::SeqCst);
-                for entry in entries.iter().filter(|e| e.seq > floor) {
+                // Those a failed write left first (a full disk): older.
+                let pending = view.pending();
+                for entry in pending.iter().chain(entries).filter(|e| e.seq > floor) {
                     let r = JournalRow::of(entry);
                     insert
                         .execute(params![

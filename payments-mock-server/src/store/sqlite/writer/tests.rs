@@ -7,7 +7,7 @@ use crate::store::test_support::fields;
 /// A fresh in-memory database of the current schema, with triggers
 /// that refuse two references: `REFUSED` undoes its own statement,
 /// `ROLLBACK` the whole transaction.
-fn database() -> Connection {
+pub(super) fn database() -> Connection {
     let mut conn = Connection::open_in_memory().expect("in memory");
     super::super::migrations::migrations::runner()
         .set_migration_table_name(SCHEMA_TABLE)
@@ -24,16 +24,16 @@ fn database() -> Connection {
 }
 
 /// A writer and the root's view, whose clock is not moved.
-struct Tested<'c> {
-    writer: Writer<'c>,
-    conn: &'c Connection,
-    shared: Arc<Shared>,
+pub(super) struct Tested<'c> {
+    pub(super) writer: Writer<'c>,
+    pub(super) conn: &'c Connection,
+    pub(super) shared: Arc<Shared>,
     offset_nanos: i64,
 }
 
 impl Tested<'_> {
     /// Runs `batch` as jobs of the root's view.
-    fn commit(&mut self, batch: &mut Vec<Job>) {
+    pub(super) fn commit(&mut self, batch: &mut Vec<Job>) {
         let root = Arc::clone(&self.shared);
         self.commit_on(&root, batch);
     }
@@ -50,7 +50,7 @@ impl Tested<'_> {
     }
 }
 
-fn writer(conn: &Connection) -> Tested<'_> {
+pub(super) fn writer(conn: &Connection) -> Tested<'_> {
     Tested {
         writer: Writer::new(conn, Arc::new(super::watch::Watch::new(Path::new("")))),
         conn,
@@ -120,7 +120,7 @@ pub(in crate::store::sqlite) fn logged(f: impl FnOnce()) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-fn recorded(writer: &Tested<'_>, path: &str) {
+pub(super) fn recorded(writer: &Tested<'_>, path: &str) {
     writer.shared.journal.record(Capture::new(
         &axum::http::Method::GET,
         &path.parse().expect("a path"),
@@ -130,7 +130,7 @@ fn recorded(writer: &Tested<'_>, path: &str) {
     ));
 }
 
-fn journal_job(writer: &Tested<'_>) -> Job {
+pub(super) fn journal_job(writer: &Tested<'_>) -> Job {
     let (entries, last_seq) = writer.shared.unwritten().expect("something to write");
     Job::Journal {
         entries,
@@ -139,7 +139,7 @@ fn journal_job(writer: &Tested<'_>) -> Job {
     }
 }
 
-fn journal_rows(writer: &Tested<'_>) -> Vec<(i64, String)> {
+pub(super) fn journal_rows(writer: &Tested<'_>) -> Vec<(i64, String)> {
     let mut statement = writer
         .conn
         .prepare("SELECT seq, path FROM mock_journal ORDER BY seq")
