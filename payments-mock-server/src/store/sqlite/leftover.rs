@@ -14,12 +14,12 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-/// Whether the write-ahead log beside `path` (`PATH-wal`) holds frames: a
-/// log header of SQLite's and more than that header.
-pub(super) fn log_has_frames(path: &Path) -> bool {
-    let mut log = path.as_os_str().to_owned();
-    log.push("-wal");
-    let Ok(mut file) = File::open(Path::new(&log)) else {
+use super::names::{first_line, side_path};
+
+/// Whether the write-ahead log `log` (a store's `PATH-wal`) holds frames:
+/// a log header of SQLite's and more than that header.
+pub(super) fn log_has_frames(log: &Path) -> bool {
+    let Ok(mut file) = File::open(log) else {
         return false;
     };
     let mut header = [0u8; 32];
@@ -42,7 +42,7 @@ pub(super) fn log_has_frames(path: &Path) -> bool {
 /// Why the store is refused: the damage (at most 200 characters of
 /// SQLite's report) and what to do.
 pub(super) fn check_log(conn: &Connection, path: &Path) -> Result<(), String> {
-    if !log_has_frames(path) {
+    if !log_has_frames(&side_path(path, "-wal")) {
         return Ok(());
     }
     let found = conn
@@ -63,7 +63,7 @@ pub(super) fn check_log(conn: &Connection, path: &Path) -> Result<(), String> {
         {
             e.to_string()
         }
-        Err(e) => return Err(format!("SQLite: {}", cut(&e.to_string()))),
+        Err(e) => return Err(format!("SQLite: {}", first_line(&e.to_string()))),
     };
     let log = path.display();
     Err(format!(
@@ -71,15 +71,6 @@ pub(super) fn check_log(conn: &Connection, path: &Path) -> Result<(), String> {
          was a copy put in place beside the log of a process that was killed? \
          To restore a copy: stop the mock, move {log}-wal and {log}-shm away, put the copy in place, start again; \
          the files were left as they are",
-        cut(&report)
+        first_line(&report)
     ))
-}
-
-/// SQLite's report on one line, at most 200 characters.
-fn cut(text: &str) -> String {
-    let line = text.replace('\n', " ");
-    match line.char_indices().nth(200) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line,
-    }
 }

@@ -77,6 +77,7 @@ mod held;
 #[cfg(test)]
 mod journal_tests;
 mod leftover;
+mod names;
 mod open;
 mod page;
 mod rows;

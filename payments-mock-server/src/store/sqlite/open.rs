@@ -4,6 +4,7 @@
 #[cfg(any(target_os = "linux", target_os = "android"))]
 use super::held::holder_of;
 use super::held::{OpenHere, held, lock_path};
+use super::names::{first_line, side_path};
 use super::*;
 use rows::*;
 use rusqlite::config::DbConfig;
@@ -156,15 +157,6 @@ impl Created {
     }
 }
 
-/// `PATH-wal` or `PATH-shm` (`suffix`) of the file a path leads to: where
-/// SQLite keeps them (beside the file a symlink names).
-pub(super) fn side_path(path: &Path, suffix: &str) -> PathBuf {
-    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    let mut name = real.into_os_string();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
 /// Refuses a store whose `PATH-wal` or `PATH-shm` is there but cannot be
 /// written (left read-only): it would serve and refuse every write.
 fn side_files_writable(path: &Path, shown: &str) -> Result<(), Error> {
@@ -278,7 +270,7 @@ pub(super) fn check_header(path: &Path, shown: &str) -> Result<(), Error> {
     if valid_for == change_counter
         && pages > 0
         && meta.len() < expected
-        && !leftover::log_has_frames(path)
+        && !leftover::log_has_frames(&side_path(path, "-wal"))
     {
         return Err(open_error(
             shown,
@@ -358,15 +350,6 @@ fn migration_error(e: &refinery::Error) -> String {
         source = cause.source();
     }
     first_line(&e.to_string())
-}
-
-/// The first line of `text`, at most 200 characters.
-pub(super) fn first_line(text: &str) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    match line.char_indices().nth(200) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line.to_owned(),
-    }
 }
 
 pub(super) fn configure(conn: &Connection, durability: Durability) -> rusqlite::Result<()> {
